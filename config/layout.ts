@@ -1,0 +1,96 @@
+/**
+ * The physical layout shared by the CDK stack, the local stack and the runtime:
+ * table keys and indexes, and the HTTP routes. Plain data, no AWS imports, so
+ * `lib/`, `local/` and `lambdas/` can all read it without depending on each other.
+ */
+
+export type Projection = 'ALL' | 'KEYS_ONLY';
+
+export interface IndexLayout {
+  readonly name: string;
+  readonly partitionKey: string;
+  readonly sortKey: string;
+  readonly projection: Projection;
+}
+
+export interface TableLayout {
+  readonly partitionKey: string;
+  readonly sortKey?: string;
+  /** Epoch-seconds attribute DynamoDB TTL reads. */
+  readonly timeToLiveAttribute?: string;
+  readonly indexes: readonly IndexLayout[];
+}
+
+/**
+ * The job table. One item per job (`pk` = job id, `sk` = `JOB`); the job id is
+ * derived from (tenant, Idempotency-Key), so the job item is also the
+ * idempotency record and creation is a single conditional write.
+ */
+export const jobTable = {
+  partitionKey: 'pk',
+  sortKey: 'sk',
+  timeToLiveAttribute: 'expiresAt',
+  indexes: [
+    // Per-tenant listing, newest first.
+    { name: 'byTenant', partitionKey: 'tenantId', sortKey: 'createdAt', projection: 'ALL' },
+    // Per-tenant listing filtered by status (`tenantStatus` = `<tenant>#<status>`).
+    { name: 'byTenantStatus', partitionKey: 'tenantStatus', sortKey: 'createdAt', projection: 'ALL' },
+    // Sparse: `activeStatus` exists only while a job is not terminal, so readers of
+    // this index (the reconciler, the admin review list) pay for active jobs only.
+    { name: 'active', partitionKey: 'activeStatus', sortKey: 'statusAt', projection: 'ALL' },
+  ],
+} as const satisfies TableLayout;
+
+export const JOB_ITEM_SORT_KEY = 'JOB';
+
+/** API keys, stored as SHA-256 hashes of the key; never the key itself. */
+export const apiKeyTable = {
+  partitionKey: 'keyHash',
+  indexes: [],
+} as const satisfies TableLayout;
+
+export type RouteAuth = 'none' | 'tenant';
+
+export interface RouteLayout {
+  readonly method: 'GET' | 'POST';
+  /** API Gateway resource path; `{name}` segments are path parameters. */
+  readonly path: string;
+  readonly auth: RouteAuth;
+}
+
+/** Every HTTP route. The REST API, the local gateway and the api handler's router are built from this list. */
+export const routes = [
+  { method: 'GET', path: '/healthz', auth: 'none' },
+  { method: 'POST', path: '/v1/jobs', auth: 'tenant' },
+  { method: 'GET', path: '/v1/jobs', auth: 'tenant' },
+  { method: 'GET', path: '/v1/jobs/{id}', auth: 'tenant' },
+  { method: 'POST', path: '/v1/jobs/{id}/cancel', auth: 'tenant' },
+  { method: 'POST', path: '/v1/uploads', auth: 'tenant' },
+] as const satisfies readonly RouteLayout[];
+
+export type RouteKey = `${(typeof routes)[number]['method']} ${(typeof routes)[number]['path']}`;
+
+/** Header carrying the tenant's API key; also the authorizer's identity source. */
+export const API_KEY_HEADER = 'X-API-Key';
+
+/** Media types API Gateway must pass to the api handler base64-encoded. */
+export const binaryMediaTypes = ['multipart/form-data'] as const;
+
+/**
+ * Environment variables through which handlers learn their resources. The CDK
+ * stack sets them from the constructs; the local stack from the emulators.
+ */
+export const resourceEnv = {
+  jobTable: 'JOB_TABLE_NAME',
+  apiKeyTable: 'API_KEY_TABLE_NAME',
+  jobQueueUrl: 'JOB_QUEUE_URL',
+  inputBucket: 'INPUT_BUCKET_NAME',
+  /** `true` where the S3 endpoint only serves path-style URLs (the local emulator). */
+  s3ForcePathStyle: 'S3_FORCE_PATH_STYLE',
+} as const;
+
+/** What the authorizer hands the api handler in `requestContext.authorizer`. */
+export interface AuthorizerContext {
+  readonly tenantId: string;
+  readonly role: 'tenant' | 'admin';
+}

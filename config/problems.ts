@@ -1,0 +1,70 @@
+/**
+ * RFC 9457 problem details shared by the handlers, the API Gateway gateway
+ * responses (which never reach a handler) and the local gateway.
+ */
+
+export type ProblemCode =
+  | 'idempotency-key-missing'
+  | 'validation-failed'
+  | 'unauthorized'
+  | 'forbidden'
+  | 'not-found'
+  | 'idempotency-key-in-use'
+  | 'job-already-finished'
+  | 'payload-too-large'
+  | 'unsupported-media-type'
+  | 'idempotency-key-reused'
+  | 'rate-limited'
+  | 'internal-error'
+  | 'service-unavailable';
+
+export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
+
+/** The problem's `type` URI: stable per code, so clients can switch on either. */
+export const problemType = (code: ProblemCode): string => `urn:longhaul:problem:${code}`;
+
+export interface Problem {
+  readonly type: string;
+  readonly title: string;
+  readonly status: number;
+  readonly detail: string;
+  readonly code: ProblemCode;
+  readonly errors?: readonly { readonly pointer: string; readonly detail: string }[];
+}
+
+export function problem(
+  code: ProblemCode,
+  status: number,
+  title: string,
+  detail: string,
+  errors?: Problem['errors'],
+): Problem {
+  return { type: problemType(code), title, status, detail, code, ...(errors ? { errors } : {}) };
+}
+
+/** How long a throttled client should wait before retrying, in seconds. */
+export const RATE_LIMIT_RETRY_AFTER_SECONDS = 1;
+
+/**
+ * Answers the gateway gives on its own, keyed by API Gateway response type.
+ * The REST API installs them as gateway responses; the local gateway sends
+ * the same bodies.
+ */
+export const gatewayProblems = {
+  UNAUTHORIZED: problem('unauthorized', 401, 'Unauthorized', 'A valid X-API-Key header is required.'),
+  ACCESS_DENIED: problem('forbidden', 403, 'Forbidden', 'This API key may not call this route.'),
+  MISSING_AUTHENTICATION_TOKEN: problem('not-found', 404, 'Not Found', 'No such route.'),
+  REQUEST_TOO_LARGE: problem('payload-too-large', 413, 'Payload Too Large', 'The request body is too large.'),
+  UNSUPPORTED_MEDIA_TYPE: problem(
+    'unsupported-media-type',
+    415,
+    'Unsupported Media Type',
+    'Send application/json or multipart/form-data.',
+  ),
+  THROTTLED: problem('rate-limited', 429, 'Too Many Requests', 'Request rate limit exceeded; retry later.'),
+  QUOTA_EXCEEDED: problem('rate-limited', 429, 'Too Many Requests', 'Request quota exceeded; retry later.'),
+  DEFAULT_4XX: problem('validation-failed', 400, 'Bad Request', 'The request could not be accepted.'),
+  DEFAULT_5XX: problem('internal-error', 502, 'Bad Gateway', 'The service failed to answer; retry later.'),
+} as const satisfies Record<string, Problem>;
+
+export type GatewayResponseType = keyof typeof gatewayProblems;

@@ -1,0 +1,202 @@
+import { z } from 'zod';
+
+/**
+ * Longhaul's tunable settings: one typed module read by the CDK app (at synth
+ * time), by the local stack and by the handlers (from their environment, which
+ * the stack fills from these same values). Every override comes from an
+ * environment variable and is validated; a bad value stops start-up with a
+ * message naming the variable.
+ */
+
+/** CloudWatch Logs accepts only these retention periods. */
+export const LOG_RETENTION_DAYS = [
+  1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653,
+] as const;
+
+const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+const flag = z.enum(['0', '1', 'true', 'false']).transform((v) => v === '1' || v === 'true');
+
+/** Each setting: the environment variable that overrides it, its schema and default. */
+const fields = {
+  maxInFlight: {
+    env: 'MAX_IN_FLIGHT',
+    schema: int(1, 1000),
+    default: 5,
+    doc: 'jobs at the provider at once, enforced in one place',
+  },
+  reconcileIntervalMs: {
+    env: 'RECONCILE_INTERVAL_MS',
+    schema: int(1000, 3_600_000),
+    default: 10_000,
+    doc: 'reconciler period of the local stack',
+  },
+  reconcileSchedule: {
+    env: 'RECONCILE_SCHEDULE',
+    schema: z.string().regex(/^rate\(\d+ (minute|minutes|hour|hours)\)$/, 'must look like rate(1 minute)'),
+    default: 'rate(1 minute)',
+    doc: 'EventBridge Scheduler expression of the reconciler in AWS',
+  },
+  queuedGraceMs: {
+    env: 'QUEUED_GRACE_MS',
+    schema: int(1000, 86_400_000),
+    default: 30_000,
+    doc: 'a queued job older than this with no execution is re-enqueued',
+  },
+  jobTimeoutMs: {
+    env: 'JOB_TIMEOUT_MS',
+    schema: int(10_000, 31_536_000_000),
+    default: 600_000,
+    doc: 'a job running longer than this at the provider goes to needs_review',
+  },
+  jobRetentionDays: {
+    env: 'JOB_RETENTION_DAYS',
+    // The idempotency key lives on the job item, so this is also the key's
+    // retention; the minimum of one day keeps keys for the promised 24 h.
+    schema: int(1, 3650),
+    default: 30,
+    doc: 'finished jobs (and their idempotency keys) expire this long after finishing',
+  },
+  idempotencyInProgressMs: {
+    env: 'IDEMPOTENCY_IN_PROGRESS_MS',
+    schema: int(1000, 120_000),
+    default: 30_000,
+    doc: 'a duplicate request within this long of a first one that has not finished gets 409',
+  },
+  logRetentionDays: {
+    env: 'LOG_RETENTION_DAYS',
+    schema: z.coerce
+      .number()
+      .refine(
+        (v): v is (typeof LOG_RETENTION_DAYS)[number] =>
+          (LOG_RETENTION_DAYS as readonly number[]).includes(v),
+        {
+          message: `must be one of ${LOG_RETENTION_DAYS.join(', ')}`,
+        },
+      ),
+    default: 365,
+    doc: 'CloudWatch Logs retention of every log group',
+  },
+  dispatchTimeoutSeconds: {
+    env: 'DISPATCH_TIMEOUT_SECONDS',
+    schema: int(5, 120),
+    default: 30,
+    doc: 'timeout of the queue consumer; the queue visibility timeout is six times this',
+  },
+  maxReceiveCount: {
+    env: 'QUEUE_MAX_RECEIVE_COUNT',
+    schema: int(5, 1000),
+    default: 5,
+    doc: 'receives before a message moves to the dead-letter queue',
+  },
+  apiRateLimit: {
+    env: 'API_RATE_LIMIT',
+    schema: int(1, 10_000),
+    default: 20,
+    doc: 'steady requests per second allowed per tenant',
+  },
+  apiBurstLimit: {
+    env: 'API_BURST_LIMIT',
+    schema: int(1, 5_000),
+    default: 40,
+    doc: 'request burst allowed per tenant',
+  },
+  authorizerCacheSeconds: {
+    env: 'AUTHORIZER_CACHE_SECONDS',
+    schema: int(0, 3600),
+    default: 300,
+    doc: 'how long an API key decision is cached by the gateway',
+  },
+  uploadUrlTtlSeconds: {
+    env: 'UPLOAD_URL_TTL_SECONDS',
+    schema: int(60, 604_800),
+    default: 900,
+    doc: 'lifetime of a presigned upload URL',
+  },
+  maxUploadBytes: {
+    env: 'MAX_UPLOAD_BYTES',
+    schema: int(1, 5 * 1024 ** 3),
+    default: 512 * 1024 ** 2,
+    doc: 'largest input accepted through POST /v1/uploads',
+  },
+  allowPrivateWebhooks: {
+    env: 'ALLOW_PRIVATE_WEBHOOKS',
+    schema: flag,
+    default: false,
+    doc: 'whether webhook targets may be http, loopback or private addresses',
+  },
+} as const;
+
+type Fields = typeof fields;
+export type Settings = {
+  readonly [K in keyof Fields]: Fields[K]['default'] extends boolean
+    ? boolean
+    : Fields[K]['default'] extends number
+      ? number
+      : string;
+};
+export type SettingName = keyof Settings;
+
+export class SettingsError extends Error {
+  constructor(readonly problems: readonly string[]) {
+    super(`Invalid Longhaul settings:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'SettingsError';
+  }
+}
+
+/** The defaults, with no environment applied. */
+export const defaultSettings: Settings = Object.fromEntries(
+  Object.entries(fields).map(([name, field]) => [name, field.default]),
+) as unknown as Settings;
+
+/**
+ * Reads every setting from `env`, falling back to its default, and checks the
+ * relations between them. Throws a {@link SettingsError} listing every bad value.
+ */
+export function loadSettings(env: Readonly<Record<string, string | undefined>>): Settings {
+  const problems: string[] = [];
+  const values: Record<string, unknown> = {};
+  for (const [name, field] of Object.entries(fields)) {
+    const raw = env[field.env];
+    if (raw === undefined || raw === '') {
+      values[name] = field.default;
+      continue;
+    }
+    const parsed = (field.schema as z.ZodType).safeParse(raw.trim());
+    if (parsed.success) {
+      values[name] = parsed.data;
+    } else {
+      const reason = parsed.error.issues.map((issue) => issue.message).join('; ');
+      problems.push(`${field.env}=${JSON.stringify(raw)}: ${reason} (${field.doc})`);
+    }
+  }
+  const settings = values as Settings;
+  if (problems.length === 0 && settings.apiBurstLimit < settings.apiRateLimit) {
+    problems.push(
+      `API_BURST_LIMIT (${settings.apiBurstLimit}) must be at least API_RATE_LIMIT (${settings.apiRateLimit})`,
+    );
+  }
+  if (problems.length > 0) throw new SettingsError(problems);
+  return Object.freeze(settings);
+}
+
+/**
+ * The settings as environment variables, for handing to a Lambda function or
+ * to the local stack's handlers, which read them back with {@link loadSettings}.
+ */
+export function settingsEnvironment(settings: Settings): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(fields).map(([name, field]) => [field.env, String(settings[name as SettingName])]),
+  );
+}
+
+/** Visibility timeout of the jobs queue: six times the consumer's timeout, as AWS advises for Lambda consumers. */
+export function queueVisibilityTimeoutSeconds(settings: Settings): number {
+  return settings.dispatchTimeoutSeconds * 6;
+}
+
+/** Body size limits of the contract; larger inputs go through POST /v1/uploads. */
+export const bodyLimits = {
+  jsonBytes: 1024 * 1024,
+  multipartBytes: 4.5 * 1024 * 1024,
+  fileBytes: 4 * 1024 * 1024,
+} as const;

@@ -1,0 +1,24 @@
+/** Three projects: fast unit tests, CDK construct tests, and end-to-end tests over the local stack. */
+const swc = [
+  '@swc/jest',
+  {
+    jsc: { parser: { syntax: 'typescript' }, target: 'es2022' },
+    module: { type: 'commonjs' },
+    sourceMaps: 'inline',
+  },
+];
+
+const common = {
+  testEnvironment: 'node',
+  // canonicalize ships ES modules only; jest runs CommonJS, so it is transformed like our own code.
+  transform: { '^.+\\.(t|j)sx?$': swc },
+  transformIgnorePatterns: ['/node_modules/(?!canonicalize/)'],
+};
+
+module.exports = {
+  projects: [
+    { ...common, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
+    { ...common, displayName: 'construct', testMatch: ['<rootDir>/test/construct/**/*.test.ts'] },
+    { ...common, displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.test.ts'] },
+  ],
+};
