@@ -68,7 +68,11 @@ export const routes = [
   { method: 'POST', path: '/v1/uploads', auth: 'tenant' },
 ] as const satisfies readonly RouteLayout[];
 
-export type RouteKey = `${(typeof routes)[number]['method']} ${(typeof routes)[number]['path']}`;
+/** `METHOD /path` of each route, as API Gateway reports it in `httpMethod` and `resource`. */
+export type RouteKey = KeyOf<(typeof routes)[number]>;
+type KeyOf<R> = R extends { readonly method: infer M extends string; readonly path: infer P extends string }
+  ? `${M} ${P}`
+  : never;
 
 /** Header carrying the tenant's API key; also the authorizer's identity source. */
 export const API_KEY_HEADER = 'X-API-Key';

@@ -29,7 +29,13 @@ export interface Problem {
   readonly status: number;
   readonly detail: string;
   readonly code: ProblemCode;
-  readonly errors?: readonly { readonly pointer: string; readonly detail: string }[];
+  /** URI of this occurrence: the request id, to quote when asking for support. */
+  readonly instance?: string;
+  readonly errors?: readonly {
+    readonly pointer?: string;
+    readonly parameter?: string;
+    readonly detail: string;
+  }[];
 }
 
 export function problem(

@@ -1,0 +1,245 @@
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import {
+  type DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
+import { z } from 'zod';
+import { JOB_ITEM_SORT_KEY, jobTable } from '../../config/layout';
+import { ValidationError } from '../domain/errors';
+import { isTerminal, type Job, type JobStatus } from '../domain/job';
+import type { CreateOutcome, JobPage, JobStore, StatusChange } from '../domain/ports';
+
+const [byTenant, byTenantStatus] = jobTable.indexes;
+
+/** Attributes the table adds to a job for its keys, indexes and TTL; never part of the job. */
+interface StorageAttributes {
+  readonly pk: string;
+  readonly sk: string;
+  /** `<tenant>#<status>`: key of the per-tenant status listing. */
+  readonly tenantStatus: string;
+  /** The status while not terminal: the sparse active-jobs index. */
+  readonly activeStatus?: JobStatus;
+  /** Epoch seconds after which DynamoDB TTL may delete the finished job (and its idempotency key). */
+  readonly expiresAt?: number;
+}
+
+type JobItem = Job & StorageAttributes;
+
+const cursorSchema = z.strictObject({ id: z.string().min(1).max(64), createdAt: z.iso.datetime() });
+
+export interface DynamoDbJobStoreOptions {
+  readonly tableName: string;
+  /** Days a finished job is kept before TTL expires it. */
+  readonly retentionDays: number;
+}
+
+export class DynamoDbJobStore implements JobStore {
+  constructor(
+    private readonly client: DynamoDBDocumentClient,
+    private readonly options: DynamoDbJobStoreOptions,
+  ) {}
+
+  async create(job: Job): Promise<CreateOutcome> {
+    // An expired job may linger until TTL deletes it; its key is free again.
+    for (let attempt = 0; attempt < 2; attempt++) {
+      try {
+        await this.client.send(
+          new PutCommand({
+            TableName: this.options.tableName,
+            Item: toItem(job, this.options.retentionDays),
+            ConditionExpression: 'attribute_not_exists(pk) OR expiresAt < :now',
+            ExpressionAttributeValues: { ':now': epochSeconds(new Date()) },
+          }),
+        );
+        return { created: true };
+      } catch (error) {
+        if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      }
+      const existing = await this.get(job.id);
+      if (existing) return { created: false, existing };
+    }
+    throw new Error(`Job ${job.id} could neither be created nor read.`);
+  }
+
+  async get(jobId: string): Promise<Job | undefined> {
+    const { Item } = await this.client.send(
+      new GetCommand({
+        TableName: this.options.tableName,
+        Key: { pk: jobId, sk: JOB_ITEM_SORT_KEY },
+        ConsistentRead: true,
+      }),
+    );
+    if (!Item) return undefined;
+    const item = Item as JobItem;
+    if (item.expiresAt !== undefined && item.expiresAt < epochSeconds(new Date())) return undefined;
+    return fromItem(item);
+  }
+
+  async markEnqueued(jobId: string, at: Date): Promise<void> {
+    try {
+      await this.client.send(
+        new UpdateCommand({
+          TableName: this.options.tableName,
+          Key: { pk: jobId, sk: JOB_ITEM_SORT_KEY },
+          UpdateExpression: 'SET enqueuedAt = :at',
+          ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(enqueuedAt)',
+          ExpressionAttributeValues: { ':at': at.toISOString() },
+        }),
+      );
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    }
+  }
+
+  async listByTenant(
+    tenantId: string,
+    query: { readonly status?: JobStatus; readonly limit: number; readonly cursor?: string },
+  ): Promise<JobPage> {
+    const index = query.status === undefined ? byTenant : byTenantStatus;
+    const partition = query.status === undefined ? tenantId : `${tenantId}#${query.status}`;
+    const start = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
+    // One item more than asked tells whether another page exists, so the last page has no cursor.
+    const { Items = [] } = await this.client.send(
+      new QueryCommand({
+        TableName: this.options.tableName,
+        IndexName: index.name,
+        KeyConditionExpression: '#partition = :partition',
+        ExpressionAttributeNames: { '#partition': index.partitionKey },
+        ExpressionAttributeValues: { ':partition': partition },
+        ScanIndexForward: false,
+        Limit: query.limit + 1,
+        ...(start
+          ? {
+              ExclusiveStartKey: {
+                pk: start.id,
+                sk: JOB_ITEM_SORT_KEY,
+                [index.partitionKey]: partition,
+                [index.sortKey]: start.createdAt,
+              },
+            }
+          : {}),
+      }),
+    );
+    const items = (Items as JobItem[]).slice(0, query.limit).map(fromItem);
+    const last = items.at(-1);
+    return {
+      items,
+      nextCursor: Items.length > query.limit && last ? encodeCursor(last) : null,
+    };
+  }
+
+  async transition(
+    job: Pick<Job, 'id' | 'tenantId'>,
+    from: readonly JobStatus[],
+    change: StatusChange,
+    at: Date,
+  ): Promise<Job | undefined> {
+    const stamp = at.toISOString();
+    const names: Record<string, string> = { '#status': 'status' };
+    const values: Record<string, unknown> = {
+      ':status': change.status,
+      ':at': stamp,
+      ':tenantStatus': `${job.tenantId}#${change.status}`,
+    };
+    const set = ['#status = :status', 'statusAt = :at', 'updatedAt = :at', 'tenantStatus = :tenantStatus'];
+    const remove: string[] = [];
+    for (const field of ['error', 'result', 'startedAt', 'finishedAt'] as const) {
+      if (change[field] !== undefined) {
+        set.push(`#${field} = :${field}`);
+        names[`#${field}`] = field;
+        values[`:${field}`] = change[field];
+      }
+    }
+    if (isTerminal(change.status)) {
+      set.push('expiresAt = :expiresAt');
+      values[':expiresAt'] = epochSeconds(at) + this.options.retentionDays * 86_400;
+      remove.push('activeStatus');
+    } else {
+      set.push('activeStatus = :status');
+    }
+    from.forEach((status, i) => {
+      values[`:from${i}`] = status;
+    });
+    try {
+      const { Attributes } = await this.client.send(
+        new UpdateCommand({
+          TableName: this.options.tableName,
+          Key: { pk: job.id, sk: JOB_ITEM_SORT_KEY },
+          UpdateExpression: `SET ${set.join(', ')}${remove.length ? ` REMOVE ${remove.join(', ')}` : ''}`,
+          ConditionExpression: `attribute_exists(pk) AND #status IN (${from.map((_, i) => `:from${i}`).join(', ')})`,
+          ExpressionAttributeNames: names,
+          ExpressionAttributeValues: values,
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      return Attributes ? fromItem(Attributes as JobItem) : undefined;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return undefined;
+      throw error;
+    }
+  }
+
+  async requestCancel(jobId: string, at: Date): Promise<Job | undefined> {
+    try {
+      const { Attributes } = await this.client.send(
+        new UpdateCommand({
+          TableName: this.options.tableName,
+          Key: { pk: jobId, sk: JOB_ITEM_SORT_KEY },
+          UpdateExpression: 'SET cancelRequestedAt = if_not_exists(cancelRequestedAt, :at), updatedAt = :at',
+          ConditionExpression: 'attribute_exists(pk) AND #status IN (:running, :review)',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: {
+            ':at': at.toISOString(),
+            ':running': 'running',
+            ':review': 'needs_review',
+          },
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      return Attributes ? fromItem(Attributes as JobItem) : undefined;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return undefined;
+      throw error;
+    }
+  }
+}
+
+export function toItem(job: Job, retentionDays: number): JobItem {
+  const terminal = isTerminal(job.status);
+  return {
+    ...job,
+    pk: job.id,
+    sk: JOB_ITEM_SORT_KEY,
+    tenantStatus: `${job.tenantId}#${job.status}`,
+    ...(terminal ? {} : { activeStatus: job.status }),
+    ...(terminal
+      ? { expiresAt: epochSeconds(new Date(job.finishedAt ?? job.updatedAt)) + retentionDays * 86_400 }
+      : {}),
+  };
+}
+
+function fromItem(item: JobItem): Job {
+  const { pk: _pk, sk: _sk, tenantStatus: _ts, activeStatus: _as, expiresAt: _exp, ...job } = item;
+  return job;
+}
+
+function epochSeconds(at: Date): number {
+  return Math.floor(at.getTime() / 1000);
+}
+
+function encodeCursor(job: Job): string {
+  return Buffer.from(JSON.stringify({ id: job.id, createdAt: job.createdAt }), 'utf8').toString('base64url');
+}
+
+function decodeCursor(cursor: string): z.infer<typeof cursorSchema> {
+  try {
+    return cursorSchema.parse(JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')));
+  } catch {
+    throw new ValidationError('The request query is invalid.', [
+      { parameter: 'cursor', detail: 'must be a nextCursor returned by this listing' },
+    ]);
+  }
+}

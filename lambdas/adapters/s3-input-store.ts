@@ -1,0 +1,44 @@
+import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import type { InputStore } from '../domain/ports';
+
+/** Where a tenant's input lives: the tenant is part of the key, so a ref never reaches another tenant's object. */
+export const inputObjectKey = (tenantId: string, ref: string): string =>
+  `inputs/${encodeURIComponent(tenantId)}/${ref}`;
+
+export class S3InputStore implements InputStore {
+  constructor(
+    private readonly client: S3Client,
+    private readonly bucket: string,
+  ) {}
+
+  async putInput(tenantId: string, ref: string, bytes: Uint8Array, contentType: string): Promise<void> {
+    await this.client.send(
+      new PutObjectCommand({
+        Bucket: this.bucket,
+        Key: inputObjectKey(tenantId, ref),
+        Body: bytes,
+        ContentType: contentType,
+      }),
+    );
+  }
+
+  presignUpload(
+    tenantId: string,
+    ref: string,
+    upload: { readonly contentType: string; readonly contentLength: number },
+    expiresInSeconds: number,
+  ): Promise<string> {
+    // Signing the type and length makes S3 refuse any other body with this URL.
+    return getSignedUrl(
+      this.client,
+      new PutObjectCommand({
+        Bucket: this.bucket,
+        Key: inputObjectKey(tenantId, ref),
+        ContentType: upload.contentType,
+        ContentLength: upload.contentLength,
+      }),
+      { expiresIn: expiresInSeconds, signableHeaders: new Set(['content-type', 'content-length']) },
+    );
+  }
+}

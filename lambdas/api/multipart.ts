@@ -1,0 +1,84 @@
+import type { APIGatewayProxyEvent } from 'aws-lambda';
+import { bodyLimits } from '../../config/settings';
+import { PayloadTooLargeError, ValidationError } from '../domain/errors';
+import type { InputFile } from '../domain/intake';
+import { type CreateJobRequest, parseCreateJob, type RequestPolicy } from '../domain/requests';
+import { bodyBytes, header, parseJson } from './http';
+
+const FIELDS = new Set(['type', 'input', 'webhookUrl', 'file']);
+
+/**
+ * Reads a `multipart/form-data` job request: text fields `type`, `input` (JSON
+ * text) and optional `webhookUrl`, and an optional `file` part. Parsing uses
+ * the runtime's own WHATWG FormData implementation.
+ */
+export async function parseMultipartJob(
+  event: APIGatewayProxyEvent,
+  policy: RequestPolicy,
+): Promise<{ request: CreateJobRequest; file?: InputFile }> {
+  const bytes = bodyBytes(event);
+  if (bytes.length > bodyLimits.multipartBytes) {
+    throw new PayloadTooLargeError(`Multipart bodies are limited to ${bodyLimits.multipartBytes} bytes.`);
+  }
+  let form: FormData;
+  try {
+    form = await new Response(bytes, {
+      headers: { 'content-type': header(event, 'content-type') ?? '' },
+    }).formData();
+  } catch {
+    throw new ValidationError('The multipart/form-data body is malformed.');
+  }
+  const errors: { pointer: string; detail: string }[] = [];
+  const names = new Set(form.keys());
+  for (const name of names) {
+    if (!FIELDS.has(name)) errors.push({ pointer: `/${name}`, detail: 'unknown part' });
+    else if (form.getAll(name).length > 1) errors.push({ pointer: `/${name}`, detail: 'must appear once' });
+  }
+  const text = (name: string): string | undefined => {
+    const value = form.get(name);
+    if (value === null) return undefined;
+    if (typeof value !== 'string') {
+      errors.push({ pointer: `/${name}`, detail: 'must be a text field, not a file' });
+      return undefined;
+    }
+    return value;
+  };
+  const type = text('type');
+  const inputText = text('input');
+  const webhookUrl = text('webhookUrl');
+  const filePart = form.get('file');
+  if (filePart !== null && typeof filePart === 'string')
+    errors.push({ pointer: '/file', detail: 'must be a file' });
+  if (errors.length > 0) throw new ValidationError('The multipart/form-data body is invalid.', errors);
+
+  let input: unknown;
+  if (inputText !== undefined) {
+    try {
+      input = parseJson(Buffer.from(inputText, 'utf8'));
+    } catch {
+      throw new ValidationError('The multipart/form-data body is invalid.', [
+        { pointer: '/input', detail: 'must be a JSON object' },
+      ]);
+    }
+  }
+  const request = parseCreateJob(
+    { type, input, ...(webhookUrl !== undefined ? { webhookUrl } : {}) },
+    policy,
+  );
+  if (filePart === null || typeof filePart === 'string') return { request };
+  if (filePart.size > bodyLimits.fileBytes) {
+    throw new PayloadTooLargeError(`The file part is limited to ${bodyLimits.fileBytes} bytes.`);
+  }
+  if (filePart.size === 0) {
+    throw new ValidationError('The multipart/form-data body is invalid.', [
+      { pointer: '/file', detail: 'is empty' },
+    ]);
+  }
+  return {
+    request,
+    file: {
+      bytes: new Uint8Array(await filePart.arrayBuffer()),
+      contentType: filePart.type || 'application/octet-stream',
+    },
+  };
+}

@@ -1,0 +1,78 @@
+import { type Problem, problem } from '../../config/problems';
+import {
+  ForbiddenError,
+  IdempotencyKeyInUseError,
+  IdempotencyKeyMissingError,
+  IdempotencyKeyReusedError,
+  JobAlreadyFinishedError,
+  JobNotFoundError,
+  PayloadTooLargeError,
+  UnsupportedMediaTypeError,
+  ValidationError,
+} from '../domain/errors';
+
+export interface MappedProblem {
+  readonly problem: Problem;
+  readonly headers: Record<string, string>;
+  /** False for errors that are not the client's: they are logged with their cause and shown generically. */
+  readonly clientError: boolean;
+}
+
+/** Seconds a client should wait before retrying a request whose key is still in use. */
+export const IN_USE_RETRY_AFTER_SECONDS = 1;
+
+/** Maps a typed domain error to its RFC 9457 problem; anything unknown is an internal error with no detail leaked. */
+export function toProblem(error: unknown): MappedProblem {
+  const client = (p: Problem, headers: Record<string, string> = {}): MappedProblem => ({
+    problem: p,
+    headers,
+    clientError: true,
+  });
+  if (error instanceof ValidationError) {
+    return client(
+      problem(
+        'validation-failed',
+        400,
+        'Validation Failed',
+        error.message,
+        error.errors.length ? error.errors : undefined,
+      ),
+    );
+  }
+  if (error instanceof IdempotencyKeyMissingError) {
+    return client(problem('idempotency-key-missing', 400, 'Idempotency-Key Missing', error.message));
+  }
+  if (error instanceof IdempotencyKeyInUseError) {
+    return client(problem('idempotency-key-in-use', 409, 'Idempotency-Key In Use', error.message), {
+      'retry-after': String(IN_USE_RETRY_AFTER_SECONDS),
+    });
+  }
+  if (error instanceof IdempotencyKeyReusedError) {
+    return client(problem('idempotency-key-reused', 422, 'Idempotency-Key Reused', error.message));
+  }
+  if (error instanceof JobNotFoundError) {
+    return client(problem('not-found', 404, 'Not Found', error.message));
+  }
+  if (error instanceof JobAlreadyFinishedError) {
+    return client(problem('job-already-finished', 409, 'Job Already Finished', error.message));
+  }
+  if (error instanceof PayloadTooLargeError) {
+    return client(problem('payload-too-large', 413, 'Payload Too Large', error.message));
+  }
+  if (error instanceof UnsupportedMediaTypeError) {
+    return client(problem('unsupported-media-type', 415, 'Unsupported Media Type', error.message));
+  }
+  if (error instanceof ForbiddenError) {
+    return client(problem('forbidden', 403, 'Forbidden', error.message));
+  }
+  return {
+    problem: problem(
+      'internal-error',
+      500,
+      'Internal Server Error',
+      'The request failed on our side; retry later.',
+    ),
+    headers: {},
+    clientError: false,
+  };
+}

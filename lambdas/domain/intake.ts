@@ -1,0 +1,192 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { JobAlreadyFinishedError, JobNotFoundError, ValidationError } from './errors';
+import { decideOnExisting, deriveJobId, fingerprint } from './idempotency';
+import { isTerminal, type Job, newJob } from './job';
+import type { InputStore, JobPage, JobQueue, JobStore } from './ports';
+import type { CreateJobRequest, CreateUploadRequest, ListJobsQuery } from './requests';
+import { fileInputField, fileMediaType } from './requests';
+
+export interface IntakeDeps {
+  readonly store: JobStore;
+  readonly queue: JobQueue;
+  readonly inputs: InputStore;
+  readonly now: () => Date;
+  readonly idempotencyInProgressMs: number;
+}
+
+export interface InputFile {
+  readonly bytes: Uint8Array;
+  readonly contentType: string;
+}
+
+export interface SubmitResult {
+  readonly job: Job;
+  /** The key's job already existed: this answer repeats the first one. */
+  readonly replayed: boolean;
+  /** Set when the job was written but could not be enqueued; the reconciler re-enqueues it. */
+  readonly enqueueError?: unknown;
+  /** Set when the job was enqueued but that could not be recorded; duplicates get 409 a little longer. */
+  readonly markEnqueuedError?: unknown;
+}
+
+/**
+ * Accepts one user action: one job per (tenant, Idempotency-Key), written
+ * with one conditional write, then enqueued. A failed enqueue leaves a durable
+ * `queued` job for the reconciler, so the answer is still "accepted".
+ */
+export async function submitJob(
+  deps: IntakeDeps,
+  command: {
+    readonly tenantId: string;
+    readonly idempotencyKey: string;
+    readonly request: CreateJobRequest;
+    readonly file?: InputFile;
+  },
+): Promise<SubmitResult> {
+  const { tenantId, idempotencyKey, file } = command;
+  const request = file ? withFileRef(command.request, file) : command.request;
+  const requestFingerprint = fingerprint({
+    type: request.type,
+    input: request.input,
+    webhookUrl: request.webhookUrl ?? null,
+  });
+  const jobId = deriveJobId(tenantId, idempotencyKey);
+
+  if (file) {
+    // Look before uploading, so a replay or a reused key stores nothing.
+    const existing = await deps.store.get(jobId);
+    if (existing) return replay(deps, existing, requestFingerprint);
+    await deps.inputs.putInput(
+      tenantId,
+      String(request.input[fileInputField[request.type]]),
+      file.bytes,
+      file.contentType,
+    );
+  }
+
+  const job = newJob(
+    {
+      id: jobId,
+      tenantId,
+      type: request.type,
+      input: request.input,
+      ...(request.webhookUrl !== undefined ? { webhookUrl: request.webhookUrl } : {}),
+      idempotencyKey,
+      fingerprint: requestFingerprint,
+    },
+    deps.now(),
+  );
+  const outcome = await deps.store.create(job);
+  if (!outcome.created) return replay(deps, outcome.existing, requestFingerprint);
+
+  try {
+    await deps.queue.enqueue(job.id);
+  } catch (enqueueError) {
+    return { job, replayed: false, enqueueError };
+  }
+  try {
+    await deps.store.markEnqueued(job.id, deps.now());
+  } catch (markEnqueuedError) {
+    return { job, replayed: false, markEnqueuedError };
+  }
+  return { job, replayed: false };
+}
+
+function replay(deps: IntakeDeps, existing: Job, requestFingerprint: string): SubmitResult {
+  return {
+    job: decideOnExisting(existing, requestFingerprint, deps.now(), deps.idempotencyInProgressMs),
+    replayed: true,
+  };
+}
+
+/**
+ * Puts a multipart file part into the job's input as an upload ref. The ref is
+ * derived from the file's bytes, so a retried upload lands on the same object
+ * and the request fingerprint covers the file's content.
+ */
+function withFileRef(request: CreateJobRequest, file: InputFile): CreateJobRequest {
+  const field = fileInputField[request.type];
+  if (!fileMediaType[request.type].test(file.contentType)) {
+    throw new ValidationError('The request body is invalid.', [
+      { pointer: '/file', detail: `must be a file of media type ${fileMediaType[request.type].source}` },
+    ]);
+  }
+  const conflicting = request.type === 'audio.transcribe' ? ['audioRef', 'audioUrl'] : [field];
+  const present = conflicting.filter((name) => request.input[name] !== undefined);
+  if (present.length > 0) {
+    throw new ValidationError('The request body is invalid.', [
+      { pointer: `/input/${present[0]}`, detail: 'must be omitted when a file part is sent' },
+    ]);
+  }
+  const digest = createHash('sha256').update(file.bytes).digest('base64url');
+  return { ...request, input: { ...request.input, [field]: `upl_${digest.slice(0, 32)}` } };
+}
+
+/** A tenant's job, or JobNotFoundError: another tenant's job is indistinguishable from none. */
+export async function getJob(store: JobStore, tenantId: string, jobId: string): Promise<Job> {
+  const job = await store.get(jobId);
+  if (!job || job.tenantId !== tenantId) throw new JobNotFoundError(jobId);
+  return job;
+}
+
+export function listJobs(store: JobStore, tenantId: string, query: ListJobsQuery): Promise<JobPage> {
+  return store.listByTenant(tenantId, {
+    limit: query.limit,
+    ...(query.status !== undefined ? { status: query.status } : {}),
+    ...(query.cursor !== undefined ? { cursor: query.cursor } : {}),
+  });
+}
+
+/**
+ * Cancels a job. Idempotent: a canceled job is returned as it is. A queued job
+ * is canceled at once (the dispatcher drops its message); a job that is
+ * already past the queue keeps its status and carries the request for the
+ * workflow to honour. Finished jobs cannot be canceled.
+ */
+export async function cancelJob(
+  deps: Pick<IntakeDeps, 'store' | 'now'>,
+  tenantId: string,
+  jobId: string,
+): Promise<Job> {
+  // A concurrent status change makes the conditional write miss; re-read and decide again.
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const job = await getJob(deps.store, tenantId, jobId);
+    if (job.status === 'canceled') return job;
+    if (isTerminal(job.status)) throw new JobAlreadyFinishedError(job.id, job.status);
+    const now = deps.now();
+    const updated =
+      job.status === 'queued'
+        ? await deps.store.transition(
+            job,
+            ['queued'],
+            { status: 'canceled', finishedAt: now.toISOString() },
+            now,
+          )
+        : job.cancelRequestedAt !== undefined
+          ? job
+          : await deps.store.requestCancel(job.id, now);
+    if (updated) return updated;
+  }
+  throw new Error(`Job ${jobId} kept changing while being canceled.`);
+}
+
+export interface UploadTicket {
+  readonly ref: string;
+  readonly uploadUrl: string;
+  readonly expiresAt: string;
+}
+
+export async function createUpload(
+  deps: Pick<IntakeDeps, 'inputs' | 'now'>,
+  tenantId: string,
+  upload: CreateUploadRequest,
+  expiresInSeconds: number,
+): Promise<UploadTicket> {
+  const ref = `upl_${randomBytes(24).toString('base64url')}`;
+  const uploadUrl = await deps.inputs.presignUpload(tenantId, ref, upload, expiresInSeconds);
+  return {
+    ref,
+    uploadUrl,
+    expiresAt: new Date(deps.now().getTime() + expiresInSeconds * 1000).toISOString(),
+  };
+}

@@ -1,0 +1,103 @@
+/** The job lifecycle: statuses, the stored record and its public representation. */
+
+export const JOB_TYPES = ['image.generate', 'audio.transcribe'] as const;
+export type JobType = (typeof JOB_TYPES)[number];
+
+export const JOB_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'canceled', 'needs_review'] as const;
+export type JobStatus = (typeof JOB_STATUSES)[number];
+
+export const TERMINAL_STATUSES: ReadonlySet<JobStatus> = new Set(['succeeded', 'failed', 'canceled']);
+export const isTerminal = (status: JobStatus): boolean => TERMINAL_STATUSES.has(status);
+
+export interface JobError {
+  readonly code: string;
+  readonly message: string;
+}
+
+/** A job as the store keeps it: the public fields plus what intake and operations need. */
+export interface Job {
+  readonly id: string;
+  readonly tenantId: string;
+  readonly type: JobType;
+  readonly status: JobStatus;
+  readonly progress: number;
+  readonly input: Record<string, unknown>;
+  readonly result: Record<string, unknown> | null;
+  readonly error: JobError | null;
+  readonly attempts: number;
+  readonly idempotencyKey: string;
+  /** SHA-256 of the canonical request, to tell a replay from a reused key. */
+  readonly fingerprint: string;
+  readonly webhookUrl?: string;
+  readonly createdAt: string;
+  readonly updatedAt: string;
+  /** When the job entered its current status. */
+  readonly statusAt: string;
+  /** Set once the job's first queue message was sent; absent while intake is still in progress or enqueueing failed. */
+  readonly enqueuedAt?: string;
+  readonly cancelRequestedAt?: string;
+  readonly startedAt?: string;
+  readonly finishedAt?: string;
+}
+
+/** The job resource of the public API (CONTRACT section 1). */
+export interface JobResource {
+  readonly id: string;
+  readonly type: JobType;
+  readonly status: JobStatus;
+  readonly progress: number;
+  readonly input: Record<string, unknown>;
+  readonly result: Record<string, unknown> | null;
+  readonly error: JobError | null;
+  readonly attempts: number;
+  readonly idempotencyKey: string;
+  readonly webhookUrl?: string;
+  readonly createdAt: string;
+  readonly updatedAt: string;
+  readonly startedAt?: string;
+  readonly finishedAt?: string;
+}
+
+export function toResource(job: Job): JobResource {
+  return {
+    id: job.id,
+    type: job.type,
+    status: job.status,
+    progress: job.progress,
+    input: job.input,
+    result: job.result,
+    error: job.error,
+    attempts: job.attempts,
+    idempotencyKey: job.idempotencyKey,
+    ...(job.webhookUrl !== undefined ? { webhookUrl: job.webhookUrl } : {}),
+    createdAt: job.createdAt,
+    updatedAt: job.updatedAt,
+    ...(job.startedAt !== undefined ? { startedAt: job.startedAt } : {}),
+    ...(job.finishedAt !== undefined ? { finishedAt: job.finishedAt } : {}),
+  };
+}
+
+export interface NewJob {
+  readonly id: string;
+  readonly tenantId: string;
+  readonly type: JobType;
+  readonly input: Record<string, unknown>;
+  readonly webhookUrl?: string;
+  readonly idempotencyKey: string;
+  readonly fingerprint: string;
+}
+
+export function newJob(spec: NewJob, now: Date): Job {
+  const at = now.toISOString();
+  return {
+    ...spec,
+    status: 'queued',
+    progress: 0,
+    result: null,
+    error: null,
+    attempts: 0,
+    createdAt: at,
+    updatedAt: at,
+    statusAt: at,
+  };
+}

@@ -1,0 +1,199 @@
+import { isIP } from 'node:net';
+import { z } from 'zod';
+import { type FieldError, ValidationError } from './errors';
+import { JOB_STATUSES, JOB_TYPES } from './job';
+
+/**
+ * Request schemas of the public API. Objects are strict: an unknown field is
+ * an error, not silently ignored, so a typo never changes what a job does.
+ */
+
+export const UPLOAD_REF_PATTERN = /^upl_[A-Za-z0-9_-]{22,43}$/;
+const uploadRef = z.string().regex(UPLOAD_REF_PATTERN, 'must be a ref returned by POST /v1/uploads');
+const dimension = z.number().int().min(64).max(2048);
+
+export const imageGenerateInput = z.strictObject({
+  prompt: z.string().min(1).max(4000),
+  width: dimension.optional(),
+  height: dimension.optional(),
+  sourceImageRef: uploadRef.optional(),
+});
+
+export const audioTranscribeInput = z
+  .strictObject({
+    audioUrl: z
+      .url({ protocol: /^https$/, error: 'must be an https URL' })
+      .max(2048)
+      .optional(),
+    audioRef: uploadRef.optional(),
+    language: z
+      .string()
+      .regex(/^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$/, 'must be a BCP 47 language tag such as en or pt-BR')
+      .optional(),
+  })
+  .refine((input) => (input.audioUrl === undefined) !== (input.audioRef === undefined), {
+    message: 'exactly one of audioUrl or audioRef is required',
+  });
+
+export const inputSchemas = {
+  'image.generate': imageGenerateInput,
+  'audio.transcribe': audioTranscribeInput,
+} as const;
+
+/** The field of each job type that a multipart `file` part fills. */
+export const fileInputField = {
+  'image.generate': 'sourceImageRef',
+  'audio.transcribe': 'audioRef',
+} as const;
+
+/** The media types a multipart `file` part may have, per job type. */
+export const fileMediaType = {
+  'image.generate': /^image\/[\w.+-]+$/,
+  'audio.transcribe': /^audio\/[\w.+-]+$/,
+} as const;
+
+const createJobEnvelope = z.strictObject({
+  type: z.enum(JOB_TYPES, { error: `must be one of ${JOB_TYPES.join(', ')}` }),
+  input: z.record(z.string(), z.unknown(), { error: 'must be an object' }),
+  webhookUrl: z.string().max(2048).optional(),
+});
+
+export interface CreateJobRequest {
+  readonly type: (typeof JOB_TYPES)[number];
+  readonly input: Record<string, unknown>;
+  readonly webhookUrl?: string;
+}
+
+export interface RequestPolicy {
+  /** Whether webhook targets may be plain http, loopback or private addresses. */
+  readonly allowPrivateWebhooks: boolean;
+}
+
+/** Validates a job creation request and returns it normalized (input parsed by its type's schema). */
+export function parseCreateJob(body: unknown, policy: RequestPolicy): CreateJobRequest {
+  const envelope = createJobEnvelope.safeParse(body);
+  if (!envelope.success) throw toValidationError(envelope.error);
+  const { type, input, webhookUrl } = envelope.data;
+  const parsedInput = inputSchemas[type].safeParse(input);
+  if (!parsedInput.success) throw toValidationError(parsedInput.error, ['input']);
+  if (webhookUrl !== undefined) {
+    const problem = webhookUrlProblem(webhookUrl, policy);
+    if (problem)
+      throw new ValidationError('The request is invalid.', [{ pointer: '/webhookUrl', detail: problem }]);
+  }
+  return {
+    type,
+    input: parsedInput.data as Record<string, unknown>,
+    ...(webhookUrl !== undefined ? { webhookUrl } : {}),
+  };
+}
+
+/**
+ * Refuses webhook targets that would let a tenant make Longhaul call into its
+ * own network (SSRF) when the deployment does not allow them. Hostnames that
+ * resolve to private addresses are refused again when the webhook is sent.
+ */
+export function webhookUrlProblem(value: string, policy: RequestPolicy): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return 'must be an absolute URL';
+  }
+  if (url.username || url.password) return 'must not carry credentials';
+  if (policy.allowPrivateWebhooks) {
+    return url.protocol === 'https:' || url.protocol === 'http:' ? undefined : 'must be an http or https URL';
+  }
+  if (url.protocol !== 'https:') return 'must be an https URL';
+  if (isPrivateHost(url.hostname)) return 'must not target a loopback, link-local or private address';
+  return undefined;
+}
+
+function isPrivateHost(hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  if (host === 'localhost' || host.endsWith('.localhost') || host.endsWith('.internal')) return true;
+  const family = isIP(host);
+  if (family === 4) {
+    const [a = 0, b = 0] = host.split('.').map(Number);
+    return (
+      a === 0 ||
+      a === 10 ||
+      a === 127 ||
+      (a === 100 && b >= 64 && b <= 127) ||
+      (a === 169 && b === 254) ||
+      (a === 172 && b >= 16 && b <= 31) ||
+      (a === 192 && b === 168) ||
+      a >= 224
+    );
+  }
+  if (family === 6) {
+    return (
+      host === '::' ||
+      host === '::1' ||
+      host.startsWith('fc') ||
+      host.startsWith('fd') ||
+      host.startsWith('fe80') ||
+      host.startsWith('::ffff:')
+    );
+  }
+  return false;
+}
+
+const listJobsQuery = z.strictObject({
+  status: z.enum(JOB_STATUSES, { error: `must be one of ${JOB_STATUSES.join(', ')}` }).optional(),
+  limit: z.coerce
+    .number({ error: 'must be an integer from 1 to 100' })
+    .int('must be an integer from 1 to 100')
+    .min(1, 'must be an integer from 1 to 100')
+    .max(100, 'must be an integer from 1 to 100')
+    .default(20),
+  cursor: z.string().min(1).max(2048).optional(),
+});
+export type ListJobsQuery = z.infer<typeof listJobsQuery>;
+
+export function parseListJobs(query: Record<string, string | undefined>): ListJobsQuery {
+  const parsed = listJobsQuery.safeParse(query);
+  if (!parsed.success) throw toValidationError(parsed.error, [], 'query');
+  return parsed.data;
+}
+
+const createUpload = z.strictObject({
+  contentType: z.string().regex(/^(image|audio)\/[\w.+-]+$/, 'must be an image/* or audio/* media type'),
+  contentLength: z.number().int().min(1),
+});
+export type CreateUploadRequest = z.infer<typeof createUpload>;
+
+export function parseCreateUpload(body: unknown, maxUploadBytes: number): CreateUploadRequest {
+  const parsed = createUpload
+    .refine((upload) => upload.contentLength <= maxUploadBytes, {
+      path: ['contentLength'],
+      message: `must be at most ${maxUploadBytes} bytes`,
+    })
+    .safeParse(body);
+  if (!parsed.success) throw toValidationError(parsed.error);
+  return parsed.data;
+}
+
+/** JSON Pointer (RFC 6901) of a zod issue path. */
+function pointer(path: readonly PropertyKey[]): string {
+  return path.map((segment) => `/${String(segment).replaceAll('~', '~0').replaceAll('/', '~1')}`).join('');
+}
+
+function toValidationError(
+  error: z.ZodError,
+  prefix: readonly string[] = [],
+  where = 'body',
+): ValidationError {
+  const errors: FieldError[] = error.issues.map((issue) => ({
+    ...(where === 'query'
+      ? { parameter: issue.path.map(String).join('.') || '(query)' }
+      : { pointer: pointer([...prefix, ...issue.path]) }),
+    detail: issueDetail(issue),
+  }));
+  return new ValidationError(`The request ${where} is invalid.`, errors);
+}
+
+function issueDetail(issue: z.core.$ZodIssue): string {
+  if (issue.code === 'unrecognized_keys') return `unknown field(s): ${issue.keys.join(', ')}`;
+  return issue.message;
+}

@@ -1,0 +1,46 @@
+import { Logger } from '@aws-lambda-powertools/logger';
+import { Metrics } from '@aws-lambda-powertools/metrics';
+import { Tracer } from '@aws-lambda-powertools/tracer';
+import type { Context } from 'aws-lambda';
+
+/**
+ * One Powertools style for every handler: module-level instances, and
+ * {@link instrument} around the handler function for context, cold start,
+ * tracing and metric flushing. Service name and namespace come from the
+ * POWERTOOLS_* environment the stack sets.
+ */
+export const logger = new Logger();
+export const metrics = new Metrics({ namespace: 'Longhaul' });
+export const tracer = new Tracer();
+
+export function instrument<E, R>(
+  name: string,
+  handler: (event: E, context: Context) => Promise<R>,
+): (event: E, context: Context) => Promise<R> {
+  let coldStart = true;
+  return async (event, context) => {
+    logger.addContext(context);
+    const parent = tracer.getSegment();
+    const segment = parent?.addNewSubsegment(`## ${name}`);
+    if (segment) tracer.setSegment(segment);
+    if (coldStart) {
+      metrics.captureColdStartMetric();
+      tracer.annotateColdStart();
+    }
+    coldStart = false;
+    tracer.addServiceNameAnnotation();
+    try {
+      return await handler(event, context);
+    } catch (error) {
+      if (segment) tracer.addErrorAsMetadata(error as Error);
+      throw error;
+    } finally {
+      if (metrics.hasStoredMetrics()) metrics.publishStoredMetrics();
+      logger.resetKeys();
+      if (segment && parent) {
+        segment.close();
+        tracer.setSegment(parent);
+      }
+    }
+  };
+}
