@@ -1,0 +1,177 @@
+import { ConditionalCheckFailedException, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import {
+  DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
+import { mockClient } from 'aws-sdk-client-mock';
+import { DynamoDbJobStore, toItem } from '../../lambdas/adapters/dynamodb-job-store';
+import { ValidationError } from '../../lambdas/domain/errors';
+import { newJob } from '../../lambdas/domain/job';
+
+const documentClient = DynamoDBDocumentClient.from(new DynamoDBClient({ region: 'us-east-1' }));
+const ddb = mockClient(documentClient);
+const store = new DynamoDbJobStore(documentClient, { tableName: 'jobs', retentionDays: 30 });
+const at = new Date('2026-03-01T12:00:00.000Z');
+const job = newJob(
+  {
+    id: 'job_aaaaaaaaaaaaaaaaaaaaaaaaaa',
+    tenantId: 'acme',
+    type: 'image.generate',
+    input: { prompt: 'a cat' },
+    idempotencyKey: 'k1',
+    fingerprint: 'f1',
+  },
+  at,
+);
+const conditionFailed = () => new ConditionalCheckFailedException({ message: 'failed', $metadata: {} });
+
+beforeEach(() => ddb.reset());
+
+describe('create', () => {
+  it('writes the job with one conditional put that claims its idempotency key', async () => {
+    ddb.on(PutCommand).resolves({});
+
+    await expect(store.create(job)).resolves.toEqual({ created: true });
+
+    expect(ddb.commandCalls(PutCommand)).toHaveLength(1);
+    const input = ddb.commandCalls(PutCommand)[0]?.args[0].input;
+    expect(input).toMatchObject({
+      TableName: 'jobs',
+      ConditionExpression: 'attribute_not_exists(pk) OR expiresAt < :now',
+      Item: {
+        pk: job.id,
+        sk: 'JOB',
+        tenantId: 'acme',
+        tenantStatus: 'acme#queued',
+        activeStatus: 'queued',
+        status: 'queued',
+        idempotencyKey: 'k1',
+        fingerprint: 'f1',
+      },
+    });
+    expect(input?.Item).not.toHaveProperty('expiresAt');
+  });
+
+  it('returns the existing job when the key was taken', async () => {
+    const existing = { ...job, fingerprint: 'other' };
+    ddb.on(PutCommand).rejects(conditionFailed());
+    ddb.on(GetCommand).resolves({ Item: toItem(existing, 30) });
+
+    await expect(store.create(job)).resolves.toEqual({ created: false, existing });
+    expect(ddb.commandCalls(GetCommand)[0]?.args[0].input).toEqual({
+      TableName: 'jobs',
+      Key: { pk: job.id, sk: 'JOB' },
+      ConsistentRead: true,
+    });
+  });
+
+  it('passes other errors through', async () => {
+    ddb.on(PutCommand).rejects(new Error('throttled'));
+    await expect(store.create(job)).rejects.toThrow('throttled');
+  });
+});
+
+describe('transition', () => {
+  it('moves status only from the allowed statuses and expires terminal jobs after the retention', async () => {
+    ddb.on(UpdateCommand).resolves({ Attributes: toItem({ ...job, status: 'canceled' }, 30) });
+
+    const updated = await store.transition(
+      job,
+      ['queued'],
+      { status: 'canceled', finishedAt: at.toISOString() },
+      at,
+    );
+
+    expect(updated?.status).toBe('canceled');
+    expect(updated).not.toHaveProperty('pk');
+    const input = ddb.commandCalls(UpdateCommand)[0]?.args[0].input;
+    expect(input?.ConditionExpression).toBe('attribute_exists(pk) AND #status IN (:from0)');
+    expect(input?.UpdateExpression).toBe(
+      'SET #status = :status, statusAt = :at, updatedAt = :at, tenantStatus = :tenantStatus, #finishedAt = :finishedAt, expiresAt = :expiresAt REMOVE activeStatus',
+    );
+    expect(input?.ExpressionAttributeValues).toMatchObject({
+      ':from0': 'queued',
+      ':status': 'canceled',
+      ':tenantStatus': 'acme#canceled',
+      ':expiresAt': Math.floor(at.getTime() / 1000) + 30 * 86_400,
+    });
+  });
+
+  it('keeps a non-terminal job in the active index', async () => {
+    ddb.on(UpdateCommand).resolves({ Attributes: toItem({ ...job, status: 'running' }, 30) });
+    await store.transition(job, ['queued'], { status: 'running' }, at);
+    const input = ddb.commandCalls(UpdateCommand)[0]?.args[0].input;
+    expect(input?.UpdateExpression).toContain('activeStatus = :status');
+    expect(input?.UpdateExpression).not.toContain('REMOVE');
+  });
+
+  it('answers undefined when the job was not in an allowed status', async () => {
+    ddb.on(UpdateCommand).rejects(conditionFailed());
+    await expect(store.transition(job, ['queued'], { status: 'canceled' }, at)).resolves.toBeUndefined();
+  });
+});
+
+describe('listByTenant', () => {
+  const items = [3, 2, 1].map((n) =>
+    toItem({ ...job, id: `job_${String(n).repeat(26)}`, createdAt: `2026-03-01T12:00:0${n}.000Z` }, 30),
+  );
+
+  it('queries the tenant index newest first and issues a cursor only when more remain', async () => {
+    ddb.on(QueryCommand).resolves({ Items: items });
+
+    const page = await store.listByTenant('acme', { limit: 2 });
+
+    expect(page.items.map((j) => j.id)).toEqual([items[0]?.id, items[1]?.id]);
+    expect(page.nextCursor).toEqual(expect.any(String));
+    expect(ddb.commandCalls(QueryCommand)[0]?.args[0].input).toEqual({
+      TableName: 'jobs',
+      IndexName: 'byTenant',
+      KeyConditionExpression: '#partition = :partition',
+      ExpressionAttributeNames: { '#partition': 'tenantId' },
+      ExpressionAttributeValues: { ':partition': 'acme' },
+      ScanIndexForward: false,
+      Limit: 3,
+    });
+  });
+
+  it('resumes after the cursor within the caller tenant and status', async () => {
+    ddb.on(QueryCommand).resolvesOnce({ Items: items }).resolves({ Items: [] });
+    const { nextCursor } = await store.listByTenant('acme', { limit: 2 });
+
+    const last = await store.listByTenant('acme', { status: 'queued', limit: 2, cursor: nextCursor ?? '' });
+
+    expect(last).toEqual({ items: [], nextCursor: null });
+    expect(ddb.commandCalls(QueryCommand)[1]?.args[0].input).toMatchObject({
+      IndexName: 'byTenantStatus',
+      ExpressionAttributeValues: { ':partition': 'acme#queued' },
+      ExclusiveStartKey: {
+        pk: items[1]?.id,
+        sk: 'JOB',
+        tenantStatus: 'acme#queued',
+        createdAt: items[1]?.createdAt,
+      },
+    });
+  });
+
+  it.each(['garbage', Buffer.from('{"id":1}').toString('base64url')])(
+    'refuses a cursor it did not issue: %s',
+    async (cursor) => {
+      await expect(store.listByTenant('acme', { limit: 2, cursor })).rejects.toThrow(ValidationError);
+      expect(ddb.commandCalls(QueryCommand)).toHaveLength(0);
+    },
+  );
+});
+
+describe('markEnqueued', () => {
+  it('records the first enqueue only and tolerates a repeat', async () => {
+    ddb.on(UpdateCommand).rejects(conditionFailed());
+    await expect(store.markEnqueued(job.id, at)).resolves.toBeUndefined();
+    expect(ddb.commandCalls(UpdateCommand)[0]?.args[0].input).toMatchObject({
+      UpdateExpression: 'SET enqueuedAt = :at',
+      ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(enqueuedAt)',
+    });
+  });
+});

@@ -1,0 +1,198 @@
+import {
+  IdempotencyKeyReusedError,
+  JobAlreadyFinishedError,
+  JobNotFoundError,
+  ValidationError,
+} from '../../lambdas/domain/errors';
+import { deriveJobId } from '../../lambdas/domain/idempotency';
+import { cancelJob, getJob, type IntakeDeps, submitJob } from '../../lambdas/domain/intake';
+import type { Job, JobStatus } from '../../lambdas/domain/job';
+import type {
+  CreateOutcome,
+  InputStore,
+  JobPage,
+  JobQueue,
+  JobStore,
+  StatusChange,
+} from '../../lambdas/domain/ports';
+
+/** In-memory ports: enough of the store's semantics (conditional create and transition) to test the use cases. */
+class MemoryStore implements JobStore {
+  readonly jobs = new Map<string, Job>();
+  async create(job: Job): Promise<CreateOutcome> {
+    const existing = this.jobs.get(job.id);
+    if (existing) return { created: false, existing };
+    this.jobs.set(job.id, job);
+    return { created: true };
+  }
+  async get(jobId: string) {
+    return this.jobs.get(jobId);
+  }
+  async markEnqueued(jobId: string, at: Date) {
+    const job = this.jobs.get(jobId);
+    if (job) this.jobs.set(jobId, { ...job, enqueuedAt: at.toISOString() });
+  }
+  async listByTenant(): Promise<JobPage> {
+    return { items: [...this.jobs.values()], nextCursor: null };
+  }
+  async transition(job: Pick<Job, 'id'>, from: readonly JobStatus[], change: StatusChange, at: Date) {
+    const current = this.jobs.get(job.id);
+    if (!current || !from.includes(current.status)) return undefined;
+    const next = { ...current, ...change, statusAt: at.toISOString(), updatedAt: at.toISOString() } as Job;
+    this.jobs.set(job.id, next);
+    return next;
+  }
+  async requestCancel(jobId: string, at: Date) {
+    const current = this.jobs.get(jobId);
+    if (!current) return undefined;
+    const next = { ...current, cancelRequestedAt: at.toISOString() };
+    this.jobs.set(jobId, next);
+    return next;
+  }
+}
+
+class MemoryQueue implements JobQueue {
+  readonly messages: string[] = [];
+  failing = false;
+  async enqueue(jobId: string) {
+    if (this.failing) throw new Error('queue unavailable');
+    this.messages.push(jobId);
+  }
+}
+
+class MemoryInputs implements InputStore {
+  readonly objects = new Map<string, Uint8Array>();
+  async putInput(tenantId: string, ref: string, bytes: Uint8Array) {
+    this.objects.set(`${tenantId}/${ref}`, bytes);
+  }
+  async presignUpload(tenantId: string, ref: string) {
+    return `https://uploads.example/${tenantId}/${ref}`;
+  }
+}
+
+let clock = new Date('2026-03-01T12:00:00.000Z');
+let deps: IntakeDeps & { store: MemoryStore; queue: MemoryQueue; inputs: MemoryInputs };
+beforeEach(() => {
+  clock = new Date('2026-03-01T12:00:00.000Z');
+  deps = {
+    store: new MemoryStore(),
+    queue: new MemoryQueue(),
+    inputs: new MemoryInputs(),
+    now: () => clock,
+    idempotencyInProgressMs: 30_000,
+  };
+});
+
+const request = { type: 'image.generate' as const, input: { prompt: 'a cat', width: 512 } };
+const submit = (overrides: Partial<Parameters<typeof submitJob>[1]> = {}) =>
+  submitJob(deps, { tenantId: 'acme', idempotencyKey: 'k1', request, ...overrides });
+
+describe('submitJob', () => {
+  it('creates one queued job under the derived id, enqueues it once and records the enqueue', async () => {
+    const { job, replayed } = await submit();
+
+    expect(replayed).toBe(false);
+    expect(job).toMatchObject({ id: deriveJobId('acme', 'k1'), status: 'queued', progress: 0, attempts: 0 });
+    expect(deps.queue.messages).toEqual([job.id]);
+    expect(deps.store.jobs.get(job.id)?.enqueuedAt).toBe(clock.toISOString());
+  });
+
+  it('replays the same job for the same key and body, without a second message', async () => {
+    const first = await submit();
+    const second = await submit({
+      request: { type: 'image.generate', input: { width: 512, prompt: 'a cat' } },
+    });
+
+    expect(second.replayed).toBe(true);
+    expect(second.job.id).toBe(first.job.id);
+    expect(deps.store.jobs.size).toBe(1);
+    expect(deps.queue.messages).toHaveLength(1);
+  });
+
+  it('refuses the same key with another body', async () => {
+    await submit();
+    await expect(submit({ request: { type: 'image.generate', input: { prompt: 'a dog' } } })).rejects.toThrow(
+      IdempotencyKeyReusedError,
+    );
+  });
+
+  it('keeps a job whose enqueue failed, reports it, and answers in-use then replays it', async () => {
+    deps.queue.failing = true;
+    const { job, enqueueError } = await submit();
+
+    expect(enqueueError).toEqual(new Error('queue unavailable'));
+    expect(deps.store.jobs.get(job.id)).toMatchObject({ status: 'queued' });
+    expect(deps.store.jobs.get(job.id)?.enqueuedAt).toBeUndefined();
+
+    await expect(submit()).rejects.toThrow('still being processed');
+    clock = new Date(clock.getTime() + 30_000);
+    await expect(submit()).resolves.toMatchObject({ replayed: true });
+  });
+
+  it('stores a file part under a content-derived ref and puts the ref into the input', async () => {
+    const bytes = new TextEncoder().encode('png bytes');
+    const { job } = await submit({ file: { bytes, contentType: 'image/png' } });
+
+    const ref = job.input.sourceImageRef as string;
+    expect(ref).toMatch(/^upl_[A-Za-z0-9_-]{32}$/);
+    expect(deps.inputs.objects.get(`acme/${ref}`)).toEqual(bytes);
+  });
+
+  it('stores nothing for a file whose key was already used with another body', async () => {
+    await submit();
+    const file = { bytes: new Uint8Array([1, 2, 3]), contentType: 'image/png' };
+    await expect(submit({ file })).rejects.toThrow(IdempotencyKeyReusedError);
+    expect(deps.inputs.objects.size).toBe(0);
+  });
+
+  it('refuses a file whose media type does not fit the job type, or a second source', async () => {
+    const file = { bytes: new Uint8Array([1]), contentType: 'text/plain' };
+    await expect(submit({ file })).rejects.toThrow(ValidationError);
+    await expect(
+      submit({
+        request: { type: 'audio.transcribe', input: { audioUrl: 'https://example.com/a.mp3' } },
+        file: { bytes: new Uint8Array([1]), contentType: 'audio/mpeg' },
+      }),
+    ).rejects.toThrow(ValidationError);
+    expect(deps.store.jobs.size).toBe(0);
+    expect(deps.inputs.objects.size).toBe(0);
+  });
+});
+
+describe('getJob', () => {
+  it("hides another tenant's job as not found", async () => {
+    const { job } = await submit();
+    await expect(getJob(deps.store, 'globex', job.id)).rejects.toThrow(JobNotFoundError);
+    await expect(getJob(deps.store, 'acme', job.id)).resolves.toMatchObject({ id: job.id });
+  });
+});
+
+describe('cancelJob', () => {
+  it('cancels a queued job and is idempotent', async () => {
+    const { job } = await submit();
+    const canceled = await cancelJob(deps, 'acme', job.id);
+    expect(canceled).toMatchObject({ status: 'canceled', finishedAt: clock.toISOString() });
+    await expect(cancelJob(deps, 'acme', job.id)).resolves.toMatchObject({ status: 'canceled' });
+  });
+
+  it('refuses to cancel a finished job', async () => {
+    const { job } = await submit();
+    deps.store.jobs.set(job.id, { ...job, status: 'succeeded' });
+    await expect(cancelJob(deps, 'acme', job.id)).rejects.toThrow(JobAlreadyFinishedError);
+  });
+
+  it('records the request on a running job for the workflow to honour', async () => {
+    const { job } = await submit();
+    deps.store.jobs.set(job.id, { ...job, status: 'running' });
+    await expect(cancelJob(deps, 'acme', job.id)).resolves.toMatchObject({
+      status: 'running',
+      cancelRequestedAt: clock.toISOString(),
+    });
+  });
+
+  it("does not touch another tenant's job", async () => {
+    const { job } = await submit();
+    await expect(cancelJob(deps, 'globex', job.id)).rejects.toThrow(JobNotFoundError);
+    expect(deps.store.jobs.get(job.id)?.status).toBe('queued');
+  });
+});

@@ -1,0 +1,63 @@
+import {
+  defaultSettings,
+  loadSettings,
+  queueVisibilityTimeoutSeconds,
+  SettingsError,
+  settingsEnvironment,
+} from '../../config/settings';
+
+describe('loadSettings', () => {
+  it('uses the contract defaults when nothing is set', () => {
+    expect(loadSettings({})).toEqual(defaultSettings);
+    expect(defaultSettings).toMatchObject({
+      maxInFlight: 5,
+      reconcileIntervalMs: 10_000,
+      queuedGraceMs: 30_000,
+      jobTimeoutMs: 600_000,
+      jobRetentionDays: 30,
+      maxReceiveCount: 5,
+      reconcileSchedule: 'rate(1 minute)',
+    });
+  });
+
+  it('applies valid overrides with their types', () => {
+    const settings = loadSettings({
+      MAX_IN_FLIGHT: '12',
+      ALLOW_PRIVATE_WEBHOOKS: 'true',
+      JOB_RETENTION_DAYS: '7',
+    });
+    expect(settings.maxInFlight).toBe(12);
+    expect(settings.allowPrivateWebhooks).toBe(true);
+    expect(settings.jobRetentionDays).toBe(7);
+  });
+
+  it('lists every bad value, naming the variable', () => {
+    let error: unknown;
+    try {
+      loadSettings({ MAX_IN_FLIGHT: 'many', LOG_RETENTION_DAYS: '8', JOB_RETENTION_DAYS: '0' });
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(SettingsError);
+    const problems = (error as SettingsError).problems;
+    expect(problems).toHaveLength(3);
+    expect(problems[0]).toMatch(/^MAX_IN_FLIGHT="many": /);
+    expect(problems[1]).toMatch(/^JOB_RETENTION_DAYS="0": .*1/);
+    expect(problems[2]).toMatch(/^LOG_RETENTION_DAYS="8": must be one of 1, 3, 5/);
+  });
+
+  it('refuses a burst below the steady rate', () => {
+    expect(() => loadSettings({ API_RATE_LIMIT: '50', API_BURST_LIMIT: '10' })).toThrow(
+      /API_BURST_LIMIT \(10\) must be at least API_RATE_LIMIT \(50\)/,
+    );
+  });
+
+  it('round-trips through the environment handed to functions', () => {
+    const settings = loadSettings({ MAX_IN_FLIGHT: '3', RECONCILE_SCHEDULE: 'rate(5 minutes)' });
+    expect(loadSettings(settingsEnvironment(settings))).toEqual(settings);
+  });
+
+  it('sets the queue visibility timeout to six times the consumer timeout', () => {
+    expect(queueVisibilityTimeoutSeconds(loadSettings({ DISPATCH_TIMEOUT_SECONDS: '20' }))).toBe(120);
+  });
+});
