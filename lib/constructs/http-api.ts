@@ -1,0 +1,306 @@
+import { Aws, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import {
+  AccessLogField,
+  AccessLogFormat,
+  ApiKeySourceType,
+  AuthorizationType,
+  EndpointType,
+  IdentitySource,
+  LambdaIntegration,
+  LogGroupLogDestination,
+  type Method,
+  MethodLoggingLevel,
+  RequestAuthorizer,
+  ResponseType,
+  RestApi,
+  type UsagePlan,
+} from 'aws-cdk-lib/aws-apigateway';
+import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { IBucket } from 'aws-cdk-lib/aws-s3';
+import type { IQueue } from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import { API_KEY_HEADER, binaryMediaTypes, type RouteLayout, routes } from '../../config/layout';
+import {
+  type GatewayResponseType,
+  gatewayProblems,
+  PROBLEM_CONTENT_TYPE,
+  RATE_LIMIT_RETRY_AFTER_SECONDS,
+} from '../../config/problems';
+import type { Settings } from '../../config/settings';
+import { handlerEntry } from '../handlers';
+import { acknowledge } from '../nag';
+import { ProjectFunction } from './project-function';
+
+/** Gateway responses that tell the client when to come back. */
+const RETRY_AFTER_RESPONSES: ReadonlySet<GatewayResponseType> = new Set(['THROTTLED', 'QUOTA_EXCEEDED']);
+
+export interface HttpApiProps {
+  /** Longhaul settings: per-tenant throttling, authorizer caching, log retention, and the handlers' environment. */
+  readonly settings: Settings;
+  /** The job table; the api handler reads and writes it. */
+  readonly jobTable: ITable;
+  /** The API key table; the authorizer reads single keys from it. */
+  readonly apiKeyTable: ITable;
+  /** The jobs queue; the api handler sends to it. */
+  readonly jobQueue: IQueue;
+  /** The input bucket; the api handler stores and reads job inputs in it. */
+  readonly inputBucket: IBucket;
+
+  /**
+   * The routes to serve, all proxied to the one api handler.
+   * @default routes from config/layout.ts
+   */
+  readonly routes?: readonly RouteLayout[];
+
+  /**
+   * Name of the deployment stage; it is the first segment of every URL path.
+   * @default 'prod'
+   */
+  readonly stageName?: string;
+
+  /**
+   * Requests per second across all tenants and routes before the stage throttles;
+   * keeps one noisy client from using up the account's regional API Gateway limit.
+   * Per-tenant limits come from the usage plan.
+   * @default 500, or one tenant's rate limit if that is higher
+   */
+  readonly stageRateLimit?: number;
+
+  /**
+   * Burst across all tenants and routes before the stage throttles.
+   * @default 1000, or one tenant's burst limit if that is higher
+   */
+  readonly stageBurstLimit?: number;
+
+  /**
+   * Entry file of the api handler.
+   * @default lambdas/api/handler.ts
+   */
+  readonly apiEntry?: string;
+
+  /**
+   * Entry file of the API key authorizer.
+   * @default lambdas/authorizer/handler.ts
+   */
+  readonly authorizerEntry?: string;
+}
+
+/**
+ * The public HTTP interface: an API Gateway REST API whose routes (from
+ * config/layout.ts) all proxy to one api handler. Tenant routes pass a REQUEST
+ * Lambda authorizer keyed on the X-API-Key header; the authorizer answers with the
+ * tenant's usage-plan key as `usageIdentifierKey`, so the one usage plan throttles
+ * each tenant separately. Errors the gateway answers itself are RFC 9457 problems,
+ * the same bodies the handlers and the local gateway send.
+ */
+export class HttpApi extends Construct {
+  /** The REST API. */
+  public readonly restApi: RestApi;
+  /** Handles every route. */
+  public readonly apiFunction: ProjectFunction;
+  /** Turns an X-API-Key into a tenant, a policy and a usage-plan key. */
+  public readonly authorizerFunction: ProjectFunction;
+  /** The REQUEST authorizer of every tenant route. */
+  public readonly authorizer: RequestAuthorizer;
+  /** The usage plan giving each tenant's API Gateway key its own rate and burst limit. */
+  public readonly usagePlan: UsagePlan;
+  /** Access log of the stage, one JSON line per request. */
+  public readonly accessLogGroup: LogGroup;
+  /** Every method, by route key (`GET /v1/jobs/{id}`). */
+  public readonly methods: ReadonlyMap<string, Method>;
+  /** Base URL of the API, without a trailing slash: `${url}/v1/jobs` is the jobs collection. */
+  public readonly url: string;
+
+  constructor(scope: Construct, id: string, props: HttpApiProps) {
+    super(scope, id);
+    const { settings } = props;
+    const stageName = props.stageName ?? 'prod';
+    if (!/^[A-Za-z0-9_]+$/.test(stageName)) {
+      throw new Error(
+        `HttpApi ${this.node.path}: stageName must contain only letters, digits and underscores, got ${JSON.stringify(stageName)}`,
+      );
+    }
+    const stageRateLimit = props.stageRateLimit ?? Math.max(500, settings.apiRateLimit);
+    const stageBurstLimit = props.stageBurstLimit ?? Math.max(1000, settings.apiBurstLimit);
+    if (!(stageRateLimit > 0) || !Number.isInteger(stageBurstLimit) || stageBurstLimit < 1) {
+      throw new Error(
+        `HttpApi ${this.node.path}: stageRateLimit must be positive and stageBurstLimit a positive integer, got ${stageRateLimit} and ${stageBurstLimit}`,
+      );
+    }
+    if (stageRateLimit < settings.apiRateLimit || stageBurstLimit < settings.apiBurstLimit) {
+      throw new Error(
+        `HttpApi ${this.node.path}: stage limits (${stageRateLimit}/s, burst ${stageBurstLimit}) must be at least one tenant's limits (${settings.apiRateLimit}/s, burst ${settings.apiBurstLimit})`,
+      );
+    }
+    const apiRoutes = props.routes ?? routes;
+    if (apiRoutes.length === 0) throw new Error(`HttpApi ${this.node.path}: routes must not be empty`);
+    const routeKeys = apiRoutes.map((route) => `${route.method} ${route.path}`);
+    const duplicate = routeKeys.find((key, index) => routeKeys.indexOf(key) !== index);
+    if (duplicate) throw new Error(`HttpApi ${this.node.path}: route ${duplicate} is listed twice`);
+
+    this.apiFunction = new ProjectFunction(this, 'ApiFunction', {
+      entry: props.apiEntry ?? handlerEntry('api'),
+      settings,
+      serviceName: 'api',
+      description: 'Longhaul HTTP API: job intake, status and uploads',
+      // Well under the gateway's 29 s integration limit, so a slow dependency
+      // ends as the handler's own problem response rather than a gateway 504.
+      timeout: Duration.seconds(15),
+      memorySize: 1024,
+    })
+      .useTable('jobTable', props.jobTable, 'readWrite')
+      .useQueue('jobQueueUrl', props.jobQueue, 'send')
+      .useBucket('inputBucket', props.inputBucket, 'readWrite');
+
+    this.authorizerFunction = new ProjectFunction(this, 'AuthorizerFunction', {
+      entry: props.authorizerEntry ?? handlerEntry('authorizer'),
+      settings,
+      serviceName: 'authorizer',
+      description: 'Longhaul API key authorizer',
+      timeout: Duration.seconds(5),
+    }).useTable('apiKeyTable', props.apiKeyTable, 'getItem');
+
+    this.accessLogGroup = new LogGroup(this, 'AccessLogs', {
+      retention: settings.logRetentionDays as RetentionDays,
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+
+    this.restApi = new RestApi(this, 'RestApi', {
+      restApiName: `${Stack.of(this).stackName}-api`,
+      description: 'Longhaul job API',
+      endpointConfiguration: { types: [EndpointType.REGIONAL] },
+      // The authorizer, not the client, supplies the usage-plan key.
+      apiKeySourceType: ApiKeySourceType.AUTHORIZER,
+      binaryMediaTypes: [...binaryMediaTypes],
+      // Execution logging needs the account-level CloudWatch role.
+      cloudWatchRole: true,
+      cloudWatchRoleRemovalPolicy: RemovalPolicy.RETAIN,
+      deployOptions: {
+        stageName,
+        tracingEnabled: true,
+        metricsEnabled: true,
+        loggingLevel: MethodLoggingLevel.ERROR,
+        // Request and response bodies are tenants' data; keep them out of execution logs.
+        dataTraceEnabled: false,
+        throttlingRateLimit: stageRateLimit,
+        throttlingBurstLimit: stageBurstLimit,
+        accessLogDestination: new LogGroupLogDestination(this.accessLogGroup),
+        accessLogFormat: AccessLogFormat.custom(
+          JSON.stringify({
+            requestId: AccessLogField.contextRequestId(),
+            extendedRequestId: AccessLogField.contextExtendedRequestId(),
+            requestTime: AccessLogField.contextRequestTime(),
+            ip: AccessLogField.contextIdentitySourceIp(),
+            userAgent: AccessLogField.contextIdentityUserAgent(),
+            method: AccessLogField.contextHttpMethod(),
+            resourcePath: AccessLogField.contextResourcePath(),
+            path: AccessLogField.contextPath(),
+            protocol: AccessLogField.contextProtocol(),
+            status: AccessLogField.contextStatus(),
+            responseLength: AccessLogField.contextResponseLength(),
+            latency: AccessLogField.contextResponseLatency(),
+            integrationLatency: AccessLogField.contextIntegrationLatency(),
+            tenantId: AccessLogField.contextAuthorizer('tenantId'),
+            usagePlanKeyId: AccessLogField.contextIdentityApiKeyId(),
+            authorizerStatus: AccessLogField.contextAuthorizerStatus(),
+            authorizerLatency: AccessLogField.contextAuthorizerLatency(),
+            authorizerError: AccessLogField.contextAuthorizerError(),
+            errorType: AccessLogField.contextErrorResponseType(),
+            errorMessage: AccessLogField.contextErrorMessageString(),
+            xrayTraceId: AccessLogField.contextXrayTraceId(),
+          }),
+        ),
+      },
+    });
+    // RestApi adds an `Endpoint` output ending in a slash; the stack's ApiUrl output replaces it.
+    this.restApi.node.tryRemoveChild('Endpoint');
+    const stage = this.restApi.deploymentStage;
+    this.url = `https://${this.restApi.restApiId}.execute-api.${Aws.REGION}.${Aws.URL_SUFFIX}/${stage.stageName}`;
+
+    this.authorizer = new RequestAuthorizer(this, 'Authorizer', {
+      handler: this.authorizerFunction.lambdaFunction,
+      identitySources: [IdentitySource.header(API_KEY_HEADER)],
+      resultsCacheTtl: Duration.seconds(settings.authorizerCacheSeconds),
+    });
+
+    // One integration for every route: the handler routes by resource path itself.
+    const integration = new LambdaIntegration(this.apiFunction.lambdaFunction, { allowTestInvoke: false });
+    const methods = new Map<string, Method>();
+    for (const route of apiRoutes) {
+      const key = `${route.method} ${route.path}`;
+      const resource = this.restApi.root.resourceForPath(route.path);
+      const method =
+        route.auth === 'tenant'
+          ? resource.addMethod(route.method, integration, {
+              authorizationType: AuthorizationType.CUSTOM,
+              authorizer: this.authorizer,
+              apiKeyRequired: true,
+            })
+          : resource.addMethod(route.method, integration, { authorizationType: AuthorizationType.NONE });
+      methods.set(key, method);
+      if (route.auth === 'none') {
+        acknowledge(
+          method,
+          'AwsSolutions-APIG4',
+          `${key} is public by design (a health check for load balancers and monitors); it reads no tenant data.`,
+        );
+      }
+      acknowledge(
+        method,
+        'AwsSolutions-COG4',
+        route.auth === 'none'
+          ? `${key} is public by design; it needs no authorizer of any kind.`
+          : `${key} is called by tenants' programs, not by users of a Cognito user pool; it is protected by the API key authorizer and the per-tenant usage plan.`,
+      );
+    }
+    this.methods = methods;
+
+    this.usagePlan = this.restApi.addUsagePlan('UsagePlan', {
+      description: 'Per-tenant throttling: each tenant key gets this rate and burst.',
+      throttle: { rateLimit: settings.apiRateLimit, burstLimit: settings.apiBurstLimit },
+      apiStages: [{ api: this.restApi, stage }],
+    });
+
+    for (const [type, problem] of Object.entries(gatewayProblems) as [
+      GatewayResponseType,
+      (typeof gatewayProblems)[GatewayResponseType],
+    ][]) {
+      const body = JSON.stringify(problem);
+      // The body is a Velocity template; these characters would be interpreted, not sent.
+      if (/[$#]/.test(body)) {
+        throw new Error(`HttpApi ${this.node.path}: gateway problem ${type} must not contain "$" or "#"`);
+      }
+      this.restApi.addGatewayResponse(`Gateway${type}`, {
+        type: ResponseType.of(type),
+        statusCode: String(problem.status),
+        responseHeaders: {
+          'Content-Type': `'${PROBLEM_CONTENT_TYPE}'`,
+          ...(RETRY_AFTER_RESPONSES.has(type)
+            ? { 'Retry-After': `'${RATE_LIMIT_RETRY_AFTER_SECONDS}'` }
+            : {}),
+        },
+        templates: { 'application/json': body },
+      });
+    }
+
+    acknowledge(
+      this.restApi,
+      'AwsSolutions-APIG2',
+      "The api handler validates every request with zod and answers RFC 9457 problems with the contract's codes (e.g. idempotency-key-missing); gateway request validation would answer a generic 400 first.",
+    );
+    acknowledge(
+      stage,
+      'AwsSolutions-APIG3',
+      'No WAF web ACL is created here: every tenant route needs an API key checked by the authorizer and is throttled per tenant by the usage plan and per stage. Deployers who need WAF rules associate their own web ACL with this stage.',
+    );
+    const cloudWatchRole = this.restApi.node.tryFindChild('CloudWatchRole');
+    if (cloudWatchRole) {
+      acknowledge(
+        cloudWatchRole,
+        'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
+        "API Gateway's account-wide logging role: AWS publishes AmazonAPIGatewayPushToCloudWatchLogs for exactly this role, and execution logs go to log groups API Gateway names itself.",
+      );
+    }
+  }
+}

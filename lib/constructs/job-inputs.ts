@@ -1,0 +1,112 @@
+import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import {
+  BlockPublicAccess,
+  Bucket,
+  BucketEncryption,
+  HttpMethods,
+  ObjectOwnership,
+} from 'aws-cdk-lib/aws-s3';
+import { S3_SERVER_ACCESS_LOGS_USE_BUCKET_POLICY } from 'aws-cdk-lib/cx-api';
+import { Construct } from 'constructs';
+import { acknowledge } from '../nag';
+
+export interface JobInputsProps {
+  /**
+   * Days after upload when an input object is deleted. Must outlive the job that
+   * uses it: the job's retention after finishing plus the longest a job may
+   * wait and run.
+   */
+  readonly expirationDays: number;
+
+  /**
+   * Days after which server access log objects are deleted.
+   * @default 365
+   */
+  readonly accessLogExpirationDays?: number;
+
+  /**
+   * Origins allowed to PUT to presigned upload URLs from a browser.
+   * @default - none: no CORS rules, presigned uploads work from servers and CLIs only
+   */
+  readonly uploadCorsOrigins?: readonly string[];
+
+  /**
+   * What happens to the buckets when they leave the stack.
+   * @default RemovalPolicy.RETAIN
+   */
+  readonly removalPolicy?: RemovalPolicy;
+}
+
+/**
+ * Private storage for job inputs: file parts of multipart requests and presigned
+ * uploads. The bucket is never public, refuses plain HTTP, encrypts with SSE-S3
+ * (presigned URLs then need no KMS permissions on the uploader's side), expires
+ * objects once no job can need them, and records server access logs to a
+ * dedicated log bucket.
+ */
+export class JobInputs extends Construct {
+  /** Job inputs, keyed by the runtime. */
+  public readonly inputBucket: Bucket;
+  /** Server access logs of the input bucket. */
+  public readonly accessLogBucket: Bucket;
+
+  constructor(scope: Construct, id: string, props: JobInputsProps) {
+    super(scope, id);
+    if (!Number.isInteger(props.expirationDays) || props.expirationDays < 1) {
+      throw new Error(
+        `JobInputs ${this.node.path}: expirationDays must be a positive integer, got ${props.expirationDays}`,
+      );
+    }
+    const accessLogExpirationDays = props.accessLogExpirationDays ?? 365;
+    if (!Number.isInteger(accessLogExpirationDays) || accessLogExpirationDays < 1) {
+      throw new Error(
+        `JobInputs ${this.node.path}: accessLogExpirationDays must be a positive integer, got ${accessLogExpirationDays}`,
+      );
+    }
+    const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
+    // Log delivery through a bucket policy rather than the legacy LogDeliveryWrite
+    // ACL, which cannot coexist with BucketOwnerEnforced object ownership. Set here
+    // so the construct does not depend on the app's feature flags.
+    this.node.setContext(S3_SERVER_ACCESS_LOGS_USE_BUCKET_POLICY, true);
+
+    this.accessLogBucket = new Bucket(this, 'AccessLogBucket', {
+      blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
+      // S3 server access logging delivers only to SSE-S3 encrypted buckets.
+      encryption: BucketEncryption.S3_MANAGED,
+      enforceSSL: true,
+      objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
+      lifecycleRules: [{ id: 'expire-access-logs', expiration: Duration.days(accessLogExpirationDays) }],
+      removalPolicy,
+    });
+    acknowledge(
+      this.accessLogBucket,
+      'AwsSolutions-S1',
+      'This bucket is the server access log destination of the input bucket; logging it into itself would log its own log deliveries endlessly, and logging it elsewhere only moves the question.',
+    );
+
+    this.inputBucket = new Bucket(this, 'InputBucket', {
+      blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
+      encryption: BucketEncryption.S3_MANAGED,
+      enforceSSL: true,
+      objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
+      serverAccessLogsBucket: this.accessLogBucket,
+      serverAccessLogsPrefix: 'input-bucket/',
+      lifecycleRules: [
+        { id: 'expire-inputs', expiration: Duration.days(props.expirationDays) },
+        { id: 'abort-incomplete-uploads', abortIncompleteMultipartUploadAfter: Duration.days(1) },
+      ],
+      cors:
+        props.uploadCorsOrigins && props.uploadCorsOrigins.length > 0
+          ? [
+              {
+                allowedMethods: [HttpMethods.PUT],
+                allowedOrigins: [...props.uploadCorsOrigins],
+                allowedHeaders: ['*'],
+                maxAge: 3600,
+              },
+            ]
+          : undefined,
+      removalPolicy,
+    });
+  }
+}

@@ -1,0 +1,86 @@
+import { Duration } from 'aws-cdk-lib';
+import { type Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
+import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import type { Alarms } from './alarms';
+
+/** SQS keeps a message at most 14 days. */
+const MAX_RETENTION = Duration.days(14);
+
+export interface JobQueueProps {
+  /**
+   * How long a received message stays invisible to other consumers; at least six
+   * times the consumer's timeout (see `queueVisibilityTimeoutSeconds` in config/settings.ts).
+   */
+  readonly visibilityTimeout: Duration;
+
+  /** Receives before a message moves to the dead-letter queue; at least 5, as AWS advises for Lambda consumers. */
+  readonly maxReceiveCount: number;
+
+  /** Where the dead-letter alarm is sent. */
+  readonly alarms: Alarms;
+}
+
+/**
+ * The durable queue between job intake and dispatch, with a dead-letter queue for
+ * messages that keep failing and an alarm as soon as one lands there.
+ *
+ * Both queues use SQS-managed encryption (SSE-SQS): every producer and consumer
+ * (Lambda now, Scheduler or Step Functions later) can use it without key grants,
+ * and it adds no KMS requests per message. Both refuse requests without TLS.
+ */
+export class JobQueue extends Construct {
+  /** Job messages, one per job to dispatch. */
+  public readonly queue: Queue;
+  /** Messages received `maxReceiveCount` times without being deleted. */
+  public readonly deadLetterQueue: Queue;
+  /** In ALARM while the dead-letter queue holds at least one visible message. */
+  public readonly deadLetterAlarm: Alarm;
+
+  constructor(scope: Construct, id: string, props: JobQueueProps) {
+    super(scope, id);
+    if (
+      !Number.isInteger(props.maxReceiveCount) ||
+      props.maxReceiveCount < 5 ||
+      props.maxReceiveCount > 1000
+    ) {
+      throw new Error(
+        `JobQueue ${this.node.path}: maxReceiveCount must be an integer from 5 to 1000, got ${props.maxReceiveCount}`,
+      );
+    }
+    const visibilitySeconds = props.visibilityTimeout.toSeconds();
+    if (!Number.isInteger(visibilitySeconds) || visibilitySeconds < 0 || visibilitySeconds > 43_200) {
+      throw new Error(
+        `JobQueue ${this.node.path}: visibilityTimeout must be a whole number of seconds from 0 to 43200, got ${visibilitySeconds}`,
+      );
+    }
+
+    this.deadLetterQueue = new Queue(this, 'DeadLetterQueue', {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: MAX_RETENTION,
+    });
+    this.queue = new Queue(this, 'Queue', {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      visibilityTimeout: props.visibilityTimeout,
+      // A long peak lengthens the queue; messages must outlive it.
+      retentionPeriod: MAX_RETENTION,
+      deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: props.maxReceiveCount },
+    });
+
+    this.deadLetterAlarm = this.deadLetterQueue
+      .metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(5), statistic: 'Maximum' })
+      .createAlarm(this, 'DeadLetterAlarm', {
+        alarmDescription:
+          'Longhaul job messages reached the dead-letter queue: they failed every delivery attempt. ' +
+          'Inspect them, fix the cause, then move them back with StartMessageMoveTask.',
+        threshold: 1,
+        evaluationPeriods: 1,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        // An idle queue publishes no datapoints; that is the healthy case.
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      });
+    props.alarms.notify(this.deadLetterAlarm);
+  }
+}

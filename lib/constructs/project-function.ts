@@ -1,0 +1,247 @@
+import { type Duration, RemovalPolicy } from 'aws-cdk-lib';
+import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import {
+  type IGrantable,
+  type IPrincipal,
+  PolicyStatement,
+  Role,
+  ServicePrincipal,
+} from 'aws-cdk-lib/aws-iam';
+import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
+import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { IBucket } from 'aws-cdk-lib/aws-s3';
+import type { IQueue } from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import { resourceEnv } from '../../config/layout';
+import { type Settings, settingsEnvironment } from '../../config/settings';
+import { DEPS_LOCK_FILE, REPO_ROOT } from '../handlers';
+import { acknowledge, iam5ResourceFinding } from '../nag';
+
+/** Resources a handler learns through `resourceEnv` (config/layout.ts), by kind. */
+export type TableEnvKey = Extract<keyof typeof resourceEnv, 'jobTable' | 'apiKeyTable'>;
+export type QueueEnvKey = Extract<keyof typeof resourceEnv, 'jobQueueUrl'>;
+export type BucketEnvKey = Extract<keyof typeof resourceEnv, 'inputBucket'>;
+export type ResourceEnvKey = TableEnvKey | QueueEnvKey | BucketEnvKey;
+
+/**
+ * What a function may do with a table: `getItem` (point reads of the base table
+ * only), `read` (reads, queries and scans, indexes included) or `readWrite`.
+ */
+export type TableAccess = 'getItem' | 'read' | 'readWrite';
+/** What a function may do with a queue: `send` messages, or `consume` them. */
+export type QueueAccess = 'send' | 'consume';
+/** What a function may do with a bucket's objects: `read` (GetObject) or `readWrite` (GetObject, PutObject). */
+export type BucketAccess = 'read' | 'readWrite';
+
+/** Environment variables ProjectFunction sets itself; `environment` may not override them. */
+const OWN_ENV_PREFIXES = ['POWERTOOLS_', 'NODE_OPTIONS'] as const;
+
+export interface ProjectFunctionProps {
+  /** Absolute path of the handler's entry file; see `handlerEntry()` in lib/handlers.ts. */
+  readonly entry: string;
+
+  /**
+   * Name of the exported handler function in `entry`.
+   * @default 'handler'
+   */
+  readonly handler?: string;
+
+  /** Longhaul settings: handed to the function as its environment, and the source of its log retention. */
+  readonly settings: Settings;
+
+  /** Longest a single invocation may run. Required: every function states its own, there is no safe default. */
+  readonly timeout: Duration;
+
+  /**
+   * Memory in MB; CPU grows with it.
+   * @default 512
+   */
+  readonly memorySize?: number;
+
+  /** Powertools service name: the `service` of every log line, metric and trace of this function. */
+  readonly serviceName: string;
+
+  /**
+   * Description of the function shown in the console.
+   * @default - none
+   */
+  readonly description?: string;
+
+  /**
+   * Extra environment variables. Resource names are set with the `use*` methods
+   * instead, so a grant and the variable that points at the resource never drift apart.
+   * @default - none
+   */
+  readonly environment?: Readonly<Record<string, string>>;
+}
+
+/**
+ * A Node.js Lambda function with Longhaul's fixed defaults: Node 24 on arm64,
+ * active X-Ray tracing, minified bundles with source maps, the AWS SDK taken from
+ * the runtime, its own log group (retained, with the configured retention) and its
+ * own role whose only built-in permission is writing to that log group.
+ *
+ * Resources are attached with `useTable`, `useQueue` and `useBucket`, which grant
+ * the access and set the handler's environment variable in one step.
+ */
+export class ProjectFunction extends Construct implements IGrantable {
+  /** The Lambda function. */
+  public readonly lambdaFunction: NodejsFunction;
+  /** The function's execution role. */
+  public readonly role: Role;
+  /** The function's log group. */
+  public readonly logGroup: LogGroup;
+
+  constructor(scope: Construct, id: string, props: ProjectFunctionProps) {
+    super(scope, id);
+    const timeoutSeconds = props.timeout.toSeconds();
+    if (!Number.isInteger(timeoutSeconds) || timeoutSeconds < 1 || timeoutSeconds > 900) {
+      throw new Error(
+        `ProjectFunction ${this.node.path}: timeout must be a whole number of seconds from 1 to 900, got ${timeoutSeconds}`,
+      );
+    }
+    const memorySize = props.memorySize ?? 512;
+    if (!Number.isInteger(memorySize) || memorySize < 128 || memorySize > 10_240) {
+      throw new Error(
+        `ProjectFunction ${this.node.path}: memorySize must be an integer from 128 to 10240 MB, got ${memorySize}`,
+      );
+    }
+    if (props.serviceName.trim() === '') {
+      throw new Error(`ProjectFunction ${this.node.path}: serviceName must not be empty`);
+    }
+    const ownNames = new Set([
+      ...Object.keys(settingsEnvironment(props.settings)),
+      ...Object.values(resourceEnv),
+    ]);
+    for (const name of Object.keys(props.environment ?? {})) {
+      if (ownNames.has(name) || OWN_ENV_PREFIXES.some((prefix) => name.startsWith(prefix))) {
+        throw new Error(
+          `ProjectFunction ${this.node.path}: environment variable ${name} is managed by ProjectFunction; ` +
+            'settings come from the settings prop and resource names from the use* methods',
+        );
+      }
+    }
+
+    this.logGroup = new LogGroup(this, 'LogGroup', {
+      retention: props.settings.logRetentionDays as RetentionDays,
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+
+    // An own role instead of the default one: the default attaches the managed
+    // AWSLambdaBasicExecutionRole, which may write to every log group in the account.
+    this.role = new Role(this, 'Role', {
+      assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
+      description: `Execution role of ${this.node.path}`,
+    });
+    this.role.addToPrincipalPolicy(
+      new PolicyStatement({
+        actions: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+        resources: [this.logGroup.logGroupArn],
+      }),
+    );
+
+    this.lambdaFunction = new NodejsFunction(this, 'Function', {
+      entry: props.entry,
+      handler: props.handler ?? 'handler',
+      projectRoot: REPO_ROOT,
+      depsLockFilePath: DEPS_LOCK_FILE,
+      runtime: Runtime.NODEJS_24_X,
+      architecture: Architecture.ARM_64,
+      tracing: Tracing.ACTIVE,
+      timeout: props.timeout,
+      memorySize,
+      role: this.role,
+      logGroup: this.logGroup,
+      description: props.description,
+      environment: {
+        ...settingsEnvironment(props.settings),
+        POWERTOOLS_SERVICE_NAME: props.serviceName,
+        POWERTOOLS_METRICS_NAMESPACE: 'Longhaul',
+        POWERTOOLS_LOG_LEVEL: 'INFO',
+        NODE_OPTIONS: '--enable-source-maps',
+        ...props.environment,
+      },
+      bundling: {
+        minify: true,
+        sourceMap: true,
+        // Stack traces need the mappings, not a second copy of the sources.
+        sourcesContent: false,
+        format: OutputFormat.CJS,
+        // The runtime ships the AWS SDK v3.
+        externalModules: ['@aws-sdk/*'],
+      },
+    });
+
+    acknowledge(
+      this.role,
+      'AwsSolutions-IAM5[Resource::*]',
+      'Active X-Ray tracing needs xray:PutTraceSegments and xray:PutTelemetryRecords, which support no resource-level permissions, so they are granted on "*". Every other statement of this role names its resources.',
+    );
+  }
+
+  public get grantPrincipal(): IPrincipal {
+    return this.role;
+  }
+
+  /** Sets the environment variable through which the handler finds a resource (see `resourceEnv` in config/layout.ts). */
+  public setResourceEnv(key: ResourceEnvKey, value: string): this {
+    this.lambdaFunction.addEnvironment(resourceEnv[key], value);
+    return this;
+  }
+
+  /** Grants `access` to `table` and sets the handler's `resourceEnv[key]` to its name. */
+  public useTable(key: TableEnvKey, table: ITable, access: TableAccess): this {
+    switch (access) {
+      case 'getItem':
+        // Point reads on the base table only; `grant()` would also cover every index.
+        this.role.addToPrincipalPolicy(
+          new PolicyStatement({ actions: ['dynamodb:GetItem'], resources: [table.tableArn] }),
+        );
+        table.encryptionKey?.grantDecrypt(this.role);
+        break;
+      case 'read':
+        table.grantReadData(this.role);
+        this.acknowledgeIndexWildcard(table);
+        break;
+      case 'readWrite':
+        table.grantReadWriteData(this.role);
+        this.acknowledgeIndexWildcard(table);
+        break;
+    }
+    return this.setResourceEnv(key, table.tableName);
+  }
+
+  /** Grants `access` to `queue` and sets the handler's `resourceEnv[key]` to its URL. */
+  public useQueue(key: QueueEnvKey, queue: IQueue, access: QueueAccess): this {
+    if (access === 'send') queue.grantSendMessages(this.role);
+    else queue.grantConsumeMessages(this.role);
+    return this.setResourceEnv(key, queue.queueUrl);
+  }
+
+  /** Grants `access` to the objects of `bucket` and sets the handler's `resourceEnv[key]` to its name. */
+  public useBucket(key: BucketEnvKey, bucket: IBucket, access: BucketAccess): this {
+    const actions = access === 'read' ? ['s3:GetObject'] : ['s3:GetObject', 's3:PutObject'];
+    this.role.addToPrincipalPolicy(new PolicyStatement({ actions, resources: [bucket.arnForObjects('*')] }));
+    if (bucket.encryptionKey) {
+      if (access === 'read') bucket.encryptionKey.grantDecrypt(this.role);
+      else bucket.encryptionKey.grantEncryptDecrypt(this.role);
+    }
+    acknowledge(
+      this.role,
+      iam5ResourceFinding(this, bucket.bucketArn, '/*'),
+      'Object keys are chosen at run time (one per job input or upload), so object access is granted on every key of this one bucket; the bucket itself and every other bucket stay out of reach.',
+    );
+    return this.setResourceEnv(key, bucket.bucketName);
+  }
+
+  // DynamoDB grants cover `<table>/index/*` so the handler can query the table's
+  // indexes; the wildcard only ever matches indexes of this one table.
+  private acknowledgeIndexWildcard(table: ITable): void {
+    acknowledge(
+      this.role,
+      iam5ResourceFinding(this, table.tableArn, '/index/*'),
+      'Queries go through the global secondary indexes of this table; "/index/*" matches only the indexes of this one table.',
+    );
+  }
+}
