@@ -1,0 +1,90 @@
+import { App, Duration, Stack } from 'aws-cdk-lib';
+import { Table } from 'aws-cdk-lib/aws-dynamodb';
+import { Bucket } from 'aws-cdk-lib/aws-s3';
+import { Queue } from 'aws-cdk-lib/aws-sqs';
+import { defaultSettings } from '../../config/settings';
+import { Alarms } from '../../lib/constructs/alarms';
+import { HttpApi, type HttpApiProps } from '../../lib/constructs/http-api';
+import { JobInputs } from '../../lib/constructs/job-inputs';
+import { JobQueue } from '../../lib/constructs/job-queue';
+
+// Bad props fail before anything is bundled, so these build bare stacks.
+const stack = () => new Stack(new App(), 'Test');
+
+describe('Alarms', () => {
+  test('rejects an alarm e-mail that is no address', () => {
+    expect(() => new Alarms(stack(), 'Alarms', { email: 'ops' })).toThrow(
+      'Alarms Test/Alarms: email must be an e-mail address, got "ops"',
+    );
+  });
+});
+
+describe('JobQueue', () => {
+  const create =
+    (maxReceiveCount: number, visibilityTimeout = Duration.minutes(3)) =>
+    () => {
+      const scope = stack();
+      new JobQueue(scope, 'JobQueue', {
+        maxReceiveCount,
+        visibilityTimeout,
+        alarms: new Alarms(scope, 'Alarms'),
+      });
+    };
+
+  test('rejects fewer than 5 receives before the dead-letter queue', () => {
+    expect(create(3)).toThrow(
+      'JobQueue Test/JobQueue: maxReceiveCount must be an integer from 5 to 1000, got 3',
+    );
+  });
+
+  test('rejects a visibility timeout beyond SQS’s 12 hours', () => {
+    expect(create(5, Duration.hours(13))).toThrow(
+      'JobQueue Test/JobQueue: visibilityTimeout must be a whole number of seconds from 0 to 43200, got 46800',
+    );
+  });
+});
+
+describe('JobInputs', () => {
+  test('rejects inputs that would expire at once', () => {
+    expect(() => new JobInputs(stack(), 'JobInputs', { expirationDays: 0 })).toThrow(
+      'JobInputs Test/JobInputs: expirationDays must be a positive integer, got 0',
+    );
+  });
+});
+
+describe('HttpApi', () => {
+  const create = (overrides: Partial<HttpApiProps>) => () => {
+    const scope = stack();
+    new HttpApi(scope, 'Api', {
+      settings: defaultSettings,
+      jobTable: Table.fromTableName(scope, 'Jobs', 'jobs'),
+      apiKeyTable: Table.fromTableName(scope, 'Keys', 'keys'),
+      jobQueue: Queue.fromQueueArn(scope, 'Queue', 'arn:aws:sqs:eu-west-1:111111111111:jobs'),
+      inputBucket: Bucket.fromBucketName(scope, 'Inputs', 'inputs'),
+      ...overrides,
+    });
+  };
+
+  test('rejects a stage name API Gateway would refuse', () => {
+    expect(create({ stageName: 'v1/prod' })).toThrow(
+      'HttpApi Test/Api: stageName must contain only letters, digits and underscores, got "v1/prod"',
+    );
+  });
+
+  test('rejects stage limits below one tenant’s limits', () => {
+    expect(create({ stageRateLimit: 10 })).toThrow(
+      "HttpApi Test/Api: stage limits (10/s, burst 1000) must be at least one tenant's limits (20/s, burst 40)",
+    );
+  });
+
+  test('rejects an API without routes', () => {
+    expect(create({ routes: [] })).toThrow('HttpApi Test/Api: routes must not be empty');
+  });
+
+  test('rejects a route listed twice', () => {
+    const route = { method: 'GET', path: '/healthz', auth: 'none' } as const;
+    expect(create({ routes: [route, route] })).toThrow(
+      'HttpApi Test/Api: route GET /healthz is listed twice',
+    );
+  });
+});

@@ -1,0 +1,291 @@
+import { Match, type Template } from 'aws-cdk-lib/assertions';
+import { apiKeyTable, jobTable } from '../../config/layout';
+import { defaultSettings, queueVisibilityTimeoutSeconds } from '../../config/settings';
+import { logicalIdAt, SYNTH_TIMEOUT_MS, synthesizeLonghaul } from './longhaul-app';
+
+jest.setTimeout(SYNTH_TIMEOUT_MS);
+
+let template: Template;
+
+beforeAll(() => {
+  ({ template } = synthesizeLonghaul({}, { alarmEmail: 'ops@example.com' }));
+});
+
+describe('job table', () => {
+  const path = 'Longhaul/JobStore/JobTable/Resource';
+
+  test('is keyed by string pk and sk, on demand, with TTL on expiresAt', () => {
+    const id = logicalIdAt(template, 'AWS::DynamoDB::Table', path);
+    const table = template.toJSON().Resources[id];
+    expect(table.Properties.KeySchema).toEqual([
+      { AttributeName: 'pk', KeyType: 'HASH' },
+      { AttributeName: 'sk', KeyType: 'RANGE' },
+    ]);
+    expect(table.Properties.BillingMode).toBe('PAY_PER_REQUEST');
+    expect(table.Properties.TimeToLiveSpecification).toEqual({ AttributeName: 'expiresAt', Enabled: true });
+  });
+
+  test('has exactly the three indexes of config/layout.ts, with their keys and projections', () => {
+    const id = logicalIdAt(template, 'AWS::DynamoDB::Table', path);
+    const table = template.toJSON().Resources[id];
+    expect(table.Properties.GlobalSecondaryIndexes).toEqual(
+      jobTable.indexes.map((index) => ({
+        IndexName: index.name,
+        KeySchema: [
+          { AttributeName: index.partitionKey, KeyType: 'HASH' },
+          { AttributeName: index.sortKey, KeyType: 'RANGE' },
+        ],
+        Projection: { ProjectionType: index.projection },
+      })),
+    );
+    expect(jobTable.indexes.map((index) => index.name)).toEqual(['byTenant', 'byTenantStatus', 'active']);
+    const stringAttributes = [
+      'pk',
+      'sk',
+      'tenantId',
+      'createdAt',
+      'tenantStatus',
+      'activeStatus',
+      'statusAt',
+    ];
+    expect(table.Properties.AttributeDefinitions).toEqual(
+      stringAttributes.map((name) => ({ AttributeName: name, AttributeType: 'S' })),
+    );
+  });
+
+  test('has point-in-time recovery, KMS encryption at rest, deletion protection and is retained', () => {
+    const id = logicalIdAt(template, 'AWS::DynamoDB::Table', path);
+    const table = template.toJSON().Resources[id];
+    expect(table.Properties.PointInTimeRecoverySpecification).toEqual({ PointInTimeRecoveryEnabled: true });
+    // SSEEnabled without a key id: the AWS-managed key alias/aws/dynamodb.
+    expect(table.Properties.SSESpecification).toEqual({ SSEEnabled: true });
+    expect(table.Properties.DeletionProtectionEnabled).toBe(true);
+    expect(table.DeletionPolicy).toBe('Retain');
+    expect(table.UpdateReplacePolicy).toBe('Retain');
+  });
+});
+
+describe('API key table', () => {
+  test('is keyed by the key hash only, with the same protections as the job table', () => {
+    const id = logicalIdAt(template, 'AWS::DynamoDB::Table', 'Longhaul/JobStore/ApiKeyTable/Resource');
+    const table = template.toJSON().Resources[id];
+    expect(table.Properties).toEqual(
+      expect.objectContaining({
+        KeySchema: [{ AttributeName: apiKeyTable.partitionKey, KeyType: 'HASH' }],
+        AttributeDefinitions: [{ AttributeName: 'keyHash', AttributeType: 'S' }],
+        BillingMode: 'PAY_PER_REQUEST',
+        PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+        SSESpecification: { SSEEnabled: true },
+        DeletionProtectionEnabled: true,
+      }),
+    );
+    expect(table.Properties.GlobalSecondaryIndexes).toBeUndefined();
+    expect(table.DeletionPolicy).toBe('Retain');
+  });
+
+  test('there are exactly two tables', () => {
+    template.resourceCountIs('AWS::DynamoDB::Table', 2);
+  });
+});
+
+describe('job queue', () => {
+  test('redrives to the dead-letter queue after 5 receives, with visibility six times the dispatch timeout', () => {
+    const dlq = logicalIdAt(template, 'AWS::SQS::Queue', 'Longhaul/JobQueue/DeadLetterQueue/Resource');
+    expect(queueVisibilityTimeoutSeconds(defaultSettings)).toBe(6 * defaultSettings.dispatchTimeoutSeconds);
+    template.hasResourceProperties('AWS::SQS::Queue', {
+      RedrivePolicy: { deadLetterTargetArn: { 'Fn::GetAtt': [dlq, 'Arn'] }, maxReceiveCount: 5 },
+      VisibilityTimeout: 180,
+      MessageRetentionPeriod: 14 * 24 * 3600,
+      SqsManagedSseEnabled: true,
+    });
+  });
+
+  test('the dead-letter queue keeps messages 14 days, encrypted, and redrives nowhere', () => {
+    const dlq = logicalIdAt(template, 'AWS::SQS::Queue', 'Longhaul/JobQueue/DeadLetterQueue/Resource');
+    const queue = template.toJSON().Resources[dlq];
+    expect(queue.Properties).toEqual({ MessageRetentionPeriod: 1_209_600, SqsManagedSseEnabled: true });
+    template.resourceCountIs('AWS::SQS::Queue', 2);
+  });
+
+  test.each([
+    ['Queue', 'Longhaul/JobQueue/Queue/Resource'],
+    ['DeadLetterQueue', 'Longhaul/JobQueue/DeadLetterQueue/Resource'],
+  ])('%s denies every request without TLS', (_name, path) => {
+    const queue = logicalIdAt(template, 'AWS::SQS::Queue', path);
+    template.hasResourceProperties('AWS::SQS::QueuePolicy', {
+      Queues: [{ Ref: queue }],
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({
+            Effect: 'Deny',
+            Principal: { AWS: '*' },
+            Action: 'sqs:*',
+            Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+          }),
+        ]),
+      },
+    });
+  });
+
+  test('an alarm fires on the first visible dead-letter message and notifies the alarm topic', () => {
+    const dlq = logicalIdAt(template, 'AWS::SQS::Queue', 'Longhaul/JobQueue/DeadLetterQueue/Resource');
+    const topic = logicalIdAt(template, 'AWS::SNS::Topic', 'Longhaul/Alarms/Topic/Resource');
+    template.resourceCountIs('AWS::CloudWatch::Alarm', 1);
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: 'AWS/SQS',
+      MetricName: 'ApproximateNumberOfMessagesVisible',
+      Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [dlq, 'QueueName'] } }],
+      Statistic: 'Maximum',
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      Threshold: 1,
+      EvaluationPeriods: 1,
+      TreatMissingData: 'notBreaching',
+      AlarmActions: [{ Ref: topic }],
+      OKActions: [{ Ref: topic }],
+    });
+  });
+});
+
+describe('alarm topic', () => {
+  test('is encrypted with a rotating customer-managed key CloudWatch may use', () => {
+    const key = logicalIdAt(template, 'AWS::KMS::Key', 'Longhaul/Alarms/Key/Resource');
+    template.hasResourceProperties('AWS::SNS::Topic', { KmsMasterKeyId: { 'Fn::GetAtt': [key, 'Arn'] } });
+    template.hasResourceProperties('AWS::KMS::Key', {
+      EnableKeyRotation: true,
+      KeyPolicy: {
+        Statement: Match.arrayWith([
+          Match.objectLike({
+            Effect: 'Allow',
+            Principal: { Service: 'cloudwatch.amazonaws.com' },
+            Action: ['kms:Decrypt', 'kms:GenerateDataKey*'],
+          }),
+        ]),
+      },
+    });
+  });
+
+  test('accepts publishing only over TLS, and from CloudWatch only for alarms of this account', () => {
+    const topic = logicalIdAt(template, 'AWS::SNS::Topic', 'Longhaul/Alarms/Topic/Resource');
+    template.hasResourceProperties('AWS::SNS::TopicPolicy', {
+      Topics: [{ Ref: topic }],
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({
+            Effect: 'Deny',
+            Action: 'sns:Publish',
+            Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+          }),
+          Match.objectLike({
+            Effect: 'Allow',
+            Principal: { Service: 'cloudwatch.amazonaws.com' },
+            Action: 'sns:Publish',
+            Condition: Match.objectLike({ StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } } }),
+          }),
+        ]),
+      },
+    });
+  });
+
+  test('subscribes the alarm e-mail address when one is given', () => {
+    template.hasResourceProperties('AWS::SNS::Subscription', {
+      Protocol: 'email',
+      Endpoint: 'ops@example.com',
+    });
+  });
+});
+
+describe('input bucket', () => {
+  const path = 'Longhaul/JobInputs/InputBucket/Resource';
+
+  test('is private, encrypted, retained and logs access to the access-log bucket', () => {
+    const id = logicalIdAt(template, 'AWS::S3::Bucket', path);
+    const logBucket = logicalIdAt(template, 'AWS::S3::Bucket', 'Longhaul/JobInputs/AccessLogBucket/Resource');
+    const bucket = template.toJSON().Resources[id];
+    expect(bucket.Properties).toEqual(
+      expect.objectContaining({
+        PublicAccessBlockConfiguration: {
+          BlockPublicAcls: true,
+          BlockPublicPolicy: true,
+          IgnorePublicAcls: true,
+          RestrictPublicBuckets: true,
+        },
+        BucketEncryption: {
+          ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }],
+        },
+        OwnershipControls: { Rules: [{ ObjectOwnership: 'BucketOwnerEnforced' }] },
+        LoggingConfiguration: { DestinationBucketName: { Ref: logBucket }, LogFilePrefix: 'input-bucket/' },
+      }),
+    );
+    expect(bucket.DeletionPolicy).toBe('Retain');
+  });
+
+  test('expires inputs after the job retention plus the longest job and a week, and aborts stale multipart uploads', () => {
+    // 30 days of job retention + 1 day (a 10-minute job timeout, rounded up) + 7 days of margin.
+    const expected = 38;
+    template.hasResourceProperties('AWS::S3::Bucket', {
+      LifecycleConfiguration: {
+        Rules: [
+          { Id: 'expire-inputs', Status: 'Enabled', ExpirationInDays: expected },
+          {
+            Id: 'abort-incomplete-uploads',
+            Status: 'Enabled',
+            AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 },
+          },
+        ],
+      },
+    });
+  });
+
+  test.each([
+    ['InputBucket', 'Longhaul/JobInputs/InputBucket/Resource'],
+    ['AccessLogBucket', 'Longhaul/JobInputs/AccessLogBucket/Resource'],
+  ])('%s denies every request without TLS', (_name, bucketPath) => {
+    const bucket = logicalIdAt(template, 'AWS::S3::Bucket', bucketPath);
+    template.hasResourceProperties('AWS::S3::BucketPolicy', {
+      Bucket: { Ref: bucket },
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({
+            Effect: 'Deny',
+            Action: 's3:*',
+            Principal: { AWS: '*' },
+            Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+          }),
+        ]),
+      },
+    });
+  });
+
+  test('the access-log bucket accepts logs from S3 through its bucket policy, for the input bucket only', () => {
+    const logBucket = logicalIdAt(template, 'AWS::S3::Bucket', 'Longhaul/JobInputs/AccessLogBucket/Resource');
+    const inputBucket = logicalIdAt(template, 'AWS::S3::Bucket', path);
+    template.hasResourceProperties('AWS::S3::BucketPolicy', {
+      Bucket: { Ref: logBucket },
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({
+            Effect: 'Allow',
+            Principal: { Service: 'logging.s3.amazonaws.com' },
+            Action: 's3:PutObject',
+            Condition: Match.objectLike({
+              ArnLike: { 'aws:SourceArn': { 'Fn::GetAtt': [inputBucket, 'Arn'] } },
+            }),
+          }),
+        ]),
+      },
+    });
+  });
+});
+
+describe('stack outputs', () => {
+  test.each([
+    ['JobTableName', 'Longhaul/JobStore/JobTable/Resource', 'AWS::DynamoDB::Table'],
+    ['ApiKeyTableName', 'Longhaul/JobStore/ApiKeyTable/Resource', 'AWS::DynamoDB::Table'],
+    ['JobQueueUrl', 'Longhaul/JobQueue/Queue/Resource', 'AWS::SQS::Queue'],
+    ['DeadLetterQueueUrl', 'Longhaul/JobQueue/DeadLetterQueue/Resource', 'AWS::SQS::Queue'],
+    ['InputBucketName', 'Longhaul/JobInputs/InputBucket/Resource', 'AWS::S3::Bucket'],
+    ['AlarmTopicArn', 'Longhaul/Alarms/Topic/Resource', 'AWS::SNS::Topic'],
+  ])('%s refers to its resource', (output, path, type) => {
+    template.hasOutput(output, { Value: { Ref: logicalIdAt(template, type, path) } });
+  });
+});

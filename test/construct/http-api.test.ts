@@ -1,0 +1,364 @@
+import { Match, type Template } from 'aws-cdk-lib/assertions';
+import { API_KEY_HEADER, routes } from '../../config/layout';
+import { gatewayProblems, PROBLEM_CONTENT_TYPE, RATE_LIMIT_RETRY_AFTER_SECONDS } from '../../config/problems';
+import { defaultSettings } from '../../config/settings';
+import { logicalIdAt, SYNTH_TIMEOUT_MS, synthesizeLonghaul } from './longhaul-app';
+
+jest.setTimeout(SYNTH_TIMEOUT_MS);
+
+// biome-ignore lint/suspicious/noExplicitAny: synthesized CloudFormation is untyped JSON
+type CfnProperties = Record<string, any>;
+
+interface CfnResource {
+  readonly Type: string;
+  readonly Properties: CfnProperties;
+}
+
+let template: Template;
+let resources: Record<string, CfnResource>;
+let restApi: string;
+let authorizer: string;
+let apiFunction: string;
+
+/** Full paths of the REST API's resources by logical id, rebuilt from their PathPart/ParentId chain. */
+function resourcePaths(): Map<string, string> {
+  const parts = new Map<string, { part: string; parent: unknown }>();
+  for (const [id, resource] of Object.entries(resources)) {
+    if (resource.Type === 'AWS::ApiGateway::Resource') {
+      parts.set(id, { part: resource.Properties.PathPart, parent: resource.Properties.ParentId });
+    }
+  }
+  const pathOf = (id: string): string => {
+    const entry = parts.get(id);
+    if (!entry) throw new Error(`no resource ${id}`);
+    const parent = entry.parent as { Ref?: string; 'Fn::GetAtt'?: [string, string] };
+    if (parent['Fn::GetAtt']?.[1] === 'RootResourceId') return `/${entry.part}`;
+    return `${pathOf(parent.Ref as string)}/${entry.part}`;
+  };
+  return new Map([...parts.keys()].map((id) => [id, pathOf(id)]));
+}
+
+/** Every method as `METHOD /path`, with its properties. */
+function methodsByRoute(): Map<string, CfnProperties> {
+  const paths = resourcePaths();
+  const methods = new Map<string, CfnProperties>();
+  for (const resource of Object.values(resources)) {
+    if (resource.Type !== 'AWS::ApiGateway::Method') continue;
+    const { HttpMethod, ResourceId } = resource.Properties;
+    const path = paths.get(ResourceId.Ref);
+    if (!path) throw new Error(`method ${HttpMethod} on unknown resource ${JSON.stringify(ResourceId)}`);
+    methods.set(`${HttpMethod} ${path}`, resource.Properties);
+  }
+  return methods;
+}
+
+beforeAll(() => {
+  ({ template } = synthesizeLonghaul());
+  resources = template.toJSON().Resources;
+  restApi = logicalIdAt(template, 'AWS::ApiGateway::RestApi', 'Longhaul/Api/RestApi/Resource');
+  authorizer = logicalIdAt(template, 'AWS::ApiGateway::Authorizer', 'Longhaul/Api/Authorizer/Resource');
+  apiFunction = logicalIdAt(template, 'AWS::Lambda::Function', 'Longhaul/Api/ApiFunction/Function/Resource');
+});
+
+describe('REST API', () => {
+  test('is regional, takes usage-plan keys from the authorizer and passes multipart bodies as binary', () => {
+    template.resourceCountIs('AWS::ApiGateway::RestApi', 1);
+    template.hasResourceProperties('AWS::ApiGateway::RestApi', {
+      ApiKeySourceType: 'AUTHORIZER',
+      BinaryMediaTypes: ['multipart/form-data'],
+      EndpointConfiguration: { Types: ['REGIONAL'] },
+    });
+  });
+
+  test('serves exactly the routes of config/layout.ts', () => {
+    expect([...methodsByRoute().keys()].sort()).toEqual(routes.map((r) => `${r.method} ${r.path}`).sort());
+  });
+
+  test.each(routes.filter((route) => route.auth === 'tenant'))(
+    '$method $path needs the API key authorizer and a usage-plan key',
+    (route) => {
+      const method = methodsByRoute().get(`${route.method} ${route.path}`);
+      expect(method).toEqual(
+        expect.objectContaining({
+          AuthorizationType: 'CUSTOM',
+          AuthorizerId: { Ref: authorizer },
+          ApiKeyRequired: true,
+        }),
+      );
+    },
+  );
+
+  test('GET /healthz is public and needs no key', () => {
+    const method = methodsByRoute().get('GET /healthz');
+    expect(method?.AuthorizationType).toBe('NONE');
+    expect(method?.AuthorizerId).toBeUndefined();
+    expect(method?.ApiKeyRequired).toBeUndefined();
+  });
+
+  test.each(routes)('$method $path proxies to the api function', (route) => {
+    const method = methodsByRoute().get(`${route.method} ${route.path}`);
+    expect(method?.Integration).toEqual(
+      expect.objectContaining({
+        Type: 'AWS_PROXY',
+        IntegrationHttpMethod: 'POST',
+        Uri: expect.objectContaining({
+          'Fn::Join': ['', expect.arrayContaining([{ 'Fn::GetAtt': [apiFunction, 'Arn'] }])],
+        }),
+      }),
+    );
+  });
+});
+
+describe('authorizer', () => {
+  test('is a REQUEST authorizer on the X-API-Key header, cached for the configured time', () => {
+    const authorizerFunction = logicalIdAt(
+      template,
+      'AWS::Lambda::Function',
+      'Longhaul/Api/AuthorizerFunction/Function/Resource',
+    );
+    template.resourceCountIs('AWS::ApiGateway::Authorizer', 1);
+    template.hasResourceProperties('AWS::ApiGateway::Authorizer', {
+      Type: 'REQUEST',
+      IdentitySource: `method.request.header.${API_KEY_HEADER}`,
+      AuthorizerResultTtlInSeconds: defaultSettings.authorizerCacheSeconds,
+      RestApiId: { Ref: restApi },
+      AuthorizerUri: Match.objectLike({
+        'Fn::Join': ['', Match.arrayWith([{ 'Fn::GetAtt': [authorizerFunction, 'Arn'] }])],
+      }),
+    });
+  });
+
+  test('may only read single items of the API key table', () => {
+    const keyTable = logicalIdAt(template, 'AWS::DynamoDB::Table', 'Longhaul/JobStore/ApiKeyTable/Resource');
+    const policy = logicalIdAt(
+      template,
+      'AWS::IAM::Policy',
+      'Longhaul/Api/AuthorizerFunction/Role/DefaultPolicy/Resource',
+    );
+    const statements = resources[policy]?.Properties.PolicyDocument.Statement;
+    const dynamo = statements.filter((s: { Action: string | string[] }) =>
+      [s.Action].flat().some((a) => a.startsWith('dynamodb:')),
+    );
+    expect(dynamo).toEqual([
+      { Effect: 'Allow', Action: 'dynamodb:GetItem', Resource: { 'Fn::GetAtt': [keyTable, 'Arn'] } },
+    ]);
+  });
+});
+
+describe('usage plan and stage', () => {
+  test('one usage plan throttles each tenant key to the configured rate and burst on the stage', () => {
+    const stage = logicalIdAt(
+      template,
+      'AWS::ApiGateway::Stage',
+      'Longhaul/Api/RestApi/DeploymentStage.prod/Resource',
+    );
+    template.resourceCountIs('AWS::ApiGateway::UsagePlan', 1);
+    template.hasResourceProperties('AWS::ApiGateway::UsagePlan', {
+      Throttle: { RateLimit: defaultSettings.apiRateLimit, BurstLimit: defaultSettings.apiBurstLimit },
+      ApiStages: [Match.objectLike({ ApiId: { Ref: restApi }, Stage: { Ref: stage } })],
+    });
+  });
+
+  test('the stage traces, logs errors and access, and throttles all methods', () => {
+    const accessLogs = logicalIdAt(template, 'AWS::Logs::LogGroup', 'Longhaul/Api/AccessLogs/Resource');
+    const stage = resources[
+      logicalIdAt(template, 'AWS::ApiGateway::Stage', 'Longhaul/Api/RestApi/DeploymentStage.prod/Resource')
+    ] as CfnResource;
+    expect(stage.Properties.TracingEnabled).toBe(true);
+    expect(stage.Properties.MethodSettings).toEqual([
+      {
+        HttpMethod: '*',
+        ResourcePath: '/*',
+        LoggingLevel: 'ERROR',
+        DataTraceEnabled: false,
+        MetricsEnabled: true,
+        ThrottlingRateLimit: 500,
+        ThrottlingBurstLimit: 1000,
+      },
+    ]);
+    expect(JSON.stringify(stage.Properties.AccessLogSetting.DestinationArn)).toContain(accessLogs);
+    const format = JSON.parse(stage.Properties.AccessLogSetting.Format);
+    expect(format).toEqual(
+      expect.objectContaining({
+        requestId: '$context.requestId',
+        ip: '$context.identity.sourceIp',
+        status: '$context.status',
+        latency: '$context.responseLatency',
+        authorizerError: '$context.authorizer.error',
+        tenantId: '$context.authorizer.tenantId',
+      }),
+    );
+  });
+
+  test('API Gateway may write execution logs through the account CloudWatch role', () => {
+    template.resourceCountIs('AWS::ApiGateway::Account', 1);
+  });
+
+  test('ApiUrl is the stage URL without a trailing slash, and the usage plan id is an output', () => {
+    const stage = logicalIdAt(
+      template,
+      'AWS::ApiGateway::Stage',
+      'Longhaul/Api/RestApi/DeploymentStage.prod/Resource',
+    );
+    template.hasOutput('ApiUrl', {
+      Value: {
+        'Fn::Join': [
+          '',
+          [
+            'https://',
+            { Ref: restApi },
+            '.execute-api.',
+            { Ref: 'AWS::Region' },
+            '.',
+            { Ref: 'AWS::URLSuffix' },
+            '/',
+            { Ref: stage },
+          ],
+        ],
+      },
+    });
+    template.hasOutput('UsagePlanId', {
+      Value: {
+        Ref: logicalIdAt(template, 'AWS::ApiGateway::UsagePlan', 'Longhaul/Api/RestApi/UsagePlan/Resource'),
+      },
+    });
+    expect(Object.keys(template.toJSON().Outputs).sort()).toEqual(
+      [
+        'AlarmTopicArn',
+        'ApiKeyTableName',
+        'ApiUrl',
+        'DeadLetterQueueUrl',
+        'InputBucketName',
+        'JobQueueUrl',
+        'JobTableName',
+        'UsagePlanId',
+      ].sort(),
+    );
+  });
+});
+
+describe('gateway responses', () => {
+  test('there is one per gateway problem', () => {
+    template.resourceCountIs('AWS::ApiGateway::GatewayResponse', Object.keys(gatewayProblems).length);
+  });
+
+  test.each(Object.entries(gatewayProblems))(
+    '%s answers its problem as application/problem+json',
+    (type, problem) => {
+      const responses = Object.values(resources).filter(
+        (r) => r.Type === 'AWS::ApiGateway::GatewayResponse' && r.Properties.ResponseType === type,
+      );
+      expect(responses).toHaveLength(1);
+      const { Properties } = responses[0] as CfnResource;
+      expect(Properties.StatusCode).toBe(String(problem.status));
+      expect(Properties.RestApiId).toEqual({ Ref: restApi });
+      expect(Properties.ResponseParameters['gatewayresponse.header.Content-Type']).toBe(
+        `'${PROBLEM_CONTENT_TYPE}'`,
+      );
+      expect(JSON.parse(Properties.ResponseTemplates['application/json'])).toEqual(problem);
+    },
+  );
+
+  test('THROTTLED is a 429 with Retry-After', () => {
+    template.hasResourceProperties('AWS::ApiGateway::GatewayResponse', {
+      ResponseType: 'THROTTLED',
+      StatusCode: '429',
+      ResponseParameters: {
+        'gatewayresponse.header.Content-Type': "'application/problem+json'",
+        'gatewayresponse.header.Retry-After': `'${RATE_LIMIT_RETRY_AFTER_SECONDS}'`,
+      },
+    });
+  });
+
+  test('QUOTA_EXCEEDED has Retry-After too, and no other response does', () => {
+    const withRetryAfter = Object.values(resources)
+      .filter((r) => r.Type === 'AWS::ApiGateway::GatewayResponse')
+      .filter((r) => 'gatewayresponse.header.Retry-After' in r.Properties.ResponseParameters)
+      .map((r) => r.Properties.ResponseType)
+      .sort();
+    expect(withRetryAfter).toEqual(['QUOTA_EXCEEDED', 'THROTTLED']);
+  });
+
+  test('UNAUTHORIZED is a 401 unauthorized problem', () => {
+    template.hasResourceProperties('AWS::ApiGateway::GatewayResponse', {
+      ResponseType: 'UNAUTHORIZED',
+      StatusCode: '401',
+      ResponseParameters: { 'gatewayresponse.header.Content-Type': "'application/problem+json'" },
+      ResponseTemplates: {
+        'application/json': Match.serializedJson(Match.objectLike({ code: 'unauthorized', status: 401 })),
+      },
+    });
+  });
+});
+
+describe('api function', () => {
+  test('reads and writes the job table, sends to the queue and reads and writes input objects', () => {
+    const policy = logicalIdAt(
+      template,
+      'AWS::IAM::Policy',
+      'Longhaul/Api/ApiFunction/Role/DefaultPolicy/Resource',
+    );
+    const jobTableId = logicalIdAt(template, 'AWS::DynamoDB::Table', 'Longhaul/JobStore/JobTable/Resource');
+    const queue = logicalIdAt(template, 'AWS::SQS::Queue', 'Longhaul/JobQueue/Queue/Resource');
+    const bucket = logicalIdAt(template, 'AWS::S3::Bucket', 'Longhaul/JobInputs/InputBucket/Resource');
+    const statements = resources[policy]?.Properties.PolicyDocument.Statement;
+    expect(statements).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          Action: expect.arrayContaining([
+            'dynamodb:GetItem',
+            'dynamodb:PutItem',
+            'dynamodb:UpdateItem',
+            'dynamodb:Query',
+          ]),
+          Resource: [
+            { 'Fn::GetAtt': [jobTableId, 'Arn'] },
+            { 'Fn::Join': ['', [{ 'Fn::GetAtt': [jobTableId, 'Arn'] }, '/index/*']] },
+          ],
+        }),
+        expect.objectContaining({
+          Action: expect.arrayContaining(['sqs:SendMessage']),
+          Resource: { 'Fn::GetAtt': [queue, 'Arn'] },
+        }),
+        {
+          Effect: 'Allow',
+          Action: ['s3:GetObject', 's3:PutObject'],
+          Resource: { 'Fn::Join': ['', [{ 'Fn::GetAtt': [bucket, 'Arn'] }, '/*']] },
+        },
+      ]),
+    );
+    // Nothing but the api function's own resources, its log group and X-Ray.
+    expect(JSON.stringify(statements)).not.toContain('ApiKeyTable');
+  });
+
+  test('finds its resources through the resourceEnv variables', () => {
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Environment: {
+        Variables: Match.objectLike({
+          JOB_TABLE_NAME: {
+            Ref: logicalIdAt(template, 'AWS::DynamoDB::Table', 'Longhaul/JobStore/JobTable/Resource'),
+          },
+          JOB_QUEUE_URL: {
+            Ref: logicalIdAt(template, 'AWS::SQS::Queue', 'Longhaul/JobQueue/Queue/Resource'),
+          },
+          INPUT_BUCKET_NAME: {
+            Ref: logicalIdAt(template, 'AWS::S3::Bucket', 'Longhaul/JobInputs/InputBucket/Resource'),
+          },
+          POWERTOOLS_SERVICE_NAME: 'api',
+        }),
+      },
+      Timeout: 15,
+      MemorySize: 1024,
+    });
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Environment: {
+        Variables: Match.objectLike({
+          API_KEY_TABLE_NAME: {
+            Ref: logicalIdAt(template, 'AWS::DynamoDB::Table', 'Longhaul/JobStore/ApiKeyTable/Resource'),
+          },
+          POWERTOOLS_SERVICE_NAME: 'authorizer',
+        }),
+      },
+    });
+  });
+});

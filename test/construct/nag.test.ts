@@ -1,0 +1,91 @@
+import { App, Stack, Validations } from 'aws-cdk-lib';
+import { Queue } from 'aws-cdk-lib/aws-sqs';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import type { IConstruct } from 'constructs';
+import {
+  cdkJsonContext,
+  SYNTH_TIMEOUT_MS,
+  type SynthesizedLonghaul,
+  synthesizeLonghaul,
+} from './longhaul-app';
+
+jest.setTimeout(SYNTH_TIMEOUT_MS);
+
+let longhaul: SynthesizedLonghaul;
+
+beforeAll(() => {
+  // Synthesis itself throws if AwsSolutions reports anything that is not acknowledged.
+  longhaul = synthesizeLonghaul({}, { nag: true });
+});
+
+/** `path rule` for every finding AwsSolutions reports and no acknowledgement covers. */
+function unacknowledgedFindings(scope: IConstruct): string[] {
+  const report = new AwsSolutionsChecks().validateScope(scope);
+  return report.violations.flatMap((violation) =>
+    violation.violatingResources.map(
+      (resource) => `${violation.severity} ${violation.ruleName} at ${resource.constructPath}`,
+    ),
+  );
+}
+
+/** Every acknowledgement in the stack as `path rule`, with its reason. */
+function acknowledgements(scope: IConstruct): { at: string; id: string; reason: string }[] {
+  return scope.node.findAll().flatMap((construct) =>
+    construct.node.metadata
+      .filter((entry) => entry.type === Validations.ACKNOWLEDGED_RULES_METADATA_KEY)
+      .flatMap((entry) =>
+        Object.entries(entry.data as Record<string, string>).map(([id, reason]) => ({
+          at: construct.node.path,
+          id: id.replace(/^annotation::/i, ''),
+          reason,
+        })),
+      ),
+  );
+}
+
+test('the stack has no unacknowledged AwsSolutions errors or warnings', () => {
+  expect(unacknowledgedFindings(longhaul.app)).toEqual([]);
+});
+
+test('the check does find problems: a bare queue is reported', () => {
+  const app = new App({ context: cdkJsonContext() });
+  const stack = new Stack(app, 'Bare');
+  new Queue(stack, 'Queue');
+  expect(unacknowledgedFindings(app)).toEqual(
+    expect.arrayContaining([
+      'error AwsSolutions-SQS3 at Bare/Queue/Resource',
+      'error AwsSolutions-SQS4 at Bare/Queue/Resource',
+    ]),
+  );
+  Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
+  expect(() => app.synth()).toThrow(/AwsSolutions-SQS4/);
+});
+
+test('every acknowledgement is one reviewed here, with a reason', () => {
+  const found = acknowledgements(longhaul.stack);
+  const tenantMethods = [
+    'v1/jobs/POST',
+    'v1/jobs/GET',
+    'v1/jobs/{id}/GET',
+    'v1/jobs/{id}/cancel/POST',
+    'v1/uploads/POST',
+  ];
+  // Logical ids end in a hash; the finding names the resource by it.
+  const withoutHash = (id: string) => id.replace(/<(\w+?)[0-9A-F]{8}\.Arn>/, '<$1.Arn>');
+  expect(found.map(({ at, id }) => `${at} ${withoutHash(id)}`).sort()).toEqual(
+    [
+      'Longhaul/JobInputs/AccessLogBucket AwsSolutions-S1',
+      'Longhaul/Api/ApiFunction/Role AwsSolutions-IAM5[Resource::*]',
+      'Longhaul/Api/ApiFunction/Role AwsSolutions-IAM5[Resource::<JobStoreJobTable.Arn>/index/*]',
+      'Longhaul/Api/ApiFunction/Role AwsSolutions-IAM5[Resource::<JobInputsInputBucket.Arn>/*]',
+      'Longhaul/Api/AuthorizerFunction/Role AwsSolutions-IAM5[Resource::*]',
+      'Longhaul/Api/RestApi AwsSolutions-APIG2',
+      'Longhaul/Api/RestApi/CloudWatchRole AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
+      'Longhaul/Api/RestApi/DeploymentStage.prod AwsSolutions-APIG3',
+      'Longhaul/Api/RestApi/Default/healthz/GET AwsSolutions-APIG4',
+      'Longhaul/Api/RestApi/Default/healthz/GET AwsSolutions-COG4',
+      ...tenantMethods.map((method) => `Longhaul/Api/RestApi/Default/${method} AwsSolutions-COG4`),
+    ].sort(),
+  );
+  for (const { reason } of found) expect(reason.length).toBeGreaterThan(40);
+});

@@ -1,0 +1,74 @@
+import { Match, type Template } from 'aws-cdk-lib/assertions';
+import { SYNTH_TIMEOUT_MS, synthesizeLonghaul } from './longhaul-app';
+
+jest.setTimeout(SYNTH_TIMEOUT_MS);
+
+// Every value differs from its default, so a setting that does not reach the
+// template leaves its default behind and fails the matching test.
+const env = {
+  MAX_IN_FLIGHT: '12',
+  DISPATCH_TIMEOUT_SECONDS: '45',
+  QUEUE_MAX_RECEIVE_COUNT: '8',
+  API_RATE_LIMIT: '7',
+  API_BURST_LIMIT: '9',
+  AUTHORIZER_CACHE_SECONDS: '0',
+  LOG_RETENTION_DAYS: '30',
+  JOB_RETENTION_DAYS: '3',
+  JOB_TIMEOUT_MS: String(3 * 86_400_000),
+};
+
+let template: Template;
+
+beforeAll(() => {
+  ({ template } = synthesizeLonghaul(env));
+});
+
+test('the handlers get the overridden settings in their environment', () => {
+  const functions = Object.values(template.findResources('AWS::Lambda::Function'));
+  expect(functions).toHaveLength(2);
+  for (const fn of functions) {
+    expect(fn.Properties.Environment.Variables).toEqual(expect.objectContaining(env));
+  }
+});
+
+test('the queue visibility timeout is six times the dispatch timeout, and the redrive count follows', () => {
+  template.hasResourceProperties('AWS::SQS::Queue', {
+    VisibilityTimeout: 270,
+    RedrivePolicy: Match.objectLike({ maxReceiveCount: 8 }),
+  });
+});
+
+test('the usage plan throttles each tenant at the overridden rate and burst', () => {
+  template.hasResourceProperties('AWS::ApiGateway::UsagePlan', { Throttle: { RateLimit: 7, BurstLimit: 9 } });
+});
+
+test('the authorizer cache follows AUTHORIZER_CACHE_SECONDS, down to off', () => {
+  template.hasResourceProperties('AWS::ApiGateway::Authorizer', { AuthorizerResultTtlInSeconds: 0 });
+});
+
+test('every log group keeps LOG_RETENTION_DAYS, and so do the access logs of the input bucket', () => {
+  template.allResourcesProperties('AWS::Logs::LogGroup', { RetentionInDays: 30 });
+  template.hasResourceProperties('AWS::S3::Bucket', {
+    LifecycleConfiguration: {
+      Rules: [{ Id: 'expire-access-logs', Status: 'Enabled', ExpirationInDays: 30 }],
+    },
+  });
+});
+
+test('inputs expire after the job retention plus the job timeout and a week', () => {
+  template.hasResourceProperties('AWS::S3::Bucket', {
+    LifecycleConfiguration: {
+      Rules: Match.arrayWith([{ Id: 'expire-inputs', Status: 'Enabled', ExpirationInDays: 3 + 3 + 7 }]),
+    },
+  });
+});
+
+test('a tenant limit above the stage default raises the stage limit with it', () => {
+  const { template: highLimits } = synthesizeLonghaul(
+    { API_RATE_LIMIT: '800', API_BURST_LIMIT: '1500' },
+    { skipBundling: true },
+  );
+  highLimits.hasResourceProperties('AWS::ApiGateway::Stage', {
+    MethodSettings: [Match.objectLike({ ThrottlingRateLimit: 800, ThrottlingBurstLimit: 1500 })],
+  });
+});
