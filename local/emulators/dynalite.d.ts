@@ -1,0 +1,17 @@
+declare module 'dynalite' {
+  import type { Server } from 'node:http';
+
+  interface DynaliteOptions {
+    /** LevelDB directory; in memory when absent. */
+    path?: string;
+    createTableMs?: number;
+    deleteTableMs?: number;
+    updateTableMs?: number;
+    maxItemSizeKb?: number;
+    verbose?: boolean;
+    debug?: boolean;
+  }
+
+  function dynalite(options?: DynaliteOptions): Server;
+  export = dynalite;
+}

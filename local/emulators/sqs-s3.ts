@@ -1,0 +1,136 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+/**
+ * SQS and S3, emulated by fauxqs (visibility timeouts, long polling, redrive
+ * to a DLQ, path-style S3), persisted to SQLite under `dataDir`: SQS is
+ * durable in AWS, so messages and objects survive a restart here too.
+ *
+ * fauxqs' `startFauxqs` always listens on 0.0.0.0, which would expose the
+ * emulator's unauthenticated queues and objects to the network. Its public
+ * `buildApp` can listen anywhere but leaves persistence to the caller, so the
+ * store and persistence classes are loaded from the package's files (fauxqs is
+ * pinned to an exact version) and wired the way `startFauxqs` wires them.
+ */
+export interface SqsS3Emulator {
+  readonly endpoint: string;
+  stop(): Promise<void>;
+}
+
+interface Persistence {
+  load(sqsStore: unknown, snsStore: unknown, s3Store: unknown): void;
+  close(): void;
+}
+
+interface Store {
+  persistence?: Persistence;
+}
+
+interface SqsStore extends Store {
+  host: string;
+  allQueues(): Iterable<Store>;
+  /** Queues by URL. */
+  queues?: Map<string, { url: string }>;
+}
+
+interface Internals {
+  readonly SqsStore: new () => SqsStore;
+  readonly SnsStore: new () => Store;
+  readonly S3Store: new () => Store;
+  readonly PersistenceManager: new (dataDir: string) => Persistence;
+}
+
+function packageDir(name: string): string {
+  const dir = (require.resolve.paths(name) ?? [])
+    .map((nodeModules) => join(nodeModules, name))
+    .find((candidate) => existsSync(join(candidate, 'package.json')));
+  if (!dir) throw new Error(`cannot find the ${name} package; run npm install`);
+  return dir;
+}
+
+async function loadInternals(): Promise<Internals> {
+  const dist = join(packageDir('fauxqs'), 'dist');
+  const load = async (file: string, exportName: string): Promise<unknown> => {
+    const module = (await import(pathToFileURL(join(dist, file)).href)) as Record<string, unknown>;
+    const value = module[exportName];
+    if (typeof value !== 'function') {
+      throw new Error(
+        `fauxqs no longer exports ${exportName} from dist/${file}; update local/emulators/sqs-s3.ts`,
+      );
+    }
+    return value;
+  };
+  const [SqsStore, SnsStore, S3Store, PersistenceManager] = await Promise.all([
+    load('sqs/sqsStore.js', 'SqsStore'),
+    load('sns/snsStore.js', 'SnsStore'),
+    load('s3/s3Store.js', 'S3Store'),
+    load('persistence.js', 'PersistenceManager'),
+  ]);
+  return { SqsStore, SnsStore, S3Store, PersistenceManager } as Internals;
+}
+
+export async function startSqsS3Emulator(options: {
+  readonly host: string;
+  /** SQLite directory; a restart on the same directory resumes queues, messages, buckets and objects. */
+  readonly dataDir: string;
+}): Promise<SqsS3Emulator> {
+  const { buildApp } = await import('fauxqs');
+  const internals = await loadInternals();
+  const sqsStore = new internals.SqsStore();
+  const snsStore = new internals.SnsStore();
+  const s3Store = new internals.S3Store();
+  // Queue URLs then carry the host the client called (127.0.0.1:<port>) instead of
+  // sqs.<region>.localhost, which Node does not resolve; the SQS client sends each
+  // call to its QueueUrl's host unless given an explicit endpoint.
+  sqsStore.host = '';
+
+  const persistence = new internals.PersistenceManager(options.dataDir);
+  try {
+    // Load before attaching, as startFauxqs does, so restoring does not write everything back.
+    persistence.load(sqsStore, snsStore, s3Store);
+  } catch (error) {
+    persistence.close();
+    throw error;
+  }
+  sqsStore.persistence = persistence;
+  snsStore.persistence = persistence;
+  s3Store.persistence = persistence;
+  for (const queue of sqsStore.allQueues()) queue.persistence = persistence;
+
+  const app = buildApp({ logger: false, stores: { sqsStore, snsStore, s3Store } as never });
+  app.addHook('preClose', () => persistence.close());
+  let endpoint: string;
+  try {
+    endpoint = await app.listen({ host: options.host, port: 0 });
+  } catch (error) {
+    await app.close();
+    throw error;
+  }
+  rebaseRestoredQueueUrls(sqsStore, endpoint);
+  let stopped: Promise<void> | undefined;
+  return {
+    endpoint,
+    stop() {
+      stopped ??= app.close();
+      return stopped;
+    },
+  };
+}
+
+/**
+ * A restored queue keeps the URL it was created with, port included, and
+ * GetQueueUrl, ListQueues and an idempotent CreateQueue answer with it; the
+ * SQS client would then call the previous run's port. Point them at this run's.
+ */
+function rebaseRestoredQueueUrls(sqsStore: SqsStore, endpoint: string): void {
+  const queues = sqsStore.queues;
+  if (!(queues instanceof Map)) return;
+  for (const [url, queue] of [...queues]) {
+    const rebased = new URL(new URL(url).pathname, endpoint).toString();
+    if (rebased === url) continue;
+    queues.delete(url);
+    queue.url = rebased;
+    queues.set(rebased, queue);
+  }
+}

@@ -1,0 +1,86 @@
+import { resourceEnv } from '../config/layout';
+import { type Settings, settingsEnvironment } from '../config/settings';
+import type { LocalResources } from './resources';
+
+/**
+ * The environment the handlers run with locally: what the CDK stack gives the
+ * Lambda functions (resources and settings), plus the endpoints of the
+ * emulators through the SDK's own service-specific endpoint variables, so the
+ * handlers build their clients exactly as in AWS.
+ */
+
+export const LOCAL_REGION = 'us-east-1';
+
+export interface EmulatorEndpoints {
+  readonly dynamodb: string;
+  readonly sqs: string;
+  readonly s3: string;
+}
+
+/** Variables a developer may set to change how handlers log locally; everything else is fixed. */
+const overridable = {
+  // Pretty-printed logs and no EMF metric blobs on the console.
+  POWERTOOLS_DEV: 'true',
+  POWERTOOLS_LOG_LEVEL: 'INFO',
+} as const;
+
+/**
+ * Variables removed before the handlers load: the keys are secrets the
+ * handlers never see in AWS either, and the AWS ones could point the SDK at a
+ * real account or another endpoint.
+ */
+export const withheldVariables = [
+  'LONGHAUL_API_KEYS',
+  'LONGHAUL_ADMIN_KEY',
+  'AWS_PROFILE',
+  'AWS_DEFAULT_PROFILE',
+  'AWS_SESSION_TOKEN',
+  'AWS_ENDPOINT_URL',
+  'AWS_IGNORE_CONFIGURED_ENDPOINT_URLS',
+] as const;
+
+export function handlerEnvironment(input: {
+  readonly settings: Settings;
+  readonly endpoints: EmulatorEndpoints;
+  readonly resources: LocalResources;
+  readonly env: Readonly<Record<string, string | undefined>>;
+}): Record<string, string> {
+  const { settings, endpoints, resources, env } = input;
+  const chosen = Object.fromEntries(
+    Object.entries(overridable).map(([name, fallback]) => [name, env[name]?.trim() || fallback]),
+  );
+  return {
+    AWS_REGION: LOCAL_REGION,
+    AWS_DEFAULT_REGION: LOCAL_REGION,
+    // The emulators accept any credentials; fixed dummies keep real ones out of reach.
+    AWS_ACCESS_KEY_ID: 'local',
+    AWS_SECRET_ACCESS_KEY: 'local',
+    AWS_EC2_METADATA_DISABLED: 'true',
+    AWS_ENDPOINT_URL_DYNAMODB: endpoints.dynamodb,
+    AWS_ENDPOINT_URL_SQS: endpoints.sqs,
+    AWS_ENDPOINT_URL_S3: endpoints.s3,
+    [resourceEnv.jobTable]: resources.jobTableName,
+    [resourceEnv.apiKeyTable]: resources.apiKeyTableName,
+    [resourceEnv.jobQueueUrl]: resources.jobQueueUrl,
+    [resourceEnv.inputBucket]: resources.inputBucketName,
+    // fauxqs serves buckets by path; virtual-hosted names under 127.0.0.1 do not resolve.
+    [resourceEnv.s3ForcePathStyle]: 'true',
+    ...settingsEnvironment(settings),
+    POWERTOOLS_SERVICE_NAME: 'Longhaul',
+    POWERTOOLS_METRICS_NAMESPACE: 'Longhaul',
+    // X-Ray has no daemon here.
+    POWERTOOLS_TRACE_ENABLED: 'false',
+    // A logged event would carry the X-API-Key header.
+    POWERTOOLS_LOGGER_LOG_EVENT: 'false',
+    ...chosen,
+  };
+}
+
+/** Replaces the handler-facing part of `target` (normally process.env); must run before any handler module loads. */
+export function applyHandlerEnvironment(
+  target: NodeJS.ProcessEnv,
+  environment: Record<string, string>,
+): void {
+  for (const name of withheldVariables) delete target[name];
+  Object.assign(target, environment);
+}

@@ -1,0 +1,77 @@
+import { randomUUID } from 'node:crypto';
+import type { Context } from 'aws-lambda';
+import { LOCAL_REGION } from './handler-env';
+
+/**
+ * Invoking a handler the way the Lambda service does, as far as a handler can
+ * tell: a JSON copy of the event (never an object shared with the caller), a
+ * context with a deadline, and a JSON copy of the result. Unlike Lambda,
+ * invocations share one process and may overlap, and a timed-out invocation
+ * keeps running in the background.
+ */
+
+export const LOCAL_ACCOUNT_ID = '000000000000';
+
+export interface LocalFunction {
+  readonly name: string;
+  readonly timeoutMs: number;
+  readonly memoryMb: number;
+}
+
+/** The functions the gateway invokes, with the timeout and memory lib/constructs/http-api.ts gives them. */
+export const localFunctions = {
+  api: { name: 'longhaul-api', timeoutMs: 15_000, memoryMb: 1024 },
+  authorizer: { name: 'longhaul-authorizer', timeoutMs: 5_000, memoryMb: 512 },
+} as const satisfies Record<string, LocalFunction>;
+
+export class InvocationTimeoutError extends Error {
+  constructor(readonly functionName: string) {
+    super(`${functionName} timed out`);
+    this.name = 'InvocationTimeoutError';
+  }
+}
+
+export function lambdaContext(
+  fn: LocalFunction,
+  deadline: number,
+  requestId: string = randomUUID(),
+): Context {
+  const unsupported = () => {
+    throw new Error('callback-style completion is not supported on nodejs24.x');
+  };
+  const day = new Date().toISOString().slice(0, 10).replaceAll('-', '/');
+  return {
+    callbackWaitsForEmptyEventLoop: true,
+    functionName: fn.name,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:${LOCAL_REGION}:${LOCAL_ACCOUNT_ID}:function:${fn.name}`,
+    memoryLimitInMB: String(fn.memoryMb),
+    awsRequestId: requestId,
+    logGroupName: `/aws/lambda/${fn.name}`,
+    logStreamName: `${day}/[$LATEST]local`,
+    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+    done: unsupported,
+    fail: unsupported,
+    succeed: unsupported,
+  };
+}
+
+const jsonCopy = <T>(value: T): T => (value === undefined ? value : (JSON.parse(JSON.stringify(value)) as T));
+
+export async function invoke<E, R>(
+  fn: LocalFunction,
+  handler: (event: E, context: Context) => Promise<R>,
+  event: E,
+): Promise<R> {
+  const deadline = Date.now() + fn.timeoutMs;
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new InvocationTimeoutError(fn.name)), fn.timeoutMs);
+  });
+  try {
+    const result = await Promise.race([handler(jsonCopy(event), lambdaContext(fn, deadline)), timeout]);
+    return jsonCopy(result);
+  } finally {
+    clearTimeout(timer);
+  }
+}

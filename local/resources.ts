@@ -1,0 +1,243 @@
+import {
+  type AttributeDefinition,
+  CreateTableCommand,
+  type CreateTableCommandInput,
+  DescribeTableCommand,
+  type DynamoDBClient,
+  type KeySchemaElement,
+  ResourceNotFoundException,
+  type TableDescription,
+} from '@aws-sdk/client-dynamodb';
+import { CreateBucketCommand, HeadBucketCommand, NotFound, type S3Client } from '@aws-sdk/client-s3';
+import {
+  CreateQueueCommand,
+  GetQueueAttributesCommand,
+  GetQueueUrlCommand,
+  type QueueAttributeName,
+  QueueDoesNotExist,
+  SetQueueAttributesCommand,
+  type SQSClient,
+} from '@aws-sdk/client-sqs';
+import { apiKeyTable, jobTable, type TableLayout } from '../config/layout';
+import { queueVisibilityTimeoutSeconds, type Settings } from '../config/settings';
+
+/**
+ * The local stack's resources, created from the same layout and settings as
+ * the CDK stack, idempotently: what exists is kept (queue attributes are
+ * brought back to the configuration, as a deployment would), what is missing
+ * is created.
+ */
+
+export const localResourceNames = {
+  jobTable: 'longhaul-jobs',
+  apiKeyTable: 'longhaul-api-keys',
+  jobQueue: 'longhaul-jobs-queue',
+  deadLetterQueue: 'longhaul-jobs-dlq',
+  inputBucket: 'longhaul-inputs',
+} as const;
+
+export interface LocalResources {
+  readonly jobTableName: string;
+  readonly apiKeyTableName: string;
+  readonly jobQueueUrl: string;
+  readonly deadLetterQueueUrl: string;
+  readonly inputBucketName: string;
+}
+
+export interface ResourceClients {
+  readonly dynamodb: DynamoDBClient;
+  readonly sqs: SQSClient;
+  readonly s3: S3Client;
+  /** Endpoint the SQS client calls; queue URLs are rebased onto it. */
+  readonly sqsEndpoint: string;
+}
+
+/**
+ * The one translation from a {@link TableLayout} to a CreateTable request.
+ * The layout names key attributes without types; every one is a string.
+ */
+export function createTableInput(tableName: string, layout: TableLayout): CreateTableCommandInput {
+  const keySchema = (partitionKey: string, sortKey?: string): KeySchemaElement[] => [
+    { AttributeName: partitionKey, KeyType: 'HASH' },
+    ...(sortKey ? [{ AttributeName: sortKey, KeyType: 'RANGE' as const }] : []),
+  ];
+  const keyAttributes = new Set<string>([layout.partitionKey]);
+  if (layout.sortKey) keyAttributes.add(layout.sortKey);
+  for (const index of layout.indexes) {
+    keyAttributes.add(index.partitionKey);
+    keyAttributes.add(index.sortKey);
+  }
+  const attributeDefinitions: AttributeDefinition[] = [...keyAttributes].map((name) => ({
+    AttributeName: name,
+    AttributeType: 'S',
+  }));
+  return {
+    TableName: tableName,
+    BillingMode: 'PAY_PER_REQUEST',
+    AttributeDefinitions: attributeDefinitions,
+    KeySchema: keySchema(layout.partitionKey, layout.sortKey),
+    ...(layout.indexes.length > 0
+      ? {
+          GlobalSecondaryIndexes: layout.indexes.map((index) => ({
+            IndexName: index.name,
+            KeySchema: keySchema(index.partitionKey, index.sortKey),
+            Projection: { ProjectionType: index.projection },
+          })),
+        }
+      : {}),
+  };
+}
+
+/** How an existing table differs from the layout, in words; empty when it matches. */
+export function tableDifferences(existing: TableDescription, wanted: CreateTableCommandInput): string[] {
+  const keys = (schema: readonly KeySchemaElement[] | undefined) =>
+    (schema ?? []).map((element) => `${element.AttributeName}:${element.KeyType}`).join(',');
+  const differences: string[] = [];
+  if (keys(existing.KeySchema) !== keys(wanted.KeySchema)) {
+    differences.push(`key schema is ${keys(existing.KeySchema)}, expected ${keys(wanted.KeySchema)}`);
+  }
+  const describe = (
+    indexes: readonly {
+      IndexName?: string;
+      KeySchema?: KeySchemaElement[];
+      Projection?: { ProjectionType?: string };
+    }[],
+  ) =>
+    new Map(
+      indexes.map((index) => [
+        index.IndexName ?? '',
+        `${keys(index.KeySchema)} ${index.Projection?.ProjectionType}`,
+      ]),
+    );
+  const have = describe(existing.GlobalSecondaryIndexes ?? []);
+  const want = describe(wanted.GlobalSecondaryIndexes ?? []);
+  for (const [name, shape] of want) {
+    const found = have.get(name);
+    if (found === undefined) differences.push(`index ${name} is missing`);
+    else if (found !== shape) differences.push(`index ${name} is ${found}, expected ${shape}`);
+  }
+  for (const name of have.keys()) {
+    if (!want.has(name)) differences.push(`index ${name} is not in the layout`);
+  }
+  return differences;
+}
+
+const TABLE_ACTIVE_TIMEOUT_MS = 10_000;
+
+async function describeTable(
+  client: DynamoDBClient,
+  tableName: string,
+): Promise<TableDescription | undefined> {
+  try {
+    return (await client.send(new DescribeTableCommand({ TableName: tableName }))).Table;
+  } catch (error) {
+    if (error instanceof ResourceNotFoundException) return undefined;
+    throw error;
+  }
+}
+
+const isActive = (table: TableDescription | undefined): boolean =>
+  table?.TableStatus === 'ACTIVE' &&
+  (table.GlobalSecondaryIndexes ?? []).every((index) => index.IndexStatus === 'ACTIVE');
+
+export async function ensureTable(
+  client: DynamoDBClient,
+  tableName: string,
+  layout: TableLayout,
+): Promise<void> {
+  const wanted = createTableInput(tableName, layout);
+  const existing = await describeTable(client, tableName);
+  if (existing) {
+    const differences = tableDifferences(existing, wanted);
+    if (differences.length > 0) {
+      throw new Error(
+        `table ${tableName} in the data directory does not match config/layout.ts (${differences.join('; ')}); ` +
+          'remove <LONGHAUL_DATA_DIR>/dynamodb to recreate it',
+      );
+    }
+  } else {
+    await client.send(new CreateTableCommand(wanted));
+  }
+  // TTL (layout.timeToLiveAttribute) is not enabled locally: dynalite answers
+  // UpdateTimeToLive with UnknownOperationException and never expires items.
+  const deadline = Date.now() + TABLE_ACTIVE_TIMEOUT_MS;
+  for (;;) {
+    if (isActive(await describeTable(client, tableName))) return;
+    if (Date.now() > deadline) throw new Error(`table ${tableName} did not become ACTIVE`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** The queue URL on the endpoint this run uses (a restored queue remembers the port of the run that created it). */
+function rebase(queueUrl: string, endpoint: string): string {
+  return new URL(new URL(queueUrl).pathname, endpoint).toString();
+}
+
+export async function ensureQueue(
+  clients: ResourceClients,
+  queueName: string,
+  attributes: Partial<Record<QueueAttributeName, string>>,
+): Promise<{ url: string; arn: string }> {
+  let url: string | undefined;
+  try {
+    url = (await clients.sqs.send(new GetQueueUrlCommand({ QueueName: queueName }))).QueueUrl;
+  } catch (error) {
+    if (!(error instanceof QueueDoesNotExist)) throw error;
+  }
+  if (url) {
+    url = rebase(url, clients.sqsEndpoint);
+    await clients.sqs.send(new SetQueueAttributesCommand({ QueueUrl: url, Attributes: attributes }));
+  } else {
+    const created = await clients.sqs.send(
+      new CreateQueueCommand({ QueueName: queueName, Attributes: attributes }),
+    );
+    if (!created.QueueUrl) throw new Error(`CreateQueue ${queueName} returned no QueueUrl`);
+    url = rebase(created.QueueUrl, clients.sqsEndpoint);
+  }
+  const described = await clients.sqs.send(
+    new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] }),
+  );
+  const arn = described.Attributes?.QueueArn;
+  if (!arn) throw new Error(`queue ${queueName} has no QueueArn`);
+  return { url, arn };
+}
+
+export async function ensureBucket(client: S3Client, bucketName: string): Promise<void> {
+  try {
+    await client.send(new HeadBucketCommand({ Bucket: bucketName }));
+  } catch (error) {
+    if (!(error instanceof NotFound || (error as { name?: string }).name === 'NotFound')) throw error;
+    await client.send(new CreateBucketCommand({ Bucket: bucketName }));
+  }
+}
+
+/** The jobs queue and its DLQ, with the redrive and visibility timeout the CDK stack gives them. */
+export async function ensureJobQueues(
+  clients: ResourceClients,
+  settings: Settings,
+): Promise<{ jobQueueUrl: string; deadLetterQueueUrl: string }> {
+  const deadLetter = await ensureQueue(clients, localResourceNames.deadLetterQueue, {});
+  const jobs = await ensureQueue(clients, localResourceNames.jobQueue, {
+    VisibilityTimeout: String(queueVisibilityTimeoutSeconds(settings)),
+    RedrivePolicy: JSON.stringify({
+      deadLetterTargetArn: deadLetter.arn,
+      maxReceiveCount: settings.maxReceiveCount,
+    }),
+  });
+  return { jobQueueUrl: jobs.url, deadLetterQueueUrl: deadLetter.url };
+}
+
+export async function ensureResources(clients: ResourceClients, settings: Settings): Promise<LocalResources> {
+  const [, , queues] = await Promise.all([
+    ensureTable(clients.dynamodb, localResourceNames.jobTable, jobTable),
+    ensureTable(clients.dynamodb, localResourceNames.apiKeyTable, apiKeyTable),
+    ensureJobQueues(clients, settings),
+    ensureBucket(clients.s3, localResourceNames.inputBucket),
+  ]);
+  return {
+    jobTableName: localResourceNames.jobTable,
+    apiKeyTableName: localResourceNames.apiKeyTable,
+    ...queues,
+    inputBucketName: localResourceNames.inputBucket,
+  };
+}
