@@ -1,0 +1,539 @@
+import { existsSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
+import { HeadBucketCommand } from '@aws-sdk/client-s3';
+import {
+  DeleteMessageCommand,
+  GetQueueAttributesCommand,
+  GetQueueUrlCommand,
+  ReceiveMessageCommand,
+  SendMessageCommand,
+} from '@aws-sdk/client-sqs';
+import { GetCommand, PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import type {
+  APIGatewayAuthorizerResult,
+  APIGatewayProxyEvent,
+  APIGatewayRequestAuthorizerEvent,
+} from 'aws-lambda';
+import { API_KEY_HEADER, JOB_ITEM_SORT_KEY, jobTable, routes } from '../../config/layout';
+import { gatewayProblems, PROBLEM_CONTENT_TYPE } from '../../config/problems';
+import { defaultSettings, queueVisibilityTimeoutSeconds } from '../../config/settings';
+import { hashApiKey } from '../../lambdas/shared/api-keys';
+import { type Gateway, startGateway } from '../../local/gateway';
+import type { ApiHandler, AuthorizerHandler } from '../../local/handlers';
+import {
+  documentClient,
+  dynamoDbClient,
+  pollUntil,
+  type RunningLocalStack,
+  s3Client,
+  sqsClient,
+  startLocalStack,
+  temporaryDataDir,
+} from './support/local-stack';
+
+const START_TIMEOUT_MS = 60_000;
+const ALPHA_KEY = 'e2e-alpha-key-5f1c9a';
+const BETA_KEY = 'e2e-beta-key-8d2e41';
+const ADMIN_KEY = 'e2e-admin-key-3b7f06';
+const keyEnv = {
+  LONGHAUL_API_KEYS: `${ALPHA_KEY}:alpha, ${BETA_KEY}:beta`,
+  LONGHAUL_ADMIN_KEY: ADMIN_KEY,
+};
+
+async function expectProblem(
+  response: Response,
+  status: number,
+  code: string,
+): Promise<Record<string, unknown>> {
+  expect(response.status).toBe(status);
+  expect(response.headers.get('content-type')).toBe(PROBLEM_CONTENT_TYPE);
+  const body = (await response.json()) as Record<string, unknown>;
+  expect(body).toMatchObject({ status, code });
+  return body;
+}
+
+describe('local stack', () => {
+  let stack: RunningLocalStack;
+
+  beforeAll(async () => {
+    stack = await startLocalStack({ env: keyEnv });
+  }, START_TIMEOUT_MS);
+
+  afterAll(() => stack?.stop());
+
+  it('prints the ready line with the loopback URL it publishes in local.json', () => {
+    expect(stack.output()).toMatch(/^longhaul local: ready at http:\/\/127\.0\.0\.1:\d+$/m);
+    expect(stack.endpoints.apiUrl).toBe(stack.baseUrl);
+    expect(stack.endpoints.region).toBe('us-east-1');
+  });
+
+  it('answers GET /healthz without a key', async () => {
+    const response = await fetch(`${stack.baseUrl}/healthz`);
+    expect(response.status).toBe(200);
+    expect(await response.json()).toMatchObject({ status: 'ok' });
+    expect(response.headers.get('x-amzn-requestid')).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('answers an unknown path, or a known path with another method, with the 404 problem', async () => {
+    const unknown = await fetch(`${stack.baseUrl}/v1/nothing-here`);
+    expect(await expectProblem(unknown, 404, 'not-found')).toEqual(
+      gatewayProblems.MISSING_AUTHENTICATION_TOKEN,
+    );
+    await expectProblem(await fetch(`${stack.baseUrl}/v1/jobs`, { method: 'DELETE' }), 404, 'not-found');
+    await expectProblem(await fetch(`${stack.baseUrl}/v1/jobs/`), 404, 'not-found');
+  });
+
+  it('refuses a tenant route without a key, and with an unknown key, with the 401 problem', async () => {
+    const missing = await fetch(`${stack.baseUrl}/v1/jobs`);
+    expect(await expectProblem(missing, 401, 'unauthorized')).toEqual(gatewayProblems.UNAUTHORIZED);
+    const unknown = await fetch(`${stack.baseUrl}/v1/jobs`, { headers: { [API_KEY_HEADER]: 'not-a-key' } });
+    await expectProblem(unknown, 401, 'unauthorized');
+  });
+
+  it('refuses a body over 10 MiB with the 413 problem, declared or streamed', async () => {
+    const declared = await fetch(`${stack.baseUrl}/v1/jobs`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', [API_KEY_HEADER]: ALPHA_KEY },
+      body: Buffer.alloc(10 * 1024 * 1024 + 1, 0x20),
+    });
+    expect(await expectProblem(declared, 413, 'payload-too-large')).toEqual(
+      gatewayProblems.REQUEST_TOO_LARGE,
+    );
+
+    // No Content-Length: the gateway has to count while reading.
+    const chunk = new Uint8Array(1024 * 1024).fill(0x20);
+    let sent = 0;
+    const streamed = await fetch(`${stack.baseUrl}/v1/jobs`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', [API_KEY_HEADER]: ALPHA_KEY },
+      body: new ReadableStream<Uint8Array>({
+        pull(controller) {
+          if (sent++ < 11) controller.enqueue(chunk);
+          else controller.close();
+        },
+      }),
+      duplex: 'half',
+    } as RequestInit);
+    await expectProblem(streamed, 413, 'payload-too-large');
+  });
+
+  it('creates the job table, key table, queues and bucket from the shared layout and settings', async () => {
+    const dynamodb = dynamoDbClient(stack.endpoints);
+    const sqs = sqsClient(stack.endpoints);
+    const s3 = s3Client(stack.endpoints);
+    try {
+      const jobs = (
+        await dynamodb.send(new DescribeTableCommand({ TableName: stack.endpoints.jobTableName }))
+      ).Table;
+      expect(jobs?.KeySchema).toEqual([
+        { AttributeName: 'pk', KeyType: 'HASH' },
+        { AttributeName: 'sk', KeyType: 'RANGE' },
+      ]);
+      expect(jobs?.BillingModeSummary?.BillingMode).toBe('PAY_PER_REQUEST');
+      const indexes = (jobs?.GlobalSecondaryIndexes ?? [])
+        .map((index) => ({
+          name: index.IndexName,
+          keys: index.KeySchema?.map((key) => key.AttributeName),
+          projection: index.Projection?.ProjectionType,
+        }))
+        .sort((a, b) => String(a.name).localeCompare(String(b.name)));
+      expect(indexes).toEqual(
+        jobTable.indexes
+          .map((index) => ({
+            name: index.name,
+            keys: [index.partitionKey, index.sortKey],
+            projection: index.projection,
+          }))
+          .sort((a, b) => a.name.localeCompare(b.name)),
+      );
+      const keys = (
+        await dynamodb.send(new DescribeTableCommand({ TableName: stack.endpoints.apiKeyTableName }))
+      ).Table;
+      expect(keys?.KeySchema).toEqual([{ AttributeName: 'keyHash', KeyType: 'HASH' }]);
+
+      const dlq = await sqs.send(
+        new GetQueueAttributesCommand({
+          QueueUrl: stack.endpoints.deadLetterQueueUrl,
+          AttributeNames: ['QueueArn'],
+        }),
+      );
+      const queue = await sqs.send(
+        new GetQueueAttributesCommand({
+          QueueUrl: stack.endpoints.jobQueueUrl,
+          AttributeNames: ['VisibilityTimeout', 'RedrivePolicy'],
+        }),
+      );
+      expect(queue.Attributes?.VisibilityTimeout).toBe(
+        String(queueVisibilityTimeoutSeconds(defaultSettings)),
+      );
+      expect(JSON.parse(queue.Attributes?.RedrivePolicy ?? '{}')).toEqual({
+        deadLetterTargetArn: dlq.Attributes?.QueueArn,
+        maxReceiveCount: defaultSettings.maxReceiveCount,
+      });
+
+      const bucket = await s3.send(new HeadBucketCommand({ Bucket: stack.endpoints.inputBucketName }));
+      expect(bucket.$metadata.httpStatusCode).toBe(200);
+    } finally {
+      dynamodb.destroy();
+      sqs.destroy();
+      s3.destroy();
+    }
+  });
+
+  it('seeds the key table with hashes of the configured keys only, never the keys', async () => {
+    const documents = documentClient(stack.endpoints);
+    try {
+      const { Items = [] } = await documents.send(
+        new ScanCommand({ TableName: stack.endpoints.apiKeyTableName }),
+      );
+      const summary = Items.map(({ keyHash, tenantId, role }) => ({ keyHash, tenantId, role })).sort((a, b) =>
+        String(a.tenantId).localeCompare(String(b.tenantId)),
+      );
+      expect(summary).toEqual([
+        { keyHash: hashApiKey(ADMIN_KEY), tenantId: 'admin', role: 'admin' },
+        { keyHash: hashApiKey(ALPHA_KEY), tenantId: 'alpha', role: 'tenant' },
+        { keyHash: hashApiKey(BETA_KEY), tenantId: 'beta', role: 'tenant' },
+      ]);
+      const stored = JSON.stringify(Items);
+      for (const key of [ALPHA_KEY, BETA_KEY, ADMIN_KEY]) expect(stored).not.toContain(key);
+    } finally {
+      documents.destroy();
+    }
+  });
+
+  it('never prints an API key', () => {
+    for (const key of [ALPHA_KEY, BETA_KEY, ADMIN_KEY]) expect(stack.output()).not.toContain(key);
+  });
+});
+
+describe('local stack throttling', () => {
+  let stack: RunningLocalStack;
+
+  beforeAll(async () => {
+    stack = await startLocalStack({ env: { ...keyEnv, API_RATE_LIMIT: '1', API_BURST_LIMIT: '3' } });
+  }, START_TIMEOUT_MS);
+
+  afterAll(() => stack?.stop());
+
+  it('throttles each tenant on its own token bucket with 429 and Retry-After', async () => {
+    const list = (key: string) => fetch(`${stack.baseUrl}/v1/jobs`, { headers: { [API_KEY_HEADER]: key } });
+    // Seeded keys pass the real authorizer; what the api handler answers is not this test's concern.
+    const statuses: number[] = [];
+    let throttled: Response | undefined;
+    while (!throttled && statuses.length < 10) {
+      const response = await list(ALPHA_KEY);
+      statuses.push(response.status);
+      if (response.status === 429) throttled = response;
+      else await response.arrayBuffer();
+    }
+    // The bucket starts full: the burst passes the gateway (whatever the handler then answers),
+    // then at 1 request/s the next ones cannot all pass.
+    for (const status of statuses.slice(0, 3)) expect([401, 403, 429, 502]).not.toContain(status);
+    expect(throttled).toBeDefined();
+    expect(throttled?.headers.get('retry-after')).toBe('1');
+    await expectProblem(throttled as Response, 429, 'rate-limited');
+
+    const other = await list(BETA_KEY);
+    expect([401, 403, 429, 502]).not.toContain(other.status);
+  });
+});
+
+describe('local stack lifecycle', () => {
+  it(
+    'stops on SIGTERM with exit code 0, and a restart on the same data directory keeps items and messages',
+    async () => {
+      const dataDir = temporaryDataDir();
+      const first = await startLocalStack({ dataDir });
+      const item = {
+        pk: 'job_e2e_restart',
+        sk: JOB_ITEM_SORT_KEY,
+        tenantId: 'dev',
+        note: 'survives a restart',
+      };
+      const body = JSON.stringify({ jobId: item.pk });
+      const documents = documentClient(first.endpoints);
+      const sqs = sqsClient(first.endpoints);
+      await documents.send(new PutCommand({ TableName: first.endpoints.jobTableName, Item: item }));
+      await sqs.send(new SendMessageCommand({ QueueUrl: first.endpoints.jobQueueUrl, MessageBody: body }));
+      documents.destroy();
+      sqs.destroy();
+
+      // One data directory, one stack.
+      await expect(startLocalStack({ dataDir })).rejects.toThrow(/in use by another local stack/);
+
+      const stopping = Date.now();
+      await first.stop();
+      expect(await first.exited).toEqual({ code: 0, signal: null });
+      expect(Date.now() - stopping).toBeLessThan(5000);
+      expect(existsSync(join(dataDir, 'local.json'))).toBe(false);
+
+      const second = await startLocalStack({ dataDir });
+      const documentsAgain = documentClient(second.endpoints);
+      const sqsAgain = sqsClient(second.endpoints);
+      try {
+        const { Item } = await documentsAgain.send(
+          new GetCommand({ TableName: second.endpoints.jobTableName, Key: { pk: item.pk, sk: item.sk } }),
+        );
+        expect(Item).toEqual(item);
+        // The queue was created on the first run's port; the SDK must be sent to this run's.
+        const { QueueUrl } = await sqsAgain.send(
+          new GetQueueUrlCommand({ QueueName: 'longhaul-jobs-queue' }),
+        );
+        expect(QueueUrl).toBe(second.endpoints.jobQueueUrl);
+        const message = await pollUntil(
+          async () =>
+            (
+              await sqsAgain.send(
+                new ReceiveMessageCommand({ QueueUrl: second.endpoints.jobQueueUrl, WaitTimeSeconds: 1 }),
+              )
+            ).Messages?.[0],
+          { timeoutMs: 10_000, description: 'the message sent before the restart' },
+        );
+        expect(message.Body).toBe(body);
+        await sqsAgain.send(
+          new DeleteMessageCommand({
+            QueueUrl: second.endpoints.jobQueueUrl,
+            ReceiptHandle: message.ReceiptHandle,
+          }),
+        );
+      } finally {
+        documentsAgain.destroy();
+        sqsAgain.destroy();
+        await second.stop();
+        rmSync(dataDir, { recursive: true, force: true });
+      }
+      expect(await second.exited).toEqual({ code: 0, signal: null });
+    },
+    3 * START_TIMEOUT_MS,
+  );
+
+  it(
+    'restarts after a crash (SIGKILL) on the same data directory with every acknowledged write',
+    async () => {
+      const dataDir = temporaryDataDir();
+      const item = { pk: 'job_e2e_crash', sk: JOB_ITEM_SORT_KEY, tenantId: 'dev' };
+      try {
+        const crashed = await startLocalStack({ dataDir });
+        const documents = documentClient(crashed.endpoints);
+        await documents.send(new PutCommand({ TableName: crashed.endpoints.jobTableName, Item: item }));
+        documents.destroy();
+        crashed.kill();
+        expect(await crashed.exited).toEqual({ code: null, signal: 'SIGKILL' });
+
+        // The crashed stack's pid file is still there; a new stack takes it over.
+        expect(existsSync(join(dataDir, 'local.pid'))).toBe(true);
+        const restarted = await startLocalStack({ dataDir });
+        const documentsAgain = documentClient(restarted.endpoints);
+        try {
+          const { Item } = await documentsAgain.send(
+            new GetCommand({
+              TableName: restarted.endpoints.jobTableName,
+              Key: { pk: item.pk, sk: item.sk },
+            }),
+          );
+          expect(Item).toEqual(item);
+        } finally {
+          documentsAgain.destroy();
+          await restarted.stop();
+        }
+      } finally {
+        rmSync(dataDir, { recursive: true, force: true });
+      }
+    },
+    2 * START_TIMEOUT_MS,
+  );
+
+  it(
+    'refuses a bad environment with a message naming the variable, exit code 1 and no stack trace',
+    async () => {
+      const failure = await startLocalStack({
+        env: { PORT: 'eighty', LONGHAUL_API_KEYS: 'secret-value-without-tenant', MAX_IN_FLIGHT: '0' },
+      }).then(
+        () => undefined,
+        (error: unknown) => error as { exit?: { code: number | null }; output: string },
+      );
+      expect(failure?.exit?.code).toBe(1);
+      expect(failure?.output).toContain('PORT="eighty"');
+      expect(failure?.output).toContain('LONGHAUL_API_KEYS: entry 1 must look like key:tenant');
+      expect(failure?.output).toContain('MAX_IN_FLIGHT');
+      expect(failure?.output).not.toContain('secret-value-without-tenant');
+      expect(failure?.output).not.toMatch(/^\s+at /m);
+    },
+    START_TIMEOUT_MS,
+  );
+});
+
+/**
+ * The gateway alone, in this process, with stand-in handlers: what API Gateway
+ * does around the functions, which the real handlers cannot all provoke.
+ */
+describe('gateway', () => {
+  const allowAll = (
+    context: Record<string, string> = { tenantId: 'alpha', role: 'tenant' },
+  ): APIGatewayAuthorizerResult => ({
+    principalId: context.tenantId ?? 'someone',
+    policyDocument: {
+      Version: '2012-10-17',
+      Statement: [{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: 'arn:aws:execute-api:*' }],
+    },
+    context,
+  });
+  let authorizerEvents: APIGatewayRequestAuthorizerEvent[];
+  let apiEvents: APIGatewayProxyEvent[];
+  let authorize: AuthorizerHandler;
+  let api: ApiHandler;
+  let gateway: Gateway;
+  const lines: string[] = [];
+
+  beforeAll(async () => {
+    gateway = await startGateway({
+      host: '127.0.0.1',
+      port: 0,
+      routes,
+      settings: { authorizerCacheSeconds: 300, apiRateLimit: 100, apiBurstLimit: 100 },
+      handlers: {
+        authorizer: (event, context) => {
+          authorizerEvents.push(event);
+          return authorize(event, context);
+        },
+        api: (event, context) => {
+          apiEvents.push(event);
+          return api(event, context);
+        },
+      },
+      log: (line) => lines.push(line),
+    });
+  });
+
+  afterAll(() => gateway?.close());
+
+  beforeEach(() => {
+    authorizerEvents = [];
+    apiEvents = [];
+    authorize = async () => allowAll();
+    api = async () => ({ statusCode: 200, body: '{}' });
+  });
+
+  const call = (path: string, init: RequestInit & { key?: string } = {}) =>
+    fetch(`${gateway.url}${path}`, {
+      ...init,
+      headers: {
+        ...(init.key ? { [API_KEY_HEADER]: init.key } : {}),
+        ...(init.headers as Record<string, string>),
+      },
+    });
+
+  it('hands the authorizer a REQUEST event and the api function a REST proxy event', async () => {
+    api = async (_event, context) => ({
+      statusCode: 201,
+      headers: { 'x-one': 'a', 'X-Many': 'ignored' },
+      multiValueHeaders: { 'x-many': ['b', 'c'] },
+      body: JSON.stringify({ remaining: context.getRemainingTimeInMillis() > 0, fn: context.functionName }),
+    });
+    const response = await call('/v1/jobs/job%20one/cancel?x=1&x=2&y=3', {
+      method: 'POST',
+      key: 'event-key',
+      headers: { 'content-type': 'application/json', 'X-Custom': 'first' },
+      body: '{"a":1}',
+    });
+    expect(response.status).toBe(201);
+    expect(response.headers.get('x-one')).toBe('a');
+    expect(response.headers.get('x-many')).toBe('b, c');
+    expect(await response.json()).toEqual({ remaining: true, fn: 'longhaul-api' });
+
+    expect(authorizerEvents).toHaveLength(1);
+    expect(authorizerEvents[0]).toMatchObject({
+      type: 'REQUEST',
+      methodArn: 'arn:aws:execute-api:us-east-1:000000000000:local/local/POST/v1/jobs/job%20one/cancel',
+      resource: '/v1/jobs/{id}/cancel',
+      path: '/v1/jobs/job%20one/cancel',
+      httpMethod: 'POST',
+      headers: { [API_KEY_HEADER]: 'event-key', 'X-Custom': 'first' },
+      queryStringParameters: { x: '2', y: '3' },
+      multiValueQueryStringParameters: { x: ['1', '2'], y: ['3'] },
+      pathParameters: { id: 'job one' },
+      stageVariables: null,
+      requestContext: { stage: 'local', resourcePath: '/v1/jobs/{id}/cancel', httpMethod: 'POST' },
+    });
+    expect(apiEvents).toHaveLength(1);
+    const [event] = apiEvents;
+    expect(event).toMatchObject({
+      resource: '/v1/jobs/{id}/cancel',
+      path: '/v1/jobs/job%20one/cancel',
+      httpMethod: 'POST',
+      pathParameters: { id: 'job one' },
+      queryStringParameters: { x: '2', y: '3' },
+      multiValueQueryStringParameters: { x: ['1', '2'], y: ['3'] },
+      stageVariables: null,
+      body: '{"a":1}',
+      isBase64Encoded: false,
+      requestContext: {
+        accountId: '000000000000',
+        stage: 'local',
+        path: '/v1/jobs/job%20one/cancel',
+        authorizer: { principalId: 'alpha', tenantId: 'alpha', role: 'tenant' },
+        identity: { sourceIp: '127.0.0.1' },
+      },
+    });
+    expect(event?.multiValueHeaders['X-Custom']).toEqual(['first']);
+    expect(event?.requestContext.requestId).toBe(response.headers.get('x-amzn-requestid'));
+  });
+
+  it('passes multipart bodies base64-encoded, and no body as null', async () => {
+    const form = new FormData();
+    form.set('type', 'image.generate');
+    await call('/v1/jobs', { method: 'POST', key: 'binary-key', body: form });
+    await call('/v1/jobs', { key: 'binary-key' });
+    const [multipart, empty] = apiEvents;
+    expect(multipart?.isBase64Encoded).toBe(true);
+    expect(Buffer.from(multipart?.body ?? '', 'base64').toString('utf8')).toContain('image.generate');
+    expect(empty).toMatchObject({ body: null, isBase64Encoded: false, queryStringParameters: null });
+  });
+
+  it('caches the decision per key, and applies a cached policy to each route', async () => {
+    authorize = async (event) => ({
+      ...allowAll(),
+      policyDocument: {
+        Version: '2012-10-17',
+        Statement: [{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: event.methodArn }],
+      },
+    });
+    expect((await call('/v1/jobs', { key: 'narrow-key' })).status).toBe(200);
+    expect((await call('/v1/jobs', { key: 'narrow-key' })).status).toBe(200);
+    await expectProblem(await call('/v1/jobs/abc', { key: 'narrow-key' }), 403, 'forbidden');
+    expect(authorizerEvents).toHaveLength(1);
+  });
+
+  it('maps Unauthorized to 401, Deny to 403, other authorizer failures to 502 and never calls the api', async () => {
+    authorize = async () => {
+      throw new Error('Unauthorized');
+    };
+    await expectProblem(await call('/v1/jobs', { key: 'k-401' }), 401, 'unauthorized');
+    authorize = async () => ({
+      ...allowAll(),
+      policyDocument: {
+        Version: '2012-10-17',
+        Statement: [{ Action: 'execute-api:Invoke', Effect: 'Deny', Resource: '*' }],
+      },
+    });
+    await expectProblem(await call('/v1/jobs', { key: 'k-403' }), 403, 'forbidden');
+    authorize = async () => {
+      throw new Error('table not found');
+    };
+    expect(await expectProblem(await call('/v1/jobs', { key: 'k-5xx' }), 502, 'internal-error')).toEqual(
+      gatewayProblems.DEFAULT_5XX,
+    );
+    expect(apiEvents).toHaveLength(0);
+  });
+
+  it('answers 502 when the api function throws or returns a malformed result', async () => {
+    api = async () => {
+      throw new Error('boom');
+    };
+    await expectProblem(await call('/healthz'), 502, 'internal-error');
+    api = async () => ({ statusCode: 'ok' }) as never;
+    await expectProblem(await call('/healthz'), 502, 'internal-error');
+    expect(lines.some((line) => line.includes('Error: boom'))).toBe(true);
+  });
+});
