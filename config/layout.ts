@@ -49,6 +49,7 @@ export const apiKeyTable = {
   indexes: [],
 } as const satisfies TableLayout;
 
+/** `none`: public, or authenticated by the handler itself (the provider's signed webhooks). */
 export type RouteAuth = 'none' | 'tenant';
 
 export interface RouteLayout {
@@ -56,16 +57,31 @@ export interface RouteLayout {
   /** API Gateway resource path; `{name}` segments are path parameters. */
   readonly path: string;
   readonly auth: RouteAuth;
+  /** Why a route with auth `none` is safe without the gateway's authorizer. */
+  readonly openBecause?: string;
 }
 
 /** Every HTTP route. The REST API, the local gateway and the api handler's router are built from this list. */
 export const routes = [
-  { method: 'GET', path: '/healthz', auth: 'none' },
+  {
+    method: 'GET',
+    path: '/healthz',
+    auth: 'none',
+    openBecause: 'it is a health check for load balancers and monitors and reads no tenant data',
+  },
   { method: 'POST', path: '/v1/jobs', auth: 'tenant' },
   { method: 'GET', path: '/v1/jobs', auth: 'tenant' },
   { method: 'GET', path: '/v1/jobs/{id}', auth: 'tenant' },
   { method: 'POST', path: '/v1/jobs/{id}/cancel', auth: 'tenant' },
+  { method: 'GET', path: '/v1/jobs/{id}/events', auth: 'tenant' },
   { method: 'POST', path: '/v1/uploads', auth: 'tenant' },
+  {
+    method: 'POST',
+    path: '/v1/provider/events',
+    auth: 'none',
+    openBecause:
+      'the media provider is no tenant: the handler accepts only bodies carrying a valid, fresh HMAC signature made with the provider webhook secret',
+  },
 ] as const satisfies readonly RouteLayout[];
 
 /** `METHOD /path` of each route, as API Gateway reports it in `httpMethod` and `resource`. */
@@ -89,6 +105,14 @@ export const resourceEnv = {
   apiKeyTable: 'API_KEY_TABLE_NAME',
   jobQueueUrl: 'JOB_QUEUE_URL',
   inputBucket: 'INPUT_BUCKET_NAME',
+  outputBucket: 'OUTPUT_BUCKET_NAME',
+  stateMachineArn: 'STATE_MACHINE_ARN',
+  /** Secrets Manager secret (JSON `{baseUrl, apiKey, webhookSecret}`) of the media provider. */
+  providerSecretArn: 'PROVIDER_SECRET_ARN',
+  /** Secrets Manager secret (string) that signs webhooks to clients. */
+  webhookSecretArn: 'WEBHOOK_SECRET_ARN',
+  /** Longhaul's own provider webhook endpoint, given to the provider with each submission. */
+  providerWebhookUrl: 'PROVIDER_WEBHOOK_URL',
   /** `true` where the S3 endpoint only serves path-style URLs (the local emulator). */
   s3ForcePathStyle: 'S3_FORCE_PATH_STYLE',
 } as const;

@@ -59,6 +59,20 @@ export const RATE_LIMIT_RETRY_AFTER_SECONDS = 1;
 export const gatewayProblems = {
   UNAUTHORIZED: problem('unauthorized', 401, 'Unauthorized', 'A valid X-API-Key header is required.'),
   ACCESS_DENIED: problem('forbidden', 403, 'Forbidden', 'This API key may not call this route.'),
+  INVALID_API_KEY: problem('forbidden', 403, 'Forbidden', 'This API key is not enabled for this API.'),
+  BAD_REQUEST_BODY: problem('validation-failed', 400, 'Bad Request', 'The request body is invalid.'),
+  BAD_REQUEST_PARAMETERS: problem(
+    'validation-failed',
+    400,
+    'Bad Request',
+    'The request parameters are invalid.',
+  ),
+  INTEGRATION_TIMEOUT: problem(
+    'service-unavailable',
+    504,
+    'Gateway Timeout',
+    'The service took too long; retry later.',
+  ),
   MISSING_AUTHENTICATION_TOKEN: problem('not-found', 404, 'Not Found', 'No such route.'),
   REQUEST_TOO_LARGE: problem('payload-too-large', 413, 'Payload Too Large', 'The request body is too large.'),
   UNSUPPORTED_MEDIA_TYPE: problem(

@@ -78,7 +78,7 @@ const fields = {
   },
   dispatchTimeoutSeconds: {
     env: 'DISPATCH_TIMEOUT_SECONDS',
-    schema: int(5, 120),
+    schema: int(1, 120),
     default: 30,
     doc: 'timeout of the queue consumer; the queue visibility timeout is six times this',
   },
@@ -117,6 +117,36 @@ const fields = {
     schema: int(1, 5 * 1024 ** 3),
     default: 512 * 1024 ** 2,
     doc: 'largest input accepted through POST /v1/uploads',
+  },
+  providerIdempotent: {
+    env: 'PROVIDER_IDEMPOTENT',
+    schema: flag,
+    default: true,
+    doc: 'whether the provider honours Idempotency-Key (an ambiguous submission is then resent, else reviewed)',
+  },
+  providerSubmitTimeoutMs: {
+    env: 'PROVIDER_TIMEOUT_MS',
+    schema: int(100, 60_000),
+    default: 10_000,
+    doc: 'deadline of one provider call; a submission past it has an unknown outcome',
+  },
+  awaitHeartbeatSeconds: {
+    env: 'AWAIT_HEARTBEAT_SECONDS',
+    schema: int(10, 86_400),
+    default: 900,
+    doc: 'longest silence from the provider (no progress, no reconciler check) before a waiting job is reviewed',
+  },
+  outputUrlTtlSeconds: {
+    env: 'OUTPUT_URL_TTL_SECONDS',
+    schema: int(60, 604_800),
+    default: 3600,
+    doc: 'lifetime of the presigned URLs of job outputs',
+  },
+  webhookTimeoutMs: {
+    env: 'WEBHOOK_TIMEOUT_MS',
+    schema: int(100, 30_000),
+    default: 5000,
+    doc: 'deadline of one delivery of a client webhook',
   },
   allowPrivateWebhooks: {
     env: 'ALLOW_PRIVATE_WEBHOOKS',

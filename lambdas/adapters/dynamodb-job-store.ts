@@ -5,11 +5,12 @@ import {
   PutCommand,
   QueryCommand,
   UpdateCommand,
+  type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import { z } from 'zod';
 import { JOB_ITEM_SORT_KEY, jobTable } from '../../config/layout';
 import { ValidationError } from '../domain/errors';
-import { isTerminal, type Job, type JobStatus } from '../domain/job';
+import { isTerminal, type Job, type JobStatus, type ProviderOutcome } from '../domain/job';
 import type { CreateOutcome, JobPage, JobStore, StatusChange } from '../domain/ports';
 
 const [byTenant, byTenantStatus] = jobTable.indexes;
@@ -146,7 +147,14 @@ export class DynamoDbJobStore implements JobStore {
     };
     const set = ['#status = :status', 'statusAt = :at', 'updatedAt = :at', 'tenantStatus = :tenantStatus'];
     const remove: string[] = [];
-    for (const field of ['error', 'result', 'startedAt', 'finishedAt'] as const) {
+    for (const field of [
+      'error',
+      'result',
+      'progress',
+      'startedAt',
+      'finishedAt',
+      'executionName',
+    ] as const) {
       if (change[field] !== undefined) {
         set.push(`#${field} = :${field}`);
         names[`#${field}`] = field;
@@ -163,39 +171,85 @@ export class DynamoDbJobStore implements JobStore {
     from.forEach((status, i) => {
       values[`:from${i}`] = status;
     });
-    try {
-      const { Attributes } = await this.client.send(
-        new UpdateCommand({
-          TableName: this.options.tableName,
-          Key: { pk: job.id, sk: JOB_ITEM_SORT_KEY },
-          UpdateExpression: `SET ${set.join(', ')}${remove.length ? ` REMOVE ${remove.join(', ')}` : ''}`,
-          ConditionExpression: `attribute_exists(pk) AND #status IN (${from.map((_, i) => `:from${i}`).join(', ')})`,
-          ExpressionAttributeNames: names,
-          ExpressionAttributeValues: values,
-          ReturnValues: 'ALL_NEW',
-        }),
-      );
-      return Attributes ? fromItem(Attributes as JobItem) : undefined;
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return undefined;
-      throw error;
-    }
+    return this.conditionalUpdate(job.id, {
+      UpdateExpression: `SET ${set.join(', ')}${remove.length ? ` REMOVE ${remove.join(', ')}` : ''}`,
+      ConditionExpression: `attribute_exists(pk) AND #status IN (${from.map((_, i) => `:from${i}`).join(', ')})`,
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: values,
+    });
   }
 
-  async requestCancel(jobId: string, at: Date): Promise<Job | undefined> {
+  requestCancel(jobId: string, at: Date): Promise<Job | undefined> {
+    return this.conditionalUpdate(jobId, {
+      UpdateExpression: 'SET cancelRequestedAt = if_not_exists(cancelRequestedAt, :at), updatedAt = :at',
+      ConditionExpression: 'attribute_exists(pk) AND #status IN (:running, :review)',
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: {
+        ':at': at.toISOString(),
+        ':running': 'running',
+        ':review': 'needs_review',
+      },
+    });
+  }
+
+  async recordSubmitIntent(jobId: string, attemptId: string, at: Date): Promise<Job | undefined> {
+    return this.conditionalUpdate(jobId, {
+      UpdateExpression: 'SET submitIntent = :intent, attempts = attempts + :one, updatedAt = :at',
+      ConditionExpression:
+        'attribute_exists(pk) AND #status = :running AND attribute_not_exists(providerJobId)',
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: {
+        ':intent': { attemptId, at: at.toISOString() },
+        ':one': 1,
+        ':at': at.toISOString(),
+        ':running': 'running',
+      },
+    });
+  }
+
+  async settleSubmitIntent(jobId: string, providerJobId: string | undefined, at: Date): Promise<void> {
+    await this.conditionalUpdate(jobId, {
+      UpdateExpression: `${providerJobId ? 'SET providerJobId = :provider, updatedAt = :at' : 'SET updatedAt = :at'} REMOVE submitIntent`,
+      ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(providerJobId)',
+      ExpressionAttributeValues: {
+        ':at': at.toISOString(),
+        ...(providerJobId ? { ':provider': providerJobId } : {}),
+      },
+    });
+  }
+
+  recordTaskToken(jobId: string, taskToken: string, at: Date): Promise<Job | undefined> {
+    return this.conditionalUpdate(jobId, {
+      UpdateExpression: 'SET taskToken = :token, updatedAt = :at',
+      ConditionExpression: 'attribute_exists(pk) AND #status = :running',
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: { ':token': taskToken, ':at': at.toISOString(), ':running': 'running' },
+    });
+  }
+
+  async recordProviderOutcome(jobId: string, outcome: ProviderOutcome): Promise<Job | undefined> {
+    const updated = await this.conditionalUpdate(jobId, {
+      UpdateExpression: 'SET providerOutcome = :outcome',
+      ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(providerOutcome)',
+      ExpressionAttributeValues: { ':outcome': outcome },
+    });
+    return updated ?? this.get(jobId);
+  }
+
+  /** One conditional UpdateItem on the job item: the updated job, or undefined when the condition did not hold. */
+  private async conditionalUpdate(
+    jobId: string,
+    expression: Pick<
+      UpdateCommandInput,
+      'UpdateExpression' | 'ConditionExpression' | 'ExpressionAttributeNames' | 'ExpressionAttributeValues'
+    >,
+  ): Promise<Job | undefined> {
     try {
       const { Attributes } = await this.client.send(
         new UpdateCommand({
           TableName: this.options.tableName,
           Key: { pk: jobId, sk: JOB_ITEM_SORT_KEY },
-          UpdateExpression: 'SET cancelRequestedAt = if_not_exists(cancelRequestedAt, :at), updatedAt = :at',
-          ConditionExpression: 'attribute_exists(pk) AND #status IN (:running, :review)',
-          ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: {
-            ':at': at.toISOString(),
-            ':running': 'running',
-            ':review': 'needs_review',
-          },
+          ...expression,
           ReturnValues: 'ALL_NEW',
         }),
       );

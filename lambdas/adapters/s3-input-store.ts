@@ -1,4 +1,4 @@
-import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { HeadObjectCommand, NotFound, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { InputStore } from '../domain/ports';
 
@@ -40,5 +40,17 @@ export class S3InputStore implements InputStore {
       }),
       { expiresIn: expiresInSeconds, signableHeaders: new Set(['content-type', 'content-length']) },
     );
+  }
+
+  async inputInfo(tenantId: string, ref: string): Promise<{ size: number; contentType: string } | undefined> {
+    try {
+      const head = await this.client.send(
+        new HeadObjectCommand({ Bucket: this.bucket, Key: inputObjectKey(tenantId, ref) }),
+      );
+      return { size: head.ContentLength ?? 0, contentType: head.ContentType ?? 'application/octet-stream' };
+    } catch (error) {
+      if (error instanceof NotFound || (error as { name?: string }).name === 'NotFound') return undefined;
+      throw error;
+    }
   }
 }

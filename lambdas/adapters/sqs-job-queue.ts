@@ -1,10 +1,13 @@
 import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import type { JobQueue } from '../domain/ports';
+import { z } from 'zod';
+import type { EnqueueOptions, JobQueue } from '../domain/ports';
 
-/** The message body of the jobs queue: the job id only; the job table is the truth. */
-export interface JobMessage {
-  readonly jobId: string;
-}
+/** The message body of the jobs queue: the job id (the job table is the truth) and how often it waited for a slot. */
+export const jobMessage = z.object({
+  jobId: z.string().regex(/^job_[a-z2-7]{26}$/),
+  deferrals: z.number().int().min(0).optional(),
+});
+export type JobMessage = z.infer<typeof jobMessage>;
 
 export class SqsJobQueue implements JobQueue {
   constructor(

@@ -1,21 +1,36 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import type { AuthorizerContext, RouteKey } from '../../config/layout';
+import { type AuthorizerContext, type RouteKey, routes as routeLayout } from '../../config/layout';
+import { problem } from '../../config/problems';
 import { bodyLimits } from '../../config/settings';
-import { ForbiddenError, JobNotFoundError, UnsupportedMediaTypeError } from '../domain/errors';
-import { requireIdempotencyKey } from '../domain/idempotency';
-import { cancelJob, createUpload, getJob, listJobs, submitJob } from '../domain/intake';
-import { toResource } from '../domain/job';
+import {
+  ForbiddenError,
+  JobNotFoundError,
+  UnsupportedMediaTypeError,
+  ValidationError,
+} from '../domain/errors';
+import { JOB_ID_PATTERN, requireIdempotencyKey } from '../domain/idempotency';
+import { cancelJob, createUpload, getJob, jobTimeline, listJobs, submitJob } from '../domain/intake';
+import { presentJob } from '../domain/present';
+import { applyProviderEvent, parseProviderEvent } from '../domain/provider-events';
 import { parseCreateJob, parseCreateUpload, parseListJobs } from '../domain/requests';
-import { inputStore, jobQueue, jobStore } from '../shared/aws';
+import { inputStore, jobQueue, jobStore, outputStore, timeline, workflow } from '../shared/aws';
 import { runtimeSettings } from '../shared/env';
 import { instrument, logger, metrics } from '../shared/observability';
-import { basePath, header, json, jsonBody, mediaType, problemResult } from './http';
+import { providerSecretValue } from '../shared/secrets';
+import { checkSignature } from '../shared/signature';
+import { basePath, bodyBytes, header, json, jsonBody, mediaType, parseJson, problemResult } from './http';
 import { parseMultipartJob } from './multipart';
 import { toProblem } from './problems';
 
 const settings = runtimeSettings();
 const policy = { allowPrivateWebhooks: settings.allowPrivateWebhooks };
 const now = () => new Date();
+/** How far a provider event's signed timestamp may be from now. */
+const PROVIDER_SIGNATURE_TOLERANCE_SECONDS = 300;
+
+/** Output URLs are signed only for jobs that have outputs, so intake never needs the output bucket. */
+const outputUrls = { outputUrl: (key: string) => outputStore().outputUrl(key) };
+
 const intake = () => ({
   store: jobStore(),
   queue: jobQueue(),
@@ -26,8 +41,7 @@ const intake = () => ({
 
 type Route = (event: APIGatewayProxyEvent, tenantId: string) => Promise<APIGatewayProxyResult>;
 
-const routes: Record<RouteKey, Route | null> = {
-  'GET /healthz': null,
+const tenantRoutes: Partial<Record<RouteKey, Route>> = {
   'POST /v1/jobs': async (event, tenantId) => {
     const type = mediaType(event);
     const idempotencyKey = requireIdempotencyKey(header(event, 'idempotency-key'));
@@ -60,23 +74,30 @@ const routes: Record<RouteKey, Route | null> = {
       logger.error('job stored but not enqueued; the reconciler will enqueue it', enqueueError as Error);
     }
     if (markEnqueuedError) logger.warn('job enqueued but not marked as such', markEnqueuedError as Error);
-    return json(202, toResource(job), {
+    return json(202, await presentJob(job, outputUrls), {
       location: `${basePath(event)}/v1/jobs/${job.id}`,
       ...(replayed ? { 'idempotent-replayed': 'true' } : {}),
     });
   },
   'GET /v1/jobs': async (event, tenantId) => {
     const page = await listJobs(jobStore(), tenantId, parseListJobs(event.queryStringParameters ?? {}));
-    return json(200, { items: page.items.map(toResource), nextCursor: page.nextCursor });
+    return json(200, {
+      items: await Promise.all(page.items.map((job) => presentJob(job, outputUrls))),
+      nextCursor: page.nextCursor,
+    });
   },
   'GET /v1/jobs/{id}': async (event, tenantId) => {
     const job = await getJob(jobStore(), tenantId, pathId(event));
-    return json(200, toResource(job));
+    return json(200, await presentJob(job, outputUrls));
+  },
+  'GET /v1/jobs/{id}/events': async (event, tenantId) => {
+    const job = await getJob(jobStore(), tenantId, pathId(event));
+    return json(200, { items: await jobTimeline(timeline(), job) });
   },
   'POST /v1/jobs/{id}/cancel': async (event, tenantId) => {
-    const job = await cancelJob({ store: jobStore(), now }, tenantId, pathId(event));
+    const job = await cancelJob({ store: jobStore(), workflow: workflow(), now }, tenantId, pathId(event));
     logger.info('cancel requested', { jobId: job.id, status: job.status });
-    return json(202, toResource(job));
+    return json(202, await presentJob(job, outputUrls));
   },
   'POST /v1/uploads': async (event, tenantId) => {
     const upload = parseCreateUpload(jsonBody(event, bodyLimits.jsonBytes), settings.maxUploadBytes);
@@ -89,6 +110,53 @@ const routes: Record<RouteKey, Route | null> = {
     return json(201, ticket);
   },
 };
+
+/** Routes the gateway does not authenticate: public, or checked here. */
+const openRoutes: Partial<Record<RouteKey, (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult>>> =
+  {
+    'GET /healthz': async () => json(200, { status: 'ok' }),
+    'POST /v1/provider/events': async (event) => {
+      const bytes = bodyBytes(event);
+      if (bytes.length > bodyLimits.jsonBytes) {
+        return problemResult(
+          problem('payload-too-large', 413, 'Payload Too Large', 'Provider events are small.'),
+        );
+      }
+      const body = bytes.toString('utf8');
+      const { webhookSecret } = await providerSecretValue();
+      const check = checkSignature(
+        webhookSecret,
+        header(event, 'provider-signature'),
+        body,
+        Math.floor(Date.now() / 1000),
+        PROVIDER_SIGNATURE_TOLERANCE_SECONDS,
+      );
+      if (check !== 'valid') {
+        logger.warn('provider event refused', { signature: check });
+        return problemResult(
+          problem('unauthorized', 401, 'Unauthorized', 'Missing, stale or invalid Provider-Signature.'),
+        );
+      }
+      const jobId = event.queryStringParameters?.jobId;
+      if (!jobId || !JOB_ID_PATTERN.test(jobId)) {
+        throw new ValidationError('The provider event is invalid.', [
+          { parameter: 'jobId', detail: 'must be a job id' },
+        ]);
+      }
+      logger.appendKeys({ jobId });
+      const outcome = await applyProviderEvent(
+        { store: jobStore(), workflow: workflow(), timeline: timeline(), now },
+        jobId,
+        parseProviderEvent(parseJson(bytes)),
+      );
+      if (outcome !== 'progress') logger.info('provider event applied', { outcome });
+      return { statusCode: 204, headers: { 'cache-control': 'no-store' }, body: '' };
+    },
+  };
+
+const authOf = new Map<string, string>(
+  routeLayout.map((route) => [`${route.method} ${route.path}`, route.auth]),
+);
 
 function pathId(event: APIGatewayProxyEvent): string {
   const id = event.pathParameters?.id;
@@ -107,10 +175,11 @@ export const handler = instrument(
   'api',
   async (event: APIGatewayProxyEvent, _context: Context): Promise<APIGatewayProxyResult> => {
     const key = `${event.httpMethod} ${event.resource}` as RouteKey;
-    if (key === 'GET /healthz') return json(200, { status: 'ok' });
-    const route = routes[key];
     try {
-      if (!route) throw new JobNotFoundError(event.path);
+      const open = openRoutes[key];
+      if (open && authOf.get(key) === 'none') return await open(event);
+      const route = tenantRoutes[key];
+      if (!route || authOf.get(key) !== 'tenant') throw new JobNotFoundError(event.path);
       const tenantId = tenantOf(event);
       logger.appendKeys({ tenantId, route: key });
       return await route(event, tenantId);

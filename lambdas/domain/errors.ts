@@ -64,3 +64,65 @@ export class UnsupportedMediaTypeError extends Error {
 export class ForbiddenError extends Error {
   override readonly name = 'ForbiddenError';
 }
+
+/**
+ * Provider outcomes. Their `name`s are the error types Step Functions sees, so
+ * the workflow's Retry and Catch clauses match on them.
+ */
+
+/** The provider definitely did not accept the submission and says it never will (4xx): fail the job now. */
+export class ProviderRejectedError extends Error {
+  override readonly name = 'ProviderRejected';
+  constructor(
+    message: string,
+    readonly code: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The provider definitely did not accept the submission, but may later (503, 429, connection refused): retry. */
+export class ProviderUnavailableError extends Error {
+  override readonly name = 'ProviderUnavailable';
+}
+
+/** The submission was sent and its outcome is unknown (timeout or reset after the request was written). */
+export class AmbiguousSubmissionError extends Error {
+  override readonly name = 'ProviderAmbiguous';
+}
+
+/** The job cannot safely go on without a person: it is marked needs_review and the workflow stops. */
+export class NeedsReviewError extends Error {
+  override readonly name = 'NeedsReview';
+  constructor(
+    message: string,
+    readonly code: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The provider ran the job and it failed there. */
+export class ProviderJobFailedError extends Error {
+  override readonly name = 'ProviderJobFailed';
+  constructor(
+    message: string,
+    readonly code: string,
+  ) {
+    super(message);
+  }
+}
+
+/** A step's input is unusable (missing asset, wrong media type): retrying cannot help. */
+export class InvalidJobInputError extends Error {
+  override readonly name = 'InvalidJobInput';
+  constructor(
+    message: string,
+    readonly code: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The client canceled a running job: sent to the waiting step so the workflow settles it. */
+export const JOB_CANCELED_ERROR = 'JobCanceled';

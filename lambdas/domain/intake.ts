@@ -1,8 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { JobAlreadyFinishedError, JobNotFoundError, ValidationError } from './errors';
+import { JOB_CANCELED_ERROR, JobAlreadyFinishedError, JobNotFoundError, ValidationError } from './errors';
 import { decideOnExisting, deriveJobId, fingerprint } from './idempotency';
 import { isTerminal, type Job, newJob } from './job';
-import type { InputStore, JobPage, JobQueue, JobStore } from './ports';
+import type { InputStore, JobPage, JobQueue, JobStore, Timeline, TimelineEvent, Workflow } from './ports';
 import type { CreateJobRequest, CreateUploadRequest, ListJobsQuery } from './requests';
 import { fileInputField, fileMediaType } from './requests';
 
@@ -139,12 +139,15 @@ export function listJobs(store: JobStore, tenantId: string, query: ListJobsQuery
 
 /**
  * Cancels a job. Idempotent: a canceled job is returned as it is. A queued job
- * is canceled at once (the dispatcher drops its message); a job that is
- * already past the queue keeps its status and carries the request for the
- * workflow to honour. Finished jobs cannot be canceled.
+ * is canceled at once (the dispatcher drops its message). A running job is
+ * marked canceled with a conditional write (so a late completion cannot undo
+ * it), and its waiting workflow step is failed with JobCanceled: the workflow's
+ * settle path then cancels at the provider, notifies and frees the slot. A job
+ * in review keeps its status (only an operator settles it) and carries the
+ * request. Finished jobs cannot be canceled.
  */
 export async function cancelJob(
-  deps: Pick<IntakeDeps, 'store' | 'now'>,
+  deps: Pick<IntakeDeps, 'store' | 'now'> & { readonly workflow: Pick<Workflow, 'failTask'> },
   tenantId: string,
   jobId: string,
 ): Promise<Job> {
@@ -154,18 +157,26 @@ export async function cancelJob(
     if (job.status === 'canceled') return job;
     if (isTerminal(job.status)) throw new JobAlreadyFinishedError(job.id, job.status);
     const now = deps.now();
-    const updated =
-      job.status === 'queued'
-        ? await deps.store.transition(
-            job,
-            ['queued'],
-            { status: 'canceled', finishedAt: now.toISOString() },
-            now,
-          )
-        : job.cancelRequestedAt !== undefined
-          ? job
-          : await deps.store.requestCancel(job.id, now);
-    if (updated) return updated;
+    if (job.status === 'needs_review') {
+      const updated = job.cancelRequestedAt !== undefined ? job : await deps.store.requestCancel(job.id, now);
+      if (updated) return updated;
+      continue;
+    }
+    const updated = await deps.store.transition(
+      job,
+      [job.status],
+      { status: 'canceled', finishedAt: now.toISOString() },
+      now,
+    );
+    if (!updated) continue;
+    if (updated.taskToken) {
+      await deps.workflow.failTask(
+        updated.taskToken,
+        JOB_CANCELED_ERROR,
+        '[canceled] Canceled by the client.',
+      );
+    }
+    return updated;
   }
   throw new Error(`Job ${jobId} kept changing while being canceled.`);
 }
@@ -189,4 +200,15 @@ export async function createUpload(
     uploadUrl,
     expiresAt: new Date(deps.now().getTime() + expiresInSeconds * 1000).toISOString(),
   };
+}
+
+/**
+ * The job's timeline, oldest first: events derived from the job itself
+ * (accepted, enqueued) followed by those the workflow recorded.
+ */
+export async function jobTimeline(timeline: Timeline, job: Job): Promise<TimelineEvent[]> {
+  const derived: TimelineEvent[] = [{ at: job.createdAt, type: 'job.accepted' }];
+  if (job.enqueuedAt) derived.push({ at: job.enqueuedAt, type: 'job.enqueued' });
+  const recorded = await timeline.list(job.id);
+  return [...derived, ...recorded].sort((a, b) => a.at.localeCompare(b.at));
 }

@@ -38,6 +38,27 @@ export interface Job {
   readonly cancelRequestedAt?: string;
   readonly startedAt?: string;
   readonly finishedAt?: string;
+  /** Name of the workflow execution running the job. */
+  readonly executionName?: string;
+  /** Recorded before each provider submission; cleared once the outcome is known. */
+  readonly submitIntent?: SubmitIntent;
+  /** The provider's id for the job, once a submission was accepted. */
+  readonly providerJobId?: string;
+  /** Task token of the workflow's await step, for resuming it when the provider finishes. */
+  readonly taskToken?: string;
+  /** What the provider reported at the end, recorded by whichever of webhook and await step comes first. */
+  readonly providerOutcome?: ProviderOutcome;
+}
+
+export interface SubmitIntent {
+  readonly attemptId: string;
+  readonly at: string;
+}
+
+export interface ProviderOutcome {
+  readonly status: 'succeeded' | 'failed' | 'canceled';
+  readonly error?: JobError;
+  readonly at: string;
 }
 
 /** The job resource of the public API (CONTRACT section 1). */

@@ -1,4 +1,4 @@
-import type { Job, JobError, JobStatus } from './job';
+import type { Job, JobError, JobStatus, ProviderOutcome } from './job';
 
 /** Ports of the job domain; each has one AWS adapter under `lambdas/adapters/`. */
 
@@ -14,8 +14,10 @@ export interface StatusChange {
   readonly status: JobStatus;
   readonly error?: JobError | null;
   readonly result?: Record<string, unknown> | null;
+  readonly progress?: number;
   readonly startedAt?: string;
   readonly finishedAt?: string;
+  readonly executionName?: string;
 }
 
 export interface JobStore {
@@ -42,11 +44,72 @@ export interface JobStore {
   ): Promise<Job | undefined>;
   /** Records a cancel request on a job that is not queued, for the workflow to honour. */
   requestCancel(jobId: string, at: Date): Promise<Job | undefined>;
+  /**
+   * Records that a submission is about to be sent, and counts the attempt.
+   * Only while the job runs and has no provider job id; undefined otherwise.
+   */
+  recordSubmitIntent(jobId: string, attemptId: string, at: Date): Promise<Job | undefined>;
+  /** The submission's outcome is known: keep the provider's id (if accepted) and drop the intent. */
+  settleSubmitIntent(jobId: string, providerJobId: string | undefined, at: Date): Promise<void>;
+  /** Stores the await step's task token; returns the job as it then is (with any outcome already recorded). */
+  recordTaskToken(jobId: string, taskToken: string, at: Date): Promise<Job | undefined>;
+  /** Stores the provider's final outcome once; returns the job as it then is. */
+  recordProviderOutcome(jobId: string, outcome: ProviderOutcome): Promise<Job | undefined>;
+}
+
+/**
+ * The in-flight limit: one counter with the holders' job ids, so the limit is
+ * enforced in one place whatever runs the jobs.
+ */
+export interface SlotPool {
+  /** Takes a slot unless `limit` are held. A job that already holds one keeps it (true). */
+  acquire(jobId: string, limit: number): Promise<boolean>;
+  /** Gives the job's slot back; false if it held none. */
+  release(jobId: string): Promise<boolean>;
+  holders(): Promise<readonly string[]>;
+}
+
+export interface TimelineEvent {
+  readonly at: string;
+  readonly type: string;
+  readonly step?: string;
+  readonly attempt?: number;
+  readonly detail?: string;
+}
+
+/** The job's history as the client sees it on GET /v1/jobs/{id}/events. */
+export interface Timeline {
+  record(jobId: string, event: TimelineEvent): Promise<void>;
+  list(jobId: string): Promise<readonly TimelineEvent[]>;
+}
+
+/** The workflow engine (Step Functions): executions named after jobs, and task tokens. */
+export interface Workflow {
+  /** Starts (or finds the running) execution with this name; idempotent for the same name and input. */
+  start(executionName: string, input: { readonly jobId: string }): Promise<void>;
+  stop(executionName: string, cause: string): Promise<void>;
+  /** Resumes a waiting step. False when the token is no longer valid (step timed out or execution ended). */
+  completeTask(taskToken: string, output: unknown): Promise<boolean>;
+  failTask(taskToken: string, error: string, cause: string): Promise<boolean>;
+}
+
+/** Where finished jobs' outputs are kept, and how clients get at them. */
+export interface OutputStore {
+  putOutput(key: string, body: Uint8Array | string, contentType: string): Promise<void>;
+  /** A time-limited GET URL for an output. */
+  outputUrl(key: string): Promise<string>;
+}
+
+export interface EnqueueOptions {
+  /** Hold the message back this long (SQS allows up to 900 s). */
+  readonly delaySeconds?: number;
+  /** How often the job already waited for a slot, for the next wait's backoff. */
+  readonly deferrals?: number;
 }
 
 export interface JobQueue {
   /** Hands the job to the dispatcher. At-least-once: the consumer tolerates duplicates. */
-  enqueue(jobId: string): Promise<void>;
+  enqueue(jobId: string, options?: EnqueueOptions): Promise<void>;
 }
 
 export interface InputStore {
@@ -59,4 +122,6 @@ export interface InputStore {
     upload: { readonly contentType: string; readonly contentLength: number },
     expiresInSeconds: number,
   ): Promise<string>;
+  /** Size and media type of a stored input, or undefined if there is none. */
+  inputInfo(tenantId: string, ref: string): Promise<{ size: number; contentType: string } | undefined>;
 }

@@ -1,14 +1,21 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
+import { SFNClient } from '@aws-sdk/client-sfn';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { resourceEnv } from '../../config/layout';
 import { DynamoDbApiKeyStore } from '../adapters/dynamodb-api-key-store';
 import { DynamoDbJobStore } from '../adapters/dynamodb-job-store';
+import { DynamoDbSlotPool } from '../adapters/dynamodb-slot-pool';
+import { DynamoDbTimeline } from '../adapters/dynamodb-timeline';
+import { HttpProvider } from '../adapters/http-provider';
 import { S3InputStore } from '../adapters/s3-input-store';
+import { S3OutputStore } from '../adapters/s3-output-store';
+import { SfnWorkflow } from '../adapters/sfn-workflow';
 import { SqsJobQueue } from '../adapters/sqs-job-queue';
 import { requireEnv, runtimeSettings } from './env';
 import { tracer } from './observability';
+import { providerSecretValue } from './secrets';
 
 /**
  * The adapters a handler uses, each built on first use and then kept for the
@@ -46,12 +53,55 @@ export const jobQueue = once(
   () => new SqsJobQueue(tracer.captureAWSv3Client(new SQSClient({})), requireEnv(resourceEnv.jobQueueUrl)),
 );
 
-export const inputStore = once(
+const s3Client = once(() =>
+  tracer.captureAWSv3Client(
+    new S3Client({ forcePathStyle: process.env[resourceEnv.s3ForcePathStyle] === 'true' }),
+  ),
+);
+
+export const inputStore = once(() => new S3InputStore(s3Client(), requireEnv(resourceEnv.inputBucket)));
+
+export const slotPool = once(() => new DynamoDbSlotPool(documentClient(), requireEnv(resourceEnv.jobTable)));
+
+export const timeline = once(
   () =>
-    new S3InputStore(
-      tracer.captureAWSv3Client(
-        new S3Client({ forcePathStyle: process.env[resourceEnv.s3ForcePathStyle] === 'true' }),
-      ),
-      requireEnv(resourceEnv.inputBucket),
+    new DynamoDbTimeline(documentClient(), {
+      tableName: requireEnv(resourceEnv.jobTable),
+      retentionDays: runtimeSettings().jobRetentionDays,
+    }),
+);
+
+export const workflow = once(
+  () =>
+    new SfnWorkflow(tracer.captureAWSv3Client(new SFNClient({})), requireEnv(resourceEnv.stateMachineArn)),
+);
+
+export const outputStore = once(
+  () =>
+    new S3OutputStore(
+      s3Client(),
+      requireEnv(resourceEnv.outputBucket),
+      runtimeSettings().outputUrlTtlSeconds,
     ),
 );
+
+/** The provider adapter, built from its secret on first use (and rebuilt when the cached secret changes). */
+let providerCache: { key: string; provider: HttpProvider } | undefined;
+export async function provider(): Promise<HttpProvider> {
+  const secret = await providerSecretValue();
+  const key = `${secret.baseUrl}\n${secret.apiKey ?? ''}`;
+  if (providerCache?.key !== key) {
+    const settings = runtimeSettings();
+    providerCache = {
+      key,
+      provider: new HttpProvider({
+        baseUrl: secret.baseUrl,
+        ...(secret.apiKey ? { apiKey: secret.apiKey } : {}),
+        deduplicates: settings.providerIdempotent,
+        submitTimeoutMs: settings.providerSubmitTimeoutMs,
+        readTimeoutMs: settings.providerSubmitTimeoutMs,
+      }),
+    };
+  }
+  return providerCache.provider;
+}

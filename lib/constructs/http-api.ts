@@ -243,14 +243,14 @@ export class HttpApi extends Construct {
         acknowledge(
           method,
           'AwsSolutions-APIG4',
-          `${key} is public by design (a health check for load balancers and monitors); it reads no tenant data.`,
+          `${key} has no gateway authorizer by design: ${'openBecause' in route ? route.openBecause : 'it is public'}.`,
         );
       }
       acknowledge(
         method,
         'AwsSolutions-COG4',
         route.auth === 'none'
-          ? `${key} is public by design; it needs no authorizer of any kind.`
+          ? `${key} has no authorizer of any kind by design: ${'openBecause' in route ? route.openBecause : 'it is public'}.`
           : `${key} is called by tenants' programs, not by users of a Cognito user pool; it is protected by the API key authorizer and the per-tenant usage plan.`,
       );
     }

@@ -68,6 +68,7 @@ test('every acknowledgement is one reviewed here, with a reason', () => {
     'v1/jobs/GET',
     'v1/jobs/{id}/GET',
     'v1/jobs/{id}/cancel/POST',
+    'v1/jobs/{id}/events/GET',
     'v1/uploads/POST',
   ];
   // Logical ids end in a hash; the finding names the resource by it.
@@ -84,6 +85,8 @@ test('every acknowledgement is one reviewed here, with a reason', () => {
       'Longhaul/Api/RestApi/DeploymentStage.prod AwsSolutions-APIG3',
       'Longhaul/Api/RestApi/Default/healthz/GET AwsSolutions-APIG4',
       'Longhaul/Api/RestApi/Default/healthz/GET AwsSolutions-COG4',
+      'Longhaul/Api/RestApi/Default/v1/provider/events/POST AwsSolutions-APIG4',
+      'Longhaul/Api/RestApi/Default/v1/provider/events/POST AwsSolutions-COG4',
       ...tenantMethods.map((method) => `Longhaul/Api/RestApi/Default/${method} AwsSolutions-COG4`),
     ].sort(),
   );

@@ -6,78 +6,22 @@ import {
 } from '../../lambdas/domain/errors';
 import { deriveJobId } from '../../lambdas/domain/idempotency';
 import { cancelJob, getJob, type IntakeDeps, submitJob } from '../../lambdas/domain/intake';
-import type { Job, JobStatus } from '../../lambdas/domain/job';
-import type {
-  CreateOutcome,
-  InputStore,
-  JobPage,
-  JobQueue,
-  JobStore,
-  StatusChange,
-} from '../../lambdas/domain/ports';
-
-/** In-memory ports: enough of the store's semantics (conditional create and transition) to test the use cases. */
-class MemoryStore implements JobStore {
-  readonly jobs = new Map<string, Job>();
-  async create(job: Job): Promise<CreateOutcome> {
-    const existing = this.jobs.get(job.id);
-    if (existing) return { created: false, existing };
-    this.jobs.set(job.id, job);
-    return { created: true };
-  }
-  async get(jobId: string) {
-    return this.jobs.get(jobId);
-  }
-  async markEnqueued(jobId: string, at: Date) {
-    const job = this.jobs.get(jobId);
-    if (job) this.jobs.set(jobId, { ...job, enqueuedAt: at.toISOString() });
-  }
-  async listByTenant(): Promise<JobPage> {
-    return { items: [...this.jobs.values()], nextCursor: null };
-  }
-  async transition(job: Pick<Job, 'id'>, from: readonly JobStatus[], change: StatusChange, at: Date) {
-    const current = this.jobs.get(job.id);
-    if (!current || !from.includes(current.status)) return undefined;
-    const next = { ...current, ...change, statusAt: at.toISOString(), updatedAt: at.toISOString() } as Job;
-    this.jobs.set(job.id, next);
-    return next;
-  }
-  async requestCancel(jobId: string, at: Date) {
-    const current = this.jobs.get(jobId);
-    if (!current) return undefined;
-    const next = { ...current, cancelRequestedAt: at.toISOString() };
-    this.jobs.set(jobId, next);
-    return next;
-  }
-}
-
-class MemoryQueue implements JobQueue {
-  readonly messages: string[] = [];
-  failing = false;
-  async enqueue(jobId: string) {
-    if (this.failing) throw new Error('queue unavailable');
-    this.messages.push(jobId);
-  }
-}
-
-class MemoryInputs implements InputStore {
-  readonly objects = new Map<string, Uint8Array>();
-  async putInput(tenantId: string, ref: string, bytes: Uint8Array) {
-    this.objects.set(`${tenantId}/${ref}`, bytes);
-  }
-  async presignUpload(tenantId: string, ref: string) {
-    return `https://uploads.example/${tenantId}/${ref}`;
-  }
-}
+import { MemoryInputs, MemoryQueue, MemoryStore, MemoryWorkflow } from './support/memory-ports';
 
 let clock = new Date('2026-03-01T12:00:00.000Z');
-let deps: IntakeDeps & { store: MemoryStore; queue: MemoryQueue; inputs: MemoryInputs };
+let deps: IntakeDeps & {
+  store: MemoryStore;
+  queue: MemoryQueue;
+  inputs: MemoryInputs;
+  workflow: MemoryWorkflow;
+};
 beforeEach(() => {
   clock = new Date('2026-03-01T12:00:00.000Z');
   deps = {
     store: new MemoryStore(),
     queue: new MemoryQueue(),
     inputs: new MemoryInputs(),
+    workflow: new MemoryWorkflow(),
     now: () => clock,
     idempotencyInProgressMs: 30_000,
   };
@@ -93,7 +37,7 @@ describe('submitJob', () => {
 
     expect(replayed).toBe(false);
     expect(job).toMatchObject({ id: deriveJobId('acme', 'k1'), status: 'queued', progress: 0, attempts: 0 });
-    expect(deps.queue.messages).toEqual([job.id]);
+    expect(deps.queue.messages).toEqual([{ jobId: job.id, options: {} }]);
     expect(deps.store.jobs.get(job.id)?.enqueuedAt).toBe(clock.toISOString());
   });
 
@@ -135,7 +79,7 @@ describe('submitJob', () => {
 
     const ref = job.input.sourceImageRef as string;
     expect(ref).toMatch(/^upl_[A-Za-z0-9_-]{32}$/);
-    expect(deps.inputs.objects.get(`acme/${ref}`)).toEqual(bytes);
+    expect(deps.inputs.objects.get(`acme/${ref}`)).toEqual({ bytes, contentType: 'image/png' });
   });
 
   it('stores nothing for a file whose key was already used with another body', async () => {
@@ -181,11 +125,29 @@ describe('cancelJob', () => {
     await expect(cancelJob(deps, 'acme', job.id)).rejects.toThrow(JobAlreadyFinishedError);
   });
 
-  it('records the request on a running job for the workflow to honour', async () => {
+  it('cancels a running job and fails its waiting step so the workflow settles it', async () => {
+    const { job } = await submit();
+    deps.store.jobs.set(job.id, { ...job, status: 'running', taskToken: 'token-1' });
+
+    await expect(cancelJob(deps, 'acme', job.id)).resolves.toMatchObject({ status: 'canceled' });
+
+    expect(deps.workflow.failed).toEqual([
+      { taskToken: 'token-1', error: 'JobCanceled', cause: '[canceled] Canceled by the client.' },
+    ]);
+  });
+
+  it('cancels a running job that is not waiting yet without touching the workflow', async () => {
     const { job } = await submit();
     deps.store.jobs.set(job.id, { ...job, status: 'running' });
+    await expect(cancelJob(deps, 'acme', job.id)).resolves.toMatchObject({ status: 'canceled' });
+    expect(deps.workflow.failed).toEqual([]);
+  });
+
+  it('leaves a job in review to an operator, keeping the request', async () => {
+    const { job } = await submit();
+    deps.store.jobs.set(job.id, { ...job, status: 'needs_review' });
     await expect(cancelJob(deps, 'acme', job.id)).resolves.toMatchObject({
-      status: 'running',
+      status: 'needs_review',
       cancelRequestedAt: clock.toISOString(),
     });
   });

@@ -1,0 +1,56 @@
+import { randomBytes } from 'node:crypto';
+import { type DynamoDBDocumentClient, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import type { Timeline, TimelineEvent } from '../domain/ports';
+
+const EVENT_PREFIX = 'EVT#';
+
+export interface DynamoDbTimelineOptions {
+  readonly tableName: string;
+  /** Events outlive their job by this long at most; a running job's events stay while it runs. */
+  readonly retentionDays: number;
+}
+
+/** A job's timeline: one small item per event under the job's partition, in time order. */
+export class DynamoDbTimeline implements Timeline {
+  constructor(
+    private readonly client: DynamoDBDocumentClient,
+    private readonly options: DynamoDbTimelineOptions,
+  ) {}
+
+  async record(jobId: string, event: TimelineEvent): Promise<void> {
+    // A year of headroom past the retention keeps events of long-running jobs until the job itself expires.
+    const expiresAt = Math.floor(Date.parse(event.at) / 1000) + (this.options.retentionDays + 365) * 86_400;
+    await this.client.send(
+      new PutCommand({
+        TableName: this.options.tableName,
+        Item: {
+          pk: jobId,
+          sk: `${EVENT_PREFIX}${event.at}#${randomBytes(4).toString('hex')}`,
+          ...event,
+          expiresAt,
+        },
+      }),
+    );
+  }
+
+  async list(jobId: string): Promise<readonly TimelineEvent[]> {
+    const events: TimelineEvent[] = [];
+    let ExclusiveStartKey: Record<string, unknown> | undefined;
+    do {
+      const page = await this.client.send(
+        new QueryCommand({
+          TableName: this.options.tableName,
+          KeyConditionExpression: 'pk = :job AND begins_with(sk, :prefix)',
+          ExpressionAttributeValues: { ':job': jobId, ':prefix': EVENT_PREFIX },
+          ConsistentRead: true,
+          ExclusiveStartKey,
+        }),
+      );
+      for (const { pk: _pk, sk: _sk, expiresAt: _exp, ...event } of page.Items ?? []) {
+        events.push(event as TimelineEvent);
+      }
+      ExclusiveStartKey = page.LastEvaluatedKey;
+    } while (ExclusiveStartKey);
+    return events;
+  }
+}

@@ -1,0 +1,47 @@
+import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { jobMessage } from '../adapters/sqs-job-queue';
+import { dispatchJob } from '../domain/dispatch';
+import { jobQueue, jobStore, slotPool, timeline, workflow } from '../shared/aws';
+import { runtimeSettings } from '../shared/env';
+import { instrument, logger, metrics } from '../shared/observability';
+
+const settings = runtimeSettings();
+const processor = new BatchProcessor(EventType.SQS);
+
+/**
+ * The jobs queue consumer. Each message is handled on its own; a message that
+ * throws is reported as a batch item failure and comes back after the
+ * visibility timeout, until the redrive policy moves it to the dead-letter queue.
+ */
+async function dispatchRecord(record: SQSRecord): Promise<void> {
+  const message = jobMessage.parse(JSON.parse(record.body));
+  logger.appendKeys({ jobId: message.jobId });
+  const outcome = await dispatchJob(
+    {
+      store: jobStore(),
+      slots: slotPool(),
+      workflow: workflow(),
+      queue: jobQueue(),
+      timeline: timeline(),
+      maxInFlight: settings.maxInFlight,
+      now: () => new Date(),
+      random: Math.random,
+    },
+    message.jobId,
+    message.deferrals ?? 0,
+  );
+  metrics.addMetric(
+    outcome === 'started' ? 'JobsStarted' : outcome === 'deferred' ? 'SlotWaits' : 'DuplicatesDropped',
+    'Count',
+    1,
+  );
+  logger.info('job dispatched', { outcome });
+  logger.removeKeys(['jobId']);
+}
+
+export const handler = instrument(
+  'dispatch',
+  (event: SQSEvent, context: Context): Promise<SQSBatchResponse> =>
+    processPartialResponse(event, dispatchRecord, processor, { context }),
+);

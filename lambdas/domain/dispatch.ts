@@ -1,0 +1,52 @@
+import type { Job } from './job';
+import type { JobQueue, JobStore, SlotPool, Timeline, Workflow } from './ports';
+
+export interface DispatchDeps {
+  readonly store: JobStore;
+  readonly slots: SlotPool;
+  readonly workflow: Workflow;
+  readonly queue: JobQueue;
+  readonly timeline: Timeline;
+  readonly maxInFlight: number;
+  readonly now: () => Date;
+  readonly random: () => number;
+}
+
+export type DispatchOutcome = 'started' | 'dropped' | 'deferred';
+
+/** Longest a job waits for a slot before it looks again. */
+export const MAX_DEFER_SECONDS = 30;
+
+/** The workflow execution of a job: named after it, so starting it twice starts it once. */
+export const executionNameOf = (job: Pick<Job, 'id'>): string => job.id;
+
+/**
+ * Hands a queued job to the workflow if an in-flight slot is free. Without a
+ * slot the job goes back to the queue as a new, delayed message (its receive
+ * count starts again, so a long peak never pushes it to the dead-letter queue).
+ * Duplicate messages and jobs that already started or finished are dropped.
+ */
+export async function dispatchJob(
+  deps: DispatchDeps,
+  jobId: string,
+  deferrals: number,
+): Promise<DispatchOutcome> {
+  const job = await deps.store.get(jobId);
+  if (!job || job.status !== 'queued') return 'dropped';
+  if (!(await deps.slots.acquire(job.id, deps.maxInFlight))) {
+    await deps.queue.enqueue(job.id, {
+      delaySeconds: deferDelaySeconds(deferrals, deps.random),
+      deferrals: deferrals + 1,
+    });
+    return 'deferred';
+  }
+  await deps.workflow.start(executionNameOf(job), { jobId: job.id });
+  await deps.timeline.record(job.id, { at: deps.now().toISOString(), type: 'job.dispatched' });
+  return 'started';
+}
+
+/** Exponential backoff with full jitter: 1, 2, 4 … up to MAX_DEFER_SECONDS, times a random fraction, at least 1 s. */
+export function deferDelaySeconds(deferrals: number, random: () => number): number {
+  const ceiling = Math.min(MAX_DEFER_SECONDS, 2 ** Math.min(deferrals, 5));
+  return Math.max(1, Math.round(ceiling * random()));
+}

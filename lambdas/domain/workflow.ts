@@ -1,0 +1,379 @@
+import { randomUUID } from 'node:crypto';
+import {
+  AmbiguousSubmissionError,
+  InvalidJobInputError,
+  NeedsReviewError,
+  ProviderRejectedError,
+  ProviderUnavailableError,
+} from './errors';
+import { isTerminal, type Job, type JobError } from './job';
+import { type FinalOutput, parseProviderOutput } from './outputs';
+import type { InputStore, JobStore, OutputStore, SlotPool, Timeline, Workflow } from './ports';
+import type { Provider } from './provider';
+
+/**
+ * The steps of the media workflow. Each is safe to run twice (Step Functions
+ * retries, at-least-once Lambda invocations, a restarted execution): every
+ * change is a conditional write, and a step that finds its work done returns.
+ */
+
+export const STEP_NAMES = [
+  'prepare',
+  'submit',
+  'await',
+  'release',
+  'finalize',
+  'notify',
+  'fail',
+  'review',
+  'settle',
+] as const;
+export type StepName = (typeof STEP_NAMES)[number];
+
+/** The error a Catch clause hands to the failure and review steps (Step Functions' `{Error, Cause}`). */
+export interface CaughtError {
+  readonly Error: string;
+  readonly Cause?: string;
+}
+
+export interface StepEvent {
+  readonly step: StepName;
+  readonly jobId: string;
+  /** `$$.State.RetryCount`: 0 on the first try. */
+  readonly retryCount?: number;
+  readonly executionName?: string;
+  readonly taskToken?: string;
+  readonly error?: CaughtError;
+}
+
+export interface WorkflowDeps {
+  readonly store: JobStore;
+  readonly slots: SlotPool;
+  readonly provider: Provider;
+  readonly timeline: Timeline;
+  readonly inputs: InputStore;
+  readonly outputs: OutputStore;
+  readonly workflow: Workflow;
+  readonly now: () => Date;
+  readonly maxUploadBytes: number;
+  /** Longhaul's provider webhook endpoint; the job id is added as a query parameter. */
+  readonly providerWebhookUrl: string;
+  /** Sends the client's webhook; throws WebhookDeliveryFailed to be retried. */
+  readonly deliverWebhook: (job: Job) => Promise<'sent' | 'skipped'>;
+  /** Checks a remote audio URL (HEAD): size and media type. */
+  readonly probeUrl: (url: string) => Promise<{ size?: number; contentType?: string }>;
+}
+
+/** The job was settled elsewhere (canceled, resolved): the workflow has nothing left to do. */
+export class JobSettledError extends Error {
+  override readonly name = 'JobSettled';
+}
+
+const errorMessage = (code: string, message: string) => `[${code}] ${message}`;
+
+export async function runStep(deps: WorkflowDeps, event: StepEvent): Promise<unknown> {
+  const attempt = (event.retryCount ?? 0) + 1;
+  const at = () => deps.now().toISOString();
+  await deps.timeline.record(event.jobId, {
+    at: at(),
+    type: attempt > 1 ? 'step.retry' : 'step.started',
+    step: event.step,
+    attempt,
+  });
+  try {
+    const result = await steps[event.step](deps, event);
+    await deps.timeline.record(event.jobId, { at: at(), type: 'step.succeeded', step: event.step, attempt });
+    return result;
+  } catch (error) {
+    const failure = error as Error;
+    await deps.timeline.record(event.jobId, {
+      at: at(),
+      type: 'step.failed',
+      step: event.step,
+      attempt,
+      detail: `${failure.name}: ${failure.message}`,
+    });
+    throw error;
+  }
+}
+
+async function loadJob(deps: WorkflowDeps, jobId: string): Promise<Job> {
+  const job = await deps.store.get(jobId);
+  if (!job) throw new JobSettledError(`Job ${jobId} no longer exists.`);
+  return job;
+}
+
+const steps: Record<StepName, (deps: WorkflowDeps, event: StepEvent) => Promise<unknown>> = {
+  async prepare(deps, event) {
+    let job = await loadJob(deps, event.jobId);
+    if (job.status === 'queued') {
+      const now = deps.now();
+      job =
+        (await deps.store.transition(
+          job,
+          ['queued'],
+          {
+            status: 'running',
+            startedAt: now.toISOString(),
+            ...(event.executionName ? { executionName: event.executionName } : {}),
+          },
+          now,
+        )) ?? (await loadJob(deps, event.jobId));
+    }
+    if (job.status !== 'running') throw new JobSettledError(`Job ${job.id} is ${job.status}.`);
+    await checkInput(deps, job);
+    return null;
+  },
+
+  async submit(deps, event) {
+    const job = await loadJob(deps, event.jobId);
+    if (job.status !== 'running') throw new JobSettledError(`Job ${job.id} is ${job.status}.`);
+    if (job.providerJobId) return null;
+    if (job.submitIntent && !deps.provider.deduplicates) {
+      // A previous attempt sent the request and never learned the answer; a
+      // provider that cannot deduplicate may already be running (and billing) it.
+      throw await markNeedsReview(deps, job, {
+        code: 'ambiguous_submission',
+        message: 'A previous submission may have been accepted; it was not sent again.',
+      });
+    }
+    const intent = await deps.store.recordSubmitIntent(job.id, randomUUID(), deps.now());
+    if (!intent) throw new JobSettledError(`Job ${job.id} changed while submitting.`);
+    try {
+      const { providerJobId } = await deps.provider.submit({
+        idempotencyKey: job.id,
+        type: job.type,
+        input: job.input,
+        webhookUrl: `${deps.providerWebhookUrl}?jobId=${encodeURIComponent(job.id)}`,
+      });
+      await deps.store.settleSubmitIntent(job.id, providerJobId, deps.now());
+      await deps.timeline.record(job.id, { at: deps.now().toISOString(), type: 'provider.accepted' });
+      return null;
+    } catch (error) {
+      if (error instanceof ProviderUnavailableError || error instanceof ProviderRejectedError) {
+        // Definitely not accepted: a later attempt is not ambiguous.
+        await deps.store.settleSubmitIntent(job.id, undefined, deps.now());
+        if (error instanceof ProviderRejectedError)
+          throw new ProviderRejectedError(errorMessage(error.code, error.message), error.code);
+        throw error;
+      }
+      if (error instanceof AmbiguousSubmissionError && !deps.provider.deduplicates) {
+        throw await markNeedsReview(deps, job, { code: 'ambiguous_submission', message: error.message });
+      }
+      // Ambiguous with a deduplicating provider: the intent stays, and a retry resends the same key.
+      throw error;
+    }
+  },
+
+  async await(deps, event) {
+    if (!event.taskToken) throw new Error('The await step needs a task token.');
+    const job = await deps.store.recordTaskToken(event.jobId, event.taskToken, deps.now());
+    if (!job) throw new JobSettledError(`Job ${event.jobId} is no longer running.`);
+    // The provider may have finished before the token was stored; then nobody else will resume the step.
+    if (job.providerOutcome) await resumeAwait(deps.workflow, event.taskToken, job.providerOutcome);
+    return null;
+  },
+
+  async release(deps, event) {
+    if (await deps.slots.release(event.jobId)) {
+      await deps.timeline.record(event.jobId, { at: deps.now().toISOString(), type: 'slot.released' });
+    }
+    return null;
+  },
+
+  async finalize(deps, event) {
+    const job = await loadJob(deps, event.jobId);
+    if (job.status !== 'running') throw new JobSettledError(`Job ${job.id} is ${job.status}.`);
+    if (!job.providerJobId) throw new Error(`Job ${job.id} has no provider job to finalize.`);
+    const status = await deps.provider.status(job.providerJobId);
+    if (status.status !== 'succeeded') {
+      throw new ProviderUnavailableError(`Provider reports ${status.status} for a completed job.`);
+    }
+    const output = parseProviderOutput(job.type, status.output);
+    const result = await storeOutput(deps, job, output);
+    const now = deps.now();
+    await deps.store.transition(
+      job,
+      ['running'],
+      { status: 'succeeded', result, progress: 100, error: null, finishedAt: now.toISOString() },
+      now,
+    );
+    return null;
+  },
+
+  async notify(deps, event) {
+    const job = await loadJob(deps, event.jobId);
+    const outcome = await deps.deliverWebhook(job);
+    if (outcome === 'sent') {
+      await deps.timeline.record(job.id, { at: deps.now().toISOString(), type: 'webhook.delivered' });
+    }
+    return null;
+  },
+
+  async fail(deps, event) {
+    const job = await loadJob(deps, event.jobId);
+    if (isTerminal(job.status) || job.status === 'needs_review') return null;
+    const error = jobErrorOf(event.error);
+    const now = deps.now();
+    await deps.store.transition(
+      job,
+      ['queued', 'running'],
+      { status: 'failed', error, finishedAt: now.toISOString() },
+      now,
+    );
+    return null;
+  },
+
+  async settle(deps, event) {
+    // The job was finished elsewhere (canceled by its client, resolved by an operator or the reconciler).
+    const job = await loadJob(deps, event.jobId);
+    if (job.status === 'needs_review') return null;
+    if (job.status === 'canceled' && job.providerJobId && !job.providerOutcome) {
+      try {
+        await deps.provider.cancel(job.providerJobId);
+        await deps.timeline.record(job.id, {
+          at: deps.now().toISOString(),
+          type: 'provider.cancel_requested',
+        });
+      } catch {
+        // The provider finishes the job on its own; its result is no longer wanted.
+      }
+    }
+    await steps.release(deps, event);
+    return null;
+  },
+
+  async review(deps, event) {
+    const job = await loadJob(deps, event.jobId);
+    const caught = event.error?.Error ?? '';
+    if (caught === 'States.Timeout' || caught === 'States.HeartbeatTimeout') {
+      await markNeedsReview(deps, job, {
+        code: 'provider_timeout',
+        message: 'The provider did not finish in time; it was asked to stop.',
+      });
+      // Once the provider confirms the stop the job no longer uses capacity there.
+      if (job.providerJobId) {
+        try {
+          await deps.provider.cancel(job.providerJobId);
+          await steps.release(deps, event);
+        } catch {
+          // Keep the slot: the provider may still be running the job.
+        }
+      }
+    }
+    // Ambiguous submissions keep their slot: the provider may be running the job,
+    // and the reconciler frees it once the job timeout has passed.
+    return null;
+  },
+};
+
+/** Moves a running job to needs_review with its reason, records why, and returns the error that stops the workflow. */
+async function markNeedsReview(deps: WorkflowDeps, job: Job, reason: JobError): Promise<NeedsReviewError> {
+  const now = deps.now();
+  await deps.store.transition(job, ['running'], { status: 'needs_review', error: reason }, now);
+  await deps.timeline.record(job.id, {
+    at: now.toISOString(),
+    type: 'job.needs_review',
+    detail: reason.message,
+  });
+  return new NeedsReviewError(errorMessage(reason.code, reason.message), reason.code);
+}
+
+/** Resumes the await step with what the provider reported. */
+export async function resumeAwait(
+  workflow: Workflow,
+  taskToken: string,
+  outcome: NonNullable<Job['providerOutcome']>,
+): Promise<boolean> {
+  if (outcome.status === 'succeeded')
+    return workflow.completeTask(taskToken, { providerStatus: 'succeeded' });
+  const error = outcome.error ?? {
+    code: `provider_${outcome.status}`,
+    message: `The provider job was ${outcome.status}.`,
+  };
+  return workflow.failTask(taskToken, 'ProviderJobFailed', errorMessage(error.code, error.message));
+}
+
+/** The job error for what a Catch clause caught: `[code] message` when our steps raised it. */
+export function jobErrorOf(caught: CaughtError | undefined): JobError {
+  const name = caught?.Error ?? 'States.Runtime';
+  let message = caught?.Cause ?? name;
+  try {
+    // Lambda errors arrive as JSON: {errorType, errorMessage, trace}.
+    const cause = JSON.parse(message) as { errorMessage?: unknown };
+    if (typeof cause.errorMessage === 'string') message = cause.errorMessage;
+  } catch {
+    // A plain-text cause (SendTaskFailure, States.*) is the message itself.
+  }
+  const coded = /^\[([a-z0-9_]+)\] (.*)$/s.exec(message);
+  if (coded?.[1] && coded[2] !== undefined) return { code: coded[1], message: coded[2] };
+  const byError: Record<string, string> = {
+    ProviderUnavailable: 'provider_unavailable',
+    ProviderAmbiguous: 'ambiguous_submission',
+    'States.Timeout': 'timeout',
+    'States.HeartbeatTimeout': 'timeout',
+    'States.TaskFailed': 'step_failed',
+  };
+  return { code: byError[name] ?? 'internal_error', message: message.slice(0, 500) };
+}
+
+async function checkInput(deps: WorkflowDeps, job: Job): Promise<void> {
+  const input = job.input;
+  const ref = (input.sourceImageRef ?? input.audioRef) as string | undefined;
+  const expected = job.type === 'image.generate' ? /^image\// : /^audio\//;
+  let info: { size?: number; contentType?: string } | undefined;
+  if (ref) {
+    info = await deps.inputs.inputInfo(job.tenantId, ref);
+    if (!info)
+      throw new InvalidJobInputError(errorMessage('input_not_found', `No upload ${ref}.`), 'input_not_found');
+  } else if (typeof input.audioUrl === 'string') {
+    info = await deps.probeUrl(input.audioUrl);
+  } else {
+    return;
+  }
+  if (
+    info.contentType &&
+    !expected.test(info.contentType) &&
+    info.contentType !== 'application/octet-stream'
+  ) {
+    throw new InvalidJobInputError(
+      errorMessage('input_unsupported_media_type', `The input is ${info.contentType}.`),
+      'input_unsupported_media_type',
+    );
+  }
+  if (info.size !== undefined && info.size > deps.maxUploadBytes) {
+    throw new InvalidJobInputError(
+      errorMessage(
+        'input_too_large',
+        `The input is ${info.size} bytes; the limit is ${deps.maxUploadBytes}.`,
+      ),
+      'input_too_large',
+    );
+  }
+  if (info.size === 0)
+    throw new InvalidJobInputError(errorMessage('input_empty', 'The input is empty.'), 'input_empty');
+}
+
+async function storeOutput(
+  deps: WorkflowDeps,
+  job: Job,
+  output: FinalOutput,
+): Promise<Record<string, unknown>> {
+  const prefix = `outputs/${encodeURIComponent(job.tenantId)}/${job.id}`;
+  if (output.kind === 'image') {
+    const key = `${prefix}/image.${output.contentType.split('/')[1] ?? 'bin'}`;
+    await deps.outputs.putOutput(key, output.bytes, output.contentType);
+    return { outputKey: key, contentType: output.contentType };
+  }
+  const key = `${prefix}/transcript.json`;
+  await deps.outputs.putOutput(key, JSON.stringify(output.transcript), 'application/json');
+  return {
+    transcriptKey: key,
+    language: output.transcript.language,
+    text: output.transcript.text.slice(0, TRANSCRIPT_PREVIEW_CHARS),
+    segments: output.transcript.segments.length,
+  };
+}
+
+/** Characters of transcript kept on the job itself; the whole transcript is behind `transcriptUrl`. */
+export const TRANSCRIPT_PREVIEW_CHARS = 500;

@@ -1,0 +1,89 @@
+import { lookup } from 'node:dns/promises';
+import { isIP } from 'node:net';
+import { InvalidJobInputError } from '../domain/errors';
+import { webhookUrlProblem } from '../domain/requests';
+import { signPayload } from './signature';
+
+/** A delivery that did not get a 2xx; its name is what the workflow's Retry matches. */
+export class WebhookDeliveryFailedError extends Error {
+  override readonly name = 'WebhookDeliveryFailed';
+}
+
+export interface WebhookTarget {
+  readonly url: string;
+  readonly body: string;
+  readonly secret: string;
+  readonly timeoutMs: number;
+  readonly allowPrivate: boolean;
+}
+
+export type DeliveryOutcome = 'sent' | 'refused';
+
+/**
+ * POSTs one signed webhook. Unless private targets are allowed, the host must
+ * resolve only to public addresses (checked here, at send time, because DNS
+ * can change after the job was accepted). Redirects are not followed.
+ */
+export async function deliverSignedWebhook(target: WebhookTarget): Promise<DeliveryOutcome> {
+  const policy = { allowPrivateWebhooks: target.allowPrivate };
+  if (webhookUrlProblem(target.url, policy)) return 'refused';
+  if (!target.allowPrivate && (await resolvesToPrivate(new URL(target.url).hostname))) return 'refused';
+  const signature = signPayload(target.secret, target.body, Math.floor(Date.now() / 1000));
+  let response: Response;
+  try {
+    response = await fetch(target.url, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'longhaul-signature': signature,
+        'user-agent': 'Longhaul-Webhooks/1',
+      },
+      body: target.body,
+      redirect: 'manual',
+      signal: AbortSignal.timeout(target.timeoutMs),
+    });
+    await response.body?.cancel();
+  } catch (error) {
+    throw new WebhookDeliveryFailedError(`Webhook delivery failed: ${(error as Error).message}`);
+  }
+  if (response.status < 200 || response.status >= 300) {
+    throw new WebhookDeliveryFailedError(`Webhook answered ${response.status}.`);
+  }
+  return 'sent';
+}
+
+async function resolvesToPrivate(hostname: string): Promise<boolean> {
+  if (isIP(hostname.replace(/^\[|\]$/g, ''))) return false; // literal addresses were checked by webhookUrlProblem
+  try {
+    const addresses = await lookup(hostname, { all: true });
+    return addresses.some(
+      ({ address }) =>
+        webhookUrlProblem(`https://${address.includes(':') ? `[${address}]` : address}/`, {
+          allowPrivateWebhooks: false,
+        }) !== undefined,
+    );
+  } catch {
+    return true; // unresolvable: nothing to send to
+  }
+}
+
+/** HEAD of a remote input: its declared size and media type. */
+export async function probeUrl(
+  url: string,
+  timeoutMs: number,
+): Promise<{ size?: number; contentType?: string }> {
+  const response = await fetch(url, {
+    method: 'HEAD',
+    redirect: 'follow',
+    signal: AbortSignal.timeout(timeoutMs),
+  });
+  if (!response.ok) {
+    throw new InvalidJobInputError(
+      `[input_unreachable] The audio URL answered ${response.status}.`,
+      'input_unreachable',
+    );
+  }
+  const length = response.headers.get('content-length');
+  const type = response.headers.get('content-type')?.split(';')[0]?.trim();
+  return { ...(length ? { size: Number(length) } : {}), ...(type ? { contentType: type } : {}) };
+}

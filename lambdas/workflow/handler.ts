@@ -1,0 +1,62 @@
+import type { Context } from 'aws-lambda';
+import { z } from 'zod';
+import { resourceEnv } from '../../config/layout';
+import { isTerminal } from '../domain/job';
+import { presentJob } from '../domain/present';
+import { runStep, STEP_NAMES } from '../domain/workflow';
+import { inputStore, jobStore, outputStore, provider, slotPool, timeline, workflow } from '../shared/aws';
+import { requireEnv, runtimeSettings } from '../shared/env';
+import { instrument, logger, metrics } from '../shared/observability';
+import { webhookSigningSecret } from '../shared/secrets';
+import { deliverSignedWebhook, probeUrl } from '../shared/webhooks';
+
+const settings = runtimeSettings();
+const providerWebhookUrl = requireEnv(resourceEnv.providerWebhookUrl);
+
+const stepEvent = z.object({
+  step: z.enum(STEP_NAMES),
+  jobId: z.string().min(1),
+  retryCount: z.number().int().min(0).optional(),
+  executionName: z.string().optional(),
+  taskToken: z.string().optional(),
+  error: z.object({ Error: z.string(), Cause: z.string().optional() }).optional(),
+});
+
+/** One Lambda runs every step of the workflow; the state machine names the step in its payload. */
+export const handler = instrument('workflow', async (raw: unknown, _context: Context): Promise<unknown> => {
+  const event = stepEvent.parse(raw);
+  logger.appendKeys({ jobId: event.jobId, step: event.step, executionName: event.executionName });
+  if ((event.retryCount ?? 0) > 0) {
+    metrics.addDimension('step', event.step);
+    metrics.addMetric('StepRetries', 'Count', 1);
+  }
+  const outputs = outputStore();
+  return runStep(
+    {
+      store: jobStore(),
+      slots: slotPool(),
+      provider: await provider(),
+      timeline: timeline(),
+      inputs: inputStore(),
+      outputs,
+      workflow: workflow(),
+      now: () => new Date(),
+      maxUploadBytes: settings.maxUploadBytes,
+      providerWebhookUrl,
+      probeUrl: (url) => probeUrl(url, settings.webhookTimeoutMs),
+      deliverWebhook: async (job) => {
+        if (!job.webhookUrl || !isTerminal(job.status)) return 'skipped';
+        const outcome = await deliverSignedWebhook({
+          url: job.webhookUrl,
+          body: JSON.stringify(await presentJob(job, outputs)),
+          secret: await webhookSigningSecret(),
+          timeoutMs: settings.webhookTimeoutMs,
+          allowPrivate: settings.allowPrivateWebhooks,
+        });
+        if (outcome === 'refused') logger.warn('webhook target refused');
+        return outcome === 'sent' ? 'sent' : 'skipped';
+      },
+    },
+    event,
+  );
+});

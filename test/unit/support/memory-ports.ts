@@ -1,0 +1,186 @@
+import type { Job, JobStatus, ProviderOutcome } from '../../../lambdas/domain/job';
+import type {
+  CreateOutcome,
+  EnqueueOptions,
+  InputStore,
+  JobPage,
+  JobQueue,
+  JobStore,
+  OutputStore,
+  SlotPool,
+  StatusChange,
+  Timeline,
+  TimelineEvent,
+  Workflow,
+} from '../../../lambdas/domain/ports';
+import type { Provider, ProviderJobStatus, ProviderSubmission } from '../../../lambdas/domain/provider';
+
+/**
+ * In-memory ports with the semantics the domain relies on (conditional create
+ * and transitions, an exact slot limit), for testing use cases without AWS.
+ */
+export class MemoryStore implements JobStore {
+  readonly jobs = new Map<string, Job>();
+  async create(job: Job): Promise<CreateOutcome> {
+    const existing = this.jobs.get(job.id);
+    if (existing) return { created: false, existing };
+    this.jobs.set(job.id, job);
+    return { created: true };
+  }
+  async get(jobId: string) {
+    return this.jobs.get(jobId);
+  }
+  async markEnqueued(jobId: string, at: Date) {
+    this.patch(jobId, { enqueuedAt: at.toISOString() });
+  }
+  async listByTenant(): Promise<JobPage> {
+    return { items: [...this.jobs.values()], nextCursor: null };
+  }
+  async transition(job: Pick<Job, 'id'>, from: readonly JobStatus[], change: StatusChange, at: Date) {
+    const current = this.jobs.get(job.id);
+    if (!current || !from.includes(current.status)) return undefined;
+    return this.patch(job.id, { ...change, statusAt: at.toISOString(), updatedAt: at.toISOString() });
+  }
+  async requestCancel(jobId: string, at: Date) {
+    const current = this.jobs.get(jobId);
+    if (!current || !['running', 'needs_review'].includes(current.status)) return undefined;
+    return this.patch(jobId, { cancelRequestedAt: current.cancelRequestedAt ?? at.toISOString() });
+  }
+  async recordSubmitIntent(jobId: string, attemptId: string, at: Date) {
+    const current = this.jobs.get(jobId);
+    if (!current || current.status !== 'running' || current.providerJobId) return undefined;
+    return this.patch(jobId, {
+      submitIntent: { attemptId, at: at.toISOString() },
+      attempts: current.attempts + 1,
+    });
+  }
+  async settleSubmitIntent(jobId: string, providerJobId: string | undefined) {
+    const current = this.jobs.get(jobId);
+    if (!current || current.providerJobId) return;
+    const { submitIntent: _intent, ...rest } = current;
+    this.jobs.set(jobId, { ...rest, ...(providerJobId ? { providerJobId } : {}) });
+  }
+  async recordTaskToken(jobId: string, taskToken: string) {
+    const current = this.jobs.get(jobId);
+    if (!current || current.status !== 'running') return undefined;
+    return this.patch(jobId, { taskToken });
+  }
+  async recordProviderOutcome(jobId: string, outcome: ProviderOutcome) {
+    const current = this.jobs.get(jobId);
+    if (!current) return undefined;
+    return current.providerOutcome ? current : this.patch(jobId, { providerOutcome: outcome });
+  }
+  private patch(jobId: string, patch: Partial<Job>): Job | undefined {
+    const current = this.jobs.get(jobId);
+    if (!current) return undefined;
+    const next = { ...current, ...patch } as Job;
+    this.jobs.set(jobId, next);
+    return next;
+  }
+}
+
+export class MemoryQueue implements JobQueue {
+  readonly messages: { jobId: string; options: EnqueueOptions }[] = [];
+  failing = false;
+  async enqueue(jobId: string, options: EnqueueOptions = {}) {
+    if (this.failing) throw new Error('queue unavailable');
+    this.messages.push({ jobId, options });
+  }
+}
+
+export class MemoryInputs implements InputStore {
+  readonly objects = new Map<string, { bytes: Uint8Array; contentType: string }>();
+  async putInput(tenantId: string, ref: string, bytes: Uint8Array, contentType: string) {
+    this.objects.set(`${tenantId}/${ref}`, { bytes, contentType });
+  }
+  async presignUpload(tenantId: string, ref: string) {
+    return `https://uploads.example/${tenantId}/${ref}`;
+  }
+  async inputInfo(tenantId: string, ref: string) {
+    const object = this.objects.get(`${tenantId}/${ref}`);
+    return object ? { size: object.bytes.length, contentType: object.contentType } : undefined;
+  }
+}
+
+export class MemoryOutputs implements OutputStore {
+  readonly objects = new Map<string, { body: Uint8Array | string; contentType: string }>();
+  async putOutput(key: string, body: Uint8Array | string, contentType: string) {
+    this.objects.set(key, { body, contentType });
+  }
+  async outputUrl(key: string) {
+    return `https://outputs.example/${key}`;
+  }
+}
+
+export class MemorySlots implements SlotPool {
+  readonly held = new Set<string>();
+  async acquire(jobId: string, limit: number) {
+    if (this.held.has(jobId)) return true;
+    if (this.held.size >= limit) return false;
+    this.held.add(jobId);
+    return true;
+  }
+  async release(jobId: string) {
+    return this.held.delete(jobId);
+  }
+  async holders() {
+    return [...this.held];
+  }
+}
+
+export class MemoryTimeline implements Timeline {
+  readonly events = new Map<string, TimelineEvent[]>();
+  async record(jobId: string, event: TimelineEvent) {
+    this.events.set(jobId, [...(this.events.get(jobId) ?? []), event]);
+  }
+  async list(jobId: string) {
+    return this.events.get(jobId) ?? [];
+  }
+  types(jobId: string): string[] {
+    return (this.events.get(jobId) ?? []).map((e) => (e.step ? `${e.type}:${e.step}` : e.type));
+  }
+}
+
+export class MemoryWorkflow implements Workflow {
+  readonly started: string[] = [];
+  readonly stopped: string[] = [];
+  readonly completed: { taskToken: string; output: unknown }[] = [];
+  readonly failed: { taskToken: string; error: string; cause: string }[] = [];
+  async start(executionName: string) {
+    if (!this.started.includes(executionName)) this.started.push(executionName);
+  }
+  async stop(executionName: string) {
+    this.stopped.push(executionName);
+  }
+  async completeTask(taskToken: string, output: unknown) {
+    this.completed.push({ taskToken, output });
+    return true;
+  }
+  async failTask(taskToken: string, error: string, cause: string) {
+    this.failed.push({ taskToken, error, cause });
+    return true;
+  }
+}
+
+/** A provider whose next answers are scripted: each entry is a result or an error to throw. */
+export class ScriptedProvider implements Provider {
+  readonly submissions: ProviderSubmission[] = [];
+  readonly canceled: string[] = [];
+  readonly script: (Error | { providerJobId: string })[] = [];
+  statuses = new Map<string, ProviderJobStatus>();
+  constructor(readonly deduplicates: boolean) {}
+  async submit(submission: ProviderSubmission) {
+    this.submissions.push(submission);
+    const next = this.script.shift() ?? { providerJobId: `gen_${this.submissions.length}` };
+    if (next instanceof Error) throw next;
+    return next;
+  }
+  async status(providerJobId: string) {
+    const status = this.statuses.get(providerJobId);
+    if (!status) throw new Error(`unknown ${providerJobId}`);
+    return status;
+  }
+  async cancel(providerJobId: string) {
+    this.canceled.push(providerJobId);
+  }
+}
