@@ -71,9 +71,10 @@ export const timeline = once(
     }),
 );
 
+/** Task tokens work without the state machine ARN, so functions that only resume steps need not know it. */
 export const workflow = once(
   () =>
-    new SfnWorkflow(tracer.captureAWSv3Client(new SFNClient({})), requireEnv(resourceEnv.stateMachineArn)),
+    new SfnWorkflow(tracer.captureAWSv3Client(new SFNClient({})), process.env[resourceEnv.stateMachineArn]),
 );
 
 export const outputStore = once(

@@ -1,0 +1,445 @@
+import { GetObjectCommand } from '@aws-sdk/client-s3';
+import { DeleteQueueCommand, GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
+import { GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { JOB_ITEM_SORT_KEY } from '../../config/layout';
+import {
+  documentClient,
+  type RunningLocalStack,
+  s3Client,
+  sqsClient,
+  startLocalStack,
+} from './support/local-stack';
+
+/**
+ * CONTRACT section 1, intake routes, over real HTTP against the local stack:
+ * idempotency, tenant isolation, validation and what every refusal leaves
+ * behind (nothing).
+ */
+
+jest.setTimeout(60_000);
+
+const ALPHA = 'intake-alpha-key-51c0';
+const BETA = 'intake-beta-key-9a2d';
+const ADMIN = 'intake-admin-key-77e1';
+const responses: { method: string; path: string; status: number }[] = [];
+
+let stack: RunningLocalStack;
+beforeAll(async () => {
+  stack = await startLocalStack({
+    env: {
+      LONGHAUL_API_KEYS: `${ALPHA}:alpha,${BETA}:beta`,
+      LONGHAUL_ADMIN_KEY: ADMIN,
+      // Room for the bursts below; throttling itself is tested with the local stack's defaults.
+      API_RATE_LIMIT: '1000',
+      API_BURST_LIMIT: '2000',
+    },
+  });
+});
+afterAll(async () => {
+  await stack?.stop();
+});
+
+interface CallOptions {
+  readonly key?: string | null;
+  readonly idempotencyKey?: string;
+  readonly json?: unknown;
+  readonly body?: BodyInit;
+  readonly headers?: Record<string, string>;
+}
+
+async function call(method: string, path: string, options: CallOptions = {}) {
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.key !== null) headers['x-api-key'] = options.key ?? ALPHA;
+  if (options.idempotencyKey !== undefined) headers['idempotency-key'] = options.idempotencyKey;
+  let body = options.body;
+  if (options.json !== undefined) {
+    body = JSON.stringify(options.json);
+    headers['content-type'] ??= 'application/json';
+  }
+  const response = await fetch(`${stack.baseUrl}${path}`, { method, headers, body });
+  const text = await response.text();
+  responses.push({ method, path, status: response.status });
+  return {
+    status: response.status,
+    headers: response.headers,
+    text,
+    body: text ? (JSON.parse(text) as Record<string, any>) : undefined,
+  };
+}
+
+const imageJob = (prompt = 'a lighthouse at dusk') => ({
+  type: 'image.generate',
+  input: { prompt, width: 512 },
+});
+let keyCounter = 0;
+const freshKey = () => `e2e-${Date.now()}-${++keyCounter}`;
+
+/** Job items and queue messages: what a refused request must not change. */
+async function footprint() {
+  const { Count } = await documentClient(stack.endpoints).send(
+    new ScanCommand({
+      TableName: stack.endpoints.jobTableName,
+      FilterExpression: 'sk = :job',
+      ExpressionAttributeValues: { ':job': JOB_ITEM_SORT_KEY },
+      Select: 'COUNT',
+    }),
+  );
+  const { Attributes = {} } = await sqsClient(stack.endpoints).send(
+    new GetQueueAttributesCommand({
+      QueueUrl: stack.endpoints.jobQueueUrl,
+      AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+    }),
+  );
+  return {
+    jobs: Count ?? 0,
+    messages:
+      Number(Attributes.ApproximateNumberOfMessages) +
+      Number(Attributes.ApproximateNumberOfMessagesNotVisible),
+  };
+}
+
+function expectProblem(response: Awaited<ReturnType<typeof call>>, status: number, code: string) {
+  expect({ status: response.status, code: response.body?.code }).toEqual({ status, code });
+  expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+  expect(response.body).toMatchObject({
+    type: `urn:longhaul:problem:${code}`,
+    status,
+    title: expect.any(String),
+  });
+  expect(response.text).not.toMatch(/\bat .*\.(ts|js):\d+/);
+}
+
+describe('POST /v1/jobs idempotency', () => {
+  it('turns 50 concurrent identical requests into exactly one job and one queue message', async () => {
+    const before = await footprint();
+    const key = freshKey();
+    const answers = await Promise.all(
+      Array.from({ length: 50 }, () => call('POST', '/v1/jobs', { idempotencyKey: key, json: imageJob() })),
+    );
+
+    const statuses = answers.map((a) => a.status);
+    expect(statuses.every((s) => s === 202 || s === 409)).toBe(true);
+    const originals = answers.filter(
+      (a) => a.status === 202 && a.headers.get('idempotent-replayed') !== 'true',
+    );
+    expect(originals).toHaveLength(1);
+    const jobId = originals[0]?.body?.id;
+    for (const answer of answers) {
+      if (answer.status === 202) expect(answer.body?.id).toBe(jobId);
+      else {
+        expectProblem(answer, 409, 'idempotency-key-in-use');
+        expect(answer.headers.get('retry-after')).toBe('1');
+      }
+    }
+    expect(await footprint()).toEqual({ jobs: before.jobs + 1, messages: before.messages + 1 });
+  });
+
+  it('replays the original job for the same key and an equivalent body, with the replay header', async () => {
+    const key = freshKey();
+    const first = await call('POST', '/v1/jobs', { idempotencyKey: key, json: imageJob() });
+    expect(first.status).toBe(202);
+    expect(first.headers.get('idempotent-replayed')).toBeNull();
+    const before = await footprint();
+
+    // Same request, other key order and spacing.
+    const again = await call('POST', '/v1/jobs', {
+      idempotencyKey: key,
+      body: '{ "input": { "width": 512, "prompt": "a lighthouse at dusk" },\n "type": "image.generate" }',
+      headers: { 'content-type': 'application/json' },
+    });
+
+    expect(again.status).toBe(202);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.body).toEqual(first.body);
+    expect(again.headers.get('location')).toBe(first.headers.get('location'));
+    expect(await footprint()).toEqual(before);
+  });
+
+  it('refuses the same key with a different body', async () => {
+    const key = freshKey();
+    expect((await call('POST', '/v1/jobs', { idempotencyKey: key, json: imageJob() })).status).toBe(202);
+    const before = await footprint();
+    expectProblem(
+      await call('POST', '/v1/jobs', { idempotencyKey: key, json: imageJob('a different prompt') }),
+      422,
+      'idempotency-key-reused',
+    );
+    expect(await footprint()).toEqual(before);
+  });
+
+  it.each([
+    ['missing', undefined],
+    ['too long', 'k'.repeat(256)],
+    ['not visible ASCII', 'has space'],
+  ])('refuses a %s key with 400', async (_, key) => {
+    const before = await footprint();
+    const options: CallOptions =
+      key === undefined ? { json: imageJob() } : { idempotencyKey: key, json: imageJob() };
+    expectProblem(await call('POST', '/v1/jobs', options), 400, 'idempotency-key-missing');
+    expect(await footprint()).toEqual(before);
+  });
+
+  it('scopes keys to the tenant: same key, two tenants, two jobs, and no cross-tenant reads', async () => {
+    const key = freshKey();
+    const alpha = await call('POST', '/v1/jobs', { idempotencyKey: key, json: imageJob() });
+    const beta = await call('POST', '/v1/jobs', { key: BETA, idempotencyKey: key, json: imageJob() });
+
+    expect([alpha.status, beta.status]).toEqual([202, 202]);
+    expect(beta.headers.get('idempotent-replayed')).toBeNull();
+    expect(beta.body?.id).not.toBe(alpha.body?.id);
+    expectProblem(await call('GET', `/v1/jobs/${alpha.body?.id}`, { key: BETA }), 404, 'not-found');
+    expectProblem(await call('POST', `/v1/jobs/${alpha.body?.id}/cancel`, { key: BETA }), 404, 'not-found');
+    expect((await call('GET', `/v1/jobs/${beta.body?.id}`, { key: BETA })).body?.id).toBe(beta.body?.id);
+    const betaList = await call('GET', '/v1/jobs?limit=100', { key: BETA });
+    expect(betaList.body?.items.map((job: { id: string }) => job.id)).not.toContain(alpha.body?.id);
+  });
+});
+
+describe('POST /v1/jobs validation', () => {
+  it.each([
+    [
+      'malformed JSON',
+      { body: '{"type": "image.generate", "input": {', headers: { 'content-type': 'application/json' } },
+      400,
+      'validation-failed',
+    ],
+    ['a body that is not an object', { json: ['image.generate'] }, 400, 'validation-failed'],
+    ['wrong types', { json: { type: 'image.generate', input: { prompt: 42 } } }, 400, 'validation-failed'],
+    [
+      'an unknown job type',
+      { json: { type: 'video.render', input: { prompt: 'x' } } },
+      400,
+      'validation-failed',
+    ],
+    [
+      'an out-of-range width',
+      { json: { type: 'image.generate', input: { prompt: 'x', width: 4096 } } },
+      400,
+      'validation-failed',
+    ],
+    [
+      'an http audio URL',
+      { json: { type: 'audio.transcribe', input: { audioUrl: 'http://example.com/a.mp3' } } },
+      400,
+      'validation-failed',
+    ],
+    [
+      'text/plain',
+      { body: 'make me a cat', headers: { 'content-type': 'text/plain' } },
+      415,
+      'unsupported-media-type',
+    ],
+    ['no content type', { body: '{}' }, 415, 'unsupported-media-type'],
+    [
+      'a 5 MiB JSON body',
+      {
+        body: `{"type":"image.generate","input":{"prompt":"${'x'.repeat(5 * 1024 * 1024)}"}}`,
+        headers: { 'content-type': 'application/json' },
+      },
+      413,
+      'payload-too-large',
+    ],
+  ])('answers %s with its problem and writes nothing', async (_, options, status, code) => {
+    const before = await footprint();
+    const answer = await call('POST', '/v1/jobs', {
+      idempotencyKey: freshKey(),
+      ...(options as CallOptions),
+    });
+    expectProblem(answer, status, code);
+    expect(await footprint()).toEqual(before);
+  });
+
+  it('points at every invalid field', async () => {
+    const answer = await call('POST', '/v1/jobs', {
+      idempotencyKey: freshKey(),
+      json: { type: 'image.generate', input: { prompt: '', width: 10, extra: true } },
+    });
+    expectProblem(answer, 400, 'validation-failed');
+    expect(answer.body?.errors.map((e: { pointer: string }) => e.pointer).sort()).toEqual(
+      ['/input', '/input/prompt', '/input/width'].sort(),
+    );
+  });
+});
+
+describe('authentication', () => {
+  it('answers 401 without a key or with an unknown key, and 403 to the admin key on tenant routes', async () => {
+    expectProblem(await call('GET', '/v1/jobs', { key: null }), 401, 'unauthorized');
+    expectProblem(await call('GET', '/v1/jobs', { key: 'not-a-key' }), 401, 'unauthorized');
+    expectProblem(await call('GET', '/v1/jobs', { key: ADMIN }), 403, 'forbidden');
+  });
+});
+
+describe('reading, listing and canceling', () => {
+  it('returns the contract job resource with a Location that resolves to it', async () => {
+    const created = await call('POST', '/v1/jobs', { idempotencyKey: freshKey(), json: imageJob() });
+    const location = created.headers.get('location') ?? '';
+    expect(location).toBe(`/v1/jobs/${created.body?.id}`);
+    const read = await call('GET', location);
+    expect(read.status).toBe(200);
+    expect(read.body).toEqual({
+      id: expect.stringMatching(/^job_[a-z2-7]{26}$/),
+      type: 'image.generate',
+      status: 'queued',
+      progress: 0,
+      input: { prompt: 'a lighthouse at dusk', width: 512 },
+      result: null,
+      error: null,
+      attempts: 0,
+      idempotencyKey: expect.any(String),
+      createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+      updatedAt: expect.any(String),
+    });
+    expectProblem(await call('GET', '/v1/jobs/job_doesnotexist'), 404, 'not-found');
+  });
+
+  it('lists newest first in pages with opaque cursors, and filters by status', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const created = await call('POST', '/v1/jobs', {
+        key: BETA,
+        idempotencyKey: freshKey(),
+        json: imageJob(`p${i}`),
+      });
+      ids.push(created.body?.id);
+    }
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const page: Awaited<ReturnType<typeof call>> = await call(
+        'GET',
+        `/v1/jobs?limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+        { key: BETA },
+      );
+      expect(page.status).toBe(200);
+      expect(page.body?.items.length).toBeLessThanOrEqual(2);
+      seen.push(...page.body?.items.map((job: { id: string }) => job.id));
+      cursor = page.body?.nextCursor;
+    } while (cursor);
+    // Newest first: the five just created come first, in reverse order of creation.
+    expect(seen.slice(0, 5)).toEqual([...ids].reverse());
+    expect(new Set(seen).size).toBe(seen.length);
+
+    await call('POST', `/v1/jobs/${ids[1]}/cancel`, { key: BETA });
+    const canceled = await call('GET', '/v1/jobs?status=canceled', { key: BETA });
+    expect(canceled.body?.items.map((job: { id: string }) => job.id)).toEqual([ids[1]]);
+    expectProblem(await call('GET', '/v1/jobs?limit=101', { key: BETA }), 400, 'validation-failed');
+    expectProblem(
+      await call('GET', '/v1/jobs?cursor=bm90LWEtY3Vyc29y', { key: BETA }),
+      400,
+      'validation-failed',
+    );
+    expectProblem(await call('GET', '/v1/jobs?status=done', { key: BETA }), 400, 'validation-failed');
+  });
+
+  it('cancels a queued job idempotently', async () => {
+    const created = await call('POST', '/v1/jobs', { idempotencyKey: freshKey(), json: imageJob() });
+    const first = await call('POST', `/v1/jobs/${created.body?.id}/cancel`);
+    const second = await call('POST', `/v1/jobs/${created.body?.id}/cancel`);
+    expect([first.status, second.status]).toEqual([202, 202]);
+    expect(first.body).toMatchObject({
+      id: created.body?.id,
+      status: 'canceled',
+      finishedAt: expect.any(String),
+    });
+    expect(second.body).toEqual(first.body);
+    expect((await call('GET', `/v1/jobs/${created.body?.id}`)).body?.status).toBe('canceled');
+  });
+});
+
+describe('inputs', () => {
+  it('stores a multipart file part privately and references it from the job', async () => {
+    const png = new Uint8Array([137, 80, 78, 71, 13, 10, 26, 10, 1, 2, 3]);
+    const form = new FormData();
+    form.set('type', 'image.generate');
+    form.set('input', JSON.stringify({ prompt: 'like this one' }));
+    form.set('file', new Blob([png], { type: 'image/png' }), 'source.png');
+
+    const created = await call('POST', '/v1/jobs', { idempotencyKey: freshKey(), body: form });
+
+    expect(created.status).toBe(202);
+    const ref = created.body?.input.sourceImageRef;
+    expect(ref).toMatch(/^upl_/);
+    const object = await s3Client(stack.endpoints).send(
+      new GetObjectCommand({ Bucket: stack.endpoints.inputBucketName, Key: `inputs/alpha/${ref}` }),
+    );
+    expect(new Uint8Array(await object.Body!.transformToByteArray())).toEqual(png);
+    expect(object.ContentType).toBe('image/png');
+  });
+
+  it('refuses a multipart body over 4.5 MiB and writes nothing', async () => {
+    const before = await footprint();
+    const form = new FormData();
+    form.set('type', 'image.generate');
+    form.set('input', JSON.stringify({ prompt: 'too big' }));
+    form.set('file', new Blob([new Uint8Array(4.6 * 1024 * 1024)], { type: 'image/png' }), 'big.png');
+    expectProblem(
+      await call('POST', '/v1/jobs', { idempotencyKey: freshKey(), body: form }),
+      413,
+      'payload-too-large',
+    );
+    expect(await footprint()).toEqual(before);
+  });
+
+  it('hands out a presigned upload that accepts exactly the declared file, usable as a job input', async () => {
+    const audio = new TextEncoder().encode('ID3 pretend mp3 bytes');
+    const ticket = await call('POST', '/v1/uploads', {
+      json: { contentType: 'audio/mpeg', contentLength: audio.length },
+    });
+    expect(ticket.status).toBe(201);
+    expect(ticket.body).toEqual({
+      ref: expect.stringMatching(/^upl_/),
+      uploadUrl: expect.stringMatching(/^http/),
+      expiresAt: expect.any(String),
+    });
+
+    const put = await fetch(ticket.body?.uploadUrl, {
+      method: 'PUT',
+      headers: { 'content-type': 'audio/mpeg' },
+      body: audio,
+    });
+    expect(put.status).toBe(200);
+
+    const job = await call('POST', '/v1/jobs', {
+      idempotencyKey: freshKey(),
+      json: { type: 'audio.transcribe', input: { audioRef: ticket.body?.ref, language: 'en' } },
+    });
+    expect(job.status).toBe(202);
+    expectProblem(
+      await call('POST', '/v1/uploads', { json: { contentType: 'application/x-sh', contentLength: 10 } }),
+      400,
+      'validation-failed',
+    );
+  });
+});
+
+describe('health', () => {
+  it('answers without a key', async () => {
+    const health = await call('GET', '/healthz', { key: null });
+    expect({ status: health.status, body: health.body }).toEqual({ status: 200, body: { status: 'ok' } });
+  });
+});
+
+describe('enqueue failure', () => {
+  it('still accepts a job it could not enqueue and keeps it queued for the reconciler', async () => {
+    const sqs = sqsClient(stack.endpoints);
+    await sqs.send(new DeleteQueueCommand({ QueueUrl: stack.endpoints.jobQueueUrl }));
+
+    const created = await call('POST', '/v1/jobs', { idempotencyKey: freshKey(), json: imageJob() });
+
+    expect(created.status).toBe(202);
+    expect(created.body?.status).toBe('queued');
+    const { Item } = await documentClient(stack.endpoints).send(
+      new GetCommand({
+        TableName: stack.endpoints.jobTableName,
+        Key: { pk: created.body?.id, sk: JOB_ITEM_SORT_KEY },
+      }),
+    );
+    expect(Item).toMatchObject({ status: 'queued', activeStatus: 'queued' });
+    expect(Item?.enqueuedAt).toBeUndefined();
+  });
+});
+
+afterAll(() => {
+  // No request, valid or not, may be answered with a server error.
+  expect(responses.filter((r) => r.status >= 500)).toEqual([]);
+});
