@@ -1,6 +1,6 @@
 import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { z } from 'zod';
-import type { EnqueueOptions, JobQueue } from '../domain/ports';
+import type { JobQueue } from '../domain/ports';
 
 /** The message body of the jobs queue: the job id (the job table is the truth) and how often it waited for a slot. */
 export const jobMessage = z.object({

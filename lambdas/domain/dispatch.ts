@@ -32,7 +32,7 @@ export async function dispatchJob(
   deferrals: number,
 ): Promise<DispatchOutcome> {
   const job = await deps.store.get(jobId);
-  if (!job || job.status !== 'queued') return 'dropped';
+  if (job?.status !== 'queued') return 'dropped';
   if (!(await deps.slots.acquire(job.id, deps.maxInFlight))) {
     await deps.queue.enqueue(job.id, {
       delaySeconds: deferDelaySeconds(deferrals, deps.random),

@@ -43,7 +43,7 @@ interface CallOptions {
   readonly key?: string | null;
   readonly idempotencyKey?: string;
   readonly json?: unknown;
-  readonly body?: BodyInit;
+  readonly body?: RequestInit['body'];
   readonly headers?: Record<string, string>;
 }
 
@@ -312,7 +312,7 @@ describe('reading, listing and canceling', () => {
       );
       expect(page.status).toBe(200);
       expect(page.body?.items.length).toBeLessThanOrEqual(2);
-      seen.push(...page.body?.items.map((job: { id: string }) => job.id));
+      seen.push(...(page.body?.items ?? []).map((job: { id: string }) => job.id));
       cursor = page.body?.nextCursor;
     } while (cursor);
     // Newest first: the five just created come first, in reverse order of creation.

@@ -48,7 +48,7 @@ export class MemoryStore implements JobStore {
   }
   async recordSubmitIntent(jobId: string, attemptId: string, at: Date) {
     const current = this.jobs.get(jobId);
-    if (!current || current.status !== 'running' || current.providerJobId) return undefined;
+    if (current?.status !== 'running' || current.providerJobId) return undefined;
     return this.patch(jobId, {
       submitIntent: { attemptId, at: at.toISOString() },
       attempts: current.attempts + 1,
@@ -62,7 +62,7 @@ export class MemoryStore implements JobStore {
   }
   async recordTaskToken(jobId: string, taskToken: string) {
     const current = this.jobs.get(jobId);
-    if (!current || current.status !== 'running') return undefined;
+    if (current?.status !== 'running') return undefined;
     return this.patch(jobId, { taskToken });
   }
   async recordProviderOutcome(jobId: string, outcome: ProviderOutcome) {
