@@ -1,0 +1,102 @@
+import { deferDelaySeconds, dispatchJob } from '../../lambdas/domain/dispatch';
+import { type Job, newJob } from '../../lambdas/domain/job';
+import {
+  MemoryQueue,
+  MemorySlots,
+  MemoryStore,
+  MemoryTimeline,
+  MemoryWorkflow,
+} from './support/memory-ports';
+
+const clock = new Date('2026-05-01T10:00:00.000Z');
+
+function setup(maxInFlight: number) {
+  const deps = {
+    store: new MemoryStore(),
+    slots: new MemorySlots(),
+    workflow: new MemoryWorkflow(),
+    queue: new MemoryQueue(),
+    timeline: new MemoryTimeline(),
+    maxInFlight,
+    now: () => clock,
+    random: () => 0.5,
+  };
+  const add = (n: number, status: Job['status'] = 'queued') => {
+    const job = {
+      ...newJob(
+        {
+          id: `job_${String.fromCharCode(97 + n).repeat(26)}`,
+          tenantId: 'acme',
+          type: 'image.generate',
+          input: { prompt: 'x' },
+          idempotencyKey: `k${n}`,
+          fingerprint: 'f',
+        },
+        clock,
+      ),
+      status,
+    } as Job;
+    deps.store.jobs.set(job.id, job);
+    return job;
+  };
+  return { deps, add };
+}
+
+describe('dispatchJob', () => {
+  it('starts one execution named after the job while a slot is free', async () => {
+    const { deps, add } = setup(1);
+    const job = add(0);
+    await expect(dispatchJob(deps, job.id, 0)).resolves.toBe('started');
+    expect(deps.workflow.started).toEqual([job.id]);
+    expect(await deps.slots.holders()).toEqual([job.id]);
+  });
+
+  it('defers a job without a slot as a new delayed message, counting its waits', async () => {
+    const { deps, add } = setup(1);
+    const first = add(0);
+    const second = add(1);
+    await dispatchJob(deps, first.id, 0);
+    await expect(dispatchJob(deps, second.id, 3)).resolves.toBe('deferred');
+    expect(deps.queue.messages).toEqual([{ jobId: second.id, options: { delaySeconds: 4, deferrals: 4 } }]);
+    expect(deps.workflow.started).toEqual([first.id]);
+  });
+
+  it('never holds more slots than the limit, however many jobs arrive at once', async () => {
+    const { deps, add } = setup(3);
+    const jobs = Array.from({ length: 10 }, (_, n) => add(n));
+    const outcomes = await Promise.all(jobs.map((job) => dispatchJob(deps, job.id, 0)));
+    expect(outcomes.filter((o) => o === 'started')).toHaveLength(3);
+    expect(await deps.slots.holders()).toHaveLength(3);
+  });
+
+  it('lets a redelivered message of a job that holds its slot start it again (idempotently)', async () => {
+    const { deps, add } = setup(1);
+    const job = add(0);
+    await dispatchJob(deps, job.id, 0);
+    await expect(dispatchJob(deps, job.id, 0)).resolves.toBe('started');
+    expect(deps.workflow.started).toEqual([job.id]);
+  });
+
+  it.each(['running', 'succeeded', 'canceled', 'needs_review'] as const)(
+    'drops a message for a %s job',
+    async (status) => {
+      const { deps, add } = setup(1);
+      const job = add(0, status);
+      await expect(dispatchJob(deps, job.id, 0)).resolves.toBe('dropped');
+      expect(await deps.slots.holders()).toEqual([]);
+    },
+  );
+
+  it('drops a message for an unknown job', async () => {
+    const { deps } = setup(1);
+    await expect(dispatchJob(deps, 'job_zzzzzzzzzzzzzzzzzzzzzzzzzz', 0)).resolves.toBe('dropped');
+  });
+});
+
+describe('deferDelaySeconds', () => {
+  it('grows with each wait up to 30 s, with full jitter and at least a second', () => {
+    expect([0, 1, 2, 3, 4, 5, 9].map((n) => deferDelaySeconds(n, () => 1))).toEqual([1, 2, 4, 8, 16, 30, 30]);
+    expect(deferDelaySeconds(5, () => 0)).toBe(1);
+    expect(deferDelaySeconds(5, () => 0.5)).toBe(15);
+  });
+});

@@ -1,0 +1,105 @@
+import { type Job, newJob } from '../../lambdas/domain/job';
+import { applyProviderEvent, parseProviderEvent } from '../../lambdas/domain/provider-events';
+import { MemoryStore, MemoryTimeline, MemoryWorkflow } from './support/memory-ports';
+
+const clock = new Date('2026-05-01T10:00:00.000Z');
+
+function setup(job: Partial<Job>) {
+  const store = new MemoryStore();
+  const stored = {
+    ...newJob(
+      {
+        id: 'job_aaaaaaaaaaaaaaaaaaaaaaaaaa',
+        tenantId: 'acme',
+        type: 'image.generate',
+        input: {},
+        idempotencyKey: 'k',
+        fingerprint: 'f',
+      },
+      clock,
+    ),
+    status: 'running',
+    ...job,
+  } as Job;
+  store.jobs.set(stored.id, stored);
+  const deps = { store, workflow: new MemoryWorkflow(), timeline: new MemoryTimeline(), now: () => clock };
+  return { deps, id: stored.id, current: () => store.jobs.get(stored.id) };
+}
+
+const at = clock.toISOString();
+
+describe('applyProviderEvent', () => {
+  it('records a completion and resumes the waiting step', async () => {
+    const { deps, id, current } = setup({ providerJobId: 'gen_1', taskToken: 't1' });
+    await expect(applyProviderEvent(deps, id, { type: 'succeeded', id: 'gen_1', at })).resolves.toBe(
+      'resumed',
+    );
+    expect(current()?.providerOutcome).toEqual({ status: 'succeeded', at });
+    expect(deps.workflow.completed).toEqual([{ taskToken: 't1', output: { providerStatus: 'succeeded' } }]);
+  });
+
+  it('records a completion that arrives before the step waits, for the step to find', async () => {
+    const { deps, id, current } = setup({ providerJobId: 'gen_1' });
+    await expect(applyProviderEvent(deps, id, { type: 'succeeded', id: 'gen_1', at })).resolves.toBe(
+      'recorded',
+    );
+    expect(current()?.providerOutcome?.status).toBe('succeeded');
+    expect(deps.workflow.completed).toEqual([]);
+  });
+
+  it('fails the waiting step with the provider error', async () => {
+    const { deps, id } = setup({ providerJobId: 'gen_1', taskToken: 't1' });
+    await applyProviderEvent(deps, id, {
+      type: 'failed',
+      id: 'gen_1',
+      error: { code: 'oom', message: 'ran out' },
+      at,
+    });
+    expect(deps.workflow.failed).toEqual([
+      { taskToken: 't1', error: 'ProviderJobFailed', cause: '[oom] ran out' },
+    ]);
+  });
+
+  it('keeps the first outcome when the provider repeats or contradicts itself', async () => {
+    const { deps, id, current } = setup({ providerJobId: 'gen_1' });
+    await applyProviderEvent(deps, id, { type: 'succeeded', id: 'gen_1', at });
+    await applyProviderEvent(deps, id, {
+      type: 'failed',
+      id: 'gen_1',
+      error: { code: 'x', message: 'y' },
+      at,
+    });
+    expect(current()?.providerOutcome?.status).toBe('succeeded');
+    expect(deps.timeline.types(id)).toEqual(['provider.succeeded']);
+  });
+
+  it('ignores events about another provider job or an unknown job', async () => {
+    const { deps, id, current } = setup({ providerJobId: 'gen_1', taskToken: 't1' });
+    await expect(applyProviderEvent(deps, id, { type: 'succeeded', id: 'gen_other', at })).resolves.toBe(
+      'ignored',
+    );
+    await expect(
+      applyProviderEvent(deps, 'job_bbbbbbbbbbbbbbbbbbbbbbbbbb', { type: 'succeeded', id: 'gen_1', at }),
+    ).resolves.toBe('ignored');
+    expect(current()?.providerOutcome).toBeUndefined();
+    expect(deps.workflow.completed).toEqual([]);
+  });
+
+  it('touches no storage for a progress tick', async () => {
+    const { deps, id, current } = setup({ providerJobId: 'gen_1' });
+    const before = current();
+    await expect(
+      applyProviderEvent(deps, id, { type: 'progress', id: 'gen_1', progress: 40, at }),
+    ).resolves.toBe('progress');
+    expect(current()).toBe(before);
+  });
+});
+
+describe('parseProviderEvent', () => {
+  it('refuses unknown types and out-of-range progress', () => {
+    expect(() => parseProviderEvent({ type: 'exploded', id: 'g', at })).toThrow(
+      'The provider event is invalid.',
+    );
+    expect(() => parseProviderEvent({ type: 'progress', id: 'g', progress: 101, at })).toThrow('invalid');
+  });
+});

@@ -1,0 +1,350 @@
+import {
+  AmbiguousSubmissionError,
+  ProviderRejectedError,
+  ProviderUnavailableError,
+} from '../../lambdas/domain/errors';
+import { type Job, newJob } from '../../lambdas/domain/job';
+import { jobErrorOf, runStep, type StepEvent, type WorkflowDeps } from '../../lambdas/domain/workflow';
+import {
+  MemoryInputs,
+  MemoryOutputs,
+  MemorySlots,
+  MemoryStore,
+  MemoryTimeline,
+  MemoryWorkflow,
+  ScriptedProvider,
+} from './support/memory-ports';
+
+const clock = new Date('2026-05-01T10:00:00.000Z');
+const PNG = Buffer.from([137, 80, 78, 71]).toString('base64');
+
+function setup(options: { deduplicates?: boolean; job?: Partial<Job> } = {}) {
+  const store = new MemoryStore();
+  const job = {
+    ...newJob(
+      {
+        id: 'job_aaaaaaaaaaaaaaaaaaaaaaaaaa',
+        tenantId: 'acme',
+        type: 'image.generate',
+        input: { prompt: 'a cat' },
+        idempotencyKey: 'k1',
+        fingerprint: 'f1',
+        webhookUrl: 'https://hooks.example/x',
+      },
+      clock,
+    ),
+    ...options.job,
+  } as Job;
+  store.jobs.set(job.id, job);
+  const delivered: string[] = [];
+  const deps = {
+    store,
+    slots: new MemorySlots(),
+    provider: new ScriptedProvider(options.deduplicates ?? true),
+    timeline: new MemoryTimeline(),
+    inputs: new MemoryInputs(),
+    outputs: new MemoryOutputs(),
+    workflow: new MemoryWorkflow(),
+    now: () => clock,
+    maxUploadBytes: 1000,
+    providerWebhookUrl: 'https://longhaul.example/v1/provider/events',
+    deliverWebhook: async (j: Job) => {
+      delivered.push(`${j.id}:${j.status}`);
+      return 'sent' as const;
+    },
+    probeUrl: async () => ({ size: 10, contentType: 'audio/mpeg' }),
+  } satisfies WorkflowDeps;
+  const step = (name: StepEvent['step'], extra: Partial<StepEvent> = {}) =>
+    runStep(deps, { step: name, jobId: job.id, executionName: job.id, ...extra });
+  const current = () => store.jobs.get(job.id) as Job;
+  return { deps, step, current, delivered, job };
+}
+
+describe('prepare', () => {
+  it('starts the job and records the execution', async () => {
+    const { step, current, deps } = setup();
+    await step('prepare');
+    expect(current()).toMatchObject({
+      status: 'running',
+      startedAt: clock.toISOString(),
+      executionName: current().id,
+    });
+    expect(deps.timeline.types(current().id)).toEqual(['step.started:prepare', 'step.succeeded:prepare']);
+  });
+
+  it('refuses a missing upload for good', async () => {
+    const { step } = setup({ job: { input: { prompt: 'x', sourceImageRef: `upl_${'a'.repeat(22)}` } } });
+    await expect(step('prepare')).rejects.toMatchObject({ name: 'InvalidJobInput', code: 'input_not_found' });
+  });
+
+  it('refuses audio of the wrong type or size', async () => {
+    const { step, deps } = setup({
+      job: { type: 'audio.transcribe', input: { audioRef: `upl_${'b'.repeat(22)}` } },
+    });
+    await deps.inputs.putInput('acme', `upl_${'b'.repeat(22)}`, new Uint8Array(2000), 'audio/mpeg');
+    await expect(step('prepare')).rejects.toMatchObject({ code: 'input_too_large' });
+    await deps.inputs.putInput('acme', `upl_${'b'.repeat(22)}`, new Uint8Array(10), 'text/html');
+    await expect(step('prepare')).rejects.toMatchObject({ code: 'input_unsupported_media_type' });
+  });
+
+  it('stops the workflow for a job canceled before it started', async () => {
+    const { step } = setup({ job: { status: 'canceled' } });
+    await expect(step('prepare')).rejects.toMatchObject({ name: 'JobSettled' });
+  });
+
+  it('marks a retry on the timeline', async () => {
+    const { step, deps, job } = setup();
+    await step('prepare', { retryCount: 1 });
+    expect(deps.timeline.events.get(job.id)?.[0]).toMatchObject({
+      type: 'step.retry',
+      step: 'prepare',
+      attempt: 2,
+    });
+  });
+});
+
+describe('submit', () => {
+  it('records the intent, sends the job id as the idempotency key and keeps the provider id', async () => {
+    const { step, current, deps } = setup({ job: { status: 'running' } });
+    await step('submit');
+    expect(deps.provider.submissions).toEqual([
+      {
+        idempotencyKey: current().id,
+        type: 'image.generate',
+        input: { prompt: 'a cat' },
+        webhookUrl: `https://longhaul.example/v1/provider/events?jobId=${current().id}`,
+      },
+    ]);
+    expect(current()).toMatchObject({ providerJobId: 'gen_1', attempts: 1 });
+    expect(current().submitIntent).toBeUndefined();
+  });
+
+  it('never submits twice once the provider accepted', async () => {
+    const { step, deps } = setup({ job: { status: 'running' } });
+    await step('submit');
+    await step('submit', { retryCount: 1 });
+    expect(deps.provider.submissions).toHaveLength(1);
+  });
+
+  it('clears the intent when the provider definitely did not accept, so a retry is not ambiguous', async () => {
+    const { step, current, deps } = setup({ job: { status: 'running' } });
+    deps.provider.script.push(new ProviderUnavailableError('503'));
+    await expect(step('submit')).rejects.toMatchObject({ name: 'ProviderUnavailable' });
+    expect(current().submitIntent).toBeUndefined();
+    await step('submit', { retryCount: 1 });
+    expect(current().providerJobId).toBe('gen_2');
+  });
+
+  it('fails for good, with the code, when the provider rejects', async () => {
+    const { step, deps } = setup({ job: { status: 'running' } });
+    deps.provider.script.push(new ProviderRejectedError('bad prompt', 'provider_rejected_400'));
+    await expect(step('submit')).rejects.toMatchObject({
+      name: 'ProviderRejected',
+      message: '[provider_rejected_400] bad prompt',
+    });
+  });
+
+  it('resends with the same key after an ambiguous outcome when the provider deduplicates', async () => {
+    const { step, current, deps } = setup({ job: { status: 'running' } });
+    deps.provider.script.push(new AmbiguousSubmissionError('reset'));
+    await expect(step('submit')).rejects.toMatchObject({ name: 'ProviderAmbiguous' });
+    expect(current().submitIntent).toBeDefined();
+    await step('submit', { retryCount: 1 });
+    expect(deps.provider.submissions.map((s) => s.idempotencyKey)).toEqual([current().id, current().id]);
+    expect(current().status).toBe('running');
+  });
+
+  it('sends the job to review, not to the provider again, after an ambiguous outcome without deduplication', async () => {
+    const { step, current, deps } = setup({ deduplicates: false, job: { status: 'running' } });
+    deps.provider.script.push(new AmbiguousSubmissionError('timed out'));
+    await expect(step('submit')).rejects.toMatchObject({ name: 'NeedsReview' });
+    expect(current()).toMatchObject({ status: 'needs_review', error: { code: 'ambiguous_submission' } });
+    expect(deps.provider.submissions).toHaveLength(1);
+  });
+
+  it('treats an intent left by a crashed attempt as ambiguous when the provider cannot deduplicate', async () => {
+    const { step, current, deps } = setup({
+      deduplicates: false,
+      job: { status: 'running', submitIntent: { attemptId: 'a1', at: clock.toISOString() } },
+    });
+    await expect(step('submit')).rejects.toMatchObject({ name: 'NeedsReview' });
+    expect(deps.provider.submissions).toHaveLength(0);
+    expect(current().status).toBe('needs_review');
+  });
+});
+
+describe('await', () => {
+  it('stores the task token and waits', async () => {
+    const { step, current, deps } = setup({ job: { status: 'running', providerJobId: 'gen_1' } });
+    await step('await', { taskToken: 't1' });
+    expect(current().taskToken).toBe('t1');
+    expect(deps.workflow.completed).toEqual([]);
+  });
+
+  it('resumes itself when the provider finished before the token was stored', async () => {
+    const { step, deps } = setup({
+      job: {
+        status: 'running',
+        providerJobId: 'gen_1',
+        providerOutcome: { status: 'succeeded', at: clock.toISOString() },
+      },
+    });
+    await step('await', { taskToken: 't1' });
+    expect(deps.workflow.completed).toEqual([{ taskToken: 't1', output: { providerStatus: 'succeeded' } }]);
+  });
+
+  it('fails itself with the provider error when the provider job failed first', async () => {
+    const { step, deps } = setup({
+      job: {
+        status: 'running',
+        providerOutcome: {
+          status: 'failed',
+          error: { code: 'nsfw', message: 'refused' },
+          at: clock.toISOString(),
+        },
+      },
+    });
+    await step('await', { taskToken: 't1' });
+    expect(deps.workflow.failed).toEqual([
+      { taskToken: 't1', error: 'ProviderJobFailed', cause: '[nsfw] refused' },
+    ]);
+  });
+});
+
+describe('finalize, release and notify', () => {
+  it('stores the image, succeeds the job with progress 100 and a key for the URL', async () => {
+    const { step, current, deps } = setup({ job: { status: 'running', providerJobId: 'gen_1' } });
+    deps.provider.statuses.set('gen_1', {
+      id: 'gen_1',
+      status: 'succeeded',
+      progress: 100,
+      output: { image: { contentType: 'image/png', base64: PNG } },
+    });
+    await step('finalize');
+    const key = `outputs/acme/${current().id}/image.png`;
+    expect(current()).toMatchObject({ status: 'succeeded', progress: 100, result: { outputKey: key } });
+    expect(deps.outputs.objects.get(key)?.contentType).toBe('image/png');
+  });
+
+  it('parses a transcript into text and segments', async () => {
+    const { step, current, deps } = setup({
+      job: {
+        status: 'running',
+        providerJobId: 'gen_1',
+        type: 'audio.transcribe',
+        input: { audioUrl: 'https://a/b' },
+      },
+    });
+    deps.provider.statuses.set('gen_1', {
+      id: 'gen_1',
+      status: 'succeeded',
+      progress: 100,
+      output: {
+        transcript: {
+          language: 'en',
+          text: 'hello there',
+          segments: [{ start: 0, end: 1, text: 'hello there' }],
+        },
+      },
+    });
+    await step('finalize');
+    expect(current().result).toEqual({
+      transcriptKey: `outputs/acme/${current().id}/transcript.json`,
+      language: 'en',
+      text: 'hello there',
+      segments: 1,
+    });
+  });
+
+  it('refuses an output it cannot use', async () => {
+    const { step, deps } = setup({ job: { status: 'running', providerJobId: 'gen_1' } });
+    deps.provider.statuses.set('gen_1', {
+      id: 'gen_1',
+      status: 'succeeded',
+      progress: 100,
+      output: { image: 'nope' },
+    });
+    await expect(step('finalize')).rejects.toMatchObject({ code: 'output_invalid' });
+  });
+
+  it('releases the slot once, and notifies finished jobs', async () => {
+    const { step, deps, delivered, job } = setup({ job: { status: 'succeeded' } });
+    await deps.slots.acquire(job.id, 1);
+    await step('release');
+    await step('release', { retryCount: 1 });
+    expect(await deps.slots.holders()).toEqual([]);
+    expect(deps.timeline.types(job.id).filter((t) => t === 'slot.released')).toHaveLength(1);
+    await step('notify');
+    expect(delivered).toEqual([`${job.id}:succeeded`]);
+  });
+});
+
+describe('failure, review and settling', () => {
+  it('records the caught error code on the job', async () => {
+    const { step, current } = setup({ job: { status: 'running' } });
+    await step('fail', {
+      error: {
+        Error: 'ProviderRejected',
+        Cause: JSON.stringify({
+          errorType: 'ProviderRejected',
+          errorMessage: '[provider_rejected_400] bad prompt',
+        }),
+      },
+    });
+    expect(current()).toMatchObject({
+      status: 'failed',
+      error: { code: 'provider_rejected_400', message: 'bad prompt' },
+      finishedAt: clock.toISOString(),
+    });
+  });
+
+  it('does not overwrite a job another path already finished', async () => {
+    const { step, current } = setup({ job: { status: 'canceled' } });
+    await step('fail', { error: { Error: 'States.ALL' } });
+    expect(current().status).toBe('canceled');
+  });
+
+  it('reviews a timed-out job, stops it at the provider and frees its slot', async () => {
+    const { step, current, deps, job } = setup({ job: { status: 'running', providerJobId: 'gen_9' } });
+    await deps.slots.acquire(job.id, 1);
+    await step('review', { error: { Error: 'States.Timeout' } });
+    expect(current()).toMatchObject({ status: 'needs_review', error: { code: 'provider_timeout' } });
+    expect(deps.provider.canceled).toEqual(['gen_9']);
+    expect(await deps.slots.holders()).toEqual([]);
+  });
+
+  it('keeps the slot of an ambiguous submission under review', async () => {
+    const { step, deps, job } = setup({ job: { status: 'needs_review' } });
+    await deps.slots.acquire(job.id, 1);
+    await step('review', { error: { Error: 'NeedsReview' } });
+    expect(await deps.slots.holders()).toEqual([job.id]);
+  });
+
+  it('settles a job canceled while running: cancels at the provider and frees the slot', async () => {
+    const { step, deps, job } = setup({ job: { status: 'canceled', providerJobId: 'gen_3' } });
+    await deps.slots.acquire(job.id, 1);
+    await step('settle');
+    expect(deps.provider.canceled).toEqual(['gen_3']);
+    expect(await deps.slots.holders()).toEqual([]);
+  });
+});
+
+describe('jobErrorOf', () => {
+  it.each([
+    [
+      { Error: 'States.Timeout', Cause: 'Task timed out' },
+      { code: 'timeout', message: 'Task timed out' },
+    ],
+    [
+      { Error: 'ProviderUnavailable', Cause: '{"errorMessage":"Provider answered 503."}' },
+      { code: 'provider_unavailable', message: 'Provider answered 503.' },
+    ],
+    [
+      { Error: 'ProviderJobFailed', Cause: '[generation_failed] The model crashed' },
+      { code: 'generation_failed', message: 'The model crashed' },
+    ],
+    [undefined, { code: 'internal_error', message: 'States.Runtime' }],
+  ])('maps %j to %j', (caught, expected) => {
+    expect(jobErrorOf(caught)).toEqual(expected);
+  });
+});
