@@ -76,6 +76,12 @@ const fields = {
     default: 365,
     doc: 'CloudWatch Logs retention of every log group',
   },
+  slotWaitMaxSeconds: {
+    env: 'SLOT_WAIT_MAX_SECONDS',
+    schema: int(1, 900),
+    default: 30,
+    doc: 'longest a queued job waits before looking for a free slot again',
+  },
   dispatchTimeoutSeconds: {
     env: 'DISPATCH_TIMEOUT_SECONDS',
     schema: int(1, 120),

@@ -25,6 +25,7 @@ async function dispatchRecord(record: SQSRecord): Promise<void> {
       queue: jobQueue(),
       timeline: timeline(),
       maxInFlight: settings.maxInFlight,
+      maxWaitSeconds: settings.slotWaitMaxSeconds,
       now: () => new Date(),
       random: Math.random,
     },

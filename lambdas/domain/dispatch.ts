@@ -8,14 +8,13 @@ export interface DispatchDeps {
   readonly queue: JobQueue;
   readonly timeline: Timeline;
   readonly maxInFlight: number;
+  /** Cap of the backoff between two looks for a free slot. */
+  readonly maxWaitSeconds: number;
   readonly now: () => Date;
   readonly random: () => number;
 }
 
 export type DispatchOutcome = 'started' | 'dropped' | 'deferred';
-
-/** Longest a job waits for a slot before it looks again. */
-export const MAX_DEFER_SECONDS = 30;
 
 /** The workflow execution of a job: named after it, so starting it twice starts it once. */
 export const executionNameOf = (job: Pick<Job, 'id'>): string => job.id;
@@ -35,7 +34,7 @@ export async function dispatchJob(
   if (job?.status !== 'queued') return 'dropped';
   if (!(await deps.slots.acquire(job.id, deps.maxInFlight))) {
     await deps.queue.enqueue(job.id, {
-      delaySeconds: deferDelaySeconds(deferrals, deps.random),
+      delaySeconds: deferDelaySeconds(deferrals, deps.maxWaitSeconds, deps.random),
       deferrals: deferrals + 1,
     });
     return 'deferred';
@@ -45,8 +44,8 @@ export async function dispatchJob(
   return 'started';
 }
 
-/** Exponential backoff with full jitter: 1, 2, 4 … up to MAX_DEFER_SECONDS, times a random fraction, at least 1 s. */
-export function deferDelaySeconds(deferrals: number, random: () => number): number {
-  const ceiling = Math.min(MAX_DEFER_SECONDS, 2 ** Math.min(deferrals, 5));
+/** Exponential backoff with full jitter: 1, 2, 4 … up to `maxSeconds`, times a random fraction, at least 1 s. */
+export function deferDelaySeconds(deferrals: number, maxSeconds: number, random: () => number): number {
+  const ceiling = Math.min(maxSeconds, 2 ** Math.min(deferrals, 10));
   return Math.max(1, Math.round(ceiling * random()));
 }

@@ -18,6 +18,7 @@ function setup(maxInFlight: number) {
     queue: new MemoryQueue(),
     timeline: new MemoryTimeline(),
     maxInFlight,
+    maxWaitSeconds: 30,
     now: () => clock,
     random: () => 0.5,
   };
@@ -94,9 +95,12 @@ describe('dispatchJob', () => {
 });
 
 describe('deferDelaySeconds', () => {
-  it('grows with each wait up to 30 s, with full jitter and at least a second', () => {
-    expect([0, 1, 2, 3, 4, 5, 9].map((n) => deferDelaySeconds(n, () => 1))).toEqual([1, 2, 4, 8, 16, 30, 30]);
-    expect(deferDelaySeconds(5, () => 0)).toBe(1);
-    expect(deferDelaySeconds(5, () => 0.5)).toBe(15);
+  it('grows with each wait up to the cap, with full jitter and at least a second', () => {
+    expect([0, 1, 2, 3, 4, 5, 9].map((n) => deferDelaySeconds(n, 30, () => 1))).toEqual([
+      1, 2, 4, 8, 16, 30, 30,
+    ]);
+    expect(deferDelaySeconds(9, 3, () => 1)).toBe(3);
+    expect(deferDelaySeconds(5, 30, () => 0)).toBe(1);
+    expect(deferDelaySeconds(5, 30, () => 0.5)).toBe(15);
   });
 });
