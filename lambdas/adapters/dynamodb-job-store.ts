@@ -10,10 +10,10 @@ import {
 import { z } from 'zod';
 import { JOB_ITEM_SORT_KEY, jobTable } from '../../config/layout';
 import { ValidationError } from '../domain/errors';
-import { isTerminal, type Job, type JobStatus, type ProviderOutcome } from '../domain/job';
-import type { CreateOutcome, JobPage, JobStore, StatusChange } from '../domain/ports';
+import { executionNameOf, isTerminal, type Job, type JobStatus, type ProviderOutcome } from '../domain/job';
+import type { ActiveStatus, CreateOutcome, JobPage, JobStore, StatusChange } from '../domain/ports';
 
-const [byTenant, byTenantStatus] = jobTable.indexes;
+const [byTenant, byTenantStatus, activeIndex] = jobTable.indexes;
 
 /** Attributes the table adds to a job for its keys, indexes and TTL; never part of the job. */
 interface StorageAttributes {
@@ -234,6 +234,104 @@ export class DynamoDbJobStore implements JobStore {
       ExpressionAttributeValues: { ':outcome': outcome },
     });
     return updated ?? this.get(jobId);
+  }
+
+  async touchEnqueued(jobId: string, at: Date): Promise<void> {
+    await this.conditionalUpdate(jobId, {
+      UpdateExpression: 'SET enqueuedAt = :at',
+      ConditionExpression: 'attribute_exists(pk) AND #status = :queued',
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: { ':at': at.toISOString(), ':queued': 'queued' },
+    });
+  }
+
+  async recordProgress(jobId: string, progress: number, at: Date): Promise<boolean> {
+    const updated = await this.conditionalUpdate(jobId, {
+      UpdateExpression: 'SET progress = :progress, updatedAt = :at',
+      ConditionExpression: 'attribute_exists(pk) AND #status = :running AND progress < :progress',
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: { ':progress': progress, ':at': at.toISOString(), ':running': 'running' },
+    });
+    return updated !== undefined;
+  }
+
+  recordNewRun(job: Job, at: Date): Promise<Job | undefined> {
+    const next = (job.runs ?? 0) + 1;
+    const nextJob = { ...job, runs: next };
+    return this.conditionalUpdate(job.id, {
+      UpdateExpression: 'SET runs = :next, executionName = :name, updatedAt = :at REMOVE taskToken',
+      ConditionExpression:
+        job.runs === undefined
+          ? 'attribute_exists(pk) AND attribute_not_exists(runs)'
+          : 'attribute_exists(pk) AND runs = :runs',
+      ExpressionAttributeValues: {
+        ':next': next,
+        ':name': executionNameOf(nextJob),
+        ':at': at.toISOString(),
+        ...(job.runs === undefined ? {} : { ':runs': job.runs }),
+      },
+    });
+  }
+
+  requeueForResubmission(job: Job, at: Date): Promise<Job | undefined> {
+    const stamp = at.toISOString();
+    return this.conditionalUpdate(job.id, {
+      UpdateExpression:
+        'SET #status = :queued, activeStatus = :queued, tenantStatus = :tenantStatus, statusAt = :at, updatedAt = :at, ' +
+        'runs = :runs, resubmissions = :resubmissions, progress = :zero, #error = :null ' +
+        'REMOVE submitIntent, providerJobId, providerOutcome, taskToken, executionName, enqueuedAt',
+      ConditionExpression: 'attribute_exists(pk) AND #status = :review',
+      ExpressionAttributeNames: { '#status': 'status', '#error': 'error' },
+      ExpressionAttributeValues: {
+        ':queued': 'queued',
+        ':review': 'needs_review',
+        ':tenantStatus': `${job.tenantId}#queued`,
+        ':at': stamp,
+        ':runs': (job.runs ?? 0) + 1,
+        ':resubmissions': (job.resubmissions ?? 0) + 1,
+        ':zero': 0,
+        ':null': null,
+      },
+    });
+  }
+
+  async listActive(
+    status: ActiveStatus,
+    page: { readonly limit: number; readonly cursor?: string },
+  ): Promise<JobPage & { readonly itemsRead: number }> {
+    const start = page.cursor === undefined ? undefined : decodeCursor(page.cursor);
+    const { Items = [], LastEvaluatedKey } = await this.client.send(
+      new QueryCommand({
+        TableName: this.options.tableName,
+        IndexName: activeIndex.name,
+        KeyConditionExpression: '#partition = :status',
+        ExpressionAttributeNames: { '#partition': activeIndex.partitionKey },
+        ExpressionAttributeValues: { ':status': status },
+        Limit: page.limit,
+        ...(start
+          ? {
+              ExclusiveStartKey: {
+                pk: start.id,
+                sk: JOB_ITEM_SORT_KEY,
+                [activeIndex.partitionKey]: status,
+                [activeIndex.sortKey]: start.createdAt,
+              },
+            }
+          : {}),
+      }),
+    );
+    const items = (Items as JobItem[]).map(fromItem);
+    const last = Items.at(-1) as JobItem | undefined;
+    return {
+      items,
+      itemsRead: Items.length,
+      nextCursor:
+        LastEvaluatedKey && last
+          ? Buffer.from(JSON.stringify({ id: last.pk, createdAt: last.statusAt }), 'utf8').toString(
+              'base64url',
+            )
+          : null,
+    };
   }
 
   /** One conditional UpdateItem on the job item: the updated job, or undefined when the condition did not hold. */

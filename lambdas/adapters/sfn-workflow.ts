@@ -1,8 +1,10 @@
 import {
+  DescribeExecutionCommand,
   ExecutionAlreadyExists,
   ExecutionDoesNotExist,
   InvalidToken,
   SendTaskFailureCommand,
+  SendTaskHeartbeatCommand,
   SendTaskSuccessCommand,
   type SFNClient,
   StartExecutionCommand,
@@ -10,7 +12,7 @@ import {
   TaskDoesNotExist,
   TaskTimedOut,
 } from '@aws-sdk/client-sfn';
-import type { Workflow } from '../domain/ports';
+import type { ExecutionStatus, Workflow } from '../domain/ports';
 
 /** Execution ARN of a named execution: `arn:…:stateMachine:NAME` → `arn:…:execution:NAME:EXECUTION`. */
 export function executionArn(stateMachineArn: string, executionName: string): string {
@@ -60,6 +62,28 @@ export class SfnWorkflow implements Workflow {
       );
     } catch (error) {
       if (!(error instanceof ExecutionDoesNotExist)) throw error;
+    }
+  }
+
+  async status(executionName: string): Promise<ExecutionStatus> {
+    try {
+      const { status } = await this.client.send(
+        new DescribeExecutionCommand({ executionArn: executionArn(this.machine(), executionName) }),
+      );
+      return (status ?? 'RUNNING') as ExecutionStatus;
+    } catch (error) {
+      if (error instanceof ExecutionDoesNotExist) return 'NOT_FOUND';
+      throw error;
+    }
+  }
+
+  async heartbeat(taskToken: string): Promise<boolean> {
+    try {
+      await this.client.send(new SendTaskHeartbeatCommand({ taskToken }));
+      return true;
+    } catch (error) {
+      if (isGoneToken(error)) return false;
+      throw error;
     }
   }
 

@@ -1,4 +1,4 @@
-import type { Job } from './job';
+import { executionNameOf } from './job';
 import type { JobQueue, JobStore, SlotPool, Timeline, Workflow } from './ports';
 
 export interface DispatchDeps {
@@ -16,9 +16,6 @@ export interface DispatchDeps {
 
 export type DispatchOutcome = 'started' | 'dropped' | 'deferred';
 
-/** The workflow execution of a job: named after it, so starting it twice starts it once. */
-export const executionNameOf = (job: Pick<Job, 'id'>): string => job.id;
-
 /**
  * Hands a queued job to the workflow if an in-flight slot is free. Without a
  * slot the job goes back to the queue as a new, delayed message (its receive
@@ -33,6 +30,8 @@ export async function dispatchJob(
   const job = await deps.store.get(jobId);
   if (job?.status !== 'queued') return 'dropped';
   if (!(await deps.slots.acquire(job.id, deps.maxInFlight))) {
+    // The touch tells the reconciler this job's message is alive, so it does not enqueue another.
+    await deps.store.touchEnqueued(job.id, deps.now());
     await deps.queue.enqueue(job.id, {
       delaySeconds: deferDelaySeconds(deferrals, deps.maxWaitSeconds, deps.random),
       deferrals: deferrals + 1,

@@ -48,7 +48,19 @@ export interface Job {
   readonly taskToken?: string;
   /** What the provider reported at the end, recorded by whichever of webhook and await step comes first. */
   readonly providerOutcome?: ProviderOutcome;
+  /** Workflow executions started after the first (reconciler restarts, operator requeues). */
+  readonly runs?: number;
+  /** Operator requeues: each sends the job to the provider again, under a new idempotency key. */
+  readonly resubmissions?: number;
 }
+
+/** The workflow execution of a job: named after it (and its run), so starting it twice starts it once. */
+export const executionNameOf = (job: Pick<Job, 'id' | 'runs'>): string =>
+  job.runs ? `${job.id}-run${job.runs}` : job.id;
+
+/** The key the provider deduplicates on: one per submission the job is meant to make. */
+export const providerKeyOf = (job: Pick<Job, 'id' | 'resubmissions'>): string =>
+  job.resubmissions ? `${job.id}:${job.resubmissions}` : job.id;
 
 export interface SubmitIntent {
   readonly attemptId: string;

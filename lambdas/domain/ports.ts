@@ -55,7 +55,33 @@ export interface JobStore {
   recordTaskToken(jobId: string, taskToken: string, at: Date): Promise<Job | undefined>;
   /** Stores the provider's final outcome once; returns the job as it then is. */
   recordProviderOutcome(jobId: string, outcome: ProviderOutcome): Promise<Job | undefined>;
+  /** A queued job's message was (re)sent now. */
+  touchEnqueued(jobId: string, at: Date): Promise<void>;
+  /**
+   * Persists progress of a running job if it moves forward; never moves a
+   * finished job or lowers progress. True if written.
+   */
+  recordProgress(jobId: string, progress: number, at: Date): Promise<boolean>;
+  /**
+   * Starts a new run of the job's workflow: `runs` goes from the job's value to
+   * the next one (a conditional write, so of two overlapping callers one wins).
+   * Returns the updated job, or undefined if another caller got there first.
+   */
+  recordNewRun(job: Job, at: Date): Promise<Job | undefined>;
+  /**
+   * An operator sends a job in review back to the queue for a fresh
+   * submission: provider bookkeeping is cleared and the next submission uses a
+   * new idempotency key. Undefined unless the job is in review.
+   */
+  requeueForResubmission(job: Job, at: Date): Promise<Job | undefined>;
+  /** Active jobs (queued, running, needs_review) of one status, oldest first, from the sparse index. */
+  listActive(
+    status: ActiveStatus,
+    page: { readonly limit: number; readonly cursor?: string },
+  ): Promise<JobPage & { readonly itemsRead: number }>;
 }
+
+export type ActiveStatus = 'queued' | 'running' | 'needs_review';
 
 /**
  * The in-flight limit: one counter with the holders' job ids, so the limit is
@@ -88,9 +114,45 @@ export interface Workflow {
   /** Starts (or finds the running) execution with this name; idempotent for the same name and input. */
   start(executionName: string, input: { readonly jobId: string }): Promise<void>;
   stop(executionName: string, cause: string): Promise<void>;
+  /** The execution's status, or `NOT_FOUND` if it was never started. */
+  status(executionName: string): Promise<ExecutionStatus>;
+  /** Tells a waiting step its job is alive. False when the token is no longer valid. */
+  heartbeat(taskToken: string): Promise<boolean>;
   /** Resumes a waiting step. False when the token is no longer valid (step timed out or execution ended). */
   completeTask(taskToken: string, output: unknown): Promise<boolean>;
   failTask(taskToken: string, error: string, cause: string): Promise<boolean>;
+}
+
+export type ExecutionStatus =
+  | 'RUNNING'
+  | 'SUCCEEDED'
+  | 'FAILED'
+  | 'TIMED_OUT'
+  | 'ABORTED'
+  | 'PENDING_REDRIVE'
+  | 'NOT_FOUND';
+
+/** What live clients of a job receive (CONTRACT section 1, live progress). */
+export type LiveMessage =
+  | {
+      readonly type: 'progress';
+      readonly jobId: string;
+      readonly status: JobStatus;
+      readonly progress: number;
+      readonly at: string;
+    }
+  | {
+      readonly type: 'status';
+      readonly jobId: string;
+      readonly status: JobStatus;
+      readonly progress: number;
+      readonly at: string;
+      readonly error: JobError | null;
+    };
+
+/** Pushes messages to the clients watching a job, without touching the job's storage. */
+export interface LiveChannel {
+  publish(message: LiveMessage): Promise<void>;
 }
 
 /** Where finished jobs' outputs are kept, and how clients get at them. */

@@ -6,7 +6,7 @@ import {
   ProviderRejectedError,
   ProviderUnavailableError,
 } from './errors';
-import { isTerminal, type Job, type JobError } from './job';
+import { isTerminal, type Job, type JobError, providerKeyOf } from './job';
 import { type FinalOutput, parseProviderOutput } from './outputs';
 import type { InputStore, JobStore, OutputStore, SlotPool, Timeline, Workflow } from './ports';
 import type { Provider } from './provider';
@@ -141,7 +141,7 @@ const steps: Record<StepName, (deps: WorkflowDeps, event: StepEvent) => Promise<
     if (!intent) throw new JobSettledError(`Job ${job.id} changed while submitting.`);
     try {
       const { providerJobId } = await deps.provider.submit({
-        idempotencyKey: job.id,
+        idempotencyKey: providerKeyOf(job),
         type: job.type,
         input: job.input,
         webhookUrl: `${deps.providerWebhookUrl}?jobId=${encodeURIComponent(job.id)}`,

@@ -1,11 +1,15 @@
 import type { Job, JobStatus, ProviderOutcome } from '../../../lambdas/domain/job';
 import type {
+  ActiveStatus,
   CreateOutcome,
   EnqueueOptions,
+  ExecutionStatus,
   InputStore,
   JobPage,
   JobQueue,
   JobStore,
+  LiveChannel,
+  LiveMessage,
   OutputStore,
   SlotPool,
   StatusChange,
@@ -70,12 +74,68 @@ export class MemoryStore implements JobStore {
     if (!current) return undefined;
     return current.providerOutcome ? current : this.patch(jobId, { providerOutcome: outcome });
   }
+  async touchEnqueued(jobId: string, at: Date) {
+    if (this.jobs.get(jobId)?.status === 'queued') this.patch(jobId, { enqueuedAt: at.toISOString() });
+  }
+  async recordProgress(jobId: string, progress: number, at: Date) {
+    const current = this.jobs.get(jobId);
+    if (current?.status !== 'running' || current.progress >= progress) return false;
+    this.progressWrites++;
+    this.patch(jobId, { progress, updatedAt: at.toISOString() });
+    return true;
+  }
+  progressWrites = 0;
+  async recordNewRun(job: Job) {
+    const current = this.jobs.get(job.id);
+    if (!current || current.runs !== job.runs) return undefined;
+    const runs = (job.runs ?? 0) + 1;
+    const { taskToken: _token, ...rest } = current;
+    this.jobs.set(job.id, { ...rest, runs, executionName: `${job.id}-run${runs}` });
+    return this.jobs.get(job.id);
+  }
+  async requeueForResubmission(job: Job, at: Date) {
+    const current = this.jobs.get(job.id);
+    if (current?.status !== 'needs_review') return undefined;
+    const {
+      submitIntent: _i,
+      providerJobId: _p,
+      providerOutcome: _o,
+      taskToken: _t,
+      executionName: _e,
+      enqueuedAt: _q,
+      ...rest
+    } = current;
+    this.jobs.set(job.id, {
+      ...rest,
+      status: 'queued',
+      statusAt: at.toISOString(),
+      runs: (current.runs ?? 0) + 1,
+      resubmissions: (current.resubmissions ?? 0) + 1,
+      progress: 0,
+      error: null,
+    });
+    return this.jobs.get(job.id);
+  }
+  async listActive(status: ActiveStatus, page: { limit: number; cursor?: string }) {
+    const all = [...this.jobs.values()].filter((job) => job.status === status);
+    const offset = page.cursor ? Number(page.cursor) : 0;
+    const items = all.slice(offset, offset + page.limit);
+    const next = offset + page.limit;
+    return { items, itemsRead: items.length, nextCursor: next < all.length ? String(next) : null };
+  }
   private patch(jobId: string, patch: Partial<Job>): Job | undefined {
     const current = this.jobs.get(jobId);
     if (!current) return undefined;
     const next = { ...current, ...patch } as Job;
     this.jobs.set(jobId, next);
     return next;
+  }
+}
+
+export class MemoryLive implements LiveChannel {
+  readonly messages: LiveMessage[] = [];
+  async publish(message: LiveMessage) {
+    this.messages.push(message);
   }
 }
 
@@ -143,6 +203,18 @@ export class MemoryTimeline implements Timeline {
 
 export class MemoryWorkflow implements Workflow {
   readonly started: string[] = [];
+  readonly heartbeats: string[] = [];
+  /** Execution status by name; started executions are RUNNING unless set otherwise. */
+  readonly statuses = new Map<string, ExecutionStatus>();
+  async status(executionName: string): Promise<ExecutionStatus> {
+    return (
+      this.statuses.get(executionName) ?? (this.started.includes(executionName) ? 'RUNNING' : 'NOT_FOUND')
+    );
+  }
+  async heartbeat(taskToken: string) {
+    this.heartbeats.push(taskToken);
+    return true;
+  }
   readonly stopped: string[] = [];
   readonly completed: { taskToken: string; output: unknown }[] = [];
   readonly failed: { taskToken: string; error: string; cause: string }[] = [];
