@@ -3,15 +3,27 @@ import type { Construct } from 'constructs';
 import { queueVisibilityTimeoutSeconds, type Settings } from '../config/settings';
 import { Alarms } from './constructs/alarms';
 import { HttpApi } from './constructs/http-api';
+import { JobDispatcher } from './constructs/job-dispatcher';
 import { JobInputs } from './constructs/job-inputs';
+import { JobOutputs } from './constructs/job-outputs';
 import { JobQueue } from './constructs/job-queue';
 import { JobStore } from './constructs/job-store';
+import { JobWorkflow } from './constructs/job-workflow';
+import { ProviderSecrets } from './constructs/provider-secrets';
+import { WorkflowSteps } from './constructs/workflow-steps';
 
 /**
  * Days an input object outlives the retention of the job that used it: covers
  * the time a job may spend queued and running before its retention clock starts.
  */
 const INPUT_EXPIRY_MARGIN_DAYS = 7;
+
+/**
+ * Days an output object outlives the retention of its job: outputs are written
+ * as the job finishes, and DynamoDB may take days to delete an expired job item,
+ * which stays readable (with its output URLs) until then.
+ */
+const OUTPUT_EXPIRY_MARGIN_DAYS = 7;
 
 export interface LonghaulStackProps extends StackProps {
   /** Longhaul settings, from `loadSettings(process.env)`. */
@@ -33,12 +45,17 @@ export class LonghaulStack extends Stack {
   public readonly jobStore: JobStore;
   public readonly jobQueue: JobQueue;
   public readonly jobInputs: JobInputs;
+  public readonly jobOutputs: JobOutputs;
+  public readonly providerSecrets: ProviderSecrets;
   public readonly httpApi: HttpApi;
+  public readonly workflowSteps: WorkflowSteps;
+  public readonly jobWorkflow: JobWorkflow;
+  public readonly jobDispatcher: JobDispatcher;
 
   constructor(scope: Construct, id: string, props: LonghaulStackProps) {
     super(scope, id, {
       description:
-        'Longhaul: durable, idempotent intake and a queue for slow, expensive, long-running media jobs',
+        'Longhaul: durable, idempotent intake, a queue, one in-flight limit and a workflow for slow, expensive, long-running media jobs',
       ...props,
     });
     const { settings } = props;
@@ -55,12 +72,39 @@ export class LonghaulStack extends Stack {
         settings.jobRetentionDays + Math.ceil(settings.jobTimeoutMs / 86_400_000) + INPUT_EXPIRY_MARGIN_DAYS,
       accessLogExpirationDays: settings.logRetentionDays,
     });
+    this.jobOutputs = new JobOutputs(this, 'JobOutputs', {
+      expirationDays: settings.jobRetentionDays + OUTPUT_EXPIRY_MARGIN_DAYS,
+      accessLogBucket: this.jobInputs.accessLogBucket,
+    });
+    this.providerSecrets = new ProviderSecrets(this, 'Secrets');
     this.httpApi = new HttpApi(this, 'Api', {
       settings,
       jobTable: this.jobStore.jobTable,
       apiKeyTable: this.jobStore.apiKeyTable,
       jobQueue: this.jobQueue.queue,
       inputBucket: this.jobInputs.inputBucket,
+      outputBucket: this.jobOutputs.outputBucket,
+      providerSecret: this.providerSecrets.providerSecret,
+    });
+    this.workflowSteps = new WorkflowSteps(this, 'WorkflowSteps', {
+      settings,
+      jobTable: this.jobStore.jobTable,
+      inputBucket: this.jobInputs.inputBucket,
+      outputBucket: this.jobOutputs.outputBucket,
+      providerSecret: this.providerSecrets.providerSecret,
+      webhookSecret: this.providerSecrets.webhookSecret,
+      providerWebhookUrl: this.httpApi.routeUrl('POST /v1/provider/events'),
+    });
+    this.jobWorkflow = new JobWorkflow(this, 'Workflow', {
+      settings,
+      stepsFunction: this.workflowSteps.stepsFunction.lambdaFunction,
+      alarms: this.alarms,
+    });
+    this.jobDispatcher = new JobDispatcher(this, 'Dispatcher', {
+      settings,
+      jobTable: this.jobStore.jobTable,
+      jobQueue: this.jobQueue.queue,
+      stateMachine: this.jobWorkflow.stateMachine,
     });
 
     const outputs: Record<string, [value: string, description: string]> = {
@@ -74,6 +118,16 @@ export class LonghaulStack extends Stack {
       JobQueueUrl: [this.jobQueue.queue.queueUrl, 'Queue of jobs to dispatch'],
       DeadLetterQueueUrl: [this.jobQueue.deadLetterQueue.queueUrl, 'Job messages that failed every delivery'],
       InputBucketName: [this.jobInputs.inputBucket.bucketName, 'Bucket of job inputs'],
+      OutputBucketName: [this.jobOutputs.outputBucket.bucketName, 'Bucket of job outputs'],
+      StateMachineArn: [
+        this.jobWorkflow.stateMachine.stateMachineArn,
+        'The media workflow; executions are named after their job',
+      ],
+      ProviderSecretArn: [
+        this.providerSecrets.providerSecret.secretArn,
+        'Secret of the media provider: set baseUrl and apiKey after the first deploy',
+      ],
+      WebhookSecretArn: [this.providerSecrets.webhookSecret.secretArn, 'Key that signs webhooks to clients'],
       AlarmTopicArn: [this.alarms.topic.topicArn, 'SNS topic of every Longhaul alarm'],
     };
     for (const [id, [value, description]] of Object.entries(outputs)) {

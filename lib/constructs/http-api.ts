@@ -18,9 +18,16 @@ import {
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
+import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { API_KEY_HEADER, binaryMediaTypes, type RouteLayout, routes } from '../../config/layout';
+import {
+  API_KEY_HEADER,
+  binaryMediaTypes,
+  type RouteKey,
+  type RouteLayout,
+  routes,
+} from '../../config/layout';
 import {
   type GatewayResponseType,
   gatewayProblems,
@@ -46,6 +53,10 @@ export interface HttpApiProps {
   readonly jobQueue: IQueue;
   /** The input bucket; the api handler stores and reads job inputs in it. */
   readonly inputBucket: IBucket;
+  /** The output bucket; the api handler presigns GET URLs of job outputs in it. */
+  readonly outputBucket: IBucket;
+  /** The provider secret; the api handler checks the signature of provider webhooks with its `webhookSecret`. */
+  readonly providerSecret: ISecret;
 
   /**
    * The routes to serve, all proxied to the one api handler.
@@ -112,6 +123,8 @@ export class HttpApi extends Construct {
   /** Base URL of the API, without a trailing slash: `${url}/v1/jobs` is the jobs collection. */
   public readonly url: string;
 
+  private readonly routeKeys: ReadonlySet<string>;
+
   constructor(scope: Construct, id: string, props: HttpApiProps) {
     super(scope, id);
     const { settings } = props;
@@ -143,7 +156,7 @@ export class HttpApi extends Construct {
       entry: props.apiEntry ?? handlerEntry('api'),
       settings,
       serviceName: 'api',
-      description: 'Longhaul HTTP API: job intake, status and uploads',
+      description: 'Longhaul HTTP API: job intake, status, uploads and provider events',
       // Well under the gateway's 29 s integration limit, so a slow dependency
       // ends as the handler's own problem response rather than a gateway 504.
       timeout: Duration.seconds(15),
@@ -151,7 +164,11 @@ export class HttpApi extends Construct {
     })
       .useTable('jobTable', props.jobTable, 'readWrite')
       .useQueue('jobQueueUrl', props.jobQueue, 'send')
-      .useBucket('inputBucket', props.inputBucket, 'readWrite');
+      .useBucket('inputBucket', props.inputBucket, 'readWrite')
+      .useBucket('outputBucket', props.outputBucket, 'read')
+      .useSecret('providerSecretArn', props.providerSecret)
+      // Provider events resume the waiting workflow step; a cancel fails it.
+      .allowTaskResponses();
 
     this.authorizerFunction = new ProjectFunction(this, 'AuthorizerFunction', {
       entry: props.authorizerEntry ?? handlerEntry('authorizer'),
@@ -255,6 +272,7 @@ export class HttpApi extends Construct {
       );
     }
     this.methods = methods;
+    this.routeKeys = new Set(routeKeys);
 
     this.usagePlan = this.restApi.addUsagePlan('UsagePlan', {
       description: 'Per-tenant throttling: each tenant key gets this rate and burst.',
@@ -302,5 +320,12 @@ export class HttpApi extends Construct {
         "API Gateway's account-wide logging role: AWS publishes AmazonAPIGatewayPushToCloudWatchLogs for exactly this role, and execution logs go to log groups API Gateway names itself.",
       );
     }
+  }
+
+  /** Full URL of a route this API serves, e.g. the provider webhook endpoint; throws for a route it does not serve. */
+  public routeUrl(route: RouteKey): string {
+    if (!this.routeKeys.has(route))
+      throw new Error(`HttpApi ${this.node.path}: route ${route} is not served`);
+    return `${this.url}${route.slice(route.indexOf(' ') + 1)}`;
   }
 }

@@ -47,7 +47,7 @@ export interface JobInputsProps {
 export class JobInputs extends Construct {
   /** Job inputs, keyed by the runtime. */
   public readonly inputBucket: Bucket;
-  /** Server access logs of the input bucket. */
+  /** Server access logs of the input bucket, and of the output bucket (see JobOutputs). */
   public readonly accessLogBucket: Bucket;
 
   constructor(scope: Construct, id: string, props: JobInputsProps) {
@@ -81,7 +81,7 @@ export class JobInputs extends Construct {
     acknowledge(
       this.accessLogBucket,
       'AwsSolutions-S1',
-      'This bucket is the server access log destination of the input bucket; logging it into itself would log its own log deliveries endlessly, and logging it elsewhere only moves the question.',
+      'This bucket is the server access log destination of the input and output buckets; logging it into itself would log its own log deliveries endlessly, and logging it elsewhere only moves the question.',
     );
 
     this.inputBucket = new Bucket(this, 'InputBucket', {

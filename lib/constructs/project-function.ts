@@ -3,6 +3,7 @@ import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import {
   type IGrantable,
   type IPrincipal,
+  Policy,
   PolicyStatement,
   Role,
   ServicePrincipal,
@@ -11,7 +12,9 @@ import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
+import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
+import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { resourceEnv } from '../../config/layout';
 import { type Settings, settingsEnvironment } from '../../config/settings';
@@ -21,8 +24,18 @@ import { acknowledge, iam5ResourceFinding } from '../nag';
 /** Resources a handler learns through `resourceEnv` (config/layout.ts), by kind. */
 export type TableEnvKey = Extract<keyof typeof resourceEnv, 'jobTable' | 'apiKeyTable'>;
 export type QueueEnvKey = Extract<keyof typeof resourceEnv, 'jobQueueUrl'>;
-export type BucketEnvKey = Extract<keyof typeof resourceEnv, 'inputBucket'>;
-export type ResourceEnvKey = TableEnvKey | QueueEnvKey | BucketEnvKey;
+export type BucketEnvKey = Extract<keyof typeof resourceEnv, 'inputBucket' | 'outputBucket'>;
+export type SecretEnvKey = Extract<keyof typeof resourceEnv, 'providerSecretArn' | 'webhookSecretArn'>;
+export type StateMachineEnvKey = Extract<keyof typeof resourceEnv, 'stateMachineArn'>;
+/** Addresses a handler is told about but needs no permission for. */
+export type UrlEnvKey = Extract<keyof typeof resourceEnv, 'providerWebhookUrl'>;
+export type ResourceEnvKey =
+  | TableEnvKey
+  | QueueEnvKey
+  | BucketEnvKey
+  | SecretEnvKey
+  | StateMachineEnvKey
+  | UrlEnvKey;
 
 /**
  * What a function may do with a table: `getItem` (point reads of the base table
@@ -82,8 +95,9 @@ export interface ProjectFunctionProps {
  * the runtime, its own log group (retained, with the configured retention) and its
  * own role whose only built-in permission is writing to that log group.
  *
- * Resources are attached with `useTable`, `useQueue` and `useBucket`, which grant
- * the access and set the handler's environment variable in one step.
+ * Resources are attached with `useTable`, `useQueue`, `useBucket`, `useSecret` and
+ * `useStateMachine`, which grant the access and set the handler's environment
+ * variable in one step; `useUrl` sets an address that needs no permission.
  */
 export class ProjectFunction extends Construct implements IGrantable {
   /** The Lambda function. */
@@ -233,6 +247,58 @@ export class ProjectFunction extends Construct implements IGrantable {
       'Object keys are chosen at run time (one per job input or upload), so object access is granted on every key of this one bucket; the bucket itself and every other bucket stay out of reach.',
     );
     return this.setResourceEnv(key, bucket.bucketName);
+  }
+
+  /**
+   * Grants reading the current value of `secret` (GetSecretValue only, which is all
+   * a cached secret lookup calls) and sets the handler's `resourceEnv[key]` to its ARN.
+   */
+  public useSecret(key: SecretEnvKey, secret: ISecret): this {
+    this.role.addToPrincipalPolicy(
+      new PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: [secret.secretArn] }),
+    );
+    secret.encryptionKey?.grantDecrypt(this.role);
+    return this.setResourceEnv(key, secret.secretArn);
+  }
+
+  /**
+   * Grants starting executions of `stateMachine` (and nothing else on it) and sets
+   * the handler's `resourceEnv[key]` to its ARN.
+   */
+  public useStateMachine(key: StateMachineEnvKey, stateMachine: IStateMachine): this {
+    stateMachine.grantStartExecution(this.role);
+    return this.setResourceEnv(key, stateMachine.stateMachineArn);
+  }
+
+  /** Sets the handler's `resourceEnv[key]` to an address it calls or hands out; no permission goes with it. */
+  public useUrl(key: UrlEnvKey, url: string): this {
+    return this.setResourceEnv(key, url);
+  }
+
+  /**
+   * Lets the handler resume or fail a workflow step that waits for a task token
+   * (SendTaskSuccess, SendTaskFailure). These actions name no resource in IAM, so
+   * they live in their own policy, acknowledged on their own.
+   */
+  public allowTaskResponses(): this {
+    if (this.node.tryFindChild('TaskResponsePolicy')) return this;
+    const policy = new Policy(this, 'TaskResponsePolicy', {
+      roles: [this.role],
+      statements: [
+        new PolicyStatement({
+          actions: ['states:SendTaskSuccess', 'states:SendTaskFailure'],
+          resources: ['*'],
+        }),
+      ],
+    });
+    // Not the role's default policy, so the function must wait for this one explicitly.
+    this.lambdaFunction.node.addDependency(policy);
+    acknowledge(
+      policy,
+      'AwsSolutions-IAM5[Resource::*]',
+      'states:SendTaskSuccess and states:SendTaskFailure support no resource-level permissions (the Service Authorization Reference lists no resource type for them), so they must be granted on "*". The caller can only act on a step whose task token it holds, and this policy grants nothing else.',
+    );
+    return this;
   }
 
   // DynamoDB grants cover `<table>/index/*` so the handler can query the table's

@@ -1,15 +1,17 @@
 import { App, Duration, Stack } from 'aws-cdk-lib';
 import { Table } from 'aws-cdk-lib/aws-dynamodb';
 import { Bucket } from 'aws-cdk-lib/aws-s3';
+import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Queue } from 'aws-cdk-lib/aws-sqs';
 import { defaultSettings } from '../../config/settings';
 import { Alarms } from '../../lib/constructs/alarms';
 import { HttpApi, type HttpApiProps } from '../../lib/constructs/http-api';
 import { JobInputs } from '../../lib/constructs/job-inputs';
+import { JobOutputs } from '../../lib/constructs/job-outputs';
 import { JobQueue } from '../../lib/constructs/job-queue';
 
-// Bad props fail before anything is bundled, so these build bare stacks.
-const stack = () => new Stack(new App(), 'Test');
+// Bad props fail before anything is bundled, so these build bare stacks; nothing is bundled when they pass either.
+const stack = () => new Stack(new App({ context: { 'aws:cdk:bundling-stacks': [] } }), 'Test');
 
 describe('Alarms', () => {
   test('rejects an alarm e-mail that is no address', () => {
@@ -52,15 +54,29 @@ describe('JobInputs', () => {
   });
 });
 
+describe('JobOutputs', () => {
+  test('rejects outputs that would expire at once', () => {
+    const scope = stack();
+    const create = () =>
+      new JobOutputs(scope, 'JobOutputs', {
+        expirationDays: 0.5,
+        accessLogBucket: Bucket.fromBucketName(scope, 'Logs', 'logs'),
+      });
+    expect(create).toThrow('JobOutputs Test/JobOutputs: expirationDays must be a positive integer, got 0.5');
+  });
+});
+
 describe('HttpApi', () => {
   const create = (overrides: Partial<HttpApiProps>) => () => {
     const scope = stack();
-    new HttpApi(scope, 'Api', {
+    return new HttpApi(scope, 'Api', {
       settings: defaultSettings,
       jobTable: Table.fromTableName(scope, 'Jobs', 'jobs'),
       apiKeyTable: Table.fromTableName(scope, 'Keys', 'keys'),
       jobQueue: Queue.fromQueueArn(scope, 'Queue', 'arn:aws:sqs:eu-west-1:111111111111:jobs'),
       inputBucket: Bucket.fromBucketName(scope, 'Inputs', 'inputs'),
+      outputBucket: Bucket.fromBucketName(scope, 'Outputs', 'outputs'),
+      providerSecret: Secret.fromSecretNameV2(scope, 'Provider', 'provider'),
       ...overrides,
     });
   };
@@ -85,6 +101,14 @@ describe('HttpApi', () => {
     const route = { method: 'GET', path: '/healthz', auth: 'none' } as const;
     expect(create({ routes: [route, route] })).toThrow(
       'HttpApi Test/Api: route GET /healthz is listed twice',
+    );
+  });
+
+  test('gives the URL of a route it serves, and refuses one it does not', () => {
+    const api = create({ routes: [{ method: 'GET', path: '/healthz', auth: 'none' }] })();
+    expect(api.routeUrl('GET /healthz')).toBe(`${api.url}/healthz`);
+    expect(() => api.routeUrl('POST /v1/provider/events')).toThrow(
+      'HttpApi Test/Api: route POST /v1/provider/events is not served',
     );
   });
 });

@@ -8,7 +8,7 @@ jest.setTimeout(SYNTH_TIMEOUT_MS);
 let template: Template;
 
 beforeAll(() => {
-  ({ template } = synthesizeLonghaul({}, { alarmEmail: 'ops@example.com' }));
+  ({ template } = synthesizeLonghaul({}, { alarmEmail: 'ops@example.com', skipBundling: true }));
 });
 
 describe('job table', () => {
@@ -130,7 +130,10 @@ describe('job queue', () => {
   test('an alarm fires on the first visible dead-letter message and notifies the alarm topic', () => {
     const dlq = logicalIdAt(template, 'AWS::SQS::Queue', 'Longhaul/JobQueue/DeadLetterQueue/Resource');
     const topic = logicalIdAt(template, 'AWS::SNS::Topic', 'Longhaul/Alarms/Topic/Resource');
-    template.resourceCountIs('AWS::CloudWatch::Alarm', 1);
+    const queueAlarms = Object.values(template.findResources('AWS::CloudWatch::Alarm')).filter(
+      (alarm) => alarm.Properties.Namespace === 'AWS/SQS',
+    );
+    expect(queueAlarms).toHaveLength(1);
     template.hasResourceProperties('AWS::CloudWatch::Alarm', {
       Namespace: 'AWS/SQS',
       MetricName: 'ApproximateNumberOfMessagesVisible',
@@ -277,6 +280,125 @@ describe('input bucket', () => {
   });
 });
 
+describe('output bucket', () => {
+  const path = 'Longhaul/JobOutputs/OutputBucket/Resource';
+
+  test('is private, encrypted, retained and logs access to the access-log bucket', () => {
+    const id = logicalIdAt(template, 'AWS::S3::Bucket', path);
+    const logBucket = logicalIdAt(template, 'AWS::S3::Bucket', 'Longhaul/JobInputs/AccessLogBucket/Resource');
+    const bucket = template.toJSON().Resources[id];
+    expect(bucket.Properties).toEqual(
+      expect.objectContaining({
+        PublicAccessBlockConfiguration: {
+          BlockPublicAcls: true,
+          BlockPublicPolicy: true,
+          IgnorePublicAcls: true,
+          RestrictPublicBuckets: true,
+        },
+        BucketEncryption: {
+          ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }],
+        },
+        OwnershipControls: { Rules: [{ ObjectOwnership: 'BucketOwnerEnforced' }] },
+        LoggingConfiguration: { DestinationBucketName: { Ref: logBucket }, LogFilePrefix: 'output-bucket/' },
+      }),
+    );
+    expect(bucket.Properties.CorsConfiguration).toBeUndefined();
+    expect(bucket.DeletionPolicy).toBe('Retain');
+    expect(bucket.UpdateReplacePolicy).toBe('Retain');
+  });
+
+  test('expires outputs a week after their job does, and aborts stale multipart uploads', () => {
+    const id = logicalIdAt(template, 'AWS::S3::Bucket', path);
+    expect(template.toJSON().Resources[id].Properties.LifecycleConfiguration).toEqual({
+      Rules: [
+        { Id: 'expire-outputs', Status: 'Enabled', ExpirationInDays: defaultSettings.jobRetentionDays + 7 },
+        {
+          Id: 'abort-incomplete-uploads',
+          Status: 'Enabled',
+          AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 },
+        },
+      ],
+    });
+  });
+
+  test('denies every request without TLS', () => {
+    const bucket = logicalIdAt(template, 'AWS::S3::Bucket', path);
+    template.hasResourceProperties('AWS::S3::BucketPolicy', {
+      Bucket: { Ref: bucket },
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({
+            Effect: 'Deny',
+            Action: 's3:*',
+            Principal: { AWS: '*' },
+            Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+          }),
+        ]),
+      },
+    });
+  });
+
+  test('the access-log bucket accepts its logs from S3 too', () => {
+    const logBucket = logicalIdAt(template, 'AWS::S3::Bucket', 'Longhaul/JobInputs/AccessLogBucket/Resource');
+    const outputBucket = logicalIdAt(template, 'AWS::S3::Bucket', path);
+    template.hasResourceProperties('AWS::S3::BucketPolicy', {
+      Bucket: { Ref: logBucket },
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({
+            Effect: 'Allow',
+            Principal: { Service: 'logging.s3.amazonaws.com' },
+            Action: 's3:PutObject',
+            Condition: Match.objectLike({
+              ArnLike: { 'aws:SourceArn': { 'Fn::GetAtt': [outputBucket, 'Arn'] } },
+            }),
+          }),
+        ]),
+      },
+    });
+  });
+
+  test('there are exactly three buckets: inputs, outputs and their access logs', () => {
+    template.resourceCountIs('AWS::S3::Bucket', 3);
+  });
+});
+
+describe('secrets', () => {
+  test('the provider secret starts as JSON with a placeholder URL, an empty API key and a generated webhook key', () => {
+    const id = logicalIdAt(
+      template,
+      'AWS::SecretsManager::Secret',
+      'Longhaul/Secrets/ProviderSecret/Resource',
+    );
+    const secret = template.toJSON().Resources[id];
+    expect(secret.Properties.GenerateSecretString).toEqual({
+      SecretStringTemplate: JSON.stringify({ baseUrl: 'https://provider.invalid', apiKey: '' }),
+      GenerateStringKey: 'webhookSecret',
+      ExcludePunctuation: true,
+      PasswordLength: 48,
+    });
+    expect(secret.Properties.SecretString).toBeUndefined();
+    expect(secret.DeletionPolicy).toBe('Retain');
+    expect(secret.UpdateReplacePolicy).toBe('Retain');
+  });
+
+  test('the webhook signing secret is a generated 48-character string without punctuation', () => {
+    const id = logicalIdAt(
+      template,
+      'AWS::SecretsManager::Secret',
+      'Longhaul/Secrets/WebhookSigningSecret/Resource',
+    );
+    const secret = template.toJSON().Resources[id];
+    expect(secret.Properties.GenerateSecretString).toEqual({ ExcludePunctuation: true, PasswordLength: 48 });
+    expect(secret.DeletionPolicy).toBe('Retain');
+  });
+
+  test('there are exactly these two secrets, and neither rotates by itself', () => {
+    template.resourceCountIs('AWS::SecretsManager::Secret', 2);
+    template.resourceCountIs('AWS::SecretsManager::RotationSchedule', 0);
+  });
+});
+
 describe('stack outputs', () => {
   test.each([
     ['JobTableName', 'Longhaul/JobStore/JobTable/Resource', 'AWS::DynamoDB::Table'],
@@ -284,6 +406,10 @@ describe('stack outputs', () => {
     ['JobQueueUrl', 'Longhaul/JobQueue/Queue/Resource', 'AWS::SQS::Queue'],
     ['DeadLetterQueueUrl', 'Longhaul/JobQueue/DeadLetterQueue/Resource', 'AWS::SQS::Queue'],
     ['InputBucketName', 'Longhaul/JobInputs/InputBucket/Resource', 'AWS::S3::Bucket'],
+    ['OutputBucketName', 'Longhaul/JobOutputs/OutputBucket/Resource', 'AWS::S3::Bucket'],
+    ['StateMachineArn', 'Longhaul/Workflow/StateMachine/Resource', 'AWS::StepFunctions::StateMachine'],
+    ['ProviderSecretArn', 'Longhaul/Secrets/ProviderSecret/Resource', 'AWS::SecretsManager::Secret'],
+    ['WebhookSecretArn', 'Longhaul/Secrets/WebhookSigningSecret/Resource', 'AWS::SecretsManager::Secret'],
     ['AlarmTopicArn', 'Longhaul/Alarms/Topic/Resource', 'AWS::SNS::Topic'],
   ])('%s refers to its resource', (output, path, type) => {
     template.hasOutput(output, { Value: { Ref: logicalIdAt(template, type, path) } });

@@ -2,11 +2,16 @@ import { Match, type Template } from 'aws-cdk-lib/assertions';
 import { API_KEY_HEADER, routes } from '../../config/layout';
 import { gatewayProblems, PROBLEM_CONTENT_TYPE, RATE_LIMIT_RETRY_AFTER_SECONDS } from '../../config/problems';
 import { defaultSettings } from '../../config/settings';
-import { logicalIdAt, SYNTH_TIMEOUT_MS, synthesizeLonghaul } from './longhaul-app';
+import {
+  logicalIdAt,
+  policyStatements,
+  SYNTH_TIMEOUT_MS,
+  statementsFor,
+  synthesizeLonghaul,
+} from './longhaul-app';
 
 jest.setTimeout(SYNTH_TIMEOUT_MS);
 
-// biome-ignore lint/suspicious/noExplicitAny: synthesized CloudFormation is untyped JSON
 type CfnProperties = Record<string, any>;
 
 interface CfnResource {
@@ -53,7 +58,7 @@ function methodsByRoute(): Map<string, CfnProperties> {
 }
 
 beforeAll(() => {
-  ({ template } = synthesizeLonghaul());
+  ({ template } = synthesizeLonghaul({}, { skipBundling: true }));
   resources = template.toJSON().Resources;
   restApi = logicalIdAt(template, 'AWS::ApiGateway::RestApi', 'Longhaul/Api/RestApi/Resource');
   authorizer = logicalIdAt(template, 'AWS::ApiGateway::Authorizer', 'Longhaul/Api/Authorizer/Resource');
@@ -231,7 +236,11 @@ describe('usage plan and stage', () => {
         'InputBucketName',
         'JobQueueUrl',
         'JobTableName',
+        'OutputBucketName',
+        'ProviderSecretArn',
+        'StateMachineArn',
         'UsagePlanId',
+        'WebhookSecretArn',
       ].sort(),
     );
   });
@@ -360,5 +369,58 @@ describe('api function', () => {
         }),
       },
     });
+  });
+
+  test('reads output objects (to presign their URLs) but never writes them', () => {
+    const statements = policyStatements(template, 'Longhaul/Api/ApiFunction/Role/DefaultPolicy/Resource');
+    const output = logicalIdAt(template, 'AWS::S3::Bucket', 'Longhaul/JobOutputs/OutputBucket/Resource');
+    expect(statementsFor(statements, 's3')).toEqual(
+      expect.arrayContaining([
+        {
+          Effect: 'Allow',
+          Action: 's3:GetObject',
+          Resource: { 'Fn::Join': ['', [{ 'Fn::GetAtt': [output, 'Arn'] }, '/*']] },
+        },
+      ]),
+    );
+    expect(statementsFor(statements, 's3')).toHaveLength(2);
+  });
+
+  test('reads the provider secret to check provider webhooks, and no other secret', () => {
+    const statements = policyStatements(template, 'Longhaul/Api/ApiFunction/Role/DefaultPolicy/Resource');
+    const secret = logicalIdAt(
+      template,
+      'AWS::SecretsManager::Secret',
+      'Longhaul/Secrets/ProviderSecret/Resource',
+    );
+    expect(statementsFor(statements, 'secretsmanager')).toEqual([
+      { Effect: 'Allow', Action: 'secretsmanager:GetSecretValue', Resource: { Ref: secret } },
+    ]);
+  });
+
+  test('may answer task tokens (provider events resume a step, a cancel fails it), and start no execution', () => {
+    expect(policyStatements(template, 'Longhaul/Api/ApiFunction/TaskResponsePolicy/Resource')).toEqual([
+      { Effect: 'Allow', Action: ['states:SendTaskFailure', 'states:SendTaskSuccess'], Resource: '*' },
+    ]);
+    const statements = policyStatements(template, 'Longhaul/Api/ApiFunction/Role/DefaultPolicy/Resource');
+    expect(statementsFor(statements, 'states')).toEqual([]);
+  });
+
+  test('finds the output bucket and the provider secret through its environment', () => {
+    const fn = logicalIdAt(template, 'AWS::Lambda::Function', 'Longhaul/Api/ApiFunction/Function/Resource');
+    expect(resources[fn]?.Properties.Environment.Variables).toEqual(
+      expect.objectContaining({
+        OUTPUT_BUCKET_NAME: {
+          Ref: logicalIdAt(template, 'AWS::S3::Bucket', 'Longhaul/JobOutputs/OutputBucket/Resource'),
+        },
+        PROVIDER_SECRET_ARN: {
+          Ref: logicalIdAt(
+            template,
+            'AWS::SecretsManager::Secret',
+            'Longhaul/Secrets/ProviderSecret/Resource',
+          ),
+        },
+      }),
+    );
   });
 });

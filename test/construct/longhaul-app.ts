@@ -6,7 +6,7 @@ import { AwsSolutionsChecks } from 'cdk-nag';
 import { loadSettings, type Settings } from '../../config/settings';
 import { LonghaulStack } from '../../lib/longhaul-stack';
 
-/** Bundling two handlers and synthesizing takes seconds; each test file synthesizes once. */
+/** Bundling four handlers and synthesizing takes seconds; each test file synthesizes once. */
 export const SYNTH_TIMEOUT_MS = 120_000;
 
 /** The context (feature flags) of cdk.json, so tests synthesize what `cdk synth` does. */
@@ -45,6 +45,26 @@ export function synthesizeLonghaul(
   const stack = new LonghaulStack(app, 'Longhaul', { settings, alarmEmail: options.alarmEmail });
   if (options.nag) Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
   return { app, stack, settings, template: Template.fromStack(stack) };
+}
+
+/** The statements of the IAM policy at `constructPath` (e.g. `…/Role/DefaultPolicy/Resource`). */
+export function policyStatements(template: Template, constructPath: string): PolicyStatementJson[] {
+  const id = logicalIdAt(template, 'AWS::IAM::Policy', constructPath);
+  return template.toJSON().Resources[id].Properties.PolicyDocument.Statement;
+}
+
+export interface PolicyStatementJson {
+  readonly Effect: string;
+  readonly Action: string | string[];
+  readonly Resource: unknown;
+}
+
+/** The statements among `statements` that grant an action of `service` (`states`, `s3`, …). */
+export function statementsFor(
+  statements: readonly PolicyStatementJson[],
+  service: string,
+): PolicyStatementJson[] {
+  return statements.filter((s) => [s.Action].flat().some((action) => action.startsWith(`${service}:`)));
 }
 
 /** Logical ids of the resources of `type` whose construct path is exactly `constructPath`. */

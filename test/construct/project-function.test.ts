@@ -9,7 +9,12 @@ import { logicalIdAt, SYNTH_TIMEOUT_MS, synthesizeLonghaul } from './longhaul-ap
 
 jest.setTimeout(SYNTH_TIMEOUT_MS);
 
-const FUNCTIONS = ['Longhaul/Api/ApiFunction', 'Longhaul/Api/AuthorizerFunction'] as const;
+const FUNCTIONS = [
+  'Longhaul/Api/ApiFunction',
+  'Longhaul/Api/AuthorizerFunction',
+  'Longhaul/WorkflowSteps/StepsFunction',
+  'Longhaul/Dispatcher/DispatchFunction',
+] as const;
 
 let template: Template;
 let outdir: string;
@@ -103,8 +108,8 @@ test('the only managed policy in the stack is the one of API Gateway’s CloudWa
   ]);
 });
 
-test('there are three log groups (two functions and the API access log), all with the configured retention', () => {
-  template.resourceCountIs('AWS::Logs::LogGroup', 3);
+test('there are six log groups (four functions, the API access log, the workflow), all with the configured retention', () => {
+  template.resourceCountIs('AWS::Logs::LogGroup', 6);
   template.allResourcesProperties('AWS::Logs::LogGroup', {
     RetentionInDays: defaultSettings.logRetentionDays,
   });

@@ -1,4 +1,5 @@
 import { Match, type Template } from 'aws-cdk-lib/assertions';
+import { resolveIntrinsics } from '../../lib/workflow-definition';
 import { SYNTH_TIMEOUT_MS, synthesizeLonghaul } from './longhaul-app';
 
 jest.setTimeout(SYNTH_TIMEOUT_MS);
@@ -20,12 +21,12 @@ const env = {
 let template: Template;
 
 beforeAll(() => {
-  ({ template } = synthesizeLonghaul(env));
+  ({ template } = synthesizeLonghaul(env, { skipBundling: true }));
 });
 
 test('the handlers get the overridden settings in their environment', () => {
   const functions = Object.values(template.findResources('AWS::Lambda::Function'));
-  expect(functions).toHaveLength(2);
+  expect(functions).toHaveLength(4);
   for (const fn of functions) {
     expect(fn.Properties.Environment.Variables).toEqual(expect.objectContaining(env));
   }
@@ -71,4 +72,29 @@ test('a tenant limit above the stage default raises the stage limit with it', ()
   highLimits.hasResourceProperties('AWS::ApiGateway::Stage', {
     MethodSettings: [Match.objectLike({ ThrottlingRateLimit: 800, ThrottlingBurstLimit: 1500 })],
   });
+});
+
+test('outputs expire a week after their job’s retention', () => {
+  template.hasResourceProperties('AWS::S3::Bucket', {
+    LifecycleConfiguration: {
+      Rules: Match.arrayWith([{ Id: 'expire-outputs', Status: 'Enabled', ExpirationInDays: 3 + 7 }]),
+    },
+  });
+});
+
+test('the dispatch function times out at DISPATCH_TIMEOUT_SECONDS', () => {
+  template.hasResourceProperties('AWS::Lambda::Function', {
+    Environment: { Variables: Match.objectLike({ POWERTOOLS_SERVICE_NAME: 'dispatch' }) },
+    Timeout: 45,
+  });
+});
+
+test('the await step waits up to JOB_TIMEOUT_MS, and with a longer job timeout the heartbeat applies', () => {
+  const machines = Object.values(template.findResources('AWS::StepFunctions::StateMachine'));
+  expect(machines).toHaveLength(1);
+  const definition = resolveIntrinsics(machines[0]?.Properties.DefinitionString, (node) =>
+    'Fn::GetAtt' in node ? 'arn:aws:lambda:us-east-1:000000000000:function:steps' : undefined,
+  );
+  const awaitState = JSON.parse(definition as string).States.await;
+  expect(awaitState).toEqual(expect.objectContaining({ TimeoutSeconds: 3 * 86_400, HeartbeatSeconds: 900 }));
 });

@@ -1,0 +1,68 @@
+import { Duration } from 'aws-cdk-lib';
+import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import type { IQueue } from 'aws-cdk-lib/aws-sqs';
+import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
+import { Construct } from 'constructs';
+import type { Settings } from '../../config/settings';
+import { handlerEntry } from '../handlers';
+import { ProjectFunction } from './project-function';
+
+/**
+ * Concurrent dispatch invocations. The in-flight limit is the slot item, not
+ * Lambda concurrency, so two pollers are plenty; 2 is also SQS's minimum.
+ */
+const DISPATCH_MAX_CONCURRENCY = 2;
+
+export interface JobDispatcherProps {
+  /** Longhaul settings: the dispatch timeout (the queue's visibility timeout is six times it) and the environment. */
+  readonly settings: Settings;
+  /** The job table: jobs, the slot item and the timelines. */
+  readonly jobTable: ITable;
+  /** The jobs queue: consumed, and sent to when a job waits for a slot. */
+  readonly jobQueue: IQueue;
+  /** The media workflow; one execution is started per job, named after it. */
+  readonly stateMachine: IStateMachine;
+
+  /**
+   * Entry file of the dispatch handler.
+   * @default lambdas/dispatch/handler.ts
+   */
+  readonly entry?: string;
+}
+
+/**
+ * The jobs queue consumer: takes an in-flight slot for each queued job and
+ * starts its workflow execution, or puts the job back as a new delayed message
+ * when every slot is taken. Failed messages are reported one by one, so one bad
+ * message never redelivers its whole batch.
+ */
+export class JobDispatcher extends Construct {
+  /** The dispatch function. */
+  public readonly dispatchFunction: ProjectFunction;
+
+  constructor(scope: Construct, id: string, props: JobDispatcherProps) {
+    super(scope, id);
+    this.dispatchFunction = new ProjectFunction(this, 'DispatchFunction', {
+      entry: props.entry ?? handlerEntry('dispatch'),
+      settings: props.settings,
+      serviceName: 'dispatch',
+      description: 'Longhaul dispatch: acquires an in-flight slot and starts the workflow of each queued job',
+      timeout: Duration.seconds(props.settings.dispatchTimeoutSeconds),
+    })
+      .useTable('jobTable', props.jobTable, 'readWrite')
+      .useQueue('jobQueueUrl', props.jobQueue, 'consume')
+      .useQueue('jobQueueUrl', props.jobQueue, 'send')
+      .useStateMachine('stateMachineArn', props.stateMachine);
+
+    this.dispatchFunction.lambdaFunction.addEventSource(
+      new SqsEventSource(props.jobQueue, {
+        batchSize: 10,
+        // Short: a job should not wait for its batch to fill up.
+        maxBatchingWindow: Duration.seconds(1),
+        reportBatchItemFailures: true,
+        maxConcurrency: DISPATCH_MAX_CONCURRENCY,
+      }),
+    );
+  }
+}

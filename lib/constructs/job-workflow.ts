@@ -1,0 +1,330 @@
+import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { type Alarm, ComparisonOperator, type Metric, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
+import {
+  DefinitionBody,
+  Errors,
+  Fail,
+  IntegrationPattern,
+  JitterType,
+  JsonPath,
+  LogLevel,
+  type RetryProps,
+  StateMachine,
+  StateMachineType,
+  Succeed,
+  TaskInput,
+  Timeout,
+} from 'aws-cdk-lib/aws-stepfunctions';
+import { LambdaInvoke } from 'aws-cdk-lib/aws-stepfunctions-tasks';
+import { Construct } from 'constructs';
+import type { Settings } from '../../config/settings';
+import { acknowledge, iam5ResourceFinding } from '../nag';
+import type { Alarms } from './alarms';
+
+/** The steps the one steps function runs; the handler dispatches on this name (the contract's step names). */
+type StepName =
+  | 'prepare'
+  | 'submit'
+  | 'await'
+  | 'release'
+  | 'finalize'
+  | 'notify'
+  | 'fail'
+  | 'review'
+  | 'settle';
+
+/** Where a Catch puts what it caught (`{Error, Cause}`); the fail and review steps read it from there. */
+const ERROR_PATH = '$.error';
+
+/** Errors the steps function raises by name (its errors' `name`), matched by Retry and Catch. */
+const StepError = {
+  assetUnavailable: 'AssetUnavailable',
+  providerUnavailable: 'ProviderUnavailable',
+  providerAmbiguous: 'ProviderAmbiguous',
+  needsReview: 'NeedsReview',
+  jobSettled: 'JobSettled',
+  jobCanceled: 'JobCanceled',
+  webhookDeliveryFailed: 'WebhookDeliveryFailed',
+} as const;
+
+const seconds = Duration.seconds;
+
+/** Bookkeeping steps (fail, review, settle) only touch the job table: a few quick tries. */
+const RETRY_BOOKKEEPING: RetryProps = {
+  errors: [Errors.ALL],
+  interval: seconds(1),
+  backoffRate: 2,
+  maxAttempts: 3,
+};
+/** Releasing a slot must happen, or the slot stays held until the reconciler frees it. */
+const RETRY_RELEASE: RetryProps = {
+  errors: [Errors.ALL],
+  interval: seconds(1),
+  backoffRate: 2,
+  maxAttempts: 5,
+};
+/** A client webhook endpoint may be down for a while; spread the tries over a few minutes. */
+const RETRY_WEBHOOK: RetryProps = {
+  errors: [StepError.webhookDeliveryFailed],
+  interval: seconds(5),
+  backoffRate: 2,
+  maxAttempts: 5,
+  maxDelay: seconds(120),
+  jitterStrategy: JitterType.FULL,
+};
+
+export interface JobWorkflowProps {
+  /** Longhaul settings: the await step's timeout and heartbeat, and the log retention. */
+  readonly settings: Settings;
+
+  /**
+   * The one function that runs every step (lambdas/workflow/handler.ts); each
+   * Task state names its step in the payload.
+   */
+  readonly stepsFunction: IFunction;
+
+  /**
+   * Where the workflow's alarms are sent.
+   * @default - the alarms are created but notify nobody; only for building the
+   * definition outside the deployed stack (see lib/workflow-definition.ts)
+   */
+  readonly alarms?: Alarms;
+}
+
+/**
+ * The media workflow: a Standard state machine (task tokens need Standard, and
+ * jobs run longer than Express allows) whose Task states all invoke one steps
+ * function. State names are the contract's step names.
+ *
+ *   prepare ▶ submit ▶ await (task token) ▶ release ▶ finalize ▶ notify ▶ succeeded
+ *   any step's unexpected error ▶ on-failure ▶ notify-failure ▶ release-after-failure ▶ failed
+ *   NeedsReview, or no word from the provider in time ▶ review ▶ needs-review
+ *   JobSettled / JobCanceled (finished elsewhere) ▶ settle ▶ notify-settled ▶ settled
+ *
+ * Every Task discards its result, so the execution input `{jobId}` flows through
+ * unchanged; Catch clauses add what they caught at `$.error`. The slot is
+ * released right after the provider is done, before finalize and notify, so a
+ * slow client webhook never holds provider capacity.
+ *
+ * Logs go to the workflow's own log group at level ERROR and without execution
+ * data (payloads and errors can carry prompts); executions are traced with X-Ray.
+ */
+export class JobWorkflow extends Construct {
+  /** The Standard state machine; each execution is named after its job. */
+  public readonly stateMachine: StateMachine;
+  /** The state machine's execution log. */
+  public readonly logGroup: LogGroup;
+  /** In ALARM when an execution was stopped: its job's slot stays held until the reconciler frees it. */
+  public readonly abortedAlarm: Alarm;
+  /** In ALARM when an execution ran out of time. */
+  public readonly timedOutAlarm: Alarm;
+  /** In ALARM when Step Functions throttled StartExecution: jobs wait in the queue longer. */
+  public readonly throttledAlarm: Alarm;
+
+  constructor(scope: Construct, id: string, props: JobWorkflowProps) {
+    super(scope, id);
+    const { settings, stepsFunction } = props;
+    const awaitTimeoutSeconds = Math.ceil(settings.jobTimeoutMs / 1000);
+    // Step Functions requires HeartbeatSeconds to be smaller than TimeoutSeconds; a
+    // heartbeat that could never fire before the timeout is left out rather than
+    // making the definition invalid.
+    const awaitHeartbeatSeconds =
+      settings.awaitHeartbeatSeconds < awaitTimeoutSeconds ? settings.awaitHeartbeatSeconds : undefined;
+
+    const states = new Construct(this, 'States');
+    const step = (
+      stateName: string,
+      name: StepName,
+      options: { readonly retries?: readonly RetryProps[]; readonly withError?: boolean } = {},
+    ): LambdaInvoke => {
+      const task = new LambdaInvoke(states, stateName, {
+        stateName,
+        lambdaFunction: stepsFunction,
+        payload: TaskInput.fromObject({
+          step: name,
+          jobId: JsonPath.stringAt('$.jobId'),
+          retryCount: JsonPath.numberAt('$$.State.RetryCount'),
+          executionName: JsonPath.stringAt('$$.Execution.Name'),
+          ...(name === 'await' ? { taskToken: JsonPath.taskToken } : {}),
+          ...(options.withError ? { error: JsonPath.objectAt(ERROR_PATH) } : {}),
+        }),
+        payloadResponseOnly: false,
+        retryOnServiceExceptions: true,
+        resultPath: JsonPath.DISCARD,
+        ...(name === 'await'
+          ? {
+              integrationPattern: IntegrationPattern.WAIT_FOR_TASK_TOKEN,
+              taskTimeout: Timeout.duration(seconds(awaitTimeoutSeconds)),
+              ...(awaitHeartbeatSeconds !== undefined
+                ? { heartbeatTimeout: Timeout.duration(seconds(awaitHeartbeatSeconds)) }
+                : {}),
+            }
+          : {}),
+      });
+      for (const retry of options.retries ?? []) task.addRetry(retry);
+      return task;
+    };
+    const catchInto = (errors: string[]) => ({ errors, resultPath: ERROR_PATH });
+
+    const succeeded = new Succeed(states, 'succeeded');
+    const settled = new Succeed(states, 'settled', { comment: 'The job was finished elsewhere.' });
+    const failed = new Fail(states, 'failed', {
+      error: 'JobFailed',
+      cause: 'The job failed; its error is on the job.',
+    });
+    const needsReview = new Fail(states, 'needs-review', {
+      error: 'NeedsReview',
+      cause: 'The job needs an operator; its reason is on the job.',
+    });
+
+    // A failure notifies before releasing the slot; its webhook gets the short
+    // bookkeeping retries, not the long webhook ones, to hold the slot briefly.
+    const releaseAfterFailure = step('release-after-failure', 'release', { retries: [RETRY_RELEASE] });
+    releaseAfterFailure.next(failed);
+    const notifyFailure = step('notify-failure', 'notify', { retries: [RETRY_BOOKKEEPING] });
+    notifyFailure.addCatch(releaseAfterFailure, catchInto([Errors.ALL]));
+    notifyFailure.next(releaseAfterFailure);
+    const onFailure = step('on-failure', 'fail', { retries: [RETRY_BOOKKEEPING], withError: true });
+    onFailure.next(notifyFailure);
+
+    // The review step decides itself whether the slot may go (an ambiguous submission keeps it).
+    const review = step('review', 'review', { retries: [RETRY_BOOKKEEPING], withError: true });
+    review.next(needsReview);
+
+    const notifySettled = step('notify-settled', 'notify', { retries: [RETRY_WEBHOOK] });
+    notifySettled.addCatch(settled, catchInto([Errors.ALL]));
+    notifySettled.next(settled);
+    const settle = step('settle', 'settle', { retries: [RETRY_BOOKKEEPING] });
+    settle.next(notifySettled);
+
+    const prepare = step('prepare', 'prepare', {
+      retries: [
+        {
+          errors: [StepError.assetUnavailable],
+          interval: seconds(2),
+          backoffRate: 2,
+          maxAttempts: 3,
+          jitterStrategy: JitterType.FULL,
+        },
+      ],
+    });
+    prepare.addCatch(settle, catchInto([StepError.jobSettled]));
+    prepare.addCatch(onFailure, catchInto([Errors.ALL]));
+
+    const submit = step('submit', 'submit', {
+      retries: [
+        {
+          errors: [StepError.providerUnavailable],
+          interval: seconds(2),
+          backoffRate: 2,
+          maxAttempts: 6,
+          maxDelay: seconds(60),
+          jitterStrategy: JitterType.FULL,
+        },
+        // Only reached with a provider that deduplicates: the step resends the same key.
+        {
+          errors: [StepError.providerAmbiguous],
+          interval: seconds(2),
+          backoffRate: 2,
+          maxAttempts: 3,
+          jitterStrategy: JitterType.FULL,
+        },
+      ],
+    });
+    submit.addCatch(review, catchInto([StepError.needsReview]));
+    submit.addCatch(settle, catchInto([StepError.jobSettled]));
+    submit.addCatch(onFailure, catchInto([Errors.ALL]));
+
+    const awaitProvider = step('await', 'await');
+    awaitProvider.addCatch(review, catchInto([Errors.TIMEOUT, Errors.HEARTBEAT_TIMEOUT]));
+    awaitProvider.addCatch(settle, catchInto([StepError.jobSettled, StepError.jobCanceled]));
+    // Also where ProviderJobFailed (sent by whoever resumes the step) goes.
+    awaitProvider.addCatch(onFailure, catchInto([Errors.ALL]));
+
+    const release = step('release', 'release', { retries: [RETRY_RELEASE] });
+
+    const finalize = step('finalize', 'finalize', {
+      retries: [
+        {
+          errors: [StepError.providerUnavailable],
+          interval: seconds(2),
+          backoffRate: 2,
+          maxAttempts: 4,
+          jitterStrategy: JitterType.FULL,
+        },
+      ],
+    });
+    finalize.addCatch(settle, catchInto([StepError.jobSettled]));
+    finalize.addCatch(onFailure, catchInto([Errors.ALL]));
+
+    // The job has succeeded before notify runs; a webhook that keeps failing does not undo that.
+    const notify = step('notify', 'notify', { retries: [RETRY_WEBHOOK] });
+    notify.addCatch(succeeded, catchInto([Errors.ALL]));
+
+    const definition = prepare.next(submit).next(awaitProvider).next(release).next(finalize).next(notify);
+    notify.next(succeeded);
+
+    this.logGroup = new LogGroup(this, 'LogGroup', {
+      retention: settings.logRetentionDays as RetentionDays,
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    this.stateMachine = new StateMachine(this, 'StateMachine', {
+      stateMachineType: StateMachineType.STANDARD,
+      comment: 'Longhaul media workflow: one execution per job, named after it',
+      definitionBody: DefinitionBody.fromChainable(definition),
+      tracingEnabled: true,
+      logs: { destination: this.logGroup, level: LogLevel.ERROR, includeExecutionData: false },
+    });
+
+    // No alarm on ExecutionsFailed: a failed execution is usually a job that
+    // legitimately failed (rejected input, a provider failure), reported to its
+    // client; an alarm on it, or on its rate, would be noise. Stuck and lost
+    // work shows up below, in the dead-letter queue and in needs_review jobs.
+    const alarmOn = (alarmId: string, metric: Metric, description: string): Alarm => {
+      const alarm = metric.createAlarm(this, alarmId, {
+        alarmDescription: description,
+        threshold: 1,
+        evaluationPeriods: 1,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        // No executions, no datapoints: the healthy case.
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      });
+      props.alarms?.notify(alarm);
+      return alarm;
+    };
+    const every5Minutes = { period: Duration.minutes(5), statistic: 'Sum' } as const;
+    this.abortedAlarm = alarmOn(
+      'AbortedAlarm',
+      this.stateMachine.metricAborted(every5Minutes),
+      'A Longhaul workflow execution was stopped. Its job may still hold an in-flight slot until the reconciler frees it; check the job.',
+    );
+    this.timedOutAlarm = alarmOn(
+      'TimedOutAlarm',
+      this.stateMachine.metricTimedOut(every5Minutes),
+      'A Longhaul workflow execution timed out. Its job may still hold an in-flight slot until the reconciler frees it; check the job.',
+    );
+    this.throttledAlarm = alarmOn(
+      'ThrottledAlarm',
+      this.stateMachine.metricThrottled(every5Minutes),
+      'Step Functions throttled Longhaul workflow executions; jobs wait in the queue until dispatch retries them.',
+    );
+
+    acknowledge(
+      this.stateMachine,
+      'AwsSolutions-SF1',
+      'The workflow logs at level ERROR without execution data: inputs, outputs and errors can carry tenants’ prompts, and every step already writes the job’s timeline and its own structured logs. The execution history keeps every event for 90 days.',
+    );
+    acknowledge(
+      this.stateMachine,
+      'AwsSolutions-IAM5[Resource::*]',
+      'Log delivery to CloudWatch Logs (logs:CreateLogDelivery and its siblings) and X-Ray tracing (xray:PutTraceSegments and its siblings) support no resource-level permissions, so they are granted on "*". The role may invoke no function but the steps function.',
+    );
+    acknowledge(
+      this.stateMachine,
+      iam5ResourceFinding(this, stepsFunction.functionArn, ':*'),
+      'Invoking the steps function is granted on the function and its versions and aliases (":*"), which is how Step Functions calls a qualified function; no other function is reachable.',
+    );
+  }
+}

@@ -1,0 +1,67 @@
+import { Duration } from 'aws-cdk-lib';
+import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import type { IBucket } from 'aws-cdk-lib/aws-s3';
+import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
+import { Construct } from 'constructs';
+import type { Settings } from '../../config/settings';
+import { handlerEntry } from '../handlers';
+import { ProjectFunction } from './project-function';
+
+export interface WorkflowStepsProps {
+  /** Longhaul settings, handed to the function as its environment. */
+  readonly settings: Settings;
+  /** The job table: jobs, the slot item and the timelines. */
+  readonly jobTable: ITable;
+  /** The input bucket; `prepare` checks uploaded inputs in it (HeadObject). */
+  readonly inputBucket: IBucket;
+  /** The output bucket; `finalize` stores outputs and `notify` presigns them for the webhook body. */
+  readonly outputBucket: IBucket;
+  /** The provider's base URL, API key and webhook key. */
+  readonly providerSecret: ISecret;
+  /** The key that signs client webhooks. */
+  readonly webhookSecret: ISecret;
+  /** Longhaul's provider webhook endpoint, handed to the provider with each submission. */
+  readonly providerWebhookUrl: string;
+
+  /**
+   * Entry file of the steps handler.
+   * @default lambdas/workflow/handler.ts
+   */
+  readonly entry?: string;
+}
+
+/**
+ * The one function that runs every step of the media workflow; the state
+ * machine names the step in each payload. It talks to the provider and to
+ * clients' webhooks, each call bounded by its own timeout well inside the
+ * function's minute.
+ *
+ * It has no STATE_MACHINE_ARN: the state machine refers to this function, so
+ * the reverse reference would be circular, and resuming a step by its task
+ * token needs no ARN.
+ */
+export class WorkflowSteps extends Construct {
+  /** The steps function. */
+  public readonly stepsFunction: ProjectFunction;
+
+  constructor(scope: Construct, id: string, props: WorkflowStepsProps) {
+    super(scope, id);
+    this.stepsFunction = new ProjectFunction(this, 'StepsFunction', {
+      entry: props.entry ?? handlerEntry('workflow'),
+      settings: props.settings,
+      serviceName: 'workflow',
+      description:
+        'Longhaul workflow steps: prepare, submit, await, release, finalize, notify, fail, review, settle',
+      timeout: Duration.seconds(60),
+      memorySize: 1024,
+    })
+      .useTable('jobTable', props.jobTable, 'readWrite')
+      .useBucket('inputBucket', props.inputBucket, 'read')
+      .useBucket('outputBucket', props.outputBucket, 'readWrite')
+      .useSecret('providerSecretArn', props.providerSecret)
+      .useSecret('webhookSecretArn', props.webhookSecret)
+      .useUrl('providerWebhookUrl', props.providerWebhookUrl)
+      // The await step resumes itself when the provider finished before its token was stored.
+      .allowTaskResponses();
+  }
+}

@@ -1,0 +1,554 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import type { Template } from 'aws-cdk-lib/assertions';
+import { defaultSettings, loadSettings, queueVisibilityTimeoutSeconds } from '../../config/settings';
+import { REPO_ROOT } from '../../lib/handlers';
+import { resolveIntrinsics, synthesizeWorkflowDefinition } from '../../lib/workflow-definition';
+import {
+  logicalIdAt,
+  policyStatements,
+  SYNTH_TIMEOUT_MS,
+  statementsFor,
+  synthesizeLonghaul,
+} from './longhaul-app';
+
+jest.setTimeout(SYNTH_TIMEOUT_MS);
+
+const STEPS_ARN = 'arn:aws:lambda:us-east-1:000000000000:function:longhaul-workflow';
+const STEPS_PATH = 'Longhaul/WorkflowSteps/StepsFunction';
+const DISPATCH_PATH = 'Longhaul/Dispatcher/DispatchFunction';
+
+type Json = Record<string, any>;
+
+let template: Template;
+let resources: Json;
+let stateMachineId: string;
+let stepsFunctionId: string;
+/** The deployed DefinitionString, resolved as the local stack would see it, with the steps function at STEPS_ARN. */
+let definition: Json;
+let states: Json;
+
+beforeAll(() => {
+  ({ template } = synthesizeLonghaul({}, { skipBundling: true }));
+  resources = template.toJSON().Resources;
+  stateMachineId = logicalIdAt(
+    template,
+    'AWS::StepFunctions::StateMachine',
+    'Longhaul/Workflow/StateMachine/Resource',
+  );
+  stepsFunctionId = logicalIdAt(template, 'AWS::Lambda::Function', `${STEPS_PATH}/Function/Resource`);
+  const stepsArn = JSON.stringify({ 'Fn::GetAtt': [stepsFunctionId, 'Arn'] });
+  const resolved = resolveIntrinsics(resources[stateMachineId].Properties.DefinitionString, (node) =>
+    JSON.stringify(node) === stepsArn ? STEPS_ARN : undefined,
+  );
+  definition = JSON.parse(resolved as string);
+  states = definition.States;
+});
+
+describe('state machine', () => {
+  test('is Standard, traced, and logs errors without execution data to its own retained log group', () => {
+    const logGroup = logicalIdAt(template, 'AWS::Logs::LogGroup', 'Longhaul/Workflow/LogGroup/Resource');
+    const machine = resources[stateMachineId];
+    expect(machine.Properties.StateMachineType).toBe('STANDARD');
+    expect(machine.Properties.TracingConfiguration).toEqual({ Enabled: true });
+    expect(machine.Properties.LoggingConfiguration).toEqual({
+      Destinations: [{ CloudWatchLogsLogGroup: { LogGroupArn: { 'Fn::GetAtt': [logGroup, 'Arn'] } } }],
+      IncludeExecutionData: false,
+      Level: 'ERROR',
+    });
+    expect(resources[logGroup].Properties.RetentionInDays).toBe(defaultSettings.logRetentionDays);
+    expect(resources[logGroup].DeletionPolicy).toBe('Retain');
+  });
+
+  test('its role may invoke the steps function (and its versions) and nothing else by name', () => {
+    const statements = policyStatements(
+      template,
+      'Longhaul/Workflow/StateMachine/Role/DefaultPolicy/Resource',
+    );
+    const stepsArn = { 'Fn::GetAtt': [stepsFunctionId, 'Arn'] };
+    expect(statementsFor(statements, 'lambda')).toEqual([
+      {
+        Effect: 'Allow',
+        Action: 'lambda:InvokeFunction',
+        Resource: [stepsArn, { 'Fn::Join': ['', [stepsArn, ':*']] }],
+      },
+    ]);
+    // What is left on "*" is log delivery and X-Ray, which name no resources.
+    const rest = statements.filter((s) => !statementsFor([s], 'lambda').length);
+    for (const statement of rest) {
+      expect(statement.Resource).toBe('*');
+      for (const action of [statement.Action].flat()) expect(action).toMatch(/^(logs|xray):/);
+    }
+  });
+});
+
+describe('definition', () => {
+  const LAMBDA_SERVICE_ERRORS = {
+    ErrorEquals: [
+      'Lambda.ClientExecutionTimeoutException',
+      'Lambda.ServiceException',
+      'Lambda.AWSLambdaException',
+      'Lambda.SdkClientException',
+    ],
+    IntervalSeconds: 2,
+    MaxAttempts: 6,
+    BackoffRate: 2,
+  };
+  const BOOKKEEPING = { ErrorEquals: ['States.ALL'], IntervalSeconds: 1, MaxAttempts: 3, BackoffRate: 2 };
+  const RELEASE = { ErrorEquals: ['States.ALL'], IntervalSeconds: 1, MaxAttempts: 5, BackoffRate: 2 };
+  const WEBHOOK = {
+    ErrorEquals: ['WebhookDeliveryFailed'],
+    IntervalSeconds: 5,
+    MaxAttempts: 5,
+    BackoffRate: 2,
+    MaxDelaySeconds: 120,
+    JitterStrategy: 'FULL',
+  };
+  const caught = (errors: string[], next: string) => ({
+    ErrorEquals: errors,
+    ResultPath: '$.error',
+    Next: next,
+  });
+
+  /** state name → step, next state, own retriers (after the Lambda service one), catchers. */
+  const tasks: [string, string, string, Json[], Json[] | undefined][] = [
+    [
+      'prepare',
+      'prepare',
+      'submit',
+      [
+        {
+          ErrorEquals: ['AssetUnavailable'],
+          IntervalSeconds: 2,
+          MaxAttempts: 3,
+          BackoffRate: 2,
+          JitterStrategy: 'FULL',
+        },
+      ],
+      [caught(['JobSettled'], 'settle'), caught(['States.ALL'], 'on-failure')],
+    ],
+    [
+      'submit',
+      'submit',
+      'await',
+      [
+        {
+          ErrorEquals: ['ProviderUnavailable'],
+          IntervalSeconds: 2,
+          MaxAttempts: 6,
+          BackoffRate: 2,
+          MaxDelaySeconds: 60,
+          JitterStrategy: 'FULL',
+        },
+        {
+          ErrorEquals: ['ProviderAmbiguous'],
+          IntervalSeconds: 2,
+          MaxAttempts: 3,
+          BackoffRate: 2,
+          JitterStrategy: 'FULL',
+        },
+      ],
+      [
+        caught(['NeedsReview'], 'review'),
+        caught(['JobSettled'], 'settle'),
+        caught(['States.ALL'], 'on-failure'),
+      ],
+    ],
+    [
+      'await',
+      'await',
+      'release',
+      [],
+      [
+        caught(['States.Timeout', 'States.HeartbeatTimeout'], 'review'),
+        caught(['JobSettled', 'JobCanceled'], 'settle'),
+        caught(['States.ALL'], 'on-failure'),
+      ],
+    ],
+    ['release', 'release', 'finalize', [RELEASE], undefined],
+    [
+      'finalize',
+      'finalize',
+      'notify',
+      [
+        {
+          ErrorEquals: ['ProviderUnavailable'],
+          IntervalSeconds: 2,
+          MaxAttempts: 4,
+          BackoffRate: 2,
+          JitterStrategy: 'FULL',
+        },
+      ],
+      [caught(['JobSettled'], 'settle'), caught(['States.ALL'], 'on-failure')],
+    ],
+    ['notify', 'notify', 'succeeded', [WEBHOOK], [caught(['States.ALL'], 'succeeded')]],
+    ['on-failure', 'fail', 'notify-failure', [BOOKKEEPING], undefined],
+    [
+      'notify-failure',
+      'notify',
+      'release-after-failure',
+      [BOOKKEEPING],
+      [caught(['States.ALL'], 'release-after-failure')],
+    ],
+    ['release-after-failure', 'release', 'failed', [RELEASE], undefined],
+    ['review', 'review', 'needs-review', [BOOKKEEPING], undefined],
+    ['settle', 'settle', 'notify-settled', [BOOKKEEPING], undefined],
+    ['notify-settled', 'notify', 'settled', [WEBHOOK], [caught(['States.ALL'], 'settled')]],
+  ];
+
+  test('starts at prepare and has exactly the contract’s states', () => {
+    expect(definition.StartAt).toBe('prepare');
+    expect(Object.keys(states).sort()).toEqual(
+      [...tasks.map(([name]) => name), 'succeeded', 'settled', 'failed', 'needs-review'].sort(),
+    );
+  });
+
+  test('ends in Succeed for succeeded and settled jobs, and in named Fail states otherwise', () => {
+    expect(states.succeeded).toEqual({ Type: 'Succeed' });
+    expect(states.settled).toEqual(expect.objectContaining({ Type: 'Succeed' }));
+    expect(states.failed).toEqual(expect.objectContaining({ Type: 'Fail', Error: 'JobFailed' }));
+    expect(states['needs-review']).toEqual(expect.objectContaining({ Type: 'Fail', Error: 'NeedsReview' }));
+  });
+
+  test.each(tasks)(
+    '%s invokes the steps function with step %s, discards the result and goes to %s',
+    (name, step, next) => {
+      const state = states[name];
+      const withError = step === 'fail' || step === 'review';
+      expect(state).toEqual(
+        expect.objectContaining({
+          Type: 'Task',
+          Resource:
+            step === 'await'
+              ? 'arn:aws:states:::lambda:invoke.waitForTaskToken'
+              : 'arn:aws:states:::lambda:invoke',
+          ResultPath: null,
+          Next: next,
+        }),
+      );
+      expect(state.Parameters).toEqual({
+        FunctionName: STEPS_ARN,
+        Payload: {
+          step,
+          'jobId.$': '$.jobId',
+          'retryCount.$': '$$.State.RetryCount',
+          'executionName.$': '$$.Execution.Name',
+          ...(step === 'await' ? { 'taskToken.$': '$$.Task.Token' } : {}),
+          ...(withError ? { 'error.$': '$.error' } : {}),
+        },
+      });
+      // The payload is the handler's whole input; Step Functions' envelope stays out of it.
+      expect(state.InputPath).toBeUndefined();
+      expect(state.OutputPath).toBeUndefined();
+    },
+  );
+
+  test.each(tasks)(
+    '%s retries Lambda service errors, then as its step needs',
+    (name, _step, _next, retries) => {
+      expect(states[name].Retry).toEqual([LAMBDA_SERVICE_ERRORS, ...retries]);
+    },
+  );
+
+  test.each(tasks)('%s catches into $.error as specified', (name, _step, _next, _retries, catches) => {
+    expect(states[name].Catch).toEqual(catches);
+  });
+
+  test('await waits for the task token up to the job timeout; the default heartbeat is no shorter, so it is left out', () => {
+    expect(defaultSettings.awaitHeartbeatSeconds).toBeGreaterThanOrEqual(defaultSettings.jobTimeoutMs / 1000);
+    expect(states.await.TimeoutSeconds).toBe(defaultSettings.jobTimeoutMs / 1000);
+    expect(states.await.HeartbeatSeconds).toBeUndefined();
+  });
+
+  test('no other task has a state timeout: the steps function’s own timeout bounds each invocation', () => {
+    const timed = Object.entries(states)
+      .filter(([, state]) => state.TimeoutSeconds !== undefined || state.HeartbeatSeconds !== undefined)
+      .map(([name]) => name);
+    expect(timed).toEqual(['await']);
+  });
+});
+
+describe('synthesizeWorkflowDefinition', () => {
+  test('equals the deployed definition, with the function ARN it is given', () => {
+    expect(synthesizeWorkflowDefinition(defaultSettings, STEPS_ARN)).toEqual(definition);
+  });
+
+  test('follows the settings: the await timeout rounded up to whole seconds, and a heartbeat below it', () => {
+    const settings = loadSettings({ JOB_TIMEOUT_MS: '3600500', AWAIT_HEARTBEAT_SECONDS: '120' });
+    const built = synthesizeWorkflowDefinition(settings, STEPS_ARN) as Json;
+    expect(built.States.await).toEqual(
+      expect.objectContaining({ TimeoutSeconds: 3601, HeartbeatSeconds: 120 }),
+    );
+  });
+
+  test('is quick enough to run at every start of the local stack', () => {
+    const started = performance.now();
+    synthesizeWorkflowDefinition(defaultSettings, STEPS_ARN);
+    expect(performance.now() - started).toBeLessThan(2000);
+  });
+
+  test('refuses to leave a reference to another resource in the definition', () => {
+    const definitionString = {
+      'Fn::Join': ['', ['{"Resource":"', { 'Fn::GetAtt': ['Other', 'Arn'] }, '"}']],
+    };
+    expect(() => resolveIntrinsics(definitionString)).toThrow(
+      'The workflow definition refers to {"Fn::GetAtt":["Other","Arn"]}, which has no value outside the deployed stack',
+    );
+    expect(() => resolveIntrinsics({ Ref: 'AWS::StackName' })).toThrow(
+      /refers to \{"Ref":"AWS::StackName"\}/,
+    );
+  });
+
+  test('resolves the pseudo parameters to the local stack’s values', () => {
+    const arn = {
+      'Fn::Join': [
+        ':',
+        ['arn', { Ref: 'AWS::Partition' }, 'states', { Ref: 'AWS::Region' }, { Ref: 'AWS::AccountId' }],
+      ],
+    };
+    expect(resolveIntrinsics(arn)).toBe('arn:aws:states:us-east-1:000000000000');
+  });
+
+  test('nothing under lib/ imports the runtime in lambdas/', () => {
+    const files = (dir: string): string[] =>
+      readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
+        entry.isDirectory()
+          ? files(join(dir, entry.name))
+          : entry.name.endsWith('.ts')
+            ? [join(dir, entry.name)]
+            : [],
+      );
+    const importing = files(join(REPO_ROOT, 'lib')).filter((file) =>
+      /from '(\.\.\/)+lambdas\//.test(readFileSync(file, 'utf8')),
+    );
+    expect(importing).toEqual([]);
+  });
+});
+
+describe('alarms', () => {
+  test.each([
+    ['ExecutionsAborted', 'Longhaul/Workflow/AbortedAlarm/Resource'],
+    ['ExecutionsTimedOut', 'Longhaul/Workflow/TimedOutAlarm/Resource'],
+    ['ExecutionThrottled', 'Longhaul/Workflow/ThrottledAlarm/Resource'],
+  ])('%s of the state machine alarms on the first one and notifies the alarm topic', (metric, path) => {
+    const topic = logicalIdAt(template, 'AWS::SNS::Topic', 'Longhaul/Alarms/Topic/Resource');
+    const alarm = resources[logicalIdAt(template, 'AWS::CloudWatch::Alarm', path)];
+    expect(alarm.Properties).toEqual(
+      expect.objectContaining({
+        Namespace: 'AWS/States',
+        MetricName: metric,
+        Dimensions: [{ Name: 'StateMachineArn', Value: { Ref: stateMachineId } }],
+        Statistic: 'Sum',
+        Period: 300,
+        Threshold: 1,
+        EvaluationPeriods: 1,
+        ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+        TreatMissingData: 'notBreaching',
+        AlarmActions: [{ Ref: topic }],
+        OKActions: [{ Ref: topic }],
+      }),
+    );
+  });
+
+  test('there is no alarm on failed executions: a failed job is a normal outcome', () => {
+    const states = Object.values(template.findResources('AWS::CloudWatch::Alarm')).filter(
+      (alarm) => alarm.Properties.Namespace === 'AWS/States',
+    );
+    expect(states.map((alarm) => alarm.Properties.MetricName).sort()).toEqual([
+      'ExecutionThrottled',
+      'ExecutionsAborted',
+      'ExecutionsTimedOut',
+    ]);
+  });
+});
+
+describe('dispatch function', () => {
+  test('consumes the jobs queue in batches of 10, reports failed items and runs at most 2 at once', () => {
+    const queue = logicalIdAt(template, 'AWS::SQS::Queue', 'Longhaul/JobQueue/Queue/Resource');
+    const fn = logicalIdAt(template, 'AWS::Lambda::Function', `${DISPATCH_PATH}/Function/Resource`);
+    template.resourceCountIs('AWS::Lambda::EventSourceMapping', 1);
+    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      EventSourceArn: { 'Fn::GetAtt': [queue, 'Arn'] },
+      FunctionName: { Ref: fn },
+      BatchSize: 10,
+      MaximumBatchingWindowInSeconds: 1,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+      ScalingConfig: { MaximumConcurrency: 2 },
+    });
+  });
+
+  test('times out at the dispatch timeout, a sixth of the queue’s visibility timeout', () => {
+    const fn =
+      resources[logicalIdAt(template, 'AWS::Lambda::Function', `${DISPATCH_PATH}/Function/Resource`)];
+    expect(fn.Properties.Timeout).toBe(defaultSettings.dispatchTimeoutSeconds);
+    template.hasResourceProperties('AWS::SQS::Queue', {
+      VisibilityTimeout: queueVisibilityTimeoutSeconds(defaultSettings),
+    });
+  });
+
+  test('may start executions of the state machine only, and nothing else in Step Functions', () => {
+    const statements = policyStatements(template, `${DISPATCH_PATH}/Role/DefaultPolicy/Resource`);
+    expect(statementsFor(statements, 'states')).toEqual([
+      { Effect: 'Allow', Action: 'states:StartExecution', Resource: { Ref: stateMachineId } },
+    ]);
+  });
+
+  test('reads and writes the job table, consumes the queue and sends delayed messages back to it', () => {
+    const statements = policyStatements(template, `${DISPATCH_PATH}/Role/DefaultPolicy/Resource`);
+    const queue = logicalIdAt(template, 'AWS::SQS::Queue', 'Longhaul/JobQueue/Queue/Resource');
+    const table = logicalIdAt(template, 'AWS::DynamoDB::Table', 'Longhaul/JobStore/JobTable/Resource');
+    expect(statementsFor(statements, 'sqs')).toEqual([
+      {
+        Effect: 'Allow',
+        Action: expect.arrayContaining(['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:SendMessage']),
+        Resource: { 'Fn::GetAtt': [queue, 'Arn'] },
+      },
+    ]);
+    expect(statementsFor(statements, 'dynamodb')).toEqual([
+      expect.objectContaining({
+        Action: expect.arrayContaining(['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem']),
+        Resource: [
+          { 'Fn::GetAtt': [table, 'Arn'] },
+          { 'Fn::Join': ['', [{ 'Fn::GetAtt': [table, 'Arn'] }, '/index/*']] },
+        ],
+      }),
+    ]);
+    expect(statementsFor(statements, 's3')).toEqual([]);
+    expect(statementsFor(statements, 'secretsmanager')).toEqual([]);
+  });
+
+  test('finds the table, the queue and the state machine through its environment', () => {
+    const fn =
+      resources[logicalIdAt(template, 'AWS::Lambda::Function', `${DISPATCH_PATH}/Function/Resource`)];
+    expect(fn.Properties.Environment.Variables).toEqual(
+      expect.objectContaining({
+        JOB_TABLE_NAME: {
+          Ref: logicalIdAt(template, 'AWS::DynamoDB::Table', 'Longhaul/JobStore/JobTable/Resource'),
+        },
+        JOB_QUEUE_URL: { Ref: logicalIdAt(template, 'AWS::SQS::Queue', 'Longhaul/JobQueue/Queue/Resource') },
+        STATE_MACHINE_ARN: { Ref: stateMachineId },
+        POWERTOOLS_SERVICE_NAME: 'dispatch',
+      }),
+    );
+  });
+});
+
+describe('steps function', () => {
+  test('runs each step for up to a minute with 1 GB', () => {
+    const fn = resources[stepsFunctionId];
+    expect(fn.Properties.Timeout).toBe(60);
+    expect(fn.Properties.MemorySize).toBe(1024);
+  });
+
+  test('finds its resources through its environment, and has no STATE_MACHINE_ARN (it would be circular)', () => {
+    const restApi = logicalIdAt(template, 'AWS::ApiGateway::RestApi', 'Longhaul/Api/RestApi/Resource');
+    const stage = logicalIdAt(
+      template,
+      'AWS::ApiGateway::Stage',
+      'Longhaul/Api/RestApi/DeploymentStage.prod/Resource',
+    );
+    const variables = resources[stepsFunctionId].Properties.Environment.Variables;
+    expect(variables).toEqual(
+      expect.objectContaining({
+        JOB_TABLE_NAME: {
+          Ref: logicalIdAt(template, 'AWS::DynamoDB::Table', 'Longhaul/JobStore/JobTable/Resource'),
+        },
+        INPUT_BUCKET_NAME: {
+          Ref: logicalIdAt(template, 'AWS::S3::Bucket', 'Longhaul/JobInputs/InputBucket/Resource'),
+        },
+        OUTPUT_BUCKET_NAME: {
+          Ref: logicalIdAt(template, 'AWS::S3::Bucket', 'Longhaul/JobOutputs/OutputBucket/Resource'),
+        },
+        PROVIDER_SECRET_ARN: {
+          Ref: logicalIdAt(
+            template,
+            'AWS::SecretsManager::Secret',
+            'Longhaul/Secrets/ProviderSecret/Resource',
+          ),
+        },
+        WEBHOOK_SECRET_ARN: {
+          Ref: logicalIdAt(
+            template,
+            'AWS::SecretsManager::Secret',
+            'Longhaul/Secrets/WebhookSigningSecret/Resource',
+          ),
+        },
+        PROVIDER_WEBHOOK_URL: {
+          'Fn::Join': [
+            '',
+            [
+              'https://',
+              { Ref: restApi },
+              '.execute-api.',
+              { Ref: 'AWS::Region' },
+              '.',
+              { Ref: 'AWS::URLSuffix' },
+              '/',
+              { Ref: stage },
+              '/v1/provider/events',
+            ],
+          ],
+        },
+        POWERTOOLS_SERVICE_NAME: 'workflow',
+      }),
+    );
+    expect(variables.STATE_MACHINE_ARN).toBeUndefined();
+    expect(variables.JOB_QUEUE_URL).toBeUndefined();
+  });
+
+  test('reads inputs, reads and writes outputs, and reads both secrets, nothing more', () => {
+    const statements = policyStatements(template, `${STEPS_PATH}/Role/DefaultPolicy/Resource`);
+    const bucketObjects = (path: string) => ({
+      'Fn::Join': ['', [{ 'Fn::GetAtt': [logicalIdAt(template, 'AWS::S3::Bucket', path), 'Arn'] }, '/*']],
+    });
+    expect(statementsFor(statements, 's3')).toEqual([
+      {
+        Effect: 'Allow',
+        Action: 's3:GetObject',
+        Resource: bucketObjects('Longhaul/JobInputs/InputBucket/Resource'),
+      },
+      {
+        Effect: 'Allow',
+        Action: ['s3:GetObject', 's3:PutObject'],
+        Resource: bucketObjects('Longhaul/JobOutputs/OutputBucket/Resource'),
+      },
+    ]);
+    expect(statementsFor(statements, 'secretsmanager')).toEqual([
+      {
+        Effect: 'Allow',
+        Action: 'secretsmanager:GetSecretValue',
+        Resource: [
+          {
+            Ref: logicalIdAt(
+              template,
+              'AWS::SecretsManager::Secret',
+              'Longhaul/Secrets/ProviderSecret/Resource',
+            ),
+          },
+          {
+            Ref: logicalIdAt(
+              template,
+              'AWS::SecretsManager::Secret',
+              'Longhaul/Secrets/WebhookSigningSecret/Resource',
+            ),
+          },
+        ],
+      },
+    ]);
+    expect(statementsFor(statements, 'states')).toEqual([]);
+    expect(statementsFor(statements, 'sqs')).toEqual([]);
+  });
+
+  test('may answer task tokens, in a policy of its own that grants nothing else', () => {
+    expect(policyStatements(template, `${STEPS_PATH}/TaskResponsePolicy/Resource`)).toEqual([
+      { Effect: 'Allow', Action: ['states:SendTaskFailure', 'states:SendTaskSuccess'], Resource: '*' },
+    ]);
+    const policy = logicalIdAt(template, 'AWS::IAM::Policy', `${STEPS_PATH}/TaskResponsePolicy/Resource`);
+    expect(resources[policy].Properties.Roles).toEqual([
+      { Ref: logicalIdAt(template, 'AWS::IAM::Role', `${STEPS_PATH}/Role/Resource`) },
+    ]);
+    // The function is created after the policy, so no step ever runs without it.
+    expect(resources[stepsFunctionId].DependsOn).toContain(policy);
+  });
+});
