@@ -247,14 +247,16 @@ export class HttpApi extends Construct {
     for (const route of apiRoutes) {
       const key = `${route.method} ${route.path}`;
       const resource = this.restApi.root.resourceForPath(route.path);
+      // Only a route explicitly marked `none` is open; every other kind (tenant,
+      // and any role added later) goes through the API key authorizer.
       const method =
-        route.auth === 'tenant'
-          ? resource.addMethod(route.method, integration, {
+        route.auth === 'none'
+          ? resource.addMethod(route.method, integration, { authorizationType: AuthorizationType.NONE })
+          : resource.addMethod(route.method, integration, {
               authorizationType: AuthorizationType.CUSTOM,
               authorizer: this.authorizer,
               apiKeyRequired: true,
-            })
-          : resource.addMethod(route.method, integration, { authorizationType: AuthorizationType.NONE });
+            });
       methods.set(key, method);
       if (route.auth === 'none') {
         acknowledge(
@@ -268,7 +270,7 @@ export class HttpApi extends Construct {
         'AwsSolutions-COG4',
         route.auth === 'none'
           ? `${key} has no authorizer of any kind by design: ${'openBecause' in route ? route.openBecause : 'it is public'}.`
-          : `${key} is called by tenants' programs, not by users of a Cognito user pool; it is protected by the API key authorizer and the per-tenant usage plan.`,
+          : `${key} is called by programs holding a Longhaul API key (${route.auth} routes), not by users of a Cognito user pool; it is protected by the API key authorizer and the per-key usage plan.`,
       );
     }
     this.methods = methods;

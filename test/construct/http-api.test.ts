@@ -79,8 +79,8 @@ describe('REST API', () => {
     expect([...methodsByRoute().keys()].sort()).toEqual(routes.map((r) => `${r.method} ${r.path}`).sort());
   });
 
-  test.each(routes.filter((route) => route.auth === 'tenant'))(
-    '$method $path needs the API key authorizer and a usage-plan key',
+  test.each(routes.filter((route) => route.auth !== 'none'))(
+    '$method $path ($auth) needs the API key authorizer and a usage-plan key',
     (route) => {
       const method = methodsByRoute().get(`${route.method} ${route.path}`);
       expect(method).toEqual(

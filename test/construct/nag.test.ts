@@ -2,6 +2,7 @@ import { App, Stack, Validations } from 'aws-cdk-lib';
 import { Queue } from 'aws-cdk-lib/aws-sqs';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
+import { type RouteLayout, routes } from '../../config/layout';
 import {
   cdkJsonContext,
   SYNTH_TIMEOUT_MS,
@@ -63,13 +64,11 @@ test('the check does find problems: a bare queue is reported', () => {
 
 test('every acknowledgement is one reviewed here, with a reason', () => {
   const found = acknowledgements(longhaul.stack);
-  const tenantMethods = [
-    'v1/jobs/POST',
-    'v1/jobs/GET',
-    'v1/jobs/{id}/GET',
-    'v1/jobs/{id}/cancel/POST',
-    'v1/jobs/{id}/events/GET',
-    'v1/uploads/POST',
+  // Per route: none uses Cognito (COG4); open routes also have no gateway authorizer (APIG4), each saying why.
+  const method = (route: RouteLayout) => `Longhaul/Api/RestApi/Default${route.path}/${route.method}`;
+  const routeAcknowledgements = [
+    ...routes.map((route) => `${method(route)} AwsSolutions-COG4`),
+    ...routes.filter((route) => route.auth === 'none').map((route) => `${method(route)} AwsSolutions-APIG4`),
   ];
   // Logical ids end in a hash; the finding names the resource by it.
   const withoutHash = (id: string) => id.replace(/<(\w+?)[0-9A-F]{8}\.Arn>/, '<$1.Arn>');
@@ -85,11 +84,7 @@ test('every acknowledgement is one reviewed here, with a reason', () => {
       'Longhaul/Api/RestApi AwsSolutions-APIG2',
       'Longhaul/Api/RestApi/CloudWatchRole AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
       'Longhaul/Api/RestApi/DeploymentStage.prod AwsSolutions-APIG3',
-      'Longhaul/Api/RestApi/Default/healthz/GET AwsSolutions-APIG4',
-      'Longhaul/Api/RestApi/Default/healthz/GET AwsSolutions-COG4',
-      'Longhaul/Api/RestApi/Default/v1/provider/events/POST AwsSolutions-APIG4',
-      'Longhaul/Api/RestApi/Default/v1/provider/events/POST AwsSolutions-COG4',
-      ...tenantMethods.map((method) => `Longhaul/Api/RestApi/Default/${method} AwsSolutions-COG4`),
+      ...routeAcknowledgements,
       'Longhaul/Secrets/ProviderSecret AwsSolutions-SMG4',
       'Longhaul/Secrets/WebhookSigningSecret AwsSolutions-SMG4',
       'Longhaul/WorkflowSteps/StepsFunction/Role AwsSolutions-IAM5[Resource::*]',
@@ -105,4 +100,15 @@ test('every acknowledgement is one reviewed here, with a reason', () => {
     ].sort(),
   );
   for (const { reason } of found) expect(reason.length).toBeGreaterThan(40);
+});
+
+test('only the open routes, healthz and the provider webhook, go without a gateway authorizer', () => {
+  const open = acknowledgements(longhaul.stack)
+    .filter(({ id }) => id === 'AwsSolutions-APIG4')
+    .map(({ at }) => at)
+    .sort();
+  expect(open).toEqual([
+    'Longhaul/Api/RestApi/Default/healthz/GET',
+    'Longhaul/Api/RestApi/Default/v1/provider/events/POST',
+  ]);
 });
