@@ -43,14 +43,28 @@ export const jobTable = {
 
 export const JOB_ITEM_SORT_KEY = 'JOB';
 
+/**
+ * Live-progress subscriptions: one item per WebSocket connection, found by
+ * job for fan-out, expiring on their own if a disconnect is never seen.
+ */
+export const connectionTable = {
+  partitionKey: 'connectionId',
+  timeToLiveAttribute: 'expiresAt',
+  indexes: [{ name: 'byJob', partitionKey: 'jobId', sortKey: 'connectionId', projection: 'KEYS_ONLY' }],
+} as const satisfies TableLayout;
+
 /** API keys, stored as SHA-256 hashes of the key; never the key itself. */
 export const apiKeyTable = {
   partitionKey: 'keyHash',
   indexes: [],
 } as const satisfies TableLayout;
 
-/** `none`: public, or authenticated by the handler itself (the provider's signed webhooks). */
-export type RouteAuth = 'none' | 'tenant';
+/**
+ * `tenant` and `admin` routes go through the API key authorizer (the handler
+ * then checks the key's role); `none` routes are public or authenticated by
+ * the handler itself (the provider's signed webhooks).
+ */
+export type RouteAuth = 'none' | 'tenant' | 'admin';
 
 export interface RouteLayout {
   readonly method: 'GET' | 'POST';
@@ -75,6 +89,9 @@ export const routes = [
   { method: 'POST', path: '/v1/jobs/{id}/cancel', auth: 'tenant' },
   { method: 'GET', path: '/v1/jobs/{id}/events', auth: 'tenant' },
   { method: 'POST', path: '/v1/uploads', auth: 'tenant' },
+  { method: 'GET', path: '/v1/admin/jobs', auth: 'admin' },
+  { method: 'POST', path: '/v1/admin/jobs/{id}/resolve', auth: 'admin' },
+  { method: 'POST', path: '/v1/admin/dlq/redrive', auth: 'admin' },
   {
     method: 'POST',
     path: '/v1/provider/events',
@@ -89,6 +106,9 @@ export type RouteKey = KeyOf<(typeof routes)[number]>;
 type KeyOf<R> = R extends { readonly method: infer M extends string; readonly path: infer P extends string }
   ? `${M} ${P}`
   : never;
+
+/** Local path of the live-progress WebSocket (in AWS: the WebSocket API's own URL). */
+export const STREAM_PATH = '/v1/stream';
 
 /** Header carrying the tenant's API key; also the authorizer's identity source. */
 export const API_KEY_HEADER = 'X-API-Key';
@@ -113,6 +133,11 @@ export const resourceEnv = {
   webhookSecretArn: 'WEBHOOK_SECRET_ARN',
   /** Longhaul's own provider webhook endpoint, given to the provider with each submission. */
   providerWebhookUrl: 'PROVIDER_WEBHOOK_URL',
+  connectionTable: 'CONNECTION_TABLE_NAME',
+  /** The WebSocket API's management endpoint (`https://{api}.execute-api.{region}.amazonaws.com/{stage}`). */
+  streamCallbackUrl: 'STREAM_CALLBACK_URL',
+  deadLetterQueueArn: 'DEAD_LETTER_QUEUE_ARN',
+  jobQueueArn: 'JOB_QUEUE_ARN',
   /** `true` where the S3 endpoint only serves path-style URLs (the local emulator). */
   s3ForcePathStyle: 'S3_FORCE_PATH_STYLE',
 } as const;

@@ -11,6 +11,7 @@ export type ProblemCode =
   | 'not-found'
   | 'idempotency-key-in-use'
   | 'job-already-finished'
+  | 'job-not-in-review'
   | 'payload-too-large'
   | 'unsupported-media-type'
   | 'idempotency-key-reused'

@@ -139,7 +139,7 @@ const fields = {
   awaitHeartbeatSeconds: {
     env: 'AWAIT_HEARTBEAT_SECONDS',
     schema: int(10, 86_400),
-    default: 900,
+    default: 300,
     doc: 'longest silence from the provider (no progress, no reconciler check) before a waiting job is reviewed',
   },
   outputUrlTtlSeconds: {
@@ -209,6 +209,12 @@ export function loadSettings(env: Readonly<Record<string, string | undefined>>):
   if (problems.length === 0 && settings.apiBurstLimit < settings.apiRateLimit) {
     problems.push(
       `API_BURST_LIMIT (${settings.apiBurstLimit}) must be at least API_RATE_LIMIT (${settings.apiRateLimit})`,
+    );
+  }
+  if (problems.length === 0 && settings.awaitHeartbeatSeconds * 1000 >= settings.jobTimeoutMs) {
+    // Step Functions requires a task's heartbeat to be shorter than its timeout.
+    problems.push(
+      `AWAIT_HEARTBEAT_SECONDS (${settings.awaitHeartbeatSeconds}) must be shorter than JOB_TIMEOUT_MS (${settings.jobTimeoutMs} ms)`,
     );
   }
   if (problems.length > 0) throw new SettingsError(problems);

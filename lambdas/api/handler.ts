@@ -1,4 +1,5 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import { z } from 'zod';
 import { type AuthorizerContext, type RouteKey, routes as routeLayout } from '../../config/layout';
 import { problem } from '../../config/problems';
 import { bodyLimits } from '../../config/settings';
@@ -10,10 +11,21 @@ import {
 } from '../domain/errors';
 import { JOB_ID_PATTERN, requireIdempotencyKey } from '../domain/idempotency';
 import { cancelJob, createUpload, getJob, jobTimeline, listJobs, submitJob } from '../domain/intake';
+import { parseResolution, resolveJob } from '../domain/operator';
 import { presentJob } from '../domain/present';
 import { applyProviderEvent, parseProviderEvent } from '../domain/provider-events';
 import { parseCreateJob, parseCreateUpload, parseListJobs } from '../domain/requests';
-import { inputStore, jobQueue, jobStore, outputStore, timeline, workflow } from '../shared/aws';
+import {
+  deadLetters,
+  inputStore,
+  jobQueue,
+  jobStore,
+  liveJobStore,
+  outputStore,
+  slotPool,
+  timeline,
+  workflow,
+} from '../shared/aws';
 import { runtimeSettings } from '../shared/env';
 import { instrument, logger, metrics } from '../shared/observability';
 import { providerSecretValue } from '../shared/secrets';
@@ -111,6 +123,55 @@ const tenantRoutes: Partial<Record<RouteKey, Route>> = {
   },
 };
 
+const adminListQuery = z.strictObject({
+  status: z.enum(['queued', 'running', 'needs_review']).default('needs_review'),
+  limit: z.coerce.number().int().min(1).max(100).default(50),
+  cursor: z.string().min(1).max(2048).optional(),
+});
+
+/** Routes for the operator's admin key. */
+const adminRoutes: Partial<
+  Record<RouteKey, (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult>>
+> = {
+  'GET /v1/admin/jobs': async (event) => {
+    const query = adminListQuery.safeParse(event.queryStringParameters ?? {});
+    if (!query.success) {
+      throw new ValidationError(
+        'The request query is invalid.',
+        query.error.issues.map((issue) => ({
+          parameter: issue.path.join('.') || '(query)',
+          detail: issue.message,
+        })),
+      );
+    }
+    const page = await jobStore().listActive(query.data.status, {
+      limit: query.data.limit,
+      ...(query.data.cursor ? { cursor: query.data.cursor } : {}),
+    });
+    return json(200, {
+      items: await Promise.all(
+        page.items.map(async (job) => ({ ...(await presentJob(job, outputUrls)), tenantId: job.tenantId })),
+      ),
+      nextCursor: page.nextCursor,
+    });
+  },
+  'POST /v1/admin/jobs/{id}/resolve': async (event) => {
+    const resolution = parseResolution(jsonBody(event, bodyLimits.jsonBytes));
+    const job = await resolveJob(
+      { store: liveJobStore(), slots: slotPool(), queue: jobQueue(), timeline: timeline(), now },
+      pathId(event),
+      resolution,
+    );
+    logger.info('job resolved by an operator', { jobId: job.id, outcome: resolution.outcome });
+    return json(200, await presentJob(job, outputUrls));
+  },
+  'POST /v1/admin/dlq/redrive': async () => {
+    const { taskHandle } = await deadLetters().redrive();
+    logger.info('dead-letter redrive started');
+    return json(202, { taskHandle });
+  },
+};
+
 /** Routes the gateway does not authenticate: public, or checked here. */
 const openRoutes: Partial<Record<RouteKey, (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult>>> =
   {
@@ -164,10 +225,12 @@ function pathId(event: APIGatewayProxyEvent): string {
   return id;
 }
 
-function tenantOf(event: APIGatewayProxyEvent): string {
+/** The caller as the authorizer established it; the route decides which role it needs. */
+function callerOf(event: APIGatewayProxyEvent, role: 'tenant' | 'admin'): string {
   const authorizer = event.requestContext.authorizer as Partial<AuthorizerContext> | null | undefined;
   if (!authorizer?.tenantId) throw new Error('Route reached without an authorizer context');
-  if (authorizer.role !== 'tenant') throw new ForbiddenError('This route needs a tenant API key.');
+  if (authorizer.role !== role)
+    throw new ForbiddenError(`This route needs ${role === 'admin' ? 'the admin' : 'a tenant'} API key.`);
   return authorizer.tenantId;
 }
 
@@ -176,11 +239,18 @@ export const handler = instrument(
   async (event: APIGatewayProxyEvent, _context: Context): Promise<APIGatewayProxyResult> => {
     const key = `${event.httpMethod} ${event.resource}` as RouteKey;
     try {
+      const auth = authOf.get(key);
       const open = openRoutes[key];
-      if (open && authOf.get(key) === 'none') return await open(event);
+      if (open && auth === 'none') return await open(event);
+      const admin = adminRoutes[key];
+      if (admin && auth === 'admin') {
+        callerOf(event, 'admin');
+        logger.appendKeys({ route: key, role: 'admin' });
+        return await admin(event);
+      }
       const route = tenantRoutes[key];
-      if (!route || authOf.get(key) !== 'tenant') throw new JobNotFoundError(event.path);
-      const tenantId = tenantOf(event);
+      if (!route || auth !== 'tenant') throw new JobNotFoundError(event.path);
+      const tenantId = callerOf(event, 'tenant');
       logger.appendKeys({ tenantId, route: key });
       return await route(event, tenantId);
     } catch (error) {

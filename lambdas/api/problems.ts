@@ -6,6 +6,7 @@ import {
   IdempotencyKeyReusedError,
   JobAlreadyFinishedError,
   JobNotFoundError,
+  JobNotInReviewError,
   PayloadTooLargeError,
   UnsupportedMediaTypeError,
   ValidationError,
@@ -55,6 +56,9 @@ export function toProblem(error: unknown): MappedProblem {
   }
   if (error instanceof JobAlreadyFinishedError) {
     return client(problem('job-already-finished', 409, 'Job Already Finished', error.message));
+  }
+  if (error instanceof JobNotInReviewError) {
+    return client(problem('job-not-in-review', 409, 'Job Not In Review', error.message));
   }
   if (error instanceof PayloadTooLargeError) {
     return client(problem('payload-too-large', 413, 'Payload Too Large', error.message));

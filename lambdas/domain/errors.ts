@@ -126,3 +126,19 @@ export class InvalidJobInputError extends Error {
 
 /** The client canceled a running job: sent to the waiting step so the workflow settles it. */
 export const JOB_CANCELED_ERROR = 'JobCanceled';
+
+/** Only jobs in review can be resolved by an operator. */
+export class JobNotInReviewError extends Error {
+  override readonly name = 'JobNotInReviewError';
+  constructor(
+    readonly jobId: string,
+    readonly status: string,
+  ) {
+    super(`Job ${jobId} is not in review (${status}).`);
+  }
+}
+
+/** An input that lives elsewhere could not be reached just now: the workflow retries `prepare`. */
+export class AssetUnavailableError extends Error {
+  override readonly name = 'AssetUnavailable';
+}

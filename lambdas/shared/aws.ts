@@ -1,18 +1,23 @@
+import { ApiGatewayManagementApiClient } from '@aws-sdk/client-apigatewaymanagementapi';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { resourceEnv } from '../../config/layout';
+import { ApiGatewayLiveChannel } from '../adapters/apigateway-live-channel';
 import { DynamoDbApiKeyStore } from '../adapters/dynamodb-api-key-store';
 import { DynamoDbJobStore } from '../adapters/dynamodb-job-store';
 import { DynamoDbSlotPool } from '../adapters/dynamodb-slot-pool';
+import { DynamoDbSubscriptions } from '../adapters/dynamodb-subscriptions';
 import { DynamoDbTimeline } from '../adapters/dynamodb-timeline';
 import { HttpProvider } from '../adapters/http-provider';
 import { S3InputStore } from '../adapters/s3-input-store';
 import { S3OutputStore } from '../adapters/s3-output-store';
 import { SfnWorkflow } from '../adapters/sfn-workflow';
+import { SqsDeadLetters } from '../adapters/sqs-dead-letters';
 import { SqsJobQueue } from '../adapters/sqs-job-queue';
+import { publishingStatusChanges } from '../domain/progress';
 import { requireEnv, runtimeSettings } from './env';
 import { tracer } from './observability';
 import { providerSecretValue } from './secrets';
@@ -106,3 +111,28 @@ export async function provider(): Promise<HttpProvider> {
   }
   return providerCache.provider;
 }
+
+export const subscriptions = once(
+  () => new DynamoDbSubscriptions(documentClient(), requireEnv(resourceEnv.connectionTable)),
+);
+
+export const liveChannel = once(
+  () =>
+    new ApiGatewayLiveChannel(
+      tracer.captureAWSv3Client(
+        new ApiGatewayManagementApiClient({ endpoint: requireEnv(resourceEnv.streamCallbackUrl) }),
+      ),
+      subscriptions(),
+    ),
+);
+
+/** The job store for handlers that move jobs between statuses: live clients hear of every move. */
+export const liveJobStore = once(() => publishingStatusChanges(jobStore(), liveChannel()));
+
+export const deadLetters = once(
+  () =>
+    new SqsDeadLetters(tracer.captureAWSv3Client(new SQSClient({})), {
+      deadLetterQueueArn: requireEnv(resourceEnv.deadLetterQueueArn),
+      jobQueueArn: requireEnv(resourceEnv.jobQueueArn),
+    }),
+);

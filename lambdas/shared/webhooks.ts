@@ -1,6 +1,6 @@
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
-import { InvalidJobInputError } from '../domain/errors';
+import { AssetUnavailableError, InvalidJobInputError } from '../domain/errors';
 import { webhookUrlProblem } from '../domain/requests';
 import { signPayload } from './signature';
 

@@ -127,11 +127,8 @@ export class JobWorkflow extends Construct {
     super(scope, id);
     const { settings, stepsFunction } = props;
     const awaitTimeoutSeconds = Math.ceil(settings.jobTimeoutMs / 1000);
-    // Step Functions requires HeartbeatSeconds to be smaller than TimeoutSeconds; a
-    // heartbeat that could never fire before the timeout is left out rather than
-    // making the definition invalid.
-    const awaitHeartbeatSeconds =
-      settings.awaitHeartbeatSeconds < awaitTimeoutSeconds ? settings.awaitHeartbeatSeconds : undefined;
+    // loadSettings guarantees the heartbeat is shorter than the timeout, as Step Functions requires.
+    const awaitHeartbeatSeconds = settings.awaitHeartbeatSeconds;
 
     const states = new Construct(this, 'States');
     const step = (
@@ -157,9 +154,7 @@ export class JobWorkflow extends Construct {
           ? {
               integrationPattern: IntegrationPattern.WAIT_FOR_TASK_TOKEN,
               taskTimeout: Timeout.duration(seconds(awaitTimeoutSeconds)),
-              ...(awaitHeartbeatSeconds !== undefined
-                ? { heartbeatTimeout: Timeout.duration(seconds(awaitHeartbeatSeconds)) }
-                : {}),
+              heartbeatTimeout: Timeout.duration(seconds(awaitHeartbeatSeconds)),
             }
           : {}),
       });

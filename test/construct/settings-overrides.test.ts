@@ -89,12 +89,12 @@ test('the dispatch function times out at DISPATCH_TIMEOUT_SECONDS', () => {
   });
 });
 
-test('the await step waits up to JOB_TIMEOUT_MS, and with a longer job timeout the heartbeat applies', () => {
+test('the await step waits up to JOB_TIMEOUT_MS with the configured heartbeat', () => {
   const machines = Object.values(template.findResources('AWS::StepFunctions::StateMachine'));
   expect(machines).toHaveLength(1);
   const definition = resolveIntrinsics(machines[0]?.Properties.DefinitionString, (node) =>
     'Fn::GetAtt' in node ? 'arn:aws:lambda:us-east-1:000000000000:function:steps' : undefined,
   );
   const awaitState = JSON.parse(definition as string).States.await;
-  expect(awaitState).toEqual(expect.objectContaining({ TimeoutSeconds: 3 * 86_400, HeartbeatSeconds: 900 }));
+  expect(awaitState).toEqual(expect.objectContaining({ TimeoutSeconds: 3 * 86_400, HeartbeatSeconds: 300 }));
 });

@@ -255,10 +255,10 @@ describe('definition', () => {
     expect(states[name].Catch).toEqual(catches);
   });
 
-  test('await waits for the task token up to the job timeout; the default heartbeat is no shorter, so it is left out', () => {
-    expect(defaultSettings.awaitHeartbeatSeconds).toBeGreaterThanOrEqual(defaultSettings.jobTimeoutMs / 1000);
+  test('await waits for the task token up to the job timeout, with a shorter heartbeat', () => {
     expect(states.await.TimeoutSeconds).toBe(defaultSettings.jobTimeoutMs / 1000);
-    expect(states.await.HeartbeatSeconds).toBeUndefined();
+    expect(states.await.HeartbeatSeconds).toBe(defaultSettings.awaitHeartbeatSeconds);
+    expect(states.await.HeartbeatSeconds).toBeLessThan(states.await.TimeoutSeconds);
   });
 
   test('no other task has a state timeout: the steps function’s own timeout bounds each invocation', () => {

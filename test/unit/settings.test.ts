@@ -52,6 +52,12 @@ describe('loadSettings', () => {
     );
   });
 
+  it('refuses a heartbeat that is not shorter than the job timeout', () => {
+    expect(() => loadSettings({ JOB_TIMEOUT_MS: '60000', AWAIT_HEARTBEAT_SECONDS: '60' })).toThrow(
+      /AWAIT_HEARTBEAT_SECONDS \(60\) must be shorter than JOB_TIMEOUT_MS \(60000 ms\)/,
+    );
+  });
+
   it('round-trips through the environment handed to functions', () => {
     const settings = loadSettings({ MAX_IN_FLIGHT: '3', RECONCILE_SCHEDULE: 'rate(5 minutes)' });
     expect(loadSettings(settingsEnvironment(settings))).toEqual(settings);

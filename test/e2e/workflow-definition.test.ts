@@ -1,0 +1,203 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  DescribeExecutionCommand,
+  SendTaskFailureCommand,
+  SendTaskSuccessCommand,
+  SFNClient,
+  StartExecutionCommand,
+} from '@aws-sdk/client-sfn';
+import { loadSettings } from '../../config/settings';
+import { synthesizeWorkflowDefinition } from '../../lib/workflow-definition';
+import { type LocalStepFunctions, startLocalStepFunctions } from '../../local/stepfunctions';
+import { pollUntil } from './support/local-stack';
+
+/**
+ * The state machine CDK synthesizes, run directly with scripted steps: each
+ * scenario makes the steps fail the way the real ones can and checks which
+ * path the definition takes (retries, catches, the review and settle paths).
+ */
+
+jest.setTimeout(60_000);
+
+interface StepCall {
+  readonly step: string;
+  readonly jobId: string;
+  readonly retryCount?: number;
+  readonly taskToken?: string;
+  readonly error?: { Error: string; Cause?: string };
+}
+
+const namedError = (name: string, message = name) => Object.assign(new Error(message), { name });
+
+/** What a step does, per scenario (the job id names the scenario). */
+type Script = (call: StepCall, calls: readonly StepCall[]) => Promise<unknown>;
+const scripts: Record<string, Script> = {};
+const calls: StepCall[] = [];
+
+let sfn: LocalStepFunctions;
+let client: SFNClient;
+let stateMachineArn: string;
+let dataDir: string;
+
+beforeAll(async () => {
+  dataDir = mkdtempSync(join(tmpdir(), 'longhaul-definition-'));
+  // The shortest allowed job timeout, so the timeout path takes seconds.
+  const settings = loadSettings({ JOB_TIMEOUT_MS: '10000', AWAIT_HEARTBEAT_SECONDS: '10' });
+  sfn = await startLocalStepFunctions({
+    dataDir,
+    stateMachines: [
+      {
+        name: 'longhaul-jobs',
+        definition: synthesizeWorkflowDefinition(
+          settings,
+          'arn:aws:lambda:us-east-1:000000000000:function:steps',
+        ),
+        invokeLambda: async (_name, payload) => {
+          const call = payload as StepCall;
+          calls.push(call);
+          const script = scripts[call.jobId];
+          if (!script) throw new Error(`no script for ${call.jobId}`);
+          return script(
+            call,
+            calls.filter((c) => c.jobId === call.jobId),
+          );
+        },
+      },
+    ],
+  });
+  stateMachineArn = sfn.stateMachineArn('longhaul-jobs');
+  client = new SFNClient({
+    region: 'us-east-1',
+    endpoint: sfn.endpoint,
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  });
+});
+
+afterAll(async () => {
+  await sfn?.close();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+/** Runs one execution for `jobId` to its end; returns its status, error and the steps it called in order. */
+async function run(jobId: string, script: Script) {
+  scripts[jobId] = script;
+  const { executionArn } = await client.send(
+    new StartExecutionCommand({ stateMachineArn, name: jobId, input: JSON.stringify({ jobId }) }),
+  );
+  const done = await pollUntil(
+    async () => {
+      const execution = await client.send(new DescribeExecutionCommand({ executionArn }));
+      return execution.status === 'RUNNING' ? undefined : execution;
+    },
+    { timeoutMs: 45_000, intervalMs: 100, description: `execution ${jobId} to end` },
+  );
+  const steps = calls.filter((c) => c.jobId === jobId);
+  return { status: done.status, error: done.error, steps: steps.map((c) => c.step), calls: steps };
+}
+
+/** The await step's stand-in: hands the token to `resume` soon after storing it, as a webhook would. */
+const resumeWith = (resume: (token: string) => Promise<unknown>) => (call: StepCall) => {
+  if (call.step === 'await' && call.taskToken) setTimeout(() => void resume(call.taskToken as string), 50);
+  return Promise.resolve(null);
+};
+
+const succeed = (token: string) =>
+  client.send(new SendTaskSuccessCommand({ taskToken: token, output: '{"providerStatus":"succeeded"}' }));
+
+describe('the synthesized workflow', () => {
+  it('runs the steps in order on the happy path, releasing the slot before finalize and notify', async () => {
+    const result = await run('job_happy', resumeWith(succeed));
+    expect(result).toMatchObject({ status: 'SUCCEEDED' });
+    expect(result.steps).toEqual(['prepare', 'submit', 'await', 'release', 'finalize', 'notify']);
+    expect(result.calls.map((c) => c.retryCount)).toEqual([0, 0, 0, 0, 0, 0]);
+  });
+
+  it('retries submit while the provider is unavailable, then goes on', async () => {
+    const result = await run('job_unavailable', async (call, previous) => {
+      const submits = previous.filter((c) => c.step === 'submit').length;
+      if (call.step === 'submit' && submits <= 2) throw namedError('ProviderUnavailable');
+      return resumeWith(succeed)(call);
+    });
+    expect(result.status).toBe('SUCCEEDED');
+    expect(result.calls.filter((c) => c.step === 'submit').map((c) => c.retryCount)).toEqual([0, 1, 2]);
+  });
+
+  it('takes the failure path (record, notify, release) when the provider rejects', async () => {
+    const result = await run('job_rejected', async (call) => {
+      if (call.step === 'submit') throw namedError('ProviderRejected', '[provider_rejected_400] no');
+      return null;
+    });
+    expect(result).toMatchObject({ status: 'FAILED', error: 'JobFailed' });
+    expect(result.steps).toEqual(['prepare', 'submit', 'fail', 'notify', 'release']);
+    const fail = result.calls.find((c) => c.step === 'fail');
+    expect(fail?.error?.Error).toBe('ProviderRejected');
+    expect(JSON.parse(fail?.error?.Cause ?? '{}')).toMatchObject({
+      errorMessage: '[provider_rejected_400] no',
+    });
+  });
+
+  it('fails through the failure path when the provider job fails', async () => {
+    const result = await run(
+      'job_provider_failed',
+      resumeWith((token) =>
+        client.send(
+          new SendTaskFailureCommand({
+            taskToken: token,
+            error: 'ProviderJobFailed',
+            cause: '[generation_failed] x',
+          }),
+        ),
+      ),
+    );
+    expect(result).toMatchObject({ status: 'FAILED', error: 'JobFailed' });
+    expect(result.steps).toEqual(['prepare', 'submit', 'await', 'fail', 'notify', 'release']);
+    expect(result.calls.find((c) => c.step === 'fail')?.error).toEqual({
+      Error: 'ProviderJobFailed',
+      Cause: '[generation_failed] x',
+    });
+  });
+
+  it('stops for review after an ambiguous submission, without releasing the slot or retrying', async () => {
+    const result = await run('job_ambiguous', async (call) => {
+      if (call.step === 'submit') throw namedError('NeedsReview', '[ambiguous_submission] unknown');
+      return null;
+    });
+    expect(result).toMatchObject({ status: 'FAILED', error: 'NeedsReview' });
+    expect(result.steps).toEqual(['prepare', 'submit', 'review']);
+  });
+
+  it('settles a job canceled while it waits: cancel path, notify, release inside settle', async () => {
+    const result = await run(
+      'job_canceled',
+      resumeWith((token) =>
+        client.send(
+          new SendTaskFailureCommand({
+            taskToken: token,
+            error: 'JobCanceled',
+            cause: '[canceled] by client',
+          }),
+        ),
+      ),
+    );
+    expect(result).toMatchObject({ status: 'SUCCEEDED' });
+    expect(result.steps).toEqual(['prepare', 'submit', 'await', 'settle', 'notify']);
+  });
+
+  it('reviews a job whose provider never finishes, once the job timeout has passed', async () => {
+    const result = await run('job_stalled', async () => null);
+    expect(result).toMatchObject({ status: 'FAILED', error: 'NeedsReview' });
+    expect(result.steps).toEqual(['prepare', 'submit', 'await', 'review']);
+    expect(['States.Timeout', 'States.HeartbeatTimeout']).toContain(result.calls.at(-1)?.error?.Error);
+  });
+
+  it('keeps a finished job finished when its webhook cannot be delivered', async () => {
+    const result = await run('job_webhook_refused', async (call) => {
+      if (call.step === 'notify') throw namedError('InvalidWebhookTarget');
+      return resumeWith(succeed)(call);
+    });
+    expect(result.status).toBe('SUCCEEDED');
+    expect(result.steps).toEqual(['prepare', 'submit', 'await', 'release', 'finalize', 'notify']);
+  });
+});
