@@ -9,7 +9,9 @@ import { JobOutputs } from './constructs/job-outputs';
 import { JobQueue } from './constructs/job-queue';
 import { JobStore } from './constructs/job-store';
 import { JobWorkflow } from './constructs/job-workflow';
+import { LiveProgress } from './constructs/live-progress';
 import { ProviderSecrets } from './constructs/provider-secrets';
+import { Reconciler } from './constructs/reconciler';
 import { WorkflowSteps } from './constructs/workflow-steps';
 
 /**
@@ -51,11 +53,13 @@ export class LonghaulStack extends Stack {
   public readonly workflowSteps: WorkflowSteps;
   public readonly jobWorkflow: JobWorkflow;
   public readonly jobDispatcher: JobDispatcher;
+  public readonly liveProgress: LiveProgress;
+  public readonly reconciler: Reconciler;
 
   constructor(scope: Construct, id: string, props: LonghaulStackProps) {
     super(scope, id, {
       description:
-        'Longhaul: durable, idempotent intake, a queue, one in-flight limit and a workflow for slow, expensive, long-running media jobs',
+        'Longhaul: durable, idempotent intake, a queue, one in-flight limit, a workflow, a reconciler and live progress for slow, expensive, long-running media jobs',
       ...props,
     });
     const { settings } = props;
@@ -82,6 +86,7 @@ export class LonghaulStack extends Stack {
       jobTable: this.jobStore.jobTable,
       apiKeyTable: this.jobStore.apiKeyTable,
       jobQueue: this.jobQueue.queue,
+      deadLetterQueue: this.jobQueue.deadLetterQueue,
       inputBucket: this.jobInputs.inputBucket,
       outputBucket: this.jobOutputs.outputBucket,
       providerSecret: this.providerSecrets.providerSecret,
@@ -106,9 +111,35 @@ export class LonghaulStack extends Stack {
       jobQueue: this.jobQueue.queue,
       stateMachine: this.jobWorkflow.stateMachine,
     });
+    this.reconciler = new Reconciler(this, 'Reconciler', {
+      settings,
+      jobTable: this.jobStore.jobTable,
+      jobQueue: this.jobQueue.queue,
+      stateMachine: this.jobWorkflow.stateMachine,
+      providerSecret: this.providerSecrets.providerSecret,
+      alarms: this.alarms,
+    });
+    this.liveProgress = new LiveProgress(this, 'LiveProgress', {
+      settings,
+      jobTable: this.jobStore.jobTable,
+      apiKeyTable: this.jobStore.apiKeyTable,
+      apiGatewayAccount: this.httpApi.apiGatewayAccount,
+    });
+    // Whatever moves a job between statuses, or hears its progress, tells the clients watching it.
+    for (const fn of [
+      this.httpApi.apiFunction,
+      this.workflowSteps.stepsFunction,
+      this.reconciler.reconcileFunction,
+    ]) {
+      this.liveProgress.grantPublish(fn);
+    }
 
     const outputs: Record<string, [value: string, description: string]> = {
       ApiUrl: [this.httpApi.url, 'Base URL of the HTTP API, without a trailing slash'],
+      StreamUrl: [
+        this.liveProgress.url,
+        'WebSocket URL of live job progress; connect with ?jobId=<id>&apiKey=<key>',
+      ],
       UsagePlanId: [
         this.httpApi.usagePlan.usagePlanId,
         'Usage plan every tenant API Gateway key is added to',

@@ -4,6 +4,7 @@ import {
   AccessLogFormat,
   ApiKeySourceType,
   AuthorizationType,
+  type CfnAccount,
   EndpointType,
   IdentitySource,
   LambdaIntegration,
@@ -49,8 +50,10 @@ export interface HttpApiProps {
   readonly jobTable: ITable;
   /** The API key table; the authorizer reads single keys from it. */
   readonly apiKeyTable: ITable;
-  /** The jobs queue; the api handler sends to it. */
+  /** The jobs queue; the api handler sends to it, and an operator's redrive moves dead letters back to it. */
   readonly jobQueue: IQueue;
+  /** The jobs queue's dead-letter queue; the admin redrive route moves its messages back to the jobs queue. */
+  readonly deadLetterQueue: IQueue;
   /** The input bucket; the api handler stores and reads job inputs in it. */
   readonly inputBucket: IBucket;
   /** The output bucket; the api handler presigns GET URLs of job outputs in it. */
@@ -118,6 +121,12 @@ export class HttpApi extends Construct {
   public readonly usagePlan: UsagePlan;
   /** Access log of the stage, one JSON line per request. */
   public readonly accessLogGroup: LogGroup;
+  /**
+   * API Gateway's account settings naming the CloudWatch Logs role this API
+   * creates. Set once per account and region; other logging API Gateway stages
+   * in the stack must be created after it.
+   */
+  public readonly apiGatewayAccount: CfnAccount;
   /** Every method, by route key (`GET /v1/jobs/{id}`). */
   public readonly methods: ReadonlyMap<string, Method>;
   /** Base URL of the API, without a trailing slash: `${url}/v1/jobs` is the jobs collection. */
@@ -156,7 +165,7 @@ export class HttpApi extends Construct {
       entry: props.apiEntry ?? handlerEntry('api'),
       settings,
       serviceName: 'api',
-      description: 'Longhaul HTTP API: job intake, status, uploads and provider events',
+      description: 'Longhaul HTTP API: job intake, status, uploads, provider events and operator actions',
       // Well under the gateway's 29 s integration limit, so a slow dependency
       // ends as the handler's own problem response rather than a gateway 504.
       timeout: Duration.seconds(15),
@@ -167,7 +176,8 @@ export class HttpApi extends Construct {
       .useBucket('inputBucket', props.inputBucket, 'readWrite')
       .useBucket('outputBucket', props.outputBucket, 'read')
       .useSecret('providerSecretArn', props.providerSecret)
-      // Provider events resume the waiting workflow step; a cancel fails it.
+      .useDeadLetterRedrive(props.deadLetterQueue, props.jobQueue)
+      // Provider events resume the waiting workflow step (and their progress keeps it alive); a cancel fails it.
       .allowTaskResponses();
 
     this.authorizerFunction = new ProjectFunction(this, 'AuthorizerFunction', {
@@ -230,6 +240,7 @@ export class HttpApi extends Construct {
         ),
       },
     });
+    this.apiGatewayAccount = this.restApi.node.findChild('Account') as CfnAccount;
     // RestApi adds an `Endpoint` output ending in a slash; the stack's ApiUrl output replaces it.
     this.restApi.node.tryRemoveChild('Endpoint');
     const stage = this.restApi.deploymentStage;

@@ -1,14 +1,8 @@
 import { RemovalPolicy } from 'aws-cdk-lib';
-import {
-  AttributeType,
-  BillingMode,
-  ProjectionType,
-  Table,
-  TableEncryption,
-  type TableProps,
-} from 'aws-cdk-lib/aws-dynamodb';
+import type { Table } from 'aws-cdk-lib/aws-dynamodb';
 import { Construct } from 'constructs';
-import { apiKeyTable, jobTable, type Projection, type TableLayout } from '../../config/layout';
+import { apiKeyTable, jobTable } from '../../config/layout';
+import { layoutTable } from './layout-table';
 
 export interface JobStoreProps {
   /**
@@ -18,11 +12,6 @@ export interface JobStoreProps {
    */
   readonly removalPolicy?: RemovalPolicy;
 }
-
-const projections: Record<Projection, ProjectionType> = {
-  ALL: ProjectionType.ALL,
-  KEYS_ONLY: ProjectionType.KEYS_ONLY,
-};
 
 /**
  * The durable job state: the job table (each job item is also its idempotency
@@ -43,31 +32,8 @@ export class JobStore extends Construct {
 
   constructor(scope: Construct, id: string, props: JobStoreProps = {}) {
     super(scope, id);
-    const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
-    this.jobTable = this.table('JobTable', jobTable, removalPolicy);
-    this.apiKeyTable = this.table('ApiKeyTable', apiKeyTable, removalPolicy);
-  }
-
-  private table(id: string, layout: TableLayout, removalPolicy: RemovalPolicy): Table {
-    const tableProps: TableProps = {
-      partitionKey: { name: layout.partitionKey, type: AttributeType.STRING },
-      sortKey: layout.sortKey ? { name: layout.sortKey, type: AttributeType.STRING } : undefined,
-      timeToLiveAttribute: layout.timeToLiveAttribute,
-      billingMode: BillingMode.PAY_PER_REQUEST,
-      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
-      encryption: TableEncryption.AWS_MANAGED,
-      deletionProtection: true,
-      removalPolicy,
-    };
-    const table = new Table(this, id, tableProps);
-    for (const index of layout.indexes) {
-      table.addGlobalSecondaryIndex({
-        indexName: index.name,
-        partitionKey: { name: index.partitionKey, type: AttributeType.STRING },
-        sortKey: { name: index.sortKey, type: AttributeType.STRING },
-        projectionType: projections[index.projection],
-      });
-    }
-    return table;
+    const options = { removalPolicy: props.removalPolicy ?? RemovalPolicy.RETAIN, deletionProtection: true };
+    this.jobTable = layoutTable(this, 'JobTable', jobTable, options);
+    this.apiKeyTable = layoutTable(this, 'ApiKeyTable', apiKeyTable, options);
   }
 }

@@ -22,16 +22,19 @@ import { DEPS_LOCK_FILE, REPO_ROOT } from '../handlers';
 import { acknowledge, iam5ResourceFinding } from '../nag';
 
 /** Resources a handler learns through `resourceEnv` (config/layout.ts), by kind. */
-export type TableEnvKey = Extract<keyof typeof resourceEnv, 'jobTable' | 'apiKeyTable'>;
+export type TableEnvKey = Extract<keyof typeof resourceEnv, 'jobTable' | 'apiKeyTable' | 'connectionTable'>;
 export type QueueEnvKey = Extract<keyof typeof resourceEnv, 'jobQueueUrl'>;
+/** Queues a handler names by ARN: the two ends of a dead-letter redrive. */
+export type QueueArnEnvKey = Extract<keyof typeof resourceEnv, 'deadLetterQueueArn' | 'jobQueueArn'>;
 export type BucketEnvKey = Extract<keyof typeof resourceEnv, 'inputBucket' | 'outputBucket'>;
 export type SecretEnvKey = Extract<keyof typeof resourceEnv, 'providerSecretArn' | 'webhookSecretArn'>;
 export type StateMachineEnvKey = Extract<keyof typeof resourceEnv, 'stateMachineArn'>;
 /** Addresses a handler is told about but needs no permission for. */
-export type UrlEnvKey = Extract<keyof typeof resourceEnv, 'providerWebhookUrl'>;
+export type UrlEnvKey = Extract<keyof typeof resourceEnv, 'providerWebhookUrl' | 'streamCallbackUrl'>;
 export type ResourceEnvKey =
   | TableEnvKey
   | QueueEnvKey
+  | QueueArnEnvKey
   | BucketEnvKey
   | SecretEnvKey
   | StateMachineEnvKey
@@ -39,9 +42,11 @@ export type ResourceEnvKey =
 
 /**
  * What a function may do with a table: `getItem` (point reads of the base table
- * only), `read` (reads, queries and scans, indexes included) or `readWrite`.
+ * only), `itemReadWrite` (reads and writes of single items of the base table:
+ * no queries, scans or indexes), `read` (reads, queries and scans, indexes
+ * included) or `readWrite`.
  */
-export type TableAccess = 'getItem' | 'read' | 'readWrite';
+export type TableAccess = 'getItem' | 'itemReadWrite' | 'read' | 'readWrite';
 /** What a function may do with a queue: `send` messages, or `consume` them. */
 export type QueueAccess = 'send' | 'consume';
 /** What a function may do with a bucket's objects: `read` (GetObject) or `readWrite` (GetObject, PutObject). */
@@ -95,9 +100,10 @@ export interface ProjectFunctionProps {
  * the runtime, its own log group (retained, with the configured retention) and its
  * own role whose only built-in permission is writing to that log group.
  *
- * Resources are attached with `useTable`, `useQueue`, `useBucket`, `useSecret` and
- * `useStateMachine`, which grant the access and set the handler's environment
- * variable in one step; `useUrl` sets an address that needs no permission.
+ * Resources are attached with `useTable`, `useQueue`, `useBucket`, `useSecret`,
+ * `useStateMachine` and `useDeadLetterRedrive`, which grant the access and set the
+ * handler's environment variables in one step; `useUrl` sets an address that
+ * needs no permission.
  */
 export class ProjectFunction extends Construct implements IGrantable {
   /** The Lambda function. */
@@ -214,6 +220,15 @@ export class ProjectFunction extends Construct implements IGrantable {
         );
         table.encryptionKey?.grantDecrypt(this.role);
         break;
+      case 'itemReadWrite':
+        this.role.addToPrincipalPolicy(
+          new PolicyStatement({
+            actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
+            resources: [table.tableArn],
+          }),
+        );
+        table.encryptionKey?.grantEncryptDecrypt(this.role);
+        break;
       case 'read':
         table.grantReadData(this.role);
         this.acknowledgeIndexWildcard(table);
@@ -250,6 +265,35 @@ export class ProjectFunction extends Construct implements IGrantable {
   }
 
   /**
+   * Lets the handler move what `deadLetterQueue` holds back to `destination`
+   * with SQS's message move task, and sets DEAD_LETTER_QUEUE_ARN and
+   * JOB_QUEUE_ARN to their ARNs. SQS requires the caller of StartMessageMoveTask
+   * to hold, besides that action, ReceiveMessage, DeleteMessage and
+   * GetQueueAttributes on the dead-letter queue and SendMessage on the
+   * destination; each is granted on its own queue only.
+   */
+  public useDeadLetterRedrive(deadLetterQueue: IQueue, destination: IQueue): this {
+    this.role.addToPrincipalPolicy(
+      new PolicyStatement({
+        actions: [
+          'sqs:StartMessageMoveTask',
+          'sqs:ReceiveMessage',
+          'sqs:DeleteMessage',
+          'sqs:GetQueueAttributes',
+        ],
+        resources: [deadLetterQueue.queueArn],
+      }),
+    );
+    this.role.addToPrincipalPolicy(
+      new PolicyStatement({ actions: ['sqs:SendMessage'], resources: [destination.queueArn] }),
+    );
+    deadLetterQueue.encryptionMasterKey?.grantDecrypt(this.role);
+    destination.encryptionMasterKey?.grantEncrypt(this.role);
+    this.setResourceEnv('deadLetterQueueArn', deadLetterQueue.queueArn);
+    return this.setResourceEnv('jobQueueArn', destination.queueArn);
+  }
+
+  /**
    * Grants reading the current value of `secret` (GetSecretValue only, which is all
    * a cached secret lookup calls) and sets the handler's `resourceEnv[key]` to its ARN.
    */
@@ -276,9 +320,10 @@ export class ProjectFunction extends Construct implements IGrantable {
   }
 
   /**
-   * Lets the handler resume or fail a workflow step that waits for a task token
-   * (SendTaskSuccess, SendTaskFailure). These actions name no resource in IAM, so
-   * they live in their own policy, acknowledged on their own.
+   * Lets the handler resume, fail or keep alive a workflow step that waits for a
+   * task token (SendTaskSuccess, SendTaskFailure, SendTaskHeartbeat). These
+   * actions name no resource in IAM, so they live in their own policy,
+   * acknowledged on their own.
    */
   public allowTaskResponses(): this {
     if (this.node.tryFindChild('TaskResponsePolicy')) return this;
@@ -286,7 +331,7 @@ export class ProjectFunction extends Construct implements IGrantable {
       roles: [this.role],
       statements: [
         new PolicyStatement({
-          actions: ['states:SendTaskSuccess', 'states:SendTaskFailure'],
+          actions: ['states:SendTaskSuccess', 'states:SendTaskFailure', 'states:SendTaskHeartbeat'],
           resources: ['*'],
         }),
       ],
@@ -296,7 +341,7 @@ export class ProjectFunction extends Construct implements IGrantable {
     acknowledge(
       policy,
       'AwsSolutions-IAM5[Resource::*]',
-      'states:SendTaskSuccess and states:SendTaskFailure support no resource-level permissions (the Service Authorization Reference lists no resource type for them), so they must be granted on "*". The caller can only act on a step whose task token it holds, and this policy grants nothing else.',
+      'states:SendTaskSuccess, states:SendTaskFailure and states:SendTaskHeartbeat support no resource-level permissions (the Service Authorization Reference lists no resource type for them), so they must be granted on "*". The caller can only act on a step whose task token it holds, and this policy grants nothing else.',
     );
     return this;
   }

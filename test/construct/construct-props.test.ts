@@ -3,12 +3,15 @@ import { Table } from 'aws-cdk-lib/aws-dynamodb';
 import { Bucket } from 'aws-cdk-lib/aws-s3';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Queue } from 'aws-cdk-lib/aws-sqs';
+import { DefinitionBody, Pass, StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { defaultSettings } from '../../config/settings';
 import { Alarms } from '../../lib/constructs/alarms';
 import { HttpApi, type HttpApiProps } from '../../lib/constructs/http-api';
 import { JobInputs } from '../../lib/constructs/job-inputs';
 import { JobOutputs } from '../../lib/constructs/job-outputs';
 import { JobQueue } from '../../lib/constructs/job-queue';
+import { LiveProgress, type LiveProgressProps } from '../../lib/constructs/live-progress';
+import { Reconciler } from '../../lib/constructs/reconciler';
 
 // Bad props fail before anything is bundled, so these build bare stacks; nothing is bundled when they pass either.
 const stack = () => new Stack(new App({ context: { 'aws:cdk:bundling-stacks': [] } }), 'Test');
@@ -74,6 +77,11 @@ describe('HttpApi', () => {
       jobTable: Table.fromTableName(scope, 'Jobs', 'jobs'),
       apiKeyTable: Table.fromTableName(scope, 'Keys', 'keys'),
       jobQueue: Queue.fromQueueArn(scope, 'Queue', 'arn:aws:sqs:eu-west-1:111111111111:jobs'),
+      deadLetterQueue: Queue.fromQueueArn(
+        scope,
+        'DeadLetters',
+        'arn:aws:sqs:eu-west-1:111111111111:jobs-dlq',
+      ),
       inputBucket: Bucket.fromBucketName(scope, 'Inputs', 'inputs'),
       outputBucket: Bucket.fromBucketName(scope, 'Outputs', 'outputs'),
       providerSecret: Secret.fromSecretNameV2(scope, 'Provider', 'provider'),
@@ -109,6 +117,61 @@ describe('HttpApi', () => {
     expect(api.routeUrl('GET /healthz')).toBe(`${api.url}/healthz`);
     expect(() => api.routeUrl('POST /v1/provider/events')).toThrow(
       'HttpApi Test/Api: route POST /v1/provider/events is not served',
+    );
+  });
+});
+
+describe('LiveProgress', () => {
+  const create = (overrides: Partial<LiveProgressProps>) => () => {
+    const scope = stack();
+    return new LiveProgress(scope, 'Live', {
+      settings: defaultSettings,
+      jobTable: Table.fromTableName(scope, 'Jobs', 'jobs'),
+      apiKeyTable: Table.fromTableName(scope, 'Keys', 'keys'),
+      ...overrides,
+    });
+  };
+
+  test('rejects a stage name API Gateway would refuse', () => {
+    expect(create({ stageName: 'live/v1' })).toThrow(
+      'LiveProgress Test/Live: stageName must contain only letters, digits and underscores, got "live/v1"',
+    );
+  });
+
+  test('rejects throttling that would refuse every client', () => {
+    expect(create({ rateLimit: 0 })).toThrow(
+      'LiveProgress Test/Live: rateLimit must be positive and burstLimit a positive integer, got 0 and 200',
+    );
+  });
+});
+
+describe('Reconciler', () => {
+  const create = (reconcileSchedule: string) => () => {
+    const scope = stack();
+    new Reconciler(scope, 'Reconciler', {
+      settings: { ...defaultSettings, reconcileSchedule },
+      jobTable: Table.fromTableName(scope, 'Jobs', 'jobs'),
+      jobQueue: Queue.fromQueueArn(scope, 'Queue', 'arn:aws:sqs:eu-west-1:111111111111:jobs'),
+      stateMachine: new StateMachine(scope, 'Machine', {
+        definitionBody: DefinitionBody.fromChainable(new Pass(scope, 'Pass')),
+      }),
+      providerSecret: Secret.fromSecretNameV2(scope, 'Provider', 'provider'),
+      alarms: new Alarms(scope, 'Alarms'),
+    });
+  };
+
+  test.each(['rate(1 minutes)', 'rate(2 minute)', 'rate(0 minutes)'])(
+    'rejects %s, which Scheduler would refuse',
+    (schedule) => {
+      expect(create(schedule)).toThrow(
+        `Reconciler Test/Reconciler: schedule must be rate(1 minute), rate(N minutes), rate(1 hour) or rate(N hours) with N > 1, got "${schedule}"`,
+      );
+    },
+  );
+
+  test('rejects passes further apart than its alarms can see', () => {
+    expect(create('rate(9 hours)')).toThrow(
+      'Reconciler Test/Reconciler: schedule must run at least every 8 hours (its alarms look at 3 consecutive passes, and CloudWatch looks back at most one day), got rate(9 hours)',
     );
   });
 });

@@ -83,8 +83,15 @@ describe('API key table', () => {
     expect(table.DeletionPolicy).toBe('Retain');
   });
 
-  test('there are exactly two tables', () => {
-    template.resourceCountIs('AWS::DynamoDB::Table', 2);
+  test('there are exactly three tables: jobs, API keys and live connections', () => {
+    const paths = Object.values(template.findResources('AWS::DynamoDB::Table'))
+      .map((table) => table.Metadata['aws:cdk:path'])
+      .sort();
+    expect(paths).toEqual([
+      'Longhaul/JobStore/ApiKeyTable/Resource',
+      'Longhaul/JobStore/JobTable/Resource',
+      'Longhaul/LiveProgress/ConnectionTable/Resource',
+    ]);
   });
 });
 

@@ -93,6 +93,24 @@ describe('REST API', () => {
     },
   );
 
+  test('the admin routes are exactly these, each behind the authorizer with a usage-plan key', () => {
+    const admin = routes.filter((route) => route.auth === 'admin').map((r) => `${r.method} ${r.path}`);
+    expect(admin).toEqual([
+      'GET /v1/admin/jobs',
+      'POST /v1/admin/jobs/{id}/resolve',
+      'POST /v1/admin/dlq/redrive',
+    ]);
+    for (const key of admin) {
+      expect(methodsByRoute().get(key)).toEqual(
+        expect.objectContaining({
+          AuthorizationType: 'CUSTOM',
+          AuthorizerId: { Ref: authorizer },
+          ApiKeyRequired: true,
+        }),
+      );
+    }
+  });
+
   test('GET /healthz is public and needs no key', () => {
     const method = methodsByRoute().get('GET /healthz');
     expect(method?.AuthorizationType).toBe('NONE');
@@ -239,6 +257,7 @@ describe('usage plan and stage', () => {
         'OutputBucketName',
         'ProviderSecretArn',
         'StateMachineArn',
+        'StreamUrl',
         'UsagePlanId',
         'WebhookSecretArn',
       ].sort(),
@@ -398,9 +417,13 @@ describe('api function', () => {
     ]);
   });
 
-  test('may answer task tokens (provider events resume a step, a cancel fails it), and start no execution', () => {
+  test('may answer task tokens and send heartbeats (provider events resume a step and keep it alive, a cancel fails it), and start no execution', () => {
     expect(policyStatements(template, 'Longhaul/Api/ApiFunction/TaskResponsePolicy/Resource')).toEqual([
-      { Effect: 'Allow', Action: ['states:SendTaskFailure', 'states:SendTaskSuccess'], Resource: '*' },
+      {
+        Effect: 'Allow',
+        Action: ['states:SendTaskFailure', 'states:SendTaskHeartbeat', 'states:SendTaskSuccess'],
+        Resource: '*',
+      },
     ]);
     const statements = policyStatements(template, 'Longhaul/Api/ApiFunction/Role/DefaultPolicy/Resource');
     expect(statementsFor(statements, 'states')).toEqual([]);
@@ -419,6 +442,46 @@ describe('api function', () => {
             'AWS::SecretsManager::Secret',
             'Longhaul/Secrets/ProviderSecret/Resource',
           ),
+        },
+      }),
+    );
+  });
+
+  test('may start a message move task on the dead-letter queue only, and send only to the jobs queue', () => {
+    const statements = policyStatements(template, 'Longhaul/Api/ApiFunction/Role/DefaultPolicy/Resource');
+    const dlq = logicalIdAt(template, 'AWS::SQS::Queue', 'Longhaul/JobQueue/DeadLetterQueue/Resource');
+    const queue = logicalIdAt(template, 'AWS::SQS::Queue', 'Longhaul/JobQueue/Queue/Resource');
+    expect(statementsFor(statements, 'sqs')).toEqual([
+      {
+        Effect: 'Allow',
+        Action: ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage'],
+        Resource: { 'Fn::GetAtt': [queue, 'Arn'] },
+      },
+      {
+        Effect: 'Allow',
+        Action: [
+          'sqs:DeleteMessage',
+          'sqs:GetQueueAttributes',
+          'sqs:ReceiveMessage',
+          'sqs:StartMessageMoveTask',
+        ],
+        Resource: { 'Fn::GetAtt': [dlq, 'Arn'] },
+      },
+    ]);
+  });
+
+  test('names both ends of the redrive by ARN in its environment', () => {
+    const fn = logicalIdAt(template, 'AWS::Lambda::Function', 'Longhaul/Api/ApiFunction/Function/Resource');
+    expect(resources[fn]?.Properties.Environment.Variables).toEqual(
+      expect.objectContaining({
+        DEAD_LETTER_QUEUE_ARN: {
+          'Fn::GetAtt': [
+            logicalIdAt(template, 'AWS::SQS::Queue', 'Longhaul/JobQueue/DeadLetterQueue/Resource'),
+            'Arn',
+          ],
+        },
+        JOB_QUEUE_ARN: {
+          'Fn::GetAtt': [logicalIdAt(template, 'AWS::SQS::Queue', 'Longhaul/JobQueue/Queue/Resource'), 'Arn'],
         },
       }),
     );

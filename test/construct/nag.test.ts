@@ -71,7 +71,10 @@ test('every acknowledgement is one reviewed here, with a reason', () => {
     ...routes.filter((route) => route.auth === 'none').map((route) => `${method(route)} AwsSolutions-APIG4`),
   ];
   // Logical ids end in a hash; the finding names the resource by it.
-  const withoutHash = (id: string) => id.replace(/<(\w+?)[0-9A-F]{8}\.Arn>/, '<$1.Arn>');
+  const withoutHash = (id: string) => id.replace(/<(\w+?)[0-9A-F]{8}(\.\w+)?>/g, '<$1$2>');
+  // Posting to live clients, on every connection of the one stage only.
+  const manageConnections = (role: string) =>
+    `${role} AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:execute-api:<AWS::Region>:<AWS::AccountId>:<LiveProgressWebSocketApi>/live/POST/@connections/*]`;
   expect(found.map(({ at, id }) => `${at} ${withoutHash(id)}`).sort()).toEqual(
     [
       'Longhaul/JobInputs/AccessLogBucket AwsSolutions-S1',
@@ -97,6 +100,18 @@ test('every acknowledgement is one reviewed here, with a reason', () => {
       'Longhaul/Workflow/StateMachine AwsSolutions-IAM5[Resource::<WorkflowStepsStepsFunction.Arn>:*]',
       'Longhaul/Dispatcher/DispatchFunction/Role AwsSolutions-IAM5[Resource::*]',
       'Longhaul/Dispatcher/DispatchFunction/Role AwsSolutions-IAM5[Resource::<JobStoreJobTable.Arn>/index/*]',
+      'Longhaul/Reconciler/ReconcileFunction/Role AwsSolutions-IAM5[Resource::*]',
+      'Longhaul/Reconciler/ReconcileFunction/Role AwsSolutions-IAM5[Resource::<JobStoreJobTable.Arn>/index/*]',
+      'Longhaul/Reconciler/ReconcileFunction/Role AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:<WorkflowStateMachine.Name>:*]',
+      'Longhaul/Reconciler/ReconcileFunction/TaskResponsePolicy AwsSolutions-IAM5[Resource::*]',
+      'Longhaul/Reconciler/SchedulerRole AwsSolutions-IAM5[Resource::<ReconcilerReconcileFunction.Arn>:*]',
+      'Longhaul/LiveProgress/StreamFunction/Role AwsSolutions-IAM5[Resource::*]',
+      'Longhaul/LiveProgress/WebSocketApi/$connect-Route AwsSolutions-APIG4',
+      'Longhaul/LiveProgress/WebSocketApi/$disconnect-Route AwsSolutions-APIG4',
+      'Longhaul/LiveProgress/WebSocketApi/$default-Route AwsSolutions-APIG4',
+      manageConnections('Longhaul/Api/ApiFunction/Role'),
+      manageConnections('Longhaul/WorkflowSteps/StepsFunction/Role'),
+      manageConnections('Longhaul/Reconciler/ReconcileFunction/Role'),
     ].sort(),
   );
   for (const { reason } of found) expect(reason.length).toBeGreaterThan(40);
@@ -104,11 +119,24 @@ test('every acknowledgement is one reviewed here, with a reason', () => {
 
 test('only the open routes, healthz and the provider webhook, go without a gateway authorizer', () => {
   const open = acknowledgements(longhaul.stack)
-    .filter(({ id }) => id === 'AwsSolutions-APIG4')
+    .filter(({ id, at }) => id === 'AwsSolutions-APIG4' && at.startsWith('Longhaul/Api/'))
     .map(({ at }) => at)
     .sort();
   expect(open).toEqual([
     'Longhaul/Api/RestApi/Default/healthz/GET',
     'Longhaul/Api/RestApi/Default/v1/provider/events/POST',
   ]);
+});
+
+test('the WebSocket routes go without a gateway authorizer, and $connect says who checks the key instead', () => {
+  const open = acknowledgements(longhaul.stack).filter(
+    ({ id, at }) => id === 'AwsSolutions-APIG4' && !at.startsWith('Longhaul/Api/'),
+  );
+  expect(open.map(({ at }) => at).sort()).toEqual([
+    'Longhaul/LiveProgress/WebSocketApi/$connect-Route',
+    'Longhaul/LiveProgress/WebSocketApi/$default-Route',
+    'Longhaul/LiveProgress/WebSocketApi/$disconnect-Route',
+  ]);
+  const connect = open.find(({ at }) => at.endsWith('/$connect-Route'));
+  expect(connect?.reason).toMatch(/stream handler admits a connection only if the apiKey/);
 });

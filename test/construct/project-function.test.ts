@@ -14,6 +14,8 @@ const FUNCTIONS = [
   'Longhaul/Api/AuthorizerFunction',
   'Longhaul/WorkflowSteps/StepsFunction',
   'Longhaul/Dispatcher/DispatchFunction',
+  'Longhaul/Reconciler/ReconcileFunction',
+  'Longhaul/LiveProgress/StreamFunction',
 ] as const;
 
 let template: Template;
@@ -108,8 +110,8 @@ test('the only managed policy in the stack is the one of API Gateway’s CloudWa
   ]);
 });
 
-test('there are six log groups (four functions, the API access log, the workflow), all with the configured retention', () => {
-  template.resourceCountIs('AWS::Logs::LogGroup', 6);
+test('there are nine log groups (six functions, two API access logs, the workflow), all with the configured retention', () => {
+  template.resourceCountIs('AWS::Logs::LogGroup', 9);
   template.allResourcesProperties('AWS::Logs::LogGroup', {
     RetentionInDays: defaultSettings.logRetentionDays,
   });

@@ -16,6 +16,7 @@ const env = {
   LOG_RETENTION_DAYS: '30',
   JOB_RETENTION_DAYS: '3',
   JOB_TIMEOUT_MS: String(3 * 86_400_000),
+  RECONCILE_SCHEDULE: 'rate(5 minutes)',
 };
 
 let template: Template;
@@ -26,7 +27,7 @@ beforeAll(() => {
 
 test('the handlers get the overridden settings in their environment', () => {
   const functions = Object.values(template.findResources('AWS::Lambda::Function'));
-  expect(functions).toHaveLength(4);
+  expect(functions).toHaveLength(6);
   for (const fn of functions) {
     expect(fn.Properties.Environment.Variables).toEqual(expect.objectContaining(env));
   }
@@ -97,4 +98,20 @@ test('the await step waits up to JOB_TIMEOUT_MS with the configured heartbeat', 
   );
   const awaitState = JSON.parse(definition as string).States.await;
   expect(awaitState).toEqual(expect.objectContaining({ TimeoutSeconds: 3 * 86_400, HeartbeatSeconds: 300 }));
+});
+
+test('the reconciler runs on RECONCILE_SCHEDULE, and its alarms count passes of that length', () => {
+  template.hasResourceProperties('AWS::Scheduler::Schedule', { ScheduleExpression: 'rate(5 minutes)' });
+  const reconcilerAlarms = Object.values(template.findResources('AWS::CloudWatch::Alarm'))
+    .filter((alarm) => alarm.Properties.Namespace === 'AWS/Lambda')
+    .map((alarm) => [
+      alarm.Properties.MetricName,
+      alarm.Properties.Period,
+      alarm.Properties.EvaluationPeriods,
+    ])
+    .sort();
+  expect(reconcilerAlarms).toEqual([
+    ['Errors', 300, 3],
+    ['Invocations', 300, 3],
+  ]);
 });

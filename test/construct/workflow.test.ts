@@ -542,7 +542,11 @@ describe('steps function', () => {
 
   test('may answer task tokens, in a policy of its own that grants nothing else', () => {
     expect(policyStatements(template, `${STEPS_PATH}/TaskResponsePolicy/Resource`)).toEqual([
-      { Effect: 'Allow', Action: ['states:SendTaskFailure', 'states:SendTaskSuccess'], Resource: '*' },
+      {
+        Effect: 'Allow',
+        Action: ['states:SendTaskFailure', 'states:SendTaskHeartbeat', 'states:SendTaskSuccess'],
+        Resource: '*',
+      },
     ]);
     const policy = logicalIdAt(template, 'AWS::IAM::Policy', `${STEPS_PATH}/TaskResponsePolicy/Resource`);
     expect(resources[policy].Properties.Roles).toEqual([
