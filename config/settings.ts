@@ -32,7 +32,12 @@ const fields = {
   },
   reconcileSchedule: {
     env: 'RECONCILE_SCHEDULE',
-    schema: z.string().regex(/^rate\(\d+ (minute|minutes|hour|hours)\)$/, 'must look like rate(1 minute)'),
+    schema: z
+      .string()
+      .regex(
+        /^rate\((1 (minute|hour)|([2-9]|[1-9]\d+) (minutes|hours))\)$/,
+        'must look like rate(1 minute) or rate(5 minutes)',
+      ),
     default: 'rate(1 minute)',
     doc: 'EventBridge Scheduler expression of the reconciler in AWS',
   },

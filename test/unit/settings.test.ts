@@ -46,6 +46,13 @@ describe('loadSettings', () => {
     expect(problems[2]).toMatch(/^LOG_RETENTION_DAYS="8": must be one of 1, 3, 5/);
   });
 
+  it.each(['rate(1 minutes)', 'rate(0 minutes)', 'rate(2 minute)', 'cron(* * * * ? *)'])(
+    'refuses the schedule %s',
+    (schedule) => {
+      expect(() => loadSettings({ RECONCILE_SCHEDULE: schedule })).toThrow(/RECONCILE_SCHEDULE/);
+    },
+  );
+
   it('refuses a burst below the steady rate', () => {
     expect(() => loadSettings({ API_RATE_LIMIT: '50', API_BURST_LIMIT: '10' })).toThrow(
       /API_BURST_LIMIT \(10\) must be at least API_RATE_LIMIT \(50\)/,
