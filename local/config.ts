@@ -5,7 +5,7 @@ import { z } from 'zod';
  * The local stack's own environment (contract section 2), apart from the
  * settings every deployment shares (config/settings.ts). Parsed once at
  * start-up; a bad value stops it with a message naming the variable. API key
- * values are secrets, so no message ever repeats one.
+ * values and the other secrets are never repeated in a message.
  */
 
 /** Who an API key belongs to; the seed of the local API key table. */
@@ -15,6 +15,25 @@ export interface ApiKeyGrant {
   readonly role: 'tenant' | 'admin';
 }
 
+/** The simulated provider the stack starts when no PROVIDER_URL is given (contract section 3). */
+export interface SimulatorConfig {
+  /** 0 picks a free port. */
+  readonly port: number;
+  readonly jobMs: number;
+  readonly progressHz: number;
+  readonly idempotent: boolean;
+}
+
+export interface ProviderConfig {
+  /** An already running provider; when absent the stack starts the simulator. */
+  readonly url?: string;
+  /** Signs the provider's webhooks; the simulator signs with it and the handlers check it. */
+  readonly webhookSecret: string;
+  /** Bearer key the provider requires, if any. */
+  readonly apiKey?: string;
+  readonly simulator: SimulatorConfig;
+}
+
 export interface LocalConfig {
   /** HTTP port of the gateway; 0 picks a free one. */
   readonly port: number;
@@ -22,6 +41,14 @@ export interface LocalConfig {
   readonly apiKeys: readonly ApiKeyGrant[];
   /** Absolute directory holding the emulators' durable state. */
   readonly dataDir: string;
+  readonly provider: ProviderConfig;
+  /** Signs Longhaul's webhooks to clients (`Longhaul-Signature`). */
+  readonly webhookSigningSecret: string;
+  /**
+   * Whether the jobs queue is consumed, like an event source mapping's
+   * `Enabled`; off, jobs stay in the queue for a test or an operator to inspect.
+   */
+  readonly dispatchEnabled: boolean;
 }
 
 export const ADMIN_TENANT_ID = 'admin';
@@ -31,7 +58,18 @@ export const localDefaults = {
   LONGHAUL_API_KEYS: 'dev-key:dev',
   LONGHAUL_ADMIN_KEY: 'dev-admin-key',
   LONGHAUL_DATA_DIR: '.longhaul',
+  SIM_PORT: '3100',
+  SIM_JOB_MS: '3000',
+  SIM_PROGRESS_HZ: '10',
+  SIM_IDEMPOTENT: '1',
+  PROVIDER_WEBHOOK_SECRET: 'dev-provider-webhook-secret',
+  LONGHAUL_WEBHOOK_SECRET: 'dev-webhook-signing-secret',
+  LONGHAUL_DISPATCH: '1',
 } as const;
+
+/** Variables with no default: unset means "none". */
+const optionalVariables = ['PROVIDER_URL', 'PROVIDER_API_KEY'] as const;
+type Variable = keyof typeof localDefaults | (typeof optionalVariables)[number];
 
 export class LocalConfigError extends Error {
   constructor(readonly problems: readonly string[]) {
@@ -91,30 +129,80 @@ const adminKeySchema = z
 
 const dataDirSchema = z.string().min(1, 'must not be empty');
 
+const wholeNumber = (min: number, max: number) =>
+  z
+    .string()
+    .regex(/^\d{1,12}$/, `must be a whole number from ${min} to ${max}`)
+    .transform(Number)
+    .pipe(z.number().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`));
+
+const progressHzSchema = z
+  .string()
+  .regex(/^\d+(\.\d+)?$/, 'must be a number')
+  .transform(Number)
+  .pipe(z.number().positive('must be greater than 0').max(1000, 'must be at most 1000'));
+
+const FLAG_VALUES = ['1', '0', 'true', 'false'] as const;
+const flagSchema = z
+  .enum(FLAG_VALUES, 'must be 1, 0, true or false')
+  .transform((value) => value === '1' || value === 'true');
+
+const providerUrlSchema = z
+  .url({ protocol: /^https?$/, error: 'must be an http or https URL' })
+  // The adapter resolves its absolute paths (/v1/generations) against this URL, which would drop a path of its own.
+  .refine((value) => {
+    const url = new URL(value);
+    return url.pathname === '/' && !url.search && !url.hash && !url.username && !url.password;
+  }, 'must be an origin such as http://127.0.0.1:3100, without a path, query, fragment or credentials')
+  .transform((value) => new URL(value).origin);
+
+// The handlers refuse shorter secrets (lambdas/shared/secrets.ts), so a short one is refused here, at start-up.
+const secretSchema = z.string().min(16, 'must be at least 16 characters');
+const providerApiKeySchema = z
+  .string()
+  .regex(/^[\x21-\x7e]{1,1024}$/, 'must be 1 to 1024 printable ASCII characters without spaces');
+
 type Env = Readonly<Record<string, string | undefined>>;
 
-/** An unset or blank variable takes its default, as config/settings.ts does. */
-function read(env: Env, name: keyof typeof localDefaults): string {
+/** An unset or blank variable takes its default, as config/settings.ts does; one without a default is then undefined. */
+function read(env: Env, name: Variable): string | undefined {
   const value = env[name]?.trim();
-  return value ? value : localDefaults[name];
+  if (value) return value;
+  return name in localDefaults ? localDefaults[name as keyof typeof localDefaults] : undefined;
 }
 
 /** Reads the local stack's variables from `env`; throws a {@link LocalConfigError} listing every bad one. */
 export function parseLocalConfig(env: Env, cwd: string = process.cwd()): LocalConfig {
   const problems: string[] = [];
-  const field = <T>(name: keyof typeof localDefaults, schema: z.ZodType<T>, echo: boolean): T | undefined => {
+  // A variable with a default yields its value, or, when it is bad, records a problem and yields nothing;
+  // the values are only used once no problem was recorded.
+  function field<T>(name: keyof typeof localDefaults, schema: z.ZodType<T>, echo: boolean): T;
+  function field<T>(name: Variable, schema: z.ZodType<T>, echo: boolean): T | undefined;
+  function field<T>(name: Variable, schema: z.ZodType<T>, echo: boolean): T | undefined {
     const raw = read(env, name);
+    if (raw === undefined) return undefined;
     const parsed = schema.safeParse(raw);
     if (parsed.success) return parsed.data;
     const reasons = parsed.error.issues.map((issue) => issue.message).join('; ');
     problems.push(echo ? `${name}=${JSON.stringify(raw)}: ${reasons}` : `${name}: ${reasons}`);
     return undefined;
-  };
+  }
 
   const port = field('PORT', portSchema, true);
   const tenantKeys = field('LONGHAUL_API_KEYS', tenantKeysSchema, false);
   const adminKey = field('LONGHAUL_ADMIN_KEY', adminKeySchema, false);
   const dataDir = field('LONGHAUL_DATA_DIR', dataDirSchema, true);
+  const providerUrl = field('PROVIDER_URL', providerUrlSchema, true);
+  const simulator = {
+    port: field('SIM_PORT', portSchema, true),
+    jobMs: field('SIM_JOB_MS', wholeNumber(1, 86_400_000), true),
+    progressHz: field('SIM_PROGRESS_HZ', progressHzSchema, true),
+    idempotent: field('SIM_IDEMPOTENT', flagSchema, true),
+  };
+  const providerWebhookSecret = field('PROVIDER_WEBHOOK_SECRET', secretSchema, false);
+  const providerApiKey = field('PROVIDER_API_KEY', providerApiKeySchema, false);
+  const webhookSigningSecret = field('LONGHAUL_WEBHOOK_SECRET', secretSchema, false);
+  const dispatchEnabled = field('LONGHAUL_DISPATCH', flagSchema, true);
 
   if (tenantKeys && adminKey !== undefined) {
     const seen = new Set<string>();
@@ -124,21 +212,36 @@ export function parseLocalConfig(env: Env, cwd: string = process.cwd()): LocalCo
       seen.add(grant.key);
     });
   }
-  if (problems.length > 0 || port === undefined || !tenantKeys || adminKey === undefined || !dataDir) {
-    throw new LocalConfigError(problems);
-  }
+  if (problems.length > 0) throw new LocalConfigError(problems);
   return Object.freeze({
     port,
     apiKeys: [...tenantKeys, { key: adminKey, tenantId: ADMIN_TENANT_ID, role: 'admin' as const }],
     dataDir: resolve(cwd, dataDir),
+    provider: Object.freeze({
+      ...(providerUrl === undefined ? {} : { url: providerUrl }),
+      webhookSecret: providerWebhookSecret,
+      ...(providerApiKey === undefined ? {} : { apiKey: providerApiKey }),
+      simulator: Object.freeze(simulator),
+    }),
+    webhookSigningSecret,
+    dispatchEnabled,
   });
 }
 
 /**
  * The environment the shared settings are read from locally. Webhooks to
  * private and loopback addresses are refused in AWS but are how a local
- * client listens, so locally they are allowed unless the environment says otherwise.
+ * client listens, so locally they are allowed unless the environment says
+ * otherwise. What the provider adapter believes about deduplication follows
+ * the simulator's SIM_IDEMPOTENT unless PROVIDER_IDEMPOTENT says otherwise
+ * (contract section 2); a bad SIM_IDEMPOTENT is reported under its own name.
  */
 export function localSettingsEnvironment(env: Env): Record<string, string | undefined> {
-  return { ...env, ALLOW_PRIVATE_WEBHOOKS: env.ALLOW_PRIVATE_WEBHOOKS?.trim() || 'true' };
+  const simIdempotent = read(env, 'SIM_IDEMPOTENT');
+  const followsSimulator = (FLAG_VALUES as readonly (string | undefined)[]).includes(simIdempotent);
+  return {
+    ...env,
+    ALLOW_PRIVATE_WEBHOOKS: env.ALLOW_PRIVATE_WEBHOOKS?.trim() || 'true',
+    PROVIDER_IDEMPOTENT: env.PROVIDER_IDEMPOTENT?.trim() || (followsSimulator ? simIdempotent : undefined),
+  };
 }

@@ -27,6 +27,9 @@ import { TokenBuckets } from './gateway/throttle';
 import type { LocalHandlers } from './handlers';
 import { invoke, localFunctions } from './lambda';
 
+/** The functions behind the REST API. */
+export type GatewayHandlers = Pick<LocalHandlers, 'api' | 'authorizer'>;
+
 /**
  * The REST API as the CDK stack deploys it, on node:http: the routes of
  * config/layout.ts, the 10 MiB payload limit, the Lambda REQUEST authorizer
@@ -51,7 +54,12 @@ export interface GatewayOptions {
   readonly port: number;
   readonly routes: readonly RouteLayout[];
   readonly settings: Pick<Settings, 'authorizerCacheSeconds' | 'apiRateLimit' | 'apiBurstLimit'>;
-  readonly handlers: LocalHandlers;
+  /**
+   * The functions behind the API. A promise lets the gateway listen before
+   * they load (their environment names the gateway's own URL, which exists
+   * only once it listens); requests wait for it.
+   */
+  readonly handlers: GatewayHandlers | Promise<GatewayHandlers>;
   /** One line per request and per handler failure. Never given headers, query strings or bodies, which may hold keys. */
   readonly log: (line: string) => void;
 }
@@ -142,10 +150,13 @@ function writeProxyResult(res: ServerResponse, result: unknown, requestId: strin
 }
 
 export async function startGateway(options: GatewayOptions): Promise<Gateway> {
-  const { handlers, settings, log } = options;
+  const { settings, log } = options;
+  const handlers = Promise.resolve(options.handlers);
+  // Requests await it; a rejection is theirs to report, never an unhandled one.
+  handlers.catch(() => undefined);
   const match = compileRoutes(options.routes);
   const authorizer = new CachingAuthorizer(
-    (event) => invoke(localFunctions.authorizer, handlers.authorizer, event),
+    async (event) => invoke(localFunctions.authorizer, (await handlers).authorizer, event),
     settings.authorizerCacheSeconds,
   );
   const tenantBuckets = new TokenBuckets(settings.apiRateLimit, settings.apiBurstLimit);
@@ -225,7 +236,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     try {
       result = await invoke(
         localFunctions.api,
-        handlers.api,
+        (await handlers).api,
         proxyEvent(request, route, body, authorizerContext),
       );
     } catch (error) {

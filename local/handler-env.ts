@@ -15,6 +15,17 @@ export interface EmulatorEndpoints {
   readonly dynamodb: string;
   readonly sqs: string;
   readonly s3: string;
+  readonly sfn: string;
+  readonly secretsManager: string;
+}
+
+/** What the handlers reach beyond the tables, queues and buckets. */
+export interface WorkflowWiring {
+  readonly stateMachineArn: string;
+  readonly providerSecretArn: string;
+  readonly webhookSecretArn: string;
+  /** Longhaul's own provider webhook endpoint, on the gateway. */
+  readonly providerWebhookUrl: string;
 }
 
 /** Variables a developer may set to change how handlers log locally; everything else is fixed. */
@@ -25,13 +36,17 @@ const overridable = {
 } as const;
 
 /**
- * Variables removed before the handlers load: the keys are secrets the
- * handlers never see in AWS either, and the AWS ones could point the SDK at a
- * real account or another endpoint.
+ * Variables removed before the handlers load: the keys and secrets are ones
+ * the handlers never see in AWS either (they read secrets from Secrets
+ * Manager), and the AWS ones could point the SDK at a real account or
+ * another endpoint.
  */
 export const withheldVariables = [
   'LONGHAUL_API_KEYS',
   'LONGHAUL_ADMIN_KEY',
+  'LONGHAUL_WEBHOOK_SECRET',
+  'PROVIDER_WEBHOOK_SECRET',
+  'PROVIDER_API_KEY',
   'AWS_PROFILE',
   'AWS_DEFAULT_PROFILE',
   'AWS_SESSION_TOKEN',
@@ -43,9 +58,10 @@ export function handlerEnvironment(input: {
   readonly settings: Settings;
   readonly endpoints: EmulatorEndpoints;
   readonly resources: LocalResources;
+  readonly wiring: WorkflowWiring;
   readonly env: Readonly<Record<string, string | undefined>>;
 }): Record<string, string> {
-  const { settings, endpoints, resources, env } = input;
+  const { settings, endpoints, resources, wiring, env } = input;
   const chosen = Object.fromEntries(
     Object.entries(overridable).map(([name, fallback]) => [name, env[name]?.trim() || fallback]),
   );
@@ -59,12 +75,23 @@ export function handlerEnvironment(input: {
     AWS_ENDPOINT_URL_DYNAMODB: endpoints.dynamodb,
     AWS_ENDPOINT_URL_SQS: endpoints.sqs,
     AWS_ENDPOINT_URL_S3: endpoints.s3,
+    AWS_ENDPOINT_URL_SFN: endpoints.sfn,
+    // The SDK derives the name from the service id "Secrets Manager".
+    AWS_ENDPOINT_URL_SECRETS_MANAGER: endpoints.secretsManager,
     [resourceEnv.jobTable]: resources.jobTableName,
     [resourceEnv.apiKeyTable]: resources.apiKeyTableName,
     [resourceEnv.jobQueueUrl]: resources.jobQueueUrl,
+    [resourceEnv.jobQueueArn]: resources.jobQueueArn,
+    [resourceEnv.deadLetterQueueArn]: resources.deadLetterQueueArn,
     [resourceEnv.inputBucket]: resources.inputBucketName,
+    [resourceEnv.outputBucket]: resources.outputBucketName,
+    [resourceEnv.stateMachineArn]: wiring.stateMachineArn,
+    [resourceEnv.providerSecretArn]: wiring.providerSecretArn,
+    [resourceEnv.webhookSecretArn]: wiring.webhookSecretArn,
+    [resourceEnv.providerWebhookUrl]: wiring.providerWebhookUrl,
     // fauxqs serves buckets by path; virtual-hosted names under 127.0.0.1 do not resolve.
     [resourceEnv.s3ForcePathStyle]: 'true',
+    // PROVIDER_IDEMPOTENT among them: what the provider adapter believes (contract section 2).
     ...settingsEnvironment(settings),
     POWERTOOLS_SERVICE_NAME: 'Longhaul',
     POWERTOOLS_METRICS_NAMESPACE: 'Longhaul',

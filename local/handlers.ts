@@ -4,6 +4,8 @@ import type {
   APIGatewayProxyResult,
   APIGatewayRequestAuthorizerEvent,
   Context,
+  SQSBatchResponse,
+  SQSEvent,
 } from 'aws-lambda';
 
 export type ApiHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
@@ -11,10 +13,15 @@ export type AuthorizerHandler = (
   event: APIGatewayRequestAuthorizerEvent,
   context: Context,
 ) => Promise<APIGatewayAuthorizerResult>;
+export type DispatchHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>;
+/** Every workflow step; the state machine names the step in the payload. */
+export type WorkflowHandler = (event: unknown, context: Context) => Promise<unknown>;
 
 export interface LocalHandlers {
   readonly api: ApiHandler;
   readonly authorizer: AuthorizerHandler;
+  readonly dispatch: DispatchHandler;
+  readonly workflow: WorkflowHandler;
 }
 
 /**
@@ -30,9 +37,32 @@ export async function loadHandlers(): Promise<LocalHandlers> {
       throw new Error(`the ${name} handler failed to load: ${(error as Error).message}`, { cause: error });
     }
   };
-  const [api, authorizer] = await Promise.all([
+  const [api, authorizer, dispatch, workflow] = await Promise.all([
     load<ApiHandler>('api', import('../lambdas/api/handler.js')),
     load<AuthorizerHandler>('authorizer', import('../lambdas/authorizer/handler.js')),
+    load<DispatchHandler>('dispatch', import('../lambdas/dispatch/handler.js')),
+    load<WorkflowHandler>('workflow', import('../lambdas/workflow/handler.js')),
   ]);
-  return { api, authorizer };
+  return { api, authorizer, dispatch, workflow };
+}
+
+/**
+ * Another copy of the dispatch handler, as another Lambda execution
+ * environment would load it. Lambda runs one invocation at a time per
+ * environment, so a handler may keep per-invocation state at module level
+ * (the dispatch handler's Powertools BatchProcessor does); invocations that
+ * run at once must each have their own copy. Only the handler module itself is
+ * evaluated again: what it imports (SDK clients, settings, Powertools
+ * instances) stays shared, as all of that is safe to share.
+ */
+export function loadDispatchEnvironment(): DispatchHandler {
+  const file = require.resolve('../lambdas/dispatch/handler.js');
+  const loaded = require.cache[file];
+  delete require.cache[file];
+  try {
+    return (require(file) as { handler: DispatchHandler }).handler;
+  } finally {
+    if (loaded) require.cache[file] = loaded;
+    else delete require.cache[file];
+  }
 }

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Context } from 'aws-lambda';
+import type { Settings } from '../config/settings';
 import { LOCAL_REGION } from './handler-env';
 
 /**
@@ -18,11 +19,26 @@ export interface LocalFunction {
   readonly memoryMb: number;
 }
 
-/** The functions the gateway invokes, with the timeout and memory lib/constructs/http-api.ts gives them. */
+/**
+ * The functions the local stack invokes, with the timeout and memory the
+ * constructs give them: lib/constructs/http-api.ts (api, authorizer) and
+ * lib/constructs/workflow-steps.ts (workflow). The dispatch function's timeout
+ * is a setting, see {@link dispatchFunction}.
+ */
 export const localFunctions = {
   api: { name: 'longhaul-api', timeoutMs: 15_000, memoryMb: 1024 },
   authorizer: { name: 'longhaul-authorizer', timeoutMs: 5_000, memoryMb: 512 },
+  workflow: { name: 'longhaul-workflow', timeoutMs: 60_000, memoryMb: 1024 },
 } as const satisfies Record<string, LocalFunction>;
+
+/** The jobs queue consumer, as lib/constructs/job-dispatcher.ts configures it. */
+export function dispatchFunction(settings: Pick<Settings, 'dispatchTimeoutSeconds'>): LocalFunction {
+  return { name: 'longhaul-dispatch', timeoutMs: settings.dispatchTimeoutSeconds * 1000, memoryMb: 512 };
+}
+
+export function functionArn(fn: Pick<LocalFunction, 'name'>): string {
+  return `arn:aws:lambda:${LOCAL_REGION}:${LOCAL_ACCOUNT_ID}:function:${fn.name}`;
+}
 
 export class InvocationTimeoutError extends Error {
   constructor(readonly functionName: string) {
@@ -44,7 +60,7 @@ export function lambdaContext(
     callbackWaitsForEmptyEventLoop: true,
     functionName: fn.name,
     functionVersion: '$LATEST',
-    invokedFunctionArn: `arn:aws:lambda:${LOCAL_REGION}:${LOCAL_ACCOUNT_ID}:function:${fn.name}`,
+    invokedFunctionArn: functionArn(fn),
     memoryLimitInMB: String(fn.memoryMb),
     awsRequestId: requestId,
     logGroupName: `/aws/lambda/${fn.name}`,

@@ -34,14 +34,19 @@ export const localResourceNames = {
   jobQueue: 'longhaul-jobs-queue',
   deadLetterQueue: 'longhaul-jobs-dlq',
   inputBucket: 'longhaul-inputs',
+  outputBucket: 'longhaul-outputs',
 } as const;
 
 export interface LocalResources {
   readonly jobTableName: string;
   readonly apiKeyTableName: string;
   readonly jobQueueUrl: string;
+  /** What the event source mapping names as each record's `eventSourceARN`. */
+  readonly jobQueueArn: string;
   readonly deadLetterQueueUrl: string;
+  readonly deadLetterQueueArn: string;
   readonly inputBucketName: string;
+  readonly outputBucketName: string;
 }
 
 export interface ResourceClients {
@@ -215,7 +220,9 @@ export async function ensureBucket(client: S3Client, bucketName: string): Promis
 export async function ensureJobQueues(
   clients: ResourceClients,
   settings: Settings,
-): Promise<{ jobQueueUrl: string; deadLetterQueueUrl: string }> {
+): Promise<
+  Pick<LocalResources, 'jobQueueUrl' | 'jobQueueArn' | 'deadLetterQueueUrl' | 'deadLetterQueueArn'>
+> {
   const deadLetter = await ensureQueue(clients, localResourceNames.deadLetterQueue, {});
   const jobs = await ensureQueue(clients, localResourceNames.jobQueue, {
     VisibilityTimeout: String(queueVisibilityTimeoutSeconds(settings)),
@@ -224,7 +231,12 @@ export async function ensureJobQueues(
       maxReceiveCount: settings.maxReceiveCount,
     }),
   });
-  return { jobQueueUrl: jobs.url, deadLetterQueueUrl: deadLetter.url };
+  return {
+    jobQueueUrl: jobs.url,
+    jobQueueArn: jobs.arn,
+    deadLetterQueueUrl: deadLetter.url,
+    deadLetterQueueArn: deadLetter.arn,
+  };
 }
 
 export async function ensureResources(clients: ResourceClients, settings: Settings): Promise<LocalResources> {
@@ -233,11 +245,13 @@ export async function ensureResources(clients: ResourceClients, settings: Settin
     ensureTable(clients.dynamodb, localResourceNames.apiKeyTable, apiKeyTable),
     ensureJobQueues(clients, settings),
     ensureBucket(clients.s3, localResourceNames.inputBucket),
+    ensureBucket(clients.s3, localResourceNames.outputBucket),
   ]);
   return {
     jobTableName: localResourceNames.jobTable,
     apiKeyTableName: localResourceNames.apiKeyTable,
     ...queues,
     inputBucketName: localResourceNames.inputBucket,
+    outputBucketName: localResourceNames.outputBucket,
   };
 }

@@ -10,7 +10,9 @@ import { seedApiKeys } from './api-keys';
 import type { LocalConfig } from './config';
 import { lockDataDir, writeFileAtomically } from './data-dir';
 import { startDynamoDbEmulator } from './emulators/dynamodb';
+import { startSecretsManagerEmulator } from './emulators/secrets-manager';
 import { startSqsS3Emulator } from './emulators/sqs-s3';
+import { startSqsEventSource } from './event-source';
 import { type Gateway, startGateway } from './gateway';
 import {
   applyHandlerEnvironment,
@@ -18,16 +20,32 @@ import {
   handlerEnvironment,
   LOCAL_REGION,
 } from './handler-env';
-import { loadHandlers } from './handlers';
+import { type LocalHandlers, loadDispatchEnvironment, loadHandlers } from './handlers';
+import { dispatchFunction, invoke, LOCAL_ACCOUNT_ID } from './lambda';
+import { startProvider } from './provider';
 import { ensureResources } from './resources';
+import { startLocalWorkflow } from './workflow';
 
 /**
- * The whole local stack: emulators, resources, seeded keys, handler
- * environment, handlers and gateway, started in that order and stopped in
- * reverse. What it exposes is also written to `<dataDir>/local.json`.
+ * The whole local stack, started in this order and stopped in reverse:
+ * emulators, resources and seeded keys, the secrets endpoint, the provider
+ * (the simulator, unless PROVIDER_URL names one), the Step Functions endpoint
+ * and the gateway, then the handler environment and the handlers, and last
+ * the event source mapping that feeds the jobs queue to the dispatch handler.
+ *
+ * The endpoint and the gateway listen before the handlers load because the
+ * handlers' environment names them (AWS_ENDPOINT_URL_SFN, PROVIDER_WEBHOOK_URL)
+ * and their ports are only known once they listen (PORT=0). Until the
+ * handlers have loaded, requests and the first steps of resumed executions wait.
+ *
+ * What it exposes is also written to `<dataDir>/local.json`.
  */
 
 export const LOCAL_HOST = '127.0.0.1';
+
+/** The jobs queue's event source mapping, as lib/constructs/job-dispatcher.ts configures it. */
+const DISPATCH_BATCH_SIZE = 10;
+const DISPATCH_MAX_CONCURRENCY = 2;
 
 /** `<dataDir>/local.json`: how tests and operators reach the running stack with the real SDK. */
 export interface LocalStackInfo {
@@ -39,8 +57,32 @@ export interface LocalStackInfo {
   readonly jobTableName: string;
   readonly apiKeyTableName: string;
   readonly jobQueueUrl: string;
+  readonly jobQueueArn: string;
   readonly deadLetterQueueUrl: string;
+  readonly deadLetterQueueArn: string;
   readonly inputBucketName: string;
+  readonly outputBucketName: string;
+  readonly sfnEndpoint: string;
+  /** The media workflow: one execution per job, named after it. */
+  readonly stateMachineArn: string;
+  readonly secretsEndpoint: string;
+  /** The provider the handlers call: the stack's simulator, or PROVIDER_URL. */
+  readonly providerUrl: string;
+}
+
+/** Secret names in the local Secrets Manager; the ARNs reach the handlers as in AWS. */
+export const localSecretNames = {
+  provider: 'longhaul/provider',
+  webhookSigning: 'longhaul/webhook-signing',
+} as const;
+
+/** A promise settled from outside, for what must exist before its value does. */
+function deferred<T>(): { promise: Promise<T>; resolve: (value: T) => void } {
+  let resolve!: (value: T) => void;
+  const promise = new Promise<T>((settle) => {
+    resolve = settle;
+  });
+  return { promise, resolve };
 }
 
 export interface LocalStack {
@@ -83,19 +125,13 @@ export async function startLocalStack(
     if (sqsS3Start.status === 'rejected') throw sqsS3Start.reason;
     const dynamodb = dynamodbStart.value;
     const sqsS3 = sqsS3Start.value;
-    const endpoints: EmulatorEndpoints = {
-      dynamodb: dynamodb.endpoint,
-      sqs: sqsS3.endpoint,
-      s3: sqsS3.endpoint,
-    };
-
     const clientConfig = {
       region: LOCAL_REGION,
       credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
     };
-    const dynamodbClient = new DynamoDBClient({ ...clientConfig, endpoint: endpoints.dynamodb });
-    const sqsClient = new SQSClient({ ...clientConfig, endpoint: endpoints.sqs });
-    const s3Client = new S3Client({ ...clientConfig, endpoint: endpoints.s3, forcePathStyle: true });
+    const dynamodbClient = new DynamoDBClient({ ...clientConfig, endpoint: dynamodb.endpoint });
+    const sqsClient = new SQSClient({ ...clientConfig, endpoint: sqsS3.endpoint });
+    const s3Client = new S3Client({ ...clientConfig, endpoint: sqsS3.endpoint, forcePathStyle: true });
     undo.push(() => {
       dynamodbClient.destroy();
       sqsClient.destroy();
@@ -103,7 +139,7 @@ export async function startLocalStack(
     });
 
     const resources = await ensureResources(
-      { dynamodb: dynamodbClient, sqs: sqsClient, s3: s3Client, sqsEndpoint: endpoints.sqs },
+      { dynamodb: dynamodbClient, sqs: sqsClient, s3: s3Client, sqsEndpoint: sqsS3.endpoint },
       settings,
     );
     const seeded = await seedApiKeys(
@@ -117,15 +153,46 @@ export async function startLocalStack(
         `(${seeded.written} written, ${seeded.removed} removed)`,
     );
 
-    applyHandlerEnvironment(
-      process.env,
-      handlerEnvironment({ settings, endpoints, resources, env: process.env }),
+    const secrets = await startSecretsManagerEmulator({
+      host: LOCAL_HOST,
+      region: LOCAL_REGION,
+      accountId: LOCAL_ACCOUNT_ID,
+    });
+    undo.push(() => secrets.stop());
+
+    const provider = await startProvider(config.provider, LOCAL_HOST, log);
+    undo.push(() => provider.close());
+    const providerSecretArn = secrets.put(
+      localSecretNames.provider,
+      JSON.stringify({
+        baseUrl: provider.url,
+        ...(config.provider.apiKey === undefined ? {} : { apiKey: config.provider.apiKey }),
+        webhookSecret: config.provider.webhookSecret,
+      }),
     );
-    const handlers = await loadHandlers();
+    const webhookSecretArn = secrets.put(localSecretNames.webhookSigning, config.webhookSigningSecret);
+
+    // Settled once the handlers have loaded; never rejected, so nothing waits on a failure that has its own report.
+    const handlersReady = deferred<LocalHandlers>();
+    const workflow = await startLocalWorkflow({
+      host: LOCAL_HOST,
+      region: LOCAL_REGION,
+      dataDir: join(config.dataDir, 'stepfunctions'),
+      settings,
+      workflowHandler: handlersReady.promise.then((handlers) => handlers.workflow),
+    });
+    undo.push(() => workflow.close());
 
     let gateway: Gateway;
     try {
-      gateway = await startGateway({ host: LOCAL_HOST, port: config.port, routes, settings, handlers, log });
+      gateway = await startGateway({
+        host: LOCAL_HOST,
+        port: config.port,
+        routes,
+        settings,
+        handlers: handlersReady.promise,
+        log,
+      });
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') {
         throw new Error(
@@ -136,6 +203,53 @@ export async function startLocalStack(
     }
     undo.push(() => gateway.close());
 
+    const endpoints: EmulatorEndpoints = {
+      dynamodb: dynamodb.endpoint,
+      sqs: sqsS3.endpoint,
+      s3: sqsS3.endpoint,
+      sfn: workflow.endpoint,
+      secretsManager: secrets.endpoint,
+    };
+    applyHandlerEnvironment(
+      process.env,
+      handlerEnvironment({
+        settings,
+        endpoints,
+        resources,
+        wiring: {
+          stateMachineArn: workflow.stateMachineArn,
+          providerSecretArn,
+          webhookSecretArn,
+          providerWebhookUrl: `${gateway.url}/v1/provider/events`,
+        },
+        env: process.env,
+      }),
+    );
+    const handlers = await loadHandlers();
+    handlersReady.resolve(handlers);
+
+    if (config.dispatchEnabled) {
+      const dispatch = dispatchFunction(settings);
+      // One execution environment per concurrent invocation, as in Lambda.
+      const environments = [
+        handlers.dispatch,
+        ...Array.from({ length: DISPATCH_MAX_CONCURRENCY - 1 }, () => loadDispatchEnvironment()),
+      ];
+      const eventSource = startSqsEventSource({
+        client: sqsClient,
+        queueUrl: resources.jobQueueUrl,
+        queueArn: resources.jobQueueArn,
+        region: LOCAL_REGION,
+        batchSize: DISPATCH_BATCH_SIZE,
+        maxConcurrency: DISPATCH_MAX_CONCURRENCY,
+        invoke: (event, poller) => invoke(dispatch, environments[poller] ?? handlers.dispatch, event),
+        log: (line) => log(`dispatch: ${line}`),
+      });
+      undo.push(() => eventSource.stop());
+    } else {
+      log('LONGHAUL_DISPATCH is off: jobs stay in the queue');
+    }
+
     const info: LocalStackInfo = {
       apiUrl: gateway.url,
       region: LOCAL_REGION,
@@ -143,6 +257,10 @@ export async function startLocalStack(
       sqsEndpoint: endpoints.sqs,
       s3Endpoint: endpoints.s3,
       ...resources,
+      sfnEndpoint: endpoints.sfn,
+      stateMachineArn: workflow.stateMachineArn,
+      secretsEndpoint: endpoints.secretsManager,
+      providerUrl: provider.url,
     };
     const infoFile = localInfoFile(config.dataDir);
     writeFileAtomically(infoFile, `${JSON.stringify(info, null, 2)}\n`);

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { delimiter, join, resolve } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
+import { SFNClient } from '@aws-sdk/client-sfn';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { LocalStackInfo } from '../../../local/stack';
@@ -19,6 +20,12 @@ const BIN = join(ROOT, 'node_modules', '.bin');
 const READY_LINE = /^longhaul local: ready at (http:\/\/127\.0\.0\.1:\d+)$/m;
 const OUTPUT_LIMIT = 256 * 1024;
 
+/**
+ * What the stack publishes in local.json: the API, the emulators' endpoints
+ * (DynamoDB, SQS, S3, Step Functions, Secrets Manager), the resource names,
+ * the state machine ARN and `providerUrl`, the provider the handlers call
+ * (its `/_sim/*` routes when it is the simulator).
+ */
 export type LocalEndpoints = LocalStackInfo;
 
 export interface Exit {
@@ -42,7 +49,10 @@ export interface RunningLocalStack {
 }
 
 export interface StartOptions {
-  /** Extra or overriding environment for the stack. */
+  /**
+   * Extra or overriding environment for the stack. The helper sets PORT and
+   * SIM_PORT to 0 (any free port), so stacks can run side by side.
+   */
   readonly env?: Record<string, string>;
   /** Reuse a data directory (e.g. to test a restart); by default a fresh temporary one, removed by `stop()`. */
   readonly dataDir?: string;
@@ -75,6 +85,7 @@ export async function startLocalStack(options: StartOptions = {}): Promise<Runni
       // The package's own Node (24, as in Lambda) runs tsx, whatever node runs jest.
       PATH: `${BIN}${delimiter}${process.env.PATH ?? ''}`,
       PORT: '0',
+      SIM_PORT: '0',
       LONGHAUL_DATA_DIR: dataDir,
       ...options.env,
     },
@@ -216,4 +227,8 @@ export function sqsClient(endpoints: LocalEndpoints): SQSClient {
 
 export function s3Client(endpoints: LocalEndpoints): S3Client {
   return new S3Client({ ...clientConfig(endpoints), endpoint: endpoints.s3Endpoint, forcePathStyle: true });
+}
+
+export function sfnClient(endpoints: LocalEndpoints): SFNClient {
+  return new SFNClient({ ...clientConfig(endpoints), endpoint: endpoints.sfnEndpoint });
 }
