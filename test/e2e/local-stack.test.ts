@@ -1,24 +1,31 @@
+import { createHash } from 'node:crypto';
 import { existsSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import { HeadBucketCommand } from '@aws-sdk/client-s3';
 import {
+  CreateQueueCommand,
   DeleteMessageCommand,
   GetQueueAttributesCommand,
   GetQueueUrlCommand,
   ReceiveMessageCommand,
   SendMessageCommand,
+  type SQSClient,
 } from '@aws-sdk/client-sqs';
 import { GetCommand, PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import type {
   APIGatewayAuthorizerResult,
   APIGatewayProxyEvent,
   APIGatewayRequestAuthorizerEvent,
+  SQSEvent,
+  SQSRecord,
 } from 'aws-lambda';
 import { API_KEY_HEADER, JOB_ITEM_SORT_KEY, jobTable, routes } from '../../config/layout';
 import { gatewayProblems, PROBLEM_CONTENT_TYPE } from '../../config/problems';
 import { defaultSettings, queueVisibilityTimeoutSeconds } from '../../config/settings';
 import { hashApiKey } from '../../lambdas/shared/api-keys';
+import { failedMessageIds, startSqsEventSource } from '../../local/event-source';
 import { type Gateway, startGateway } from '../../local/gateway';
 import type { ApiHandler, AuthorizerHandler } from '../../local/handlers';
 import {
@@ -118,7 +125,7 @@ describe('local stack', () => {
     await expectProblem(streamed, 413, 'payload-too-large');
   });
 
-  it('creates the job table, key table, queues and bucket from the shared layout and settings', async () => {
+  it('creates the job table, key table, queues and buckets from the shared layout and settings', async () => {
     const dynamodb = dynamoDbClient(stack.endpoints);
     const sqs = sqsClient(stack.endpoints);
     const s3 = s3Client(stack.endpoints);
@@ -172,8 +179,10 @@ describe('local stack', () => {
         maxReceiveCount: defaultSettings.maxReceiveCount,
       });
 
-      const bucket = await s3.send(new HeadBucketCommand({ Bucket: stack.endpoints.inputBucketName }));
-      expect(bucket.$metadata.httpStatusCode).toBe(200);
+      for (const name of [stack.endpoints.inputBucketName, stack.endpoints.outputBucketName]) {
+        const bucket = await s3.send(new HeadBucketCommand({ Bucket: name }));
+        expect(bucket.$metadata.httpStatusCode).toBe(200);
+      }
     } finally {
       dynamodb.destroy();
       sqs.destroy();
@@ -255,7 +264,10 @@ describe('local stack lifecycle', () => {
       const documents = documentClient(first.endpoints);
       const sqs = sqsClient(first.endpoints);
       await documents.send(new PutCommand({ TableName: first.endpoints.jobTableName, Item: item }));
-      await sqs.send(new SendMessageCommand({ QueueUrl: first.endpoints.jobQueueUrl, MessageBody: body }));
+      // The dead-letter queue, which nothing consumes: the dispatcher would take it from the jobs queue.
+      await sqs.send(
+        new SendMessageCommand({ QueueUrl: first.endpoints.deadLetterQueueUrl, MessageBody: body }),
+      );
       documents.destroy();
       sqs.destroy();
 
@@ -285,7 +297,10 @@ describe('local stack lifecycle', () => {
           async () =>
             (
               await sqsAgain.send(
-                new ReceiveMessageCommand({ QueueUrl: second.endpoints.jobQueueUrl, WaitTimeSeconds: 1 }),
+                new ReceiveMessageCommand({
+                  QueueUrl: second.endpoints.deadLetterQueueUrl,
+                  WaitTimeSeconds: 1,
+                }),
               )
             ).Messages?.[0],
           { timeoutMs: 10_000, description: 'the message sent before the restart' },
@@ -293,7 +308,7 @@ describe('local stack lifecycle', () => {
         expect(message.Body).toBe(body);
         await sqsAgain.send(
           new DeleteMessageCommand({
-            QueueUrl: second.endpoints.jobQueueUrl,
+            QueueUrl: second.endpoints.deadLetterQueueUrl,
             ReceiptHandle: message.ReceiptHandle,
           }),
         );
@@ -362,6 +377,308 @@ describe('local stack lifecycle', () => {
     },
     START_TIMEOUT_MS,
   );
+
+  it(
+    'refuses bad provider and simulator variables by name, without repeating a secret',
+    async () => {
+      const failure = await startLocalStack({
+        env: {
+          SIM_JOB_MS: 'soon',
+          SIM_IDEMPOTENT: 'yes',
+          PROVIDER_URL: 'ftp://provider.example',
+          PROVIDER_WEBHOOK_SECRET: 'short-pw-4e1f',
+          LONGHAUL_WEBHOOK_SECRET: 'tiny-pw-9c3a',
+        },
+      }).then(
+        () => undefined,
+        (error: unknown) => error as { exit?: { code: number | null }; output: string },
+      );
+      expect(failure?.exit?.code).toBe(1);
+      expect(failure?.output).toContain('SIM_JOB_MS="soon": must be a whole number');
+      expect(failure?.output).toContain('SIM_IDEMPOTENT="yes": must be 1, 0, true or false');
+      expect(failure?.output).toContain(
+        'PROVIDER_URL="ftp://provider.example": must be an http or https URL',
+      );
+      expect(failure?.output).toContain('PROVIDER_WEBHOOK_SECRET: must be at least 16 characters');
+      expect(failure?.output).toContain('LONGHAUL_WEBHOOK_SECRET: must be at least 16 characters');
+      // PROVIDER_IDEMPOTENT follows SIM_IDEMPOTENT; a bad SIM_IDEMPOTENT is reported once, under its own name.
+      expect(failure?.output).not.toContain('PROVIDER_IDEMPOTENT');
+      expect(failure?.output).not.toContain('short-pw-4e1f');
+      expect(failure?.output).not.toContain('tiny-pw-9c3a');
+      expect(failure?.output).not.toMatch(/^\s+at /m);
+    },
+    START_TIMEOUT_MS,
+  );
+
+  it(
+    'names SIM_PORT, and the ways out, when the simulator cannot have its port',
+    async () => {
+      const taken = createServer();
+      await new Promise<void>((resolveListen) => taken.listen(0, '127.0.0.1', resolveListen));
+      const port = (taken.address() as { port: number }).port;
+      try {
+        const failure = await startLocalStack({ env: { SIM_PORT: String(port) } }).then(
+          () => undefined,
+          (error: unknown) => error as { exit?: { code: number | null }; output: string },
+        );
+        expect(failure?.exit?.code).toBe(1);
+        expect(failure?.output).toContain(`SIM_PORT ${port} is already in use`);
+        expect(failure?.output).toContain('PROVIDER_URL');
+      } finally {
+        await new Promise((resolveClose) => taken.close(resolveClose));
+      }
+    },
+    START_TIMEOUT_MS,
+  );
+});
+
+/**
+ * The event source mapping alone, in this process, with a stand-in function
+ * and queues of its own on a local stack's SQS emulator: the events it builds
+ * and what it deletes or leaves for another delivery, which the real dispatch
+ * handler cannot all provoke on demand.
+ */
+describe('jobs queue event source mapping', () => {
+  const region = 'us-east-1';
+  let stack: RunningLocalStack;
+  let sqs: SQSClient;
+  let queueCounter = 0;
+
+  beforeAll(async () => {
+    stack = await startLocalStack();
+    sqs = sqsClient(stack.endpoints);
+  }, START_TIMEOUT_MS);
+
+  afterAll(async () => {
+    sqs?.destroy();
+    await stack?.stop();
+  });
+
+  /** A queue whose unacknowledged messages come back after one second. */
+  async function freshQueue(): Promise<{ url: string; arn: string }> {
+    const created = await sqs.send(
+      new CreateQueueCommand({
+        QueueName: `esm-${Date.now()}-${++queueCounter}`,
+        Attributes: { VisibilityTimeout: '1' },
+      }),
+    );
+    const url = created.QueueUrl as string;
+    const { Attributes } = await sqs.send(
+      new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] }),
+    );
+    return { url, arn: Attributes?.QueueArn as string };
+  }
+
+  async function depth(url: string): Promise<number> {
+    const { Attributes = {} } = await sqs.send(
+      new GetQueueAttributesCommand({
+        QueueUrl: url,
+        AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+      }),
+    );
+    return (
+      Number(Attributes.ApproximateNumberOfMessages) +
+      Number(Attributes.ApproximateNumberOfMessagesNotVisible)
+    );
+  }
+
+  const md5 = (text: string) => createHash('md5').update(text).digest('hex');
+
+  it('hands the function SQS events and deletes every message but the reported failures, which come back', async () => {
+    const queue = await freshQueue();
+    const sent = new Map<string, string>();
+    for (const body of ['first', 'fails once', 'third']) {
+      const { MessageId } = await sqs.send(
+        new SendMessageCommand({
+          QueueUrl: queue.url,
+          MessageBody: body,
+          MessageAttributes: {
+            kind: { DataType: 'String', StringValue: body === 'first' ? 'a' : 'b' },
+            raw: { DataType: 'Binary', BinaryValue: Buffer.from([1, 2, 3]) },
+          },
+        }),
+      );
+      sent.set(MessageId as string, body);
+    }
+    const delivered: SQSRecord[] = [];
+    const lines: string[] = [];
+    const source = startSqsEventSource({
+      client: sqs,
+      queueUrl: queue.url,
+      queueArn: queue.arn,
+      region,
+      batchSize: 10,
+      maxConcurrency: 1,
+      invoke: async (event: SQSEvent) => {
+        delivered.push(...event.Records);
+        return {
+          batchItemFailures: event.Records.filter(
+            (record) => record.body === 'fails once' && record.attributes.ApproximateReceiveCount === '1',
+          ).map((record) => ({ itemIdentifier: record.messageId })),
+        };
+      },
+      log: (line) => lines.push(line),
+    });
+    try {
+      await pollUntil(async () => (await depth(queue.url)) === 0 && delivered.length === 4, {
+        timeoutMs: 10_000,
+        description: 'every message handled, the failed one twice',
+      });
+    } finally {
+      await source.stop();
+    }
+
+    const first = delivered.find((record) => record.body === 'first') as SQSRecord;
+    expect(first).toEqual({
+      messageId: expect.any(String),
+      receiptHandle: expect.any(String),
+      body: 'first',
+      attributes: expect.objectContaining({
+        ApproximateReceiveCount: '1',
+        SentTimestamp: expect.stringMatching(/^\d{13}$/),
+        ApproximateFirstReceiveTimestamp: expect.stringMatching(/^\d{13}$/),
+        SenderId: expect.any(String),
+      }),
+      messageAttributes: {
+        kind: { stringValue: 'a', stringListValues: [], binaryListValues: [], dataType: 'String' },
+        raw: { binaryValue: 'AQID', stringListValues: [], binaryListValues: [], dataType: 'Binary' },
+      },
+      md5OfBody: md5('first'),
+      md5OfMessageAttributes: expect.stringMatching(/^[0-9a-f]{32}$/),
+      eventSource: 'aws:sqs',
+      eventSourceARN: queue.arn,
+      awsRegion: region,
+    });
+    expect(sent.get(first.messageId)).toBe('first');
+    const receives = (body: string) =>
+      delivered
+        .filter((record) => record.body === body)
+        .map((record) => record.attributes.ApproximateReceiveCount);
+    expect(receives('first')).toEqual(['1']);
+    expect(receives('third')).toEqual(['1']);
+    expect(receives('fails once')).toEqual(['1', '2']);
+    expect(lines).toEqual([
+      'the function reported 1 of 3 message(s) as failed; they come back after the visibility timeout',
+    ]);
+  });
+
+  it('leaves the whole batch for another delivery when the function throws', async () => {
+    const queue = await freshQueue();
+    for (const body of ['one', 'two']) {
+      await sqs.send(new SendMessageCommand({ QueueUrl: queue.url, MessageBody: body }));
+    }
+    const calls: string[][] = [];
+    const lines: string[] = [];
+    const source = startSqsEventSource({
+      client: sqs,
+      queueUrl: queue.url,
+      queueArn: queue.arn,
+      region,
+      batchSize: 10,
+      maxConcurrency: 1,
+      invoke: async (event: SQSEvent) => {
+        calls.push(
+          event.Records.map((record) => `${record.body}#${record.attributes.ApproximateReceiveCount}`),
+        );
+        if (calls.length === 1) throw new Error('the function crashed');
+        return undefined;
+      },
+      log: (line) => lines.push(line),
+    });
+    try {
+      await pollUntil(async () => (await depth(queue.url)) === 0 && calls.flat().length === 4, {
+        timeoutMs: 10_000,
+        description: 'both messages delivered again after the failed invocation',
+      });
+    } finally {
+      await source.stop();
+    }
+    expect(calls.flat().sort()).toEqual(['one#1', 'one#2', 'two#1', 'two#2']);
+    expect(lines).toEqual([expect.stringContaining('the function crashed')]);
+  });
+
+  it('runs at most maxConcurrency invocations at once, one per poller', async () => {
+    const queue = await freshQueue();
+    for (let index = 0; index < 12; index++) {
+      await sqs.send(new SendMessageCommand({ QueueUrl: queue.url, MessageBody: `job ${index}` }));
+    }
+    let running = 0;
+    let mostAtOnce = 0;
+    let handled = 0;
+    const pollersBusy = new Set<number>();
+    const pollersSeen = new Set<number>();
+    let pollerOverlaps = 0;
+    const source = startSqsEventSource({
+      client: sqs,
+      queueUrl: queue.url,
+      queueArn: queue.arn,
+      region,
+      batchSize: 1,
+      maxConcurrency: 2,
+      invoke: async (_event, poller) => {
+        // Each poller stands for one execution environment: never two invocations at once.
+        if (pollersBusy.has(poller)) pollerOverlaps += 1;
+        pollersBusy.add(poller);
+        pollersSeen.add(poller);
+        running += 1;
+        mostAtOnce = Math.max(mostAtOnce, running);
+        await new Promise((resolveWait) => setTimeout(resolveWait, 50));
+        running -= 1;
+        pollersBusy.delete(poller);
+        handled += 1;
+        return { batchItemFailures: [] };
+      },
+      log: () => undefined,
+    });
+    try {
+      await pollUntil(() => handled === 12, {
+        timeoutMs: 10_000,
+        description: 'all twelve messages handled',
+      });
+    } finally {
+      await source.stop();
+    }
+    expect(mostAtOnce).toBe(2);
+    expect([...pollersSeen].sort()).toEqual([0, 1]);
+    expect(pollerOverlaps).toBe(0);
+    expect(await depth(queue.url)).toBe(0);
+  });
+
+  it('stops within about one long poll when idle', async () => {
+    const queue = await freshQueue();
+    const source = startSqsEventSource({
+      client: sqs,
+      queueUrl: queue.url,
+      queueArn: queue.arn,
+      region,
+      batchSize: 10,
+      maxConcurrency: 2,
+      invoke: async () => undefined,
+      log: () => undefined,
+    });
+    await new Promise((resolveWait) => setTimeout(resolveWait, 200));
+    const stopping = Date.now();
+    await source.stop();
+    expect(Date.now() - stopping).toBeLessThan(2000);
+  });
+
+  it("follows Lambda's rules for partial batch responses", () => {
+    const records = ['m1', 'm2'].map((messageId) => ({ messageId }) as SQSRecord);
+    const all = new Set(['m1', 'm2']);
+    expect(failedMessageIds(undefined, records)).toEqual(new Set());
+    expect(failedMessageIds(null, records)).toEqual(new Set());
+    expect(failedMessageIds({}, records)).toEqual(new Set());
+    expect(failedMessageIds({ batchItemFailures: null }, records)).toEqual(new Set());
+    expect(failedMessageIds({ batchItemFailures: [] }, records)).toEqual(new Set());
+    expect(failedMessageIds({ batchItemFailures: [{ itemIdentifier: 'm2' }] }, records)).toEqual(
+      new Set(['m2']),
+    );
+    expect(failedMessageIds({ batchItemFailures: [{ itemIdentifier: 'elsewhere' }] }, records)).toEqual(all);
+    expect(failedMessageIds({ batchItemFailures: [{ itemIdentifier: '' }] }, records)).toEqual(all);
+    expect(failedMessageIds({ batchItemFailures: [{ id: 'm1' }] }, records)).toEqual(all);
+    expect(failedMessageIds({ batchItemFailures: 'm1' }, records)).toEqual(all);
+    expect(failedMessageIds('ok', records)).toEqual(all);
+  });
 });
 
 /**
