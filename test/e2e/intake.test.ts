@@ -31,6 +31,8 @@ beforeAll(async () => {
       LONGHAUL_ADMIN_KEY: ADMIN,
       // Room for the bursts below; throttling itself is tested with the local stack's defaults.
       API_RATE_LIMIT: '1000',
+      // Intake alone: the queue keeps its messages, as with the event source mapping disabled.
+      LONGHAUL_DISPATCH: '0',
       API_BURST_LIMIT: '2000',
     },
   });

@@ -43,8 +43,8 @@ let dataDir: string;
 
 beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), 'longhaul-definition-'));
-  // The shortest allowed job timeout, so the timeout path takes seconds.
-  const settings = loadSettings({ JOB_TIMEOUT_MS: '10000', AWAIT_HEARTBEAT_SECONDS: '10' });
+  // Nearly the shortest allowed job timeout and heartbeat, so the timeout path takes seconds.
+  const settings = loadSettings({ JOB_TIMEOUT_MS: '11000', AWAIT_HEARTBEAT_SECONDS: '10' });
   sfn = await startLocalStepFunctions({
     dataDir,
     stateMachines: [
