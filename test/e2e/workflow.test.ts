@@ -1,0 +1,301 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { GetQueueAttributesCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
+import { checkSignature } from '../../lambdas/shared/signature';
+import { pollUntil, type RunningLocalStack, sqsClient, startLocalStack } from './support/local-stack';
+
+/**
+ * The media workflow end to end on the local stack: dispatch under the
+ * in-flight limit, the Step Functions workflow, the simulated provider and
+ * its faults, webhooks both ways, cancel and the dead-letter queue.
+ */
+
+jest.setTimeout(120_000);
+
+const KEY = 'workflow-key-7c1e';
+const WEBHOOK_SECRET = 'workflow-webhook-secret-0123456789';
+const baseEnv = {
+  LONGHAUL_API_KEYS: `${KEY}:acme`,
+  API_RATE_LIMIT: '1000',
+  API_BURST_LIMIT: '2000',
+  SIM_PORT: '0',
+  SIM_JOB_MS: '500',
+  SIM_PROGRESS_HZ: '10',
+  PROVIDER_TIMEOUT_MS: '1000',
+  SLOT_WAIT_MAX_SECONDS: '1',
+  LONGHAUL_WEBHOOK_SECRET: WEBHOOK_SECRET,
+};
+
+interface Ledger {
+  readonly submissions: readonly { id: string; idempotencyKey: string; acceptedAt: string }[];
+  readonly maxConcurrent: number;
+  readonly running: number;
+}
+
+function client(stack: RunningLocalStack) {
+  const providerUrl = (stack.endpoints as unknown as { providerUrl: string }).providerUrl;
+  let counter = 0;
+  const api = async (method: string, path: string, body?: unknown, idempotencyKey?: string) => {
+    const response = await fetch(`${stack.baseUrl}${path}`, {
+      method,
+      headers: {
+        'x-api-key': KEY,
+        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+        ...(idempotencyKey ? { 'idempotency-key': idempotencyKey } : {}),
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await response.text();
+    if (response.status >= 500) throw new Error(`${method} ${path} answered ${response.status}: ${text}`);
+    return { status: response.status, body: text ? JSON.parse(text) : undefined };
+  };
+  const sim = async (path: string, body?: unknown) => {
+    const response = await fetch(`${providerUrl}${path}`, {
+      method: body === undefined ? 'GET' : 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await response.text();
+    return text ? JSON.parse(text) : undefined;
+  };
+  return {
+    api,
+    ledger: (): Promise<Ledger> => sim('/_sim/ledger'),
+    fault: (mode: string, count = 1) => sim('/_sim/faults', { mode, count }),
+    reset: () => sim('/_sim/reset', {}),
+    configure: (config: Record<string, unknown>) => sim('/_sim/config', config),
+    submit: async (
+      input: Record<string, unknown> = { prompt: 'a lighthouse' },
+      extra: Record<string, unknown> = {},
+    ) => {
+      const created = await api(
+        'POST',
+        '/v1/jobs',
+        { type: 'image.generate', input, ...extra },
+        `wf-${Date.now()}-${++counter}`,
+      );
+      expect(created.status).toBe(202);
+      return created.body.id as string;
+    },
+    /** Polls the job until `done` holds; returns it. */
+    until: async (jobId: string, done: (job: any) => boolean, timeoutMs = 30_000) =>
+      pollUntil(
+        async () => {
+          const { body } = await api('GET', `/v1/jobs/${jobId}`);
+          return done(body) ? body : undefined;
+        },
+        { timeoutMs, intervalMs: 100, description: `job ${jobId}` },
+      ),
+    settled: (jobId: string, timeoutMs?: number) =>
+      pollUntil(
+        async () => {
+          const { body } = await api('GET', `/v1/jobs/${jobId}`);
+          return ['succeeded', 'failed', 'canceled', 'needs_review'].includes(body.status) ? body : undefined;
+        },
+        { timeoutMs: timeoutMs ?? 30_000, intervalMs: 100, description: `job ${jobId} to settle` },
+      ),
+  };
+}
+
+async function queueDepth(stack: RunningLocalStack, queueUrl: string): Promise<number> {
+  const { Attributes = {} } = await sqsClient(stack.endpoints).send(
+    new GetQueueAttributesCommand({
+      QueueUrl: queueUrl,
+      AttributeNames: [
+        'ApproximateNumberOfMessages',
+        'ApproximateNumberOfMessagesNotVisible',
+        'ApproximateNumberOfMessagesDelayed',
+      ],
+    }),
+  );
+  return (
+    Number(Attributes.ApproximateNumberOfMessages ?? 0) +
+    Number(Attributes.ApproximateNumberOfMessagesNotVisible ?? 0) +
+    Number(Attributes.ApproximateNumberOfMessagesDelayed ?? 0)
+  );
+}
+
+describe('with a deduplicating provider and MAX_IN_FLIGHT=3', () => {
+  let stack: RunningLocalStack;
+  let c: ReturnType<typeof client>;
+  beforeAll(async () => {
+    stack = await startLocalStack({ env: { ...baseEnv, MAX_IN_FLIGHT: '3', SIM_IDEMPOTENT: '1' } });
+    c = client(stack);
+  });
+  afterAll(async () => {
+    await stack?.stop();
+  });
+  beforeEach(async () => {
+    await c.reset();
+  });
+
+  it('runs 30 jobs submitted at once, never more than 3 at the provider, one charge each', async () => {
+    const ids = await Promise.all(Array.from({ length: 30 }, (_, i) => c.submit({ prompt: `burst ${i}` })));
+    const jobs = await Promise.all(ids.map((id) => c.settled(id, 90_000)));
+
+    expect(jobs.map((job) => job.status)).toEqual(ids.map(() => 'succeeded'));
+    const ledger = await c.ledger();
+    expect(ledger.submissions).toHaveLength(30);
+    expect(new Set(ledger.submissions.map((s) => s.idempotencyKey))).toEqual(new Set(ids));
+    expect(ledger.maxConcurrent).toBeLessThanOrEqual(3);
+    expect(ledger.maxConcurrent).toBeGreaterThanOrEqual(2);
+    expect(await queueDepth(stack, stack.endpoints.deadLetterQueueUrl)).toBe(0);
+  });
+
+  it('delivers a finished image with a fetchable PNG and a signed webhook to the client', async () => {
+    const received: { signature: string | undefined; body: string }[] = [];
+    const receiver: Server = createServer((request, response) => {
+      const chunks: Buffer[] = [];
+      request.on('data', (chunk: Buffer) => chunks.push(chunk));
+      request.on('end', () => {
+        received.push({
+          signature: request.headers['longhaul-signature'] as string | undefined,
+          body: Buffer.concat(chunks).toString(),
+        });
+        response.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    try {
+      const webhookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+      const id = await c.submit({ prompt: 'with a webhook' }, { webhookUrl });
+      const job = await c.settled(id);
+
+      expect(job).toMatchObject({ status: 'succeeded', progress: 100, attempts: 1 });
+      const image = await fetch(job.result.outputUrl);
+      expect(image.status).toBe(200);
+      expect(Buffer.from(await image.arrayBuffer()).subarray(0, 4)).toEqual(Buffer.from([137, 80, 78, 71]));
+      const delivery = await pollUntil(() => received[0], { description: 'the client webhook' });
+      const now = Math.floor(Date.now() / 1000);
+      expect(checkSignature(WEBHOOK_SECRET, delivery.signature, delivery.body, now, 300)).toBe('valid');
+      expect(JSON.parse(delivery.body)).toMatchObject({ id, status: 'succeeded' });
+
+      const timeline = await c.api('GET', `/v1/jobs/${id}/events`);
+      const steps = timeline.body.items
+        .filter((e: { type: string }) => e.type === 'step.succeeded')
+        .map((e: { step: string }) => e.step);
+      expect(steps).toEqual(['prepare', 'submit', 'await', 'release', 'finalize', 'notify']);
+    } finally {
+      receiver.closeAllConnections();
+      await new Promise((resolve) => receiver.close(resolve));
+    }
+  });
+
+  it('retries a provider that is unavailable twice, then succeeds with one charge', async () => {
+    await c.fault('unavailable', 2);
+    const job = await c.settled(await c.submit());
+    expect(job.status).toBe('succeeded');
+    expect((await c.ledger()).submissions).toHaveLength(1);
+    const retries = (await c.api('GET', `/v1/jobs/${job.id}/events`)).body.items.filter(
+      (e: { type: string; step?: string }) => e.type === 'step.retry' && e.step === 'submit',
+    );
+    expect(retries).toHaveLength(2);
+  });
+
+  it('fails a rejected submission with its error code and no charge', async () => {
+    await c.fault('reject');
+    const job = await c.settled(await c.submit());
+    expect(job).toMatchObject({ status: 'failed', error: { code: 'provider_rejected_400' } });
+    expect((await c.ledger()).submissions).toHaveLength(0);
+  });
+
+  it('fails a job that fails at the provider through the on-failure path', async () => {
+    await c.fault('fail-job');
+    const job = await c.settled(await c.submit());
+    expect(job).toMatchObject({ status: 'failed', error: { code: 'generation_failed' } });
+    expect((await c.ledger()).submissions).toHaveLength(1);
+    const events = (await c.api('GET', `/v1/jobs/${job.id}/events`)).body.items;
+    expect(
+      events.some((e: { type: string; step?: string }) => e.type === 'step.succeeded' && e.step === 'fail'),
+    ).toBe(true);
+  });
+
+  it.each(['accept-then-drop', 'timeout'])(
+    'recovers from %s by resending the same key: succeeded, one charge',
+    async (mode) => {
+      await c.fault(mode);
+      const job = await c.settled(await c.submit());
+      expect(job.status).toBe('succeeded');
+      expect((await c.ledger()).submissions).toHaveLength(1);
+    },
+  );
+
+  it('cancels a running job: canceled, stopped at the provider, and the next job gets its slot', async () => {
+    await c.configure({ jobMs: 60_000 });
+    const running = await Promise.all([c.submit(), c.submit(), c.submit()]);
+    await Promise.all(running.map((id) => c.until(id, (job) => job.status === 'running')));
+    await pollUntil(async () => (await c.ledger()).running === 3, {
+      description: 'three jobs at the provider',
+    });
+    const waiting = await c.submit();
+
+    const canceled = await c.api('POST', `/v1/jobs/${running[0]}/cancel`);
+    expect(canceled).toMatchObject({ status: 202, body: { status: 'canceled' } });
+
+    await c.until(waiting, (job) => job.status === 'running', 20_000);
+    const ledger = await c.ledger();
+    expect(ledger.running).toBe(3);
+    expect(ledger.maxConcurrent).toBe(3);
+    expect((await c.api('POST', `/v1/jobs/${running[0]}/cancel`)).body.status).toBe('canceled');
+    for (const id of [...running.slice(1), waiting]) await c.api('POST', `/v1/jobs/${id}/cancel`);
+    await pollUntil(async () => (await c.ledger()).running === 0, { description: 'the provider to be idle' });
+  });
+});
+
+describe('with a provider that cannot deduplicate', () => {
+  let stack: RunningLocalStack;
+  let c: ReturnType<typeof client>;
+  beforeAll(async () => {
+    stack = await startLocalStack({ env: { ...baseEnv, MAX_IN_FLIGHT: '2', SIM_IDEMPOTENT: '0' } });
+    c = client(stack);
+  });
+  afterAll(async () => {
+    await stack?.stop();
+  });
+  beforeEach(async () => {
+    await c.reset();
+  });
+
+  it.each(['accept-then-drop', 'timeout'])(
+    'sends a job to review after %s instead of submitting again: one charge',
+    async (mode) => {
+      await c.fault(mode);
+      const job = await c.settled(await c.submit());
+      expect(job).toMatchObject({ status: 'needs_review', error: { code: 'ambiguous_submission' } });
+      expect((await c.ledger()).submissions).toHaveLength(1);
+    },
+  );
+});
+
+describe('the dead-letter queue', () => {
+  let stack: RunningLocalStack;
+  let c: ReturnType<typeof client>;
+  beforeAll(async () => {
+    // A one-second consumer timeout makes the visibility timeout six seconds, so five receives take half a minute.
+    stack = await startLocalStack({
+      env: { ...baseEnv, MAX_IN_FLIGHT: '1', SIM_JOB_MS: '700', DISPATCH_TIMEOUT_SECONDS: '1' },
+    });
+    c = client(stack);
+  });
+  afterAll(async () => {
+    await stack?.stop();
+  });
+
+  it('takes a message that always fails after 5 receives, but never a job that waits long for a slot', async () => {
+    await sqsClient(stack.endpoints).send(
+      new SendMessageCommand({ QueueUrl: stack.endpoints.jobQueueUrl, MessageBody: '{"not":"a job"}' }),
+    );
+    // With one slot and 0.7 s jobs, the last of 10 jobs waits several seconds and looks for a slot many times.
+    const ids = await Promise.all(Array.from({ length: 10 }, (_, i) => c.submit({ prompt: `backlog ${i}` })));
+    const jobs = await Promise.all(ids.map((id) => c.settled(id, 90_000)));
+    expect(jobs.map((job) => job.status)).toEqual(ids.map(() => 'succeeded'));
+    expect((await c.ledger()).maxConcurrent).toBe(1);
+
+    await pollUntil(async () => (await queueDepth(stack, stack.endpoints.deadLetterQueueUrl)) === 1, {
+      timeoutMs: 60_000,
+      intervalMs: 500,
+      description: 'the poison message in the dead-letter queue',
+    });
+    expect(await queueDepth(stack, stack.endpoints.jobQueueUrl)).toBe(0);
+  });
+});
