@@ -72,11 +72,20 @@ export async function probeUrl(
   url: string,
   timeoutMs: number,
 ): Promise<{ size?: number; contentType?: string }> {
-  const response = await fetch(url, {
-    method: 'HEAD',
-    redirect: 'follow',
-    signal: AbortSignal.timeout(timeoutMs),
-  });
+  let response: Response;
+  try {
+    response = await fetch(url, {
+      method: 'HEAD',
+      redirect: 'follow',
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+  } catch (error) {
+    throw new AssetUnavailableError(`The audio URL could not be reached: ${(error as Error).message}`);
+  }
+  // The host's trouble, not the input's: worth another try.
+  if (response.status >= 500 || response.status === 429) {
+    throw new AssetUnavailableError(`The audio URL answered ${response.status}.`);
+  }
   if (!response.ok) {
     throw new InvalidJobInputError(
       `[input_unreachable] The audio URL answered ${response.status}.`,
