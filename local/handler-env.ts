@@ -26,6 +26,8 @@ export interface WorkflowWiring {
   readonly webhookSecretArn: string;
   /** Longhaul's own provider webhook endpoint, on the gateway. */
   readonly providerWebhookUrl: string;
+  /** The local WebSocket API's management endpoint, where live messages are posted to connections. */
+  readonly streamCallbackUrl: string;
 }
 
 /** Variables a developer may set to change how handlers log locally; everything else is fixed. */
@@ -80,6 +82,7 @@ export function handlerEnvironment(input: {
     AWS_ENDPOINT_URL_SECRETS_MANAGER: endpoints.secretsManager,
     [resourceEnv.jobTable]: resources.jobTableName,
     [resourceEnv.apiKeyTable]: resources.apiKeyTableName,
+    [resourceEnv.connectionTable]: resources.connectionTableName,
     [resourceEnv.jobQueueUrl]: resources.jobQueueUrl,
     [resourceEnv.jobQueueArn]: resources.jobQueueArn,
     [resourceEnv.deadLetterQueueArn]: resources.deadLetterQueueArn,
@@ -89,6 +92,7 @@ export function handlerEnvironment(input: {
     [resourceEnv.providerSecretArn]: wiring.providerSecretArn,
     [resourceEnv.webhookSecretArn]: wiring.webhookSecretArn,
     [resourceEnv.providerWebhookUrl]: wiring.providerWebhookUrl,
+    [resourceEnv.streamCallbackUrl]: wiring.streamCallbackUrl,
     // fauxqs serves buckets by path; virtual-hosted names under 127.0.0.1 do not resolve.
     [resourceEnv.s3ForcePathStyle]: 'true',
     // PROVIDER_IDEMPOTENT among them: what the provider adapter believes (contract section 2).

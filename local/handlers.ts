@@ -7,6 +7,7 @@ import type {
   SQSBatchResponse,
   SQSEvent,
 } from 'aws-lambda';
+import type { WebSocketEvent } from './websocket-api/events';
 
 export type ApiHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 export type AuthorizerHandler = (
@@ -16,12 +17,18 @@ export type AuthorizerHandler = (
 export type DispatchHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>;
 /** Every workflow step; the state machine names the step in the payload. */
 export type WorkflowHandler = (event: unknown, context: Context) => Promise<unknown>;
+/** Every route of the WebSocket API: `$connect`, `$disconnect` and `$default`. */
+export type StreamHandler = (event: WebSocketEvent, context: Context) => Promise<APIGatewayProxyResult>;
+/** One reconciliation pass per invocation; the schedule's event carries nothing it reads. */
+export type ReconcileHandler = (event: unknown, context: Context) => Promise<unknown>;
 
 export interface LocalHandlers {
   readonly api: ApiHandler;
   readonly authorizer: AuthorizerHandler;
   readonly dispatch: DispatchHandler;
   readonly workflow: WorkflowHandler;
+  readonly stream: StreamHandler;
+  readonly reconcile: ReconcileHandler;
 }
 
 /**
@@ -37,13 +44,15 @@ export async function loadHandlers(): Promise<LocalHandlers> {
       throw new Error(`the ${name} handler failed to load: ${(error as Error).message}`, { cause: error });
     }
   };
-  const [api, authorizer, dispatch, workflow] = await Promise.all([
+  const [api, authorizer, dispatch, workflow, stream, reconcile] = await Promise.all([
     load<ApiHandler>('api', import('../lambdas/api/handler.js')),
     load<AuthorizerHandler>('authorizer', import('../lambdas/authorizer/handler.js')),
     load<DispatchHandler>('dispatch', import('../lambdas/dispatch/handler.js')),
     load<WorkflowHandler>('workflow', import('../lambdas/workflow/handler.js')),
+    load<StreamHandler>('stream', import('../lambdas/stream/handler.js')),
+    load<ReconcileHandler>('reconcile', import('../lambdas/reconcile/handler.js')),
   ]);
-  return { api, authorizer, dispatch, workflow };
+  return { api, authorizer, dispatch, workflow, stream, reconcile };
 }
 
 /**

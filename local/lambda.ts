@@ -21,14 +21,17 @@ export interface LocalFunction {
 
 /**
  * The functions the local stack invokes, with the timeout and memory the
- * constructs give them: lib/constructs/http-api.ts (api, authorizer) and
- * lib/constructs/workflow-steps.ts (workflow). The dispatch function's timeout
- * is a setting, see {@link dispatchFunction}.
+ * constructs give them: lib/constructs/http-api.ts (api, authorizer),
+ * lib/constructs/workflow-steps.ts (workflow), lib/constructs/live-progress.ts
+ * (stream) and lib/constructs/reconciler.ts (reconcile). The dispatch
+ * function's timeout is a setting, see {@link dispatchFunction}.
  */
 export const localFunctions = {
   api: { name: 'longhaul-api', timeoutMs: 15_000, memoryMb: 1024 },
   authorizer: { name: 'longhaul-authorizer', timeoutMs: 5_000, memoryMb: 512 },
   workflow: { name: 'longhaul-workflow', timeoutMs: 60_000, memoryMb: 1024 },
+  stream: { name: 'longhaul-stream', timeoutMs: 10_000, memoryMb: 512 },
+  reconcile: { name: 'longhaul-reconcile', timeoutMs: 300_000, memoryMb: 512 },
 } as const satisfies Record<string, LocalFunction>;
 
 /** The jobs queue consumer, as lib/constructs/job-dispatcher.ts configures it. */

@@ -18,7 +18,7 @@ import {
   SetQueueAttributesCommand,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
-import { apiKeyTable, jobTable, type TableLayout } from '../config/layout';
+import { apiKeyTable, connectionTable, jobTable, type TableLayout } from '../config/layout';
 import { queueVisibilityTimeoutSeconds, type Settings } from '../config/settings';
 
 /**
@@ -31,6 +31,7 @@ import { queueVisibilityTimeoutSeconds, type Settings } from '../config/settings
 export const localResourceNames = {
   jobTable: 'longhaul-jobs',
   apiKeyTable: 'longhaul-api-keys',
+  connectionTable: 'longhaul-connections',
   jobQueue: 'longhaul-jobs-queue',
   deadLetterQueue: 'longhaul-jobs-dlq',
   inputBucket: 'longhaul-inputs',
@@ -40,6 +41,8 @@ export const localResourceNames = {
 export interface LocalResources {
   readonly jobTableName: string;
   readonly apiKeyTableName: string;
+  /** Live-progress subscriptions, one item per WebSocket connection. */
+  readonly connectionTableName: string;
   readonly jobQueueUrl: string;
   /** What the event source mapping names as each record's `eventSourceARN`. */
   readonly jobQueueArn: string;
@@ -240,9 +243,10 @@ export async function ensureJobQueues(
 }
 
 export async function ensureResources(clients: ResourceClients, settings: Settings): Promise<LocalResources> {
-  const [, , queues] = await Promise.all([
+  const [, , , queues] = await Promise.all([
     ensureTable(clients.dynamodb, localResourceNames.jobTable, jobTable),
     ensureTable(clients.dynamodb, localResourceNames.apiKeyTable, apiKeyTable),
+    ensureTable(clients.dynamodb, localResourceNames.connectionTable, connectionTable),
     ensureJobQueues(clients, settings),
     ensureBucket(clients.s3, localResourceNames.inputBucket),
     ensureBucket(clients.s3, localResourceNames.outputBucket),
@@ -250,6 +254,7 @@ export async function ensureResources(clients: ResourceClients, settings: Settin
   return {
     jobTableName: localResourceNames.jobTable,
     apiKeyTableName: localResourceNames.apiKeyTable,
+    connectionTableName: localResourceNames.connectionTable,
     ...queues,
     inputBucketName: localResourceNames.inputBucket,
     outputBucketName: localResourceNames.outputBucket,

@@ -4,7 +4,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { routes } from '../config/layout';
+import { routes, STREAM_PATH } from '../config/layout';
 import type { Settings } from '../config/settings';
 import { seedApiKeys } from './api-keys';
 import type { LocalConfig } from './config';
@@ -21,22 +21,27 @@ import {
   LOCAL_REGION,
 } from './handler-env';
 import { type LocalHandlers, loadDispatchEnvironment, loadHandlers } from './handlers';
-import { dispatchFunction, invoke, LOCAL_ACCOUNT_ID } from './lambda';
+import { dispatchFunction, invoke, LOCAL_ACCOUNT_ID, localFunctions } from './lambda';
 import { startProvider } from './provider';
+import { startReconcilerSchedule } from './reconciler';
 import { ensureResources } from './resources';
+import { startWebSocketApi } from './websocket-api/server';
 import { startLocalWorkflow } from './workflow';
 
 /**
  * The whole local stack, started in this order and stopped in reverse:
  * emulators, resources and seeded keys, the secrets endpoint, the provider
- * (the simulator, unless PROVIDER_URL names one), the Step Functions endpoint
- * and the gateway, then the handler environment and the handlers, and last
- * the event source mapping that feeds the jobs queue to the dispatch handler.
+ * (the simulator, unless PROVIDER_URL names one), the Step Functions endpoint,
+ * the gateway and the WebSocket API on its port, then the handler environment
+ * and the handlers, the event source mapping that feeds the jobs queue to the
+ * dispatch handler, and last the reconciler's schedule, whose first pass runs
+ * at once so a stack restarted after a crash converges without waiting.
  *
- * The endpoint and the gateway listen before the handlers load because the
- * handlers' environment names them (AWS_ENDPOINT_URL_SFN, PROVIDER_WEBHOOK_URL)
- * and their ports are only known once they listen (PORT=0). Until the
- * handlers have loaded, requests and the first steps of resumed executions wait.
+ * The endpoints listen before the handlers load because the handlers'
+ * environment names them (AWS_ENDPOINT_URL_SFN, PROVIDER_WEBHOOK_URL,
+ * STREAM_CALLBACK_URL) and their ports are only known once they listen
+ * (PORT=0). Until the handlers have loaded, requests, handshakes and the
+ * first steps of resumed executions wait.
  *
  * What it exposes is also written to `<dataDir>/local.json`.
  */
@@ -56,6 +61,8 @@ export interface LocalStackInfo {
   readonly s3Endpoint: string;
   readonly jobTableName: string;
   readonly apiKeyTableName: string;
+  /** Live-progress subscriptions, one item per WebSocket connection. */
+  readonly connectionTableName: string;
   readonly jobQueueUrl: string;
   readonly jobQueueArn: string;
   readonly deadLetterQueueUrl: string;
@@ -68,6 +75,10 @@ export interface LocalStackInfo {
   readonly secretsEndpoint: string;
   /** The provider the handlers call: the stack's simulator, or PROVIDER_URL. */
   readonly providerUrl: string;
+  /** Live progress: `ws://127.0.0.1:<port>/v1/stream?jobId=…&apiKey=…`. */
+  readonly streamUrl: string;
+  /** The WebSocket API's management endpoint (`@connections`), for an ApiGatewayManagementApiClient's `endpoint`. */
+  readonly streamCallbackUrl: string;
 }
 
 /** Secret names in the local Secrets Manager; the ARNs reach the handlers as in AWS. */
@@ -116,7 +127,7 @@ export async function startLocalStack(
     undo.push(lockDataDir(config.dataDir));
     const [dynamodbStart, sqsS3Start] = await Promise.allSettled([
       startDynamoDbEmulator({ host: LOCAL_HOST, path: join(config.dataDir, 'dynamodb') }),
-      startSqsS3Emulator({ host: LOCAL_HOST, dataDir: join(config.dataDir, 'fauxqs') }),
+      startSqsS3Emulator({ host: LOCAL_HOST, region: LOCAL_REGION, dataDir: join(config.dataDir, 'fauxqs') }),
     ]);
     for (const start of [dynamodbStart, sqsS3Start]) {
       if (start.status === 'fulfilled') undo.push(() => start.value.stop());
@@ -203,6 +214,16 @@ export async function startLocalStack(
     }
     undo.push(() => gateway.close());
 
+    const webSocketApi = await startWebSocketApi({
+      server: gateway.server,
+      gatewayUrl: gateway.url,
+      path: STREAM_PATH,
+      host: LOCAL_HOST,
+      handler: handlersReady.promise.then((handlers) => handlers.stream),
+      log,
+    });
+    undo.push(() => webSocketApi.close());
+
     const endpoints: EmulatorEndpoints = {
       dynamodb: dynamodb.endpoint,
       sqs: sqsS3.endpoint,
@@ -221,6 +242,7 @@ export async function startLocalStack(
           providerSecretArn,
           webhookSecretArn,
           providerWebhookUrl: `${gateway.url}/v1/provider/events`,
+          streamCallbackUrl: webSocketApi.callbackUrl,
         },
         env: process.env,
       }),
@@ -250,6 +272,14 @@ export async function startLocalStack(
       log('LONGHAUL_DISPATCH is off: jobs stay in the queue');
     }
 
+    const reconciler = startReconcilerSchedule({
+      intervalMs: settings.reconcileIntervalMs,
+      // What EventBridge Scheduler's Lambda target sends when the schedule gives no input.
+      runPass: () => invoke(localFunctions.reconcile, handlers.reconcile, {}),
+      log,
+    });
+    undo.push(() => reconciler.stop());
+
     const info: LocalStackInfo = {
       apiUrl: gateway.url,
       region: LOCAL_REGION,
@@ -261,6 +291,8 @@ export async function startLocalStack(
       stateMachineArn: workflow.stateMachineArn,
       secretsEndpoint: endpoints.secretsManager,
       providerUrl: provider.url,
+      streamUrl: webSocketApi.url,
+      streamCallbackUrl: webSocketApi.callbackUrl,
     };
     const infoFile = localInfoFile(config.dataDir);
     writeFileAtomically(infoFile, `${JSON.stringify(info, null, 2)}\n`);

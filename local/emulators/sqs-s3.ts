@@ -1,11 +1,15 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { MessageMoveTasks, SqsServiceError } from './sqs-message-moves';
 
 /**
  * SQS and S3, emulated by fauxqs (visibility timeouts, long polling, redrive
  * to a DLQ, path-style S3), persisted to SQLite under `dataDir`: SQS is
- * durable in AWS, so messages and objects survive a restart here too.
+ * durable in AWS, so messages and objects survive a restart here too. The
+ * message move tasks that redrive a DLQ, which fauxqs lacks, are added on
+ * the same endpoint (./sqs-message-moves.ts).
  *
  * fauxqs' `startFauxqs` always listens on 0.0.0.0, which would expose the
  * emulator's unauthenticated queues and objects to the network. Its public
@@ -70,8 +74,13 @@ async function loadInternals(): Promise<Internals> {
   return { SqsStore, SnsStore, S3Store, PersistenceManager } as Internals;
 }
 
+const SQS_TARGET_PREFIX = 'AmazonSQS.';
+const AWS_JSON_CONTENT_TYPE = 'application/x-amz-json-1.0';
+
 export async function startSqsS3Emulator(options: {
   readonly host: string;
+  /** The region in the queues' ARNs; the move tasks sign their calls for it. */
+  readonly region: string;
   /** SQLite directory; a restart on the same directory resumes queues, messages, buckets and objects. */
   readonly dataDir: string;
 }): Promise<SqsS3Emulator> {
@@ -100,6 +109,37 @@ export async function startSqsS3Emulator(options: {
 
   const app = buildApp({ logger: false, stores: { sqsStore, snsStore, s3Store } as never });
   app.addHook('preClose', () => persistence.close());
+
+  // The message move tasks fauxqs lacks, answered before its router sees them; the tasks
+  // move messages through this emulator's own API, reached once it listens.
+  let selfClient: SQSClient | undefined;
+  const moves = new MessageMoveTasks(() => {
+    if (!selfClient) throw new Error('the SQS emulator is not listening yet');
+    return selfClient;
+  });
+  app.addHook('preHandler', async (request, reply) => {
+    const target = request.headers['x-amz-target'];
+    if (request.method !== 'POST' || typeof target !== 'string' || !target.startsWith(SQS_TARGET_PREFIX))
+      return;
+    const operation = moves.operations[target.slice(SQS_TARGET_PREFIX.length)];
+    if (!operation) return;
+    const body = request.body;
+    const input =
+      body && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : {};
+    reply.header('content-type', AWS_JSON_CONTENT_TYPE);
+    try {
+      await reply.status(200).send(JSON.stringify(await operation(input)));
+    } catch (error) {
+      if (!(error instanceof SqsServiceError)) throw error;
+      await reply
+        .status(400)
+        // What the query-compatible SDK reads the error code from.
+        .header('x-amzn-query-error', `${error.code};Sender`)
+        .send(JSON.stringify({ __type: `com.amazonaws.sqs#${error.code}`, message: error.message }));
+    }
+    return reply;
+  });
+
   let endpoint: string;
   try {
     endpoint = await app.listen({ host: options.host, port: 0 });
@@ -108,11 +148,20 @@ export async function startSqsS3Emulator(options: {
     throw error;
   }
   rebaseRestoredQueueUrls(sqsStore, endpoint);
+  selfClient = new SQSClient({
+    region: options.region,
+    endpoint,
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  });
   let stopped: Promise<void> | undefined;
   return {
     endpoint,
     stop() {
-      stopped ??= app.close();
+      stopped ??= (async () => {
+        await moves.stop();
+        selfClient?.destroy();
+        await app.close();
+      })();
       return stopped;
     },
   };

@@ -96,7 +96,7 @@ const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', '
 const pad = (n: number) => String(n).padStart(2, '0');
 
 /** API Gateway's CLF-style `requestTime`, e.g. 09/Apr/2015:12:34:56 +0000. */
-function requestTime(epoch: number): string {
+export function requestTime(epoch: number): string {
   const d = new Date(epoch);
   return `${pad(d.getUTCDate())}/${MONTHS[d.getUTCMonth()]}/${d.getUTCFullYear()}:${pad(d.getUTCHours())}:${pad(
     d.getUTCMinutes(),

@@ -1,19 +1,34 @@
 import { createHash } from 'node:crypto';
 import { existsSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { createServer as createHttpServer, type Server } from 'node:http';
+import { type AddressInfo, createServer } from 'node:net';
 import { join } from 'node:path';
+import {
+  ApiGatewayManagementApiClient,
+  DeleteConnectionCommand,
+  GetConnectionCommand,
+  GoneException,
+  PayloadTooLargeException,
+  PostToConnectionCommand,
+} from '@aws-sdk/client-apigatewaymanagementapi';
 import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import { HeadBucketCommand } from '@aws-sdk/client-s3';
 import {
+  CancelMessageMoveTaskCommand,
   CreateQueueCommand,
   DeleteMessageCommand,
   GetQueueAttributesCommand,
   GetQueueUrlCommand,
+  ListMessageMoveTasksCommand,
+  PurgeQueueCommand,
   ReceiveMessageCommand,
+  ResourceNotFoundException,
   SendMessageCommand,
   type SQSClient,
+  StartMessageMoveTaskCommand,
+  UnsupportedOperation,
 } from '@aws-sdk/client-sqs';
-import { GetCommand, PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import type {
   APIGatewayAuthorizerResult,
   APIGatewayProxyEvent,
@@ -21,13 +36,23 @@ import type {
   SQSEvent,
   SQSRecord,
 } from 'aws-lambda';
-import { API_KEY_HEADER, JOB_ITEM_SORT_KEY, jobTable, routes } from '../../config/layout';
+import {
+  API_KEY_HEADER,
+  connectionTable,
+  JOB_ITEM_SORT_KEY,
+  jobTable,
+  routes,
+  STREAM_PATH,
+} from '../../config/layout';
 import { gatewayProblems, PROBLEM_CONTENT_TYPE } from '../../config/problems';
 import { defaultSettings, queueVisibilityTimeoutSeconds } from '../../config/settings';
 import { hashApiKey } from '../../lambdas/shared/api-keys';
 import { failedMessageIds, startSqsEventSource } from '../../local/event-source';
 import { type Gateway, startGateway } from '../../local/gateway';
-import type { ApiHandler, AuthorizerHandler } from '../../local/handlers';
+import type { ApiHandler, AuthorizerHandler, StreamHandler } from '../../local/handlers';
+import { startReconcilerSchedule } from '../../local/reconciler';
+import type { WebSocketEvent } from '../../local/websocket-api/events';
+import { startWebSocketApi, type WebSocketApi } from '../../local/websocket-api/server';
 import {
   documentClient,
   dynamoDbClient,
@@ -38,6 +63,7 @@ import {
   startLocalStack,
   temporaryDataDir,
 } from './support/local-stack';
+import { connectStream, openStream } from './support/websocket';
 
 const START_TIMEOUT_MS = 60_000;
 const ALPHA_KEY = 'e2e-alpha-key-5f1c9a';
@@ -211,8 +237,253 @@ describe('local stack', () => {
     }
   });
 
+  it('publishes the WebSocket endpoint on the API port, its management endpoint and the connection table', async () => {
+    const { port } = new URL(stack.baseUrl);
+    expect(stack.endpoints.streamUrl).toBe(`ws://127.0.0.1:${port}${STREAM_PATH}`);
+    expect(stack.endpoints.streamCallbackUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/local$/);
+    // Clients never reach the management API: API Gateway requires IAM credentials there.
+    expect(new URL(stack.endpoints.streamCallbackUrl).port).not.toBe(port);
+    const dynamodb = dynamoDbClient(stack.endpoints);
+    try {
+      const { Table } = await dynamodb.send(
+        new DescribeTableCommand({ TableName: stack.endpoints.connectionTableName }),
+      );
+      expect(Table?.KeySchema).toEqual([{ AttributeName: connectionTable.partitionKey, KeyType: 'HASH' }]);
+      expect(
+        Table?.GlobalSecondaryIndexes?.map((index) => ({
+          name: index.IndexName,
+          keys: index.KeySchema?.map((key) => key.AttributeName),
+          projection: index.Projection?.ProjectionType,
+        })),
+      ).toEqual(
+        connectionTable.indexes.map((index) => ({
+          name: index.name,
+          keys: [index.partitionKey, index.sortKey],
+          projection: index.projection,
+        })),
+      );
+    } finally {
+      dynamodb.destroy();
+    }
+  });
+
+  it('admits a WebSocket client to its own job only, and pushes to it through the management API until it leaves', async () => {
+    const created = await fetch(`${stack.baseUrl}/v1/jobs`, {
+      method: 'POST',
+      headers: {
+        [API_KEY_HEADER]: ALPHA_KEY,
+        'content-type': 'application/json',
+        'idempotency-key': `stream-${Date.now()}`,
+      },
+      body: JSON.stringify({ type: 'image.generate', input: { prompt: 'watched' } }),
+    });
+    expect(created.status).toBe(202);
+    const { id } = (await created.json()) as { id: string };
+    const url = (query: string) => `${stack.endpoints.streamUrl}?${query}`;
+    const key = (apiKey: string) => `jobId=${id}&apiKey=${encodeURIComponent(apiKey)}`;
+
+    // The stream function's answers to $connect, passed on as the handshake's status.
+    expect(await connectStream(url(key(BETA_KEY)))).toEqual({ outcome: 'refused', status: 404 });
+    expect(await connectStream(url(key('not-a-key')))).toEqual({ outcome: 'refused', status: 401 });
+    expect(await connectStream(url(`apiKey=${ALPHA_KEY}`))).toEqual({ outcome: 'refused', status: 400 });
+
+    const client = await openStream(url(key(ALPHA_KEY)));
+    const documents = documentClient(stack.endpoints);
+    const management = new ApiGatewayManagementApiClient({
+      endpoint: stack.endpoints.streamCallbackUrl,
+      region: stack.endpoints.region,
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    });
+    const [byJob] = connectionTable.indexes;
+    const subscribers = async () =>
+      (
+        await documents.send(
+          new QueryCommand({
+            TableName: stack.endpoints.connectionTableName,
+            IndexName: byJob.name,
+            KeyConditionExpression: '#job = :job',
+            ExpressionAttributeNames: { '#job': byJob.partitionKey },
+            ExpressionAttributeValues: { ':job': id },
+          }),
+        )
+      ).Items ?? [];
+    try {
+      // The subscription the stream function stored names the connection the WebSocket API made.
+      const [subscription] = await subscribers();
+      const connectionId = String(subscription?.connectionId);
+      expect(connectionId).toMatch(/^[A-Za-z0-9+/]{15}=$/);
+
+      const data = JSON.stringify({ type: 'hello', jobId: id });
+      await management.send(
+        new PostToConnectionCommand({ ConnectionId: connectionId, Data: new TextEncoder().encode(data) }),
+      );
+      await pollUntil(() => client.messages.some((message) => message.text === data && !message.binary), {
+        description: 'the posted message on the socket',
+      });
+
+      expect(await client.close(1000)).toEqual({ code: 1000, reason: '' });
+      // $disconnect forgets the subscription; the connection is gone for the management API.
+      await pollUntil(async () => (await subscribers()).length === 0, {
+        description: 'the subscription to be removed on $disconnect',
+      });
+      await expect(
+        management.send(
+          new PostToConnectionCommand({ ConnectionId: connectionId, Data: new TextEncoder().encode(data) }),
+        ),
+      ).rejects.toBeInstanceOf(GoneException);
+    } finally {
+      client.socket.terminate();
+      documents.destroy();
+      management.destroy();
+    }
+  });
+
   it('never prints an API key', () => {
     for (const key of [ALPHA_KEY, BETA_KEY, ADMIN_KEY]) expect(stack.output()).not.toContain(key);
+  });
+});
+
+describe('local stack with the jobs queue unconsumed', () => {
+  let stack: RunningLocalStack;
+  let sqs: SQSClient;
+
+  beforeAll(async () => {
+    stack = await startLocalStack({
+      env: {
+        ...keyEnv,
+        LONGHAUL_DISPATCH: '0',
+        RECONCILE_INTERVAL_MS: '1000',
+        QUEUED_GRACE_MS: '1000',
+        SLOT_WAIT_MAX_SECONDS: '1',
+      },
+    });
+    sqs = sqsClient(stack.endpoints);
+  }, START_TIMEOUT_MS);
+
+  afterAll(async () => {
+    sqs?.destroy();
+    await stack?.stop();
+  });
+
+  const depth = async (queueUrl: string) => {
+    const { Attributes = {} } = await sqs.send(
+      new GetQueueAttributesCommand({
+        QueueUrl: queueUrl,
+        AttributeNames: [
+          'ApproximateNumberOfMessages',
+          'ApproximateNumberOfMessagesNotVisible',
+          'ApproximateNumberOfMessagesDelayed',
+        ],
+      }),
+    );
+    return Object.values(Attributes).reduce((sum, count) => sum + Number(count), 0);
+  };
+
+  it('runs the reconciler on its interval: a queued job whose message was purged is enqueued again', async () => {
+    const created = await fetch(`${stack.baseUrl}/v1/jobs`, {
+      method: 'POST',
+      headers: {
+        [API_KEY_HEADER]: ALPHA_KEY,
+        'content-type': 'application/json',
+        'idempotency-key': `purged-${Date.now()}`,
+      },
+      body: JSON.stringify({ type: 'image.generate', input: { prompt: 'lost message' } }),
+    });
+    expect(created.status).toBe(202);
+    const { id } = (await created.json()) as { id: string };
+    expect(await depth(stack.endpoints.jobQueueUrl)).toBe(1);
+    await sqs.send(new PurgeQueueCommand({ QueueUrl: stack.endpoints.jobQueueUrl }));
+    expect(await depth(stack.endpoints.jobQueueUrl)).toBe(0);
+
+    // Past the grace (1 s plus the 1 s a deferred message may wait), a pass enqueues it again.
+    const message = await pollUntil(
+      async () =>
+        (
+          await sqs.send(
+            new ReceiveMessageCommand({ QueueUrl: stack.endpoints.jobQueueUrl, WaitTimeSeconds: 1 }),
+          )
+        ).Messages?.[0],
+      { timeoutMs: 15_000, description: 'the reconciler to enqueue the job again' },
+    );
+    expect(JSON.parse(message.Body ?? '{}')).toMatchObject({ jobId: id });
+    // The pass records the fix on the job's timeline right after enqueueing.
+    await pollUntil(
+      async () => {
+        const events = await fetch(`${stack.baseUrl}/v1/jobs/${id}/events`, {
+          headers: { [API_KEY_HEADER]: ALPHA_KEY },
+        });
+        const { items } = (await events.json()) as { items: { type: string }[] };
+        return items.some((event) => event.type === 'reconciler.requeued');
+      },
+      { description: 'reconciler.requeued on the timeline' },
+    );
+  });
+
+  it('moves dead letters back to the queue that dead-lettered them with StartMessageMoveTask', async () => {
+    const { deadLetterQueueUrl, deadLetterQueueArn, jobQueueUrl, jobQueueArn } = stack.endpoints;
+    const bodies = ['one', 'two', 'three'].map((name) => `dead letter ${name} ${Date.now()}`);
+    for (const body of bodies) {
+      await sqs.send(
+        new SendMessageCommand({
+          QueueUrl: deadLetterQueueUrl,
+          MessageBody: body,
+          MessageAttributes: { origin: { DataType: 'String', StringValue: `of ${body}` } },
+        }),
+      );
+    }
+    // What SQS refuses: a source that is no queue's dead-letter queue, and a queue that does not exist.
+    await expect(
+      sqs.send(new StartMessageMoveTaskCommand({ SourceArn: jobQueueArn })),
+    ).rejects.toBeInstanceOf(UnsupportedOperation);
+    await expect(
+      sqs.send(new StartMessageMoveTaskCommand({ SourceArn: `${deadLetterQueueArn}-missing` })),
+    ).rejects.toBeInstanceOf(ResourceNotFoundException);
+
+    const { TaskHandle } = await sqs.send(new StartMessageMoveTaskCommand({ SourceArn: deadLetterQueueArn }));
+    expect(TaskHandle).toEqual(expect.any(String));
+    const task = await pollUntil(
+      async () => {
+        const { Results = [] } = await sqs.send(
+          new ListMessageMoveTasksCommand({ SourceArn: deadLetterQueueArn }),
+        );
+        return Results[0]?.Status === 'COMPLETED' ? Results[0] : undefined;
+      },
+      { description: 'the move task to complete' },
+    );
+    expect(task).toEqual({
+      Status: 'COMPLETED',
+      SourceArn: deadLetterQueueArn,
+      ApproximateNumberOfMessagesMoved: 3,
+      ApproximateNumberOfMessagesToMove: 3,
+      StartedTimestamp: expect.any(Number),
+    });
+    await expect(sqs.send(new CancelMessageMoveTaskCommand({ TaskHandle }))).rejects.toBeInstanceOf(
+      UnsupportedOperation,
+    );
+    expect(await depth(deadLetterQueueUrl)).toBe(0);
+
+    // Back in the jobs queue (which the reconciler also feeds), bodies and attributes intact.
+    const moved = new Map<string, string | undefined>();
+    await pollUntil(
+      async () => {
+        const { Messages = [] } = await sqs.send(
+          new ReceiveMessageCommand({
+            QueueUrl: jobQueueUrl,
+            MaxNumberOfMessages: 10,
+            MessageAttributeNames: ['All'],
+            WaitTimeSeconds: 1,
+          }),
+        );
+        for (const message of Messages) {
+          if (bodies.includes(message.Body ?? '')) {
+            moved.set(message.Body ?? '', message.MessageAttributes?.origin?.StringValue);
+          }
+        }
+        return moved.size === bodies.length;
+      },
+      { description: 'the moved messages in the jobs queue' },
+    );
+    expect(Object.fromEntries(moved)).toEqual(Object.fromEntries(bodies.map((body) => [body, `of ${body}`])));
   });
 });
 
@@ -852,5 +1123,276 @@ describe('gateway', () => {
     api = async () => ({ statusCode: 'ok' }) as never;
     await expectProblem(await call('/healthz'), 502, 'internal-error');
     expect(lines.some((line) => line.includes('Error: boom'))).toBe(true);
+  });
+});
+
+/**
+ * The WebSocket API alone, in this process, with a stand-in stream function:
+ * the events API Gateway hands it, the handshake statuses and the management
+ * API, including what the real function cannot provoke (a failure, binary
+ * messages, a client's close code).
+ */
+describe('WebSocket API', () => {
+  let server: Server;
+  let api: WebSocketApi;
+  let management: ApiGatewayManagementApiClient;
+  let events: WebSocketEvent[];
+  let answer: StreamHandler;
+  const lines: string[] = [];
+  const QUERY = '?jobId=job_x&apiKey=ws-secret-key-71c2';
+
+  beforeAll(async () => {
+    server = createHttpServer((_request, response) => response.writeHead(404).end());
+    await new Promise<void>((resolveListen) => server.listen(0, '127.0.0.1', resolveListen));
+    const { port } = server.address() as AddressInfo;
+    api = await startWebSocketApi({
+      server,
+      gatewayUrl: `http://127.0.0.1:${port}`,
+      path: STREAM_PATH,
+      host: '127.0.0.1',
+      handler: (event, context) => {
+        events.push(event);
+        return answer(event, context);
+      },
+      log: (line) => lines.push(line),
+    });
+    management = new ApiGatewayManagementApiClient({
+      endpoint: api.callbackUrl,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    });
+  });
+
+  afterAll(async () => {
+    management?.destroy();
+    await api?.close();
+    await new Promise((resolveClose) => server?.close(resolveClose));
+  });
+
+  beforeEach(() => {
+    events = [];
+    answer = async () => ({ statusCode: 200, body: '' });
+  });
+
+  const routeEvents = (routeKey: string) =>
+    events.filter((event) => event.requestContext.routeKey === routeKey);
+
+  it('hands $connect the handshake, and answers the handshake with its status', async () => {
+    answer = async () => ({ statusCode: 401, body: 'unknown API key' });
+    expect(await connectStream(`${api.url}${QUERY}`)).toEqual({ outcome: 'refused', status: 401 });
+    answer = async () => {
+      throw new Error('the function failed');
+    };
+    expect(await connectStream(`${api.url}${QUERY}`)).toEqual({ outcome: 'refused', status: 500 });
+    expect(lines.some((line) => line.includes('Error: the function failed'))).toBe(true);
+    answer = async () => ({ statusCode: 200, body: '' });
+    const client = await openStream(`${api.url}${QUERY}`);
+    await client.close();
+
+    const connects = routeEvents('$connect');
+    expect(connects).toHaveLength(3);
+    const [event] = connects.slice(-1);
+    expect(event).toEqual({
+      headers: expect.objectContaining({
+        'Sec-WebSocket-Version': '13',
+        'Sec-WebSocket-Key': expect.any(String),
+        'X-Forwarded-For': '127.0.0.1',
+      }),
+      multiValueHeaders: expect.objectContaining({ 'Sec-WebSocket-Version': ['13'] }),
+      queryStringParameters: { jobId: 'job_x', apiKey: 'ws-secret-key-71c2' },
+      multiValueQueryStringParameters: { jobId: ['job_x'], apiKey: ['ws-secret-key-71c2'] },
+      requestContext: {
+        routeKey: '$connect',
+        eventType: 'CONNECT',
+        extendedRequestId: expect.any(String),
+        requestTime: expect.stringMatching(/^\d{2}\/[A-Z][a-z]{2}\/\d{4}:\d{2}:\d{2}:\d{2} \+0000$/),
+        messageDirection: 'IN',
+        stage: 'local',
+        connectedAt: expect.any(Number),
+        requestTimeEpoch: expect.any(Number),
+        identity: { sourceIp: '127.0.0.1' },
+        requestId: expect.stringMatching(/^[A-Za-z0-9+/]{15}=$/),
+        domainName: new URL(api.url).host,
+        connectionId: expect.stringMatching(/^[A-Za-z0-9+/]{15}=$/),
+        apiId: 'local',
+      },
+      isBase64Encoded: false,
+    });
+    // Each handshake is a connection of its own.
+    expect(new Set(connects.map((connect) => connect.requestContext.connectionId)).size).toBe(3);
+  });
+
+  it('refuses other paths without calling the function', async () => {
+    const { port } = new URL(api.url);
+    expect(await connectStream(`ws://127.0.0.1:${port}/v1/other${QUERY}`)).toEqual({
+      outcome: 'refused',
+      status: 404,
+    });
+    expect(events).toHaveLength(0);
+  });
+
+  it('hands client messages to $default and the close to $disconnect', async () => {
+    const client = await openStream(`${api.url}${QUERY}`);
+    const [connect] = routeEvents('$connect');
+    const connectionId = connect?.requestContext.connectionId;
+    client.socket.send('{"action":"ping"}');
+    client.socket.send(Buffer.from([1, 2, 3]));
+    await pollUntil(() => routeEvents('$default').length === 2, { description: 'two $default events' });
+    expect(await client.close(4000, 'done watching')).toEqual({ code: 4000, reason: 'done watching' });
+    await pollUntil(() => routeEvents('$disconnect').length === 1, { description: 'the $disconnect event' });
+
+    const [text, binary] = routeEvents('$default');
+    expect(text).toEqual({
+      requestContext: expect.objectContaining({
+        routeKey: '$default',
+        eventType: 'MESSAGE',
+        messageId: expect.stringMatching(/^[A-Za-z0-9+/]{15}=$/),
+        connectionId,
+        connectedAt: connect?.requestContext.connectedAt,
+      }),
+      body: '{"action":"ping"}',
+      isBase64Encoded: false,
+    });
+    expect(binary).toMatchObject({ body: 'AQID', isBase64Encoded: true });
+    expect(routeEvents('$disconnect')[0]).toMatchObject({
+      requestContext: {
+        routeKey: '$disconnect',
+        eventType: 'DISCONNECT',
+        connectionId,
+        disconnectStatusCode: 4000,
+        disconnectReason: 'done watching',
+      },
+      isBase64Encoded: false,
+    });
+  });
+
+  it('posts to, describes and deletes connections through the SDK, and answers Gone once one is closed', async () => {
+    const client = await openStream(`${api.url}${QUERY}`);
+    const connectionId = routeEvents('$connect')[0]?.requestContext.connectionId as string;
+    const data = '{"type":"progress","progress":42}';
+    expect(
+      (await management.send(new PostToConnectionCommand({ ConnectionId: connectionId, Data: data })))
+        .$metadata.httpStatusCode,
+    ).toBe(200);
+    await pollUntil(() => client.messages.length === 1, { description: 'the posted message' });
+    expect(client.messages).toEqual([{ text: data, binary: false }]);
+
+    const described = await management.send(new GetConnectionCommand({ ConnectionId: connectionId }));
+    expect(described.ConnectedAt).toBeInstanceOf(Date);
+    expect(described.Identity).toEqual({ SourceIp: '127.0.0.1' });
+    expect(described.LastActiveAt?.getTime()).toBeGreaterThanOrEqual(described.ConnectedAt?.getTime() ?? 0);
+
+    await expect(
+      management.send(
+        new PostToConnectionCommand({ ConnectionId: connectionId, Data: Buffer.alloc(128 * 1024 + 1, 0x61) }),
+      ),
+    ).rejects.toBeInstanceOf(PayloadTooLargeException);
+    // API Gateway's management API requires SigV4; an unsigned request is forbidden.
+    const unsigned = await fetch(`${api.callbackUrl}/@connections/${encodeURIComponent(connectionId)}`, {
+      method: 'POST',
+      body: 'x',
+    });
+    expect(unsigned.status).toBe(403);
+    expect(unsigned.headers.get('x-amzn-errortype')).toBe('ForbiddenException');
+
+    await management.send(new DeleteConnectionCommand({ ConnectionId: connectionId }));
+    expect((await client.closed).code).toBe(1000);
+    await pollUntil(() => routeEvents('$disconnect').length === 1, { description: 'the $disconnect event' });
+    for (const command of [
+      new PostToConnectionCommand({ ConnectionId: connectionId, Data: data }),
+      new GetConnectionCommand({ ConnectionId: connectionId }),
+      new PostToConnectionCommand({ ConnectionId: 'AAAAAAAAAAAAAAA=', Data: data }),
+    ]) {
+      await expect(management.send(command as PostToConnectionCommand)).rejects.toBeInstanceOf(GoneException);
+    }
+    expect(client.messages).toHaveLength(1);
+  });
+
+  it('never logs the query string, which carries the API key', () => {
+    expect(lines.length).toBeGreaterThan(0);
+    expect(lines.join('\n')).not.toContain('ws-secret-key-71c2');
+  });
+
+  it('closes open connections when it stops, and each one reaches $disconnect', async () => {
+    const otherServer = createHttpServer();
+    await new Promise<void>((resolveListen) => otherServer.listen(0, '127.0.0.1', resolveListen));
+    const { port } = otherServer.address() as AddressInfo;
+    const disconnects: WebSocketEvent[] = [];
+    const other = await startWebSocketApi({
+      server: otherServer,
+      gatewayUrl: `http://127.0.0.1:${port}`,
+      path: STREAM_PATH,
+      host: '127.0.0.1',
+      handler: async (event) => {
+        if (event.requestContext.routeKey === '$disconnect') disconnects.push(event);
+        return { statusCode: 200, body: '' };
+      },
+      log: () => undefined,
+    });
+    const clients = await Promise.all([
+      openStream(`${other.url}${QUERY}`),
+      openStream(`${other.url}${QUERY}`),
+    ]);
+    await other.close();
+    await new Promise((resolveClose) => otherServer.close(resolveClose));
+    expect(await Promise.all(clients.map((client) => client.closed))).toEqual([
+      { code: 1001, reason: 'Going away' },
+      { code: 1001, reason: 'Going away' },
+    ]);
+    expect(disconnects.map((event) => event.requestContext.disconnectStatusCode)).toEqual([1001, 1001]);
+  });
+});
+
+describe('reconciler schedule', () => {
+  const sleep = (ms: number) => new Promise((resolveWait) => setTimeout(resolveWait, ms));
+
+  it('runs a pass at once and then on its interval, skips ticks while a pass runs, and stops before the next', async () => {
+    let passes = 0;
+    let running = 0;
+    let mostAtOnce = 0;
+    const lines: string[] = [];
+    const schedule = startReconcilerSchedule({
+      intervalMs: 50,
+      runPass: async () => {
+        passes += 1;
+        running += 1;
+        mostAtOnce = Math.max(mostAtOnce, running);
+        await sleep(120);
+        running -= 1;
+      },
+      log: (line) => lines.push(line),
+    });
+    expect(passes).toBe(1);
+    await sleep(700);
+    await schedule.stop();
+    // The stop waited for the pass in progress, and no pass starts after it.
+    expect(running).toBe(0);
+    const afterStop = passes;
+    await sleep(200);
+    expect(passes).toBe(afterStop);
+    expect(passes).toBeGreaterThanOrEqual(3);
+    expect(mostAtOnce).toBe(1);
+    expect(lines).toContain('reconciler: skipped a tick, the previous pass is still running');
+  });
+
+  it('logs a failed pass and keeps to its schedule', async () => {
+    let passes = 0;
+    const lines: string[] = [];
+    const schedule = startReconcilerSchedule({
+      intervalMs: 30,
+      runPass: async () => {
+        passes += 1;
+        if (passes === 1) throw new Error('table unavailable');
+      },
+      log: (line) => lines.push(line),
+    });
+    try {
+      await pollUntil(() => passes >= 3, { timeoutMs: 2000, description: 'passes after the failed one' });
+    } finally {
+      await schedule.stop();
+    }
+    expect(lines.filter((line) => line.includes('the pass failed'))).toEqual([
+      expect.stringContaining('Error: table unavailable'),
+    ]);
   });
 });
