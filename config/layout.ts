@@ -83,6 +83,12 @@ export const routes = [
     auth: 'none',
     openBecause: 'it is a health check for load balancers and monitors and reads no tenant data',
   },
+  {
+    method: 'GET',
+    path: '/openapi.json',
+    auth: 'none',
+    openBecause: 'it is the public description of the API and reads no data',
+  },
   { method: 'POST', path: '/v1/jobs', auth: 'tenant' },
   { method: 'GET', path: '/v1/jobs', auth: 'tenant' },
   { method: 'GET', path: '/v1/jobs/{id}', auth: 'tenant' },

@@ -159,6 +159,24 @@ const fields = {
     default: 5000,
     doc: 'deadline of one delivery of a client webhook',
   },
+  alarmOldestMessageSeconds: {
+    env: 'ALARM_OLDEST_MESSAGE_SECONDS',
+    schema: int(60, 1_209_600),
+    default: 900,
+    doc: 'alarm when the oldest message in the jobs queue is older than this',
+  },
+  alarmApi5xxPercent: {
+    env: 'ALARM_API_5XX_PERCENT',
+    schema: z.coerce.number().min(0.01).max(100),
+    default: 1,
+    doc: 'alarm when this share of API requests (per 5 minutes) answer 5xx',
+  },
+  alarmFailedJobs: {
+    env: 'ALARM_FAILED_JOBS',
+    schema: int(1, 100_000),
+    default: 5,
+    doc: 'alarm when this many jobs fail within 5 minutes',
+  },
   allowPrivateWebhooks: {
     env: 'ALLOW_PRIVATE_WEBHOOKS',
     schema: flag,

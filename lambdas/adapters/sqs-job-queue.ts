@@ -1,6 +1,6 @@
 import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { z } from 'zod';
-import type { JobQueue } from '../domain/ports';
+import type { EnqueueOptions, JobQueue } from '../domain/ports';
 
 /** The message body of the jobs queue: the job id (the job table is the truth) and how often it waited for a slot. */
 export const jobMessage = z.object({
@@ -15,10 +15,15 @@ export class SqsJobQueue implements JobQueue {
     private readonly queueUrl: string,
   ) {}
 
-  async enqueue(jobId: string): Promise<void> {
-    const body: JobMessage = { jobId };
+  async enqueue(jobId: string, options: EnqueueOptions = {}): Promise<void> {
+    const body: JobMessage = { jobId, ...(options.deferrals ? { deferrals: options.deferrals } : {}) };
     await this.client.send(
-      new SendMessageCommand({ QueueUrl: this.queueUrl, MessageBody: JSON.stringify(body) }),
+      new SendMessageCommand({
+        QueueUrl: this.queueUrl,
+        MessageBody: JSON.stringify(body),
+        // SQS delays a message by at most 15 minutes.
+        ...(options.delaySeconds ? { DelaySeconds: Math.min(900, Math.round(options.delaySeconds)) } : {}),
+      }),
     );
   }
 }

@@ -13,6 +13,7 @@ import { JOB_ID_PATTERN, requireIdempotencyKey } from '../domain/idempotency';
 import { cancelJob, createUpload, getJob, jobTimeline, listJobs, submitJob } from '../domain/intake';
 import { parseResolution, resolveJob } from '../domain/operator';
 import { presentJob } from '../domain/present';
+import { applyProgress, heartbeatSender, ProgressThrottle } from '../domain/progress';
 import { applyProviderEvent, parseProviderEvent } from '../domain/provider-events';
 import { parseCreateJob, parseCreateUpload, parseListJobs } from '../domain/requests';
 import {
@@ -20,6 +21,7 @@ import {
   inputStore,
   jobQueue,
   jobStore,
+  liveChannel,
   liveJobStore,
   outputStore,
   slotPool,
@@ -27,16 +29,21 @@ import {
   workflow,
 } from '../shared/aws';
 import { runtimeSettings } from '../shared/env';
-import { instrument, logger, metrics } from '../shared/observability';
+import { emit, instrument, logger } from '../shared/observability';
 import { providerSecretValue } from '../shared/secrets';
 import { checkSignature } from '../shared/signature';
 import { basePath, bodyBytes, header, json, jsonBody, mediaType, parseJson, problemResult } from './http';
 import { parseMultipartJob } from './multipart';
+import { openApiDocument } from './openapi';
 import { toProblem } from './problems';
 
 const settings = runtimeSettings();
 const policy = { allowPrivateWebhooks: settings.allowPrivateWebhooks };
 const now = () => new Date();
+/** Progress reaches storage about once a second per job; every tick still streams live. */
+const progressThrottle = new ProgressThrottle(1000);
+/** A job whose provider reports progress is alive: its waiting step hears so at most once a minute. */
+const heartbeatThrottle = new ProgressThrottle(60_000);
 /** How far a provider event's signed timestamp may be from now. */
 const PROVIDER_SIGNATURE_TOLERANCE_SECONDS = 300;
 
@@ -74,15 +81,14 @@ const tenantRoutes: Partial<Record<RouteKey, Route>> = {
     const { job, replayed, enqueueError, markEnqueuedError } = await submitJob(intake(), command);
     logger.appendKeys({ jobId: job.id });
     if (replayed) {
-      metrics.addMetric('IdempotentReplays', 'Count', 1);
+      emit('IdempotentReplays', 1);
       logger.info('idempotent replay');
     } else {
-      metrics.addDimension('jobType', job.type);
-      metrics.addMetric('JobsSubmitted', 'Count', 1);
+      emit('JobsSubmitted', 1, { jobType: job.type });
       logger.info('job accepted', { jobType: job.type });
     }
     if (enqueueError) {
-      metrics.addMetric('EnqueueFailures', 'Count', 1);
+      emit('EnqueueFailures', 1);
       logger.error('job stored but not enqueued; the reconciler will enqueue it', enqueueError as Error);
     }
     if (markEnqueuedError) logger.warn('job enqueued but not marked as such', markEnqueuedError as Error);
@@ -107,8 +113,13 @@ const tenantRoutes: Partial<Record<RouteKey, Route>> = {
     return json(200, { items: await jobTimeline(timeline(), job) });
   },
   'POST /v1/jobs/{id}/cancel': async (event, tenantId) => {
-    const job = await cancelJob({ store: jobStore(), workflow: workflow(), now }, tenantId, pathId(event));
+    const job = await cancelJob(
+      { store: liveJobStore(), workflow: workflow(), now },
+      tenantId,
+      pathId(event),
+    );
     logger.info('cancel requested', { jobId: job.id, status: job.status });
+    if (job.status === 'canceled') emit('JobsCanceled', 1, { jobType: job.type });
     return json(202, await presentJob(job, outputUrls));
   },
   'POST /v1/uploads': async (event, tenantId) => {
@@ -163,6 +174,7 @@ const adminRoutes: Partial<
       resolution,
     );
     logger.info('job resolved by an operator', { jobId: job.id, outcome: resolution.outcome });
+    emit('JobsResolved', 1, { outcome: resolution.outcome });
     return json(200, await presentJob(job, outputUrls));
   },
   'POST /v1/admin/dlq/redrive': async () => {
@@ -176,6 +188,7 @@ const adminRoutes: Partial<
 const openRoutes: Partial<Record<RouteKey, (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult>>> =
   {
     'GET /healthz': async () => json(200, { status: 'ok' }),
+    'GET /openapi.json': async () => json(200, openApiDocument, { 'cache-control': 'public, max-age=300' }),
     'POST /v1/provider/events': async (event) => {
       const bytes = bodyBytes(event);
       if (bytes.length > bodyLimits.jsonBytes) {
@@ -205,12 +218,27 @@ const openRoutes: Partial<Record<RouteKey, (event: APIGatewayProxyEvent) => Prom
         ]);
       }
       logger.appendKeys({ jobId });
-      const outcome = await applyProviderEvent(
-        { store: jobStore(), workflow: workflow(), timeline: timeline(), now },
-        jobId,
-        parseProviderEvent(parseJson(bytes)),
-      );
-      if (outcome !== 'progress') logger.info('provider event applied', { outcome });
+      const providerEvent = parseProviderEvent(parseJson(bytes));
+      if (providerEvent.type === 'progress') {
+        await applyProgress(
+          {
+            store: jobStore(),
+            live: liveChannel(),
+            throttle: progressThrottle,
+            now,
+            heartbeat: { throttle: heartbeatThrottle, send: heartbeatSender(jobStore(), workflow()) },
+          },
+          jobId,
+          providerEvent.progress,
+        );
+      } else {
+        const outcome = await applyProviderEvent(
+          { store: jobStore(), workflow: workflow(), timeline: timeline(), now },
+          jobId,
+          providerEvent,
+        );
+        logger.info('provider event applied', { outcome });
+      }
       return { statusCode: 204, headers: { 'cache-control': 'no-store' }, body: '' };
     },
   };

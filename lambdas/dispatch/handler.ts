@@ -4,7 +4,7 @@ import { jobMessage } from '../adapters/sqs-job-queue';
 import { dispatchJob } from '../domain/dispatch';
 import { jobQueue, jobStore, slotPool, timeline, workflow } from '../shared/aws';
 import { runtimeSettings } from '../shared/env';
-import { instrument, logger, metrics } from '../shared/observability';
+import { emit, instrument, logger } from '../shared/observability';
 
 const settings = runtimeSettings();
 const processor = new BatchProcessor(EventType.SQS);
@@ -32,11 +32,7 @@ async function dispatchRecord(record: SQSRecord): Promise<void> {
     message.jobId,
     message.deferrals ?? 0,
   );
-  metrics.addMetric(
-    outcome === 'started' ? 'JobsStarted' : outcome === 'deferred' ? 'SlotWaits' : 'DuplicatesDropped',
-    'Count',
-    1,
-  );
+  emit(outcome === 'started' ? 'JobsStarted' : outcome === 'deferred' ? 'SlotWaits' : 'DuplicatesDropped', 1);
   logger.info('job dispatched', { outcome });
   logger.removeKeys(['jobId']);
 }

@@ -52,13 +52,17 @@ export async function applyProgress(
 ): Promise<ProgressOutcome> {
   const now = deps.now();
   const rounded = Math.max(0, Math.min(100, Math.round(progress)));
-  await deps.live.publish({
-    type: 'progress',
-    jobId,
-    status: 'running',
-    progress: rounded,
-    at: now.toISOString(),
-  });
+  try {
+    await deps.live.publish({
+      type: 'progress',
+      jobId,
+      status: 'running',
+      progress: rounded,
+      at: now.toISOString(),
+    });
+  } catch {
+    // Live ticks are best effort: a failed push must not cost the provider's webhook or the stored progress.
+  }
   const persisted =
     deps.throttle.take(jobId, now.getTime()) && (await deps.store.recordProgress(jobId, rounded, now));
   if (deps.heartbeat?.throttle.take(jobId, now.getTime())) await deps.heartbeat.send(jobId);

@@ -42,6 +42,8 @@ export interface ReconcileReport {
   itemsRead: number;
   jobsChecked: number;
   fixes: Record<FixKind, number>;
+  /** Jobs this pass sent to review, by job type. */
+  reviewedByType: Record<string, number>;
   errors: number;
 }
 
@@ -55,10 +57,14 @@ export async function reconcile(
     itemsRead: 0,
     jobsChecked: 0,
     fixes: Object.fromEntries(FIX_KINDS.map((kind) => [kind, 0])) as Record<FixKind, number>,
+    reviewedByType: {},
     errors: 0,
   };
-  const fix = async (job: Pick<Job, 'id'>, kind: FixKind, detail?: string) => {
+  const fix = async (job: Pick<Job, 'id'> & Partial<Pick<Job, 'type'>>, kind: FixKind, detail?: string) => {
     report.fixes[kind]++;
+    if ((kind === 'reviewed' || kind === 'timed_out') && job.type) {
+      report.reviewedByType[job.type] = (report.reviewedByType[job.type] ?? 0) + 1;
+    }
     await deps.timeline.record(job.id, {
       at: deps.now().toISOString(),
       type: `reconciler.${kind}`,
@@ -107,7 +113,11 @@ export async function reconcile(
   return report;
 }
 
-type Fix = (job: Pick<Job, 'id'>, kind: FixKind, detail?: string) => Promise<void>;
+type Fix = (
+  job: Pick<Job, 'id'> & Partial<Pick<Job, 'type'>>,
+  kind: FixKind,
+  detail?: string,
+) => Promise<void>;
 
 async function reconcileJob(deps: ReconcileDeps, job: Job, holdsSlot: boolean, fix: Fix): Promise<void> {
   const now = deps.now();

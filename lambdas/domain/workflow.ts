@@ -62,7 +62,24 @@ export interface WorkflowDeps {
   readonly deliverWebhook: (job: Job) => Promise<'sent' | 'skipped'>;
   /** Checks a remote audio URL (HEAD): size and media type. */
   readonly probeUrl: (url: string) => Promise<{ size?: number; contentType?: string }>;
+  /** Hears what the steps measure, for metrics. */
+  readonly observe?: (observation: Observation) => void;
 }
+
+/** What the steps measure along the way. */
+export type Observation =
+  | { readonly kind: 'started'; readonly jobType: string; readonly queueWaitMs: number }
+  | {
+      readonly kind: 'provider';
+      readonly outcome: 'accepted' | 'unavailable' | 'rejected' | 'ambiguous';
+      readonly latencyMs: number;
+    }
+  | {
+      readonly kind: 'finished';
+      readonly jobType: string;
+      readonly status: 'succeeded' | 'failed' | 'needs_review';
+      readonly durationMs?: number;
+    };
 
 /** The job was settled elsewhere (canceled, resolved): the workflow has nothing left to do. */
 export class JobSettledError extends Error {
@@ -108,17 +125,24 @@ const steps: Record<StepName, (deps: WorkflowDeps, event: StepEvent) => Promise<
     let job = await loadJob(deps, event.jobId);
     if (job.status === 'queued') {
       const now = deps.now();
-      job =
-        (await deps.store.transition(
-          job,
-          ['queued'],
-          {
-            status: 'running',
-            startedAt: now.toISOString(),
-            ...(event.executionName ? { executionName: event.executionName } : {}),
-          },
-          now,
-        )) ?? (await loadJob(deps, event.jobId));
+      const started = await deps.store.transition(
+        job,
+        ['queued'],
+        {
+          status: 'running',
+          startedAt: now.toISOString(),
+          ...(event.executionName ? { executionName: event.executionName } : {}),
+        },
+        now,
+      );
+      if (started) {
+        deps.observe?.({
+          kind: 'started',
+          jobType: started.type,
+          queueWaitMs: now.getTime() - Date.parse(started.createdAt),
+        });
+      }
+      job = started ?? (await loadJob(deps, event.jobId));
     }
     if (job.status !== 'running') throw new JobSettledError(`Job ${job.id} is ${job.status}.`);
     await checkInput(deps, job);
@@ -139,6 +163,9 @@ const steps: Record<StepName, (deps: WorkflowDeps, event: StepEvent) => Promise<
     }
     const intent = await deps.store.recordSubmitIntent(job.id, randomUUID(), deps.now());
     if (!intent) throw new JobSettledError(`Job ${job.id} changed while submitting.`);
+    const sentAt = Date.now();
+    const observeCall = (outcome: 'accepted' | 'unavailable' | 'rejected' | 'ambiguous') =>
+      deps.observe?.({ kind: 'provider', outcome, latencyMs: Date.now() - sentAt });
     try {
       const { providerJobId } = await deps.provider.submit({
         idempotencyKey: providerKeyOf(job),
@@ -146,10 +173,18 @@ const steps: Record<StepName, (deps: WorkflowDeps, event: StepEvent) => Promise<
         input: job.input,
         webhookUrl: `${deps.providerWebhookUrl}?jobId=${encodeURIComponent(job.id)}`,
       });
+      observeCall('accepted');
       await deps.store.settleSubmitIntent(job.id, providerJobId, deps.now());
       await deps.timeline.record(job.id, { at: deps.now().toISOString(), type: 'provider.accepted' });
       return null;
     } catch (error) {
+      observeCall(
+        error instanceof ProviderUnavailableError
+          ? 'unavailable'
+          : error instanceof ProviderRejectedError
+            ? 'rejected'
+            : 'ambiguous',
+      );
       if (error instanceof ProviderUnavailableError || error instanceof ProviderRejectedError) {
         // Definitely not accepted: a later attempt is not ambiguous.
         await deps.store.settleSubmitIntent(job.id, undefined, deps.now());
@@ -192,12 +227,20 @@ const steps: Record<StepName, (deps: WorkflowDeps, event: StepEvent) => Promise<
     const output = parseProviderOutput(job.type, status.output);
     const result = await storeOutput(deps, job, output);
     const now = deps.now();
-    await deps.store.transition(
+    const succeeded = await deps.store.transition(
       job,
       ['running'],
       { status: 'succeeded', result, progress: 100, error: null, finishedAt: now.toISOString() },
       now,
     );
+    if (succeeded) {
+      deps.observe?.({
+        kind: 'finished',
+        jobType: job.type,
+        status: 'succeeded',
+        ...(job.startedAt ? { durationMs: now.getTime() - Date.parse(job.startedAt) } : {}),
+      });
+    }
     return null;
   },
 
@@ -215,12 +258,13 @@ const steps: Record<StepName, (deps: WorkflowDeps, event: StepEvent) => Promise<
     if (isTerminal(job.status) || job.status === 'needs_review') return null;
     const error = jobErrorOf(event.error);
     const now = deps.now();
-    await deps.store.transition(
+    const failed = await deps.store.transition(
       job,
       ['queued', 'running'],
       { status: 'failed', error, finishedAt: now.toISOString() },
       now,
     );
+    if (failed) deps.observe?.({ kind: 'finished', jobType: job.type, status: 'failed' });
     return null;
   },
 
@@ -270,7 +314,9 @@ const steps: Record<StepName, (deps: WorkflowDeps, event: StepEvent) => Promise<
 /** Moves a running job to needs_review with its reason, records why, and returns the error that stops the workflow. */
 async function markNeedsReview(deps: WorkflowDeps, job: Job, reason: JobError): Promise<NeedsReviewError> {
   const now = deps.now();
-  await deps.store.transition(job, ['running'], { status: 'needs_review', error: reason }, now);
+  if (await deps.store.transition(job, ['running'], { status: 'needs_review', error: reason }, now)) {
+    deps.observe?.({ kind: 'finished', jobType: job.type, status: 'needs_review' });
+  }
   await deps.timeline.record(job.id, {
     at: now.toISOString(),
     type: 'job.needs_review',

@@ -2,7 +2,7 @@ import type { Context } from 'aws-lambda';
 import { FIX_KINDS, reconcile } from '../domain/reconcile';
 import { jobQueue, liveJobStore, provider, slotPool, timeline, workflow } from '../shared/aws';
 import { runtimeSettings } from '../shared/env';
-import { instrument, logger, metrics } from '../shared/observability';
+import { emit, instrument, logger } from '../shared/observability';
 
 const settings = runtimeSettings();
 /** Active jobs read per index query. */
@@ -28,13 +28,15 @@ export const handler = instrument('reconcile', async (_event: unknown, _context:
     (jobId, error) => logger.error('reconciling a job failed', { jobId, error: error as Error }),
   );
   for (const kind of FIX_KINDS) {
-    if (report.fixes[kind] === 0) continue;
-    const metric = metrics.singleMetric();
-    metric.addDimension('kind', kind);
-    metric.addMetric('ReconcilerFixes', 'Count', report.fixes[kind]);
+    if (report.fixes[kind] > 0) emit('ReconcilerFixes', report.fixes[kind], { kind });
   }
-  metrics.addMetric('ReconcilerItemsRead', 'Count', report.itemsRead);
-  metrics.addMetric('ReconcilerErrors', 'Count', report.errors);
-  logger.info('reconciliation pass', { ...report });
+  for (const [jobType, count] of Object.entries(report.reviewedByType))
+    emit('JobsNeedingReview', count, { jobType });
+  emit('ReconcilerItemsRead', report.itemsRead);
+  emit('ReconcilerErrors', report.errors);
+  const fixes = Object.values(report.fixes).reduce((sum, count) => sum + count, 0);
+  // Quiet passes are the norm; only a pass that changed something or failed is worth a line at INFO.
+  if (fixes > 0 || report.errors > 0) logger.info('reconciliation pass', { ...report });
+  else logger.debug('reconciliation pass', { ...report });
   return report;
 });

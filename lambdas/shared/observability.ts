@@ -1,7 +1,8 @@
 import { Logger } from '@aws-lambda-powertools/logger';
-import { Metrics } from '@aws-lambda-powertools/metrics';
+import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { Tracer } from '@aws-lambda-powertools/tracer';
 import type { Context } from 'aws-lambda';
+import { METRIC_NAMESPACE, type MetricName, metricCatalog } from '../../config/metrics';
 
 /**
  * One Powertools style for every handler: module-level instances, and
@@ -10,8 +11,29 @@ import type { Context } from 'aws-lambda';
  * POWERTOOLS_* environment the stack sets.
  */
 export const logger = new Logger();
-export const metrics = new Metrics({ namespace: 'Longhaul' });
+export const metrics = new Metrics({ namespace: METRIC_NAMESPACE });
 export const tracer = new Tracer();
+
+/**
+ * Emits one metric of the catalog (config/metrics.ts). Metrics with
+ * dimensions go out on their own, so each carries exactly its catalog
+ * dimensions (plus `service`).
+ */
+export function emit(
+  name: MetricName,
+  value: number,
+  dimensions: Readonly<Record<string, string>> = {},
+): void {
+  const spec = metricCatalog[name];
+  const unit = spec.unit === 'Milliseconds' ? MetricUnit.Milliseconds : MetricUnit.Count;
+  if (spec.dimensions.length === 0) {
+    metrics.addMetric(name, unit, value);
+    return;
+  }
+  const single = metrics.singleMetric();
+  for (const dimension of spec.dimensions) single.addDimension(dimension, dimensions[dimension] ?? 'unknown');
+  single.addMetric(name, unit, value);
+}
 
 export function instrument<E, R>(
   name: string,

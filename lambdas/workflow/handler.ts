@@ -4,9 +4,9 @@ import { resourceEnv } from '../../config/layout';
 import { isTerminal } from '../domain/job';
 import { presentJob } from '../domain/present';
 import { runStep, STEP_NAMES } from '../domain/workflow';
-import { inputStore, jobStore, outputStore, provider, slotPool, timeline, workflow } from '../shared/aws';
+import { inputStore, liveJobStore, outputStore, provider, slotPool, timeline, workflow } from '../shared/aws';
 import { requireEnv, runtimeSettings } from '../shared/env';
-import { instrument, logger, metrics } from '../shared/observability';
+import { emit, instrument, logger } from '../shared/observability';
 import { webhookSigningSecret } from '../shared/secrets';
 import { deliverSignedWebhook, probeUrl } from '../shared/webhooks';
 
@@ -26,14 +26,11 @@ const stepEvent = z.object({
 export const handler = instrument('workflow', async (raw: unknown, _context: Context): Promise<unknown> => {
   const event = stepEvent.parse(raw);
   logger.appendKeys({ jobId: event.jobId, step: event.step, executionName: event.executionName });
-  if ((event.retryCount ?? 0) > 0) {
-    metrics.addDimension('step', event.step);
-    metrics.addMetric('StepRetries', 'Count', 1);
-  }
+  if ((event.retryCount ?? 0) > 0) emit('StepRetries', 1, { step: event.step });
   const outputs = outputStore();
   return runStep(
     {
-      store: jobStore(),
+      store: liveJobStore(),
       slots: slotPool(),
       provider: await provider(),
       timeline: timeline(),
@@ -44,6 +41,23 @@ export const handler = instrument('workflow', async (raw: unknown, _context: Con
       maxUploadBytes: settings.maxUploadBytes,
       providerWebhookUrl,
       probeUrl: (url) => probeUrl(url, settings.webhookTimeoutMs),
+      observe: (observation) => {
+        if (observation.kind === 'started')
+          emit('QueueWait', observation.queueWaitMs, { jobType: observation.jobType });
+        else if (observation.kind === 'provider') {
+          emit('ProviderLatency', observation.latencyMs, { outcome: observation.outcome });
+        } else {
+          const name = {
+            succeeded: 'JobsSucceeded',
+            failed: 'JobsFailed',
+            needs_review: 'JobsNeedingReview',
+          } as const;
+          emit(name[observation.status], 1, { jobType: observation.jobType });
+          if (observation.durationMs !== undefined) {
+            emit('JobDuration', observation.durationMs, { jobType: observation.jobType });
+          }
+        }
+      },
       deliverWebhook: async (job) => {
         if (!job.webhookUrl || !isTerminal(job.status)) return 'skipped';
         const outcome = await deliverSignedWebhook({

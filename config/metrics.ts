@@ -1,0 +1,119 @@
+/**
+ * Every metric Longhaul emits (CloudWatch namespace `Longhaul`, embedded
+ * metric format through Powertools), with the function (`service` dimension)
+ * that emits it, its unit and its other dimensions. Handlers emit by these
+ * names; the dashboard and alarms are built from this list, so the two cannot
+ * drift apart. Dimensions stay low-cardinality: never a job id or a tenant.
+ */
+
+export const METRIC_NAMESPACE = 'Longhaul';
+
+export type Service = 'api' | 'dispatch' | 'workflow' | 'reconcile' | 'stream' | 'authorizer';
+export type MetricUnit = 'Count' | 'Milliseconds';
+
+export interface MetricSpec {
+  readonly services: readonly Service[];
+  readonly unit: MetricUnit;
+  readonly dimensions: readonly string[];
+  readonly description: string;
+}
+
+export const JOB_TYPE_VALUES = ['image.generate', 'audio.transcribe'] as const;
+
+export const metricCatalog = {
+  JobsSubmitted: { services: ['api'], unit: 'Count', dimensions: ['jobType'], description: 'jobs accepted' },
+  IdempotentReplays: {
+    services: ['api'],
+    unit: 'Count',
+    dimensions: [],
+    description: 'requests answered by replay',
+  },
+  EnqueueFailures: {
+    services: ['api'],
+    unit: 'Count',
+    dimensions: [],
+    description: 'jobs stored but not enqueued',
+  },
+  JobsCanceled: {
+    services: ['api'],
+    unit: 'Count',
+    dimensions: ['jobType'],
+    description: 'jobs canceled by clients',
+  },
+  JobsResolved: {
+    services: ['api'],
+    unit: 'Count',
+    dimensions: ['outcome'],
+    description: 'reviews settled by operators',
+  },
+  JobsStarted: { services: ['dispatch'], unit: 'Count', dimensions: [], description: 'workflows started' },
+  SlotWaits: {
+    services: ['dispatch'],
+    unit: 'Count',
+    dimensions: [],
+    description: 'jobs requeued for lack of a slot',
+  },
+  DuplicatesDropped: {
+    services: ['dispatch'],
+    unit: 'Count',
+    dimensions: [],
+    description: 'duplicate messages dropped',
+  },
+  QueueWait: {
+    services: ['workflow'],
+    unit: 'Milliseconds',
+    dimensions: ['jobType'],
+    description: 'created to started',
+  },
+  JobDuration: {
+    services: ['workflow'],
+    unit: 'Milliseconds',
+    dimensions: ['jobType'],
+    description: 'started to succeeded',
+  },
+  ProviderLatency: {
+    services: ['workflow'],
+    unit: 'Milliseconds',
+    dimensions: ['outcome'],
+    description: 'provider submission round trip',
+  },
+  JobsSucceeded: {
+    services: ['workflow'],
+    unit: 'Count',
+    dimensions: ['jobType'],
+    description: 'jobs succeeded',
+  },
+  JobsFailed: { services: ['workflow'], unit: 'Count', dimensions: ['jobType'], description: 'jobs failed' },
+  JobsNeedingReview: {
+    services: ['workflow', 'reconcile'],
+    unit: 'Count',
+    dimensions: ['jobType'],
+    description: 'jobs sent to review',
+  },
+  StepRetries: {
+    services: ['workflow'],
+    unit: 'Count',
+    dimensions: ['step'],
+    description: 'step retries by step',
+  },
+  ReconcilerFixes: {
+    services: ['reconcile'],
+    unit: 'Count',
+    dimensions: ['kind'],
+    description: 'fixes by kind',
+  },
+  ReconcilerItemsRead: {
+    services: ['reconcile'],
+    unit: 'Count',
+    dimensions: [],
+    description: 'index items read',
+  },
+  ReconcilerErrors: {
+    services: ['reconcile'],
+    unit: 'Count',
+    dimensions: [],
+    description: 'jobs a pass failed on',
+  },
+} as const satisfies Record<string, MetricSpec>;
+
+export type MetricName = keyof typeof metricCatalog;

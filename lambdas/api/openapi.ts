@@ -1,0 +1,931 @@
+import { z } from 'zod';
+import { API_KEY_HEADER, STREAM_PATH } from '../../config/layout';
+import {
+  PROBLEM_CONTENT_TYPE,
+  type ProblemCode,
+  RATE_LIMIT_RETRY_AFTER_SECONDS,
+} from '../../config/problems';
+import { bodyLimits, defaultSettings } from '../../config/settings';
+import { JOB_ID_PATTERN } from '../domain/idempotency';
+import { JOB_STATUSES, JOB_TYPES } from '../domain/job';
+import { providerEvent } from '../domain/provider-events';
+import { audioTranscribeInput, imageGenerateInput, UPLOAD_REF_PATTERN } from '../domain/requests';
+
+/**
+ * The OpenAPI 3.1 document of the HTTP API, served at GET /openapi.json and
+ * written to openapi.yaml by `npm run openapi`. It is the single description
+ * clients, the SDK's tests and the end-to-end validator read.
+ *
+ * Job inputs and provider events are derived from the zod schemas the
+ * handlers validate with, so the document cannot drift from what the server
+ * accepts; the rest is written here against the handlers and the contract.
+ * Response objects are closed (`additionalProperties: false`) so the
+ * end-to-end validator notices a field the server sends but this document
+ * does not describe.
+ */
+
+/** A JSON Schema 2020-12 schema, OpenAPI 3.1's schema dialect. */
+export type Schema = { readonly [keyword: string]: unknown };
+
+export interface HeaderObject {
+  readonly description: string;
+  readonly required?: boolean;
+  readonly schema: Schema;
+}
+
+export interface MediaTypeObject {
+  readonly schema: Schema;
+  readonly encoding?: Readonly<Record<string, { readonly contentType: string }>>;
+}
+
+export interface ResponseObject {
+  readonly description: string;
+  readonly headers?: Readonly<Record<string, HeaderObject>>;
+  readonly content?: Readonly<Record<string, MediaTypeObject>>;
+}
+
+export interface ParameterObject {
+  readonly name: string;
+  readonly in: 'query' | 'header' | 'path';
+  readonly description: string;
+  readonly required?: boolean;
+  readonly schema: Schema;
+}
+
+export type Reference = { readonly $ref: string };
+
+export interface OperationObject {
+  readonly operationId: string;
+  readonly summary: string;
+  readonly description?: string;
+  readonly tags: readonly string[];
+  /** Empty for routes the gateway does not authenticate. */
+  readonly security: readonly Readonly<Record<string, readonly string[]>>[];
+  readonly parameters?: readonly (ParameterObject | Reference)[];
+  readonly requestBody?: {
+    readonly description?: string;
+    readonly required: boolean;
+    readonly content: Readonly<Record<string, MediaTypeObject>>;
+  };
+  readonly responses: Readonly<Record<string, ResponseObject | Reference>>;
+}
+
+export type PathItem = Partial<Record<'get' | 'post' | 'put', OperationObject>>;
+
+export interface OpenApiDocument {
+  readonly openapi: '3.1.0';
+  readonly info: {
+    readonly title: string;
+    readonly version: string;
+    readonly summary: string;
+    readonly description: string;
+    readonly license: { readonly name: string; readonly identifier: string };
+  };
+  readonly jsonSchemaDialect: string;
+  readonly servers: readonly {
+    readonly url: string;
+    readonly description: string;
+    readonly variables?: Readonly<Record<string, { readonly default: string; readonly description: string }>>;
+  }[];
+  readonly tags: readonly { readonly name: string; readonly description: string }[];
+  readonly paths: Readonly<Record<string, PathItem>>;
+  readonly webhooks: Readonly<Record<string, PathItem>>;
+  readonly components: {
+    readonly schemas: Readonly<Record<string, Schema>>;
+    readonly responses: Readonly<Record<string, ResponseObject>>;
+    readonly parameters: Readonly<Record<string, ParameterObject>>;
+    readonly securitySchemes: Readonly<Record<string, unknown>>;
+  };
+}
+
+const ref = (kind: 'schemas' | 'responses' | 'parameters' | 'headers', name: string): Reference => ({
+  $ref: `#/components/${kind}/${name}`,
+});
+const schemaRef = (name: string): Reference => ref('schemas', name);
+
+/** A zod request schema as JSON Schema, without the `$schema` member (the document's dialect applies). */
+function fromZod(schema: z.ZodType): Schema {
+  const { $schema: _dialect, ...json } = z.toJSONSchema(schema, { target: 'draft-2020-12' }) as Record<
+    string,
+    unknown
+  >;
+  return json;
+}
+
+const timestamp = { type: 'string', format: 'date-time' } as const;
+const jobStatus = schemaRef('JobStatus');
+
+/** Every problem code, listed through a record so adding a code to config/problems.ts without documenting it fails to compile. */
+const problemCodes: Record<ProblemCode, true> = {
+  'idempotency-key-missing': true,
+  'validation-failed': true,
+  unauthorized: true,
+  forbidden: true,
+  'not-found': true,
+  'idempotency-key-in-use': true,
+  'job-already-finished': true,
+  'job-not-in-review': true,
+  'payload-too-large': true,
+  'unsupported-media-type': true,
+  'idempotency-key-reused': true,
+  'rate-limited': true,
+  'internal-error': true,
+  'service-unavailable': true,
+};
+
+export const PROBLEM_CODES = Object.keys(problemCodes) as ProblemCode[];
+
+const jobFields = {
+  id: {
+    type: 'string',
+    pattern: JOB_ID_PATTERN.source,
+    description: 'Derived from (tenant, Idempotency-Key).',
+  },
+  type: schemaRef('JobType'),
+  status: jobStatus,
+  progress: {
+    type: 'integer',
+    minimum: 0,
+    maximum: 100,
+    description: 'Persisted at most about once a second while running; 100 once succeeded.',
+  },
+  input: {
+    type: 'object',
+    description:
+      'The input as accepted: an ImageGenerateInput or AudioTranscribeInput, with a multipart file part turned into an upload ref.',
+  },
+  result: {
+    description:
+      'Set once the job succeeded (null when an operator resolved it as succeeded without an output). Output URLs are presigned and short-lived: fetch the job again for fresh ones.',
+    oneOf: [{ type: 'null' }, schemaRef('ImageResult'), schemaRef('TranscriptResult')],
+  },
+  error: {
+    description: 'Why a `failed` or `needs_review` job is where it is.',
+    oneOf: [{ type: 'null' }, schemaRef('JobError')],
+  },
+  attempts: { type: 'integer', minimum: 0, description: 'Submissions to the provider so far.' },
+  idempotencyKey: { type: 'string', description: 'The Idempotency-Key the job was created with.' },
+  webhookUrl: { type: 'string', description: 'Where the job is POSTed when it finishes.' },
+  createdAt: timestamp,
+  updatedAt: timestamp,
+  startedAt: timestamp,
+  finishedAt: timestamp,
+} as const;
+const jobRequired = [
+  'id',
+  'type',
+  'status',
+  'progress',
+  'input',
+  'result',
+  'error',
+  'attempts',
+  'idempotencyKey',
+  'createdAt',
+  'updatedAt',
+] as const;
+
+const audioInput = fromZod(audioTranscribeInput);
+
+const schemas: Record<string, Schema> = {
+  JobType: { type: 'string', enum: [...JOB_TYPES] },
+  JobStatus: {
+    type: 'string',
+    enum: [...JOB_STATUSES],
+    description:
+      'Terminal: succeeded, failed, canceled. `needs_review` is left only by an operator or by the reconciler proving the outcome. A status never moves backwards.',
+  },
+  Job: {
+    type: 'object',
+    description: 'A job: one user action, however often it was submitted.',
+    properties: jobFields,
+    required: jobRequired,
+    additionalProperties: false,
+  },
+  AdminJob: {
+    type: 'object',
+    description: 'A job as operators see it: with the tenant it belongs to.',
+    properties: { ...jobFields, tenantId: { type: 'string' } },
+    required: [...jobRequired, 'tenantId'],
+    additionalProperties: false,
+  },
+  JobError: {
+    type: 'object',
+    properties: { code: { type: 'string' }, message: { type: 'string' } },
+    required: ['code', 'message'],
+    additionalProperties: false,
+  },
+  ImageResult: {
+    type: 'object',
+    description: 'Result of an image.generate job.',
+    properties: {
+      outputUrl: { type: 'string', format: 'uri', description: 'Presigned GET URL of the image.' },
+      contentType: { type: 'string', pattern: '^image/' },
+    },
+    required: ['outputUrl', 'contentType'],
+    additionalProperties: false,
+  },
+  TranscriptResult: {
+    type: 'object',
+    description: 'Result of an audio.transcribe job.',
+    properties: {
+      transcriptUrl: {
+        type: 'string',
+        format: 'uri',
+        description: 'Presigned GET URL of the whole transcript (JSON, with segments).',
+      },
+      language: { type: 'string' },
+      text: { type: 'string', description: 'The first 500 characters of the transcript.' },
+      segments: { type: 'integer', minimum: 0, description: 'Number of segments in the whole transcript.' },
+    },
+    required: ['transcriptUrl', 'language', 'text', 'segments'],
+    additionalProperties: false,
+  },
+  ImageGenerateInput: fromZod(imageGenerateInput),
+  AudioTranscribeInput: {
+    ...audioInput,
+    properties: {
+      ...(audioInput.properties as Record<string, Schema>),
+      // zod's https-only protocol check has no JSON Schema form of its own.
+      audioUrl: { type: 'string', format: 'uri', pattern: '^https://', maxLength: 2048 },
+    },
+    description: 'Exactly one of audioUrl or audioRef.',
+    oneOf: [{ required: ['audioUrl'] }, { required: ['audioRef'] }],
+  },
+  CreateJobRequest: {
+    type: 'object',
+    description:
+      'The type selects the input schema. A webhookUrl must be https and public in AWS (http and loopback are allowed locally).',
+    oneOf: [
+      {
+        properties: { type: { const: 'image.generate' }, input: schemaRef('ImageGenerateInput') },
+      },
+      {
+        properties: { type: { const: 'audio.transcribe' }, input: schemaRef('AudioTranscribeInput') },
+      },
+    ],
+    properties: {
+      type: schemaRef('JobType'),
+      input: { type: 'object' },
+      webhookUrl: { type: 'string', format: 'uri', maxLength: 2048 },
+    },
+    required: ['type', 'input'],
+    additionalProperties: false,
+  },
+  CreateJobMultipart: {
+    type: 'object',
+    description: `As CreateJobRequest, with an optional file part of at most ${bodyLimits.fileBytes} bytes (the whole body at most ${bodyLimits.multipartBytes}). The file becomes the job's sourceImageRef (image/*) or audioRef (audio/*); leave that field, and audioUrl, out of input.`,
+    properties: {
+      type: schemaRef('JobType'),
+      input: { type: 'object', description: 'The input, as JSON text.' },
+      webhookUrl: { type: 'string', format: 'uri', maxLength: 2048 },
+      file: { type: 'string', contentMediaType: 'application/octet-stream' },
+    },
+    required: ['type', 'input'],
+    additionalProperties: false,
+  },
+  JobPage: {
+    type: 'object',
+    properties: {
+      items: { type: 'array', items: schemaRef('Job') },
+      nextCursor: {
+        type: ['string', 'null'],
+        description: 'Pass as `cursor` for the next page; null on the last page.',
+      },
+    },
+    required: ['items', 'nextCursor'],
+    additionalProperties: false,
+  },
+  AdminJobPage: {
+    type: 'object',
+    properties: {
+      items: { type: 'array', items: schemaRef('AdminJob') },
+      nextCursor: { type: ['string', 'null'] },
+    },
+    required: ['items', 'nextCursor'],
+    additionalProperties: false,
+  },
+  TimelineEvent: {
+    type: 'object',
+    description:
+      "One entry of a job's history, e.g. `job.accepted`, `job.enqueued`, `step.succeeded` (with `step` one of prepare, submit, await, release, finalize, notify), `step.retry`, `provider.accepted`, `job.needs_review`, `operator.resolved`.",
+    properties: {
+      at: timestamp,
+      type: { type: 'string' },
+      step: { type: 'string' },
+      attempt: { type: 'integer', minimum: 0 },
+      detail: { type: 'string' },
+    },
+    required: ['at', 'type'],
+    additionalProperties: false,
+  },
+  Timeline: {
+    type: 'object',
+    properties: { items: { type: 'array', items: schemaRef('TimelineEvent') } },
+    required: ['items'],
+    additionalProperties: false,
+  },
+  CreateUploadRequest: {
+    type: 'object',
+    description:
+      'The PUT to the returned URL must send exactly this Content-Type and Content-Length (signed into the URL).',
+    properties: {
+      contentType: { type: 'string', pattern: '^(image|audio)/[\\w.+-]+$' },
+      contentLength: {
+        type: 'integer',
+        minimum: 1,
+        maximum: defaultSettings.maxUploadBytes,
+        description: `At most MAX_UPLOAD_BYTES (default ${defaultSettings.maxUploadBytes}).`,
+      },
+    },
+    required: ['contentType', 'contentLength'],
+    additionalProperties: false,
+  },
+  UploadTicket: {
+    type: 'object',
+    properties: {
+      ref: {
+        type: 'string',
+        pattern: UPLOAD_REF_PATTERN.source,
+        description: 'Use as sourceImageRef or audioRef once the PUT succeeded.',
+      },
+      uploadUrl: { type: 'string', format: 'uri', description: 'Presigned PUT URL.' },
+      expiresAt: timestamp,
+    },
+    required: ['ref', 'uploadUrl', 'expiresAt'],
+    additionalProperties: false,
+  },
+  Resolution: {
+    type: 'object',
+    properties: {
+      outcome: {
+        type: 'string',
+        enum: ['succeeded', 'failed', 'requeue'],
+        description:
+          '`succeeded` or `failed` as the operator found the job at the provider; `requeue` submits it again under a new provider key.',
+      },
+      note: { type: 'string', minLength: 1, maxLength: 1000, description: 'Why; recorded in the timeline.' },
+    },
+    required: ['outcome', 'note'],
+    additionalProperties: false,
+  },
+  RedriveStarted: {
+    type: 'object',
+    properties: { taskHandle: { type: 'string', description: 'The SQS message move task.' } },
+    required: ['taskHandle'],
+    additionalProperties: false,
+  },
+  Health: {
+    type: 'object',
+    properties: { status: { const: 'ok' } },
+    required: ['status'],
+    additionalProperties: false,
+  },
+  ProviderEvent: fromZod(providerEvent),
+  ProblemCode: { type: 'string', enum: PROBLEM_CODES },
+  Problem: {
+    type: 'object',
+    description: 'RFC 9457 problem details. Switch on `code` (or on `type`, `urn:longhaul:problem:<code>`).',
+    properties: {
+      type: { type: 'string', pattern: '^urn:longhaul:problem:[a-z-]+$' },
+      title: { type: 'string' },
+      status: { type: 'integer', minimum: 400, maximum: 599 },
+      detail: { type: 'string' },
+      code: schemaRef('ProblemCode'),
+      instance: {
+        type: 'string',
+        description: 'This occurrence (the request id), to quote when asking for support.',
+      },
+      errors: {
+        type: 'array',
+        description:
+          'What was invalid: a JSON Pointer into the body, or a query parameter or header by name.',
+        items: {
+          type: 'object',
+          properties: {
+            pointer: { type: 'string' },
+            parameter: { type: 'string' },
+            detail: { type: 'string' },
+          },
+          required: ['detail'],
+          additionalProperties: false,
+        },
+      },
+    },
+    required: ['type', 'title', 'status', 'detail', 'code'],
+    additionalProperties: false,
+  },
+  LiveMessage: {
+    description: `A message of the live-progress WebSocket (locally ws://127.0.0.1:$PORT${STREAM_PATH}, in AWS the stack output StreamUrl), connected with the query \`?jobId=<id>&apiKey=<key>\`. A handshake with a missing or unknown key is refused with 401, another tenant's or an unknown job with 404. The server sends a \`progress\` message for every provider tick (not throttled) and a \`status\` message on each status change; clients send nothing. Messages are best effort: the job resource is the truth.`,
+    oneOf: [schemaRef('ProgressMessage'), schemaRef('StatusMessage')],
+  },
+  ProgressMessage: {
+    type: 'object',
+    properties: {
+      type: { const: 'progress' },
+      jobId: { type: 'string' },
+      status: jobStatus,
+      progress: { type: 'integer', minimum: 0, maximum: 100 },
+      at: timestamp,
+    },
+    required: ['type', 'jobId', 'status', 'progress', 'at'],
+    additionalProperties: false,
+  },
+  StatusMessage: {
+    type: 'object',
+    properties: {
+      type: { const: 'status' },
+      jobId: { type: 'string' },
+      status: jobStatus,
+      progress: { type: 'integer', minimum: 0, maximum: 100 },
+      at: timestamp,
+      error: { oneOf: [{ type: 'null' }, schemaRef('JobError')] },
+    },
+    required: ['type', 'jobId', 'status', 'progress', 'at', 'error'],
+    additionalProperties: false,
+  },
+};
+
+const retryAfter: HeaderObject = {
+  description: 'Seconds to wait before retrying.',
+  required: true,
+  schema: { type: 'integer', minimum: 0 },
+};
+
+/** A problem answer of one status (or any 5xx) with the codes it can carry. */
+function problemResponse(
+  status: number | '5XX',
+  description: string,
+  codes: readonly ProblemCode[],
+  headers?: Record<string, HeaderObject>,
+): ResponseObject {
+  return {
+    description,
+    ...(headers ? { headers } : {}),
+    content: {
+      [PROBLEM_CONTENT_TYPE]: {
+        schema: {
+          allOf: [schemaRef('Problem')],
+          properties: {
+            status: status === '5XX' ? { minimum: 500, maximum: 599 } : { const: status },
+            code: { enum: [...codes] },
+          },
+        },
+      },
+    },
+  };
+}
+
+const responses: Record<string, ResponseObject> = {
+  ValidationFailed: problemResponse(
+    400,
+    'The request is invalid; `errors` says where (`validation-failed`).',
+    ['validation-failed'],
+  ),
+  CreateJobRefused: problemResponse(
+    400,
+    'The Idempotency-Key header is missing or malformed (`idempotency-key-missing`: 1 to 255 visible ASCII characters), or the body is invalid (`validation-failed`).',
+    ['idempotency-key-missing', 'validation-failed'],
+  ),
+  Unauthorized: problemResponse(401, 'No X-API-Key, or an unknown or revoked one (`unauthorized`).', [
+    'unauthorized',
+  ]),
+  Forbidden: problemResponse(
+    403,
+    'The key may not call this route: a tenant key on an admin route or the reverse (`forbidden`).',
+    ['forbidden'],
+  ),
+  NotFound: problemResponse(404, "No such job, or another tenant's (`not-found`).", ['not-found']),
+  IdempotencyKeyInUse: problemResponse(
+    409,
+    'The first request with this Idempotency-Key is still being accepted (`idempotency-key-in-use`): retry with the same key after Retry-After; no second job is created.',
+    ['idempotency-key-in-use'],
+    { 'Retry-After': retryAfter },
+  ),
+  JobAlreadyFinished: problemResponse(409, 'The job already succeeded or failed (`job-already-finished`).', [
+    'job-already-finished',
+  ]),
+  NotResolvable: problemResponse(
+    409,
+    'The job is already finished (`job-already-finished`) or not in review (`job-not-in-review`).',
+    ['job-already-finished', 'job-not-in-review'],
+  ),
+  PayloadTooLarge: problemResponse(
+    413,
+    `The body is too large, refused before it is parsed (\`payload-too-large\`): JSON bodies up to ${bodyLimits.jsonBytes} bytes, multipart bodies up to ${bodyLimits.multipartBytes} with a file part up to ${bodyLimits.fileBytes}; larger inputs go through POST /v1/uploads.`,
+    ['payload-too-large'],
+  ),
+  UnsupportedMediaType: problemResponse(
+    415,
+    'The body is not of an accepted media type (`unsupported-media-type`).',
+    ['unsupported-media-type'],
+  ),
+  IdempotencyKeyReused: problemResponse(
+    422,
+    'This Idempotency-Key was used with a different body (`idempotency-key-reused`): a new request needs a new key.',
+    ['idempotency-key-reused'],
+  ),
+  RateLimited: problemResponse(
+    429,
+    'The tenant sends too many requests (`rate-limited`).',
+    ['rate-limited'],
+    {
+      'Retry-After': {
+        ...retryAfter,
+        description: `Seconds to wait before retrying (${RATE_LIMIT_RETRY_AFTER_SECONDS} locally and from the gateway).`,
+      },
+    },
+  ),
+  ServerError: problemResponse(
+    '5XX',
+    'The service failed (`internal-error`, 500 or 502) or took too long (`service-unavailable`, 504); retry later. Retrying POST /v1/jobs with the same Idempotency-Key is always safe.',
+    ['internal-error', 'service-unavailable'],
+  ),
+};
+
+const problemRef = (name: keyof typeof responses): Reference => ref('responses', name);
+
+/** Answers any authenticated route can give before or around its handler. */
+const authenticated = {
+  '401': problemRef('Unauthorized'),
+  '403': problemRef('Forbidden'),
+  '429': problemRef('RateLimited'),
+  '5XX': problemRef('ServerError'),
+} as const;
+
+const jsonContent = (schema: Schema) => ({ 'application/json': { schema } });
+const tenantSecurity = [{ apiKey: [] }] as const;
+const adminSecurity = [{ adminKey: [] }] as const;
+
+const jobIdParameter = ref('parameters', 'JobId');
+
+function buildDocument(): OpenApiDocument {
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Longhaul',
+      version: '1.0.0',
+      summary: 'Slow, expensive media jobs: durable intake, one in-flight limit, idempotent retries.',
+      description: [
+        'Every `/v1/*` route needs `X-API-Key`. A key belongs to one tenant; a tenant never sees another',
+        "tenant's jobs (404, not 403). Errors are RFC 9457 `application/problem+json` with a stable `code`.",
+        '',
+        'Creating a job needs an `Idempotency-Key` (1..255 visible ASCII characters, kept at least 24 h):',
+        'the same key and an equivalent body (RFC 8785 canonical JSON) replay the first answer with',
+        '`Idempotent-Replayed: true` and never create a second job or a second provider charge.',
+        '',
+        `Live progress: the WebSocket at \`${STREAM_PATH}\` (AWS: stack output StreamUrl), see the LiveMessage schema.`,
+      ].join('\n'),
+      license: { name: 'Apache 2.0', identifier: 'Apache-2.0' },
+    },
+    jsonSchemaDialect: 'https://spec.openapis.org/oas/3.1/dialect/base',
+    servers: [
+      { url: 'http://127.0.0.1:3000', description: 'The local stack (`npm start`).' },
+      {
+        url: 'https://{restApiId}.execute-api.{region}.amazonaws.com/{stage}',
+        description: 'A deployed stack: its ApiUrl output.',
+        variables: {
+          restApiId: { default: 'example', description: 'The REST API id.' },
+          region: { default: 'us-east-1', description: 'The stack region.' },
+          stage: { default: 'prod', description: 'The stage.' },
+        },
+      },
+    ],
+    tags: [
+      { name: 'jobs', description: 'Submit, follow and cancel jobs.' },
+      { name: 'uploads', description: 'Inputs larger than a multipart body allows.' },
+      { name: 'admin', description: 'Operator routes; the admin key only.' },
+      { name: 'provider', description: 'Called by the media provider, not by clients.' },
+      { name: 'meta', description: 'Health and this document.' },
+    ],
+    paths: {
+      '/healthz': {
+        get: {
+          operationId: 'getHealth',
+          summary: 'Health check',
+          tags: ['meta'],
+          security: [],
+          responses: { '200': { description: 'Up.', content: jsonContent(schemaRef('Health')) } },
+        },
+      },
+      '/openapi.json': {
+        get: {
+          operationId: 'getOpenApiDocument',
+          summary: 'This document',
+          tags: ['meta'],
+          security: [],
+          responses: {
+            '200': {
+              description: 'The OpenAPI 3.1 document of this API.',
+              content: jsonContent({ type: 'object', required: ['openapi', 'info', 'paths'] }),
+            },
+          },
+        },
+      },
+      '/v1/jobs': {
+        post: {
+          operationId: 'createJob',
+          summary: 'Submit a job',
+          description:
+            'Accepts one user action. Retry it with the same Idempotency-Key on a network error, a 5xx, 429 or 409 `idempotency-key-in-use`: every retry lands on the same job.',
+          tags: ['jobs'],
+          security: tenantSecurity,
+          parameters: [ref('parameters', 'IdempotencyKey')],
+          requestBody: {
+            required: true,
+            content: {
+              'application/json': { schema: schemaRef('CreateJobRequest') },
+              'multipart/form-data': {
+                schema: schemaRef('CreateJobMultipart'),
+                encoding: {
+                  input: { contentType: 'application/json' },
+                  file: { contentType: 'image/*, audio/*' },
+                },
+              },
+            },
+          },
+          responses: {
+            '202': {
+              description:
+                'Accepted: the job (new, or the first answer replayed). The job runs later; follow it with GET, the WebSocket or a webhook.',
+              headers: {
+                Location: {
+                  description: 'The job (path of GET /v1/jobs/{id}, with the stage prefix).',
+                  required: true,
+                  schema: { type: 'string' },
+                },
+                'Idempotent-Replayed': {
+                  description: 'Present (`true`) when this answer repeats the first answer for this key.',
+                  schema: { const: 'true' },
+                },
+              },
+              content: jsonContent(schemaRef('Job')),
+            },
+            '400': problemRef('CreateJobRefused'),
+            ...authenticated,
+            '409': problemRef('IdempotencyKeyInUse'),
+            '413': problemRef('PayloadTooLarge'),
+            '415': problemRef('UnsupportedMediaType'),
+            '422': problemRef('IdempotencyKeyReused'),
+          },
+        },
+        get: {
+          operationId: 'listJobs',
+          summary: "List the tenant's jobs, newest first",
+          tags: ['jobs'],
+          security: tenantSecurity,
+          parameters: [
+            {
+              name: 'status',
+              in: 'query',
+              description: 'Only jobs in this status.',
+              schema: jobStatus,
+            },
+            ref('parameters', 'Limit'),
+            ref('parameters', 'Cursor'),
+          ],
+          responses: {
+            '200': { description: 'A page of jobs.', content: jsonContent(schemaRef('JobPage')) },
+            '400': problemRef('ValidationFailed'),
+            ...authenticated,
+          },
+        },
+      },
+      '/v1/jobs/{id}': {
+        get: {
+          operationId: 'getJob',
+          summary: 'Get a job',
+          tags: ['jobs'],
+          security: tenantSecurity,
+          parameters: [jobIdParameter],
+          responses: {
+            '200': { description: 'The job.', content: jsonContent(schemaRef('Job')) },
+            ...authenticated,
+            '404': problemRef('NotFound'),
+          },
+        },
+      },
+      '/v1/jobs/{id}/cancel': {
+        post: {
+          operationId: 'cancelJob',
+          summary: 'Cancel a job',
+          description:
+            'Idempotent: a canceled job is returned as it is. A queued or running job is canceled (and stopped at the provider); a job in review keeps its status and carries the request.',
+          tags: ['jobs'],
+          security: tenantSecurity,
+          parameters: [jobIdParameter],
+          responses: {
+            '202': {
+              description: 'The job after the cancel request.',
+              content: jsonContent(schemaRef('Job')),
+            },
+            ...authenticated,
+            '404': problemRef('NotFound'),
+            '409': problemRef('JobAlreadyFinished'),
+          },
+        },
+      },
+      '/v1/jobs/{id}/events': {
+        get: {
+          operationId: 'getJobEvents',
+          summary: "A job's timeline, oldest first",
+          tags: ['jobs'],
+          security: tenantSecurity,
+          parameters: [jobIdParameter],
+          responses: {
+            '200': { description: 'The timeline.', content: jsonContent(schemaRef('Timeline')) },
+            ...authenticated,
+            '404': problemRef('NotFound'),
+          },
+        },
+      },
+      '/v1/uploads': {
+        post: {
+          operationId: 'createUpload',
+          summary: 'Get a presigned upload for a large input',
+          description: `For inputs larger than a multipart file part (${bodyLimits.fileBytes} bytes): PUT the bytes to uploadUrl with exactly the declared Content-Type and Content-Length, then use ref in the job's input.`,
+          tags: ['uploads'],
+          security: tenantSecurity,
+          requestBody: { required: true, content: jsonContent(schemaRef('CreateUploadRequest')) },
+          responses: {
+            '201': { description: 'The upload ticket.', content: jsonContent(schemaRef('UploadTicket')) },
+            '400': problemRef('ValidationFailed'),
+            ...authenticated,
+            '413': problemRef('PayloadTooLarge'),
+            '415': problemRef('UnsupportedMediaType'),
+          },
+        },
+      },
+      '/v1/admin/jobs': {
+        get: {
+          operationId: 'adminListJobs',
+          summary: 'List active jobs of every tenant, oldest first (by default those in review)',
+          tags: ['admin'],
+          security: adminSecurity,
+          parameters: [
+            {
+              name: 'status',
+              in: 'query',
+              description: 'Which active jobs.',
+              schema: {
+                type: 'string',
+                enum: ['queued', 'running', 'needs_review'],
+                default: 'needs_review',
+              },
+            },
+            {
+              name: 'limit',
+              in: 'query',
+              description: 'Page size.',
+              schema: { type: 'integer', minimum: 1, maximum: 100, default: 50 },
+            },
+            ref('parameters', 'Cursor'),
+          ],
+          responses: {
+            '200': { description: 'A page of jobs.', content: jsonContent(schemaRef('AdminJobPage')) },
+            '400': problemRef('ValidationFailed'),
+            ...authenticated,
+          },
+        },
+      },
+      '/v1/admin/jobs/{id}/resolve': {
+        post: {
+          operationId: 'adminResolveJob',
+          summary: 'Settle a job in review',
+          description: "Releases the job's slot in every case; `requeue` sends the job to the queue again.",
+          tags: ['admin'],
+          security: adminSecurity,
+          parameters: [jobIdParameter],
+          requestBody: { required: true, content: jsonContent(schemaRef('Resolution')) },
+          responses: {
+            '200': { description: 'The resolved job.', content: jsonContent(schemaRef('Job')) },
+            '400': problemRef('ValidationFailed'),
+            ...authenticated,
+            '404': problemRef('NotFound'),
+            '409': problemRef('NotResolvable'),
+            '413': problemRef('PayloadTooLarge'),
+            '415': problemRef('UnsupportedMediaType'),
+          },
+        },
+      },
+      '/v1/admin/dlq/redrive': {
+        post: {
+          operationId: 'adminRedriveDeadLetters',
+          summary: 'Move the dead-letter queue back to the jobs queue',
+          tags: ['admin'],
+          security: adminSecurity,
+          responses: {
+            '202': { description: 'The move started.', content: jsonContent(schemaRef('RedriveStarted')) },
+            ...authenticated,
+          },
+        },
+      },
+      '/v1/provider/events': {
+        post: {
+          operationId: 'receiveProviderEvent',
+          summary: "The media provider's webhook",
+          description:
+            'Not for clients. Authenticated by `Provider-Signature: t=<unix>,v1=<hex HMAC-SHA256(secret, t + "." + body)>` with the provider webhook secret, at most 300 s old. Events for unknown jobs are acknowledged and ignored.',
+          tags: ['provider'],
+          security: [],
+          parameters: [
+            {
+              name: 'jobId',
+              in: 'query',
+              required: true,
+              description: 'The job the event is about (from the webhook URL Longhaul gave the provider).',
+              schema: { type: 'string', pattern: JOB_ID_PATTERN.source },
+            },
+            {
+              name: 'Provider-Signature',
+              in: 'header',
+              required: true,
+              description: 'The HMAC signature of the body.',
+              schema: { type: 'string' },
+            },
+          ],
+          requestBody: { required: true, content: jsonContent(schemaRef('ProviderEvent')) },
+          responses: {
+            '204': { description: 'Applied, or ignored.' },
+            '400': problemRef('ValidationFailed'),
+            '401': problemRef('Unauthorized'),
+            '413': problemRef('PayloadTooLarge'),
+            '5XX': problemRef('ServerError'),
+          },
+        },
+      },
+    },
+    webhooks: {
+      jobFinished: {
+        post: {
+          operationId: 'jobFinished',
+          summary: 'A job reached a terminal status',
+          description:
+            'POSTed to the job\'s webhookUrl, retried with backoff until a 2xx. Verify `Longhaul-Signature: t=<unix>,v1=<hex HMAC-SHA256(secret, t + "." + body)>` and reject old timestamps.',
+          tags: ['jobs'],
+          security: [],
+          parameters: [
+            {
+              name: 'Longhaul-Signature',
+              in: 'header',
+              required: true,
+              description: 'The HMAC signature of the body.',
+              schema: { type: 'string' },
+            },
+          ],
+          requestBody: { required: true, content: jsonContent(schemaRef('Job')) },
+          responses: { '2XX': { description: 'Received; any other answer is retried.' } },
+        },
+      },
+    },
+    components: {
+      schemas,
+      responses,
+      parameters: {
+        JobId: {
+          name: 'id',
+          in: 'path',
+          required: true,
+          description: "The job's id; another tenant's is not found.",
+          schema: { type: 'string' },
+        },
+        IdempotencyKey: {
+          name: 'Idempotency-Key',
+          in: 'header',
+          required: true,
+          description:
+            'Names the user action: mint one per action (a UUID) and send it with every retry of that action.',
+          schema: { type: 'string', pattern: '^[\\x21-\\x7e]{1,255}$' },
+        },
+        Limit: {
+          name: 'limit',
+          in: 'query',
+          description: 'Page size.',
+          schema: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
+        },
+        Cursor: {
+          name: 'cursor',
+          in: 'query',
+          description: 'nextCursor of the previous page.',
+          schema: { type: 'string', minLength: 1, maxLength: 2048 },
+        },
+      },
+      securitySchemes: {
+        apiKey: {
+          type: 'apiKey',
+          in: 'header',
+          name: API_KEY_HEADER,
+          description: "A tenant's API key.",
+        },
+        adminKey: {
+          type: 'apiKey',
+          in: 'header',
+          name: API_KEY_HEADER,
+          description: 'The operator key.',
+        },
+      },
+    },
+  };
+}
+
+export const openApiDocument: OpenApiDocument = buildDocument();
