@@ -10,6 +10,7 @@ import { JobQueue } from './constructs/job-queue';
 import { JobStore } from './constructs/job-store';
 import { JobWorkflow } from './constructs/job-workflow';
 import { LiveProgress } from './constructs/live-progress';
+import { Observability } from './constructs/observability';
 import { ProviderSecrets } from './constructs/provider-secrets';
 import { Reconciler } from './constructs/reconciler';
 import { WorkflowSteps } from './constructs/workflow-steps';
@@ -55,6 +56,7 @@ export class LonghaulStack extends Stack {
   public readonly jobDispatcher: JobDispatcher;
   public readonly liveProgress: LiveProgress;
   public readonly reconciler: Reconciler;
+  public readonly observability: Observability;
 
   constructor(scope: Construct, id: string, props: LonghaulStackProps) {
     super(scope, id, {
@@ -69,6 +71,7 @@ export class LonghaulStack extends Stack {
     this.jobQueue = new JobQueue(this, 'JobQueue', {
       visibilityTimeout: Duration.seconds(queueVisibilityTimeoutSeconds(settings)),
       maxReceiveCount: settings.maxReceiveCount,
+      oldestMessageAlarmAge: Duration.seconds(settings.alarmOldestMessageSeconds),
       alarms: this.alarms,
     });
     this.jobInputs = new JobInputs(this, 'JobInputs', {
@@ -83,6 +86,7 @@ export class LonghaulStack extends Stack {
     this.providerSecrets = new ProviderSecrets(this, 'Secrets');
     this.httpApi = new HttpApi(this, 'Api', {
       settings,
+      alarms: this.alarms,
       jobTable: this.jobStore.jobTable,
       apiKeyTable: this.jobStore.apiKeyTable,
       jobQueue: this.jobQueue.queue,
@@ -134,6 +138,23 @@ export class LonghaulStack extends Stack {
       this.liveProgress.grantPublish(fn);
     }
 
+    // Last: the dashboard shows every alarm the constructs above created.
+    this.observability = new Observability(this, 'Observability', {
+      settings,
+      alarms: this.alarms,
+      jobQueue: this.jobQueue,
+      httpApi: this.httpApi,
+      stateMachine: this.jobWorkflow.stateMachine,
+      functions: [
+        this.httpApi.apiFunction,
+        this.httpApi.authorizerFunction,
+        this.jobDispatcher.dispatchFunction,
+        this.workflowSteps.stepsFunction,
+        this.reconciler.reconcileFunction,
+        this.liveProgress.streamFunction,
+      ],
+    });
+
     const outputs: Record<string, [value: string, description: string]> = {
       ApiUrl: [this.httpApi.url, 'Base URL of the HTTP API, without a trailing slash'],
       StreamUrl: [
@@ -160,6 +181,7 @@ export class LonghaulStack extends Stack {
       ],
       WebhookSecretArn: [this.providerSecrets.webhookSecret.secretArn, 'Key that signs webhooks to clients'],
       AlarmTopicArn: [this.alarms.topic.topicArn, 'SNS topic of every Longhaul alarm'],
+      DashboardUrl: [this.observability.dashboardUrl, 'CloudWatch dashboard of Longhaul in the console'],
     };
     for (const [id, [value, description]] of Object.entries(outputs)) {
       new CfnOutput(this, id, { value, description });

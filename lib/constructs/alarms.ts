@@ -28,6 +28,8 @@ export class Alarms extends Construct {
   /** The key encrypting the topic's messages at rest. */
   public readonly key: Key;
 
+  private readonly notified: AlarmBase[] = [];
+
   constructor(scope: Construct, id: string, props: AlarmsProps = {}) {
     super(scope, id);
     if (props.email !== undefined && !EMAIL.test(props.email)) {
@@ -75,5 +77,11 @@ export class Alarms extends Construct {
     const action = new SnsAction(this.topic);
     alarm.addAlarmAction(action);
     alarm.addOkAction(action);
+    this.notified.push(alarm);
+  }
+
+  /** Every alarm passed to `notify` so far, in that order (a copy). */
+  public get alarms(): AlarmBase[] {
+    return [...this.notified];
   }
 }

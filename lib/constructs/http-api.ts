@@ -16,6 +16,7 @@ import {
   RestApi,
   type UsagePlan,
 } from 'aws-cdk-lib/aws-apigateway';
+import { type Alarm, ComparisonOperator, MathExpression, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
@@ -38,14 +39,20 @@ import {
 import type { Settings } from '../../config/settings';
 import { handlerEntry } from '../handlers';
 import { acknowledge } from '../nag';
+import type { Alarms } from './alarms';
 import { ProjectFunction } from './project-function';
 
 /** Gateway responses that tell the client when to come back. */
 const RETRY_AFTER_RESPONSES: ReadonlySet<GatewayResponseType> = new Set(['THROTTLED', 'QUOTA_EXCEEDED']);
 
 export interface HttpApiProps {
-  /** Longhaul settings: per-tenant throttling, authorizer caching, log retention, and the handlers' environment. */
+  /**
+   * Longhaul settings: per-tenant throttling, authorizer caching, log retention,
+   * the 5xx alarm threshold (`alarmApi5xxPercent`), and the handlers' environment.
+   */
   readonly settings: Settings;
+  /** Where the API's alarms are sent. */
+  readonly alarms: Alarms;
   /** The job table; the api handler reads and writes it. */
   readonly jobTable: ITable;
   /** The API key table; the authorizer reads single keys from it. */
@@ -131,6 +138,10 @@ export class HttpApi extends Construct {
   public readonly methods: ReadonlyMap<string, Method>;
   /** Base URL of the API, without a trailing slash: `${url}/v1/jobs` is the jobs collection. */
   public readonly url: string;
+  /** Percentage of the stage's requests answered 5xx, per 5 minutes. */
+  public readonly serverErrorRate: MathExpression;
+  /** In ALARM while `serverErrorRate` is at least `alarmApi5xxPercent`. */
+  public readonly serverErrorRateAlarm: Alarm;
 
   private readonly routeKeys: ReadonlySet<string>;
 
@@ -314,6 +325,29 @@ export class HttpApi extends Construct {
         templates: { 'application/json': body },
       });
     }
+
+    const every5Minutes = { period: Duration.minutes(5), statistic: 'Sum' } as const;
+    this.serverErrorRate = new MathExpression({
+      expression: '100 * serverErrors / requests',
+      usingMetrics: {
+        serverErrors: stage.metricServerError(every5Minutes),
+        requests: stage.metricCount(every5Minutes),
+      },
+      period: Duration.minutes(5),
+      label: '5xx responses (% of requests)',
+    });
+    // A rate, not a count: a busy hour with a handful of 5xx is fine, a quiet one
+    // where every request fails is not. The gateway's own 5xx (an authorizer or
+    // integration failure) count as well as the handler's.
+    this.serverErrorRateAlarm = this.serverErrorRate.createAlarm(this, 'ServerErrorRateAlarm', {
+      alarmDescription: `At least ${settings.alarmApi5xxPercent}% of Longhaul API requests in 5 minutes were answered with a 5xx. Check the api function's errors and logs, and the access log's errorType.`,
+      threshold: settings.alarmApi5xxPercent,
+      evaluationPeriods: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      // No requests, no rate.
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+    });
+    props.alarms.notify(this.serverErrorRateAlarm);
 
     acknowledge(
       this.restApi,

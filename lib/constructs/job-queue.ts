@@ -17,13 +17,22 @@ export interface JobQueueProps {
   /** Receives before a message moves to the dead-letter queue; at least 5, as AWS advises for Lambda consumers. */
   readonly maxReceiveCount: number;
 
-  /** Where the dead-letter alarm is sent. */
+  /**
+   * Age of the oldest job message at which the queue alarms: a message has
+   * waited that long without dispatch taking it. A job waiting for a free slot
+   * is sent again as a new message each time, so this catches dispatch not
+   * consuming, not a full in-flight limit (that shows as queue wait and depth).
+   */
+  readonly oldestMessageAlarmAge: Duration;
+
+  /** Where the queue's alarms are sent. */
   readonly alarms: Alarms;
 }
 
 /**
  * The durable queue between job intake and dispatch, with a dead-letter queue for
- * messages that keep failing and an alarm as soon as one lands there.
+ * messages that keep failing and an alarm as soon as one lands there, and an
+ * alarm when a job has waited too long in the queue.
  *
  * Both queues use SQS-managed encryption (SSE-SQS): every producer and consumer
  * (Lambda now, Scheduler or Step Functions later) can use it without key grants,
@@ -36,6 +45,8 @@ export class JobQueue extends Construct {
   public readonly deadLetterQueue: Queue;
   /** In ALARM while the dead-letter queue holds at least one visible message. */
   public readonly deadLetterAlarm: Alarm;
+  /** In ALARM while the oldest job message is older than `oldestMessageAlarmAge`. */
+  public readonly oldestMessageAlarm: Alarm;
 
   constructor(scope: Construct, id: string, props: JobQueueProps) {
     super(scope, id);
@@ -52,6 +63,16 @@ export class JobQueue extends Construct {
     if (!Number.isInteger(visibilitySeconds) || visibilitySeconds < 0 || visibilitySeconds > 43_200) {
       throw new Error(
         `JobQueue ${this.node.path}: visibilityTimeout must be a whole number of seconds from 0 to 43200, got ${visibilitySeconds}`,
+      );
+    }
+    const oldestMessageSeconds = props.oldestMessageAlarmAge.toSeconds();
+    if (
+      !Number.isInteger(oldestMessageSeconds) ||
+      oldestMessageSeconds < 60 ||
+      oldestMessageSeconds > MAX_RETENTION.toSeconds()
+    ) {
+      throw new Error(
+        `JobQueue ${this.node.path}: oldestMessageAlarmAge must be a whole number of seconds from 60 to ${MAX_RETENTION.toSeconds()}, got ${oldestMessageSeconds}`,
       );
     }
 
@@ -82,5 +103,19 @@ export class JobQueue extends Construct {
         treatMissingData: TreatMissingData.NOT_BREACHING,
       });
     props.alarms.notify(this.deadLetterAlarm);
+
+    this.oldestMessageAlarm = this.queue
+      .metricApproximateAgeOfOldestMessage({ period: Duration.minutes(5), statistic: 'Maximum' })
+      .createAlarm(this, 'OldestMessageAlarm', {
+        alarmDescription:
+          `A Longhaul job message has waited in the jobs queue for more than ${oldestMessageSeconds} seconds without dispatch taking it. ` +
+          'Check the dispatch function: its errors, throttles and its event source mapping (disabled, or failing).',
+        threshold: oldestMessageSeconds,
+        evaluationPeriods: 1,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+        // SQS stops publishing for a queue idle for six hours: nothing is waiting then.
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      });
+    props.alarms.notify(this.oldestMessageAlarm);
   }
 }

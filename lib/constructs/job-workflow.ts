@@ -23,17 +23,22 @@ import type { Settings } from '../../config/settings';
 import { acknowledge, iam5ResourceFinding } from '../nag';
 import type { Alarms } from './alarms';
 
-/** The steps the one steps function runs; the handler dispatches on this name (the contract's step names). */
-type StepName =
-  | 'prepare'
-  | 'submit'
-  | 'await'
-  | 'release'
-  | 'finalize'
-  | 'notify'
-  | 'fail'
-  | 'review'
-  | 'settle';
+/**
+ * The steps the one steps function runs; the handler dispatches on this name
+ * (the contract's step names) and counts retries by it.
+ */
+export const STEP_NAMES = [
+  'prepare',
+  'submit',
+  'await',
+  'release',
+  'finalize',
+  'notify',
+  'fail',
+  'review',
+  'settle',
+] as const;
+type StepName = (typeof STEP_NAMES)[number];
 
 /** Where a Catch puts what it caught (`{Error, Cause}`); the fail and review steps read it from there. */
 const ERROR_PATH = '$.error';
@@ -275,8 +280,9 @@ export class JobWorkflow extends Construct {
 
     // No alarm on ExecutionsFailed: a failed execution is usually a job that
     // legitimately failed (rejected input, a provider failure), reported to its
-    // client; an alarm on it, or on its rate, would be noise. Stuck and lost
-    // work shows up below, in the dead-letter queue and in needs_review jobs.
+    // client, and the needs-review end state fails the execution too. Failures
+    // alarm on the job metric instead, from a threshold (Observability); stuck
+    // and lost work shows up below, in the dead-letter queue and in needs_review jobs.
     const alarmOn = (alarmId: string, metric: Metric, description: string): Alarm => {
       const alarm = metric.createAlarm(this, alarmId, {
         alarmDescription: description,

@@ -112,6 +112,8 @@ export class ProjectFunction extends Construct implements IGrantable {
   public readonly role: Role;
   /** The function's log group. */
   public readonly logGroup: LogGroup;
+  /** Powertools service name: the `service` dimension of every metric the function emits. */
+  public readonly serviceName: string;
 
   constructor(scope: Construct, id: string, props: ProjectFunctionProps) {
     super(scope, id);
@@ -130,6 +132,7 @@ export class ProjectFunction extends Construct implements IGrantable {
     if (props.serviceName.trim() === '') {
       throw new Error(`ProjectFunction ${this.node.path}: serviceName must not be empty`);
     }
+    this.serviceName = props.serviceName;
     const ownNames = new Set([
       ...Object.keys(settingsEnvironment(props.settings)),
       ...Object.values(resourceEnv),

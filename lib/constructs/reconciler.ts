@@ -10,6 +10,7 @@ import type { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import type { Settings } from '../../config/settings';
 import { handlerEntry } from '../handlers';
+import { longhaulMetric } from '../metrics';
 import { acknowledge, iam5ResourceFinding } from '../nag';
 import type { Alarms } from './alarms';
 import { ProjectFunction } from './project-function';
@@ -61,6 +62,11 @@ export class Reconciler extends Construct {
   public readonly schedulerRole: Role;
   /** In ALARM when three passes in a row failed. */
   public readonly errorsAlarm: Alarm;
+  /**
+   * In ALARM when three passes in a row could not reconcile some job (the
+   * ReconcilerErrors metric): the pass itself finished, so `errorsAlarm` stays quiet.
+   */
+  public readonly jobErrorsAlarm: Alarm;
   /** In ALARM when no pass ran for three periods: the schedule is off or cannot invoke the function. */
   public readonly stalledAlarm: Alarm;
 
@@ -158,6 +164,19 @@ export class Reconciler extends Construct {
       treatMissingData: TreatMissingData.NOT_BREACHING,
     });
     props.alarms.notify(this.errorsAlarm);
+    this.jobErrorsAlarm = longhaulMetric(
+      { name: 'ReconcilerErrors', service: 'reconcile', dimensions: {} },
+      { period, statistic: 'Sum' },
+    ).createAlarm(this, 'JobErrorsAlarm', {
+      alarmDescription: `${PASSES_BEFORE_ALARM} Longhaul reconciler passes in a row could not reconcile some jobs: those jobs are not being repaired. The reconciler's log names each one ("reconciling a job failed").`,
+      threshold: 0,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: PASSES_BEFORE_ALARM,
+      datapointsToAlarm: PASSES_BEFORE_ALARM,
+      // A pass that did not finish reports nothing; errorsAlarm and stalledAlarm cover that.
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+    });
+    props.alarms.notify(this.jobErrorsAlarm);
     this.stalledAlarm = fn.metricInvocations({ period, statistic: 'Sum' }).createAlarm(this, 'StalledAlarm', {
       alarmDescription: `The Longhaul reconciler has not run for ${PASSES_BEFORE_ALARM} periods: its schedule is disabled or cannot invoke it, and lost events are not being repaired.`,
       threshold: 1,

@@ -26,12 +26,17 @@ describe('Alarms', () => {
 
 describe('JobQueue', () => {
   const create =
-    (maxReceiveCount: number, visibilityTimeout = Duration.minutes(3)) =>
+    (
+      maxReceiveCount: number,
+      visibilityTimeout = Duration.minutes(3),
+      oldestMessageAlarmAge = Duration.minutes(15),
+    ) =>
     () => {
       const scope = stack();
       new JobQueue(scope, 'JobQueue', {
         maxReceiveCount,
         visibilityTimeout,
+        oldestMessageAlarmAge,
         alarms: new Alarms(scope, 'Alarms'),
       });
     };
@@ -45,6 +50,15 @@ describe('JobQueue', () => {
   test('rejects a visibility timeout beyond SQS’s 12 hours', () => {
     expect(create(5, Duration.hours(13))).toThrow(
       'JobQueue Test/JobQueue: visibilityTimeout must be a whole number of seconds from 0 to 43200, got 46800',
+    );
+  });
+
+  test('rejects an oldest-message alarm age a message cannot reach, or one too short to mean anything', () => {
+    expect(create(5, Duration.minutes(3), Duration.days(15))).toThrow(
+      'JobQueue Test/JobQueue: oldestMessageAlarmAge must be a whole number of seconds from 60 to 1209600, got 1296000',
+    );
+    expect(create(5, Duration.minutes(3), Duration.seconds(30))).toThrow(
+      'JobQueue Test/JobQueue: oldestMessageAlarmAge must be a whole number of seconds from 60 to 1209600, got 30',
     );
   });
 });
@@ -74,6 +88,7 @@ describe('HttpApi', () => {
     const scope = stack();
     return new HttpApi(scope, 'Api', {
       settings: defaultSettings,
+      alarms: new Alarms(scope, 'Alarms'),
       jobTable: Table.fromTableName(scope, 'Jobs', 'jobs'),
       apiKeyTable: Table.fromTableName(scope, 'Keys', 'keys'),
       jobQueue: Queue.fromQueueArn(scope, 'Queue', 'arn:aws:sqs:eu-west-1:111111111111:jobs'),

@@ -250,6 +250,7 @@ describe('usage plan and stage', () => {
         'AlarmTopicArn',
         'ApiKeyTableName',
         'ApiUrl',
+        'DashboardUrl',
         'DeadLetterQueueUrl',
         'InputBucketName',
         'JobQueueUrl',

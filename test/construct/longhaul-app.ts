@@ -75,3 +75,73 @@ export function logicalIdAt(template: Template, type: string, constructPath: str
   if (ids.length !== 1) throw new Error(`expected one ${type} at ${constructPath}, found ${ids.length}`);
   return ids[0] as string;
 }
+
+/**
+ * The body of the one dashboard in `template`, parsed. CloudFormation joins it
+ * from strings and references; each reference becomes `${LogicalId}` (a Ref)
+ * or `${LogicalId.Attribute}` (a GetAtt), `${AWS::Region}` for pseudo parameters.
+ */
+export function dashboardBody(template: Template): DashboardJson {
+  const dashboards = Object.values(template.findResources('AWS::CloudWatch::Dashboard'));
+  if (dashboards.length !== 1) throw new Error(`expected one dashboard, found ${dashboards.length}`);
+  const body: unknown = dashboards[0]?.Properties.DashboardBody;
+  const parts: unknown[] =
+    typeof body === 'string' ? [body] : ((body as { 'Fn::Join': [string, unknown[]] })['Fn::Join'][1] ?? []);
+  const text = parts
+    .map((part) => {
+      if (typeof part === 'string') return part;
+      const node = part as { Ref?: string; 'Fn::GetAtt'?: [string, string] };
+      if (node.Ref) return `\${${node.Ref}}`;
+      if (node['Fn::GetAtt']) return `\${${node['Fn::GetAtt'].join('.')}}`;
+      throw new Error(`unexpected intrinsic in the dashboard body: ${JSON.stringify(part)}`);
+    })
+    .join('');
+  return JSON.parse(text) as DashboardJson;
+}
+
+export interface DashboardJson {
+  readonly widgets: readonly WidgetJson[];
+}
+
+export interface WidgetJson {
+  readonly type: string;
+  readonly properties: {
+    readonly title?: string;
+    readonly alarms?: readonly string[];
+    readonly metrics?: readonly (readonly unknown[])[];
+    readonly annotations?: { readonly horizontal?: readonly { value: number; label?: string }[] };
+  };
+}
+
+/** One entry of a graph widget's `metrics`: a metric (namespace, name, dimensions) or a math expression. */
+export interface GraphedMetric {
+  readonly widget: string;
+  readonly namespace?: string;
+  readonly name?: string;
+  readonly dimensions: Readonly<Record<string, string>>;
+  readonly expression?: string;
+  readonly stat?: string;
+  readonly period?: number;
+  readonly id?: string;
+  readonly label?: string;
+}
+
+/** Every metric and expression graphed on the dashboard, by widget title. */
+export function graphedMetrics(dashboard: DashboardJson): GraphedMetric[] {
+  return dashboard.widgets.flatMap((widget) =>
+    (widget.properties.metrics ?? []).map((entry) => {
+      const widgetTitle = widget.properties.title ?? '';
+      if (typeof entry[0] !== 'string') {
+        return { widget: widgetTitle, dimensions: {}, ...(entry[0] as Record<string, unknown>) };
+      }
+      // Rendering options (label, stat, period, id, …) come last, and only when any differs from the default.
+      const last = entry.at(-1);
+      const hasOptions = typeof last === 'object' && last !== null;
+      const options = (hasOptions ? last : {}) as Record<string, unknown>;
+      const [namespace, name, ...rest] = (hasOptions ? entry.slice(0, -1) : entry) as string[];
+      const dimensions: Record<string, string> = {};
+      for (let i = 0; i + 1 < rest.length; i += 2) dimensions[rest[i] as string] = rest[i + 1] as string;
+      return { widget: widgetTitle, namespace, name, dimensions, ...options };
+    }),
+  );
+}

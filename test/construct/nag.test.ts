@@ -117,13 +117,14 @@ test('every acknowledgement is one reviewed here, with a reason', () => {
   for (const { reason } of found) expect(reason.length).toBeGreaterThan(40);
 });
 
-test('only the open routes, healthz and the provider webhook, go without a gateway authorizer', () => {
+test('only the open routes, healthz, the OpenAPI document and the provider webhook, go without a gateway authorizer', () => {
   const open = acknowledgements(longhaul.stack)
     .filter(({ id, at }) => id === 'AwsSolutions-APIG4' && at.startsWith('Longhaul/Api/'))
     .map(({ at }) => at)
     .sort();
   expect(open).toEqual([
     'Longhaul/Api/RestApi/Default/healthz/GET',
+    'Longhaul/Api/RestApi/Default/openapi.json/GET',
     'Longhaul/Api/RestApi/Default/v1/provider/events/POST',
   ]);
 });

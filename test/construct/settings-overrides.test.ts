@@ -1,6 +1,6 @@
 import { Match, type Template } from 'aws-cdk-lib/assertions';
 import { resolveIntrinsics } from '../../lib/workflow-definition';
-import { SYNTH_TIMEOUT_MS, synthesizeLonghaul } from './longhaul-app';
+import { dashboardBody, graphedMetrics, SYNTH_TIMEOUT_MS, synthesizeLonghaul } from './longhaul-app';
 
 jest.setTimeout(SYNTH_TIMEOUT_MS);
 
@@ -17,6 +17,9 @@ const env = {
   JOB_RETENTION_DAYS: '3',
   JOB_TIMEOUT_MS: String(3 * 86_400_000),
   RECONCILE_SCHEDULE: 'rate(5 minutes)',
+  ALARM_OLDEST_MESSAGE_SECONDS: '1800',
+  ALARM_API_5XX_PERCENT: '2.5',
+  ALARM_FAILED_JOBS: '20',
 };
 
 let template: Template;
@@ -103,7 +106,7 @@ test('the await step waits up to JOB_TIMEOUT_MS with the configured heartbeat', 
 test('the reconciler runs on RECONCILE_SCHEDULE, and its alarms count passes of that length', () => {
   template.hasResourceProperties('AWS::Scheduler::Schedule', { ScheduleExpression: 'rate(5 minutes)' });
   const reconcilerAlarms = Object.values(template.findResources('AWS::CloudWatch::Alarm'))
-    .filter((alarm) => alarm.Properties.Namespace === 'AWS/Lambda')
+    .filter((alarm) => alarm.Metadata['aws:cdk:path'].startsWith('Longhaul/Reconciler/'))
     .map((alarm) => [
       alarm.Properties.MetricName,
       alarm.Properties.Period,
@@ -113,5 +116,28 @@ test('the reconciler runs on RECONCILE_SCHEDULE, and its alarms count passes of 
   expect(reconcilerAlarms).toEqual([
     ['Errors', 300, 3],
     ['Invocations', 300, 3],
+    ['ReconcilerErrors', 300, 3],
   ]);
+});
+
+test('the alarm thresholds follow ALARM_OLDEST_MESSAGE_SECONDS, ALARM_API_5XX_PERCENT and ALARM_FAILED_JOBS', () => {
+  const thresholds = Object.fromEntries(
+    Object.values(template.findResources('AWS::CloudWatch::Alarm'))
+      .filter((alarm) =>
+        /(OldestMessage|ServerErrorRate|FailedJobs)Alarm/.test(alarm.Metadata['aws:cdk:path']),
+      )
+      .map((alarm) => [alarm.Metadata['aws:cdk:path'], alarm.Properties.Threshold]),
+  );
+  expect(thresholds).toEqual({
+    'Longhaul/JobQueue/OldestMessageAlarm/Resource': 1800,
+    'Longhaul/Api/ServerErrorRateAlarm/Resource': 2.5,
+    'Longhaul/Observability/FailedJobsAlarm/Resource': 20,
+  });
+});
+
+test('the dashboard draws the in-flight limit at MAX_IN_FLIGHT', () => {
+  const dashboard = dashboardBody(template);
+  const inFlight = graphedMetrics(dashboard).find((m) => m.name === 'InFlight');
+  const widget = dashboard.widgets.find((w) => w.properties.title === inFlight?.widget);
+  expect(widget?.properties.annotations?.horizontal?.map((line) => line.value)).toEqual([12]);
 });

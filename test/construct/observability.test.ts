@@ -1,0 +1,417 @@
+import { Duration } from 'aws-cdk-lib';
+import type { Template } from 'aws-cdk-lib/assertions';
+import { JOB_TYPE_VALUES, type MetricName, metricCatalog } from '../../config/metrics';
+import { defaultSettings } from '../../config/settings';
+import { JOB_TYPES } from '../../lambdas/domain/job';
+import type { Resolution } from '../../lambdas/domain/operator';
+import { FIX_KINDS as RUNTIME_FIX_KINDS } from '../../lambdas/domain/reconcile';
+import { type Observation, STEP_NAMES as RUNTIME_STEP_NAMES } from '../../lambdas/domain/workflow';
+import { STEP_NAMES } from '../../lib/constructs/job-workflow';
+import {
+  dimensionValues,
+  FIX_KINDS,
+  longhaulMetric,
+  type PROVIDER_OUTCOMES,
+  type RESOLUTION_OUTCOMES,
+} from '../../lib/metrics';
+import {
+  type DashboardJson,
+  dashboardBody,
+  type GraphedMetric,
+  graphedMetrics,
+  logicalIdAt,
+  SYNTH_TIMEOUT_MS,
+  synthesizeLonghaul,
+} from './longhaul-app';
+
+jest.setTimeout(SYNTH_TIMEOUT_MS);
+
+type Json = Record<string, any>;
+
+let template: Template;
+let resources: Json;
+let dashboard: DashboardJson;
+let graphed: GraphedMetric[];
+let topic: { Ref: string };
+
+beforeAll(() => {
+  ({ template } = synthesizeLonghaul({}, { skipBundling: true }));
+  resources = template.toJSON().Resources;
+  dashboard = dashboardBody(template);
+  graphed = graphedMetrics(dashboard);
+  topic = { Ref: logicalIdAt(template, 'AWS::SNS::Topic', 'Longhaul/Alarms/Topic/Resource') };
+});
+
+const ref = (type: string, path: string) => `\${${logicalIdAt(template, type, path)}}`;
+const alarmAt = (path: string) => resources[logicalIdAt(template, 'AWS::CloudWatch::Alarm', path)].Properties;
+const longhaul = (name: string) => graphed.filter((m) => m.namespace === 'Longhaul' && m.name === name);
+const inWidget = (title: string) => graphed.filter((m) => m.widget === title);
+
+describe('traces', () => {
+  test('every Lambda function traces actively', () => {
+    const functions = Object.values(template.findResources('AWS::Lambda::Function'));
+    expect(functions).toHaveLength(6);
+    for (const fn of functions) expect(fn.Properties.TracingConfig).toEqual({ Mode: 'Active' });
+  });
+
+  test('the state machine and the REST API stage trace with X-Ray', () => {
+    expect(Object.values(template.findResources('AWS::StepFunctions::StateMachine'))).toEqual([
+      expect.objectContaining({
+        Properties: expect.objectContaining({ TracingConfiguration: { Enabled: true } }),
+      }),
+    ]);
+    expect(Object.values(template.findResources('AWS::ApiGateway::Stage'))).toEqual([
+      expect.objectContaining({ Properties: expect.objectContaining({ TracingEnabled: true }) }),
+    ]);
+  });
+});
+
+describe('dashboard', () => {
+  test('is linked from the DashboardUrl output, in the console of the stack’s region', () => {
+    const id = logicalIdAt(
+      template,
+      'AWS::CloudWatch::Dashboard',
+      'Longhaul/Observability/Dashboard/Resource',
+    );
+    template.hasOutput('DashboardUrl', {
+      Value: {
+        'Fn::Join': [
+          '',
+          [
+            'https://',
+            { Ref: 'AWS::Region' },
+            '.console.aws.amazon.com/cloudwatch/home?region=',
+            { Ref: 'AWS::Region' },
+            '#dashboards/dashboard/',
+            { Ref: id },
+          ],
+        ],
+      },
+    });
+  });
+
+  test('plots every metric of the catalog', () => {
+    const plotted = new Set(graphed.filter((m) => m.namespace === 'Longhaul').map((m) => m.name));
+    expect([...plotted].sort()).toEqual([...Object.keys(metricCatalog), 'InFlight'].sort());
+  });
+
+  test('plots Longhaul metrics exactly as the runtime emits them: service plus the catalog’s dimensions', () => {
+    for (const metric of graphed.filter((m) => m.namespace === 'Longhaul' && m.name !== 'InFlight')) {
+      const spec = metricCatalog[metric.name as MetricName];
+      const { service, ...dimensions } = metric.dimensions;
+      expect(spec.services).toContain(service);
+      expect(Object.keys(dimensions).sort()).toEqual([...spec.dimensions].sort());
+    }
+  });
+
+  test('shows the jobs queue depth (visible, in flight and delayed) and the age of its oldest message', () => {
+    const queue = ref('AWS::SQS::Queue', 'Longhaul/JobQueue/Queue/Resource').replace('}', '.QueueName}');
+    const sqs = graphed.filter((m) => m.namespace === 'AWS/SQS' && m.dimensions.QueueName === queue);
+    expect(sqs.map((m) => m.name).sort()).toEqual([
+      'ApproximateAgeOfOldestMessage',
+      'ApproximateNumberOfMessagesDelayed',
+      'ApproximateNumberOfMessagesNotVisible',
+      'ApproximateNumberOfMessagesVisible',
+    ]);
+    expect(inWidget('Jobs queue depth')).toHaveLength(3);
+  });
+
+  test('shows the dead-letter queue depth', () => {
+    const dlq = ref('AWS::SQS::Queue', 'Longhaul/JobQueue/DeadLetterQueue/Resource').replace(
+      '}',
+      '.QueueName}',
+    );
+    expect(
+      graphed
+        .filter((m) => m.namespace === 'AWS/SQS' && m.dimensions.QueueName === dlq)
+        .map((m) => [m.name, m.stat]),
+    ).toEqual([['ApproximateNumberOfMessagesVisible', 'Maximum']]);
+  });
+
+  test('shows the slots held against a line at maxInFlight', () => {
+    expect(longhaul('InFlight')).toEqual([
+      expect.objectContaining({ dimensions: { service: 'reconcile' }, stat: 'Maximum', period: 60 }),
+    ]);
+    const widget = dashboard.widgets.find((w) => w.properties.title === longhaul('InFlight')[0]?.widget);
+    expect(widget?.properties.annotations?.horizontal).toEqual([
+      expect.objectContaining({ value: defaultSettings.maxInFlight }),
+    ]);
+  });
+
+  test.each(['JobsSubmitted', 'JobsSucceeded', 'JobsFailed', 'JobsCanceled'])(
+    'totals %s per minute over every job type',
+    (name) => {
+      const [total] = inWidget('Jobs per minute').filter((m) =>
+        m.expression?.includes(name.charAt(0).toLowerCase() + name.slice(1)),
+      );
+      const parts = inWidget('Jobs per minute').filter((m) => m.name === name);
+      expect(parts.map((m) => m.dimensions.jobType).sort()).toEqual([...JOB_TYPE_VALUES].sort());
+      expect(total?.period).toBe(60);
+      expect(total?.expression).toBe(`SUM([${parts.map((m) => `FILL(${m.id}, 0)`).join(', ')}])`);
+    },
+  );
+
+  test('totals the jobs sent to review over every service and job type that emits it', () => {
+    const series = longhaul('JobsNeedingReview').map(
+      (m) => `${m.dimensions.service} ${m.dimensions.jobType}`,
+    );
+    expect(series.sort()).toEqual(
+      ['workflow', 'reconcile']
+        .flatMap((service) => JOB_TYPE_VALUES.map((type) => `${service} ${type}`))
+        .sort(),
+    );
+  });
+
+  test.each(['QueueWait', 'JobDuration'])('shows p50, p90 and p99 of %s for every job type', (name) => {
+    const lines = longhaul(name).map((m) => `${m.dimensions.jobType} ${m.stat}`);
+    expect(lines.sort()).toEqual(
+      JOB_TYPE_VALUES.flatMap((type) => ['p50', 'p90', 'p99'].map((p) => `${type} ${p}`)).sort(),
+    );
+  });
+
+  test('shows step retries for every step, and reconciler fixes for every kind', () => {
+    expect(longhaul('StepRetries').map((m) => m.dimensions.step)).toEqual([...RUNTIME_STEP_NAMES]);
+    expect(longhaul('ReconcilerFixes').map((m) => m.dimensions.kind)).toEqual([...RUNTIME_FIX_KINDS]);
+    for (const m of [...longhaul('StepRetries'), ...longhaul('ReconcilerFixes')]) expect(m.stat).toBe('Sum');
+  });
+
+  test.each(['Errors', 'Throttles'])('shows Lambda %s of every function', (name) => {
+    const functions = Object.keys(template.findResources('AWS::Lambda::Function')).map((id) => `\${${id}}`);
+    const lines = graphed.filter((m) => m.namespace === 'AWS/Lambda' && m.name === name);
+    expect(lines.map((m) => m.dimensions.FunctionName).sort()).toEqual(functions.sort());
+    for (const line of lines) expect(line.stat).toBe('Sum');
+  });
+
+  test('shows failed, aborted and timed-out workflow executions', () => {
+    const machine = ref('AWS::StepFunctions::StateMachine', 'Longhaul/Workflow/StateMachine/Resource');
+    const names = graphed
+      .filter((m) => m.namespace === 'AWS/States' && m.dimensions.StateMachineArn === machine)
+      .map((m) => m.name);
+    expect(names).toEqual(
+      expect.arrayContaining(['ExecutionsFailed', 'ExecutionsAborted', 'ExecutionsTimedOut']),
+    );
+  });
+
+  test('shows 4xx, 5xx and p50 and p99 latency of the REST API stage', () => {
+    const stage = ref('AWS::ApiGateway::Stage', 'Longhaul/Api/RestApi/DeploymentStage.prod/Resource');
+    const lines = graphed
+      .filter((m) => m.namespace === 'AWS/ApiGateway')
+      .map((m) => {
+        expect(m.dimensions).toEqual({ ApiName: 'Longhaul-api', Stage: stage });
+        return `${m.name} ${m.stat}`;
+      });
+    expect(lines).toEqual(
+      expect.arrayContaining(['4XXError Sum', '5XXError Sum', 'Count Sum', 'Latency p50', 'Latency p99']),
+    );
+  });
+
+  test('lists every alarm of the stack', () => {
+    const statusWidgets = dashboard.widgets.filter((w) => w.type === 'alarm');
+    expect(statusWidgets).toHaveLength(1);
+    const alarms = Object.keys(template.findResources('AWS::CloudWatch::Alarm')).map((id) => `\${${id}.Arn}`);
+    expect([...(statusWidgets[0]?.properties.alarms ?? [])].sort()).toEqual(alarms.sort());
+  });
+});
+
+describe('alarms', () => {
+  test('every alarm notifies the alarm topic on alarm and on recovery', () => {
+    const alarms = Object.values(template.findResources('AWS::CloudWatch::Alarm'));
+    expect(alarms).toHaveLength(11);
+    for (const alarm of alarms) {
+      expect(alarm.Properties).toEqual(
+        expect.objectContaining({ AlarmActions: [topic], OKActions: [topic] }),
+      );
+    }
+  });
+
+  test('the jobs queue alarms when its oldest message is older than alarmOldestMessageSeconds', () => {
+    expect(alarmAt('Longhaul/JobQueue/OldestMessageAlarm/Resource')).toEqual(
+      expect.objectContaining({
+        Namespace: 'AWS/SQS',
+        MetricName: 'ApproximateAgeOfOldestMessage',
+        Dimensions: [
+          {
+            Name: 'QueueName',
+            Value: {
+              'Fn::GetAtt': [
+                logicalIdAt(template, 'AWS::SQS::Queue', 'Longhaul/JobQueue/Queue/Resource'),
+                'QueueName',
+              ],
+            },
+          },
+        ],
+        Statistic: 'Maximum',
+        Period: 300,
+        Threshold: defaultSettings.alarmOldestMessageSeconds,
+        ComparisonOperator: 'GreaterThanThreshold',
+        EvaluationPeriods: 1,
+        TreatMissingData: 'notBreaching',
+      }),
+    );
+  });
+
+  test('any job sent to review within 5 minutes alarms, whoever sent it and whatever its type', () => {
+    const alarm = alarmAt('Longhaul/Observability/NeedsReviewAlarm/Resource');
+    expect(alarm).toEqual(
+      expect.objectContaining({
+        Threshold: 0,
+        ComparisonOperator: 'GreaterThanThreshold',
+        EvaluationPeriods: 1,
+        TreatMissingData: 'notBreaching',
+      }),
+    );
+    const [expression, ...series] = alarm.Metrics;
+    expect(expression).toEqual(
+      expect.objectContaining({
+        Expression:
+          'SUM([FILL(jobsNeedingReview0, 0), FILL(jobsNeedingReview1, 0), FILL(jobsNeedingReview2, 0), FILL(jobsNeedingReview3, 0)])',
+        ReturnData: true,
+      }),
+    );
+    expect(series.map((m: Json) => m.Id)).toEqual([0, 1, 2, 3].map((i) => `jobsNeedingReview${i}`));
+    expect(
+      series.map((m: Json) => {
+        expect(m.MetricStat).toEqual(expect.objectContaining({ Period: 300, Stat: 'Sum' }));
+        expect(m.MetricStat.Metric).toEqual(
+          expect.objectContaining({ Namespace: 'Longhaul', MetricName: 'JobsNeedingReview' }),
+        );
+        const dims = Object.fromEntries(m.MetricStat.Metric.Dimensions.map((d: Json) => [d.Name, d.Value]));
+        return `${dims.service} ${dims.jobType}`;
+      }),
+    ).toEqual(['workflow', 'reconcile'].flatMap((s) => JOB_TYPE_VALUES.map((t) => `${s} ${t}`)));
+  });
+
+  test('alarmFailedJobs failed jobs within 5 minutes alarm, counted on the job metric of every type', () => {
+    const alarm = alarmAt('Longhaul/Observability/FailedJobsAlarm/Resource');
+    expect(alarm).toEqual(
+      expect.objectContaining({
+        Threshold: defaultSettings.alarmFailedJobs,
+        ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+        EvaluationPeriods: 1,
+        TreatMissingData: 'notBreaching',
+      }),
+    );
+    expect(alarm.Metrics[0].Expression).toBe('SUM([FILL(jobsFailed0, 0), FILL(jobsFailed1, 0)])');
+    expect(
+      alarm.Metrics.slice(1).map((m: Json) => [
+        m.MetricStat.Metric.Namespace,
+        m.MetricStat.Metric.MetricName,
+        m.MetricStat.Metric.Dimensions,
+        m.MetricStat.Period,
+        m.MetricStat.Stat,
+      ]),
+    ).toEqual(
+      JOB_TYPE_VALUES.map((type) => [
+        'Longhaul',
+        'JobsFailed',
+        [
+          { Name: 'jobType', Value: type },
+          { Name: 'service', Value: 'workflow' },
+        ],
+        300,
+        'Sum',
+      ]),
+    );
+  });
+
+  test('alarmApi5xxPercent % of API requests answered 5xx within 5 minutes alarm', () => {
+    const alarm = alarmAt('Longhaul/Api/ServerErrorRateAlarm/Resource');
+    const stage = {
+      Ref: logicalIdAt(
+        template,
+        'AWS::ApiGateway::Stage',
+        'Longhaul/Api/RestApi/DeploymentStage.prod/Resource',
+      ),
+    };
+    const stageMetric = (name: string) => ({
+      Metric: {
+        Namespace: 'AWS/ApiGateway',
+        MetricName: name,
+        Dimensions: [
+          { Name: 'ApiName', Value: 'Longhaul-api' },
+          { Name: 'Stage', Value: stage },
+        ],
+      },
+      Period: 300,
+      Stat: 'Sum',
+    });
+    expect(alarm).toEqual(
+      expect.objectContaining({
+        Threshold: defaultSettings.alarmApi5xxPercent,
+        ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+        EvaluationPeriods: 1,
+        TreatMissingData: 'notBreaching',
+        Metrics: [
+          expect.objectContaining({ Expression: '100 * serverErrors / requests', ReturnData: true }),
+          { Id: 'serverErrors', MetricStat: stageMetric('5XXError'), ReturnData: false },
+          { Id: 'requests', MetricStat: stageMetric('Count'), ReturnData: false },
+        ],
+      }),
+    );
+  });
+
+  test('jobs the reconciler fails on in three passes in a row alarm', () => {
+    expect(alarmAt('Longhaul/Reconciler/JobErrorsAlarm/Resource')).toEqual(
+      expect.objectContaining({
+        Namespace: 'Longhaul',
+        MetricName: 'ReconcilerErrors',
+        Dimensions: [{ Name: 'service', Value: 'reconcile' }],
+        Statistic: 'Sum',
+        Period: 60,
+        Threshold: 0,
+        ComparisonOperator: 'GreaterThanThreshold',
+        EvaluationPeriods: 3,
+        DatapointsToAlarm: 3,
+        TreatMissingData: 'notBreaching',
+      }),
+    );
+  });
+});
+
+describe('metrics of the catalog', () => {
+  const options = { statistic: 'Sum', period: Duration.minutes(1) };
+
+  test('a series of a service that does not emit the metric is refused', () => {
+    expect(() =>
+      longhaulMetric(
+        { name: 'JobsFailed', service: 'api', dimensions: { jobType: 'image.generate' } },
+        options,
+      ),
+    ).toThrow('lib/metrics.ts: JobsFailed is emitted by workflow, not by api');
+  });
+
+  test('a series without exactly the catalog’s dimensions is refused', () => {
+    expect(() =>
+      longhaulMetric({ name: 'JobsFailed', service: 'workflow', dimensions: {} }, options),
+    ).toThrow('lib/metrics.ts: JobsFailed has dimensions [jobType], got []');
+    expect(() =>
+      longhaulMetric(
+        { name: 'JobsStarted', service: 'dispatch', dimensions: { jobType: 'image.generate' } },
+        options,
+      ),
+    ).toThrow('lib/metrics.ts: JobsStarted has dimensions [], got [jobType]');
+  });
+
+  test('a dimension whose values are not listed is refused', () => {
+    expect(() => dimensionValues('JobsSubmitted', 'outcome')).toThrow(
+      'lib/metrics.ts: the values of dimension outcome of JobsSubmitted are not known; list them in dimensionValues',
+    );
+  });
+});
+
+describe('dimension values', () => {
+  test('steps, fix kinds and job types are the ones the runtime emits', () => {
+    expect(STEP_NAMES).toEqual(RUNTIME_STEP_NAMES);
+    expect(FIX_KINDS).toEqual(RUNTIME_FIX_KINDS);
+    expect(JOB_TYPE_VALUES).toEqual(JOB_TYPES);
+  });
+
+  test('provider and resolution outcomes are the ones the runtime emits', () => {
+    // The runtime has these only as types, so tsc (run by `npm test`) does this check.
+    type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+    type ProviderOutcome = Extract<Observation, { kind: 'provider' }>['outcome'];
+    const provider: Same<ProviderOutcome, (typeof PROVIDER_OUTCOMES)[number]> = true;
+    const resolution: Same<Resolution['outcome'], (typeof RESOLUTION_OUTCOMES)[number]> = true;
+    expect([provider, resolution]).toEqual([true, true]);
+  });
+});
