@@ -114,6 +114,18 @@ export const metricCatalog = {
     dimensions: [],
     description: 'jobs a pass failed on',
   },
+  InFlight: {
+    services: ['reconcile'],
+    unit: 'Count',
+    dimensions: [],
+    description: 'slots held, once per pass',
+  },
+  JobsInReview: {
+    services: ['reconcile'],
+    unit: 'Count',
+    dimensions: [],
+    description: 'jobs in review, once per pass',
+  },
 } as const satisfies Record<string, MetricSpec>;
 
 export type MetricName = keyof typeof metricCatalog;

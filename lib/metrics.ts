@@ -10,25 +10,10 @@ import {
 } from '../config/metrics';
 import { STEP_NAMES } from './constructs/job-workflow';
 
-/**
- * Metrics the dashboard already plots but the runtime does not emit yet. Each
- * one moves to config/metrics.ts (and into the handler named by its service)
- * and is then deleted here; until then its series simply has no data. A
- * catalog entry of the same name wins over the one here.
- */
-const PENDING_METRICS = {
-  InFlight: {
-    services: ['reconcile'],
-    unit: 'Count',
-    dimensions: [],
-    description: 'slots held, counted once per reconciliation pass',
-  },
-} as const satisfies Record<string, MetricSpec>;
+/** A metric Longhaul emits (config/metrics.ts). */
+export type LonghaulMetricName = MetricName;
 
-/** A metric Longhaul emits (config/metrics.ts), or one the runtime is about to emit. */
-export type LonghaulMetricName = MetricName | keyof typeof PENDING_METRICS;
-
-const specs: Readonly<Record<LonghaulMetricName, MetricSpec>> = { ...PENDING_METRICS, ...metricCatalog };
+const specs: Readonly<Record<LonghaulMetricName, MetricSpec>> = metricCatalog;
 
 /**
  * What the reconciler counts its fixes as (the `kind` dimension of

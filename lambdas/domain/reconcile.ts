@@ -44,6 +44,10 @@ export interface ReconcileReport {
   fixes: Record<FixKind, number>;
   /** Jobs this pass sent to review, by job type. */
   reviewedByType: Record<string, number>;
+  /** Slots held when the pass began: the in-flight gauge. */
+  inFlight: number;
+  /** Jobs in review that the pass saw. */
+  inReview: number;
   errors: number;
 }
 
@@ -58,6 +62,8 @@ export async function reconcile(
     jobsChecked: 0,
     fixes: Object.fromEntries(FIX_KINDS.map((kind) => [kind, 0])) as Record<FixKind, number>,
     reviewedByType: {},
+    inFlight: 0,
+    inReview: 0,
     errors: 0,
   };
   const fix = async (job: Pick<Job, 'id'> & Partial<Pick<Job, 'type'>>, kind: FixKind, detail?: string) => {
@@ -72,6 +78,7 @@ export async function reconcile(
     });
   };
   const holders = new Set(await deps.slots.holders());
+  report.inFlight = holders.size;
   const seen = new Set<string>();
 
   for (const status of ACTIVE) {
@@ -85,6 +92,7 @@ export async function reconcile(
       for (const job of page.items) {
         seen.add(job.id);
         report.jobsChecked++;
+        if (job.status === 'needs_review') report.inReview++;
         try {
           await reconcileJob(deps, job, holders.has(job.id), fix);
         } catch (error) {

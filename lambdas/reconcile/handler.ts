@@ -32,6 +32,8 @@ export const handler = instrument('reconcile', async (_event: unknown, _context:
   }
   for (const [jobType, count] of Object.entries(report.reviewedByType))
     emit('JobsNeedingReview', count, { jobType });
+  emit('InFlight', report.inFlight);
+  emit('JobsInReview', report.inReview);
   emit('ReconcilerItemsRead', report.itemsRead);
   emit('ReconcilerErrors', report.errors);
   const fixes = Object.values(report.fixes).reduce((sum, count) => sum + count, 0);

@@ -147,7 +147,10 @@ export class Observability extends Construct {
     this.dashboard.addWidgets(
       graph('Jobs in flight vs the limit', {
         // Sampled by each reconciliation pass; the limit itself is enforced by dispatch.
-        left: [this.metric('InFlight', 'reconcile', {}, { ...max(), label: 'slots held' })],
+        left: [
+          this.metric('InFlight', 'reconcile', {}, { ...max(), label: 'slots held' }),
+          this.metric('JobsInReview', 'reconcile', {}, { ...max(), label: 'jobs in review' }),
+        ],
         leftAnnotations: [
           { value: settings.maxInFlight, label: `maxInFlight (${settings.maxInFlight})`, color: Color.RED },
         ],

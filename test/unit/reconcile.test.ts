@@ -199,8 +199,9 @@ describe('slots', () => {
       submitIntent: { attemptId: 'a', at: at(0) },
     });
     await early.deps.slots.acquire(job.id, 2);
-    await reconcile(early.deps);
+    const report = await reconcile(early.deps);
     expect(await early.deps.slots.holders()).toEqual([job.id]);
+    expect({ inFlight: report.inFlight, inReview: report.inReview }).toEqual({ inFlight: 1, inReview: 1 });
 
     const late = setup({ now: 600_001 });
     const same = late.add({
@@ -222,5 +223,6 @@ describe('cost', () => {
     const report = await reconcile(deps);
     expect(report.itemsRead).toBe(1);
     expect(report.jobsChecked).toBe(1);
+    expect(report.inFlight).toBe(0);
   });
 });
