@@ -1,0 +1,115 @@
+import type { AdminJob, Job, Page, TimelineEvent } from '../types';
+import type { ProgressUpdate } from '../wait';
+
+/** How the CLI shows things to people; `--json` bypasses all of this. */
+
+export interface Stream {
+  write(text: string): unknown;
+  readonly isTTY?: boolean;
+  readonly columns?: number;
+}
+
+export function formatJob(job: Job | AdminJob): string {
+  const fields: [string, string][] = [];
+  const field = (name: string, value: string | undefined) => {
+    if (value !== undefined) fields.push([name, value]);
+  };
+  if ('tenantId' in job) field('tenant', job.tenantId);
+  field('idempotency key', job.idempotencyKey);
+  field('input', JSON.stringify(job.input));
+  field('attempts', String(job.attempts));
+  field('created', job.createdAt);
+  field('started', job.startedAt);
+  field('finished', job.finishedAt);
+  if (job.webhookUrl !== undefined) field('webhook', job.webhookUrl);
+  if (job.error) field('error', `${job.error.code}: ${job.error.message}`);
+  for (const [name, value] of Object.entries(job.result ?? {})) {
+    field(`result.${name}`, typeof value === 'string' ? value : JSON.stringify(value));
+  }
+  const width = Math.max(...fields.map(([name]) => name.length)) + 2;
+  const lines = [
+    `${job.id}  ${job.type}  ${job.status}  ${job.progress}%`,
+    ...fields.map(([name, value]) => `  ${name.padEnd(width)}${value}`),
+  ];
+  return `${lines.join('\n')}\n`;
+}
+
+export function formatJobTable(page: Pick<Page<Job | AdminJob>, 'items'>): string {
+  if (page.items.length === 0) return 'no jobs\n';
+  const withTenant = page.items.some((job) => 'tenantId' in job);
+  const header = ['ID', 'TYPE', 'STATUS', 'PROGRESS', 'CREATED', ...(withTenant ? ['TENANT'] : [])];
+  const rows = page.items.map((job) => [
+    job.id,
+    job.type,
+    job.status,
+    `${job.progress}%`,
+    job.createdAt,
+    ...('tenantId' in job ? [job.tenantId] : []),
+  ]);
+  return table([header, ...rows]);
+}
+
+export function formatTimeline(events: readonly TimelineEvent[]): string {
+  if (events.length === 0) return 'no events\n';
+  return table([
+    ['AT', 'EVENT', 'STEP', 'ATTEMPT', 'DETAIL'],
+    ...events.map((event) => [
+      event.at,
+      event.type,
+      event.step ?? '',
+      event.attempt === undefined ? '' : String(event.attempt),
+      event.detail ?? '',
+    ]),
+  ]);
+}
+
+function table(rows: readonly (readonly string[])[]): string {
+  const widths = rows[0]?.map((_, column) => Math.max(...rows.map((row) => row[column]?.length ?? 0))) ?? [];
+  return rows
+    .map((row) =>
+      row
+        .map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column] ?? 0)))
+        .join('  ')
+        .trimEnd(),
+    )
+    .map((line) => `${line}\n`)
+    .join('');
+}
+
+/**
+ * Progress of a job on stderr: a bar redrawn in place on a terminal, and a
+ * line per status change or ten points of progress when stderr is a file
+ * or pipe (so logs stay readable).
+ */
+export class ProgressBar {
+  private lastLine: { status: string; decile: number } | undefined;
+  private drawn = false;
+
+  constructor(
+    private readonly stream: Stream,
+    private readonly jobId: string,
+  ) {}
+
+  update(update: ProgressUpdate): void {
+    if (this.stream.isTTY) {
+      const width = Math.max(10, Math.min(40, (this.stream.columns ?? 80) - 50));
+      const filled = Math.round((update.progress / 100) * width);
+      const bar = `${'#'.repeat(filled)}${'-'.repeat(width - filled)}`;
+      this.stream.write(
+        `\r\x1b[2K[${bar}] ${String(update.progress).padStart(3)}%  ${update.status}  ${this.jobId}`,
+      );
+      this.drawn = true;
+      return;
+    }
+    const decile = Math.floor(update.progress / 10);
+    if (this.lastLine && this.lastLine.status === update.status && this.lastLine.decile === decile) return;
+    this.lastLine = { status: update.status, decile };
+    this.stream.write(`${this.jobId} ${update.status} ${update.progress}%\n`);
+  }
+
+  /** Ends the bar's line, so what follows starts on a line of its own. */
+  finish(): void {
+    if (this.drawn) this.stream.write('\n');
+    this.drawn = false;
+  }
+}

@@ -1,0 +1,39 @@
+import type { Problem, ProblemCode } from './types';
+
+/** A problem code, or `unexpected-response` for an error answer that was no problem document. */
+export type LonghaulErrorCode = ProblemCode | 'unexpected-response';
+
+/**
+ * The API refused or failed a request. `code` is the problem's `code`
+ * (switch on it), `problem` the whole RFC 9457 document.
+ */
+export class LonghaulError extends Error {
+  override readonly name = 'LonghaulError';
+  readonly code: LonghaulErrorCode;
+  readonly status: number;
+  /** Milliseconds the server asked to wait (Retry-After), if it did. */
+  readonly retryAfterMs: number | undefined;
+
+  constructor(
+    readonly problem: Problem | UnexpectedResponse,
+    options: { readonly retryAfterMs?: number; readonly cause?: unknown } = {},
+  ) {
+    super(`${problem.title}: ${problem.detail}`, options.cause === undefined ? {} : { cause: options.cause });
+    this.code = problem.code;
+    this.status = problem.status;
+    this.retryAfterMs = options.retryAfterMs;
+  }
+}
+
+/** What a LonghaulError carries when the answer was not a problem document (a proxy's HTML page, say). */
+export type UnexpectedResponse = Omit<Problem, 'code'> & { readonly code: 'unexpected-response' };
+
+/** No answer at all: the connection failed, was reset or timed out (after any retries). */
+export class LonghaulConnectionError extends Error {
+  override readonly name = 'LonghaulConnectionError';
+}
+
+/** The SDK was used in a way that cannot work (a missing key, say); nothing was sent. */
+export class LonghaulUsageError extends Error {
+  override readonly name = 'LonghaulUsageError';
+}

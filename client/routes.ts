@@ -1,0 +1,46 @@
+/**
+ * Every operation the SDK calls, by its OpenAPI operationId.
+ * test/unit/client-contract.test.ts checks each against openapi.yaml.
+ */
+
+export type Auth = 'none' | 'tenant' | 'admin';
+
+export interface Operation {
+  readonly method: 'GET' | 'POST';
+  /** `{id}` segments are path parameters. */
+  readonly path: string;
+  readonly auth: Auth;
+  /**
+   * What may be retried: `idempotent` operations on network errors, 5xx, 429
+   * and 409 `idempotency-key-in-use`; `unprocessed` ones only when the server
+   * certainly did nothing (429, or a connection that was refused).
+   */
+  readonly retry: 'idempotent' | 'unprocessed';
+}
+
+export const operations = {
+  getHealth: { method: 'GET', path: '/healthz', auth: 'none', retry: 'idempotent' },
+  createJob: { method: 'POST', path: '/v1/jobs', auth: 'tenant', retry: 'idempotent' },
+  listJobs: { method: 'GET', path: '/v1/jobs', auth: 'tenant', retry: 'idempotent' },
+  getJob: { method: 'GET', path: '/v1/jobs/{id}', auth: 'tenant', retry: 'idempotent' },
+  // Cancel is idempotent by contract: a canceled job is returned as it is.
+  cancelJob: { method: 'POST', path: '/v1/jobs/{id}/cancel', auth: 'tenant', retry: 'idempotent' },
+  getJobEvents: { method: 'GET', path: '/v1/jobs/{id}/events', auth: 'tenant', retry: 'idempotent' },
+  // A repeated ticket costs an unused presigned URL, nothing more.
+  createUpload: { method: 'POST', path: '/v1/uploads', auth: 'tenant', retry: 'idempotent' },
+  adminListJobs: { method: 'GET', path: '/v1/admin/jobs', auth: 'admin', retry: 'idempotent' },
+  adminResolveJob: {
+    method: 'POST',
+    path: '/v1/admin/jobs/{id}/resolve',
+    auth: 'admin',
+    retry: 'unprocessed',
+  },
+  adminRedriveDeadLetters: {
+    method: 'POST',
+    path: '/v1/admin/dlq/redrive',
+    auth: 'admin',
+    retry: 'unprocessed',
+  },
+} as const satisfies Record<string, Operation>;
+
+export type OperationId = keyof typeof operations;

@@ -1,0 +1,202 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { delimiter, join, resolve } from 'node:path';
+import { type RunningLocalStack, startLocalStack } from './support/local-stack';
+
+/**
+ * The `longhaul` command line end to end: the CLI runs as a user runs it
+ * (tsx client/cli.ts under the package's Node), against the local stack.
+ */
+
+jest.setTimeout(120_000);
+
+const ROOT = resolve(__dirname, '../..');
+const BIN = join(ROOT, 'node_modules', '.bin');
+const KEY = 'cli-key-a41f';
+const ADMIN_KEY = 'cli-admin-key-7e03';
+
+let stack: RunningLocalStack;
+let files: string;
+
+beforeAll(async () => {
+  files = mkdtempSync(join(tmpdir(), 'longhaul-cli-'));
+  stack = await startLocalStack({
+    env: {
+      LONGHAUL_API_KEYS: `${KEY}:acme`,
+      LONGHAUL_ADMIN_KEY: ADMIN_KEY,
+      SIM_JOB_MS: '300',
+      SLOT_WAIT_MAX_SECONDS: '1',
+    },
+  });
+});
+
+afterAll(async () => {
+  await stack?.stop();
+  rmSync(files, { recursive: true, force: true });
+});
+
+interface Run {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Runs `longhaul …` to its end (killed after 60 s) with the stack's URL and keys in the environment. */
+function longhaul(args: string[], env: Record<string, string> = {}): Promise<Run> {
+  return new Promise((done, fail) => {
+    const child = spawn(join(BIN, 'tsx'), ['client/cli.ts', ...args], {
+      cwd: ROOT,
+      env: {
+        ...process.env,
+        PATH: `${BIN}${delimiter}${process.env.PATH ?? ''}`,
+        LONGHAUL_URL: stack.baseUrl,
+        LONGHAUL_API_KEY: KEY,
+        LONGHAUL_ADMIN_KEY: ADMIN_KEY,
+        ...env,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    child.once('error', fail);
+    child.once('close', (code) => {
+      clearTimeout(timer);
+      done({ code, stdout, stderr });
+    });
+  });
+}
+
+describe('longhaul submit --wait --json', () => {
+  it('runs an image job to the end: progress on stderr, the finished job on stdout', async () => {
+    const run = await longhaul([
+      'submit',
+      '--type',
+      'image.generate',
+      '--prompt',
+      'a lighthouse',
+      '--wait',
+      '--json',
+    ]);
+
+    expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: expect.any(String) });
+    const job = JSON.parse(run.stdout);
+    expect(job).toMatchObject({ type: 'image.generate', status: 'succeeded', progress: 100 });
+    expect(job.result.outputUrl).toMatch(/^http/);
+    const key = /idempotency key: (\S+)/.exec(run.stderr)?.[1];
+    expect(key).toBe(job.idempotencyKey);
+    expect(run.stderr).toContain(`${job.id} succeeded 100%`);
+  });
+
+  it('transcribes an audio file given with --file', async () => {
+    const audio = join(files, 'speech.mp3');
+    writeFileSync(audio, Buffer.concat([Buffer.from('ID3'), Buffer.alloc(2048, 7)]));
+
+    const run = await longhaul([
+      'submit',
+      '--type',
+      'audio.transcribe',
+      '--file',
+      audio,
+      '--language',
+      'en',
+      '--wait',
+      '--json',
+    ]);
+
+    expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: expect.any(String) });
+    const job = JSON.parse(run.stdout);
+    expect(job).toMatchObject({ type: 'audio.transcribe', status: 'succeeded', input: { language: 'en' } });
+    expect(job.input.audioRef).toMatch(/^upl_/);
+    expect(job.result).toMatchObject({ language: 'en', transcriptUrl: expect.stringMatching(/^http/) });
+  });
+
+  it('sends an image file with the job', async () => {
+    const image = join(files, 'source.png');
+    writeFileSync(image, Buffer.from([137, 80, 78, 71, 13, 10, 26, 10, 0, 0, 0, 13]));
+    const run = await longhaul([
+      'submit',
+      '--type',
+      'image.generate',
+      '--prompt',
+      'like this',
+      '--file',
+      image,
+      '--wait',
+      '--json',
+    ]);
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.stdout)).toMatchObject({
+      status: 'succeeded',
+      input: { sourceImageRef: expect.stringMatching(/^upl_/) },
+    });
+  });
+});
+
+describe('longhaul', () => {
+  it('resumes a submission with --idempotency-key: the same job, not a second one', async () => {
+    const args = [
+      'submit',
+      '--type',
+      'image.generate',
+      '--prompt',
+      'once',
+      '--json',
+      '--idempotency-key',
+      `cli-resume-${Date.now()}`,
+    ];
+    const first = await longhaul(args);
+    const again = await longhaul(args);
+    expect([first.code, again.code]).toEqual([0, 0]);
+    expect(JSON.parse(again.stdout).id).toBe(JSON.parse(first.stdout).id);
+    expect(again.stderr).toContain('already submitted with this key');
+  });
+
+  it('lists jobs as JSON, reads a timeline, and refuses to cancel a finished job', async () => {
+    const submitted = JSON.parse(
+      (await longhaul(['submit', '--type', 'image.generate', '--prompt', 'listed', '--wait', '--json']))
+        .stdout,
+    );
+
+    const list = await longhaul(['jobs', 'list', '--json', '--limit', '100']);
+    expect(list.code).toBe(0);
+    const page = JSON.parse(list.stdout);
+    expect(page).toEqual({ items: expect.any(Array), nextCursor: null });
+    expect(page.items.map((job: { id: string }) => job.id)).toContain(submitted.id);
+
+    const events = await longhaul(['jobs', 'events', submitted.id, '--json']);
+    expect(JSON.parse(events.stdout).items.map((e: { type: string }) => e.type)).toContain('job.accepted');
+
+    const cancel = await longhaul(['jobs', 'cancel', submitted.id]);
+    expect(cancel.code).toBe(1);
+    expect(cancel.stderr).toContain(
+      `Job Already Finished (409 job-already-finished): Job ${submitted.id} is already succeeded.`,
+    );
+  });
+
+  it('says clearly that a key is wrong, with exit code 1', async () => {
+    const run = await longhaul(['jobs', 'list'], { LONGHAUL_API_KEY: 'not-a-key' });
+    expect(run.code).toBe(1);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toBe(
+      'longhaul: Unauthorized (401 unauthorized): A valid X-API-Key header is required.\n' +
+        '  Check LONGHAUL_API_KEY (LONGHAUL_ADMIN_KEY for review and dlq).\n',
+    );
+  });
+
+  it('runs the operator commands with the admin key', async () => {
+    const review = await longhaul(['review', 'list', '--json']);
+    expect(review.code).toBe(0);
+    expect(JSON.parse(review.stdout)).toEqual({ items: [], nextCursor: null });
+    const redrive = await longhaul(['dlq', 'redrive', '--json']);
+    expect(redrive.code).toBe(0);
+    expect(JSON.parse(redrive.stdout)).toEqual({ taskHandle: expect.any(String) });
+  });
+});

@@ -1,0 +1,626 @@
+import { readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { resolve } from 'node:path';
+import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
+import { parse } from 'yaml';
+import { DynamoDbJobStore } from '../../lambdas/adapters/dynamodb-job-store';
+import { type OperationObject, openApiDocument, type ResponseObject } from '../../lambdas/api/openapi';
+import { deriveJobId, fingerprint } from '../../lambdas/domain/idempotency';
+import { newJob } from '../../lambdas/domain/job';
+import { signPayload } from '../../lambdas/shared/signature';
+import { documentClient, pollUntil, type RunningLocalStack, startLocalStack } from './support/local-stack';
+
+/**
+ * Real answers of the local stack, route by route, checked against the
+ * OpenAPI document: the status must be documented for the operation, the
+ * body must match the documented schema of its media type, and documented
+ * required headers must be there. Response schemas are closed, so a field
+ * the server sends but the document does not describe fails here.
+ */
+
+jest.setTimeout(120_000);
+
+const KEY = 'openapi-key-3f9a';
+const OTHER_KEY = 'openapi-other-key-51c2';
+const THROTTLED_KEY = 'openapi-throttled-key-0b7d';
+const ADMIN_KEY = 'openapi-admin-key-88e1';
+const PROVIDER_SECRET = 'openapi-provider-webhook-secret-0123456789';
+
+type Method = 'get' | 'post';
+
+/** Compiles schemas in place inside the document, so their `#/components/...` references resolve. */
+function documentValidator() {
+  const ajv = new Ajv2020({
+    allErrors: true,
+    strictSchema: true,
+    strictNumbers: true,
+    strictTypes: false,
+    strictTuples: false,
+    strictRequired: false,
+  });
+  addFormats(ajv);
+  // The document's own members are not schema keywords; the schemas inside it are checked strictly.
+  ajv.addVocabulary([
+    'openapi',
+    'info',
+    'jsonSchemaDialect',
+    'servers',
+    'tags',
+    'paths',
+    'webhooks',
+    'components',
+  ]);
+  ajv.addSchema(openApiDocument as object, 'openapi');
+  const compiled = new Map<string, ValidateFunction>();
+  return (pointer: string): ValidateFunction => {
+    let validate = compiled.get(pointer);
+    if (!validate) {
+      validate = ajv.compile({ $ref: `openapi#${pointer}` });
+      compiled.set(pointer, validate);
+    }
+    return validate;
+  };
+}
+
+const schemaAt = documentValidator();
+const pointerSegment = (segment: string) => segment.replaceAll('~', '~0').replaceAll('/', '~1');
+
+/** Operation × status pairs whose real answers were validated. */
+const covered = new Set<string>();
+
+interface Answer {
+  readonly status: number;
+  readonly headers: Headers;
+  readonly text: string;
+  readonly body: any;
+}
+
+/** The response object the document gives for this status, and its JSON Pointer. */
+function documentedResponse(
+  operation: OperationObject,
+  operationPointer: string,
+  status: number,
+): { pointer: string; response: ResponseObject } | undefined {
+  const key = [String(status), `${String(status)[0]}XX`, 'default'].find((k) => k in operation.responses);
+  if (!key) return undefined;
+  const found = operation.responses[key] as ResponseObject | { $ref: string };
+  if ('$ref' in found) {
+    const pointer = found.$ref.slice(1);
+    const name = pointer.split('/').pop() as string;
+    return { pointer, response: openApiDocument.components.responses[name] as ResponseObject };
+  }
+  return { pointer: `${operationPointer}/responses/${pointerSegment(key)}`, response: found };
+}
+
+/** Asserts that the answer is one the document describes for `method path`. */
+function expectDocumented(method: Method, path: string, answer: Answer): void {
+  const operation = openApiDocument.paths[path]?.[method];
+  if (!operation) throw new Error(`${method.toUpperCase()} ${path} is not in the document`);
+  const documented = documentedResponse(operation, `/paths/${pointerSegment(path)}/${method}`, answer.status);
+  expect({ route: `${method} ${path}`, status: answer.status, documented: documented !== undefined }).toEqual(
+    {
+      route: `${method} ${path}`,
+      status: answer.status,
+      documented: true,
+    },
+  );
+  const { pointer, response } = documented!;
+
+  if (response.content) {
+    const mediaType = answer.headers.get('content-type')?.split(';')[0]?.trim() ?? '';
+    expect(Object.keys(response.content)).toContain(mediaType);
+    const validate = schemaAt(`${pointer}/content/${pointerSegment(mediaType)}/schema`);
+    validate(answer.body);
+    expect({ route: `${method} ${path}`, status: answer.status, errors: validate.errors ?? null }).toEqual({
+      route: `${method} ${path}`,
+      status: answer.status,
+      errors: null,
+    });
+  } else {
+    expect(answer.text).toBe('');
+  }
+  for (const [name, header] of Object.entries(response.headers ?? {})) {
+    const value = answer.headers.get(name);
+    if (header.required)
+      expect({ header: name, present: value !== null }).toEqual({ header: name, present: true });
+    if (value === null) continue;
+    const validate = schemaAt(`${pointer}/headers/${pointerSegment(name)}/schema`);
+    const typed = (header.schema as { type?: string }).type === 'integer' ? Number(value) : value;
+    expect({ header: name, valid: validate(typed), errors: validate.errors ?? null }).toEqual({
+      header: name,
+      valid: true,
+      errors: null,
+    });
+  }
+  covered.add(`${operation.operationId} ${answer.status}`);
+}
+
+let stack: RunningLocalStack;
+let providerUrl: string;
+
+beforeAll(async () => {
+  stack = await startLocalStack({
+    env: {
+      LONGHAUL_API_KEYS: `${KEY}:acme,${OTHER_KEY}:beta,${THROTTLED_KEY}:gamma`,
+      LONGHAUL_ADMIN_KEY: ADMIN_KEY,
+      PROVIDER_WEBHOOK_SECRET: PROVIDER_SECRET,
+      SIM_JOB_MS: '300',
+      SIM_PROGRESS_HZ: '10',
+      // A submission whose answer is lost cannot be resent safely: the job goes to review.
+      SIM_IDEMPOTENT: '0',
+      PROVIDER_IDEMPOTENT: '0',
+      PROVIDER_TIMEOUT_MS: '1000',
+      SLOT_WAIT_MAX_SECONDS: '1',
+    },
+  });
+  providerUrl = stack.endpoints.providerUrl;
+});
+
+afterAll(async () => {
+  await stack?.stop();
+});
+
+interface Send {
+  readonly key?: string | null;
+  readonly idempotencyKey?: string;
+  readonly json?: unknown;
+  readonly body?: string | FormData;
+  readonly headers?: Record<string, string>;
+}
+
+/** Sends a request and validates the answer against the document's entry for the route template. */
+async function send(method: Method, template: string, url: string, options: Send = {}): Promise<Answer> {
+  const headers: Record<string, string> = { ...options.headers };
+  const key = options.key === undefined ? KEY : options.key;
+  if (key !== null) headers['x-api-key'] = key;
+  if (options.idempotencyKey) headers['idempotency-key'] = options.idempotencyKey;
+  let body = options.body;
+  if (options.json !== undefined) {
+    headers['content-type'] ??= 'application/json';
+    body = JSON.stringify(options.json);
+  }
+  const response = await fetch(`${stack.baseUrl}${url}`, { method: method.toUpperCase(), headers, body });
+  const text = await response.text();
+  let parsed: unknown;
+  try {
+    parsed = text ? JSON.parse(text) : undefined;
+  } catch {
+    parsed = text;
+  }
+  const answer = { status: response.status, headers: response.headers, text, body: parsed as any };
+  expectDocumented(method, template, answer);
+  return answer;
+}
+
+let keyCounter = 0;
+const freshKey = () => `openapi-${Date.now()}-${++keyCounter}`;
+const imageJob = (prompt = 'a lighthouse at dusk') => ({ type: 'image.generate', input: { prompt } });
+
+async function sim(path: string, body?: unknown): Promise<any> {
+  const response = await fetch(`${providerUrl}${path}`, {
+    method: body === undefined ? 'GET' : 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  return text ? JSON.parse(text) : undefined;
+}
+
+async function settled(
+  id: string,
+  statuses = ['succeeded', 'failed', 'canceled', 'needs_review'],
+): Promise<any> {
+  return pollUntil(
+    async () => {
+      const job = await send('get', '/v1/jobs/{id}', `/v1/jobs/${id}`);
+      return statuses.includes(job.body.status) ? job.body : undefined;
+    },
+    { timeoutMs: 30_000, intervalMs: 100, description: `job ${id} in ${statuses.join('|')}` },
+  );
+}
+
+describe('the served document', () => {
+  it('is the document in lambdas/api/openapi.ts, and openapi.yaml is the same document', async () => {
+    const served = await send('get', '/openapi.json', '/openapi.json', { key: null });
+    expect(served.status).toBe(200);
+    expect(served.body).toEqual(JSON.parse(JSON.stringify(openApiDocument)));
+    expect(parse(readFileSync(resolve(__dirname, '../../openapi.yaml'), 'utf8'))).toEqual(served.body);
+  });
+
+  it('health answers without a key', async () => {
+    expect((await send('get', '/healthz', '/healthz', { key: null })).status).toBe(200);
+  });
+});
+
+describe('POST /v1/jobs', () => {
+  it('accepts JSON and multipart, and replays with Idempotent-Replayed', async () => {
+    const key = freshKey();
+    const first = await send('post', '/v1/jobs', '/v1/jobs', { idempotencyKey: key, json: imageJob() });
+    expect(first.status).toBe(202);
+    expect(first.headers.get('location')).toMatch(new RegExp(`/v1/jobs/${first.body.id}$`));
+    const replay = await send('post', '/v1/jobs', '/v1/jobs', { idempotencyKey: key, json: imageJob() });
+    expect({
+      status: replay.status,
+      id: replay.body.id,
+      replayed: replay.headers.get('idempotent-replayed'),
+    }).toEqual({ status: 202, id: first.body.id, replayed: 'true' });
+
+    const form = new FormData();
+    form.set('type', 'image.generate');
+    form.set('input', JSON.stringify({ prompt: 'like this one' }));
+    form.set(
+      'file',
+      new Blob([new Uint8Array([137, 80, 78, 71, 13, 10, 26, 10, 7])], { type: 'image/png' }),
+      'a.png',
+    );
+    const multipart = await send('post', '/v1/jobs', '/v1/jobs', { idempotencyKey: freshKey(), body: form });
+    expect(multipart.status).toBe(202);
+    expect(multipart.body.input.sourceImageRef).toMatch(/^upl_/);
+
+    // Finished jobs carry their result: validated against ImageResult.
+    const done = await settled(first.body.id);
+    expect(done.status).toBe('succeeded');
+  });
+
+  it('documents every refusal it gives', async () => {
+    const cases: [string, Send, number, string][] = [
+      ['no key', { key: null, idempotencyKey: freshKey(), json: imageJob() }, 401, 'unauthorized'],
+      [
+        'an unknown key',
+        { key: 'not-a-key', idempotencyKey: freshKey(), json: imageJob() },
+        401,
+        'unauthorized',
+      ],
+      ['the admin key', { key: ADMIN_KEY, idempotencyKey: freshKey(), json: imageJob() }, 403, 'forbidden'],
+      ['no Idempotency-Key', { json: imageJob() }, 400, 'idempotency-key-missing'],
+      [
+        'an invalid input',
+        { idempotencyKey: freshKey(), json: { type: 'image.generate', input: { prompt: '' } } },
+        400,
+        'validation-failed',
+      ],
+      [
+        'a body over 1 MiB',
+        { idempotencyKey: freshKey(), json: imageJob('x'.repeat(1024 * 1024 + 10)) },
+        413,
+        'payload-too-large',
+      ],
+      [
+        'text/plain',
+        { idempotencyKey: freshKey(), body: 'hello', headers: { 'content-type': 'text/plain' } },
+        415,
+        'unsupported-media-type',
+      ],
+    ];
+    for (const [what, request, status, code] of cases) {
+      const answer = await send('post', '/v1/jobs', '/v1/jobs', request);
+      expect({ what, status: answer.status, code: answer.body?.code }).toEqual({ what, status, code });
+    }
+
+    const key = freshKey();
+    expect(
+      (await send('post', '/v1/jobs', '/v1/jobs', { idempotencyKey: key, json: imageJob('one') })).status,
+    ).toBe(202);
+    const reused = await send('post', '/v1/jobs', '/v1/jobs', { idempotencyKey: key, json: imageJob('two') });
+    expect({ status: reused.status, code: reused.body.code }).toEqual({
+      status: 422,
+      code: 'idempotency-key-reused',
+    });
+  });
+
+  it('answers 409 idempotency-key-in-use with Retry-After while the first request is still being accepted', async () => {
+    // A job written but not yet handed to the queue, as an intake still in progress leaves it.
+    const key = freshKey();
+    const request = imageJob('in intake');
+    const store = new DynamoDbJobStore(documentClient(stack.endpoints), {
+      tableName: stack.endpoints.jobTableName,
+      retentionDays: 30,
+    });
+    await store.create(
+      newJob(
+        {
+          id: deriveJobId('acme', key),
+          tenantId: 'acme',
+          type: 'image.generate',
+          input: request.input,
+          idempotencyKey: key,
+          fingerprint: fingerprint({ ...request, webhookUrl: null }),
+        },
+        new Date(),
+      ),
+    );
+    const answer = await send('post', '/v1/jobs', '/v1/jobs', { idempotencyKey: key, json: request });
+    expect({ status: answer.status, code: answer.body.code }).toEqual({
+      status: 409,
+      code: 'idempotency-key-in-use',
+    });
+  });
+
+  it('answers 429 rate-limited with Retry-After to a tenant over its limit', async () => {
+    const answers = await Promise.all(
+      Array.from({ length: 100 }, () => send('get', '/v1/jobs', '/v1/jobs', { key: THROTTLED_KEY })),
+    );
+    const statuses = new Set(answers.map((a) => a.status));
+    expect(statuses).toEqual(new Set([200, 429]));
+  });
+});
+
+describe('reading and canceling jobs', () => {
+  it('lists, gets, cancels and reads timelines, and documents their refusals', async () => {
+    const created = await send('post', '/v1/jobs', '/v1/jobs', {
+      idempotencyKey: freshKey(),
+      json: imageJob(),
+    });
+    const id = created.body.id as string;
+
+    expect((await send('get', '/v1/jobs', '/v1/jobs?limit=5')).status).toBe(200);
+    const filtered = await send('get', '/v1/jobs', '/v1/jobs?status=queued&limit=1');
+    expect(filtered.status).toBe(200);
+    expect((await send('get', '/v1/jobs', '/v1/jobs?limit=0')).body.code).toBe('validation-failed');
+    expect((await send('get', '/v1/jobs', '/v1/jobs?status=finished')).status).toBe(400);
+    expect((await send('get', '/v1/jobs', '/v1/jobs', { key: null })).status).toBe(401);
+
+    expect((await send('get', '/v1/jobs/{id}', `/v1/jobs/${id}`)).status).toBe(200);
+    expect((await send('get', '/v1/jobs/{id}', `/v1/jobs/${id}`, { key: OTHER_KEY })).status).toBe(404);
+    expect((await send('get', '/v1/jobs/{id}/events', `/v1/jobs/${id}/events`)).status).toBe(200);
+    expect(
+      (await send('get', '/v1/jobs/{id}/events', '/v1/jobs/job_aaaaaaaaaaaaaaaaaaaaaaaaaa/events')).status,
+    ).toBe(404);
+
+    const done = await settled(id);
+    expect(done.status).toBe('succeeded');
+    const timeline = await send('get', '/v1/jobs/{id}/events', `/v1/jobs/${id}/events`);
+    expect(timeline.body.items.map((e: { type: string }) => e.type)).toContain('job.accepted');
+
+    const finished = await send('post', '/v1/jobs/{id}/cancel', `/v1/jobs/${id}/cancel`);
+    expect({ status: finished.status, code: finished.body.code }).toEqual({
+      status: 409,
+      code: 'job-already-finished',
+    });
+    expect(
+      (await send('post', '/v1/jobs/{id}/cancel', '/v1/jobs/job_aaaaaaaaaaaaaaaaaaaaaaaaaa/cancel')).status,
+    ).toBe(404);
+
+    await sim('/_sim/faults', { mode: 'stall', count: 1 });
+    const stalled = await send('post', '/v1/jobs', '/v1/jobs', {
+      idempotencyKey: freshKey(),
+      json: imageJob('stall'),
+    });
+    await settled(stalled.body.id, ['running']);
+    const canceled = await send('post', '/v1/jobs/{id}/cancel', `/v1/jobs/${stalled.body.id}/cancel`);
+    expect({ status: canceled.status, job: canceled.body.status }).toEqual({ status: 202, job: 'canceled' });
+  });
+});
+
+describe('POST /v1/uploads', () => {
+  it('hands out tickets and documents its refusals', async () => {
+    const ticket = await send('post', '/v1/uploads', '/v1/uploads', {
+      json: { contentType: 'audio/mpeg', contentLength: 1234 },
+    });
+    expect(ticket.status).toBe(201);
+    const invalid = await send('post', '/v1/uploads', '/v1/uploads', {
+      json: { contentType: 'application/x-sh', contentLength: 10 },
+    });
+    expect(invalid.status).toBe(400);
+    const wrongType = await send('post', '/v1/uploads', '/v1/uploads', {
+      body: 'contentType=audio/mpeg',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    expect(wrongType.status).toBe(415);
+  });
+});
+
+describe('admin routes', () => {
+  it('lists jobs in review, resolves one, redrives the dead-letter queue and refuses tenant keys', async () => {
+    await sim('/_sim/faults', { mode: 'accept-then-drop', count: 1 });
+    const ambiguous = await send('post', '/v1/jobs', '/v1/jobs', {
+      idempotencyKey: freshKey(),
+      json: imageJob(),
+    });
+    const id = ambiguous.body.id as string;
+    expect((await settled(id)).status).toBe('needs_review');
+
+    const review = await send('get', '/v1/admin/jobs', '/v1/admin/jobs', { key: ADMIN_KEY });
+    expect(
+      review.body.items.map((job: { id: string; tenantId: string }) => [job.id, job.tenantId]),
+    ).toContainEqual([id, 'acme']);
+    expect(
+      (await send('get', '/v1/admin/jobs', '/v1/admin/jobs?status=running&limit=2', { key: ADMIN_KEY }))
+        .status,
+    ).toBe(200);
+    expect(
+      (await send('get', '/v1/admin/jobs', '/v1/admin/jobs?status=succeeded', { key: ADMIN_KEY })).status,
+    ).toBe(400);
+    expect((await send('get', '/v1/admin/jobs', '/v1/admin/jobs')).status).toBe(403);
+    expect((await send('get', '/v1/admin/jobs', '/v1/admin/jobs', { key: 'not-a-key' })).status).toBe(401);
+
+    const resolvePath = `/v1/admin/jobs/${id}/resolve`;
+    const template = '/v1/admin/jobs/{id}/resolve';
+    const invalid = await send('post', template, resolvePath, {
+      key: ADMIN_KEY,
+      json: { outcome: 'maybe', note: 'x' },
+    });
+    expect(invalid.status).toBe(400);
+    const resolved = await send('post', template, resolvePath, {
+      key: ADMIN_KEY,
+      json: { outcome: 'succeeded', note: 'the provider shows it finished' },
+    });
+    expect({ status: resolved.status, job: resolved.body.status }).toEqual({ status: 200, job: 'succeeded' });
+    const again = await send('post', template, resolvePath, {
+      key: ADMIN_KEY,
+      json: { outcome: 'failed', note: 'x' },
+    });
+    expect({ status: again.status, code: again.body.code }).toEqual({
+      status: 409,
+      code: 'job-already-finished',
+    });
+    const missing = await send('post', template, '/v1/admin/jobs/job_aaaaaaaaaaaaaaaaaaaaaaaaaa/resolve', {
+      key: ADMIN_KEY,
+      json: { outcome: 'failed', note: 'x' },
+    });
+    expect(missing.status).toBe(404);
+
+    await sim('/_sim/faults', { mode: 'stall', count: 1 });
+    const running = await send('post', '/v1/jobs', '/v1/jobs', {
+      idempotencyKey: freshKey(),
+      json: imageJob(),
+    });
+    await settled(running.body.id, ['running']);
+    const notInReview = await send('post', template, `/v1/admin/jobs/${running.body.id}/resolve`, {
+      key: ADMIN_KEY,
+      json: { outcome: 'failed', note: 'x' },
+    });
+    expect({ status: notInReview.status, code: notInReview.body.code }).toEqual({
+      status: 409,
+      code: 'job-not-in-review',
+    });
+    await send('post', '/v1/jobs/{id}/cancel', `/v1/jobs/${running.body.id}/cancel`);
+
+    const redrive = await send('post', '/v1/admin/dlq/redrive', '/v1/admin/dlq/redrive', { key: ADMIN_KEY });
+    expect(redrive.status).toBe(202);
+    expect((await send('post', '/v1/admin/dlq/redrive', '/v1/admin/dlq/redrive')).status).toBe(403);
+  });
+});
+
+describe('POST /v1/provider/events', () => {
+  const signed = (body: string) => ({
+    'content-type': 'application/json',
+    'provider-signature': signPayload(PROVIDER_SECRET, body, Math.floor(Date.now() / 1000)),
+  });
+
+  it('acknowledges a signed event, and refuses a bad signature or a missing job id', async () => {
+    const body = JSON.stringify({ type: 'canceled', id: 'gen_unknown', at: new Date().toISOString() });
+    const unknownJob = '/v1/provider/events?jobId=job_aaaaaaaaaaaaaaaaaaaaaaaaaa';
+    const template = '/v1/provider/events';
+    expect(
+      (await send('post', template, unknownJob, { key: null, body, headers: signed(body) })).status,
+    ).toBe(204);
+    const forged = await send('post', template, unknownJob, {
+      key: null,
+      body,
+      headers: { 'content-type': 'application/json', 'provider-signature': `t=1,v1=${'0'.repeat(64)}` },
+    });
+    expect(forged.status).toBe(401);
+    expect((await send('post', template, template, { key: null, body, headers: signed(body) })).status).toBe(
+      400,
+    );
+  });
+});
+
+describe('the documented messages', () => {
+  it('live-progress messages match LiveMessage', async () => {
+    await sim('/_sim/config', { jobMs: 1000 });
+    try {
+      const created = await send('post', '/v1/jobs', '/v1/jobs', {
+        idempotencyKey: freshKey(),
+        json: imageJob(),
+      });
+      const messages: unknown[] = [];
+      const socket = new WebSocket(`${stack.endpoints.streamUrl}?jobId=${created.body.id}&apiKey=${KEY}`);
+      socket.addEventListener('message', (event) => messages.push(JSON.parse(String(event.data))));
+      try {
+        await pollUntil(() => messages.some((m: any) => m.type === 'status' && m.status === 'succeeded'), {
+          timeoutMs: 30_000,
+          description: 'the final status message',
+        });
+      } finally {
+        socket.close();
+      }
+      const validate = schemaAt('/components/schemas/LiveMessage');
+      const invalid = messages.filter((message) => !validate(message));
+      expect(invalid).toEqual([]);
+      expect(new Set(messages.map((m: any) => m.type))).toEqual(new Set(['progress', 'status']));
+    } finally {
+      await sim('/_sim/config', { jobMs: 300 });
+    }
+  });
+
+  it('the finished-job webhook matches the jobFinished webhook', async () => {
+    const received: { signature: string | undefined; body: string }[] = [];
+    const receiver: Server = createServer((request, response) => {
+      const chunks: Buffer[] = [];
+      request.on('data', (chunk: Buffer) => chunks.push(chunk));
+      request.on('end', () => {
+        received.push({
+          signature: request.headers['longhaul-signature'] as string | undefined,
+          body: Buffer.concat(chunks).toString(),
+        });
+        response.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((listening) => receiver.listen(0, '127.0.0.1', listening));
+    try {
+      const webhookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+      await send('post', '/v1/jobs', '/v1/jobs', {
+        idempotencyKey: freshKey(),
+        json: { ...imageJob(), webhookUrl },
+      });
+      const delivery = await pollUntil(() => received[0], { timeoutMs: 30_000, description: 'the webhook' });
+      expect(delivery.signature).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
+      const validate = schemaAt('/webhooks/jobFinished/post/requestBody/content/application~1json/schema');
+      expect({ valid: validate(JSON.parse(delivery.body)), errors: validate.errors ?? null }).toEqual({
+        valid: true,
+        errors: null,
+      });
+    } finally {
+      receiver.closeAllConnections();
+      await new Promise((closed) => receiver.close(closed));
+    }
+  });
+});
+
+describe('coverage', () => {
+  it('validated a success of every operation and the main refusals', () => {
+    const expected = [
+      'getHealth 200',
+      'getOpenApiDocument 200',
+      'createJob 202',
+      'createJob 400',
+      'createJob 401',
+      'createJob 403',
+      'createJob 409',
+      'createJob 413',
+      'createJob 415',
+      'createJob 422',
+      'listJobs 200',
+      'listJobs 400',
+      'listJobs 401',
+      'listJobs 429',
+      'getJob 200',
+      'getJob 404',
+      'cancelJob 202',
+      'cancelJob 404',
+      'cancelJob 409',
+      'getJobEvents 200',
+      'getJobEvents 404',
+      'createUpload 201',
+      'createUpload 400',
+      'createUpload 415',
+      'adminListJobs 200',
+      'adminListJobs 400',
+      'adminListJobs 401',
+      'adminListJobs 403',
+      'adminResolveJob 200',
+      'adminResolveJob 400',
+      'adminResolveJob 404',
+      'adminResolveJob 409',
+      'adminRedriveDeadLetters 202',
+      'adminRedriveDeadLetters 403',
+      'receiveProviderEvent 204',
+      'receiveProviderEvent 400',
+      'receiveProviderEvent 401',
+    ];
+    expect([...covered].sort()).toEqual(expected.sort());
+    const operations = Object.values(openApiDocument.paths).flatMap((item) =>
+      Object.values(item).map((operation) => operation.operationId),
+    );
+    for (const operationId of operations) {
+      expect({ operationId, succeeded: [...covered].some((c) => c.startsWith(`${operationId} 2`)) }).toEqual({
+        operationId,
+        succeeded: true,
+      });
+    }
+  });
+});

@@ -1,0 +1,136 @@
+import {
+  type AdminJob,
+  FILE_INPUT_FIELD,
+  JOB_STATUSES,
+  JOB_TYPES,
+  type Job,
+  type LiveMessage,
+  operations,
+  PROBLEM_CODES,
+  type Problem,
+  type TimelineEvent,
+  type UploadTicket,
+} from '../../client';
+import type { Problem as ServerProblem } from '../../config/problems';
+import { openApiDocument } from '../../lambdas/api/openapi';
+import type { UploadTicket as ServerUploadTicket } from '../../lambdas/domain/intake';
+import {
+  type JobResource,
+  JOB_STATUSES as SERVER_JOB_STATUSES,
+  JOB_TYPES as SERVER_JOB_TYPES,
+} from '../../lambdas/domain/job';
+import type {
+  LiveMessage as ServerLiveMessage,
+  TimelineEvent as ServerTimelineEvent,
+} from '../../lambdas/domain/ports';
+import { fileInputField } from '../../lambdas/domain/requests';
+
+/**
+ * The SDK keeps its own copy of the API's shapes (it must not depend on the
+ * server's code). These tests hold the copy to the OpenAPI document and, at
+ * compile time, to the server's types.
+ */
+
+/** `true` only if X and Y are the same type, optional and readonly members included. */
+type Equals<X, Y> = (<T>() => T extends X ? 1 : 2) extends <T>() => T extends Y ? 1 : 2 ? true : false;
+
+describe('the SDK route table', () => {
+  const documented = new Map(
+    Object.entries(openApiDocument.paths).flatMap(([path, item]) =>
+      Object.entries(item).map(([method, operation]) => [
+        operation.operationId,
+        {
+          method: method.toUpperCase(),
+          path,
+          auth: operation.security.some((r) => 'adminKey' in r)
+            ? 'admin'
+            : operation.security.some((r) => 'apiKey' in r)
+              ? 'tenant'
+              : 'none',
+        },
+      ]),
+    ),
+  );
+
+  it.each(Object.entries(operations))('calls %s as the document describes it', (operationId, operation) => {
+    expect(documented.get(operationId)).toEqual({
+      method: operation.method,
+      path: operation.path,
+      auth: operation.auth,
+    });
+  });
+
+  it('covers every documented operation that clients call', () => {
+    const notForClients = ['receiveProviderEvent', 'getOpenApiDocument'];
+    expect([...documented.keys()].filter((id) => !notForClients.includes(id)).sort()).toEqual(
+      Object.keys(operations).sort(),
+    );
+  });
+});
+
+describe('the SDK types', () => {
+  const schemas = openApiDocument.components.schemas as Record<string, any>;
+
+  it('list the documented problem codes, job statuses and job types', () => {
+    expect([...PROBLEM_CODES]).toEqual(schemas.ProblemCode.enum);
+    expect([...JOB_STATUSES]).toEqual(schemas.JobStatus.enum);
+    expect([...JOB_STATUSES]).toEqual([...SERVER_JOB_STATUSES]);
+    expect([...JOB_TYPES]).toEqual(schemas.JobType.enum);
+    expect([...JOB_TYPES]).toEqual([...SERVER_JOB_TYPES]);
+    expect(FILE_INPUT_FIELD).toEqual(fileInputField);
+  });
+
+  it('name exactly the documented fields of a job, an admin job, a timeline event and an upload ticket', () => {
+    const jobFields: Record<keyof Job, true> = {
+      id: true,
+      type: true,
+      status: true,
+      progress: true,
+      input: true,
+      result: true,
+      error: true,
+      attempts: true,
+      idempotencyKey: true,
+      webhookUrl: true,
+      createdAt: true,
+      updatedAt: true,
+      startedAt: true,
+      finishedAt: true,
+    };
+    const adminFields: Record<keyof AdminJob, true> = { ...jobFields, tenantId: true };
+    const eventFields: Record<keyof TimelineEvent, true> = {
+      at: true,
+      type: true,
+      step: true,
+      attempt: true,
+      detail: true,
+    };
+    const ticketFields: Record<keyof UploadTicket, true> = { ref: true, uploadUrl: true, expiresAt: true };
+    const problemFields: Record<keyof Problem, true> = {
+      type: true,
+      title: true,
+      status: true,
+      detail: true,
+      code: true,
+      instance: true,
+      errors: true,
+    };
+    const keys = (name: string) => Object.keys(schemas[name].properties).sort();
+    expect(Object.keys(jobFields).sort()).toEqual(keys('Job'));
+    expect(Object.keys(adminFields).sort()).toEqual(keys('AdminJob'));
+    expect(Object.keys(eventFields).sort()).toEqual(keys('TimelineEvent'));
+    expect(Object.keys(ticketFields).sort()).toEqual(keys('UploadTicket'));
+    expect(Object.keys(problemFields).sort()).toEqual(keys('Problem'));
+  });
+
+  it("are the server's own types (checked by the compiler: a difference fails to compile)", () => {
+    const same: [
+      Equals<Job, JobResource>,
+      Equals<LiveMessage, ServerLiveMessage>,
+      Equals<TimelineEvent, ServerTimelineEvent>,
+      Equals<UploadTicket, ServerUploadTicket>,
+      Equals<Problem, ServerProblem>,
+    ] = [true, true, true, true, true];
+    expect(same).toEqual([true, true, true, true, true]);
+  });
+});

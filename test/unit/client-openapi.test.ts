@@ -1,0 +1,173 @@
+import { readFileSync } from 'node:fs';
+import Ajv2020 from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
+import { OPENAPI_YAML_PATH, renderOpenApiYaml } from '../../client/scripts/openapi';
+import { routes } from '../../config/layout';
+import { type OperationObject, openApiDocument, PROBLEM_CODES } from '../../lambdas/api/openapi';
+import { audioTranscribeInput, imageGenerateInput } from '../../lambdas/domain/requests';
+
+/**
+ * The OpenAPI document: valid OpenAPI 3.1, complete against the routes the
+ * gateway serves, consistent in itself, and committed as openapi.yaml.
+ */
+
+// The official OpenAPI 3.1 schema, as the validator package ships it for ajv.
+const OAS_31_SCHEMA = require('@seriousme/openapi-schema-validator/schemas/v3.1/schema.json');
+
+const doc = JSON.parse(JSON.stringify(openApiDocument));
+const operations: [string, string, OperationObject][] = Object.entries(openApiDocument.paths).flatMap(
+  ([path, item]) =>
+    Object.entries(item).map(
+      ([method, operation]) => [path, method, operation] as [string, string, OperationObject],
+    ),
+);
+
+function schemaAjv() {
+  const ajv = new Ajv2020({
+    allErrors: true,
+    strictSchema: true,
+    strictNumbers: true,
+    strictTypes: false,
+    strictTuples: false,
+    strictRequired: false,
+  });
+  addFormats(ajv);
+  ajv.addVocabulary([
+    'openapi',
+    'info',
+    'jsonSchemaDialect',
+    'servers',
+    'tags',
+    'paths',
+    'webhooks',
+    'components',
+  ]);
+  ajv.addSchema(doc, 'openapi');
+  return ajv;
+}
+
+describe('openapi.yaml', () => {
+  it('is the document rendered from lambdas/api/openapi.ts (run `npm run openapi` after changing it)', () => {
+    expect(readFileSync(OPENAPI_YAML_PATH, 'utf8')).toBe(renderOpenApiYaml());
+  });
+});
+
+describe('the OpenAPI document', () => {
+  it('is valid against the OpenAPI 3.1 schema', () => {
+    const ajv = new Ajv2020({ strict: false, allErrors: true });
+    addFormats(ajv);
+    // RFC 9110 media ranges, the keys of content maps.
+    ajv.addFormat('media-range', /^[\w.+*-]+\/[\w.+*-]+(\s*;.*)?$/);
+    const validate = ajv.compile(OAS_31_SCHEMA);
+    expect({ valid: validate(doc), errors: validate.errors ?? null }).toEqual({ valid: true, errors: null });
+  });
+
+  it('has every reference resolve inside the document', () => {
+    const unresolved: string[] = [];
+    const visit = (node: unknown) => {
+      if (!node || typeof node !== 'object') return;
+      const ref = (node as { $ref?: unknown }).$ref;
+      if (typeof ref === 'string') {
+        const target = ref
+          .slice(2)
+          .split('/')
+          .reduce<any>((at, segment) => at?.[segment.replaceAll('~1', '/').replaceAll('~0', '~')], doc);
+        if (!ref.startsWith('#/') || target === undefined) unresolved.push(ref);
+      }
+      for (const value of Object.values(node)) visit(value);
+    };
+    visit(doc);
+    expect(unresolved).toEqual([]);
+  });
+
+  it('has every schema compile as strict JSON Schema 2020-12 (no unknown keywords)', () => {
+    const ajv = schemaAjv();
+    for (const name of Object.keys(doc.components.schemas)) {
+      expect(() => ajv.compile({ $ref: `openapi#/components/schemas/${name}` })).not.toThrow();
+    }
+  });
+
+  it('describes exactly the routes of config/layout.ts, with their authentication', () => {
+    const documented = operations.map(([path, method, operation]) => ({
+      route: `${method.toUpperCase()} ${path}`,
+      security: operation.security.flatMap((requirement) => Object.keys(requirement)),
+    }));
+    const expected = routes.map((route) => ({
+      route: `${route.method} ${route.path}`,
+      security: route.auth === 'tenant' ? ['apiKey'] : route.auth === 'admin' ? ['adminKey'] : [],
+    }));
+    const byRoute = (a: { route: string }, b: { route: string }) => a.route.localeCompare(b.route);
+    expect(documented.sort(byRoute)).toEqual(expected.sort(byRoute));
+  });
+
+  it('gives every authenticated operation its 401, 403, 429 and 5XX problems, and every operation a success', () => {
+    for (const [path, method, operation] of operations) {
+      const statuses = Object.keys(operation.responses);
+      expect({ operation: `${method} ${path}`, success: statuses.some((s) => s.startsWith('2')) }).toEqual({
+        operation: `${method} ${path}`,
+        success: true,
+      });
+      if (operation.security.length > 0) {
+        expect({ operation: `${method} ${path}`, statuses }).toEqual({
+          operation: `${method} ${path}`,
+          statuses: expect.arrayContaining(['401', '403', '429', '5XX']),
+        });
+      }
+    }
+  });
+
+  it('has unique operation ids', () => {
+    const ids = operations.map(([, , operation]) => operation.operationId);
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  it('lets each problem response carry only its status and codes of its own', () => {
+    const ajv = schemaAjv();
+    const validate = ajv.compile({
+      $ref: 'openapi#/components/responses/NotResolvable/content/application~1problem+json/schema',
+    });
+    const problem = (code: string, status: number) => ({
+      type: `urn:longhaul:problem:${code}`,
+      title: 'Conflict',
+      status,
+      detail: 'x',
+      code,
+    });
+    expect(validate(problem('job-not-in-review', 409))).toBe(true);
+    expect(validate(problem('job-already-finished', 409))).toBe(true);
+    expect(validate(problem('job-already-finished', 400))).toBe(false);
+    expect(validate(problem('not-found', 409))).toBe(false);
+    expect(validate({ ...problem('job-not-in-review', 409), stack: 'at x.ts:1' })).toBe(false);
+    expect(doc.components.schemas.ProblemCode.enum).toEqual(PROBLEM_CODES);
+  });
+
+  it('accepts and refuses job requests as the zod schemas the handler validates with do', () => {
+    const ajv = schemaAjv();
+    const request = ajv.compile({ $ref: 'openapi#/components/schemas/CreateJobRequest' });
+    const samples: [string, Record<string, unknown>][] = [
+      ['image.generate', { prompt: 'a lighthouse' }],
+      ['image.generate', { prompt: 'a lighthouse', width: 512, height: 2048 }],
+      ['image.generate', { prompt: '' }],
+      ['image.generate', { prompt: 'x', width: 4096 }],
+      ['image.generate', { prompt: 'x', colour: 'red' }],
+      ['image.generate', { prompt: 'x', sourceImageRef: 'upl_0123456789abcdefghijklmn' }],
+      ['audio.transcribe', { audioUrl: 'https://example.com/a.mp3', language: 'pt-BR' }],
+      ['audio.transcribe', { audioUrl: 'http://example.com/a.mp3' }],
+      ['audio.transcribe', { audioRef: 'upl_0123456789abcdefghijklmn' }],
+      [
+        'audio.transcribe',
+        { audioRef: 'upl_0123456789abcdefghijklmn', audioUrl: 'https://example.com/a.mp3' },
+      ],
+      ['audio.transcribe', {}],
+      ['audio.transcribe', { audioUrl: 'https://example.com/a.mp3', language: 'english!' }],
+    ];
+    for (const [type, input] of samples) {
+      const zod = (type === 'image.generate' ? imageGenerateInput : audioTranscribeInput).safeParse(
+        input,
+      ).success;
+      expect({ type, input, accepted: request({ type, input }) }).toEqual({ type, input, accepted: zod });
+    }
+    expect(request({ type: 'video.render', input: { prompt: 'x' } })).toBe(false);
+    expect(request({ type: 'image.generate', input: { prompt: 'x' }, extra: 1 })).toBe(false);
+  });
+});

@@ -1,0 +1,400 @@
+import {
+  backoffCeilingMs,
+  backoffDelayMs,
+  defaultRetryOptions,
+  Longhaul,
+  LonghaulConnectionError,
+  LonghaulError,
+  LonghaulUsageError,
+  parseRetryAfter,
+  retryDelayMs,
+} from '../../client';
+
+/**
+ * Retries of the SDK against a scripted transport: which answers are
+ * retried, how long it waits, and that every attempt of a user action sends
+ * the same Idempotency-Key.
+ */
+
+const BASE = 'https://api.example.test/prod';
+const options = { ...defaultRetryOptions, baseDelayMs: 100, maxDelayMs: 1000 };
+
+const job = (id = 'job_aaaaaaaaaaaaaaaaaaaaaaaaaa') => ({
+  id,
+  type: 'image.generate',
+  status: 'queued',
+  progress: 0,
+  input: { prompt: 'x' },
+  result: null,
+  error: null,
+  attempts: 0,
+  idempotencyKey: 'k',
+  createdAt: '2026-01-01T00:00:00.000Z',
+  updatedAt: '2026-01-01T00:00:00.000Z',
+});
+
+const problem = (status: number, code: string, headers: Record<string, string> = {}) =>
+  new Response(
+    JSON.stringify({ type: `urn:longhaul:problem:${code}`, title: code, status, detail: code, code }),
+    {
+      status,
+      headers: { 'content-type': 'application/problem+json', ...headers },
+    },
+  );
+
+const accepted = (headers: Record<string, string> = {}) =>
+  new Response(JSON.stringify(job()), {
+    status: 202,
+    headers: { 'content-type': 'application/json', location: `/prod/v1/jobs/${job().id}`, ...headers },
+  });
+
+const networkError = () =>
+  new TypeError('fetch failed', {
+    cause: Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }),
+  });
+const refused = () =>
+  new TypeError('fetch failed', {
+    cause: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }),
+  });
+
+interface Sent {
+  readonly url: string;
+  readonly method: string;
+  readonly headers: Headers;
+  readonly body: unknown;
+}
+
+/** A transport that answers from a script, one step per request, and records each request. */
+function scripted(steps: (() => Response | Error)[]) {
+  const sent: Sent[] = [];
+  const fetch = (async (input: string | URL | Request, init?: RequestInit) => {
+    sent.push({
+      url: String(input),
+      method: init?.method ?? 'GET',
+      headers: new Headers(init?.headers),
+      body: init?.body,
+    });
+    const step = steps.shift();
+    if (!step) throw new Error(`unexpected request ${init?.method} ${String(input)}`);
+    const outcome = step();
+    if (outcome instanceof Error) throw outcome;
+    return outcome;
+  }) as typeof globalThis.fetch;
+  return { fetch, sent };
+}
+
+function client(transport: ReturnType<typeof scripted>, extra: Record<string, unknown> = {}) {
+  const sleeps: number[] = [];
+  const longhaul = new Longhaul({
+    baseUrl: BASE,
+    apiKey: 'tenant-key',
+    adminKey: 'admin-key',
+    fetch: transport.fetch,
+    retry: { maxAttempts: 6, baseDelayMs: 100, maxDelayMs: 1000 },
+    random: () => 0.5,
+    sleep: async (ms) => {
+      sleeps.push(ms);
+    },
+    ...extra,
+  });
+  return { longhaul, sleeps };
+}
+
+describe('backoff', () => {
+  it('doubles its ceiling from the base delay up to the cap', () => {
+    expect([0, 1, 2, 3, 4, 5, 10].map((retry) => backoffCeilingMs(retry, options))).toEqual([
+      100, 200, 400, 800, 1000, 1000, 1000,
+    ]);
+  });
+
+  it('draws each delay uniformly below the ceiling (full jitter)', () => {
+    for (const retry of [0, 3, 8]) {
+      const ceiling = backoffCeilingMs(retry, options);
+      expect(backoffDelayMs(retry, options, () => 0)).toBe(0);
+      expect(backoffDelayMs(retry, options, () => 0.5)).toBe(ceiling / 2);
+      expect(backoffDelayMs(retry, options, () => 0.999_999)).toBe(ceiling - 1);
+    }
+    const drawn = Array.from({ length: 1000 }, () => backoffDelayMs(2, options));
+    expect(Math.min(...drawn)).toBeGreaterThanOrEqual(0);
+    expect(Math.max(...drawn)).toBeLessThan(400);
+    // Spread over the whole range, not bunched at the ceiling.
+    expect(drawn.filter((d) => d < 200).length).toBeGreaterThan(300);
+    expect(drawn.filter((d) => d >= 200).length).toBeGreaterThan(300);
+  });
+
+  it('never waits less than Retry-After, and jitters above it when the backoff is longer', () => {
+    expect(retryDelayMs(0, 2000, options, () => 0.999)).toBe(2000);
+    expect(retryDelayMs(4, 100, options, () => 0.5)).toBe(500);
+    expect(retryDelayMs(4, undefined, options, () => 0.25)).toBe(250);
+  });
+});
+
+describe('parseRetryAfter', () => {
+  it('reads delta-seconds and HTTP dates, and ignores what it cannot read', () => {
+    const now = Date.parse('2026-03-01T12:00:00Z');
+    expect(parseRetryAfter('1', now)).toBe(1000);
+    expect(parseRetryAfter(' 120 ', now)).toBe(120_000);
+    expect(parseRetryAfter('Sun, 01 Mar 2026 12:00:30 GMT', now)).toBe(30_000);
+    expect(parseRetryAfter('Sun, 01 Mar 2026 11:00:00 GMT', now)).toBe(0);
+    expect(parseRetryAfter('soon', now)).toBeUndefined();
+    expect(parseRetryAfter('-3', now)).toBeUndefined();
+    expect(parseRetryAfter(null, now)).toBeUndefined();
+  });
+});
+
+describe('createJob retries', () => {
+  it('retries a lost answer, 5xx, 429 and 409 in-use with the same key, honouring Retry-After', async () => {
+    const transport = scripted([
+      networkError,
+      () => problem(503, 'service-unavailable'),
+      () => problem(429, 'rate-limited', { 'retry-after': '3' }),
+      () => problem(409, 'idempotency-key-in-use', { 'retry-after': '1' }),
+      () => accepted({ 'idempotent-replayed': 'true' }),
+    ]);
+    const { longhaul, sleeps } = client(transport);
+    const action = longhaul.userAction();
+
+    const created = await longhaul.createJob(action, { type: 'image.generate', input: { prompt: 'x' } });
+
+    expect(created).toEqual({ job: job(), replayed: true, location: `/prod/v1/jobs/${job().id}` });
+    expect(transport.sent.map((s) => `${s.method} ${s.url}`)).toEqual(Array(5).fill(`POST ${BASE}/v1/jobs`));
+    expect(new Set(transport.sent.map((s) => s.headers.get('idempotency-key')))).toEqual(
+      new Set([action.idempotencyKey]),
+    );
+    expect(action.idempotencyKey).toMatch(/^[0-9a-f-]{36}$/);
+    expect(transport.sent.map((s) => s.body)).toEqual(
+      Array(5).fill(JSON.stringify({ type: 'image.generate', input: { prompt: 'x' } })),
+    );
+    expect(transport.sent.every((s) => s.headers.get('x-api-key') === 'tenant-key')).toBe(true);
+    // random() = 0.5: half of each ceiling (100, 200, 400, 800), but never under Retry-After.
+    expect(sleeps).toEqual([50, 100, 3000, 1000]);
+  });
+
+  it('mints a new key for each new action, and keeps a resumed one', async () => {
+    const transport = scripted([() => accepted(), () => accepted()]);
+    const { longhaul } = client(transport);
+    await longhaul.createJob(longhaul.userAction(), { type: 'image.generate', input: { prompt: 'x' } });
+    await longhaul.createJob(longhaul.userAction('resume-me-42'), {
+      type: 'image.generate',
+      input: { prompt: 'x' },
+    });
+    const [first, second] = transport.sent.map((s) => s.headers.get('idempotency-key'));
+    expect(second).toBe('resume-me-42');
+    expect(first).not.toBe(second);
+    expect(() => longhaul.userAction('has spaces')).toThrow(LonghaulUsageError);
+  });
+
+  it('does not retry what a retry cannot fix, and types the error by its problem code', async () => {
+    for (const [status, code] of [
+      [400, 'validation-failed'],
+      [401, 'unauthorized'],
+      [413, 'payload-too-large'],
+      [422, 'idempotency-key-reused'],
+    ] as const) {
+      const transport = scripted([() => problem(status, code)]);
+      const { longhaul, sleeps } = client(transport);
+      const error = await longhaul
+        .createJob(longhaul.userAction(), { type: 'image.generate', input: { prompt: 'x' } })
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(LonghaulError);
+      expect({ code: (error as LonghaulError).code, status: (error as LonghaulError).status }).toEqual({
+        code,
+        status,
+      });
+      expect((error as LonghaulError).problem).toMatchObject({
+        code,
+        status,
+        type: `urn:longhaul:problem:${code}`,
+      });
+      expect(transport.sent).toHaveLength(1);
+      expect(sleeps).toEqual([]);
+    }
+  });
+
+  it('gives up after maxAttempts with the last answer', async () => {
+    const transport = scripted(Array(6).fill(() => problem(502, 'internal-error')));
+    const { longhaul, sleeps } = client(transport);
+    const error = await longhaul
+      .createJob(longhaul.userAction(), { type: 'image.generate', input: { prompt: 'x' } })
+      .catch((e: unknown) => e);
+    expect(error).toMatchObject({ name: 'LonghaulError', code: 'internal-error', status: 502 });
+    expect(transport.sent).toHaveLength(6);
+    expect(sleeps).toEqual([50, 100, 200, 400, 500]);
+  });
+
+  it('throws a connection error once the network keeps failing', async () => {
+    const transport = scripted(Array(6).fill(networkError));
+    const { longhaul } = client(transport);
+    const error = await longhaul.getJob('job_x').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(LonghaulConnectionError);
+    expect((error as Error).message).toContain('socket hang up');
+    expect(transport.sent).toHaveLength(6);
+  });
+
+  it('does not wait for a Retry-After beyond maxRetryAfterMs', async () => {
+    const transport = scripted([() => problem(429, 'rate-limited', { 'retry-after': '3600' })]);
+    const { longhaul, sleeps } = client(transport);
+    const error = await longhaul.getJob('job_x').catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'rate-limited', retryAfterMs: 3_600_000 });
+    expect(sleeps).toEqual([]);
+  });
+
+  it('stops waiting when the caller aborts', async () => {
+    const transport = scripted([() => problem(503, 'service-unavailable'), () => accepted()]);
+    const controller = new AbortController();
+    const longhaul = new Longhaul({
+      baseUrl: BASE,
+      apiKey: 'k',
+      fetch: transport.fetch,
+      sleep: async () => {
+        controller.abort(new Error('user gave up'));
+        throw controller.signal.reason;
+      },
+    });
+    await expect(
+      longhaul.createJob(
+        longhaul.userAction(),
+        { type: 'image.generate', input: { prompt: 'x' } },
+        {
+          signal: controller.signal,
+        },
+      ),
+    ).rejects.toThrow('user gave up');
+    expect(transport.sent).toHaveLength(1);
+  });
+
+  it('reports an error page that is no problem document as unexpected-response', async () => {
+    const transport = scripted([
+      () =>
+        new Response('<html>Bad Request</html>', { status: 400, headers: { 'content-type': 'text/html' } }),
+    ]);
+    const { longhaul } = client(transport);
+    const error = await longhaul.getJob('job_x').catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'unexpected-response', status: 400 });
+    expect((error as LonghaulError).problem.detail).toBe('<html>Bad Request</html>');
+  });
+});
+
+describe('operations that are not idempotent', () => {
+  it('retries an operator resolution only when the server certainly did nothing', async () => {
+    const resolution = { outcome: 'failed', note: 'checked at the provider' } as const;
+
+    const throttled = scripted([
+      () => problem(429, 'rate-limited', { 'retry-after': '1' }),
+      refused,
+      () =>
+        new Response(JSON.stringify(job()), { status: 200, headers: { 'content-type': 'application/json' } }),
+    ]);
+    const first = client(throttled);
+    await first.longhaul.resolve('job_x', resolution);
+    expect(throttled.sent).toHaveLength(3);
+    expect(throttled.sent.every((s) => s.headers.get('x-api-key') === 'admin-key')).toBe(true);
+
+    for (const step of [() => problem(503, 'service-unavailable'), networkError]) {
+      const transport = scripted([step]);
+      const { longhaul } = client(transport);
+      await expect(longhaul.resolve('job_x', resolution)).rejects.toThrow();
+      expect(transport.sent).toHaveLength(1);
+    }
+  });
+
+  it('refuses admin calls without the admin key before sending anything', async () => {
+    const transport = scripted([]);
+    const longhaul = new Longhaul({ baseUrl: BASE, apiKey: 'k', fetch: transport.fetch });
+    await expect(longhaul.redriveDeadLetters()).rejects.toBeInstanceOf(LonghaulUsageError);
+    expect(transport.sent).toHaveLength(0);
+  });
+});
+
+describe('files', () => {
+  const png = new Uint8Array([137, 80, 78, 71, 1, 2, 3]);
+
+  it('sends a small file as a multipart part, fresh on every attempt', async () => {
+    const transport = scripted([() => problem(500, 'internal-error'), () => accepted()]);
+    const { longhaul } = client(transport);
+    await longhaul.createJob(longhaul.userAction(), {
+      type: 'image.generate',
+      input: { prompt: 'like this' },
+      file: { data: png, contentType: 'image/png', filename: 'a.png' },
+    });
+    expect(transport.sent).toHaveLength(2);
+    for (const { body, headers } of transport.sent) {
+      expect(headers.get('content-type')).toBeNull();
+      const form = body as FormData;
+      expect(form.get('type')).toBe('image.generate');
+      expect(JSON.parse(form.get('input') as string)).toEqual({ prompt: 'like this' });
+      const file = form.get('file') as File;
+      expect({ type: file.type, name: file.name, bytes: new Uint8Array(await file.arrayBuffer()) }).toEqual({
+        type: 'image/png',
+        name: 'a.png',
+        bytes: png,
+      });
+    }
+  });
+
+  it('uploads a file over 4 MiB once, however often the job request is retried', async () => {
+    const big = new Uint8Array(4 * 1024 * 1024 + 1);
+    const ticket = {
+      ref: 'upl_0123456789abcdefghijklmn',
+      uploadUrl: 'https://bucket.example.test/put?sig=1',
+      expiresAt: '2026-01-01T00:15:00.000Z',
+    };
+    const transport = scripted([
+      () =>
+        new Response(JSON.stringify(ticket), {
+          status: 201,
+          headers: { 'content-type': 'application/json' },
+        }),
+      networkError,
+      () => new Response(null, { status: 200 }),
+      networkError,
+      () => accepted(),
+    ]);
+    const { longhaul } = client(transport);
+    await longhaul.createJob(longhaul.userAction(), {
+      type: 'image.generate',
+      input: { prompt: 'like this' },
+      file: { data: big, contentType: 'image/png' },
+    });
+    expect(transport.sent.map((s) => `${s.method} ${s.url}`)).toEqual([
+      `POST ${BASE}/v1/uploads`,
+      `PUT ${ticket.uploadUrl}`,
+      `PUT ${ticket.uploadUrl}`,
+      `POST ${BASE}/v1/jobs`,
+      `POST ${BASE}/v1/jobs`,
+    ]);
+    expect(JSON.parse(transport.sent[0]!.body as string)).toEqual({
+      contentType: 'image/png',
+      contentLength: big.length,
+    });
+    expect(transport.sent[1]!.headers.get('content-type')).toBe('image/png');
+    expect(transport.sent[1]!.headers.get('x-api-key')).toBeNull();
+    for (const attempt of transport.sent.slice(3)) {
+      expect(JSON.parse(attempt.body as string)).toEqual({
+        type: 'image.generate',
+        input: { prompt: 'like this', sourceImageRef: ticket.ref },
+      });
+    }
+  });
+});
+
+describe('listing', () => {
+  it('iterates pages by cursor until the last one', async () => {
+    const page = (items: string[], nextCursor: string | null) => () =>
+      new Response(JSON.stringify({ items: items.map(job), nextCursor }), {
+        status: 200,
+        headers: { 'content-type': 'application/json' },
+      });
+    const transport = scripted([page(['job_a', 'job_b'], 'c1'), page(['job_c'], 'c 2'), page([], null)]);
+    const { longhaul } = client(transport);
+    const ids: string[] = [];
+    for await (const p of longhaul.listJobs({ status: 'succeeded', limit: 2 }))
+      ids.push(...p.items.map((j) => j.id));
+    expect(ids).toEqual(['job_a', 'job_b', 'job_c']);
+    expect(transport.sent.map((s) => s.url)).toEqual([
+      `${BASE}/v1/jobs?status=succeeded&limit=2`,
+      `${BASE}/v1/jobs?status=succeeded&limit=2&cursor=c1`,
+      `${BASE}/v1/jobs?status=succeeded&limit=2&cursor=c+2`,
+    ]);
+  });
+});
