@@ -170,7 +170,7 @@ export class Longhaul {
     const { file, ...submission } = request;
     let body: () => RequestBody;
     const headers: Record<string, string> = { 'idempotency-key': action.idempotencyKey };
-    if (file && sendsInline(submission.type, file)) {
+    if (file && sendsInline(file)) {
       body = () => multipartBody(submission, file);
     } else {
       let json: object = submission;
@@ -496,14 +496,9 @@ function describeNetworkError(error: unknown): string {
   return parts.join(': ');
 }
 
-/**
- * Whether a file goes with the job as a multipart part (else through a
- * presigned upload). Audio always goes through an upload for now: the server
- * checks a multipart audio.transcribe input for its one source before the
- * file part has filled audioRef, and so refuses every such request.
- */
-function sendsInline(type: JobType, file: FileInput): boolean {
-  return type !== 'audio.transcribe' && byteLength(file) <= MULTIPART_FILE_LIMIT_BYTES;
+/** Whether a file goes with the job as a multipart part (else through a presigned upload). */
+function sendsInline(file: FileInput): boolean {
+  return byteLength(file) <= MULTIPART_FILE_LIMIT_BYTES;
 }
 
 function byteLength(file: FileInput): number {

@@ -2,7 +2,12 @@ import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { bodyLimits } from '../../config/settings';
 import { PayloadTooLargeError, ValidationError } from '../domain/errors';
 import type { InputFile } from '../domain/intake';
-import { type CreateJobRequest, parseCreateJob, type RequestPolicy } from '../domain/requests';
+import {
+  type CreateJobRequest,
+  fileInputField,
+  parseCreateJob,
+  type RequestPolicy,
+} from '../domain/requests';
 import { bodyBytes, header, parseJson } from './http';
 
 const FIELDS = new Set(['type', 'input', 'webhookUrl', 'file']);
@@ -61,11 +66,9 @@ export async function parseMultipartJob(
       ]);
     }
   }
-  const request = parseCreateJob(
-    { type, input, ...(webhookUrl !== undefined ? { webhookUrl } : {}) },
-    policy,
-  );
-  if (filePart === null || typeof filePart === 'string') return { request };
+  const hasFile = filePart !== null && typeof filePart !== 'string';
+  const request = parseWithFile(type, input, webhookUrl, hasFile, policy);
+  if (!hasFile) return { request };
   if (filePart.size > bodyLimits.fileBytes) {
     throw new PayloadTooLargeError(`The file part is limited to ${bodyLimits.fileBytes} bytes.`);
   }
@@ -81,4 +84,33 @@ export async function parseMultipartJob(
       contentType: filePart.type || 'application/octet-stream',
     },
   };
+}
+
+/** Stands in for the file's ref while the input is validated; the real ref is derived from the file's bytes. */
+const FILE_REF_PLACEHOLDER = `upl_${'0'.repeat(32)}`;
+
+/**
+ * Validates the request as it will be once the file part has become its ref:
+ * an audio job with a file has its source, though `audioRef` is not in the
+ * form. Input that names a source of its own is validated as sent, so the
+ * conflict with the file is reported by the intake.
+ */
+function parseWithFile(
+  type: string | undefined,
+  input: unknown,
+  webhookUrl: string | undefined,
+  hasFile: boolean,
+  policy: RequestPolicy,
+): CreateJobRequest {
+  const body = { type, input, ...(webhookUrl !== undefined ? { webhookUrl } : {}) };
+  const field = type === 'image.generate' || type === 'audio.transcribe' ? fileInputField[type] : undefined;
+  const record =
+    typeof input === 'object' && input !== null && !Array.isArray(input)
+      ? (input as Record<string, unknown>)
+      : undefined;
+  const ownSource = record && (record[field ?? ''] !== undefined || record.audioUrl !== undefined);
+  if (!hasFile || !field || !record || ownSource) return parseCreateJob(body, policy);
+  const parsed = parseCreateJob({ ...body, input: { ...record, [field]: FILE_REF_PLACEHOLDER } }, policy);
+  const { [field]: _placeholder, ...rest } = parsed.input;
+  return { ...parsed, input: rest };
 }

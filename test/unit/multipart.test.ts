@@ -27,6 +27,25 @@ describe('parseMultipartJob', () => {
     expect(file).toEqual({ bytes: new Uint8Array([137, 80, 78, 71]), contentType: 'image/png' });
   });
 
+  it('accepts an audio job whose only source is the file part', async () => {
+    const form = new FormData();
+    form.set('type', 'audio.transcribe');
+    form.set('input', JSON.stringify({ language: 'en' }));
+    form.set('file', new Blob([new Uint8Array([73, 68, 51])], { type: 'audio/mpeg' }), 'talk.mp3');
+
+    const { request, file } = await parseMultipartJob(await eventOf(form), policy);
+
+    expect(request).toEqual({ type: 'audio.transcribe', input: { language: 'en' } });
+    expect(file?.contentType).toBe('audio/mpeg');
+  });
+
+  it('still refuses an audio job without any source', async () => {
+    const form = new FormData();
+    form.set('type', 'audio.transcribe');
+    form.set('input', JSON.stringify({ language: 'en' }));
+    await expect(parseMultipartJob(await eventOf(form), policy)).rejects.toThrow(ValidationError);
+  });
+
   it('refuses unknown and repeated parts', async () => {
     const form = new FormData();
     form.set('type', 'image.generate');
