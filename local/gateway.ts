@@ -31,6 +31,19 @@ import { invoke, localFunctions } from './lambda';
 export type GatewayHandlers = Pick<LocalHandlers, 'api' | 'authorizer'>;
 
 /**
+ * A local-only route beside the REST API's (the ops view, local/ops): the
+ * gateway admits it as it would an API route (the authorizer, then the admin
+ * role for `admin` routes) and the route answers on its own.
+ */
+export interface LocalRoute extends RouteLayout {
+  readonly method: 'GET';
+  readonly auth: 'none' | 'admin';
+  answer(request: {
+    readonly pathParameters: Readonly<Record<string, string>> | null;
+  }): Promise<{ status: number; headers: Record<string, string>; body: string | Buffer }>;
+}
+
+/**
  * The REST API as the CDK stack deploys it, on node:http: the routes of
  * config/layout.ts, the 10 MiB payload limit, the Lambda REQUEST authorizer
  * with its result cache, usage-plan throttling per tenant, and the api
@@ -62,6 +75,8 @@ export interface GatewayOptions {
   readonly handlers: GatewayHandlers | Promise<GatewayHandlers>;
   /** One line per request and per handler failure. Never given headers, query strings or bodies, which may hold keys. */
   readonly log: (line: string) => void;
+  /** Matched before the API's routes. */
+  readonly localRoutes?: readonly LocalRoute[];
 }
 
 /** Lambda's limit on a synchronous invocation's response; past it API Gateway answers 502. */
@@ -155,6 +170,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   // Requests await it; a rejection is theirs to report, never an unhandled one.
   handlers.catch(() => undefined);
   const match = compileRoutes(options.routes);
+  const matchLocal = compileRoutes(options.localRoutes ?? []);
   const authorizer = new CachingAuthorizer(
     async (event) => invoke(localFunctions.authorizer, (await handlers).authorizer, event),
     settings.authorizerCacheSeconds,
@@ -209,8 +225,26 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     return { ...result.context, principalId: result.principalId, integrationLatency: 0 };
   }
 
+  async function serveLocal(request: GatewayRequest, local: RouteMatch<LocalRoute>, res: ServerResponse) {
+    if (!stageBucket.take('stage')) return sendProblem(res, 'THROTTLED', request.requestId, retryAfter);
+    if (local.route.auth === 'admin') {
+      const context = await admit(request, local, res);
+      if (context === undefined) return;
+      if (context?.role !== 'admin') return sendProblem(res, 'ACCESS_DENIED', request.requestId);
+    }
+    const answer = await local.route.answer({ pathParameters: local.pathParameters });
+    res.writeHead(answer.status, {
+      ...answer.headers,
+      'content-length': Buffer.byteLength(answer.body),
+      'x-amzn-RequestId': request.requestId,
+    });
+    res.end(answer.body);
+  }
+
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const request = gatewayRequest(req, randomUUID(), Date.now());
+    const local = matchLocal(request.method, request.path);
+    if (local) return serveLocal(request, local, res);
     const route = match(request.method, request.path);
     if (!route) return sendProblem(res, 'MISSING_AUTHENTICATION_TOKEN', request.requestId);
     if (!stageBucket.take('stage')) return sendProblem(res, 'THROTTLED', request.requestId, retryAfter);

@@ -32,7 +32,7 @@ export interface WorkflowWiring {
 
 /** Variables a developer may set to change how handlers log locally; everything else is fixed. */
 const overridable = {
-  // Pretty-printed logs and no EMF metric blobs on the console.
+  // Pretty-printed logs, and the EMF metric lines kept off the console (local/ops captures them).
   POWERTOOLS_DEV: 'true',
   POWERTOOLS_LOG_LEVEL: 'INFO',
 } as const;
@@ -99,6 +99,8 @@ export function handlerEnvironment(input: {
     ...settingsEnvironment(settings),
     POWERTOOLS_SERVICE_NAME: 'Longhaul',
     POWERTOOLS_METRICS_NAMESPACE: 'Longhaul',
+    // POWERTOOLS_DEV alone turns metrics off; the local ops view (local/ops) reads them from stdout.
+    POWERTOOLS_METRICS_DISABLED: 'false',
     // X-Ray has no daemon here.
     POWERTOOLS_TRACE_ENABLED: 'false',
     // A logged event would carry the X-API-Key header.

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import type { Context } from 'aws-lambda';
 import type { Settings } from '../config/settings';
@@ -75,6 +76,23 @@ export function lambdaContext(
   };
 }
 
+/** The invocation that code runs in: which function, with which event. */
+export interface Invocation {
+  readonly fn: LocalFunction;
+  readonly event: unknown;
+}
+
+const invocations = new AsyncLocalStorage<Invocation>();
+
+/**
+ * The invocation the caller runs in, if any. Handlers share this process and
+ * its stdout, so this is how local tools (the ops view's metric capture) tell
+ * which invocation wrote a line.
+ */
+export function currentInvocation(): Invocation | undefined {
+  return invocations.getStore();
+}
+
 const jsonCopy = <T>(value: T): T => (value === undefined ? value : (JSON.parse(JSON.stringify(value)) as T));
 
 export async function invoke<E, R>(
@@ -88,7 +106,9 @@ export async function invoke<E, R>(
     timer = setTimeout(() => reject(new InvocationTimeoutError(fn.name)), fn.timeoutMs);
   });
   try {
-    const result = await Promise.race([handler(jsonCopy(event), lambdaContext(fn, deadline)), timeout]);
+    const copy = jsonCopy(event);
+    const run = invocations.run({ fn, event: copy }, () => handler(copy, lambdaContext(fn, deadline)));
+    const result = await Promise.race([run, timeout]);
     return jsonCopy(result);
   } finally {
     clearTimeout(timer);

@@ -22,6 +22,7 @@ import {
 } from './handler-env';
 import { type LocalHandlers, loadDispatchEnvironment, loadHandlers } from './handlers';
 import { dispatchFunction, invoke, LOCAL_ACCOUNT_ID, localFunctions } from './lambda';
+import { startOps } from './ops';
 import { startProvider } from './provider';
 import { startReconcilerSchedule } from './reconciler';
 import { ensureResources } from './resources';
@@ -31,7 +32,8 @@ import { startLocalWorkflow } from './workflow';
 /**
  * The whole local stack, started in this order and stopped in reverse:
  * emulators, resources and seeded keys, the secrets endpoint, the provider
- * (the simulator, unless PROVIDER_URL names one), the Step Functions endpoint,
+ * (the simulator, unless PROVIDER_URL names one), the ops view (local/ops,
+ * capturing the handlers' metrics), the Step Functions endpoint,
  * the gateway and the WebSocket API on its port, then the handler environment
  * and the handlers, the event source mapping that feeds the jobs queue to the
  * dispatch handler, and last the reconciler's schedule, whose first pass runs
@@ -183,6 +185,10 @@ export async function startLocalStack(
     );
     const webhookSecretArn = secrets.put(localSecretNames.webhookSigning, config.webhookSigningSecret);
 
+    // Before the handlers load, so the ops view sees their first metrics.
+    const ops = startOps({ sqs: sqsClient, dynamodb: dynamodbClient, resources, settings, log });
+    undo.push(() => ops.stop());
+
     // Settled once the handlers have loaded; never rejected, so nothing waits on a failure that has its own report.
     const handlersReady = deferred<LocalHandlers>();
     const workflow = await startLocalWorkflow({
@@ -203,6 +209,7 @@ export async function startLocalStack(
         settings,
         handlers: handlersReady.promise,
         log,
+        localRoutes: ops.routes,
       });
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') {

@@ -1,0 +1,186 @@
+import { GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import type { Job, JobError } from '../../lambdas/domain/job';
+import type { ActiveStatus, JobStore, SlotPool } from '../../lambdas/domain/ports';
+import { FIX_KINDS } from '../../lambdas/domain/reconcile';
+import { STEP_NAMES } from '../../lambdas/domain/workflow';
+import {
+  LATENCY_WINDOW_MS,
+  type MetricStore,
+  type Percentiles,
+  RATE_WINDOW_MS,
+  type SeriesView,
+} from './metric-store';
+import type { RecentlyFinishedJobs } from './recent-jobs';
+
+/**
+ * `GET /v1/admin/metrics`: what an operator's CloudWatch dashboard would show
+ * for this stack, from the same sources. Counters, rates and latencies come
+ * from the captured EMF metrics; the queues from SQS's GetQueueAttributes
+ * (as CloudWatch's SQS metrics do); in flight from the slot item; active jobs
+ * from the job table's sparse active index, through the job store.
+ */
+
+export interface OpsSources {
+  readonly sqs: SQSClient;
+  readonly jobQueueUrl: string;
+  readonly deadLetterQueueUrl: string;
+  readonly jobs: JobStore;
+  readonly slots: SlotPool;
+  readonly maxInFlight: number;
+  readonly metrics: MetricStore;
+  readonly finished: RecentlyFinishedJobs;
+  /** When capture began: the totals count from here. */
+  readonly since: Date;
+}
+
+export interface JobSummary {
+  readonly id: string;
+  readonly tenantId: string;
+  readonly type: string;
+  readonly status: string;
+  readonly progress: number;
+  readonly attempts: number;
+  readonly error: JobError | null;
+  /** When the job entered its status. */
+  readonly statusAt: string;
+}
+
+export interface OpsReport {
+  readonly generatedAt: string;
+  readonly since: string;
+  /** Depth counts every message: visible, in flight to the dispatcher, and delayed (jobs waiting for a slot). */
+  readonly queue: { depth: number; visible: number; notVisible: number; delayed: number };
+  readonly deadLetterQueue: { depth: number };
+  readonly inFlight: { current: number; limit: number; holders: readonly string[] };
+  /** Totals since `since`, from the captured metrics. */
+  readonly jobs: {
+    submitted: number;
+    started: number;
+    succeeded: number;
+    failed: number;
+    canceled: number;
+    needsReview: number;
+  };
+  readonly activeByStatus: Record<ActiveStatus, number>;
+  /** Ten-second periods over the last ten minutes, oldest first. */
+  readonly rates: readonly { at: string; submitted: number; succeeded: number; failed: number }[];
+  readonly latency: {
+    windowSeconds: number;
+    queueWait: Percentiles;
+    jobDuration: Percentiles;
+    providerLatency: Percentiles;
+  };
+  readonly stepRetries: Record<string, number>;
+  readonly reconcilerFixes: Record<string, number>;
+  readonly needsReview: readonly { id: string; type: string; error: JobError | null; statusAt: string }[];
+  /** Active jobs and the ones that finished lately, most recently changed first. */
+  readonly recentJobs: readonly JobSummary[];
+  readonly rateWindowSeconds: number;
+  /** Every captured series, as CloudWatch's metric listing would show it. */
+  readonly metrics: readonly SeriesView[];
+}
+
+const PAGE_SIZE = 100;
+/** Jobs shown in the recent list. */
+const RECENT_JOBS_SHOWN = 25;
+
+/** Every active job of one status: the sparse index holds active jobs only, so this grows with them, not with history. */
+async function allActive(jobs: JobStore, status: ActiveStatus): Promise<Job[]> {
+  const found: Job[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await jobs.listActive(status, { limit: PAGE_SIZE, ...(cursor ? { cursor } : {}) });
+    found.push(...page.items);
+    cursor = page.nextCursor ?? undefined;
+  } while (cursor);
+  return found;
+}
+
+async function queueCounts(sqs: SQSClient, queueUrl: string) {
+  const { Attributes = {} } = await sqs.send(
+    new GetQueueAttributesCommand({
+      QueueUrl: queueUrl,
+      AttributeNames: [
+        'ApproximateNumberOfMessages',
+        'ApproximateNumberOfMessagesNotVisible',
+        'ApproximateNumberOfMessagesDelayed',
+      ],
+    }),
+  );
+  const visible = Number(Attributes.ApproximateNumberOfMessages ?? 0);
+  const notVisible = Number(Attributes.ApproximateNumberOfMessagesNotVisible ?? 0);
+  const delayed = Number(Attributes.ApproximateNumberOfMessagesDelayed ?? 0);
+  return { depth: visible + notVisible + delayed, visible, notVisible, delayed };
+}
+
+const summary = (job: Job): JobSummary => ({
+  id: job.id,
+  tenantId: job.tenantId,
+  type: job.type,
+  status: job.status,
+  progress: job.progress,
+  attempts: job.attempts,
+  error: job.error,
+  statusAt: job.statusAt,
+});
+
+/** Zero for every known key, then what was counted (including keys this list does not know yet). */
+const withZeros = (keys: readonly string[], counted: Record<string, number>): Record<string, number> => ({
+  ...Object.fromEntries(keys.map((key) => [key, 0])),
+  ...counted,
+});
+
+export async function opsReport(sources: OpsSources): Promise<OpsReport> {
+  const { metrics, jobs } = sources;
+  const [queue, deadLetters, holders, queued, running, review, finished] = await Promise.all([
+    queueCounts(sources.sqs, sources.jobQueueUrl),
+    queueCounts(sources.sqs, sources.deadLetterQueueUrl),
+    sources.slots.holders(),
+    allActive(jobs, 'queued'),
+    allActive(jobs, 'running'),
+    allActive(jobs, 'needs_review'),
+    Promise.all(sources.finished.ids().map((id) => jobs.get(id))),
+  ]);
+  const active = [...queued, ...running, ...review];
+  const activeIds = new Set(active.map((job) => job.id));
+  const recent = [
+    ...active,
+    ...finished.filter((job): job is Job => job !== undefined && !activeIds.has(job.id)),
+  ]
+    .sort((a, b) => b.statusAt.localeCompare(a.statusAt))
+    .slice(0, RECENT_JOBS_SHOWN);
+  return {
+    generatedAt: new Date().toISOString(),
+    since: sources.since.toISOString(),
+    queue,
+    deadLetterQueue: { depth: deadLetters.depth },
+    inFlight: { current: holders.length, limit: sources.maxInFlight, holders },
+    jobs: {
+      submitted: metrics.total('JobsSubmitted'),
+      started: metrics.total('JobsStarted'),
+      succeeded: metrics.total('JobsSucceeded'),
+      failed: metrics.total('JobsFailed'),
+      canceled: metrics.total('JobsCanceled'),
+      needsReview: metrics.total('JobsNeedingReview'),
+    },
+    activeByStatus: { queued: queued.length, running: running.length, needs_review: review.length },
+    rates: metrics.rates({ submitted: 'JobsSubmitted', succeeded: 'JobsSucceeded', failed: 'JobsFailed' }),
+    rateWindowSeconds: RATE_WINDOW_MS / 1000,
+    latency: {
+      windowSeconds: LATENCY_WINDOW_MS / 1000,
+      queueWait: metrics.percentiles('QueueWait'),
+      jobDuration: metrics.percentiles('JobDuration'),
+      providerLatency: metrics.percentiles('ProviderLatency'),
+    },
+    stepRetries: withZeros(STEP_NAMES, metrics.totalBy('StepRetries', 'step')),
+    reconcilerFixes: withZeros(FIX_KINDS, metrics.totalBy('ReconcilerFixes', 'kind')),
+    needsReview: review.map((job) => ({
+      id: job.id,
+      type: job.type,
+      error: job.error,
+      statusAt: job.statusAt,
+    })),
+    recentJobs: recent.map(summary),
+    metrics: metrics.series(),
+  };
+}
