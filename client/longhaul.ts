@@ -20,7 +20,6 @@ import {
   type FileInput,
   type Job,
   type JobStatus,
-  type JobType,
   type Page,
   type Problem,
   type RedriveStarted,

@@ -153,3 +153,21 @@ export interface AuthorizerContext {
   readonly tenantId: string;
   readonly role: 'tenant' | 'admin';
 }
+
+/**
+ * The workflow's steps: the state names of the state machine and the `step`
+ * the one steps function dispatches on (the contract's step names, plus the
+ * failure, review and settle paths).
+ */
+export const WORKFLOW_STEPS = [
+  'prepare',
+  'submit',
+  'await',
+  'release',
+  'finalize',
+  'notify',
+  'fail',
+  'review',
+  'settle',
+] as const;
+export type WorkflowStep = (typeof WORKFLOW_STEPS)[number];

@@ -20,6 +20,22 @@ export interface MetricSpec {
 
 export const JOB_TYPE_VALUES = ['image.generate', 'audio.transcribe'] as const;
 
+/** What the reconciler counts its fixes as: the `kind` of ReconcilerFixes. */
+export const FIX_KINDS = [
+  'requeued',
+  'restarted',
+  'completed_from_provider',
+  'timed_out',
+  'reviewed',
+  'slot_released',
+] as const;
+
+/** How a submission to the provider ended: the `outcome` of ProviderLatency. */
+export const PROVIDER_OUTCOMES = ['accepted', 'unavailable', 'rejected', 'ambiguous'] as const;
+
+/** How an operator settled a job in review: the `outcome` of JobsResolved. */
+export const RESOLUTION_OUTCOMES = ['succeeded', 'failed', 'requeue'] as const;
+
 export const metricCatalog = {
   JobsSubmitted: { services: ['api'], unit: 'Count', dimensions: ['jobType'], description: 'jobs accepted' },
   IdempotentReplays: {

@@ -1,39 +1,22 @@
 import type { Duration } from 'aws-cdk-lib';
 import { MathExpression, Metric } from 'aws-cdk-lib/aws-cloudwatch';
+import { WORKFLOW_STEPS } from '../config/layout';
 import {
+  FIX_KINDS,
   JOB_TYPE_VALUES,
   METRIC_NAMESPACE,
   type MetricName,
   type MetricSpec,
   metricCatalog,
+  PROVIDER_OUTCOMES,
+  RESOLUTION_OUTCOMES,
   type Service,
 } from '../config/metrics';
-import { STEP_NAMES } from './constructs/job-workflow';
 
 /** A metric Longhaul emits (config/metrics.ts). */
 export type LonghaulMetricName = MetricName;
 
 const specs: Readonly<Record<LonghaulMetricName, MetricSpec>> = metricCatalog;
-
-/**
- * What the reconciler counts its fixes as (the `kind` dimension of
- * ReconcilerFixes); mirrors FIX_KINDS in lambdas/domain/reconcile.ts, which
- * lib/ may not import. test/construct checks the two lists agree.
- */
-export const FIX_KINDS = [
-  'requeued',
-  'restarted',
-  'completed_from_provider',
-  'timed_out',
-  'reviewed',
-  'slot_released',
-] as const;
-
-/** How a submission to the provider ended (the `outcome` dimension of ProviderLatency). */
-export const PROVIDER_OUTCOMES = ['accepted', 'unavailable', 'rejected', 'ambiguous'] as const;
-
-/** How an operator settled a job in review (the `outcome` dimension of JobsResolved). */
-export const RESOLUTION_OUTCOMES = ['succeeded', 'failed', 'requeue'] as const;
 
 /** Every value the runtime gives `dimension` of `name`; the dashboard and alarms plot one series per value. */
 export function dimensionValues(name: LonghaulMetricName, dimension: string): readonly string[] {
@@ -41,7 +24,7 @@ export function dimensionValues(name: LonghaulMetricName, dimension: string): re
     case 'jobType':
       return JOB_TYPE_VALUES;
     case 'step':
-      return STEP_NAMES;
+      return WORKFLOW_STEPS;
     case 'kind':
       return FIX_KINDS;
     case 'outcome':

@@ -1,3 +1,4 @@
+import { FIX_KINDS } from '../../config/metrics';
 import { executionNameOf, isTerminal, type Job } from './job';
 import type { ActiveStatus, JobQueue, JobStore, SlotPool, Timeline, Workflow } from './ports';
 import type { Provider } from './provider';
@@ -11,14 +12,7 @@ import { resumeAwait } from './workflow';
  * passes do no harm; every fix is counted and written to the job's timeline.
  */
 
-export const FIX_KINDS = [
-  'requeued',
-  'restarted',
-  'completed_from_provider',
-  'timed_out',
-  'reviewed',
-  'slot_released',
-] as const;
+export { FIX_KINDS };
 export type FixKind = (typeof FIX_KINDS)[number];
 
 export interface ReconcileDeps {

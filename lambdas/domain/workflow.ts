@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { WORKFLOW_STEPS, type WorkflowStep } from '../../config/layout';
 import {
   AmbiguousSubmissionError,
   InvalidJobInputError,
@@ -17,18 +18,8 @@ import type { Provider } from './provider';
  * change is a conditional write, and a step that finds its work done returns.
  */
 
-export const STEP_NAMES = [
-  'prepare',
-  'submit',
-  'await',
-  'release',
-  'finalize',
-  'notify',
-  'fail',
-  'review',
-  'settle',
-] as const;
-export type StepName = (typeof STEP_NAMES)[number];
+export const STEP_NAMES = WORKFLOW_STEPS;
+export type StepName = WorkflowStep;
 
 /** The error a Catch clause hands to the failure and review steps (Step Functions' `{Error, Cause}`). */
 export interface CaughtError {

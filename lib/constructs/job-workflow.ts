@@ -19,26 +19,12 @@ import {
 } from 'aws-cdk-lib/aws-stepfunctions';
 import { LambdaInvoke } from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import { Construct } from 'constructs';
+import type { WorkflowStep } from '../../config/layout';
 import type { Settings } from '../../config/settings';
 import { acknowledge, iam5ResourceFinding } from '../nag';
 import type { Alarms } from './alarms';
 
-/**
- * The steps the one steps function runs; the handler dispatches on this name
- * (the contract's step names) and counts retries by it.
- */
-export const STEP_NAMES = [
-  'prepare',
-  'submit',
-  'await',
-  'release',
-  'finalize',
-  'notify',
-  'fail',
-  'review',
-  'settle',
-] as const;
-type StepName = (typeof STEP_NAMES)[number];
+type StepName = WorkflowStep;
 
 /** Where a Catch puts what it caught (`{Error, Cause}`); the fail and review steps read it from there. */
 const ERROR_PATH = '$.error';
