@@ -1,0 +1,43 @@
+/**
+ * Unit prices the floor-cost figures use: AWS list prices, us-east-1, on-demand,
+ * after free tiers, in US dollars. Sources are the AWS pricing pages named
+ * below, as of the date recorded here; they were not fetched when the bench
+ * runs, so check them before quoting a figure as current.
+ */
+export const PRICES_AS_OF = '2026-11-29';
+export const PRICES_REGION = 'us-east-1';
+
+export const prices = {
+  stepFunctionsStandardPerTransition: {
+    usd: 0.025 / 1000,
+    source: 'AWS Step Functions pricing (Standard workflows: $0.025 per 1,000 state transitions)',
+  },
+  lambdaPerRequest: {
+    usd: 0.2 / 1_000_000,
+    source: 'AWS Lambda pricing (requests: $0.20 per 1M); duration is not included',
+  },
+  dynamoDbPerWriteRequestUnit: {
+    usd: 0.625 / 1_000_000,
+    source: 'Amazon DynamoDB pricing, on-demand ($0.625 per 1M write request units, items ≤ 1 KB)',
+  },
+  dynamoDbPerReadRequestUnit: {
+    usd: 0.125 / 1_000_000,
+    source: 'Amazon DynamoDB pricing, on-demand ($0.125 per 1M read request units, ≤ 4 KB)',
+  },
+  sqsPerRequest: {
+    usd: 0.4 / 1_000_000,
+    source: 'Amazon SQS pricing (standard queues: $0.40 per 1M requests, 64 KB chunks)',
+  },
+  apiGatewayRestPerRequest: {
+    usd: 3.5 / 1_000_000,
+    source: 'Amazon API Gateway pricing (REST APIs: $3.50 per 1M requests, first 333M)',
+  },
+  s3PutPerRequest: {
+    usd: 0.005 / 1000,
+    source: 'Amazon S3 pricing (S3 Standard PUT/POST: $0.005 per 1,000 requests)',
+  },
+  s3GetPerRequest: {
+    usd: 0.0004 / 1000,
+    source: 'Amazon S3 pricing (S3 Standard GET: $0.0004 per 1,000 requests)',
+  },
+} as const;
