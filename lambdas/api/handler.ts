@@ -247,9 +247,10 @@ const authOf = new Map<string, string>(
   routeLayout.map((route) => [`${route.method} ${route.path}`, route.auth]),
 );
 
+/** The `{id}` of the path; anything that cannot be a job id is a missing job, and never reaches the store. */
 function pathId(event: APIGatewayProxyEvent): string {
   const id = event.pathParameters?.id;
-  if (!id) throw new JobNotFoundError('');
+  if (!id || !JOB_ID_PATTERN.test(id)) throw new JobNotFoundError(id && id.length <= 64 ? id : '');
   return id;
 }
 

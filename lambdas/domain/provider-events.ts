@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ValidationError } from './errors';
-import type { ProviderOutcome } from './job';
+import type { Job, ProviderOutcome } from './job';
 import type { JobStore, Timeline, Workflow } from './ports';
 import { resumeAwait } from './workflow';
 
@@ -62,7 +62,7 @@ export async function applyProviderEvent(
 ): Promise<ProviderEventOutcome> {
   if (event.type === 'progress') return 'progress';
   const job = await deps.store.get(jobId);
-  if (!job || (job.providerJobId !== undefined && job.providerJobId !== event.id)) return 'ignored';
+  if (!job || !concerns(job, event.id)) return 'ignored';
   const outcome: ProviderOutcome = {
     status: event.type,
     ...(event.type === 'failed' ? { error: { code: event.error.code, message: event.error.message } } : {}),
@@ -76,4 +76,15 @@ export async function applyProviderEvent(
   return (await resumeAwait(deps.workflow, updated.taskToken, updated.providerOutcome))
     ? 'resumed'
     : 'recorded';
+}
+
+/**
+ * Whether an event about provider job `providerJobId` can be about this job:
+ * the job is still running and that is its provider job, or a submission is
+ * under way whose id is not recorded yet (a fast provider can finish first).
+ */
+function concerns(job: Job, providerJobId: string): boolean {
+  if (job.status !== 'running') return false;
+  if (job.providerJobId !== undefined) return job.providerJobId === providerJobId;
+  return job.submitIntent !== undefined;
 }

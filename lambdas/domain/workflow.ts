@@ -152,6 +152,10 @@ const steps: Record<StepName, (deps: WorkflowDeps, event: StepEvent) => Promise<
         message: 'A previous submission may have been accepted; it was not sent again.',
       });
     }
+    // An intent left by an earlier attempt (resent here because the provider
+    // deduplicates) means that attempt may have been accepted: no later answer
+    // to this resend can prove it was not.
+    const earlierAttemptUnknown = job.submitIntent !== undefined;
     const intent = await deps.store.recordSubmitIntent(job.id, randomUUID(), deps.now());
     if (!intent) throw new JobSettledError(`Job ${job.id} changed while submitting.`);
     const sentAt = Date.now();
@@ -176,9 +180,16 @@ const steps: Record<StepName, (deps: WorkflowDeps, event: StepEvent) => Promise<
             ? 'rejected'
             : 'ambiguous',
       );
+      if (error instanceof ProviderRejectedError && earlierAttemptUnknown) {
+        throw await markNeedsReview(deps, job, {
+          code: 'ambiguous_submission',
+          message: `The provider refused a resend (${error.code}) after an attempt with an unknown outcome, which it may have accepted.`,
+        });
+      }
       if (error instanceof ProviderUnavailableError || error instanceof ProviderRejectedError) {
-        // Definitely not accepted: a later attempt is not ambiguous.
-        await deps.store.settleSubmitIntent(job.id, undefined, deps.now());
+        // This request was definitely not accepted; unless an earlier one may
+        // have been, a later attempt is not ambiguous.
+        if (!earlierAttemptUnknown) await deps.store.settleSubmitIntent(job.id, undefined, deps.now());
         if (error instanceof ProviderRejectedError)
           throw new ProviderRejectedError(errorMessage(error.code, error.message), error.code);
         throw error;
@@ -201,6 +212,11 @@ const steps: Record<StepName, (deps: WorkflowDeps, event: StepEvent) => Promise<
   },
 
   async release(deps, event) {
+    // A job whose submission may have been accepted keeps its slot while the
+    // provider might be running it; the reconciler frees it once it cannot be.
+    const job = await deps.store.get(event.jobId);
+    if (job && unresolvedSubmission(job) && (job.status === 'needs_review' || job.status === 'running'))
+      return null;
     if (await deps.slots.release(event.jobId)) {
       await deps.timeline.record(event.jobId, { at: deps.now().toISOString(), type: 'slot.released' });
     }
@@ -247,6 +263,14 @@ const steps: Record<StepName, (deps: WorkflowDeps, event: StepEvent) => Promise<
   async fail(deps, event) {
     const job = await loadJob(deps, event.jobId);
     if (isTerminal(job.status) || job.status === 'needs_review') return null;
+    if (unresolvedSubmission(job)) {
+      // Whatever failed, the provider may have accepted a submission: a person decides, not the workflow.
+      await markNeedsReview(deps, job, {
+        code: 'ambiguous_submission',
+        message: `${jobErrorOf(event.error).message} A submission's outcome is unknown.`,
+      });
+      return null;
+    }
     const error = jobErrorOf(event.error);
     const now = deps.now();
     const failed = await deps.store.transition(
@@ -281,6 +305,13 @@ const steps: Record<StepName, (deps: WorkflowDeps, event: StepEvent) => Promise<
   async review(deps, event) {
     const job = await loadJob(deps, event.jobId);
     const caught = event.error?.Error ?? '';
+    if (caught === 'ProviderAmbiguous') {
+      // Resends with the same key kept ending with an unknown outcome.
+      await markNeedsReview(deps, job, {
+        code: 'ambiguous_submission',
+        message: 'Every resend of the submission ended with an unknown outcome.',
+      });
+    }
     if (caught === 'States.Timeout' || caught === 'States.HeartbeatTimeout') {
       await markNeedsReview(deps, job, {
         code: 'provider_timeout',
@@ -414,3 +445,8 @@ async function storeOutput(
 
 /** Characters of transcript kept on the job itself; the whole transcript is behind `transcriptUrl`. */
 export const TRANSCRIPT_PREVIEW_CHARS = 500;
+
+/** A submission was sent and neither accepted (no provider id) nor known to be refused. */
+function unresolvedSubmission(job: Job): boolean {
+  return job.submitIntent !== undefined && job.providerJobId === undefined;
+}

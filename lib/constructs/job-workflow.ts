@@ -219,7 +219,8 @@ export class JobWorkflow extends Construct {
         },
       ],
     });
-    submit.addCatch(review, catchInto([StepError.needsReview]));
+    // Resends that all ended with an unknown outcome: the provider may be running it, so review, not failure.
+    submit.addCatch(review, catchInto([StepError.needsReview, StepError.providerAmbiguous]));
     submit.addCatch(settle, catchInto([StepError.jobSettled]));
     submit.addCatch(onFailure, catchInto([Errors.ALL]));
 

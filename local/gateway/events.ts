@@ -34,11 +34,23 @@ export interface GatewayRequest {
 /** Adds a value under `name`, matching an existing name case-insensitively. */
 function append(values: Record<string, string[]>, name: string, value: string): void {
   const existing = Object.keys(values).find((key) => key.toLowerCase() === name.toLowerCase()) ?? name;
-  values[existing] = [...(values[existing] ?? []), value];
+  // Own properties only: a client may send a header or parameter named `__proto__` or `constructor`.
+  const previous = Object.hasOwn(values, existing) ? (values[existing] ?? []) : [];
+  Object.defineProperty(values, existing, {
+    value: [...previous, value],
+    enumerable: true,
+    writable: true,
+    configurable: true,
+  });
 }
 
-const lastValues = (values: Record<string, string[]>): Record<string, string> =>
-  Object.fromEntries(Object.entries(values).map(([name, list]) => [name, list.at(-1) as string]));
+const lastValues = (values: Record<string, string[]>): Record<string, string> => {
+  const last: Record<string, string> = {};
+  for (const [name, list] of Object.entries(values)) {
+    Object.defineProperty(last, name, { value: list.at(-1) as string, enumerable: true, writable: true, configurable: true });
+  }
+  return last;
+};
 
 export function gatewayRequest(req: IncomingMessage, requestId: string, now: number): GatewayRequest {
   // Split by hand: URL parsing would read a path starting with // as a host.

@@ -175,10 +175,15 @@ export async function startWebSocketApi(options: WebSocketApiOptions): Promise<W
       refuse(socket, closing ? 503 : 404);
       return;
     }
-    const request = gatewayRequest(req, gatewayId(), Date.now());
-    const identity = connectionIdentity(request, gatewayId());
-    handshakeOf.set(req, { request, identity });
-    webSockets.handleUpgrade(req, socket, head, (webSocket) => open(webSocket, identity));
+    try {
+      const request = gatewayRequest(req, gatewayId(), Date.now());
+      const identity = connectionIdentity(request, gatewayId());
+      handshakeOf.set(req, { request, identity });
+      webSockets.handleUpgrade(req, socket, head, (webSocket) => open(webSocket, identity));
+    } catch {
+      // A handshake the gateway cannot even read is refused like any bad request, never fatal.
+      refuse(socket, 400);
+    }
   };
   server.on('upgrade', onUpgrade);
 

@@ -150,7 +150,7 @@ describe('definition', () => {
         },
       ],
       [
-        caught(['NeedsReview'], 'review'),
+        caught(['NeedsReview', 'ProviderAmbiguous'], 'review'),
         caught(['JobSettled'], 'settle'),
         caught(['States.ALL'], 'on-failure'),
       ],

@@ -85,6 +85,27 @@ describe('applyProviderEvent', () => {
     expect(deps.workflow.completed).toEqual([]);
   });
 
+  it('ignores events for a finished job, or for a job with no submission under way', async () => {
+    const finished = setup({ status: 'failed', providerJobId: undefined });
+    await expect(
+      applyProviderEvent(finished.deps, finished.id, { type: 'succeeded', id: 'gen_bogus', at }),
+    ).resolves.toBe('ignored');
+    expect(finished.current()?.providerOutcome).toBeUndefined();
+    const idle = setup({});
+    await expect(
+      applyProviderEvent(idle.deps, idle.id, { type: 'succeeded', id: 'gen_bogus', at }),
+    ).resolves.toBe('ignored');
+    expect(idle.deps.timeline.types(idle.id)).toEqual([]);
+  });
+
+  it('accepts the completion of a submission whose id is not recorded yet', async () => {
+    const { deps, id, current } = setup({ submitIntent: { attemptId: 'a1', at } });
+    await expect(applyProviderEvent(deps, id, { type: 'succeeded', id: 'gen_fast', at })).resolves.toBe(
+      'recorded',
+    );
+    expect(current()?.providerOutcome?.status).toBe('succeeded');
+  });
+
   it('touches no storage for a progress tick', async () => {
     const { deps, id, current } = setup({ providerJobId: 'gen_1' });
     const before = current();

@@ -173,6 +173,39 @@ describe('submit', () => {
   });
 });
 
+describe('after an attempt with an unknown outcome (deduplicating provider)', () => {
+  const unknown = { status: 'running' as const, submitIntent: { attemptId: 'a0', at: clock.toISOString() } };
+
+  it('sends the job to review when a resend is rejected: the first attempt may have been accepted', async () => {
+    const { step, current, deps } = setup({ job: unknown });
+    deps.provider.script.push(new ProviderRejectedError('duplicate', 'provider_rejected_409'));
+    await expect(step('submit')).rejects.toMatchObject({ name: 'NeedsReview' });
+    expect(current()).toMatchObject({ status: 'needs_review', error: { code: 'ambiguous_submission' } });
+  });
+
+  it('keeps the unknown outcome on record when a resend finds the provider unavailable', async () => {
+    const { step, current, deps } = setup({ job: unknown });
+    deps.provider.script.push(new ProviderUnavailableError('503'));
+    await expect(step('submit')).rejects.toMatchObject({ name: 'ProviderUnavailable' });
+    expect(current().submitIntent).toBeDefined();
+  });
+
+  it('reviews instead of failing, and keeps the slot, when the workflow gives up', async () => {
+    const { step, current, deps, job } = setup({ job: unknown });
+    await deps.slots.acquire(job.id, 1);
+    await step('fail', { error: { Error: 'ProviderUnavailable', Cause: '{"errorMessage":"503"}' } });
+    expect(current()).toMatchObject({ status: 'needs_review', error: { code: 'ambiguous_submission' } });
+    await step('release');
+    expect(await deps.slots.holders()).toEqual([job.id]);
+  });
+
+  it('reviews a job whose resends all ended unknown', async () => {
+    const { step, current } = setup({ job: unknown });
+    await step('review', { error: { Error: 'ProviderAmbiguous' } });
+    expect(current()).toMatchObject({ status: 'needs_review', error: { code: 'ambiguous_submission' } });
+  });
+});
+
 describe('await', () => {
   it('stores the task token and waits', async () => {
     const { step, current, deps } = setup({ job: { status: 'running', providerJobId: 'gen_1' } });
