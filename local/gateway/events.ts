@@ -47,7 +47,12 @@ function append(values: Record<string, string[]>, name: string, value: string): 
 const lastValues = (values: Record<string, string[]>): Record<string, string> => {
   const last: Record<string, string> = {};
   for (const [name, list] of Object.entries(values)) {
-    Object.defineProperty(last, name, { value: list.at(-1) as string, enumerable: true, writable: true, configurable: true });
+    Object.defineProperty(last, name, {
+      value: list.at(-1) as string,
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
   }
   return last;
 };
