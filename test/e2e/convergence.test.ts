@@ -219,10 +219,9 @@ describe('convergence through the reconciler', () => {
     // A job waiting for a slot gets a new (delayed) message each time the dispatcher looks, so one
     // purge can miss the message the dispatcher holds: purge until the queue stays empty.
     const sqs = sqsClient(stack.endpoints);
+    // Each poll a second apart: empty now means it stayed empty since the last purge.
     await pollUntil(
       async () => {
-        await sqs.send(new PurgeQueueCommand({ QueueUrl: stack.endpoints.jobQueueUrl }));
-        await new Promise((resolveWait) => setTimeout(resolveWait, 1000));
         const { Attributes = {} } = await sqs.send(
           new GetQueueAttributesCommand({
             QueueUrl: stack.endpoints.jobQueueUrl,
@@ -233,9 +232,11 @@ describe('convergence through the reconciler', () => {
             ],
           }),
         );
-        return Object.values(Attributes).every((count) => count === '0');
+        if (Object.values(Attributes).every((count) => count === '0')) return true;
+        await sqs.send(new PurgeQueueCommand({ QueueUrl: stack.endpoints.jobQueueUrl }));
+        return false;
       },
-      { timeoutMs: 15_000, description: "the waiting job's message to be lost" },
+      { timeoutMs: 15_000, intervalMs: 1000, description: "the waiting job's message to be lost" },
     );
     expect((await c.api('GET', `/v1/jobs/${id}`)).body.status).toBe('queued');
     expect((await c.settled(holder, 30_000)).status).toBe('succeeded');
