@@ -233,8 +233,14 @@ describe('with a deduplicating provider and MAX_IN_FLIGHT=3', () => {
     expect(canceled).toMatchObject({ status: 202, body: { status: 'canceled' } });
 
     await c.until(waiting, (job) => job.status === 'running', 20_000);
-    const ledger = await c.ledger();
-    expect(ledger.running).toBe(3);
+    // Running here means its workflow started; its submission reaches the provider a moment later.
+    const ledger = await pollUntil(
+      async () => {
+        const current = await c.ledger();
+        return current.running === 3 ? current : undefined;
+      },
+      { description: 'the waiting job to be at the provider' },
+    );
     expect(ledger.maxConcurrent).toBe(3);
     expect((await c.api('POST', `/v1/jobs/${running[0]}/cancel`)).body.status).toBe('canceled');
     for (const id of [...running.slice(1), waiting]) await c.api('POST', `/v1/jobs/${id}/cancel`);
