@@ -12,6 +12,7 @@ import {
   startLocalStack,
   temporaryDataDir,
 } from './support/local-stack';
+import { simulatorCall } from './support/simulator';
 
 /**
  * Convergence on the local stack: lost webhooks, a stalled provider, lost
@@ -39,7 +40,7 @@ const baseEnv = {
 };
 
 function client(stack: RunningLocalStack, providerUrl?: string) {
-  const provider = providerUrl ?? (stack.endpoints as unknown as { providerUrl: string }).providerUrl;
+  const provider = providerUrl ?? stack.endpoints.providerUrl;
   let counter = 0;
   const api = async (
     method: string,
@@ -58,15 +59,7 @@ function client(stack: RunningLocalStack, providerUrl?: string) {
     const text = await response.text();
     return { status: response.status, body: text ? JSON.parse(text) : undefined };
   };
-  const sim = async (path: string, body?: unknown) => {
-    const response = await fetch(`${provider}${path}`, {
-      method: body === undefined ? 'GET' : 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await response.text();
-    return text ? JSON.parse(text) : undefined;
-  };
+  const sim = simulatorCall(provider);
   const self = {
     api,
     sim,

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { GetQueueAttributesCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { checkSignature } from '../../lambdas/shared/signature';
 import { pollUntil, type RunningLocalStack, sqsClient, startLocalStack } from './support/local-stack';
+import { simulatorCall } from './support/simulator';
 
 /**
  * The media workflow end to end on the local stack: dispatch under the
@@ -33,7 +34,7 @@ interface Ledger {
 }
 
 function client(stack: RunningLocalStack) {
-  const providerUrl = (stack.endpoints as unknown as { providerUrl: string }).providerUrl;
+  const { providerUrl } = stack.endpoints;
   let counter = 0;
   const api = async (method: string, path: string, body?: unknown, idempotencyKey?: string) => {
     const response = await fetch(`${stack.baseUrl}${path}`, {
@@ -49,15 +50,7 @@ function client(stack: RunningLocalStack) {
     if (response.status >= 500) throw new Error(`${method} ${path} answered ${response.status}: ${text}`);
     return { status: response.status, body: text ? JSON.parse(text) : undefined };
   };
-  const sim = async (path: string, body?: unknown) => {
-    const response = await fetch(`${providerUrl}${path}`, {
-      method: body === undefined ? 'GET' : 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await response.text();
-    return text ? JSON.parse(text) : undefined;
-  };
+  const sim = simulatorCall(providerUrl);
   return {
     api,
     ledger: (): Promise<Ledger> => sim('/_sim/ledger'),
