@@ -70,15 +70,19 @@ export class ForbiddenError extends Error {
  * the workflow's Retry and Catch clauses match on them.
  */
 
-/** The provider definitely did not accept the submission and says it never will (4xx): fail the job now. */
-export class ProviderRejectedError extends Error {
-  override readonly name = 'ProviderRejected';
+/** An error that carries the job error code it leads to. */
+abstract class CodedError extends Error {
   constructor(
     message: string,
     readonly code: string,
   ) {
     super(message);
   }
+}
+
+/** The provider definitely did not accept the submission and says it never will (4xx): fail the job now. */
+export class ProviderRejectedError extends CodedError {
+  override readonly name = 'ProviderRejected';
 }
 
 /** The provider definitely did not accept the submission, but may later (503, 429, connection refused): retry. */
@@ -92,36 +96,13 @@ export class AmbiguousSubmissionError extends Error {
 }
 
 /** The job cannot safely go on without a person: it is marked needs_review and the workflow stops. */
-export class NeedsReviewError extends Error {
+export class NeedsReviewError extends CodedError {
   override readonly name = 'NeedsReview';
-  constructor(
-    message: string,
-    readonly code: string,
-  ) {
-    super(message);
-  }
-}
-
-/** The provider ran the job and it failed there. */
-export class ProviderJobFailedError extends Error {
-  override readonly name = 'ProviderJobFailed';
-  constructor(
-    message: string,
-    readonly code: string,
-  ) {
-    super(message);
-  }
 }
 
 /** A step's input is unusable (missing asset, wrong media type): retrying cannot help. */
-export class InvalidJobInputError extends Error {
+export class InvalidJobInputError extends CodedError {
   override readonly name = 'InvalidJobInput';
-  constructor(
-    message: string,
-    readonly code: string,
-  ) {
-    super(message);
-  }
 }
 
 /** The client canceled a running job: sent to the waiting step so the workflow settles it. */
