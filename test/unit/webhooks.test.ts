@@ -37,10 +37,8 @@ describe('deliverSignedWebhook', () => {
         allowPrivate: true,
       }),
     ).resolves.toBe('sent');
-    const [, init] = fetchSpy.mock.calls[0] ?? [];
-    expect((init?.headers as Record<string, string>)['longhaul-signature']).toMatch(
-      /^t=\d+,v1=[0-9a-f]{64}$/,
-    );
+    const headers = (fetchSpy.mock.calls[0]?.[1]?.headers ?? {}) as Record<string, string>;
+    expect(headers['longhaul-signature']).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
 
     fetchSpy.mockResolvedValueOnce(new Response(null, { status: 500 }));
     await expect(
