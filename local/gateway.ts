@@ -26,6 +26,7 @@ import { compileRoutes, type RouteMatch } from './gateway/routing';
 import { TokenBuckets } from './gateway/throttle';
 import type { LocalHandlers } from './handlers';
 import { invoke, localFunctions } from './lambda';
+import { usage } from './usage';
 
 /** The functions behind the REST API. */
 export type GatewayHandlers = Pick<LocalHandlers, 'api' | 'authorizer'>;
@@ -247,6 +248,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     if (local) return serveLocal(request, local, res);
     const route = match(request.method, request.path);
     if (!route) return sendProblem(res, 'MISSING_AUTHENTICATION_TOKEN', request.requestId);
+    usage.restApiRequest();
     if (!stageBucket.take('stage')) return sendProblem(res, 'THROTTLED', request.requestId, retryAfter);
 
     if (req.headers.expect?.toLowerCase() === '100-continue') {

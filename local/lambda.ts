@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { Context } from 'aws-lambda';
 import type { Settings } from '../config/settings';
 import { LOCAL_REGION } from './handler-env';
+import { usage } from './usage';
 
 /**
  * Invoking a handler the way the Lambda service does, as far as a handler can
@@ -100,6 +101,7 @@ export async function invoke<E, R>(
   handler: (event: E, context: Context) => Promise<R>,
   event: E,
 ): Promise<R> {
+  const started = performance.now();
   const deadline = Date.now() + fn.timeoutMs;
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
@@ -112,5 +114,6 @@ export async function invoke<E, R>(
     return jsonCopy(result);
   } finally {
     clearTimeout(timer);
+    usage.invocation(fn, performance.now() - started);
   }
 }

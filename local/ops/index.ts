@@ -11,6 +11,7 @@ import { DynamoDbTimeline } from '../../lambdas/adapters/dynamodb-timeline';
 import { JOB_ID_PATTERN } from '../../lambdas/domain/idempotency';
 import type { LocalRoute } from '../gateway';
 import type { LocalResources } from '../resources';
+import { usage } from '../usage';
 import { captureEmf } from './capture';
 import { MetricStore } from './metric-store';
 import { RecentlyFinishedJobs } from './recent-jobs';
@@ -118,6 +119,7 @@ export function startOps(options: OpsOptions): Ops {
             metrics,
             finished,
             since,
+            usage: () => usage.read(),
           }),
         ),
     },

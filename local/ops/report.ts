@@ -3,6 +3,7 @@ import type { Job, JobError } from '../../lambdas/domain/job';
 import type { ActiveStatus, JobStore, SlotPool } from '../../lambdas/domain/ports';
 import { FIX_KINDS } from '../../lambdas/domain/reconcile';
 import { STEP_NAMES } from '../../lambdas/domain/workflow';
+import type { Usage } from '../usage';
 import {
   LATENCY_WINDOW_MS,
   type MetricStore,
@@ -31,6 +32,8 @@ export interface OpsSources {
   readonly finished: RecentlyFinishedJobs;
   /** When capture began: the totals count from here. */
   readonly since: Date;
+  /** Billed usage of the functions and the REST API, metered by the local stack. */
+  readonly usage: () => Usage;
 }
 
 export interface JobSummary {
@@ -78,6 +81,8 @@ export interface OpsReport {
   readonly rateWindowSeconds: number;
   /** Every captured series, as CloudWatch's metric listing would show it. */
   readonly metrics: readonly SeriesView[];
+  /** Lambda invocations and GB-seconds, and REST API requests, since the stack started. */
+  readonly usage: Usage;
 }
 
 const PAGE_SIZE = 100;
@@ -182,5 +187,6 @@ export async function opsReport(sources: OpsSources): Promise<OpsReport> {
     })),
     recentJobs: recent.map(summary),
     metrics: metrics.series(),
+    usage: sources.usage(),
   };
 }

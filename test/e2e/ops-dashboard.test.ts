@@ -151,6 +151,28 @@ test('/v1/admin/metrics reports the burst as CloudWatch would: 5 submitted, 4 su
   expect(report.recentJobs.map((job: any) => job.id).sort()).toEqual([...jobIds].sort());
 });
 
+test('/v1/admin/metrics meters billed usage: every REST API request and Lambda invocation, none of its own', async () => {
+  const before = (await metrics()).usage;
+  for (const id of jobIds.slice(0, 3)) expect((await api(`/v1/jobs/${id}`, TENANT_KEY)).status).toBe(200);
+  const after = (await metrics()).usage;
+
+  expect(after.since).toBe(before.since);
+  // Three API requests, each one api invocation; the admin routes are the local stack's own, not the API's.
+  expect(after.restApiRequests - before.restApiRequests).toBe(3);
+  const apiFunction = (usage: any) => usage.lambda['longhaul-api'];
+  expect(apiFunction(after).invocations - apiFunction(before).invocations).toBe(3);
+  expect(apiFunction(after).billedMs - apiFunction(before).billedMs).toBeGreaterThanOrEqual(3);
+
+  // The burst ran the workflow's steps and the dispatcher; each function is billed at its configured memory.
+  for (const name of ['longhaul-api', 'longhaul-authorizer', 'longhaul-workflow', 'longhaul-dispatch']) {
+    const fn = after.lambda[name];
+    expect(fn.invocations).toBeGreaterThan(0);
+    expect(fn.gbSeconds).toBeCloseTo((fn.memoryMb / 1024) * (fn.billedMs / 1000), 9);
+  }
+  expect(after.lambda['longhaul-workflow'].memoryMb).toBe(1024);
+  expect(after.lambda['longhaul-dispatch'].memoryMb).toBe(512);
+});
+
 test('/v1/admin/metrics is for the admin key only', async () => {
   const tenant = await api('/v1/admin/metrics', TENANT_KEY);
   expect(tenant.status).toBe(403);
