@@ -1,0 +1,107 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { delimiter, join, resolve } from 'node:path';
+
+/**
+ * Runs the BullMQ peer (bench/peer/server.ts) as its own process, the way the
+ * bench runs Longhaul's local stack, so the bench process only plays the
+ * clients.
+ */
+
+const ROOT = resolve(__dirname, '../..');
+const BIN = join(ROOT, 'node_modules', '.bin');
+const READY_LINE =
+  /^bullmq peer: ready at (http:\/\/127\.0\.0\.1:\d+) provider (http:\/\/127\.0\.0\.1:\d+)$/m;
+const OUTPUT_LIMIT = 256 * 1024;
+
+export interface PeerProcessOptions {
+  readonly redisPort: number;
+  /** Worker concurrency: the most jobs at the provider at once. */
+  readonly limit: number;
+  /** How long one attempt waits for the provider's outcome before it fails and is retried. */
+  readonly attemptTimeoutMs: number;
+  readonly readyTimeoutMs?: number;
+}
+
+export interface RunningPeer {
+  readonly url: string;
+  readonly providerUrl: string;
+  /** SIGTERM, then SIGKILL to the whole process group after `deadlineMs`. */
+  stop(deadlineMs?: number): Promise<void>;
+  /** Everything the process printed so far (the last 256 KiB). */
+  output(): string;
+}
+
+export async function startPeerProcess(options: PeerProcessOptions): Promise<RunningPeer> {
+  const child: ChildProcess = spawn(join(BIN, 'tsx'), ['bench/peer/server.ts'], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      PATH: `${BIN}${delimiter}${process.env.PATH ?? ''}`,
+      REDIS_PORT: String(options.redisPort),
+      PEER_LIMIT: String(options.limit),
+      PEER_ATTEMPT_TIMEOUT_MS: String(options.attemptTimeoutMs),
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    // Its own process group: tsx runs the server in a child process that a SIGKILL of tsx alone would leave.
+    detached: true,
+  });
+  let output = '';
+  const append = (chunk: Buffer) => {
+    output = (output + chunk.toString('utf8')).slice(-OUTPUT_LIMIT);
+  };
+  child.stdout?.on('data', append);
+  child.stderr?.on('data', append);
+  const exited = new Promise<void>((resolveExit) => child.once('exit', () => resolveExit()));
+  const killGroup = () => {
+    try {
+      process.kill(-(child.pid as number), 'SIGKILL');
+    } catch {
+      // Already gone.
+    }
+  };
+
+  let stopping: Promise<void> | undefined;
+  const stop = (deadlineMs = 10_000): Promise<void> => {
+    stopping ??= (async () => {
+      if (child.exitCode === null && child.signalCode === null) {
+        // tsx passes SIGTERM on to the server, which closes the worker, the queue and the simulator.
+        child.kill('SIGTERM');
+        const timer = setTimeout(killGroup, deadlineMs);
+        await exited;
+        clearTimeout(timer);
+      }
+    })();
+    return stopping;
+  };
+
+  const readyTimeoutMs = options.readyTimeoutMs ?? 60_000;
+  try {
+    const [, url, providerUrl] = await new Promise<RegExpExecArray>((resolveReady, rejectReady) => {
+      const timer = setTimeout(
+        () => rejectReady(new Error(`no ready line within ${readyTimeoutMs} ms`)),
+        readyTimeoutMs,
+      );
+      const onData = () => {
+        const ready = READY_LINE.exec(output);
+        if (!ready) return;
+        clearTimeout(timer);
+        child.stdout?.off('data', onData);
+        resolveReady(ready);
+      };
+      child.stdout?.on('data', onData);
+      void exited.then(() => {
+        clearTimeout(timer);
+        rejectReady(
+          new Error(`exited before it was ready (code ${child.exitCode}, signal ${child.signalCode})`),
+        );
+      });
+    });
+    return { url: url as string, providerUrl: providerUrl as string, stop, output: () => output };
+  } catch (error) {
+    await stop();
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new Error(
+      `the BullMQ peer did not start: ${reason}\n--- its output (tail) ---\n${output.slice(-4000)}`,
+    );
+  }
+}
