@@ -14,7 +14,11 @@ export const prices = {
   },
   lambdaPerRequest: {
     usd: 0.2 / 1_000_000,
-    source: 'AWS Lambda pricing (requests: $0.20 per 1M); duration is not included',
+    source: 'AWS Lambda pricing (requests: $0.20 per 1M)',
+  },
+  lambdaArmPerGbSecond: {
+    usd: 0.0000133334,
+    source: 'AWS Lambda pricing (duration, Arm: $0.0000133334 per GB-second, first 7.5B GB-seconds a month)',
   },
   dynamoDbPerWriteRequestUnit: {
     usd: 0.625 / 1_000_000,
@@ -31,6 +35,14 @@ export const prices = {
   apiGatewayRestPerRequest: {
     usd: 3.5 / 1_000_000,
     source: 'Amazon API Gateway pricing (REST APIs: $3.50 per 1M requests, first 333M)',
+  },
+  apiGatewayWebSocketPerMessage: {
+    usd: 1.0 / 1_000_000,
+    source: 'Amazon API Gateway pricing (WebSocket APIs: $1.00 per 1M messages of up to 32 KB, first 1B)',
+  },
+  schedulerPerInvocation: {
+    usd: 1.0 / 1_000_000,
+    source: 'Amazon EventBridge pricing (Scheduler: $1.00 per 1M invocations after 14M free a month)',
   },
   s3PutPerRequest: {
     usd: 0.005 / 1000,

@@ -47,9 +47,11 @@ if (dir) {
     return request;
   };
   const file = path.join(dir, `${process.pid}.json`);
+  // Written whole and renamed into place, so a reader never sees half a file.
   const flush = () => {
     try {
-      fs.writeFileSync(file, JSON.stringify(counts));
+      fs.writeFileSync(`${file}.tmp`, JSON.stringify(counts));
+      fs.renameSync(`${file}.tmp`, file);
     } catch {
       // The directory may be gone once the bench has finished.
     }

@@ -1,0 +1,160 @@
+import { PRICES_AS_OF, PRICES_REGION, prices } from './prices';
+import type { Measured } from './support/stack';
+
+/**
+ * The floor cost of a job: what AWS would bill for the calls the local stack
+ * counted while running it, at the list prices of ./prices.ts. Storage,
+ * CloudWatch Logs and metrics, X-Ray and data transfer are not in it.
+ */
+
+export interface CostLine {
+  readonly service: string;
+  /** Billed units per job. */
+  readonly perJob: number;
+  readonly usdPerThousandJobs: number;
+  readonly basis: string;
+}
+
+export interface JobCost {
+  readonly lines: readonly CostLine[];
+  readonly usdPerThousandJobs: number;
+  readonly prices: { readonly region: string; readonly asOf: string; readonly file: string };
+}
+
+const sumOf = (requests: Record<string, number>, keys: readonly string[]) =>
+  keys.reduce((sum, key) => sum + (requests[key] ?? 0), 0);
+
+const RECONCILER_FUNCTION = 'longhaul-reconcile';
+const DYNAMODB_WRITES = ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'] as const;
+const DYNAMODB_READS = ['dynamodb:GetItem', 'dynamodb:Query'] as const;
+const SQS_REQUESTS = [
+  'sqs:SendMessage',
+  'sqs:SendMessageBatch',
+  'sqs:DeleteMessage',
+  'sqs:DeleteMessageBatch',
+  'sqs:ChangeMessageVisibility',
+  'sqs:ChangeMessageVisibilityBatch',
+] as const;
+
+/**
+ * @param measured what the stack did, per job
+ * @param transitions state transitions per job, from the executions' histories
+ * @param writeUnitsPerWrite write units one write of the job item costs (its size in KB, rounded up)
+ */
+export function jobCost(measured: Measured, transitions: number, writeUnitsPerWrite: number): JobCost {
+  const r = measured.requests;
+  // The reconciler runs on its schedule whether or not there are jobs: a fixed cost, see fixedMonthlyCost.
+  const perJobFunctions = Object.entries(measured.lambda).filter(([name]) => name !== RECONCILER_FUNCTION);
+  const lambdaFns = perJobFunctions.map(([, fn]) => fn);
+  const invocations = lambdaFns.reduce((sum, fn) => sum + fn.invocations, 0);
+  const gbSeconds = lambdaFns.reduce((sum, fn) => sum + fn.gbSeconds, 0);
+  const byFunction = perJobFunctions
+    .map(([name, fn]) => `${name.replace(/^longhaul-/, '')} ${fn.invocations.toFixed(1)}`)
+    .join(', ');
+  const writes = sumOf(r, DYNAMODB_WRITES);
+  const reads = sumOf(r, DYNAMODB_READS);
+  const line = (service: string, perJob: number, unitUsd: number, basis: string): CostLine => ({
+    service,
+    perJob,
+    usdPerThousandJobs: perJob * unitUsd * 1000,
+    basis,
+  });
+  const lines = [
+    line(
+      'Step Functions state transitions',
+      transitions,
+      prices.stepFunctionsStandardPerTransition.usd,
+      'counted: StateEntered events in each execution history',
+    ),
+    line('Lambda requests', invocations, prices.lambdaPerRequest.usd, `counted: ${byFunction}`),
+    line(
+      'Lambda duration (GB-s)',
+      gbSeconds,
+      prices.lambdaArmPerGbSecond.usd,
+      'counted: billed ms x configured memory, on this machine',
+    ),
+    line(
+      'API Gateway REST requests',
+      measured.restApiRequests,
+      prices.apiGatewayRestPerRequest.usd,
+      'counted: submit and provider webhooks (the bench polls the table, not the API)',
+    ),
+    line(
+      'API Gateway WebSocket messages',
+      r['execute-api:POST'] ?? 0,
+      prices.apiGatewayWebSocketPerMessage.usd,
+      'counted: messages posted to connections (none connected here)',
+    ),
+    line(
+      'DynamoDB write units',
+      writes * writeUnitsPerWrite,
+      prices.dynamoDbPerWriteRequestUnit.usd,
+      `counted: ${writes.toFixed(1)} writes x ${writeUnitsPerWrite} WRU (job item size)`,
+    ),
+    line(
+      'DynamoDB read units',
+      reads,
+      prices.dynamoDbPerReadRequestUnit.usd,
+      `counted: ${reads.toFixed(1)} GetItem/Query, 1 RRU each (strongly consistent, ≤ 4 KB)`,
+    ),
+    line(
+      'SQS requests',
+      sumOf(r, SQS_REQUESTS),
+      prices.sqsPerRequest.usd,
+      'counted: send and delete; the poller’s ReceiveMessage calls are a fixed cost, below',
+    ),
+    line('S3 PUT', r['s3:PUT'] ?? 0, prices.s3PutPerRequest.usd, 'counted'),
+    line('S3 GET', (r['s3:GET'] ?? 0) + (r['s3:HEAD'] ?? 0), prices.s3GetPerRequest.usd, 'counted'),
+  ];
+  return {
+    lines,
+    usdPerThousandJobs: lines.reduce((sum, l) => sum + l.usdPerThousandJobs, 0),
+    prices: { region: PRICES_REGION, asOf: PRICES_AS_OF, file: 'bench/prices.ts' },
+  };
+}
+
+/**
+ * What runs whether or not there are jobs: the reconciler's schedule, one
+ * invocation per period.
+ */
+export function fixedMonthlyCost(scheduleSeconds: number, passMs: number, memoryMb: number) {
+  const passes = (30 * 24 * 3600) / scheduleSeconds;
+  const gbSeconds = passes * (memoryMb / 1024) * (Math.ceil(passMs) / 1000);
+  const reconcilerUsd =
+    passes * (prices.schedulerPerInvocation.usd + prices.lambdaPerRequest.usd) +
+    gbSeconds * prices.lambdaArmPerGbSecond.usd;
+  // An idle SQS event source long-polls (20 s) with about five pollers: 15 ReceiveMessage calls a minute.
+  const idlePolls = 30 * 24 * 60 * 15;
+  return {
+    reconcilerPassesPerMonth: passes,
+    reconcilerGbSeconds: gbSeconds,
+    reconcilerUsdPerMonth: reconcilerUsd,
+    idleQueuePollsPerMonth: idlePolls,
+    idleQueuePollsUsdPerMonth: idlePolls * prices.sqsPerRequest.usd,
+  };
+}
+
+/** Approximate DynamoDB item size: each attribute's name and value, as the developer guide counts them. */
+export function itemBytes(item: Record<string, unknown>): number {
+  return Object.entries(item).reduce(
+    (sum, [name, value]) => sum + Buffer.byteLength(name) + valueBytes(value),
+    0,
+  );
+}
+
+function valueBytes(value: unknown): number {
+  if (value === null || value === undefined || typeof value === 'boolean') return 1;
+  if (typeof value === 'string') return Buffer.byteLength(value);
+  if (typeof value === 'number')
+    return Math.ceil(String(Math.abs(value)).replace(/[.e+-]/g, '').length / 2) + 1;
+  if (value instanceof Uint8Array) return value.byteLength;
+  if (value instanceof Set) return [...value].reduce((sum: number, v) => sum + valueBytes(v), 0);
+  if (Array.isArray(value)) return 3 + value.reduce((sum: number, v) => sum + 1 + valueBytes(v), 0);
+  return (
+    3 +
+    Object.entries(value as Record<string, unknown>).reduce(
+      (sum, [name, v]) => sum + 1 + Buffer.byteLength(name) + valueBytes(v),
+      0,
+    )
+  );
+}

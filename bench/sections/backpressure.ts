@@ -1,0 +1,124 @@
+import { fmt, median, print, quantile, round, sleep, tally } from '../support/common';
+import { measuredBetween, startBenchStack } from '../support/stack';
+
+/**
+ * Back-pressure: 500 jobs from 50 concurrent clients against MAX_IN_FLIGHT=5
+ * and 1 s provider jobs. The provider's ledger says how many ran at once; the
+ * clients time each submission.
+ */
+
+export interface BurstFigures {
+  readonly jobs: number;
+  readonly clients: number;
+  readonly limit: number;
+  readonly jobMs: number;
+  readonly maxInFlight: number;
+  readonly makespanS: number;
+  readonly utilizationPct: number;
+  readonly submitP50Ms: number;
+  readonly submitP99Ms: number;
+  readonly idleP50Ms: number;
+  readonly idleP99Ms: number;
+  readonly deadLetters: number;
+  readonly dispatchesPerJob: number;
+  readonly outcome: Record<string, number>;
+}
+
+export const BURST = { jobs: 500, clients: 50, limit: 5, jobMs: 1000, idle: 20 } as const;
+
+export async function backPressureSection(): Promise<BurstFigures> {
+  const { jobs, clients, limit, jobMs } = BURST;
+  print(
+    `\n## 3. Back-pressure: ${jobs} jobs from ${clients} clients, MAX_IN_FLIGHT=${limit}, ${jobMs} ms jobs`,
+  );
+  const s = await startBenchStack({
+    MAX_IN_FLIGHT: String(limit),
+    SIM_JOB_MS: String(jobMs),
+    SIM_IDEMPOTENT: '1',
+  });
+  try {
+    // Idle: one submission at a time, nothing else running.
+    const idle: number[] = [];
+    const idleIds: string[] = [];
+    for (let i = 0; i < BURST.idle; i++) {
+      const { id, ms } = await s.submit(`idle ${i}`);
+      idle.push(ms);
+      idleIds.push(id);
+      await sleep(50);
+    }
+    await s.settle(idleIds, 60_000);
+    await s.provider('/_sim/reset', {});
+
+    const before = await s.snapshot('before');
+    const latencies: number[] = [];
+    const ids: string[] = [];
+    const started = performance.now();
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: clients }, async () => {
+        while (next < jobs) {
+          next++;
+          const { id, ms } = await s.submit(`burst ${next}`);
+          latencies.push(ms);
+          ids.push(id);
+        }
+      }),
+    );
+    const submittedS = (performance.now() - started) / 1000;
+    let makespanMs = 0;
+    const deadline = Date.now() + 480_000;
+    for (;;) {
+      const ledger = await s.ledger();
+      if (ledger.submissions.length >= jobs && ledger.running === 0) {
+        makespanMs = performance.now() - started;
+        break;
+      }
+      if (Date.now() > deadline)
+        throw new Error(`the provider ran ${ledger.submissions.length} of ${jobs} jobs`);
+      await sleep(100);
+    }
+    const outcome = tally(await s.settle(ids, 120_000));
+    await sleep(1500);
+    const measured = measuredBetween(before, await s.snapshot('after'));
+    const ledger = await s.ledger();
+    const deadLetters = await s.queueDepth(s.stack.endpoints.deadLetterQueueUrl);
+    const busyMs = ledger.submissions.length * jobMs;
+    const figures: BurstFigures = {
+      jobs,
+      clients,
+      limit,
+      jobMs,
+      maxInFlight: ledger.maxConcurrent,
+      makespanS: round(makespanMs / 1000, 1),
+      utilizationPct: round((100 * busyMs) / (limit * makespanMs), 1),
+      submitP50Ms: Math.round(median(latencies)),
+      submitP99Ms: Math.round(quantile(latencies, 0.99)),
+      idleP50Ms: Math.round(median(idle)),
+      idleP99Ms: Math.round(quantile(idle, 0.99)),
+      deadLetters,
+      dispatchesPerJob: round((measured.requests['sqs:SendMessage'] ?? 0) / jobs, 1),
+      outcome,
+    };
+    print(`measured: outcome ${JSON.stringify(outcome)}, provider charges ${ledger.submissions.length}`);
+    print(`measured: most in flight at the provider = ${figures.maxInFlight} (limit ${limit})`);
+    print(
+      `measured: makespan ${fmt(figures.makespanS, 1)} s (all submitted after ${fmt(submittedS, 1)} s; ideal ${(jobs * jobMs) / limit / 1000} s)`,
+    );
+    print(
+      `measured: provider utilization = ${busyMs / 1000} busy slot-s / (${limit} x ${fmt(figures.makespanS, 1)} s) = ${fmt(figures.utilizationPct, 1)} %`,
+    );
+    print(
+      `measured: submit latency during the burst p50 ${figures.submitP50Ms} ms, p99 ${figures.submitP99Ms} ms (n=${latencies.length})`,
+    );
+    print(
+      `measured: submit latency idle p50 ${figures.idleP50Ms} ms, p99 ${figures.idleP99Ms} ms (n=${idle.length}, one at a time)`,
+    );
+    print(`measured: jobs in the dead-letter queue = ${deadLetters}`);
+    print(
+      `measured: dispatches per job (messages sent to the job queue) = ${fmt(figures.dispatchesPerJob, 1)}`,
+    );
+    return figures;
+  } finally {
+    await s.stop();
+  }
+}

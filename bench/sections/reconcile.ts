@@ -1,0 +1,95 @@
+import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDbJobStore, toItem } from '../../lambdas/adapters/dynamodb-job-store';
+import { DynamoDbSlotPool } from '../../lambdas/adapters/dynamodb-slot-pool';
+import { DynamoDbTimeline } from '../../lambdas/adapters/dynamodb-timeline';
+import { HttpProvider } from '../../lambdas/adapters/http-provider';
+import { SfnWorkflow } from '../../lambdas/adapters/sfn-workflow';
+import { SqsJobQueue } from '../../lambdas/adapters/sqs-job-queue';
+import type { Job } from '../../lambdas/domain/job';
+import { reconcile } from '../../lambdas/domain/reconcile';
+import { documentClient, sfnClient, sqsClient } from '../../test/e2e/support/local-stack';
+import { fmt, median, print, round } from '../support/common';
+import { benchJob } from '../support/jobs';
+import { startBenchStack } from '../support/stack';
+
+/**
+ * Reconciler cost: index items one pass reads with 20 active jobs, beside 100
+ * and then 10,000 finished ones, through the real adapters on the emulators.
+ */
+
+export interface ReconcileFigures {
+  readonly active: number;
+  readonly runs: ReadonlyArray<{ finished: number; itemsRead: number; jobsChecked: number; passMs: number }>;
+}
+
+const ACTIVE = 20;
+
+export async function reconcileSection(): Promise<ReconcileFigures> {
+  print(`\n## 2. Reconciler items read per pass: ${ACTIVE} active jobs, 100 then 10,000 finished`);
+  const s = await startBenchStack({ SIM_JOB_MS: '1000' });
+  try {
+    const e = s.stack.endpoints;
+    const documents = documentClient(e);
+    const table = e.jobTableName;
+    const write = async (jobs: Job[]) => {
+      for (let i = 0; i < jobs.length; i += 25) {
+        let request: Record<string, { PutRequest: { Item: Record<string, unknown> } }[]> | undefined = {
+          [table]: jobs.slice(i, i + 25).map((job) => ({ PutRequest: { Item: { ...toItem(job, 30) } } })),
+        };
+        while (request && Object.keys(request).length > 0) {
+          const { UnprocessedItems } = await documents.send(new BatchWriteCommand({ RequestItems: request }));
+          request = UnprocessedItems as typeof request;
+        }
+      }
+    };
+    const deps = {
+      store: new DynamoDbJobStore(documents, { tableName: table, retentionDays: 30 }),
+      slots: new DynamoDbSlotPool(documents, table),
+      workflow: new SfnWorkflow(sfnClient(e), e.stateMachineArn),
+      queue: new SqsJobQueue(sqsClient(e), e.jobQueueUrl),
+      provider: new HttpProvider({
+        baseUrl: e.providerUrl,
+        deduplicates: true,
+        submitTimeoutMs: 1000,
+        readTimeoutMs: 1000,
+      }),
+      timeline: new DynamoDbTimeline(documents, { tableName: table, retentionDays: 30 }),
+      now: () => new Date(),
+      maxInFlight: 5,
+      queuedGraceMs: 30_000,
+      jobTimeoutMs: 600_000,
+      slotWaitMaxSeconds: 1,
+      pageSize: 100, // as the reconcile handler pages
+    };
+    const now = new Date();
+    // Active jobs queued just now: a pass reads them and has nothing to fix.
+    await write(Array.from({ length: ACTIVE }, (_, i) => benchJob(`bench-active-${i}`, 'queued', now)));
+    const runs: ReconcileFigures['runs'][number][] = [];
+    const measure = async (finished: number) => {
+      const passes = [];
+      for (let i = 0; i < 3; i++) {
+        const started = performance.now();
+        const report = await reconcile(deps);
+        passes.push({ ...report, ms: performance.now() - started });
+      }
+      const run = {
+        finished,
+        itemsRead: median(passes.map((p) => p.itemsRead)),
+        jobsChecked: median(passes.map((p) => p.jobsChecked)),
+        passMs: round(median(passes.map((p) => p.ms)), 1),
+      };
+      runs.push(run);
+      print(
+        `measured: ${finished} finished + ${ACTIVE} active -> ${run.itemsRead} items read per pass, ` +
+          `${run.jobsChecked} jobs checked, pass ${fmt(run.passMs, 0)} ms (median of 3 passes)`,
+      );
+    };
+    await write(Array.from({ length: 100 }, (_, i) => benchJob(`bench-done-${i}`, 'succeeded', now)));
+    await measure(100);
+    await write(Array.from({ length: 9900 }, (_, i) => benchJob(`bench-done-${100 + i}`, 'succeeded', now)));
+    await measure(10_000);
+    return { active: ACTIVE, runs };
+  } finally {
+    await s.stop();
+  }
+}

@@ -1,0 +1,272 @@
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { GetExecutionHistoryCommand } from '@aws-sdk/client-sfn';
+import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { JOB_ITEM_SORT_KEY } from '../../config/layout';
+import { executionArn } from '../../lambdas/adapters/sfn-workflow';
+import type { Usage } from '../../local/usage';
+import {
+  documentClient,
+  pollUntil,
+  type RunningLocalStack,
+  sfnClient,
+  sqsClient,
+  startLocalStack,
+} from '../../test/e2e/support/local-stack';
+import { sleep } from './common';
+
+/**
+ * The local stack as the bench runs it: the same process `npm start` runs,
+ * with a request counter preloaded (./request-counter.cjs) so every request
+ * the handlers send to an emulated service is counted, and the stack's own
+ * usage meter (Lambda invocations and GB-seconds, REST API requests) read
+ * from `/v1/admin/metrics`. The bench's own reads (job items, execution
+ * histories, queue depths, the provider's ledger) go straight to the
+ * emulators, so they are in neither count.
+ */
+
+export const TENANT_KEY = 'bench-key-4d2a';
+const ADMIN_KEY = 'bench-admin-key-71c9';
+const COUNTER = join(__dirname, 'request-counter.cjs');
+
+const BASE_ENV = {
+  LONGHAUL_API_KEYS: `${TENANT_KEY}:bench`,
+  LONGHAUL_ADMIN_KEY: ADMIN_KEY,
+  API_RATE_LIMIT: '5000',
+  API_BURST_LIMIT: '5000',
+  SLOT_WAIT_MAX_SECONDS: '1',
+  SIM_PROGRESS_HZ: '10',
+  // No reconciler passes during a measurement: they would add requests that no job made.
+  RECONCILE_INTERVAL_MS: '3600000',
+  POWERTOOLS_LOG_LEVEL: 'WARN',
+};
+
+/** Everything billed that the stack did up to a moment. */
+export interface Snapshot {
+  /** Requests to the emulated services, by `service:Operation` (a progress UpdateItem also as `dynamodb:UpdateItem(progress)`). */
+  readonly requests: Record<string, number>;
+  readonly usage: Usage;
+}
+
+/** What the stack did between two snapshots. */
+export interface Measured {
+  readonly requests: Record<string, number>;
+  readonly lambda: Record<string, { invocations: number; gbSeconds: number }>;
+  readonly restApiRequests: number;
+}
+
+export interface Ledger {
+  readonly submissions: readonly { id: string; idempotencyKey: string | null; acceptedAt: string }[];
+  readonly maxConcurrent: number;
+  readonly running: number;
+}
+
+export const TERMINAL = ['succeeded', 'failed', 'canceled', 'needs_review'] as const;
+
+export interface BenchStack {
+  readonly stack: RunningLocalStack;
+  /** What the stack has done so far, taken before or after the work it is compared over. */
+  snapshot(moment: 'before' | 'after'): Promise<Snapshot>;
+  /** Submits one job through the REST API; returns its id and how long the API took to answer. */
+  submit(prompt: string): Promise<{ id: string; ms: number }>;
+  /** Waits until every job is terminal, reading the job items; returns each final status. */
+  settle(ids: readonly string[], timeoutMs: number): Promise<string[]>;
+  /** State transitions of each job's execution: the `...StateEntered` events of its history. */
+  transitions(ids: readonly string[]): Promise<number[]>;
+  /** Messages in a queue: visible, in flight and delayed. */
+  queueDepth(queueUrl: string): Promise<number>;
+  provider(path: string, body?: unknown): Promise<unknown>;
+  ledger(): Promise<Ledger>;
+  stop(): Promise<void>;
+}
+
+export function measuredBetween(before: Snapshot, after: Snapshot): Measured {
+  const requests = Object.fromEntries(
+    Object.entries(after.requests)
+      .map(([key, n]) => [key, n - (before.requests[key] ?? 0)] as const)
+      .filter(([, n]) => n > 0)
+      .sort(([a], [b]) => a.localeCompare(b)),
+  );
+  const lambda = Object.fromEntries(
+    Object.entries(after.usage.lambda)
+      .map(([name, fn]) => {
+        const earlier = before.usage.lambda[name];
+        return [
+          name,
+          {
+            invocations: fn.invocations - (earlier?.invocations ?? 0),
+            gbSeconds: fn.gbSeconds - (earlier?.gbSeconds ?? 0),
+          },
+        ] as const;
+      })
+      .filter(([, fn]) => fn.invocations > 0),
+  );
+  return { requests, lambda, restApiRequests: after.usage.restApiRequests - before.usage.restApiRequests };
+}
+
+/** A measurement divided by the number of jobs it covers. */
+export function perJob(measured: Measured, jobs: number): Measured {
+  return {
+    requests: Object.fromEntries(Object.entries(measured.requests).map(([k, n]) => [k, n / jobs])),
+    lambda: Object.fromEntries(
+      Object.entries(measured.lambda).map(([name, fn]) => [
+        name,
+        { invocations: fn.invocations / jobs, gbSeconds: fn.gbSeconds / jobs },
+      ]),
+    ),
+    restApiRequests: measured.restApiRequests / jobs,
+  };
+}
+
+export async function startBenchStack(env: Record<string, string>): Promise<BenchStack> {
+  const countDir = mkdtempSync(join(tmpdir(), 'longhaul-bench-counts-'));
+  const stack = await startLocalStack({
+    env: {
+      ...BASE_ENV,
+      ...env,
+      BENCH_COUNT_DIR: countDir,
+      NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --require ${COUNTER}`.trim(),
+    },
+    readyTimeoutMs: 60_000,
+  });
+  const e = stack.endpoints;
+  const documents = documentClient(e);
+  const sfn = sfnClient(e);
+  const sqs = sqsClient(e);
+  let submitted = 0;
+
+  /** The counts of every process of the stack (tsx and the stack itself), added up. */
+  const requests = async () => {
+    await sleep(450); // two flushes of the counter
+    const total: Record<string, number> = {};
+    for (const file of readdirSync(countDir).filter((name) => name.endsWith('.json'))) {
+      const counted = JSON.parse(readFileSync(join(countDir, file), 'utf8')) as Record<string, number>;
+      for (const [key, n] of Object.entries(counted)) total[key] = (total[key] ?? 0) + n;
+    }
+    return total;
+  };
+
+  const usage = async (): Promise<Usage> => {
+    const response = await fetch(`${stack.baseUrl}/v1/admin/metrics`, {
+      headers: { 'x-api-key': ADMIN_KEY },
+    });
+    if (!response.ok) throw new Error(`/v1/admin/metrics answered ${response.status}`);
+    return ((await response.json()) as { usage: Usage }).usage;
+  };
+
+  const provider = async (path: string, body?: unknown) => {
+    const response = await fetch(`${e.providerUrl}${path}`, {
+      method: body === undefined ? 'GET' : 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    if (!response.ok) throw new Error(`provider ${path} answered ${response.status}`);
+    const text = await response.text();
+    return text ? JSON.parse(text) : undefined;
+  };
+
+  const jobItem = async (id: string) =>
+    (
+      await documents.send(
+        new GetCommand({
+          TableName: e.jobTableName,
+          Key: { pk: id, sk: JOB_ITEM_SORT_KEY },
+          ConsistentRead: true,
+        }),
+      )
+    ).Item;
+
+  return {
+    stack,
+    // The ops report behind `usage()` reads the table and the queues itself: its
+    // requests fall before the `before` counts and after the `after` counts.
+    snapshot: async (moment) => {
+      if (moment === 'before') {
+        const used = await usage();
+        return { usage: used, requests: await requests() };
+      }
+      const counted = await requests();
+      return { requests: counted, usage: await usage() };
+    },
+    submit: async (prompt) => {
+      const started = performance.now();
+      const response = await fetch(`${stack.baseUrl}/v1/jobs`, {
+        method: 'POST',
+        headers: {
+          'x-api-key': TENANT_KEY,
+          'content-type': 'application/json',
+          'idempotency-key': `bench-${process.pid}-${Date.now()}-${++submitted}`,
+        },
+        body: JSON.stringify({ type: 'image.generate', input: { prompt } }),
+      });
+      const body = (await response.json()) as { id: string };
+      const ms = performance.now() - started;
+      if (response.status !== 202) throw new Error(`submit answered ${response.status}`);
+      return { id: body.id, ms };
+    },
+    settle: async (ids, timeoutMs) => {
+      const statuses: string[] = [];
+      const pending = [...ids];
+      await Promise.all(
+        Array.from({ length: 10 }, async () => {
+          for (let id = pending.pop(); id !== undefined; id = pending.pop()) {
+            const jobId = id;
+            statuses.push(
+              await pollUntil(
+                async () => {
+                  const status = (await jobItem(jobId))?.status as string | undefined;
+                  return status && (TERMINAL as readonly string[]).includes(status) ? status : undefined;
+                },
+                { timeoutMs, intervalMs: 250, description: `job ${jobId} to finish` },
+              ),
+            );
+          }
+        }),
+      );
+      return statuses;
+    },
+    transitions: async (ids) =>
+      Promise.all(
+        ids.map(async (id) => {
+          const name = (await jobItem(id))?.executionName as string | undefined;
+          if (!name) throw new Error(`job ${id} has no execution`);
+          let entered = 0;
+          let nextToken: string | undefined;
+          do {
+            const page = await sfn.send(
+              new GetExecutionHistoryCommand({
+                executionArn: executionArn(e.stateMachineArn, name),
+                includeExecutionData: false,
+                maxResults: 1000,
+                nextToken,
+              }),
+            );
+            entered += (page.events ?? []).filter((event) => event.type?.endsWith('StateEntered')).length;
+            nextToken = page.nextToken;
+          } while (nextToken);
+          return entered;
+        }),
+      ),
+    queueDepth: async (queueUrl) => {
+      const { Attributes = {} } = await sqs.send(
+        new GetQueueAttributesCommand({
+          QueueUrl: queueUrl,
+          AttributeNames: [
+            'ApproximateNumberOfMessages',
+            'ApproximateNumberOfMessagesNotVisible',
+            'ApproximateNumberOfMessagesDelayed',
+          ],
+        }),
+      );
+      return Object.values(Attributes).reduce((sum, n) => sum + Number(n), 0);
+    },
+    provider,
+    ledger: async () => (await provider('/_sim/ledger')) as Ledger,
+    stop: async () => {
+      await stack.stop();
+      rmSync(countDir, { recursive: true, force: true });
+    },
+  };
+}

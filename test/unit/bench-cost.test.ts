@@ -1,0 +1,80 @@
+import { fixedMonthlyCost, itemBytes, jobCost } from '../../bench/cost';
+import { prices } from '../../bench/prices';
+import { keysChargedTwice } from '../../bench/sections/ambiguity';
+
+/** The bench's cost model: counted calls times the unit prices, nothing added, nothing dropped. */
+
+const measured = {
+  requests: {
+    'dynamodb:PutItem': 2,
+    'dynamodb:UpdateItem': 5,
+    'dynamodb:UpdateItem(progress)': 3, // already among the UpdateItems: not counted twice
+    'dynamodb:GetItem': 4,
+    'dynamodb:Query': 1,
+    'sqs:SendMessage': 1,
+    'sqs:DeleteMessageBatch': 1,
+    'sqs:ReceiveMessage': 9, // polling: a fixed cost, not a per-job one
+    's3:PUT': 1,
+    'execute-api:POST': 30,
+    'states:SendTaskSuccess': 1, // an API call, not a transition
+  },
+  lambda: {
+    'longhaul-api': { invocations: 31, gbSeconds: 0.5 },
+    'longhaul-workflow': { invocations: 6, gbSeconds: 0.25 },
+    'longhaul-reconcile': { invocations: 1, gbSeconds: 0.1 }, // on its schedule: a fixed cost, not a per-job one
+  },
+  restApiRequests: 31,
+};
+
+test('each line is the counted quantity times its unit price, per 1,000 jobs', () => {
+  const cost = jobCost(measured, 7, 2);
+  const line = (service: string) => cost.lines.find((l) => l.service === service);
+
+  expect(line('Step Functions state transitions')?.perJob).toBe(7);
+  expect(line('Lambda requests')?.perJob).toBe(37);
+  expect(line('Lambda duration (GB-s)')?.perJob).toBeCloseTo(0.75, 9);
+  expect(line('API Gateway REST requests')?.perJob).toBe(31);
+  expect(line('API Gateway WebSocket messages')?.perJob).toBe(30);
+  expect(line('DynamoDB write units')?.perJob).toBe(14); // 7 writes of a 2 KB item
+  expect(line('DynamoDB read units')?.perJob).toBe(5);
+  expect(line('SQS requests')?.perJob).toBe(2);
+  expect(line('S3 PUT')?.perJob).toBe(1);
+
+  expect(line('Step Functions state transitions')?.usdPerThousandJobs).toBeCloseTo(
+    7 * prices.stepFunctionsStandardPerTransition.usd * 1000,
+    12,
+  );
+  const total = cost.lines.reduce((sum, l) => sum + l.usdPerThousandJobs, 0);
+  expect(cost.usdPerThousandJobs).toBeCloseTo(total, 12);
+  expect(cost.usdPerThousandJobs).toBeGreaterThan(0);
+});
+
+test('the fixed monthly cost counts one reconciler pass per period', () => {
+  const fixed = fixedMonthlyCost(60, 20, 512);
+  expect(fixed.reconcilerPassesPerMonth).toBe(43_200);
+  expect(fixed.reconcilerGbSeconds).toBeCloseTo(43_200 * 0.5 * 0.02, 9);
+  expect(fixed.reconcilerUsdPerMonth).toBeGreaterThan(0);
+});
+
+test('item size counts attribute names and values', () => {
+  expect(itemBytes({ pk: 'abc' })).toBe(5);
+  expect(itemBytes({ n: 12345 })).toBe(1 + 4);
+  expect(itemBytes({ m: { a: 'xy' } })).toBe(1 + 3 + 1 + 1 + 2);
+  expect(itemBytes({ l: ['ab', true] })).toBe(1 + 3 + (1 + 2) + (1 + 1));
+});
+
+test('a key charged twice is counted once, whatever the order of the ledger', () => {
+  const at = '2026-01-01T00:00:00.000Z';
+  const ledger = {
+    submissions: [
+      { id: 'g1', idempotencyKey: 'a', acceptedAt: at },
+      { id: 'g2', idempotencyKey: 'b', acceptedAt: at },
+      { id: 'g3', idempotencyKey: 'a', acceptedAt: at },
+      { id: 'g4', idempotencyKey: 'a', acceptedAt: at },
+    ],
+    maxConcurrent: 1,
+    running: 0,
+  };
+  expect(keysChargedTwice(ledger)).toBe(1);
+  expect(keysChargedTwice({ ...ledger, submissions: ledger.submissions.slice(0, 2) })).toBe(0);
+});
