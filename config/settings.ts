@@ -85,7 +85,7 @@ const fields = {
     env: 'SLOT_WAIT_MAX_SECONDS',
     schema: int(1, 900),
     default: 30,
-    doc: 'longest a queued job waits before looking for a free slot again',
+    doc: 'longest a queued job waits before looking for a free slot again (a released slot is handed to the oldest waiting job at once)',
   },
   dispatchTimeoutSeconds: {
     env: 'DISPATCH_TIMEOUT_SECONDS',

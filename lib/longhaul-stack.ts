@@ -98,6 +98,7 @@ export class LonghaulStack extends Stack {
     this.workflowSteps = new WorkflowSteps(this, 'WorkflowSteps', {
       settings,
       jobTable: this.jobStore.jobTable,
+      jobQueue: this.jobQueue.queue,
       inputBucket: this.jobInputs.inputBucket,
       outputBucket: this.jobOutputs.outputBucket,
       providerSecret: this.providerSecrets.providerSecret,

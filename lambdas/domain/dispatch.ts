@@ -43,6 +43,38 @@ export async function dispatchJob(
   return 'started';
 }
 
+export interface HandOffDeps {
+  readonly store: Pick<JobStore, 'listActive' | 'touchEnqueued'>;
+  readonly slots: SlotPool;
+  readonly queue: JobQueue;
+  readonly maxInFlight: number;
+  readonly now: () => Date;
+}
+
+/** Waiting jobs looked at for a hand-off: more than can hold a slot while still queued, so one is free. */
+const handOffCandidates = (maxInFlight: number) => Math.min(maxInFlight + 1, 100);
+
+/**
+ * Gives a free slot to the job that has waited longest, so provider capacity
+ * is not idle until some waiting job's backoff ends. The slot is taken for
+ * that job with the same conditional update as every dispatch (the limit
+ * holds), and the job is sent to the dispatcher at once; the dispatcher finds
+ * it already holds a slot and starts it. If the message is lost, the job's own
+ * delayed message or the reconciler starts it later. Returns the job's id, or
+ * undefined when no slot is free or nothing waits.
+ */
+export async function handOffFreeSlot(deps: HandOffDeps): Promise<string | undefined> {
+  const holders = new Set(await deps.slots.holders());
+  if (holders.size >= deps.maxInFlight) return undefined;
+  const { items } = await deps.store.listActive('queued', { limit: handOffCandidates(deps.maxInFlight) });
+  // Oldest first; a queued job that holds a slot is already on its way.
+  const next = items.find((job) => !holders.has(job.id));
+  if (!next || !(await deps.slots.acquire(next.id, deps.maxInFlight))) return undefined;
+  await deps.store.touchEnqueued(next.id, deps.now());
+  await deps.queue.enqueue(next.id);
+  return next.id;
+}
+
 /** Exponential backoff with full jitter: 1, 2, 4 … up to `maxSeconds`, times a random fraction, at least 1 s. */
 export function deferDelaySeconds(deferrals: number, maxSeconds: number, random: () => number): number {
   const ceiling = Math.min(maxSeconds, 2 ** Math.min(deferrals, 10));

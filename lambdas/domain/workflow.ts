@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { WORKFLOW_STEPS, type WorkflowStep } from '../../config/layout';
+import { handOffFreeSlot } from './dispatch';
 import {
   AmbiguousSubmissionError,
   InvalidJobInputError,
@@ -9,7 +10,7 @@ import {
 } from './errors';
 import { isTerminal, type Job, type JobError, providerKeyOf } from './job';
 import { type FinalOutput, parseProviderOutput } from './outputs';
-import type { InputStore, JobStore, OutputStore, SlotPool, Timeline, Workflow } from './ports';
+import type { InputStore, JobQueue, JobStore, OutputStore, SlotPool, Timeline, Workflow } from './ports';
 import type { Provider } from './provider';
 
 /**
@@ -40,6 +41,9 @@ export interface StepEvent {
 export interface WorkflowDeps {
   readonly store: JobStore;
   readonly slots: SlotPool;
+  /** The dispatcher's queue: a released slot is handed to the job that waited longest. */
+  readonly queue: JobQueue;
+  readonly maxInFlight: number;
   readonly provider: Provider;
   readonly timeline: Timeline;
   readonly inputs: InputStore;
@@ -219,6 +223,15 @@ const steps: Record<StepName, (deps: WorkflowDeps, event: StepEvent) => Promise<
       return null;
     if (await deps.slots.release(event.jobId)) {
       await deps.timeline.record(event.jobId, { at: deps.now().toISOString(), type: 'slot.released' });
+    }
+    // Also on a retry whose first try released the slot but stopped before the hand-off.
+    const next = await handOffFreeSlot(deps);
+    if (next) {
+      await deps.timeline.record(event.jobId, {
+        at: deps.now().toISOString(),
+        type: 'slot.handed_off',
+        detail: next,
+      });
     }
     return null;
   },

@@ -4,7 +4,16 @@ import { resourceEnv } from '../../config/layout';
 import { isTerminal } from '../domain/job';
 import { presentJob } from '../domain/present';
 import { runStep, STEP_NAMES } from '../domain/workflow';
-import { inputStore, liveJobStore, outputStore, provider, slotPool, timeline, workflow } from '../shared/aws';
+import {
+  inputStore,
+  jobQueue,
+  liveJobStore,
+  outputStore,
+  provider,
+  slotPool,
+  timeline,
+  workflow,
+} from '../shared/aws';
 import { requireEnv, runtimeSettings } from '../shared/env';
 import { emit, instrument, logger } from '../shared/observability';
 import { webhookSigningSecret } from '../shared/secrets';
@@ -32,6 +41,8 @@ export const handler = instrument('workflow', async (raw: unknown, _context: Con
     {
       store: liveJobStore(),
       slots: slotPool(),
+      queue: jobQueue(),
+      maxInFlight: settings.maxInFlight,
       provider: await provider(),
       timeline: timeline(),
       inputs: inputStore(),

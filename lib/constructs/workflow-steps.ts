@@ -2,6 +2,7 @@ import { Duration } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
+import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import type { Settings } from '../../config/settings';
 import { handlerEntry } from '../handlers';
@@ -12,6 +13,8 @@ export interface WorkflowStepsProps {
   readonly settings: Settings;
   /** The job table: jobs, the slot item and the timelines. */
   readonly jobTable: ITable;
+  /** The dispatcher's queue; `release` sends the job it hands a freed slot to. */
+  readonly jobQueue: IQueue;
   /** The input bucket; `prepare` checks uploaded inputs in it (HeadObject). */
   readonly inputBucket: IBucket;
   /** The output bucket; `finalize` stores outputs and `notify` presigns them for the webhook body. */
@@ -56,6 +59,8 @@ export class WorkflowSteps extends Construct {
       memorySize: 1024,
     })
       .useTable('jobTable', props.jobTable, 'readWrite')
+      // The release step hands a freed slot to the job that waited longest, through the dispatcher.
+      .useQueue('jobQueueUrl', props.jobQueue, 'send')
       .useBucket('inputBucket', props.inputBucket, 'read')
       .useBucket('outputBucket', props.outputBucket, 'readWrite')
       .useSecret('providerSecretArn', props.providerSecret)

@@ -442,6 +442,7 @@ describe('steps function', () => {
   });
 
   test('finds its resources through its environment, and has no STATE_MACHINE_ARN (it would be circular)', () => {
+    const queue = logicalIdAt(template, 'AWS::SQS::Queue', 'Longhaul/JobQueue/Queue/Resource');
     const restApi = logicalIdAt(template, 'AWS::ApiGateway::RestApi', 'Longhaul/Api/RestApi/Resource');
     const stage = logicalIdAt(
       template,
@@ -490,14 +491,15 @@ describe('steps function', () => {
             ],
           ],
         },
+        // The release step hands a freed slot to the job that waited longest, through the dispatcher.
+        JOB_QUEUE_URL: { Ref: queue },
         POWERTOOLS_SERVICE_NAME: 'workflow',
       }),
     );
     expect(variables.STATE_MACHINE_ARN).toBeUndefined();
-    expect(variables.JOB_QUEUE_URL).toBeUndefined();
   });
 
-  test('reads inputs, reads and writes outputs, and reads both secrets, nothing more', () => {
+  test('reads inputs, reads and writes outputs, reads both secrets and sends to the job queue, nothing more', () => {
     const statements = policyStatements(template, `${STEPS_PATH}/Role/DefaultPolicy/Resource`);
     const bucketObjects = (path: string) => ({
       'Fn::Join': ['', [{ 'Fn::GetAtt': [logicalIdAt(template, 'AWS::S3::Bucket', path), 'Arn'] }, '/*']],
@@ -537,7 +539,15 @@ describe('steps function', () => {
       },
     ]);
     expect(statementsFor(statements, 'states')).toEqual([]);
-    expect(statementsFor(statements, 'sqs')).toEqual([]);
+    expect(statementsFor(statements, 'sqs')).toEqual([
+      {
+        Effect: 'Allow',
+        Action: ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage'],
+        Resource: {
+          'Fn::GetAtt': [logicalIdAt(template, 'AWS::SQS::Queue', 'Longhaul/JobQueue/Queue/Resource'), 'Arn'],
+        },
+      },
+    ]);
   });
 
   test('may answer task tokens, in a policy of its own that grants nothing else', () => {

@@ -298,3 +298,43 @@ describe('the dead-letter queue', () => {
     expect(await queueDepth(stack, stack.endpoints.jobQueueUrl)).toBe(0);
   });
 });
+
+describe('a released slot', () => {
+  let stack: RunningLocalStack;
+  let c: ReturnType<typeof client>;
+  beforeAll(async () => {
+    // Waiting jobs back off for up to 15 minutes: only the hand-off can start them promptly.
+    stack = await startLocalStack({
+      env: { ...baseEnv, MAX_IN_FLIGHT: '1', SIM_JOB_MS: '3000', SLOT_WAIT_MAX_SECONDS: '900' },
+    });
+    c = client(stack);
+  });
+  afterAll(async () => {
+    await stack?.stop();
+  });
+
+  it('goes straight to the job that waited longest, in the order they came', async () => {
+    const first = await c.submit({ prompt: 'first' });
+    await c.until(first, (job) => job.status === 'running');
+    const second = await c.submit({ prompt: 'second' });
+    const third = await c.submit({ prompt: 'third' });
+
+    const jobs = await Promise.all([first, second, third].map((id) => c.settled(id, 60_000)));
+    expect(jobs.map((job) => job.status)).toEqual(['succeeded', 'succeeded', 'succeeded']);
+    expect((await c.ledger()).maxConcurrent).toBe(1);
+
+    const events = async (id: string) =>
+      (await c.api('GET', `/v1/jobs/${id}/events`)).body.items as {
+        at: string;
+        type: string;
+        detail?: string;
+      }[];
+    const at = (items: { at: string; type: string }[], type: string) =>
+      Date.parse(items.find((item) => item.type === type)?.at ?? 'missing');
+    const [a, b] = await Promise.all([events(first), events(second)]);
+    // Each release named the job it handed its slot to, and that job started within moments.
+    expect(a.find((item) => item.type === 'slot.handed_off')?.detail).toBe(second);
+    expect(b.find((item) => item.type === 'slot.handed_off')?.detail).toBe(third);
+    expect(at(b, 'job.dispatched') - at(a, 'slot.released')).toBeLessThan(2000);
+  });
+});

@@ -8,6 +8,7 @@ import { jobErrorOf, runStep, type StepEvent, type WorkflowDeps } from '../../la
 import {
   MemoryInputs,
   MemoryOutputs,
+  MemoryQueue,
   MemorySlots,
   MemoryStore,
   MemoryTimeline,
@@ -40,6 +41,8 @@ function setup(options: { deduplicates?: boolean; job?: Partial<Job> } = {}) {
   const deps = {
     store,
     slots: new MemorySlots(),
+    queue: new MemoryQueue(),
+    maxInFlight: 2,
     provider: new ScriptedProvider(options.deduplicates ?? true),
     timeline: new MemoryTimeline(),
     inputs: new MemoryInputs(),
@@ -309,6 +312,81 @@ describe('finalize, release and notify', () => {
     expect(deps.timeline.types(job.id).filter((t) => t === 'slot.released')).toHaveLength(1);
     await step('notify');
     expect(delivered).toEqual([`${job.id}:succeeded`]);
+  });
+});
+
+describe('handing a released slot to the job that waited longest', () => {
+  const waiting = (id: string, createdAt: string): Job =>
+    ({
+      ...newJob(
+        {
+          id,
+          tenantId: 'acme',
+          type: 'image.generate',
+          input: { prompt: 'a dog' },
+          idempotencyKey: id,
+          fingerprint: 'f',
+        },
+        new Date(createdAt),
+      ),
+    }) as Job;
+
+  it('takes the freed slot for the oldest queued job and sends it to the dispatcher now', async () => {
+    const { step, deps, job } = setup({ job: { status: 'succeeded' } });
+    const older = waiting('job_bbbbbbbbbbbbbbbbbbbbbbbbbb', '2026-05-01T09:00:00.000Z');
+    const newer = waiting('job_cccccccccccccccccccccccccc', '2026-05-01T09:30:00.000Z');
+    deps.store.jobs.set(newer.id, newer);
+    deps.store.jobs.set(older.id, older);
+    await deps.slots.acquire(job.id, 2);
+    await deps.slots.acquire('job_dddddddddddddddddddddddddd', 2); // the pool is full
+
+    await step('release');
+
+    expect((await deps.slots.holders()).sort()).toEqual([older.id, 'job_dddddddddddddddddddddddddd']);
+    expect(deps.queue.messages).toEqual([{ jobId: older.id, options: {} }]);
+    expect(deps.store.jobs.get(older.id)?.enqueuedAt).toBe(clock.toISOString());
+    expect(deps.timeline.types(job.id)).toEqual([
+      'step.started:release',
+      'slot.released',
+      'slot.handed_off',
+      'step.succeeded:release',
+    ]);
+  });
+
+  it('passes over a queued job that already holds a slot, and never goes past the limit', async () => {
+    const { step, deps, job } = setup({ job: { status: 'succeeded' } });
+    const dispatched = waiting('job_bbbbbbbbbbbbbbbbbbbbbbbbbb', '2026-05-01T09:00:00.000Z');
+    const next = waiting('job_cccccccccccccccccccccccccc', '2026-05-01T09:30:00.000Z');
+    const last = waiting('job_eeeeeeeeeeeeeeeeeeeeeeeeee', '2026-05-01T09:45:00.000Z');
+    for (const j of [dispatched, next, last]) deps.store.jobs.set(j.id, j);
+    await deps.slots.acquire(job.id, 2);
+    await deps.slots.acquire(dispatched.id, 2);
+
+    await step('release');
+    await step('release', { retryCount: 1 }); // nothing left to free: no second hand-off
+
+    expect((await deps.slots.holders()).sort()).toEqual([dispatched.id, next.id]);
+    expect(deps.queue.messages.map((m) => m.jobId)).toEqual([next.id]);
+  });
+
+  it('hands off nothing while the slot stays held for an unresolved submission, or when nobody waits', async () => {
+    const { step, deps, job } = setup({
+      deduplicates: false,
+      job: { status: 'running', submitIntent: { attemptId: 'a1', at: clock.toISOString() } },
+    });
+    const queued = waiting('job_bbbbbbbbbbbbbbbbbbbbbbbbbb', '2026-05-01T09:00:00.000Z');
+    deps.store.jobs.set(queued.id, queued);
+    await deps.slots.acquire(job.id, 2);
+    await deps.slots.acquire('job_dddddddddddddddddddddddddd', 2);
+    await step('release');
+    expect(deps.queue.messages).toEqual([]);
+    expect(await deps.slots.holders()).toContain(job.id);
+
+    const idle = setup({ job: { status: 'succeeded' } });
+    await idle.deps.slots.acquire(idle.job.id, 2);
+    await idle.step('release');
+    expect(idle.deps.queue.messages).toEqual([]);
+    expect(await idle.deps.slots.holders()).toEqual([]);
   });
 });
 

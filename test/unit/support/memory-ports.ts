@@ -117,7 +117,10 @@ export class MemoryStore implements JobStore {
     return this.jobs.get(job.id);
   }
   async listActive(status: ActiveStatus, page: { limit: number; cursor?: string }) {
-    const all = [...this.jobs.values()].filter((job) => job.status === status);
+    // Oldest first, as the active index's sort key orders them.
+    const all = [...this.jobs.values()]
+      .filter((job) => job.status === status)
+      .sort((a, b) => a.createdAt.localeCompare(b.createdAt));
     const offset = page.cursor ? Number(page.cursor) : 0;
     const items = all.slice(offset, offset + page.limit);
     const next = offset + page.limit;
