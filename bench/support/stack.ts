@@ -36,7 +36,6 @@ const BASE_ENV = {
   LONGHAUL_ADMIN_KEY: ADMIN_KEY,
   API_RATE_LIMIT: '5000',
   API_BURST_LIMIT: '5000',
-  SLOT_WAIT_MAX_SECONDS: '1',
   SIM_PROGRESS_HZ: '10',
   // No reconciler passes during a measurement: they would add requests that no job made.
   RECONCILE_INTERVAL_MS: '3600000',
