@@ -199,10 +199,12 @@ describe('convergence through the reconciler', () => {
 
   it('re-enqueues a queued job whose message was lost', async () => {
     // A job at the provider holds the only slot so the next one stays queued; its message is lost;
-    // the slot frees when the first job finishes. The slot is held by a real job, not a made-up
-    // holder: the reconciler frees a slot whose holder does not exist at its next pass, which can
-    // come before the dispatcher first looks at the job.
-    await c.sim('/_sim/config', { jobMs: 4000 });
+    // the reconciler re-enqueues it, and it runs once the first job is canceled and frees the slot.
+    // The slot is held by a real job, not a made-up holder: the reconciler frees a slot whose
+    // holder does not exist at its next pass, which can come before the dispatcher first looks at
+    // the job. The holder runs until canceled: were it to finish first, its release would hand the
+    // slot to the waiting job and nothing would be left for the reconciler to find.
+    await c.sim('/_sim/config', { jobMs: 60_000 });
     const holder = await c.submit('holds the slot');
     await pollUntil(async () => (await c.sim('/_sim/ledger')).running === 1, {
       description: 'the provider to run the slot holder',
@@ -232,13 +234,17 @@ describe('convergence through the reconciler', () => {
       { timeoutMs: 15_000, intervalMs: 1000, description: "the waiting job's message to be lost" },
     );
     expect((await c.api('GET', `/v1/jobs/${id}`)).body.status).toBe('queued');
-    expect((await c.settled(holder, 30_000)).status).toBe('succeeded');
+    await pollUntil(
+      async () =>
+        (await c.api('GET', `/v1/jobs/${id}/events`)).body.items.some(
+          (e: { type: string }) => e.type === 'reconciler.requeued',
+        ),
+      { timeoutMs: 20_000, intervalMs: 250, description: 'the reconciler to re-enqueue the job' },
+    );
+    expect((await c.api('POST', `/v1/jobs/${holder}/cancel`)).status).toBe(202);
+    expect((await c.settled(holder, 30_000)).status).toBe('canceled');
     const job = await c.settled(id, 30_000);
     expect(job.status).toBe('succeeded');
-    const events = (await c.api('GET', `/v1/jobs/${id}/events`)).body.items.map(
-      (e: { type: string }) => e.type,
-    );
-    expect(events).toContain('reconciler.requeued');
   });
 
   it('moves the dead-letter queue back with the admin redrive', async () => {
