@@ -1,6 +1,7 @@
 import { fixedMonthlyCost, itemBytes, jobCost } from '../../bench/cost';
 import { prices } from '../../bench/prices';
 import { keysChargedTwice } from '../../bench/sections/ambiguity';
+import { verdicts } from '../../bench/summary';
 
 /** The bench's cost model: counted calls times the unit prices, nothing added, nothing dropped. */
 
@@ -77,4 +78,71 @@ test('a key charged twice is counted once, whatever the order of the ledger', ()
   };
   expect(keysChargedTwice(ledger)).toBe(1);
   expect(keysChargedTwice({ ...ledger, submissions: ledger.submissions.slice(0, 2) })).toBe(0);
+});
+
+describe('the summary says plainly which side came out ahead', () => {
+  const burst = {
+    jobs: 500,
+    clients: 50,
+    limit: 5,
+    jobMs: 1000,
+    maxInFlight: 5,
+    makespanS: 120,
+    utilizationPct: 83,
+    submitP50Ms: 400,
+    submitP99Ms: 700,
+    idleP50Ms: 30,
+    idleP99Ms: 70,
+    deadLetters: 0,
+    dispatchesPerJob: 9,
+    outcome: { succeeded: 500 },
+  };
+  const drops = (charges: [number, number]) =>
+    [true, false].map((providerIdempotent, i) => ({
+      providerIdempotent,
+      jobs: 20,
+      charges: charges[i] as number,
+      jobsChargedTwiceOrMore: (charges[i] as number) - 20,
+      outcome: {},
+    }));
+  const results = {
+    command: 'npm run bench',
+    machine: { cores: 2, cpu: 'cpu', memoryGiB: 24, node: 'v24', os: 'Linux' },
+    startedAt: '2026-11-29T00:00:00.000Z',
+    durationS: 380,
+    backPressure: burst,
+    acceptThenDrop: drops([20, 20]),
+    peer: {
+      redisVersion: '7.0.15',
+      bullmqVersion: '6.7.0',
+      progress: {
+        jobs: 3,
+        ticksPerJob: 200,
+        progressWritesPerJob: 200,
+        writesPerTick: 1,
+        redisWriteCommandsPerJob: 433,
+        outcome: {},
+      },
+      burst: { ...burst, makespanS: 100, utilizationPct: 99, submitP50Ms: 27, idleP50Ms: 1, failedJobs: 0 },
+      acceptThenDrop: drops([20, 40]),
+      durationS: 130,
+    },
+  };
+
+  it('lists each measured difference on the side that did better, and ties on neither', () => {
+    const { peer, longhaul } = verdicts(results);
+    expect(peer).toEqual([
+      'makespan of the burst: 120 s (Longhaul) vs 100 s (BullMQ)',
+      'provider utilization: 83 % (Longhaul) vs 99 % (BullMQ)',
+      'submit latency p50 during the burst: 400 ms (Longhaul) vs 27 ms (BullMQ)',
+      'submit latency p50 idle: 30 ms (Longhaul) vs 1 ms (BullMQ)',
+    ]);
+    expect(longhaul).toEqual([
+      'charges for 20 jobs under accept-then-drop, non-deduplicating provider: 20 (Longhaul) vs 40 (BullMQ)',
+    ]);
+  });
+
+  it('says nothing without the peer', () => {
+    expect(verdicts({ ...results, peer: undefined })).toEqual({ peer: [], longhaul: [] });
+  });
 });

@@ -1,0 +1,192 @@
+import type { PeerFigures } from './peer/bullmq';
+import type { DropFigures } from './sections/ambiguity';
+import type { BurstFigures } from './sections/backpressure';
+import type { HandlerFigures } from './sections/coldstart';
+import type { CostFigures } from './sections/cost';
+import type { ProgressFigures } from './sections/progress';
+import type { ReconcileFigures } from './sections/reconcile';
+import { fmt, type Machine, print } from './support/common';
+
+/** The bench's one table: every figure, Longhaul beside the BullMQ peer, and which side came out ahead. */
+
+export interface Results {
+  command: string;
+  machine: Machine;
+  startedAt: string;
+  durationS: number;
+  progress?: ProgressFigures;
+  reconcile?: ReconcileFigures;
+  backPressure?: BurstFigures;
+  coldStart?: HandlerFigures[];
+  cost?: CostFigures;
+  acceptThenDrop?: DropFigures[];
+  peer?: PeerFigures;
+}
+
+type Row = [figure: string, longhaul: string, peer: string];
+
+const ms = (p50: number, p99: number) => `${p50} / ${p99} ms`;
+const outcomeText = (outcome: Record<string, number>) =>
+  Object.entries(outcome)
+    .map(([status, n]) => `${n} ${status}`)
+    .join(', ');
+
+function drop(results: readonly { providerIdempotent: boolean }[] | undefined, idempotent: boolean) {
+  return results?.find((r) => r.providerIdempotent === idempotent) as
+    | (DropFigures | PeerFigures['acceptThenDrop'][number])
+    | undefined;
+}
+
+function summaryRows(r: Results): Row[] {
+  const rows: Row[] = [];
+  const none = '';
+  const p = r.peer;
+  if (r.progress || p) {
+    rows.push([
+      'progress writes per job, 20 s job at 10 ticks/s',
+      r.progress
+        ? `${fmt(r.progress.progressWritesPerJob, 1)} (${fmt(r.progress.writesPerTick, 3)}/tick)`
+        : none,
+      p ? `${fmt(p.progress.progressWritesPerJob, 1)} (${fmt(p.progress.writesPerTick, 3)}/tick)` : none,
+    ]);
+  }
+  const b = r.backPressure;
+  if (b || p) {
+    const burst = b ?? p?.burst;
+    rows.push(
+      [
+        `most in flight at the provider, limit ${burst?.limit}`,
+        b ? String(b.maxInFlight) : none,
+        p ? String(p.burst.maxInFlight) : none,
+      ],
+      [
+        `makespan, ${burst?.jobs} x ${(burst?.jobMs ?? 0) / 1000} s jobs from ${burst?.clients} clients (ideal ${((burst?.jobs ?? 0) * (burst?.jobMs ?? 0)) / (burst?.limit ?? 1) / 1000} s)`,
+        b ? `${fmt(b.makespanS, 1)} s` : none,
+        p ? `${fmt(p.burst.makespanS, 1)} s` : none,
+      ],
+      [
+        'provider utilization (busy slot time / limit x makespan)',
+        b ? `${fmt(b.utilizationPct, 1)} %` : none,
+        p ? `${fmt(p.burst.utilizationPct, 1)} %` : none,
+      ],
+      [
+        'submit latency during the burst, p50 / p99',
+        b ? ms(b.submitP50Ms, b.submitP99Ms) : none,
+        p ? ms(p.burst.submitP50Ms, p.burst.submitP99Ms) : none,
+      ],
+      [
+        'submit latency idle, p50 / p99',
+        b ? ms(b.idleP50Ms, b.idleP99Ms) : none,
+        p ? ms(p.burst.idleP50Ms, p.burst.idleP99Ms) : none,
+      ],
+      [
+        'jobs in the dead-letter queue (peer: failed jobs)',
+        b ? String(b.deadLetters) : none,
+        p ? String(p.burst.failedJobs) : none,
+      ],
+    );
+  }
+  for (const idempotent of [true, false]) {
+    const ours = drop(r.acceptThenDrop, idempotent);
+    const theirs = drop(p?.acceptThenDrop, idempotent);
+    if (!ours && !theirs) continue;
+    const text = (f: typeof ours) =>
+      f
+        ? `${f.charges} charges, ${f.jobsChargedTwiceOrMore} jobs charged twice; ${outcomeText(f.outcome)}`
+        : none;
+    rows.push([
+      `accept-then-drop on ${ours?.jobs ?? theirs?.jobs} jobs, provider ${idempotent ? 'deduplicates' : 'does not deduplicate'}`,
+      text(ours),
+      text(theirs),
+    ]);
+  }
+  if (r.cost) {
+    rows.push(
+      [
+        `state transitions per job, ${r.cost.runs.map((run) => `${run.jobMs / 1000} s`).join(' / ')} job`,
+        r.cost.runs.map((run) => String(run.transitionsPerJob)).join(' / '),
+        none,
+      ],
+      [
+        `cost per 1,000 jobs, ${r.cost.runs.map((run) => `${run.jobMs / 1000} s`).join(' / ')} job`,
+        r.cost.runs.map((run) => `$${fmt(run.cost.usdPerThousandJobs, 2)}`).join(' / '),
+        none,
+      ],
+    );
+  }
+  if (r.reconcile) {
+    rows.push([
+      `reconciler items read per pass, ${r.reconcile.active} active + ${r.reconcile.runs.map((run) => run.finished.toLocaleString('en-US')).join(' / ')} finished`,
+      r.reconcile.runs.map((run) => String(run.itemsRead)).join(' / '),
+      none,
+    ]);
+  }
+  if (r.coldStart && r.coldStart.length > 0) {
+    const sizes = r.coldStart.map((h) => h.bundleKiB);
+    const inits = r.coldStart.map((h) => h.initMs);
+    rows.push([
+      `handler bundle / module init (${r.coldStart.length} handlers)`,
+      `${Math.round(Math.min(...sizes))}–${Math.round(Math.max(...sizes))} KiB / ${Math.min(...inits)}–${Math.max(...inits)} ms`,
+      none,
+    ]);
+  }
+  return rows;
+}
+
+/** Each figure both sides measured, with which side came out ahead. */
+export function verdicts(r: Results): { peer: string[]; longhaul: string[] } {
+  const peer: string[] = [];
+  const longhaul: string[] = [];
+  const compare = (figure: string, ours: number, theirs: number, lowerIsBetter: boolean, unit: string) => {
+    if (ours === theirs) return;
+    const text = `${figure}: ${ours}${unit} (Longhaul) vs ${theirs}${unit} (BullMQ)`;
+    (ours < theirs === lowerIsBetter ? longhaul : peer).push(text);
+  };
+  const p = r.peer;
+  if (!p) return { peer, longhaul };
+  if (r.progress) {
+    compare(
+      'progress writes per job',
+      r.progress.progressWritesPerJob,
+      p.progress.progressWritesPerJob,
+      true,
+      '',
+    );
+  }
+  const b = r.backPressure;
+  if (b) {
+    compare('makespan of the burst', b.makespanS, p.burst.makespanS, true, ' s');
+    compare('provider utilization', b.utilizationPct, p.burst.utilizationPct, false, ' %');
+    compare('submit latency p50 during the burst', b.submitP50Ms, p.burst.submitP50Ms, true, ' ms');
+    compare('submit latency p50 idle', b.idleP50Ms, p.burst.idleP50Ms, true, ' ms');
+  }
+  for (const idempotent of [true, false]) {
+    const ours = drop(r.acceptThenDrop, idempotent);
+    const theirs = drop(p.acceptThenDrop, idempotent);
+    if (ours && theirs) {
+      const provider = idempotent ? 'deduplicating' : 'non-deduplicating';
+      compare(
+        `charges for ${ours.jobs} jobs under accept-then-drop, ${provider} provider`,
+        ours.charges,
+        theirs.charges,
+        true,
+        '',
+      );
+    }
+  }
+  return { peer, longhaul };
+}
+
+export function printSummary(results: Results): void {
+  const m = results.machine;
+  print(`\n## Summary (${results.command}; ${m.cores} cores, ${m.cpu}, ${m.memoryGiB} GiB, Node ${m.node})`);
+  print('| figure | Longhaul | BullMQ peer |');
+  print('|---|---|---|');
+  for (const [figure, ours, theirs] of summaryRows(results)) print(`| ${figure} | ${ours} | ${theirs} |`);
+  const { peer, longhaul } = verdicts(results);
+  if (peer.length + longhaul.length === 0) return;
+  print('\nWhere the peer does better:');
+  for (const line of peer.length > 0 ? peer : ['nowhere in this run']) print(`- ${line}`);
+  print('Where Longhaul does better:');
+  for (const line of longhaul.length > 0 ? longhaul : ['nowhere in this run']) print(`- ${line}`);
+}
