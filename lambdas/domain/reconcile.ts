@@ -1,4 +1,5 @@
 import { FIX_KINDS } from '../../config/metrics';
+import { handOffFreeSlot } from './dispatch';
 import { executionNameOf, isTerminal, type Job } from './job';
 import type { ActiveStatus, JobQueue, JobStore, SlotPool, Timeline, Workflow } from './ports';
 import type { Provider } from './provider';
@@ -111,6 +112,22 @@ export async function reconcile(
       report.errors++;
       onError(jobId, error);
     }
+  }
+
+  // Slots this pass freed go to the jobs that waited longest, as a release step's do.
+  try {
+    for (let freed = report.fixes.slot_released; freed > 0; freed--) {
+      const next = await handOffFreeSlot(deps);
+      if (!next) break;
+      await deps.timeline.record(next, {
+        at: deps.now().toISOString(),
+        type: 'slot.handed_off',
+        detail: 'a slot the reconciler freed',
+      });
+    }
+  } catch (error) {
+    report.errors++;
+    onError('slot hand-off', error);
   }
   return report;
 }

@@ -191,6 +191,20 @@ describe('slots', () => {
     expect(report.fixes.slot_released).toBe(2);
   });
 
+  it('hands the slots it frees to the jobs that waited longest, no more than it freed', async () => {
+    const { deps, add } = setup();
+    const done = add({ status: 'succeeded' });
+    const oldest = add({ status: 'queued', createdAt: at(0), enqueuedAt: at(0) });
+    const newest = add({ status: 'queued', createdAt: at(1), enqueuedAt: at(1) });
+    await deps.slots.acquire(done.id, 2);
+    const report = await reconcile(deps);
+    expect(report.fixes.slot_released).toBe(1);
+    expect(await deps.slots.holders()).toEqual([oldest.id]);
+    expect(deps.queue.messages.map((m) => m.jobId)).toEqual([oldest.id]);
+    expect(deps.timeline.types(oldest.id)).toContain('slot.handed_off');
+    expect(deps.timeline.types(newest.id)).not.toContain('slot.handed_off');
+  });
+
   it('keeps the slot of an ambiguous job in review until the job timeout has passed', async () => {
     const early = setup({ now: 60_000 });
     const job = early.add({
