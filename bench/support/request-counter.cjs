@@ -3,7 +3,8 @@
  * Preloaded (NODE_OPTIONS=--require) into the local stack by bench/run.ts:
  * counts every outgoing HTTP request the handlers make, by AWS operation
  * (the X-Amz-Target header, or method and path for REST services), and
- * writes the counts to BENCH_COUNT_DIR/<pid>.json every 200 ms. A DynamoDB
+ * writes the counts to BENCH_COUNT_DIR/<pid>.json when it loads, on SIGUSR2
+ * (bench/support/stack.ts asks before each reading) and at exit. A DynamoDB
  * UpdateItem whose body carries the progress condition is counted apart.
  * It changes no request; it only looks.
  */
@@ -47,15 +48,20 @@ if (dir) {
     return request;
   };
   const file = path.join(dir, `${process.pid}.json`);
-  // Written whole and renamed into place, so a reader never sees half a file.
+  // Written whole and renamed into place, so a reader never sees half a file;
+  // `flushes` tells the reader that the file is newer than its request.
+  let flushes = 0;
   const flush = () => {
     try {
-      fs.writeFileSync(`${file}.tmp`, JSON.stringify(counts));
+      flushes++;
+      fs.writeFileSync(`${file}.tmp`, JSON.stringify({ flushes, counts }));
       fs.renameSync(`${file}.tmp`, file);
     } catch {
       // The directory may be gone once the bench has finished.
     }
   };
-  setInterval(flush, 200).unref();
+  flush();
+  // On request (the bench signals every process that has a file), and at exit.
+  process.on('SIGUSR2', flush);
   process.on('exit', flush);
 }

@@ -15,7 +15,6 @@ import {
   sqsClient,
   startLocalStack,
 } from '../../test/e2e/support/local-stack';
-import { sleep } from './common';
 
 /**
  * The local stack as the bench runs it: the same process `npm start` runs,
@@ -136,13 +135,37 @@ export async function startBenchStack(env: Record<string, string>): Promise<Benc
   const sqs = sqsClient(e);
   let submitted = 0;
 
-  /** The counts of every process of the stack (tsx and the stack itself), added up. */
+  /**
+   * The counts of every process of the stack (tsx and the stack itself),
+   * added up. Each process is asked to write its counts now, and the reading
+   * waits until it has: a process busy compiling a handler answers late.
+   */
   const requests = async () => {
-    await sleep(450); // two flushes of the counter
+    const files = readdirSync(countDir).filter((name) => /^\d+\.json$/.test(name));
+    const read = (file: string) =>
+      JSON.parse(readFileSync(join(countDir, file), 'utf8')) as {
+        flushes: number;
+        counts: Record<string, number>;
+      };
     const total: Record<string, number> = {};
-    for (const file of readdirSync(countDir).filter((name) => name.endsWith('.json'))) {
-      const counted = JSON.parse(readFileSync(join(countDir, file), 'utf8')) as Record<string, number>;
-      for (const [key, n] of Object.entries(counted)) total[key] = (total[key] ?? 0) + n;
+    for (const file of files) {
+      const asked = read(file).flushes;
+      let exited = false;
+      try {
+        process.kill(Number.parseInt(file, 10), 'SIGUSR2');
+      } catch {
+        exited = true; // its file holds what it wrote at exit
+      }
+      const { counts } = exited
+        ? read(file)
+        : await pollUntil(
+            async () => {
+              const current = read(file);
+              return current.flushes > asked ? current : undefined;
+            },
+            { timeoutMs: 30_000, intervalMs: 20, description: `request counts of process ${file}` },
+          );
+      for (const [key, n] of Object.entries(counts)) total[key] = (total[key] ?? 0) + n;
     }
     return total;
   };
