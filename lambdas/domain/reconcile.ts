@@ -121,7 +121,7 @@ export async function reconcile(
       if (!next) break;
       await deps.timeline.record(next, {
         at: deps.now().toISOString(),
-        type: 'slot.handed_off',
+        type: 'slot.received',
         detail: 'a slot the reconciler freed',
       });
     }

@@ -225,12 +225,13 @@ const steps: Record<StepName, (deps: WorkflowDeps, event: StepEvent) => Promise<
       await deps.timeline.record(event.jobId, { at: deps.now().toISOString(), type: 'slot.released' });
     }
     // Also on a retry whose first try released the slot but stopped before the hand-off.
+    // The job that gets the slot records it: another tenant's job id is not for this one's timeline.
     const next = await handOffFreeSlot(deps);
     if (next) {
-      await deps.timeline.record(event.jobId, {
+      await deps.timeline.record(next, {
         at: deps.now().toISOString(),
-        type: 'slot.handed_off',
-        detail: next,
+        type: 'slot.received',
+        detail: 'a slot another job released',
       });
     }
     return null;

@@ -201,8 +201,8 @@ describe('slots', () => {
     expect(report.fixes.slot_released).toBe(1);
     expect(await deps.slots.holders()).toEqual([oldest.id]);
     expect(deps.queue.messages.map((m) => m.jobId)).toEqual([oldest.id]);
-    expect(deps.timeline.types(oldest.id)).toContain('slot.handed_off');
-    expect(deps.timeline.types(newest.id)).not.toContain('slot.handed_off');
+    expect(deps.timeline.types(oldest.id)).toContain('slot.received');
+    expect(deps.timeline.types(newest.id)).not.toContain('slot.received');
   });
 
   it('keeps the slot of an ambiguous job in review until the job timeout has passed', async () => {

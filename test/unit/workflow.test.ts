@@ -348,9 +348,9 @@ describe('handing a released slot to the job that waited longest', () => {
     expect(deps.timeline.types(job.id)).toEqual([
       'step.started:release',
       'slot.released',
-      'slot.handed_off',
       'step.succeeded:release',
     ]);
+    expect(deps.timeline.types(older.id)).toEqual(['slot.received']);
   });
 
   it('passes over a queued job that already holds a slot, and never goes past the limit', async () => {
