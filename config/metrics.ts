@@ -62,7 +62,12 @@ export const metricCatalog = {
     dimensions: ['outcome'],
     description: 'reviews settled by operators',
   },
-  JobsStarted: { services: ['dispatch'], unit: 'Count', dimensions: [], description: 'workflows started' },
+  JobsStarted: {
+    services: ['workflow'],
+    unit: 'Count',
+    dimensions: [],
+    description: 'jobs started: moved from queued to running by their workflow, once each',
+  },
   SlotWaits: {
     services: ['dispatch'],
     unit: 'Count',

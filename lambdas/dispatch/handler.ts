@@ -32,7 +32,9 @@ async function dispatchRecord(record: SQSRecord): Promise<void> {
     message.jobId,
     message.deferrals ?? 0,
   );
-  emit(outcome === 'started' ? 'JobsStarted' : outcome === 'deferred' ? 'SlotWaits' : 'DuplicatesDropped', 1);
+  // A start is counted by the workflow, once: a job handed a slot may be dispatched twice.
+  if (outcome === 'deferred') emit('SlotWaits', 1);
+  else if (outcome === 'dropped') emit('DuplicatesDropped', 1);
   logger.info('job dispatched', { outcome });
   logger.removeKeys(['jobId']);
 }

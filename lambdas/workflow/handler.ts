@@ -53,9 +53,10 @@ export const handler = instrument('workflow', async (raw: unknown, _context: Con
       providerWebhookUrl,
       probeUrl: (url) => probeUrl(url, settings.webhookTimeoutMs),
       observe: (observation) => {
-        if (observation.kind === 'started')
+        if (observation.kind === 'started') {
+          emit('JobsStarted', 1);
           emit('QueueWait', observation.queueWaitMs, { jobType: observation.jobType });
-        else if (observation.kind === 'provider') {
+        } else if (observation.kind === 'provider') {
           emit('ProviderLatency', observation.latencyMs, { outcome: observation.outcome });
         } else {
           const name = {

@@ -386,7 +386,7 @@ describe('metrics of the catalog', () => {
     ).toThrow('lib/metrics.ts: JobsFailed has dimensions [jobType], got []');
     expect(() =>
       longhaulMetric(
-        { name: 'JobsStarted', service: 'dispatch', dimensions: { jobType: 'image.generate' } },
+        { name: 'JobsStarted', service: 'workflow', dimensions: { jobType: 'image.generate' } },
         options,
       ),
     ).toThrow('lib/metrics.ts: JobsStarted has dimensions [], got [jobType]');
