@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { Ledger, SimulatorConfig } from '../../local/provider-sim/simulator';
 import { pollUntil } from '../../test/e2e/support/local-stack';
+import { BURST, type BurstFigures } from '../sections/backpressure';
 import { fmt, quantile, round, tally } from '../support/common';
 import { type RunningPeer, startPeerProcess } from './peer-process';
 import { RedisProbe, startRedis } from './redis';
@@ -24,21 +25,8 @@ export interface PeerFigures {
     readonly redisWriteCommandsPerJob: number;
     readonly outcome: Record<string, number>;
   };
-  readonly burst: {
-    readonly jobs: number;
-    readonly clients: number;
-    readonly limit: number;
-    readonly jobMs: number;
-    readonly maxInFlight: number;
-    readonly makespanS: number;
-    readonly utilizationPct: number;
-    readonly submitP50Ms: number;
-    readonly submitP99Ms: number;
-    readonly idleP50Ms: number;
-    readonly idleP99Ms: number;
-    readonly failedJobs: number;
-    readonly outcome: Record<string, number>;
-  };
+  /** Section 3's figures; BullMQ has no dead-letter queue, so its failed jobs stand in for it. */
+  readonly burst: Omit<BurstFigures, 'deadLetters' | 'dispatchesPerJob'> & { readonly failedJobs: number };
   readonly acceptThenDrop: ReadonlyArray<{
     readonly providerIdempotent: boolean;
     readonly jobs: number;
@@ -51,7 +39,7 @@ export interface PeerFigures {
 
 type Print = (line: string) => void;
 
-const LIMIT = 5;
+const LIMIT = BURST.limit;
 const PROGRESS_JOB_MS = 20_000;
 const PROGRESS_HZ = 10;
 /** Five times the longest job, plus room for webhook delivery: only a lost outcome should hit it. */
@@ -159,15 +147,14 @@ async function progressWorkload(
 
 /** Section 3's workload: idle submit latency, then 500 jobs of 1 s from 50 clients against a limit of 5. */
 async function burstWorkload(client: PeerClient, print: Print): Promise<PeerFigures['burst']> {
-  const jobs = 500;
-  const clients = 50;
-  const jobMs = 1000;
+  // The very burst section 3 sends to Longhaul.
+  const { jobs, clients, jobMs } = BURST;
   const config = { jobMs, progressHz: PROGRESS_HZ, idempotent: true };
 
   await client.resetProvider(config);
   const idle: number[] = [];
   const idleIds: string[] = [];
-  for (let i = 0; i < 20; i++) {
+  for (let i = 0; i < BURST.idle; i++) {
     const { id, ms } = await client.submit(`idle ${i}`);
     idle.push(ms);
     idleIds.push(id);
