@@ -101,7 +101,8 @@ async function allActive(jobs: JobStore, status: ActiveStatus): Promise<Job[]> {
   return found;
 }
 
-async function queueCounts(sqs: SQSClient, queueUrl: string) {
+/** A queue's messages as CloudWatch's SQS metrics count them; depth is all three. */
+export async function queueCounts(sqs: SQSClient, queueUrl: string) {
   const { Attributes = {} } = await sqs.send(
     new GetQueueAttributesCommand({
       QueueUrl: queueUrl,

@@ -2,7 +2,7 @@ import { appendFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { GetQueueAttributesCommand, PurgeQueueCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
+import { PurgeQueueCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import {
   FAULT_MODES,
@@ -13,6 +13,7 @@ import {
 import {
   documentClient,
   pollUntil,
+  queueDepth,
   type RunningLocalStack,
   sqsClient,
   startLocalStack,
@@ -283,19 +284,9 @@ function clientOf(stacks: Restartable, providerUrl: string) {
 
 type Client = ReturnType<typeof clientOf>;
 
-async function queueDepth(stacks: Restartable): Promise<number> {
+async function jobQueueDepth(stacks: Restartable): Promise<number> {
   const { endpoints, sqs } = await stacks.aws();
-  const { Attributes = {} } = await sqs.send(
-    new GetQueueAttributesCommand({
-      QueueUrl: endpoints.jobQueueUrl,
-      AttributeNames: [
-        'ApproximateNumberOfMessages',
-        'ApproximateNumberOfMessagesNotVisible',
-        'ApproximateNumberOfMessagesDelayed',
-      ],
-    }),
-  );
-  return Object.values(Attributes).reduce((sum, count) => sum + Number(count), 0);
+  return queueDepth(sqs, endpoints.jobQueueUrl);
 }
 
 interface ChaosPlan {
@@ -708,7 +699,7 @@ describe('chaos with a provider that deduplicates', () => {
         .map((job) => `${job.id} is canceled, but nobody canceled it`),
       ...(await slotViolations(client, jobs, log)),
     ];
-    const depth = await queueDepth(stacks);
+    const depth = await jobQueueDepth(stacks);
     if (depth !== 0) violations.push(`${depth} messages left in the jobs queue`);
     violations.push(...client.serverErrors.map((error) => `server error: ${error}`));
     expect(violations).toEqual([]);

@@ -1,11 +1,12 @@
 import { rmSync } from 'node:fs';
 import { StopExecutionCommand } from '@aws-sdk/client-sfn';
-import { GetQueueAttributesCommand, PurgeQueueCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
+import { PurgeQueueCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { type RunningSimulator, startSimulator } from '../../local/provider-sim/simulator';
 import {
   documentClient,
   pollUntil,
+  queueDepth,
   type RunningLocalStack,
   sfnClient,
   sqsClient,
@@ -217,17 +218,7 @@ describe('convergence through the reconciler', () => {
     // Each poll a second apart: empty now means it stayed empty since the last purge.
     await pollUntil(
       async () => {
-        const { Attributes = {} } = await sqs.send(
-          new GetQueueAttributesCommand({
-            QueueUrl: stack.endpoints.jobQueueUrl,
-            AttributeNames: [
-              'ApproximateNumberOfMessages',
-              'ApproximateNumberOfMessagesNotVisible',
-              'ApproximateNumberOfMessagesDelayed',
-            ],
-          }),
-        );
-        if (Object.values(Attributes).every((count) => count === '0')) return true;
+        if ((await queueDepth(sqs, stack.endpoints.jobQueueUrl)) === 0) return true;
         await sqs.send(new PurgeQueueCommand({ QueueUrl: stack.endpoints.jobQueueUrl }));
         return false;
       },
@@ -258,19 +249,7 @@ describe('convergence through the reconciler', () => {
     const redrive = await c.api('POST', '/v1/admin/dlq/redrive', { key: ADMIN });
     expect(redrive.status).toBe(202);
     await pollUntil(
-      async () => {
-        const { Attributes = {} } = await sqsClient(stack.endpoints).send(
-          new GetQueueAttributesCommand({
-            QueueUrl: stack.endpoints.deadLetterQueueUrl,
-            AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
-          }),
-        );
-        return (
-          Number(Attributes.ApproximateNumberOfMessages) +
-            Number(Attributes.ApproximateNumberOfMessagesNotVisible) ===
-          0
-        );
-      },
+      async () => (await queueDepth(sqsClient(stack.endpoints), stack.endpoints.deadLetterQueueUrl)) === 0,
       { timeoutMs: 10_000, description: 'the dead-letter queue to drain' },
     );
   });

@@ -5,7 +5,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
-import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import fc from 'fast-check';
 import WebSocket from 'ws';
@@ -13,6 +12,7 @@ import { signPayload } from '../../lambdas/shared/signature';
 import {
   documentClient,
   pollUntil,
+  queueDepth,
   type RunningLocalStack,
   s3Client,
   sqsClient,
@@ -260,27 +260,13 @@ async function scanAll(stack: RunningLocalStack, table: string): Promise<Record<
   return items;
 }
 
-async function queueDepth(stack: RunningLocalStack, queueUrl: string): Promise<number> {
-  const { Attributes = {} } = await clientsOf(stack).sqs.send(
-    new GetQueueAttributesCommand({
-      QueueUrl: queueUrl,
-      AttributeNames: [
-        'ApproximateNumberOfMessages',
-        'ApproximateNumberOfMessagesNotVisible',
-        'ApproximateNumberOfMessagesDelayed',
-      ],
-    }),
-  );
-  return Object.values(Attributes).reduce((sum, count) => sum + Number(count), 0);
-}
-
 async function footprint(stack: RunningLocalStack): Promise<Footprint> {
   const { endpoints } = stack;
   const [jobItems, connections, queued, deadLetters, inputs, ledger] = await Promise.all([
     scanAll(stack, endpoints.jobTableName),
     scanAll(stack, endpoints.connectionTableName),
-    queueDepth(stack, endpoints.jobQueueUrl),
-    queueDepth(stack, endpoints.deadLetterQueueUrl),
+    queueDepth(clientsOf(stack).sqs, endpoints.jobQueueUrl),
+    queueDepth(clientsOf(stack).sqs, endpoints.deadLetterQueueUrl),
     clientsOf(stack)
       .s3.send(new ListObjectsV2Command({ Bucket: endpoints.inputBucketName }))
       .then((page) => page.KeyCount ?? 0),

@@ -57,6 +57,7 @@ import {
   documentClient,
   dynamoDbClient,
   pollUntil,
+  queueDepth,
   type RunningLocalStack,
   s3Client,
   sqsClient,
@@ -365,19 +366,7 @@ describe('local stack with the jobs queue unconsumed', () => {
     await stack?.stop();
   });
 
-  const depth = async (queueUrl: string) => {
-    const { Attributes = {} } = await sqs.send(
-      new GetQueueAttributesCommand({
-        QueueUrl: queueUrl,
-        AttributeNames: [
-          'ApproximateNumberOfMessages',
-          'ApproximateNumberOfMessagesNotVisible',
-          'ApproximateNumberOfMessagesDelayed',
-        ],
-      }),
-    );
-    return Object.values(Attributes).reduce((sum, count) => sum + Number(count), 0);
-  };
+  const depth = (queueUrl: string) => queueDepth(sqs, queueUrl);
 
   it('runs the reconciler on its interval: a queued job whose message was purged is enqueued again', async () => {
     const created = await fetch(`${stack.baseUrl}/v1/jobs`, {

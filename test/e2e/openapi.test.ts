@@ -11,6 +11,7 @@ import { deriveJobId, fingerprint } from '../../lambdas/domain/idempotency';
 import { newJob } from '../../lambdas/domain/job';
 import { signPayload } from '../../lambdas/shared/signature';
 import { documentClient, pollUntil, type RunningLocalStack, startLocalStack } from './support/local-stack';
+import { simulatorCall } from './support/simulator';
 
 /**
  * Real answers of the local stack, route by route, checked against the
@@ -198,15 +199,8 @@ let keyCounter = 0;
 const freshKey = () => `openapi-${Date.now()}-${++keyCounter}`;
 const imageJob = (prompt = 'a lighthouse at dusk') => ({ type: 'image.generate', input: { prompt } });
 
-async function sim(path: string, body?: unknown): Promise<any> {
-  const response = await fetch(`${providerUrl}${path}`, {
-    method: body === undefined ? 'GET' : 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  return text ? JSON.parse(text) : undefined;
-}
+// The provider's URL is known once the stack has started.
+const sim = (path: string, body?: unknown) => simulatorCall(providerUrl)(path, body);
 
 async function settled(
   id: string,

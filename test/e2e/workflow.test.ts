@@ -1,8 +1,14 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { GetQueueAttributesCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
+import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { checkSignature } from '../../lambdas/shared/signature';
-import { pollUntil, type RunningLocalStack, sqsClient, startLocalStack } from './support/local-stack';
+import {
+  pollUntil,
+  queueDepth,
+  type RunningLocalStack,
+  sqsClient,
+  startLocalStack,
+} from './support/local-stack';
 import { simulatorCall } from './support/simulator';
 
 /**
@@ -90,23 +96,8 @@ function client(stack: RunningLocalStack) {
   };
 }
 
-async function queueDepth(stack: RunningLocalStack, queueUrl: string): Promise<number> {
-  const { Attributes = {} } = await sqsClient(stack.endpoints).send(
-    new GetQueueAttributesCommand({
-      QueueUrl: queueUrl,
-      AttributeNames: [
-        'ApproximateNumberOfMessages',
-        'ApproximateNumberOfMessagesNotVisible',
-        'ApproximateNumberOfMessagesDelayed',
-      ],
-    }),
-  );
-  return (
-    Number(Attributes.ApproximateNumberOfMessages ?? 0) +
-    Number(Attributes.ApproximateNumberOfMessagesNotVisible ?? 0) +
-    Number(Attributes.ApproximateNumberOfMessagesDelayed ?? 0)
-  );
-}
+const queueDepthOf = (stack: RunningLocalStack, queueUrl: string) =>
+  queueDepth(sqsClient(stack.endpoints), queueUrl);
 
 describe('with a deduplicating provider and MAX_IN_FLIGHT=3', () => {
   let stack: RunningLocalStack;
@@ -132,7 +123,7 @@ describe('with a deduplicating provider and MAX_IN_FLIGHT=3', () => {
     expect(new Set(ledger.submissions.map((s) => s.idempotencyKey))).toEqual(new Set(ids));
     expect(ledger.maxConcurrent).toBeLessThanOrEqual(3);
     expect(ledger.maxConcurrent).toBeGreaterThanOrEqual(2);
-    expect(await queueDepth(stack, stack.endpoints.deadLetterQueueUrl)).toBe(0);
+    expect(await queueDepthOf(stack, stack.endpoints.deadLetterQueueUrl)).toBe(0);
   });
 
   it('delivers a finished image with a fetchable PNG and a signed webhook to the client', async () => {
@@ -290,12 +281,12 @@ describe('the dead-letter queue', () => {
     expect(jobs.map((job) => job.status)).toEqual(ids.map(() => 'succeeded'));
     expect((await c.ledger()).maxConcurrent).toBe(1);
 
-    await pollUntil(async () => (await queueDepth(stack, stack.endpoints.deadLetterQueueUrl)) === 1, {
+    await pollUntil(async () => (await queueDepthOf(stack, stack.endpoints.deadLetterQueueUrl)) === 1, {
       timeoutMs: 60_000,
       intervalMs: 500,
       description: 'the poison message in the dead-letter queue',
     });
-    expect(await queueDepth(stack, stack.endpoints.jobQueueUrl)).toBe(0);
+    expect(await queueDepthOf(stack, stack.endpoints.jobQueueUrl)).toBe(0);
   });
 });
 

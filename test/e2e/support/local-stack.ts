@@ -7,6 +7,7 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { queueCounts } from '../../../local/ops/report';
 import type { LocalStackInfo } from '../../../local/stack';
 
 /**
@@ -231,4 +232,9 @@ export function s3Client(endpoints: LocalEndpoints): S3Client {
 
 export function sfnClient(endpoints: LocalEndpoints): SFNClient {
   return new SFNClient({ ...clientConfig(endpoints), endpoint: endpoints.sfnEndpoint });
+}
+
+/** Messages in a queue, visible, in flight and delayed, counted as the ops report counts them. */
+export async function queueDepth(sqs: SQSClient, queueUrl: string): Promise<number> {
+  return (await queueCounts(sqs, queueUrl)).depth;
 }
