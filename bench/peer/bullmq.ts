@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { Ledger, SimulatorConfig } from '../../local/provider-sim/simulator';
 import { pollUntil } from '../../test/e2e/support/local-stack';
 import { BURST, type BurstFigures } from '../sections/backpressure';
+import { submitBurst, submitOneByOne, untilProviderRanAll } from '../support/burst';
 import { fmt, quantile, round, tally } from '../support/common';
 import { type RunningPeer, startPeerProcess } from './peer-process';
 import { RedisProbe, startRedis } from './redis';
@@ -152,38 +153,14 @@ async function burstWorkload(client: PeerClient, print: Print): Promise<PeerFigu
   const config = { jobMs, progressHz: PROGRESS_HZ, idempotent: true };
 
   await client.resetProvider(config);
-  const idle: number[] = [];
-  const idleIds: string[] = [];
-  for (let i = 0; i < BURST.idle; i++) {
-    const { id, ms } = await client.submit(`idle ${i}`);
-    idle.push(ms);
-    idleIds.push(id);
-  }
-  await client.settle(idleIds, 60_000);
+  const idle = await submitOneByOne((prompt) => client.submit(prompt), BURST.idle);
+  await client.settle(idle.ids, 60_000);
 
   await client.resetProvider(config);
-  const latencies: number[] = [];
-  const ids: string[] = [];
   const started = performance.now();
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: clients }, async () => {
-      while (next < jobs) {
-        next += 1;
-        const { id, ms } = await client.submit(`burst ${next}`);
-        latencies.push(ms);
-        ids.push(id);
-      }
-    }),
-  );
+  const { ids, latencies } = await submitBurst((prompt) => client.submit(prompt), jobs, clients);
   const submittedMs = performance.now() - started;
-  await pollUntil(
-    async () => {
-      const ledger = await client.ledger();
-      return ledger.submissions.length >= jobs && ledger.running === 0;
-    },
-    { timeoutMs: 480_000, intervalMs: 100, description: 'the provider to run every burst job' },
-  );
+  await untilProviderRanAll(() => client.ledger(), jobs);
   const makespanMs = performance.now() - started;
   const outcome = await client.settle(ids, 120_000);
   const ledger = await client.ledger();
@@ -201,8 +178,8 @@ async function burstWorkload(client: PeerClient, print: Print): Promise<PeerFigu
     utilizationPct: round(utilizationPct, 1),
     submitP50Ms: round(quantile(latencies, 0.5), 1),
     submitP99Ms: round(quantile(latencies, 0.99), 1),
-    idleP50Ms: round(quantile(idle, 0.5), 1),
-    idleP99Ms: round(quantile(idle, 0.99), 1),
+    idleP50Ms: round(quantile(idle.latencies, 0.5), 1),
+    idleP99Ms: round(quantile(idle.latencies, 0.99), 1),
     failedJobs: outcome.failed ?? 0,
     outcome,
   };
@@ -223,7 +200,7 @@ async function burstWorkload(client: PeerClient, print: Print): Promise<PeerFigu
     `measured: submit latency during the burst p50 = ${fmt(figures.submitP50Ms, 0)} ms, p99 = ${fmt(figures.submitP99Ms, 0)} ms (n=${latencies.length})`,
   );
   print(
-    `measured: submit latency idle p50 = ${fmt(figures.idleP50Ms, 0)} ms, p99 = ${fmt(figures.idleP99Ms, 0)} ms (n=${idle.length}, one at a time)`,
+    `measured: submit latency idle p50 = ${fmt(figures.idleP50Ms, 0)} ms, p99 = ${fmt(figures.idleP99Ms, 0)} ms (n=${idle.latencies.length}, one at a time)`,
   );
   print(`measured: jobs BullMQ ended as failed = ${figures.failedJobs}`);
   return figures;

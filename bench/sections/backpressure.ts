@@ -1,3 +1,4 @@
+import { submitBurst, submitOneByOne, untilProviderRanAll } from '../support/burst';
 import { fmt, median, print, quantile, round, sleep, tally } from '../support/common';
 import { measuredBetween, startBenchStack } from '../support/stack';
 
@@ -37,46 +38,16 @@ export async function backPressureSection(): Promise<BurstFigures> {
     SIM_IDEMPOTENT: '1',
   });
   try {
-    // Idle: one submission at a time, nothing else running.
-    const idle: number[] = [];
-    const idleIds: string[] = [];
-    for (let i = 0; i < BURST.idle; i++) {
-      const { id, ms } = await s.submit(`idle ${i}`);
-      idle.push(ms);
-      idleIds.push(id);
-      await sleep(50);
-    }
-    await s.settle(idleIds, 60_000);
+    const idle = await submitOneByOne((prompt) => s.submit(prompt), BURST.idle);
+    await s.settle(idle.ids, 60_000);
     await s.provider('/_sim/reset', {});
 
     const before = await s.snapshot('before');
-    const latencies: number[] = [];
-    const ids: string[] = [];
     const started = performance.now();
-    let next = 0;
-    await Promise.all(
-      Array.from({ length: clients }, async () => {
-        while (next < jobs) {
-          next++;
-          const { id, ms } = await s.submit(`burst ${next}`);
-          latencies.push(ms);
-          ids.push(id);
-        }
-      }),
-    );
+    const { ids, latencies } = await submitBurst((prompt) => s.submit(prompt), jobs, clients);
     const submittedS = (performance.now() - started) / 1000;
-    let makespanMs = 0;
-    const deadline = Date.now() + 480_000;
-    for (;;) {
-      const ledger = await s.ledger();
-      if (ledger.submissions.length >= jobs && ledger.running === 0) {
-        makespanMs = performance.now() - started;
-        break;
-      }
-      if (Date.now() > deadline)
-        throw new Error(`the provider ran ${ledger.submissions.length} of ${jobs} jobs`);
-      await sleep(100);
-    }
+    await untilProviderRanAll(() => s.ledger(), jobs);
+    const makespanMs = performance.now() - started;
     const outcome = tally(await s.settle(ids, 120_000));
     await sleep(1500);
     const measured = measuredBetween(before, await s.snapshot('after'));
@@ -93,8 +64,8 @@ export async function backPressureSection(): Promise<BurstFigures> {
       utilizationPct: round((100 * busyMs) / (limit * makespanMs), 1),
       submitP50Ms: Math.round(median(latencies)),
       submitP99Ms: Math.round(quantile(latencies, 0.99)),
-      idleP50Ms: Math.round(median(idle)),
-      idleP99Ms: Math.round(quantile(idle, 0.99)),
+      idleP50Ms: Math.round(median(idle.latencies)),
+      idleP99Ms: Math.round(quantile(idle.latencies, 0.99)),
       deadLetters,
       dispatchesPerJob: round((measured.requests['sqs:SendMessage'] ?? 0) / jobs, 1),
       outcome,
@@ -111,7 +82,7 @@ export async function backPressureSection(): Promise<BurstFigures> {
       `measured: submit latency during the burst p50 ${figures.submitP50Ms} ms, p99 ${figures.submitP99Ms} ms (n=${latencies.length})`,
     );
     print(
-      `measured: submit latency idle p50 ${figures.idleP50Ms} ms, p99 ${figures.idleP99Ms} ms (n=${idle.length}, one at a time)`,
+      `measured: submit latency idle p50 ${figures.idleP50Ms} ms, p99 ${figures.idleP99Ms} ms (n=${idle.latencies.length}, one at a time)`,
     );
     print(`measured: jobs in the dead-letter queue = ${deadLetters}`);
     print(

@@ -2,7 +2,6 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GetExecutionHistoryCommand } from '@aws-sdk/client-sfn';
-import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { JOB_ITEM_SORT_KEY } from '../../config/layout';
 import { executionArn } from '../../lambdas/adapters/sfn-workflow';
@@ -10,6 +9,7 @@ import type { Usage } from '../../local/usage';
 import {
   documentClient,
   pollUntil,
+  queueDepth,
   type RunningLocalStack,
   sfnClient,
   sqsClient,
@@ -271,19 +271,7 @@ export async function startBenchStack(env: Record<string, string>): Promise<Benc
           return entered;
         }),
       ),
-    queueDepth: async (queueUrl) => {
-      const { Attributes = {} } = await sqs.send(
-        new GetQueueAttributesCommand({
-          QueueUrl: queueUrl,
-          AttributeNames: [
-            'ApproximateNumberOfMessages',
-            'ApproximateNumberOfMessagesNotVisible',
-            'ApproximateNumberOfMessagesDelayed',
-          ],
-        }),
-      );
-      return Object.values(Attributes).reduce((sum, n) => sum + Number(n), 0);
-    },
+    queueDepth: (queueUrl) => queueDepth(sqs, queueUrl),
     provider,
     ledger: async () => (await provider('/_sim/ledger')) as Ledger,
     stop: async () => {

@@ -1,0 +1,62 @@
+import { pollUntil } from '../../test/e2e/support/local-stack';
+import { sleep } from './common';
+
+/**
+ * The client side of the back-pressure workload, the same for Longhaul and
+ * the peer: submissions one at a time with nothing else running, then a burst
+ * from many concurrent clients, then a wait until the provider has run every
+ * job. Each side passes its own submit call and provider ledger.
+ */
+
+type Submit = (prompt: string) => Promise<{ readonly id: string; readonly ms: number }>;
+
+export interface Submissions {
+  readonly ids: string[];
+  /** How long each submission took to be answered. */
+  readonly latencies: number[];
+}
+
+/** `count` submissions, each after the one before was answered and a short pause. */
+export async function submitOneByOne(submit: Submit, count: number): Promise<Submissions> {
+  const ids: string[] = [];
+  const latencies: number[] = [];
+  for (let i = 0; i < count; i++) {
+    const { id, ms } = await submit(`idle ${i}`);
+    ids.push(id);
+    latencies.push(ms);
+    await sleep(50);
+  }
+  return { ids, latencies };
+}
+
+/** `jobs` submissions from `clients` concurrent clients, each sending its next as soon as it has an answer. */
+export async function submitBurst(submit: Submit, jobs: number, clients: number): Promise<Submissions> {
+  const ids: string[] = [];
+  const latencies: number[] = [];
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: clients }, async () => {
+      while (next < jobs) {
+        next++;
+        const { id, ms } = await submit(`burst ${next}`);
+        ids.push(id);
+        latencies.push(ms);
+      }
+    }),
+  );
+  return { ids, latencies };
+}
+
+/** Until the provider has accepted `jobs` submissions and runs none: the end of the makespan. */
+export async function untilProviderRanAll(
+  ledger: () => Promise<{ readonly submissions: readonly unknown[]; readonly running: number }>,
+  jobs: number,
+): Promise<void> {
+  await pollUntil(
+    async () => {
+      const current = await ledger();
+      return current.submissions.length >= jobs && current.running === 0;
+    },
+    { timeoutMs: 480_000, intervalMs: 100, description: `the provider to run all ${jobs} jobs` },
+  );
+}
