@@ -26,6 +26,7 @@ import { compileRoutes, type RouteMatch } from './gateway/routing';
 import { TokenBuckets } from './gateway/throttle';
 import type { LocalHandlers } from './handlers';
 import { invoke, localFunctions } from './lambda';
+import type { ThrottleFacts } from './template';
 import { usage } from './usage';
 
 /** The functions behind the REST API. */
@@ -67,7 +68,9 @@ export interface GatewayOptions {
   readonly host: string;
   readonly port: number;
   readonly routes: readonly RouteLayout[];
-  readonly settings: Pick<Settings, 'authorizerCacheSeconds' | 'apiRateLimit' | 'apiBurstLimit'>;
+  readonly settings: Pick<Settings, 'authorizerCacheSeconds'>;
+  /** The stage's limit across all clients, and the usage plan's per key, as the template deploys them. */
+  readonly throttles: { readonly stage: ThrottleFacts; readonly usagePlan: ThrottleFacts };
   /**
    * The functions behind the API. A promise lets the gateway listen before
    * they load (their environment names the gateway's own URL, which exists
@@ -83,8 +86,6 @@ export interface GatewayOptions {
 /** Lambda's limit on a synchronous invocation's response; past it API Gateway answers 502. */
 const LAMBDA_MAX_RESPONSE_BYTES = 6 * 1024 * 1024;
 
-const STAGE_RATE_LIMIT = 500;
-const STAGE_BURST_LIMIT = 1000;
 const retryAfter = { 'retry-after': String(RATE_LIMIT_RETRY_AFTER_SECONDS) };
 
 /** How much of a refused oversized body is read and thrown away before the connection is cut. */
@@ -176,12 +177,8 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     async (event) => invoke(localFunctions.authorizer, (await handlers).authorizer, event),
     settings.authorizerCacheSeconds,
   );
-  const tenantBuckets = new TokenBuckets(settings.apiRateLimit, settings.apiBurstLimit);
-  // The stage's own limit across all clients and routes, with lib/constructs/http-api.ts's defaults.
-  const stageBucket = new TokenBuckets(
-    Math.max(STAGE_RATE_LIMIT, settings.apiRateLimit),
-    Math.max(STAGE_BURST_LIMIT, settings.apiBurstLimit),
-  );
+  const tenantBuckets = TokenBuckets.of(options.throttles.usagePlan);
+  const stageBucket = TokenBuckets.of(options.throttles.stage);
 
   /** Runs the authorizer and the usage plan; returns the integration's authorizer context, or undefined once answered. */
   async function admit(

@@ -1,8 +1,8 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import type { Context } from 'aws-lambda';
-import type { Settings } from '../config/settings';
 import { LOCAL_REGION } from './handler-env';
+import type { LocalTemplate } from './template';
 import { usage } from './usage';
 
 /**
@@ -17,29 +17,60 @@ export const LOCAL_ACCOUNT_ID = '000000000000';
 
 export interface LocalFunction {
   readonly name: string;
+  /** The function's service name in the template (`api`, `dispatch`, …); its IAM role is looked up by it. */
+  readonly service: string;
   readonly timeoutMs: number;
   readonly memoryMb: number;
 }
 
-/**
- * The functions the local stack invokes, with the timeout and memory the
- * constructs give them: lib/constructs/http-api.ts (api, authorizer),
- * lib/constructs/workflow-steps.ts (workflow), lib/constructs/live-progress.ts
- * (stream) and lib/constructs/reconciler.ts (reconcile). The dispatch
- * function's timeout is a setting, see {@link dispatchFunction}.
- */
-export const localFunctions = {
-  api: { name: 'longhaul-api', timeoutMs: 15_000, memoryMb: 1024 },
-  authorizer: { name: 'longhaul-authorizer', timeoutMs: 5_000, memoryMb: 512 },
-  workflow: { name: 'longhaul-workflow', timeoutMs: 60_000, memoryMb: 1024 },
-  stream: { name: 'longhaul-stream', timeoutMs: 10_000, memoryMb: 512 },
-  reconcile: { name: 'longhaul-reconcile', timeoutMs: 300_000, memoryMb: 512 },
-} as const satisfies Record<string, LocalFunction>;
+/** The functions the local stack invokes, by their service name in the template. */
+export const FUNCTION_SERVICES = [
+  'api',
+  'authorizer',
+  'dispatch',
+  'workflow',
+  'stream',
+  'reconcile',
+] as const;
+export type FunctionService = (typeof FUNCTION_SERVICES)[number];
 
-/** The jobs queue consumer, as lib/constructs/job-dispatcher.ts configures it. */
-export function dispatchFunction(settings: Pick<Settings, 'dispatchTimeoutSeconds'>): LocalFunction {
-  return { name: 'longhaul-dispatch', timeoutMs: settings.dispatchTimeoutSeconds * 1000, memoryMb: 512 };
+const fromTemplate = new Map<FunctionService, LocalFunction>();
+
+/**
+ * Takes each function's timeout and memory from the template; the local stack
+ * calls it once, before anything is invoked. One process runs one local stack,
+ * so they are kept for the process, where {@link localFunctions} reads them.
+ */
+export function useTemplateFunctions(template: LocalTemplate): void {
+  for (const service of FUNCTION_SERVICES) {
+    const fn = template.function(service);
+    fromTemplate.set(service, {
+      name: `longhaul-${service}`,
+      service,
+      timeoutMs: fn.timeoutSeconds * 1000,
+      memoryMb: fn.memoryMb,
+    });
+  }
 }
+
+function templateFunction(service: FunctionService): LocalFunction {
+  const fn = fromTemplate.get(service);
+  if (!fn) throw new Error(`the ${service} function is invoked before the local stack read its template`);
+  return fn;
+}
+
+/** The functions the local stack invokes, as the template deploys them (see {@link useTemplateFunctions}). */
+export const localFunctions: Readonly<Record<FunctionService, LocalFunction>> = Object.freeze(
+  Object.defineProperties(
+    {},
+    Object.fromEntries(
+      FUNCTION_SERVICES.map((service) => [
+        service,
+        { enumerable: true, get: () => templateFunction(service) },
+      ]),
+    ),
+  ) as Record<FunctionService, LocalFunction>,
+);
 
 export function functionArn(fn: Pick<LocalFunction, 'name'>): string {
   return `arn:aws:lambda:${LOCAL_REGION}:${LOCAL_ACCOUNT_ID}:function:${fn.name}`;

@@ -18,12 +18,12 @@ import {
   SetQueueAttributesCommand,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
-import { apiKeyTable, connectionTable, jobTable, type TableLayout } from '../config/layout';
-import { queueVisibilityTimeoutSeconds, type Settings } from '../config/settings';
+import { resourceEnv } from '../config/layout';
+import type { LocalTemplate, QueueFacts, TableFacts } from './template';
 
 /**
- * The local stack's resources, created from the same layout and settings as
- * the CDK stack, idempotently: what exists is kept (queue attributes are
+ * The local stack's resources, created as the synthesized template declares
+ * them (keys, indexes, queue attributes), idempotently: what exists is kept (queue attributes are
  * brought back to the configuration, as a deployment would), what is missing
  * is created.
  */
@@ -61,42 +61,36 @@ export interface ResourceClients {
 }
 
 /**
- * The one translation from a {@link TableLayout} to a CreateTable request.
- * The layout names key attributes without types; every one is a string.
+ * The one translation from a template table to a CreateTable request. Only
+ * what the emulator implements is carried over (keys, indexes); see
+ * {@link ensureTable} for TTL.
  */
-export function createTableInput(tableName: string, layout: TableLayout): CreateTableCommandInput {
-  const keySchema = (partitionKey: string, sortKey?: string): KeySchemaElement[] => [
-    { AttributeName: partitionKey, KeyType: 'HASH' },
-    ...(sortKey ? [{ AttributeName: sortKey, KeyType: 'RANGE' as const }] : []),
+export function createTableInput(tableName: string, table: TableFacts): CreateTableCommandInput {
+  const keySchema = (keys: { partitionKey: string; sortKey?: string }): KeySchemaElement[] => [
+    { AttributeName: keys.partitionKey, KeyType: 'HASH' },
+    ...(keys.sortKey ? [{ AttributeName: keys.sortKey, KeyType: 'RANGE' as const }] : []),
   ];
-  const keyAttributes = new Set<string>([layout.partitionKey]);
-  if (layout.sortKey) keyAttributes.add(layout.sortKey);
-  for (const index of layout.indexes) {
-    keyAttributes.add(index.partitionKey);
-    keyAttributes.add(index.sortKey);
-  }
-  const attributeDefinitions: AttributeDefinition[] = [...keyAttributes].map((name) => ({
-    AttributeName: name,
-    AttributeType: 'S',
-  }));
+  const attributeDefinitions = Object.entries(table.attributeTypes).map(
+    ([name, type]) => ({ AttributeName: name, AttributeType: type }) as AttributeDefinition,
+  );
   return {
     TableName: tableName,
     BillingMode: 'PAY_PER_REQUEST',
     AttributeDefinitions: attributeDefinitions,
-    KeySchema: keySchema(layout.partitionKey, layout.sortKey),
-    ...(layout.indexes.length > 0
+    KeySchema: keySchema(table),
+    ...(table.indexes.length > 0
       ? {
-          GlobalSecondaryIndexes: layout.indexes.map((index) => ({
+          GlobalSecondaryIndexes: table.indexes.map((index) => ({
             IndexName: index.name,
-            KeySchema: keySchema(index.partitionKey, index.sortKey),
-            Projection: { ProjectionType: index.projection },
+            KeySchema: keySchema(index),
+            Projection: { ProjectionType: index.projection as 'ALL' | 'KEYS_ONLY' | 'INCLUDE' },
           })),
         }
       : {}),
   };
 }
 
-/** How an existing table differs from the layout, in words; empty when it matches. */
+/** How an existing table differs from the template, in words; empty when it matches. */
 export function tableDifferences(existing: TableDescription, wanted: CreateTableCommandInput): string[] {
   const keys = (schema: readonly KeySchemaElement[] | undefined) =>
     (schema ?? []).map((element) => `${element.AttributeName}:${element.KeyType}`).join(',');
@@ -125,7 +119,7 @@ export function tableDifferences(existing: TableDescription, wanted: CreateTable
     else if (found !== shape) differences.push(`index ${name} is ${found}, expected ${shape}`);
   }
   for (const name of have.keys()) {
-    if (!want.has(name)) differences.push(`index ${name} is not in the layout`);
+    if (!want.has(name)) differences.push(`index ${name} is not in the template`);
   }
   return differences;
 }
@@ -151,22 +145,22 @@ const isActive = (table: TableDescription | undefined): boolean =>
 export async function ensureTable(
   client: DynamoDBClient,
   tableName: string,
-  layout: TableLayout,
+  table: TableFacts,
 ): Promise<void> {
-  const wanted = createTableInput(tableName, layout);
+  const wanted = createTableInput(tableName, table);
   const existing = await describeTable(client, tableName);
   if (existing) {
     const differences = tableDifferences(existing, wanted);
     if (differences.length > 0) {
       throw new Error(
-        `table ${tableName} in the data directory does not match config/layout.ts (${differences.join('; ')}); ` +
+        `table ${tableName} in the data directory does not match the template (${differences.join('; ')}); ` +
           'remove <LONGHAUL_DATA_DIR>/dynamodb to recreate it',
       );
     }
   } else {
     await client.send(new CreateTableCommand(wanted));
   }
-  // TTL (layout.timeToLiveAttribute) is not enabled locally: dynalite answers
+  // TTL (the template's TimeToLiveSpecification) is not enabled locally: dynalite answers
   // UpdateTimeToLive with UnknownOperationException and never expires items.
   const deadline = Date.now() + TABLE_ACTIVE_TIMEOUT_MS;
   for (;;) {
@@ -219,21 +213,56 @@ export async function ensureBucket(client: S3Client, bucketName: string): Promis
   }
 }
 
-/** The jobs queue and its DLQ, with the redrive and visibility timeout the CDK stack gives them. */
+/** A queue's attributes as the template sets them; the redrive target is the local ARN of its dead-letter queue. */
+export function queueAttributes(
+  queue: QueueFacts,
+  deadLetterQueueArn?: string,
+): Partial<Record<QueueAttributeName, string>> {
+  if (queue.redrive && deadLetterQueueArn === undefined) {
+    throw new Error(
+      `queue ${queue.logicalId} redrives to a dead-letter queue the local stack did not create`,
+    );
+  }
+  return {
+    VisibilityTimeout: String(queue.visibilityTimeoutSeconds),
+    DelaySeconds: String(queue.delaySeconds),
+    MessageRetentionPeriod: String(queue.messageRetentionSeconds),
+    ReceiveMessageWaitTimeSeconds: String(queue.receiveMessageWaitSeconds),
+    ...(queue.redrive
+      ? {
+          RedrivePolicy: JSON.stringify({
+            deadLetterTargetArn: deadLetterQueueArn,
+            maxReceiveCount: queue.redrive.maxReceiveCount,
+          }),
+        }
+      : {}),
+  };
+}
+
+/** The jobs queue and its DLQ, as the template declares them. */
 export async function ensureJobQueues(
   clients: ResourceClients,
-  settings: Settings,
+  template: LocalTemplate,
 ): Promise<
   Pick<LocalResources, 'jobQueueUrl' | 'jobQueueArn' | 'deadLetterQueueUrl' | 'deadLetterQueueArn'>
 > {
-  const deadLetter = await ensureQueue(clients, localResourceNames.deadLetterQueue, {});
-  const jobs = await ensureQueue(clients, localResourceNames.jobQueue, {
-    VisibilityTimeout: String(queueVisibilityTimeoutSeconds(settings)),
-    RedrivePolicy: JSON.stringify({
-      deadLetterTargetArn: deadLetter.arn,
-      maxReceiveCount: settings.maxReceiveCount,
-    }),
-  });
+  const jobQueue = template.queue(template.resourceOfVariable(resourceEnv.jobQueueUrl));
+  const deadLetterId = template.resourceOfVariable(resourceEnv.deadLetterQueueArn);
+  if (jobQueue.redrive?.deadLetterLogicalId !== deadLetterId) {
+    throw new Error(
+      `${template.source}: the jobs queue does not redrive to the dead-letter queue the functions name`,
+    );
+  }
+  const deadLetter = await ensureQueue(
+    clients,
+    localResourceNames.deadLetterQueue,
+    queueAttributes(template.queue(deadLetterId)),
+  );
+  const jobs = await ensureQueue(
+    clients,
+    localResourceNames.jobQueue,
+    queueAttributes(jobQueue, deadLetter.arn),
+  );
   return {
     jobQueueUrl: jobs.url,
     jobQueueArn: jobs.arn,
@@ -242,12 +271,16 @@ export async function ensureJobQueues(
   };
 }
 
-export async function ensureResources(clients: ResourceClients, settings: Settings): Promise<LocalResources> {
+export async function ensureResources(
+  clients: ResourceClients,
+  template: LocalTemplate,
+): Promise<LocalResources> {
+  const table = (variable: string) => template.table(template.resourceOfVariable(variable));
   const [, , , queues] = await Promise.all([
-    ensureTable(clients.dynamodb, localResourceNames.jobTable, jobTable),
-    ensureTable(clients.dynamodb, localResourceNames.apiKeyTable, apiKeyTable),
-    ensureTable(clients.dynamodb, localResourceNames.connectionTable, connectionTable),
-    ensureJobQueues(clients, settings),
+    ensureTable(clients.dynamodb, localResourceNames.jobTable, table(resourceEnv.jobTable)),
+    ensureTable(clients.dynamodb, localResourceNames.apiKeyTable, table(resourceEnv.apiKeyTable)),
+    ensureTable(clients.dynamodb, localResourceNames.connectionTable, table(resourceEnv.connectionTable)),
+    ensureJobQueues(clients, template),
     ensureBucket(clients.s3, localResourceNames.inputBucket),
     ensureBucket(clients.s3, localResourceNames.outputBucket),
   ]);

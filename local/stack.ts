@@ -21,11 +21,13 @@ import {
   LOCAL_REGION,
 } from './handler-env';
 import { type LocalHandlers, loadDispatchEnvironment, loadHandlers } from './handlers';
-import { dispatchFunction, invoke, LOCAL_ACCOUNT_ID, localFunctions } from './lambda';
+import { enforceIam } from './iam';
+import { invoke, LOCAL_ACCOUNT_ID, localFunctions, useTemplateFunctions } from './lambda';
 import { startOps } from './ops';
 import { startProvider } from './provider';
 import { startReconcilerSchedule } from './reconciler';
 import { ensureResources } from './resources';
+import { loadTemplate } from './template';
 import { startWebSocketApi } from './websocket-api/server';
 import { startLocalWorkflow } from './workflow';
 
@@ -49,10 +51,6 @@ import { startLocalWorkflow } from './workflow';
  */
 
 export const LOCAL_HOST = '127.0.0.1';
-
-/** The jobs queue's event source mapping, as lib/constructs/job-dispatcher.ts configures it. */
-const DISPATCH_BATCH_SIZE = 10;
-const DISPATCH_MAX_CONCURRENCY = 2;
 
 /** `<dataDir>/local.json`: how tests and operators reach the running stack with the real SDK. */
 export interface LocalStackInfo {
@@ -127,6 +125,8 @@ export async function startLocalStack(
 
   try {
     undo.push(lockDataDir(config.dataDir));
+    const template = loadTemplate(settings);
+    useTemplateFunctions(template);
     const [dynamodbStart, sqsS3Start] = await Promise.allSettled([
       startDynamoDbEmulator({ host: LOCAL_HOST, path: join(config.dataDir, 'dynamodb') }),
       startSqsS3Emulator({ host: LOCAL_HOST, region: LOCAL_REGION, dataDir: join(config.dataDir, 'fauxqs') }),
@@ -153,7 +153,7 @@ export async function startLocalStack(
 
     const resources = await ensureResources(
       { dynamodb: dynamodbClient, sqs: sqsClient, s3: s3Client, sqsEndpoint: sqsS3.endpoint },
-      settings,
+      template,
     );
     const seeded = await seedApiKeys(
       DynamoDBDocumentClient.from(dynamodbClient),
@@ -195,7 +195,7 @@ export async function startLocalStack(
       host: LOCAL_HOST,
       region: LOCAL_REGION,
       dataDir: join(config.dataDir, 'stepfunctions'),
-      settings,
+      template,
       workflowHandler: handlersReady.promise.then((handlers) => handlers.workflow),
     });
     undo.push(() => workflow.close());
@@ -207,6 +207,7 @@ export async function startLocalStack(
         port: config.port,
         routes,
         settings,
+        throttles: template.restApiThrottles(),
         handlers: handlersReady.promise,
         log,
         localRoutes: ops.routes,
@@ -238,39 +239,42 @@ export async function startLocalStack(
       sfn: workflow.endpoint,
       secretsManager: secrets.endpoint,
     };
-    applyHandlerEnvironment(
-      process.env,
-      handlerEnvironment({
-        settings,
-        endpoints,
-        resources,
-        wiring: {
-          stateMachineArn: workflow.stateMachineArn,
-          providerSecretArn,
-          webhookSecretArn,
-          providerWebhookUrl: `${gateway.url}/v1/provider/events`,
-          streamCallbackUrl: webSocketApi.callbackUrl,
-        },
-        env: process.env,
-      }),
-    );
+    const environment = handlerEnvironment({
+      settings,
+      endpoints,
+      resources,
+      wiring: {
+        stateMachineArn: workflow.stateMachineArn,
+        providerSecretArn,
+        webhookSecretArn,
+        providerWebhookUrl: `${gateway.url}/v1/provider/events`,
+        streamCallbackUrl: webSocketApi.callbackUrl,
+      },
+      env: process.env,
+    });
+    applyHandlerEnvironment(process.env, environment);
+    // Before the handlers load, so no call of theirs escapes their role's policies.
+    undo.push(enforceIam({ template, handlerEnvironment: environment, log }));
     const handlers = await loadHandlers();
     handlersReady.resolve(handlers);
 
     if (config.dispatchEnabled) {
-      const dispatch = dispatchFunction(settings);
+      const dispatch = localFunctions.dispatch;
+      const mapping = template.eventSourceMapping(dispatch.service);
+      // Without a maximum, Lambda scales the pollers with the backlog; the local stack stays at its minimum of two.
+      const maxConcurrency = mapping.maximumConcurrency ?? 2;
       // One execution environment per concurrent invocation, as in Lambda.
       const environments = [
         handlers.dispatch,
-        ...Array.from({ length: DISPATCH_MAX_CONCURRENCY - 1 }, () => loadDispatchEnvironment()),
+        ...Array.from({ length: maxConcurrency - 1 }, () => loadDispatchEnvironment()),
       ];
       const eventSource = startSqsEventSource({
         client: sqsClient,
         queueUrl: resources.jobQueueUrl,
         queueArn: resources.jobQueueArn,
         region: LOCAL_REGION,
-        batchSize: DISPATCH_BATCH_SIZE,
-        maxConcurrency: DISPATCH_MAX_CONCURRENCY,
+        batchSize: mapping.batchSize,
+        maxConcurrency,
         invoke: (event, poller) => invoke(dispatch, environments[poller] ?? handlers.dispatch, event),
         log: (line) => log(`dispatch: ${line}`),
       });

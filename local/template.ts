@@ -305,6 +305,20 @@ export class LocalTemplate {
     return [...inline, ...attached];
   }
 
+  /** The one state machine's logical id and `DefinitionString`, unresolved. */
+  stateMachine(): { readonly logicalId: string; readonly definitionString: unknown } {
+    const [logicalId, machine] = this.one('AWS::StepFunctions::StateMachine');
+    return { logicalId, definitionString: machine.Properties?.DefinitionString };
+  }
+
+  /** The one WebSocket API stage's name. */
+  webSocketStageName(): string {
+    const [, stage] = this.one('AWS::ApiGatewayV2::Stage');
+    const name = stage.Properties?.StageName;
+    if (typeof name !== 'string') throw new Error(`${this.source}: the WebSocket stage has no name`);
+    return name;
+  }
+
   private one(type: string): [string, CfnResource] {
     const found = this.resourcesOfType(type);
     if (found.length !== 1) throw new Error(`${this.source}: expected one ${type}, found ${found.length}`);

@@ -1,14 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import type { Settings } from '../config/settings';
-import { synthesizeWorkflowDefinition } from '../lib/workflow-definition';
+import { resolveIntrinsics } from '../lib/workflow-definition';
 import type { WorkflowHandler } from './handlers';
 import { functionArn, InvocationTimeoutError, invoke, LOCAL_ACCOUNT_ID, localFunctions } from './lambda';
 import { type LocalStepFunctions, startLocalStepFunctions } from './stepfunctions';
+import type { LocalTemplate } from './template';
 
 /**
- * The media workflow on the local Step Functions endpoint: the definition
- * CDK synthesizes for the deployed state machine (lib/workflow-definition.ts),
- * its Task states invoking the workflow handler as Lambda would.
+ * The media workflow on the local Step Functions endpoint: the definition of
+ * the template's state machine, its Task states invoking the workflow handler
+ * as Lambda would.
  */
 
 export const WORKFLOW_STATE_MACHINE_NAME = 'longhaul-jobs';
@@ -31,7 +31,7 @@ export async function startLocalWorkflow(options: {
   readonly host: string;
   readonly region: string;
   readonly dataDir: string;
-  readonly settings: Settings;
+  readonly template: LocalTemplate;
   /**
    * Settles once the handler environment is in place and the handler has
    * loaded. Executions left running by the previous process resume as soon as
@@ -40,7 +40,13 @@ export async function startLocalWorkflow(options: {
   readonly workflowHandler: Promise<WorkflowHandler>;
 }): Promise<LocalWorkflow> {
   const fn = localFunctions.workflow;
-  const definition = synthesizeWorkflowDefinition(options.settings, functionArn(fn));
+  const stepsFunctionId = options.template.function(fn.service).logicalId;
+  const definitionString = resolveIntrinsics(options.template.stateMachine().definitionString, (node) => {
+    const [logicalId, attribute] = (node['Fn::GetAtt'] ?? []) as unknown[];
+    return logicalId === stepsFunctionId && attribute === 'Arn' ? functionArn(fn) : undefined;
+  });
+  if (typeof definitionString !== 'string') throw new Error('the state machine has no definition string');
+  const definition = JSON.parse(definitionString) as object;
   const stepFunctions: LocalStepFunctions = await startLocalStepFunctions({
     host: options.host,
     region: options.region,

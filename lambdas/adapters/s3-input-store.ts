@@ -49,8 +49,20 @@ export class S3InputStore implements InputStore {
       );
       return { size: head.ContentLength ?? 0, contentType: head.ContentType ?? 'application/octet-stream' };
     } catch (error) {
-      if (error instanceof NotFound || (error as { name?: string }).name === 'NotFound') return undefined;
+      if (isMissing(error)) return undefined;
       throw error;
     }
   }
+}
+
+/**
+ * Whether a HeadObject failure means the object is not there. S3 answers a
+ * missing key with 404 only to a caller that may list the bucket; to any
+ * other it answers 403 (with no body, since HEAD has none), and the
+ * functions may not list it.
+ */
+function isMissing(error: unknown): boolean {
+  if (error instanceof NotFound || (error as { name?: string }).name === 'NotFound') return true;
+  const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+  return status === 404 || status === 403;
 }

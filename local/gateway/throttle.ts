@@ -1,3 +1,5 @@
+import type { ThrottleFacts } from '../template';
+
 /**
  * Per-client throttling as a usage plan applies it: a token bucket per usage
  * identifier that holds `burst` tokens and refills at `ratePerSecond`; a
@@ -11,6 +13,11 @@ export class TokenBuckets {
     private readonly burst: number,
     private readonly now: () => number = () => performance.now(),
   ) {}
+
+  /** The buckets of an API Gateway throttle (a stage's or a usage plan's). */
+  static of(throttle: ThrottleFacts): TokenBuckets {
+    return new TokenBuckets(throttle.rateLimit, throttle.burstLimit);
+  }
 
   /** Takes a token for `id`; false when its bucket is empty. */
   take(id: string): boolean {

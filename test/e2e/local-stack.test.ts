@@ -50,7 +50,9 @@ import { hashApiKey } from '../../lambdas/shared/api-keys';
 import { failedMessageIds, startSqsEventSource } from '../../local/event-source';
 import { type Gateway, startGateway } from '../../local/gateway';
 import type { ApiHandler, AuthorizerHandler, StreamHandler } from '../../local/handlers';
+import { useTemplateFunctions } from '../../local/lambda';
 import { startReconcilerSchedule } from '../../local/reconciler';
+import { loadTemplate } from '../../local/template';
 import type { WebSocketEvent } from '../../local/websocket-api/events';
 import { startWebSocketApi, type WebSocketApi } from '../../local/websocket-api/server';
 import {
@@ -86,6 +88,9 @@ async function expectProblem(
   expect(body).toMatchObject({ status, code });
   return body;
 }
+
+// The in-process gateways and WebSocket APIs below invoke functions with the template's timeouts, as the stack does.
+beforeAll(() => useTemplateFunctions(loadTemplate(defaultSettings)));
 
 describe('local stack', () => {
   let stack: RunningLocalStack;
@@ -968,7 +973,11 @@ describe('gateway', () => {
       host: '127.0.0.1',
       port: 0,
       routes,
-      settings: { authorizerCacheSeconds: 300, apiRateLimit: 100, apiBurstLimit: 100 },
+      settings: { authorizerCacheSeconds: 300 },
+      throttles: {
+        stage: { rateLimit: 100, burstLimit: 100 },
+        usagePlan: { rateLimit: 100, burstLimit: 100 },
+      },
       handlers: {
         authorizer: (event, context) => {
           authorizerEvents.push(event);

@@ -1,0 +1,274 @@
+/**
+ * What IAM authorizes for an AWS API request as the SDK sends it: the
+ * actions and the resource ARNs each applies to, for the services the
+ * handlers call (DynamoDB, SQS, S3, Step Functions, Secrets Manager and the
+ * API Gateway Management API). A request this module cannot read yields
+ * undefined, which the local stack denies: an unknown call is never waved
+ * through.
+ */
+
+/** One action on one resource; a request may need several (a batch across tables, a copy). */
+export interface Authorization {
+  readonly action: string;
+  readonly resource: string;
+}
+
+/** The parts of a signed HTTP request the mapping reads. */
+export interface SignedRequest {
+  readonly method: string;
+  readonly path: string;
+  readonly query: Readonly<Record<string, string | readonly string[] | null | undefined>>;
+  readonly headers: Readonly<Record<string, string | undefined>>;
+  /** The body when it is text (the JSON protocols); undefined for streams and bytes. */
+  readonly body?: string;
+}
+
+export interface RequestScope {
+  readonly region: string;
+  readonly accountId: string;
+  /** The WebSocket API whose management endpoint the functions call, as the template names it. */
+  readonly webSocket: { readonly apiId: string; readonly stage: string };
+}
+
+/** The service a request was signed for: SigV4's credential scope names it. */
+export function signingService(headers: SignedRequest['headers']): string | undefined {
+  const authorization = header(headers, 'authorization');
+  return authorization?.match(/Credential=[^/]+\/\d{8}\/[^/]+\/([^/]+)\/aws4_request/)?.[1];
+}
+
+export function authorizations(request: SignedRequest, scope: RequestScope): Authorization[] | undefined {
+  switch (signingService(request.headers)) {
+    case 'dynamodb':
+      return dynamodb(request, scope);
+    case 'sqs':
+      return sqs(request, scope);
+    case 's3':
+      return s3(request);
+    case 'states':
+      return stepFunctions(request);
+    case 'secretsmanager':
+      return secretsManager(request);
+    case 'execute-api':
+      return manageConnections(request, scope);
+    default:
+      return undefined;
+  }
+}
+
+function header(headers: SignedRequest['headers'], name: string): string | undefined {
+  const found = Object.entries(headers).find(([key]) => key.toLowerCase() === name);
+  return found?.[1];
+}
+
+/** The operation of a JSON-protocol request, from `X-Amz-Target: <Service>.<Operation>`. */
+function jsonOperation(
+  request: SignedRequest,
+  prefix: string,
+): { op: string; body: Record<string, unknown> } | undefined {
+  const target = header(request.headers, 'x-amz-target');
+  if (!target?.startsWith(`${prefix}.`) || request.body === undefined) return undefined;
+  try {
+    const body = JSON.parse(request.body || '{}') as unknown;
+    if (body === null || typeof body !== 'object' || Array.isArray(body)) return undefined;
+    return { op: target.slice(prefix.length + 1), body: body as Record<string, unknown> };
+  } catch {
+    return undefined;
+  }
+}
+
+const str = (value: unknown): string | undefined =>
+  typeof value === 'string' && value !== '' ? value : undefined;
+
+function dynamodb(request: SignedRequest, scope: RequestScope): Authorization[] | undefined {
+  const parsed = jsonOperation(request, 'DynamoDB_20120810');
+  if (!parsed) return undefined;
+  const { op, body } = parsed;
+  const tableArn = (table: string) =>
+    table.startsWith('arn:') ? table : `arn:aws:dynamodb:${scope.region}:${scope.accountId}:table/${table}`;
+  if (op === 'ListTables') return [{ action: 'dynamodb:ListTables', resource: '*' }];
+  if (op === 'BatchGetItem' || op === 'BatchWriteItem') {
+    const tables = Object.keys((body.RequestItems ?? {}) as object);
+    return tables.length === 0
+      ? undefined
+      : tables.map((t) => ({ action: `dynamodb:${op}`, resource: tableArn(t) }));
+  }
+  if (op === 'TransactWriteItems' || op === 'TransactGetItems') {
+    // Each item needs the permission of the single-item operation it stands for.
+    const kinds: Record<string, string> = {
+      Put: 'PutItem',
+      Update: 'UpdateItem',
+      Delete: 'DeleteItem',
+      ConditionCheck: 'ConditionCheckItem',
+      Get: 'GetItem',
+    };
+    const items = (body.TransactItems ?? []) as Record<string, { TableName?: unknown }>[];
+    const found = items.flatMap((item) =>
+      Object.entries(item).map(([kind, detail]) => {
+        const table = str(detail?.TableName);
+        return kinds[kind] && table
+          ? { action: `dynamodb:${kinds[kind]}`, resource: tableArn(table) }
+          : undefined;
+      }),
+    );
+    return found.length === 0 || found.includes(undefined) ? undefined : (found as Authorization[]);
+  }
+  const table = str(body.TableName);
+  if (!table || !/^[A-Z][A-Za-z]+$/.test(op)) return undefined;
+  const index = str(body.IndexName);
+  return [
+    { action: `dynamodb:${op}`, resource: index ? `${tableArn(table)}/index/${index}` : tableArn(table) },
+  ];
+}
+
+function sqs(request: SignedRequest, scope: RequestScope): Authorization[] | undefined {
+  const parsed = jsonOperation(request, 'AmazonSQS');
+  if (!parsed) return undefined;
+  const { op, body } = parsed;
+  const queueArn = (url: string): string | undefined => {
+    const [account, name] = new URL(url).pathname.split('/').filter(Boolean).slice(-2);
+    if (!name) return undefined;
+    return `arn:aws:sqs:${scope.region}:${account && /^\d{12}$/.test(account) ? account : scope.accountId}:${name}`;
+  };
+  // Batches are authorized as the single operation.
+  const single: Record<string, string> = {
+    SendMessageBatch: 'SendMessage',
+    DeleteMessageBatch: 'DeleteMessage',
+    ChangeMessageVisibilityBatch: 'ChangeMessageVisibility',
+  };
+  if (op === 'ListQueues') return [{ action: 'sqs:ListQueues', resource: '*' }];
+  if (op === 'GetQueueUrl') {
+    const name = str(body.QueueName);
+    const account = str(body.QueueOwnerAWSAccountId) ?? scope.accountId;
+    return name
+      ? [{ action: 'sqs:GetQueueUrl', resource: `arn:aws:sqs:${scope.region}:${account}:${name}` }]
+      : undefined;
+  }
+  if (op === 'StartMessageMoveTask') {
+    // SQS reads the source as its consumer and writes the destination as its producer, with the caller's rights.
+    const source = str(body.SourceArn);
+    if (!source) return undefined;
+    const destination = str(body.DestinationArn);
+    return [
+      ...['StartMessageMoveTask', 'ReceiveMessage', 'DeleteMessage', 'GetQueueAttributes'].map((action) => ({
+        action: `sqs:${action}`,
+        resource: source,
+      })),
+      ...(destination ? [{ action: 'sqs:SendMessage', resource: destination }] : []),
+    ];
+  }
+  if (op === 'ListMessageMoveTasks') {
+    const source = str(body.SourceArn);
+    return source ? [{ action: 'sqs:ListMessageMoveTasks', resource: source }] : undefined;
+  }
+  const url = str(body.QueueUrl);
+  const arn = url ? queueArn(url) : undefined;
+  if (!arn || !/^[A-Z][A-Za-z]+$/.test(op)) return undefined;
+  return [{ action: `sqs:${single[op] ?? op}`, resource: arn }];
+}
+
+/** Query parameters that carry no S3 subresource: the SDK's operation hint and presigning. */
+const isSubresource = (name: string) => name !== 'x-id' && !name.toLowerCase().startsWith('x-amz-');
+
+function s3(request: SignedRequest): Authorization[] | undefined {
+  const [bucket, ...rest] = request.path.replace(/^\//, '').split('/');
+  const key = rest.map(decodeURIComponent).join('/');
+  const method = request.method.toUpperCase();
+  const sub = Object.keys(request.query).filter(isSubresource).sort().join('&');
+  if (!bucket)
+    return method === 'GET' && sub === '' ? [{ action: 's3:ListAllMyBuckets', resource: '*' }] : undefined;
+  const bucketArn = `arn:aws:s3:::${decodeURIComponent(bucket)}`;
+  if (key === '') {
+    const onBucket: Record<string, string> = {
+      'GET ': 's3:ListBucket',
+      'GET list-type': 's3:ListBucket',
+      'HEAD ': 's3:ListBucket',
+      'GET versions': 's3:ListBucketVersions',
+      'GET uploads': 's3:ListBucketMultipartUploads',
+      'GET location': 's3:GetBucketLocation',
+    };
+    if (method === 'POST' && sub === 'delete') {
+      const keys = [...(request.body ?? '').matchAll(/<Key>([^<]*)<\/Key>/g)].map((m) => m[1] as string);
+      return keys.length === 0
+        ? undefined
+        : keys.map((k) => ({ action: 's3:DeleteObject', resource: `${bucketArn}/${unescapeXml(k)}` }));
+    }
+    const action = onBucket[`${method} ${sub}`];
+    return action ? [{ action, resource: bucketArn }] : undefined;
+  }
+  const objectArn = `${bucketArn}/${key}`;
+  const onObject: Record<string, string> = {
+    'GET ': 's3:GetObject',
+    'HEAD ': 's3:GetObject',
+    'GET partNumber': 's3:GetObject',
+    'HEAD partNumber': 's3:GetObject',
+    'PUT ': 's3:PutObject',
+    'POST uploads': 's3:PutObject',
+    'PUT partNumber&uploadId': 's3:PutObject',
+    'POST uploadId': 's3:PutObject',
+    'DELETE uploadId': 's3:AbortMultipartUpload',
+    'GET uploadId': 's3:ListMultipartUploadParts',
+    'DELETE ': 's3:DeleteObject',
+    'GET tagging': 's3:GetObjectTagging',
+    'PUT tagging': 's3:PutObjectTagging',
+  };
+  const action = onObject[`${method} ${sub}`];
+  if (!action) return undefined;
+  const copySource = header(request.headers, 'x-amz-copy-source');
+  if (copySource === undefined) return [{ action, resource: objectArn }];
+  // A copy reads its source with the caller's rights.
+  const source = decodeURIComponent(copySource.split('?')[0] ?? '').replace(/^\//, '');
+  return [
+    { action, resource: objectArn },
+    { action: 's3:GetObject', resource: `arn:aws:s3:::${source}` },
+  ];
+}
+
+function unescapeXml(text: string): string {
+  return text
+    .replaceAll('&lt;', '<')
+    .replaceAll('&gt;', '>')
+    .replaceAll('&quot;', '"')
+    .replaceAll('&apos;', "'")
+    .replaceAll('&amp;', '&');
+}
+
+function stepFunctions(request: SignedRequest): Authorization[] | undefined {
+  const parsed = jsonOperation(request, 'AWSStepFunctions');
+  if (!parsed) return undefined;
+  const { op, body } = parsed;
+  const onStateMachine = ['StartExecution', 'StartSyncExecution', 'DescribeStateMachine', 'ListExecutions'];
+  const onExecution = ['DescribeExecution', 'StopExecution', 'GetExecutionHistory', 'RedriveExecution'];
+  // Task tokens name no resource: IAM knows these actions only on "*".
+  const onNothing = ['SendTaskSuccess', 'SendTaskFailure', 'SendTaskHeartbeat', 'ListStateMachines'];
+  const resource = onStateMachine.includes(op)
+    ? str(body.stateMachineArn)
+    : onExecution.includes(op)
+      ? str(body.executionArn)
+      : onNothing.includes(op)
+        ? '*'
+        : undefined;
+  return resource ? [{ action: `states:${op}`, resource }] : undefined;
+}
+
+function secretsManager(request: SignedRequest): Authorization[] | undefined {
+  const parsed = jsonOperation(request, 'secretsmanager');
+  if (!parsed) return undefined;
+  const secretId = str(parsed.body.SecretId);
+  // A secret named rather than given by ARN would need the ARN's random suffix, which only the service knows.
+  if (!secretId?.startsWith('arn:') || !/^[A-Z][A-Za-z]+$/.test(parsed.op)) return undefined;
+  return [{ action: `secretsmanager:${parsed.op}`, resource: secretId }];
+}
+
+function manageConnections(request: SignedRequest, scope: RequestScope): Authorization[] | undefined {
+  // `/{stage}/@connections/{id}`; the local endpoint's own stage stands for the template's.
+  const match = request.path.match(/^(?:\/[^/]+)?\/@connections\/([^/]+)$/);
+  const method = request.method.toUpperCase();
+  if (!match?.[1] || !['POST', 'GET', 'DELETE'].includes(method)) return undefined;
+  const { apiId, stage } = scope.webSocket;
+  return [
+    {
+      action: 'execute-api:ManageConnections',
+      resource: `arn:aws:execute-api:${scope.region}:${scope.accountId}:${apiId}/${stage}/${method}/@connections/${decodeURIComponent(match[1])}`,
+    },
+  ];
+}

@@ -1,0 +1,315 @@
+import { Readable } from 'node:stream';
+import { runSimulation, type Simulation } from '@cloud-copilot/iam-simulate';
+import { NodeHttpHandler } from '@smithy/node-http-handler';
+import type { HttpResponse } from '@smithy/types';
+import { LOCAL_PSEUDO_PARAMETERS, resolveIntrinsics } from '../lib/workflow-definition';
+import { LOCAL_API_ID } from './gateway/events';
+import { LOCAL_REGION } from './handler-env';
+import { type Authorization, authorizations, type RequestScope, signingService } from './iam-requests';
+import { currentInvocation, LOCAL_ACCOUNT_ID } from './lambda';
+import type { LocalTemplate, PolicyDocumentJson } from './template';
+
+/**
+ * IAM as AWS applies it to the functions: every AWS call a handler makes is
+ * checked against the identity policies of that function's role, as the
+ * template synthesizes them, with the template's references resolved to the
+ * local resources. A denied call fails as the service fails it (its own
+ * AccessDenied shape, so the SDK raises what it raises in AWS), and S3 answers
+ * a missing key with 403 when the role may not list the bucket.
+ *
+ * The check wraps the SDK's Node HTTP handler, which every client the handlers
+ * build sends through, so the handlers run unchanged. Calls made outside an
+ * invocation (the local stack itself, tests, the simulator) are not checked.
+ */
+
+export interface IamDecision {
+  readonly allowed: boolean;
+  /** Why a request was refused, as AWS words it. */
+  readonly message?: string;
+}
+
+/** A placeholder for resources with no local counterpart (log groups, functions): it matches no local request. */
+const unresolvedArn = (logicalId: string) =>
+  `arn:aws:cloudformation:${LOCAL_REGION}:${LOCAL_ACCOUNT_ID}:unresolved/${logicalId}`;
+
+/**
+ * The values the template's references take locally. The handlers find their
+ * resources by environment variable, and the template sets each of those
+ * variables with a `Ref` or `Fn::GetAtt`; the local stack sets the same
+ * variables to the local resources, which ties each reference to its value.
+ * What no variable names is derived from what one does (a table's ARN from
+ * its name), or left unresolved.
+ */
+export function localReferences(
+  template: LocalTemplate,
+  handlerEnvironment: Readonly<Record<string, string>>,
+): (logicalId: string, attribute?: string) => string {
+  const values = new Map<string, string>();
+  for (const fn of template.functions()) {
+    for (const [variable, value] of Object.entries(fn.environment)) {
+      const local = handlerEnvironment[variable];
+      const node = value as { Ref?: unknown; 'Fn::GetAtt'?: unknown };
+      if (local === undefined) continue;
+      if (typeof node?.Ref === 'string') values.set(node.Ref, local);
+      const att = node?.['Fn::GetAtt'];
+      if (Array.isArray(att)) values.set(`${att[0]}.${att[1]}`, local);
+    }
+  }
+  return (logicalId, attribute) => {
+    const key = attribute === undefined ? logicalId : `${logicalId}.${attribute}`;
+    const known = values.get(key);
+    if (known !== undefined) return known;
+    const type = template.json.Resources[logicalId]?.Type;
+    const ref = values.get(logicalId);
+    if (type === 'AWS::DynamoDB::Table' && attribute === 'Arn' && ref) {
+      return `arn:aws:dynamodb:${LOCAL_REGION}:${LOCAL_ACCOUNT_ID}:table/${ref}`;
+    }
+    if (type === 'AWS::S3::Bucket' && attribute === 'Arn' && ref) return `arn:aws:s3:::${ref}`;
+    if (type === 'AWS::StepFunctions::StateMachine' && attribute === 'Name' && ref) {
+      return ref.slice(ref.lastIndexOf(':') + 1);
+    }
+    if (type === 'AWS::ApiGatewayV2::Api' && attribute === undefined) return LOCAL_API_ID;
+    return unresolvedArn(logicalId);
+  };
+}
+
+/** A policy document with every intrinsic replaced by its local value. */
+export function resolvePolicy(
+  document: PolicyDocumentJson,
+  reference: (logicalId: string, attribute?: string) => string,
+): PolicyDocumentJson {
+  const lookup = (node: Readonly<Record<string, unknown>>): string | undefined => {
+    if (typeof node.Ref === 'string' && !(node.Ref in LOCAL_PSEUDO_PARAMETERS)) return reference(node.Ref);
+    const att = node['Fn::GetAtt'];
+    if (Array.isArray(att)) return reference(String(att[0]), String(att[1]));
+    const select = node['Fn::Select'];
+    if (Array.isArray(select)) {
+      const list = resolveIntrinsics(select[1], lookup);
+      return Array.isArray(list) ? String(list[Number(select[0])]) : undefined;
+    }
+    const sub = node['Fn::Sub'];
+    if (typeof sub === 'string') {
+      return sub.replace(/\$\{([^}]+)\}/g, (_, name: string) => {
+        if (name in LOCAL_PSEUDO_PARAMETERS) return LOCAL_PSEUDO_PARAMETERS[name] as string;
+        const [id, attribute] = name.split('.');
+        return reference(id as string, attribute);
+      });
+    }
+    return undefined;
+  };
+  // Fn::Split yields a list, which resolveIntrinsics' lookup cannot return; resolve it first.
+  const splitFirst = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(splitFirst);
+    if (value === null || typeof value !== 'object') return value;
+    const node = value as Record<string, unknown>;
+    const split = node['Fn::Split'];
+    if (Array.isArray(split)) {
+      const text = resolveIntrinsics(splitFirst(split[1]), lookup);
+      return String(text).split(String(split[0]));
+    }
+    return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, splitFirst(v)]));
+  };
+  return resolveIntrinsics(splitFirst(document), lookup) as PolicyDocumentJson;
+}
+
+/** Decisions are cached: the policies have no conditions that vary per request. */
+const MAX_CACHED_DECISIONS = 10_000;
+
+export class IamPolicies {
+  readonly #policies = new Map<string, PolicyDocumentJson[]>();
+  readonly #decisions = new Map<string, Promise<IamDecision>>();
+
+  constructor(
+    private readonly template: LocalTemplate,
+    private readonly reference: (logicalId: string, attribute?: string) => string,
+  ) {}
+
+  /** The principal AWS names in an AccessDenied message for a function's calls. */
+  principal(service: string): string {
+    return `arn:aws:sts::${LOCAL_ACCOUNT_ID}:assumed-role/${this.template.function(service).roleLogicalId}/longhaul-${service}`;
+  }
+
+  policies(service: string): PolicyDocumentJson[] {
+    let found = this.#policies.get(service);
+    if (!found) {
+      found = this.template.rolePolicies(service).map((document) => resolvePolicy(document, this.reference));
+      this.#policies.set(service, found);
+    }
+    return found;
+  }
+
+  /** Whether the function of `service` may do `action` on `resource`. */
+  decide(service: string, { action, resource }: Authorization): Promise<IamDecision> {
+    const key = `${service} ${action} ${resource}`;
+    let decision = this.#decisions.get(key);
+    if (!decision) {
+      if (this.#decisions.size >= MAX_CACHED_DECISIONS) this.#decisions.clear();
+      decision = this.simulate(service, action, resource);
+      this.#decisions.set(key, decision);
+    }
+    return decision;
+  }
+
+  private async simulate(service: string, action: string, resource: string): Promise<IamDecision> {
+    const principal = this.principal(service);
+    const simulation: Simulation = {
+      identityPolicies: this.policies(service).map((policy, index) => ({ name: `policy${index}`, policy })),
+      serviceControlPolicies: [],
+      resourceControlPolicies: [],
+      request: {
+        action,
+        principal,
+        resource: { accountId: LOCAL_ACCOUNT_ID, resource },
+        contextVariables: {},
+      },
+    } as Simulation;
+    const result = await runSimulation(simulation, {});
+    if (result.resultType === 'error') {
+      return {
+        allowed: false,
+        message: `the IAM simulator refused the request: ${JSON.stringify(result.errors)}`,
+      };
+    }
+    if (result.overallResult === 'Allowed') return { allowed: true };
+    return {
+      allowed: false,
+      message: `User: ${principal} is not authorized to perform: ${action} on resource: ${resource} because no identity-based policy allows the ${action} action`,
+    };
+  }
+}
+
+/** The answer the service gives a request IAM denies, in its own protocol. */
+export function accessDeniedResponse(
+  service: string | undefined,
+  method: string,
+  message: string,
+): HttpResponse {
+  const requestId = crypto.randomUUID();
+  const respond = (statusCode: number, headers: Record<string, string>, body: string): HttpResponse => ({
+    statusCode,
+    headers: {
+      'x-amzn-requestid': requestId,
+      'content-length': String(Buffer.byteLength(body)),
+      ...headers,
+    },
+    body: Readable.from(body === '' ? [] : [Buffer.from(body)]),
+  });
+  const coral = JSON.stringify({
+    __type: 'com.amazon.coral.service#AccessDeniedException',
+    Message: message,
+  });
+  switch (service) {
+    case 's3': {
+      // HEAD responses carry no body; the SDK reads the status alone, as it does from S3.
+      const xml =
+        method.toUpperCase() === 'HEAD'
+          ? ''
+          : `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>AccessDenied</Code><Message>${escapeXml(message)}</Message><RequestId>${requestId}</RequestId></Error>`;
+      return respond(403, { 'content-type': 'application/xml', 'x-amz-request-id': requestId }, xml);
+    }
+    case 'sqs':
+      // SQS's JSON protocol keeps its query-protocol error code in a header, which the SDK names the error by.
+      return respond(
+        403,
+        { 'content-type': 'application/x-amz-json-1.0', 'x-amzn-query-error': 'AccessDenied;Sender' },
+        coral,
+      );
+    case 'execute-api':
+      return respond(
+        403,
+        { 'content-type': 'application/json', 'x-amzn-errortype': 'AccessDeniedException' },
+        JSON.stringify({ message }),
+      );
+    case 'secretsmanager':
+      return respond(400, { 'content-type': 'application/x-amz-json-1.1' }, coral);
+    default:
+      return respond(400, { 'content-type': 'application/x-amz-json-1.0' }, coral);
+  }
+}
+
+function escapeXml(text: string): string {
+  return text.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;');
+}
+
+const utf8 = new TextDecoder();
+
+const textBody = (body: unknown): string | undefined => {
+  if (typeof body === 'string') return body;
+  // TextDecoder reads the bytes alone; Buffer.from would call the SDK's string adapter's valueOf.
+  if (body instanceof Uint8Array) return utf8.decode(body);
+  return undefined;
+};
+
+/**
+ * Checks every AWS request made inside an invocation against the invoked
+ * function's role, until the returned function is called. Installed before the
+ * handlers send anything.
+ */
+export function enforceIam(options: {
+  readonly template: LocalTemplate;
+  /** The environment the handlers run with (local/handler-env.ts). */
+  readonly handlerEnvironment: Readonly<Record<string, string>>;
+  readonly log: (line: string) => void;
+}): () => void {
+  const policies = new IamPolicies(
+    options.template,
+    localReferences(options.template, options.handlerEnvironment),
+  );
+  const scope: RequestScope = {
+    region: LOCAL_REGION,
+    accountId: LOCAL_ACCOUNT_ID,
+    webSocket: { apiId: LOCAL_API_ID, stage: options.template.webSocketStageName() },
+  };
+  const prototype = NodeHttpHandler.prototype;
+  const original = prototype.handle;
+  async function handle(
+    this: NodeHttpHandler,
+    request: Parameters<NodeHttpHandler['handle']>[0],
+    handlerOptions?: Parameters<NodeHttpHandler['handle']>[1],
+  ): Promise<{ response: HttpResponse }> {
+    const invocation = currentInvocation();
+    if (!invocation) return original.call(this, request, handlerOptions);
+    const service = signingService(request.headers);
+    const fn = invocation.fn.service;
+    const wanted = authorizations(
+      {
+        method: request.method,
+        path: request.path,
+        query: request.query ?? {},
+        headers: request.headers,
+        body: textBody(request.body),
+      },
+      scope,
+    );
+    if (!wanted) {
+      const message = `User: ${policies.principal(fn)} is not authorized to perform this request: the local stack cannot tell which IAM action ${request.method} ${request.path} (${service ?? 'unsigned'}) needs`;
+      options.log(`IAM: ${fn}: ${message}`);
+      return { response: accessDeniedResponse(service, request.method, message) };
+    }
+    for (const authorization of wanted) {
+      const decision = await policies.decide(fn, authorization);
+      if (!decision.allowed) {
+        options.log(`IAM: ${fn}: denied ${authorization.action} on ${authorization.resource}`);
+        return {
+          response: accessDeniedResponse(service, request.method, decision.message ?? 'Access Denied'),
+        };
+      }
+    }
+    const result = await original.call(this, request, handlerOptions);
+    const read = wanted[0];
+    if (service === 's3' && result.response.statusCode === 404 && read?.action === 's3:GetObject') {
+      // S3 hides whether a key exists from a caller that may not list the bucket.
+      const bucketArn = read.resource.slice(0, read.resource.indexOf('/'));
+      const list = await policies.decide(fn, { action: 's3:ListBucket', resource: bucketArn });
+      if (!list.allowed) {
+        (result.response.body as Readable | undefined)?.destroy?.();
+        return { response: accessDeniedResponse(service, request.method, 'Access Denied') };
+      }
+    }
+    return result;
+  }
+  prototype.handle = handle;
+  return () => {
+    if (prototype.handle === handle) prototype.handle = original;
+  };
+}

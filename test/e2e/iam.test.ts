@@ -1,0 +1,129 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadSettings } from '../../config/settings';
+import { localSettingsEnvironment } from '../../local/config';
+import {
+  LocalTemplate,
+  synthesizedTemplatePath,
+  TEMPLATE_ENV,
+  type TemplateJson,
+} from '../../local/template';
+import { pollUntil, type RunningLocalStack, startLocalStack } from './support/local-stack';
+
+jest.setTimeout(120_000);
+
+/**
+ * The local stack holds the handlers to their roles' policies as synthesized:
+ * a grant missing from lib/ fails here as it would in AWS.
+ */
+
+const KEY = 'iam-key-5d2a';
+const env = {
+  LONGHAUL_API_KEYS: `${KEY}:acme`,
+  SIM_JOB_MS: '300',
+  PROVIDER_TIMEOUT_MS: '1000',
+  SLOT_WAIT_MAX_SECONDS: '1',
+};
+
+interface Job {
+  readonly id: string;
+  readonly status: string;
+  readonly error: { readonly code: string } | null;
+}
+
+async function createJob(stack: RunningLocalStack, key: string, body: unknown): Promise<Job> {
+  const response = await fetch(`${stack.baseUrl}/v1/jobs`, {
+    method: 'POST',
+    headers: { 'x-api-key': KEY, 'idempotency-key': key, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  expect(response.status).toBe(202);
+  return (await response.json()) as Job;
+}
+
+function finished(stack: RunningLocalStack, id: string): Promise<Job> {
+  return pollUntil(
+    async () => {
+      const response = await fetch(`${stack.baseUrl}/v1/jobs/${id}`, { headers: { 'x-api-key': KEY } });
+      const job = (await response.json()) as Job;
+      return ['succeeded', 'failed', 'needs_review', 'canceled'].includes(job.status) && job;
+    },
+    { timeoutMs: 60_000, intervalMs: 100, description: `job ${id} to finish` },
+  );
+}
+
+describe('the synthesized policies', () => {
+  let stack: RunningLocalStack;
+  beforeAll(async () => {
+    stack = await startLocalStack({ env });
+  });
+  afterAll(() => stack?.stop());
+
+  it('let a job run from intake to success', async () => {
+    const job = await createJob(stack, 'iam-ok', {
+      type: 'image.generate',
+      input: { prompt: 'a lighthouse' },
+    });
+    await expect(finished(stack, job.id)).resolves.toMatchObject({ status: 'succeeded', error: null });
+    expect(stack.output()).not.toMatch(/IAM: .*denied/);
+  });
+
+  it('fail a job whose upload never arrived with input_not_found: without s3:ListBucket, S3 answers 403', async () => {
+    const job = await createJob(stack, 'iam-missing-upload', {
+      type: 'audio.transcribe',
+      input: { audioRef: `upl_${'m'.repeat(22)}` },
+    });
+    await expect(finished(stack, job.id)).resolves.toMatchObject({
+      status: 'failed',
+      error: { code: 'input_not_found' },
+    });
+  });
+});
+
+describe('a template with a grant removed', () => {
+  const directory = mkdtempSync(join(tmpdir(), 'longhaul-iam-'));
+  let stack: RunningLocalStack;
+
+  beforeAll(async () => {
+    const settings = loadSettings(localSettingsEnvironment({ ...process.env, ...env }));
+    const json = JSON.parse(readFileSync(synthesizedTemplatePath(settings), 'utf8')) as TemplateJson;
+    const template = new LocalTemplate(json, 'the synthesized template');
+    // The workflow steps' write to the output bucket, as if lib/ had forgotten grantWrite.
+    const role = template.function('workflow').roleLogicalId;
+    let removed = 0;
+    for (const resource of Object.values(json.Resources)) {
+      const props = resource.Properties as {
+        Roles?: { Ref?: string }[];
+        PolicyDocument?: { Statement: unknown[] };
+      };
+      if (resource.Type !== 'AWS::IAM::Policy' || !props.Roles?.some((r) => r.Ref === role)) continue;
+      const statements = props.PolicyDocument?.Statement ?? [];
+      const kept = statements.filter(
+        (statement) => ![(statement as { Action: unknown }).Action].flat().includes('s3:PutObject'),
+      );
+      removed += statements.length - kept.length;
+      statements.splice(0, statements.length, ...kept);
+    }
+    expect(removed).toBe(1);
+    const file = join(directory, 'doctored.template.json');
+    writeFileSync(file, JSON.stringify(json));
+    stack = await startLocalStack({ env: { ...env, [TEMPLATE_ENV]: file } });
+  });
+  afterAll(async () => {
+    await stack?.stop();
+    rmSync(directory, { recursive: true, force: true });
+  });
+
+  it('fails the step that needs it with AccessDenied, and the job with it', async () => {
+    const job = await createJob(stack, 'iam-no-put', {
+      type: 'image.generate',
+      input: { prompt: 'a lighthouse' },
+    });
+    const done = await finished(stack, job.id);
+    expect(done.status).not.toBe('succeeded');
+    expect(stack.output()).toMatch(
+      /IAM: workflow: denied s3:PutObject on arn:aws:s3:::longhaul-outputs\/outputs\/acme\/job_\w+\//,
+    );
+  });
+});
