@@ -168,6 +168,21 @@ function sqs(request: SignedRequest, scope: RequestScope): Authorization[] | und
 
 /** Query parameters that carry no S3 subresource: the SDK's operation hint and presigning. */
 const isSubresource = (name: string) => name !== 'x-id' && !name.toLowerCase().startsWith('x-amz-');
+/** Parameters of a listing, which name no subresource either. */
+const LIST_PARAMETERS = new Set([
+  'prefix',
+  'delimiter',
+  'max-keys',
+  'continuation-token',
+  'start-after',
+  'encoding-type',
+  'fetch-owner',
+  'marker',
+  'key-marker',
+  'version-id-marker',
+  'upload-id-marker',
+  'max-uploads',
+]);
 
 function s3(request: SignedRequest): Authorization[] | undefined {
   const [bucket, ...rest] = request.path.replace(/^\//, '').split('/');
@@ -178,6 +193,10 @@ function s3(request: SignedRequest): Authorization[] | undefined {
     return method === 'GET' && sub === '' ? [{ action: 's3:ListAllMyBuckets', resource: '*' }] : undefined;
   const bucketArn = `arn:aws:s3:::${decodeURIComponent(bucket)}`;
   if (key === '') {
+    const bucketSub = Object.keys(request.query)
+      .filter((name) => isSubresource(name) && !LIST_PARAMETERS.has(name))
+      .sort()
+      .join('&');
     const onBucket: Record<string, string> = {
       'GET ': 's3:ListBucket',
       'GET list-type': 's3:ListBucket',
@@ -192,7 +211,7 @@ function s3(request: SignedRequest): Authorization[] | undefined {
         ? undefined
         : keys.map((k) => ({ action: 's3:DeleteObject', resource: `${bucketArn}/${unescapeXml(k)}` }));
     }
-    const action = onBucket[`${method} ${sub}`];
+    const action = onBucket[`${method} ${bucketSub}`];
     return action ? [{ action, resource: bucketArn }] : undefined;
   }
   const objectArn = `${bucketArn}/${key}`;

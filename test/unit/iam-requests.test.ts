@@ -1,0 +1,180 @@
+import { authorizations, type RequestScope, type SignedRequest } from '../../local/iam-requests';
+
+const scope: RequestScope = {
+  region: 'us-east-1',
+  accountId: '000000000000',
+  webSocket: { apiId: 'local', stage: 'live' },
+};
+
+const signed = (service: string) => ({
+  authorization: `AWS4-HMAC-SHA256 Credential=local/20260101/us-east-1/${service}/aws4_request, SignedHeaders=host, Signature=0`,
+});
+
+const json = (service: string, target: string, body: unknown): SignedRequest => ({
+  method: 'POST',
+  path: '/',
+  query: {},
+  headers: { ...signed(service), 'x-amz-target': target },
+  body: JSON.stringify(body),
+});
+
+const rest = (
+  service: string,
+  method: string,
+  path: string,
+  query: SignedRequest['query'] = {},
+): SignedRequest => ({
+  method,
+  path,
+  query,
+  headers: signed(service),
+});
+
+describe('DynamoDB', () => {
+  it('names the table, or the index a query reads', () => {
+    expect(
+      authorizations(json('dynamodb', 'DynamoDB_20120810.PutItem', { TableName: 'jobs' }), scope),
+    ).toEqual([
+      { action: 'dynamodb:PutItem', resource: 'arn:aws:dynamodb:us-east-1:000000000000:table/jobs' },
+    ]);
+    expect(
+      authorizations(
+        json('dynamodb', 'DynamoDB_20120810.Query', { TableName: 'jobs', IndexName: 'active' }),
+        scope,
+      ),
+    ).toEqual([
+      {
+        action: 'dynamodb:Query',
+        resource: 'arn:aws:dynamodb:us-east-1:000000000000:table/jobs/index/active',
+      },
+    ]);
+  });
+
+  it('checks every table of a batch, and each transaction item as its single operation', () => {
+    expect(
+      authorizations(
+        json('dynamodb', 'DynamoDB_20120810.BatchGetItem', { RequestItems: { a: {}, b: {} } }),
+        scope,
+      ),
+    ).toEqual([
+      { action: 'dynamodb:BatchGetItem', resource: 'arn:aws:dynamodb:us-east-1:000000000000:table/a' },
+      { action: 'dynamodb:BatchGetItem', resource: 'arn:aws:dynamodb:us-east-1:000000000000:table/b' },
+    ]);
+    expect(
+      authorizations(
+        json('dynamodb', 'DynamoDB_20120810.TransactWriteItems', {
+          TransactItems: [{ Put: { TableName: 'a' } }, { ConditionCheck: { TableName: 'b' } }],
+        }),
+        scope,
+      ),
+    ).toEqual([
+      { action: 'dynamodb:PutItem', resource: 'arn:aws:dynamodb:us-east-1:000000000000:table/a' },
+      { action: 'dynamodb:ConditionCheckItem', resource: 'arn:aws:dynamodb:us-east-1:000000000000:table/b' },
+    ]);
+  });
+});
+
+describe('SQS', () => {
+  it('names the queue of the URL, and authorizes a batch as its single operation', () => {
+    const url = 'http://127.0.0.1:4566/000000000000/jobs';
+    expect(authorizations(json('sqs', 'AmazonSQS.SendMessageBatch', { QueueUrl: url }), scope)).toEqual([
+      { action: 'sqs:SendMessage', resource: 'arn:aws:sqs:us-east-1:000000000000:jobs' },
+    ]);
+    expect(authorizations(json('sqs', 'AmazonSQS.GetQueueUrl', { QueueName: 'jobs' }), scope)).toEqual([
+      { action: 'sqs:GetQueueUrl', resource: 'arn:aws:sqs:us-east-1:000000000000:jobs' },
+    ]);
+  });
+
+  it('needs the consumer rights on the source of a message move, and the producer right on its destination', () => {
+    const dlq = 'arn:aws:sqs:us-east-1:000000000000:dlq';
+    const jobs = 'arn:aws:sqs:us-east-1:000000000000:jobs';
+    expect(
+      authorizations(
+        json('sqs', 'AmazonSQS.StartMessageMoveTask', { SourceArn: dlq, DestinationArn: jobs }),
+        scope,
+      ),
+    ).toEqual([
+      { action: 'sqs:StartMessageMoveTask', resource: dlq },
+      { action: 'sqs:ReceiveMessage', resource: dlq },
+      { action: 'sqs:DeleteMessage', resource: dlq },
+      { action: 'sqs:GetQueueAttributes', resource: dlq },
+      { action: 'sqs:SendMessage', resource: jobs },
+    ]);
+  });
+});
+
+describe('S3', () => {
+  it('reads objects with GetObject, HEAD included, ignoring the SDK’s x-id hint', () => {
+    expect(authorizations(rest('s3', 'HEAD', '/inputs/inputs/dev/up_1'), scope)).toEqual([
+      { action: 's3:GetObject', resource: 'arn:aws:s3:::inputs/inputs/dev/up_1' },
+    ]);
+    expect(authorizations(rest('s3', 'PUT', '/outputs/a%20b.png', { 'x-id': 'PutObject' }), scope)).toEqual([
+      { action: 's3:PutObject', resource: 'arn:aws:s3:::outputs/a b.png' },
+    ]);
+  });
+
+  it('lists a bucket with ListBucket on the bucket itself', () => {
+    expect(
+      authorizations(rest('s3', 'GET', '/inputs', { 'list-type': '2', prefix: 'x', 'max-keys': '5' }), scope),
+    ).toEqual([{ action: 's3:ListBucket', resource: 'arn:aws:s3:::inputs' }]);
+  });
+
+  it('reads the source of a copy with the caller’s rights', () => {
+    const copy = {
+      ...rest('s3', 'PUT', '/outputs/b'),
+      headers: { ...signed('s3'), 'x-amz-copy-source': '/inputs/a' },
+    };
+    expect(authorizations(copy, scope)).toEqual([
+      { action: 's3:PutObject', resource: 'arn:aws:s3:::outputs/b' },
+      { action: 's3:GetObject', resource: 'arn:aws:s3:::inputs/a' },
+    ]);
+  });
+});
+
+describe('Step Functions, Secrets Manager and the WebSocket management API', () => {
+  it('names the state machine, the execution, or nothing for task tokens', () => {
+    const machine = 'arn:aws:states:us-east-1:000000000000:stateMachine:jobs';
+    const execution = 'arn:aws:states:us-east-1:000000000000:execution:jobs:job_1';
+    expect(
+      authorizations(json('states', 'AWSStepFunctions.StartExecution', { stateMachineArn: machine }), scope),
+    ).toEqual([{ action: 'states:StartExecution', resource: machine }]);
+    expect(
+      authorizations(
+        json('states', 'AWSStepFunctions.DescribeExecution', { executionArn: execution }),
+        scope,
+      ),
+    ).toEqual([{ action: 'states:DescribeExecution', resource: execution }]);
+    expect(
+      authorizations(json('states', 'AWSStepFunctions.SendTaskSuccess', { taskToken: 't' }), scope),
+    ).toEqual([{ action: 'states:SendTaskSuccess', resource: '*' }]);
+  });
+
+  it('reads a secret by ARN, and refuses to guess the ARN of a name', () => {
+    const arn = 'arn:aws:secretsmanager:us-east-1:000000000000:secret:longhaul/provider-AbCdEf';
+    expect(
+      authorizations(json('secretsmanager', 'secretsmanager.GetSecretValue', { SecretId: arn }), scope),
+    ).toEqual([{ action: 'secretsmanager:GetSecretValue', resource: arn }]);
+    expect(
+      authorizations(
+        json('secretsmanager', 'secretsmanager.GetSecretValue', { SecretId: 'longhaul/provider' }),
+        scope,
+      ),
+    ).toBeUndefined();
+  });
+
+  it('posts to a connection as ManageConnections on the template’s stage', () => {
+    expect(authorizations(rest('execute-api', 'POST', '/local/@connections/abc%3D'), scope)).toEqual([
+      {
+        action: 'execute-api:ManageConnections',
+        resource: 'arn:aws:execute-api:us-east-1:000000000000:local/live/POST/@connections/abc=',
+      },
+    ]);
+  });
+});
+
+it('cannot read unsigned requests, other services, or operations it does not know', () => {
+  expect(authorizations({ method: 'GET', path: '/', query: {}, headers: {} }, scope)).toBeUndefined();
+  expect(authorizations(json('kms', 'TrentService.Decrypt', {}), scope)).toBeUndefined();
+  expect(authorizations(rest('s3', 'PUT', '/inputs', { policy: '' }), scope)).toBeUndefined();
+  expect(authorizations(json('dynamodb', 'DynamoDB_20120810.PutItem', {}), scope)).toBeUndefined();
+});
