@@ -122,6 +122,16 @@ describe('a template with a grant removed', () => {
     });
     const done = await finished(stack, job.id);
     expect(done.status).not.toBe('succeeded');
+    const events = (await (
+      await fetch(`${stack.baseUrl}/v1/jobs/${job.id}/events`, { headers: { 'x-api-key': KEY } })
+    ).json()) as { items: { type: string; step?: string; detail?: string }[] };
+    expect(events.items).toContainEqual(
+      expect.objectContaining({
+        type: 'step.failed',
+        step: 'finalize',
+        detail: expect.stringMatching(/^AccessDenied\b/),
+      }),
+    );
     expect(stack.output()).toMatch(
       /IAM: workflow: denied s3:PutObject on arn:aws:s3:::longhaul-outputs\/outputs\/acme\/job_\w+\//,
     );
