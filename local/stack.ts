@@ -13,6 +13,7 @@ import { startDynamoDbEmulator } from './emulators/dynamodb';
 import { startSecretsManagerEmulator } from './emulators/secrets-manager';
 import { startSqsS3Emulator } from './emulators/sqs-s3';
 import { startSqsEventSource } from './event-source';
+import { loadFaults } from './faults';
 import { type Gateway, startGateway } from './gateway';
 import {
   applyHandlerEnvironment,
@@ -22,10 +23,12 @@ import {
 } from './handler-env';
 import { type LocalHandlers, loadDispatchEnvironment, loadHandlers } from './handlers';
 import { dispatchFunction, invoke, LOCAL_ACCOUNT_ID, localFunctions } from './lambda';
+import { setThrottleFault } from './lambda-service';
 import { startOps } from './ops';
 import { startProvider } from './provider';
 import { startReconcilerSchedule } from './reconciler';
 import { ensureResources } from './resources';
+import { loadTemplate } from './template';
 import { startWebSocketApi } from './websocket-api/server';
 import { startLocalWorkflow } from './workflow';
 
@@ -127,8 +130,13 @@ export async function startLocalStack(
 
   try {
     undo.push(lockDataDir(config.dataDir));
+    const faults = loadFaults(process.env);
     const [dynamodbStart, sqsS3Start] = await Promise.allSettled([
-      startDynamoDbEmulator({ host: LOCAL_HOST, path: join(config.dataDir, 'dynamodb') }),
+      startDynamoDbEmulator({
+        host: LOCAL_HOST,
+        path: join(config.dataDir, 'dynamodb'),
+        indexLagMs: faults.gsiLagMs,
+      }),
       startSqsS3Emulator({ host: LOCAL_HOST, region: LOCAL_REGION, dataDir: join(config.dataDir, 'fauxqs') }),
     ]);
     for (const start of [dynamodbStart, sqsS3Start]) {
@@ -227,6 +235,7 @@ export async function startLocalStack(
       path: STREAM_PATH,
       host: LOCAL_HOST,
       handler: handlersReady.promise.then((handlers) => handlers.stream),
+      connectLatencyMs: faults.webSocketConnectMs,
       log,
     });
     undo.push(() => webSocketApi.close());
@@ -257,6 +266,14 @@ export async function startLocalStack(
     const handlers = await loadHandlers();
     handlersReady.resolve(handlers);
 
+    if (faults.throttleShare > 0) {
+      setThrottleFault({
+        share: faults.throttleShare,
+        functions: new Set([dispatchFunction(settings).name, localFunctions.workflow.name]),
+      });
+      undo.push(() => setThrottleFault(undefined));
+    }
+
     if (config.dispatchEnabled) {
       const dispatch = dispatchFunction(settings);
       // One execution environment per concurrent invocation, as in Lambda.
@@ -271,7 +288,10 @@ export async function startLocalStack(
         region: LOCAL_REGION,
         batchSize: DISPATCH_BATCH_SIZE,
         maxConcurrency: DISPATCH_MAX_CONCURRENCY,
-        invoke: (event, poller) => invoke(dispatch, environments[poller] ?? handlers.dispatch, event),
+        functionName: dispatch.name,
+        recursiveLoop: loadTemplate(settings).function('dispatch').recursiveLoop,
+        invoke: (event, poller, traceHeader) =>
+          invoke(dispatch, environments[poller] ?? handlers.dispatch, event, { traceHeader }),
         log: (line) => log(`dispatch: ${line}`),
       });
       undo.push(() => eventSource.stop());
