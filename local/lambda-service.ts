@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { LAMBDA_SYNC_REQUEST_BYTES } from '../config/settings';
 
 /**
  * What the Lambda service itself does around an invocation, before and apart
@@ -8,8 +9,7 @@ import { createHash, randomBytes } from 'node:crypto';
  * counts the invocations of a chain for recursive loop detection.
  */
 
-/** Lambda's limit on a synchronous invocation's request payload (the event's JSON), in bytes. */
-export const SYNC_REQUEST_PAYLOAD_BYTES = 6 * 1024 * 1024;
+export const SYNC_REQUEST_PAYLOAD_BYTES = LAMBDA_SYNC_REQUEST_BYTES;
 
 /** An error of the Lambda service, named as its Invoke API names it; the function never ran. */
 export class LambdaServiceError extends Error {
