@@ -193,7 +193,7 @@ async function copyTables(from: string, to: string): Promise<void> {
             : {}),
         };
         await target.send(new CreateTableCommand(input));
-        await waitUntilTableExists({ client: target, maxWaitTime: 10 }, { TableName });
+        await waitUntilTableExists({ client: target, minDelay: 1, maxDelay: 1, maxWaitTime: 30 }, { TableName });
         for await (const scanned of paginateScan({ client: source }, { TableName })) {
           const items = scanned.Items ?? [];
           for (let start = 0; start < items.length; start += 25) {
