@@ -259,9 +259,21 @@ export function queueVisibilityTimeoutSeconds(settings: Settings): number {
   return settings.dispatchTimeoutSeconds * 6;
 }
 
-/** Body size limits of the contract; larger inputs go through POST /v1/uploads. */
+/** Lambda's limit on a synchronous invocation's request payload: the whole event's JSON, in bytes. */
+export const LAMBDA_SYNC_REQUEST_BYTES = 6 * 1024 * 1024;
+
+/**
+ * Body size limits of the contract; larger inputs go through POST /v1/uploads.
+ *
+ * A multipart body reaches the function base64-encoded (4/3 of its size) inside
+ * an event that also carries the headers (twice: single and multi-value), the
+ * query and the request context. Past Lambda's 6 MB, API Gateway answers 413
+ * itself, with a body of its own that gateway responses do not reshape. So the
+ * multipart limit leaves 256 KiB of the event for the rest (REST API headers
+ * total at most 10 KB): 4.25 MiB, not the 4.5 MiB whose base64 alone is 6 MiB.
+ */
 export const bodyLimits = {
   jsonBytes: 1024 * 1024,
-  multipartBytes: 4.5 * 1024 * 1024,
+  multipartBytes: ((LAMBDA_SYNC_REQUEST_BYTES - 256 * 1024) / 4) * 3,
   fileBytes: 4 * 1024 * 1024,
 } as const;

@@ -6,6 +6,7 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import type { SQSEvent, SQSMessageAttribute, SQSRecord, SQSRecordAttributes } from 'aws-lambda';
+import { chainDepth, isLambdaServiceError, RECURSION_LIMIT, traceHeaderAt } from './lambda-service';
 
 /**
  * An SQS event source mapping, as Lambda runs one for the jobs queue: pollers
@@ -15,6 +16,17 @@ import type { SQSEvent, SQSMessageAttribute, SQSRecord, SQSRecordAttributes } fr
  * alone and come back after the visibility timeout, until the redrive policy
  * moves them to the dead-letter queue. At most `maxConcurrency` invocations
  * run at once, one per poller.
+ *
+ * Recursive loop detection, as Lambda does it: each invocation runs under a
+ * trace header whose Lineage counts the invocations of its chain, messages the
+ * function sends carry it (SQS's `AWSTraceHeader`), and unless the function's
+ * `RecursiveLoop` is `Allow`, a message whose chain has already invoked the
+ * function 16 times is not delivered: it comes back after the visibility
+ * timeout, and again, until the redrive policy moves it to the dead-letter queue.
+ *
+ * A batch the service throttles (TooManyRequestsException) is retried with
+ * backoff while its messages stay invisible; if it is still throttled, they
+ * come back after the visibility timeout.
  *
  * Unlike Lambda it does not wait for a batching window to fill a batch (the
  * CDK's window is short so jobs do not wait either), and it does not scale
@@ -30,12 +42,23 @@ export interface SqsEventSourceOptions {
   /** Invocations at once; Lambda's `ScalingConfig.MaximumConcurrency`. */
   readonly maxConcurrency: number;
   /**
+   * The function invoked, whose chains recursive loop detection counts.
+   * @default 'function'
+   */
+  readonly functionName?: string;
+  /**
+   * The function's `RecursiveLoop`: `Terminate` stops a chain after 16 invocations.
+   * @default 'Terminate', as Lambda's
+   */
+  readonly recursiveLoop?: 'Allow' | 'Terminate';
+  /**
    * Invokes the function with a batch; what it resolves to is the function's
    * response. `poller` (0 up to `maxConcurrency` - 1) names the poller, which
    * never has two invocations running: like a Lambda execution environment,
    * one handler instance per poller only ever runs one invocation at a time.
+   * `traceHeader` is the one the invocation runs under.
    */
-  readonly invoke: (event: SQSEvent, poller: number) => Promise<unknown>;
+  readonly invoke: (event: SQSEvent, poller: number, traceHeader: string) => Promise<unknown>;
   /** Problems only: failed invocations, deletes and receives. */
   readonly log: (line: string) => void;
 }
@@ -51,9 +74,13 @@ export interface SqsEventSource {
 /** Short, so a stop never waits long for a receive in progress; empty receives are cheap locally. */
 const WAIT_TIME_SECONDS = 1;
 const RECEIVE_RETRY_MS = 1000;
+/** Backoff of a throttled batch: 100 ms doubling, with full jitter, five retries (about 3 s in all). */
+const THROTTLE_RETRIES = 5;
+const THROTTLE_BASE_MS = 100;
 
 export function startSqsEventSource(options: SqsEventSourceOptions): SqsEventSource {
   const { client, queueUrl, log } = options;
+  const functionName = options.functionName ?? 'function';
   let stopping = false;
   const wakeUps = new Set<() => void>();
   /** Sleeps unless stopping, and is cut short by a stop. */
@@ -107,20 +134,52 @@ export function startSqsEventSource(options: SqsEventSourceOptions): SqsEventSou
     }
   }
 
+  /** Invokes with the batch, retrying while the service throttles it. */
+  async function invokeWithRetries(event: SQSEvent, poller: number, traceHeader: string): Promise<unknown> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await options.invoke(event, poller, traceHeader);
+      } catch (error) {
+        const throttled = isLambdaServiceError(error) && error.name === 'TooManyRequestsException';
+        if (!throttled || attempt >= THROTTLE_RETRIES || stopping) throw error;
+        await pause(Math.random() * THROTTLE_BASE_MS * 2 ** attempt);
+      }
+    }
+  }
+
   async function deliver(messages: readonly Message[], poller: number): Promise<void> {
-    const event: SQSEvent = { Records: messages.map((message) => sqsRecord(message, options)) };
+    const records = messages.map((message) => sqsRecord(message, options));
+    const depths = new Map(
+      records.map((record) => [record.messageId, chainDepth(record.attributes.AWSTraceHeader, functionName)]),
+    );
+    const stopped =
+      options.recursiveLoop === 'Allow'
+        ? []
+        : records.filter((record) => (depths.get(record.messageId) ?? 0) >= RECURSION_LIMIT);
+    if (stopped.length > 0) {
+      log(
+        `recursive loop detected: ${stopped.length} message(s) already invoked ${functionName} ${RECURSION_LIMIT} times in one chain; ` +
+          'the invocation is stopped (RecursiveInvocationException) and they come back after the visibility timeout',
+      );
+    }
+    const event: SQSEvent = { Records: records.filter((record) => !stopped.includes(record)) };
+    if (event.Records.length === 0) return;
+    const depth = Math.max(...event.Records.map((record) => depths.get(record.messageId) ?? 0));
     let failed: ReadonlySet<string>;
     try {
-      failed = failedMessageIds(await options.invoke(event, poller), event.Records);
+      failed = failedMessageIds(
+        await invokeWithRetries(event, poller, traceHeaderAt(functionName, depth + 1)),
+        event.Records,
+      );
     } catch (error) {
       log(
-        `the function failed on a batch of ${messages.length}; it comes back after the visibility timeout: ${describe(error)}`,
+        `the function failed on a batch of ${event.Records.length}; it comes back after the visibility timeout: ${describe(error)}`,
       );
       return;
     }
     if (failed.size > 0) {
       log(
-        `the function reported ${failed.size} of ${messages.length} message(s) as failed; they come back after the visibility timeout`,
+        `the function reported ${failed.size} of ${event.Records.length} message(s) as failed; they come back after the visibility timeout`,
       );
     }
     const done = event.Records.filter((record) => !failed.has(record.messageId));

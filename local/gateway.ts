@@ -26,6 +26,7 @@ import { compileRoutes, type RouteMatch } from './gateway/routing';
 import { TokenBuckets } from './gateway/throttle';
 import type { LocalHandlers } from './handlers';
 import { invoke, localFunctions } from './lambda';
+import { isLambdaServiceError } from './lambda-service';
 import type { ThrottleFacts } from './template';
 import { usage } from './usage';
 
@@ -273,6 +274,10 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
         proxyEvent(request, route, body, authorizerContext),
       );
     } catch (error) {
+      // Lambda refused the event (over 6 MB once base64-encoded): API Gateway answers 413 then.
+      if (isLambdaServiceError(error) && error.name === 'RequestEntityTooLargeException') {
+        return sendProblem(res, 'REQUEST_TOO_LARGE', request.requestId);
+      }
       log(
         `api handler failed for ${request.method} ${request.path} (${request.requestId}): ${describe(error)}`,
       );

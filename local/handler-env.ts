@@ -103,6 +103,9 @@ export function handlerEnvironment(input: {
     POWERTOOLS_METRICS_DISABLED: 'false',
     // X-Ray has no daemon here.
     POWERTOOLS_TRACE_ENABLED: 'false',
+    // The SDK sends an invocation's trace header (whose Lineage feeds recursive loop
+    // detection) only inside Lambda, which it tells by this variable being set.
+    AWS_LAMBDA_FUNCTION_NAME: 'longhaul-local',
     // A logged event would carry the X-API-Key header.
     POWERTOOLS_LOGGER_LOG_EVENT: 'false',
     ...chosen,

@@ -2,6 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import type { Context } from 'aws-lambda';
 import { LOCAL_REGION } from './handler-env';
+import { admitInvocation, installInvokeStore, SYNC_REQUEST_PAYLOAD_BYTES, tooLarge } from './lambda-service';
 import type { LocalTemplate } from './template';
 import { usage } from './usage';
 
@@ -112,9 +113,12 @@ export function lambdaContext(
 export interface Invocation {
   readonly fn: LocalFunction;
   readonly event: unknown;
+  /** The X-Ray trace header the invocation runs under; its Lineage counts the invocations of its chain. */
+  readonly traceHeader?: string;
 }
 
 const invocations = new AsyncLocalStorage<Invocation>();
+installInvokeStore(() => invocations.getStore());
 
 /**
  * The invocation the caller runs in, if any. Handlers share this process and
@@ -127,11 +131,26 @@ export function currentInvocation(): Invocation | undefined {
 
 const jsonCopy = <T>(value: T): T => (value === undefined ? value : (JSON.parse(JSON.stringify(value)) as T));
 
+export interface InvokeOptions {
+  /** The trace header the event arrived with, as an event source mapping passes it on. */
+  readonly traceHeader?: string;
+}
+
+/**
+ * A synchronous invocation. Before the function runs, the service may refuse
+ * it: `RequestEntityTooLargeException` for an event over 6 MB of JSON, and
+ * `TooManyRequestsException` when the throttling fault picks it (./lambda-service.ts).
+ */
 export async function invoke<E, R>(
   fn: LocalFunction,
   handler: (event: E, context: Context) => Promise<R>,
   event: E,
+  options: InvokeOptions = {},
 ): Promise<R> {
+  const payload = JSON.stringify(event) ?? '';
+  const bytes = Buffer.byteLength(payload);
+  if (bytes > SYNC_REQUEST_PAYLOAD_BYTES) throw tooLarge(fn.name, bytes);
+  admitInvocation(fn.name);
   const started = performance.now();
   const deadline = Date.now() + fn.timeoutMs;
   let timer: NodeJS.Timeout | undefined;
@@ -139,8 +158,10 @@ export async function invoke<E, R>(
     timer = setTimeout(() => reject(new InvocationTimeoutError(fn.name)), fn.timeoutMs);
   });
   try {
-    const copy = jsonCopy(event);
-    const run = invocations.run({ fn, event: copy }, () => handler(copy, lambdaContext(fn, deadline)));
+    const copy = (payload === '' ? undefined : JSON.parse(payload)) as E;
+    const run = invocations.run({ fn, event: copy, traceHeader: options.traceHeader }, () =>
+      handler(copy, lambdaContext(fn, deadline)),
+    );
     const result = await Promise.race([run, timeout]);
     return jsonCopy(result);
   } finally {

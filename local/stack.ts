@@ -13,6 +13,7 @@ import { startDynamoDbEmulator } from './emulators/dynamodb';
 import { startSecretsManagerEmulator } from './emulators/secrets-manager';
 import { startSqsS3Emulator } from './emulators/sqs-s3';
 import { startSqsEventSource } from './event-source';
+import { loadFaults } from './faults';
 import { type Gateway, startGateway } from './gateway';
 import {
   applyHandlerEnvironment,
@@ -23,6 +24,7 @@ import {
 import { type LocalHandlers, loadDispatchEnvironment, loadHandlers } from './handlers';
 import { enforceIam } from './iam';
 import { invoke, LOCAL_ACCOUNT_ID, localFunctions, useTemplateFunctions } from './lambda';
+import { setThrottleFault } from './lambda-service';
 import { startOps } from './ops';
 import { startProvider } from './provider';
 import { startReconcilerSchedule } from './reconciler';
@@ -127,8 +129,13 @@ export async function startLocalStack(
     undo.push(lockDataDir(config.dataDir));
     const template = loadTemplate(settings);
     useTemplateFunctions(template);
+    const faults = loadFaults(process.env);
     const [dynamodbStart, sqsS3Start] = await Promise.allSettled([
-      startDynamoDbEmulator({ host: LOCAL_HOST, path: join(config.dataDir, 'dynamodb') }),
+      startDynamoDbEmulator({
+        host: LOCAL_HOST,
+        path: join(config.dataDir, 'dynamodb'),
+        indexLagMs: faults.gsiLagMs,
+      }),
       startSqsS3Emulator({ host: LOCAL_HOST, region: LOCAL_REGION, dataDir: join(config.dataDir, 'fauxqs') }),
     ]);
     for (const start of [dynamodbStart, sqsS3Start]) {
@@ -228,6 +235,7 @@ export async function startLocalStack(
       path: STREAM_PATH,
       host: LOCAL_HOST,
       handler: handlersReady.promise.then((handlers) => handlers.stream),
+      connectLatencyMs: faults.webSocketConnectMs,
       log,
     });
     undo.push(() => webSocketApi.close());
@@ -258,6 +266,14 @@ export async function startLocalStack(
     const handlers = await loadHandlers();
     handlersReady.resolve(handlers);
 
+    if (faults.throttleShare > 0) {
+      setThrottleFault({
+        share: faults.throttleShare,
+        functions: new Set([localFunctions.dispatch.name, localFunctions.workflow.name]),
+      });
+      undo.push(() => setThrottleFault(undefined));
+    }
+
     if (config.dispatchEnabled) {
       const dispatch = localFunctions.dispatch;
       const mapping = template.eventSourceMapping(dispatch.service);
@@ -275,7 +291,10 @@ export async function startLocalStack(
         region: LOCAL_REGION,
         batchSize: mapping.batchSize,
         maxConcurrency,
-        invoke: (event, poller) => invoke(dispatch, environments[poller] ?? handlers.dispatch, event),
+        functionName: dispatch.name,
+        recursiveLoop: template.function(dispatch.service).recursiveLoop,
+        invoke: (event, poller, traceHeader) =>
+          invoke(dispatch, environments[poller] ?? handlers.dispatch, event, { traceHeader }),
         log: (line) => log(`dispatch: ${line}`),
       });
       undo.push(() => eventSource.stop());

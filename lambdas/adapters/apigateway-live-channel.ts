@@ -4,20 +4,29 @@ import {
   PostToConnectionCommand,
 } from '@aws-sdk/client-apigatewaymanagementapi';
 import type { LiveChannel, LiveMessage } from '../domain/ports';
-import type { DynamoDbSubscriptions } from './dynamodb-subscriptions';
+import type { DynamoDbSubscriptions, Subscriber } from './dynamodb-subscriptions';
 
 /** How long a job's subscriber list is reused: ticks come ten a second, subscriptions change rarely. */
 const SUBSCRIBERS_TTL_MS = 1000;
 /** A job nobody watches is looked up again sooner, so a new watcher misses little. */
 const NO_SUBSCRIBERS_TTL_MS = 250;
+/**
+ * PostToConnection answers 410 Gone until the connection's `$connect` has
+ * returned, and the subscription is written during `$connect`: a connection
+ * younger than this that answers Gone may still be connecting, so it is kept.
+ * A few seconds cover a `$connect` with a cold start; a connection that is
+ * really gone is removed by its `$disconnect`, or by the next push after this.
+ */
+export const YOUNG_CONNECTION_MS = 10_000;
 
 /**
  * Pushes live messages over the API Gateway WebSocket API. Subscriber lists
  * are read (never written) and cached briefly, so a tick costs no storage
- * write; a connection that is gone is removed when a push finds it gone.
+ * write; a connection that is gone is removed when a push finds it gone,
+ * unless it is young enough to be still connecting.
  */
 export class ApiGatewayLiveChannel implements LiveChannel {
-  private readonly cache = new Map<string, { connections: string[]; until: number }>();
+  private readonly cache = new Map<string, { connections: Subscriber[]; until: number }>();
 
   constructor(
     private readonly client: ApiGatewayManagementApiClient,
@@ -30,20 +39,24 @@ export class ApiGatewayLiveChannel implements LiveChannel {
     if (connections.length === 0) return;
     const data = new TextEncoder().encode(JSON.stringify(message));
     await Promise.all(
-      connections.map(async (connectionId) => {
+      connections.map(async ({ connectionId }) => {
         try {
           await this.client.send(new PostToConnectionCommand({ ConnectionId: connectionId, Data: data }));
         } catch (error) {
           if (!(error instanceof GoneException)) throw error;
-          await this.subscriptions.remove(connectionId);
+          const cutoff = new Date(this.now() - YOUNG_CONNECTION_MS).toISOString();
+          // The table decides, in one conditional write, so no environment removes a young one.
+          if (!(await this.subscriptions.removeIfConnectedBefore(connectionId, cutoff))) return;
           const cached = this.cache.get(message.jobId);
-          if (cached) cached.connections = cached.connections.filter((id) => id !== connectionId);
+          if (cached) {
+            cached.connections = cached.connections.filter((other) => other.connectionId !== connectionId);
+          }
         }
       }),
     );
   }
 
-  private async subscribers(jobId: string): Promise<string[]> {
+  private async subscribers(jobId: string): Promise<Subscriber[]> {
     const cached = this.cache.get(jobId);
     const now = this.now();
     if (cached && cached.until > now) return cached.connections;

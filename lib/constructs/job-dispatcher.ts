@@ -1,5 +1,6 @@
 import { Duration } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import { type CfnFunction, RecursiveLoop } from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
@@ -54,6 +55,17 @@ export class JobDispatcher extends Construct {
       .useQueue('jobQueueUrl', props.jobQueue, 'consume')
       .useQueue('jobQueueUrl', props.jobQueue, 'send')
       .useStateMachine('stateMachineArn', props.stateMachine);
+
+    // A job that finds every slot taken goes back, as a new delayed message, to the
+    // queue that triggers this function (SQS -> Lambda -> SQS). Lambda's recursive
+    // loop detection stops such a chain after about 16 invocations and the message
+    // ends in the dead-letter queue: a healthy job waiting through a long peak would
+    // be dead-lettered. The loop is allowed rather than broken because it is the
+    // design (a waiting job must not creep toward maxReceiveCount), and it is bounded
+    // by the job: a message is only re-sent for a job the table still holds as queued,
+    // and a finished, canceled or unknown job is dropped.
+    (this.dispatchFunction.lambdaFunction.node.defaultChild as CfnFunction).recursiveLoop =
+      RecursiveLoop.ALLOW;
 
     this.dispatchFunction.lambdaFunction.addEventSource(
       new SqsEventSource(props.jobQueue, {

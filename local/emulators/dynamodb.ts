@@ -1,4 +1,15 @@
+import { createServer, request as httpRequest, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import {
+  BatchWriteItemCommand,
+  CreateTableCommand,
+  type CreateTableCommandInput,
+  DescribeTableCommand,
+  DynamoDBClient,
+  paginateListTables,
+  paginateScan,
+  waitUntilTableExists,
+} from '@aws-sdk/client-dynamodb';
 
 import dynalite = require('dynalite');
 
@@ -8,22 +19,135 @@ import dynalite = require('dynalite');
  * projections, sparse indexes and ExclusiveStartKey paging on a GSI query.
  * Not implemented: UpdateTimeToLive (UnknownOperationException) and TTL expiry,
  * TransactWriteItems, ReturnValuesOnConditionCheckFailure.
+ *
+ * dynalite's indexes are updated with their table, but DynamoDB's global
+ * secondary indexes are eventually consistent: an index read may miss a write
+ * made a moment ago, or still see what it overwrote. With `indexLagMs`, index
+ * reads (Query and Scan naming an `IndexName`) are answered by a second,
+ * in-memory dynalite that replays every successful write `indexLagMs` later,
+ * in order; it starts as a copy of the tables. Everything else reads the
+ * tables themselves, as before.
  */
 export interface DynamoDbEmulator {
   readonly endpoint: string;
   stop(): Promise<void>;
 }
 
+const TARGET_PREFIX = 'DynamoDB_20120810.';
+const WRITES = new Set(['PutItem', 'UpdateItem', 'DeleteItem', 'BatchWriteItem', 'TransactWriteItems']);
+const TABLE_CHANGES = new Set(['CreateTable', 'UpdateTable', 'DeleteTable']);
+
 export async function startDynamoDbEmulator(options: {
   readonly host: string;
   /** LevelDB directory; a restart on the same directory resumes from it. */
   readonly path: string;
+  /** How late global secondary index reads see a write; 0 (the default): at once. */
+  readonly indexLagMs?: number;
 }): Promise<DynamoDbEmulator> {
   // Tables still pass through CREATING (callers wait for ACTIVE as in AWS), just without the emulator's 500 ms pause.
-  const server = dynalite({ path: options.path, createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
+  const instant = { createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 };
+  const tables = await listen(dynalite({ path: options.path, ...instant }), options.host);
+  const lagMs = options.indexLagMs ?? 0;
+  if (lagMs <= 0) return { endpoint: tables.endpoint, stop: tables.stop };
+
+  const index = await listen(dynalite(instant), options.host);
+  try {
+    await copyTables(tables.endpoint, index.endpoint);
+  } catch (error) {
+    await Promise.allSettled([tables.stop(), index.stop()]);
+    throw error;
+  }
+  // One replay after another, each at its write's time plus the lag, so the index sees the writes in order.
+  let replays: Promise<void> = Promise.resolve();
+  const replay = (forward: Forwarded) => {
+    const due = Date.now() + lagMs;
+    replays = replays.then(async () => {
+      const wait = due - Date.now();
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+      // A write that succeeded on the tables succeeds on their copy, which has seen every write before it.
+      await send(index.endpoint, forward).catch(() => undefined);
+    });
+  };
+
+  const proxy = createServer((req, res) => {
+    void (async () => {
+      const forward: Forwarded = {
+        method: req.method ?? 'POST',
+        path: req.url ?? '/',
+        headers: req.headers,
+        body: await readAll(req),
+      };
+      const operation = String(req.headers['x-amz-target'] ?? '').replace(TARGET_PREFIX, '');
+      const indexRead = (operation === 'Query' || operation === 'Scan') && hasIndexName(forward.body);
+      const answer = await send(indexRead ? index.endpoint : tables.endpoint, forward);
+      if (answer.status === 200 && WRITES.has(operation)) replay(forward);
+      if (answer.status === 200 && TABLE_CHANGES.has(operation)) await send(index.endpoint, forward);
+      res.writeHead(answer.status, answer.headers);
+      res.end(answer.body);
+    })().catch(() => res.destroy());
+  });
+  const front = await listen(proxy, options.host);
+  return {
+    endpoint: front.endpoint,
+    async stop() {
+      await front.stop();
+      await Promise.all([tables.stop(), index.stop()]);
+    },
+  };
+}
+
+interface Forwarded {
+  readonly method: string;
+  readonly path: string;
+  readonly headers: IncomingMessage['headers'];
+  readonly body: Buffer;
+}
+
+interface Answer {
+  readonly status: number;
+  readonly headers: IncomingMessage['headers'];
+  readonly body: Buffer;
+}
+
+function hasIndexName(body: Buffer): boolean {
+  try {
+    return typeof (JSON.parse(body.toString('utf8')) as { IndexName?: unknown }).IndexName === 'string';
+  } catch {
+    return false;
+  }
+}
+
+function readAll(req: IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.once('end', () => resolve(Buffer.concat(chunks)));
+    req.once('error', reject);
+  });
+}
+
+function send(endpoint: string, forward: Forwarded): Promise<Answer> {
+  const url = new URL(forward.path, endpoint);
+  return new Promise((resolve, reject) => {
+    const outgoing = httpRequest(
+      url,
+      { method: forward.method, headers: { ...forward.headers, host: url.host } },
+      (incoming) => {
+        readAll(incoming).then(
+          (body) => resolve({ status: incoming.statusCode ?? 500, headers: incoming.headers, body }),
+          reject,
+        );
+      },
+    );
+    outgoing.once('error', reject);
+    outgoing.end(forward.body);
+  });
+}
+
+async function listen(server: Server, host: string): Promise<{ endpoint: string; stop(): Promise<void> }> {
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(0, options.host, () => {
+    server.listen(0, host, () => {
       server.off('error', reject);
       resolve();
     });
@@ -31,13 +155,64 @@ export async function startDynamoDbEmulator(options: {
   const { port } = server.address() as AddressInfo;
   let stopped: Promise<void> | undefined;
   return {
-    endpoint: `http://${options.host}:${port}`,
+    endpoint: `http://${host}:${port}`,
     stop() {
       // dynalite's close also closes LevelDB once pending writes are done, so the next start finds every write.
-      stopped ??= new Promise<void>((resolve, reject) =>
-        server.close((error) => (error ? reject(error) : resolve())),
-      );
+      stopped ??= new Promise<void>((resolve, reject) => {
+        server.close((error) => (error ? reject(error) : resolve()));
+        server.closeAllConnections();
+      });
       return stopped;
     },
   };
+}
+
+/** Creates every table of `from` in `to` and copies its items: where the lagging index starts. */
+async function copyTables(from: string, to: string): Promise<void> {
+  const config = { region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } };
+  const source = new DynamoDBClient({ ...config, endpoint: from });
+  const target = new DynamoDBClient({ ...config, endpoint: to });
+  try {
+    for await (const page of paginateListTables({ client: source }, {})) {
+      for (const TableName of page.TableNames ?? []) {
+        const { Table } = await source.send(new DescribeTableCommand({ TableName }));
+        if (!Table) continue;
+        const input: CreateTableCommandInput = {
+          TableName,
+          KeySchema: Table.KeySchema,
+          AttributeDefinitions: Table.AttributeDefinitions,
+          BillingMode: 'PAY_PER_REQUEST',
+          ...(Table.GlobalSecondaryIndexes?.length
+            ? {
+                GlobalSecondaryIndexes: Table.GlobalSecondaryIndexes.map((gsi) => ({
+                  IndexName: gsi.IndexName,
+                  KeySchema: gsi.KeySchema,
+                  Projection: gsi.Projection,
+                })),
+              }
+            : {}),
+        };
+        await target.send(new CreateTableCommand(input));
+        await waitUntilTableExists(
+          { client: target, minDelay: 1, maxDelay: 1, maxWaitTime: 30 },
+          { TableName },
+        );
+        for await (const scanned of paginateScan({ client: source }, { TableName })) {
+          const items = scanned.Items ?? [];
+          for (let start = 0; start < items.length; start += 25) {
+            await target.send(
+              new BatchWriteItemCommand({
+                RequestItems: {
+                  [TableName]: items.slice(start, start + 25).map((Item) => ({ PutRequest: { Item } })),
+                },
+              }),
+            );
+          }
+        }
+      }
+    }
+  } finally {
+    source.destroy();
+    target.destroy();
+  }
 }

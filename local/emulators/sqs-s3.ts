@@ -140,6 +140,13 @@ export async function startSqsS3Emulator(options: {
     return reply;
   });
 
+  const traces = new TraceHeaders();
+  app.addHook('onSend', async (request, reply, payload) => {
+    const target = request.headers['x-amz-target'];
+    if (typeof target !== 'string' || typeof payload !== 'string' || reply.statusCode !== 200) return payload;
+    return traces.onAnswer(target.slice(SQS_TARGET_PREFIX.length), request.headers, request.body, payload);
+  });
+
   let endpoint: string;
   try {
     endpoint = await app.listen({ host: options.host, port: 0 });
@@ -181,5 +188,76 @@ function rebaseRestoredQueueUrls(sqsStore: SqsStore, endpoint: string): void {
     queues.delete(url);
     queue.url = rebased;
     queues.set(rebased, queue);
+  }
+}
+
+type Json = Record<string, unknown>;
+const asObject = (value: unknown): Json =>
+  value && typeof value === 'object' && !Array.isArray(value) ? (value as Json) : {};
+
+/**
+ * SQS's `AWSTraceHeader` system attribute, which fauxqs lacks: the
+ * `X-Amzn-Trace-Id` a message was sent with (or its explicit
+ * `MessageSystemAttributes.AWSTraceHeader`), handed back on receive. Lambda's
+ * recursive loop detection reads the chain's count from it (local/event-source.ts).
+ * Kept in memory for the most recent messages: after a restart a chain starts over.
+ */
+class TraceHeaders {
+  private static readonly KEPT = 100_000;
+  private readonly byMessageId = new Map<string, string>();
+
+  onAnswer(
+    operation: string,
+    headers: Record<string, unknown>,
+    requestBody: unknown,
+    payload: string,
+  ): string {
+    const body = asObject(requestBody);
+    if (operation === 'SendMessage' || operation === 'SendMessageBatch') {
+      const header = typeof headers['x-amzn-trace-id'] === 'string' ? headers['x-amzn-trace-id'] : undefined;
+      const answer = asObject(JSON.parse(payload));
+      if (operation === 'SendMessage') {
+        this.remember(answer.MessageId, TraceHeaders.explicit(body) ?? header);
+      } else {
+        const entries = new Map(
+          (Array.isArray(body.Entries) ? body.Entries : []).map((entry) => [
+            asObject(entry).Id,
+            asObject(entry),
+          ]),
+        );
+        for (const sent of Array.isArray(answer.Successful) ? answer.Successful : []) {
+          const { Id, MessageId } = asObject(sent);
+          this.remember(MessageId, TraceHeaders.explicit(entries.get(Id) ?? {}) ?? header);
+        }
+      }
+      return payload;
+    }
+    if (operation !== 'ReceiveMessage') return payload;
+    const names = [body.AttributeNames, body.MessageSystemAttributeNames].flatMap((list) =>
+      Array.isArray(list) ? list : [],
+    );
+    if (!names.includes('All') && !names.includes('AWSTraceHeader')) return payload;
+    const answer = asObject(JSON.parse(payload));
+    if (!Array.isArray(answer.Messages)) return payload;
+    for (const message of answer.Messages as Json[]) {
+      const trace = this.byMessageId.get(String(message.MessageId));
+      if (trace !== undefined)
+        message.Attributes = { ...asObject(message.Attributes), AWSTraceHeader: trace };
+    }
+    return JSON.stringify(answer);
+  }
+
+  private static explicit(entry: Json): string | undefined {
+    const value = asObject(asObject(entry.MessageSystemAttributes).AWSTraceHeader).StringValue;
+    return typeof value === 'string' ? value : undefined;
+  }
+
+  private remember(messageId: unknown, trace: string | undefined): void {
+    if (typeof messageId !== 'string' || trace === undefined) return;
+    this.byMessageId.set(messageId, trace);
+    if (this.byMessageId.size > TraceHeaders.KEPT) {
+      const oldest = this.byMessageId.keys().next().value;
+      if (oldest !== undefined) this.byMessageId.delete(oldest);
+    }
   }
 }

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { StateMachine, type StateMachineDefinition } from 'aws-local-stepfunctions';
+import { isLambdaServiceError } from '../lambda-service';
 import type { Json, TaskLimits } from './definition';
 
 /** setTimeout fires at once for longer delays; a task may legitimately wait for days. */
@@ -88,9 +89,17 @@ export class ExecutionHaltedError extends Error {
 
 /**
  * A function error as the Lambda integration reports it: the error name is
- * the function's `errorType`, the cause the function's error payload.
+ * the function's `errorType`, the cause the function's error payload. An
+ * invocation the Lambda service refused (throttled, too large) never ran the
+ * function: it is the service's exception with the `Lambda.` prefix, e.g.
+ * `Lambda.TooManyRequestsException`, which a Retry must name to cover it.
  */
 export function lambdaFunctionError(thrown: unknown): Error {
+  if (isLambdaServiceError(thrown)) {
+    const error = new Error(thrown.message);
+    error.name = `Lambda.${thrown.name}`;
+    return error;
+  }
   const errorType = thrown instanceof Error ? thrown.name || thrown.constructor.name || 'Error' : 'Error';
   const errorMessage = thrown instanceof Error ? thrown.message : String(thrown);
   const trace = thrown instanceof Error && thrown.stack ? thrown.stack.split('\n') : [];

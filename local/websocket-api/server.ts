@@ -62,6 +62,13 @@ export interface WebSocketApiOptions {
   readonly host: string;
   /** A promise lets the endpoint exist before the function loads; handshakes wait for it. */
   readonly handler: StreamHandler | Promise<StreamHandler>;
+  /**
+   * Added to every `$connect` after its function has answered (a cold start or
+   * slow storage in AWS), during which the connection, not yet open, answers
+   * PostToConnection with 410 Gone, as in AWS until `$connect` has returned.
+   * @default 0
+   */
+  readonly connectLatencyMs?: number;
   readonly log: (line: string) => void;
 }
 
@@ -132,6 +139,11 @@ export async function startWebSocketApi(options: WebSocketApiOptions): Promise<W
         .then(connectStatus, (error: unknown) => {
           log(`WebSocket $connect ${identity.connectionId} failed: ${describe(error)}`);
           return 500;
+        })
+        .then(async (status) => {
+          if (options.connectLatencyMs)
+            await new Promise((resolve) => setTimeout(resolve, options.connectLatencyMs));
+          return status;
         })
         .then((status) => {
           handshakes.delete(socket);

@@ -2,7 +2,7 @@ import { appendFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PurgeQueueCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
+import { PurgeQueueCommand, ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import {
   FAULT_MODES,
@@ -287,6 +287,22 @@ type Client = ReturnType<typeof clientOf>;
 async function jobQueueDepth(stacks: Restartable): Promise<number> {
   const { endpoints, sqs } = await stacks.aws();
   return queueDepth(sqs, endpoints.jobQueueUrl);
+}
+
+/** A job that succeeded was healthy: none of its messages may have been dead-lettered. */
+async function deadLetterViolations(stacks: Restartable, finals: readonly Job[]): Promise<string[]> {
+  const { endpoints, sqs } = await stacks.aws();
+  const { Messages = [] } = await sqs.send(
+    new ReceiveMessageCommand({
+      QueueUrl: endpoints.deadLetterQueueUrl,
+      MaxNumberOfMessages: 10,
+      VisibilityTimeout: 0,
+    }),
+  );
+  const succeeded = new Set(finals.filter((job) => job.status === 'succeeded').map((job) => job.id));
+  return Messages.map((message) => (JSON.parse(message.Body ?? '{}') as { jobId?: string }).jobId ?? '')
+    .filter((jobId) => succeeded.has(jobId))
+    .map((jobId) => `${jobId} succeeded, yet a message of it is in the dead-letter queue`);
 }
 
 interface ChaosPlan {
@@ -701,6 +717,7 @@ describe('chaos with a provider that deduplicates', () => {
     ];
     const depth = await jobQueueDepth(stacks);
     if (depth !== 0) violations.push(`${depth} messages left in the jobs queue`);
+    violations.push(...(await deadLetterViolations(stacks, finals)));
     violations.push(...client.serverErrors.map((error) => `server error: ${error}`));
     expect(violations).toEqual([]);
     expect(stacks.restarts).toBe(plan.kills);

@@ -1,0 +1,34 @@
+import { z } from 'zod';
+
+/**
+ * Faults of AWS that the local stack can switch on, so tests (the chaos
+ * suite) meet what a deployed stack meets; all off by default. A bad value
+ * stops the stack with a message naming the variable.
+ */
+export interface LocalFaults {
+  /** LONGHAUL_FAULT_THROTTLE: share (0..1) of the dispatch and workflow functions' invocations Lambda throttles. */
+  readonly throttleShare: number;
+  /** LONGHAUL_FAULT_GSI_LAG_MS: how late DynamoDB global secondary index reads see a write. */
+  readonly gsiLagMs: number;
+  /** LONGHAUL_FAULT_WS_CONNECT_MS: how long the WebSocket API's `$connect` takes beyond its function's own run. */
+  readonly webSocketConnectMs: number;
+}
+
+const variables = {
+  LONGHAUL_FAULT_THROTTLE: ['throttleShare', z.coerce.number().min(0).max(1)],
+  LONGHAUL_FAULT_GSI_LAG_MS: ['gsiLagMs', z.coerce.number().int().min(0).max(60_000)],
+  LONGHAUL_FAULT_WS_CONNECT_MS: ['webSocketConnectMs', z.coerce.number().int().min(0).max(60_000)],
+} as const satisfies Record<string, readonly [keyof LocalFaults, z.ZodType<number>]>;
+
+export function loadFaults(env: Readonly<Record<string, string | undefined>>): LocalFaults {
+  const faults: Record<string, number> = {};
+  const problems: string[] = [];
+  for (const [name, [field, schema]] of Object.entries(variables)) {
+    const raw = env[name]?.trim();
+    const parsed = schema.safeParse(raw || '0');
+    if (parsed.success) faults[field] = parsed.data;
+    else problems.push(`${name}=${raw}: ${parsed.error.issues.map((issue) => issue.message).join('; ')}`);
+  }
+  if (problems.length > 0) throw new Error(`Invalid local fault settings:\n  - ${problems.join('\n  - ')}`);
+  return faults as unknown as LocalFaults;
+}

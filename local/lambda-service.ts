@@ -1,0 +1,122 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { LAMBDA_SYNC_REQUEST_BYTES } from '../config/settings';
+
+/**
+ * What the Lambda service itself does around an invocation, before and apart
+ * from the function's code, that the local stack emulates as strictly as AWS:
+ * the synchronous request payload limit, throttling (as a fault, switched on
+ * with LONGHAUL_FAULT_THROTTLE), and the X-Ray trace header whose `Lineage`
+ * counts the invocations of a chain for recursive loop detection.
+ */
+
+export const SYNC_REQUEST_PAYLOAD_BYTES = LAMBDA_SYNC_REQUEST_BYTES;
+
+/** An error of the Lambda service, named as its Invoke API names it; the function never ran. */
+export class LambdaServiceError extends Error {
+  constructor(
+    name: 'TooManyRequestsException' | 'RequestEntityTooLargeException',
+    message: string,
+    readonly statusCode: number,
+  ) {
+    super(message);
+    this.name = name;
+  }
+}
+
+export const isLambdaServiceError = (error: unknown): error is LambdaServiceError =>
+  error instanceof LambdaServiceError;
+
+export function tooLarge(functionName: string, bytes: number): LambdaServiceError {
+  return new LambdaServiceError(
+    'RequestEntityTooLargeException',
+    `${functionName}: ${bytes} byte payload is too large for the RequestResponse invocation type (limit ${SYNC_REQUEST_PAYLOAD_BYTES} bytes)`,
+    413,
+  );
+}
+
+/**
+ * Throttling as a fault: the share of invocations of the named functions that
+ * the service refuses with TooManyRequestsException, as it does when a
+ * function or the account is out of concurrency (small on new accounts).
+ */
+export interface ThrottleFault {
+  /** 0..1 */
+  readonly share: number;
+  readonly functions: ReadonlySet<string>;
+  readonly random?: () => number;
+}
+
+let throttle: ThrottleFault | undefined;
+
+export function setThrottleFault(fault: ThrottleFault | undefined): void {
+  throttle = fault;
+}
+
+/** Throws TooManyRequestsException for a throttled invocation of `functionName`. */
+export function admitInvocation(functionName: string): void {
+  if (!throttle?.functions.has(functionName) || throttle.share <= 0) return;
+  if ((throttle.random ?? Math.random)() >= throttle.share) return;
+  throw new LambdaServiceError('TooManyRequestsException', 'Rate Exceeded.', 429);
+}
+
+/** Lambda stops the next invocation of a chain that has already invoked the function this often. */
+export const RECURSION_LIMIT = 16;
+
+/** `Lineage=<function hash>:<invocations so far>` inside an X-Ray trace header. */
+const LINEAGE = /(?:^|;)\s*Lineage=([0-9a-f]{8}):(\d+)/;
+
+export const lineageHash = (functionName: string): string =>
+  createHash('sha256').update(functionName).digest('hex').slice(0, 8);
+
+/** How many times the chain a trace header belongs to has invoked `functionName` so far (0 outside one). */
+export function chainDepth(traceHeader: string | undefined, functionName: string): number {
+  const match = traceHeader ? LINEAGE.exec(traceHeader) : null;
+  if (!match || match[1] !== lineageHash(functionName)) return 0;
+  return Number(match[2]);
+}
+
+/** The trace header an invocation runs under, the `depth`-th of its chain. */
+export function traceHeaderAt(functionName: string, depth: number): string {
+  const root = `1-${Math.floor(Date.now() / 1000).toString(16)}-${randomBytes(12).toString('hex')}`;
+  return `Root=${root};Parent=${randomBytes(8).toString('hex')};Sampled=0;Lineage=${lineageHash(functionName)}:${depth}`;
+}
+
+const X_RAY_TRACE_ID = Symbol.for('_AWS_LAMBDA_X_RAY_TRACE_ID');
+const REQUEST_ID = Symbol.for('_AWS_LAMBDA_REQUEST_ID');
+
+/**
+ * The Lambda runtime's invoke store (`globalThis.awslambda.InvokeStore`), from
+ * which the AWS SDK's recursion detection middleware takes the trace header it
+ * sends as `X-Amzn-Trace-Id` on every call made inside an invocation. SQS keeps
+ * it with a sent message (`AWSTraceHeader`), so the chain's count travels with
+ * the messages a function sends, as in AWS. Backed by the caller's own async
+ * context, since local invocations share one process and overlap.
+ */
+export function installInvokeStore(
+  current: () => { traceHeader?: string; requestId?: string } | undefined,
+): void {
+  const global = globalThis as { awslambda?: { InvokeStore?: unknown } };
+  global.awslambda ??= {};
+  const get = (key: symbol): string | undefined => {
+    const invocation = current();
+    if (key === X_RAY_TRACE_ID) return invocation?.traceHeader;
+    if (key === REQUEST_ID) return invocation?.requestId;
+    return undefined;
+  };
+  global.awslambda.InvokeStore = {
+    get,
+    set: () => {
+      throw new Error('the local invoke store is read-only');
+    },
+    hasContext: () => current() !== undefined,
+    getContext: () => current(),
+    run: <T>(_context: unknown, fn: () => T) => fn(),
+    isProtectedKey: (key: symbol) => key === X_RAY_TRACE_ID || key === REQUEST_ID,
+    getRequestId: () => get(REQUEST_ID) ?? '-',
+    getXRayTraceId: () => get(X_RAY_TRACE_ID),
+    getTenantId: () => undefined,
+    getTraceparent: () => undefined,
+    getTracestate: () => undefined,
+    getBaggage: () => undefined,
+  };
+}
