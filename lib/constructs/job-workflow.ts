@@ -42,6 +42,28 @@ const StepError = {
 
 const seconds = Duration.seconds;
 
+/**
+ * Lambda refused to start the steps function: the account's or the function's
+ * concurrency or invoke rate is exhausted (small on new accounts). Step
+ * Functions reports that as Lambda.TooManyRequestsException, which CDK's
+ * default Lambda retry does not cover. The function never ran, so retrying is
+ * safe for every step, including submit; without it a throttle would fall into
+ * the steps' catches (the failure path). Full jitter spreads the tries of the
+ * executions throttled together; the tries span about two minutes, longer than
+ * a running step (the function's timeout) holds the capacity it is waiting for.
+ * The other throttling errors of Invoke (EC2ThrottledException,
+ * ENILimitReachedException) come from VPC networking, which the steps function
+ * does not use.
+ */
+const RETRY_THROTTLED: RetryProps = {
+  errors: ['Lambda.TooManyRequestsException'],
+  interval: seconds(1),
+  backoffRate: 2,
+  maxAttempts: 8,
+  maxDelay: seconds(30),
+  jitterStrategy: JitterType.FULL,
+};
+
 /** Bookkeeping steps (fail, review, settle) only touch the job table: a few quick tries. */
 const RETRY_BOOKKEEPING: RetryProps = {
   errors: [Errors.ALL],
@@ -149,7 +171,8 @@ export class JobWorkflow extends Construct {
             }
           : {}),
       });
-      for (const retry of options.retries ?? []) task.addRetry(retry);
+      // First among the step's own retriers: a States.ALL retrier would otherwise take throttles with its few tries.
+      for (const retry of [RETRY_THROTTLED, ...(options.retries ?? [])]) task.addRetry(retry);
       return task;
     };
     const catchInto = (errors: string[]) => ({ errors, resultPath: ERROR_PATH });
