@@ -1,4 +1,4 @@
-import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { Aws, Duration, Fn, Names, RemovalPolicy } from 'aws-cdk-lib';
 import { type Alarm, ComparisonOperator, type Metric, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -276,7 +276,14 @@ export class JobWorkflow extends Construct {
     const definition = prepare.next(submit).next(awaitProvider).next(release).next(finalize).next(notify);
     notify.next(succeeded);
 
+    // Under /aws/vendedlogs/, as AWS advises for Step Functions: CloudWatch Logs
+    // then covers delivery with one entry of the account's log resource policy
+    // (limited to 5,120 characters) instead of adding one per log group. The
+    // stack's id ends the name, so a re-created stack never meets the group it
+    // retained.
+    const stackUuid = Fn.select(2, Fn.split('/', Aws.STACK_ID));
     this.logGroup = new LogGroup(this, 'LogGroup', {
+      logGroupName: `/aws/vendedlogs/states/${Names.uniqueResourceName(this, { maxLength: 200 })}-${stackUuid}`,
       retention: settings.logRetentionDays as RetentionDays,
       removalPolicy: RemovalPolicy.RETAIN,
     });

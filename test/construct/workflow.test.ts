@@ -61,6 +61,16 @@ describe('state machine', () => {
     expect(resources[logGroup].DeletionPolicy).toBe('Retain');
   });
 
+  test('logs under /aws/vendedlogs/states/, in a log group named after the workflow and this stack instance', () => {
+    const logGroup = logicalIdAt(template, 'AWS::Logs::LogGroup', 'Longhaul/Workflow/LogGroup/Resource');
+    const [delimiter, parts] = resources[logGroup].Properties.LogGroupName['Fn::Join'];
+    expect(delimiter).toBe('');
+    expect(parts).toEqual([
+      expect.stringMatching(/^\/aws\/vendedlogs\/states\/LonghaulWorkflow[A-Za-z0-9]+-$/),
+      { 'Fn::Select': [2, { 'Fn::Split': ['/', { Ref: 'AWS::StackId' }] }] },
+    ]);
+  });
+
   test('its role may invoke the steps function (and its versions) and nothing else by name', () => {
     const statements = policyStatements(
       template,

@@ -118,11 +118,12 @@ describe('the synthesized workflow', () => {
   });
 
   it('retries a throttled invocation of every step, so a throttled account never takes the failure path', async () => {
-    const throttled: Record<string, number> = {};
+    const invoked: Record<string, number> = {};
     const result = await run('job_throttled', async (call) => {
       // Lambda refused the invocation: the step never ran, as with a small concurrency quota.
-      throttled[call.step] = (throttled[call.step] ?? 0) + 1;
-      if (throttled[call.step] <= THROTTLES_PER_STEP) {
+      const invocations = (invoked[call.step] ?? 0) + 1;
+      invoked[call.step] = invocations;
+      if (invocations <= THROTTLES_PER_STEP) {
         throw namedError('Lambda.TooManyRequestsException', 'Rate Exceeded.');
       }
       return resumeWith(succeed)(call);
