@@ -21,7 +21,7 @@ import { LambdaInvoke } from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import { Construct } from 'constructs';
 import type { WorkflowStep } from '../../config/layout';
 import type { Settings } from '../../config/settings';
-import { acknowledge, iam5ResourceFinding } from '../nag';
+import { acknowledge, acknowledgeActionsOnAnyResource, iam5ResourceFinding } from '../nag';
 import type { Alarms } from './alarms';
 
 type StepName = WorkflowStep;
@@ -334,13 +334,26 @@ export class JobWorkflow extends Construct {
       'AwsSolutions-SF1',
       'The workflow logs at level ERROR without execution data: inputs, outputs and errors can carry tenants’ prompts, and every step already writes the job’s timeline and its own structured logs. The execution history keeps every event for 90 days.',
     );
-    acknowledge(
-      this.stateMachine,
-      'AwsSolutions-IAM5[Resource::*]',
-      'Log delivery to CloudWatch Logs (logs:CreateLogDelivery and its siblings) and X-Ray tracing (xray:PutTraceSegments and its siblings) support no resource-level permissions, so they are granted on "*". The role may invoke no function but the steps function.',
+    acknowledgeActionsOnAnyResource(
+      this.stateMachine.role,
+      [
+        'logs:CreateLogDelivery',
+        'logs:DeleteLogDelivery',
+        'logs:DescribeLogGroups',
+        'logs:DescribeResourcePolicies',
+        'logs:GetLogDelivery',
+        'logs:ListLogDeliveries',
+        'logs:PutResourcePolicy',
+        'logs:UpdateLogDelivery',
+        'xray:GetSamplingRules',
+        'xray:GetSamplingTargets',
+        'xray:PutTelemetryRecords',
+        'xray:PutTraceSegments',
+      ],
+      'Step Functions delivers its logs through CloudWatch Logs log delivery, whose actions (and the resource-policy and log-group lookups it makes) the Step Functions and CloudWatch Logs guides require on "*"; the X-Ray actions support no resource-level permissions. The role may invoke no function but the steps function.',
     );
     acknowledge(
-      this.stateMachine,
+      this.stateMachine.role,
       iam5ResourceFinding(this, stepsFunction.functionArn, ':*'),
       'Invoking the steps function is granted on the function and its versions and aliases (":*"), which is how Step Functions calls a qualified function; no other function is reachable.',
     );
