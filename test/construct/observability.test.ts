@@ -69,21 +69,6 @@ describe('traces', () => {
 describe('log groups', () => {
   const logGroups = () => Object.entries(template.findResources('AWS::Logs::LogGroup'));
 
-  test('every log group of the stack has the configured retention and outlives the stack', () => {
-    expect(logGroups().length).toBeGreaterThan(0);
-    for (const [id, logGroup] of logGroups()) {
-      expect({
-        id,
-        retention: logGroup.Properties.RetentionInDays,
-        deletion: logGroup.DeletionPolicy,
-      }).toEqual({
-        id,
-        retention: defaultSettings.logRetentionDays,
-        deletion: 'Retain',
-      });
-    }
-  });
-
   /** Every API Gateway stage that writes execution logs, with its API's logical id and its stage name. */
   const loggingStages = (): [stageId: string, apiId: string, stageName: string][] => [
     ...Object.entries(template.findResources('AWS::ApiGateway::Stage'))
