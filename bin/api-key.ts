@@ -13,10 +13,12 @@ import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import {
   APIGatewayClient,
+  type ApiKey,
   ConflictException,
   CreateApiKeyCommand,
   CreateUsagePlanKeyCommand,
-  GetApiKeysCommand,
+  paginateGetApiKeys,
+  paginateGetUsagePlanKeys,
 } from '@aws-sdk/client-api-gateway';
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -38,12 +40,33 @@ function output(outputs: Record<string, string>, name: string): string {
   return value;
 }
 
-/** The tenant's usage-plan key value, created and attached to the usage plan on first use. */
-async function usageKeyFor(apiGateway: APIGatewayClient, usagePlanId: string, name: string): Promise<string> {
-  const { items = [] } = await apiGateway.send(
-    new GetApiKeysCommand({ nameQuery: name, includeValues: true }),
-  );
-  let key = items.find((item) => item.name === name);
+/**
+ * The tenant's usage-plan key value, created and attached to the usage plan on
+ * first use. Both listings are read to their last page: `nameQuery` matches
+ * names by prefix (`longhaul-tenant-a` finds `longhaul-tenant-acme` too), so
+ * the tenant's own key may be on any page, and missing it would give the
+ * tenant a second key on the plan, with a second set of limits.
+ */
+export async function usageKeyFor(
+  apiGateway: APIGatewayClient,
+  usagePlanId: string,
+  name: string,
+): Promise<string> {
+  for await (const page of paginateGetUsagePlanKeys(
+    { client: apiGateway },
+    { usagePlanId, nameQuery: name },
+  )) {
+    const onPlan = page.items?.find((item) => item.name === name && item.value);
+    if (onPlan?.value) return onPlan.value;
+  }
+  let key: ApiKey | undefined;
+  for await (const page of paginateGetApiKeys(
+    { client: apiGateway },
+    { nameQuery: name, includeValues: true },
+  )) {
+    key = page.items?.find((item) => item.name === name);
+    if (key) break;
+  }
   if (!key) {
     key = await apiGateway.send(
       new CreateApiKeyCommand({ name, enabled: true, value: randomBytes(30).toString('base64url') }),
@@ -123,7 +146,10 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((error: unknown) => {
-  process.stderr.write(`api-key: ${(error as Error).message}\n`);
-  process.exit(1);
-});
+// Run as a command (npm run api-key), not when a test imports usageKeyFor.
+if (require.main === module) {
+  main().catch((error: unknown) => {
+    process.stderr.write(`api-key: ${(error as Error).message}\n`);
+    process.exit(1);
+  });
+}

@@ -53,9 +53,12 @@ export function problem(
 export const RATE_LIMIT_RETRY_AFTER_SECONDS = 1;
 
 /**
- * Answers the gateway gives on its own, keyed by API Gateway response type.
- * The REST API installs them as gateway responses; the local gateway sends
- * the same bodies.
+ * Answers the gateway gives on its own, keyed by API Gateway response type,
+ * each with the status API Gateway gives that type (MISSING_AUTHENTICATION_TOKEN,
+ * API Gateway's answer to an unknown route, is a 404 here). Every type has its
+ * own entry, so the DEFAULT_4XX and DEFAULT_5XX bodies only stand for what has
+ * no type: in AWS, a function error's 502. The REST API installs them as
+ * gateway responses; the local gateway sends the same bodies.
  */
 export const gatewayProblems = {
   UNAUTHORIZED: problem('unauthorized', 401, 'Unauthorized', 'A valid X-API-Key header is required.'),
@@ -84,6 +87,34 @@ export const gatewayProblems = {
   ),
   THROTTLED: problem('rate-limited', 429, 'Too Many Requests', 'Request rate limit exceeded; retry later.'),
   QUOTA_EXCEEDED: problem('rate-limited', 429, 'Too Many Requests', 'Request quota exceeded; retry later.'),
+  RESOURCE_NOT_FOUND: problem('not-found', 404, 'Not Found', 'No such resource.'),
+  WAF_FILTERED: problem('forbidden', 403, 'Forbidden', 'The request was refused by a firewall rule.'),
+  EXPIRED_TOKEN: problem('forbidden', 403, 'Forbidden', 'The request signature has expired.'),
+  INVALID_SIGNATURE: problem('forbidden', 403, 'Forbidden', 'The request signature is invalid.'),
+  AUTHORIZER_FAILURE: problem(
+    'internal-error',
+    500,
+    'Internal Server Error',
+    'The API key could not be checked; retry later.',
+  ),
+  AUTHORIZER_CONFIGURATION_ERROR: problem(
+    'internal-error',
+    500,
+    'Internal Server Error',
+    'The API key could not be checked; retry later.',
+  ),
+  API_CONFIGURATION_ERROR: problem(
+    'internal-error',
+    500,
+    'Internal Server Error',
+    'The service is misconfigured; retry later.',
+  ),
+  INTEGRATION_FAILURE: problem(
+    'service-unavailable',
+    504,
+    'Gateway Timeout',
+    'The service could not be reached; retry later.',
+  ),
   DEFAULT_4XX: problem('validation-failed', 400, 'Bad Request', 'The request could not be accepted.'),
   DEFAULT_5XX: problem('internal-error', 502, 'Bad Gateway', 'The service failed to answer; retry later.'),
 } as const satisfies Record<string, Problem>;

@@ -13,6 +13,15 @@ export const LOG_RETENTION_DAYS = [
   1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653,
 ] as const;
 
+/**
+ * Longest lifetime a presigned URL may be given. The handlers sign with their
+ * role's temporary credentials, and S3 refuses a presigned request once those
+ * have expired: no role session lives longer than 12 hours (an IAM role's
+ * maximum session duration), so a longer lifetime (SigV4 allows 7 days) would
+ * be a promise the URL cannot keep.
+ */
+export const MAX_PRESIGNED_URL_TTL_SECONDS = 12 * 3600;
+
 const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 const flag = z.enum(['0', '1', 'true', 'false']).transform((v) => v === '1' || v === 'true');
 
@@ -119,7 +128,7 @@ const fields = {
   },
   uploadUrlTtlSeconds: {
     env: 'UPLOAD_URL_TTL_SECONDS',
-    schema: int(60, 604_800),
+    schema: int(60, MAX_PRESIGNED_URL_TTL_SECONDS),
     default: 900,
     doc: 'lifetime of a presigned upload URL',
   },
@@ -149,7 +158,7 @@ const fields = {
   },
   outputUrlTtlSeconds: {
     env: 'OUTPUT_URL_TTL_SECONDS',
-    schema: int(60, 604_800),
+    schema: int(60, MAX_PRESIGNED_URL_TTL_SECONDS),
     default: 3600,
     doc: 'lifetime of the presigned URLs of job outputs',
   },

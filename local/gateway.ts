@@ -94,9 +94,9 @@ const DISCARD_MAX_BYTES = 2 * GATEWAY_MAX_BODY_BYTES;
 const DISCARD_MAX_MS = 30_000;
 
 /**
- * A gateway response. The REST API sets each one's status code, so every
- * other 5xx API Gateway produces (authorizer failure, Lambda error or timeout)
- * becomes DEFAULT_5XX's 502, and the same happens here.
+ * A gateway response, with the status the REST API gives its type: an
+ * authorizer failure is AUTHORIZER_FAILURE's 500, and what has no type of its
+ * own (a Lambda error or a malformed result) DEFAULT_5XX's 502, as in AWS.
  */
 function sendProblem(
   res: ServerResponse,
@@ -201,7 +201,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     }
     if (outcome.kind === 'failed') {
       log(`authorizer failed for ${req.method} ${req.path} (${req.requestId}): ${describe(outcome.error)}`);
-      sendProblem(res, 'DEFAULT_5XX', req.requestId);
+      sendProblem(res, 'AUTHORIZER_FAILURE', req.requestId);
       return undefined;
     }
     const { result } = outcome;

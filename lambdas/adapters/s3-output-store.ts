@@ -15,9 +15,29 @@ export class S3OutputStore implements OutputStore {
     );
   }
 
-  outputUrl(key: string): Promise<string> {
+  async outputUrl(key: string): Promise<string> {
+    const { expiration } = await this.client.config.credentials();
     return getSignedUrl(this.client, new GetObjectCommand({ Bucket: this.bucket, Key: key }), {
-      expiresIn: this.urlTtlSeconds,
+      expiresIn: signedUrlLifetimeSeconds(this.urlTtlSeconds, expiration, Date.now()),
     });
   }
+}
+
+/**
+ * How long a URL signed now may claim to live: S3 refuses a presigned request
+ * once the temporary credentials that signed it have expired, whatever its
+ * X-Amz-Expires says, so a longer claim only hands out a link that dies early.
+ * Capped at `ttlSeconds`, and at the credentials' expiration when the SDK knows
+ * it (it does for STS, container and instance credentials; Lambda's environment
+ * credentials carry none, which is why the TTL settings stay within a role
+ * session's longest life).
+ */
+export function signedUrlLifetimeSeconds(
+  ttlSeconds: number,
+  credentialsExpiration: Date | undefined,
+  nowMs: number,
+): number {
+  if (!credentialsExpiration) return ttlSeconds;
+  const remaining = Math.floor((credentialsExpiration.getTime() - nowMs) / 1000);
+  return Math.max(1, Math.min(ttlSeconds, remaining));
 }

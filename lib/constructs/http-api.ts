@@ -40,7 +40,16 @@ import type { Settings } from '../../config/settings';
 import { handlerEntry } from '../handlers';
 import { acknowledge } from '../nag';
 import type { Alarms } from './alarms';
+import { createExecutionLogGroup } from './observability';
 import { ProjectFunction } from './project-function';
+
+/**
+ * The fallback gateway responses. A status code set on one replaces the status
+ * of every response that falls back to it (a WAF 403 would answer 400, an
+ * authorizer failure's 500 a 502), so they set none and keep the status API
+ * Gateway chose.
+ */
+const FALLBACK_RESPONSES: ReadonlySet<GatewayResponseType> = new Set(['DEFAULT_4XX', 'DEFAULT_5XX']);
 
 /** Gateway responses that tell the client when to come back. */
 const RETRY_AFTER_RESPONSES: ReadonlySet<GatewayResponseType> = new Set(['THROTTLED', 'QUOTA_EXCEEDED']);
@@ -128,6 +137,8 @@ export class HttpApi extends Construct {
   public readonly usagePlan: UsagePlan;
   /** Access log of the stage, one JSON line per request. */
   public readonly accessLogGroup: LogGroup;
+  /** Execution log of the stage (errors only, no bodies), under the name API Gateway writes to. */
+  public readonly executionLogGroup: LogGroup;
   /**
    * API Gateway's account settings naming the CloudWatch Logs role this API
    * creates. Set once per account and region; other logging API Gateway stages
@@ -255,6 +266,12 @@ export class HttpApi extends Construct {
     // RestApi adds an `Endpoint` output ending in a slash; the stack's ApiUrl output replaces it.
     this.restApi.node.tryRemoveChild('Endpoint');
     const stage = this.restApi.deploymentStage;
+    this.executionLogGroup = createExecutionLogGroup(this, 'ExecutionLogs', {
+      apiId: this.restApi.restApiId,
+      stageName,
+      stage,
+      retention: settings.logRetentionDays as RetentionDays,
+    });
     this.url = `https://${this.restApi.restApiId}.execute-api.${Aws.REGION}.${Aws.URL_SUFFIX}/${stage.stageName}`;
 
     this.authorizer = new RequestAuthorizer(this, 'Authorizer', {
@@ -315,7 +332,7 @@ export class HttpApi extends Construct {
       }
       this.restApi.addGatewayResponse(`Gateway${type}`, {
         type: ResponseType.of(type),
-        statusCode: String(problem.status),
+        ...(FALLBACK_RESPONSES.has(type) ? {} : { statusCode: String(problem.status) }),
         responseHeaders: {
           'Content-Type': `'${PROBLEM_CONTENT_TYPE}'`,
           ...(RETRY_AFTER_RESPONSES.has(type)
@@ -364,7 +381,7 @@ export class HttpApi extends Construct {
       acknowledge(
         cloudWatchRole,
         'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
-        "API Gateway's account-wide logging role: AWS publishes AmazonAPIGatewayPushToCloudWatchLogs for exactly this role, and execution logs go to log groups API Gateway names itself.",
+        "API Gateway's account-wide logging role: AWS publishes AmazonAPIGatewayPushToCloudWatchLogs for exactly this role, and execution logs go to the log groups API Gateway names after each stage (created by this stack, with retention).",
       );
     }
   }

@@ -1,4 +1,4 @@
-import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { Aws, Duration, Fn, Names, RemovalPolicy } from 'aws-cdk-lib';
 import { type Alarm, ComparisonOperator, type Metric, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -21,7 +21,7 @@ import { LambdaInvoke } from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import { Construct } from 'constructs';
 import type { WorkflowStep } from '../../config/layout';
 import type { Settings } from '../../config/settings';
-import { acknowledge, iam5ResourceFinding } from '../nag';
+import { acknowledge, acknowledgeActionsOnAnyResource, iam5ResourceFinding } from '../nag';
 import type { Alarms } from './alarms';
 
 type StepName = WorkflowStep;
@@ -276,7 +276,14 @@ export class JobWorkflow extends Construct {
     const definition = prepare.next(submit).next(awaitProvider).next(release).next(finalize).next(notify);
     notify.next(succeeded);
 
+    // Under /aws/vendedlogs/, as AWS advises for Step Functions: CloudWatch Logs
+    // then covers delivery with one entry of the account's log resource policy
+    // (limited to 5,120 characters) instead of adding one per log group. The
+    // stack's id ends the name, so a re-created stack never meets the group it
+    // retained.
+    const stackUuid = Fn.select(2, Fn.split('/', Aws.STACK_ID));
     this.logGroup = new LogGroup(this, 'LogGroup', {
+      logGroupName: `/aws/vendedlogs/states/${Names.uniqueResourceName(this, { maxLength: 200 })}-${stackUuid}`,
       retention: settings.logRetentionDays as RetentionDays,
       removalPolicy: RemovalPolicy.RETAIN,
     });
@@ -327,13 +334,26 @@ export class JobWorkflow extends Construct {
       'AwsSolutions-SF1',
       'The workflow logs at level ERROR without execution data: inputs, outputs and errors can carry tenants’ prompts, and every step already writes the job’s timeline and its own structured logs. The execution history keeps every event for 90 days.',
     );
-    acknowledge(
-      this.stateMachine,
-      'AwsSolutions-IAM5[Resource::*]',
-      'Log delivery to CloudWatch Logs (logs:CreateLogDelivery and its siblings) and X-Ray tracing (xray:PutTraceSegments and its siblings) support no resource-level permissions, so they are granted on "*". The role may invoke no function but the steps function.',
+    acknowledgeActionsOnAnyResource(
+      this.stateMachine.role,
+      [
+        'logs:CreateLogDelivery',
+        'logs:DeleteLogDelivery',
+        'logs:DescribeLogGroups',
+        'logs:DescribeResourcePolicies',
+        'logs:GetLogDelivery',
+        'logs:ListLogDeliveries',
+        'logs:PutResourcePolicy',
+        'logs:UpdateLogDelivery',
+        'xray:GetSamplingRules',
+        'xray:GetSamplingTargets',
+        'xray:PutTelemetryRecords',
+        'xray:PutTraceSegments',
+      ],
+      'Step Functions delivers its logs through CloudWatch Logs log delivery, whose actions (and the resource-policy and log-group lookups it makes) the Step Functions and CloudWatch Logs guides require on "*"; the X-Ray actions support no resource-level permissions. The role may invoke no function but the steps function.',
     );
     acknowledge(
-      this.stateMachine,
+      this.stateMachine.role,
       iam5ResourceFinding(this, stepsFunction.functionArn, ':*'),
       'Invoking the steps function is granted on the function and its versions and aliases (":*"), which is how Step Functions calls a qualified function; no other function is reachable.',
     );

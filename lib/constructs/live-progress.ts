@@ -16,6 +16,7 @@ import type { Settings } from '../../config/settings';
 import { handlerEntry } from '../handlers';
 import { acknowledge, iam5ResourceFinding } from '../nag';
 import { layoutTable } from './layout-table';
+import { createExecutionLogGroup } from './observability';
 import { ProjectFunction } from './project-function';
 
 const [byJob] = connectionTable.indexes;
@@ -186,6 +187,12 @@ export class LiveProgress extends Construct {
     const cfnStage = this.stage.node.defaultChild as CfnStage;
     cfnStage.addPropertyOverride('DefaultRouteSettings.LoggingLevel', 'ERROR');
     cfnStage.addPropertyOverride('DefaultRouteSettings.DataTraceEnabled', false);
+    createExecutionLogGroup(this, 'ExecutionLogs', {
+      apiId: this.webSocketApi.apiId,
+      stageName,
+      stage: this.stage,
+      retention: settings.logRetentionDays as RetentionDays,
+    });
     if (props.apiGatewayAccount) this.stage.node.addDependency(props.apiGatewayAccount);
 
     this.url = this.stage.url;

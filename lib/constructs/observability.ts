@@ -1,4 +1,4 @@
-import { Aws, Duration } from 'aws-cdk-lib';
+import { Aws, Duration, RemovalPolicy } from 'aws-cdk-lib';
 import {
   type Alarm,
   AlarmStatusWidget,
@@ -12,8 +12,9 @@ import {
   type MathExpression,
   TreatMissingData,
 } from 'aws-cdk-lib/aws-cloudwatch';
+import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
-import { Construct } from 'constructs';
+import { Construct, type IConstruct } from 'constructs';
 import type { Settings } from '../../config/settings';
 import {
   type LonghaulMetricName,
@@ -42,6 +43,33 @@ const PERCENTILES = ['p50', 'p90', 'p99'] as const;
 /** Three graphs side by side fill the dashboard's 24 columns. */
 const GRAPH_WIDTH = 8;
 const GRAPH_HEIGHT = 6;
+
+/**
+ * Creates the log group API Gateway writes a stage's execution logs to, and
+ * makes the stage wait for it. API Gateway otherwise creates
+ * `API-Gateway-Execution-Logs_{apiId}/{stage}` itself on the first log line,
+ * outside the stack and kept forever; created here first, it has the project's
+ * retention. The same name serves REST and WebSocket stages.
+ */
+export function createExecutionLogGroup(
+  scope: Construct,
+  id: string,
+  props: {
+    readonly apiId: string;
+    /** The stage's name as written in the app, not the stage's own attribute: that refers to the stage, which waits for this. */
+    readonly stageName: string;
+    readonly stage: IConstruct;
+    readonly retention: RetentionDays;
+  },
+): LogGroup {
+  const logGroup = new LogGroup(scope, id, {
+    logGroupName: `API-Gateway-Execution-Logs_${props.apiId}/${props.stageName}`,
+    retention: props.retention,
+    removalPolicy: RemovalPolicy.RETAIN,
+  });
+  props.stage.node.addDependency(logGroup);
+  return logGroup;
+}
 
 export interface ObservabilityProps {
   /** Longhaul settings: the in-flight limit (`maxInFlight`) and the failed-jobs alarm threshold (`alarmFailedJobs`). */

@@ -19,7 +19,7 @@ import { Construct } from 'constructs';
 import { resourceEnv } from '../../config/layout';
 import { type Settings, settingsEnvironment } from '../../config/settings';
 import { DEPS_LOCK_FILE, REPO_ROOT } from '../handlers';
-import { acknowledge, iam5ResourceFinding } from '../nag';
+import { acknowledge, acknowledgeActionsOnAnyResource, iam5ResourceFinding } from '../nag';
 
 /** Resources a handler learns through `resourceEnv` (config/layout.ts), by kind. */
 export type TableEnvKey = Extract<keyof typeof resourceEnv, 'jobTable' | 'apiKeyTable' | 'connectionTable'>;
@@ -196,10 +196,10 @@ export class ProjectFunction extends Construct implements IGrantable {
       },
     });
 
-    acknowledge(
+    acknowledgeActionsOnAnyResource(
       this.role,
-      'AwsSolutions-IAM5[Resource::*]',
-      'Active X-Ray tracing needs xray:PutTraceSegments and xray:PutTelemetryRecords, which support no resource-level permissions, so they are granted on "*". Every other statement of this role names its resources.',
+      ['xray:PutTraceSegments', 'xray:PutTelemetryRecords'],
+      'Active X-Ray tracing needs xray:PutTraceSegments and xray:PutTelemetryRecords, which support no resource-level permissions, so they are granted on "*". Every other statement of this policy names its resources.',
     );
   }
 
@@ -341,9 +341,9 @@ export class ProjectFunction extends Construct implements IGrantable {
     });
     // Not the role's default policy, so the function must wait for this one explicitly.
     this.lambdaFunction.node.addDependency(policy);
-    acknowledge(
+    acknowledgeActionsOnAnyResource(
       policy,
-      'AwsSolutions-IAM5[Resource::*]',
+      ['states:SendTaskSuccess', 'states:SendTaskFailure', 'states:SendTaskHeartbeat'],
       'states:SendTaskSuccess, states:SendTaskFailure and states:SendTaskHeartbeat support no resource-level permissions (the Service Authorization Reference lists no resource type for them), so they must be granted on "*". The caller can only act on a step whose task token it holds, and this policy grants nothing else.',
     );
     return this;

@@ -279,7 +279,7 @@ describe('gateway responses', () => {
       );
       expect(responses).toHaveLength(1);
       const { Properties } = responses[0] as CfnResource;
-      expect(Properties.StatusCode).toBe(String(problem.status));
+      expect(Properties.StatusCode).toBe(type.startsWith('DEFAULT_') ? undefined : String(problem.status));
       expect(Properties.RestApiId).toEqual({ Ref: restApi });
       expect(Properties.ResponseParameters['gatewayresponse.header.Content-Type']).toBe(
         `'${PROBLEM_CONTENT_TYPE}'`,
@@ -287,6 +287,48 @@ describe('gateway responses', () => {
       expect(JSON.parse(Properties.ResponseTemplates['application/json'])).toEqual(problem);
     },
   );
+
+  /** API Gateway's own status per response type (API Gateway developer guide, "Gateway response types"). */
+  const API_GATEWAY_STATUS: Record<string, number | null> = {
+    ACCESS_DENIED: 403,
+    API_CONFIGURATION_ERROR: 500,
+    AUTHORIZER_CONFIGURATION_ERROR: 500,
+    AUTHORIZER_FAILURE: 500,
+    BAD_REQUEST_PARAMETERS: 400,
+    BAD_REQUEST_BODY: 400,
+    DEFAULT_4XX: null,
+    DEFAULT_5XX: null,
+    EXPIRED_TOKEN: 403,
+    INTEGRATION_FAILURE: 504,
+    INTEGRATION_TIMEOUT: 504,
+    INVALID_API_KEY: 403,
+    INVALID_SIGNATURE: 403,
+    MISSING_AUTHENTICATION_TOKEN: 403,
+    QUOTA_EXCEEDED: 429,
+    REQUEST_TOO_LARGE: 413,
+    RESOURCE_NOT_FOUND: 404,
+    THROTTLED: 429,
+    UNAUTHORIZED: 401,
+    UNSUPPORTED_MEDIA_TYPE: 415,
+    WAF_FILTERED: 403,
+  };
+
+  test('every response keeps the status API Gateway gives its type; an unknown route alone is a 404', () => {
+    const statuses = Object.fromEntries(
+      Object.values(resources)
+        .filter((r) => r.Type === 'AWS::ApiGateway::GatewayResponse')
+        .map((r) => [r.Properties.ResponseType, r.Properties.StatusCode ?? null]),
+    );
+    const expected = Object.fromEntries(
+      Object.entries(API_GATEWAY_STATUS).map(([type, status]) => [
+        type,
+        status === null ? null : String(status),
+      ]),
+    );
+    // API Gateway answers a route it does not know as a missing token (403); the contract says 404.
+    expected.MISSING_AUTHENTICATION_TOKEN = '404';
+    expect(statuses).toEqual(expected);
+  });
 
   test('THROTTLED is a 429 with Retry-After', () => {
     template.hasResourceProperties('AWS::ApiGateway::GatewayResponse', {

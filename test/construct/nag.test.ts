@@ -1,8 +1,11 @@
 import { App, Stack, Validations } from 'aws-cdk-lib';
+import { Policy, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { Bucket } from 'aws-cdk-lib/aws-s3';
 import { Queue } from 'aws-cdk-lib/aws-sqs';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
 import { type RouteLayout, routes } from '../../config/layout';
+import { acknowledge, acknowledgeActionsOnAnyResource, iam5ResourceFinding } from '../../lib/nag';
 import {
   cdkJsonContext,
   SYNTH_TIMEOUT_MS,
@@ -62,10 +65,52 @@ test('the check does find problems: a bare queue is reported', () => {
   expect(() => app.synth()).toThrow(/AwsSolutions-SQS4/);
 });
 
+/** A stack of its own with one role that may read every object of one bucket, acknowledged as Longhaul does. */
+function roleReadingObjects() {
+  const app = new App({ context: cdkJsonContext() });
+  const stack = new Stack(app, 'Grants');
+  const bucket = new Bucket(stack, 'Bucket', { enforceSSL: true });
+  const role = new Role(stack, 'Role', { assumedBy: new ServicePrincipal('lambda.amazonaws.com') });
+  role.addToPrincipalPolicy(
+    new PolicyStatement({ actions: ['s3:GetObject'], resources: [bucket.arnForObjects('*')] }),
+  );
+  acknowledge(role, iam5ResourceFinding(role, bucket.bucketArn, '/*'), 'Object keys are chosen at run time.');
+  return { app, stack, bucket, role };
+}
+
+const iam5Findings = (scope: IConstruct) =>
+  unacknowledgedFindings(scope).filter((finding) => finding.includes('AwsSolutions-IAM5'));
+
+test('an acknowledgement covers its own resource only, not a second policy of the same role', () => {
+  const { app, bucket, role } = roleReadingObjects();
+  expect(iam5Findings(app)).toEqual([]);
+  new Policy(role, 'Extra', {
+    roles: [role],
+    statements: [new PolicyStatement({ actions: ['s3:PutObject'], resources: [bucket.arnForObjects('*')] })],
+  });
+  expect(iam5Findings(app)).toEqual([
+    'error AwsSolutions-IAM5[Resource::<Bucket83908E77.Arn>/*] at Grants/Role/Extra/Resource',
+  ]);
+});
+
+test('a grant on "*" is acknowledged with its actions, and synthesis fails once the policy grants another', () => {
+  const { app, role } = roleReadingObjects();
+  expect(() => acknowledge(role, 'AwsSolutions-IAM5[Resource::*]', 'X-Ray names no resources.')).toThrow(
+    /acknowledgeActionsOnAnyResource/,
+  );
+  role.addToPrincipalPolicy(new PolicyStatement({ actions: ['xray:PutTraceSegments'], resources: ['*'] }));
+  acknowledgeActionsOnAnyResource(role, ['xray:PutTraceSegments'], 'X-Ray names no resources.');
+  expect(iam5Findings(app)).toEqual([]);
+  role.addToPrincipalPolicy(new PolicyStatement({ actions: ['s3:ListAllMyBuckets'], resources: ['*'] }));
+  expect(() => app.synth()).toThrow(
+    /Grants\/Role\/DefaultPolicy\/Resource grants s3:ListAllMyBuckets on "\*", which its AwsSolutions-IAM5\[Resource::\*\] acknowledgement does not name/,
+  );
+});
+
 test('every acknowledgement is one reviewed here, with a reason', () => {
   const found = acknowledgements(longhaul.stack);
   // Per route: none uses Cognito (COG4); open routes also have no gateway authorizer (APIG4), each saying why.
-  const method = (route: RouteLayout) => `Longhaul/Api/RestApi/Default${route.path}/${route.method}`;
+  const method = (route: RouteLayout) => `Longhaul/Api/RestApi/Default${route.path}/${route.method}/Resource`;
   const routeAcknowledgements = [
     ...routes.map((route) => `${method(route)} AwsSolutions-COG4`),
     ...routes.filter((route) => route.auth === 'none').map((route) => `${method(route)} AwsSolutions-APIG4`),
@@ -74,41 +119,41 @@ test('every acknowledgement is one reviewed here, with a reason', () => {
   const withoutHash = (id: string) => id.replace(/<(\w+?)[0-9A-F]{8}(\.\w+)?>/g, '<$1$2>');
   // Posting to live clients, on every connection of the one stage only.
   const manageConnections = (role: string) =>
-    `${role} AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:execute-api:<AWS::Region>:<AWS::AccountId>:<LiveProgressWebSocketApi>/live/POST/@connections/*]`;
+    `${role}/DefaultPolicy/Resource AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:execute-api:<AWS::Region>:<AWS::AccountId>:<LiveProgressWebSocketApi>/live/POST/@connections/*]`;
   expect(found.map(({ at, id }) => `${at} ${withoutHash(id)}`).sort()).toEqual(
     [
-      'Longhaul/JobInputs/AccessLogBucket AwsSolutions-S1',
-      'Longhaul/Api/ApiFunction/Role AwsSolutions-IAM5[Resource::*]',
-      'Longhaul/Api/ApiFunction/Role AwsSolutions-IAM5[Resource::<JobStoreJobTable.Arn>/index/*]',
-      'Longhaul/Api/ApiFunction/Role AwsSolutions-IAM5[Resource::<JobInputsInputBucket.Arn>/*]',
-      'Longhaul/Api/ApiFunction/Role AwsSolutions-IAM5[Resource::<JobOutputsOutputBucket.Arn>/*]',
-      'Longhaul/Api/ApiFunction/TaskResponsePolicy AwsSolutions-IAM5[Resource::*]',
-      'Longhaul/Api/AuthorizerFunction/Role AwsSolutions-IAM5[Resource::*]',
-      'Longhaul/Api/RestApi AwsSolutions-APIG2',
-      'Longhaul/Api/RestApi/CloudWatchRole AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
-      'Longhaul/Api/RestApi/DeploymentStage.prod AwsSolutions-APIG3',
+      'Longhaul/JobInputs/AccessLogBucket/Resource AwsSolutions-S1',
+      'Longhaul/Api/ApiFunction/Role/DefaultPolicy/Resource AwsSolutions-IAM5[Resource::*]',
+      'Longhaul/Api/ApiFunction/Role/DefaultPolicy/Resource AwsSolutions-IAM5[Resource::<JobStoreJobTable.Arn>/index/*]',
+      'Longhaul/Api/ApiFunction/Role/DefaultPolicy/Resource AwsSolutions-IAM5[Resource::<JobInputsInputBucket.Arn>/*]',
+      'Longhaul/Api/ApiFunction/Role/DefaultPolicy/Resource AwsSolutions-IAM5[Resource::<JobOutputsOutputBucket.Arn>/*]',
+      'Longhaul/Api/ApiFunction/TaskResponsePolicy/Resource AwsSolutions-IAM5[Resource::*]',
+      'Longhaul/Api/AuthorizerFunction/Role/DefaultPolicy/Resource AwsSolutions-IAM5[Resource::*]',
+      'Longhaul/Api/RestApi/Resource AwsSolutions-APIG2',
+      'Longhaul/Api/RestApi/CloudWatchRole/Resource AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
+      'Longhaul/Api/RestApi/DeploymentStage.prod/Resource AwsSolutions-APIG3',
       ...routeAcknowledgements,
-      'Longhaul/Secrets/ProviderSecret AwsSolutions-SMG4',
-      'Longhaul/Secrets/WebhookSigningSecret AwsSolutions-SMG4',
-      'Longhaul/WorkflowSteps/StepsFunction/Role AwsSolutions-IAM5[Resource::*]',
-      'Longhaul/WorkflowSteps/StepsFunction/Role AwsSolutions-IAM5[Resource::<JobStoreJobTable.Arn>/index/*]',
-      'Longhaul/WorkflowSteps/StepsFunction/Role AwsSolutions-IAM5[Resource::<JobInputsInputBucket.Arn>/*]',
-      'Longhaul/WorkflowSteps/StepsFunction/Role AwsSolutions-IAM5[Resource::<JobOutputsOutputBucket.Arn>/*]',
-      'Longhaul/WorkflowSteps/StepsFunction/TaskResponsePolicy AwsSolutions-IAM5[Resource::*]',
-      'Longhaul/Workflow/StateMachine AwsSolutions-SF1',
-      'Longhaul/Workflow/StateMachine AwsSolutions-IAM5[Resource::*]',
-      'Longhaul/Workflow/StateMachine AwsSolutions-IAM5[Resource::<WorkflowStepsStepsFunction.Arn>:*]',
-      'Longhaul/Dispatcher/DispatchFunction/Role AwsSolutions-IAM5[Resource::*]',
-      'Longhaul/Dispatcher/DispatchFunction/Role AwsSolutions-IAM5[Resource::<JobStoreJobTable.Arn>/index/*]',
-      'Longhaul/Reconciler/ReconcileFunction/Role AwsSolutions-IAM5[Resource::*]',
-      'Longhaul/Reconciler/ReconcileFunction/Role AwsSolutions-IAM5[Resource::<JobStoreJobTable.Arn>/index/*]',
-      'Longhaul/Reconciler/ReconcileFunction/Role AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:<WorkflowStateMachine.Name>:*]',
-      'Longhaul/Reconciler/ReconcileFunction/TaskResponsePolicy AwsSolutions-IAM5[Resource::*]',
-      'Longhaul/Reconciler/SchedulerRole AwsSolutions-IAM5[Resource::<ReconcilerReconcileFunction.Arn>:*]',
-      'Longhaul/LiveProgress/StreamFunction/Role AwsSolutions-IAM5[Resource::*]',
-      'Longhaul/LiveProgress/WebSocketApi/$connect-Route AwsSolutions-APIG4',
-      'Longhaul/LiveProgress/WebSocketApi/$disconnect-Route AwsSolutions-APIG4',
-      'Longhaul/LiveProgress/WebSocketApi/$default-Route AwsSolutions-APIG4',
+      'Longhaul/Secrets/ProviderSecret/Resource AwsSolutions-SMG4',
+      'Longhaul/Secrets/WebhookSigningSecret/Resource AwsSolutions-SMG4',
+      'Longhaul/WorkflowSteps/StepsFunction/Role/DefaultPolicy/Resource AwsSolutions-IAM5[Resource::*]',
+      'Longhaul/WorkflowSteps/StepsFunction/Role/DefaultPolicy/Resource AwsSolutions-IAM5[Resource::<JobStoreJobTable.Arn>/index/*]',
+      'Longhaul/WorkflowSteps/StepsFunction/Role/DefaultPolicy/Resource AwsSolutions-IAM5[Resource::<JobInputsInputBucket.Arn>/*]',
+      'Longhaul/WorkflowSteps/StepsFunction/Role/DefaultPolicy/Resource AwsSolutions-IAM5[Resource::<JobOutputsOutputBucket.Arn>/*]',
+      'Longhaul/WorkflowSteps/StepsFunction/TaskResponsePolicy/Resource AwsSolutions-IAM5[Resource::*]',
+      'Longhaul/Workflow/StateMachine/Resource AwsSolutions-SF1',
+      'Longhaul/Workflow/StateMachine/Role/DefaultPolicy/Resource AwsSolutions-IAM5[Resource::*]',
+      'Longhaul/Workflow/StateMachine/Role/DefaultPolicy/Resource AwsSolutions-IAM5[Resource::<WorkflowStepsStepsFunction.Arn>:*]',
+      'Longhaul/Dispatcher/DispatchFunction/Role/DefaultPolicy/Resource AwsSolutions-IAM5[Resource::*]',
+      'Longhaul/Dispatcher/DispatchFunction/Role/DefaultPolicy/Resource AwsSolutions-IAM5[Resource::<JobStoreJobTable.Arn>/index/*]',
+      'Longhaul/Reconciler/ReconcileFunction/Role/DefaultPolicy/Resource AwsSolutions-IAM5[Resource::*]',
+      'Longhaul/Reconciler/ReconcileFunction/Role/DefaultPolicy/Resource AwsSolutions-IAM5[Resource::<JobStoreJobTable.Arn>/index/*]',
+      'Longhaul/Reconciler/ReconcileFunction/Role/DefaultPolicy/Resource AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:<WorkflowStateMachine.Name>:*]',
+      'Longhaul/Reconciler/ReconcileFunction/TaskResponsePolicy/Resource AwsSolutions-IAM5[Resource::*]',
+      'Longhaul/Reconciler/SchedulerRole/DefaultPolicy/Resource AwsSolutions-IAM5[Resource::<ReconcilerReconcileFunction.Arn>:*]',
+      'Longhaul/LiveProgress/StreamFunction/Role/DefaultPolicy/Resource AwsSolutions-IAM5[Resource::*]',
+      'Longhaul/LiveProgress/WebSocketApi/$connect-Route/Resource AwsSolutions-APIG4',
+      'Longhaul/LiveProgress/WebSocketApi/$disconnect-Route/Resource AwsSolutions-APIG4',
+      'Longhaul/LiveProgress/WebSocketApi/$default-Route/Resource AwsSolutions-APIG4',
       manageConnections('Longhaul/Api/ApiFunction/Role'),
       manageConnections('Longhaul/WorkflowSteps/StepsFunction/Role'),
       manageConnections('Longhaul/Reconciler/ReconcileFunction/Role'),
@@ -123,9 +168,9 @@ test('only the open routes, healthz, the OpenAPI document and the provider webho
     .map(({ at }) => at)
     .sort();
   expect(open).toEqual([
-    'Longhaul/Api/RestApi/Default/healthz/GET',
-    'Longhaul/Api/RestApi/Default/openapi.json/GET',
-    'Longhaul/Api/RestApi/Default/v1/provider/events/POST',
+    'Longhaul/Api/RestApi/Default/healthz/GET/Resource',
+    'Longhaul/Api/RestApi/Default/openapi.json/GET/Resource',
+    'Longhaul/Api/RestApi/Default/v1/provider/events/POST/Resource',
   ]);
 });
 
@@ -134,10 +179,10 @@ test('the WebSocket routes go without a gateway authorizer, and $connect says wh
     ({ id, at }) => id === 'AwsSolutions-APIG4' && !at.startsWith('Longhaul/Api/'),
   );
   expect(open.map(({ at }) => at).sort()).toEqual([
-    'Longhaul/LiveProgress/WebSocketApi/$connect-Route',
-    'Longhaul/LiveProgress/WebSocketApi/$default-Route',
-    'Longhaul/LiveProgress/WebSocketApi/$disconnect-Route',
+    'Longhaul/LiveProgress/WebSocketApi/$connect-Route/Resource',
+    'Longhaul/LiveProgress/WebSocketApi/$default-Route/Resource',
+    'Longhaul/LiveProgress/WebSocketApi/$disconnect-Route/Resource',
   ]);
-  const connect = open.find(({ at }) => at.endsWith('/$connect-Route'));
+  const connect = open.find(({ at }) => at.endsWith('/$connect-Route/Resource'));
   expect(connect?.reason).toMatch(/stream handler admits a connection only if the apiKey/);
 });

@@ -66,6 +66,49 @@ describe('traces', () => {
   });
 });
 
+describe('log groups', () => {
+  const logGroups = () => Object.entries(template.findResources('AWS::Logs::LogGroup'));
+
+  /** Every API Gateway stage that writes execution logs, with its API's logical id and its stage name. */
+  const loggingStages = (): [stageId: string, apiId: string, stageName: string][] => [
+    ...Object.entries(template.findResources('AWS::ApiGateway::Stage'))
+      .filter(([, stage]) =>
+        (stage.Properties.MethodSettings ?? []).some((s: Json) => (s.LoggingLevel ?? 'OFF') !== 'OFF'),
+      )
+      .map(([id, stage]): [string, string, string] => [
+        id,
+        stage.Properties.RestApiId.Ref,
+        stage.Properties.StageName,
+      ]),
+    ...Object.entries(template.findResources('AWS::ApiGatewayV2::Stage'))
+      .filter(([, stage]) => (stage.Properties.DefaultRouteSettings?.LoggingLevel ?? 'OFF') !== 'OFF')
+      .map(([id, stage]): [string, string, string] => [
+        id,
+        stage.Properties.ApiId.Ref,
+        stage.Properties.StageName,
+      ]),
+  ];
+
+  test('both API stages write execution logs', () => {
+    expect(
+      loggingStages()
+        .map(([, , stageName]) => stageName)
+        .sort(),
+    ).toEqual(['live', 'prod']);
+  });
+
+  test('each logging API stage waits for a log group of the stack under the name API Gateway writes its execution logs to', () => {
+    for (const [stageId, apiId, stageName] of loggingStages()) {
+      const name = { 'Fn::Join': ['', ['API-Gateway-Execution-Logs_', { Ref: apiId }, `/${stageName}`]] };
+      const named = logGroups().filter(
+        ([, logGroup]) => JSON.stringify(logGroup.Properties.LogGroupName) === JSON.stringify(name),
+      );
+      expect({ stageName, logGroups: named.length }).toEqual({ stageName, logGroups: 1 });
+      expect(resources[stageId].DependsOn).toContain(named[0]?.[0]);
+    }
+  });
+});
+
 describe('dashboard', () => {
   test('is linked from the DashboardUrl output, in the console of the stack’s region', () => {
     const id = logicalIdAt(

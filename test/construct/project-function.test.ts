@@ -110,8 +110,8 @@ test('the only managed policy in the stack is the one of API Gateway’s CloudWa
   ]);
 });
 
-test('there are nine log groups (six functions, two API access logs, the workflow), all with the configured retention', () => {
-  template.resourceCountIs('AWS::Logs::LogGroup', 9);
+test('there are eleven log groups (six functions, two API access and two API execution logs, the workflow), all with the configured retention', () => {
+  template.resourceCountIs('AWS::Logs::LogGroup', 11);
   template.allResourcesProperties('AWS::Logs::LogGroup', {
     RetentionInDays: defaultSettings.logRetentionDays,
   });

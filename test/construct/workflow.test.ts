@@ -61,6 +61,16 @@ describe('state machine', () => {
     expect(resources[logGroup].DeletionPolicy).toBe('Retain');
   });
 
+  test('logs under /aws/vendedlogs/states/, in a log group named after the workflow and this stack instance', () => {
+    const logGroup = logicalIdAt(template, 'AWS::Logs::LogGroup', 'Longhaul/Workflow/LogGroup/Resource');
+    const [delimiter, parts] = resources[logGroup].Properties.LogGroupName['Fn::Join'];
+    expect(delimiter).toBe('');
+    expect(parts).toEqual([
+      expect.stringMatching(/^\/aws\/vendedlogs\/states\/LonghaulWorkflow[A-Za-z0-9]+-$/),
+      { 'Fn::Select': [2, { 'Fn::Split': ['/', { Ref: 'AWS::StackId' }] }] },
+    ]);
+  });
+
   test('its role may invoke the steps function (and its versions) and nothing else by name', () => {
     const statements = policyStatements(
       template,
@@ -94,6 +104,14 @@ describe('definition', () => {
     IntervalSeconds: 2,
     MaxAttempts: 6,
     BackoffRate: 2,
+  };
+  const THROTTLED = {
+    ErrorEquals: ['Lambda.TooManyRequestsException'],
+    IntervalSeconds: 1,
+    MaxAttempts: 8,
+    BackoffRate: 2,
+    MaxDelaySeconds: 30,
+    JitterStrategy: 'FULL',
   };
   const BOOKKEEPING = { ErrorEquals: ['States.ALL'], IntervalSeconds: 1, MaxAttempts: 3, BackoffRate: 2 };
   const RELEASE = { ErrorEquals: ['States.ALL'], IntervalSeconds: 1, MaxAttempts: 5, BackoffRate: 2 };
@@ -245,11 +263,25 @@ describe('definition', () => {
   );
 
   test.each(tasks)(
-    '%s retries Lambda service errors, then as its step needs',
+    '%s retries Lambda service errors and throttling, then as its step needs',
     (name, _step, _next, retries) => {
-      expect(states[name].Retry).toEqual([LAMBDA_SERVICE_ERRORS, ...retries]);
+      expect(states[name].Retry).toEqual([LAMBDA_SERVICE_ERRORS, THROTTLED, ...retries]);
     },
   );
+
+  test('every Task retries a throttled invocation with jittered backoff before any other retrier can take it', () => {
+    const taskStates = Object.entries(states).filter(([, state]) => state.Type === 'Task');
+    expect(taskStates.length).toBeGreaterThan(0);
+    for (const [name, state] of taskStates) {
+      const retriers: Json[] = state.Retry ?? [];
+      const first = retriers.findIndex((retrier) =>
+        retrier.ErrorEquals.some((error: string) =>
+          ['Lambda.TooManyRequestsException', 'States.ALL', 'States.TaskFailed'].includes(error),
+        ),
+      );
+      expect({ name, retrier: retriers[first] }).toEqual({ name, retrier: THROTTLED });
+    }
+  });
 
   test.each(tasks)('%s catches into $.error as specified', (name, _step, _next, _retries, catches) => {
     expect(states[name].Catch).toEqual(catches);

@@ -1091,7 +1091,7 @@ describe('gateway', () => {
     expect(authorizerEvents).toHaveLength(1);
   });
 
-  it('maps Unauthorized to 401, Deny to 403, other authorizer failures to 502 and never calls the api', async () => {
+  it('maps Unauthorized to 401, Deny to 403, other authorizer failures to 500 and never calls the api', async () => {
     authorize = async () => {
       throw new Error('Unauthorized');
     };
@@ -1107,8 +1107,8 @@ describe('gateway', () => {
     authorize = async () => {
       throw new Error('table not found');
     };
-    expect(await expectProblem(await call('/v1/jobs', { key: 'k-5xx' }), 502, 'internal-error')).toEqual(
-      gatewayProblems.DEFAULT_5XX,
+    expect(await expectProblem(await call('/v1/jobs', { key: 'k-5xx' }), 500, 'internal-error')).toEqual(
+      gatewayProblems.AUTHORIZER_FAILURE,
     );
     expect(apiEvents).toHaveLength(0);
   });

@@ -2,6 +2,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { type BrowserContext, chromium } from 'playwright-core';
+import { chromiumForTests } from './support/chromium';
 import { pollUntil, type RunningLocalStack, startLocalStack } from './support/local-stack';
 
 /**
@@ -188,32 +189,26 @@ test('/v1/admin/metrics is for the admin key only', async () => {
 });
 
 describe('/dashboard in a browser', () => {
-  let userDataDir: string;
+  /** The unpacked browser and its profile, removed afterwards. */
+  let browserDir: string;
   let browser: BrowserContext;
 
   beforeAll(async () => {
-    userDataDir = mkdtempSync(join(tmpdir(), 'longhaul-chromium-'));
+    browserDir = mkdtempSync(join(tmpdir(), 'longhaul-chromium-'));
+    const { executablePath, args, env } = await chromiumForTests(browserDir);
     // launchPersistentContext is launch() with the user data directory of our choosing: a fresh one.
-    browser = await chromium.launchPersistentContext(userDataDir, {
-      executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    browser = await chromium.launchPersistentContext(join(browserDir, 'profile'), {
+      executablePath,
+      args,
+      env,
       headless: true,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
       viewport: { width: 1280, height: 900 },
     });
   });
 
   afterAll(async () => {
     await browser?.close();
-    rmSync(userDataDir, { recursive: true, force: true });
+    rmSync(browserDir, { recursive: true, force: true });
   });
 
   test('shows in flight against the limit, the failed job and its steps', async () => {

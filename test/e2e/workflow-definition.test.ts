@@ -29,6 +29,9 @@ interface StepCall {
   readonly error?: { Error: string; Cause?: string };
 }
 
+/** How often Lambda throttles each step before running it (each throttle waits up to 1, then 2 seconds). */
+const THROTTLES_PER_STEP = 2;
+
 const namedError = (name: string, message = name) => Object.assign(new Error(message), { name });
 
 /** What a step does, per scenario (the job id names the scenario). */
@@ -112,6 +115,23 @@ describe('the synthesized workflow', () => {
     expect(result).toMatchObject({ status: 'SUCCEEDED' });
     expect(result.steps).toEqual(['prepare', 'submit', 'await', 'release', 'finalize', 'notify']);
     expect(result.calls.map((c) => c.retryCount)).toEqual([0, 0, 0, 0, 0, 0]);
+  });
+
+  it('retries a throttled invocation of every step, so a throttled account never takes the failure path', async () => {
+    const invoked: Record<string, number> = {};
+    const result = await run('job_throttled', async (call) => {
+      // Lambda refused the invocation: the step never ran, as with a small concurrency quota.
+      const invocations = (invoked[call.step] ?? 0) + 1;
+      invoked[call.step] = invocations;
+      if (invocations <= THROTTLES_PER_STEP) {
+        throw namedError('Lambda.TooManyRequestsException', 'Rate Exceeded.');
+      }
+      return resumeWith(succeed)(call);
+    });
+    expect(result.status).toBe('SUCCEEDED');
+    const ran = result.calls.filter((c) => c.retryCount === THROTTLES_PER_STEP).map((c) => c.step);
+    expect(ran).toEqual(['prepare', 'submit', 'await', 'release', 'finalize', 'notify']);
+    expect(result.calls).toHaveLength(ran.length * (THROTTLES_PER_STEP + 1));
   });
 
   it('retries submit while the provider is unavailable, then goes on', async () => {

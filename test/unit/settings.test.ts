@@ -65,6 +65,14 @@ describe('loadSettings', () => {
     );
   });
 
+  it.each(['UPLOAD_URL_TTL_SECONDS', 'OUTPUT_URL_TTL_SECONDS'])(
+    'refuses a %s longer than a role session can live (12 hours)',
+    (name) => {
+      expect(loadSettings({ [name]: '43200' })).toBeDefined();
+      expect(() => loadSettings({ [name]: '43201' })).toThrow(new RegExp(`${name}="43201": .*43200`));
+    },
+  );
+
   it('round-trips through the environment handed to functions', () => {
     const settings = loadSettings({ MAX_IN_FLIGHT: '3', RECONCILE_SCHEDULE: 'rate(5 minutes)' });
     expect(loadSettings(settingsEnvironment(settings))).toEqual(settings);
