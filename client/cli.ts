@@ -1,4 +1,4 @@
-#!/usr/bin/env tsx
+#!/usr/bin/env node
 import { runCli } from './cli/main';
 
 /** `longhaul`: the command line over the SDK (`npm run longhaul -- --help`). */
