@@ -1,7 +1,6 @@
-import { spawnSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { type OpenApiDocument, openApiDocument, type Schema } from '../../lambdas/api/openapi';
+import { formatWithBiome, writeOrCheck } from './generated';
 
 /**
  * Writes client/job-types.ts, the SDK's types of each job type's input and
@@ -96,32 +95,9 @@ export function renderJobTypes(document: OpenApiDocument = openApiDocument): str
   for (const type of Object.keys(jobTypes)) {
     parts.push(`\nexport type ${pascal(type)}Job = JobOf<${JSON.stringify(type)}>;\n`);
   }
-  const source = parts.join('');
-  const biome = spawnSync(
-    join(ROOT, 'node_modules', '.bin', 'biome'),
-    ['check', '--write', '--stdin-file-path=client/job-types.ts'],
-    { cwd: ROOT, input: source, encoding: 'utf8' },
-  );
-  if (biome.status !== 0)
-    throw new Error(`biome could not format job-types.ts: ${biome.stderr || biome.error}`);
-  return biome.stdout;
+  return formatWithBiome(parts.join(''), JOB_TYPES_PATH, ['check', '--write']);
 }
 
 if (require.main === module) {
-  const rendered = renderJobTypes();
-  let current: string | undefined;
-  try {
-    current = readFileSync(JOB_TYPES_PATH, 'utf8');
-  } catch {
-    current = undefined;
-  }
-  if (current === rendered) {
-    process.stdout.write('client/job-types.ts is up to date\n');
-  } else if (process.argv.includes('--check')) {
-    process.stderr.write('client/job-types.ts is stale: run `npx tsx client/scripts/job-types.ts`.\n');
-    process.exitCode = 1;
-  } else {
-    writeFileSync(JOB_TYPES_PATH, rendered);
-    process.stdout.write(`wrote ${JOB_TYPES_PATH}\n`);
-  }
+  writeOrCheck(JOB_TYPES_PATH, renderJobTypes(), 'npx tsx client/scripts/job-types.ts');
 }

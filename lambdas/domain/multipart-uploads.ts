@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import { ValidationError } from './errors';
-import type { CreateUploadRequest } from './requests';
+import { type CreateUploadRequest, toValidationError } from './requests';
 
 /**
  * Multipart uploads of large inputs: the client PUTs the file in parts, each
@@ -107,14 +106,6 @@ export type CompleteMultipartRequest = z.infer<typeof completeMultipartRequest>;
 
 export function parseCompleteMultipart(body: unknown): CompleteMultipartRequest {
   const parsed = completeMultipartRequest.safeParse(body);
-  if (!parsed.success) {
-    throw new ValidationError(
-      'The request body is invalid.',
-      parsed.error.issues.map((issue) => ({
-        pointer: issue.path.map((segment) => `/${String(segment)}`).join(''),
-        detail: issue.message,
-      })),
-    );
-  }
+  if (!parsed.success) throw toValidationError(parsed.error);
   return parsed.data;
 }
