@@ -139,5 +139,6 @@ test('the WebSocket routes go without a gateway authorizer, and $connect says wh
     'Longhaul/LiveProgress/WebSocketApi/$disconnect-Route',
   ]);
   const connect = open.find(({ at }) => at.endsWith('/$connect-Route'));
-  expect(connect?.reason).toMatch(/stream handler admits a connection only if the apiKey/);
+  expect(connect?.reason).toMatch(/stream handler admits a connection only with an unexpired stream ticket/);
+  expect(connect?.reason).toMatch(/refuses the admin key/);
 });
