@@ -367,7 +367,7 @@ describe('Longhaul.waitForJob', () => {
     }
   });
 
-  it('polls with the admin key alone, never sending it to the stream', async () => {
+  it('sends the admin key to no stream: waiting needs the tenant key, and says which variable', async () => {
     const sent: { url: string; headers: Headers }[] = [];
     const admin = new Longhaul({
       baseUrl: 'http://127.0.0.1:1',
