@@ -1,4 +1,4 @@
-#!/usr/bin/env node
+#!/usr/bin/env tsx
 import { runCli } from './cli/main';
 
 /** `longhaul`: the command line over the SDK (`npm run longhaul -- --help`). */

@@ -33,7 +33,10 @@ export async function buildPackage(outDir: string): Promise<void> {
     sourcemap: true,
     logLevel: 'warning',
   });
-  chmodSync(join(outDir, 'dist', 'cli.js'), 0o755);
+  // The source runs under tsx in this repository; the bundle needs nothing but Node.
+  const cli = join(outDir, 'dist', 'cli.js');
+  writeFileSync(cli, readFileSync(cli, 'utf8').replace(/^#!.*\n/, '#!/usr/bin/env node\n'));
+  chmodSync(cli, 0o755);
 
   // Declarations of the public API only: the CLI is a program, not a library.
   const tsc = spawnSync(
