@@ -37,3 +37,15 @@ export class LonghaulConnectionError extends Error {
 export class LonghaulUsageError extends Error {
   override readonly name = 'LonghaulUsageError';
 }
+
+/** A webhook whose signature could not be verified: do not act on it. */
+export class LonghaulWebhookError extends Error {
+  override readonly name = 'LonghaulWebhookError';
+  constructor(
+    /** `malformed` (no usable header or body), `stale` (outside the tolerance) or `mismatch` (wrong signature). */
+    readonly reason: 'malformed' | 'stale' | 'mismatch',
+    message: string,
+  ) {
+    super(message);
+  }
+}

@@ -4,18 +4,23 @@ export {
   LonghaulError,
   type LonghaulErrorCode,
   LonghaulUsageError,
+  LonghaulWebhookError,
   type UnexpectedResponse,
 } from './errors';
 export {
   type CreatedJob,
   type ListQuery,
   Longhaul,
+  type LonghaulLogger,
   type LonghaulOptions,
   MULTIPART_FILE_LIMIT_BYTES,
+  MULTIPART_UPLOAD_THRESHOLD_BYTES,
   type RequestOptions,
   type ReviewQuery,
+  type UploadOptions,
   UserAction,
 } from './longhaul';
+export { PagedList } from './pagination';
 export {
   backoffCeilingMs,
   backoffDelayMs,
@@ -26,4 +31,15 @@ export {
 } from './retry';
 export { type Operation, type OperationId, operations } from './routes';
 export * from './types';
-export type { ProgressUpdate, WaitOptions, WebSocketConstructor, WebSocketLike } from './wait';
+export { SDK_VERSION } from './version';
+export type {
+  OutageUpdate,
+  ProgressUpdate,
+  RestoredUpdate,
+  StreamUpdate,
+  WaitOptions,
+  WaitUpdate,
+  WebSocketConstructor,
+  WebSocketLike,
+} from './wait';
+export { type VerifyOptions, verify as verifyWebhook, type WebhookEvent, webhooks } from './webhooks';

@@ -5,6 +5,7 @@ import {
   LonghaulUsageError,
   type UnexpectedResponse,
 } from './errors';
+import { PagedList } from './pagination';
 import {
   defaultRetryOptions,
   sleep as defaultSleep,
@@ -20,14 +21,19 @@ import {
   type FileInput,
   type Job,
   type JobStatus,
+  type MultipartUploadState,
   type Page,
   type Problem,
   type RedriveStarted,
   type Resolution,
+  type StreamTicket,
   type TimelineEvent,
+  type UploadedFile,
   type UploadTicket,
 } from './types';
+import { SDK_VERSION } from './version';
 import { type WaitOptions, type WebSocketConstructor, waitForJob } from './wait';
+import { webhooks } from './webhooks';
 
 /** What fetch accepts as a body (the DOM's BodyInit). */
 type RequestBody = NonNullable<RequestInit['body']>;
@@ -35,33 +41,82 @@ type RequestBody = NonNullable<RequestInit['body']>;
 /** Largest file sent as a multipart part; larger files go through a presigned upload. */
 export const MULTIPART_FILE_LIMIT_BYTES = 4 * 1024 * 1024;
 
+/** Files above this go in parts (S3 multipart upload), each retried alone; smaller ones in one PUT. */
+export const MULTIPART_UPLOAD_THRESHOLD_BYTES = 32 * 1024 * 1024;
+
+/** Parts of a multipart upload sent at once. */
+const UPLOAD_CONCURRENCY = 4;
+
+/**
+ * The slowest upload speed an upload is given time for: a transfer's timeout
+ * is the request timeout plus the time its bytes take at this speed, so a
+ * large file on a slow link is not cut off at 30 seconds.
+ */
+const MIN_UPLOAD_BYTES_PER_SECOND = 128 * 1024;
+
+/** Where the SDK reports requests (debug) and retries (warn); console works. */
+export interface LonghaulLogger {
+  debug(message: string, fields?: Record<string, unknown>): void;
+  warn(message: string, fields?: Record<string, unknown>): void;
+}
+
 export interface LonghaulOptions {
   /** The API's base URL: the stack output ApiUrl, or `http://127.0.0.1:3000` locally. */
   readonly baseUrl: string;
-  /** A tenant's API key, for the job and upload routes. */
+  /** A tenant's API key, for the job and upload routes. Sent only in the X-API-Key header. */
   readonly apiKey?: string;
-  /** The operator key, for the admin routes. */
+  /** The operator key, for the admin routes. Never sent to the live-progress stream. */
   readonly adminKey?: string;
   /**
-   * The live-progress WebSocket: the stack output StreamUrl in AWS. Defaults
-   * to `/v1/stream` on the API's host, where the local stack serves it.
+   * The live-progress WebSocket URL. @default the `streamUrl` of each stream
+   * ticket (the stack output StreamUrl in AWS)
    */
   readonly streamUrl?: string;
+  /**
+   * Plain `http` (and `ws`) to a host that is not this machine sends the API
+   * key readable by anyone on the way, so it is refused unless this is true.
+   * @default false
+   */
+  readonly allowInsecureHttp?: boolean;
   /** The fetch to send requests with (a proxy, a test transport). @default globalThis.fetch */
   readonly fetch?: typeof fetch;
   /** The WebSocket class for live progress; null to always poll. @default globalThis.WebSocket */
   readonly webSocket?: WebSocketConstructor | null;
   readonly retry?: RetryOptions;
+  /** Retries after the first attempt (overrides `retry.maxAttempts`). @default 7 */
+  readonly maxRetries?: number;
   /** Each attempt of a request is abandoned (and, if safe, retried) after this long. @default 30000 */
   readonly timeoutMs?: number;
+  /** Headers sent with every request (a tracing header, say). */
+  readonly defaultHeaders?: Readonly<Record<string, string>>;
+  /** Told of every request and retry. @default none */
+  readonly logger?: LonghaulLogger;
   /** Seams for tests: the random source of the jitter and the wait between attempts. */
   readonly random?: () => number;
   readonly sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
 }
 
+/** Options of one call; each overrides the client's for that call only. */
 export interface RequestOptions {
   /** Aborts the request, its retries and their waits. */
   readonly signal?: AbortSignal;
+  /** Each attempt's timeout. */
+  readonly timeoutMs?: number;
+  /** Retries after the first attempt; 0 for none. */
+  readonly maxRetries?: number;
+  /** Extra headers for this call. */
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+export interface UploadOptions extends RequestOptions {
+  /** Told after each part (or the single PUT) is stored; `state` can be saved to resume later. */
+  readonly onUploadProgress?: (progress: {
+    readonly uploadedBytes: number;
+    readonly totalBytes: number;
+    readonly state?: MultipartUploadState;
+  }) => void;
+  /** A multipart upload an earlier run began (its saved `state`): only the parts it lacks are sent. */
+  readonly resume?: MultipartUploadState;
 }
 
 /**
@@ -71,8 +126,10 @@ export interface RequestOptions {
  * it makes one job and one provider charge.
  */
 export class UserAction {
-  /** The presigned upload of this action's file, made once however often the request is retried. */
-  upload: Promise<UploadTicket> | undefined;
+  /** The upload of this action's file, made once however often the request is retried. */
+  upload: Promise<UploadedFile> | undefined;
+  /** A multipart upload in progress: a retried request goes on from the parts already stored. */
+  uploadState: MultipartUploadState | undefined;
 
   constructor(
     readonly idempotencyKey: string = randomUUID(),
@@ -95,8 +152,9 @@ export interface CreatedJob {
 
 export interface ListQuery {
   readonly status?: JobStatus;
-  /** Page size, 1..100. */
+  /** Page size, 1..100 (the API's default when absent). */
   readonly limit?: number;
+  /** Start after this page (a `nextCursor`). */
   readonly cursor?: string;
 }
 
@@ -113,21 +171,38 @@ interface Answer {
   readonly body: unknown;
 }
 
-interface Call {
+interface Call extends RequestOptions {
   readonly path?: Record<string, string>;
   readonly query?: Record<string, string | number | undefined>;
-  readonly headers?: Record<string, string>;
+  /** Headers the operation itself needs (Idempotency-Key, Content-Type); they win over the caller's. */
+  readonly operationHeaders?: Record<string, string>;
   /** Called once per attempt, so every attempt sends a fresh body. */
   readonly body?: () => RequestBody;
-  readonly signal?: AbortSignal | undefined;
+}
+
+/** How one request is sent and retried. */
+interface Attempts {
+  readonly what: string;
+  readonly retry: 'idempotent' | 'unprocessed';
+  readonly signal: AbortSignal | undefined;
+  readonly maxAttempts: number;
+  readonly timeoutMs: number;
+  readonly send: (signal: AbortSignal) => Promise<Response>;
 }
 
 /** The Longhaul API client. */
 export class Longhaul {
+  /** Helpers for receivers of Longhaul's webhooks: `Longhaul.webhooks.verify(rawBody, header, secret)`. */
+  static readonly webhooks = webhooks;
+
   readonly baseUrl: string;
-  readonly streamUrl: string;
+  /** The stream URL set in the options, if any (else each ticket's). */
+  readonly streamUrl: string | undefined;
+  /** The User-Agent sent with every request. */
+  readonly userAgent = `longhaul-node/${SDK_VERSION} node/${globalThis.process?.versions?.node ?? 'unknown'}`;
   private readonly fetch: typeof fetch;
   private readonly retry: Required<RetryOptions>;
+  private readonly timeoutMs: number;
   private readonly random: () => number;
   private readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
 
@@ -141,11 +216,18 @@ export class Longhaul {
     if (base.protocol !== 'http:' && base.protocol !== 'https:') {
       throw new LonghaulUsageError(`The base URL must be http or https, not ${base.protocol}`);
     }
+    this.checkTransport(base, 'base URL');
     this.baseUrl = base.href.replace(/\/+$/, '');
-    this.streamUrl = options.streamUrl ?? `${this.baseUrl.replace(/^http/, 'ws')}/v1/stream`;
+    if (options.streamUrl !== undefined) this.checkStreamUrl(options.streamUrl);
+    this.streamUrl = options.streamUrl;
     const fetchImplementation = options.fetch ?? globalThis.fetch;
     this.fetch = (input, init) => fetchImplementation(input, init);
-    this.retry = { ...defaultRetryOptions, ...options.retry };
+    this.retry = {
+      ...defaultRetryOptions,
+      ...options.retry,
+      ...(options.maxRetries === undefined ? {} : { maxAttempts: options.maxRetries + 1 }),
+    };
+    this.timeoutMs = options.timeoutMs ?? 30_000;
     this.random = options.random ?? Math.random;
     this.sleep = options.sleep ?? defaultSleep;
   }
@@ -164,36 +246,43 @@ export class Longhaul {
   async createJob(
     action: UserAction,
     request: CreateJobRequest,
-    options: RequestOptions = {},
+    options: UploadOptions = {},
   ): Promise<CreatedJob> {
     const { file, ...submission } = request;
     let body: () => RequestBody;
-    const headers: Record<string, string> = { 'idempotency-key': action.idempotencyKey };
+    const operationHeaders: Record<string, string> = { 'idempotency-key': action.idempotencyKey };
     if (file && sendsInline(file)) {
       body = () => multipartBody(submission, file);
     } else {
       let json: object = submission;
       if (file) {
-        if (action.resumed && action.upload === undefined) {
+        if (action.resumed && action.upload === undefined && action.uploadState === undefined) {
           // A resumed action's upload ref is lost with the run that made it: look for its job before uploading again.
           const existing = await this.findJobByIdempotencyKey(action.idempotencyKey, options);
           if (existing) return { job: existing, replayed: true, location: `/v1/jobs/${existing.id}` };
         }
-        action.upload ??= this.uploadFile(file, options);
-        const ticket = await action.upload.catch((error: unknown) => {
+        action.upload ??= this.uploadFile(file, {
+          ...options,
+          ...(action.uploadState ? { resume: action.uploadState } : {}),
+          onUploadProgress: (progress) => {
+            if (progress.state) action.uploadState = progress.state;
+            options.onUploadProgress?.(progress);
+          },
+        });
+        const uploaded = await action.upload.catch((error: unknown) => {
           action.upload = undefined;
           throw error;
         });
         json = {
           ...submission,
-          input: { ...submission.input, [FILE_INPUT_FIELD[submission.type]]: ticket.ref },
+          input: { ...submission.input, [FILE_INPUT_FIELD[submission.type]]: uploaded.ref },
         };
       }
       const text = JSON.stringify(json);
-      headers['content-type'] = 'application/json';
+      operationHeaders['content-type'] = 'application/json';
       body = () => text;
     }
-    const answer = await this.call('createJob', { headers, body, signal: options.signal });
+    const answer = await this.call('createJob', { ...options, operationHeaders, body });
     const job = answer.body as Job;
     return {
       job,
@@ -203,59 +292,169 @@ export class Longhaul {
   }
 
   async getJob(jobId: string, options: RequestOptions = {}): Promise<Job> {
-    return (await this.call('getJob', { path: { id: jobId }, signal: options.signal })).body as Job;
+    return (await this.call('getJob', { ...options, path: { id: jobId } })).body as Job;
   }
 
   /** One page of the tenant's jobs, newest first. */
   async listJobPage(query: ListQuery = {}, options: RequestOptions = {}): Promise<Page<Job>> {
-    const answer = await this.call('listJobs', { query: { ...query }, signal: options.signal });
+    const answer = await this.call('listJobs', { ...options, query: { ...query } });
     return answer.body as Page<Job>;
   }
 
-  /** The tenant's jobs, newest first, page by page: `for await (const page of client.listJobs())`. */
-  async *listJobs(
-    query: ListQuery = {},
-    options: RequestOptions = {},
-  ): AsyncGenerator<Page<Job>, void, undefined> {
-    let cursor = query.cursor;
-    do {
-      const page = await this.listJobPage({ ...query, cursor }, options);
-      yield page;
-      cursor = page.nextCursor ?? undefined;
-    } while (cursor);
+  /**
+   * The tenant's jobs, newest first, fetched page by page as they are reached:
+   * `for await (const job of client.listJobs())`, `.pages()` for the pages,
+   * `.toArray({ limit: 50 })` for the first fifty.
+   */
+  listJobs(query: ListQuery = {}, options: RequestOptions = {}): PagedList<Job> {
+    return new PagedList(
+      (cursor, want) => this.listJobPage({ ...query, cursor, limit: pageSize(query.limit, want) }, options),
+      query.cursor,
+    );
   }
 
   /** Idempotent: a canceled job comes back as it is; a finished one is a `job-already-finished` error. */
   async cancelJob(jobId: string, options: RequestOptions = {}): Promise<Job> {
-    return (await this.call('cancelJob', { path: { id: jobId }, signal: options.signal })).body as Job;
+    return (await this.call('cancelJob', { ...options, path: { id: jobId } })).body as Job;
   }
 
   /** The job's timeline, oldest first. */
   async jobEvents(jobId: string, options: RequestOptions = {}): Promise<readonly TimelineEvent[]> {
-    const answer = await this.call('getJobEvents', { path: { id: jobId }, signal: options.signal });
+    const answer = await this.call('getJobEvents', { ...options, path: { id: jobId } });
     return (answer.body as { items: readonly TimelineEvent[] }).items;
   }
 
-  /** Uploads a file through a presigned PUT; use the ticket's `ref` as the job's sourceImageRef or audioRef. */
-  async uploadFile(file: FileInput, options: RequestOptions = {}): Promise<UploadTicket> {
+  /**
+   * A short-lived ticket that opens the job's live-progress WebSocket
+   * (`streamUrl?ticket=…`), so no API key goes into a URL.
+   */
+  async createStreamTicket(jobId: string, options: RequestOptions = {}): Promise<StreamTicket> {
+    const answer = await this.call('createStreamTicket', { ...options, path: { id: jobId } });
+    return answer.body as StreamTicket;
+  }
+
+  /**
+   * Uploads a file for a job's sourceImageRef or audioRef: one presigned PUT
+   * up to 32 MiB, an S3 multipart upload above (parts sent four at a time,
+   * each retried alone; `onUploadProgress` hands out a state to resume from).
+   * Timeouts grow with the bytes sent.
+   */
+  async uploadFile(file: FileInput, options: UploadOptions = {}): Promise<UploadedFile> {
     const contentLength = byteLength(file);
+    if (options.resume || contentLength > MULTIPART_UPLOAD_THRESHOLD_BYTES) {
+      return this.uploadInParts(file, contentLength, options);
+    }
     const ticket = (
       await this.call('createUpload', {
-        headers: { 'content-type': 'application/json' },
+        ...options,
+        operationHeaders: { 'content-type': 'application/json' },
         body: () => JSON.stringify({ contentType: file.contentType, contentLength }),
-        signal: options.signal,
       })
     ).body as UploadTicket;
     // The PUT is idempotent: retried like any idempotent request.
-    await this.attempts('PUT upload', 'idempotent', options.signal, () =>
-      this.fetch(ticket.uploadUrl, {
-        method: 'PUT',
-        headers: { 'content-type': file.contentType },
-        body: file.data as RequestBody,
-        signal: attemptSignal(this.options.timeoutMs, options.signal),
+    await this.attempts({
+      what: 'PUT upload',
+      retry: 'idempotent',
+      signal: options.signal,
+      maxAttempts: this.maxAttempts(options),
+      timeoutMs: this.transferTimeoutMs(contentLength, options),
+      send: (signal) =>
+        this.fetch(ticket.uploadUrl, {
+          method: 'PUT',
+          headers: { 'content-type': file.contentType },
+          body: file.data as RequestBody,
+          signal,
+        }),
+    });
+    options.onUploadProgress?.({ uploadedBytes: contentLength, totalBytes: contentLength });
+    return { ref: ticket.ref, expiresAt: ticket.expiresAt };
+  }
+
+  private async uploadInParts(
+    file: FileInput,
+    contentLength: number,
+    options: UploadOptions,
+  ): Promise<UploadedFile> {
+    let state = options.resume;
+    if (state && Date.parse(state.expiresAt) <= Date.now()) {
+      throw new LonghaulUsageError(
+        `The upload to resume expired at ${state.expiresAt}; upload the file again.`,
+      );
+    }
+    if (!state) {
+      const ticket = (
+        await this.call('createMultipartUpload', {
+          ...options,
+          operationHeaders: { 'content-type': 'application/json' },
+          body: () => JSON.stringify({ contentType: file.contentType, contentLength }),
+        })
+      ).body as Omit<MultipartUploadState, 'parts'> & {
+        readonly parts: readonly { partNumber: number; uploadUrl: string }[];
+      };
+      state = { ...ticket, parts: ticket.parts.map((part) => ({ ...part, etag: null })) };
+    }
+    const { partSizeBytes } = state;
+    const etags = new Map<number, string>();
+    for (const part of state.parts) if (part.etag) etags.set(part.partNumber, part.etag);
+    const snapshot = (): MultipartUploadState => ({
+      ...(state as MultipartUploadState),
+      parts: (state as MultipartUploadState).parts.map((part) => ({
+        ...part,
+        etag: etags.get(part.partNumber) ?? null,
+      })),
+    });
+    const partBytes = (partNumber: number) => {
+      const start = (partNumber - 1) * partSizeBytes;
+      return Math.min(partSizeBytes, contentLength - start);
+    };
+    let uploadedBytes = [...etags.keys()].reduce((sum, n) => sum + partBytes(n), 0);
+    const pending = state.parts.filter((part) => !etags.has(part.partNumber));
+    const sendPart = async (part: { readonly partNumber: number; readonly uploadUrl: string }) => {
+      const start = (part.partNumber - 1) * partSizeBytes;
+      const end = start + partBytes(part.partNumber);
+      const answer = await this.attempts({
+        what: `PUT upload part ${part.partNumber}`,
+        retry: 'idempotent',
+        signal: options.signal,
+        maxAttempts: this.maxAttempts(options),
+        timeoutMs: this.transferTimeoutMs(end - start, options),
+        send: (signal) =>
+          this.fetch(part.uploadUrl, { method: 'PUT', body: slice(file, start, end), signal }),
+      });
+      const etag = answer.headers.get('etag');
+      if (!etag) {
+        throw new LonghaulConnectionError(
+          `PUT upload part ${part.partNumber}: the answer carried no ETag (a proxy or a browser without the bucket's CORS ExposeHeaders?)`,
+        );
+      }
+      etags.set(part.partNumber, etag);
+      uploadedBytes += end - start;
+      options.onUploadProgress?.({ uploadedBytes, totalBytes: contentLength, state: snapshot() });
+    };
+    // A few parts at once: enough to fill a link, few enough to keep memory to a few parts.
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: Math.min(UPLOAD_CONCURRENCY, pending.length) }, async () => {
+        while (next < pending.length) {
+          const part = pending[next++] as (typeof pending)[number];
+          await sendPart(part);
+        }
       }),
     );
-    return ticket;
+    await this.call('completeMultipartUpload', {
+      ...options,
+      path: { ref: state.ref },
+      operationHeaders: { 'content-type': 'application/json' },
+      body: () =>
+        JSON.stringify({
+          uploadId: state.uploadId,
+          parts: state.parts.map((part) => ({
+            partNumber: part.partNumber,
+            etag: etags.get(part.partNumber),
+          })),
+        }),
+    });
+    return { ref: state.ref, expiresAt: state.expiresAt };
   }
 
   /**
@@ -267,7 +466,7 @@ export class Longhaul {
     options: RequestOptions & { readonly maxPages?: number } = {},
   ): Promise<Job | undefined> {
     let pages = 0;
-    for await (const page of this.listJobs({ limit: 100 }, options)) {
+    for await (const page of this.listJobs({ limit: 100 }, options).pages()) {
       const found = page.items.find((job) => job.idempotencyKey === idempotencyKey);
       if (found) return found;
       if (++pages >= (options.maxPages ?? 10)) return undefined;
@@ -278,67 +477,105 @@ export class Longhaul {
   /**
    * Resolves once the job is settled (succeeded, failed, canceled or
    * needs_review, by default), reporting progress on the way. Follows the
-   * live-progress WebSocket and falls back to polling when the socket is
-   * refused, does not open or drops.
+   * live-progress WebSocket (opened with a stream ticket, reopened with
+   * backoff when it drops) and polls while it is down. Outages of the API
+   * are waited out (reported as `outage` updates) until `signal` or
+   * `timeoutMs` ends the wait. Needs the tenant key for live progress; with
+   * the admin key alone it polls.
    */
   waitForJob(jobId: string, options: WaitOptions = {}): Promise<Job> {
-    const liveKey = this.options.apiKey ?? this.options.adminKey;
     const WebSocketClass =
       this.options.webSocket === undefined
         ? (globalThis.WebSocket as WebSocketConstructor | undefined)
         : this.options.webSocket;
     return waitForJob(
       {
-        getJob: (id, signal) => this.getJob(id, { signal }),
+        // One attempt each: the wait itself retries, for as long as it lasts.
+        getJob: (id, signal) => this.getJob(id, { signal, maxRetries: 0 }),
         socketUrl:
-          WebSocketClass && liveKey
-            ? `${this.streamUrl}?jobId=${encodeURIComponent(jobId)}&apiKey=${encodeURIComponent(liveKey)}`
+          WebSocketClass && this.options.apiKey
+            ? async (id, signal) => {
+                const ticket = await this.createStreamTicket(id, { signal, maxRetries: 0 });
+                const streamUrl = this.streamUrl ?? ticket.streamUrl;
+                this.checkStreamUrl(streamUrl);
+                const url = new URL(streamUrl);
+                url.searchParams.set('ticket', ticket.ticket);
+                return url.href;
+              }
             : undefined,
         WebSocket: WebSocketClass ?? undefined,
         sleep: this.sleep,
+        random: this.random,
       },
       jobId,
-      options,
+      { ...(this.options.retry ? { retry: this.options.retry } : {}), ...options },
     );
   }
 
   /** One page of active jobs of every tenant (admin key). */
   async reviewListPage(query: ReviewQuery = {}, options: RequestOptions = {}): Promise<Page<AdminJob>> {
-    const answer = await this.call('adminListJobs', { query: { ...query }, signal: options.signal });
+    const answer = await this.call('adminListJobs', { ...options, query: { ...query } });
     return answer.body as Page<AdminJob>;
   }
 
-  /** Jobs in review (or another active status) of every tenant, page by page (admin key). */
-  async *reviewList(
-    query: ReviewQuery = {},
-    options: RequestOptions = {},
-  ): AsyncGenerator<Page<AdminJob>, void, undefined> {
-    let cursor = query.cursor;
-    do {
-      const page = await this.reviewListPage({ ...query, cursor }, options);
-      yield page;
-      cursor = page.nextCursor ?? undefined;
-    } while (cursor);
+  /** Jobs in review (or another active status) of every tenant, item by item (admin key); `.pages()` too. */
+  reviewList(query: ReviewQuery = {}, options: RequestOptions = {}): PagedList<AdminJob> {
+    return new PagedList(
+      (cursor, want) =>
+        this.reviewListPage({ ...query, cursor, limit: pageSize(query.limit, want) }, options),
+      query.cursor,
+    );
   }
 
   /** Settles a job in review (admin key). Not retried unless the server certainly did nothing. */
   async resolve(jobId: string, resolution: Resolution, options: RequestOptions = {}): Promise<Job> {
     const answer = await this.call('adminResolveJob', {
+      ...options,
       path: { id: jobId },
-      headers: { 'content-type': 'application/json' },
+      operationHeaders: { 'content-type': 'application/json' },
       body: () => JSON.stringify(resolution),
-      signal: options.signal,
     });
     return answer.body as Job;
   }
 
   /** Moves the dead-letter queue back to the jobs queue (admin key). */
   async redriveDeadLetters(options: RequestOptions = {}): Promise<RedriveStarted> {
-    return (await this.call('adminRedriveDeadLetters', { signal: options.signal })).body as RedriveStarted;
+    return (await this.call('adminRedriveDeadLetters', options)).body as RedriveStarted;
   }
 
   async health(options: RequestOptions = {}): Promise<{ status: string }> {
-    return (await this.call('getHealth', { signal: options.signal })).body as { status: string };
+    return (await this.call('getHealth', options)).body as { status: string };
+  }
+
+  private checkTransport(url: URL, what: string): void {
+    const plain = url.protocol === 'http:' || url.protocol === 'ws:';
+    if (plain && !isLoopback(url.hostname) && !this.options.allowInsecureHttp) {
+      throw new LonghaulUsageError(
+        `The ${what} ${url.origin} is plain ${url.protocol.slice(0, -1)} to another machine: keys and data would cross the network unencrypted. Use https, or set allowInsecureHttp if you really mean it.`,
+      );
+    }
+  }
+
+  private checkStreamUrl(streamUrl: string): void {
+    let url: URL;
+    try {
+      url = new URL(streamUrl);
+    } catch {
+      throw new LonghaulUsageError(`The stream URL ${JSON.stringify(streamUrl)} is not an absolute URL.`);
+    }
+    if (url.protocol !== 'ws:' && url.protocol !== 'wss:') {
+      throw new LonghaulUsageError(`The stream URL must be ws or wss, not ${url.protocol}`);
+    }
+    this.checkTransport(url, 'stream URL');
+  }
+
+  private maxAttempts(options: RequestOptions): number {
+    return options.maxRetries === undefined ? this.retry.maxAttempts : Math.max(0, options.maxRetries) + 1;
+  }
+
+  /** A transfer's timeout: the request timeout, plus the time its bytes take at the slowest speed allowed. */
+  private transferTimeoutMs(bytes: number, options: RequestOptions): number {
+    return (options.timeoutMs ?? this.timeoutMs) + Math.ceil((bytes / MIN_UPLOAD_BYTES_PER_SECOND) * 1000);
   }
 
   private async call(operationId: OperationId, call: Call): Promise<Answer> {
@@ -352,8 +589,8 @@ export class Longhaul {
     if (key === undefined || (operation.auth !== 'none' && key === '')) {
       throw new LonghaulUsageError(
         operation.auth === 'admin'
-          ? 'This needs the admin key (adminKey).'
-          : 'This needs an API key (apiKey).',
+          ? 'This needs the admin key (LONGHAUL_ADMIN_KEY, or the adminKey option).'
+          : 'This needs an API key (LONGHAUL_API_KEY, or the apiKey option).',
       );
     }
     let path = operation.path.replace(/\{(\w+)\}/g, (_, name: string) => {
@@ -368,38 +605,52 @@ export class Longhaul {
     if (query.size > 0) path += `?${query}`;
     const headers: Record<string, string> = {
       accept: 'application/json, application/problem+json',
-      ...call.headers,
+      'user-agent': this.userAgent,
+      ...lowerCaseKeys(this.options.defaultHeaders),
+      ...lowerCaseKeys(call.headers),
+      ...call.operationHeaders,
     };
+    // The key goes in its header only, never in a URL.
     if (key) headers['x-api-key'] = key;
-    return this.attempts(`${operation.method} ${path}`, operation.retry, call.signal, () =>
-      this.fetch(`${this.baseUrl}${path}`, {
-        method: operation.method,
-        headers,
-        ...(call.body ? { body: call.body() } : {}),
-        signal: attemptSignal(this.options.timeoutMs, call.signal),
-      }),
-    );
+    return this.attempts({
+      what: `${operation.method} ${path}`,
+      retry: operation.retry,
+      signal: call.signal,
+      maxAttempts: this.maxAttempts(call),
+      timeoutMs: call.timeoutMs ?? this.timeoutMs,
+      send: (signal) =>
+        this.fetch(`${this.baseUrl}${path}`, {
+          method: operation.method,
+          headers,
+          ...(call.body ? { body: call.body() } : {}),
+          signal,
+        }),
+    });
   }
 
   /** Sends until an answer that is not to be retried, or the attempts run out. */
-  private async attempts(
-    what: string,
-    retry: 'idempotent' | 'unprocessed',
-    signal: AbortSignal | undefined,
-    send: () => Promise<Response>,
-  ): Promise<Answer> {
+  private async attempts(request: Attempts): Promise<Answer> {
+    const { what, retry, signal, maxAttempts } = request;
+    const logger = this.options.logger;
     for (let attempt = 1; ; attempt++) {
-      const last = attempt >= this.retry.maxAttempts;
+      const last = attempt >= maxAttempts;
+      const started = Date.now();
+      const wait = async (retryAfterMs: number | undefined, reason: string) => {
+        const delayMs = retryDelayMs(attempt - 1, retryAfterMs, this.retry, this.random);
+        logger?.warn(`${what}: ${reason}; retrying in ${delayMs} ms`, { attempt, delayMs });
+        await this.sleep(delayMs, signal);
+      };
       let response: Response;
       try {
-        response = await send();
+        response = await request.send(attemptSignal(request.timeoutMs, signal));
       } catch (error) {
         if (signal?.aborted) throw signal.reason;
         const failure = new LonghaulConnectionError(`${what}: no answer (${describeNetworkError(error)})`, {
           cause: error,
         });
+        logger?.debug(`${what}: no answer`, { attempt, ms: Date.now() - started });
         if (last || (retry === 'unprocessed' && !connectionRefused(error))) throw failure;
-        await this.sleep(retryDelayMs(attempt - 1, undefined, this.retry, this.random), signal);
+        await wait(undefined, failure.message);
         continue;
       }
       const answer = await readAnswer(response).catch((error: unknown) => {
@@ -411,18 +662,37 @@ export class Longhaul {
           },
         );
       });
+      logger?.debug(`${what}: ${response.status}`, { attempt, ms: Date.now() - started });
       if (answer instanceof LonghaulConnectionError) {
         if (last || retry === 'unprocessed') throw answer;
-        await this.sleep(retryDelayMs(attempt - 1, undefined, this.retry, this.random), signal);
+        await wait(undefined, answer.message);
         continue;
       }
       if (response.ok) return answer;
       const error = toError(response, answer.body);
       if (last || !retryable(error, retry)) throw error;
       if (error.retryAfterMs !== undefined && error.retryAfterMs > this.retry.maxRetryAfterMs) throw error;
-      await this.sleep(retryDelayMs(attempt - 1, error.retryAfterMs, this.retry, this.random), signal);
+      await wait(error.retryAfterMs, `${response.status} ${error.code}`);
     }
   }
+}
+
+/** The page size to ask for: the caller's, but no more than the items still wanted. */
+function pageSize(limit: number | undefined, want: number | undefined): number | undefined {
+  if (want === undefined) return limit;
+  return Math.min(limit ?? 100, want, 100);
+}
+
+function lowerCaseKeys(headers: Readonly<Record<string, string>> | undefined): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(headers ?? {}).map(([name, value]) => [name.toLowerCase(), value]),
+  );
+}
+
+/** This machine: plain http here crosses no network. */
+function isLoopback(hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, '');
+  return host === 'localhost' || host.endsWith('.localhost') || host === '::1' || /^127\./.test(host);
 }
 
 function retryable(error: LonghaulError, retry: 'idempotent' | 'unprocessed'): boolean {
@@ -432,8 +702,8 @@ function retryable(error: LonghaulError, retry: 'idempotent' | 'unprocessed'): b
 }
 
 /** Each attempt has its own deadline; the caller's signal aborts all of them. */
-function attemptSignal(timeoutMs: number | undefined, signal: AbortSignal | undefined): AbortSignal {
-  const timeout = AbortSignal.timeout(timeoutMs ?? 30_000);
+function attemptSignal(timeoutMs: number, signal: AbortSignal | undefined): AbortSignal {
+  const timeout = AbortSignal.timeout(timeoutMs);
   return signal ? AbortSignal.any([signal, timeout]) : timeout;
 }
 
@@ -512,4 +782,11 @@ function multipartBody(submission: Omit<CreateJobRequest, 'file'>, file: FileInp
   const blob = file.data instanceof Blob ? file.data : new Blob([file.data as Uint8Array<ArrayBuffer>]);
   form.set('file', new Blob([blob], { type: file.contentType }), file.filename ?? 'file');
   return form;
+}
+
+/** Bytes [start, end) of the file, without copying a Blob into memory. */
+function slice(file: FileInput, start: number, end: number): RequestBody {
+  return (
+    file.data instanceof Blob ? file.data.slice(start, end) : file.data.subarray(start, end)
+  ) as RequestBody;
 }

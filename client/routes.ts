@@ -26,8 +26,29 @@ export const operations = {
   // Cancel is idempotent by contract: a canceled job is returned as it is.
   cancelJob: { method: 'POST', path: '/v1/jobs/{id}/cancel', auth: 'tenant', retry: 'idempotent' },
   getJobEvents: { method: 'GET', path: '/v1/jobs/{id}/events', auth: 'tenant', retry: 'idempotent' },
+  // A repeated ticket is one more short-lived credential for the same job, nothing more.
+  createStreamTicket: {
+    method: 'POST',
+    path: '/v1/jobs/{id}/stream-ticket',
+    auth: 'tenant',
+    retry: 'idempotent',
+  },
   // A repeated ticket costs an unused presigned URL, nothing more.
   createUpload: { method: 'POST', path: '/v1/uploads', auth: 'tenant', retry: 'idempotent' },
+  // A repeated start leaves an unused upload behind, which the bucket's lifecycle rule aborts.
+  createMultipartUpload: {
+    method: 'POST',
+    path: '/v1/uploads/multipart',
+    auth: 'tenant',
+    retry: 'idempotent',
+  },
+  // A completed upload is gone: completing it again is refused, so only a certain no-op is retried.
+  completeMultipartUpload: {
+    method: 'POST',
+    path: '/v1/uploads/{ref}/complete',
+    auth: 'tenant',
+    retry: 'unprocessed',
+  },
   adminListJobs: { method: 'GET', path: '/v1/admin/jobs', auth: 'admin', retry: 'idempotent' },
   adminResolveJob: {
     method: 'POST',

@@ -4,11 +4,9 @@
  * these against the OpenAPI document and the server's own types.
  */
 
-export const JOB_TYPES = ['image.generate', 'audio.transcribe'] as const;
-export type JobType = (typeof JOB_TYPES)[number];
+import type { JobStatus, JobType, JobTypeSchemas } from './job-types';
 
-export const JOB_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'canceled', 'needs_review'] as const;
-export type JobStatus = (typeof JOB_STATUSES)[number];
+export * from './job-types';
 
 /** Statuses a job never leaves. */
 export const TERMINAL_STATUSES: readonly JobStatus[] = ['succeeded', 'failed', 'canceled'];
@@ -54,24 +52,11 @@ export type Problem = {
 
 export type JobError = { readonly code: string; readonly message: string };
 
-export type ImageResult = { readonly outputUrl: string; readonly contentType: string };
-
-export type TranscriptResult = {
-  readonly transcriptUrl: string;
-  readonly language: string;
-  /** The first 500 characters; the whole transcript is behind `transcriptUrl`. */
-  readonly text: string;
-  readonly segments: number;
-};
-
-export type Job = {
+/** The fields every job has, whatever its type. */
+type JobBase = {
   readonly id: string;
-  readonly type: JobType;
   readonly status: JobStatus;
   readonly progress: number;
-  readonly input: Record<string, unknown>;
-  /** An ImageResult or TranscriptResult once succeeded; output URLs are short-lived. */
-  readonly result: Record<string, unknown> | null;
   readonly error: JobError | null;
   readonly attempts: number;
   readonly idempotencyKey: string;
@@ -81,6 +66,20 @@ export type Job = {
   readonly startedAt?: string;
   readonly finishedAt?: string;
 };
+
+/**
+ * A job of type `T`: `input` and `result` typed by its job type (from the
+ * OpenAPI document, through client/job-types.ts). `result` is set once
+ * succeeded; its output URLs are short-lived.
+ */
+export type JobOf<T extends JobType> = JobBase & {
+  readonly type: T;
+  readonly input: JobTypeSchemas[T]['input'];
+  readonly result: JobTypeSchemas[T]['result'] | null;
+};
+
+/** A job: a union discriminated by `type`, so `if (job.type === 'image.generate')` types its input and result. */
+export type Job = { [T in JobType]: JobOf<T> }[JobType];
 
 /** A job as the admin routes list it, with its tenant. */
 export type AdminJob = Job & { readonly tenantId: string };
@@ -97,18 +96,32 @@ export type TimelineEvent = {
 
 export type UploadTicket = { readonly ref: string; readonly uploadUrl: string; readonly expiresAt: string };
 
-export type ImageGenerateInput = {
-  readonly prompt: string;
-  readonly width?: number;
-  readonly height?: number;
-  readonly sourceImageRef?: string;
+/** A stored upload: put `ref` into the job's sourceImageRef or audioRef. */
+export type UploadedFile = { readonly ref: string; readonly expiresAt: string };
+
+/**
+ * A multipart upload in progress, as `onUploadProgress` reports it: save it
+ * (JSON) and pass it back as `resume` to send only the parts still missing,
+ * until `expiresAt`.
+ */
+export type MultipartUploadState = {
+  readonly ref: string;
+  readonly uploadId: string;
+  readonly partSizeBytes: number;
+  readonly expiresAt: string;
+  readonly parts: readonly {
+    readonly partNumber: number;
+    readonly uploadUrl: string;
+    /** Set once the part is stored. */
+    readonly etag: string | null;
+  }[];
 };
 
-/** Exactly one of `audioUrl` (https) and `audioRef`, or a `file` on the request instead. */
-export type AudioTranscribeInput = {
-  readonly audioUrl?: string;
-  readonly audioRef?: string;
-  readonly language?: string;
+/** Opens the job's live-progress WebSocket: connect to `streamUrl?ticket=<ticket>` before `expiresAt`. */
+export type StreamTicket = {
+  readonly ticket: string;
+  readonly expiresAt: string;
+  readonly streamUrl: string;
 };
 
 /** A file input: sent as a multipart part up to 4 MiB, through a presigned upload above. */
@@ -119,17 +132,15 @@ export type FileInput = {
   readonly filename?: string;
 };
 
-type Submission<T extends JobType, I> = {
+type Submission<T extends JobType> = {
   readonly type: T;
-  readonly input: I;
+  readonly input: JobTypeSchemas[T]['input'];
   readonly webhookUrl?: string;
   /** Fills `sourceImageRef` (image.generate) or `audioRef` (audio.transcribe). */
   readonly file?: FileInput;
 };
 
-export type CreateJobRequest =
-  | Submission<'image.generate', ImageGenerateInput>
-  | Submission<'audio.transcribe', AudioTranscribeInput>;
+export type CreateJobRequest = { [T in JobType]: Submission<T> }[JobType];
 
 /** The input field a file fills, per job type. */
 export const FILE_INPUT_FIELD = {

@@ -94,7 +94,10 @@ export const routes = [
   { method: 'GET', path: '/v1/jobs/{id}', auth: 'tenant' },
   { method: 'POST', path: '/v1/jobs/{id}/cancel', auth: 'tenant' },
   { method: 'GET', path: '/v1/jobs/{id}/events', auth: 'tenant' },
+  { method: 'POST', path: '/v1/jobs/{id}/stream-ticket', auth: 'tenant' },
   { method: 'POST', path: '/v1/uploads', auth: 'tenant' },
+  { method: 'POST', path: '/v1/uploads/multipart', auth: 'tenant' },
+  { method: 'POST', path: '/v1/uploads/{ref}/complete', auth: 'tenant' },
   { method: 'GET', path: '/v1/admin/jobs', auth: 'admin' },
   { method: 'POST', path: '/v1/admin/jobs/{id}/resolve', auth: 'admin' },
   { method: 'POST', path: '/v1/admin/dlq/redrive', auth: 'admin' },
@@ -142,6 +145,11 @@ export const resourceEnv = {
   connectionTable: 'CONNECTION_TABLE_NAME',
   /** The WebSocket API's management endpoint (`https://{api}.execute-api.{region}.amazonaws.com/{stage}`). */
   streamCallbackUrl: 'STREAM_CALLBACK_URL',
+  /**
+   * The `wss://` URL clients connect to, handed out with stream tickets. Unset
+   * where the WebSocket API shares the HTTP API's host (the local stack).
+   */
+  streamUrl: 'STREAM_URL',
   deadLetterQueueArn: 'DEAD_LETTER_QUEUE_ARN',
   jobQueueArn: 'JOB_QUEUE_ARN',
   /** `true` where the S3 endpoint only serves path-style URLs (the local emulator). */

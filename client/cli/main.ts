@@ -12,18 +12,35 @@ import {
   type Job,
   type JobStatus,
   type JobType,
-  type Page,
 } from '../types';
+import { SDK_VERSION } from '../version';
 import type { WebSocketConstructor } from '../wait';
 import { formatJob, formatJobTable, formatTimeline, ProgressBar, type Stream } from './output';
 
 /**
- * The `longhaul` command line. Exit codes: 0 done (with --wait: the job
- * succeeded); 1 an API, connection or usage error; 2 the awaited job failed,
- * was canceled or needs review; 130 interrupted while waiting.
+ * The `longhaul` command line. Exit codes (documented in client/README.md and
+ * `longhaul --help`) are distinct per kind of failure, so scripts can tell a
+ * wrong key from a missing job from a network that is down.
  */
-
-export const EXIT = { ok: 0, error: 1, jobUnsuccessful: 2, interrupted: 130 } as const;
+export const EXIT = {
+  ok: 0,
+  /** The API refused the request (validation, conflict, …) or failed. */
+  error: 1,
+  /** The awaited job failed, was canceled or needs review. */
+  jobUnsuccessful: 2,
+  /** The command line is wrong: unknown command or flag, missing argument, unreadable file. */
+  usage: 3,
+  /** No key, or the API refused it (401), or it is the wrong kind of key (403). */
+  auth: 4,
+  /** No such job (or another tenant's). */
+  notFound: 5,
+  /** The API could not be reached, even after retries. */
+  network: 6,
+  /** Stopped waiting (--timeout passed); the job goes on: `longhaul jobs wait <id>`. */
+  stoppedWaiting: 7,
+  /** Ctrl-C; a job being waited for goes on. */
+  interrupted: 130,
+} as const;
 
 export interface CliIo {
   readonly stdout: Stream;
@@ -42,31 +59,23 @@ const CLI_RETRY = { maxAttempts: 5, maxDelayMs: 4000 } as const;
 
 class UsageError extends Error {}
 
-const USAGE = `Usage: longhaul <command> [options]
+const EXIT_CODES_HELP = `Exit codes:
+  0    ok
+  1    the API refused or failed the request
+  2    the awaited job failed, was canceled or needs review
+  3    usage: unknown command or flag, missing argument, unreadable file
+  4    authentication: no key, a wrong key, or the wrong kind of key
+  5    not found: no such job
+  6    network: the API could not be reached
+  7    stopped waiting (--timeout); the job goes on: longhaul jobs wait <id>
+  130  interrupted (Ctrl-C); a job being waited for goes on`;
 
-Commands:
-  submit --type <type> [input] [--file <path>] [--webhook <url>] [--wait] [--idempotency-key <key>]
-      input: --input '<json>' | --input @file.json, and/or
-             image.generate:   --prompt <text> [--width <px>] [--height <px>]
-             audio.transcribe: --audio-url <https url> | --file <audio file>, [--language <tag>]
-      --file          up to 4 MiB sent with the job, larger through a presigned upload
-      --content-type  of --file (default: from its extension)
-      --wait          follow progress on stderr and print the finished job
-      --idempotency-key  resume an earlier submission (its key is printed when it starts)
-  jobs list [--status <status>] [--limit <n>] [--cursor <cursor>] [--all]
-  jobs get <id>
-  jobs cancel <id>
-  jobs events <id>
-  jobs wait <id>
-  review list [--status needs_review|queued|running] [--limit <n>] [--cursor <cursor>] [--all]
-  review resolve <id> --outcome succeeded|failed|requeue --note <why>
-  dlq redrive
-
-Every command takes --json (machine-readable output on stdout) and --url.
-Environment: LONGHAUL_URL (default http://127.0.0.1:3000), LONGHAUL_API_KEY,
-LONGHAUL_ADMIN_KEY (review, dlq), LONGHAUL_STREAM_URL (live progress; AWS: StreamUrl).
-Exit codes: 0 ok, 1 API or usage error, 2 awaited job failed/canceled/needs review, 130 interrupted.
-`;
+const ENVIRONMENT_HELP = `Environment:
+  LONGHAUL_URL          the API (default http://127.0.0.1:3000; AWS: the ApiUrl output)
+  LONGHAUL_API_KEY      a tenant's API key (jobs, submit)
+  LONGHAUL_ADMIN_KEY    the operator key (review, dlq)
+  LONGHAUL_STREAM_URL   live progress WebSocket (default: the one the API names)
+  LONGHAUL_ALLOW_INSECURE_HTTP=1  allow plain http to a host other than this machine`;
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 
@@ -77,6 +86,9 @@ const common = {
 } as const satisfies Options;
 
 interface Command {
+  /** The command's synopsis and flags, for `longhaul <command> --help`. */
+  readonly usage: string;
+  readonly summary: string;
   readonly options: Options;
   /** Names of the positional arguments, all required. */
   readonly positionals: readonly string[];
@@ -98,8 +110,23 @@ const pageOptions = {
   status: { type: 'string' },
 } as const satisfies Options;
 
+const waitOptions = { timeout: { type: 'string' } } as const satisfies Options;
+
+/** Jobs listed when neither --limit nor --all is given. */
+const DEFAULT_LIST_LIMIT = 20;
+
 const commands: Record<string, Command> = {
   submit: {
+    summary: 'submit a job',
+    usage: `longhaul submit --type <type> [input] [--file <path>] [--webhook <url>] [--wait [--timeout <s>]] [--idempotency-key <key>]
+  input: --input '<json>' | --input @file.json, and/or
+         image.generate:   --prompt <text> [--width <px>] [--height <px>]
+         audio.transcribe: --audio-url <https url> | --file <audio file>, [--language <tag>]
+  --file             up to 4 MiB sent with the job, up to 32 MiB in one upload, larger in resumable parts
+  --content-type     of --file (default: from its extension)
+  --wait             follow progress on stderr and print the finished job
+  --timeout <s>      with --wait: stop waiting after this many seconds (exit 7; the job goes on)
+  --idempotency-key  resume an earlier submission (its key is printed when it starts)`,
     options: {
       type: { type: 'string' },
       input: { type: 'string' },
@@ -113,22 +140,38 @@ const commands: Record<string, Command> = {
       webhook: { type: 'string' },
       wait: { type: 'boolean' },
       'idempotency-key': { type: 'string' },
+      ...waitOptions,
     },
     positionals: [],
     run: submit,
   },
-  'jobs list': { options: pageOptions, positionals: [], run: listJobs },
+  'jobs list': {
+    summary: "list the tenant's jobs, newest first",
+    usage: `longhaul jobs list [--status <status>] [--limit <n>] [--cursor <cursor>] [--all]
+  --limit <n>   at most n jobs in all, across pages (default ${DEFAULT_LIST_LIMIT})
+  --all         every job
+  --cursor <c>  go on from where an earlier listing stopped`,
+    options: pageOptions,
+    positionals: [],
+    run: listJobs,
+  },
   'jobs get': {
+    summary: 'show a job',
+    usage: 'longhaul jobs get <id>',
     options: {},
     positionals: ['id'],
     run: async (c) => printJob(c, await c.client().getJob(id(c), { signal: c.io.signal })),
   },
   'jobs cancel': {
+    summary: 'cancel a job',
+    usage: 'longhaul jobs cancel <id>',
     options: {},
     positionals: ['id'],
     run: async (c) => printJob(c, await c.client().cancelJob(id(c), { signal: c.io.signal })),
   },
   'jobs events': {
+    summary: "show a job's timeline",
+    usage: 'longhaul jobs events <id>',
     options: {},
     positionals: ['id'],
     run: async (c) => {
@@ -137,9 +180,25 @@ const commands: Record<string, Command> = {
       return EXIT.ok;
     },
   },
-  'jobs wait': { options: {}, positionals: ['id'], run: (c) => waitAndPrint(c, id(c)) },
-  'review list': { options: pageOptions, positionals: [], run: reviewList },
+  'jobs wait': {
+    summary: 'follow a job until it settles, through network outages',
+    usage: `longhaul jobs wait <id> [--timeout <s>]
+  --timeout <s>  stop waiting after this many seconds (exit 7; the job goes on)`,
+    options: waitOptions,
+    positionals: ['id'],
+    run: (c) => waitAndPrint(c, id(c)),
+  },
+  'review list': {
+    summary: 'list jobs in review (admin key)',
+    usage: `longhaul review list [--status needs_review|queued|running] [--limit <n>] [--cursor <cursor>] [--all]
+  --limit <n>   at most n jobs in all, across pages (default ${DEFAULT_LIST_LIMIT})`,
+    options: pageOptions,
+    positionals: [],
+    run: reviewList,
+  },
   'review resolve': {
+    summary: 'settle a job in review (admin key)',
+    usage: 'longhaul review resolve <id> --outcome succeeded|failed|requeue --note <why>',
     options: { outcome: { type: 'string' }, note: { type: 'string' } },
     positionals: ['id'],
     run: async (c) => {
@@ -151,6 +210,8 @@ const commands: Record<string, Command> = {
     },
   },
   'dlq redrive': {
+    summary: 'move dead letters back to the jobs queue (admin key)',
+    usage: 'longhaul dlq redrive',
     options: {},
     positionals: [],
     run: async (c) => {
@@ -167,19 +228,49 @@ const commands: Record<string, Command> = {
 
 const GROUPS = new Set(['jobs', 'review', 'dlq']);
 
+const USAGE = `Usage: longhaul <command> [options]
+
+Commands:
+${Object.entries(commands)
+  .map(([name, command]) => `  ${name.padEnd(16)}${command.summary}`)
+  .join('\n')}
+
+Run longhaul <command> --help for a command's options. Every command takes
+--json (machine-readable output on stdout, failures included) and --url.
+longhaul --version prints the version.
+
+${ENVIRONMENT_HELP}
+
+${EXIT_CODES_HELP}
+`;
+
+function commandHelp(command: Command): string {
+  const summary = `${command.summary[0]?.toUpperCase() ?? ''}${command.summary.slice(1)}.`;
+  return `Usage: ${command.usage}\n\n${summary}\nCommon options: --json, --url <api>, --help.\n\n${ENVIRONMENT_HELP}\n\n${EXIT_CODES_HELP}\n`;
+}
+
 /** Runs one command line; resolves to the exit code. */
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
   const [first, second] = argv;
+  const json = argv.includes('--json');
+  if (first === '--version' || first === '-V' || first === 'version') {
+    io.stdout.write(json ? `${JSON.stringify({ version: SDK_VERSION })}\n` : `longhaul ${SDK_VERSION}\n`);
+    return EXIT.ok;
+  }
   if (first === undefined || first === 'help' || first === '--help' || first === '-h') {
     (first === undefined ? io.stderr : io.stdout).write(USAGE);
-    return first === undefined ? EXIT.error : EXIT.ok;
+    return first === undefined ? EXIT.usage : EXIT.ok;
   }
   const name = GROUPS.has(first) ? `${first} ${second ?? ''}`.trim() : first;
   const command = commands[name];
-  const json = argv.includes('--json');
   if (!command) {
-    io.stderr.write(`longhaul: unknown command "${name}". Run longhaul --help.\n`);
-    return EXIT.error;
+    if (GROUPS.has(first) && (second === undefined || second === '--help' || second === '-h')) {
+      const group = Object.entries(commands).filter(([n]) => n.startsWith(`${first} `));
+      const text = `Usage: longhaul ${first} <command>\n\n${group.map(([n, c]) => `  ${n.padEnd(16)}${c.summary}`).join('\n')}\n`;
+      (second === undefined ? io.stderr : io.stdout).write(text);
+      return second === undefined ? EXIT.usage : EXIT.ok;
+    }
+    return reportError(new UsageError(`unknown command "${name}".`), io, json);
   }
   try {
     const parsed = parseArgs({
@@ -189,7 +280,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       strict: true,
     });
     if (parsed.values.help) {
-      io.stdout.write(USAGE);
+      io.stdout.write(commandHelp(command));
       return EXIT.ok;
     }
     if (parsed.positionals.length !== command.positionals.length) {
@@ -209,7 +300,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       },
     });
   } catch (error) {
-    return reportError(error, io, json);
+    return reportError(error, io, json, name);
   }
 }
 
@@ -220,6 +311,7 @@ function createClient(io: CliIo, url: string | undefined): Longhaul {
     ...(env.LONGHAUL_API_KEY ? { apiKey: env.LONGHAUL_API_KEY } : {}),
     ...(env.LONGHAUL_ADMIN_KEY ? { adminKey: env.LONGHAUL_ADMIN_KEY } : {}),
     ...(env.LONGHAUL_STREAM_URL ? { streamUrl: env.LONGHAUL_STREAM_URL } : {}),
+    ...(env.LONGHAUL_ALLOW_INSECURE_HTTP === '1' ? { allowInsecureHttp: true } : {}),
     ...(io.fetch ? { fetch: io.fetch } : {}),
     ...(io.webSocket !== undefined ? { webSocket: io.webSocket } : {}),
     ...(io.sleep ? { sleep: io.sleep } : {}),
@@ -227,38 +319,96 @@ function createClient(io: CliIo, url: string | undefined): Longhaul {
   });
 }
 
-function reportError(error: unknown, io: CliIo, json: boolean): number {
+/** A failure as the CLI reports it: what went wrong, in words and for machines, and the exit code. */
+interface Failure {
+  readonly exitCode: number;
+  /** `usage`, `auth`, `not-found`, `network`, `api`, `interrupted`, `internal`. */
+  readonly kind: string;
+  readonly lines: readonly string[];
+  readonly problem?: unknown;
+}
+
+function describeFailure(error: unknown, io: CliIo, command: string | undefined): Failure {
   if (io.signal?.aborted && (error === io.signal.reason || (error as Error)?.name === 'AbortError')) {
-    io.stderr.write('\nlonghaul: interrupted\n');
-    return EXIT.interrupted;
+    return { exitCode: EXIT.interrupted, kind: 'interrupted', lines: ['longhaul: interrupted'] };
   }
+  const adminCommand = command?.startsWith('review') || command?.startsWith('dlq');
+  const keyVariable = adminCommand ? 'LONGHAUL_ADMIN_KEY' : 'LONGHAUL_API_KEY';
   if (error instanceof LonghaulError) {
     const { problem } = error;
     const lines = [`longhaul: ${problem.title} (${problem.status} ${problem.code}): ${problem.detail}`];
     for (const item of problem.errors ?? []) {
       lines.push(`  ${item.pointer ?? item.parameter ?? ''}: ${item.detail}`.replace(/^ {2}: /, '  '));
     }
-    if (problem.status === 401)
-      lines.push('  Check LONGHAUL_API_KEY (LONGHAUL_ADMIN_KEY for review and dlq).');
-    if (problem.status === 403) lines.push('  This command needs the other kind of key (tenant or admin).');
+    if (problem.status === 401) lines.push(`  Check ${keyVariable}.`);
+    if (problem.status === 403) {
+      lines.push(
+        `  This command needs ${adminCommand ? 'the admin key in LONGHAUL_ADMIN_KEY' : 'a tenant key in LONGHAUL_API_KEY'}.`,
+      );
+    }
     if (problem.instance) lines.push(`  request: ${problem.instance}`);
-    io.stderr.write(`${lines.join('\n')}\n`);
-    if (json) io.stdout.write(`${JSON.stringify({ error: problem }, null, 2)}\n`);
-    return EXIT.error;
+    const exitCode =
+      problem.status === 401 || problem.status === 403
+        ? EXIT.auth
+        : problem.status === 404
+          ? EXIT.notFound
+          : EXIT.error;
+    const kind = exitCode === EXIT.auth ? 'auth' : exitCode === EXIT.notFound ? 'not-found' : 'api';
+    return { exitCode, kind, lines, problem };
   }
   if (error instanceof LonghaulConnectionError) {
-    io.stderr.write(`longhaul: cannot reach the API: ${error.message}\n  Check LONGHAUL_URL (or --url).\n`);
-    return EXIT.error;
+    return {
+      exitCode: EXIT.network,
+      kind: 'network',
+      lines: [`longhaul: cannot reach the API: ${error.message}`, '  Check LONGHAUL_URL (or --url).'],
+    };
+  }
+  if (error instanceof LonghaulUsageError && /API key|admin key/.test(error.message)) {
+    return {
+      exitCode: EXIT.auth,
+      kind: 'auth',
+      lines: [`longhaul: no key: set ${keyVariable}.`],
+    };
   }
   const parseError = String((error as { code?: unknown })?.code ?? '').startsWith('ERR_PARSE_ARGS');
   if (error instanceof UsageError || error instanceof LonghaulUsageError || parseError) {
-    io.stderr.write(`longhaul: ${(error as Error).message}\n  Run longhaul --help for usage.\n`);
-    return EXIT.error;
+    const help = command ? `longhaul ${command} --help` : 'longhaul --help';
+    return {
+      exitCode: EXIT.usage,
+      kind: 'usage',
+      lines: [`longhaul: ${(error as Error).message}`, `  Run ${help} for usage.`],
+    };
   }
-  io.stderr.write(
-    `longhaul: unexpected error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
-  );
-  return EXIT.error;
+  return {
+    exitCode: EXIT.error,
+    kind: 'internal',
+    lines: [
+      `longhaul: unexpected error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+    ],
+  };
+}
+
+function reportError(error: unknown, io: CliIo, json: boolean, command?: string): number {
+  const failure = describeFailure(error, io, command);
+  io.stderr.write(`${failure.kind === 'interrupted' ? '\n' : ''}${failure.lines.join('\n')}\n`);
+  if (json) {
+    const message = failure.lines[0]?.replace(/^longhaul: /, '') ?? '';
+    io.stdout.write(
+      `${JSON.stringify(
+        {
+          error: {
+            kind: failure.kind,
+            exitCode: failure.exitCode,
+            message,
+            ...(failure.problem ? { problem: failure.problem } : {}),
+          },
+        },
+        null,
+        2,
+      )}\n`,
+    );
+  }
+  return failure.exitCode;
 }
 
 function id(c: Context): string {
@@ -286,16 +436,26 @@ function printJob(c: Context, job: Job): number {
   return EXIT.ok;
 }
 
+/** `--limit` is a total across pages; `--all` lifts it. */
+function listLimit(c: Context): number | undefined {
+  if (c.values.all) {
+    if (c.values.limit !== undefined) throw new UsageError('--all and --limit do not go together.');
+    return undefined;
+  }
+  const limit = integer('--limit', c.values.limit) ?? DEFAULT_LIST_LIMIT;
+  if (limit < 1) throw new UsageError('--limit must be at least 1.');
+  return limit;
+}
+
 async function listJobs(c: Context): Promise<number> {
   const status =
     c.values.status === undefined ? undefined : oneOf<JobStatus>('--status', c.values.status, JOB_STATUSES);
   const query = {
     ...(status ? { status } : {}),
-    ...(c.values.limit !== undefined ? { limit: integer('--limit', c.values.limit) } : {}),
     ...(typeof c.values.cursor === 'string' ? { cursor: c.values.cursor } : {}),
   };
-  const pages = c.client().listJobs(query, { signal: c.io.signal });
-  return printPages(c, pages, 'jobs list');
+  const limit = listLimit(c);
+  return printList(c, await c.client().listJobs(query, { signal: c.io.signal }).take(limit), 'jobs list');
 }
 
 async function reviewList(c: Context): Promise<number> {
@@ -305,30 +465,22 @@ async function reviewList(c: Context): Promise<number> {
       : oneOf('--status', c.values.status, ['needs_review', 'queued', 'running'] as const);
   const query = {
     ...(status ? { status } : {}),
-    ...(c.values.limit !== undefined ? { limit: integer('--limit', c.values.limit) } : {}),
     ...(typeof c.values.cursor === 'string' ? { cursor: c.values.cursor } : {}),
   };
-  return printPages(c, c.client().reviewList(query, { signal: c.io.signal }), 'review list');
+  const limit = listLimit(c);
+  return printList(c, await c.client().reviewList(query, { signal: c.io.signal }).take(limit), 'review list');
 }
 
-/** One page, or every page with --all. */
-async function printPages(
+function printList(
   c: Context,
-  pages: AsyncGenerator<Page<Job | AdminJob>>,
+  list: { readonly items: readonly (Job | AdminJob)[]; readonly nextCursor: string | null },
   command: string,
-): Promise<number> {
-  const items: (Job | AdminJob)[] = [];
-  let nextCursor: string | null = null;
-  for await (const page of pages) {
-    items.push(...page.items);
-    nextCursor = page.nextCursor;
-    if (!c.values.all) break;
-  }
+): number {
   if (c.json) {
-    c.io.stdout.write(`${JSON.stringify({ items, nextCursor }, null, 2)}\n`);
+    c.io.stdout.write(`${JSON.stringify(list, null, 2)}\n`);
   } else {
-    c.io.stdout.write(formatJobTable({ items }));
-    if (nextCursor) c.io.stderr.write(`more: longhaul ${command} --cursor ${nextCursor}\n`);
+    c.io.stdout.write(formatJobTable(list));
+    if (list.nextCursor) c.io.stderr.write(`more: longhaul ${command} --cursor ${list.nextCursor}\n`);
   }
   return EXIT.ok;
 }
@@ -448,18 +600,28 @@ async function submit(c: Context): Promise<number> {
 }
 
 async function waitAndPrint(c: Context, jobId: string): Promise<number> {
-  const bar = new ProgressBar(c.io.stderr, jobId);
+  const timeout = integer('--timeout', c.values.timeout);
+  const bar = new ProgressBar(c.io.stderr, jobId, c.io.env);
+  const deadline = timeout === undefined ? undefined : AbortSignal.timeout(timeout * 1000);
+  const signal = AbortSignal.any([c.io.signal, deadline].filter((s): s is AbortSignal => s !== undefined));
   let job: Job;
   try {
-    job = await c.client().waitForJob(jobId, {
-      onProgress: (update) => bar.update(update),
-      ...(c.io.signal ? { signal: c.io.signal } : {}),
-    });
+    job = await c.client().waitForJob(jobId, { onProgress: (update) => bar.update(update), signal });
   } catch (error) {
     bar.finish();
+    const resume = `${jobId} goes on. Follow it again: longhaul jobs wait ${jobId}`;
     if (c.io.signal?.aborted) {
-      c.io.stderr.write(`stopped waiting; ${jobId} goes on. Follow it again: longhaul jobs wait ${jobId}\n`);
+      c.io.stderr.write(`stopped waiting; ${resume}\n`);
       return EXIT.interrupted;
+    }
+    if (deadline?.aborted) {
+      c.io.stderr.write(`stopped waiting after ${timeout} s; ${resume}\n`);
+      if (c.json) {
+        c.io.stdout.write(
+          `${JSON.stringify({ error: { kind: 'stopped-waiting', exitCode: EXIT.stoppedWaiting, message: `stopped waiting after ${timeout} s`, jobId } }, null, 2)}\n`,
+        );
+      }
+      return EXIT.stoppedWaiting;
     }
     throw error;
   }

@@ -1,5 +1,5 @@
 import type { AdminJob, Job, Page, TimelineEvent } from '../types';
-import type { ProgressUpdate } from '../wait';
+import type { WaitUpdate } from '../wait';
 
 /** How the CLI shows things to people; `--json` bypasses all of this. */
 
@@ -78,33 +78,58 @@ function table(rows: readonly (readonly string[])[]): string {
 
 /**
  * Progress of a job on stderr: a bar redrawn in place on a terminal, and a
- * line per status change or ten points of progress when stderr is a file
- * or pipe (so logs stay readable).
+ * line per status change or ten points of progress when stderr is a file or
+ * pipe, or the terminal cannot redraw (`TERM=dumb`), so logs stay readable.
+ * Outages of the API are said in a line of their own, with what follows.
  */
 export class ProgressBar {
   private lastLine: { status: string; decile: number } | undefined;
   private drawn = false;
+  private readonly redraw: boolean;
 
   constructor(
     private readonly stream: Stream,
     private readonly jobId: string,
-  ) {}
+    env: Readonly<Record<string, string | undefined>> = {},
+  ) {
+    this.redraw = Boolean(stream.isTTY) && env.TERM !== 'dumb';
+  }
 
-  update(update: ProgressUpdate): void {
-    if (this.stream.isTTY) {
+  update(update: WaitUpdate): void {
+    switch (update.type) {
+      case 'progress':
+        this.progress(update.status, update.progress);
+        return;
+      case 'outage':
+        this.finish();
+        this.stream.write(
+          `${this.jobId}: the API cannot be reached (${update.error.message}); retrying in ${Math.ceil(update.retryInMs / 1000)} s. The job goes on; Ctrl-C stops waiting (resume: longhaul jobs wait ${this.jobId})\n`,
+        );
+        return;
+      case 'restored':
+        this.stream.write(
+          `${this.jobId}: the API answers again (after ${Math.round(update.downMs / 1000)} s)\n`,
+        );
+        return;
+      case 'stream':
+        // The socket is how progress arrives, not news to the person waiting.
+        return;
+    }
+  }
+
+  private progress(status: string, progress: number): void {
+    if (this.redraw) {
       const width = Math.max(10, Math.min(40, (this.stream.columns ?? 80) - 50));
-      const filled = Math.round((update.progress / 100) * width);
+      const filled = Math.round((progress / 100) * width);
       const bar = `${'#'.repeat(filled)}${'-'.repeat(width - filled)}`;
-      this.stream.write(
-        `\r\x1b[2K[${bar}] ${String(update.progress).padStart(3)}%  ${update.status}  ${this.jobId}`,
-      );
+      this.stream.write(`\r\x1b[2K[${bar}] ${String(progress).padStart(3)}%  ${status}  ${this.jobId}`);
       this.drawn = true;
       return;
     }
-    const decile = Math.floor(update.progress / 10);
-    if (this.lastLine && this.lastLine.status === update.status && this.lastLine.decile === decile) return;
-    this.lastLine = { status: update.status, decile };
-    this.stream.write(`${this.jobId} ${update.status} ${update.progress}%\n`);
+    const decile = Math.floor(progress / 10);
+    if (this.lastLine && this.lastLine.status === status && this.lastLine.decile === decile) return;
+    this.lastLine = { status, decile };
+    this.stream.write(`${this.jobId} ${status} ${progress}%\n`);
   }
 
   /** Ends the bar's line, so what follows starts on a line of its own. */

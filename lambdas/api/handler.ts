@@ -1,6 +1,12 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { z } from 'zod';
-import { type AuthorizerContext, type RouteKey, routes as routeLayout } from '../../config/layout';
+import {
+  type AuthorizerContext,
+  type RouteKey,
+  resourceEnv,
+  routes as routeLayout,
+  STREAM_PATH,
+} from '../../config/layout';
 import { problem } from '../../config/problems';
 import { bodyLimits } from '../../config/settings';
 import {
@@ -11,11 +17,13 @@ import {
 } from '../domain/errors';
 import { JOB_ID_PATTERN, requireIdempotencyKey } from '../domain/idempotency';
 import { cancelJob, createUpload, getJob, jobTimeline, listJobs, submitJob } from '../domain/intake';
+import { createMultipartUpload, parseCompleteMultipart } from '../domain/multipart-uploads';
 import { parseResolution, resolveJob } from '../domain/operator';
 import { presentJob } from '../domain/present';
 import { applyProgress, heartbeatSender, ProgressThrottle } from '../domain/progress';
 import { applyProviderEvent, parseProviderEvent } from '../domain/provider-events';
-import { parseCreateJob, parseCreateUpload, parseListJobs } from '../domain/requests';
+import { parseCreateJob, parseCreateUpload, parseListJobs, UPLOAD_REF_PATTERN } from '../domain/requests';
+import { issueStreamTicket, STREAM_TICKET_TTL_SECONDS } from '../domain/stream-tickets';
 import {
   deadLetters,
   inputStore,
@@ -23,8 +31,10 @@ import {
   jobStore,
   liveChannel,
   liveJobStore,
+  multipartInputs,
   outputStore,
   slotPool,
+  streamTickets,
   timeline,
   workflow,
 } from '../shared/aws';
@@ -121,6 +131,36 @@ const tenantRoutes: Partial<Record<RouteKey, Route>> = {
     logger.info('cancel requested', { jobId: job.id, status: job.status });
     if (job.status === 'canceled') emit('JobsCanceled', 1, { jobType: job.type });
     return json(202, await presentJob(job, outputUrls));
+  },
+  'POST /v1/jobs/{id}/stream-ticket': async (event, tenantId) => {
+    const job = await getJob(jobStore(), tenantId, pathId(event));
+    const ticket = await issueStreamTicket(
+      { tickets: streamTickets(), now },
+      { tenantId, jobId: job.id, streamUrl: streamUrlFor(event) },
+      STREAM_TICKET_TTL_SECONDS,
+    );
+    return json(201, ticket, { 'cache-control': 'no-store' });
+  },
+  'POST /v1/uploads/multipart': async (event, tenantId) => {
+    const upload = parseCreateUpload(jsonBody(event, bodyLimits.jsonBytes), settings.maxUploadBytes);
+    const ticket = await createMultipartUpload(
+      { inputs: multipartInputs(), now },
+      tenantId,
+      upload,
+      settings.uploadUrlTtlSeconds,
+    );
+    return json(201, ticket);
+  },
+  'POST /v1/uploads/{ref}/complete': async (event, tenantId) => {
+    const ref = event.pathParameters?.ref;
+    if (!ref || !UPLOAD_REF_PATTERN.test(ref)) {
+      throw new ValidationError('The upload ref is invalid.', [
+        { parameter: 'ref', detail: 'must be a ref returned by POST /v1/uploads/multipart' },
+      ]);
+    }
+    const request = parseCompleteMultipart(jsonBody(event, bodyLimits.jsonBytes));
+    await multipartInputs().completeMultipart(tenantId, ref, request.uploadId, request.parts);
+    return json(200, { ref });
   },
   'POST /v1/uploads': async (event, tenantId) => {
     const upload = parseCreateUpload(jsonBody(event, bodyLimits.jsonBytes), settings.maxUploadBytes);
@@ -246,6 +286,18 @@ const openRoutes: Partial<Record<RouteKey, (event: APIGatewayProxyEvent) => Prom
 const authOf = new Map<string, string>(
   routeLayout.map((route) => [`${route.method} ${route.path}`, route.auth]),
 );
+
+/**
+ * Where clients connect for live progress: the WebSocket API's own URL in AWS;
+ * locally, the gateway's host, which serves the WebSocket too.
+ */
+const configuredStreamUrl = process.env[resourceEnv.streamUrl];
+function streamUrlFor(event: APIGatewayProxyEvent): string {
+  if (configuredStreamUrl) return configuredStreamUrl;
+  const host = header(event, 'host') ?? '127.0.0.1';
+  const secure = header(event, 'x-forwarded-proto') === 'https';
+  return `${secure ? 'wss' : 'ws'}://${host}${basePath(event)}${STREAM_PATH}`;
+}
 
 /** The `{id}` of the path; anything that cannot be a job id is a missing job, and never reaches the store. */
 function pathId(event: APIGatewayProxyEvent): string {

@@ -8,8 +8,10 @@ import {
 import { bodyLimits, defaultSettings } from '../../config/settings';
 import { JOB_ID_PATTERN } from '../domain/idempotency';
 import { JOB_STATUSES, JOB_TYPES } from '../domain/job';
+import { completeMultipartRequest, MAX_PARTS, MIN_PART_BYTES } from '../domain/multipart-uploads';
 import { providerEvent } from '../domain/provider-events';
 import { audioTranscribeInput, imageGenerateInput, UPLOAD_REF_PATTERN } from '../domain/requests';
+import { STREAM_TICKET_PATTERN, STREAM_TICKET_TTL_SECONDS } from '../domain/stream-tickets';
 
 /**
  * The OpenAPI 3.1 document of the HTTP API, served at GET /openapi.json and
@@ -88,6 +90,8 @@ export interface OpenApiDocument {
     readonly variables?: Readonly<Record<string, { readonly default: string; readonly description: string }>>;
   }[];
   readonly tags: readonly { readonly name: string; readonly description: string }[];
+  /** Each job type's input and result schema (names in components.schemas). */
+  readonly 'x-job-types': typeof JOB_TYPE_SCHEMAS;
   readonly paths: Readonly<Record<string, PathItem>>;
   readonly webhooks: Readonly<Record<string, PathItem>>;
   readonly components: {
@@ -113,6 +117,16 @@ function fromZod(schema: z.ZodType): Schema {
 }
 
 const timestamp = { type: 'string', format: 'date-time' } as const;
+
+/**
+ * The schemas of each job type's input and result: the document says which
+ * goes with which (`x-job-types`), so clients can type a job by its type
+ * (the SDK's client/job-types.ts is generated from it).
+ */
+export const JOB_TYPE_SCHEMAS = {
+  'image.generate': { input: 'ImageGenerateInput', result: 'ImageResult' },
+  'audio.transcribe': { input: 'AudioTranscribeInput', result: 'TranscriptResult' },
+} as const satisfies Record<(typeof JOB_TYPES)[number], { input: string; result: string }>;
 const jobStatus = schemaRef('JobStatus');
 
 /** Every problem code, listed through a record so adding a code to config/problems.ts without documenting it fails to compile. */
@@ -157,7 +171,7 @@ const jobFields = {
   result: {
     description:
       'Set once the job succeeded (null when an operator resolved it as succeeded without an output). Output URLs are presigned and short-lived: fetch the job again for fresh ones.',
-    oneOf: [{ type: 'null' }, schemaRef('ImageResult'), schemaRef('TranscriptResult')],
+    oneOf: [{ type: 'null' }, ...Object.values(JOB_TYPE_SCHEMAS).map((schemas) => schemaRef(schemas.result))],
   },
   error: {
     description: 'Why a `failed` or `needs_review` job is where it is.',
@@ -256,14 +270,9 @@ const schemas: Record<string, Schema> = {
     type: 'object',
     description:
       'The type selects the input schema. A webhookUrl must be https and public in AWS (http and loopback are allowed locally).',
-    oneOf: [
-      {
-        properties: { type: { const: 'image.generate' }, input: schemaRef('ImageGenerateInput') },
-      },
-      {
-        properties: { type: { const: 'audio.transcribe' }, input: schemaRef('AudioTranscribeInput') },
-      },
-    ],
+    oneOf: Object.entries(JOB_TYPE_SCHEMAS).map(([type, schemas]) => ({
+      properties: { type: { const: type }, input: schemaRef(schemas.input) },
+    })),
     properties: {
       type: schemaRef('JobType'),
       input: { type: 'object' },
@@ -355,6 +364,59 @@ const schemas: Record<string, Schema> = {
     required: ['ref', 'uploadUrl', 'expiresAt'],
     additionalProperties: false,
   },
+  MultipartUploadTicket: {
+    type: 'object',
+    description:
+      "PUT each part (bytes [(partNumber - 1) × partSizeBytes, partNumber × partSizeBytes) of the file) to its uploadUrl with exactly that Content-Length, keep each answer's ETag, then complete the upload. A failed part is sent again alone, to the same URL, until expiresAt.",
+    properties: {
+      ref: {
+        type: 'string',
+        pattern: UPLOAD_REF_PATTERN.source,
+        description: 'Use as sourceImageRef or audioRef once the upload is completed.',
+      },
+      uploadId: { type: 'string' },
+      partSizeBytes: { type: 'integer', minimum: MIN_PART_BYTES },
+      parts: {
+        type: 'array',
+        minItems: 1,
+        maxItems: MAX_PARTS,
+        items: {
+          type: 'object',
+          properties: {
+            partNumber: { type: 'integer', minimum: 1, maximum: MAX_PARTS },
+            uploadUrl: { type: 'string', format: 'uri', description: 'Presigned PUT URL of this part.' },
+          },
+          required: ['partNumber', 'uploadUrl'],
+          additionalProperties: false,
+        },
+      },
+      expiresAt: timestamp,
+    },
+    required: ['ref', 'uploadId', 'partSizeBytes', 'parts', 'expiresAt'],
+    additionalProperties: false,
+  },
+  CompleteMultipartUpload: fromZod(completeMultipartRequest),
+  UploadCompleted: {
+    type: 'object',
+    properties: { ref: { type: 'string', pattern: UPLOAD_REF_PATTERN.source } },
+    required: ['ref'],
+    additionalProperties: false,
+  },
+  StreamTicket: {
+    type: 'object',
+    description: `Opens the live-progress WebSocket for one job: connect to \`streamUrl?ticket=<ticket>\` before expiresAt (${STREAM_TICKET_TTL_SECONDS} s). Ask for a new ticket for each (re)connection.`,
+    properties: {
+      ticket: { type: 'string', pattern: STREAM_TICKET_PATTERN.source },
+      expiresAt: timestamp,
+      streamUrl: {
+        type: 'string',
+        format: 'uri',
+        description: 'The WebSocket URL (AWS: the stack output StreamUrl).',
+      },
+    },
+    required: ['ticket', 'expiresAt', 'streamUrl'],
+    additionalProperties: false,
+  },
   Resolution: {
     type: 'object',
     properties: {
@@ -416,7 +478,7 @@ const schemas: Record<string, Schema> = {
     additionalProperties: false,
   },
   LiveMessage: {
-    description: `A message of the live-progress WebSocket (locally ws://127.0.0.1:$PORT${STREAM_PATH}, in AWS the stack output StreamUrl), connected with the query \`?jobId=<id>&apiKey=<key>\`. A handshake with a missing or unknown key is refused with 401, another tenant's or an unknown job with 404. The server sends a \`progress\` message for every provider tick (not throttled) and a \`status\` message on each status change; clients send nothing. Messages are best effort: the job resource is the truth.`,
+    description: `A message of the live-progress WebSocket (locally ws://127.0.0.1:$PORT${STREAM_PATH}, in AWS the stack output StreamUrl), connected with the query \`?ticket=<ticket>\` (see StreamTicket; preferred: no API key in a URL) or, kept for compatibility, \`?jobId=<id>&apiKey=<key>\` with a tenant key. A handshake with a missing, unknown or expired ticket or key is refused with 401, the admin key with 403, another tenant's or an unknown job with 404. Clients may send any small text message (such as \`ping\`) to keep an idle connection open; it gets no answer. The server sends a \`progress\` message for every provider tick (not throttled) and a \`status\` message on each status change; clients send nothing. Messages are best effort: the job resource is the truth.`,
     oneOf: [schemaRef('ProgressMessage'), schemaRef('StatusMessage')],
   },
   ProgressMessage: {
@@ -598,6 +660,7 @@ function buildDocument(): OpenApiDocument {
       { name: 'provider', description: 'Called by the media provider, not by clients.' },
       { name: 'meta', description: 'Health and this document.' },
     ],
+    'x-job-types': JOB_TYPE_SCHEMAS,
     paths: {
       '/healthz': {
         get: {
@@ -736,6 +799,71 @@ function buildDocument(): OpenApiDocument {
             '200': { description: 'The timeline.', content: jsonContent(schemaRef('Timeline')) },
             ...authenticated,
             '404': problemRef('NotFound'),
+          },
+        },
+      },
+      '/v1/jobs/{id}/stream-ticket': {
+        post: {
+          operationId: 'createStreamTicket',
+          summary: "A short-lived ticket for the job's live-progress WebSocket",
+          description:
+            'Scoped to this job and tenant, valid for a minute, stored only as a hash: connect with `?ticket=` instead of putting an API key in the WebSocket URL.',
+          tags: ['jobs'],
+          security: tenantSecurity,
+          parameters: [jobIdParameter],
+          responses: {
+            '201': { description: 'The ticket.', content: jsonContent(schemaRef('StreamTicket')) },
+            ...authenticated,
+            '404': problemRef('NotFound'),
+          },
+        },
+      },
+      '/v1/uploads/multipart': {
+        post: {
+          operationId: 'createMultipartUpload',
+          summary: 'Start a multipart upload of a large input',
+          description:
+            'For large inputs on unreliable networks: the file goes in parts, each with its own presigned URL, so a failure costs one part, not the whole file. Complete it with POST /v1/uploads/{ref}/complete.',
+          tags: ['uploads'],
+          security: tenantSecurity,
+          requestBody: { required: true, content: jsonContent(schemaRef('CreateUploadRequest')) },
+          responses: {
+            '201': {
+              description: 'The upload and its parts.',
+              content: jsonContent(schemaRef('MultipartUploadTicket')),
+            },
+            '400': problemRef('ValidationFailed'),
+            ...authenticated,
+            '413': problemRef('PayloadTooLarge'),
+            '415': problemRef('UnsupportedMediaType'),
+          },
+        },
+      },
+      '/v1/uploads/{ref}/complete': {
+        post: {
+          operationId: 'completeMultipartUpload',
+          summary: 'Assemble the parts of a multipart upload',
+          tags: ['uploads'],
+          security: tenantSecurity,
+          parameters: [
+            {
+              name: 'ref',
+              in: 'path',
+              required: true,
+              description: 'The ref of POST /v1/uploads/multipart.',
+              schema: { type: 'string' },
+            },
+          ],
+          requestBody: { required: true, content: jsonContent(schemaRef('CompleteMultipartUpload')) },
+          responses: {
+            '200': {
+              description: 'The input is stored.',
+              content: jsonContent(schemaRef('UploadCompleted')),
+            },
+            '400': problemRef('ValidationFailed'),
+            ...authenticated,
+            '413': problemRef('PayloadTooLarge'),
+            '415': problemRef('UnsupportedMediaType'),
           },
         },
       },

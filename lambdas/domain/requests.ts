@@ -179,7 +179,7 @@ function pointer(path: readonly PropertyKey[]): string {
   return path.map((segment) => `/${String(segment).replaceAll('~', '~0').replaceAll('/', '~1')}`).join('');
 }
 
-function toValidationError(
+export function toValidationError(
   error: z.ZodError,
   prefix: readonly string[] = [],
   where = 'body',

@@ -9,10 +9,12 @@ import { ApiGatewayLiveChannel } from '../adapters/apigateway-live-channel';
 import { DynamoDbApiKeyStore } from '../adapters/dynamodb-api-key-store';
 import { DynamoDbJobStore } from '../adapters/dynamodb-job-store';
 import { DynamoDbSlotPool } from '../adapters/dynamodb-slot-pool';
+import { DynamoDbStreamTickets } from '../adapters/dynamodb-stream-tickets';
 import { DynamoDbSubscriptions } from '../adapters/dynamodb-subscriptions';
 import { DynamoDbTimeline } from '../adapters/dynamodb-timeline';
 import { HttpProvider } from '../adapters/http-provider';
 import { S3InputStore } from '../adapters/s3-input-store';
+import { S3MultipartInputs } from '../adapters/s3-multipart-inputs';
 import { S3OutputStore } from '../adapters/s3-output-store';
 import { SfnWorkflow } from '../adapters/sfn-workflow';
 import { SqsDeadLetters } from '../adapters/sqs-dead-letters';
@@ -65,6 +67,14 @@ const s3Client = once(() =>
 );
 
 export const inputStore = once(() => new S3InputStore(s3Client(), requireEnv(resourceEnv.inputBucket)));
+
+export const multipartInputs = once(
+  () => new S3MultipartInputs(s3Client(), requireEnv(resourceEnv.inputBucket)),
+);
+
+export const streamTickets = once(
+  () => new DynamoDbStreamTickets(documentClient(), requireEnv(resourceEnv.jobTable)),
+);
 
 export const slotPool = once(() => new DynamoDbSlotPool(documentClient(), requireEnv(resourceEnv.jobTable)));
 

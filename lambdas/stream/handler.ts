@@ -1,8 +1,9 @@
 import type { APIGatewayProxyResult, Context } from 'aws-lambda';
 import { z } from 'zod';
 import { JOB_ID_PATTERN } from '../domain/idempotency';
+import { redeemStreamTicket } from '../domain/stream-tickets';
 import { hashApiKey } from '../shared/api-keys';
-import { apiKeyStore, jobStore, subscriptions } from '../shared/aws';
+import { apiKeyStore, jobStore, streamTickets, subscriptions } from '../shared/aws';
 import { instrument, logger } from '../shared/observability';
 
 /** How long a subscription lives if its disconnect is never seen (API Gateway closes connections after 2 h). */
@@ -14,7 +15,10 @@ interface WebSocketEvent {
   readonly queryStringParameters?: Record<string, string | undefined> | null;
 }
 
-const connectQuery = z.object({
+/** Preferred: a stream ticket from POST /v1/jobs/{id}/stream-ticket. */
+const ticketQuery = z.object({ ticket: z.string().min(1).max(512) });
+/** Kept for compatibility: a tenant's API key in the URL (never the admin key). */
+const keyQuery = z.object({
   jobId: z.string().regex(JOB_ID_PATTERN),
   apiKey: z.string().min(1).max(512),
 });
@@ -26,8 +30,11 @@ const refuse = (statusCode: number, reason: string): APIGatewayProxyResult => {
 
 /**
  * The live-progress WebSocket: `$connect` admits a client to one job's
- * updates if its API key belongs to the job's tenant (or is the admin key),
- * `$disconnect` forgets it. Messages from clients are ignored.
+ * updates if it brings a live stream ticket for that job, or (kept for
+ * compatibility) a tenant API key of the job's tenant; the admin key is
+ * refused, so the one key that opens every tenant never travels in a URL.
+ * `$disconnect` forgets a connection. Client messages (keep-alive pings)
+ * are answered by nothing: receiving them is what keeps the connection open.
  */
 export const handler = instrument(
   'stream',
@@ -39,13 +46,11 @@ export const handler = instrument(
     }
     if (routeKey !== '$connect') return { statusCode: 200, body: '' };
 
-    const query = connectQuery.safeParse(event.queryStringParameters ?? {});
-    if (!query.success) return refuse(400, 'jobId and apiKey query parameters are required');
-    const key = await apiKeyStore().findByHash(hashApiKey(query.data.apiKey));
-    if (!key || key.disabled) return refuse(401, 'unknown API key');
-    const job = await jobStore().get(query.data.jobId);
+    const caller = await admit(event.queryStringParameters ?? {});
+    if ('statusCode' in caller) return caller;
+    const job = await jobStore().get(caller.jobId);
     // Another tenant's job is indistinguishable from a missing one.
-    if (!job || (key.role !== 'admin' && job.tenantId !== key.tenantId)) return refuse(404, 'no such job');
+    if (!job || job.tenantId !== caller.tenantId) return refuse(404, 'no such job');
     logger.appendKeys({ jobId: job.id, tenantId: job.tenantId });
     const now = new Date();
     await subscriptions().add({
@@ -59,3 +64,24 @@ export const handler = instrument(
     return { statusCode: 200, body: '' };
   },
 );
+
+/** The tenant and job a handshake's query grants, or the refusal. */
+async function admit(
+  parameters: Record<string, string | undefined>,
+): Promise<{ readonly tenantId: string; readonly jobId: string } | APIGatewayProxyResult> {
+  const byTicket = ticketQuery.safeParse(parameters);
+  if (byTicket.success) {
+    const grant = await redeemStreamTicket(
+      { tickets: streamTickets(), now: () => new Date() },
+      byTicket.data.ticket,
+    );
+    return grant ?? refuse(401, 'unknown or expired ticket');
+  }
+  const byKey = keyQuery.safeParse(parameters);
+  if (!byKey.success) return refuse(400, 'a ticket query parameter (or jobId and apiKey) is required');
+  const key = await apiKeyStore().findByHash(hashApiKey(byKey.data.apiKey));
+  if (!key || key.disabled) return refuse(401, 'unknown API key');
+  if (key.role === 'admin')
+    return refuse(403, 'the admin key is not accepted on the stream; use a stream ticket');
+  return { tenantId: key.tenantId, jobId: byKey.data.jobId };
+}

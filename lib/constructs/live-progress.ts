@@ -11,7 +11,7 @@ import type { ITable, Table } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct, type IDependable } from 'constructs';
-import { connectionTable } from '../../config/layout';
+import { connectionTable, resourceEnv } from '../../config/layout';
 import type { Settings } from '../../config/settings';
 import { handlerEntry } from '../handlers';
 import { acknowledge, iam5ResourceFinding } from '../nag';
@@ -21,14 +21,22 @@ import { ProjectFunction } from './project-function';
 
 const [byJob] = connectionTable.indexes;
 
-/** Why each route goes without a gateway authorizer; API Gateway allows one on `$connect` only. */
+/**
+ * Why each route goes without a gateway authorizer. `$connect` could have a
+ * Lambda REQUEST authorizer (API Gateway allows one there, and only there);
+ * it has none because the credential, a stream ticket, is worth checking only
+ * together with the job it names, which the stream handler reads anyway: an
+ * authorizer would be a second invocation and a second read for every
+ * connection, and its cache (keyed by the ticket) would outlive a ticket's
+ * one-minute life for nothing.
+ */
 const ROUTES = {
   $connect:
-    'API Gateway cannot check a Longhaul API key itself, so $connect has no gateway authorizer: the stream handler admits a connection only if the apiKey query parameter is a known, enabled key whose tenant owns the job in jobId (or the admin key), and refuses it otherwise with 401 or 404 before anything is stored.',
+    "Deliberately no authorizer (one is possible on $connect): the stream handler admits a connection only with an unexpired stream ticket (stored hashed, scoped to one job and tenant) or, for compatibility, a tenant API key whose tenant owns the job; it refuses the admin key (403), unknown or expired credentials (401) and other tenants' jobs (404) before anything is stored.",
   $disconnect:
     'API Gateway allows an authorizer on $connect only; $disconnect belongs to a connection the stream handler already admitted, and it only deletes that connection’s own subscription.',
   $default:
-    'API Gateway allows an authorizer on $connect only; $default receives messages on a connection the stream handler already admitted, and the handler ignores them.',
+    'API Gateway allows an authorizer on $connect only; $default receives messages (keep-alive pings) on a connection the stream handler already admitted, and the handler ignores them.',
 } as const;
 
 export interface LiveProgressProps {
@@ -88,8 +96,8 @@ export interface LiveProgressProps {
  * connection table. Functions that move jobs get the right to push to those
  * connections with `grantPublish`.
  *
- * The stage logs access (JSON, without the query string, which carries the API
- * key) and errors, and throttles all routes together. WebSocket APIs cannot be
+ * The stage logs access (JSON, without the query string, which carries the
+ * stream ticket) and errors, and throttles all routes together. WebSocket APIs cannot be
  * traced with X-Ray; the handlers' own traces start at the Lambda invocation.
  */
 export class LiveProgress extends Construct {
@@ -103,7 +111,7 @@ export class LiveProgress extends Construct {
   public readonly stage: WebSocketStage;
   /** Access log of the stage, one JSON line per connect, message and disconnect. */
   public readonly accessLogGroup: LogGroup;
-  /** `wss://` URL clients connect to (with `?jobId=…&apiKey=…`). */
+  /** `wss://` URL clients connect to (with `?ticket=…` from POST /v1/jobs/{id}/stream-ticket). */
   public readonly url: string;
   /** `https://` management endpoint through which functions push to connections (`@connections`). */
   public readonly callbackUrl: string;
@@ -215,7 +223,8 @@ export class LiveProgress extends Construct {
    * Lets `fn` push live messages to the clients watching a job: it may find a
    * job's connections (Query on the `byJob` index), post to them through this
    * stage's management endpoint, and delete the subscription of a connection
-   * that is gone. Sets CONNECTION_TABLE_NAME and STREAM_CALLBACK_URL.
+   * that is gone. Sets CONNECTION_TABLE_NAME, STREAM_CALLBACK_URL and
+   * STREAM_URL (which the api handler hands out with stream tickets).
    */
   public grantPublish(fn: ProjectFunction): void {
     fn.role.addToPrincipalPolicy(
@@ -240,5 +249,6 @@ export class LiveProgress extends Construct {
     );
     fn.setResourceEnv('connectionTable', this.connectionTable.tableName);
     fn.setResourceEnv('streamCallbackUrl', this.callbackUrl);
+    fn.lambdaFunction.addEnvironment(resourceEnv.streamUrl, this.url);
   }
 }

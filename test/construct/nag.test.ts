@@ -184,5 +184,6 @@ test('the WebSocket routes go without a gateway authorizer, and $connect says wh
     'Longhaul/LiveProgress/WebSocketApi/$disconnect-Route/Resource',
   ]);
   const connect = open.find(({ at }) => at.endsWith('/$connect-Route/Resource'));
-  expect(connect?.reason).toMatch(/stream handler admits a connection only if the apiKey/);
+  expect(connect?.reason).toMatch(/stream handler admits a connection only with an unexpired stream ticket/);
+  expect(connect?.reason).toMatch(/refuses the admin key/);
 });

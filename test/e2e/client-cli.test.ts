@@ -3,10 +3,12 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join, resolve } from 'node:path';
 import { type RunningLocalStack, startLocalStack } from './support/local-stack';
+import { type RecordingProxy, startRecordingProxy } from './support/recording-proxy';
 
 /**
  * The `longhaul` command line end to end: the CLI runs as a user runs it
- * (tsx client/cli.ts under the package's Node), against the local stack.
+ * (tsx client/cli.ts under the package's Node), against the local stack,
+ * through a proxy that records every URL it asks for: none carries a key.
  */
 
 jest.setTimeout(120_000);
@@ -17,6 +19,7 @@ const KEY = 'cli-key-a41f';
 const ADMIN_KEY = 'cli-admin-key-7e03';
 
 let stack: RunningLocalStack;
+let proxy: RecordingProxy;
 let files: string;
 
 beforeAll(async () => {
@@ -29,11 +32,21 @@ beforeAll(async () => {
       SLOT_WAIT_MAX_SECONDS: '1',
     },
   });
+  proxy = await startRecordingProxy(stack.baseUrl);
 });
 
 afterAll(async () => {
+  await proxy?.close();
   await stack?.stop();
   rmSync(files, { recursive: true, force: true });
+  // Over every command of every test above: requests and the live-progress handshakes.
+  expect(proxy.targets.some((target) => target.startsWith('upgrade /v1/stream?ticket=lhst_'))).toBe(true);
+  expect(proxy.targets.length).toBeGreaterThan(15);
+  for (const target of proxy.targets) {
+    expect(target).not.toContain(KEY);
+    expect(target).not.toContain(ADMIN_KEY);
+    expect(target).not.toMatch(/apiKey=/i);
+  }
 });
 
 interface Run {
@@ -50,7 +63,7 @@ function longhaul(args: string[], env: Record<string, string> = {}): Promise<Run
       env: {
         ...process.env,
         PATH: `${BIN}${delimiter}${process.env.PATH ?? ''}`,
-        LONGHAUL_URL: stack.baseUrl,
+        LONGHAUL_URL: proxy.url,
         LONGHAUL_API_KEY: KEY,
         LONGHAUL_ADMIN_KEY: ADMIN_KEY,
         ...env,
@@ -176,19 +189,37 @@ describe('longhaul', () => {
 
     const cancel = await longhaul(['jobs', 'cancel', submitted.id]);
     expect(cancel.code).toBe(1);
+    expect(page.items.length).toBeLessThanOrEqual(100);
     expect(cancel.stderr).toContain(
       `Job Already Finished (409 job-already-finished): Job ${submitted.id} is already succeeded.`,
     );
   });
 
-  it('says clearly that a key is wrong, with exit code 1', async () => {
+  it('says clearly that a key is wrong, with exit code 4', async () => {
     const run = await longhaul(['jobs', 'list'], { LONGHAUL_API_KEY: 'not-a-key' });
-    expect(run.code).toBe(1);
+    expect(run.code).toBe(4);
     expect(run.stdout).toBe('');
     expect(run.stderr).toBe(
       'longhaul: Unauthorized (401 unauthorized): A valid X-API-Key header is required.\n' +
-        '  Check LONGHAUL_API_KEY (LONGHAUL_ADMIN_KEY for review and dlq).\n',
+        '  Check LONGHAUL_API_KEY.\n',
     );
+  });
+
+  it('exits 5 for a missing job and 3 for a usage error, saying so as JSON with --json', async () => {
+    const missing = await longhaul(['jobs', 'get', 'job_aaaaaaaaaaaaaaaaaaaaaaaaaa', '--json']);
+    expect(missing.code).toBe(5);
+    expect(JSON.parse(missing.stdout)).toMatchObject({
+      error: { kind: 'not-found', exitCode: 5, problem: { code: 'not-found', status: 404 } },
+    });
+    const usage = await longhaul(['jobs', 'wait', '--json']);
+    expect(usage.code).toBe(3);
+    expect(JSON.parse(usage.stdout)).toMatchObject({ error: { kind: 'usage', exitCode: 3 } });
+  });
+
+  it('exits 6 when the API cannot be reached', async () => {
+    const run = await longhaul(['jobs', 'list'], { LONGHAUL_URL: 'http://127.0.0.1:1' });
+    expect(run.code).toBe(6);
+    expect(run.stderr).toContain('cannot reach the API');
   });
 
   it('runs the operator commands with the admin key', async () => {

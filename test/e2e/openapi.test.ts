@@ -51,6 +51,7 @@ function documentValidator() {
     'tags',
     'paths',
     'webhooks',
+    'x-job-types',
     'components',
   ]);
   ajv.addSchema(openApiDocument as object, 'openapi');
@@ -406,8 +407,79 @@ describe('POST /v1/uploads', () => {
   });
 });
 
+describe('POST /v1/uploads/multipart and /v1/uploads/{ref}/complete', () => {
+  it('start an upload in parts, store the parts and assemble them, and document their refusals', async () => {
+    const size = 9 * 1024 * 1024;
+    const started = await send('post', '/v1/uploads/multipart', '/v1/uploads/multipart', {
+      json: { contentType: 'audio/wav', contentLength: size },
+    });
+    expect(started.status).toBe(201);
+    expect(started.body.parts).toHaveLength(2);
+    const parts = [];
+    for (const part of started.body.parts as { partNumber: number; uploadUrl: string }[]) {
+      const length = part.partNumber === 1 ? started.body.partSizeBytes : size - started.body.partSizeBytes;
+      const stored = await fetch(part.uploadUrl, { method: 'PUT', body: new Uint8Array(length) });
+      expect(stored.status).toBe(200);
+      parts.push({ partNumber: part.partNumber, etag: stored.headers.get('etag') as string });
+    }
+    const template = '/v1/uploads/{ref}/complete';
+    const path = `/v1/uploads/${started.body.ref}/complete`;
+    const wrongEtag = await send('post', template, path, {
+      json: { uploadId: started.body.uploadId, parts: [{ ...parts[0], etag: '"nope"' }, parts[1]] },
+    });
+    expect(wrongEtag.status).toBe(400);
+    const completed = await send('post', template, path, {
+      json: { uploadId: started.body.uploadId, parts },
+    });
+    expect(completed.status).toBe(200);
+    expect(completed.body).toEqual({ ref: started.body.ref });
+    expect(
+      (
+        await send('post', template, path, {
+          json: { uploadId: started.body.uploadId, parts: [parts[1], parts[0]] },
+        })
+      ).status,
+    ).toBe(400);
+    const invalid = await send('post', '/v1/uploads/multipart', '/v1/uploads/multipart', {
+      json: { contentType: 'audio/wav', contentLength: 0 },
+    });
+    expect(invalid.status).toBe(400);
+  });
+});
+
+describe('POST /v1/jobs/{id}/stream-ticket', () => {
+  it("hands a ticket to the job's tenant and no one else", async () => {
+    const created = await send('post', '/v1/jobs', '/v1/jobs', {
+      idempotencyKey: freshKey(),
+      json: imageJob(),
+    });
+    const template = '/v1/jobs/{id}/stream-ticket';
+    const ticket = await send('post', template, `/v1/jobs/${created.body.id}/stream-ticket`);
+    expect(ticket.status).toBe(201);
+    expect(ticket.body.streamUrl).toBe(stack.endpoints.streamUrl);
+    expect(
+      (await send('post', template, '/v1/jobs/job_aaaaaaaaaaaaaaaaaaaaaaaaaa/stream-ticket')).status,
+    ).toBe(404);
+    expect(
+      (await send('post', template, `/v1/jobs/${created.body.id}/stream-ticket`, { key: 'not-a-key' }))
+        .status,
+    ).toBe(401);
+  });
+});
+
 describe('admin routes', () => {
   it('lists jobs in review, resolves one, redrives the dead-letter queue and refuses tenant keys', async () => {
+    // The fault meets the next submission: no job of an earlier test may still be on its way to the provider.
+    await pollUntil(
+      async () => {
+        for (const status of ['queued', 'running']) {
+          const page = await send('get', '/v1/jobs', `/v1/jobs?status=${status}&limit=1`);
+          if (page.body.items.length > 0) return false;
+        }
+        return true;
+      },
+      { timeoutMs: 30_000, intervalMs: 100, description: 'no job of an earlier test still active' },
+    );
     await sim('/_sim/faults', { mode: 'accept-then-drop', count: 1 });
     const ambiguous = await send('post', '/v1/jobs', '/v1/jobs', {
       idempotencyKey: freshKey(),
@@ -512,7 +584,12 @@ describe('the documented messages', () => {
         json: imageJob(),
       });
       const messages: unknown[] = [];
-      const socket = new WebSocket(`${stack.endpoints.streamUrl}?jobId=${created.body.id}&apiKey=${KEY}`);
+      const { body: ticket } = await send(
+        'post',
+        '/v1/jobs/{id}/stream-ticket',
+        `/v1/jobs/${created.body.id}/stream-ticket`,
+      );
+      const socket = new WebSocket(`${ticket.streamUrl}?ticket=${ticket.ticket}`);
       socket.addEventListener('message', (event) => messages.push(JSON.parse(String(event.data))));
       try {
         await pollUntil(() => messages.some((m: any) => m.type === 'status' && m.status === 'succeeded'), {
@@ -592,6 +669,13 @@ describe('coverage', () => {
       'createUpload 201',
       'createUpload 400',
       'createUpload 415',
+      'createMultipartUpload 201',
+      'createMultipartUpload 400',
+      'completeMultipartUpload 200',
+      'completeMultipartUpload 400',
+      'createStreamTicket 201',
+      'createStreamTicket 401',
+      'createStreamTicket 404',
       'adminListJobs 200',
       'adminListJobs 400',
       'adminListJobs 401',

@@ -1,11 +1,13 @@
+import { SDK_VERSION } from '../../client';
 import { EXIT, runCli } from '../../client/cli/main';
+import { sleep } from '../../client/retry';
 
 /**
  * The CLI in-process over a scripted transport: what it sends for each
  * command line, what it prints where, and its exit codes.
  */
 
-const URL_BASE = 'http://api.test';
+const URL_BASE = 'https://api.test';
 
 const job = (status = 'queued', extra: Record<string, unknown> = {}) => ({
   id: 'job_cliclicliclicliclicliclicl',
@@ -36,16 +38,20 @@ async function run(
   argv: string[],
   answers: (() => Response | Error)[] = [],
   env: Record<string, string> = { LONGHAUL_API_KEY: 'tenant-key', LONGHAUL_ADMIN_KEY: 'admin-key' },
+  terminal: {
+    readonly isTTY?: boolean;
+    readonly sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  } = {},
 ) {
   const sent: Sent[] = [];
   let stdout = '';
   let stderr = '';
   const code = await runCli(argv, {
     stdout: { write: (text: string) => (stdout += text) },
-    stderr: { write: (text: string) => (stderr += text) },
+    stderr: { write: (text: string) => (stderr += text), isTTY: terminal.isTTY ?? false },
     env: { LONGHAUL_URL: URL_BASE, ...env },
     webSocket: null,
-    sleep: async () => undefined,
+    sleep: terminal.sleep ?? (async () => undefined),
     fetch: (async (input: string | URL | Request, init?: RequestInit) => {
       sent.push({
         method: init?.method ?? 'GET',
@@ -67,7 +73,7 @@ describe('usage', () => {
   it('prints usage to stderr and fails without a command, to stdout with --help', async () => {
     const bare = await run([]);
     expect({ code: bare.code, usage: bare.stderr.startsWith('Usage: longhaul') }).toEqual({
-      code: 1,
+      code: EXIT.usage,
       usage: true,
     });
     const help = await run(['--help']);
@@ -75,13 +81,28 @@ describe('usage', () => {
       code: 0,
       usage: true,
     });
+    expect(help.stdout).toContain('4    authentication');
     const commandHelp = await run(['jobs', 'list', '--help']);
     expect(commandHelp.code).toBe(0);
+    expect(commandHelp.stdout).toMatch(/^Usage: longhaul jobs list \[--status <status>\] \[--limit <n>\]/);
+    expect(commandHelp.stdout).toContain('at most n jobs in all, across pages');
+    expect(commandHelp.stdout).not.toContain('--prompt');
+    const waitHelp = await run(['jobs', 'wait', '--help']);
+    expect(waitHelp.stdout).toMatch(/^Usage: longhaul jobs wait <id> \[--timeout <s>\]/);
+    const group = await run(['jobs', '--help']);
+    expect(group.code).toBe(0);
+    expect(group.stdout).toContain('jobs wait');
+    expect(commandHelp.sent).toEqual([]);
+  });
+
+  it('prints its version, as text and as JSON', async () => {
+    expect(await run(['--version'])).toMatchObject({ code: 0, stdout: `longhaul ${SDK_VERSION}\n` });
+    expect(JSON.parse((await run(['--version', '--json'])).stdout)).toEqual({ version: SDK_VERSION });
   });
 
   it.each([
     [['launch'], 'unknown command "launch"'],
-    [['jobs'], 'unknown command "jobs"'],
+    [['jobs'], 'Usage: longhaul jobs <command>'],
     [['submit', '--prompt', 'x'], '--type is required'],
     [['submit', '--type', 'video.render'], '--type must be one of image.generate, audio.transcribe'],
     [['submit', '--type', 'audio.transcribe', '--prompt', 'x'], '--prompt is for image.generate jobs'],
@@ -94,18 +115,51 @@ describe('usage', () => {
     [['jobs', 'get'], 'jobs get takes <id>'],
     [['jobs', 'list', '--status', 'done'], '--status must be one of'],
     [['review', 'resolve', 'job_x', '--outcome', 'succeeded'], '--note is required'],
-  ])('refuses %j with a usage error and exit code 1, sending nothing', async (argv, message) => {
+  ])('refuses %j with a usage error and exit code 3, sending nothing', async (argv, message) => {
     const result = await run(argv);
-    expect(result.code).toBe(EXIT.error);
+    expect(result.code).toBe(EXIT.usage);
     expect(result.stderr).toContain(message);
     expect(result.sent).toEqual([]);
   });
 
-  it('needs the admin key for review and dlq commands', async () => {
-    const result = await run(['dlq', 'redrive'], [], { LONGHAUL_API_KEY: 'tenant-key' });
-    expect(result.code).toBe(1);
-    expect(result.stderr).toContain('admin key');
+  it('says a usage error as JSON with --json', async () => {
+    const result = await run(['jobs', 'list', '--status', 'done', '--json']);
+    expect(result.code).toBe(EXIT.usage);
+    expect(JSON.parse(result.stdout)).toEqual({
+      error: {
+        kind: 'usage',
+        exitCode: EXIT.usage,
+        message: expect.stringContaining('--status must be one of'),
+      },
+    });
+  });
+
+  it('names the environment variable of a missing key, exit code 4, sending nothing', async () => {
+    const admin = await run(['dlq', 'redrive'], [], { LONGHAUL_API_KEY: 'tenant-key' });
+    expect(admin.code).toBe(EXIT.auth);
+    expect(admin.stderr).toContain('set LONGHAUL_ADMIN_KEY');
+    expect(admin.sent).toEqual([]);
+    const tenant = await run(['jobs', 'list', '--json'], [], {});
+    expect(tenant.code).toBe(EXIT.auth);
+    expect(tenant.stderr).toContain('set LONGHAUL_API_KEY');
+    expect(tenant.stderr).not.toMatch(/apiKey/);
+    expect(JSON.parse(tenant.stdout)).toMatchObject({ error: { kind: 'auth', exitCode: EXIT.auth } });
+  });
+
+  it('refuses plain http to another machine unless told otherwise', async () => {
+    const result = await run(['jobs', 'list'], [], {
+      LONGHAUL_API_KEY: 'k',
+      LONGHAUL_URL: 'http://api.test',
+    });
+    expect(result.code).toBe(EXIT.usage);
+    expect(result.stderr).toContain('plain http');
     expect(result.sent).toEqual([]);
+    const insisted = await run(['jobs', 'list'], [() => json(200, { items: [], nextCursor: null })], {
+      LONGHAUL_API_KEY: 'k',
+      LONGHAUL_URL: 'http://api.test',
+      LONGHAUL_ALLOW_INSECURE_HTTP: '1',
+    });
+    expect(insisted.code).toBe(0);
   });
 });
 
@@ -167,6 +221,57 @@ describe('submit', () => {
     expect(result.stderr).toContain('already submitted with this key');
   });
 
+  it('waits through an outage, saying that the job goes on, and finishes', async () => {
+    const refused = () =>
+      new TypeError('fetch failed', {
+        cause: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }),
+      });
+    const unavailable = () => json(503, { message: 'Service Unavailable' });
+    const result = await run(
+      ['jobs', 'wait', 'job_cliclicliclicliclicliclicl'],
+      [() => json(200, job('running')), refused, refused, unavailable, () => json(200, job('succeeded'))],
+    );
+    expect(result.code).toBe(EXIT.ok);
+    expect(result.sent).toHaveLength(5);
+    expect(result.stderr).toContain('the API cannot be reached');
+    expect(result.stderr).toContain('The job goes on');
+    expect(result.stderr).toContain('longhaul jobs wait job_cliclicliclicliclicliclicl');
+    expect(result.stderr).toMatch(/the API answers again/);
+  });
+
+  it('stops waiting at --timeout with exit code 7 and says how to resume', async () => {
+    const unavailable = () => json(503, { message: 'Service Unavailable' });
+    const result = await run(
+      ['jobs', 'wait', 'job_cliclicliclicliclicliclicl', '--timeout', '1', '--json'],
+      Array(2000).fill(unavailable),
+      undefined,
+      { sleep: (ms, signal) => sleep(Math.min(ms, 20), signal) },
+    );
+    expect(result.code).toBe(EXIT.stoppedWaiting);
+    expect(result.stderr).toContain('stopped waiting after 1 s; job_cliclicliclicliclicliclicl goes on');
+    expect(result.stderr).toContain('Follow it again: longhaul jobs wait job_cliclicliclicliclicliclicl');
+    expect(JSON.parse(result.stdout)).toMatchObject({
+      error: { kind: 'stopped-waiting', exitCode: EXIT.stoppedWaiting },
+    });
+  });
+
+  it('draws no bar on a terminal that cannot redraw (TERM=dumb) nor when not a terminal', async () => {
+    const answers = () => [() => json(200, job('running')), () => json(200, job('succeeded'))];
+    const env = { LONGHAUL_API_KEY: 'k' };
+    const tty = await run(['jobs', 'wait', 'job_x'], answers(), env, { isTTY: true });
+    expect(tty.stderr).toContain('\r');
+    for (const [terminalEnv, isTTY] of [
+      [{ ...env, TERM: 'dumb' }, true],
+      [env, false],
+    ] as const) {
+      const plain = await run(['jobs', 'wait', 'job_x'], answers(), terminalEnv, { isTTY });
+      expect(plain.code).toBe(0);
+      expect(plain.stderr).not.toContain('\r');
+      expect(plain.stderr).not.toContain('\u001b[');
+      expect(plain.stderr).toContain('job_x running 0%\njob_x succeeded 100%\n');
+    }
+  });
+
   it('waits for the job and exits 2 when it fails', async () => {
     const failed = job('failed', { error: { code: 'generation_failed', message: 'the model gave up' } });
     const result = await run(
@@ -193,16 +298,36 @@ describe('API errors', () => {
       'application/problem+json',
     );
 
-  it('prints the problem title and detail with a hint, exit code 1, and the problem as JSON with --json', async () => {
+  it('prints the problem title and detail with a hint, exit code 4, and the problem as JSON with --json', async () => {
     const human = await run(['jobs', 'list'], [unauthorized]);
-    expect(human.code).toBe(1);
+    expect(human.code).toBe(EXIT.auth);
     expect(human.stderr).toContain('Unauthorized (401 unauthorized): A valid X-API-Key header is required.');
     expect(human.stderr).toContain('LONGHAUL_API_KEY');
     expect(human.stdout).toBe('');
 
     const machine = await run(['jobs', 'get', 'job_x', '--json'], [unauthorized]);
-    expect(machine.code).toBe(1);
-    expect(JSON.parse(machine.stdout)).toMatchObject({ error: { code: 'unauthorized', status: 401 } });
+    expect(machine.code).toBe(EXIT.auth);
+    expect(JSON.parse(machine.stdout)).toMatchObject({
+      error: { kind: 'auth', exitCode: EXIT.auth, problem: { code: 'unauthorized', status: 401 } },
+    });
+  });
+
+  it('exits 5 for a job that is not there', async () => {
+    const notFound = () =>
+      json(
+        404,
+        {
+          type: 'urn:longhaul:problem:not-found',
+          title: 'Not Found',
+          status: 404,
+          detail: 'There is no job job_x.',
+          code: 'not-found',
+        },
+        'application/problem+json',
+      );
+    const result = await run(['jobs', 'get', 'job_x', '--json'], [notFound]);
+    expect(result.code).toBe(EXIT.notFound);
+    expect(JSON.parse(result.stdout)).toMatchObject({ error: { kind: 'not-found', exitCode: 5 } });
   });
 
   it('lists field errors of a validation problem', async () => {
@@ -234,7 +359,7 @@ describe('API errors', () => {
         cause: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }),
       });
     const result = await run(['jobs', 'get', 'job_x'], Array(5).fill(refused));
-    expect(result.code).toBe(1);
+    expect(result.code).toBe(EXIT.network);
     expect(result.sent).toHaveLength(5);
     expect(result.stderr).toContain('cannot reach the API');
     expect(result.stderr).toContain('LONGHAUL_URL');
@@ -242,10 +367,23 @@ describe('API errors', () => {
 });
 
 describe('listing and admin commands', () => {
-  it('prints one page, or all pages with --all', async () => {
+  it('prints at most --limit jobs in all, across pages, or all of them with --all', async () => {
     const page = (ids: string[], nextCursor: string | null) => () =>
       json(200, { items: ids.map((id) => job('succeeded', { id })), nextCursor });
+    const many = Array.from({ length: 150 }, (_, i) => `job_${String(i).padStart(3, '0')}`);
+    const total = await run(
+      ['jobs', 'list', '--limit', '150', '--json'],
+      [page(many.slice(0, 100), 'c1'), page(many.slice(100), 'c2')],
+    );
+    expect(total.sent.map((s) => s.url)).toEqual([
+      `${URL_BASE}/v1/jobs?limit=100`,
+      `${URL_BASE}/v1/jobs?cursor=c1&limit=50`,
+    ]);
+    expect(JSON.parse(total.stdout).items).toHaveLength(150);
+    expect(JSON.parse(total.stdout).nextCursor).toBe('c2');
+
     const one = await run(['jobs', 'list', '--limit', '2'], [page(['job_a', 'job_b'], 'next-1')]);
+    expect(one.sent.map((s) => s.url)).toEqual([`${URL_BASE}/v1/jobs?limit=2`]);
     expect(one.stdout.split('\n')[0]).toMatch(/^ID\s+TYPE\s+STATUS\s+PROGRESS\s+CREATED$/);
     expect(one.stdout).toContain('job_b');
     expect(one.stderr).toContain('--cursor next-1');

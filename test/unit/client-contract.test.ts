@@ -1,18 +1,23 @@
+import { readFileSync } from 'node:fs';
 import {
   type AdminJob,
   FILE_INPUT_FIELD,
   JOB_STATUSES,
   JOB_TYPES,
   type Job,
+  type JobOf,
+  type JobType,
   type LiveMessage,
   operations,
   PROBLEM_CODES,
   type Problem,
+  type StreamTicket,
   type TimelineEvent,
   type UploadTicket,
 } from '../../client';
+import { JOB_TYPES_PATH, renderJobTypes } from '../../client/scripts/job-types';
 import type { Problem as ServerProblem } from '../../config/problems';
-import { openApiDocument } from '../../lambdas/api/openapi';
+import { JOB_TYPE_SCHEMAS, openApiDocument } from '../../lambdas/api/openapi';
 import type { UploadTicket as ServerUploadTicket } from '../../lambdas/domain/intake';
 import {
   type JobResource,
@@ -24,6 +29,7 @@ import type {
   TimelineEvent as ServerTimelineEvent,
 } from '../../lambdas/domain/ports';
 import { fileInputField } from '../../lambdas/domain/requests';
+import type { IssuedStreamTicket } from '../../lambdas/domain/stream-tickets';
 
 /**
  * The SDK keeps its own copy of the API's shapes (it must not depend on the
@@ -33,6 +39,8 @@ import { fileInputField } from '../../lambdas/domain/requests';
 
 /** `true` only if X and Y are the same type, optional and readonly members included. */
 type Equals<X, Y> = (<T>() => T extends X ? 1 : 2) extends <T>() => T extends Y ? 1 : 2 ? true : false;
+/** `true` only if every X is a Y. */
+type Extends<X, Y> = [X] extends [Y] ? true : false;
 
 describe('the SDK route table', () => {
   const documented = new Map(
@@ -125,12 +133,40 @@ describe('the SDK types', () => {
 
   it("are the server's own types (checked by the compiler: a difference fails to compile)", () => {
     const same: [
-      Equals<Job, JobResource>,
+      // The SDK's job is the server's, narrowed by type: every field there, each job type's input and result typed.
+      Extends<Job, JobResource>,
+      Equals<keyof Job, keyof JobResource>,
+      Equals<Job['type'], JobResource['type']>,
+      Equals<StreamTicket, IssuedStreamTicket>,
       Equals<LiveMessage, ServerLiveMessage>,
       Equals<TimelineEvent, ServerTimelineEvent>,
       Equals<UploadTicket, ServerUploadTicket>,
       Equals<Problem, ServerProblem>,
-    ] = [true, true, true, true, true];
-    expect(same).toEqual([true, true, true, true, true]);
+    ] = [true, true, true, true, true, true, true, true];
+    expect(same).toEqual([true, true, true, true, true, true, true, true]);
+  });
+
+  it('type each job by its type, from client/job-types.ts generated from the document (`npx tsx client/scripts/job-types.ts`)', () => {
+    expect(readFileSync(JOB_TYPES_PATH, 'utf8')).toBe(renderJobTypes());
+    expect(Object.keys(JOB_TYPE_SCHEMAS).sort()).toEqual([...JOB_TYPES].sort());
+    const image: JobOf<'image.generate'> = {
+      id: 'job_x',
+      type: 'image.generate',
+      status: 'succeeded',
+      progress: 100,
+      input: { prompt: 'a lighthouse', width: 512 },
+      result: { outputUrl: 'https://out.test/x.png', contentType: 'image/png' },
+      error: null,
+      attempts: 1,
+      idempotencyKey: 'k',
+      createdAt: 'now',
+      updatedAt: 'now',
+    };
+    // Narrowing by `type` types the result: this compiles only because it does.
+    const outputOf = (job: Job) =>
+      job.type === 'image.generate' ? job.result?.outputUrl : job.result?.transcriptUrl;
+    expect(outputOf(image)).toBe('https://out.test/x.png');
+    const types: Equals<JobOf<JobType>['type'], JobType> = true;
+    expect(types).toBe(true);
   });
 });

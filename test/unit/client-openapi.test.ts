@@ -40,6 +40,7 @@ function schemaAjv() {
     'tags',
     'paths',
     'webhooks',
+    'x-job-types',
     'components',
   ]);
   ajv.addSchema(doc, 'openapi');

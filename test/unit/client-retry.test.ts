@@ -6,8 +6,10 @@ import {
   LonghaulConnectionError,
   LonghaulError,
   LonghaulUsageError,
+  MULTIPART_UPLOAD_THRESHOLD_BYTES,
   parseRetryAfter,
   retryDelayMs,
+  SDK_VERSION,
 } from '../../client';
 
 /**
@@ -388,7 +390,7 @@ describe('listing', () => {
     const transport = scripted([page(['job_a', 'job_b'], 'c1'), page(['job_c'], 'c 2'), page([], null)]);
     const { longhaul } = client(transport);
     const ids: string[] = [];
-    for await (const p of longhaul.listJobs({ status: 'succeeded', limit: 2 }))
+    for await (const p of longhaul.listJobs({ status: 'succeeded', limit: 2 }).pages())
       ids.push(...p.items.map((j) => j.id));
     expect(ids).toEqual(['job_a', 'job_b', 'job_c']);
     expect(transport.sent.map((s) => s.url)).toEqual([
@@ -396,5 +398,224 @@ describe('listing', () => {
       `${BASE}/v1/jobs?status=succeeded&limit=2&cursor=c1`,
       `${BASE}/v1/jobs?status=succeeded&limit=2&cursor=c+2`,
     ]);
+  });
+});
+
+describe('request options', () => {
+  it('names the SDK and its version in User-Agent, and sends the extra headers of the client and the call', async () => {
+    const transport = scripted([() => accepted()]);
+    const { longhaul } = client(transport, { defaultHeaders: { 'X-Trace': 'client' } });
+    await longhaul.getJob('job_aaaaaaaaaaaaaaaaaaaaaaaaaa', { headers: { 'x-request': 'call' } });
+    const headers = transport.sent[0]!.headers;
+    expect(headers.get('user-agent')).toBe(`longhaul-node/${SDK_VERSION} node/${process.versions.node}`);
+    expect(headers.get('x-trace')).toBe('client');
+    expect(headers.get('x-request')).toBe('call');
+    expect(headers.get('x-api-key')).toBe('tenant-key');
+  });
+
+  it('lets a call set its own retries: none, or more than the client', async () => {
+    const none = scripted([() => problem(503, 'service-unavailable')]);
+    await expect(
+      client(none).longhaul.getJob('job_aaaaaaaaaaaaaaaaaaaaaaaaaa', { maxRetries: 0 }),
+    ).rejects.toMatchObject({ status: 503 });
+    expect(none.sent).toHaveLength(1);
+
+    const two = scripted([
+      () => problem(503, 'service-unavailable'),
+      () => problem(503, 'service-unavailable'),
+      () => accepted(),
+    ]);
+    const { longhaul } = client(two, { maxRetries: 0 });
+    await longhaul.getJob('job_aaaaaaaaaaaaaaaaaaaaaaaaaa', { maxRetries: 2 });
+    expect(two.sent).toHaveLength(3);
+  });
+
+  it("abandons an attempt after the call's timeoutMs, and stops at once on the call's signal", async () => {
+    const hanging = (async (_input: unknown, init?: RequestInit) =>
+      new Promise<Response>((_resolve, reject) => {
+        init?.signal?.addEventListener('abort', () => reject(init.signal?.reason));
+      })) as typeof fetch;
+    const longhaul = new Longhaul({
+      baseUrl: BASE,
+      apiKey: 'k',
+      fetch: hanging,
+      sleep: async () => undefined,
+    });
+    const started = Date.now();
+    await expect(
+      longhaul.getJob('job_aaaaaaaaaaaaaaaaaaaaaaaaaa', { timeoutMs: 20, maxRetries: 1 }),
+    ).rejects.toBeInstanceOf(LonghaulConnectionError);
+    expect(Date.now() - started).toBeLessThan(2000);
+
+    const controller = new AbortController();
+    const pending = longhaul.getJob('job_aaaaaaaaaaaaaaaaaaaaaaaaaa', { signal: controller.signal });
+    controller.abort(new Error('the user left'));
+    await expect(pending).rejects.toThrow('the user left');
+  });
+
+  it('tells its logger of each request and retry', async () => {
+    const lines: string[] = [];
+    const logger = {
+      debug: (message: string) => lines.push(`debug ${message}`),
+      warn: (message: string) => lines.push(`warn ${message}`),
+    };
+    const transport = scripted([() => problem(503, 'service-unavailable'), () => accepted()]);
+    await client(transport, { logger }).longhaul.getJob('job_aaaaaaaaaaaaaaaaaaaaaaaaaa');
+    expect(lines).toEqual([
+      'debug GET /v1/jobs/job_aaaaaaaaaaaaaaaaaaaaaaaaaa: 503',
+      'warn GET /v1/jobs/job_aaaaaaaaaaaaaaaaaaaaaaaaaa: 503 service-unavailable; retrying in 50 ms',
+      'debug GET /v1/jobs/job_aaaaaaaaaaaaaaaaaaaaaaaaaa: 202',
+    ]);
+  });
+
+  it('refuses plain http to another machine unless told to allow it; this machine is fine', () => {
+    expect(() => new Longhaul({ baseUrl: 'http://api.example.test', apiKey: 'k' })).toThrow(
+      LonghaulUsageError,
+    );
+    expect(
+      () => new Longhaul({ baseUrl: 'https://api.example.test', streamUrl: 'ws://s.example.test' }),
+    ).toThrow(/plain ws/);
+    for (const baseUrl of ['http://127.0.0.1:3000', 'http://localhost:3000', 'http://[::1]:3000']) {
+      expect(() => new Longhaul({ baseUrl })).not.toThrow();
+    }
+    expect(
+      () => new Longhaul({ baseUrl: 'http://api.example.test', apiKey: 'k', allowInsecureHttp: true }),
+    ).not.toThrow();
+  });
+});
+
+describe('listing as items', () => {
+  const page = (ids: string[], nextCursor: string | null) => () =>
+    new Response(JSON.stringify({ items: ids.map(job), nextCursor }), {
+      status: 200,
+      headers: { 'content-type': 'application/json' },
+    });
+
+  it('yields jobs across pages with for await', async () => {
+    const transport = scripted([page(['job_a', 'job_b'], 'c1'), page(['job_c'], null)]);
+    const ids: string[] = [];
+    for await (const item of client(transport).longhaul.listJobs({ limit: 2 })) ids.push(item.id);
+    expect(ids).toEqual(['job_a', 'job_b', 'job_c']);
+  });
+
+  it('collects at most a total with toArray, asking for no more than it needs', async () => {
+    const transport = scripted([page(['job_a', 'job_b'], 'c1'), page(['job_c'], 'c2')]);
+    const items = await client(transport).longhaul.listJobs({ limit: 2 }).toArray({ limit: 3 });
+    expect(items.map((item) => item.id)).toEqual(['job_a', 'job_b', 'job_c']);
+    expect(transport.sent.map((s) => s.url)).toEqual([
+      `${BASE}/v1/jobs?limit=2`,
+      `${BASE}/v1/jobs?limit=1&cursor=c1`,
+    ]);
+  });
+
+  it('stops fetching when the loop breaks', async () => {
+    const transport = scripted([page(['job_a', 'job_b'], 'c1')]);
+    for await (const item of client(transport).longhaul.listJobs()) {
+      expect(item.id).toBe('job_a');
+      break;
+    }
+    expect(transport.sent).toHaveLength(1);
+  });
+});
+
+describe('uploads', () => {
+  const ticket =
+    (body: unknown, status = 201) =>
+    () =>
+      new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
+  const stored = (etag: string) => () => new Response(null, { status: 200, headers: { etag } });
+  const bytes = (n: number) => new Uint8Array(n).map((_, i) => i & 0xff);
+
+  it('sends a large file in parts, retrying a failed part alone, and resumes from a saved state', async () => {
+    const size = MULTIPART_UPLOAD_THRESHOLD_BYTES + 1;
+    const multipart = {
+      ref: 'upl_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa',
+      uploadId: 'u1',
+      partSizeBytes: 16 * 1024 * 1024,
+      parts: [1, 2, 3].map((partNumber) => ({ partNumber, uploadUrl: `https://s3.test/p${partNumber}` })),
+      expiresAt: new Date(Date.now() + 600_000).toISOString(),
+    };
+    const transport = scripted([
+      ticket(multipart),
+      stored('"e1"'),
+      networkError,
+      stored('"e3"'),
+      stored('"e2"'),
+      ticket({ ref: multipart.ref }, 200),
+    ]);
+    const states: unknown[] = [];
+    const { longhaul } = client(transport);
+    const uploaded = await longhaul.uploadFile(
+      { data: bytes(size), contentType: 'audio/wav' },
+      { onUploadProgress: (p) => states.push(p.state) },
+    );
+    expect(uploaded.ref).toBe(multipart.ref);
+    const puts = transport.sent.filter((s) => s.method === 'PUT');
+    expect(puts.map((s) => s.url)).toEqual([
+      'https://s3.test/p1',
+      'https://s3.test/p2',
+      'https://s3.test/p3',
+      'https://s3.test/p2',
+    ]);
+    // No API key goes to the storage URLs.
+    expect(puts.every((s) => s.headers.get('x-api-key') === null)).toBe(true);
+    expect(puts.map((s) => (s.body as Uint8Array).byteLength)).toEqual([
+      16 * 1024 * 1024,
+      16 * 1024 * 1024,
+      1,
+      16 * 1024 * 1024,
+    ]);
+    const complete = transport.sent.at(-1)!;
+    expect(complete.url).toBe(`${BASE}/v1/uploads/${multipart.ref}/complete`);
+    expect(JSON.parse(complete.body as string)).toEqual({
+      uploadId: 'u1',
+      parts: [
+        { partNumber: 1, etag: '"e1"' },
+        { partNumber: 2, etag: '"e2"' },
+        { partNumber: 3, etag: '"e3"' },
+      ],
+    });
+
+    // A later run, from the state saved after the first part: the missing parts only.
+    const resumed = scripted([stored('"e2"'), stored('"e3"'), ticket({ ref: multipart.ref }, 200)]);
+    await client(resumed).longhaul.uploadFile(
+      { data: bytes(size), contentType: 'audio/wav' },
+      { resume: states[0] as never },
+    );
+    expect(resumed.sent.map((s) => s.url)).toEqual([
+      'https://s3.test/p2',
+      'https://s3.test/p3',
+      `${BASE}/v1/uploads/${multipart.ref}/complete`,
+    ]);
+  });
+
+  it('gives a single PUT a timeout that grows with its size', async () => {
+    const size = 8 * 1024 * 1024;
+    const transport = scripted([
+      ticket({
+        ref: 'upl_bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb',
+        uploadUrl: 'https://s3.test/put',
+        expiresAt: 'x',
+      }),
+    ]);
+    /** The job and the PUT answer after 150 ms, unless their attempt is abandoned first. */
+    const slow = (async (input: string | URL | Request, init?: RequestInit) => {
+      if (String(input).endsWith('/v1/uploads')) return transport.fetch(input, init);
+      return new Promise<Response>((resolve, reject) => {
+        const timer = setTimeout(() => resolve(stored('"e"')()), 150);
+        init?.signal?.addEventListener('abort', () => {
+          clearTimeout(timer);
+          reject(init.signal?.reason);
+        });
+      });
+    }) as typeof globalThis.fetch;
+    const { longhaul } = client(transport, { fetch: slow, timeoutMs: 50, maxRetries: 0 });
+    // 150 ms is beyond a plain request's 50 ms…
+    await expect(longhaul.getJob('job_aaaaaaaaaaaaaaaaaaaaaaaaaa')).rejects.toBeInstanceOf(
+      LonghaulConnectionError,
+    );
+    // …but 8 MiB get 50 ms plus 64 s (at 128 KiB/s, the slowest speed allowed).
+    const uploaded = await longhaul.uploadFile({ data: bytes(size), contentType: 'image/png' });
+    expect(uploaded.ref).toBe('upl_bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb');
   });
 });

@@ -1,0 +1,111 @@
+import { randomBytes } from 'node:crypto';
+import { z } from 'zod';
+import { type CreateUploadRequest, toValidationError } from './requests';
+
+/**
+ * Multipart uploads of large inputs: the client PUTs the file in parts, each
+ * to its own presigned URL, and retries a failed part alone instead of the
+ * whole file; S3 assembles the parts when the upload is completed.
+ */
+
+/** S3's smallest part (but the last), and the part size used unless a file needs larger parts. */
+export const MIN_PART_BYTES = 8 * 1024 * 1024;
+/** S3's largest part count. */
+export const MAX_PARTS = 10_000;
+
+export interface UploadPartSpec {
+  readonly partNumber: number;
+  readonly contentLength: number;
+}
+
+export interface CompletedPart {
+  readonly partNumber: number;
+  readonly etag: string;
+}
+
+/** Where multipart inputs go (one adapter: S3). */
+export interface MultipartInputStore {
+  /** Starts an upload of the tenant's input `ref`; returns its upload id. */
+  startMultipart(tenantId: string, ref: string, contentType: string): Promise<string>;
+  /** A presigned PUT for one part; the signature binds the part's length. */
+  presignPart(
+    tenantId: string,
+    ref: string,
+    uploadId: string,
+    part: UploadPartSpec,
+    expiresInSeconds: number,
+  ): Promise<string>;
+  /** Assembles the parts; throws a ValidationError if a part is missing or its ETag is wrong. */
+  completeMultipart(
+    tenantId: string,
+    ref: string,
+    uploadId: string,
+    parts: readonly CompletedPart[],
+  ): Promise<void>;
+}
+
+export interface MultipartUploadTicket {
+  readonly ref: string;
+  readonly uploadId: string;
+  readonly partSizeBytes: number;
+  readonly parts: readonly { readonly partNumber: number; readonly uploadUrl: string }[];
+  readonly expiresAt: string;
+}
+
+/** The parts of a file of `contentLength` bytes: equal parts but the last, at most MAX_PARTS of them. */
+export function planParts(contentLength: number): { partSizeBytes: number; parts: UploadPartSpec[] } {
+  const mebibyte = 1024 * 1024;
+  const partSizeBytes = Math.max(MIN_PART_BYTES, Math.ceil(contentLength / MAX_PARTS / mebibyte) * mebibyte);
+  const parts: UploadPartSpec[] = [];
+  for (let offset = 0, partNumber = 1; offset < contentLength; offset += partSizeBytes, partNumber++) {
+    parts.push({ partNumber, contentLength: Math.min(partSizeBytes, contentLength - offset) });
+  }
+  return { partSizeBytes, parts };
+}
+
+export async function createMultipartUpload(
+  deps: { readonly inputs: MultipartInputStore; readonly now: () => Date },
+  tenantId: string,
+  upload: CreateUploadRequest,
+  expiresInSeconds: number,
+): Promise<MultipartUploadTicket> {
+  const ref = `upl_${randomBytes(24).toString('base64url')}`;
+  const uploadId = await deps.inputs.startMultipart(tenantId, ref, upload.contentType);
+  const plan = planParts(upload.contentLength);
+  const parts = await Promise.all(
+    plan.parts.map(async (part) => ({
+      partNumber: part.partNumber,
+      uploadUrl: await deps.inputs.presignPart(tenantId, ref, uploadId, part, expiresInSeconds),
+    })),
+  );
+  return {
+    ref,
+    uploadId,
+    partSizeBytes: plan.partSizeBytes,
+    parts,
+    expiresAt: new Date(deps.now().getTime() + expiresInSeconds * 1000).toISOString(),
+  };
+}
+
+export const completeMultipartRequest = z.strictObject({
+  uploadId: z.string().min(1).max(1024),
+  parts: z
+    .array(
+      z.strictObject({
+        partNumber: z.number().int().min(1).max(MAX_PARTS),
+        etag: z.string().min(1).max(256),
+      }),
+    )
+    .min(1)
+    .max(MAX_PARTS)
+    .refine((parts) => parts.every((part, index) => part.partNumber === index + 1), {
+      message: 'must list parts 1, 2, 3, … in order, each once',
+    }),
+});
+export type CompleteMultipartRequest = z.infer<typeof completeMultipartRequest>;
+
+export function parseCompleteMultipart(body: unknown): CompleteMultipartRequest {
+  const parsed = completeMultipartRequest.safeParse(body);
+  if (!parsed.success) throw toValidationError(parsed.error);
+  return parsed.data;
+}
