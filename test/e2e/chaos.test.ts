@@ -501,6 +501,10 @@ function chaosEnv(providerUrl: string, idempotent: boolean): Record<string, stri
     QUEUED_GRACE_MS: '2000',
     SLOT_WAIT_MAX_SECONDS: '1',
     PROVIDER_TIMEOUT_MS: '1000',
+    // AWS's own misbehaviour on top of the provider's: throttled invocations and lagging indexes.
+    // Lambda's recursion detection is always on in the local stack.
+    LONGHAUL_FAULT_THROTTLE: '0.05',
+    LONGHAUL_FAULT_GSI_LAG_MS: '400',
   };
 }
 

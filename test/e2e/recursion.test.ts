@@ -74,7 +74,8 @@ async function deadLettered(stack: RunningLocalStack): Promise<string[]> {
   return Messages.map((message) => (JSON.parse(message.Body ?? '{}') as { jobId: string }).jobId);
 }
 
-test('without RecursiveLoop Allow, a job waiting through more than 16 deferrals is dead-lettered', async () => {
+// The two stacks run side by side: each test waits on timers far more than it computes.
+test.concurrent('without RecursiveLoop Allow, a job waiting through more than 16 deferrals is dead-lettered', async () => {
   const dir = temporaryDataDir();
   const doctored = join(dir, 'template.json');
   const template = JSON.parse(
@@ -103,9 +104,9 @@ test('without RecursiveLoop Allow, a job waiting through more than 16 deferrals 
   }
 });
 
-test('with the template as synthesized, the same wait ends with the job run and nothing dead-lettered', async () => {
-  // The holder runs about 40 s: the waiter defers about 30 times, well past Lambda's 16.
-  const stack = await startLocalStack({ env: { ...env, SIM_JOB_MS: '40000' } });
+test.concurrent('with the template as synthesized, the same wait ends with the job run and nothing dead-lettered', async () => {
+  // The holder runs about 25 s: the waiter defers about once a second, well past Lambda's 16.
+  const stack = await startLocalStack({ env: { ...env, SIM_JOB_MS: '25000' } });
   try {
     const waiter = await waitingBehindAHeldSlot(stack);
     await pollUntil(async () => (await job(stack, waiter)).status === 'succeeded', {
