@@ -102,8 +102,8 @@ async function progressDomain(
     let clock = start.getTime();
     const deps = {
       store: {
-        recordProgress: async (jobId: string, progress: number, at: Date) => {
-          const changed = await store.recordProgress(jobId, progress, at);
+        recordProgress: async (jobId: string, progress: number, at: Date, notSince: Date) => {
+          const changed = await store.recordProgress(jobId, progress, at, notSince);
           if (changed) wrote++;
           return changed;
         },

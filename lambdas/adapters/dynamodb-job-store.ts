@@ -25,6 +25,8 @@ interface StorageAttributes {
   readonly activeStatus?: JobStatus;
   /** Epoch seconds after which DynamoDB TTL may delete the finished job (and its idempotency key). */
   readonly expiresAt?: number;
+  /** When progress was last stored: the write refuses another closer than the interval. */
+  readonly progressAt?: string;
 }
 
 type JobItem = Job & StorageAttributes;
@@ -102,33 +104,40 @@ export class DynamoDbJobStore implements JobStore {
     const index = query.status === undefined ? byTenant : byTenantStatus;
     const partition = query.status === undefined ? tenantId : `${tenantId}#${query.status}`;
     const start = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
-    // One item more than asked tells whether another page exists, so the last page has no cursor.
-    const { Items = [] } = await this.client.send(
-      new QueryCommand({
-        TableName: this.options.tableName,
-        IndexName: index.name,
-        KeyConditionExpression: '#partition = :partition',
-        ExpressionAttributeNames: { '#partition': index.partitionKey },
-        ExpressionAttributeValues: { ':partition': partition },
-        ScanIndexForward: false,
-        Limit: query.limit + 1,
-        ...(start
-          ? {
-              ExclusiveStartKey: {
-                pk: start.id,
-                sk: JOB_ITEM_SORT_KEY,
-                [index.partitionKey]: partition,
-                [index.sortKey]: start.createdAt,
-              },
-            }
-          : {}),
-      }),
-    );
-    const items = (Items as JobItem[]).slice(0, query.limit).map(fromItem);
+    const keyOf = (at: { readonly id: string; readonly createdAt: string }) => ({
+      pk: at.id,
+      sk: JOB_ITEM_SORT_KEY,
+      [index.partitionKey]: partition,
+      [index.sortKey]: at.createdAt,
+    });
+    // An expired job lingers until TTL deletes it (up to days later) but is gone for its
+    // tenant, so it is filtered out. A filter applies after the read's Limit, so pages are
+    // read until one item more than asked is found: that item tells whether another page
+    // exists, and the last page has no cursor.
+    const found: JobItem[] = [];
+    let exclusiveStartKey: Record<string, unknown> | undefined = start ? keyOf(start) : undefined;
+    do {
+      const { Items = [], LastEvaluatedKey } = await this.client.send(
+        new QueryCommand({
+          TableName: this.options.tableName,
+          IndexName: index.name,
+          KeyConditionExpression: '#partition = :partition',
+          FilterExpression: 'attribute_not_exists(expiresAt) OR expiresAt >= :now',
+          ExpressionAttributeNames: { '#partition': index.partitionKey },
+          ExpressionAttributeValues: { ':partition': partition, ':now': epochSeconds(new Date()) },
+          ScanIndexForward: false,
+          Limit: query.limit + 1 - found.length,
+          ExclusiveStartKey: exclusiveStartKey,
+        }),
+      );
+      found.push(...(Items as JobItem[]));
+      exclusiveStartKey = LastEvaluatedKey;
+    } while (found.length <= query.limit && exclusiveStartKey);
+    const items = found.slice(0, query.limit).map(fromItem);
     const last = items.at(-1);
     return {
       items,
-      nextCursor: Items.length > query.limit && last ? encodeCursor(last) : null,
+      nextCursor: found.length > query.limit && last ? encodeCursor(last) : null,
     };
   }
 
@@ -236,21 +245,29 @@ export class DynamoDbJobStore implements JobStore {
     return updated ?? this.get(jobId);
   }
 
-  async touchEnqueued(jobId: string, at: Date): Promise<void> {
-    await this.conditionalUpdate(jobId, {
+  async touchEnqueued(jobId: string, at: Date): Promise<boolean> {
+    const updated = await this.conditionalUpdate(jobId, {
       UpdateExpression: 'SET enqueuedAt = :at',
       ConditionExpression: 'attribute_exists(pk) AND #status = :queued',
       ExpressionAttributeNames: { '#status': 'status' },
       ExpressionAttributeValues: { ':at': at.toISOString(), ':queued': 'queued' },
     });
+    return updated !== undefined;
   }
 
-  async recordProgress(jobId: string, progress: number, at: Date): Promise<boolean> {
+  async recordProgress(jobId: string, progress: number, at: Date, notSince: Date): Promise<boolean> {
     const updated = await this.conditionalUpdate(jobId, {
-      UpdateExpression: 'SET progress = :progress, updatedAt = :at',
-      ConditionExpression: 'attribute_exists(pk) AND #status = :running AND progress < :progress',
+      UpdateExpression: 'SET progress = :progress, progressAt = :at, updatedAt = :at',
+      ConditionExpression:
+        'attribute_exists(pk) AND #status = :running AND progress < :progress AND ' +
+        '(attribute_not_exists(progressAt) OR progressAt <= :notSince)',
       ExpressionAttributeNames: { '#status': 'status' },
-      ExpressionAttributeValues: { ':progress': progress, ':at': at.toISOString(), ':running': 'running' },
+      ExpressionAttributeValues: {
+        ':progress': progress,
+        ':at': at.toISOString(),
+        ':notSince': notSince.toISOString(),
+        ':running': 'running',
+      },
     });
     return updated !== undefined;
   }
@@ -374,7 +391,15 @@ export function toItem(job: Job, retentionDays: number): JobItem {
 }
 
 function fromItem(item: JobItem): Job {
-  const { pk: _pk, sk: _sk, tenantStatus: _ts, activeStatus: _as, expiresAt: _exp, ...job } = item;
+  const {
+    pk: _pk,
+    sk: _sk,
+    tenantStatus: _ts,
+    activeStatus: _as,
+    expiresAt: _exp,
+    progressAt: _pa,
+    ...job
+  } = item;
   return job;
 }
 

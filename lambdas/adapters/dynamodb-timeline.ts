@@ -3,6 +3,8 @@ import { type DynamoDBDocumentClient, PutCommand, QueryCommand } from '@aws-sdk/
 import type { Timeline, TimelineEvent } from '../domain/ports';
 
 const EVENT_PREFIX = 'EVT#';
+/** Sorts after every event key and before the job item's. */
+const EVENTS_END = `${EVENT_PREFIX}\uffff`;
 
 export interface DynamoDbTimelineOptions {
   readonly tableName: string;
@@ -33,15 +35,15 @@ export class DynamoDbTimeline implements Timeline {
     );
   }
 
-  async list(jobId: string): Promise<readonly TimelineEvent[]> {
+  async list(jobId: string, since: string): Promise<readonly TimelineEvent[]> {
     const events: TimelineEvent[] = [];
     let ExclusiveStartKey: Record<string, unknown> | undefined;
     do {
       const page = await this.client.send(
         new QueryCommand({
           TableName: this.options.tableName,
-          KeyConditionExpression: 'pk = :job AND begins_with(sk, :prefix)',
-          ExpressionAttributeValues: { ':job': jobId, ':prefix': EVENT_PREFIX },
+          KeyConditionExpression: 'pk = :job AND sk BETWEEN :from AND :to',
+          ExpressionAttributeValues: { ':job': jobId, ':from': `${EVENT_PREFIX}${since}`, ':to': EVENTS_END },
           ConsistentRead: true,
           ExclusiveStartKey,
         }),

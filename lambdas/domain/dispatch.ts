@@ -44,7 +44,7 @@ export async function dispatchJob(
 }
 
 export interface HandOffDeps {
-  readonly store: Pick<JobStore, 'listActive' | 'touchEnqueued'>;
+  readonly store: Pick<JobStore, 'get' | 'listActive' | 'touchEnqueued'>;
   readonly slots: SlotPool;
   readonly queue: JobQueue;
   readonly maxInFlight: number;
@@ -62,17 +62,28 @@ const handOffCandidates = (maxInFlight: number) => Math.min(maxInFlight + 1, 100
  * it already holds a slot and starts it. If the message is lost, the job's own
  * delayed message or the reconciler starts it later. Returns the job's id, or
  * undefined when no slot is free or nothing waits.
+ *
+ * The index of queued jobs lags its table: a job it lists may have started or
+ * finished already. Each candidate is read again from the table before a slot
+ * is taken for it, and a slot taken for a job that left `queued` meanwhile is
+ * given back unless the job runs (then it is that job's own slot).
  */
 export async function handOffFreeSlot(deps: HandOffDeps): Promise<string | undefined> {
   const holders = new Set(await deps.slots.holders());
   if (holders.size >= deps.maxInFlight) return undefined;
   const { items } = await deps.store.listActive('queued', { limit: handOffCandidates(deps.maxInFlight) });
   // Oldest first; a queued job that holds a slot is already on its way.
-  const next = items.find((job) => !holders.has(job.id));
-  if (!next || !(await deps.slots.acquire(next.id, deps.maxInFlight))) return undefined;
-  await deps.store.touchEnqueued(next.id, deps.now());
-  await deps.queue.enqueue(next.id);
-  return next.id;
+  for (const candidate of items) {
+    if (holders.has(candidate.id)) continue;
+    if ((await deps.store.get(candidate.id))?.status !== 'queued') continue;
+    if (!(await deps.slots.acquire(candidate.id, deps.maxInFlight))) return undefined;
+    if (await deps.store.touchEnqueued(candidate.id, deps.now())) {
+      await deps.queue.enqueue(candidate.id);
+      return candidate.id;
+    }
+    if ((await deps.store.get(candidate.id))?.status !== 'running') await deps.slots.release(candidate.id);
+  }
+  return undefined;
 }
 
 /** Exponential backoff with full jitter: 1, 2, 4 … up to `maxSeconds`, times a random fraction, at least 1 s. */

@@ -209,6 +209,6 @@ export async function createUpload(
 export async function jobTimeline(timeline: Timeline, job: Job): Promise<TimelineEvent[]> {
   const derived: TimelineEvent[] = [{ at: job.createdAt, type: 'job.accepted' }];
   if (job.enqueuedAt) derived.push({ at: job.enqueuedAt, type: 'job.enqueued' });
-  const recorded = await timeline.list(job.id);
+  const recorded = await timeline.list(job.id, job.createdAt);
   return [...derived, ...recorded].sort((a, b) => a.at.localeCompare(b.at));
 }

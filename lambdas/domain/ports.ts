@@ -55,13 +55,14 @@ export interface JobStore {
   recordTaskToken(jobId: string, taskToken: string, at: Date): Promise<Job | undefined>;
   /** Stores the provider's final outcome once; returns the job as it then is. */
   recordProviderOutcome(jobId: string, outcome: ProviderOutcome): Promise<Job | undefined>;
-  /** A queued job's message was (re)sent now. */
-  touchEnqueued(jobId: string, at: Date): Promise<void>;
+  /** A queued job's message was (re)sent now; false if the job is no longer queued. */
+  touchEnqueued(jobId: string, at: Date): Promise<boolean>;
   /**
-   * Persists progress of a running job if it moves forward; never moves a
-   * finished job or lowers progress. True if written.
+   * Persists progress of a running job if it moves forward and no progress
+   * was stored after `notSince`; never moves a finished job or lowers
+   * progress. True if written.
    */
-  recordProgress(jobId: string, progress: number, at: Date): Promise<boolean>;
+  recordProgress(jobId: string, progress: number, at: Date, notSince: Date): Promise<boolean>;
   /**
    * Starts a new run of the job's workflow: `runs` goes from the job's value to
    * the next one (a conditional write, so of two overlapping callers one wins).
@@ -106,7 +107,12 @@ export interface TimelineEvent {
 /** The job's history as the client sees it on GET /v1/jobs/{id}/events. */
 export interface Timeline {
   record(jobId: string, event: TimelineEvent): Promise<void>;
-  list(jobId: string): Promise<readonly TimelineEvent[]>;
+  /**
+   * Events recorded at or after `since` (the job's `createdAt`), oldest first: a
+   * job created again under a key whose earlier job expired has the same id, and
+   * none of the earlier job's history.
+   */
+  list(jobId: string, since: string): Promise<readonly TimelineEvent[]>;
 }
 
 /** The workflow engine (Step Functions): executions named after jobs, and task tokens. */

@@ -5,14 +5,17 @@ import type { JobStore, LiveChannel, StatusChange, Workflow } from './ports';
  * Progress ticks arrive at the provider's rate (ten a second, say). Every tick
  * is streamed to live clients; storage sees at most one write per job per
  * interval. The throttle is in memory first because a refused conditional
- * write still costs a write; the conditional write then guarantees progress
- * never moves backwards and never touches a finished job.
+ * write still costs a write. Each warm execution environment has its own
+ * memory, so the conditional write itself refuses a write closer than the
+ * interval to the last stored one: the promise holds across environments. The
+ * same write guarantees progress never moves backwards and never touches a
+ * finished job.
  */
 export class ProgressThrottle {
   private readonly lastWrite = new Map<string, number>();
 
   constructor(
-    private readonly intervalMs: number,
+    readonly intervalMs: number,
     /** Jobs remembered at most; the oldest are forgotten first. */
     private readonly capacity = 10_000,
   ) {}
@@ -64,7 +67,13 @@ export async function applyProgress(
     // Live ticks are best effort: a failed push must not cost the provider's webhook or the stored progress.
   }
   const persisted =
-    deps.throttle.take(jobId, now.getTime()) && (await deps.store.recordProgress(jobId, rounded, now));
+    deps.throttle.take(jobId, now.getTime()) &&
+    (await deps.store.recordProgress(
+      jobId,
+      rounded,
+      now,
+      new Date(now.getTime() - deps.throttle.intervalMs),
+    ));
   if (deps.heartbeat?.throttle.take(jobId, now.getTime())) await deps.heartbeat.send(jobId);
   return { streamed: true, persisted };
 }

@@ -131,8 +131,9 @@ export function startOps(options: OpsOptions): Ops {
         const id = pathParameters?.id ?? '';
         // Only job ids reach the table: the slot item and other records share it.
         if (!JOB_ID_PATTERN.test(id)) return notFound();
-        const [job, items] = await Promise.all([jobs.get(id), timeline.list(id)]);
+        const job = await jobs.get(id);
         if (!job) return notFound();
+        const items = await timeline.list(id, job.createdAt);
         const { tenantId, type, status, progress, attempts, error, createdAt, statusAt } = job;
         return json(200, {
           job: { id, tenantId, type, status, progress, attempts, error, createdAt, statusAt },

@@ -130,11 +130,28 @@ describe('listByTenant', () => {
       TableName: 'jobs',
       IndexName: 'byTenant',
       KeyConditionExpression: '#partition = :partition',
+      FilterExpression: 'attribute_not_exists(expiresAt) OR expiresAt >= :now',
       ExpressionAttributeNames: { '#partition': 'tenantId' },
-      ExpressionAttributeValues: { ':partition': 'acme' },
+      ExpressionAttributeValues: { ':partition': 'acme', ':now': expect.any(Number) },
       ScanIndexForward: false,
       Limit: 3,
     });
+  });
+
+  it('leaves out expired jobs that TTL has not deleted yet, reading on until the page is full', async () => {
+    // The filter ran on the first read: of three items read, one was left (two had expired).
+    ddb
+      .on(QueryCommand)
+      .resolvesOnce({ Items: items.slice(0, 1), LastEvaluatedKey: { pk: 'x' } })
+      .resolvesOnce({ Items: items.slice(1, 3) });
+
+    const page = await store.listByTenant('acme', { limit: 2 });
+
+    expect(page.items.map((j) => j.id)).toEqual([items[0]?.id, items[1]?.id]);
+    expect(page.nextCursor).toEqual(expect.any(String));
+    const calls = ddb.commandCalls(QueryCommand).map((call) => call.args[0].input);
+    expect(calls).toHaveLength(2);
+    expect(calls[1]).toMatchObject({ Limit: 2, ExclusiveStartKey: { pk: 'x' } });
   });
 
   it('resumes after the cursor within the caller tenant and status', async () => {
@@ -173,5 +190,35 @@ describe('markEnqueued', () => {
       UpdateExpression: 'SET enqueuedAt = :at',
       ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(enqueuedAt)',
     });
+  });
+});
+
+describe('recordProgress', () => {
+  it('refuses, in the write itself, progress stored closer than the interval to the last', async () => {
+    ddb.on(UpdateCommand).resolves({ Attributes: toItem({ ...job, status: 'running', progress: 40 }, 30) });
+
+    await expect(store.recordProgress(job.id, 40, at, new Date(at.getTime() - 1000))).resolves.toBe(true);
+
+    expect(ddb.commandCalls(UpdateCommand)[0]?.args[0].input).toEqual({
+      TableName: 'jobs',
+      Key: { pk: job.id, sk: 'JOB' },
+      UpdateExpression: 'SET progress = :progress, progressAt = :at, updatedAt = :at',
+      ConditionExpression:
+        'attribute_exists(pk) AND #status = :running AND progress < :progress AND ' +
+        '(attribute_not_exists(progressAt) OR progressAt <= :notSince)',
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: {
+        ':progress': 40,
+        ':at': '2026-03-01T12:00:00.000Z',
+        ':notSince': '2026-03-01T11:59:59.000Z',
+        ':running': 'running',
+      },
+      ReturnValues: 'ALL_NEW',
+    });
+  });
+
+  it('answers false when the condition refused the write', async () => {
+    ddb.on(UpdateCommand).rejects(conditionFailed());
+    await expect(store.recordProgress(job.id, 40, at, at)).resolves.toBe(false);
   });
 });

@@ -45,9 +45,34 @@ describe('progress', () => {
     expect(memory.progressWrites).toBeGreaterThanOrEqual(4);
   });
 
+  it('persists about once a second however many warm environments share the ticks', async () => {
+    const { memory, job } = store({ status: 'running' });
+    let clock = t0.getTime();
+    // Four api environments, each with its own in-memory throttle, over one store.
+    const environments = Array.from({ length: 4 }, () => ({
+      store: memory,
+      live: new MemoryLive(),
+      throttle: new ProgressThrottle(1000),
+      now: () => new Date(clock),
+    }));
+
+    // 5 seconds at 10 ticks a second, spread over the environments as a load balancer would.
+    for (let tick = 1; tick <= 50; tick++) {
+      clock = t0.getTime() + tick * 100;
+      await applyProgress(
+        environments[tick % environments.length] as (typeof environments)[number],
+        job.id,
+        tick * 2,
+      );
+    }
+
+    expect(memory.progressWrites).toBeLessThanOrEqual(6);
+    expect(memory.progressWrites).toBeGreaterThanOrEqual(4);
+  });
+
   it('never lowers progress or touches a finished job', async () => {
     const running = store({ status: 'running', progress: 60 });
-    expect(await running.memory.recordProgress(running.job.id, 40, t0)).toBe(false);
+    expect(await running.memory.recordProgress(running.job.id, 40, t0, t0)).toBe(false);
     const done = store({ status: 'succeeded', progress: 100 });
     const deps = {
       store: done.memory,

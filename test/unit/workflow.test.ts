@@ -369,6 +369,43 @@ describe('handing a released slot to the job that waited longest', () => {
     expect(deps.queue.messages.map((m) => m.jobId)).toEqual([next.id]);
   });
 
+  it('passes over a job that the lagging index still lists as queued, holding no slot for it', async () => {
+    const { step, deps, job } = setup({ job: { status: 'succeeded' } });
+    const finished = {
+      ...waiting('job_bbbbbbbbbbbbbbbbbbbbbbbbbb', '2026-05-01T09:00:00.000Z'),
+      status: 'succeeded',
+    };
+    const next = waiting('job_cccccccccccccccccccccccccc', '2026-05-01T09:30:00.000Z');
+    deps.store.jobs.set(finished.id, finished as Job);
+    deps.store.jobs.set(next.id, next);
+    // The index has not seen the first job leave `queued` yet.
+    deps.store.listActive = async () => ({ items: [finished as Job, next], itemsRead: 2, nextCursor: null });
+    await deps.slots.acquire(job.id, 1);
+
+    await step('release');
+
+    expect(await deps.slots.holders()).toEqual([next.id]);
+    expect(deps.queue.messages.map((m) => m.jobId)).toEqual([next.id]);
+  });
+
+  it('gives back a slot taken for a job that was canceled between the read and the take', async () => {
+    const { step, deps, job } = setup({ job: { status: 'succeeded' } });
+    const raced = waiting('job_bbbbbbbbbbbbbbbbbbbbbbbbbb', '2026-05-01T09:00:00.000Z');
+    deps.store.jobs.set(raced.id, raced);
+    const acquire = deps.slots.acquire.bind(deps.slots);
+    deps.slots.acquire = async (jobId, limit) => {
+      const taken = await acquire(jobId, limit);
+      if (jobId === raced.id) deps.store.jobs.set(raced.id, { ...raced, status: 'canceled' } as Job);
+      return taken;
+    };
+    await deps.slots.acquire(job.id, 1);
+
+    await step('release');
+
+    expect(await deps.slots.holders()).toEqual([]);
+    expect(deps.queue.messages).toEqual([]);
+  });
+
   it('hands off nothing while the slot stays held for an unresolved submission, or when nobody waits', async () => {
     const { step, deps, job } = setup({
       deduplicates: false,

@@ -75,15 +75,21 @@ export class MemoryStore implements JobStore {
     return current.providerOutcome ? current : this.patch(jobId, { providerOutcome: outcome });
   }
   async touchEnqueued(jobId: string, at: Date) {
-    if (this.jobs.get(jobId)?.status === 'queued') this.patch(jobId, { enqueuedAt: at.toISOString() });
+    if (this.jobs.get(jobId)?.status !== 'queued') return false;
+    this.patch(jobId, { enqueuedAt: at.toISOString() });
+    return true;
   }
-  async recordProgress(jobId: string, progress: number, at: Date) {
+  async recordProgress(jobId: string, progress: number, at: Date, notSince: Date) {
     const current = this.jobs.get(jobId);
     if (current?.status !== 'running' || current.progress >= progress) return false;
+    const last = this.progressAt.get(jobId);
+    if (last !== undefined && last > notSince.getTime()) return false;
     this.progressWrites++;
+    this.progressAt.set(jobId, at.getTime());
     this.patch(jobId, { progress, updatedAt: at.toISOString() });
     return true;
   }
+  private readonly progressAt = new Map<string, number>();
   progressWrites = 0;
   async recordNewRun(job: Job) {
     const current = this.jobs.get(job.id);
@@ -196,8 +202,8 @@ export class MemoryTimeline implements Timeline {
   async record(jobId: string, event: TimelineEvent) {
     this.events.set(jobId, [...(this.events.get(jobId) ?? []), event]);
   }
-  async list(jobId: string) {
-    return this.events.get(jobId) ?? [];
+  async list(jobId: string, since: string) {
+    return (this.events.get(jobId) ?? []).filter((event) => event.at >= since);
   }
   types(jobId: string): string[] {
     return (this.events.get(jobId) ?? []).map((e) => (e.step ? `${e.type}:${e.step}` : e.type));

@@ -1,0 +1,67 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { mockClient } from 'aws-sdk-client-mock';
+import { DynamoDbTimeline } from '../../lambdas/adapters/dynamodb-timeline';
+import { jobTimeline } from '../../lambdas/domain/intake';
+import { newJob } from '../../lambdas/domain/job';
+import { MemoryTimeline } from './support/memory-ports';
+
+const documentClient = DynamoDBDocumentClient.from(new DynamoDBClient({ region: 'us-east-1' }));
+const ddb = mockClient(documentClient);
+const timeline = new DynamoDbTimeline(documentClient, { tableName: 'jobs', retentionDays: 30 });
+const jobId = 'job_aaaaaaaaaaaaaaaaaaaaaaaaaa';
+
+beforeEach(() => ddb.reset());
+
+describe('list', () => {
+  it('reads only the events recorded since the job was created, to the last page', async () => {
+    const event = { at: '2026-03-02T00:00:01.000Z', type: 'step.started', step: 'submit' };
+    ddb
+      .on(QueryCommand)
+      .resolvesOnce({
+        Items: [{ pk: jobId, sk: 'EVT#1', expiresAt: 1, ...event }],
+        LastEvaluatedKey: { pk: jobId },
+      })
+      .resolvesOnce({ Items: [] });
+
+    await expect(timeline.list(jobId, '2026-03-02T00:00:00.000Z')).resolves.toEqual([event]);
+
+    const calls = ddb.commandCalls(QueryCommand).map((call) => call.args[0].input);
+    expect(calls).toHaveLength(2);
+    expect(calls[0]).toEqual({
+      TableName: 'jobs',
+      KeyConditionExpression: 'pk = :job AND sk BETWEEN :from AND :to',
+      ExpressionAttributeValues: {
+        ':job': jobId,
+        ':from': 'EVT#2026-03-02T00:00:00.000Z',
+        ':to': 'EVT#\uffff',
+      },
+      ConsistentRead: true,
+      ExclusiveStartKey: undefined,
+    });
+    expect(calls[1]?.ExclusiveStartKey).toEqual({ pk: jobId });
+  });
+});
+
+describe('jobTimeline', () => {
+  it('shows a job created again under an expired key none of the earlier job history', async () => {
+    const memory = new MemoryTimeline();
+    await memory.record(jobId, { at: '2026-03-01T00:00:05.000Z', type: 'step.failed', step: 'submit' });
+    const again = newJob(
+      {
+        id: jobId,
+        tenantId: 'acme',
+        type: 'image.generate',
+        input: { prompt: 'a cat' },
+        idempotencyKey: 'k1',
+        fingerprint: 'f',
+      },
+      new Date('2026-04-01T00:00:00.000Z'),
+    );
+    await memory.record(jobId, { at: '2026-04-01T00:00:01.000Z', type: 'job.dispatched' });
+
+    const events = await jobTimeline(memory, again);
+
+    expect(events.map((e) => e.type)).toEqual(['job.accepted', 'job.dispatched']);
+  });
+});
