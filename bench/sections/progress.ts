@@ -96,12 +96,16 @@ async function progressDomain(
   const runs: number[] = [];
   for (let run = 0; run < 3; run++) {
     const start = new Date();
-    const job = benchJob(`bench-progress-${run}-${Date.now()}`, 'running', start);
+    const job = {
+      ...benchJob(`bench-progress-${run}-${Date.now()}`, 'running', start),
+      providerJobId: 'bench',
+    };
     await documents.send(new PutCommand({ TableName: tableName, Item: toItem(job, 30) }));
     let wrote = 0;
     let clock = start.getTime();
     const deps = {
       store: {
+        get: (jobId: string) => store.get(jobId),
         recordProgress: async (jobId: string, progress: number, at: Date, notSince: Date) => {
           const changed = await store.recordProgress(jobId, progress, at, notSince);
           if (changed) wrote++;
@@ -114,7 +118,7 @@ async function progressDomain(
     };
     for (let tick = 1; tick <= ticks; tick++) {
       clock = start.getTime() + tick * 100;
-      await applyProgress(deps, job.id, (100 * tick) / ticks);
+      await applyProgress(deps, job.id, (100 * tick) / ticks, { providerJobId: 'bench', submission: 0 });
     }
     runs.push(wrote);
   }

@@ -1,5 +1,6 @@
 import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { DynamoDbJobStore, toItem } from '../../lambdas/adapters/dynamodb-job-store';
+import { DynamoDbReconcilerProgress } from '../../lambdas/adapters/dynamodb-reconciler-progress';
 import { DynamoDbSlotPool } from '../../lambdas/adapters/dynamodb-slot-pool';
 import { DynamoDbTimeline } from '../../lambdas/adapters/dynamodb-timeline';
 import { HttpProvider } from '../../lambdas/adapters/http-provider';
@@ -60,6 +61,8 @@ export async function reconcileSection(): Promise<ReconcileFigures> {
       jobTimeoutMs: 600_000,
       slotWaitMaxSeconds: 1,
       pageSize: 100, // as the reconcile handler pages
+      budgetMs: 150_000, // half the reconcile function's 5 minutes, as the handler gives it
+      progress: new DynamoDbReconcilerProgress(documents, table),
     };
     const now = new Date();
     // Active jobs queued just now: a pass reads them and has nothing to fix.

@@ -201,17 +201,26 @@ export class DynamoDbJobStore implements JobStore {
     });
   }
 
-  async recordSubmitIntent(jobId: string, attemptId: string, at: Date): Promise<Job | undefined> {
+  async recordSubmitIntent(
+    jobId: string,
+    attemptId: string,
+    at: Date,
+    replacing: string | undefined,
+  ): Promise<Job | undefined> {
     return this.conditionalUpdate(jobId, {
       UpdateExpression: 'SET submitIntent = :intent, attempts = attempts + :one, updatedAt = :at',
       ConditionExpression:
-        'attribute_exists(pk) AND #status = :running AND attribute_not_exists(providerJobId)',
+        'attribute_exists(pk) AND #status = :running AND attribute_not_exists(providerJobId) AND ' +
+        (replacing === undefined
+          ? 'attribute_not_exists(submitIntent)'
+          : 'submitIntent.attemptId = :replacing'),
       ExpressionAttributeNames: { '#status': 'status' },
       ExpressionAttributeValues: {
         ':intent': { attemptId, at: at.toISOString() },
         ':one': 1,
         ':at': at.toISOString(),
         ':running': 'running',
+        ...(replacing === undefined ? {} : { ':replacing': replacing }),
       },
     });
   }
@@ -251,6 +260,22 @@ export class DynamoDbJobStore implements JobStore {
       ConditionExpression: 'attribute_exists(pk) AND #status = :queued',
       ExpressionAttributeNames: { '#status': 'status' },
       ExpressionAttributeValues: { ':at': at.toISOString(), ':queued': 'queued' },
+    });
+    return updated !== undefined;
+  }
+
+  async claimRequeue(job: Pick<Job, 'id' | 'enqueuedAt'>, at: Date): Promise<boolean> {
+    const updated = await this.conditionalUpdate(job.id, {
+      UpdateExpression: 'SET enqueuedAt = :at',
+      ConditionExpression:
+        'attribute_exists(pk) AND #status = :queued AND ' +
+        (job.enqueuedAt === undefined ? 'attribute_not_exists(enqueuedAt)' : 'enqueuedAt = :seen'),
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: {
+        ':at': at.toISOString(),
+        ':queued': 'queued',
+        ...(job.enqueuedAt === undefined ? {} : { ':seen': job.enqueuedAt }),
+      },
     });
     return updated !== undefined;
   }

@@ -20,7 +20,7 @@ import { cancelJob, createUpload, getJob, jobTimeline, listJobs, submitJob } fro
 import { createMultipartUpload, parseCompleteMultipart } from '../domain/multipart-uploads';
 import { parseResolution, resolveJob } from '../domain/operator';
 import { presentJob } from '../domain/present';
-import { applyProgress, heartbeatSender, ProgressThrottle } from '../domain/progress';
+import { applyProgress, ProgressThrottle } from '../domain/progress';
 import { applyProviderEvent, parseProviderEvent } from '../domain/provider-events';
 import { parseCreateJob, parseCreateUpload, parseListJobs, UPLOAD_REF_PATTERN } from '../domain/requests';
 import { issueStreamTicket, STREAM_TICKET_TTL_SECONDS } from '../domain/stream-tickets';
@@ -257,6 +257,14 @@ const openRoutes: Partial<Record<RouteKey, (event: APIGatewayProxyEvent) => Prom
           { parameter: 'jobId', detail: 'must be a job id' },
         ]);
       }
+      const submissionParameter = event.queryStringParameters?.submission;
+      if (submissionParameter !== undefined && !/^(0|[1-9][0-9]{0,5})$/.test(submissionParameter)) {
+        throw new ValidationError('The provider event is invalid.', [
+          { parameter: 'submission', detail: 'must be a submission number' },
+        ]);
+      }
+      // Webhook URLs made before submissions were numbered carry none: they are the first submission's.
+      const submission = submissionParameter === undefined ? undefined : Number(submissionParameter);
       logger.appendKeys({ jobId });
       const providerEvent = parseProviderEvent(parseJson(bytes));
       if (providerEvent.type === 'progress') {
@@ -266,16 +274,18 @@ const openRoutes: Partial<Record<RouteKey, (event: APIGatewayProxyEvent) => Prom
             live: liveChannel(),
             throttle: progressThrottle,
             now,
-            heartbeat: { throttle: heartbeatThrottle, send: heartbeatSender(jobStore(), workflow()) },
+            heartbeat: { throttle: heartbeatThrottle, workflow: workflow() },
           },
           jobId,
           providerEvent.progress,
+          { providerJobId: providerEvent.id, submission },
         );
       } else {
         const outcome = await applyProviderEvent(
           { store: jobStore(), workflow: workflow(), timeline: timeline(), now },
           jobId,
           providerEvent,
+          submission,
         );
         logger.info('provider event applied', { outcome });
       }

@@ -1,4 +1,4 @@
-import { executionNameOf } from './job';
+import { executionNameOf, slotHolderOf } from './job';
 import type { JobQueue, JobStore, SlotPool, Timeline, Workflow } from './ports';
 
 export interface DispatchDeps {
@@ -29,7 +29,7 @@ export async function dispatchJob(
 ): Promise<DispatchOutcome> {
   const job = await deps.store.get(jobId);
   if (job?.status !== 'queued') return 'dropped';
-  if (!(await deps.slots.acquire(job.id, deps.maxInFlight))) {
+  if (!(await deps.slots.acquire(slotHolderOf(job), deps.maxInFlight))) {
     // The touch tells the reconciler this job's message is alive, so it does not enqueue another.
     await deps.store.touchEnqueued(job.id, deps.now());
     await deps.queue.enqueue(job.id, {
@@ -73,15 +73,17 @@ export async function handOffFreeSlot(deps: HandOffDeps): Promise<string | undef
   if (holders.size >= deps.maxInFlight) return undefined;
   const { items } = await deps.store.listActive('queued', { limit: handOffCandidates(deps.maxInFlight) });
   // Oldest first; a queued job that holds a slot is already on its way.
-  for (const candidate of items) {
-    if (holders.has(candidate.id)) continue;
-    if ((await deps.store.get(candidate.id))?.status !== 'queued') continue;
-    if (!(await deps.slots.acquire(candidate.id, deps.maxInFlight))) return undefined;
+  for (const listed of items) {
+    if (holders.has(slotHolderOf(listed))) continue;
+    const candidate = await deps.store.get(listed.id);
+    if (candidate?.status !== 'queued' || holders.has(slotHolderOf(candidate))) continue;
+    const holder = slotHolderOf(candidate);
+    if (!(await deps.slots.acquire(holder, deps.maxInFlight))) return undefined;
     if (await deps.store.touchEnqueued(candidate.id, deps.now())) {
       await deps.queue.enqueue(candidate.id);
       return candidate.id;
     }
-    if ((await deps.store.get(candidate.id))?.status !== 'running') await deps.slots.release(candidate.id);
+    if ((await deps.store.get(candidate.id))?.status !== 'running') await deps.slots.release(holder);
   }
   return undefined;
 }

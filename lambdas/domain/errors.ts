@@ -107,6 +107,8 @@ export class InvalidJobInputError extends CodedError {
 
 /** The client canceled a running job: sent to the waiting step so the workflow settles it. */
 export const JOB_CANCELED_ERROR = 'JobCanceled';
+/** The cause sent with it: coded, so the job's error reads `canceled`. */
+export const JOB_CANCELED_CAUSE = '[canceled] Canceled by the client.';
 
 /** Only jobs in review can be resolved by an operator. */
 export class JobNotInReviewError extends Error {

@@ -1,5 +1,11 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { JOB_CANCELED_ERROR, JobAlreadyFinishedError, JobNotFoundError, ValidationError } from './errors';
+import {
+  JOB_CANCELED_CAUSE,
+  JOB_CANCELED_ERROR,
+  JobAlreadyFinishedError,
+  JobNotFoundError,
+  ValidationError,
+} from './errors';
 import { decideOnExisting, deriveJobId, fingerprint } from './idempotency';
 import { isTerminal, type Job, newJob } from './job';
 import type { InputStore, JobPage, JobQueue, JobStore, Timeline, TimelineEvent, Workflow } from './ports';
@@ -154,7 +160,11 @@ export async function cancelJob(
   // A concurrent status change makes the conditional write miss; re-read and decide again.
   for (let attempt = 0; attempt < 3; attempt++) {
     const job = await getJob(deps.store, tenantId, jobId);
-    if (job.status === 'canceled') return job;
+    if (job.status === 'canceled') {
+      // Repeated: the first cancel's word to the waiting step may have been lost after the status write.
+      if (job.taskToken) await deps.workflow.failTask(job.taskToken, JOB_CANCELED_ERROR, JOB_CANCELED_CAUSE);
+      return job;
+    }
     if (isTerminal(job.status)) throw new JobAlreadyFinishedError(job.id, job.status);
     const now = deps.now();
     if (job.status === 'needs_review') {
@@ -170,11 +180,7 @@ export async function cancelJob(
     );
     if (!updated) continue;
     if (updated.taskToken) {
-      await deps.workflow.failTask(
-        updated.taskToken,
-        JOB_CANCELED_ERROR,
-        '[canceled] Canceled by the client.',
-      );
+      await deps.workflow.failTask(updated.taskToken, JOB_CANCELED_ERROR, JOB_CANCELED_CAUSE);
     }
     return updated;
   }

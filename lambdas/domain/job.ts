@@ -54,13 +54,56 @@ export interface Job {
   readonly resubmissions?: number;
 }
 
-/** The workflow execution of a job: named after it (and its run), so starting it twice starts it once. */
-export const executionNameOf = (job: Pick<Job, 'id' | 'runs'>): string =>
-  job.runs ? `${job.id}-run${job.runs}` : job.id;
+/**
+ * The workflow execution of a job's current run, so starting it twice starts
+ * it once. It is also the run's name for its provider slot. The job's creation
+ * time is in it: a job created again under a key whose earlier job expired has
+ * the same id, and Step Functions keeps a closed execution's name for 90 days.
+ */
+export const executionNameOf = (job: Pick<Job, 'id' | 'runs' | 'createdAt'>): string => {
+  const generation = Date.parse(job.createdAt).toString(36);
+  return job.runs ? `${job.id}-${generation}-run${job.runs}` : `${job.id}-${generation}`;
+};
+
+/** The execution running the job now: named when it started, or the name its next run gets. */
+export const currentExecutionOf = (job: Job): string => job.executionName ?? executionNameOf(job);
+
+/**
+ * Who holds the job's provider slot: its current submission. A run the
+ * reconciler restarts goes on with the same submission and the same slot; an
+ * operator's requeue is a new submission and takes a slot of its own.
+ */
+export const slotHolderOf = (job: Pick<Job, 'id' | 'createdAt' | 'resubmissions'>): string =>
+  `${job.id}-${Date.parse(job.createdAt).toString(36)}-s${submissionOf(job)}`;
+
+/** The job a slot holder or an execution name belongs to. */
+export const jobIdOf = (name: string): string => name.split('-')[0] ?? name;
 
 /** The key the provider deduplicates on: one per submission the job is meant to make. */
 export const providerKeyOf = (job: Pick<Job, 'id' | 'resubmissions'>): string =>
   job.resubmissions ? `${job.id}:${job.resubmissions}` : job.id;
+
+/** Which of the job's provider submissions is current: 0 for the first, one more for each operator requeue. */
+export const submissionOf = (job: Pick<Job, 'resubmissions'>): number => job.resubmissions ?? 0;
+
+/**
+ * Where the provider posts the events of the job's current submission. The
+ * submission in the URL ties each event to the run it belongs to: a late event
+ * of a submission an operator has replaced cannot touch the new one.
+ */
+export const providerWebhookUrlOf = (base: string, job: Pick<Job, 'id' | 'resubmissions'>): string =>
+  `${base}?jobId=${encodeURIComponent(job.id)}&submission=${submissionOf(job)}`;
+
+/**
+ * Whether the provider may be running the job: a submission was sent whose
+ * outcome is unknown, or it was accepted and the provider has not said it is
+ * done (succeeded, failed, or canceled at our request). Such a job keeps its
+ * provider slot.
+ */
+export function providerMayBeRunning(job: Job): boolean {
+  if (job.submitIntent !== undefined && job.providerJobId === undefined) return true;
+  return job.providerJobId !== undefined && job.providerOutcome === undefined;
+}
 
 export interface SubmitIntent {
   readonly attemptId: string;
@@ -71,6 +114,8 @@ export interface ProviderOutcome {
   readonly status: 'succeeded' | 'failed' | 'canceled';
   readonly error?: JobError;
   readonly at: string;
+  /** The provider job it came from; recorded for a job in review, whose provider id may be unknown. */
+  readonly providerJobId?: string;
 }
 
 /** The job resource of the public API (CONTRACT section 1). */

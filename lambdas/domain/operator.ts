@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { JobAlreadyFinishedError, JobNotFoundError, JobNotInReviewError, ValidationError } from './errors';
-import { isTerminal, type Job } from './job';
+import { isTerminal, type Job, slotHolderOf } from './job';
 import type { JobQueue, JobStore, SlotPool, Timeline } from './ports';
 
 /** Operators settle what needs a person: jobs in review. */
@@ -67,7 +67,8 @@ export async function resolveJob(
     );
   }
   if (!resolved) throw new JobNotInReviewError(job.id, 'changed');
-  await deps.slots.release(job.id);
+  // The submission in review gives its slot back; a requeued job takes one for its new submission.
+  await deps.slots.release(slotHolderOf(job));
   await deps.timeline.record(job.id, {
     at: now.toISOString(),
     type: 'operator.resolved',

@@ -45,10 +45,17 @@ export interface JobStore {
   /** Records a cancel request on a job that is not queued, for the workflow to honour. */
   requestCancel(jobId: string, at: Date): Promise<Job | undefined>;
   /**
-   * Records that a submission is about to be sent, and counts the attempt.
-   * Only while the job runs and has no provider job id; undefined otherwise.
+   * Takes the right to send a submission, and counts the attempt: only while
+   * the job runs, has no provider job id, and its intent is still the one the
+   * caller read (`replacing`, or none). Of two invocations racing, one takes
+   * it; the other gets undefined and must not send.
    */
-  recordSubmitIntent(jobId: string, attemptId: string, at: Date): Promise<Job | undefined>;
+  recordSubmitIntent(
+    jobId: string,
+    attemptId: string,
+    at: Date,
+    replacing: string | undefined,
+  ): Promise<Job | undefined>;
   /** The submission's outcome is known: keep the provider's id (if accepted) and drop the intent. */
   settleSubmitIntent(jobId: string, providerJobId: string | undefined, at: Date): Promise<void>;
   /** Stores the await step's task token; returns the job as it then is (with any outcome already recorded). */
@@ -57,6 +64,13 @@ export interface JobStore {
   recordProviderOutcome(jobId: string, outcome: ProviderOutcome): Promise<Job | undefined>;
   /** A queued job's message was (re)sent now; false if the job is no longer queued. */
   touchEnqueued(jobId: string, at: Date): Promise<boolean>;
+  /**
+   * Claims the right to send a queued job another message: only if it is
+   * still queued and its last message was sent when `job` (as read) says.
+   * Of two claims on one reading one wins; a dispatcher's touch in between
+   * makes both lose.
+   */
+  claimRequeue(job: Pick<Job, 'id' | 'enqueuedAt'>, at: Date): Promise<boolean>;
   /**
    * Persists progress of a running job if it moves forward and no progress
    * was stored after `notSince`; never moves a finished job or lowers
@@ -88,12 +102,30 @@ export type ActiveStatus = 'queued' | 'running' | 'needs_review';
  * The in-flight limit: one counter with the holders' job ids, so the limit is
  * enforced in one place whatever runs the jobs.
  */
+/**
+ * The provider's in-flight slots. A slot belongs to one provider submission
+ * of a job (`slotHolderOf`), not to the job: releasing names it, so an old
+ * submission's step or a stale reading can never free a newer one's.
+ */
 export interface SlotPool {
-  /** Takes a slot unless `limit` are held. A job that already holds one keeps it (true). */
-  acquire(jobId: string, limit: number): Promise<boolean>;
-  /** Gives the job's slot back; false if it held none. */
-  release(jobId: string): Promise<boolean>;
+  /** Takes a slot for the holder unless `limit` are held. A holder that already has one keeps it (true). */
+  acquire(holder: string, limit: number): Promise<boolean>;
+  /** Gives the holder's slot back; false if it held none. */
+  release(holder: string): Promise<boolean>;
   holders(): Promise<readonly string[]>;
+}
+
+/** Where a reconciler pass stopped when its time ran out: the next pass goes on from there. */
+export interface ReconcilerPosition {
+  readonly status: ActiveStatus;
+  /** Absent: from the first job of that status. */
+  readonly cursor?: string;
+}
+
+export interface ReconcilerProgress {
+  load(): Promise<ReconcilerPosition | undefined>;
+  /** Undefined: the last pass went through every active job; the next starts from the beginning. */
+  save(position: ReconcilerPosition | undefined): Promise<void>;
 }
 
 export interface TimelineEvent {

@@ -1,5 +1,6 @@
 import type { Job, JobStatus } from './job';
 import type { JobStore, LiveChannel, StatusChange, Workflow } from './ports';
+import { concerns } from './provider-events';
 
 /**
  * Progress ticks arrive at the provider's rate (ten a second, say). Every tick
@@ -35,37 +36,56 @@ export class ProgressThrottle {
 }
 
 export interface ProgressDeps {
-  readonly store: Pick<JobStore, 'recordProgress'>;
+  readonly store: Pick<JobStore, 'get' | 'recordProgress'>;
   readonly live: LiveChannel;
   readonly throttle: ProgressThrottle;
   readonly now: () => Date;
   /** Heartbeats of waiting steps, also throttled: the job is evidently alive. */
   readonly heartbeat?: {
     readonly throttle: ProgressThrottle;
-    readonly send: (jobId: string) => Promise<void>;
+    readonly workflow: Pick<Workflow, 'heartbeat'>;
   };
 }
 
-export type ProgressOutcome = { readonly streamed: true; readonly persisted: boolean };
+export type ProgressOutcome = { readonly streamed: boolean; readonly persisted: boolean };
 
+/** Which provider job and which of the job's submissions a tick was sent for. */
+export interface TickSource {
+  readonly providerJobId: string;
+  readonly submission: number | undefined;
+}
+
+/**
+ * Applies a provider progress tick. It is read against the job as it is now,
+ * so a tick of a submission an operator replaced, or one that arrives after
+ * the job finished, neither raises progress nor keeps a waiting step alive,
+ * and live clients are told the job's true status. Each tick that concerns
+ * the job is streamed; storage and heartbeats are throttled.
+ */
 export async function applyProgress(
   deps: ProgressDeps,
   jobId: string,
   progress: number,
+  source: TickSource,
 ): Promise<ProgressOutcome> {
+  const job = await deps.store.get(jobId);
+  if (!job || !concerns(job, source.providerJobId, source.submission)) {
+    return { streamed: false, persisted: false };
+  }
   const now = deps.now();
   const rounded = Math.max(0, Math.min(100, Math.round(progress)));
   try {
     await deps.live.publish({
       type: 'progress',
       jobId,
-      status: 'running',
+      status: job.status,
       progress: rounded,
       at: now.toISOString(),
     });
   } catch {
     // Live ticks are best effort: a failed push must not cost the provider's webhook or the stored progress.
   }
+  if (job.status !== 'running') return { streamed: true, persisted: false };
   const persisted =
     deps.throttle.take(jobId, now.getTime()) &&
     (await deps.store.recordProgress(
@@ -74,7 +94,9 @@ export async function applyProgress(
       now,
       new Date(now.getTime() - deps.throttle.intervalMs),
     ));
-  if (deps.heartbeat?.throttle.take(jobId, now.getTime())) await deps.heartbeat.send(jobId);
+  if (job.taskToken && deps.heartbeat?.throttle.take(jobId, now.getTime())) {
+    await deps.heartbeat.workflow.heartbeat(job.taskToken);
+  }
   return { streamed: true, persisted };
 }
 
@@ -124,12 +146,4 @@ export function publishingStatusChanges<S extends JobStore>(store: S, live: Live
       return typeof value === 'function' ? value.bind(target) : value;
     },
   });
-}
-
-/** Sends a heartbeat to a job's waiting step, if it has one. */
-export function heartbeatSender(store: Pick<JobStore, 'get'>, workflow: Pick<Workflow, 'heartbeat'>) {
-  return async (jobId: string) => {
-    const job = await store.get(jobId);
-    if (job?.taskToken && job.status === 'running') await workflow.heartbeat(job.taskToken);
-  };
 }

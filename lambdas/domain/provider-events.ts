@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ValidationError } from './errors';
-import type { Job, ProviderOutcome } from './job';
+import { type Job, type ProviderOutcome, submissionOf } from './job';
 import type { JobStore, Timeline, Workflow } from './ports';
 import { resumeAwait } from './workflow';
 
@@ -49,42 +49,50 @@ export interface ProviderEventDeps {
 export type ProviderEventOutcome = 'progress' | 'resumed' | 'recorded' | 'ignored';
 
 /**
- * Applies a provider event. The final outcome is recorded on the job once and
- * resumes the waiting workflow step through its task token; if the step has
- * not stored its token yet, it finds the outcome itself when it does. Events
- * for unknown jobs, or for another provider job than the one on record, are
- * ignored (and acknowledged, so the provider stops retrying).
+ * Applies a provider's final event. The outcome is recorded on the job once
+ * and resumes the waiting workflow step through its task token; if the step
+ * has not stored its token yet, it finds the outcome itself when it does. An
+ * event counts only for the submission it was sent for (the `submission` of
+ * its webhook URL) and the provider job on record: a late event of a
+ * submission an operator has replaced touches nothing. For a job in review the
+ * outcome is recorded, not acted on: it is the evidence an operator needs.
+ * Other events are ignored (and acknowledged, so the provider stops retrying).
  */
 export async function applyProviderEvent(
   deps: ProviderEventDeps,
   jobId: string,
   event: ProviderEvent,
+  submission: number | undefined,
 ): Promise<ProviderEventOutcome> {
   if (event.type === 'progress') return 'progress';
   const job = await deps.store.get(jobId);
-  if (!job || !concerns(job, event.id)) return 'ignored';
+  if (!job || !concerns(job, event.id, submission)) return 'ignored';
   const outcome: ProviderOutcome = {
     status: event.type,
     ...(event.type === 'failed' ? { error: { code: event.error.code, message: event.error.message } } : {}),
     at: deps.now().toISOString(),
+    providerJobId: event.id,
   };
   const updated = await deps.store.recordProviderOutcome(job.id, outcome);
   if (!job.providerOutcome) {
     await deps.timeline.record(job.id, { at: outcome.at, type: `provider.${event.type}` });
   }
-  if (!updated?.taskToken || !updated.providerOutcome) return 'recorded';
+  if (job.status !== 'running' || !updated?.taskToken || !updated.providerOutcome) return 'recorded';
   return (await resumeAwait(deps.workflow, updated.taskToken, updated.providerOutcome))
     ? 'resumed'
     : 'recorded';
 }
 
 /**
- * Whether an event about provider job `providerJobId` can be about this job:
- * the job is still running and that is its provider job, or a submission is
- * under way whose id is not recorded yet (a fast provider can finish first).
+ * Whether an event about provider job `providerJobId`, sent for `submission`,
+ * is about this job as it is now: its current submission, and that provider
+ * job, or a submission under way whose id is not recorded yet (a fast
+ * provider can answer before the submit step stores the id). Running jobs and
+ * jobs in review (whose outcome is evidence) qualify.
  */
-function concerns(job: Job, providerJobId: string): boolean {
-  if (job.status !== 'running') return false;
+export function concerns(job: Job, providerJobId: string, submission: number | undefined): boolean {
+  if (job.status !== 'running' && job.status !== 'needs_review') return false;
+  if ((submission ?? 0) !== submissionOf(job)) return false;
   if (job.providerJobId !== undefined) return job.providerJobId === providerJobId;
-  return job.submitIntent !== undefined;
+  return job.submitIntent !== undefined || job.status === 'needs_review';
 }

@@ -1,9 +1,27 @@
 import { FIX_KINDS } from '../../config/metrics';
 import { handOffFreeSlot } from './dispatch';
-import { executionNameOf, isTerminal, type Job } from './job';
-import type { ActiveStatus, JobQueue, JobStore, SlotPool, Timeline, Workflow } from './ports';
+import { JOB_CANCELED_CAUSE, JOB_CANCELED_ERROR } from './errors';
+import {
+  currentExecutionOf,
+  executionNameOf,
+  isTerminal,
+  type Job,
+  jobIdOf,
+  providerMayBeRunning,
+  slotHolderOf,
+} from './job';
+import type {
+  ActiveStatus,
+  JobQueue,
+  JobStore,
+  ReconcilerPosition,
+  ReconcilerProgress,
+  SlotPool,
+  Timeline,
+  Workflow,
+} from './ports';
 import type { Provider } from './provider';
-import { resumeAwait } from './workflow';
+import { resumeAwait, stopAtProvider } from './workflow';
 
 /**
  * The reconciler: one pass over the active jobs (the sparse index, so its cost
@@ -30,6 +48,13 @@ export interface ReconcileDeps {
   /** A deferred message may be delayed this long; no sign of life within grace + this means it is lost. */
   readonly slotWaitMaxSeconds: number;
   readonly pageSize: number;
+  /**
+   * Time a pass may spend on the active jobs. A pass that runs out saves
+   * where it stopped and the next goes on from there, so under a large
+   * backlog every job is reached in turn, not only the first pages.
+   */
+  readonly budgetMs: number;
+  readonly progress: ReconcilerProgress;
 }
 
 export interface ReconcileReport {
@@ -44,6 +69,8 @@ export interface ReconcileReport {
   /** Jobs in review that the pass saw. */
   inReview: number;
   errors: number;
+  /** Whether the pass reached the last active job; if not, the next goes on where it stopped. */
+  complete: boolean;
 }
 
 const ACTIVE: readonly ActiveStatus[] = ['queued', 'running', 'needs_review'];
@@ -60,6 +87,7 @@ export async function reconcile(
     inFlight: 0,
     inReview: 0,
     errors: 0,
+    complete: true,
   };
   const fix = async (job: Pick<Job, 'id'> & Partial<Pick<Job, 'type'>>, kind: FixKind, detail?: string) => {
     report.fixes[kind]++;
@@ -76,20 +104,28 @@ export async function reconcile(
   report.inFlight = holders.size;
   const seen = new Set<string>();
 
-  for (const status of ACTIVE) {
-    let cursor: string | undefined;
+  const startedAt = deps.now().getTime();
+  const resumeAt = await deps.progress.load();
+  let stoppedAt: ReconcilerPosition | undefined;
+  scan: for (const status of ACTIVE.slice(resumeAt ? ACTIVE.indexOf(resumeAt.status) : 0)) {
+    let cursor = resumeAt?.status === status ? resumeAt.cursor : undefined;
     do {
+      if (deps.now().getTime() - startedAt > deps.budgetMs) {
+        stoppedAt = { status, ...(cursor ? { cursor } : {}) };
+        report.complete = false;
+        break scan;
+      }
       const page = await deps.store.listActive(status, {
         limit: deps.pageSize,
         ...(cursor ? { cursor } : {}),
       });
       report.itemsRead += page.itemsRead;
       for (const job of page.items) {
-        seen.add(job.id);
+        seen.add(slotHolderOf(job));
         report.jobsChecked++;
         if (job.status === 'needs_review') report.inReview++;
         try {
-          await reconcileJob(deps, job, holders.has(job.id), fix);
+          await reconcileJob(deps, job, holders.has(slotHolderOf(job)), fix);
         } catch (error) {
           report.errors++;
           onError(job.id, error);
@@ -98,19 +134,17 @@ export async function reconcile(
       cursor = page.nextCursor ?? undefined;
     } while (cursor);
   }
+  await deps.progress.save(stoppedAt);
 
-  // Slots whose holder finished, vanished, or never got going.
-  for (const jobId of holders) {
-    if (seen.has(jobId)) continue;
+  // Slots whose holder finished, vanished, was replaced, or never got going.
+  for (const holder of holders) {
+    if (seen.has(holder)) continue;
     try {
-      const job = await deps.store.get(jobId);
       report.itemsRead++;
-      if (!job || isTerminal(job.status)) {
-        if (await deps.slots.release(jobId)) await fix({ id: jobId }, 'slot_released', 'holder finished');
-      }
+      await reconcileHolder(deps, holder, fix);
     } catch (error) {
       report.errors++;
-      onError(jobId, error);
+      onError(jobIdOf(holder), error);
     }
   }
 
@@ -132,6 +166,43 @@ export async function reconcile(
   return report;
 }
 
+/**
+ * A slot held by no job the active index listed: its job finished, vanished,
+ * or was given a new submission. The slot goes once the provider cannot be
+ * running what it was held for; a cancel whose word to the waiting step was
+ * lost is sent again, and a provider job left running by a cancel is asked to
+ * stop again.
+ */
+async function reconcileHolder(deps: ReconcileDeps, holder: string, fix: Fix): Promise<void> {
+  const job = await deps.store.get(jobIdOf(holder));
+  const release = async (detail: string) => {
+    if (await deps.slots.release(holder)) await fix({ id: jobIdOf(holder) }, 'slot_released', detail);
+  };
+  if (!job) return release('holder vanished');
+  if (slotHolderOf(job) !== holder) return release('an earlier submission of the job');
+  if (!isTerminal(job.status)) return; // listed late by the index; the next pass sees it
+  if (job.taskToken && (await deps.workflow.status(currentExecutionOf(job))) === 'RUNNING') {
+    // Its waiting step never heard of the cancel: tell it again; its settle path frees the slot.
+    if (job.status === 'canceled') {
+      await deps.workflow.failTask(job.taskToken, JOB_CANCELED_ERROR, JOB_CANCELED_CAUSE);
+    }
+    return;
+  }
+  if (!providerMayBeRunning(job)) return release('holder finished');
+  if (job.providerJobId) {
+    try {
+      await stopAtProvider(deps, job, job.providerJobId);
+    } catch {
+      return; // not confirmed; the next pass asks again
+    }
+    return release('the provider confirmed the stop');
+  }
+  // A submission whose outcome is unknown: the provider cannot still run it once the job timeout has passed.
+  const since = Date.parse(job.submitIntent?.at ?? job.statusAt);
+  if (deps.now().getTime() - since > deps.jobTimeoutMs)
+    return release('the provider cannot still be running this job');
+}
+
 type Fix = (
   job: Pick<Job, 'id'> & Partial<Pick<Job, 'type'>>,
   kind: FixKind,
@@ -141,11 +212,45 @@ type Fix = (
 async function reconcileJob(deps: ReconcileDeps, job: Job, holdsSlot: boolean, fix: Fix): Promise<void> {
   const now = deps.now();
   if (job.status === 'queued') return reconcileQueued(deps, job, holdsSlot, now, fix);
-  if (job.status === 'running') return reconcileRunning(deps, job, now, fix);
-  // In review: an ambiguous submission keeps its slot while the provider might
-  // still be running it; once the job timeout has passed, it cannot be.
+  if (job.status === 'running') return reconcileRunning(deps, job, holdsSlot, now, fix);
+  return reconcileInReview(deps, job, holdsSlot, now, fix);
+}
+
+/**
+ * In review the job waits for a person, but its slot follows the provider: it
+ * is held while the provider may be running the job and freed once it cannot
+ * be. A provider job on record is asked how it ended, and the answer is kept
+ * on the job as the evidence the operator decides on.
+ */
+async function reconcileInReview(deps: ReconcileDeps, listed: Job, holdsSlot: boolean, now: Date, fix: Fix) {
+  let job = listed;
+  if (job.providerJobId && !job.providerOutcome) {
+    const remote = await deps.provider.status(job.providerJobId);
+    if (remote.status === 'succeeded' || remote.status === 'failed' || remote.status === 'canceled') {
+      job =
+        (await deps.store.recordProviderOutcome(job.id, {
+          status: remote.status,
+          ...(remote.error ? { error: remote.error } : {}),
+          at: now.toISOString(),
+          providerJobId: job.providerJobId,
+        })) ?? job;
+      await fix(job, 'completed_from_provider', `in review; provider says ${remote.status}`);
+    } else if (holdsSlot && now.getTime() - Date.parse(job.startedAt ?? job.statusAt) > deps.jobTimeoutMs) {
+      try {
+        await stopAtProvider(deps, job, job.providerJobId);
+        job = (await deps.store.get(job.id)) ?? job;
+      } catch {
+        // Not confirmed: the slot stays; the next pass asks again.
+      }
+    }
+  }
+  if (!holdsSlot) return;
   const since = Date.parse(job.submitIntent?.at ?? job.statusAt);
-  if (holdsSlot && now.getTime() - since > deps.jobTimeoutMs && (await deps.slots.release(job.id))) {
+  const free = job.providerJobId
+    ? !providerMayBeRunning(job)
+    : !job.submitIntent || now.getTime() - since > deps.jobTimeoutMs;
+  // Named by the submission the listing saw: if an operator has requeued the job since, that slot is gone already.
+  if (free && (await deps.slots.release(slotHolderOf(job)))) {
     await fix(job, 'slot_released', 'the provider cannot still be running this job');
   }
 }
@@ -155,16 +260,16 @@ async function reconcileQueued(deps: ReconcileDeps, job: Job, holdsSlot: boolean
   if (now.getTime() - lastSignOfLife < deps.queuedGraceMs + deps.slotWaitMaxSeconds * 1000) return;
   const execution = await deps.workflow.status(executionNameOf(job));
   if (execution === 'RUNNING') return; // started; its first step moves the job on
-  let current: Job | undefined = job;
+  // Only if nothing touched the job since it was read: a message that is merely slow (a
+  // dispatcher deferred it meanwhile) must not get a second one beside it.
+  if (!(await deps.store.claimRequeue(job, now))) return;
   if (execution !== 'NOT_FOUND') {
     // Its execution ended without starting it (e.g. stopped): the next one needs a new name.
-    current = await deps.store.recordNewRun(job, now);
-    if (!current) return; // another pass got there first
+    if (!(await deps.store.recordNewRun(job, now))) return; // another pass got there first
   }
   // A dispatcher that took a slot and then lost its message: free it, the new message takes one again.
-  if (holdsSlot) await deps.slots.release(job.id);
+  if (holdsSlot) await deps.slots.release(slotHolderOf(job));
   await deps.queue.enqueue(job.id);
-  await deps.store.touchEnqueued(job.id, now);
   await fix(
     job,
     'requeued',
@@ -172,9 +277,36 @@ async function reconcileQueued(deps: ReconcileDeps, job: Job, holdsSlot: boolean
   );
 }
 
-async function reconcileRunning(deps: ReconcileDeps, job: Job, now: Date, fix: Fix) {
-  const executionName = job.executionName ?? executionNameOf(job);
+async function reconcileRunning(deps: ReconcileDeps, job: Job, holdsSlot: boolean, now: Date, fix: Fix) {
+  const executionName = currentExecutionOf(job);
   const execution = await deps.workflow.status(executionName);
+
+  // The job timeout holds whatever the execution's status.
+  if (job.startedAt && now.getTime() - Date.parse(job.startedAt) > deps.jobTimeoutMs) {
+    const moved = await deps.store.transition(
+      job,
+      ['running'],
+      {
+        status: 'needs_review',
+        error: { code: 'job_timeout', message: `Still running after ${deps.jobTimeoutMs} ms; stopped.` },
+      },
+      now,
+    );
+    if (!moved) return;
+    if (execution === 'RUNNING')
+      await deps.workflow.stop(executionName, 'Job timeout passed; sent to review.');
+    if (job.providerJobId && !job.providerOutcome) {
+      try {
+        await stopAtProvider(deps, job, job.providerJobId);
+      } catch {
+        // Keep the slot while the provider may still run it; released once it cannot.
+      }
+    }
+    const current = (await deps.store.get(job.id)) ?? moved;
+    if (!providerMayBeRunning(current)) await deps.slots.release(slotHolderOf(current));
+    await fix(job, 'timed_out');
+    return;
+  }
 
   if (execution !== 'RUNNING') {
     // The workflow ended (or never began) without settling the job.
@@ -194,9 +326,13 @@ async function reconcileRunning(deps: ReconcileDeps, job: Job, now: Date, fix: F
       if (moved) await fix(job, 'reviewed', `execution ${execution} after an ambiguous submission`);
       return;
     }
-    // Every step is safe to repeat: a new run picks up where the job is
-    // (a recorded provider job is not submitted again).
-    if (!(await deps.slots.acquire(job.id, deps.maxInFlight))) return; // no slot yet; next pass
+    // Every step is safe to repeat: a new run picks up where the job is (a
+    // recorded provider job is not submitted again) with the same submission,
+    // so with the same slot. Only a job not sent yet needs to take one: one
+    // the provider has, or has finished, would wait for nothing, and under
+    // saturation hand-offs would win every slot before it.
+    const sent = job.providerJobId !== undefined || job.submitIntent !== undefined;
+    if (!holdsSlot && !sent && !(await deps.slots.acquire(slotHolderOf(job), deps.maxInFlight))) return;
     const next = await deps.store.recordNewRun(job, now);
     if (!next) return;
     await deps.workflow.start(executionNameOf(next), { jobId: job.id });
@@ -204,46 +340,29 @@ async function reconcileRunning(deps: ReconcileDeps, job: Job, now: Date, fix: F
     return;
   }
 
-  if (job.startedAt && now.getTime() - Date.parse(job.startedAt) > deps.jobTimeoutMs) {
-    const moved = await deps.store.transition(
-      job,
-      ['running'],
-      {
-        status: 'needs_review',
-        error: { code: 'job_timeout', message: `Still running after ${deps.jobTimeoutMs} ms; stopped.` },
-      },
-      now,
-    );
-    if (!moved) return;
-    await deps.workflow.stop(executionName, 'Job timeout passed; sent to review.');
-    if (job.providerJobId) {
-      try {
-        await deps.provider.cancel(job.providerJobId);
-        await deps.slots.release(job.id);
-      } catch {
-        // Keep the slot while the provider may still run it; released once it cannot.
-      }
+  if (!job.providerJobId || !job.taskToken) return;
+  if (job.providerOutcome) {
+    // Recorded, but the resume it should have caused was lost (or met a stale token). Resuming twice is harmless.
+    if (await resumeAwait(deps.workflow, job.taskToken, job.providerOutcome)) {
+      await fix(job, 'completed_from_provider', `recorded outcome ${job.providerOutcome.status} resumed`);
     }
-    await fix(job, 'timed_out');
     return;
   }
-
   // Waiting on the provider: ask it, in case its completion webhook was lost.
-  if (job.providerJobId && job.taskToken && !job.providerOutcome) {
-    const remote = await deps.provider.status(job.providerJobId);
-    if (remote.status === 'succeeded' || remote.status === 'failed' || remote.status === 'canceled') {
-      const updated = await deps.store.recordProviderOutcome(job.id, {
-        status: remote.status,
-        ...(remote.error ? { error: remote.error } : {}),
-        at: now.toISOString(),
-      });
-      if (updated?.providerOutcome && updated.taskToken) {
-        await resumeAwait(deps.workflow, updated.taskToken, updated.providerOutcome);
-        await fix(job, 'completed_from_provider', `provider says ${remote.status}`);
-      }
-      return;
+  const remote = await deps.provider.status(job.providerJobId);
+  if (remote.status === 'succeeded' || remote.status === 'failed' || remote.status === 'canceled') {
+    const updated = await deps.store.recordProviderOutcome(job.id, {
+      status: remote.status,
+      ...(remote.error ? { error: remote.error } : {}),
+      at: now.toISOString(),
+      providerJobId: job.providerJobId,
+    });
+    if (updated?.providerOutcome && updated.taskToken) {
+      await resumeAwait(deps.workflow, updated.taskToken, updated.providerOutcome);
+      await fix(job, 'completed_from_provider', `provider says ${remote.status}`);
     }
-    // Still running there: keep the waiting step's heartbeat alive.
-    await deps.workflow.heartbeat(job.taskToken);
+    return;
   }
+  // Still running there: keep the waiting step's heartbeat alive.
+  await deps.workflow.heartbeat(job.taskToken);
 }

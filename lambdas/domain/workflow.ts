@@ -8,7 +8,16 @@ import {
   ProviderRejectedError,
   ProviderUnavailableError,
 } from './errors';
-import { isTerminal, type Job, type JobError, providerKeyOf } from './job';
+import {
+  currentExecutionOf,
+  isTerminal,
+  type Job,
+  type JobError,
+  providerKeyOf,
+  providerMayBeRunning,
+  providerWebhookUrlOf,
+  slotHolderOf,
+} from './job';
 import { type FinalOutput, parseProviderOutput } from './outputs';
 import type { InputStore, JobQueue, JobStore, OutputStore, SlotPool, Timeline, Workflow } from './ports';
 import type { Provider } from './provider';
@@ -140,7 +149,9 @@ const steps: Record<StepName, (deps: WorkflowDeps, event: StepEvent) => Promise<
       job = started ?? (await loadJob(deps, event.jobId));
     }
     if (job.status !== 'running') throw new JobSettledError(`Job ${job.id} is ${job.status}.`);
-    await checkInput(deps, job);
+    // A restarted run of a job already sent to the provider does not look at its input again: a
+    // presigned audioUrl may have expired since, and the provider has what it needs.
+    if (!job.providerJobId && !job.submitIntent) await checkInput(deps, job);
     return null;
   },
 
@@ -160,22 +171,32 @@ const steps: Record<StepName, (deps: WorkflowDeps, event: StepEvent) => Promise<
     // deduplicates) means that attempt may have been accepted: no later answer
     // to this resend can prove it was not.
     const earlierAttemptUnknown = job.submitIntent !== undefined;
-    const intent = await deps.store.recordSubmitIntent(job.id, randomUUID(), deps.now());
-    if (!intent) throw new JobSettledError(`Job ${job.id} changed while submitting.`);
+    const intent = await deps.store.recordSubmitIntent(
+      job.id,
+      randomUUID(),
+      deps.now(),
+      job.submitIntent?.attemptId,
+    );
+    if (!intent) {
+      // Another invocation of this step (Step Functions retries an invocation it
+      // lost sight of, which may still run) took the intent first, or the job
+      // moved on. This one sends nothing; a retry finds what the other learned.
+      const current = await loadJob(deps, job.id);
+      if (current.status !== 'running') throw new JobSettledError(`Job ${job.id} is ${current.status}.`);
+      if (current.providerJobId) return null;
+      throw new AmbiguousSubmissionError('Another attempt is submitting; its outcome is not known yet.');
+    }
     const sentAt = Date.now();
     const observeCall = (outcome: 'accepted' | 'unavailable' | 'rejected' | 'ambiguous') =>
       deps.observe?.({ kind: 'provider', outcome, latencyMs: Date.now() - sentAt });
+    let providerJobId: string;
     try {
-      const { providerJobId } = await deps.provider.submit({
+      ({ providerJobId } = await deps.provider.submit({
         idempotencyKey: providerKeyOf(job),
         type: job.type,
         input: job.input,
-        webhookUrl: `${deps.providerWebhookUrl}?jobId=${encodeURIComponent(job.id)}`,
-      });
-      observeCall('accepted');
-      await deps.store.settleSubmitIntent(job.id, providerJobId, deps.now());
-      await deps.timeline.record(job.id, { at: deps.now().toISOString(), type: 'provider.accepted' });
-      return null;
+        webhookUrl: providerWebhookUrlOf(deps.providerWebhookUrl, job),
+      }));
     } catch (error) {
       observeCall(
         error instanceof ProviderUnavailableError
@@ -204,6 +225,11 @@ const steps: Record<StepName, (deps: WorkflowDeps, event: StepEvent) => Promise<
       // Ambiguous with a deduplicating provider: the intent stays, and a retry resends the same key.
       throw error;
     }
+    // Accepted: whatever fails from here on is bookkeeping, never a reason to doubt the submission.
+    observeCall('accepted');
+    await deps.store.settleSubmitIntent(job.id, providerJobId, deps.now());
+    await deps.timeline.record(job.id, { at: deps.now().toISOString(), type: 'provider.accepted' });
+    return null;
   },
 
   async await(deps, event) {
@@ -216,12 +242,13 @@ const steps: Record<StepName, (deps: WorkflowDeps, event: StepEvent) => Promise<
   },
 
   async release(deps, event) {
-    // A job whose submission may have been accepted keeps its slot while the
-    // provider might be running it; the reconciler frees it once it cannot be.
+    // A job the provider may be running keeps its slot; the reconciler frees it once it cannot be.
     const job = await deps.store.get(event.jobId);
-    if (job && unresolvedSubmission(job) && (job.status === 'needs_review' || job.status === 'running'))
-      return null;
-    if (await deps.slots.release(event.jobId)) {
+    if (!job) return null; // the reconciler frees the slots of jobs that vanished
+    // An older run's step (its execution outlived an operator's requeue) frees nothing of the new run's.
+    if (event.executionName && event.executionName !== currentExecutionOf(job)) return null;
+    if (providerMayBeRunning(job)) return null;
+    if (await deps.slots.release(slotHolderOf(job))) {
       await deps.timeline.record(event.jobId, { at: deps.now().toISOString(), type: 'slot.released' });
     }
     // Also on a retry whose first try released the slot but stopped before the hand-off.
@@ -277,15 +304,27 @@ const steps: Record<StepName, (deps: WorkflowDeps, event: StepEvent) => Promise<
   async fail(deps, event) {
     const job = await loadJob(deps, event.jobId);
     if (isTerminal(job.status) || job.status === 'needs_review') return null;
+    const error = jobErrorOf(event.error);
     if (unresolvedSubmission(job)) {
       // Whatever failed, the provider may have accepted a submission: a person decides, not the workflow.
       await markNeedsReview(deps, job, {
         code: 'ambiguous_submission',
-        message: `${jobErrorOf(event.error).message} A submission's outcome is unknown.`,
+        message: `${error.message} A submission's outcome is unknown.`,
       });
       return null;
     }
-    const error = jobErrorOf(event.error);
+    if (job.providerJobId && !OUTCOME_ERRORS.has(event.error?.Error ?? '')) {
+      // The provider accepted (and billed) the job, and what failed is our own
+      // bookkeeping: a throttled or failed step, a lagging status, storage. The
+      // job did not fail; it waits for its true outcome, which the reconciler
+      // keeps asking the provider for, and its slot stays held while the
+      // provider may still run it.
+      await markNeedsReview(deps, job, {
+        code: 'accepted_then_interrupted',
+        message: `The provider accepted the job, then a step failed: [${error.code}] ${error.message}`,
+      });
+      return null;
+    }
     const now = deps.now();
     const failed = await deps.store.transition(
       job,
@@ -303,13 +342,13 @@ const steps: Record<StepName, (deps: WorkflowDeps, event: StepEvent) => Promise<
     if (job.status === 'needs_review') return null;
     if (job.status === 'canceled' && job.providerJobId && !job.providerOutcome) {
       try {
-        await deps.provider.cancel(job.providerJobId);
+        await stopAtProvider(deps, job, job.providerJobId);
         await deps.timeline.record(job.id, {
           at: deps.now().toISOString(),
           type: 'provider.cancel_requested',
         });
       } catch {
-        // The provider finishes the job on its own; its result is no longer wanted.
+        // Not confirmed: the slot stays held while the provider may run the job; the reconciler asks again.
       }
     }
     await steps.release(deps, event);
@@ -334,7 +373,7 @@ const steps: Record<StepName, (deps: WorkflowDeps, event: StepEvent) => Promise<
       // Once the provider confirms the stop the job no longer uses capacity there.
       if (job.providerJobId) {
         try {
-          await deps.provider.cancel(job.providerJobId);
+          await stopAtProvider(deps, job, job.providerJobId);
           await steps.release(deps, event);
         } catch {
           // Keep the slot: the provider may still be running the job.
@@ -346,6 +385,28 @@ const steps: Record<StepName, (deps: WorkflowDeps, event: StepEvent) => Promise<
     return null;
   },
 };
+
+/**
+ * Asks the provider to stop the job and records its confirmation as the
+ * provider's outcome: from then on the job no longer uses capacity there, so
+ * its slot may go. Throws when the provider did not confirm.
+ */
+export async function stopAtProvider(
+  deps: {
+    readonly provider: Pick<WorkflowDeps['provider'], 'cancel'>;
+    readonly store: WorkflowDeps['store'];
+    readonly now: () => Date;
+  },
+  job: Pick<Job, 'id'>,
+  providerJobId: string,
+): Promise<void> {
+  await deps.provider.cancel(providerJobId);
+  await deps.store.recordProviderOutcome(job.id, {
+    status: 'canceled',
+    at: deps.now().toISOString(),
+    providerJobId,
+  });
+}
 
 /** Moves a running job to needs_review with its reason, records why, and returns the error that stops the workflow. */
 async function markNeedsReview(deps: WorkflowDeps, job: Job, reason: JobError): Promise<NeedsReviewError> {
@@ -464,3 +525,14 @@ export const TRANSCRIPT_PREVIEW_CHARS = 500;
 function unresolvedSubmission(job: Job): boolean {
   return job.submitIntent !== undefined && job.providerJobId === undefined;
 }
+
+/**
+ * Errors that are the job's true outcome once the provider accepted it: the
+ * provider failed or canceled it, or its output is unusable. Any other error
+ * after acceptance is bookkeeping.
+ */
+const OUTCOME_ERRORS: ReadonlySet<string> = new Set([
+  'ProviderJobFailed',
+  'InvalidJobInput',
+  'ProviderRejected',
+]);

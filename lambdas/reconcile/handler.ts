@@ -1,6 +1,14 @@
 import type { Context } from 'aws-lambda';
 import { FIX_KINDS, reconcile } from '../domain/reconcile';
-import { jobQueue, liveJobStore, provider, slotPool, timeline, workflow } from '../shared/aws';
+import {
+  jobQueue,
+  liveJobStore,
+  provider,
+  reconcilerProgress,
+  slotPool,
+  timeline,
+  workflow,
+} from '../shared/aws';
 import { runtimeSettings } from '../shared/env';
 import { emit, instrument, logger } from '../shared/observability';
 
@@ -9,7 +17,7 @@ const settings = runtimeSettings();
 const PAGE_SIZE = 100;
 
 /** One reconciliation pass, run on a schedule; overlapping passes are safe. */
-export const handler = instrument('reconcile', async (_event: unknown, _context: Context) => {
+export const handler = instrument('reconcile', async (_event: unknown, context: Context) => {
   const report = await reconcile(
     {
       store: liveJobStore(),
@@ -24,6 +32,9 @@ export const handler = instrument('reconcile', async (_event: unknown, _context:
       jobTimeoutMs: settings.jobTimeoutMs,
       slotWaitMaxSeconds: settings.slotWaitMaxSeconds,
       pageSize: PAGE_SIZE,
+      // Half the function's time for the active jobs; the rest covers the slots and hand-offs after them.
+      budgetMs: context.getRemainingTimeInMillis() / 2,
+      progress: reconcilerProgress(),
     },
     (jobId, error) => logger.error('reconciling a job failed', { jobId, error: error as Error }),
   );

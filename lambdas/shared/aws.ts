@@ -8,6 +8,7 @@ import { resourceEnv } from '../../config/layout';
 import { ApiGatewayLiveChannel } from '../adapters/apigateway-live-channel';
 import { DynamoDbApiKeyStore } from '../adapters/dynamodb-api-key-store';
 import { DynamoDbJobStore } from '../adapters/dynamodb-job-store';
+import { DynamoDbReconcilerProgress } from '../adapters/dynamodb-reconciler-progress';
 import { DynamoDbSlotPool } from '../adapters/dynamodb-slot-pool';
 import { DynamoDbStreamTickets } from '../adapters/dynamodb-stream-tickets';
 import { DynamoDbSubscriptions } from '../adapters/dynamodb-subscriptions';
@@ -77,6 +78,9 @@ export const streamTickets = once(
 );
 
 export const slotPool = once(() => new DynamoDbSlotPool(documentClient(), requireEnv(resourceEnv.jobTable)));
+export const reconcilerProgress = once(
+  () => new DynamoDbReconcilerProgress(documentClient(), requireEnv(resourceEnv.jobTable)),
+);
 
 export const timeline = once(
   () =>

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PurgeQueueCommand, ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { jobIdOf } from '../../lambdas/domain/job';
 import {
   FAULT_MODES,
   type FaultMode,
@@ -581,7 +582,7 @@ async function slotViolations(client: Client, jobs: Map<string, Job>, log: (line
       () => true,
       () => false,
     );
-  if (!(await within(20_000, (slots) => slots.holders.every((holder) => ambiguous.has(holder)))))
+  if (!(await within(20_000, (slots) => slots.holders.every((holder) => ambiguous.has(jobIdOf(holder))))))
     violations.push(`slots still held by jobs that are not ambiguous reviews: ${JSON.stringify(seen)}`);
   if (seen.inFlight !== seen.holders.length)
     violations.push(`slot counter disagrees with holders: ${JSON.stringify(seen)}`);

@@ -2,6 +2,7 @@ import { rmSync } from 'node:fs';
 import { StopExecutionCommand } from '@aws-sdk/client-sfn';
 import { PurgeQueueCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { executionNameOf } from '../../lambdas/domain/job';
 import { type RunningSimulator, startSimulator } from '../../local/provider-sim/simulator';
 import {
   documentClient,
@@ -182,7 +183,7 @@ describe('convergence through the reconciler', () => {
     await pollUntil(async () => (await c.sim('/_sim/ledger')).running === 1, {
       description: 'the provider to run it',
     });
-    const arn = `${stack.endpoints.stateMachineArn.replace(':stateMachine:', ':execution:')}:${id}`;
+    const arn = `${stack.endpoints.stateMachineArn.replace(':stateMachine:', ':execution:')}:${executionNameOf(running)}`;
     await sfnClient(stack.endpoints).send(
       new StopExecutionCommand({ executionArn: arn, cause: 'killed by a test' }),
     );

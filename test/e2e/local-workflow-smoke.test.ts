@@ -3,6 +3,7 @@ import { createServer } from 'node:net';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { DescribeExecutionCommand } from '@aws-sdk/client-sfn';
 import { API_KEY_HEADER } from '../../config/layout';
+import { executionNameOf } from '../../lambdas/domain/job';
 import { SAMPLE_PNG_BASE64 } from '../../local/provider-sim/outputs';
 import { type Ledger, type RunningSimulator, startSimulator } from '../../local/provider-sim/simulator';
 import {
@@ -36,6 +37,7 @@ const TERMINAL = new Set(['succeeded', 'failed', 'canceled', 'needs_review']);
 interface Job {
   readonly id: string;
   readonly status: string;
+  readonly createdAt: string;
   readonly progress: number;
   readonly result: { readonly outputUrl?: string; readonly contentType?: string } | null;
   readonly error: unknown;
@@ -137,12 +139,12 @@ describe('a job on the local stack with its own simulated provider', () => {
       ]);
       expect(ledger.running).toBe(0);
 
-      // The workflow ran on the local Step Functions endpoint, as an execution named after the job.
+      // The workflow ran on the local Step Functions endpoint, as an execution named after the job and its creation.
       const sfn = sfnClient(stack.endpoints);
       try {
         const execution = await sfn.send(
           new DescribeExecutionCommand({
-            executionArn: `${stack.endpoints.stateMachineArn.replace(':stateMachine:', ':execution:')}:${job.id}`,
+            executionArn: `${stack.endpoints.stateMachineArn.replace(':stateMachine:', ':execution:')}:${executionNameOf(job)}`,
           }),
         );
         expect(execution.status).toBe('SUCCEEDED');

@@ -1,5 +1,5 @@
 import { deferDelaySeconds, dispatchJob } from '../../lambdas/domain/dispatch';
-import { type Job, newJob } from '../../lambdas/domain/job';
+import { executionNameOf, type Job, newJob, slotHolderOf } from '../../lambdas/domain/job';
 import {
   MemoryQueue,
   MemorySlots,
@@ -48,8 +48,8 @@ describe('dispatchJob', () => {
     const { deps, add } = setup(1);
     const job = add(0);
     await expect(dispatchJob(deps, job.id, 0)).resolves.toBe('started');
-    expect(deps.workflow.started).toEqual([job.id]);
-    expect(await deps.slots.holders()).toEqual([job.id]);
+    expect(deps.workflow.started).toEqual([executionNameOf(job)]);
+    expect(await deps.slots.holders()).toEqual([slotHolderOf(job)]);
   });
 
   it('defers a job without a slot as a new delayed message, counting its waits', async () => {
@@ -59,7 +59,7 @@ describe('dispatchJob', () => {
     await dispatchJob(deps, first.id, 0);
     await expect(dispatchJob(deps, second.id, 3)).resolves.toBe('deferred');
     expect(deps.queue.messages).toEqual([{ jobId: second.id, options: { delaySeconds: 4, deferrals: 4 } }]);
-    expect(deps.workflow.started).toEqual([first.id]);
+    expect(deps.workflow.started).toEqual([executionNameOf(first)]);
   });
 
   it('never holds more slots than the limit, however many jobs arrive at once', async () => {
@@ -75,7 +75,7 @@ describe('dispatchJob', () => {
     const job = add(0);
     await dispatchJob(deps, job.id, 0);
     await expect(dispatchJob(deps, job.id, 0)).resolves.toBe('started');
-    expect(deps.workflow.started).toEqual([job.id]);
+    expect(deps.workflow.started).toEqual([executionNameOf(job)]);
   });
 
   it.each(['running', 'succeeded', 'canceled', 'needs_review'] as const)(

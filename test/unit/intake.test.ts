@@ -136,6 +136,25 @@ describe('cancelJob', () => {
     ]);
   });
 
+  it('tells the waiting step again when the cancel is repeated, since the first word may have been lost', async () => {
+    const { job } = await submit();
+    deps.store.jobs.set(job.id, { ...job, status: 'running', taskToken: 'token-1' });
+    deps.workflow.failTask = async () => {
+      throw new Error('connection reset');
+    };
+    await expect(cancelJob(deps, 'acme', job.id)).rejects.toThrow('connection reset');
+    deps.workflow.failTask = async (taskToken, error, cause) => {
+      deps.workflow.failed.push({ taskToken, error, cause });
+      return true;
+    };
+
+    await expect(cancelJob(deps, 'acme', job.id)).resolves.toMatchObject({ status: 'canceled' });
+
+    expect(deps.workflow.failed).toEqual([
+      { taskToken: 'token-1', error: 'JobCanceled', cause: '[canceled] Canceled by the client.' },
+    ]);
+  });
+
   it('cancels a running job that is not waiting yet without touching the workflow', async () => {
     const { job } = await submit();
     deps.store.jobs.set(job.id, { ...job, status: 'running' });

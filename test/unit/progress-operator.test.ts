@@ -1,8 +1,15 @@
 import { JobNotInReviewError } from '../../lambdas/domain/errors';
-import { type Job, newJob } from '../../lambdas/domain/job';
+import { type Job, newJob, slotHolderOf } from '../../lambdas/domain/job';
 import { parseResolution, resolveJob } from '../../lambdas/domain/operator';
 import { applyProgress, ProgressThrottle, publishingStatusChanges } from '../../lambdas/domain/progress';
-import { MemoryLive, MemoryQueue, MemorySlots, MemoryStore, MemoryTimeline } from './support/memory-ports';
+import {
+  MemoryLive,
+  MemoryQueue,
+  MemorySlots,
+  MemoryStore,
+  MemoryTimeline,
+  MemoryWorkflow,
+} from './support/memory-ports';
 
 const t0 = new Date('2026-05-01T10:00:00.000Z');
 
@@ -26,9 +33,12 @@ function store(patch: Partial<Job>) {
   return { memory, job };
 }
 
+/** A tick of the job's first submission and its provider job. */
+const tick1 = { providerJobId: 'gen_1', submission: 0 };
+
 describe('progress', () => {
   it('streams every tick and persists at most one per second', async () => {
-    const { memory, job } = store({ status: 'running' });
+    const { memory, job } = store({ status: 'running', providerJobId: 'gen_1' });
     const live = new MemoryLive();
     let clock = t0.getTime();
     const deps = { store: memory, live, throttle: new ProgressThrottle(1000), now: () => new Date(clock) };
@@ -36,7 +46,7 @@ describe('progress', () => {
     // 5 seconds at 10 ticks a second.
     for (let tick = 1; tick <= 50; tick++) {
       clock = t0.getTime() + tick * 100;
-      await applyProgress(deps, job.id, tick * 2);
+      await applyProgress(deps, job.id, tick * 2, tick1);
     }
 
     expect(live.messages).toHaveLength(50);
@@ -46,7 +56,7 @@ describe('progress', () => {
   });
 
   it('persists about once a second however many warm environments share the ticks', async () => {
-    const { memory, job } = store({ status: 'running' });
+    const { memory, job } = store({ status: 'running', providerJobId: 'gen_1' });
     let clock = t0.getTime();
     // Four api environments, each with its own in-memory throttle, over one store.
     const environments = Array.from({ length: 4 }, () => ({
@@ -63,6 +73,7 @@ describe('progress', () => {
         environments[tick % environments.length] as (typeof environments)[number],
         job.id,
         tick * 2,
+        tick1,
       );
     }
 
@@ -73,17 +84,41 @@ describe('progress', () => {
   it('never lowers progress or touches a finished job', async () => {
     const running = store({ status: 'running', progress: 60 });
     expect(await running.memory.recordProgress(running.job.id, 40, t0, t0)).toBe(false);
-    const done = store({ status: 'succeeded', progress: 100 });
-    const deps = {
-      store: done.memory,
-      live: new MemoryLive(),
-      throttle: new ProgressThrottle(1000),
-      now: () => t0,
-    };
-    await expect(applyProgress(deps, done.job.id, 100)).resolves.toEqual({
-      streamed: true,
+    const done = store({ status: 'succeeded', progress: 100, providerJobId: 'gen_1' });
+    const live = new MemoryLive();
+    const deps = { store: done.memory, live, throttle: new ProgressThrottle(1000), now: () => t0 };
+    await expect(applyProgress(deps, done.job.id, 100, tick1)).resolves.toEqual({
+      streamed: false,
       persisted: false,
     });
+    // Nobody is told a finished job is running.
+    expect(live.messages).toEqual([]);
+  });
+
+  it('neither raises progress nor heartbeats for a tick of a replaced submission', async () => {
+    const { memory, job } = store({
+      status: 'running',
+      resubmissions: 1,
+      providerJobId: 'gen_new',
+      taskToken: 't1',
+    });
+    const live = new MemoryLive();
+    const workflow = new MemoryWorkflow();
+    const deps = {
+      store: memory,
+      live,
+      throttle: new ProgressThrottle(1000),
+      now: () => t0,
+      heartbeat: { throttle: new ProgressThrottle(1000), workflow },
+    };
+    await applyProgress(deps, job.id, 90, { providerJobId: 'gen_old', submission: 0 });
+    expect(memory.jobs.get(job.id)?.progress).toBe(0);
+    expect(workflow.heartbeats).toEqual([]);
+    expect(live.messages).toEqual([]);
+
+    await applyProgress(deps, job.id, 30, { providerJobId: 'gen_new', submission: 1 });
+    expect(memory.jobs.get(job.id)?.progress).toBe(30);
+    expect(workflow.heartbeats).toEqual(['t1']);
   });
 
   it('tells live clients of every status change the store makes', async () => {
@@ -118,7 +153,7 @@ describe('resolveJob', () => {
     async (outcome, expected) => {
       const { memory, job } = store({ status: 'needs_review' });
       const d = deps(memory);
-      await d.slots.acquire(job.id, 1);
+      await d.slots.acquire(slotHolderOf(job), 1);
       const resolved = await resolveJob(d, job.id, { outcome, note: 'checked with the provider' });
       expect(resolved).toMatchObject(expected);
       expect(await d.slots.holders()).toEqual([]);

@@ -31,16 +31,16 @@ const at = clock.toISOString();
 describe('applyProviderEvent', () => {
   it('records a completion and resumes the waiting step', async () => {
     const { deps, id, current } = setup({ providerJobId: 'gen_1', taskToken: 't1' });
-    await expect(applyProviderEvent(deps, id, { type: 'succeeded', id: 'gen_1', at })).resolves.toBe(
+    await expect(applyProviderEvent(deps, id, { type: 'succeeded', id: 'gen_1', at }, 0)).resolves.toBe(
       'resumed',
     );
-    expect(current()?.providerOutcome).toEqual({ status: 'succeeded', at });
+    expect(current()?.providerOutcome).toEqual({ status: 'succeeded', at, providerJobId: 'gen_1' });
     expect(deps.workflow.completed).toEqual([{ taskToken: 't1', output: { providerStatus: 'succeeded' } }]);
   });
 
   it('records a completion that arrives before the step waits, for the step to find', async () => {
     const { deps, id, current } = setup({ providerJobId: 'gen_1' });
-    await expect(applyProviderEvent(deps, id, { type: 'succeeded', id: 'gen_1', at })).resolves.toBe(
+    await expect(applyProviderEvent(deps, id, { type: 'succeeded', id: 'gen_1', at }, 0)).resolves.toBe(
       'recorded',
     );
     expect(current()?.providerOutcome?.status).toBe('succeeded');
@@ -49,12 +49,17 @@ describe('applyProviderEvent', () => {
 
   it('fails the waiting step with the provider error', async () => {
     const { deps, id } = setup({ providerJobId: 'gen_1', taskToken: 't1' });
-    await applyProviderEvent(deps, id, {
-      type: 'failed',
-      id: 'gen_1',
-      error: { code: 'oom', message: 'ran out' },
-      at,
-    });
+    await applyProviderEvent(
+      deps,
+      id,
+      {
+        type: 'failed',
+        id: 'gen_1',
+        error: { code: 'oom', message: 'ran out' },
+        at,
+      },
+      0,
+    );
     expect(deps.workflow.failed).toEqual([
       { taskToken: 't1', error: 'ProviderJobFailed', cause: '[oom] ran out' },
     ]);
@@ -62,24 +67,29 @@ describe('applyProviderEvent', () => {
 
   it('keeps the first outcome when the provider repeats or contradicts itself', async () => {
     const { deps, id, current } = setup({ providerJobId: 'gen_1' });
-    await applyProviderEvent(deps, id, { type: 'succeeded', id: 'gen_1', at });
-    await applyProviderEvent(deps, id, {
-      type: 'failed',
-      id: 'gen_1',
-      error: { code: 'x', message: 'y' },
-      at,
-    });
+    await applyProviderEvent(deps, id, { type: 'succeeded', id: 'gen_1', at }, 0);
+    await applyProviderEvent(
+      deps,
+      id,
+      {
+        type: 'failed',
+        id: 'gen_1',
+        error: { code: 'x', message: 'y' },
+        at,
+      },
+      0,
+    );
     expect(current()?.providerOutcome?.status).toBe('succeeded');
     expect(deps.timeline.types(id)).toEqual(['provider.succeeded']);
   });
 
   it('ignores events about another provider job or an unknown job', async () => {
     const { deps, id, current } = setup({ providerJobId: 'gen_1', taskToken: 't1' });
-    await expect(applyProviderEvent(deps, id, { type: 'succeeded', id: 'gen_other', at })).resolves.toBe(
+    await expect(applyProviderEvent(deps, id, { type: 'succeeded', id: 'gen_other', at }, 0)).resolves.toBe(
       'ignored',
     );
     await expect(
-      applyProviderEvent(deps, 'job_bbbbbbbbbbbbbbbbbbbbbbbbbb', { type: 'succeeded', id: 'gen_1', at }),
+      applyProviderEvent(deps, 'job_bbbbbbbbbbbbbbbbbbbbbbbbbb', { type: 'succeeded', id: 'gen_1', at }, 0),
     ).resolves.toBe('ignored');
     expect(current()?.providerOutcome).toBeUndefined();
     expect(deps.workflow.completed).toEqual([]);
@@ -88,29 +98,58 @@ describe('applyProviderEvent', () => {
   it('ignores events for a finished job, or for a job with no submission under way', async () => {
     const finished = setup({ status: 'failed', providerJobId: undefined });
     await expect(
-      applyProviderEvent(finished.deps, finished.id, { type: 'succeeded', id: 'gen_bogus', at }),
+      applyProviderEvent(finished.deps, finished.id, { type: 'succeeded', id: 'gen_bogus', at }, 0),
     ).resolves.toBe('ignored');
     expect(finished.current()?.providerOutcome).toBeUndefined();
     const idle = setup({});
     await expect(
-      applyProviderEvent(idle.deps, idle.id, { type: 'succeeded', id: 'gen_bogus', at }),
+      applyProviderEvent(idle.deps, idle.id, { type: 'succeeded', id: 'gen_bogus', at }, 0),
     ).resolves.toBe('ignored');
     expect(idle.deps.timeline.types(idle.id)).toEqual([]);
   });
 
   it('accepts the completion of a submission whose id is not recorded yet', async () => {
     const { deps, id, current } = setup({ submitIntent: { attemptId: 'a1', at } });
-    await expect(applyProviderEvent(deps, id, { type: 'succeeded', id: 'gen_fast', at })).resolves.toBe(
+    await expect(applyProviderEvent(deps, id, { type: 'succeeded', id: 'gen_fast', at }, 0)).resolves.toBe(
       'recorded',
     );
     expect(current()?.providerOutcome?.status).toBe('succeeded');
+  });
+
+  it('ignores a late event of a submission an operator replaced, even while the new one has no id yet', async () => {
+    // Requeued once: the current submission is 1 and is being sent; submission 0's provider job finishes late.
+    const { deps, id, current } = setup({ resubmissions: 1, submitIntent: { attemptId: 'a2', at } });
+    await expect(applyProviderEvent(deps, id, { type: 'succeeded', id: 'gen_old', at }, 0)).resolves.toBe(
+      'ignored',
+    );
+    await expect(
+      applyProviderEvent(deps, id, { type: 'succeeded', id: 'gen_old', at }, undefined),
+    ).resolves.toBe('ignored');
+    expect(current()?.providerOutcome).toBeUndefined();
+    await expect(applyProviderEvent(deps, id, { type: 'succeeded', id: 'gen_new', at }, 1)).resolves.toBe(
+      'recorded',
+    );
+  });
+
+  it('records the outcome of a job in review as evidence, without resuming anything', async () => {
+    const { deps, id, current } = setup({
+      status: 'needs_review',
+      submitIntent: { attemptId: 'a1', at },
+      taskToken: 't1',
+    });
+    await expect(applyProviderEvent(deps, id, { type: 'succeeded', id: 'gen_1', at }, 0)).resolves.toBe(
+      'recorded',
+    );
+    expect(current()?.providerOutcome).toEqual({ status: 'succeeded', at, providerJobId: 'gen_1' });
+    expect(deps.workflow.completed).toEqual([]);
+    expect(deps.timeline.types(id)).toEqual(['provider.succeeded']);
   });
 
   it('touches no storage for a progress tick', async () => {
     const { deps, id, current } = setup({ providerJobId: 'gen_1' });
     const before = current();
     await expect(
-      applyProviderEvent(deps, id, { type: 'progress', id: 'gen_1', progress: 40, at }),
+      applyProviderEvent(deps, id, { type: 'progress', id: 'gen_1', progress: 40, at }, 0),
     ).resolves.toBe('progress');
     expect(current()).toBe(before);
   });

@@ -1,7 +1,8 @@
-import { type Job, newJob } from '../../lambdas/domain/job';
+import { executionNameOf, type Job, newJob, slotHolderOf } from '../../lambdas/domain/job';
 import { type ReconcileDeps, reconcile } from '../../lambdas/domain/reconcile';
 import {
   MemoryQueue,
+  MemoryReconcilerProgress,
   MemorySlots,
   MemoryStore,
   MemoryTimeline,
@@ -26,6 +27,8 @@ function setup(options: { now?: number; deduplicates?: boolean } = {}) {
     jobTimeoutMs: 600_000,
     slotWaitMaxSeconds: 5,
     pageSize: 2,
+    budgetMs: 60_000,
+    progress: new MemoryReconcilerProgress(),
   } satisfies ReconcileDeps;
   let n = 0;
   const add = (patch: Partial<Job>) => {
@@ -79,7 +82,7 @@ describe('queued jobs', () => {
   it('gives a job whose execution ended before starting it a new run and a new message', async () => {
     const { deps, add, get } = setup({ now: 60_000 });
     const job = add({ status: 'queued' });
-    deps.workflow.statuses.set(job.id, 'ABORTED');
+    deps.workflow.statuses.set(executionNameOf(job), 'ABORTED');
     await reconcile(deps);
     expect(get(job.id).runs).toBe(1);
     expect(deps.queue.messages.map((m) => m.jobId)).toEqual([job.id]);
@@ -132,7 +135,7 @@ describe('running jobs', () => {
       executionName: 'e1',
     });
     deps.workflow.started.push('e1');
-    await deps.slots.acquire(job.id, 2);
+    await deps.slots.acquire(slotHolderOf(job), 2);
 
     await reconcile(deps);
 
@@ -146,14 +149,14 @@ describe('running jobs', () => {
     const { deps, add, get } = setup();
     const job = add({ status: 'running', startedAt: at(0), providerJobId: 'gen_1', executionName: 'e1' });
     deps.workflow.statuses.set('e1', 'ABORTED');
-    await deps.slots.acquire(job.id, 2);
+    await deps.slots.acquire(slotHolderOf(job), 2);
 
     const report = await reconcile(deps);
 
     expect(report.fixes.restarted).toBe(1);
     expect(get(job.id)).toMatchObject({ status: 'running', runs: 1, providerJobId: 'gen_1' });
-    expect(deps.workflow.started).toEqual([`${job.id}-run1`]);
-    expect(await deps.slots.holders()).toEqual([job.id]);
+    expect(deps.workflow.started).toEqual([executionNameOf({ ...job, runs: 1 })]);
+    expect(await deps.slots.holders()).toEqual([slotHolderOf(job)]);
   });
 
   it('sends a dead workflow with an ambiguous submission to review when the provider cannot deduplicate', async () => {
@@ -184,7 +187,7 @@ describe('slots', () => {
   it('releases a slot held by a finished or vanished job', async () => {
     const { deps, add } = setup();
     const done = add({ status: 'succeeded' });
-    await deps.slots.acquire(done.id, 2);
+    await deps.slots.acquire(slotHolderOf(done), 2);
     await deps.slots.acquire('job_gone', 2);
     const report = await reconcile(deps);
     expect(await deps.slots.holders()).toEqual([]);
@@ -196,10 +199,10 @@ describe('slots', () => {
     const done = add({ status: 'succeeded' });
     const oldest = add({ status: 'queued', createdAt: at(0), enqueuedAt: at(0) });
     const newest = add({ status: 'queued', createdAt: at(1), enqueuedAt: at(1) });
-    await deps.slots.acquire(done.id, 2);
+    await deps.slots.acquire(slotHolderOf(done), 2);
     const report = await reconcile(deps);
     expect(report.fixes.slot_released).toBe(1);
-    expect(await deps.slots.holders()).toEqual([oldest.id]);
+    expect(await deps.slots.holders()).toEqual([slotHolderOf(oldest)]);
     expect(deps.queue.messages.map((m) => m.jobId)).toEqual([oldest.id]);
     expect(deps.timeline.types(oldest.id)).toContain('slot.received');
     expect(deps.timeline.types(newest.id)).not.toContain('slot.received');
@@ -212,9 +215,9 @@ describe('slots', () => {
       statusAt: at(0),
       submitIntent: { attemptId: 'a', at: at(0) },
     });
-    await early.deps.slots.acquire(job.id, 2);
+    await early.deps.slots.acquire(slotHolderOf(job), 2);
     const report = await reconcile(early.deps);
-    expect(await early.deps.slots.holders()).toEqual([job.id]);
+    expect(await early.deps.slots.holders()).toEqual([slotHolderOf(job)]);
     expect({ inFlight: report.inFlight, inReview: report.inReview }).toEqual({ inFlight: 1, inReview: 1 });
 
     const late = setup({ now: 600_001 });
@@ -223,7 +226,7 @@ describe('slots', () => {
       statusAt: at(0),
       submitIntent: { attemptId: 'a', at: at(0) },
     });
-    await late.deps.slots.acquire(same.id, 2);
+    await late.deps.slots.acquire(slotHolderOf(same), 2);
     await reconcile(late.deps);
     expect(await late.deps.slots.holders()).toEqual([]);
   });
@@ -238,5 +241,199 @@ describe('cost', () => {
     expect(report.itemsRead).toBe(1);
     expect(report.jobsChecked).toBe(1);
     expect(report.inFlight).toBe(0);
+  });
+});
+
+describe('runs, submissions and their slots', () => {
+  it('frees no slot of a newer submission from a listing that predates an operator requeue', async () => {
+    const { deps, add, get } = setup({ now: 700_000 });
+    // Read as in review, its ambiguous submission past the job timeout...
+    const listed = add({ status: 'needs_review', submitIntent: { attemptId: 'a1', at: at(0) } });
+    // ...but by the time the pass acts, an operator requeued it and a dispatcher gave the new submission a slot.
+    const requeued = { ...listed, status: 'running', resubmissions: 1, submitIntent: undefined } as Job;
+    deps.store.jobs.set(listed.id, requeued);
+    await deps.slots.acquire(slotHolderOf(requeued), 2);
+    deps.store.listActive = async (status) => ({
+      items: status === 'needs_review' ? [listed] : [],
+      itemsRead: 1,
+      nextCursor: null,
+    });
+
+    await reconcile(deps);
+
+    expect(await deps.slots.holders()).toEqual([slotHolderOf(get(listed.id))]);
+  });
+
+  it('resumes a waiting step whose recorded outcome never reached it, and again on the next pass', async () => {
+    const { deps, add } = setup({ now: 60_000 });
+    add({
+      status: 'running',
+      startedAt: at(0),
+      executionName: 'e1',
+      providerJobId: 'gen_1',
+      taskToken: 't1',
+      providerOutcome: { status: 'succeeded', at: at(1000) },
+    });
+    deps.workflow.started.push('e1');
+
+    const report = await reconcile(deps);
+    await reconcile(deps);
+
+    expect(report.fixes.completed_from_provider).toBe(1);
+    expect(deps.workflow.completed).toEqual([
+      { taskToken: 't1', output: { providerStatus: 'succeeded' } },
+      { taskToken: 't1', output: { providerStatus: 'succeeded' } },
+    ]);
+  });
+
+  it('restarts a job the provider finished without a free slot, however saturated the pool', async () => {
+    const { deps, add, get } = setup({ now: 60_000 });
+    const job = add({
+      status: 'running',
+      startedAt: at(0),
+      executionName: 'e1',
+      providerJobId: 'gen_1',
+      providerOutcome: { status: 'succeeded', at: at(1000) },
+    });
+    deps.workflow.statuses.set('e1', 'FAILED');
+    // Two other jobs at the provider hold every slot.
+    for (const name of ['e2', 'e3']) {
+      const other = add({
+        status: 'running',
+        startedAt: at(0),
+        executionName: name,
+        providerJobId: `gen_${name}`,
+      });
+      deps.workflow.started.push(name);
+      await deps.slots.acquire(slotHolderOf(other), 2);
+    }
+
+    const report = await reconcile(deps);
+
+    expect(report.fixes.restarted).toBe(1);
+    expect(deps.workflow.started).toContain(executionNameOf(get(job.id)));
+  });
+
+  it('applies the job timeout to a running job whose execution has closed', async () => {
+    const { deps, add, get } = setup({ now: 700_000 });
+    const job = add({ status: 'running', startedAt: at(0), executionName: 'e1', providerJobId: 'gen_1' });
+    deps.workflow.statuses.set('e1', 'FAILED');
+    await deps.slots.acquire(slotHolderOf(job), 2);
+
+    const report = await reconcile(deps);
+
+    expect(report.fixes.timed_out).toBe(1);
+    expect(get(job.id)).toMatchObject({ status: 'needs_review', error: { code: 'job_timeout' } });
+    expect(deps.provider.canceled).toEqual(['gen_1']);
+    expect(await deps.slots.holders()).toEqual([]);
+    expect(deps.workflow.started).toEqual([]);
+  });
+
+  it('sends a lost cancel to the waiting step again, and keeps the slot for its settle path', async () => {
+    const { deps, add } = setup({ now: 60_000 });
+    const job = add({ status: 'canceled', executionName: 'e1', providerJobId: 'gen_1', taskToken: 't1' });
+    deps.workflow.started.push('e1');
+    await deps.slots.acquire(slotHolderOf(job), 2);
+
+    await reconcile(deps);
+
+    expect(deps.workflow.failed).toEqual([
+      { taskToken: 't1', error: 'JobCanceled', cause: '[canceled] Canceled by the client.' },
+    ]);
+    expect(await deps.slots.holders()).toEqual([slotHolderOf(job)]);
+  });
+
+  it('frees a canceled job slot only once the provider confirmed the stop', async () => {
+    const { deps, add, get } = setup({ now: 60_000 });
+    const job = add({ status: 'canceled', executionName: 'e1', providerJobId: 'gen_1' });
+    deps.workflow.statuses.set('e1', 'SUCCEEDED');
+    await deps.slots.acquire(slotHolderOf(job), 2);
+    deps.provider.cancel = async () => {
+      throw new Error('provider unreachable');
+    };
+
+    await reconcile(deps);
+    expect(await deps.slots.holders()).toEqual([slotHolderOf(job)]);
+
+    deps.provider.cancel = async () => {};
+    await reconcile(deps);
+    expect(await deps.slots.holders()).toEqual([]);
+    expect(get(job.id).providerOutcome).toMatchObject({ status: 'canceled', providerJobId: 'gen_1' });
+  });
+
+  it('keeps the slot of a canceled job whose submission outcome is unknown until the job timeout', async () => {
+    const { deps, add } = setup({ now: 60_000 });
+    const job = add({
+      status: 'canceled',
+      executionName: 'e1',
+      submitIntent: { attemptId: 'a1', at: at(0) },
+    });
+    deps.workflow.statuses.set('e1', 'SUCCEEDED');
+    await deps.slots.acquire(slotHolderOf(job), 2);
+
+    await reconcile(deps);
+
+    expect(await deps.slots.holders()).toEqual([slotHolderOf(job)]);
+  });
+
+  it('asks the provider about a job in review it accepted, records the answer and frees the slot', async () => {
+    const { deps, add, get } = setup({ now: 60_000 });
+    const job = add({ status: 'needs_review', providerJobId: 'gen_1', statusAt: at(1000) });
+    await deps.slots.acquire(slotHolderOf(job), 2);
+    deps.provider.statuses.set('gen_1', { id: 'gen_1', status: 'running', progress: 50 });
+
+    await reconcile(deps);
+    expect(await deps.slots.holders()).toEqual([slotHolderOf(job)]);
+
+    deps.provider.statuses.set('gen_1', { id: 'gen_1', status: 'succeeded', progress: 100 });
+    await reconcile(deps);
+    expect(get(job.id)).toMatchObject({
+      status: 'needs_review',
+      providerOutcome: { status: 'succeeded', providerJobId: 'gen_1' },
+    });
+    expect(await deps.slots.holders()).toEqual([]);
+  });
+
+  it('sends no second message for a queued job whose deferral touched it after the pass read it', async () => {
+    const { deps, add } = setup({ now: 600_000 });
+    const listed = add({ status: 'queued', enqueuedAt: at(0) });
+    const listActive = deps.store.listActive.bind(deps.store);
+    deps.store.listActive = async (status, page) => {
+      const result = await listActive(status, page);
+      // The job's deferred message arrives and the dispatcher touches it, between the read and the requeue.
+      if (status === 'queued') await deps.store.touchEnqueued(listed.id, new Date(t0.getTime() + 599_000));
+      return result;
+    };
+
+    await reconcile(deps);
+
+    expect(deps.queue.messages).toEqual([]);
+  });
+});
+
+describe('a pass under a backlog', () => {
+  it('stops when its time is up and the next pass goes on from there, so every job is reached', async () => {
+    const { deps, add } = setup();
+    let clock = t0.getTime() + 600_000;
+    const fixture = { ...deps, now: () => new Date(clock), budgetMs: 1500 };
+    const lost = Array.from({ length: 5 }, () => add({ status: 'queued', enqueuedAt: at(0) }));
+    const listActive = deps.store.listActive.bind(deps.store);
+    // Each page of queued jobs takes a second to read (a backlog's pages are full).
+    fixture.store.listActive = async (status, page) => {
+      if (status === 'queued') clock += 1000;
+      return listActive(status, page);
+    };
+
+    const first = await reconcile(fixture);
+
+    expect(first.complete).toBe(false);
+    expect(deps.queue.messages).toHaveLength(4);
+    expect(deps.progress.position).toEqual({ status: 'queued', cursor: expect.any(String) });
+
+    const second = await reconcile(fixture);
+
+    expect(second.complete).toBe(true);
+    expect(deps.queue.messages.map((m) => m.jobId).sort()).toEqual(lost.map((job) => job.id).sort());
+    expect(deps.progress.position).toBeUndefined();
   });
 });

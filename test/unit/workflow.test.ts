@@ -3,7 +3,7 @@ import {
   ProviderRejectedError,
   ProviderUnavailableError,
 } from '../../lambdas/domain/errors';
-import { type Job, newJob } from '../../lambdas/domain/job';
+import { executionNameOf, type Job, newJob, slotHolderOf } from '../../lambdas/domain/job';
 import { jobErrorOf, runStep, type StepEvent, type WorkflowDeps } from '../../lambdas/domain/workflow';
 import {
   MemoryInputs,
@@ -58,7 +58,7 @@ function setup(options: { deduplicates?: boolean; job?: Partial<Job> } = {}) {
     probeUrl: async () => ({ size: 10, contentType: 'audio/mpeg' }),
   } satisfies WorkflowDeps;
   const step = (name: StepEvent['step'], extra: Partial<StepEvent> = {}) =>
-    runStep(deps, { step: name, jobId: job.id, executionName: job.id, ...extra });
+    runStep(deps, { step: name, jobId: job.id, executionName: executionNameOf(job), ...extra });
   const current = () => store.jobs.get(job.id) as Job;
   return { deps, step, current, delivered, job };
 }
@@ -70,7 +70,7 @@ describe('prepare', () => {
     expect(current()).toMatchObject({
       status: 'running',
       startedAt: clock.toISOString(),
-      executionName: current().id,
+      executionName: executionNameOf(current()),
     });
     expect(deps.timeline.types(current().id)).toEqual(['step.started:prepare', 'step.succeeded:prepare']);
   });
@@ -115,7 +115,7 @@ describe('submit', () => {
         idempotencyKey: current().id,
         type: 'image.generate',
         input: { prompt: 'a cat' },
-        webhookUrl: `https://longhaul.example/v1/provider/events?jobId=${current().id}`,
+        webhookUrl: `https://longhaul.example/v1/provider/events?jobId=${current().id}&submission=0`,
       },
     ]);
     expect(current()).toMatchObject({ providerJobId: 'gen_1', attempts: 1 });
@@ -195,11 +195,11 @@ describe('after an attempt with an unknown outcome (deduplicating provider)', ()
 
   it('reviews instead of failing, and keeps the slot, when the workflow gives up', async () => {
     const { step, current, deps, job } = setup({ job: unknown });
-    await deps.slots.acquire(job.id, 1);
+    await deps.slots.acquire(slotHolderOf(job), 1);
     await step('fail', { error: { Error: 'ProviderUnavailable', Cause: '{"errorMessage":"503"}' } });
     expect(current()).toMatchObject({ status: 'needs_review', error: { code: 'ambiguous_submission' } });
     await step('release');
-    expect(await deps.slots.holders()).toEqual([job.id]);
+    expect(await deps.slots.holders()).toEqual([slotHolderOf(job)]);
   });
 
   it('reviews a job whose resends all ended unknown', async () => {
@@ -305,7 +305,7 @@ describe('finalize, release and notify', () => {
 
   it('releases the slot once, and notifies finished jobs', async () => {
     const { step, deps, delivered, job } = setup({ job: { status: 'succeeded' } });
-    await deps.slots.acquire(job.id, 1);
+    await deps.slots.acquire(slotHolderOf(job), 1);
     await step('release');
     await step('release', { retryCount: 1 });
     expect(await deps.slots.holders()).toEqual([]);
@@ -337,12 +337,15 @@ describe('handing a released slot to the job that waited longest', () => {
     const newer = waiting('job_cccccccccccccccccccccccccc', '2026-05-01T09:30:00.000Z');
     deps.store.jobs.set(newer.id, newer);
     deps.store.jobs.set(older.id, older);
-    await deps.slots.acquire(job.id, 2);
+    await deps.slots.acquire(slotHolderOf(job), 2);
     await deps.slots.acquire('job_dddddddddddddddddddddddddd', 2); // the pool is full
 
     await step('release');
 
-    expect((await deps.slots.holders()).sort()).toEqual([older.id, 'job_dddddddddddddddddddddddddd']);
+    expect((await deps.slots.holders()).sort()).toEqual([
+      slotHolderOf(older),
+      'job_dddddddddddddddddddddddddd',
+    ]);
     expect(deps.queue.messages).toEqual([{ jobId: older.id, options: {} }]);
     expect(deps.store.jobs.get(older.id)?.enqueuedAt).toBe(clock.toISOString());
     expect(deps.timeline.types(job.id)).toEqual([
@@ -359,13 +362,13 @@ describe('handing a released slot to the job that waited longest', () => {
     const next = waiting('job_cccccccccccccccccccccccccc', '2026-05-01T09:30:00.000Z');
     const last = waiting('job_eeeeeeeeeeeeeeeeeeeeeeeeee', '2026-05-01T09:45:00.000Z');
     for (const j of [dispatched, next, last]) deps.store.jobs.set(j.id, j);
-    await deps.slots.acquire(job.id, 2);
-    await deps.slots.acquire(dispatched.id, 2);
+    await deps.slots.acquire(slotHolderOf(job), 2);
+    await deps.slots.acquire(slotHolderOf(dispatched), 2);
 
     await step('release');
     await step('release', { retryCount: 1 }); // nothing left to free: no second hand-off
 
-    expect((await deps.slots.holders()).sort()).toEqual([dispatched.id, next.id]);
+    expect((await deps.slots.holders()).sort()).toEqual([slotHolderOf(dispatched), slotHolderOf(next)]);
     expect(deps.queue.messages.map((m) => m.jobId)).toEqual([next.id]);
   });
 
@@ -380,11 +383,11 @@ describe('handing a released slot to the job that waited longest', () => {
     deps.store.jobs.set(next.id, next);
     // The index has not seen the first job leave `queued` yet.
     deps.store.listActive = async () => ({ items: [finished as Job, next], itemsRead: 2, nextCursor: null });
-    await deps.slots.acquire(job.id, 1);
+    await deps.slots.acquire(slotHolderOf(job), 1);
 
     await step('release');
 
-    expect(await deps.slots.holders()).toEqual([next.id]);
+    expect(await deps.slots.holders()).toEqual([slotHolderOf(next)]);
     expect(deps.queue.messages.map((m) => m.jobId)).toEqual([next.id]);
   });
 
@@ -393,12 +396,13 @@ describe('handing a released slot to the job that waited longest', () => {
     const raced = waiting('job_bbbbbbbbbbbbbbbbbbbbbbbbbb', '2026-05-01T09:00:00.000Z');
     deps.store.jobs.set(raced.id, raced);
     const acquire = deps.slots.acquire.bind(deps.slots);
-    deps.slots.acquire = async (jobId, limit) => {
-      const taken = await acquire(jobId, limit);
-      if (jobId === raced.id) deps.store.jobs.set(raced.id, { ...raced, status: 'canceled' } as Job);
+    deps.slots.acquire = async (holder, limit) => {
+      const taken = await acquire(holder, limit);
+      if (holder === slotHolderOf(raced))
+        deps.store.jobs.set(raced.id, { ...raced, status: 'canceled' } as Job);
       return taken;
     };
-    await deps.slots.acquire(job.id, 1);
+    await deps.slots.acquire(slotHolderOf(job), 1);
 
     await step('release');
 
@@ -413,14 +417,14 @@ describe('handing a released slot to the job that waited longest', () => {
     });
     const queued = waiting('job_bbbbbbbbbbbbbbbbbbbbbbbbbb', '2026-05-01T09:00:00.000Z');
     deps.store.jobs.set(queued.id, queued);
-    await deps.slots.acquire(job.id, 2);
+    await deps.slots.acquire(slotHolderOf(job), 2);
     await deps.slots.acquire('job_dddddddddddddddddddddddddd', 2);
     await step('release');
     expect(deps.queue.messages).toEqual([]);
-    expect(await deps.slots.holders()).toContain(job.id);
+    expect(await deps.slots.holders()).toContain(slotHolderOf(job));
 
     const idle = setup({ job: { status: 'succeeded' } });
-    await idle.deps.slots.acquire(idle.job.id, 2);
+    await idle.deps.slots.acquire(slotHolderOf(idle.job), 2);
     await idle.step('release');
     expect(idle.deps.queue.messages).toEqual([]);
     expect(await idle.deps.slots.holders()).toEqual([]);
@@ -454,7 +458,7 @@ describe('failure, review and settling', () => {
 
   it('reviews a timed-out job, stops it at the provider and frees its slot', async () => {
     const { step, current, deps, job } = setup({ job: { status: 'running', providerJobId: 'gen_9' } });
-    await deps.slots.acquire(job.id, 1);
+    await deps.slots.acquire(slotHolderOf(job), 1);
     await step('review', { error: { Error: 'States.Timeout' } });
     expect(current()).toMatchObject({ status: 'needs_review', error: { code: 'provider_timeout' } });
     expect(deps.provider.canceled).toEqual(['gen_9']);
@@ -463,14 +467,14 @@ describe('failure, review and settling', () => {
 
   it('keeps the slot of an ambiguous submission under review', async () => {
     const { step, deps, job } = setup({ job: { status: 'needs_review' } });
-    await deps.slots.acquire(job.id, 1);
+    await deps.slots.acquire(slotHolderOf(job), 1);
     await step('review', { error: { Error: 'NeedsReview' } });
-    expect(await deps.slots.holders()).toEqual([job.id]);
+    expect(await deps.slots.holders()).toEqual([slotHolderOf(job)]);
   });
 
   it('settles a job canceled while running: cancels at the provider and frees the slot', async () => {
     const { step, deps, job } = setup({ job: { status: 'canceled', providerJobId: 'gen_3' } });
-    await deps.slots.acquire(job.id, 1);
+    await deps.slots.acquire(slotHolderOf(job), 1);
     await step('settle');
     expect(deps.provider.canceled).toEqual(['gen_3']);
     expect(await deps.slots.holders()).toEqual([]);
@@ -494,5 +498,117 @@ describe('jobErrorOf', () => {
     [undefined, { code: 'internal_error', message: 'States.Runtime' }],
   ])('maps %j to %j', (caught, expected) => {
     expect(jobErrorOf(caught)).toEqual(expected);
+  });
+});
+
+describe('a job the provider accepted', () => {
+  const bookkeeping = { Error: 'Lambda.TooManyRequestsException', Cause: 'Rate exceeded' };
+
+  it.each([
+    ['the await step was throttled', bookkeeping],
+    ['the token write failed', { Error: 'ProvisionedThroughputExceededException', Cause: 'slow down' }],
+    ['finalize met a lagging status', { Error: 'ProviderUnavailable', Cause: 'Provider reports running' }],
+  ])('goes to review, not failed, and keeps its slot, when %s', async (_case, error) => {
+    const { step, current, deps, job } = setup({ job: { status: 'running', providerJobId: 'gen_1' } });
+    await deps.slots.acquire(slotHolderOf(job), 2);
+
+    await step('fail', { error });
+    await step('release');
+
+    expect(current()).toMatchObject({ status: 'needs_review', error: { code: 'accepted_then_interrupted' } });
+    expect(await deps.slots.holders()).toEqual([slotHolderOf(job)]);
+  });
+
+  it('fails for its true outcome: the provider failed it', async () => {
+    const { step, current, deps, job } = setup({
+      job: {
+        status: 'running',
+        providerJobId: 'gen_1',
+        providerOutcome: {
+          status: 'failed',
+          error: { code: 'oom', message: 'ran out' },
+          at: clock.toISOString(),
+        },
+      },
+    });
+    await deps.slots.acquire(slotHolderOf(job), 2);
+
+    await step('fail', { error: { Error: 'ProviderJobFailed', Cause: '[oom] ran out' } });
+    await step('release');
+
+    expect(current()).toMatchObject({ status: 'failed', error: { code: 'oom' } });
+    expect(await deps.slots.holders()).toEqual([]);
+  });
+
+  it('is not checked again by a restarted run, whose presigned input may have expired', async () => {
+    const { step, deps } = setup({
+      job: {
+        status: 'running',
+        type: 'audio.transcribe',
+        input: { audioUrl: 'https://a.example/x.mp3' },
+        providerJobId: 'gen_1',
+      },
+    });
+    deps.probeUrl = async () => {
+      throw new Error('403 Forbidden: the link expired');
+    };
+    await expect(step('prepare')).resolves.toBeNull();
+  });
+
+  it('keeps its outcome when the timeline write after acceptance fails', async () => {
+    const { step, current, deps } = setup({ job: { status: 'running' } });
+    const record = deps.timeline.record.bind(deps.timeline);
+    deps.timeline.record = async (jobId, event) => {
+      if (event.type === 'provider.accepted') throw new Error('timeline unavailable');
+      return record(jobId, event);
+    };
+    await expect(step('submit')).rejects.toThrow('timeline unavailable');
+    expect(current()).toMatchObject({ providerJobId: 'gen_1' });
+    expect(current().submitIntent).toBeUndefined();
+  });
+});
+
+describe('two invocations of submit at once', () => {
+  it('send one submission to a provider that cannot deduplicate', async () => {
+    const { step, deps } = setup({ deduplicates: false, job: { status: 'running' } });
+    // The retry starts while the first invocation is still waiting for the provider.
+    let answer: (value: { providerJobId: string }) => void = () => {};
+    deps.provider.submit = async (submission) => {
+      deps.provider.submissions.push(submission);
+      return new Promise((resolve) => {
+        answer = resolve;
+      });
+    };
+    // Both read the job before either records its intent.
+    const first = step('submit');
+    const second = step('submit', { retryCount: 1 });
+
+    await expect(second).rejects.toMatchObject({ name: 'ProviderAmbiguous' });
+    answer({ providerJobId: 'gen_1' });
+    await first;
+
+    expect(deps.provider.submissions).toHaveLength(1);
+    // The retry of the losing invocation finds what the other learned, and sends nothing.
+    await step('submit', { retryCount: 2 });
+    expect(deps.provider.submissions).toHaveLength(1);
+  });
+});
+
+describe('an old run', () => {
+  it('frees nothing of the run an operator requeued it into', async () => {
+    const { step, deps, job } = setup({ job: { status: 'running', resubmissions: 1, runs: 1 } });
+    await deps.slots.acquire(slotHolderOf(job), 2);
+
+    // The first run's execution, still going after the requeue, reaches its release step.
+    await step('release', { executionName: executionNameOf({ ...job, runs: undefined }) });
+
+    expect(await deps.slots.holders()).toEqual([slotHolderOf(job)]);
+  });
+
+  it('is not the run of a job created again under the same key after the first expired', () => {
+    const first = { id: 'job_aaaaaaaaaaaaaaaaaaaaaaaaaa', createdAt: '2026-01-01T00:00:00.000Z' };
+    const again = { ...first, createdAt: '2026-03-01T00:00:00.000Z' };
+    expect(executionNameOf(again)).not.toBe(executionNameOf(first));
+    expect(slotHolderOf(again)).not.toBe(slotHolderOf(first));
   });
 });

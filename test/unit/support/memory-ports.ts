@@ -1,4 +1,4 @@
-import type { Job, JobStatus, ProviderOutcome } from '../../../lambdas/domain/job';
+import { executionNameOf, type Job, type JobStatus, type ProviderOutcome } from '../../../lambdas/domain/job';
 import type {
   ActiveStatus,
   CreateOutcome,
@@ -11,6 +11,8 @@ import type {
   LiveChannel,
   LiveMessage,
   OutputStore,
+  ReconcilerPosition,
+  ReconcilerProgress,
   SlotPool,
   StatusChange,
   Timeline,
@@ -50,9 +52,10 @@ export class MemoryStore implements JobStore {
     if (!current || !['running', 'needs_review'].includes(current.status)) return undefined;
     return this.patch(jobId, { cancelRequestedAt: current.cancelRequestedAt ?? at.toISOString() });
   }
-  async recordSubmitIntent(jobId: string, attemptId: string, at: Date) {
+  async recordSubmitIntent(jobId: string, attemptId: string, at: Date, replacing: string | undefined) {
     const current = this.jobs.get(jobId);
     if (current?.status !== 'running' || current.providerJobId) return undefined;
+    if (current.submitIntent?.attemptId !== replacing) return undefined;
     return this.patch(jobId, {
       submitIntent: { attemptId, at: at.toISOString() },
       attempts: current.attempts + 1,
@@ -79,6 +82,12 @@ export class MemoryStore implements JobStore {
     this.patch(jobId, { enqueuedAt: at.toISOString() });
     return true;
   }
+  async claimRequeue(job: Pick<Job, 'id' | 'enqueuedAt'>, at: Date) {
+    const current = this.jobs.get(job.id);
+    if (current?.status !== 'queued' || current.enqueuedAt !== job.enqueuedAt) return false;
+    this.patch(job.id, { enqueuedAt: at.toISOString() });
+    return true;
+  }
   async recordProgress(jobId: string, progress: number, at: Date, notSince: Date) {
     const current = this.jobs.get(jobId);
     if (current?.status !== 'running' || current.progress >= progress) return false;
@@ -96,7 +105,7 @@ export class MemoryStore implements JobStore {
     if (!current || current.runs !== job.runs) return undefined;
     const runs = (job.runs ?? 0) + 1;
     const { taskToken: _token, ...rest } = current;
-    this.jobs.set(job.id, { ...rest, runs, executionName: `${job.id}-run${runs}` });
+    this.jobs.set(job.id, { ...rest, runs, executionName: executionNameOf({ ...current, runs }) });
     return this.jobs.get(job.id);
   }
   async requeueForResubmission(job: Job, at: Date) {
@@ -194,6 +203,16 @@ export class MemorySlots implements SlotPool {
   }
   async holders() {
     return [...this.held];
+  }
+}
+
+export class MemoryReconcilerProgress implements ReconcilerProgress {
+  position: ReconcilerPosition | undefined;
+  async load() {
+    return this.position;
+  }
+  async save(position: ReconcilerPosition | undefined) {
+    this.position = position;
   }
 }
 
