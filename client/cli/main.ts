@@ -609,19 +609,9 @@ async function waitAndPrint(c: Context, jobId: string): Promise<number> {
     job = await c.client().waitForJob(jobId, { onProgress: (update) => bar.update(update), signal });
   } catch (error) {
     bar.finish();
-    const resume = `${jobId} goes on. Follow it again: longhaul jobs wait ${jobId}`;
-    if (c.io.signal?.aborted) {
-      c.io.stderr.write(`stopped waiting; ${resume}\n`);
-      return EXIT.interrupted;
-    }
+    if (c.io.signal?.aborted) return stoppedWaiting(c, jobId, 'interrupted', 'interrupted: stopped waiting');
     if (deadline?.aborted) {
-      c.io.stderr.write(`stopped waiting after ${timeout} s; ${resume}\n`);
-      if (c.json) {
-        c.io.stdout.write(
-          `${JSON.stringify({ error: { kind: 'stopped-waiting', exitCode: EXIT.stoppedWaiting, message: `stopped waiting after ${timeout} s`, jobId } }, null, 2)}\n`,
-        );
-      }
-      return EXIT.stoppedWaiting;
+      return stoppedWaiting(c, jobId, 'stopped-waiting', `stopped waiting after ${timeout} s`);
     }
     throw error;
   }
@@ -634,4 +624,23 @@ async function waitAndPrint(c: Context, jobId: string): Promise<number> {
       : `${job.id} ${job.status}${job.error ? `: ${job.error.code}: ${job.error.message}` : ''}\n`,
   );
   return EXIT.jobUnsuccessful;
+}
+
+/**
+ * The wait ended but the job did not: says how to follow it again on stderr
+ * and, with --json, the failure on stdout as every other failure is.
+ */
+function stoppedWaiting(
+  c: Context,
+  jobId: string,
+  kind: 'interrupted' | 'stopped-waiting',
+  message: string,
+): number {
+  const exitCode = kind === 'interrupted' ? EXIT.interrupted : EXIT.stoppedWaiting;
+  c.io.stderr.write(
+    `${kind === 'interrupted' ? '\n' : ''}${message}; ${jobId} goes on. Follow it again: longhaul jobs wait ${jobId}\n`,
+  );
+  if (c.json)
+    c.io.stdout.write(`${JSON.stringify({ error: { kind, exitCode, message, jobId } }, null, 2)}\n`);
+  return exitCode;
 }

@@ -41,6 +41,8 @@ async function run(
   terminal: {
     readonly isTTY?: boolean;
     readonly sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+    /** Ctrl-C: aborted by the test. */
+    readonly signal?: AbortSignal;
   } = {},
 ) {
   const sent: Sent[] = [];
@@ -50,6 +52,7 @@ async function run(
     stdout: { write: (text: string) => (stdout += text) },
     stderr: { write: (text: string) => (stderr += text), isTTY: terminal.isTTY ?? false },
     env: { LONGHAUL_URL: URL_BASE, ...env },
+    ...(terminal.signal ? { signal: terminal.signal } : {}),
     webSocket: null,
     sleep: terminal.sleep ?? (async () => undefined),
     fetch: (async (input: string | URL | Request, init?: RequestInit) => {
@@ -254,6 +257,42 @@ describe('submit', () => {
       error: { kind: 'stopped-waiting', exitCode: EXIT.stoppedWaiting },
     });
   });
+
+  it.each([false, true])(
+    'exits 130 on Ctrl-C during a wait and says how to resume (--json: %s)',
+    async (asJson) => {
+      const ctrlC = new AbortController();
+      const result = await run(
+        ['jobs', 'wait', 'job_cliclicliclicliclicliclicl', ...(asJson ? ['--json'] : [])],
+        [
+          () => json(200, job('running')),
+          () => {
+            ctrlC.abort();
+            return json(200, job('running'));
+          },
+        ],
+        undefined,
+        { signal: ctrlC.signal, sleep: (ms, signal) => sleep(Math.min(ms, 20), signal) },
+      );
+      expect(result.code).toBe(EXIT.interrupted);
+      expect(result.sent).toHaveLength(2);
+      expect(result.stderr).toContain(
+        'interrupted: stopped waiting; job_cliclicliclicliclicliclicl goes on. Follow it again: longhaul jobs wait job_cliclicliclicliclicliclicl\n',
+      );
+      if (asJson) {
+        expect(JSON.parse(result.stdout)).toEqual({
+          error: {
+            kind: 'interrupted',
+            exitCode: 130,
+            message: 'interrupted: stopped waiting',
+            jobId: 'job_cliclicliclicliclicliclicl',
+          },
+        });
+      } else {
+        expect(result.stdout).toBe('');
+      }
+    },
+  );
 
   it('draws no bar on a terminal that cannot redraw (TERM=dumb) nor when not a terminal', async () => {
     const answers = () => [() => json(200, job('running')), () => json(200, job('succeeded'))];
