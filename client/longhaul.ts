@@ -211,12 +211,15 @@ export class Longhaul {
     try {
       base = new URL(options.baseUrl);
     } catch {
-      throw new LonghaulUsageError(`The base URL ${JSON.stringify(options.baseUrl)} is not an absolute URL.`);
+      throw new LonghaulUsageError(
+        `The base URL ${JSON.stringify(options.baseUrl)} is not an absolute URL.`,
+        ['baseUrl'],
+      );
     }
     if (base.protocol !== 'http:' && base.protocol !== 'https:') {
-      throw new LonghaulUsageError(`The base URL must be http or https, not ${base.protocol}`);
+      throw new LonghaulUsageError(`The base URL must be http or https, not ${base.protocol}`, ['baseUrl']);
     }
-    this.checkTransport(base, 'base URL');
+    this.checkTransport(base, 'baseUrl');
     this.baseUrl = base.href.replace(/\/+$/, '');
     if (options.streamUrl !== undefined) this.checkStreamUrl(options.streamUrl);
     this.streamUrl = options.streamUrl;
@@ -547,11 +550,14 @@ export class Longhaul {
     return (await this.call('getHealth', options)).body as { status: string };
   }
 
-  private checkTransport(url: URL, what: string): void {
+  private checkTransport(url: URL, option: 'baseUrl' | 'streamUrl'): void {
     const plain = url.protocol === 'http:' || url.protocol === 'ws:';
     if (plain && !isLoopback(url.hostname) && !this.options.allowInsecureHttp) {
+      const what = option === 'baseUrl' ? 'base URL' : 'stream URL';
+      const secure = url.protocol === 'ws:' ? 'wss' : 'https';
       throw new LonghaulUsageError(
-        `The ${what} ${url.origin} is plain ${url.protocol.slice(0, -1)} to another machine: keys and data would cross the network unencrypted. Use https, or set allowInsecureHttp if you really mean it.`,
+        `The ${what} ${url.origin} is plain ${url.protocol.slice(0, -1)} to another machine: keys and data would cross the network unencrypted. Use ${secure}, or set allowInsecureHttp if you really mean it.`,
+        [option, 'allowInsecureHttp'],
       );
     }
   }
@@ -561,12 +567,14 @@ export class Longhaul {
     try {
       url = new URL(streamUrl);
     } catch {
-      throw new LonghaulUsageError(`The stream URL ${JSON.stringify(streamUrl)} is not an absolute URL.`);
+      throw new LonghaulUsageError(`The stream URL ${JSON.stringify(streamUrl)} is not an absolute URL.`, [
+        'streamUrl',
+      ]);
     }
     if (url.protocol !== 'ws:' && url.protocol !== 'wss:') {
-      throw new LonghaulUsageError(`The stream URL must be ws or wss, not ${url.protocol}`);
+      throw new LonghaulUsageError(`The stream URL must be ws or wss, not ${url.protocol}`, ['streamUrl']);
     }
-    this.checkTransport(url, 'stream URL');
+    this.checkTransport(url, 'streamUrl');
   }
 
   private maxAttempts(options: RequestOptions): number {
@@ -587,11 +595,9 @@ export class Longhaul {
           ? this.options.adminKey
           : '';
     if (key === undefined || (operation.auth !== 'none' && key === '')) {
-      throw new LonghaulUsageError(
-        operation.auth === 'admin'
-          ? 'This needs the admin key (LONGHAUL_ADMIN_KEY, or the adminKey option).'
-          : 'This needs an API key (LONGHAUL_API_KEY, or the apiKey option).',
-      );
+      throw operation.auth === 'admin'
+        ? new LonghaulUsageError('This needs the admin key (the adminKey option).', ['adminKey'])
+        : new LonghaulUsageError('This needs an API key (the apiKey option).', ['apiKey']);
     }
     let path = operation.path.replace(/\{(\w+)\}/g, (_, name: string) => {
       const value = call.path?.[name];

@@ -155,7 +155,9 @@ describe('usage', () => {
       LONGHAUL_URL: 'http://api.test',
     });
     expect(result.code).toBe(EXIT.usage);
-    expect(result.stderr).toContain('plain http');
+    expect(result.stderr).toBe(
+      'longhaul: The base URL http://api.test is plain http to another machine: keys and data would cross the network unencrypted. Use https, or set LONGHAUL_ALLOW_INSECURE_HTTP=1 if you really mean it.\n  Check LONGHAUL_URL (or --url).\n',
+    );
     expect(result.sent).toEqual([]);
     const insisted = await run(['jobs', 'list'], [() => json(200, { items: [], nextCursor: null })], {
       LONGHAUL_API_KEY: 'k',
@@ -164,6 +166,34 @@ describe('usage', () => {
     });
     expect(insisted.code).toBe(0);
   });
+
+  it.each([
+    [{ LONGHAUL_URL: 'ftp://api.test' }, 'The base URL must be http or https', 'LONGHAUL_URL (or --url)'],
+    [{ LONGHAUL_URL: 'api.test' }, 'is not an absolute URL', 'LONGHAUL_URL (or --url)'],
+    [
+      { LONGHAUL_STREAM_URL: 'https://stream.test' },
+      'The stream URL must be ws or wss',
+      'LONGHAUL_STREAM_URL',
+    ],
+    [
+      { LONGHAUL_STREAM_URL: 'ws://stream.test' },
+      'Use wss, or set LONGHAUL_ALLOW_INSECURE_HTTP=1 if you really mean it',
+      'LONGHAUL_STREAM_URL',
+    ],
+  ])(
+    'names the environment variable of a wrong URL (%j), not the SDK option',
+    async (urls, message, variable) => {
+      const result = await run(['jobs', 'list', '--json'], [], { LONGHAUL_API_KEY: 'k', ...urls });
+      expect(result.code).toBe(EXIT.usage);
+      expect(result.stderr).toContain(message);
+      expect(result.stderr).toContain(`\n  Check ${variable}.\n`);
+      expect(result.stderr).not.toMatch(/baseUrl|streamUrl|allowInsecureHttp|Use https/);
+      expect(JSON.parse(result.stdout)).toEqual({
+        error: { kind: 'usage', exitCode: EXIT.usage, message: expect.stringContaining(message) },
+      });
+      expect(result.sent).toEqual([]);
+    },
+  );
 });
 
 describe('submit', () => {

@@ -470,11 +470,22 @@ describe('request options', () => {
 
   it('refuses plain http to another machine unless told to allow it; this machine is fine', () => {
     expect(() => new Longhaul({ baseUrl: 'http://api.example.test', apiKey: 'k' })).toThrow(
-      LonghaulUsageError,
+      expect.objectContaining({
+        name: 'LonghaulUsageError',
+        message: expect.stringContaining('plain http to another machine'),
+        options: ['baseUrl', 'allowInsecureHttp'],
+      }),
     );
     expect(
       () => new Longhaul({ baseUrl: 'https://api.example.test', streamUrl: 'ws://s.example.test' }),
-    ).toThrow(/plain ws/);
+    ).toThrow(
+      expect.objectContaining({
+        message: expect.stringContaining(
+          'plain ws to another machine: keys and data would cross the network unencrypted. Use wss,',
+        ),
+        options: ['streamUrl', 'allowInsecureHttp'],
+      }),
+    );
     for (const baseUrl of ['http://127.0.0.1:3000', 'http://localhost:3000', 'http://[::1]:3000']) {
       expect(() => new Longhaul({ baseUrl })).not.toThrow();
     }
