@@ -448,7 +448,7 @@ describe('POST /v1/uploads/multipart and /v1/uploads/{ref}/complete', () => {
 });
 
 describe('POST /v1/jobs/{id}/stream-ticket', () => {
-  it("hands a ticket to the job's tenant and no one else", async () => {
+  it("hands a ticket to the job's tenant and no one else, not even the admin key", async () => {
     const created = await send('post', '/v1/jobs', '/v1/jobs', {
       idempotencyKey: freshKey(),
       json: imageJob(),
@@ -464,6 +464,16 @@ describe('POST /v1/jobs/{id}/stream-ticket', () => {
       (await send('post', template, `/v1/jobs/${created.body.id}/stream-ticket`, { key: 'not-a-key' }))
         .status,
     ).toBe(401);
+    // The admin key opens every tenant's jobs, so it must never be turned into a ticket for a URL.
+    const admin = await send('post', template, `/v1/jobs/${created.body.id}/stream-ticket`, {
+      key: ADMIN_KEY,
+    });
+    expect({ status: admin.status, code: admin.body?.code, detail: admin.body?.detail }).toEqual({
+      status: 403,
+      code: 'forbidden',
+      detail: 'This route needs a tenant API key.',
+    });
+    expect(admin.body).not.toHaveProperty('ticket');
   });
 });
 
@@ -675,6 +685,7 @@ describe('coverage', () => {
       'completeMultipartUpload 400',
       'createStreamTicket 201',
       'createStreamTicket 401',
+      'createStreamTicket 403',
       'createStreamTicket 404',
       'adminListJobs 200',
       'adminListJobs 400',
