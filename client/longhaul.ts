@@ -22,6 +22,7 @@ import {
   type Job,
   type JobStatus,
   type MultipartUploadState,
+  type MultipartUploadTicket,
   type Page,
   type Problem,
   type RedriveStarted,
@@ -46,6 +47,9 @@ export const MULTIPART_UPLOAD_THRESHOLD_BYTES = 32 * 1024 * 1024;
 
 /** Parts of a multipart upload sent at once. */
 const UPLOAD_CONCURRENCY = 4;
+
+/** A part URL this close to its expiresAt is renewed before it is used, so no part starts on a URL about to lapse. */
+const PART_URL_RENEWAL_MARGIN_MS = 60_000;
 
 /**
  * The slowest upload speed an upload is given time for: a transfer's timeout
@@ -379,11 +383,6 @@ export class Longhaul {
     options: UploadOptions,
   ): Promise<UploadedFile> {
     let state = options.resume;
-    if (state && Date.parse(state.expiresAt) <= Date.now()) {
-      throw new LonghaulUsageError(
-        `The upload to resume expired at ${state.expiresAt}; upload the file again.`,
-      );
-    }
     if (!state) {
       const ticket = (
         await this.call('createMultipartUpload', {
@@ -391,46 +390,88 @@ export class Longhaul {
           operationHeaders: { 'content-type': 'application/json' },
           body: () => JSON.stringify({ contentType: file.contentType, contentLength }),
         })
-      ).body as Omit<MultipartUploadState, 'parts'> & {
-        readonly parts: readonly { partNumber: number; uploadUrl: string }[];
-      };
+      ).body as MultipartUploadTicket;
       state = { ...ticket, parts: ticket.parts.map((part) => ({ ...part, etag: null })) };
     }
-    const { partSizeBytes } = state;
+    const { ref, uploadId, partSizeBytes } = state;
+    const partNumbers = state.parts.map((part) => part.partNumber);
+    const urls = new Map<number, string>();
     const etags = new Map<number, string>();
-    for (const part of state.parts) if (part.etag) etags.set(part.partNumber, part.etag);
+    for (const part of state.parts) {
+      urls.set(part.partNumber, part.uploadUrl);
+      if (part.etag) etags.set(part.partNumber, part.etag);
+    }
+    let expiresAt = state.expiresAt;
     const snapshot = (): MultipartUploadState => ({
-      ...(state as MultipartUploadState),
-      parts: (state as MultipartUploadState).parts.map((part) => ({
-        ...part,
-        etag: etags.get(part.partNumber) ?? null,
+      ref,
+      uploadId,
+      partSizeBytes,
+      expiresAt,
+      parts: partNumbers.map((partNumber) => ({
+        partNumber,
+        uploadUrl: urls.get(partNumber) as string,
+        etag: etags.get(partNumber) ?? null,
       })),
     });
+    // Part URLs expire, the upload does not: the parts still missing get fresh ones, in one request shared by all.
+    let renewal: Promise<void> | undefined;
+    const renewUrls = () =>
+      (renewal ??= (async () => {
+        const ticket = (
+          await this.call('renewMultipartUploadParts', {
+            ...options,
+            path: { ref },
+            operationHeaders: { 'content-type': 'application/json' },
+            body: () =>
+              JSON.stringify({
+                uploadId,
+                contentLength,
+                partNumbers: partNumbers.filter((partNumber) => !etags.has(partNumber)),
+              }),
+          })
+        ).body as MultipartUploadTicket;
+        for (const part of ticket.parts) urls.set(part.partNumber, part.uploadUrl);
+        expiresAt = ticket.expiresAt;
+      })().finally(() => {
+        renewal = undefined;
+      }));
+    const expiring = () => Date.parse(expiresAt) - PART_URL_RENEWAL_MARGIN_MS <= Date.now();
     const partBytes = (partNumber: number) => {
       const start = (partNumber - 1) * partSizeBytes;
       return Math.min(partSizeBytes, contentLength - start);
     };
     let uploadedBytes = [...etags.keys()].reduce((sum, n) => sum + partBytes(n), 0);
-    const pending = state.parts.filter((part) => !etags.has(part.partNumber));
-    const sendPart = async (part: { readonly partNumber: number; readonly uploadUrl: string }) => {
-      const start = (part.partNumber - 1) * partSizeBytes;
-      const end = start + partBytes(part.partNumber);
-      const answer = await this.attempts({
-        what: `PUT upload part ${part.partNumber}`,
-        retry: 'idempotent',
-        signal: options.signal,
-        maxAttempts: this.maxAttempts(options),
-        timeoutMs: this.transferTimeoutMs(end - start, options),
-        send: (signal) =>
-          this.fetch(part.uploadUrl, { method: 'PUT', body: slice(file, start, end), signal }),
-      });
+    const pending = partNumbers.filter((partNumber) => !etags.has(partNumber));
+    const sendPart = async (partNumber: number) => {
+      const start = (partNumber - 1) * partSizeBytes;
+      const end = start + partBytes(partNumber);
+      let answer: Answer;
+      for (let renewed = false; ; renewed = true) {
+        if (expiring()) await renewUrls();
+        const url = urls.get(partNumber) as string;
+        try {
+          answer = await this.attempts({
+            what: `PUT upload part ${partNumber}`,
+            retry: 'idempotent',
+            signal: options.signal,
+            maxAttempts: this.maxAttempts(options),
+            timeoutMs: this.transferTimeoutMs(end - start, options),
+            send: (signal) => this.fetch(url, { method: 'PUT', body: slice(file, start, end), signal }),
+          });
+          break;
+        } catch (error) {
+          // S3 refuses an expired URL with 403 (its clock, not ours, decides); a second refusal is no expiry.
+          if (renewed || !(error instanceof LonghaulError && error.status === 403)) throw error;
+          if (urls.get(partNumber) === url) await renewUrls();
+        }
+      }
       const etag = answer.headers.get('etag');
       if (!etag) {
         throw new LonghaulConnectionError(
-          `PUT upload part ${part.partNumber}: the answer carried no ETag (a proxy or a browser without the bucket's CORS ExposeHeaders?)`,
+          `PUT upload part ${partNumber}: the answer carried no ETag (a proxy or a browser without the bucket's CORS ExposeHeaders?)`,
         );
       }
-      etags.set(part.partNumber, etag);
+      etags.set(partNumber, etag);
       uploadedBytes += end - start;
       options.onUploadProgress?.({ uploadedBytes, totalBytes: contentLength, state: snapshot() });
     };
@@ -438,26 +479,20 @@ export class Longhaul {
     let next = 0;
     await Promise.all(
       Array.from({ length: Math.min(UPLOAD_CONCURRENCY, pending.length) }, async () => {
-        while (next < pending.length) {
-          const part = pending[next++] as (typeof pending)[number];
-          await sendPart(part);
-        }
+        while (next < pending.length) await sendPart(pending[next++] as number);
       }),
     );
     await this.call('completeMultipartUpload', {
       ...options,
-      path: { ref: state.ref },
+      path: { ref },
       operationHeaders: { 'content-type': 'application/json' },
       body: () =>
         JSON.stringify({
-          uploadId: state.uploadId,
-          parts: state.parts.map((part) => ({
-            partNumber: part.partNumber,
-            etag: etags.get(part.partNumber),
-          })),
+          uploadId,
+          parts: partNumbers.map((partNumber) => ({ partNumber, etag: etags.get(partNumber) })),
         }),
     });
-    return { ref: state.ref, expiresAt: state.expiresAt };
+    return { ref, expiresAt };
   }
 
   /**
