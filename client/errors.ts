@@ -33,9 +33,24 @@ export class LonghaulConnectionError extends Error {
   override readonly name = 'LonghaulConnectionError';
 }
 
+/** The client options a usage error can be about. */
+export type LonghaulOptionName = 'baseUrl' | 'streamUrl' | 'apiKey' | 'adminKey' | 'allowInsecureHttp';
+
 /** The SDK was used in a way that cannot work (a missing key, say); nothing was sent. */
 export class LonghaulUsageError extends Error {
   override readonly name = 'LonghaulUsageError';
+
+  constructor(
+    message: string,
+    /**
+     * The client options that fix this, the one at fault first; every option
+     * the message names is here, so a tool with settings of its own (the
+     * CLI's environment variables) can name those instead.
+     */
+    readonly options: readonly LonghaulOptionName[] = [],
+  ) {
+    super(message);
+  }
 }
 
 /** A webhook whose signature could not be verified: do not act on it. */

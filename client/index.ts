@@ -3,6 +3,7 @@ export {
   LonghaulConnectionError,
   LonghaulError,
   type LonghaulErrorCode,
+  type LonghaulOptionName,
   LonghaulUsageError,
   LonghaulWebhookError,
   type UnexpectedResponse,

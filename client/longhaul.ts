@@ -22,6 +22,7 @@ import {
   type Job,
   type JobStatus,
   type MultipartUploadState,
+  type MultipartUploadTicket,
   type Page,
   type Problem,
   type RedriveStarted,
@@ -46,6 +47,9 @@ export const MULTIPART_UPLOAD_THRESHOLD_BYTES = 32 * 1024 * 1024;
 
 /** Parts of a multipart upload sent at once. */
 const UPLOAD_CONCURRENCY = 4;
+
+/** A part URL this close to its expiresAt is renewed before it is used, so no part starts on a URL about to lapse. */
+const PART_URL_RENEWAL_MARGIN_MS = 60_000;
 
 /**
  * The slowest upload speed an upload is given time for: a transfer's timeout
@@ -211,12 +215,15 @@ export class Longhaul {
     try {
       base = new URL(options.baseUrl);
     } catch {
-      throw new LonghaulUsageError(`The base URL ${JSON.stringify(options.baseUrl)} is not an absolute URL.`);
+      throw new LonghaulUsageError(
+        `The base URL ${JSON.stringify(options.baseUrl)} is not an absolute URL.`,
+        ['baseUrl'],
+      );
     }
     if (base.protocol !== 'http:' && base.protocol !== 'https:') {
-      throw new LonghaulUsageError(`The base URL must be http or https, not ${base.protocol}`);
+      throw new LonghaulUsageError(`The base URL must be http or https, not ${base.protocol}`, ['baseUrl']);
     }
-    this.checkTransport(base, 'base URL');
+    this.checkTransport(base, 'baseUrl');
     this.baseUrl = base.href.replace(/\/+$/, '');
     if (options.streamUrl !== undefined) this.checkStreamUrl(options.streamUrl);
     this.streamUrl = options.streamUrl;
@@ -376,11 +383,6 @@ export class Longhaul {
     options: UploadOptions,
   ): Promise<UploadedFile> {
     let state = options.resume;
-    if (state && Date.parse(state.expiresAt) <= Date.now()) {
-      throw new LonghaulUsageError(
-        `The upload to resume expired at ${state.expiresAt}; upload the file again.`,
-      );
-    }
     if (!state) {
       const ticket = (
         await this.call('createMultipartUpload', {
@@ -388,46 +390,88 @@ export class Longhaul {
           operationHeaders: { 'content-type': 'application/json' },
           body: () => JSON.stringify({ contentType: file.contentType, contentLength }),
         })
-      ).body as Omit<MultipartUploadState, 'parts'> & {
-        readonly parts: readonly { partNumber: number; uploadUrl: string }[];
-      };
+      ).body as MultipartUploadTicket;
       state = { ...ticket, parts: ticket.parts.map((part) => ({ ...part, etag: null })) };
     }
-    const { partSizeBytes } = state;
+    const { ref, uploadId, partSizeBytes } = state;
+    const partNumbers = state.parts.map((part) => part.partNumber);
+    const urls = new Map<number, string>();
     const etags = new Map<number, string>();
-    for (const part of state.parts) if (part.etag) etags.set(part.partNumber, part.etag);
+    for (const part of state.parts) {
+      urls.set(part.partNumber, part.uploadUrl);
+      if (part.etag) etags.set(part.partNumber, part.etag);
+    }
+    let expiresAt = state.expiresAt;
     const snapshot = (): MultipartUploadState => ({
-      ...(state as MultipartUploadState),
-      parts: (state as MultipartUploadState).parts.map((part) => ({
-        ...part,
-        etag: etags.get(part.partNumber) ?? null,
+      ref,
+      uploadId,
+      partSizeBytes,
+      expiresAt,
+      parts: partNumbers.map((partNumber) => ({
+        partNumber,
+        uploadUrl: urls.get(partNumber) as string,
+        etag: etags.get(partNumber) ?? null,
       })),
     });
+    // Part URLs expire, the upload does not: the parts still missing get fresh ones, in one request shared by all.
+    let renewal: Promise<void> | undefined;
+    const renewUrls = () =>
+      (renewal ??= (async () => {
+        const ticket = (
+          await this.call('renewMultipartUploadParts', {
+            ...options,
+            path: { ref },
+            operationHeaders: { 'content-type': 'application/json' },
+            body: () =>
+              JSON.stringify({
+                uploadId,
+                contentLength,
+                partNumbers: partNumbers.filter((partNumber) => !etags.has(partNumber)),
+              }),
+          })
+        ).body as MultipartUploadTicket;
+        for (const part of ticket.parts) urls.set(part.partNumber, part.uploadUrl);
+        expiresAt = ticket.expiresAt;
+      })().finally(() => {
+        renewal = undefined;
+      }));
+    const expiring = () => Date.parse(expiresAt) - PART_URL_RENEWAL_MARGIN_MS <= Date.now();
     const partBytes = (partNumber: number) => {
       const start = (partNumber - 1) * partSizeBytes;
       return Math.min(partSizeBytes, contentLength - start);
     };
     let uploadedBytes = [...etags.keys()].reduce((sum, n) => sum + partBytes(n), 0);
-    const pending = state.parts.filter((part) => !etags.has(part.partNumber));
-    const sendPart = async (part: { readonly partNumber: number; readonly uploadUrl: string }) => {
-      const start = (part.partNumber - 1) * partSizeBytes;
-      const end = start + partBytes(part.partNumber);
-      const answer = await this.attempts({
-        what: `PUT upload part ${part.partNumber}`,
-        retry: 'idempotent',
-        signal: options.signal,
-        maxAttempts: this.maxAttempts(options),
-        timeoutMs: this.transferTimeoutMs(end - start, options),
-        send: (signal) =>
-          this.fetch(part.uploadUrl, { method: 'PUT', body: slice(file, start, end), signal }),
-      });
+    const pending = partNumbers.filter((partNumber) => !etags.has(partNumber));
+    const sendPart = async (partNumber: number) => {
+      const start = (partNumber - 1) * partSizeBytes;
+      const end = start + partBytes(partNumber);
+      let answer: Answer;
+      for (let renewed = false; ; renewed = true) {
+        if (expiring()) await renewUrls();
+        const url = urls.get(partNumber) as string;
+        try {
+          answer = await this.attempts({
+            what: `PUT upload part ${partNumber}`,
+            retry: 'idempotent',
+            signal: options.signal,
+            maxAttempts: this.maxAttempts(options),
+            timeoutMs: this.transferTimeoutMs(end - start, options),
+            send: (signal) => this.fetch(url, { method: 'PUT', body: slice(file, start, end), signal }),
+          });
+          break;
+        } catch (error) {
+          // S3 refuses an expired URL with 403 (its clock, not ours, decides); a second refusal is no expiry.
+          if (renewed || !(error instanceof LonghaulError && error.status === 403)) throw error;
+          if (urls.get(partNumber) === url) await renewUrls();
+        }
+      }
       const etag = answer.headers.get('etag');
       if (!etag) {
         throw new LonghaulConnectionError(
-          `PUT upload part ${part.partNumber}: the answer carried no ETag (a proxy or a browser without the bucket's CORS ExposeHeaders?)`,
+          `PUT upload part ${partNumber}: the answer carried no ETag (a proxy or a browser without the bucket's CORS ExposeHeaders?)`,
         );
       }
-      etags.set(part.partNumber, etag);
+      etags.set(partNumber, etag);
       uploadedBytes += end - start;
       options.onUploadProgress?.({ uploadedBytes, totalBytes: contentLength, state: snapshot() });
     };
@@ -435,26 +479,20 @@ export class Longhaul {
     let next = 0;
     await Promise.all(
       Array.from({ length: Math.min(UPLOAD_CONCURRENCY, pending.length) }, async () => {
-        while (next < pending.length) {
-          const part = pending[next++] as (typeof pending)[number];
-          await sendPart(part);
-        }
+        while (next < pending.length) await sendPart(pending[next++] as number);
       }),
     );
     await this.call('completeMultipartUpload', {
       ...options,
-      path: { ref: state.ref },
+      path: { ref },
       operationHeaders: { 'content-type': 'application/json' },
       body: () =>
         JSON.stringify({
-          uploadId: state.uploadId,
-          parts: state.parts.map((part) => ({
-            partNumber: part.partNumber,
-            etag: etags.get(part.partNumber),
-          })),
+          uploadId,
+          parts: partNumbers.map((partNumber) => ({ partNumber, etag: etags.get(partNumber) })),
         }),
     });
-    return { ref: state.ref, expiresAt: state.expiresAt };
+    return { ref, expiresAt };
   }
 
   /**
@@ -547,11 +585,14 @@ export class Longhaul {
     return (await this.call('getHealth', options)).body as { status: string };
   }
 
-  private checkTransport(url: URL, what: string): void {
+  private checkTransport(url: URL, option: 'baseUrl' | 'streamUrl'): void {
     const plain = url.protocol === 'http:' || url.protocol === 'ws:';
     if (plain && !isLoopback(url.hostname) && !this.options.allowInsecureHttp) {
+      const what = option === 'baseUrl' ? 'base URL' : 'stream URL';
+      const secure = url.protocol === 'ws:' ? 'wss' : 'https';
       throw new LonghaulUsageError(
-        `The ${what} ${url.origin} is plain ${url.protocol.slice(0, -1)} to another machine: keys and data would cross the network unencrypted. Use https, or set allowInsecureHttp if you really mean it.`,
+        `The ${what} ${url.origin} is plain ${url.protocol.slice(0, -1)} to another machine: keys and data would cross the network unencrypted. Use ${secure}, or set allowInsecureHttp if you really mean it.`,
+        [option, 'allowInsecureHttp'],
       );
     }
   }
@@ -561,12 +602,14 @@ export class Longhaul {
     try {
       url = new URL(streamUrl);
     } catch {
-      throw new LonghaulUsageError(`The stream URL ${JSON.stringify(streamUrl)} is not an absolute URL.`);
+      throw new LonghaulUsageError(`The stream URL ${JSON.stringify(streamUrl)} is not an absolute URL.`, [
+        'streamUrl',
+      ]);
     }
     if (url.protocol !== 'ws:' && url.protocol !== 'wss:') {
-      throw new LonghaulUsageError(`The stream URL must be ws or wss, not ${url.protocol}`);
+      throw new LonghaulUsageError(`The stream URL must be ws or wss, not ${url.protocol}`, ['streamUrl']);
     }
-    this.checkTransport(url, 'stream URL');
+    this.checkTransport(url, 'streamUrl');
   }
 
   private maxAttempts(options: RequestOptions): number {
@@ -587,11 +630,9 @@ export class Longhaul {
           ? this.options.adminKey
           : '';
     if (key === undefined || (operation.auth !== 'none' && key === '')) {
-      throw new LonghaulUsageError(
-        operation.auth === 'admin'
-          ? 'This needs the admin key (LONGHAUL_ADMIN_KEY, or the adminKey option).'
-          : 'This needs an API key (LONGHAUL_API_KEY, or the apiKey option).',
-      );
+      throw operation.auth === 'admin'
+        ? new LonghaulUsageError('This needs the admin key (the adminKey option).', ['adminKey'])
+        : new LonghaulUsageError('This needs an API key (the apiKey option).', ['apiKey']);
     }
     let path = operation.path.replace(/\{(\w+)\}/g, (_, name: string) => {
       const value = call.path?.[name];

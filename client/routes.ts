@@ -42,6 +42,13 @@ export const operations = {
     auth: 'tenant',
     retry: 'idempotent',
   },
+  // A repeated renewal signs the same parts again, nothing more.
+  renewMultipartUploadParts: {
+    method: 'POST',
+    path: '/v1/uploads/{ref}/parts',
+    auth: 'tenant',
+    retry: 'idempotent',
+  },
   // A completed upload is gone: completing it again is refused, so only a certain no-op is retried.
   completeMultipartUpload: {
     method: 'POST',

@@ -101,8 +101,9 @@ export type UploadedFile = { readonly ref: string; readonly expiresAt: string };
 
 /**
  * A multipart upload in progress, as `onUploadProgress` reports it: save it
- * (JSON) and pass it back as `resume` to send only the parts still missing,
- * until `expiresAt`.
+ * (JSON) and pass it back as `resume` to send only the parts still missing.
+ * Part URLs past `expiresAt` are renewed; the upload itself lasts until the
+ * input bucket's lifecycle rule aborts it.
  */
 export type MultipartUploadState = {
   readonly ref: string;
@@ -115,6 +116,15 @@ export type MultipartUploadState = {
     /** Set once the part is stored. */
     readonly etag: string | null;
   }[];
+};
+
+/** A multipart upload's parts and their presigned URLs, as the API answers when it starts or renews them. */
+export type MultipartUploadTicket = {
+  readonly ref: string;
+  readonly uploadId: string;
+  readonly partSizeBytes: number;
+  readonly parts: readonly { readonly partNumber: number; readonly uploadUrl: string }[];
+  readonly expiresAt: string;
 };
 
 /** Opens the job's live-progress WebSocket: connect to `streamUrl?ticket=<ticket>` before `expiresAt`. */

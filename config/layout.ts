@@ -97,6 +97,7 @@ export const routes = [
   { method: 'POST', path: '/v1/jobs/{id}/stream-ticket', auth: 'tenant' },
   { method: 'POST', path: '/v1/uploads', auth: 'tenant' },
   { method: 'POST', path: '/v1/uploads/multipart', auth: 'tenant' },
+  { method: 'POST', path: '/v1/uploads/{ref}/parts', auth: 'tenant' },
   { method: 'POST', path: '/v1/uploads/{ref}/complete', auth: 'tenant' },
   { method: 'GET', path: '/v1/admin/jobs', auth: 'admin' },
   { method: 'POST', path: '/v1/admin/jobs/{id}/resolve', auth: 'admin' },

@@ -160,7 +160,7 @@ export class LonghaulStack extends Stack {
       ApiUrl: [this.httpApi.url, 'Base URL of the HTTP API, without a trailing slash'],
       StreamUrl: [
         this.liveProgress.url,
-        'WebSocket URL of live job progress; connect with ?jobId=<id>&apiKey=<key>',
+        'WebSocket URL of live job progress; connect with ?ticket=<ticket> from POST /v1/jobs/{id}/stream-ticket',
       ],
       UsagePlanId: [
         this.httpApi.usagePlan.usagePlanId,

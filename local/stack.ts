@@ -77,7 +77,7 @@ export interface LocalStackInfo {
   readonly secretsEndpoint: string;
   /** The provider the handlers call: the stack's simulator, or PROVIDER_URL. */
   readonly providerUrl: string;
-  /** Live progress: `ws://127.0.0.1:<port>/v1/stream?jobId=…&apiKey=…`. */
+  /** Live progress: `ws://127.0.0.1:<port>/v1/stream?ticket=…`, the ticket from POST /v1/jobs/{id}/stream-ticket. */
   readonly streamUrl: string;
   /** The WebSocket API's management endpoint (`@connections`), for an ApiGatewayManagementApiClient's `endpoint`. */
   readonly streamCallbackUrl: string;

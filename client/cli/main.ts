@@ -1,7 +1,12 @@
 import { openAsBlob, readFileSync, statSync } from 'node:fs';
 import { basename, extname } from 'node:path';
 import { type ParseArgsConfig, parseArgs } from 'node:util';
-import { LonghaulConnectionError, LonghaulError, LonghaulUsageError } from '../errors';
+import {
+  LonghaulConnectionError,
+  LonghaulError,
+  type LonghaulOptionName,
+  LonghaulUsageError,
+} from '../errors';
 import { Longhaul, type UserAction } from '../longhaul';
 import {
   type AdminJob,
@@ -319,6 +324,23 @@ function createClient(io: CliIo, url: string | undefined): Longhaul {
   });
 }
 
+/** Where the CLI takes each client option from (createClient), for messages about them. */
+const SETTING_OF_OPTION: Readonly<Record<LonghaulOptionName, string>> = {
+  baseUrl: 'LONGHAUL_URL (or --url)',
+  streamUrl: 'LONGHAUL_STREAM_URL',
+  apiKey: 'LONGHAUL_API_KEY',
+  adminKey: 'LONGHAUL_ADMIN_KEY',
+  allowInsecureHttp: 'LONGHAUL_ALLOW_INSECURE_HTTP=1',
+};
+
+/** The SDK's message with each client option it names replaced by the CLI's setting for it. */
+function inCliTerms(error: LonghaulUsageError): string {
+  return error.options.reduce(
+    (message, option) => message.replace(new RegExp(`\\b${option}\\b`, 'g'), SETTING_OF_OPTION[option]),
+    error.message,
+  );
+}
+
 /** A failure as the CLI reports it: what went wrong, in words and for machines, and the exit code. */
 interface Failure {
   readonly exitCode: number;
@@ -363,11 +385,19 @@ function describeFailure(error: unknown, io: CliIo, command: string | undefined)
       lines: [`longhaul: cannot reach the API: ${error.message}`, '  Check LONGHAUL_URL (or --url).'],
     };
   }
-  if (error instanceof LonghaulUsageError && /API key|admin key/.test(error.message)) {
+  const [option] = error instanceof LonghaulUsageError ? error.options : [];
+  if (option === 'apiKey' || option === 'adminKey') {
     return {
       exitCode: EXIT.auth,
       kind: 'auth',
-      lines: [`longhaul: no key: set ${keyVariable}.`],
+      lines: [`longhaul: no key: set ${SETTING_OF_OPTION[option]}.`],
+    };
+  }
+  if (error instanceof LonghaulUsageError && option !== undefined) {
+    return {
+      exitCode: EXIT.usage,
+      kind: 'usage',
+      lines: [`longhaul: ${inCliTerms(error)}`, `  Check ${SETTING_OF_OPTION[option]}.`],
     };
   }
   const parseError = String((error as { code?: unknown })?.code ?? '').startsWith('ERR_PARSE_ARGS');
@@ -609,19 +639,9 @@ async function waitAndPrint(c: Context, jobId: string): Promise<number> {
     job = await c.client().waitForJob(jobId, { onProgress: (update) => bar.update(update), signal });
   } catch (error) {
     bar.finish();
-    const resume = `${jobId} goes on. Follow it again: longhaul jobs wait ${jobId}`;
-    if (c.io.signal?.aborted) {
-      c.io.stderr.write(`stopped waiting; ${resume}\n`);
-      return EXIT.interrupted;
-    }
+    if (c.io.signal?.aborted) return stoppedWaiting(c, jobId, 'interrupted', 'interrupted: stopped waiting');
     if (deadline?.aborted) {
-      c.io.stderr.write(`stopped waiting after ${timeout} s; ${resume}\n`);
-      if (c.json) {
-        c.io.stdout.write(
-          `${JSON.stringify({ error: { kind: 'stopped-waiting', exitCode: EXIT.stoppedWaiting, message: `stopped waiting after ${timeout} s`, jobId } }, null, 2)}\n`,
-        );
-      }
-      return EXIT.stoppedWaiting;
+      return stoppedWaiting(c, jobId, 'stopped-waiting', `stopped waiting after ${timeout} s`);
     }
     throw error;
   }
@@ -634,4 +654,23 @@ async function waitAndPrint(c: Context, jobId: string): Promise<number> {
       : `${job.id} ${job.status}${job.error ? `: ${job.error.code}: ${job.error.message}` : ''}\n`,
   );
   return EXIT.jobUnsuccessful;
+}
+
+/**
+ * The wait ended but the job did not: says how to follow it again on stderr
+ * and, with --json, the failure on stdout as every other failure is.
+ */
+function stoppedWaiting(
+  c: Context,
+  jobId: string,
+  kind: 'interrupted' | 'stopped-waiting',
+  message: string,
+): number {
+  const exitCode = kind === 'interrupted' ? EXIT.interrupted : EXIT.stoppedWaiting;
+  c.io.stderr.write(
+    `${kind === 'interrupted' ? '\n' : ''}${message}; ${jobId} goes on. Follow it again: longhaul jobs wait ${jobId}\n`,
+  );
+  if (c.json)
+    c.io.stdout.write(`${JSON.stringify({ error: { kind, exitCode, message, jobId } }, null, 2)}\n`);
+  return exitCode;
 }

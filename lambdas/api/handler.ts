@@ -17,7 +17,12 @@ import {
 } from '../domain/errors';
 import { JOB_ID_PATTERN, requireIdempotencyKey } from '../domain/idempotency';
 import { cancelJob, createUpload, getJob, jobTimeline, listJobs, submitJob } from '../domain/intake';
-import { createMultipartUpload, parseCompleteMultipart } from '../domain/multipart-uploads';
+import {
+  createMultipartUpload,
+  parseCompleteMultipart,
+  parseRenewParts,
+  renewPartUrls,
+} from '../domain/multipart-uploads';
 import { parseResolution, resolveJob } from '../domain/operator';
 import { presentJob } from '../domain/present';
 import { applyProgress, ProgressThrottle } from '../domain/progress';
@@ -151,13 +156,20 @@ const tenantRoutes: Partial<Record<RouteKey, Route>> = {
     );
     return json(201, ticket);
   },
+  'POST /v1/uploads/{ref}/parts': async (event, tenantId) => {
+    const ref = pathRef(event);
+    const request = parseRenewParts(jsonBody(event, bodyLimits.jsonBytes), settings.maxUploadBytes);
+    const ticket = await renewPartUrls(
+      { inputs: multipartInputs(), now },
+      tenantId,
+      ref,
+      request,
+      settings.uploadUrlTtlSeconds,
+    );
+    return json(200, ticket);
+  },
   'POST /v1/uploads/{ref}/complete': async (event, tenantId) => {
-    const ref = event.pathParameters?.ref;
-    if (!ref || !UPLOAD_REF_PATTERN.test(ref)) {
-      throw new ValidationError('The upload ref is invalid.', [
-        { parameter: 'ref', detail: 'must be a ref returned by POST /v1/uploads/multipart' },
-      ]);
-    }
+    const ref = pathRef(event);
     const request = parseCompleteMultipart(jsonBody(event, bodyLimits.jsonBytes));
     await multipartInputs().completeMultipart(tenantId, ref, request.uploadId, request.parts);
     return json(200, { ref });
@@ -314,6 +326,17 @@ function pathId(event: APIGatewayProxyEvent): string {
   const id = event.pathParameters?.id;
   if (!id || !JOB_ID_PATTERN.test(id)) throw new JobNotFoundError(id && id.length <= 64 ? id : '');
   return id;
+}
+
+/** The `{ref}` of an upload's path. */
+function pathRef(event: APIGatewayProxyEvent): string {
+  const ref = event.pathParameters?.ref;
+  if (!ref || !UPLOAD_REF_PATTERN.test(ref)) {
+    throw new ValidationError('The upload ref is invalid.', [
+      { parameter: 'ref', detail: 'must be a ref returned by POST /v1/uploads/multipart' },
+    ]);
+  }
+  return ref;
 }
 
 /** The caller as the authorizer established it; the route decides which role it needs. */

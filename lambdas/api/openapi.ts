@@ -8,7 +8,12 @@ import {
 import { bodyLimits, defaultSettings } from '../../config/settings';
 import { JOB_ID_PATTERN } from '../domain/idempotency';
 import { JOB_STATUSES, JOB_TYPES } from '../domain/job';
-import { completeMultipartRequest, MAX_PARTS, MIN_PART_BYTES } from '../domain/multipart-uploads';
+import {
+  completeMultipartRequest,
+  MAX_PARTS,
+  MIN_PART_BYTES,
+  renewPartsRequest,
+} from '../domain/multipart-uploads';
 import { providerEvent } from '../domain/provider-events';
 import { audioTranscribeInput, imageGenerateInput, UPLOAD_REF_PATTERN } from '../domain/requests';
 import { STREAM_TICKET_PATTERN, STREAM_TICKET_TTL_SECONDS } from '../domain/stream-tickets';
@@ -367,7 +372,7 @@ const schemas: Record<string, Schema> = {
   MultipartUploadTicket: {
     type: 'object',
     description:
-      "PUT each part (bytes [(partNumber - 1) × partSizeBytes, partNumber × partSizeBytes) of the file) to its uploadUrl with exactly that Content-Length, keep each answer's ETag, then complete the upload. A failed part is sent again alone, to the same URL, until expiresAt.",
+      "PUT each part (bytes [(partNumber - 1) × partSizeBytes, partNumber × partSizeBytes) of the file) to its uploadUrl with exactly that Content-Length, keep each answer's ETag, then complete the upload. A failed part is sent again alone, to the same URL, until expiresAt; after that, POST /v1/uploads/{ref}/parts renews the URLs of the parts still missing.",
     properties: {
       ref: {
         type: 'string',
@@ -396,6 +401,10 @@ const schemas: Record<string, Schema> = {
     additionalProperties: false,
   },
   CompleteMultipartUpload: fromZod(completeMultipartRequest),
+  RenewMultipartUploadParts: {
+    ...fromZod(renewPartsRequest),
+    description: `The parts whose URLs to renew, of a file of contentLength bytes (the length the upload was started with, at most MAX_UPLOAD_BYTES, default ${defaultSettings.maxUploadBytes}).`,
+  },
   UploadCompleted: {
     type: 'object',
     properties: { ref: { type: 'string', pattern: UPLOAD_REF_PATTERN.source } },
@@ -478,7 +487,7 @@ const schemas: Record<string, Schema> = {
     additionalProperties: false,
   },
   LiveMessage: {
-    description: `A message of the live-progress WebSocket (locally ws://127.0.0.1:$PORT${STREAM_PATH}, in AWS the stack output StreamUrl), connected with the query \`?ticket=<ticket>\` (see StreamTicket; preferred: no API key in a URL) or, kept for compatibility, \`?jobId=<id>&apiKey=<key>\` with a tenant key. A handshake with a missing, unknown or expired ticket or key is refused with 401, the admin key with 403, another tenant's or an unknown job with 404. Clients may send any small text message (such as \`ping\`) to keep an idle connection open; it gets no answer. The server sends a \`progress\` message for every provider tick (not throttled) and a \`status\` message on each status change; clients send nothing. Messages are best effort: the job resource is the truth.`,
+    description: `A message of the live-progress WebSocket (locally ws://127.0.0.1:$PORT${STREAM_PATH}, in AWS the stack output StreamUrl), connected with the query \`?ticket=<ticket>\` (see StreamTicket; preferred: no API key in a URL) or, kept for compatibility, \`?jobId=<id>&apiKey=<key>\` with a tenant key. A handshake with a missing, unknown or expired ticket or key is refused with 401, the admin key with 403, another tenant's or an unknown job with 404. The server sends a \`progress\` message for every provider tick (not throttled) and a \`status\` message on each status change. Clients may send any small text message (such as \`ping\`) to keep an idle connection open; the server reads nothing in it and answers nothing. Messages are best effort: the job resource is the truth.`,
     oneOf: [schemaRef('ProgressMessage'), schemaRef('StatusMessage')],
   },
   ProgressMessage: {
@@ -830,6 +839,36 @@ function buildDocument(): OpenApiDocument {
           responses: {
             '201': {
               description: 'The upload and its parts.',
+              content: jsonContent(schemaRef('MultipartUploadTicket')),
+            },
+            '400': problemRef('ValidationFailed'),
+            ...authenticated,
+            '413': problemRef('PayloadTooLarge'),
+            '415': problemRef('UnsupportedMediaType'),
+          },
+        },
+      },
+      '/v1/uploads/{ref}/parts': {
+        post: {
+          operationId: 'renewMultipartUploadParts',
+          summary: 'Renew the part URLs of a multipart upload',
+          description:
+            "Part URLs expire (expiresAt); the upload lives on until it is completed or the input bucket's lifecycle rule aborts it. A slow upload asks for fresh URLs of the parts it still has to send and goes on, keeping the parts already stored. The answer lists only the parts asked for; URLs for an uploadId that is not this ref's upload are refused by S3.",
+          tags: ['uploads'],
+          security: tenantSecurity,
+          parameters: [
+            {
+              name: 'ref',
+              in: 'path',
+              required: true,
+              description: 'The ref of POST /v1/uploads/multipart.',
+              schema: { type: 'string' },
+            },
+          ],
+          requestBody: { required: true, content: jsonContent(schemaRef('RenewMultipartUploadParts')) },
+          responses: {
+            '200': {
+              description: 'Fresh URLs of the parts asked for.',
               content: jsonContent(schemaRef('MultipartUploadTicket')),
             },
             '400': problemRef('ValidationFailed'),

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
+import { ValidationError } from './errors';
 import { type CreateUploadRequest, toValidationError } from './requests';
 
 /**
@@ -108,4 +109,77 @@ export function parseCompleteMultipart(body: unknown): CompleteMultipartRequest 
   const parsed = completeMultipartRequest.safeParse(body);
   if (!parsed.success) throw toValidationError(parsed.error);
   return parsed.data;
+}
+
+export const renewPartsRequest = z.strictObject({
+  uploadId: z.string().min(1).max(1024),
+  /** The file's length, as when the upload started: each part's length follows from it. */
+  contentLength: z.number().int().min(1),
+  partNumbers: z
+    .array(z.number().int().min(1).max(MAX_PARTS))
+    .min(1)
+    .max(MAX_PARTS)
+    .refine((numbers) => new Set(numbers).size === numbers.length, { message: 'must list each part once' }),
+});
+export type RenewPartsRequest = z.infer<typeof renewPartsRequest>;
+
+export function parseRenewParts(body: unknown, maxUploadBytes: number): RenewPartsRequest {
+  const parsed = renewPartsRequest.safeParse(body);
+  if (!parsed.success) throw toValidationError(parsed.error);
+  const { contentLength, partNumbers } = parsed.data;
+  if (contentLength > maxUploadBytes) {
+    throw new ValidationError('The request body is invalid.', [
+      { pointer: '/contentLength', detail: `must be at most ${maxUploadBytes} bytes` },
+    ]);
+  }
+  const count = planParts(contentLength).parts.length;
+  const beyond = partNumbers.findIndex((partNumber) => partNumber > count);
+  if (beyond >= 0) {
+    throw new ValidationError('The request body is invalid.', [
+      {
+        pointer: `/partNumbers/${beyond}`,
+        detail: `a file of ${contentLength} bytes has parts 1 to ${count}`,
+      },
+    ]);
+  }
+  return parsed.data;
+}
+
+/**
+ * Fresh presigned URLs for parts of an upload already started: its part URLs
+ * expire after `expiresInSeconds`, the upload itself lives until it is
+ * completed or the bucket's lifecycle rule aborts it, so a slow link renews
+ * the URLs of the parts still missing instead of starting over. Each URL binds
+ * the part's length planned from the file's, as the first ones did.
+ */
+export async function renewPartUrls(
+  deps: { readonly inputs: MultipartInputStore; readonly now: () => Date },
+  tenantId: string,
+  ref: string,
+  request: RenewPartsRequest,
+  expiresInSeconds: number,
+): Promise<MultipartUploadTicket> {
+  const plan = planParts(request.contentLength);
+  const byNumber = new Map(plan.parts.map((part) => [part.partNumber, part]));
+  const parts = await Promise.all(
+    [...request.partNumbers]
+      .sort((a, b) => a - b)
+      .map(async (partNumber) => ({
+        partNumber,
+        uploadUrl: await deps.inputs.presignPart(
+          tenantId,
+          ref,
+          request.uploadId,
+          byNumber.get(partNumber) as UploadPartSpec,
+          expiresInSeconds,
+        ),
+      })),
+  );
+  return {
+    ref,
+    uploadId: request.uploadId,
+    partSizeBytes: plan.partSizeBytes,
+    parts,
+    expiresAt: new Date(deps.now().getTime() + expiresInSeconds * 1000).toISOString(),
+  };
 }

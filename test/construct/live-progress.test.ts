@@ -145,6 +145,17 @@ describe('stage', () => {
   test('StreamUrl is the wss:// URL of the stage', () => {
     template.hasOutput('StreamUrl', { Value: stageUrl('wss') });
   });
+
+  test('the API function hands out the URL of the StreamUrl output with stream tickets (STREAM_URL)', () => {
+    const streamUrl = template.findOutputs('StreamUrl').StreamUrl?.Value;
+    expect(streamUrl).toEqual(stageUrl('wss'));
+    const apiFunction = logicalIdAt(
+      template,
+      'AWS::Lambda::Function',
+      'Longhaul/Api/ApiFunction/Function/Resource',
+    );
+    expect(resources[apiFunction].Properties.Environment.Variables.STREAM_URL).toEqual(streamUrl);
+  });
 });
 
 describe('connection table', () => {

@@ -407,16 +407,39 @@ describe('POST /v1/uploads', () => {
   });
 });
 
-describe('POST /v1/uploads/multipart and /v1/uploads/{ref}/complete', () => {
-  it('start an upload in parts, store the parts and assemble them, and document their refusals', async () => {
+describe('POST /v1/uploads/multipart, /v1/uploads/{ref}/parts and /v1/uploads/{ref}/complete', () => {
+  it('start an upload in parts, renew a part URL, store the parts and assemble them, and document their refusals', async () => {
     const size = 9 * 1024 * 1024;
     const started = await send('post', '/v1/uploads/multipart', '/v1/uploads/multipart', {
       json: { contentType: 'audio/wav', contentLength: size },
     });
     expect(started.status).toBe(201);
     expect(started.body.parts).toHaveLength(2);
+    // Part 2 goes up through a renewed URL, as after the first URLs expired.
+    const partsTemplate = '/v1/uploads/{ref}/parts';
+    const partsPath = `/v1/uploads/${started.body.ref}/parts`;
+    const renewed = await send('post', partsTemplate, partsPath, {
+      json: { uploadId: started.body.uploadId, contentLength: size, partNumbers: [2] },
+    });
+    expect(renewed.status).toBe(200);
+    expect(renewed.body).toMatchObject({
+      ref: started.body.ref,
+      uploadId: started.body.uploadId,
+      partSizeBytes: started.body.partSizeBytes,
+    });
+    expect(renewed.body.parts.map((part: { partNumber: number }) => part.partNumber)).toEqual([2]);
+    const beyond = await send('post', partsTemplate, partsPath, {
+      json: { uploadId: started.body.uploadId, contentLength: size, partNumbers: [3] },
+    });
+    expect({ status: beyond.status, errors: beyond.body.errors }).toEqual({
+      status: 400,
+      errors: [{ pointer: '/partNumbers/0', detail: `a file of ${size} bytes has parts 1 to 2` }],
+    });
     const parts = [];
-    for (const part of started.body.parts as { partNumber: number; uploadUrl: string }[]) {
+    for (const part of [started.body.parts[0], renewed.body.parts[0]] as {
+      partNumber: number;
+      uploadUrl: string;
+    }[]) {
       const length = part.partNumber === 1 ? started.body.partSizeBytes : size - started.body.partSizeBytes;
       const stored = await fetch(part.uploadUrl, { method: 'PUT', body: new Uint8Array(length) });
       expect(stored.status).toBe(200);
@@ -448,7 +471,7 @@ describe('POST /v1/uploads/multipart and /v1/uploads/{ref}/complete', () => {
 });
 
 describe('POST /v1/jobs/{id}/stream-ticket', () => {
-  it("hands a ticket to the job's tenant and no one else", async () => {
+  it("hands a ticket to the job's tenant and no one else, not even the admin key", async () => {
     const created = await send('post', '/v1/jobs', '/v1/jobs', {
       idempotencyKey: freshKey(),
       json: imageJob(),
@@ -464,6 +487,16 @@ describe('POST /v1/jobs/{id}/stream-ticket', () => {
       (await send('post', template, `/v1/jobs/${created.body.id}/stream-ticket`, { key: 'not-a-key' }))
         .status,
     ).toBe(401);
+    // The admin key opens every tenant's jobs, so it must never be turned into a ticket for a URL.
+    const admin = await send('post', template, `/v1/jobs/${created.body.id}/stream-ticket`, {
+      key: ADMIN_KEY,
+    });
+    expect({ status: admin.status, code: admin.body?.code, detail: admin.body?.detail }).toEqual({
+      status: 403,
+      code: 'forbidden',
+      detail: 'This route needs a tenant API key.',
+    });
+    expect(admin.body).not.toHaveProperty('ticket');
   });
 });
 
@@ -673,8 +706,11 @@ describe('coverage', () => {
       'createMultipartUpload 400',
       'completeMultipartUpload 200',
       'completeMultipartUpload 400',
+      'renewMultipartUploadParts 200',
+      'renewMultipartUploadParts 400',
       'createStreamTicket 201',
       'createStreamTicket 401',
+      'createStreamTicket 403',
       'createStreamTicket 404',
       'adminListJobs 200',
       'adminListJobs 400',

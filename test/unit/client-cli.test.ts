@@ -41,6 +41,8 @@ async function run(
   terminal: {
     readonly isTTY?: boolean;
     readonly sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+    /** Ctrl-C: aborted by the test. */
+    readonly signal?: AbortSignal;
   } = {},
 ) {
   const sent: Sent[] = [];
@@ -50,6 +52,7 @@ async function run(
     stdout: { write: (text: string) => (stdout += text) },
     stderr: { write: (text: string) => (stderr += text), isTTY: terminal.isTTY ?? false },
     env: { LONGHAUL_URL: URL_BASE, ...env },
+    ...(terminal.signal ? { signal: terminal.signal } : {}),
     webSocket: null,
     sleep: terminal.sleep ?? (async () => undefined),
     fetch: (async (input: string | URL | Request, init?: RequestInit) => {
@@ -152,7 +155,9 @@ describe('usage', () => {
       LONGHAUL_URL: 'http://api.test',
     });
     expect(result.code).toBe(EXIT.usage);
-    expect(result.stderr).toContain('plain http');
+    expect(result.stderr).toBe(
+      'longhaul: The base URL http://api.test is plain http to another machine: keys and data would cross the network unencrypted. Use https, or set LONGHAUL_ALLOW_INSECURE_HTTP=1 if you really mean it.\n  Check LONGHAUL_URL (or --url).\n',
+    );
     expect(result.sent).toEqual([]);
     const insisted = await run(['jobs', 'list'], [() => json(200, { items: [], nextCursor: null })], {
       LONGHAUL_API_KEY: 'k',
@@ -161,6 +166,34 @@ describe('usage', () => {
     });
     expect(insisted.code).toBe(0);
   });
+
+  it.each([
+    [{ LONGHAUL_URL: 'ftp://api.test' }, 'The base URL must be http or https', 'LONGHAUL_URL (or --url)'],
+    [{ LONGHAUL_URL: 'api.test' }, 'is not an absolute URL', 'LONGHAUL_URL (or --url)'],
+    [
+      { LONGHAUL_STREAM_URL: 'https://stream.test' },
+      'The stream URL must be ws or wss',
+      'LONGHAUL_STREAM_URL',
+    ],
+    [
+      { LONGHAUL_STREAM_URL: 'ws://stream.test' },
+      'Use wss, or set LONGHAUL_ALLOW_INSECURE_HTTP=1 if you really mean it',
+      'LONGHAUL_STREAM_URL',
+    ],
+  ])(
+    'names the environment variable of a wrong URL (%j), not the SDK option',
+    async (urls, message, variable) => {
+      const result = await run(['jobs', 'list', '--json'], [], { LONGHAUL_API_KEY: 'k', ...urls });
+      expect(result.code).toBe(EXIT.usage);
+      expect(result.stderr).toContain(message);
+      expect(result.stderr).toContain(`\n  Check ${variable}.\n`);
+      expect(result.stderr).not.toMatch(/baseUrl|streamUrl|allowInsecureHttp|Use https/);
+      expect(JSON.parse(result.stdout)).toEqual({
+        error: { kind: 'usage', exitCode: EXIT.usage, message: expect.stringContaining(message) },
+      });
+      expect(result.sent).toEqual([]);
+    },
+  );
 });
 
 describe('submit', () => {
@@ -254,6 +287,42 @@ describe('submit', () => {
       error: { kind: 'stopped-waiting', exitCode: EXIT.stoppedWaiting },
     });
   });
+
+  it.each([false, true])(
+    'exits 130 on Ctrl-C during a wait and says how to resume (--json: %s)',
+    async (asJson) => {
+      const ctrlC = new AbortController();
+      const result = await run(
+        ['jobs', 'wait', 'job_cliclicliclicliclicliclicl', ...(asJson ? ['--json'] : [])],
+        [
+          () => json(200, job('running')),
+          () => {
+            ctrlC.abort();
+            return json(200, job('running'));
+          },
+        ],
+        undefined,
+        { signal: ctrlC.signal, sleep: (ms, signal) => sleep(Math.min(ms, 20), signal) },
+      );
+      expect(result.code).toBe(EXIT.interrupted);
+      expect(result.sent).toHaveLength(2);
+      expect(result.stderr).toContain(
+        'interrupted: stopped waiting; job_cliclicliclicliclicliclicl goes on. Follow it again: longhaul jobs wait job_cliclicliclicliclicliclicl\n',
+      );
+      if (asJson) {
+        expect(JSON.parse(result.stdout)).toEqual({
+          error: {
+            kind: 'interrupted',
+            exitCode: 130,
+            message: 'interrupted: stopped waiting',
+            jobId: 'job_cliclicliclicliclicliclicl',
+          },
+        });
+      } else {
+        expect(result.stdout).toBe('');
+      }
+    },
+  );
 
   it('draws no bar on a terminal that cannot redraw (TERM=dumb) nor when not a terminal', async () => {
     const answers = () => [() => json(200, job('running')), () => json(200, job('succeeded'))];

@@ -8,6 +8,7 @@ import {
   type JobOf,
   type JobType,
   type LiveMessage,
+  type MultipartUploadTicket,
   operations,
   PROBLEM_CODES,
   type Problem,
@@ -24,6 +25,7 @@ import {
   JOB_STATUSES as SERVER_JOB_STATUSES,
   JOB_TYPES as SERVER_JOB_TYPES,
 } from '../../lambdas/domain/job';
+import type { MultipartUploadTicket as ServerMultipartUploadTicket } from '../../lambdas/domain/multipart-uploads';
 import type {
   LiveMessage as ServerLiveMessage,
   TimelineEvent as ServerTimelineEvent,
@@ -141,9 +143,10 @@ describe('the SDK types', () => {
       Equals<LiveMessage, ServerLiveMessage>,
       Equals<TimelineEvent, ServerTimelineEvent>,
       Equals<UploadTicket, ServerUploadTicket>,
+      Equals<MultipartUploadTicket, ServerMultipartUploadTicket>,
       Equals<Problem, ServerProblem>,
-    ] = [true, true, true, true, true, true, true, true];
-    expect(same).toEqual([true, true, true, true, true, true, true, true]);
+    ] = [true, true, true, true, true, true, true, true, true];
+    expect(same).toEqual([true, true, true, true, true, true, true, true, true]);
   });
 
   it('type each job by its type, from client/job-types.ts generated from the document (`npx tsx client/scripts/job-types.ts`)', () => {

@@ -470,11 +470,22 @@ describe('request options', () => {
 
   it('refuses plain http to another machine unless told to allow it; this machine is fine', () => {
     expect(() => new Longhaul({ baseUrl: 'http://api.example.test', apiKey: 'k' })).toThrow(
-      LonghaulUsageError,
+      expect.objectContaining({
+        name: 'LonghaulUsageError',
+        message: expect.stringContaining('plain http to another machine'),
+        options: ['baseUrl', 'allowInsecureHttp'],
+      }),
     );
     expect(
       () => new Longhaul({ baseUrl: 'https://api.example.test', streamUrl: 'ws://s.example.test' }),
-    ).toThrow(/plain ws/);
+    ).toThrow(
+      expect.objectContaining({
+        message: expect.stringContaining(
+          'plain ws to another machine: keys and data would cross the network unencrypted. Use wss,',
+        ),
+        options: ['streamUrl', 'allowInsecureHttp'],
+      }),
+    );
     for (const baseUrl of ['http://127.0.0.1:3000', 'http://localhost:3000', 'http://[::1]:3000']) {
       expect(() => new Longhaul({ baseUrl })).not.toThrow();
     }
@@ -587,6 +598,109 @@ describe('uploads', () => {
       'https://s3.test/p3',
       `${BASE}/v1/uploads/${multipart.ref}/complete`,
     ]);
+  });
+
+  describe('renews part URLs that expired', () => {
+    const size = MULTIPART_UPLOAD_THRESHOLD_BYTES + 1;
+    const ref = 'upl_cccccccccccccccccccccccccccccccc';
+    const later = () => new Date(Date.now() + 900_000).toISOString();
+    const saved = (expiresAt: string, stored: number[]) => ({
+      ref,
+      uploadId: 'u1',
+      partSizeBytes: 16 * 1024 * 1024,
+      expiresAt,
+      parts: [1, 2, 3].map((partNumber) => ({
+        partNumber,
+        uploadUrl: `https://s3.test/old/p${partNumber}`,
+        etag: stored.includes(partNumber) ? `"e${partNumber}"` : null,
+      })),
+    });
+    const renewed = (partNumbers: number[], expiresAt: string) =>
+      ticket(
+        {
+          ref,
+          uploadId: 'u1',
+          partSizeBytes: 16 * 1024 * 1024,
+          parts: partNumbers.map((partNumber) => ({
+            partNumber,
+            uploadUrl: `https://s3.test/new/p${partNumber}`,
+          })),
+          expiresAt,
+        },
+        200,
+      );
+    // What S3 answers for a presigned URL past its expiry.
+    const expired = () =>
+      new Response('<Error><Code>AccessDenied</Code><Message>Request has expired</Message></Error>', {
+        status: 403,
+        headers: { 'content-type': 'application/xml' },
+      });
+
+    it('resumes a saved state past its expiresAt with fresh URLs for the missing parts, asked for once', async () => {
+      const expiresAt = later();
+      const transport = scripted([
+        renewed([2, 3], expiresAt),
+        stored('"e2"'),
+        stored('"e3"'),
+        ticket({ ref }, 200),
+      ]);
+      const states: { expiresAt: string; parts: { uploadUrl: string }[] }[] = [];
+      const uploaded = await client(transport).longhaul.uploadFile(
+        { data: bytes(size), contentType: 'audio/wav' },
+        {
+          resume: saved(new Date(Date.now() - 1000).toISOString(), [1]),
+          onUploadProgress: (p) => states.push(p.state as never),
+        },
+      );
+      expect(transport.sent.map((s) => `${s.method} ${s.url}`)).toEqual([
+        `POST ${BASE}/v1/uploads/${ref}/parts`,
+        'PUT https://s3.test/new/p2',
+        'PUT https://s3.test/new/p3',
+        `POST ${BASE}/v1/uploads/${ref}/complete`,
+      ]);
+      expect(JSON.parse(transport.sent[0]?.body as string)).toEqual({
+        uploadId: 'u1',
+        contentLength: size,
+        partNumbers: [2, 3],
+      });
+      expect(JSON.parse(transport.sent[3]?.body as string).parts).toEqual([
+        { partNumber: 1, etag: '"e1"' },
+        { partNumber: 2, etag: '"e2"' },
+        { partNumber: 3, etag: '"e3"' },
+      ]);
+      // The state to save carries the renewed URLs and their expiry.
+      expect(states.at(-1)?.expiresAt).toBe(expiresAt);
+      expect(states.at(-1)?.parts.map((part) => part.uploadUrl)).toEqual([
+        'https://s3.test/old/p1',
+        'https://s3.test/new/p2',
+        'https://s3.test/new/p3',
+      ]);
+      expect(uploaded).toEqual({ ref, expiresAt });
+    });
+
+    it('renews the URL of a part that S3 refuses, once', async () => {
+      const transport = scripted([expired, renewed([3], later()), stored('"e3"'), ticket({ ref }, 200)]);
+      await client(transport).longhaul.uploadFile(
+        { data: bytes(size), contentType: 'audio/wav' },
+        { resume: saved(later(), [1, 2]) },
+      );
+      expect(transport.sent.map((s) => `${s.method} ${s.url}`)).toEqual([
+        'PUT https://s3.test/old/p3',
+        `POST ${BASE}/v1/uploads/${ref}/parts`,
+        'PUT https://s3.test/new/p3',
+        `POST ${BASE}/v1/uploads/${ref}/complete`,
+      ]);
+      expect(JSON.parse(transport.sent[1]?.body as string).partNumbers).toEqual([3]);
+
+      const refusedTwice = scripted([expired, renewed([3], later()), expired]);
+      await expect(
+        client(refusedTwice).longhaul.uploadFile(
+          { data: bytes(size), contentType: 'audio/wav' },
+          { resume: saved(later(), [1, 2]) },
+        ),
+      ).rejects.toMatchObject({ name: 'LonghaulError', status: 403 });
+      expect(refusedTwice.sent).toHaveLength(3);
+    });
   });
 
   it('gives a single PUT a timeout that grows with its size', async () => {
