@@ -14,6 +14,7 @@ import {
   MIN_PART_BYTES,
   renewPartsRequest,
 } from '../domain/multipart-uploads';
+import { RESULT_SCHEMAS } from '../domain/present';
 import { providerEvent } from '../domain/provider-events';
 import { audioTranscribeInput, imageGenerateInput, UPLOAD_REF_PATTERN } from '../domain/requests';
 import { STREAM_TICKET_PATTERN, STREAM_TICKET_TTL_SECONDS } from '../domain/stream-tickets';
@@ -234,32 +235,8 @@ const schemas: Record<string, Schema> = {
     required: ['code', 'message'],
     additionalProperties: false,
   },
-  ImageResult: {
-    type: 'object',
-    description: 'Result of an image.generate job.',
-    properties: {
-      outputUrl: { type: 'string', format: 'uri', description: 'Presigned GET URL of the image.' },
-      contentType: { type: 'string', pattern: '^image/' },
-    },
-    required: ['outputUrl', 'contentType'],
-    additionalProperties: false,
-  },
-  TranscriptResult: {
-    type: 'object',
-    description: 'Result of an audio.transcribe job.',
-    properties: {
-      transcriptUrl: {
-        type: 'string',
-        format: 'uri',
-        description: 'Presigned GET URL of the whole transcript (JSON, with segments).',
-      },
-      language: { type: 'string' },
-      text: { type: 'string', description: 'The first 500 characters of the transcript.' },
-      segments: { type: 'integer', minimum: 0, description: 'Number of segments in the whole transcript.' },
-    },
-    required: ['transcriptUrl', 'language', 'text', 'segments'],
-    additionalProperties: false,
-  },
+  ImageResult: fromZod(RESULT_SCHEMAS['image.generate']),
+  TranscriptResult: fromZod(RESULT_SCHEMAS['audio.transcribe']),
   ImageGenerateInput: fromZod(imageGenerateInput),
   AudioTranscribeInput: {
     ...audioInput,

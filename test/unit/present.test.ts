@@ -1,0 +1,36 @@
+import { type Job, newJob } from '../../lambdas/domain/job';
+import { presentJob, RESULT_SCHEMAS } from '../../lambdas/domain/present';
+import { MemoryOutputs } from './support/memory-ports';
+
+const finished = (type: Job['type'], result: Record<string, unknown>): Job => ({
+  ...newJob(
+    {
+      id: 'job_aaaaaaaaaaaaaaaaaaaaaaaaaa',
+      tenantId: 'acme',
+      type,
+      input: {},
+      idempotencyKey: 'k',
+      fingerprint: 'f',
+    },
+    new Date('2026-05-01T10:00:00.000Z'),
+  ),
+  status: 'succeeded',
+  result,
+});
+
+describe('presentJob', () => {
+  it.each([
+    ['image.generate', { outputKey: 'outputs/acme/job/image.png', contentType: 'image/png' }],
+    [
+      'audio.transcribe',
+      { transcriptKey: 'outputs/acme/job/transcript.json', language: 'en', text: 'hi', segments: 2 },
+    ],
+  ] as const)(
+    'hands out a %s result in the shape its schema (and so the API document) gives',
+    async (type, stored) => {
+      const { result } = await presentJob(finished(type, stored), new MemoryOutputs());
+      expect(RESULT_SCHEMAS[type].safeParse(result).success).toBe(true);
+      expect(JSON.stringify(result)).not.toMatch(/Key"/);
+    },
+  );
+});
