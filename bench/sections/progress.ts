@@ -1,6 +1,7 @@
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { JOB_ITEM_SORT_KEY } from '../../config/layout';
 import { DynamoDbJobStore, toItem } from '../../lambdas/adapters/dynamodb-job-store';
+import { submissionTagOf } from '../../lambdas/domain/job';
 import { applyProgress, ProgressThrottle } from '../../lambdas/domain/progress';
 import { documentClient } from '../../test/e2e/support/local-stack';
 import { fmt, median, print, round, sleep, tally } from '../support/common';
@@ -118,7 +119,10 @@ async function progressDomain(
     };
     for (let tick = 1; tick <= ticks; tick++) {
       clock = start.getTime() + tick * 100;
-      await applyProgress(deps, job.id, (100 * tick) / ticks, { providerJobId: 'bench', submission: 0 });
+      await applyProgress(deps, job.id, (100 * tick) / ticks, {
+        providerJobId: 'bench',
+        submission: submissionTagOf(job),
+      });
     }
     runs.push(wrote);
   }

@@ -10,7 +10,14 @@ import {
 import { z } from 'zod';
 import { JOB_ITEM_SORT_KEY, jobTable } from '../../config/layout';
 import { ValidationError } from '../domain/errors';
-import { executionNameOf, isTerminal, type Job, type JobStatus, type ProviderOutcome } from '../domain/job';
+import {
+  executionNameOf,
+  isTerminal,
+  type Job,
+  type JobStatus,
+  type ProviderOutcome,
+  type SubmitIntent,
+} from '../domain/job';
 import type { ActiveStatus, CreateOutcome, JobPage, JobStore, StatusChange } from '../domain/ports';
 
 const [byTenant, byTenantStatus, activeIndex] = jobTable.indexes;
@@ -203,8 +210,7 @@ export class DynamoDbJobStore implements JobStore {
 
   async recordSubmitIntent(
     jobId: string,
-    attemptId: string,
-    at: Date,
+    intent: SubmitIntent,
     replacing: string | undefined,
   ): Promise<Job | undefined> {
     return this.conditionalUpdate(jobId, {
@@ -216,9 +222,9 @@ export class DynamoDbJobStore implements JobStore {
           : 'submitIntent.attemptId = :replacing'),
       ExpressionAttributeNames: { '#status': 'status' },
       ExpressionAttributeValues: {
-        ':intent': { attemptId, at: at.toISOString() },
+        ':intent': intent,
         ':one': 1,
-        ':at': at.toISOString(),
+        ':at': intent.at,
         ':running': 'running',
         ...(replacing === undefined ? {} : { ':replacing': replacing }),
       },
@@ -245,13 +251,29 @@ export class DynamoDbJobStore implements JobStore {
     });
   }
 
-  async recordProviderOutcome(jobId: string, outcome: ProviderOutcome): Promise<Job | undefined> {
-    const updated = await this.conditionalUpdate(jobId, {
+  async recordProviderOutcome(
+    job: Pick<Job, 'id' | 'createdAt' | 'resubmissions'>,
+    outcome: ProviderOutcome,
+  ): Promise<Job | undefined> {
+    const submission = job.resubmissions ?? 0;
+    const updated = await this.conditionalUpdate(job.id, {
       UpdateExpression: 'SET providerOutcome = :outcome',
-      ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(providerOutcome)',
-      ExpressionAttributeValues: { ':outcome': outcome },
+      ConditionExpression:
+        'attribute_exists(pk) AND attribute_not_exists(providerOutcome) AND createdAt = :createdAt AND ' +
+        (submission === 0
+          ? '(attribute_not_exists(resubmissions) OR resubmissions = :submission)'
+          : 'resubmissions = :submission') +
+        (outcome.providerJobId
+          ? ' AND (attribute_not_exists(providerJobId) OR providerJobId = :providerJobId)'
+          : ''),
+      ExpressionAttributeValues: {
+        ':outcome': outcome,
+        ':createdAt': job.createdAt,
+        ':submission': submission,
+        ...(outcome.providerJobId ? { ':providerJobId': outcome.providerJobId } : {}),
+      },
     });
-    return updated ?? this.get(jobId);
+    return updated ?? this.get(job.id);
   }
 
   async touchEnqueued(jobId: string, at: Date): Promise<boolean> {

@@ -17,6 +17,7 @@ import {
 } from '../domain/errors';
 import { JOB_ID_PATTERN, requireIdempotencyKey } from '../domain/idempotency';
 import { cancelJob, createUpload, getJob, jobTimeline, listJobs, submitJob } from '../domain/intake';
+import { SUBMISSION_TAG_PATTERN } from '../domain/job';
 import {
   createMultipartUpload,
   parseCompleteMultipart,
@@ -270,13 +271,12 @@ const openRoutes: Partial<Record<RouteKey, (event: APIGatewayProxyEvent) => Prom
         ]);
       }
       const submissionParameter = event.queryStringParameters?.submission;
-      if (submissionParameter !== undefined && !/^(0|[1-9][0-9]{0,5})$/.test(submissionParameter)) {
+      if (submissionParameter !== undefined && !SUBMISSION_TAG_PATTERN.test(submissionParameter)) {
         throw new ValidationError('The provider event is invalid.', [
-          { parameter: 'submission', detail: 'must be a submission number' },
+          { parameter: 'submission', detail: 'must be the submission tag of the webhook URL Longhaul gave' },
         ]);
       }
-      // Webhook URLs made before submissions were numbered carry none: they are the first submission's.
-      const submission = submissionParameter === undefined ? undefined : Number(submissionParameter);
+      const submission = submissionParameter;
       logger.appendKeys({ jobId });
       const providerEvent = parseProviderEvent(parseJson(bytes));
       if (providerEvent.type === 'progress') {

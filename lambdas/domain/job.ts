@@ -60,10 +60,8 @@ export interface Job {
  * time is in it: a job created again under a key whose earlier job expired has
  * the same id, and Step Functions keeps a closed execution's name for 90 days.
  */
-export const executionNameOf = (job: Pick<Job, 'id' | 'runs' | 'createdAt'>): string => {
-  const generation = Date.parse(job.createdAt).toString(36);
-  return job.runs ? `${job.id}-${generation}-run${job.runs}` : `${job.id}-${generation}`;
-};
+export const executionNameOf = (job: Pick<Job, 'id' | 'runs' | 'createdAt'>): string =>
+  job.runs ? `${job.id}-${generationOf(job)}-run${job.runs}` : `${job.id}-${generationOf(job)}`;
 
 /** The execution running the job now: named when it started, or the name its next run gets. */
 export const currentExecutionOf = (job: Job): string => job.executionName ?? executionNameOf(job);
@@ -74,25 +72,56 @@ export const currentExecutionOf = (job: Job): string => job.executionName ?? exe
  * operator's requeue is a new submission and takes a slot of its own.
  */
 export const slotHolderOf = (job: Pick<Job, 'id' | 'createdAt' | 'resubmissions'>): string =>
-  `${job.id}-${Date.parse(job.createdAt).toString(36)}-s${submissionOf(job)}`;
+  `${job.id}-${submissionTagOf(job)}`;
 
-/** The job a slot holder or an execution name belongs to. */
-export const jobIdOf = (name: string): string => name.split('-')[0] ?? name;
+/** The job a slot holder, an execution name or a provider key belongs to. */
+export const jobIdOf = (name: string): string => name.split(/[-.:]/)[0] ?? name;
 
-/** The key the provider deduplicates on: one per submission the job is meant to make. */
-export const providerKeyOf = (job: Pick<Job, 'id' | 'resubmissions'>): string =>
-  job.resubmissions ? `${job.id}:${job.resubmissions}` : job.id;
+/**
+ * The key the provider deduplicates on: one per submission the job is meant
+ * to make. The job's creation time is in it: a job created again under a key
+ * whose earlier job expired has the same id, and a provider that keeps keys
+ * longer than the job retention would answer it with the earlier job's work.
+ */
+export const providerKeyOf = (job: Pick<Job, 'id' | 'createdAt' | 'resubmissions'>): string => {
+  const key = `${job.id}.${generationOf(job)}`;
+  return job.resubmissions ? `${key}:${job.resubmissions}` : key;
+};
+
+/**
+ * The key of the submission the job is sending or has sent: the one its
+ * intent recorded. An intent recorded before keys carried the creation time
+ * has none; its submission went out under the key without it, and a resend
+ * must use the same.
+ */
+export const submissionKeyOf = (job: Job): string => {
+  if (!job.submitIntent) return providerKeyOf(job);
+  if (job.submitIntent.providerKey) return job.submitIntent.providerKey;
+  return job.resubmissions ? `${job.id}:${job.resubmissions}` : job.id;
+};
 
 /** Which of the job's provider submissions is current: 0 for the first, one more for each operator requeue. */
 export const submissionOf = (job: Pick<Job, 'resubmissions'>): number => job.resubmissions ?? 0;
+
+/** When the job was created, short: it tells a job from an earlier one with the same id. */
+const generationOf = (job: Pick<Job, 'createdAt'>): string => Date.parse(job.createdAt).toString(36);
+
+/** The job's current submission, told apart from an earlier job's with the same id: `<generation>.<submission>`. */
+export const submissionTagOf = (job: Pick<Job, 'createdAt' | 'resubmissions'>): string =>
+  `${generationOf(job)}.${submissionOf(job)}`;
+
+/** What a provider webhook URL's `submission` must look like. */
+export const SUBMISSION_TAG_PATTERN = /^[0-9a-z]{1,12}\.(0|[1-9][0-9]{0,5})$/;
 
 /**
  * Where the provider posts the events of the job's current submission. The
  * submission in the URL ties each event to the run it belongs to: a late event
  * of a submission an operator has replaced cannot touch the new one.
  */
-export const providerWebhookUrlOf = (base: string, job: Pick<Job, 'id' | 'resubmissions'>): string =>
-  `${base}?jobId=${encodeURIComponent(job.id)}&submission=${submissionOf(job)}`;
+export const providerWebhookUrlOf = (
+  base: string,
+  job: Pick<Job, 'id' | 'createdAt' | 'resubmissions'>,
+): string => `${base}?jobId=${encodeURIComponent(job.id)}&submission=${submissionTagOf(job)}`;
 
 /**
  * Whether the provider may be running the job: a submission was sent whose
@@ -108,6 +137,8 @@ export function providerMayBeRunning(job: Job): boolean {
 export interface SubmitIntent {
   readonly attemptId: string;
   readonly at: string;
+  /** The key the submission is sent under (absent on intents recorded before keys carried the creation time). */
+  readonly providerKey?: string;
 }
 
 export interface ProviderOutcome {

@@ -1,4 +1,4 @@
-import type { Job, JobError, JobStatus, ProviderOutcome } from './job';
+import type { Job, JobError, JobStatus, ProviderOutcome, SubmitIntent } from './job';
 
 /** Ports of the job domain; each has one AWS adapter under `lambdas/adapters/`. */
 
@@ -52,16 +52,23 @@ export interface JobStore {
    */
   recordSubmitIntent(
     jobId: string,
-    attemptId: string,
-    at: Date,
+    intent: SubmitIntent,
     replacing: string | undefined,
   ): Promise<Job | undefined>;
   /** The submission's outcome is known: keep the provider's id (if accepted) and drop the intent. */
   settleSubmitIntent(jobId: string, providerJobId: string | undefined, at: Date): Promise<void>;
   /** Stores the await step's task token; returns the job as it then is (with any outcome already recorded). */
   recordTaskToken(jobId: string, taskToken: string, at: Date): Promise<Job | undefined>;
-  /** Stores the provider's final outcome once; returns the job as it then is. */
-  recordProviderOutcome(jobId: string, outcome: ProviderOutcome): Promise<Job | undefined>;
+  /**
+   * Stores the provider's final outcome once, only while the job is still the
+   * one it was read as (same creation, same submission) and the outcome's
+   * provider job is the one on record or none is recorded yet: a write that
+   * raced an operator's requeue lands on nothing. Returns the job as it then is.
+   */
+  recordProviderOutcome(
+    job: Pick<Job, 'id' | 'createdAt' | 'resubmissions'>,
+    outcome: ProviderOutcome,
+  ): Promise<Job | undefined>;
   /** A queued job's message was (re)sent now; false if the job is no longer queued. */
   touchEnqueued(jobId: string, at: Date): Promise<boolean>;
   /**

@@ -52,7 +52,7 @@ export type ProgressOutcome = { readonly streamed: boolean; readonly persisted: 
 /** Which provider job and which of the job's submissions a tick was sent for. */
 export interface TickSource {
   readonly providerJobId: string;
-  readonly submission: number | undefined;
+  readonly submission: string | undefined;
 }
 
 /**

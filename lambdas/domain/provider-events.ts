@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ValidationError } from './errors';
-import { type Job, type ProviderOutcome, submissionOf } from './job';
+import { type Job, type ProviderOutcome, submissionOf, submissionTagOf } from './job';
 import type { JobStore, Timeline, Workflow } from './ports';
 import { resumeAwait } from './workflow';
 
@@ -62,7 +62,7 @@ export async function applyProviderEvent(
   deps: ProviderEventDeps,
   jobId: string,
   event: ProviderEvent,
-  submission: number | undefined,
+  submission: string | undefined,
 ): Promise<ProviderEventOutcome> {
   if (event.type === 'progress') return 'progress';
   const job = await deps.store.get(jobId);
@@ -73,7 +73,7 @@ export async function applyProviderEvent(
     at: deps.now().toISOString(),
     providerJobId: event.id,
   };
-  const updated = await deps.store.recordProviderOutcome(job.id, outcome);
+  const updated = await deps.store.recordProviderOutcome(job, outcome);
   if (!job.providerOutcome) {
     await deps.timeline.record(job.id, { at: outcome.at, type: `provider.${event.type}` });
   }
@@ -90,9 +90,10 @@ export async function applyProviderEvent(
  * provider can answer before the submit step stores the id). Running jobs and
  * jobs in review (whose outcome is evidence) qualify.
  */
-export function concerns(job: Job, providerJobId: string, submission: number | undefined): boolean {
+export function concerns(job: Job, providerJobId: string, submission: string | undefined): boolean {
   if (job.status !== 'running' && job.status !== 'needs_review') return false;
-  if ((submission ?? 0) !== submissionOf(job)) return false;
+  // Webhook URLs made before submissions were tagged carry none: they are the first submission's.
+  if (submission === undefined ? submissionOf(job) !== 0 : submission !== submissionTagOf(job)) return false;
   if (job.providerJobId !== undefined) return job.providerJobId === providerJobId;
   return job.submitIntent !== undefined || job.status === 'needs_review';
 }

@@ -228,7 +228,7 @@ async function reconcileInReview(deps: ReconcileDeps, listed: Job, holdsSlot: bo
     const remote = await deps.provider.status(job.providerJobId);
     if (remote.status === 'succeeded' || remote.status === 'failed' || remote.status === 'canceled') {
       job =
-        (await deps.store.recordProviderOutcome(job.id, {
+        (await deps.store.recordProviderOutcome(job, {
           status: remote.status,
           ...(remote.error ? { error: remote.error } : {}),
           at: now.toISOString(),
@@ -351,7 +351,7 @@ async function reconcileRunning(deps: ReconcileDeps, job: Job, holdsSlot: boolea
   // Waiting on the provider: ask it, in case its completion webhook was lost.
   const remote = await deps.provider.status(job.providerJobId);
   if (remote.status === 'succeeded' || remote.status === 'failed' || remote.status === 'canceled') {
-    const updated = await deps.store.recordProviderOutcome(job.id, {
+    const updated = await deps.store.recordProviderOutcome(job, {
       status: remote.status,
       ...(remote.error ? { error: remote.error } : {}),
       at: now.toISOString(),

@@ -13,10 +13,10 @@ import {
   isTerminal,
   type Job,
   type JobError,
-  providerKeyOf,
   providerMayBeRunning,
   providerWebhookUrlOf,
   slotHolderOf,
+  submissionKeyOf,
 } from './job';
 import { type FinalOutput, parseProviderOutput } from './outputs';
 import type { InputStore, JobQueue, JobStore, OutputStore, SlotPool, Timeline, Workflow } from './ports';
@@ -171,10 +171,11 @@ const steps: Record<StepName, (deps: WorkflowDeps, event: StepEvent) => Promise<
     // deduplicates) means that attempt may have been accepted: no later answer
     // to this resend can prove it was not.
     const earlierAttemptUnknown = job.submitIntent !== undefined;
+    // A resend goes under the key of the submission it repeats; a first send under the job's key.
+    const providerKey = submissionKeyOf(job);
     const intent = await deps.store.recordSubmitIntent(
       job.id,
-      randomUUID(),
-      deps.now(),
+      { attemptId: randomUUID(), at: deps.now().toISOString(), providerKey },
       job.submitIntent?.attemptId,
     );
     if (!intent) {
@@ -192,7 +193,7 @@ const steps: Record<StepName, (deps: WorkflowDeps, event: StepEvent) => Promise<
     let providerJobId: string;
     try {
       ({ providerJobId } = await deps.provider.submit({
-        idempotencyKey: providerKeyOf(job),
+        idempotencyKey: providerKey,
         type: job.type,
         input: job.input,
         webhookUrl: providerWebhookUrlOf(deps.providerWebhookUrl, job),
@@ -397,11 +398,11 @@ export async function stopAtProvider(
     readonly store: WorkflowDeps['store'];
     readonly now: () => Date;
   },
-  job: Pick<Job, 'id'>,
+  job: Pick<Job, 'id' | 'createdAt' | 'resubmissions'>,
   providerJobId: string,
 ): Promise<void> {
   await deps.provider.cancel(providerJobId);
-  await deps.store.recordProviderOutcome(job.id, {
+  await deps.store.recordProviderOutcome(job, {
     status: 'canceled',
     at: deps.now().toISOString(),
     providerJobId,

@@ -606,11 +606,11 @@ function chargeViolations(ledger: Ledger, ids: readonly string[], finals: readon
   for (const key of keys) {
     if (seen.has(key)) violations.push(`key ${key} charged more than once`);
     seen.add(key);
-    if (!ids.includes(key.split(':')[0] ?? ''))
-      violations.push(`charge for ${key}, which is no accepted job`);
+    if (!ids.includes(jobIdOf(key))) violations.push(`charge for ${key}, which is no accepted job`);
   }
+  const charged = new Set([...seen].map(jobIdOf));
   for (const job of finals)
-    if (job.status === 'succeeded' && !seen.has(job.id))
+    if (job.status === 'succeeded' && !charged.has(job.id))
       violations.push(`${job.id} succeeded without a charge`);
   if (ledger.maxConcurrent > MAX_IN_FLIGHT)
     violations.push(
@@ -710,7 +710,7 @@ describe('chaos with a provider that deduplicates', () => {
     const ledger = await client.ledger();
     log(`ledger: ${ledger.submissions.length} charges, maxConcurrent ${ledger.maxConcurrent}`);
     const finals = [...jobs.values()];
-    const charged = new Set(ledger.submissions.map((s) => String(s.idempotencyKey).split(':')[0] ?? ''));
+    const charged = new Set(ledger.submissions.map((s) => jobIdOf(String(s.idempotencyKey))));
     const violations = [
       ...(await lossViolations(client, ids)),
       ...chargeViolations(ledger, ids, finals),
@@ -800,7 +800,7 @@ describe('chaos with a provider that cannot deduplicate', () => {
     log(`ledger: ${ledger.submissions.length} charges, maxConcurrent ${ledger.maxConcurrent}`);
     // Every accepted request is a charge here: a key charged twice is a job charged twice, and an
     // ambiguous submission was accepted (and charged) once, and never sent again.
-    const charged = new Set(ledger.submissions.map((s) => String(s.idempotencyKey)));
+    const charged = new Set(ledger.submissions.map((s) => jobIdOf(String(s.idempotencyKey))));
     const violations = [
       ...(await lossViolations(c, ids)),
       ...chargeViolations(ledger, ids, finals),

@@ -1,5 +1,6 @@
 import { rmSync } from 'node:fs';
 import { Longhaul, type WaitUpdate } from '../../client';
+import { jobIdOf } from '../../lambdas/domain/job';
 import { type RunningSimulator, startSimulator } from '../../local/provider-sim/simulator';
 import { pollUntil, type RunningLocalStack, startLocalStack, temporaryDataDir } from './support/local-stack';
 
@@ -96,5 +97,5 @@ it('survives a 60 s outage of the local stack and finishes', async () => {
   const ledger = (await (await fetch(`${simulator.url}/_sim/ledger`)).json()) as {
     submissions: { idempotencyKey: string }[];
   };
-  expect(ledger.submissions.filter((s) => s.idempotencyKey === job.id)).toHaveLength(1);
+  expect(ledger.submissions.filter((s) => jobIdOf(s.idempotencyKey) === job.id)).toHaveLength(1);
 });

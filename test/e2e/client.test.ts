@@ -21,6 +21,7 @@ import {
   type WaitUpdate,
   type WebSocketConstructor,
 } from '../../client';
+import { jobIdOf } from '../../lambdas/domain/job';
 import {
   documentClient,
   pollUntil,
@@ -110,7 +111,7 @@ async function sim(path: string, body?: unknown): Promise<any> {
 }
 
 const charges = async (job: Job) =>
-  ((await sim('/_sim/ledger')) as Ledger).submissions.filter((s) => s.idempotencyKey === job.id);
+  ((await sim('/_sim/ledger')) as Ledger).submissions.filter((s) => jobIdOf(s.idempotencyKey) === job.id);
 
 /** Every wait in these tests ends: a job that never settles fails its test instead of hanging it. */
 const deadline = () => AbortSignal.timeout(30_000);

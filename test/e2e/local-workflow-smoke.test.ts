@@ -3,7 +3,7 @@ import { createServer } from 'node:net';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { DescribeExecutionCommand } from '@aws-sdk/client-sfn';
 import { API_KEY_HEADER } from '../../config/layout';
-import { executionNameOf } from '../../lambdas/domain/job';
+import { executionNameOf, providerKeyOf } from '../../lambdas/domain/job';
 import { SAMPLE_PNG_BASE64 } from '../../local/provider-sim/outputs';
 import { type Ledger, type RunningSimulator, startSimulator } from '../../local/provider-sim/simulator';
 import {
@@ -135,7 +135,11 @@ describe('a job on the local stack with its own simulated provider', () => {
 
       const ledger = await ledgerOf(stack.endpoints.providerUrl);
       expect(ledger.submissions).toEqual([
-        { id: expect.stringMatching(/^gen_/), idempotencyKey: job.id, acceptedAt: expect.any(String) },
+        {
+          id: expect.stringMatching(/^gen_/),
+          idempotencyKey: providerKeyOf(job),
+          acceptedAt: expect.any(String),
+        },
       ]);
       expect(ledger.running).toBe(0);
 
@@ -224,7 +228,11 @@ describe('a job on the local stack with PROVIDER_URL', () => {
 
       const ledger = await ledgerOf(simulator.url);
       expect(ledger.submissions).toEqual([
-        { id: expect.stringMatching(/^gen_/), idempotencyKey: job.id, acceptedAt: expect.any(String) },
+        {
+          id: expect.stringMatching(/^gen_/),
+          idempotencyKey: providerKeyOf(job),
+          acceptedAt: expect.any(String),
+        },
       ]);
     },
     JOB_TIMEOUT_MS + 10_000,
@@ -305,7 +313,11 @@ describe('restarting the local stack while a job is at the provider', () => {
         expectSucceeded(job, second);
         await expectPngAt(job.result?.outputUrl);
         expect((await ledgerOf(simulator.url)).submissions).toEqual([
-          { id: expect.stringMatching(/^gen_/), idempotencyKey: id, acceptedAt: expect.any(String) },
+          {
+            id: expect.stringMatching(/^gen_/),
+            idempotencyKey: providerKeyOf(job),
+            acceptedAt: expect.any(String),
+          },
         ]);
       } finally {
         await second?.stop();

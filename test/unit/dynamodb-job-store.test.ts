@@ -222,3 +222,26 @@ describe('recordProgress', () => {
     await expect(store.recordProgress(job.id, 40, at, at)).resolves.toBe(false);
   });
 });
+
+describe('recordProviderOutcome', () => {
+  it('lands only on the job and submission it was read for, and on its provider job', async () => {
+    ddb.on(UpdateCommand).resolves({ Attributes: toItem({ ...job, status: 'running' }, 30) });
+    const outcome = { status: 'succeeded' as const, at: at.toISOString(), providerJobId: 'gen_1' };
+
+    await store.recordProviderOutcome({ ...job, resubmissions: 1 }, outcome);
+
+    expect(ddb.commandCalls(UpdateCommand)[0]?.args[0].input).toMatchObject({
+      Key: { pk: job.id, sk: 'JOB' },
+      UpdateExpression: 'SET providerOutcome = :outcome',
+      ConditionExpression:
+        'attribute_exists(pk) AND attribute_not_exists(providerOutcome) AND createdAt = :createdAt AND ' +
+        'resubmissions = :submission AND (attribute_not_exists(providerJobId) OR providerJobId = :providerJobId)',
+      ExpressionAttributeValues: {
+        ':outcome': outcome,
+        ':createdAt': job.createdAt,
+        ':submission': 1,
+        ':providerJobId': 'gen_1',
+      },
+    });
+  });
+});

@@ -1,5 +1,5 @@
 import { JobNotInReviewError } from '../../lambdas/domain/errors';
-import { type Job, newJob, slotHolderOf } from '../../lambdas/domain/job';
+import { type Job, newJob, slotHolderOf, submissionTagOf } from '../../lambdas/domain/job';
 import { parseResolution, resolveJob } from '../../lambdas/domain/operator';
 import { applyProgress, ProgressThrottle, publishingStatusChanges } from '../../lambdas/domain/progress';
 import {
@@ -34,7 +34,7 @@ function store(patch: Partial<Job>) {
 }
 
 /** A tick of the job's first submission and its provider job. */
-const tick1 = { providerJobId: 'gen_1', submission: 0 };
+const tick1 = { providerJobId: 'gen_1', submission: submissionTagOf({ createdAt: t0.toISOString() }) };
 
 describe('progress', () => {
   it('streams every tick and persists at most one per second', async () => {
@@ -111,12 +111,18 @@ describe('progress', () => {
       now: () => t0,
       heartbeat: { throttle: new ProgressThrottle(1000), workflow },
     };
-    await applyProgress(deps, job.id, 90, { providerJobId: 'gen_old', submission: 0 });
+    await applyProgress(deps, job.id, 90, {
+      providerJobId: 'gen_old',
+      submission: submissionTagOf({ createdAt: t0.toISOString() }),
+    });
     expect(memory.jobs.get(job.id)?.progress).toBe(0);
     expect(workflow.heartbeats).toEqual([]);
     expect(live.messages).toEqual([]);
 
-    await applyProgress(deps, job.id, 30, { providerJobId: 'gen_new', submission: 1 });
+    await applyProgress(deps, job.id, 30, {
+      providerJobId: 'gen_new',
+      submission: submissionTagOf({ createdAt: t0.toISOString(), resubmissions: 1 }),
+    });
     expect(memory.jobs.get(job.id)?.progress).toBe(30);
     expect(workflow.heartbeats).toEqual(['t1']);
   });

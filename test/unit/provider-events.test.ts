@@ -1,4 +1,4 @@
-import { type Job, newJob } from '../../lambdas/domain/job';
+import { type Job, newJob, submissionTagOf } from '../../lambdas/domain/job';
 import { applyProviderEvent, parseProviderEvent } from '../../lambdas/domain/provider-events';
 import { MemoryStore, MemoryTimeline, MemoryWorkflow } from './support/memory-ports';
 
@@ -27,11 +27,14 @@ function setup(job: Partial<Job>) {
 }
 
 const at = clock.toISOString();
+/** The submission tags of the job's first submission and of the one after an operator's requeue. */
+const first = submissionTagOf({ createdAt: at });
+const second = submissionTagOf({ createdAt: at, resubmissions: 1 });
 
 describe('applyProviderEvent', () => {
   it('records a completion and resumes the waiting step', async () => {
     const { deps, id, current } = setup({ providerJobId: 'gen_1', taskToken: 't1' });
-    await expect(applyProviderEvent(deps, id, { type: 'succeeded', id: 'gen_1', at }, 0)).resolves.toBe(
+    await expect(applyProviderEvent(deps, id, { type: 'succeeded', id: 'gen_1', at }, first)).resolves.toBe(
       'resumed',
     );
     expect(current()?.providerOutcome).toEqual({ status: 'succeeded', at, providerJobId: 'gen_1' });
@@ -40,7 +43,7 @@ describe('applyProviderEvent', () => {
 
   it('records a completion that arrives before the step waits, for the step to find', async () => {
     const { deps, id, current } = setup({ providerJobId: 'gen_1' });
-    await expect(applyProviderEvent(deps, id, { type: 'succeeded', id: 'gen_1', at }, 0)).resolves.toBe(
+    await expect(applyProviderEvent(deps, id, { type: 'succeeded', id: 'gen_1', at }, first)).resolves.toBe(
       'recorded',
     );
     expect(current()?.providerOutcome?.status).toBe('succeeded');
@@ -58,7 +61,7 @@ describe('applyProviderEvent', () => {
         error: { code: 'oom', message: 'ran out' },
         at,
       },
-      0,
+      first,
     );
     expect(deps.workflow.failed).toEqual([
       { taskToken: 't1', error: 'ProviderJobFailed', cause: '[oom] ran out' },
@@ -67,7 +70,7 @@ describe('applyProviderEvent', () => {
 
   it('keeps the first outcome when the provider repeats or contradicts itself', async () => {
     const { deps, id, current } = setup({ providerJobId: 'gen_1' });
-    await applyProviderEvent(deps, id, { type: 'succeeded', id: 'gen_1', at }, 0);
+    await applyProviderEvent(deps, id, { type: 'succeeded', id: 'gen_1', at }, first);
     await applyProviderEvent(
       deps,
       id,
@@ -77,7 +80,7 @@ describe('applyProviderEvent', () => {
         error: { code: 'x', message: 'y' },
         at,
       },
-      0,
+      first,
     );
     expect(current()?.providerOutcome?.status).toBe('succeeded');
     expect(deps.timeline.types(id)).toEqual(['provider.succeeded']);
@@ -85,11 +88,16 @@ describe('applyProviderEvent', () => {
 
   it('ignores events about another provider job or an unknown job', async () => {
     const { deps, id, current } = setup({ providerJobId: 'gen_1', taskToken: 't1' });
-    await expect(applyProviderEvent(deps, id, { type: 'succeeded', id: 'gen_other', at }, 0)).resolves.toBe(
-      'ignored',
-    );
     await expect(
-      applyProviderEvent(deps, 'job_bbbbbbbbbbbbbbbbbbbbbbbbbb', { type: 'succeeded', id: 'gen_1', at }, 0),
+      applyProviderEvent(deps, id, { type: 'succeeded', id: 'gen_other', at }, first),
+    ).resolves.toBe('ignored');
+    await expect(
+      applyProviderEvent(
+        deps,
+        'job_bbbbbbbbbbbbbbbbbbbbbbbbbb',
+        { type: 'succeeded', id: 'gen_1', at },
+        first,
+      ),
     ).resolves.toBe('ignored');
     expect(current()?.providerOutcome).toBeUndefined();
     expect(deps.workflow.completed).toEqual([]);
@@ -98,37 +106,37 @@ describe('applyProviderEvent', () => {
   it('ignores events for a finished job, or for a job with no submission under way', async () => {
     const finished = setup({ status: 'failed', providerJobId: undefined });
     await expect(
-      applyProviderEvent(finished.deps, finished.id, { type: 'succeeded', id: 'gen_bogus', at }, 0),
+      applyProviderEvent(finished.deps, finished.id, { type: 'succeeded', id: 'gen_bogus', at }, first),
     ).resolves.toBe('ignored');
     expect(finished.current()?.providerOutcome).toBeUndefined();
     const idle = setup({});
     await expect(
-      applyProviderEvent(idle.deps, idle.id, { type: 'succeeded', id: 'gen_bogus', at }, 0),
+      applyProviderEvent(idle.deps, idle.id, { type: 'succeeded', id: 'gen_bogus', at }, first),
     ).resolves.toBe('ignored');
     expect(idle.deps.timeline.types(idle.id)).toEqual([]);
   });
 
   it('accepts the completion of a submission whose id is not recorded yet', async () => {
     const { deps, id, current } = setup({ submitIntent: { attemptId: 'a1', at } });
-    await expect(applyProviderEvent(deps, id, { type: 'succeeded', id: 'gen_fast', at }, 0)).resolves.toBe(
-      'recorded',
-    );
+    await expect(
+      applyProviderEvent(deps, id, { type: 'succeeded', id: 'gen_fast', at }, first),
+    ).resolves.toBe('recorded');
     expect(current()?.providerOutcome?.status).toBe('succeeded');
   });
 
   it('ignores a late event of a submission an operator replaced, even while the new one has no id yet', async () => {
     // Requeued once: the current submission is 1 and is being sent; submission 0's provider job finishes late.
     const { deps, id, current } = setup({ resubmissions: 1, submitIntent: { attemptId: 'a2', at } });
-    await expect(applyProviderEvent(deps, id, { type: 'succeeded', id: 'gen_old', at }, 0)).resolves.toBe(
+    await expect(applyProviderEvent(deps, id, { type: 'succeeded', id: 'gen_old', at }, first)).resolves.toBe(
       'ignored',
     );
     await expect(
       applyProviderEvent(deps, id, { type: 'succeeded', id: 'gen_old', at }, undefined),
     ).resolves.toBe('ignored');
     expect(current()?.providerOutcome).toBeUndefined();
-    await expect(applyProviderEvent(deps, id, { type: 'succeeded', id: 'gen_new', at }, 1)).resolves.toBe(
-      'recorded',
-    );
+    await expect(
+      applyProviderEvent(deps, id, { type: 'succeeded', id: 'gen_new', at }, second),
+    ).resolves.toBe('recorded');
   });
 
   it('records the outcome of a job in review as evidence, without resuming anything', async () => {
@@ -137,7 +145,7 @@ describe('applyProviderEvent', () => {
       submitIntent: { attemptId: 'a1', at },
       taskToken: 't1',
     });
-    await expect(applyProviderEvent(deps, id, { type: 'succeeded', id: 'gen_1', at }, 0)).resolves.toBe(
+    await expect(applyProviderEvent(deps, id, { type: 'succeeded', id: 'gen_1', at }, first)).resolves.toBe(
       'recorded',
     );
     expect(current()?.providerOutcome).toEqual({ status: 'succeeded', at, providerJobId: 'gen_1' });
@@ -149,7 +157,7 @@ describe('applyProviderEvent', () => {
     const { deps, id, current } = setup({ providerJobId: 'gen_1' });
     const before = current();
     await expect(
-      applyProviderEvent(deps, id, { type: 'progress', id: 'gen_1', progress: 40, at }, 0),
+      applyProviderEvent(deps, id, { type: 'progress', id: 'gen_1', progress: 40, at }, first),
     ).resolves.toBe('progress');
     expect(current()).toBe(before);
   });
@@ -161,5 +169,23 @@ describe('parseProviderEvent', () => {
       'The provider event is invalid.',
     );
     expect(() => parseProviderEvent({ type: 'progress', id: 'g', progress: 101, at })).toThrow('invalid');
+  });
+});
+
+describe('an outcome racing an operator requeue', () => {
+  it('lands on nothing once the job has moved to its next submission', async () => {
+    const { deps, id, current } = setup({ submitIntent: { attemptId: 'a1', at } });
+    // The event is read against submission 0; the operator requeues before the write lands.
+    const get = deps.store.get.bind(deps.store);
+    deps.store.get = async (jobId) => {
+      const read = await get(jobId);
+      const stored = deps.store.jobs.get(jobId) as Job;
+      deps.store.jobs.set(jobId, { ...stored, resubmissions: 1, submitIntent: { attemptId: 'a2', at } });
+      return read;
+    };
+
+    await applyProviderEvent(deps, id, { type: 'canceled', id: 'gen_1', at }, first);
+
+    expect(current()?.providerOutcome).toBeUndefined();
   });
 });

@@ -3,7 +3,14 @@ import {
   ProviderRejectedError,
   ProviderUnavailableError,
 } from '../../lambdas/domain/errors';
-import { executionNameOf, type Job, newJob, slotHolderOf } from '../../lambdas/domain/job';
+import {
+  executionNameOf,
+  type Job,
+  newJob,
+  providerKeyOf,
+  slotHolderOf,
+  submissionTagOf,
+} from '../../lambdas/domain/job';
 import { jobErrorOf, runStep, type StepEvent, type WorkflowDeps } from '../../lambdas/domain/workflow';
 import {
   MemoryInputs,
@@ -112,10 +119,10 @@ describe('submit', () => {
     await step('submit');
     expect(deps.provider.submissions).toEqual([
       {
-        idempotencyKey: current().id,
+        idempotencyKey: providerKeyOf(current()),
         type: 'image.generate',
         input: { prompt: 'a cat' },
-        webhookUrl: `https://longhaul.example/v1/provider/events?jobId=${current().id}&submission=0`,
+        webhookUrl: `https://longhaul.example/v1/provider/events?jobId=${current().id}&submission=${submissionTagOf(current())}`,
       },
     ]);
     expect(current()).toMatchObject({ providerJobId: 'gen_1', attempts: 1 });
@@ -153,8 +160,24 @@ describe('submit', () => {
     await expect(step('submit')).rejects.toMatchObject({ name: 'ProviderAmbiguous' });
     expect(current().submitIntent).toBeDefined();
     await step('submit', { retryCount: 1 });
-    expect(deps.provider.submissions.map((s) => s.idempotencyKey)).toEqual([current().id, current().id]);
+    expect(deps.provider.submissions.map((s) => s.idempotencyKey)).toEqual([
+      providerKeyOf(current()),
+      providerKeyOf(current()),
+    ]);
     expect(current().status).toBe('running');
+  });
+
+  it('resends an intent recorded before keys carried the creation time under the key it went out with', async () => {
+    const { step, deps, job } = setup({
+      job: { status: 'running', submitIntent: { attemptId: 'a0', at: clock.toISOString() } },
+    });
+    await step('submit', { retryCount: 1 });
+    expect(deps.provider.submissions.map((s) => s.idempotencyKey)).toEqual([job.id]);
+  });
+
+  it('sends a job created again under an expired key under a key of its own', () => {
+    const first = { id: 'job_aaaaaaaaaaaaaaaaaaaaaaaaaa', createdAt: '2026-01-01T00:00:00.000Z' };
+    expect(providerKeyOf({ ...first, createdAt: '2026-03-01T00:00:00.000Z' })).not.toBe(providerKeyOf(first));
   });
 
   it('sends the job to review, not to the provider again, after an ambiguous outcome without deduplication', async () => {

@@ -1,4 +1,10 @@
-import { executionNameOf, type Job, type JobStatus, type ProviderOutcome } from '../../../lambdas/domain/job';
+import {
+  executionNameOf,
+  type Job,
+  type JobStatus,
+  type ProviderOutcome,
+  type SubmitIntent,
+} from '../../../lambdas/domain/job';
 import type {
   ActiveStatus,
   CreateOutcome,
@@ -52,14 +58,11 @@ export class MemoryStore implements JobStore {
     if (!current || !['running', 'needs_review'].includes(current.status)) return undefined;
     return this.patch(jobId, { cancelRequestedAt: current.cancelRequestedAt ?? at.toISOString() });
   }
-  async recordSubmitIntent(jobId: string, attemptId: string, at: Date, replacing: string | undefined) {
+  async recordSubmitIntent(jobId: string, intent: SubmitIntent, replacing: string | undefined) {
     const current = this.jobs.get(jobId);
     if (current?.status !== 'running' || current.providerJobId) return undefined;
     if (current.submitIntent?.attemptId !== replacing) return undefined;
-    return this.patch(jobId, {
-      submitIntent: { attemptId, at: at.toISOString() },
-      attempts: current.attempts + 1,
-    });
+    return this.patch(jobId, { submitIntent: intent, attempts: current.attempts + 1 });
   }
   async settleSubmitIntent(jobId: string, providerJobId: string | undefined) {
     const current = this.jobs.get(jobId);
@@ -72,11 +75,19 @@ export class MemoryStore implements JobStore {
     if (current?.status !== 'running') return undefined;
     return this.patch(jobId, { taskToken });
   }
-  async recordProviderOutcome(jobId: string, outcome: ProviderOutcome) {
-    const current = this.jobs.get(jobId);
+  async recordProviderOutcome(
+    job: Pick<Job, 'id' | 'createdAt' | 'resubmissions'>,
+    outcome: ProviderOutcome,
+  ) {
+    const current = this.jobs.get(job.id);
     if (!current) return undefined;
-    return current.providerOutcome ? current : this.patch(jobId, { providerOutcome: outcome });
+    const same =
+      current.createdAt === job.createdAt &&
+      (current.resubmissions ?? 0) === (job.resubmissions ?? 0) &&
+      (!outcome.providerJobId || !current.providerJobId || current.providerJobId === outcome.providerJobId);
+    return current.providerOutcome || !same ? current : this.patch(job.id, { providerOutcome: outcome });
   }
+
   async touchEnqueued(jobId: string, at: Date) {
     if (this.jobs.get(jobId)?.status !== 'queued') return false;
     this.patch(jobId, { enqueuedAt: at.toISOString() });
