@@ -1,0 +1,392 @@
+import type fc from 'fast-check';
+import { defaultSettings, type Settings } from '../../../../config/settings';
+import { dispatchJob } from '../../../../lambdas/domain/dispatch';
+import { deriveJobId } from '../../../../lambdas/domain/idempotency';
+import { cancelJob, submitJob } from '../../../../lambdas/domain/intake';
+import { isTerminal, type Job } from '../../../../lambdas/domain/job';
+import { resolveJob } from '../../../../lambdas/domain/operator';
+import { applyProviderEvent, type ProviderEvent } from '../../../../lambdas/domain/provider-events';
+import { reconcile } from '../../../../lambdas/domain/reconcile';
+import { runStep, type StepEvent, type WorkflowDeps } from '../../../../lambdas/domain/workflow';
+import { synthesizeWorkflowDefinition } from '../../../../lib/workflow-definition';
+import {
+  MemoryInputs,
+  MemoryOutputs,
+  MemoryQueue,
+  MemorySlots,
+  MemoryStore,
+  MemoryTimeline,
+} from '../memory-ports';
+import { type Invariant, stepInvariants } from './invariants';
+import { SimulatedProvider } from './provider';
+import { Actor, Faults, type PortCall, scheduled } from './scheduled';
+import { type Definition, SimulatedStepFunctions } from './step-functions';
+
+export const TENANT = 'acme';
+const T0 = Date.parse('2026-05-01T10:00:00.000Z');
+const STEPS_ARN = 'arn:aws:lambda:us-east-1:000000000000:function:steps';
+
+export interface WorldOptions {
+  readonly jobs: number;
+  readonly maxInFlight: number;
+  readonly deduplicates: boolean;
+  /** Queue messages delivered while faults run; later ones wait for the quiet phase. */
+  readonly deliveries: number;
+}
+
+const definitions = new Map<number, Definition>();
+/** The state machine as deployed, for the settings the world runs with. */
+function definitionFor(settings: Settings): Definition {
+  const cached = definitions.get(settings.maxInFlight);
+  if (cached) return cached;
+  const definition = synthesizeWorkflowDefinition(settings, STEPS_ARN) as Definition;
+  definitions.set(settings.maxInFlight, definition);
+  return definition;
+}
+
+export interface Violation {
+  readonly invariant: Invariant;
+  readonly jobId: string;
+  readonly detail: string;
+  /** The port calls that led there, last ones last. */
+  readonly trail: readonly string[];
+}
+
+/**
+ * Longhaul in memory: the store, slots, queue and timeline of memory-ports.ts,
+ * the simulated provider and Step Functions, and the domain's entry points
+ * (dispatcher, steps, provider webhook, cancel, operator, reconciler). Every
+ * port call any of them makes goes through the scheduler, which picks what
+ * runs next.
+ */
+export class World {
+  clock = T0;
+  readonly settings: Settings;
+  readonly store = new MemoryStore();
+  readonly slots = new MemorySlots();
+  readonly queue = new MemoryQueue();
+  readonly timeline = new MemoryTimeline();
+  readonly inputs = new MemoryInputs();
+  readonly outputs = new MemoryOutputs();
+  readonly provider: SimulatedProvider;
+  readonly stepFunctions: SimulatedStepFunctions;
+  readonly faults = new Faults();
+  /** Requeues operators made, by job: the only way a job may get a new provider key. */
+  readonly requeues = new Map<string, number>();
+  /** Which provider job each recorded outcome came from. */
+  readonly outcomeFrom = new Map<string, string>();
+  readonly violations: Violation[] = [];
+  /** Errors of the harness itself (a TypeError in a domain call is one too). */
+  readonly defects: unknown[] = [];
+  readonly trail: string[] = [];
+  private delivered = 0;
+  private deliveriesLeft: number;
+  readonly jobIds: readonly string[];
+
+  constructor(
+    readonly scheduler: fc.Scheduler,
+    readonly options: WorldOptions,
+  ) {
+    this.settings = { ...defaultSettings, maxInFlight: options.maxInFlight };
+    this.provider = new SimulatedProvider(options.deduplicates);
+    this.stepFunctions = new SimulatedStepFunctions(
+      definitionFor(this.settings),
+      (event, actor) => this.runStepAs(event, actor),
+      scheduler,
+      () => this.clock,
+    );
+    this.deliveriesLeft = options.deliveries;
+    this.jobIds = Array.from({ length: options.jobs }, (_, i) => deriveJobId(TENANT, keyOf(i)));
+  }
+
+  readonly now = () => new Date(this.clock);
+
+  job(jobId: string): Job | undefined {
+    return this.store.jobs.get(jobId);
+  }
+
+  /** The ports as one actor sees them: every call scheduled, faults applied, invariants checked after it. */
+  ports(actor: Actor) {
+    const context = {
+      scheduler: this.scheduler,
+      actor,
+      faults: this.faults,
+      observe: (call: PortCall) => this.observe(call),
+    };
+    return {
+      store: scheduled(this.store, 'store', context),
+      slots: scheduled(this.slots, 'slots', context),
+      queue: scheduled(this.queue, 'queue', context),
+      timeline: scheduled(this.timeline, 'timeline', context),
+      inputs: scheduled(this.inputs, 'inputs', context),
+      outputs: scheduled(this.outputs, 'outputs', context),
+      workflow: scheduled(this.stepFunctions, 'workflow', context),
+      provider: scheduled(this.provider, 'provider', context),
+    };
+  }
+
+  private observe(call: PortCall): void {
+    const failed = call.fault ? ` ✗ failed ${call.fault} taking effect` : '';
+    this.trail.push(`${call.actor.label} ▶ ${call.port}.${call.method}(${describeArgs(call.args)})${failed}`);
+    if (call.fault === 'before') return;
+    if (call.port === 'store' && call.method === 'recordProviderOutcome') {
+      const jobId = String(call.args[0]);
+      const job = this.job(jobId);
+      if (job && job.providerOutcome === call.args[1]) {
+        this.outcomeFrom.set(jobId, call.actor.providerJobId ?? job.providerJobId ?? 'unknown');
+      }
+    }
+    if (
+      call.port === 'store' &&
+      call.method === 'requeueForResubmission' &&
+      call.actor.label.startsWith('operator')
+    ) {
+      const jobId = (call.args[0] as Job).id;
+      this.requeues.set(jobId, (this.requeues.get(jobId) ?? 0) + 1);
+    }
+    if (call.port === 'queue' && call.method === 'enqueue') this.pump();
+    this.check();
+  }
+
+  /** Checks the invariants that hold at every step and keeps the first breach of each. */
+  check(): void {
+    for (const breach of stepInvariants(this)) {
+      if (this.violations.some((v) => v.invariant === breach.invariant && v.jobId === breach.jobId)) continue;
+      this.violations.push({ ...breach, trail: this.trail.slice(-30) });
+    }
+  }
+
+  /** Runs a handler as one actor, in its own scheduled task; its errors are its callers' answers. */
+  spawn(
+    label: string,
+    handler: (actor: Actor) => Promise<unknown>,
+    crashAfterCalls?: number,
+    providerJobId?: string,
+  ) {
+    const actor = new Actor(label, crashAfterCalls, providerJobId);
+    return this.scheduler
+      .schedule(Promise.resolve(), `start ${label}`)
+      .then(() => handler(actor))
+      .catch((error) => this.answer(label, error));
+  }
+
+  private answer(label: string, error: unknown): void {
+    if (error instanceof TypeError || error instanceof ReferenceError) this.defects.push(error);
+    this.trail.push(`${label} answered ${(error as Error).name}: ${(error as Error).message}`);
+  }
+
+  private runStepAs(event: StepEvent, actor: Actor): Promise<unknown> {
+    const ports = this.ports(actor);
+    const deps: WorkflowDeps = {
+      ...ports,
+      maxInFlight: this.settings.maxInFlight,
+      now: this.now,
+      maxUploadBytes: this.settings.maxUploadBytes,
+      providerWebhookUrl: 'https://longhaul.example/v1/provider/events',
+      deliverWebhook: async (job) => (isTerminal(job.status) ? 'sent' : 'skipped'),
+      probeUrl: async () => ({ size: 10, contentType: 'audio/mpeg' }),
+    };
+    return runStep(deps, event).catch((error) => {
+      if (error instanceof TypeError || error instanceof ReferenceError) this.defects.push(error);
+      throw error;
+    });
+  }
+
+  /** Delivers queue messages to the dispatcher as they are sent, while the delivery budget lasts. */
+  private pump(): void {
+    while (this.deliveriesLeft > 0 && this.delivered < this.queue.messages.length) {
+      this.deliveriesLeft--;
+      this.deliver(this.delivered++);
+    }
+  }
+
+  /** Delivers every message sent so far and not yet delivered (the quiet phase's queue). */
+  deliverPending(): void {
+    while (this.delivered < this.queue.messages.length) this.deliver(this.delivered++);
+  }
+
+  private deliver(index: number, crashAfterCalls?: number): void {
+    const message = this.queue.messages[index];
+    if (!message) return;
+    void this.spawn(
+      `dispatch ${short(message.jobId)}`,
+      (actor) =>
+        dispatchJob(
+          {
+            ...this.ports(actor),
+            maxInFlight: this.settings.maxInFlight,
+            maxWaitSeconds: this.settings.slotWaitMaxSeconds,
+            now: this.now,
+            random: () => 0.5,
+          },
+          message.jobId,
+          message.options.deferrals ?? 0,
+        ),
+      crashAfterCalls,
+    );
+  }
+
+  // The entry points a workload drives.
+
+  submit(job: number) {
+    return this.spawn(`submit ${job}`, (actor) =>
+      submitJob(
+        {
+          ...this.ports(actor),
+          now: this.now,
+          idempotencyInProgressMs: this.settings.idempotencyInProgressMs,
+        },
+        {
+          tenantId: TENANT,
+          idempotencyKey: keyOf(job),
+          request: { type: 'image.generate', input: { prompt: `p${job}` } },
+        },
+      ),
+    );
+  }
+
+  /** The queue delivers the job's latest message again (at-least-once). */
+  redeliver(job: number, crashAfterCalls?: number) {
+    const jobId = this.jobIds[job] ?? '';
+    const index = this.queue.messages.map((m) => m.jobId).lastIndexOf(jobId);
+    if (index >= 0) this.deliver(index, crashAfterCalls);
+  }
+
+  /** The provider finishes a run of the job (its latest or its first) and posts the event, maybe twice. */
+  webhook(job: number, which: 'latest' | 'first', outcome: 'succeeded' | 'failed', times: number) {
+    const jobId = this.jobIds[job] ?? '';
+    const runs = [...this.provider.runs.values()].filter((run) => run.jobId === jobId);
+    const run = which === 'first' ? runs[0] : runs.at(-1);
+    if (!run) return;
+    this.provider.finish(run.id, outcome);
+    const state = run.state === 'running' ? outcome : run.state;
+    for (let i = 0; i < times; i++) this.postEvent(jobId, run.id, state);
+  }
+
+  postEvent(jobId: string, providerJobId: string, state: string) {
+    if (state !== 'succeeded' && state !== 'failed' && state !== 'canceled') return;
+    const at = this.now().toISOString();
+    const event: ProviderEvent =
+      state === 'failed'
+        ? { type: 'failed', id: providerJobId, error: { code: 'provider_failed', message: 'It broke.' }, at }
+        : { type: state, id: providerJobId, at };
+    void this.spawn(
+      `webhook ${short(jobId)} ${providerJobId} ${state}`,
+      (actor) => applyProviderEvent({ ...this.ports(actor), now: this.now }, jobId, event),
+      undefined,
+      providerJobId,
+    );
+  }
+
+  cancel(job: number, crashAfterCalls?: number) {
+    return this.spawn(
+      `cancel ${job}`,
+      (actor) => cancelJob({ ...this.ports(actor), now: this.now }, TENANT, this.jobIds[job] ?? ''),
+      crashAfterCalls,
+    );
+  }
+
+  /**
+   * An operator settles a job in review, after looking at the provider: while
+   * a provider job of it still runs, the operator waits.
+   */
+  resolve(job: number, outcome: 'succeeded' | 'failed' | 'requeue') {
+    const jobId = this.jobIds[job] ?? '';
+    return this.spawn(`operator ${outcome} ${job}`, async (actor) => {
+      if (this.provider.running(jobId).length > 0) return;
+      await resolveJob({ ...this.ports(actor), now: this.now }, jobId, {
+        outcome,
+        note: 'checked at the provider',
+      });
+    });
+  }
+
+  reconcilePass(crashAfterCalls?: number) {
+    return this.spawn(
+      'reconciler',
+      (actor) =>
+        reconcile({
+          ...this.ports(actor),
+          now: this.now,
+          maxInFlight: this.settings.maxInFlight,
+          queuedGraceMs: this.settings.queuedGraceMs,
+          jobTimeoutMs: this.settings.jobTimeoutMs,
+          slotWaitMaxSeconds: this.settings.slotWaitMaxSeconds,
+          pageSize: 2,
+        }),
+      crashAfterCalls,
+    );
+  }
+
+  /** The job's record expired (its retention passed) and its client sends the same key again. */
+  expireAndResubmit(job: number) {
+    const jobId = this.jobIds[job] ?? '';
+    const current = this.job(jobId);
+    if (!current || !isTerminal(current.status)) return undefined;
+    this.store.jobs.delete(jobId);
+    this.trail.push(`retention ▶ job ${short(jobId)} expired`);
+    return this.submit(job);
+  }
+
+  /**
+   * Faults stop; the provider finishes what it still runs and says so; then
+   * reconciler passes run, the clock jumping past every timeout between them,
+   * until every job is settled and every slot free (or the rounds run out).
+   */
+  async quiesce(rounds: number): Promise<void> {
+    this.faults.stop();
+    this.provider.stopFaults();
+    this.stepFunctions.stopFaults();
+    for (let round = 0; round < rounds; round++) {
+      // The provider's work and the queue drain before the clock jumps, or the jump would time them out.
+      for (let drain = 0; drain < rounds && (this.providerBusy() || this.messagesPending()); drain++) {
+        for (const run of this.provider.runs.values()) {
+          if (this.provider.finish(run.id, 'succeeded')) this.postEvent(run.jobId, run.id, 'succeeded');
+        }
+        this.deliverPending();
+        await this.scheduler.waitIdle();
+      }
+      if (this.settled()) return;
+      this.clock += this.settings.jobTimeoutMs + 60_000;
+      this.stepFunctions.expireWaits();
+      void this.reconcilePass();
+      await this.scheduler.waitIdle();
+    }
+  }
+
+  private providerBusy(): boolean {
+    return [...this.provider.runs.values()].some((run) => run.state === 'running');
+  }
+
+  private messagesPending(): boolean {
+    return this.delivered < this.queue.messages.length;
+  }
+
+  /** Every job terminal or in review, and no slot held. */
+  settled(): boolean {
+    return (
+      this.slots.held.size === 0 &&
+      this.jobIds.every((id) => {
+        const job = this.job(id);
+        return !job || isTerminal(job.status) || job.status === 'needs_review';
+      })
+    );
+  }
+}
+
+export const keyOf = (job: number) => `key-${job}`;
+export const short = (jobId: string) => jobId.slice(4, 9);
+
+function describeArgs(args: unknown[]): string {
+  return args
+    .map((arg) => {
+      if (typeof arg === 'string') return arg.startsWith('job_') ? short(arg) : arg.slice(0, 40);
+      if (arg instanceof Date) return '';
+      if (arg && typeof arg === 'object' && 'id' in arg) return short(String((arg as Job).id));
+      if (Array.isArray(arg)) return `[${arg.join(',')}]`;
+      if (arg && typeof arg === 'object') return JSON.stringify(arg).slice(0, 60);
+      return String(arg);
+    })
+    .filter(Boolean)
+    .join(', ');
+}
