@@ -13,10 +13,15 @@ const QUIET_ROUNDS = 6;
 export async function explore(scheduler: fc.Scheduler, workload: Workload): Promise<World> {
   const world = new World(scheduler, workload.world);
   for (let job = 0; job < workload.world.jobs; job++) void world.submit(job);
-  for (const action of workload.actions) void perform(world, action);
+  for (const { after, action } of workload.actions)
+    void later(world, after).then(() => perform(world, action));
   await scheduler.waitIdle();
   await world.quiesce(QUIET_ROUNDS);
   return world;
+}
+
+async function later(world: World, points: number): Promise<void> {
+  for (let i = 0; i < points; i++) await world.scheduler.schedule(Promise.resolve(), 'time passes');
 }
 
 function perform(world: World, action: Action): Promise<unknown> {
@@ -56,8 +61,7 @@ function perform(world: World, action: Action): Promise<unknown> {
           case 'expire':
             return world.expireAndResubmit(jobIndex);
           case 'tick':
-            world.clock += action.ms;
-            return undefined;
+            return world.advance(action.ms);
         }
       });
   }

@@ -45,12 +45,15 @@ export function* stepInvariants(world: World): Generator<Breach> {
       yield { invariant: 'slotLimit', jobId: id, detail: 'a slot is held for a job that no longer exists' };
       continue;
     }
-    const execution = world.stepFunctions.executions.get(executionNameOf(job));
-    if (job.status === 'queued' && execution && execution.status !== 'RUNNING') {
+    // An execution of the same name left by an earlier job with this id (its key expired and was used again).
+    const name = executionNameOf(job);
+    const execution = world.stepFunctions.executions.get(name);
+    const earlier = (world.startedFor.get(name) ?? 0) < (world.incarnations.get(id) ?? 0);
+    if (job.status === 'queued' && execution && execution.status !== 'RUNNING' && earlier) {
       yield {
         invariant: 'slotLimit',
         jobId: id,
-        detail: `a queued job holds a slot while its execution ${execution.name} is ${execution.status}: it cannot start`,
+        detail: `a queued job holds a slot for execution ${name}, ${execution.status} since an earlier job of this id: it cannot start`,
       };
     }
   }

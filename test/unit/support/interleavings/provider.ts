@@ -13,6 +13,7 @@ export interface ProviderRun {
   readonly key: string;
   /** Longhaul's job, from the webhook URL the submission named. */
   readonly jobId: string;
+  readonly acceptedAt: number;
   state: ProviderJobState;
 }
 
@@ -35,7 +36,10 @@ export class SimulatedProvider implements Provider {
   private readonly cancelFaults: number[] = [];
   stopped = false;
 
-  constructor(readonly deduplicates: boolean) {}
+  constructor(
+    readonly deduplicates: boolean,
+    private readonly now: () => number,
+  ) {}
 
   failNextSubmit(fault: SubmitFault): void {
     if (!this.stopped) this.faults.push(fault);
@@ -92,6 +96,15 @@ export class SimulatedProvider implements Provider {
     return true;
   }
 
+  /** Jobs running since before `acceptedBefore` fail: the provider's own limit, no shorter than Longhaul's job timeout. */
+  timeOut(acceptedBefore: number): ProviderRun[] {
+    const stopped = [...this.runs.values()].filter(
+      (r) => r.state === 'running' && r.acceptedAt < acceptedBefore,
+    );
+    for (const run of stopped) run.state = 'failed';
+    return stopped;
+  }
+
   /** Provider jobs of one Longhaul job that may still be running (and billing). */
   running(jobId: string, key?: string): ProviderRun[] {
     return [...this.runs.values()].filter(
@@ -100,7 +113,13 @@ export class SimulatedProvider implements Provider {
   }
 
   private startRun(key: string, jobId: string): ProviderRun {
-    const run: ProviderRun = { id: `gen_${this.runs.size + 1}`, key, jobId, state: 'running' };
+    const run: ProviderRun = {
+      id: `gen_${this.runs.size + 1}`,
+      key,
+      jobId,
+      acceptedAt: this.now(),
+      state: 'running',
+    };
     this.runs.set(run.id, run);
     return run;
   }

@@ -18,6 +18,8 @@ export class Actor {
     private readonly crashAfterCalls?: number,
     /** The provider job an event handler acts for, so outcomes it records can be traced to it. */
     readonly providerJobId?: string,
+    /** When Lambda stops it (its function timeout), on the world's clock. */
+    private readonly deadline = Number.POSITIVE_INFINITY,
   ) {
     this.crashed = new Promise((resolve) => {
       this.crashedWith = resolve;
@@ -30,10 +32,11 @@ export class Actor {
     this.crashedWith?.();
   }
 
-  /** Counts a call; false once the actor is halted. */
-  proceed(): boolean {
+  /** Counts a call made at `now`; false once the actor is halted. */
+  proceed(now: number): boolean {
     if (!this.halted && this.crashAfterCalls !== undefined && this.calls >= this.crashAfterCalls)
       this.crash();
+    if (now > this.deadline) this.crash();
     this.calls++;
     return !this.halted;
   }
@@ -103,16 +106,17 @@ export function scheduled<T extends object>(
     readonly actor: Actor;
     readonly faults: Faults;
     readonly observe: (call: PortCall) => void;
+    readonly now: () => number;
   },
 ): T {
-  const { scheduler, actor, faults, observe } = context;
+  const { scheduler, actor, faults, observe, now } = context;
   return new Proxy(port, {
     get(target, property, receiver) {
       const value = Reflect.get(target, property, receiver);
       if (typeof value !== 'function' || typeof property !== 'string') return value;
       return async (...args: unknown[]) => {
         await scheduler.schedule(Promise.resolve(), `${actor.label} ▶ ${portName}.${property}`);
-        if (!actor.proceed()) return never();
+        if (!actor.proceed(now())) return never();
         const fault = faults.take(portName, property);
         const call = {
           port: portName,

@@ -53,6 +53,9 @@ interface Execution {
 /** Runs one step invocation: the steps Lambda. */
 export type Invoke = (event: StepEvent, actor: Actor) => Promise<unknown>;
 
+/** How long any Lambda invocation may run; a clock jump past it stops the invocation at its next call. */
+export const LAMBDA_TIMEOUT_MS = 60_000;
+
 const matches = (errors: readonly string[], name: string) =>
   errors.includes(name) || (errors.includes('States.ALL') && !name.startsWith('States.Runtime'));
 
@@ -274,7 +277,12 @@ export class SimulatedStepFunctions implements Workflow {
         };
       });
     }
-    const actor = new Actor(`${execution.name}:${name}#${retryCount}`);
+    const actor = new Actor(
+      `${execution.name}:${name}#${retryCount}`,
+      undefined,
+      undefined,
+      this.now() + LAMBDA_TIMEOUT_MS,
+    );
     execution.invocations.add(actor);
     const invocation: Promise<TaskOutcome> = this.invoke(event, actor).then(
       () => ({}),

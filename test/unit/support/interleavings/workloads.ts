@@ -44,9 +44,15 @@ export type RetriedStep =
   | 'settle'
   | 'review';
 
+/** An action and how many scheduling points pass before it starts (so some come late). */
+export interface Timed {
+  readonly after: number;
+  readonly action: Action;
+}
+
 export interface Workload {
   readonly world: WorldOptions;
-  readonly actions: readonly Action[];
+  readonly actions: readonly Timed[];
 }
 
 const job = fc.nat({ max: 2 });
@@ -82,10 +88,10 @@ const PORT_FAULTS: readonly (readonly [string, string])[] = [
 const maybe = <T extends object>(record: T) =>
   Object.fromEntries(Object.entries(record).filter(([, value]) => value !== undefined)) as T;
 
-export const action: fc.Arbitrary<Action> = fc.oneof(
-  job.map((j) => ({ kind: 'submit' as const, job: j })),
-  fc.record({ job, crashAfter }).map((a) => maybe({ kind: 'redeliver' as const, ...a })),
-  fc
+const actions: { readonly [K in Action['kind']]: fc.Arbitrary<Extract<Action, { kind: K }>> } = {
+  submit: job.map((j) => ({ kind: 'submit' as const, job: j })),
+  redeliver: fc.record({ job, crashAfter }).map((a) => maybe({ kind: 'redeliver' as const, ...a })),
+  webhook: fc
     .record({
       job,
       run: fc.constantFrom('latest' as const, 'first' as const),
@@ -93,32 +99,37 @@ export const action: fc.Arbitrary<Action> = fc.oneof(
       times: fc.integer({ min: 1, max: 2 }),
     })
     .map((a) => ({ kind: 'webhook' as const, ...a })),
-  fc.record({ job, crashAfter }).map((a) => maybe({ kind: 'cancel' as const, ...a })),
-  fc
+  cancel: fc.record({ job, crashAfter }).map((a) => maybe({ kind: 'cancel' as const, ...a })),
+  resolve: fc
     .record({ job, outcome: fc.constantFrom('succeeded' as const, 'failed' as const, 'requeue' as const) })
     .map((a) => ({ kind: 'resolve' as const, ...a })),
-  fc.record({ crashAfter }).map((a) => maybe({ kind: 'reconcile' as const, ...a })),
-  fc.record({ job, step }).map((a) => ({ kind: 'stepRetry' as const, ...a })),
-  fc
+  reconcile: fc.record({ crashAfter }).map((a) => maybe({ kind: 'reconcile' as const, ...a })),
+  stepRetry: fc.record({ job, step }).map((a) => ({ kind: 'stepRetry' as const, ...a })),
+  throttle: fc
     .record({ job, step, times: fc.integer({ min: 1, max: 9 }) })
     .map((a) => ({ kind: 'throttle' as const, ...a })),
-  fc.record({ job, closeExecution: fc.boolean() }).map((a) => ({ kind: 'crash' as const, ...a })),
-  job.map((j) => ({ kind: 'missHeartbeat' as const, job: j })),
-  fc
+  crash: fc.record({ job, closeExecution: fc.boolean() }).map((a) => ({ kind: 'crash' as const, ...a })),
+  missHeartbeat: job.map((j) => ({ kind: 'missHeartbeat' as const, job: j })),
+  portFault: fc
     .record({
       target: fc.constantFrom(...PORT_FAULTS),
       when: fc.constantFrom('before' as const, 'after' as const),
     })
     .map(({ target: [port, method], when }) => ({ kind: 'portFault' as const, port, method, when })),
-  fc.constantFrom('unavailable' as const, 'ambiguous' as const, 'cancel' as const).map((fault) => ({
-    kind: 'providerFault' as const,
-    fault,
-  })),
-  job.map((j) => ({ kind: 'expire' as const, job: j })),
-  fc.constantFrom(61_000, 660_000).map((ms) => ({ kind: 'tick' as const, ms })),
-);
+  providerFault: fc
+    .constantFrom('unavailable' as const, 'ambiguous' as const, 'cancel' as const)
+    .map((fault) => ({ kind: 'providerFault' as const, fault })),
+  expire: job.map((j) => ({ kind: 'expire' as const, job: j })),
+  tick: fc.constantFrom(61_000, 660_000).map((ms) => ({ kind: 'tick' as const, ms })),
+};
 
-export const workload = (maxActions: number): fc.Arbitrary<Workload> =>
+export const ACTION_KINDS = Object.keys(actions) as Action['kind'][];
+
+/** An action of one of `kinds` (all by default: a focus narrows the search to some paths). */
+export const action = (kinds: readonly Action['kind'][] = ACTION_KINDS): fc.Arbitrary<Action> =>
+  fc.oneof(...kinds.map((kind) => actions[kind] as fc.Arbitrary<Action>));
+
+export const workload = (maxActions: number, kinds?: readonly Action['kind'][]): fc.Arbitrary<Workload> =>
   fc.record({
     world: fc.record({
       jobs: fc.integer({ min: 1, max: 3 }),
@@ -126,5 +137,7 @@ export const workload = (maxActions: number): fc.Arbitrary<Workload> =>
       deduplicates: fc.boolean(),
       deliveries: fc.integer({ min: 4, max: 12 }),
     }),
-    actions: fc.array(action, { maxLength: maxActions }),
+    actions: fc.array(fc.record({ after: fc.nat({ max: 60 }), action: action(kinds) }), {
+      maxLength: maxActions,
+    }),
   });

@@ -20,7 +20,7 @@ import {
 import { type Invariant, stepInvariants } from './invariants';
 import { SimulatedProvider } from './provider';
 import { Actor, Faults, type PortCall, scheduled } from './scheduled';
-import { type Definition, SimulatedStepFunctions } from './step-functions';
+import { type Definition, LAMBDA_TIMEOUT_MS, SimulatedStepFunctions } from './step-functions';
 
 export const TENANT = 'acme';
 const T0 = Date.parse('2026-05-01T10:00:00.000Z');
@@ -73,6 +73,10 @@ export class World {
   readonly faults = new Faults();
   /** Requeues operators made, by job: the only way a job may get a new provider key. */
   readonly requeues = new Map<string, number>();
+  /** Records of each job id so far: a job created again under a key whose job expired is the next one. */
+  readonly incarnations = new Map<string, number>();
+  /** The job record each execution was started for, by execution name. */
+  readonly startedFor = new Map<string, number>();
   /** Which provider job each recorded outcome came from. */
   readonly outcomeFrom = new Map<string, string>();
   readonly violations: Violation[] = [];
@@ -88,7 +92,7 @@ export class World {
     readonly options: WorldOptions,
   ) {
     this.settings = { ...defaultSettings, maxInFlight: options.maxInFlight };
-    this.provider = new SimulatedProvider(options.deduplicates);
+    this.provider = new SimulatedProvider(options.deduplicates, () => this.clock);
     this.stepFunctions = new SimulatedStepFunctions(
       definitionFor(this.settings),
       (event, actor) => this.runStepAs(event, actor),
@@ -112,6 +116,7 @@ export class World {
       actor,
       faults: this.faults,
       observe: (call: PortCall) => this.observe(call),
+      now: () => this.clock,
     };
     return {
       store: scheduled(this.store, 'store', context),
@@ -145,6 +150,10 @@ export class World {
       this.requeues.set(jobId, (this.requeues.get(jobId) ?? 0) + 1);
     }
     if (call.port === 'queue' && call.method === 'enqueue') this.pump();
+    if (call.port === 'workflow' && call.method === 'start' && !this.startedFor.has(String(call.args[0]))) {
+      const { jobId } = call.args[1] as { jobId: string };
+      this.startedFor.set(String(call.args[0]), this.incarnations.get(jobId) ?? 0);
+    }
     this.check();
   }
 
@@ -163,7 +172,7 @@ export class World {
     crashAfterCalls?: number,
     providerJobId?: string,
   ) {
-    const actor = new Actor(label, crashAfterCalls, providerJobId);
+    const actor = new Actor(label, crashAfterCalls, providerJobId, this.clock + LAMBDA_TIMEOUT_MS);
     return this.scheduler
       .schedule(Promise.resolve(), `start ${label}`)
       .then(() => handler(actor))
@@ -322,8 +331,17 @@ export class World {
   expireAndResubmit(job: number) {
     const jobId = this.jobIds[job] ?? '';
     const current = this.job(jobId);
-    if (!current || !isTerminal(current.status)) return undefined;
+    // Retention is weeks: by then the job's execution has closed and its slot is long free.
+    const execution = current && this.stepFunctions.executions.get(current.executionName ?? current.id);
+    if (
+      !current ||
+      !isTerminal(current.status) ||
+      this.slots.held.has(jobId) ||
+      execution?.status === 'RUNNING'
+    )
+      return undefined;
     this.store.jobs.delete(jobId);
+    this.incarnations.set(jobId, (this.incarnations.get(jobId) ?? 0) + 1);
     this.trail.push(`retention ▶ job ${short(jobId)} expired`);
     return this.submit(job);
   }
@@ -347,10 +365,18 @@ export class World {
         await this.scheduler.waitIdle();
       }
       if (this.settled()) return;
-      this.clock += this.settings.jobTimeoutMs + 60_000;
+      this.advance(this.settings.jobTimeoutMs + 60_000);
       this.stepFunctions.expireWaits();
       void this.reconcilePass();
       await this.scheduler.waitIdle();
+    }
+  }
+
+  /** Time passes: provider jobs older than the job timeout end there (and the provider says so). */
+  advance(ms: number): void {
+    this.clock += ms;
+    for (const run of this.provider.timeOut(this.clock - this.settings.jobTimeoutMs)) {
+      this.postEvent(run.jobId, run.id, run.state);
     }
   }
 
