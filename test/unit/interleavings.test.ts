@@ -6,7 +6,7 @@
  * ordering every awaited port call, checked against the issue's invariants.
  *
  * Environment:
- *   INTERLEAVINGS_RUNS     workloads to try (default 60, a few seconds)
+ *   INTERLEAVINGS_RUNS     workloads to try (default 150, a few seconds)
  *   INTERLEAVINGS_SEED     fast-check seed (default: random; printed on failure)
  *   INTERLEAVINGS_ACTIONS  most actions per workload besides the submissions (default 14)
  *
@@ -18,14 +18,15 @@
  */
 import fc from 'fast-check';
 import { explore, verdict } from './support/interleavings/explore';
-import { workload } from './support/interleavings/workloads';
+import { foundCases, REPLAY_ACTIONS } from './support/interleavings/found';
+import { type Action, workload } from './support/interleavings/workloads';
 
-const RUNS = Number(process.env.INTERLEAVINGS_RUNS ?? 60);
+const RUNS = Number(process.env.INTERLEAVINGS_RUNS ?? 150);
 const SEED = process.env.INTERLEAVINGS_SEED ? Number(process.env.INTERLEAVINGS_SEED) : undefined;
-const ACTIONS = Number(process.env.INTERLEAVINGS_ACTIONS ?? 14);
+const ACTIONS = Number(process.env.INTERLEAVINGS_ACTIONS ?? REPLAY_ACTIONS);
 
-const keepsEveryPromise = (actions: number) =>
-  fc.asyncProperty(workload(actions), fc.scheduler(), async (generated, scheduler) => {
+const keepsEveryPromise = (actions: number, focus?: readonly Action['kind'][]) =>
+  fc.asyncProperty(workload(actions, focus), fc.scheduler(), async (generated, scheduler) => {
     const world = await explore(scheduler, generated);
     const broken = verdict(world);
     if (broken) throw new Error(broken);
@@ -54,4 +55,13 @@ describe('interleavings', () => {
       ...(SEED !== undefined ? { seed: SEED } : {}),
     });
   }, 60_000);
+
+  // Each fails until the issue path it found is fixed; then it guards the fix.
+  it.each(foundCases())('replays issue 12 path $issuePath ($invariant, seed $seed)', async (found) => {
+    await fc.assert(keepsEveryPromise(REPLAY_ACTIONS, found.focus), {
+      seed: found.seed,
+      path: found.path,
+      endOnFailure: true,
+    });
+  });
 });
