@@ -44,6 +44,8 @@ function perform(world: World, action: Action): Promise<unknown> {
             return world.redeliver(jobIndex, action.crashAfter);
           case 'webhook':
             return world.webhook(jobIndex, action.run, action.outcome, action.times);
+          case 'progress':
+            return world.progress(jobIndex, action.run, action.progress);
           case 'stepRetry':
             return world.stepFunctions.duplicateNextInvoke(jobId, action.step);
           case 'throttle':

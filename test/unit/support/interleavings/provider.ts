@@ -13,6 +13,10 @@ export interface ProviderRun {
   readonly key: string;
   /** Longhaul's job, from the webhook URL the submission named. */
   readonly jobId: string;
+  /** Which of the job's submissions it was sent for, from the same URL: its events name it. */
+  readonly submission: number;
+  /** The slot holder of that submission (`slotHolderOf`): what the run uses capacity for. */
+  readonly holder: string;
   readonly acceptedAt: number;
   state: ProviderJobState;
 }
@@ -30,8 +34,8 @@ const PNG = Buffer.from([137, 80, 78, 71]).toString('base64');
  */
 export class SimulatedProvider implements Provider {
   readonly runs = new Map<string, ProviderRun>();
-  /** Every request that reached the provider, by key, accepted or not. */
-  readonly sent: { key: string; accepted: boolean }[] = [];
+  /** Every request that reached the provider, by key and sending submission, accepted or not. */
+  readonly sent: { key: string; holder: string; accepted: boolean }[] = [];
   private readonly faults: SubmitFault[] = [];
   private readonly cancelFaults: number[] = [];
   stopped = false;
@@ -39,6 +43,8 @@ export class SimulatedProvider implements Provider {
   constructor(
     readonly deduplicates: boolean,
     private readonly now: () => number,
+    /** The slot holder of a job's submission, as the job record says when the request arrives. */
+    private readonly holderOf: (jobId: string, submission: number) => string,
   ) {}
 
   failNextSubmit(fault: SubmitFault): void {
@@ -58,14 +64,17 @@ export class SimulatedProvider implements Provider {
   async submit(submission: ProviderSubmission) {
     const fault = this.faults.shift();
     const key = submission.idempotencyKey;
+    const url = new URL(submission.webhookUrl).searchParams;
+    const jobId = url.get('jobId') ?? '';
+    const submitted = Number(url.get('submission') ?? 0);
+    const holder = this.holderOf(jobId, submitted);
     if (fault === 'unavailable') {
-      this.sent.push({ key, accepted: false });
+      this.sent.push({ key, holder, accepted: false });
       throw new ProviderUnavailableError('503 from the provider');
     }
-    this.sent.push({ key, accepted: true });
+    this.sent.push({ key, holder, accepted: true });
     const existing = this.deduplicates ? [...this.runs.values()].find((run) => run.key === key) : undefined;
-    const run =
-      existing ?? this.startRun(key, new URL(submission.webhookUrl).searchParams.get('jobId') ?? '');
+    const run = existing ?? this.startRun(key, jobId, submitted, holder);
     if (fault === 'ambiguous') throw new AmbiguousSubmissionError('The connection reset after the request.');
     return { providerJobId: run.id };
   }
@@ -106,17 +115,22 @@ export class SimulatedProvider implements Provider {
   }
 
   /** Provider jobs of one Longhaul job that may still be running (and billing). */
-  running(jobId: string, key?: string): ProviderRun[] {
-    return [...this.runs.values()].filter(
-      (run) => run.jobId === jobId && run.state === 'running' && (key === undefined || run.key === key),
-    );
+  running(jobId: string): ProviderRun[] {
+    return [...this.runs.values()].filter((run) => run.jobId === jobId && run.state === 'running');
   }
 
-  private startRun(key: string, jobId: string): ProviderRun {
+  /** Provider jobs still running for one submission (a slot holder). */
+  runningFor(holder: string): ProviderRun[] {
+    return [...this.runs.values()].filter((run) => run.holder === holder && run.state === 'running');
+  }
+
+  private startRun(key: string, jobId: string, submission: number, holder: string): ProviderRun {
     const run: ProviderRun = {
       id: `gen_${this.runs.size + 1}`,
       key,
       jobId,
+      submission,
+      holder,
       acceptedAt: this.now(),
       state: 'running',
     };

@@ -89,6 +89,8 @@ export interface PortCall {
   readonly actor: Actor;
   /** Set when an armed fault hit this call: `before`, it had no effect. */
   readonly fault?: 'before' | 'after';
+  /** What the port answered (before an `after` fault replaced it with an error). */
+  readonly result?: unknown;
 }
 
 const never = <T>() => new Promise<T>(() => {});
@@ -130,7 +132,7 @@ export function scheduled<T extends object>(
           throw new InjectedFault(`${portName}.${property} failed`);
         }
         const result = await value.apply(target, args);
-        observe(call);
+        observe({ ...call, result });
         if (fault?.when === 'after') throw new InjectedFault(`${portName}.${property} failed after writing`);
         return result;
       };

@@ -17,6 +17,12 @@ export type Action =
       readonly outcome: 'succeeded' | 'failed';
       readonly times: number;
     }
+  | {
+      readonly kind: 'progress';
+      readonly job: number;
+      readonly run: 'latest' | 'first';
+      readonly progress: number;
+    }
   | { readonly kind: 'cancel'; readonly job: number; readonly crashAfter?: number }
   | { readonly kind: 'resolve'; readonly job: number; readonly outcome: 'succeeded' | 'failed' | 'requeue' }
   | { readonly kind: 'reconcile'; readonly crashAfter?: number }
@@ -99,6 +105,13 @@ const actions: { readonly [K in Action['kind']]: fc.Arbitrary<Extract<Action, { 
       times: fc.integer({ min: 1, max: 2 }),
     })
     .map((a) => ({ kind: 'webhook' as const, ...a })),
+  progress: fc
+    .record({
+      job,
+      run: fc.constantFrom('latest' as const, 'first' as const),
+      progress: fc.integer({ min: 1, max: 99 }),
+    })
+    .map((a) => ({ kind: 'progress' as const, ...a })),
   cancel: fc.record({ job, crashAfter }).map((a) => maybe({ kind: 'cancel' as const, ...a })),
   resolve: fc
     .record({ job, outcome: fc.constantFrom('succeeded' as const, 'failed' as const, 'requeue' as const) })

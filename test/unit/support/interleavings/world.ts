@@ -3,28 +3,39 @@ import { defaultSettings, type Settings } from '../../../../config/settings';
 import { dispatchJob } from '../../../../lambdas/domain/dispatch';
 import { deriveJobId } from '../../../../lambdas/domain/idempotency';
 import { cancelJob, submitJob } from '../../../../lambdas/domain/intake';
-import { isTerminal, type Job } from '../../../../lambdas/domain/job';
+import {
+  currentExecutionOf,
+  isTerminal,
+  type Job,
+  type JobStatus,
+  jobIdOf,
+  slotHolderOf,
+} from '../../../../lambdas/domain/job';
 import { resolveJob } from '../../../../lambdas/domain/operator';
+import { applyProgress, ProgressThrottle } from '../../../../lambdas/domain/progress';
 import { applyProviderEvent, type ProviderEvent } from '../../../../lambdas/domain/provider-events';
 import { reconcile } from '../../../../lambdas/domain/reconcile';
 import { runStep, type StepEvent, type WorkflowDeps } from '../../../../lambdas/domain/workflow';
 import { synthesizeWorkflowDefinition } from '../../../../lib/workflow-definition';
 import {
   MemoryInputs,
+  MemoryLive,
   MemoryOutputs,
   MemoryQueue,
+  MemoryReconcilerProgress,
   MemorySlots,
   MemoryStore,
   MemoryTimeline,
 } from '../memory-ports';
-import { type Invariant, stepInvariants } from './invariants';
-import { SimulatedProvider } from './provider';
+import { type Breach, callInvariants, generationOf, type Invariant, stepInvariants } from './invariants';
+import { type ProviderRun, SimulatedProvider } from './provider';
 import { Actor, Faults, type PortCall, scheduled } from './scheduled';
 import { type Definition, LAMBDA_TIMEOUT_MS, SimulatedStepFunctions } from './step-functions';
 
 export const TENANT = 'acme';
 const T0 = Date.parse('2026-05-01T10:00:00.000Z');
 const STEPS_ARN = 'arn:aws:lambda:us-east-1:000000000000:function:steps';
+const DAY_MS = 86_400_000;
 
 export interface WorldOptions {
   readonly jobs: number;
@@ -68,11 +79,19 @@ export class World {
   readonly timeline = new MemoryTimeline();
   readonly inputs = new MemoryInputs();
   readonly outputs = new MemoryOutputs();
+  readonly live = new MemoryLive();
+  /** Where the reconciler's passes stopped: one table, shared by every pass. */
+  readonly reconcilerProgress = new MemoryReconcilerProgress();
+  /** The API function's throttles: one warm environment takes every tick. */
+  readonly progressThrottle = new ProgressThrottle(1000);
+  readonly heartbeatThrottle = new ProgressThrottle(60_000);
   readonly provider: SimulatedProvider;
   readonly stepFunctions: SimulatedStepFunctions;
   readonly faults = new Faults();
-  /** Requeues operators made, by job: the only way a job may get a new provider key. */
+  /** Requeues operators made, by job record (`generationOf`): the only way it may get a new submission. */
   readonly requeues = new Map<string, number>();
+  /** The progress ticks being applied: which provider job each was sent for, and the job's status on arrival. */
+  readonly ticks = new Map<Actor, { readonly run: ProviderRun; readonly statusOnArrival?: JobStatus }>();
   /** Records of each job id so far: a job created again under a key whose job expired is the next one. */
   readonly incarnations = new Map<string, number>();
   /** The job record each execution was started for, by execution name. */
@@ -92,7 +111,11 @@ export class World {
     readonly options: WorldOptions,
   ) {
     this.settings = { ...defaultSettings, maxInFlight: options.maxInFlight };
-    this.provider = new SimulatedProvider(options.deduplicates, () => this.clock);
+    this.provider = new SimulatedProvider(
+      options.deduplicates,
+      () => this.clock,
+      (jobId, submission) => this.holderOf(jobId, submission),
+    );
     this.stepFunctions = new SimulatedStepFunctions(
       definitionFor(this.settings),
       (event, actor) => this.runStepAs(event, actor),
@@ -107,6 +130,17 @@ export class World {
 
   job(jobId: string): Job | undefined {
     return this.store.jobs.get(jobId);
+  }
+
+  /** The slot holder of one submission of the job on record: whose capacity a provider job uses. */
+  holderOf(jobId: string, submission: number): string {
+    const createdAt = this.job(jobId)?.createdAt ?? new Date(0).toISOString();
+    return slotHolderOf({ id: jobId, createdAt, resubmissions: submission });
+  }
+
+  /** Whether any submission of the job holds a slot. */
+  holdsSlot(jobId: string): boolean {
+    return [...this.slots.held].some((holder) => jobIdOf(holder) === jobId);
   }
 
   /** The ports as one actor sees them: every call scheduled, faults applied, invariants checked after it. */
@@ -125,6 +159,7 @@ export class World {
       timeline: scheduled(this.timeline, 'timeline', context),
       inputs: scheduled(this.inputs, 'inputs', context),
       outputs: scheduled(this.outputs, 'outputs', context),
+      live: scheduled(this.live, 'live', context),
       workflow: scheduled(this.stepFunctions, 'workflow', context),
       provider: scheduled(this.provider, 'provider', context),
     };
@@ -146,20 +181,21 @@ export class World {
       call.method === 'requeueForResubmission' &&
       call.actor.label.startsWith('operator')
     ) {
-      const jobId = (call.args[0] as Job).id;
-      this.requeues.set(jobId, (this.requeues.get(jobId) ?? 0) + 1);
+      const generation = generationOf(slotHolderOf(call.args[0] as Job));
+      this.requeues.set(generation, (this.requeues.get(generation) ?? 0) + 1);
     }
     if (call.port === 'queue' && call.method === 'enqueue') this.pump();
     if (call.port === 'workflow' && call.method === 'start' && !this.startedFor.has(String(call.args[0]))) {
       const { jobId } = call.args[1] as { jobId: string };
       this.startedFor.set(String(call.args[0]), this.incarnations.get(jobId) ?? 0);
     }
-    this.check();
+    this.check(callInvariants(this, call));
+    this.check(stepInvariants(this));
   }
 
-  /** Checks the invariants that hold at every step and keeps the first breach of each. */
-  check(): void {
-    for (const breach of stepInvariants(this)) {
+  /** Keeps the first breach of each invariant for each job. */
+  check(breaches: Iterable<Breach>): void {
+    for (const breach of breaches) {
       if (this.violations.some((v) => v.invariant === breach.invariant && v.jobId === breach.jobId)) continue;
       this.violations.push({ ...breach, trail: this.trail.slice(-30) });
     }
@@ -261,29 +297,64 @@ export class World {
     if (index >= 0) this.deliver(index, crashAfterCalls);
   }
 
-  /** The provider finishes a run of the job (its latest or its first) and posts the event, maybe twice. */
-  webhook(job: number, which: 'latest' | 'first', outcome: 'succeeded' | 'failed', times: number) {
+  /** A provider job of the job: its latest or its first. */
+  private runOf(job: number, which: 'latest' | 'first'): ProviderRun | undefined {
     const jobId = this.jobIds[job] ?? '';
     const runs = [...this.provider.runs.values()].filter((run) => run.jobId === jobId);
-    const run = which === 'first' ? runs[0] : runs.at(-1);
+    return which === 'first' ? runs[0] : runs.at(-1);
+  }
+
+  /** The provider finishes a run of the job (its latest or its first) and posts the event, maybe twice. */
+  webhook(job: number, which: 'latest' | 'first', outcome: 'succeeded' | 'failed', times: number) {
+    const run = this.runOf(job, which);
     if (!run) return;
     this.provider.finish(run.id, outcome);
     const state = run.state === 'running' ? outcome : run.state;
-    for (let i = 0; i < times; i++) this.postEvent(jobId, run.id, state);
+    for (let i = 0; i < times; i++) this.postEvent(run, state);
   }
 
-  postEvent(jobId: string, providerJobId: string, state: string) {
+  /** The provider posts a run's final event to the webhook URL it was given, which names the submission. */
+  postEvent(run: ProviderRun, state: string) {
     if (state !== 'succeeded' && state !== 'failed' && state !== 'canceled') return;
     const at = this.now().toISOString();
     const event: ProviderEvent =
       state === 'failed'
-        ? { type: 'failed', id: providerJobId, error: { code: 'provider_failed', message: 'It broke.' }, at }
-        : { type: state, id: providerJobId, at };
+        ? { type: 'failed', id: run.id, error: { code: 'provider_failed', message: 'It broke.' }, at }
+        : { type: state, id: run.id, at };
     void this.spawn(
-      `webhook ${short(jobId)} ${providerJobId} ${state}`,
-      (actor) => applyProviderEvent({ ...this.ports(actor), now: this.now }, jobId, event),
+      `webhook ${short(run.jobId)} ${run.id} ${state}`,
+      (actor) =>
+        applyProviderEvent({ ...this.ports(actor), now: this.now }, run.jobId, event, run.submission),
       undefined,
-      providerJobId,
+      run.id,
+    );
+  }
+
+  /** The provider posts a progress tick of a run of the job (maybe late, after the run ended). */
+  progress(job: number, which: 'latest' | 'first', progress: number) {
+    const run = this.runOf(job, which);
+    if (!run) return;
+    void this.spawn(
+      `tick ${short(run.jobId)} ${run.id} ${progress}%`,
+      (actor) => {
+        const status = this.job(run.jobId)?.status;
+        this.ticks.set(actor, { run, ...(status ? { statusOnArrival: status } : {}) });
+        const ports = this.ports(actor);
+        return applyProgress(
+          {
+            store: ports.store,
+            live: ports.live,
+            throttle: this.progressThrottle,
+            now: this.now,
+            heartbeat: { throttle: this.heartbeatThrottle, workflow: ports.workflow },
+          },
+          run.jobId,
+          progress,
+          { providerJobId: run.id, submission: run.submission },
+        );
+      },
+      undefined,
+      run.id,
     );
   }
 
@@ -322,24 +393,26 @@ export class World {
           jobTimeoutMs: this.settings.jobTimeoutMs,
           slotWaitMaxSeconds: this.settings.slotWaitMaxSeconds,
           pageSize: 2,
+          // As the reconcile handler gives it: half the invocation's time.
+          budgetMs: LAMBDA_TIMEOUT_MS / 2,
+          progress: this.reconcilerProgress,
         }),
       crashAfterCalls,
     );
   }
 
-  /** The job's record expired (its retention passed) and its client sends the same key again. */
+  /**
+   * The job's record expired (its retention passed, and with it the time the
+   * clock jumps) and its client sends the same key again.
+   */
   expireAndResubmit(job: number) {
     const jobId = this.jobIds[job] ?? '';
     const current = this.job(jobId);
     // Retention is weeks: by then the job's execution has closed and its slot is long free.
-    const execution = current && this.stepFunctions.executions.get(current.executionName ?? current.id);
-    if (
-      !current ||
-      !isTerminal(current.status) ||
-      this.slots.held.has(jobId) ||
-      execution?.status === 'RUNNING'
-    )
+    const execution = current && this.stepFunctions.executions.get(currentExecutionOf(current));
+    if (!current || !isTerminal(current.status) || this.holdsSlot(jobId) || execution?.status === 'RUNNING')
       return undefined;
+    this.advance(this.settings.jobRetentionDays * DAY_MS);
     this.store.jobs.delete(jobId);
     this.incarnations.set(jobId, (this.incarnations.get(jobId) ?? 0) + 1);
     this.trail.push(`retention ▶ job ${short(jobId)} expired`);
@@ -359,7 +432,7 @@ export class World {
       // The provider's work and the queue drain before the clock jumps, or the jump would time them out.
       for (let drain = 0; drain < rounds && (this.providerBusy() || this.messagesPending()); drain++) {
         for (const run of this.provider.runs.values()) {
-          if (this.provider.finish(run.id, 'succeeded')) this.postEvent(run.jobId, run.id, 'succeeded');
+          if (this.provider.finish(run.id, 'succeeded')) this.postEvent(run, 'succeeded');
         }
         this.deliverPending();
         await this.scheduler.waitIdle();
@@ -376,7 +449,7 @@ export class World {
   advance(ms: number): void {
     this.clock += ms;
     for (const run of this.provider.timeOut(this.clock - this.settings.jobTimeoutMs)) {
-      this.postEvent(run.jobId, run.id, run.state);
+      this.postEvent(run, run.state);
     }
   }
 
