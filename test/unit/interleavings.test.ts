@@ -1,20 +1,22 @@
 /**
  * Longhaul under every interleaving (issue 12): generated workloads of
  * submissions, duplicate deliveries, step retries (one beside a still-running
- * first try), webhooks (late, repeated, for an old run), cancels, operator
- * resolutions, reconciler passes and crashes, with fast-check's scheduler
- * ordering every awaited port call, checked against the issue's invariants.
+ * first try), webhooks and progress ticks (late, repeated, for an old run),
+ * cancels, operator resolutions, reconciler passes and crashes, with
+ * fast-check's scheduler ordering every awaited port call, checked against the
+ * issue's invariants.
  *
  * Environment:
  *   INTERLEAVINGS_RUNS     workloads to try (default 150, a few seconds)
  *   INTERLEAVINGS_SEED     fast-check seed (default: random; printed on failure)
  *   INTERLEAVINGS_ACTIONS  most actions per workload besides the submissions (default 14)
  *
- * A longer run, without package.json:
- *   INTERLEAVINGS_RUNS=5000 npx jest test/unit/interleavings.test.ts --selectProjects unit
+ * A longer run, without package.json (a project selector beside a path would
+ * run the whole project):
+ *   INTERLEAVINGS_RUNS=5000 npx jest test/unit/interleavings.test.ts
  *
- * The counterexamples recorded in support/interleavings/FOUND.md are replayed
- * below by seed and path; each fails until the path it found is fixed.
+ * The counterexamples recorded in support/interleavings/FOUND.md (found before
+ * the fixes of issue 12) are replayed below by seed and path, and guard them.
  */
 import fc from 'fast-check';
 import { explore, verdict } from './support/interleavings/explore';
@@ -56,7 +58,7 @@ describe('interleavings', () => {
     });
   }, 60_000);
 
-  // Each fails until the issue path it found is fixed; then it guards the fix.
+  // Each failed before the issue path it found was fixed; now it guards the fix.
   it.each(foundCases())('replays issue 12 path $issuePath ($invariant, seed $seed)', async (found) => {
     await fc.assert(keepsEveryPromise(REPLAY_ACTIONS, found.focus), {
       seed: found.seed,
