@@ -1,0 +1,343 @@
+import type fc from 'fast-check';
+import type { ExecutionStatus, Workflow } from '../../../../lambdas/domain/ports';
+import type { CaughtError, StepEvent } from '../../../../lambdas/domain/workflow';
+import { Actor } from './scheduled';
+
+/** The part of the Amazon States Language the media workflow uses. */
+interface Retrier {
+  readonly ErrorEquals: readonly string[];
+  readonly MaxAttempts?: number;
+}
+interface Catcher {
+  readonly ErrorEquals: readonly string[];
+  readonly ResultPath: string;
+  readonly Next: string;
+}
+interface State {
+  readonly Type: 'Task' | 'Succeed' | 'Fail';
+  readonly Resource?: string;
+  readonly Parameters?: { readonly Payload: Record<string, unknown> };
+  readonly Retry?: readonly Retrier[];
+  readonly Catch?: readonly Catcher[];
+  readonly Next?: string;
+  readonly End?: boolean;
+  readonly TimeoutSeconds?: number;
+  readonly HeartbeatSeconds?: number;
+}
+export interface Definition {
+  readonly StartAt: string;
+  readonly States: Record<string, State>;
+}
+
+type TaskOutcome = { readonly error?: CaughtError };
+
+interface Waiting {
+  readonly token: string;
+  readonly since: number;
+  beat: number;
+  readonly timeoutMs?: number;
+  readonly heartbeatMs?: number;
+  readonly settle: (outcome: TaskOutcome) => void;
+}
+
+interface Execution {
+  readonly name: string;
+  readonly jobId: string;
+  status: ExecutionStatus;
+  /** The state it is in (or ended in). */
+  state: string;
+  readonly invocations: Set<Actor>;
+  waiting?: Waiting;
+}
+
+/** Runs one step invocation: the steps Lambda. */
+export type Invoke = (event: StepEvent, actor: Actor) => Promise<unknown>;
+
+/** How long any Lambda invocation may run; a clock jump past it stops the invocation at its next call. */
+export const LAMBDA_TIMEOUT_MS = 60_000;
+
+const matches = (errors: readonly string[], name: string) =>
+  errors.includes(name) || (errors.includes('States.ALL') && !name.startsWith('States.Runtime'));
+
+const lambdaError = (error: unknown): CaughtError => {
+  const failure = error as Error;
+  const errorType = failure?.name ?? 'Error';
+  return { Error: errorType, Cause: JSON.stringify({ errorType, errorMessage: failure?.message ?? '' }) };
+};
+
+/**
+ * Step Functions as the workflow's callers meet it, running the synthesized
+ * definition: executions keyed by name (a name starts once, and a closed name
+ * answers as already existing), Retry and Catch as the definition says, task
+ * tokens that go stale when their state is left, and the await state's
+ * timeout and heartbeat, fired when the clock passes them.
+ *
+ * Faults: an Invoke that fails after Lambda took it (the retry runs beside the
+ * first invocation), throttled invocations, and crashes of the invocation in
+ * flight (with or without the execution closing).
+ */
+export class SimulatedStepFunctions implements Workflow {
+  readonly executions = new Map<string, Execution>();
+  private tokens = 0;
+  private readonly duplicated: { jobId: string; step: string }[] = [];
+  private readonly throttled: { jobId: string; step: string; times: number }[] = [];
+  /** Errors of the driver itself: a broken harness must not pass for a clean run. */
+  readonly defects: unknown[] = [];
+
+  constructor(
+    private readonly definition: Definition,
+    private readonly invoke: Invoke,
+    private readonly scheduler: fc.Scheduler,
+    private readonly now: () => number,
+  ) {}
+
+  async start(executionName: string, input: { readonly jobId: string }) {
+    if (this.executions.has(executionName)) return;
+    const execution: Execution = {
+      name: executionName,
+      jobId: input.jobId,
+      status: 'RUNNING',
+      state: this.definition.StartAt,
+      invocations: new Set(),
+    };
+    this.executions.set(executionName, execution);
+    this.run(execution, { jobId: input.jobId }).catch((error) => this.defects.push(error));
+  }
+
+  async stop(executionName: string) {
+    const execution = this.executions.get(executionName);
+    if (execution?.status === 'RUNNING') this.close(execution, 'ABORTED');
+  }
+
+  async status(executionName: string): Promise<ExecutionStatus> {
+    return this.executions.get(executionName)?.status ?? 'NOT_FOUND';
+  }
+
+  async heartbeat(taskToken: string) {
+    const waiting = this.waitingFor(taskToken);
+    if (waiting) waiting.beat = this.now();
+    return waiting !== undefined;
+  }
+
+  async completeTask(taskToken: string) {
+    return this.resume(taskToken, {});
+  }
+
+  async failTask(taskToken: string, error: string, cause: string) {
+    return this.resume(taskToken, { error: { Error: error, Cause: cause } });
+  }
+
+  /** The next Invoke of `step` for this job fails after Lambda took it: Step Functions retries while it runs. */
+  duplicateNextInvoke(jobId: string, step: string): void {
+    this.duplicated.push({ jobId, step });
+  }
+
+  /** The next `times` invocations of `step` for this job are refused by Lambda. */
+  throttle(jobId: string, step: string, times: number): void {
+    this.throttled.push({ jobId, step, times });
+  }
+
+  stopFaults(): void {
+    this.duplicated.length = 0;
+    this.throttled.length = 0;
+  }
+
+  /** The invocations in flight for this job die; with `close`, its execution ends too. */
+  crash(jobId: string, close: boolean): void {
+    for (const execution of this.executions.values()) {
+      if (execution.jobId !== jobId || execution.status !== 'RUNNING') continue;
+      for (const actor of execution.invocations) actor.crash();
+      if (close) this.close(execution, 'ABORTED');
+    }
+  }
+
+  /** A waiting await state of this job hears no heartbeat in time. */
+  missHeartbeat(jobId: string): void {
+    for (const execution of this.executions.values()) {
+      if (execution.jobId === jobId)
+        execution.waiting?.settle({ error: { Error: 'States.HeartbeatTimeout' } });
+    }
+  }
+
+  /** Fires the await states' timeouts the clock has passed. */
+  expireWaits(): void {
+    const now = this.now();
+    for (const execution of this.executions.values()) {
+      const waiting = execution.waiting;
+      if (!waiting || execution.status !== 'RUNNING') continue;
+      if (waiting.timeoutMs !== undefined && now - waiting.since >= waiting.timeoutMs) {
+        waiting.settle({ error: { Error: 'States.Timeout' } });
+      } else if (waiting.heartbeatMs !== undefined && now - waiting.beat >= waiting.heartbeatMs) {
+        waiting.settle({ error: { Error: 'States.HeartbeatTimeout' } });
+      }
+    }
+  }
+
+  private waitingFor(taskToken: string): Waiting | undefined {
+    for (const execution of this.executions.values()) {
+      if (execution.status === 'RUNNING' && execution.waiting?.token === taskToken) return execution.waiting;
+    }
+    return undefined;
+  }
+
+  private resume(taskToken: string, outcome: TaskOutcome): boolean {
+    const waiting = this.waitingFor(taskToken);
+    waiting?.settle(outcome);
+    return waiting !== undefined;
+  }
+
+  private close(execution: Execution, status: ExecutionStatus): void {
+    execution.status = status;
+    const waiting = execution.waiting;
+    execution.waiting = undefined;
+    waiting?.settle({ error: { Error: 'States.Runtime', Cause: 'The execution closed.' } });
+  }
+
+  private async run(execution: Execution, executionInput: Record<string, unknown>): Promise<void> {
+    let input = executionInput;
+    let name = this.definition.StartAt;
+    for (;;) {
+      await this.scheduler.schedule(Promise.resolve(), `${execution.name} ▷ ${name}`);
+      if (execution.status !== 'RUNNING') return;
+      const state = this.definition.States[name];
+      if (!state) throw new Error(`The definition has no state ${name}.`);
+      execution.state = name;
+      if (state.Type === 'Succeed') return this.close(execution, 'SUCCEEDED');
+      if (state.Type === 'Fail') return this.close(execution, 'FAILED');
+      const outcome = await this.runTask(execution, name, state, input);
+      if (execution.status !== 'RUNNING') return;
+      if (!outcome.error) {
+        if (state.End || !state.Next) return this.close(execution, 'SUCCEEDED');
+        name = state.Next;
+        continue;
+      }
+      const caught = outcome.error;
+      const catcher = state.Catch?.find((c) => matches(c.ErrorEquals, caught.Error));
+      if (!catcher) return this.close(execution, 'FAILED');
+      if (catcher.ResultPath !== '$.error') throw new Error(`Unsupported ResultPath ${catcher.ResultPath}.`);
+      input = { ...input, error: caught };
+      name = catcher.Next;
+    }
+  }
+
+  private async runTask(
+    execution: Execution,
+    name: string,
+    state: State,
+    input: Record<string, unknown>,
+  ): Promise<TaskOutcome> {
+    const used = new Map<number, number>();
+    for (let retryCount = 0; ; retryCount++) {
+      const outcome = await this.attempt(execution, name, state, input, retryCount);
+      if (!outcome.error || execution.status !== 'RUNNING') return outcome;
+      const caught = outcome.error;
+      const index = (state.Retry ?? []).findIndex((r) => matches(r.ErrorEquals, caught.Error));
+      const retrier = state.Retry?.[index];
+      if (!retrier) return outcome;
+      const count = used.get(index) ?? 0;
+      if (count >= (retrier.MaxAttempts ?? 3)) return outcome;
+      used.set(index, count + 1);
+      await this.scheduler.schedule(Promise.resolve(), `${execution.name} ▷ ${name} retry ${retryCount + 1}`);
+      if (execution.status !== 'RUNNING') return outcome;
+    }
+  }
+
+  private async attempt(
+    execution: Execution,
+    name: string,
+    state: State,
+    input: Record<string, unknown>,
+    retryCount: number,
+  ): Promise<TaskOutcome> {
+    const callsBack = state.Resource?.endsWith('.waitForTaskToken') ?? false;
+    const token = callsBack ? `${execution.name}/${name}/${++this.tokens}` : undefined;
+    const event = resolvePayload(state.Parameters?.Payload ?? {}, {
+      input,
+      context: {
+        State: { RetryCount: retryCount },
+        Execution: { Name: execution.name },
+        Task: { Token: token },
+      },
+    }) as unknown as StepEvent;
+    if (this.takeThrottle(execution.jobId, event.step)) {
+      return { error: { Error: 'Lambda.TooManyRequestsException', Cause: 'Rate exceeded' } };
+    }
+
+    let callback: Promise<TaskOutcome> | undefined;
+    if (token) {
+      const now = this.now();
+      callback = new Promise((settle) => {
+        execution.waiting = {
+          token,
+          since: now,
+          beat: now,
+          ...(state.TimeoutSeconds ? { timeoutMs: state.TimeoutSeconds * 1000 } : {}),
+          ...(state.HeartbeatSeconds ? { heartbeatMs: state.HeartbeatSeconds * 1000 } : {}),
+          settle,
+        };
+      });
+    }
+    const actor = new Actor(
+      `${execution.name}:${name}#${retryCount}`,
+      undefined,
+      undefined,
+      this.now() + LAMBDA_TIMEOUT_MS,
+    );
+    execution.invocations.add(actor);
+    const invocation: Promise<TaskOutcome> = this.invoke(event, actor).then(
+      () => ({}),
+      (error) => ({ error: lambdaError(error) }),
+    );
+    void invocation.finally(() => execution.invocations.delete(actor));
+    const died = actor.crashed.then(() => ({
+      error: { Error: 'Sandbox.Timedout', Cause: 'Task timed out.' },
+    }));
+
+    let outcome: TaskOutcome;
+    if (this.takeDuplicate(execution.jobId, event.step)) {
+      // Invoke failed after Lambda accepted the call: this invocation goes on, unseen, beside the retry.
+      outcome = { error: { Error: 'Lambda.ServiceException', Cause: 'Service unavailable' } };
+    } else {
+      const finished = Promise.race([invocation, died]);
+      outcome = callback
+        ? await Promise.race([callback, finished.then((result) => (result.error ? result : callback))])
+        : await finished;
+    }
+    if (token && execution.waiting?.token === token) execution.waiting = undefined;
+    return outcome;
+  }
+
+  private takeDuplicate(jobId: string, step: string): boolean {
+    const index = this.duplicated.findIndex((d) => d.jobId === jobId && d.step === step);
+    if (index >= 0) this.duplicated.splice(index, 1);
+    return index >= 0;
+  }
+
+  private takeThrottle(jobId: string, step: string): boolean {
+    const throttle = this.throttled.find((t) => t.jobId === jobId && t.step === step && t.times > 0);
+    if (throttle) throttle.times--;
+    return throttle !== undefined;
+  }
+}
+
+/** Evaluates a Payload template: `key.$` entries take the value at their path (`$.` input, `$$.` context). */
+function resolvePayload(
+  template: Record<string, unknown>,
+  sources: { readonly input: Record<string, unknown>; readonly context: Record<string, unknown> },
+): Record<string, unknown> {
+  const payload: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(template)) {
+    if (!key.endsWith('.$')) {
+      payload[key] = value;
+      continue;
+    }
+    const path = String(value);
+    const [root, segments] = path.startsWith('$$.')
+      ? [sources.context, path.slice(3).split('.')]
+      : [sources.input, path.slice(2).split('.')];
+    let found: unknown = root;
+    for (const segment of segments) found = (found as Record<string, unknown> | undefined)?.[segment];
+    if (found !== undefined) payload[key.slice(0, -2)] = found;
+  }
+  return payload;
+}
