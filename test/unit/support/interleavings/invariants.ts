@@ -26,7 +26,7 @@ export interface Breach {
 }
 
 /** A job record's part of its slot holders: a job created again under an expired key is another record. */
-export const generationOf = (holder: string): string => holder.replace(/-s\d+$/, '');
+export const generationOf = (holder: string): string => holder.replace(/\.\d+$/, '');
 
 /**
  * The invariants that hold after every port call. Capacity is counted at the

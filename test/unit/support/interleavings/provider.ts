@@ -13,8 +13,8 @@ export interface ProviderRun {
   readonly key: string;
   /** Longhaul's job, from the webhook URL the submission named. */
   readonly jobId: string;
-  /** Which of the job's submissions it was sent for, from the same URL: its events name it. */
-  readonly submission: number;
+  /** Which of the job's submissions it was sent for (its tag), from the same URL: its events name it. */
+  readonly submission: string;
   /** The slot holder of that submission (`slotHolderOf`): what the run uses capacity for. */
   readonly holder: string;
   readonly acceptedAt: number;
@@ -43,8 +43,8 @@ export class SimulatedProvider implements Provider {
   constructor(
     readonly deduplicates: boolean,
     private readonly now: () => number,
-    /** The slot holder of a job's submission, as the job record says when the request arrives. */
-    private readonly holderOf: (jobId: string, submission: number) => string,
+    /** The slot holder of a job's submission, from the tag its webhook URL names. */
+    private readonly holderOf: (jobId: string, submission: string) => string,
   ) {}
 
   failNextSubmit(fault: SubmitFault): void {
@@ -66,7 +66,7 @@ export class SimulatedProvider implements Provider {
     const key = submission.idempotencyKey;
     const url = new URL(submission.webhookUrl).searchParams;
     const jobId = url.get('jobId') ?? '';
-    const submitted = Number(url.get('submission') ?? 0);
+    const submitted = url.get('submission') ?? '';
     const holder = this.holderOf(jobId, submitted);
     if (fault === 'unavailable') {
       this.sent.push({ key, holder, accepted: false });
@@ -124,7 +124,7 @@ export class SimulatedProvider implements Provider {
     return [...this.runs.values()].filter((run) => run.holder === holder && run.state === 'running');
   }
 
-  private startRun(key: string, jobId: string, submission: number, holder: string): ProviderRun {
+  private startRun(key: string, jobId: string, submission: string, holder: string): ProviderRun {
     const run: ProviderRun = {
       id: `gen_${this.runs.size + 1}`,
       key,

@@ -132,10 +132,9 @@ export class World {
     return this.store.jobs.get(jobId);
   }
 
-  /** The slot holder of one submission of the job on record: whose capacity a provider job uses. */
-  holderOf(jobId: string, submission: number): string {
-    const createdAt = this.job(jobId)?.createdAt ?? new Date(0).toISOString();
-    return slotHolderOf({ id: jobId, createdAt, resubmissions: submission });
+  /** The slot holder of one submission (`slotHolderOf`), from its tag: whose capacity a provider job uses. */
+  holderOf(jobId: string, submission: string): string {
+    return `${jobId}-${submission}`;
   }
 
   /** Whether any submission of the job holds a slot. */
