@@ -124,6 +124,15 @@ function fromZod(schema: z.ZodType): Schema {
 
 const timestamp = { type: 'string', format: 'date-time' } as const;
 
+/** The path parameter of the routes that go on with a multipart upload. */
+const multipartUploadRef = {
+  name: 'ref',
+  in: 'path',
+  required: true,
+  description: 'The ref of POST /v1/uploads/multipart.',
+  schema: { type: 'string' },
+} as const;
+
 /**
  * The schemas of each job type's input and result: the document says which
  * goes with which (`x-job-types`), so clients can type a job by its type
@@ -833,15 +842,7 @@ function buildDocument(): OpenApiDocument {
             "Part URLs expire (expiresAt); the upload lives on until it is completed or the input bucket's lifecycle rule aborts it. A slow upload asks for fresh URLs of the parts it still has to send and goes on, keeping the parts already stored. The answer lists only the parts asked for; URLs for an uploadId that is not this ref's upload are refused by S3.",
           tags: ['uploads'],
           security: tenantSecurity,
-          parameters: [
-            {
-              name: 'ref',
-              in: 'path',
-              required: true,
-              description: 'The ref of POST /v1/uploads/multipart.',
-              schema: { type: 'string' },
-            },
-          ],
+          parameters: [multipartUploadRef],
           requestBody: { required: true, content: jsonContent(schemaRef('RenewMultipartUploadParts')) },
           responses: {
             '200': {
@@ -861,15 +862,7 @@ function buildDocument(): OpenApiDocument {
           summary: 'Assemble the parts of a multipart upload',
           tags: ['uploads'],
           security: tenantSecurity,
-          parameters: [
-            {
-              name: 'ref',
-              in: 'path',
-              required: true,
-              description: 'The ref of POST /v1/uploads/multipart.',
-              schema: { type: 'string' },
-            },
-          ],
+          parameters: [multipartUploadRef],
           requestBody: { required: true, content: jsonContent(schemaRef('CompleteMultipartUpload')) },
           responses: {
             '200': {
