@@ -1,5 +1,6 @@
 import { executionNameOf, slotHolderOf } from './job';
 import type { JobQueue, JobStore, SlotPool, Timeline, Workflow } from './ports';
+import { holdsOwnSlot } from './slots';
 
 export interface DispatchDeps {
   readonly store: JobStore;
@@ -74,9 +75,9 @@ export async function handOffFreeSlot(deps: HandOffDeps): Promise<string | undef
   const { items } = await deps.store.listActive('queued', { limit: handOffCandidates(deps.maxInFlight) });
   // Oldest first; a queued job that holds a slot is already on its way.
   for (const listed of items) {
-    if (holders.has(slotHolderOf(listed))) continue;
+    if (holdsOwnSlot(holders, listed)) continue;
     const candidate = await deps.store.get(listed.id);
-    if (candidate?.status !== 'queued' || holders.has(slotHolderOf(candidate))) continue;
+    if (candidate?.status !== 'queued' || holdsOwnSlot(holders, candidate)) continue;
     const holder = slotHolderOf(candidate);
     if (!(await deps.slots.acquire(holder, deps.maxInFlight))) return undefined;
     if (await deps.store.touchEnqueued(candidate.id, deps.now())) {

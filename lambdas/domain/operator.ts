@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { JobAlreadyFinishedError, JobNotFoundError, JobNotInReviewError, ValidationError } from './errors';
-import { isTerminal, type Job, slotHolderOf } from './job';
+import { isTerminal, type Job } from './job';
 import type { JobQueue, JobStore, SlotPool, Timeline } from './ports';
+import { releaseOwnSlot } from './slots';
 
 /** Operators settle what needs a person: jobs in review. */
 
@@ -68,7 +69,7 @@ export async function resolveJob(
   }
   if (!resolved) throw new JobNotInReviewError(job.id, 'changed');
   // The submission in review gives its slot back; a requeued job takes one for its new submission.
-  await deps.slots.release(slotHolderOf(job));
+  await releaseOwnSlot(deps.slots, job);
   await deps.timeline.record(job.id, {
     at: now.toISOString(),
     type: 'operator.resolved',

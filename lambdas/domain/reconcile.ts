@@ -21,6 +21,7 @@ import type {
   Workflow,
 } from './ports';
 import type { Provider } from './provider';
+import { holdsOwnSlot, isOwnSlot, ownHolders, releaseOwnSlot } from './slots';
 import { resumeAwait, stopAtProvider } from './workflow';
 
 /**
@@ -121,11 +122,11 @@ export async function reconcile(
       });
       report.itemsRead += page.itemsRead;
       for (const job of page.items) {
-        seen.add(slotHolderOf(job));
+        for (const holder of ownHolders(job)) seen.add(holder);
         report.jobsChecked++;
         if (job.status === 'needs_review') report.inReview++;
         try {
-          await reconcileJob(deps, job, holders.has(slotHolderOf(job)), fix);
+          await reconcileJob(deps, job, holdsOwnSlot(holders, job), fix);
         } catch (error) {
           report.errors++;
           onError(job.id, error);
@@ -179,7 +180,7 @@ async function reconcileHolder(deps: ReconcileDeps, holder: string, fix: Fix): P
     if (await deps.slots.release(holder)) await fix({ id: jobIdOf(holder) }, 'slot_released', detail);
   };
   if (!job) return release('holder vanished');
-  if (slotHolderOf(job) !== holder) return release('an earlier submission of the job');
+  if (!isOwnSlot(holder, job)) return release('an earlier submission of the job');
   if (!isTerminal(job.status)) return; // listed late by the index; the next pass sees it
   if (job.taskToken && (await deps.workflow.status(currentExecutionOf(job))) === 'RUNNING') {
     // Its waiting step never heard of the cancel: tell it again; its settle path frees the slot.
@@ -250,7 +251,7 @@ async function reconcileInReview(deps: ReconcileDeps, listed: Job, holdsSlot: bo
     ? !providerMayBeRunning(job)
     : !job.submitIntent || now.getTime() - since > deps.jobTimeoutMs;
   // Named by the submission the listing saw: if an operator has requeued the job since, that slot is gone already.
-  if (free && (await deps.slots.release(slotHolderOf(job)))) {
+  if (free && (await releaseOwnSlot(deps.slots, job))) {
     await fix(job, 'slot_released', 'the provider cannot still be running this job');
   }
 }
@@ -268,7 +269,7 @@ async function reconcileQueued(deps: ReconcileDeps, job: Job, holdsSlot: boolean
     if (!(await deps.store.recordNewRun(job, now))) return; // another pass got there first
   }
   // A dispatcher that took a slot and then lost its message: free it, the new message takes one again.
-  if (holdsSlot) await deps.slots.release(slotHolderOf(job));
+  if (holdsSlot) await releaseOwnSlot(deps.slots, job);
   await deps.queue.enqueue(job.id);
   await fix(
     job,
@@ -303,7 +304,7 @@ async function reconcileRunning(deps: ReconcileDeps, job: Job, holdsSlot: boolea
       }
     }
     const current = (await deps.store.get(job.id)) ?? moved;
-    if (!providerMayBeRunning(current)) await deps.slots.release(slotHolderOf(current));
+    if (!providerMayBeRunning(current)) await releaseOwnSlot(deps.slots, current);
     await fix(job, 'timed_out');
     return;
   }

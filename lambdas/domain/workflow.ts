@@ -15,12 +15,12 @@ import {
   type JobError,
   providerMayBeRunning,
   providerWebhookUrlOf,
-  slotHolderOf,
   submissionKeyOf,
 } from './job';
 import { type FinalOutput, parseProviderOutput } from './outputs';
 import type { InputStore, JobQueue, JobStore, OutputStore, SlotPool, Timeline, Workflow } from './ports';
 import type { Provider } from './provider';
+import { releaseOwnSlot } from './slots';
 
 /**
  * The steps of the media workflow. Each is safe to run twice (Step Functions
@@ -249,7 +249,7 @@ const steps: Record<StepName, (deps: WorkflowDeps, event: StepEvent) => Promise<
     // An older run's step (its execution outlived an operator's requeue) frees nothing of the new run's.
     if (event.executionName && event.executionName !== currentExecutionOf(job)) return null;
     if (providerMayBeRunning(job)) return null;
-    if (await deps.slots.release(slotHolderOf(job))) {
+    if (await releaseOwnSlot(deps.slots, job)) {
       await deps.timeline.record(event.jobId, { at: deps.now().toISOString(), type: 'slot.released' });
     }
     // Also on a retry whose first try released the slot but stopped before the hand-off.

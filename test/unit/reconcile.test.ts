@@ -437,3 +437,32 @@ describe('a pass under a backlog', () => {
     expect(deps.progress.position).toBeUndefined();
   });
 });
+
+describe('slots taken before they were named by submission', () => {
+  it('are the job’s own: kept while its provider may run it, freed once it is done', async () => {
+    const { deps, add, get } = setup({ now: 60_000 });
+    // In flight across the upgrade: its slot is held by the bare job id.
+    const job = add({
+      status: 'running',
+      startedAt: at(0),
+      executionName: 'e1',
+      providerJobId: 'gen_1',
+      taskToken: 't1',
+    });
+    deps.workflow.started.push('e1');
+    deps.provider.statuses.set('gen_1', { id: 'gen_1', status: 'running', progress: 10 });
+    await deps.slots.acquire(job.id, 2);
+
+    await reconcile(deps);
+    expect(await deps.slots.holders()).toEqual([job.id]);
+
+    deps.store.jobs.set(job.id, {
+      ...get(job.id),
+      status: 'succeeded',
+      providerOutcome: { status: 'succeeded', at: at(1) },
+    });
+    deps.workflow.statuses.set('e1', 'SUCCEEDED');
+    await reconcile(deps);
+    expect(await deps.slots.holders()).toEqual([]);
+  });
+});

@@ -635,3 +635,12 @@ describe('an old run', () => {
     expect(slotHolderOf(again)).not.toBe(slotHolderOf(first));
   });
 });
+
+describe('a slot taken before slots were named by submission', () => {
+  it('is given back by the release step as the job’s own', async () => {
+    const { step, deps, job } = setup({ job: { status: 'succeeded' } });
+    await deps.slots.acquire(job.id, 2);
+    await step('release');
+    expect(await deps.slots.holders()).toEqual([]);
+  });
+});
