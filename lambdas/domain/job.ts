@@ -56,7 +56,7 @@ export interface Job {
 
 /**
  * The workflow execution of a job's current run, so starting it twice starts
- * it once. It is also the run's name for its provider slot. The job's creation
+ * it once (its provider slot is named by its submission, `slotHolderOf`). The job's creation
  * time is in it: a job created again under a key whose earlier job expired has
  * the same id, and Step Functions keeps a closed execution's name for 90 days.
  */
@@ -72,7 +72,10 @@ export const currentExecutionOf = (job: Job): string => job.executionName ?? exe
  * operator's requeue is a new submission and takes a slot of its own.
  */
 export const slotHolderOf = (job: Pick<Job, 'id' | 'createdAt' | 'resubmissions'>): string =>
-  `${job.id}-${submissionTagOf(job)}`;
+  slotHolderFor(job.id, submissionTagOf(job));
+
+/** The slot holder of the submission a webhook URL's tag names. */
+export const slotHolderFor = (jobId: string, submissionTag: string): string => `${jobId}-${submissionTag}`;
 
 /** The job a slot holder, an execution name or a provider key belongs to. */
 export const jobIdOf = (name: string): string => name.split(/[-.:]/)[0] ?? name;
@@ -115,7 +118,7 @@ export const SUBMISSION_TAG_PATTERN = /^[0-9a-z]{1,12}\.(0|[1-9][0-9]{0,5})$/;
 
 /**
  * Where the provider posts the events of the job's current submission. The
- * submission in the URL ties each event to the run it belongs to: a late event
+ * submission in the URL ties each event to the submission it belongs to: a late event
  * of a submission an operator has replaced cannot touch the new one.
  */
 export const providerWebhookUrlOf = (

@@ -9,6 +9,7 @@ import {
   type Job,
   type JobStatus,
   jobIdOf,
+  slotHolderFor,
   slotHolderOf,
 } from '../../../../lambdas/domain/job';
 import { resolveJob } from '../../../../lambdas/domain/operator';
@@ -134,7 +135,7 @@ export class World {
 
   /** The slot holder of one submission (`slotHolderOf`), from its tag: whose capacity a provider job uses. */
   holderOf(jobId: string, submission: string): string {
-    return `${jobId}-${submission}`;
+    return slotHolderFor(jobId, submission);
   }
 
   /** Whether any submission of the job holds a slot. */
