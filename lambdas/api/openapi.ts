@@ -7,7 +7,7 @@ import {
 } from '../../config/problems';
 import { bodyLimits, defaultSettings } from '../../config/settings';
 import { JOB_ID_PATTERN } from '../domain/idempotency';
-import { JOB_STATUSES, JOB_TYPES } from '../domain/job';
+import { JOB_STATUSES, JOB_TYPES, SUBMISSION_TAG_PATTERN } from '../domain/job';
 import {
   completeMultipartRequest,
   MAX_PARTS,
@@ -972,6 +972,14 @@ function buildDocument(): OpenApiDocument {
               required: true,
               description: 'The job the event is about (from the webhook URL Longhaul gave the provider).',
               schema: { type: 'string', pattern: JOB_ID_PATTERN.source },
+            },
+            {
+              name: 'submission',
+              in: 'query',
+              required: false,
+              description:
+                "Which of the job's submissions the event is about (from the same URL). An event counts only for the job's current submission; URLs without it are the first submission's.",
+              schema: { type: 'string', pattern: SUBMISSION_TAG_PATTERN.source },
             },
             {
               name: 'Provider-Signature',

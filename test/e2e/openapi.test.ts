@@ -606,6 +606,24 @@ describe('POST /v1/provider/events', () => {
       400,
     );
   });
+
+  it('takes the submission tag of the webhook URL, and refuses a malformed one with a problem', async () => {
+    const body = JSON.stringify({ type: 'canceled', id: 'gen_unknown', at: new Date().toISOString() });
+    const template = '/v1/provider/events';
+    const event = (submission: string) =>
+      send('post', template, `${template}?jobId=job_aaaaaaaaaaaaaaaaaaaaaaaaaa&submission=${submission}`, {
+        key: null,
+        body,
+        headers: signed(body),
+      });
+    expect((await event('momqrls0.1')).status).toBe(204);
+    const malformed = await event('1');
+    expect(malformed.status).toBe(400);
+    expect(malformed.body).toMatchObject({
+      code: 'validation-failed',
+      errors: [{ parameter: 'submission' }],
+    });
+  });
 });
 
 describe('the documented messages', () => {
