@@ -134,6 +134,11 @@ export const resourceEnv = {
   jobTable: 'JOB_TABLE_NAME',
   apiKeyTable: 'API_KEY_TABLE_NAME',
   jobQueueUrl: 'JOB_QUEUE_URL',
+  /**
+   * The hand-off lane: only jobs that already hold a slot, so a freed slot never
+   * waits behind the jobs queue's backlog of jobs still looking for one.
+   */
+  handOffQueueUrl: 'HAND_OFF_QUEUE_URL',
   inputBucket: 'INPUT_BUCKET_NAME',
   outputBucket: 'OUTPUT_BUCKET_NAME',
   stateMachineArn: 'STATE_MACHINE_ARN',

@@ -98,7 +98,7 @@ export class LonghaulStack extends Stack {
     this.workflowSteps = new WorkflowSteps(this, 'WorkflowSteps', {
       settings,
       jobTable: this.jobStore.jobTable,
-      jobQueue: this.jobQueue.queue,
+      handOffQueue: this.jobQueue.handOffQueue,
       inputBucket: this.jobInputs.inputBucket,
       outputBucket: this.jobOutputs.outputBucket,
       providerSecret: this.providerSecrets.providerSecret,
@@ -114,12 +114,14 @@ export class LonghaulStack extends Stack {
       settings,
       jobTable: this.jobStore.jobTable,
       jobQueue: this.jobQueue.queue,
+      handOffQueue: this.jobQueue.handOffQueue,
       stateMachine: this.jobWorkflow.stateMachine,
     });
     this.reconciler = new Reconciler(this, 'Reconciler', {
       settings,
       jobTable: this.jobStore.jobTable,
       jobQueue: this.jobQueue.queue,
+      handOffQueue: this.jobQueue.handOffQueue,
       stateMachine: this.jobWorkflow.stateMachine,
       providerSecret: this.providerSecrets.providerSecret,
       alarms: this.alarms,
@@ -169,6 +171,10 @@ export class LonghaulStack extends Stack {
       ApiKeyTableName: [this.jobStore.apiKeyTable.tableName, 'Table of tenant API key hashes'],
       JobTableName: [this.jobStore.jobTable.tableName, 'Table of jobs'],
       JobQueueUrl: [this.jobQueue.queue.queueUrl, 'Queue of jobs to dispatch'],
+      HandOffQueueUrl: [
+        this.jobQueue.handOffQueue.queueUrl,
+        'Queue of jobs handed a freed slot, dispatched ahead of the jobs queue',
+      ],
       DeadLetterQueueUrl: [this.jobQueue.deadLetterQueue.queueUrl, 'Job messages that failed every delivery'],
       InputBucketName: [this.jobInputs.inputBucket.bucketName, 'Bucket of job inputs'],
       OutputBucketName: [this.jobOutputs.outputBucket.bucketName, 'Bucket of job outputs'],

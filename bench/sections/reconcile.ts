@@ -47,7 +47,7 @@ export async function reconcileSection(): Promise<ReconcileFigures> {
       store: new DynamoDbJobStore(documents, { tableName: table, retentionDays: 30 }),
       slots: new DynamoDbSlotPool(documents, table),
       workflow: new SfnWorkflow(sfnClient(e), e.stateMachineArn),
-      queue: new SqsJobQueue(sqsClient(e), e.jobQueueUrl),
+      queue: new SqsJobQueue(sqsClient(e), { jobs: e.jobQueueUrl, handOff: e.handOffQueueUrl }),
       provider: new HttpProvider({
         baseUrl: e.providerUrl,
         deduplicates: true,

@@ -81,7 +81,7 @@ export async function handOffFreeSlot(deps: HandOffDeps): Promise<string | undef
     const holder = slotHolderOf(candidate);
     if (!(await deps.slots.acquire(holder, deps.maxInFlight))) return undefined;
     if (await deps.store.touchEnqueued(candidate.id, deps.now())) {
-      await deps.queue.enqueue(candidate.id);
+      await deps.queue.enqueue(candidate.id, { handOff: true });
       return candidate.id;
     }
     if ((await deps.store.get(candidate.id))?.status !== 'running') await deps.slots.release(holder);

@@ -212,6 +212,11 @@ export interface EnqueueOptions {
   readonly delaySeconds?: number;
   /** How often the job already waited for a slot, for the next wait's backoff. */
   readonly deferrals?: number;
+  /**
+   * The job already holds a slot (a freed slot was handed to it): it goes to
+   * the dispatcher by the hand-off lane, ahead of jobs still waiting for one.
+   */
+  readonly handOff?: boolean;
 }
 
 export interface JobQueue {

@@ -57,8 +57,13 @@ export const apiKeyStore = once(
   () => new DynamoDbApiKeyStore(documentClient(), requireEnv(resourceEnv.apiKeyTable)),
 );
 
+/** Each function has the queues it was granted: the steps function the hand-off lane only, the api function the jobs queue only. */
 export const jobQueue = once(
-  () => new SqsJobQueue(tracer.captureAWSv3Client(new SQSClient({})), requireEnv(resourceEnv.jobQueueUrl)),
+  () =>
+    new SqsJobQueue(tracer.captureAWSv3Client(new SQSClient({})), {
+      jobs: process.env[resourceEnv.jobQueueUrl] || undefined,
+      handOff: process.env[resourceEnv.handOffQueueUrl] || undefined,
+    }),
 );
 
 const s3Client = once(() =>

@@ -22,6 +22,8 @@ export interface JobDispatcherProps {
   readonly jobTable: ITable;
   /** The jobs queue: consumed, and sent to when a job waits for a slot. */
   readonly jobQueue: IQueue;
+  /** The hand-off lane: consumed only (the workflow steps and the reconciler send to it). */
+  readonly handOffQueue: IQueue;
   /** The media workflow; one execution is started per job, named after it. */
   readonly stateMachine: IStateMachine;
 
@@ -37,6 +39,11 @@ export interface JobDispatcherProps {
  * starts its workflow execution, or puts the job back as a new delayed message
  * when every slot is taken. Failed messages are reported one by one, so one bad
  * message never redelivers its whole batch.
+ *
+ * It consumes the hand-off lane too, through its own event source mapping with
+ * its own pollers, so a job handed a freed slot is started however deep the
+ * jobs queue is. A hand-off message is handled like any other: the job is
+ * found to hold its slot and is started.
  */
 export class JobDispatcher extends Construct {
   /** The dispatch function. */
@@ -67,14 +74,20 @@ export class JobDispatcher extends Construct {
     (this.dispatchFunction.lambdaFunction.node.defaultChild as CfnFunction).recursiveLoop =
       RecursiveLoop.ALLOW;
 
-    this.dispatchFunction.lambdaFunction.addEventSource(
-      new SqsEventSource(props.jobQueue, {
-        batchSize: 10,
-        // Short: a job should not wait for its batch to fill up.
-        maxBatchingWindow: Duration.seconds(1),
-        reportBatchItemFailures: true,
-        maxConcurrency: DISPATCH_MAX_CONCURRENCY,
-      }),
-    );
+    // The same allowance covers the hand-off lane: its messages reach this function
+    // (workflow steps or reconciler -> SQS -> dispatch), and a hand-off whose job finds
+    // the slot gone meanwhile goes on to the jobs queue as a deferred message.
+    for (const queue of [props.jobQueue, props.handOffQueue]) {
+      // Consuming is granted by the event source mapping itself.
+      this.dispatchFunction.lambdaFunction.addEventSource(
+        new SqsEventSource(queue, {
+          batchSize: 10,
+          // Short: a job should not wait for its batch to fill up.
+          maxBatchingWindow: Duration.seconds(1),
+          reportBatchItemFailures: true,
+          maxConcurrency: DISPATCH_MAX_CONCURRENCY,
+        }),
+      );
+    }
   }
 }

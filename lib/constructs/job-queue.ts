@@ -34,6 +34,12 @@ export interface JobQueueProps {
  * messages that keep failing and an alarm as soon as one lands there, and an
  * alarm when a job has waited too long in the queue.
  *
+ * Beside it, the hand-off lane: a queue for jobs that were handed a freed slot
+ * and already hold it. Under a backlog the jobs queue holds thousands of visible
+ * messages of jobs still looking for a slot; a hand-off sent there would wait
+ * behind all of them while the slot it took sits idle. The lane has the same
+ * settings, dead-letter queue and alarms as the jobs queue.
+ *
  * Both queues use SQS-managed encryption (SSE-SQS): every producer and consumer
  * (Lambda now, Scheduler or Step Functions later) can use it without key grants,
  * and it adds no KMS requests per message. Both refuse requests without TLS.
@@ -47,6 +53,10 @@ export class JobQueue extends Construct {
   public readonly deadLetterAlarm: Alarm;
   /** In ALARM while the oldest job message is older than `oldestMessageAlarmAge`. */
   public readonly oldestMessageAlarm: Alarm;
+  /** The hand-off lane: one message per job handed a freed slot, which it already holds. */
+  public readonly handOffQueue: Queue;
+  /** In ALARM while the oldest hand-off message is older than `oldestMessageAlarmAge`. */
+  public readonly handOffOldestMessageAlarm: Alarm;
 
   constructor(scope: Construct, id: string, props: JobQueueProps) {
     super(scope, id);
@@ -81,14 +91,16 @@ export class JobQueue extends Construct {
       enforceSSL: true,
       retentionPeriod: MAX_RETENTION,
     });
-    this.queue = new Queue(this, 'Queue', {
+    const jobMessages = {
       encryption: QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
       visibilityTimeout: props.visibilityTimeout,
       // A long peak lengthens the queue; messages must outlive it.
       retentionPeriod: MAX_RETENTION,
       deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: props.maxReceiveCount },
-    });
+    };
+    this.queue = new Queue(this, 'Queue', jobMessages);
+    this.handOffQueue = new Queue(this, 'HandOffQueue', jobMessages);
 
     this.deadLetterAlarm = this.deadLetterQueue
       .metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(5), statistic: 'Maximum' })
@@ -117,5 +129,18 @@ export class JobQueue extends Construct {
         treatMissingData: TreatMissingData.NOT_BREACHING,
       });
     props.alarms.notify(this.oldestMessageAlarm);
+
+    this.handOffOldestMessageAlarm = this.handOffQueue
+      .metricApproximateAgeOfOldestMessage({ period: Duration.minutes(5), statistic: 'Maximum' })
+      .createAlarm(this, 'HandOffOldestMessageAlarm', {
+        alarmDescription:
+          `A Longhaul job handed a freed slot has waited in the hand-off queue for more than ${oldestMessageSeconds} seconds without dispatch taking it, ` +
+          "while the slot it holds sits idle. Check the dispatch function: its errors, throttles and the hand-off queue's event source mapping.",
+        threshold: oldestMessageSeconds,
+        evaluationPeriods: 1,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      });
+    props.alarms.notify(this.handOffOldestMessageAlarm);
   }
 }

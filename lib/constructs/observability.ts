@@ -155,11 +155,21 @@ export class Observability extends Construct {
           queue.metricApproximateNumberOfMessagesVisible({ ...max(), label: 'waiting' }),
           queue.metricApproximateNumberOfMessagesNotVisible({ ...max(), label: 'being dispatched' }),
           queue.metricApproximateNumberOfMessagesDelayed({ ...max(), label: 'delayed (waiting for a slot)' }),
+          jobQueue.handOffQueue.metricApproximateNumberOfMessagesVisible({
+            ...max(),
+            label: 'handed a slot, waiting for dispatch',
+          }),
         ],
         stacked: true,
       }),
       graph('Oldest job message (seconds)', {
-        left: [queue.metricApproximateAgeOfOldestMessage({ ...max(), label: 'age of the oldest message' })],
+        left: [
+          queue.metricApproximateAgeOfOldestMessage({ ...max(), label: 'age of the oldest message' }),
+          jobQueue.handOffQueue.metricApproximateAgeOfOldestMessage({
+            ...max(),
+            label: 'age of the oldest hand-off',
+          }),
+        ],
         leftAnnotations: [jobQueue.oldestMessageAlarm.toAnnotation()],
       }),
       graph('Dead-letter queue depth', {

@@ -23,7 +23,7 @@ import { acknowledge, acknowledgeActionsOnAnyResource, iam5ResourceFinding } fro
 
 /** Resources a handler learns through `resourceEnv` (config/layout.ts), by kind. */
 export type TableEnvKey = Extract<keyof typeof resourceEnv, 'jobTable' | 'apiKeyTable' | 'connectionTable'>;
-export type QueueEnvKey = Extract<keyof typeof resourceEnv, 'jobQueueUrl'>;
+export type QueueEnvKey = Extract<keyof typeof resourceEnv, 'jobQueueUrl' | 'handOffQueueUrl'>;
 /** Queues a handler names by ARN: the two ends of a dead-letter redrive. */
 export type QueueArnEnvKey = Extract<keyof typeof resourceEnv, 'deadLetterQueueArn' | 'jobQueueArn'>;
 export type BucketEnvKey = Extract<keyof typeof resourceEnv, 'inputBucket' | 'outputBucket'>;

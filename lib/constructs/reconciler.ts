@@ -30,6 +30,8 @@ export interface ReconcilerProps {
   readonly jobTable: ITable;
   /** The jobs queue; jobs whose message was lost are enqueued again. */
   readonly jobQueue: IQueue;
+  /** The hand-off lane; a slot a pass frees is handed to the job that waited longest through it. */
+  readonly handOffQueue: IQueue;
   /** The media workflow: its executions are described, stopped and (for dead ones) started again. */
   readonly stateMachine: StateMachine;
   /** The provider's base URL and API key; the reconciler asks the provider about jobs whose webhooks were lost. */
@@ -96,6 +98,7 @@ export class Reconciler extends Construct {
     })
       .useTable('jobTable', props.jobTable, 'readWrite')
       .useQueue('jobQueueUrl', props.jobQueue, 'send')
+      .useQueue('handOffQueueUrl', props.handOffQueue, 'send')
       .useStateMachine('stateMachineArn', stateMachine)
       .useSecret('providerSecretArn', props.providerSecret)
       // Completes steps whose provider finished unheard, and keeps waiting steps alive.

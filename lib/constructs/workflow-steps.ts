@@ -13,8 +13,8 @@ export interface WorkflowStepsProps {
   readonly settings: Settings;
   /** The job table: jobs, the slot item and the timelines. */
   readonly jobTable: ITable;
-  /** The dispatcher's queue; `release` sends the job it hands a freed slot to. */
-  readonly jobQueue: IQueue;
+  /** The hand-off lane; `release` sends the job it hands a freed slot to (never the jobs queue). */
+  readonly handOffQueue: IQueue;
   /** The input bucket; `prepare` checks uploaded inputs in it (HeadObject). */
   readonly inputBucket: IBucket;
   /** The output bucket; `finalize` stores outputs and `notify` presigns them for the webhook body. */
@@ -60,7 +60,7 @@ export class WorkflowSteps extends Construct {
     })
       .useTable('jobTable', props.jobTable, 'readWrite')
       // The release step hands a freed slot to the job that waited longest, through the dispatcher.
-      .useQueue('jobQueueUrl', props.jobQueue, 'send')
+      .useQueue('handOffQueueUrl', props.handOffQueue, 'send')
       .useBucket('inputBucket', props.inputBucket, 'read')
       .useBucket('outputBucket', props.outputBucket, 'readWrite')
       .useSecret('providerSecretArn', props.providerSecret)

@@ -167,6 +167,7 @@ describe('Reconciler', () => {
       settings: { ...defaultSettings, reconcileSchedule },
       jobTable: Table.fromTableName(scope, 'Jobs', 'jobs'),
       jobQueue: Queue.fromQueueArn(scope, 'Queue', 'arn:aws:sqs:eu-west-1:111111111111:jobs'),
+      handOffQueue: Queue.fromQueueArn(scope, 'HandOff', 'arn:aws:sqs:eu-west-1:111111111111:hand-off'),
       stateMachine: new StateMachine(scope, 'Machine', {
         definitionBody: DefinitionBody.fromChainable(new Pass(scope, 'Pass')),
       }),

@@ -96,26 +96,68 @@ describe('API key table', () => {
 });
 
 describe('job queue', () => {
-  test('redrives to the dead-letter queue after 5 receives, with visibility six times the dispatch timeout', () => {
-    const dlq = logicalIdAt(template, 'AWS::SQS::Queue', 'Longhaul/JobQueue/DeadLetterQueue/Resource');
-    expect(queueVisibilityTimeoutSeconds(defaultSettings)).toBe(6 * defaultSettings.dispatchTimeoutSeconds);
-    template.hasResourceProperties('AWS::SQS::Queue', {
-      RedrivePolicy: { deadLetterTargetArn: { 'Fn::GetAtt': [dlq, 'Arn'] }, maxReceiveCount: 5 },
-      VisibilityTimeout: 180,
-      MessageRetentionPeriod: 14 * 24 * 3600,
-      SqsManagedSseEnabled: true,
-    });
+  test.each([
+    ['jobs queue', 'Longhaul/JobQueue/Queue/Resource'],
+    ['hand-off queue', 'Longhaul/JobQueue/HandOffQueue/Resource'],
+  ])(
+    'the %s redrives to the one dead-letter queue after 5 receives, with visibility six times the dispatch timeout',
+    (_name, path) => {
+      const dlq = logicalIdAt(template, 'AWS::SQS::Queue', 'Longhaul/JobQueue/DeadLetterQueue/Resource');
+      const queue = logicalIdAt(template, 'AWS::SQS::Queue', path);
+      expect(queueVisibilityTimeoutSeconds(defaultSettings)).toBe(6 * defaultSettings.dispatchTimeoutSeconds);
+      expect(template.toJSON().Resources[queue].Properties).toEqual({
+        RedrivePolicy: { deadLetterTargetArn: { 'Fn::GetAtt': [dlq, 'Arn'] }, maxReceiveCount: 5 },
+        VisibilityTimeout: 180,
+        MessageRetentionPeriod: 14 * 24 * 3600,
+        SqsManagedSseEnabled: true,
+      });
+    },
+  );
+
+  test('only the workflow steps and the reconciler may send to the hand-off queue, and only the dispatcher consumes it', () => {
+    const lane = logicalIdAt(template, 'AWS::SQS::Queue', 'Longhaul/JobQueue/HandOffQueue/Resource');
+    const resources = template.toJSON().Resources as Record<string, any>;
+    const serviceOfRole = new Map(
+      Object.values(resources)
+        .filter((resource) => resource.Type === 'AWS::Lambda::Function')
+        .map((fn) => [
+          fn.Properties.Role['Fn::GetAtt'][0],
+          fn.Properties.Environment.Variables.POWERTOOLS_SERVICE_NAME,
+        ]),
+    );
+    const actionsOnLane = new Map<string, string[]>();
+    for (const policy of Object.values(resources).filter(
+      (resource) => resource.Type === 'AWS::IAM::Policy',
+    )) {
+      for (const statement of policy.Properties.PolicyDocument.Statement) {
+        const targets = [statement.Resource].flat().map((target: unknown) => JSON.stringify(target));
+        if (!targets.includes(JSON.stringify({ 'Fn::GetAtt': [lane, 'Arn'] }))) continue;
+        for (const role of policy.Properties.Roles) {
+          const service = serviceOfRole.get(role.Ref) ?? role.Ref;
+          actionsOnLane.set(service, [...(actionsOnLane.get(service) ?? []), ...[statement.Action].flat()]);
+        }
+      }
+    }
+    const who = (action: string) =>
+      [...actionsOnLane]
+        .filter(([, actions]) => actions.includes(action))
+        .map(([service]) => service)
+        .sort();
+    expect(who('sqs:SendMessage')).toEqual(['reconcile', 'workflow']);
+    expect(who('sqs:ReceiveMessage')).toEqual(['dispatch']);
+    expect(who('sqs:DeleteMessage')).toEqual(['dispatch']);
   });
 
   test('the dead-letter queue keeps messages 14 days, encrypted, and redrives nowhere', () => {
     const dlq = logicalIdAt(template, 'AWS::SQS::Queue', 'Longhaul/JobQueue/DeadLetterQueue/Resource');
     const queue = template.toJSON().Resources[dlq];
     expect(queue.Properties).toEqual({ MessageRetentionPeriod: 1_209_600, SqsManagedSseEnabled: true });
-    template.resourceCountIs('AWS::SQS::Queue', 2);
+    template.resourceCountIs('AWS::SQS::Queue', 3);
   });
 
   test.each([
     ['Queue', 'Longhaul/JobQueue/Queue/Resource'],
+    ['HandOffQueue', 'Longhaul/JobQueue/HandOffQueue/Resource'],
     ['DeadLetterQueue', 'Longhaul/JobQueue/DeadLetterQueue/Resource'],
   ])('%s denies every request without TLS', (_name, path) => {
     const queue = logicalIdAt(template, 'AWS::SQS::Queue', path);
@@ -141,8 +183,12 @@ describe('job queue', () => {
       .filter((alarm) => alarm.Properties.Namespace === 'AWS/SQS')
       .map((alarm) => alarm.Properties.MetricName)
       .sort();
-    // The other one, on the age of the oldest job message, is tested with the other alarms in observability.test.ts.
-    expect(queueAlarms).toEqual(['ApproximateAgeOfOldestMessage', 'ApproximateNumberOfMessagesVisible']);
+    // The others, on the age of the oldest message of either queue, are tested with the other alarms in observability.test.ts.
+    expect(queueAlarms).toEqual([
+      'ApproximateAgeOfOldestMessage',
+      'ApproximateAgeOfOldestMessage',
+      'ApproximateNumberOfMessagesVisible',
+    ]);
     template.hasResourceProperties('AWS::CloudWatch::Alarm', {
       Namespace: 'AWS/SQS',
       MetricName: 'ApproximateNumberOfMessagesVisible',
@@ -413,6 +459,7 @@ describe('stack outputs', () => {
     ['JobTableName', 'Longhaul/JobStore/JobTable/Resource', 'AWS::DynamoDB::Table'],
     ['ApiKeyTableName', 'Longhaul/JobStore/ApiKeyTable/Resource', 'AWS::DynamoDB::Table'],
     ['JobQueueUrl', 'Longhaul/JobQueue/Queue/Resource', 'AWS::SQS::Queue'],
+    ['HandOffQueueUrl', 'Longhaul/JobQueue/HandOffQueue/Resource', 'AWS::SQS::Queue'],
     ['DeadLetterQueueUrl', 'Longhaul/JobQueue/DeadLetterQueue/Resource', 'AWS::SQS::Queue'],
     ['InputBucketName', 'Longhaul/JobInputs/InputBucket/Resource', 'AWS::S3::Bucket'],
     ['OutputBucketName', 'Longhaul/JobOutputs/OutputBucket/Resource', 'AWS::S3::Bucket'],

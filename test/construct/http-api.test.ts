@@ -252,6 +252,7 @@ describe('usage plan and stage', () => {
         'ApiUrl',
         'DashboardUrl',
         'DeadLetterQueueUrl',
+        'HandOffQueueUrl',
         'InputBucketName',
         'JobQueueUrl',
         'JobTableName',

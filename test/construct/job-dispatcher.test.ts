@@ -1,5 +1,5 @@
 import { App, Stack } from 'aws-cdk-lib';
-import { Template } from 'aws-cdk-lib/assertions';
+import { Match, Template } from 'aws-cdk-lib/assertions';
 import { AttributeType, Table } from 'aws-cdk-lib/aws-dynamodb';
 import { Queue } from 'aws-cdk-lib/aws-sqs';
 import { DefinitionBody, Pass, StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
@@ -19,6 +19,7 @@ beforeAll(() => {
     settings: defaultSettings,
     jobTable: new Table(stack, 'Jobs', { partitionKey: { name: 'pk', type: AttributeType.STRING } }),
     jobQueue: new Queue(stack, 'JobQueue'),
+    handOffQueue: new Queue(stack, 'HandOffQueue'),
     stateMachine: new StateMachine(stack, 'Workflow', {
       definitionBody: DefinitionBody.fromChainable(new Pass(stack, 'Start')),
     }),
@@ -30,5 +31,61 @@ test('allows the dispatch function its re-enqueue loop, which Lambda would stop 
   template.hasResourceProperties('AWS::Lambda::Function', {
     Description: 'Longhaul dispatch: acquires an in-flight slot and starts the workflow of each queued job',
     RecursiveLoop: 'Allow',
+  });
+});
+
+const queueId = (name: string) => {
+  const [id] = Object.keys(template.findResources('AWS::SQS::Queue')).filter((logicalId) =>
+    logicalId.startsWith(name),
+  );
+  if (id === undefined) throw new Error(`no queue ${name}`);
+  return id;
+};
+const dispatchFunctionId = () =>
+  Object.entries(template.findResources('AWS::Lambda::Function')).find(
+    ([, fn]) => fn.Properties.RecursiveLoop === 'Allow',
+  )?.[0];
+
+test.each([
+  ['jobs queue', 'JobQueue'],
+  ['hand-off queue', 'HandOffQueue'],
+])(
+  'consumes the %s through its own mapping, with partial batch failures and bounded pollers',
+  (_name, queue) => {
+    template.resourceCountIs('AWS::Lambda::EventSourceMapping', 2);
+    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      EventSourceArn: { 'Fn::GetAtt': [queueId(queue), 'Arn'] },
+      FunctionName: { Ref: dispatchFunctionId() },
+      BatchSize: 10,
+      MaximumBatchingWindowInSeconds: 1,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+      ScalingConfig: { MaximumConcurrency: 2 },
+    });
+  },
+);
+
+test('may consume the hand-off queue but never send to it', () => {
+  const statements = Object.values(template.findResources('AWS::IAM::Policy')).flatMap(
+    (policy) =>
+      policy.Properties.PolicyDocument.Statement as { Action: string | string[]; Resource: unknown }[],
+  );
+  const onLane = statements.filter(
+    (statement) =>
+      JSON.stringify(statement.Resource) ===
+      JSON.stringify({ 'Fn::GetAtt': [queueId('HandOffQueue'), 'Arn'] }),
+  );
+  expect(onLane.flatMap((statement) => statement.Action)).toEqual(
+    expect.arrayContaining(['sqs:ReceiveMessage', 'sqs:DeleteMessage']),
+  );
+  expect(onLane.flatMap((statement) => statement.Action)).not.toContain('sqs:SendMessage');
+  template.hasResourceProperties('AWS::IAM::Policy', {
+    PolicyDocument: {
+      Statement: Match.arrayWith([
+        Match.objectLike({
+          Action: Match.arrayWith(['sqs:SendMessage']),
+          Resource: { 'Fn::GetAtt': [queueId('JobQueue'), 'Arn'] },
+        }),
+      ]),
+    },
   });
 });

@@ -156,7 +156,19 @@ describe('dashboard', () => {
       'ApproximateNumberOfMessagesNotVisible',
       'ApproximateNumberOfMessagesVisible',
     ]);
-    expect(inWidget('Jobs queue depth')).toHaveLength(3);
+    expect(inWidget('Jobs queue depth')).toHaveLength(4);
+  });
+
+  test('shows the hand-off lane beside the jobs queue: its waiting messages and the age of its oldest', () => {
+    const lane = ref('AWS::SQS::Queue', 'Longhaul/JobQueue/HandOffQueue/Resource').replace(
+      '}',
+      '.QueueName}',
+    );
+    const sqs = graphed.filter((m) => m.namespace === 'AWS/SQS' && m.dimensions.QueueName === lane);
+    expect(sqs.map((m) => [m.name, m.stat]).sort()).toEqual([
+      ['ApproximateAgeOfOldestMessage', 'Maximum'],
+      ['ApproximateNumberOfMessagesVisible', 'Maximum'],
+    ]);
   });
 
   test('shows the dead-letter queue depth', () => {
@@ -259,7 +271,7 @@ describe('dashboard', () => {
 describe('alarms', () => {
   test('every alarm notifies the alarm topic on alarm and on recovery', () => {
     const alarms = Object.values(template.findResources('AWS::CloudWatch::Alarm'));
-    expect(alarms).toHaveLength(11);
+    expect(alarms).toHaveLength(12);
     for (const alarm of alarms) {
       expect(alarm.Properties).toEqual(
         expect.objectContaining({ AlarmActions: [topic], OKActions: [topic] }),
@@ -267,31 +279,38 @@ describe('alarms', () => {
     }
   });
 
-  test('the jobs queue alarms when its oldest message is older than alarmOldestMessageSeconds', () => {
-    expect(alarmAt('Longhaul/JobQueue/OldestMessageAlarm/Resource')).toEqual(
-      expect.objectContaining({
-        Namespace: 'AWS/SQS',
-        MetricName: 'ApproximateAgeOfOldestMessage',
-        Dimensions: [
-          {
-            Name: 'QueueName',
-            Value: {
-              'Fn::GetAtt': [
-                logicalIdAt(template, 'AWS::SQS::Queue', 'Longhaul/JobQueue/Queue/Resource'),
-                'QueueName',
-              ],
+  test.each([
+    ['jobs queue', 'Longhaul/JobQueue/OldestMessageAlarm/Resource', 'Longhaul/JobQueue/Queue/Resource'],
+    [
+      'hand-off queue',
+      'Longhaul/JobQueue/HandOffOldestMessageAlarm/Resource',
+      'Longhaul/JobQueue/HandOffQueue/Resource',
+    ],
+  ])(
+    'the %s alarms when its oldest message is older than alarmOldestMessageSeconds',
+    (_name, alarm, queue) => {
+      expect(alarmAt(alarm)).toEqual(
+        expect.objectContaining({
+          Namespace: 'AWS/SQS',
+          MetricName: 'ApproximateAgeOfOldestMessage',
+          Dimensions: [
+            {
+              Name: 'QueueName',
+              Value: {
+                'Fn::GetAtt': [logicalIdAt(template, 'AWS::SQS::Queue', queue), 'QueueName'],
+              },
             },
-          },
-        ],
-        Statistic: 'Maximum',
-        Period: 300,
-        Threshold: defaultSettings.alarmOldestMessageSeconds,
-        ComparisonOperator: 'GreaterThanThreshold',
-        EvaluationPeriods: 1,
-        TreatMissingData: 'notBreaching',
-      }),
-    );
-  });
+          ],
+          Statistic: 'Maximum',
+          Period: 300,
+          Threshold: defaultSettings.alarmOldestMessageSeconds,
+          ComparisonOperator: 'GreaterThanThreshold',
+          EvaluationPeriods: 1,
+          TreatMissingData: 'notBreaching',
+        }),
+      );
+    },
+  );
 
   test('any job sent to review within 5 minutes alarms, whoever sent it and whatever its type', () => {
     const alarm = alarmAt('Longhaul/Observability/NeedsReviewAlarm/Resource');

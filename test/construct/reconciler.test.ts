@@ -127,10 +127,11 @@ describe('reconcile function', () => {
     expect(resources[fnId].DependsOn).toContain(policy);
   });
 
-  test('reads and writes the job table (the active index included), sends to the queue and reads the provider secret', () => {
+  test('reads and writes the job table (the active index included), sends to the jobs queue and the hand-off lane and reads the provider secret', () => {
     const statements = policyStatements(template, `${FUNCTION_PATH}/Role/DefaultPolicy/Resource`);
     const table = logicalIdAt(template, 'AWS::DynamoDB::Table', 'Longhaul/JobStore/JobTable/Resource');
     const queue = logicalIdAt(template, 'AWS::SQS::Queue', 'Longhaul/JobQueue/Queue/Resource');
+    const lane = logicalIdAt(template, 'AWS::SQS::Queue', 'Longhaul/JobQueue/HandOffQueue/Resource');
     const secret = logicalIdAt(
       template,
       'AWS::SecretsManager::Secret',
@@ -151,7 +152,7 @@ describe('reconcile function', () => {
       {
         Effect: 'Allow',
         Action: ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage'],
-        Resource: { 'Fn::GetAtt': [queue, 'Arn'] },
+        Resource: [{ 'Fn::GetAtt': [queue, 'Arn'] }, { 'Fn::GetAtt': [lane, 'Arn'] }],
       },
     ]);
     expect(statementsFor(statements, 'secretsmanager')).toEqual([
@@ -167,6 +168,9 @@ describe('reconcile function', () => {
           Ref: logicalIdAt(template, 'AWS::DynamoDB::Table', 'Longhaul/JobStore/JobTable/Resource'),
         },
         JOB_QUEUE_URL: { Ref: logicalIdAt(template, 'AWS::SQS::Queue', 'Longhaul/JobQueue/Queue/Resource') },
+        HAND_OFF_QUEUE_URL: {
+          Ref: logicalIdAt(template, 'AWS::SQS::Queue', 'Longhaul/JobQueue/HandOffQueue/Resource'),
+        },
         STATE_MACHINE_ARN: { Ref: stateMachineId },
         PROVIDER_SECRET_ARN: {
           Ref: logicalIdAt(

@@ -130,6 +130,7 @@ test('the alarm thresholds follow ALARM_OLDEST_MESSAGE_SECONDS, ALARM_API_5XX_PE
   );
   expect(thresholds).toEqual({
     'Longhaul/JobQueue/OldestMessageAlarm/Resource': 1800,
+    'Longhaul/JobQueue/HandOffOldestMessageAlarm/Resource': 1800,
     'Longhaul/Api/ServerErrorRateAlarm/Resource': 2.5,
     'Longhaul/Observability/FailedJobsAlarm/Resource': 20,
   });

@@ -396,10 +396,13 @@ describe('alarms', () => {
 });
 
 describe('dispatch function', () => {
-  test('consumes the jobs queue in batches of 10, reports failed items and runs at most 2 at once', () => {
-    const queue = logicalIdAt(template, 'AWS::SQS::Queue', 'Longhaul/JobQueue/Queue/Resource');
+  test.each([
+    ['jobs queue', 'Longhaul/JobQueue/Queue/Resource'],
+    ['hand-off queue', 'Longhaul/JobQueue/HandOffQueue/Resource'],
+  ])('consumes the %s in batches of 10, reports failed items and runs at most 2 at once', (_name, path) => {
+    const queue = logicalIdAt(template, 'AWS::SQS::Queue', path);
     const fn = logicalIdAt(template, 'AWS::Lambda::Function', `${DISPATCH_PATH}/Function/Resource`);
-    template.resourceCountIs('AWS::Lambda::EventSourceMapping', 1);
+    template.resourceCountIs('AWS::Lambda::EventSourceMapping', 2);
     template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
       EventSourceArn: { 'Fn::GetAtt': [queue, 'Arn'] },
       FunctionName: { Ref: fn },
@@ -426,15 +429,27 @@ describe('dispatch function', () => {
     ]);
   });
 
-  test('reads and writes the job table, consumes the queue and sends delayed messages back to it', () => {
+  test('reads and writes the job table, consumes the queue and sends delayed messages back to it, and only consumes the hand-off lane', () => {
     const statements = policyStatements(template, `${DISPATCH_PATH}/Role/DefaultPolicy/Resource`);
     const queue = logicalIdAt(template, 'AWS::SQS::Queue', 'Longhaul/JobQueue/Queue/Resource');
+    const lane = logicalIdAt(template, 'AWS::SQS::Queue', 'Longhaul/JobQueue/HandOffQueue/Resource');
     const table = logicalIdAt(template, 'AWS::DynamoDB::Table', 'Longhaul/JobStore/JobTable/Resource');
     expect(statementsFor(statements, 'sqs')).toEqual([
       {
         Effect: 'Allow',
         Action: expect.arrayContaining(['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:SendMessage']),
         Resource: { 'Fn::GetAtt': [queue, 'Arn'] },
+      },
+      {
+        Effect: 'Allow',
+        Action: [
+          'sqs:ChangeMessageVisibility',
+          'sqs:DeleteMessage',
+          'sqs:GetQueueAttributes',
+          'sqs:GetQueueUrl',
+          'sqs:ReceiveMessage',
+        ],
+        Resource: { 'Fn::GetAtt': [lane, 'Arn'] },
       },
     ]);
     expect(statementsFor(statements, 'dynamodb')).toEqual([
@@ -474,7 +489,7 @@ describe('steps function', () => {
   });
 
   test('finds its resources through its environment, and has no STATE_MACHINE_ARN (it would be circular)', () => {
-    const queue = logicalIdAt(template, 'AWS::SQS::Queue', 'Longhaul/JobQueue/Queue/Resource');
+    const queue = logicalIdAt(template, 'AWS::SQS::Queue', 'Longhaul/JobQueue/HandOffQueue/Resource');
     const restApi = logicalIdAt(template, 'AWS::ApiGateway::RestApi', 'Longhaul/Api/RestApi/Resource');
     const stage = logicalIdAt(
       template,
@@ -524,14 +539,16 @@ describe('steps function', () => {
           ],
         },
         // The release step hands a freed slot to the job that waited longest, through the dispatcher.
-        JOB_QUEUE_URL: { Ref: queue },
+        HAND_OFF_QUEUE_URL: { Ref: queue },
         POWERTOOLS_SERVICE_NAME: 'workflow',
       }),
     );
     expect(variables.STATE_MACHINE_ARN).toBeUndefined();
+    // It only hands off slots; the jobs queue is for jobs still looking for one.
+    expect(variables.JOB_QUEUE_URL).toBeUndefined();
   });
 
-  test('reads inputs, reads and writes outputs, reads both secrets and sends to the job queue, nothing more', () => {
+  test('reads inputs, reads and writes outputs, reads both secrets and sends to the hand-off lane, nothing more', () => {
     const statements = policyStatements(template, `${STEPS_PATH}/Role/DefaultPolicy/Resource`);
     const bucketObjects = (path: string) => ({
       'Fn::Join': ['', [{ 'Fn::GetAtt': [logicalIdAt(template, 'AWS::S3::Bucket', path), 'Arn'] }, '/*']],
@@ -576,7 +593,10 @@ describe('steps function', () => {
         Effect: 'Allow',
         Action: ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage'],
         Resource: {
-          'Fn::GetAtt': [logicalIdAt(template, 'AWS::SQS::Queue', 'Longhaul/JobQueue/Queue/Resource'), 'Arn'],
+          'Fn::GetAtt': [
+            logicalIdAt(template, 'AWS::SQS::Queue', 'Longhaul/JobQueue/HandOffQueue/Resource'),
+            'Arn',
+          ],
         },
       },
     ]);

@@ -65,7 +65,8 @@ describe('queued jobs', () => {
 
     const report = await reconcile(deps);
 
-    expect(deps.queue.messages.map((m) => m.jobId)).toEqual([lost.id]);
+    // Not a hand-off: the job holds no slot and looks for one like any other.
+    expect(deps.queue.messages).toEqual([{ jobId: lost.id, options: {} }]);
     expect(get(lost.id).enqueuedAt).toBe(at(40_000));
     expect(report.fixes.requeued).toBe(1);
     expect(deps.timeline.types(lost.id)).toEqual(['reconciler.requeued']);
@@ -194,7 +195,7 @@ describe('slots', () => {
     expect(report.fixes.slot_released).toBe(2);
   });
 
-  it('hands the slots it frees to the jobs that waited longest, no more than it freed', async () => {
+  it('hands the slots it frees to the jobs that waited longest by the hand-off lane, no more than it freed', async () => {
     const { deps, add } = setup();
     const done = add({ status: 'succeeded' });
     const oldest = add({ status: 'queued', createdAt: at(0), enqueuedAt: at(0) });
@@ -203,7 +204,7 @@ describe('slots', () => {
     const report = await reconcile(deps);
     expect(report.fixes.slot_released).toBe(1);
     expect(await deps.slots.holders()).toEqual([slotHolderOf(oldest)]);
-    expect(deps.queue.messages.map((m) => m.jobId)).toEqual([oldest.id]);
+    expect(deps.queue.messages).toEqual([{ jobId: oldest.id, options: { handOff: true } }]);
     expect(deps.timeline.types(oldest.id)).toContain('slot.received');
     expect(deps.timeline.types(newest.id)).not.toContain('slot.received');
   });

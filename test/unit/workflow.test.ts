@@ -354,7 +354,7 @@ describe('handing a released slot to the job that waited longest', () => {
       ),
     }) as Job;
 
-  it('takes the freed slot for the oldest queued job and sends it to the dispatcher now', async () => {
+  it('takes the freed slot for the oldest queued job and sends it to the dispatcher by the hand-off lane', async () => {
     const { step, deps, job } = setup({ job: { status: 'succeeded' } });
     const older = waiting('job_bbbbbbbbbbbbbbbbbbbbbbbbbb', '2026-05-01T09:00:00.000Z');
     const newer = waiting('job_cccccccccccccccccccccccccc', '2026-05-01T09:30:00.000Z');
@@ -369,7 +369,7 @@ describe('handing a released slot to the job that waited longest', () => {
       slotHolderOf(older),
       'job_dddddddddddddddddddddddddd',
     ]);
-    expect(deps.queue.messages).toEqual([{ jobId: older.id, options: {} }]);
+    expect(deps.queue.messages).toEqual([{ jobId: older.id, options: { handOff: true } }]);
     expect(deps.store.jobs.get(older.id)?.enqueuedAt).toBe(clock.toISOString());
     expect(deps.timeline.types(job.id)).toEqual([
       'step.started:release',
