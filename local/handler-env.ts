@@ -85,6 +85,7 @@ export function handlerEnvironment(input: {
     [resourceEnv.connectionTable]: resources.connectionTableName,
     [resourceEnv.jobQueueUrl]: resources.jobQueueUrl,
     [resourceEnv.jobQueueArn]: resources.jobQueueArn,
+    [resourceEnv.handOffQueueUrl]: resources.handOffQueueUrl,
     [resourceEnv.deadLetterQueueArn]: resources.deadLetterQueueArn,
     [resourceEnv.inputBucket]: resources.inputBucketName,
     [resourceEnv.outputBucket]: resources.outputBucketName,

@@ -65,12 +65,19 @@ export function localReferences(
       return `arn:aws:dynamodb:${LOCAL_REGION}:${LOCAL_ACCOUNT_ID}:table/${ref}`;
     }
     if (type === 'AWS::S3::Bucket' && attribute === 'Arn' && ref) return `arn:aws:s3:::${ref}`;
+    if (type === 'AWS::SQS::Queue' && attribute === 'Arn' && ref) return queueArnOfUrl(ref);
     if (type === 'AWS::StepFunctions::StateMachine' && attribute === 'Name' && ref) {
       return ref.slice(ref.lastIndexOf(':') + 1);
     }
     if (type === 'AWS::ApiGatewayV2::Api' && attribute === undefined) return LOCAL_API_ID;
     return unresolvedArn(logicalId);
   };
+}
+
+/** A queue's ARN from its URL (`<endpoint>/<account>/<name>`), as SQS names it. */
+function queueArnOfUrl(url: string): string {
+  const [account, name] = new URL(url).pathname.split('/').filter(Boolean);
+  return `arn:aws:sqs:${LOCAL_REGION}:${account}:${name}`;
 }
 
 /** A policy document with every intrinsic replaced by its local value. */

@@ -33,6 +33,7 @@ export const localResourceNames = {
   apiKeyTable: 'longhaul-api-keys',
   connectionTable: 'longhaul-connections',
   jobQueue: 'longhaul-jobs-queue',
+  handOffQueue: 'longhaul-hand-off-queue',
   deadLetterQueue: 'longhaul-jobs-dlq',
   inputBucket: 'longhaul-inputs',
   outputBucket: 'longhaul-outputs',
@@ -46,6 +47,9 @@ export interface LocalResources {
   readonly jobQueueUrl: string;
   /** What the event source mapping names as each record's `eventSourceARN`. */
   readonly jobQueueArn: string;
+  /** The hand-off lane: jobs handed a freed slot. */
+  readonly handOffQueueUrl: string;
+  readonly handOffQueueArn: string;
   readonly deadLetterQueueUrl: string;
   readonly deadLetterQueueArn: string;
   readonly inputBucketName: string;
@@ -239,36 +243,72 @@ export function queueAttributes(
   };
 }
 
-/** The jobs queue and its DLQ, as the template declares them. */
-export async function ensureJobQueues(
-  clients: ResourceClients,
-  template: LocalTemplate,
-): Promise<
-  Pick<LocalResources, 'jobQueueUrl' | 'jobQueueArn' | 'deadLetterQueueUrl' | 'deadLetterQueueArn'>
-> {
-  const jobQueue = template.queue(template.resourceOfVariable(resourceEnv.jobQueueUrl));
+type JobQueues = Pick<
+  LocalResources,
+  | 'jobQueueUrl'
+  | 'jobQueueArn'
+  | 'handOffQueueUrl'
+  | 'handOffQueueArn'
+  | 'deadLetterQueueUrl'
+  | 'deadLetterQueueArn'
+>;
+
+/** The queues the dispatcher consumes, by the variable that names each, with their local names. */
+const dispatchedQueues = [
+  { variable: resourceEnv.jobQueueUrl, name: localResourceNames.jobQueue },
+  { variable: resourceEnv.handOffQueueUrl, name: localResourceNames.handOffQueue },
+] as const;
+
+/** The jobs queue, the hand-off lane and their one DLQ, as the template declares them. */
+export async function ensureJobQueues(clients: ResourceClients, template: LocalTemplate): Promise<JobQueues> {
   const deadLetterId = template.resourceOfVariable(resourceEnv.deadLetterQueueArn);
-  if (jobQueue.redrive?.deadLetterLogicalId !== deadLetterId) {
-    throw new Error(
-      `${template.source}: the jobs queue does not redrive to the dead-letter queue the functions name`,
-    );
-  }
+  const declared = dispatchedQueues.map(({ variable, name }) => {
+    const queue = template.queue(template.resourceOfVariable(variable));
+    if (queue.redrive?.deadLetterLogicalId !== deadLetterId) {
+      throw new Error(
+        `${template.source}: the queue of ${variable} does not redrive to the dead-letter queue the functions name`,
+      );
+    }
+    return { name, queue };
+  });
   const deadLetter = await ensureQueue(
     clients,
     localResourceNames.deadLetterQueue,
     queueAttributes(template.queue(deadLetterId)),
   );
-  const jobs = await ensureQueue(
-    clients,
-    localResourceNames.jobQueue,
-    queueAttributes(jobQueue, deadLetter.arn),
+  const [jobs, handOff] = await Promise.all(
+    declared.map(({ name, queue }) => ensureQueue(clients, name, queueAttributes(queue, deadLetter.arn))),
   );
+  if (!jobs || !handOff) throw new Error('a dispatched queue was not created');
   return {
     jobQueueUrl: jobs.url,
     jobQueueArn: jobs.arn,
+    handOffQueueUrl: handOff.url,
+    handOffQueueArn: handOff.arn,
     deadLetterQueueUrl: deadLetter.url,
     deadLetterQueueArn: deadLetter.arn,
   };
+}
+
+/**
+ * The local queue behind a template queue an event source mapping reads; the
+ * local stack creates the queues the functions name, so a mapping of any other
+ * queue is an error rather than a mapping silently left out.
+ */
+export function localQueueOf(
+  template: LocalTemplate,
+  resources: JobQueues,
+  logicalId: string,
+): { readonly url: string; readonly arn: string } {
+  if (logicalId === template.resourceOfVariable(resourceEnv.jobQueueUrl)) {
+    return { url: resources.jobQueueUrl, arn: resources.jobQueueArn };
+  }
+  if (logicalId === template.resourceOfVariable(resourceEnv.handOffQueueUrl)) {
+    return { url: resources.handOffQueueUrl, arn: resources.handOffQueueArn };
+  }
+  throw new Error(
+    `${template.source}: an event source mapping reads queue ${logicalId}, which the local stack does not create`,
+  );
 }
 
 export async function ensureResources(

@@ -28,7 +28,7 @@ import { setThrottleFault } from './lambda-service';
 import { startOps } from './ops';
 import { startProvider } from './provider';
 import { startReconcilerSchedule } from './reconciler';
-import { ensureResources } from './resources';
+import { ensureResources, localQueueOf } from './resources';
 import { loadTemplate } from './template';
 import { startWebSocketApi } from './websocket-api/server';
 import { startLocalWorkflow } from './workflow';
@@ -67,6 +67,9 @@ export interface LocalStackInfo {
   readonly connectionTableName: string;
   readonly jobQueueUrl: string;
   readonly jobQueueArn: string;
+  /** The hand-off lane: jobs handed a freed slot, consumed by dispatch through its own mapping. */
+  readonly handOffQueueUrl: string;
+  readonly handOffQueueArn: string;
   readonly deadLetterQueueUrl: string;
   readonly deadLetterQueueArn: string;
   readonly inputBucketName: string;
@@ -276,28 +279,32 @@ export async function startLocalStack(
 
     if (config.dispatchEnabled) {
       const dispatch = localFunctions.dispatch;
-      const mapping = template.eventSourceMapping(dispatch.service);
-      // Without a maximum, Lambda scales the pollers with the backlog; the local stack stays at its minimum of two.
-      const maxConcurrency = mapping.maximumConcurrency ?? 2;
-      // One execution environment per concurrent invocation, as in Lambda.
-      const environments = [
-        handlers.dispatch,
-        ...Array.from({ length: maxConcurrency - 1 }, () => loadDispatchEnvironment()),
-      ];
-      const eventSource = startSqsEventSource({
-        client: sqsClient,
-        queueUrl: resources.jobQueueUrl,
-        queueArn: resources.jobQueueArn,
-        region: LOCAL_REGION,
-        batchSize: mapping.batchSize,
-        maxConcurrency,
-        functionName: dispatch.name,
-        recursiveLoop: template.function(dispatch.service).recursiveLoop,
-        invoke: (event, poller, traceHeader) =>
-          invoke(dispatch, environments[poller] ?? handlers.dispatch, event, { traceHeader }),
-        log: (line) => log(`dispatch: ${line}`),
-      });
-      undo.push(() => eventSource.stop());
+      let environmentsLoaded = 0;
+      // Each of the template's mappings (the jobs queue, the hand-off lane) has its own pollers, as in Lambda.
+      for (const mapping of template.eventSourceMappings(dispatch.service)) {
+        if (!mapping.enabled) continue;
+        const queue = localQueueOf(template, resources, mapping.sourceLogicalId);
+        // Without a maximum, Lambda scales the pollers with the backlog; the local stack stays at its minimum of two.
+        const maxConcurrency = mapping.maximumConcurrency ?? 2;
+        // One execution environment per concurrent invocation, as in Lambda.
+        const environments = Array.from({ length: maxConcurrency }, () =>
+          environmentsLoaded++ === 0 ? handlers.dispatch : loadDispatchEnvironment(),
+        );
+        const eventSource = startSqsEventSource({
+          client: sqsClient,
+          queueUrl: queue.url,
+          queueArn: queue.arn,
+          region: LOCAL_REGION,
+          batchSize: mapping.batchSize,
+          maxConcurrency,
+          functionName: dispatch.name,
+          recursiveLoop: template.function(dispatch.service).recursiveLoop,
+          invoke: (event, poller, traceHeader) =>
+            invoke(dispatch, environments[poller] ?? handlers.dispatch, event, { traceHeader }),
+          log: (line) => log(`dispatch (${mapping.logicalId}): ${line}`),
+        });
+        undo.push(() => eventSource.stop());
+      }
     } else {
       log('LONGHAUL_DISPATCH is off: jobs stay in the queue');
     }

@@ -152,36 +152,35 @@ export class LocalTemplate {
     return matches[0] as FunctionFacts;
   }
 
-  /** The one event source mapping that invokes the function of `service`. */
-  eventSourceMapping(service: string): EventSourceMappingFacts {
+  /** Every event source mapping that invokes the function of `service`; at least one. */
+  eventSourceMappings(service: string): EventSourceMappingFacts[] {
     const fn = this.function(service);
     const mappings = this.resourcesOfType('AWS::Lambda::EventSourceMapping').filter(
       ([, resource]) => refTarget(resource.Properties?.FunctionName) === fn.logicalId,
     );
-    if (mappings.length !== 1) {
-      throw new Error(
-        `${this.source}: expected one event source mapping of ${service}, found ${mappings.length}`,
-      );
+    if (mappings.length === 0) {
+      throw new Error(`${this.source}: expected an event source mapping of ${service}, found none`);
     }
-    const [logicalId, resource] = mappings[0] as [string, CfnResource];
-    const props = resource.Properties ?? {};
-    const scaling = props.ScalingConfig as Json | undefined;
-    return {
-      logicalId,
-      functionLogicalId: fn.logicalId,
-      sourceLogicalId: getAttTarget(props.EventSourceArn, `${logicalId}.EventSourceArn`),
-      // Lambda's default for SQS.
-      batchSize: typeof props.BatchSize === 'number' ? props.BatchSize : 10,
-      ...(typeof scaling?.MaximumConcurrency === 'number'
-        ? { maximumConcurrency: scaling.MaximumConcurrency }
-        : {}),
-      maximumBatchingWindowSeconds:
-        typeof props.MaximumBatchingWindowInSeconds === 'number' ? props.MaximumBatchingWindowInSeconds : 0,
-      reportBatchItemFailures: ((props.FunctionResponseTypes as unknown[] | undefined) ?? []).includes(
-        'ReportBatchItemFailures',
-      ),
-      enabled: props.Enabled !== false,
-    };
+    return mappings.map(([logicalId, resource]) => {
+      const props = resource.Properties ?? {};
+      const scaling = props.ScalingConfig as Json | undefined;
+      return {
+        logicalId,
+        functionLogicalId: fn.logicalId,
+        sourceLogicalId: getAttTarget(props.EventSourceArn, `${logicalId}.EventSourceArn`),
+        // Lambda's default for SQS.
+        batchSize: typeof props.BatchSize === 'number' ? props.BatchSize : 10,
+        ...(typeof scaling?.MaximumConcurrency === 'number'
+          ? { maximumConcurrency: scaling.MaximumConcurrency }
+          : {}),
+        maximumBatchingWindowSeconds:
+          typeof props.MaximumBatchingWindowInSeconds === 'number' ? props.MaximumBatchingWindowInSeconds : 0,
+        reportBatchItemFailures: ((props.FunctionResponseTypes as unknown[] | undefined) ?? []).includes(
+          'ReportBatchItemFailures',
+        ),
+        enabled: props.Enabled !== false,
+      };
+    });
   }
 
   /**

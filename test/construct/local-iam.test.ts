@@ -11,6 +11,7 @@ const environment = {
   [resourceEnv.jobTable]: 'longhaul-jobs',
   [resourceEnv.jobQueueUrl]: 'http://127.0.0.1:1/000000000000/longhaul-jobs-queue',
   [resourceEnv.jobQueueArn]: 'arn:aws:sqs:us-east-1:000000000000:longhaul-jobs-queue',
+  [resourceEnv.handOffQueueUrl]: 'http://127.0.0.1:1/000000000000/longhaul-hand-off-queue',
   [resourceEnv.deadLetterQueueArn]: 'arn:aws:sqs:us-east-1:000000000000:longhaul-jobs-dlq',
   [resourceEnv.inputBucket]: 'longhaul-inputs',
   [resourceEnv.outputBucket]: 'longhaul-outputs',
@@ -65,4 +66,19 @@ it('grants ManageConnections on the template stage of the local WebSocket API on
   await expect(allowed('workflow', 'execute-api:ManageConnections', connection('other'))).resolves.toBe(
     false,
   );
+});
+
+it('lets exactly the workflow steps and the reconciler send to the hand-off queue, whose ARN it derives from its URL', async () => {
+  const lane = 'arn:aws:sqs:us-east-1:000000000000:longhaul-hand-off-queue';
+  const jobs = 'arn:aws:sqs:us-east-1:000000000000:longhaul-jobs-queue';
+  const senders = [];
+  for (const service of ['api', 'authorizer', 'dispatch', 'workflow', 'stream', 'reconcile']) {
+    if (await allowed(service, 'sqs:SendMessage', lane)) senders.push(service);
+  }
+  expect(senders).toEqual(['workflow', 'reconcile']);
+  await expect(allowed('dispatch', 'sqs:ReceiveMessage', lane)).resolves.toBe(true);
+  await expect(allowed('dispatch', 'sqs:DeleteMessage', lane)).resolves.toBe(true);
+  // The steps function hands slots off only; the jobs queue is not its to send to.
+  await expect(allowed('workflow', 'sqs:SendMessage', jobs)).resolves.toBe(false);
+  await expect(allowed('reconcile', 'sqs:SendMessage', jobs)).resolves.toBe(true);
 });

@@ -6,7 +6,9 @@ const sqs = mockClient(SQSClient);
 
 it('sends the job id alone to the jobs queue', async () => {
   sqs.on(SendMessageCommand).resolves({ MessageId: 'm1' });
-  await new SqsJobQueue(new SQSClient({ region: 'us-east-1' }), { jobs: 'https://sqs.example/jobs' }).enqueue('job_x');
+  await new SqsJobQueue(new SQSClient({ region: 'us-east-1' }), { jobs: 'https://sqs.example/jobs' }).enqueue(
+    'job_x',
+  );
   expect(sqs.commandCalls(SendMessageCommand).map((call) => call.args[0].input)).toEqual([
     { QueueUrl: 'https://sqs.example/jobs', MessageBody: '{"jobId":"job_x"}' },
   ]);
@@ -41,14 +43,20 @@ describe('the hand-off lane', () => {
     expect(sqs.commandCalls(SendMessageCommand).map((call) => call.args[0].input)).toEqual([
       { QueueUrl: 'https://sqs.example/hand-off', MessageBody: '{"jobId":"job_x"}' },
       { QueueUrl: 'https://sqs.example/jobs', MessageBody: '{"jobId":"job_y"}' },
-      { QueueUrl: 'https://sqs.example/jobs', MessageBody: '{"jobId":"job_z","deferrals":2}', DelaySeconds: 8 },
+      {
+        QueueUrl: 'https://sqs.example/jobs',
+        MessageBody: '{"jobId":"job_z","deferrals":2}',
+        DelaySeconds: 8,
+      },
     ]);
   });
 
   it('refuses a hand-off where the function has no hand-off queue, sending nothing', async () => {
     sqs.reset();
     sqs.on(SendMessageCommand).resolves({ MessageId: 'm4' });
-    const jobsOnly = new SqsJobQueue(new SQSClient({ region: 'us-east-1' }), { jobs: 'https://sqs.example/jobs' });
+    const jobsOnly = new SqsJobQueue(new SQSClient({ region: 'us-east-1' }), {
+      jobs: 'https://sqs.example/jobs',
+    });
     await expect(jobsOnly.enqueue('job_x', { handOff: true })).rejects.toThrow(
       'this function has no hand-off queue: it may not hand a slot to a waiting job',
     );
