@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { JobAlreadyFinishedError, JobNotFoundError, JobNotInReviewError, ValidationError } from './errors';
 import { isTerminal, type Job } from './job';
-import type { JobQueue, JobStore, SlotPool, Timeline } from './ports';
+import type { JobQueue, JobStore, SlotPools, Timeline } from './ports';
 import { releaseOwnSlot } from './slots';
 
 /** Operators settle what needs a person: jobs in review. */
@@ -29,7 +29,7 @@ export function parseResolution(body: unknown): Resolution {
 
 export interface OperatorDeps {
   readonly store: JobStore;
-  readonly slots: SlotPool;
+  readonly slots: SlotPools;
   readonly queue: JobQueue;
   readonly timeline: Timeline;
   readonly now: () => Date;
