@@ -82,6 +82,9 @@ export async function closedUrl(): Promise<string> {
   return `http://127.0.0.1:${port}`;
 }
 
+/** The submission deadline of the fault cases: long enough for a loopback answer, short enough to wait out. */
+export const FAULT_TIMEOUT_MS = 500;
+
 /** The faults every submission must classify, with the error name each leads to and how many requests arrive. */
 export const SUBMISSION_FAULTS: readonly {
   readonly fault: string;

@@ -3,7 +3,7 @@ import type { ProviderSubmission } from '../../../lambdas/domain/provider';
 import type { ProviderConfig } from '../../../lambdas/providers/common';
 import { longhaulHttp } from '../../../lambdas/providers/longhaul-http';
 import { signPayload } from '../../../lambdas/shared/signature';
-import { answer, closedUrl, FakeProvider, reset, SUBMISSION_FAULTS } from './fake-provider';
+import { answer, closedUrl, FAULT_TIMEOUT_MS, FakeProvider, reset, SUBMISSION_FAULTS } from './fake-provider';
 
 const fake = new FakeProvider();
 beforeAll(() => fake.start());
@@ -15,8 +15,9 @@ const config = (overrides: Partial<ProviderConfig> = {}): ProviderConfig => ({
   apiKey: 'pk_test',
   webhookSecret: 'whsec-generic-test-secret',
   deduplicates: true,
-  submitTimeoutMs: 300,
-  readTimeoutMs: 300,
+  // Generous, so a slow machine never turns a prompt answer into a timeout; the faults below use a short one.
+  submitTimeoutMs: 5000,
+  readTimeoutMs: 5000,
   ...overrides,
 });
 const submission: ProviderSubmission<'longhaul-http'> = {
@@ -52,7 +53,9 @@ describe('longhaul-http submit', () => {
   it.each(SUBMISSION_FAULTS)('classifies $fault and sends the request once', async ({ behaviour, error }) => {
     fake.behaviour = behaviour;
 
-    await expect(longhaulHttp(config()).submit(submission)).rejects.toMatchObject(error);
+    await expect(
+      longhaulHttp(config({ submitTimeoutMs: FAULT_TIMEOUT_MS })).submit(submission),
+    ).rejects.toMatchObject(error);
 
     expect(fake.seen).toHaveLength(1);
   });

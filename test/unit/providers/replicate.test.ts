@@ -3,7 +3,15 @@ import { ValidationError } from '../../../lambdas/domain/errors';
 import type { ProviderSubmission, ProviderWebhookRequest } from '../../../lambdas/domain/provider';
 import type { ProviderConfig } from '../../../lambdas/providers/common';
 import { replicate } from '../../../lambdas/providers/replicate';
-import { answer, closedUrl, FakeProvider, reset, SUBMISSION_FAULTS } from './fake-provider';
+import {
+  answer,
+  closedUrl,
+  FAULT_TIMEOUT_MS,
+  FakeProvider,
+  reset,
+  SUBMISSION_FAULTS,
+  silence,
+} from './fake-provider';
 
 const fake = new FakeProvider();
 beforeAll(() => fake.start());
@@ -16,8 +24,9 @@ const config = (overrides: Partial<ProviderConfig> = {}): ProviderConfig => ({
   apiKey: 'r8_test',
   webhookSecret: SECRET,
   deduplicates: true,
-  submitTimeoutMs: 300,
-  readTimeoutMs: 300,
+  // Generous, so a slow machine never turns a prompt answer into a timeout; the faults below use a short one.
+  submitTimeoutMs: 5000,
+  readTimeoutMs: 5000,
   ...overrides,
 });
 const submission: ProviderSubmission<'replicate'> = {
@@ -87,7 +96,9 @@ describe('replicate submit', () => {
     async ({ behaviour, error }) => {
       fake.behaviour = behaviour;
 
-      await expect(replicate(config()).submit(submission)).rejects.toMatchObject(error);
+      await expect(
+        replicate(config({ submitTimeoutMs: FAULT_TIMEOUT_MS })).submit(submission),
+      ).rejects.toMatchObject(error);
 
       expect(fake.seen).toHaveLength(1);
     },
@@ -151,12 +162,16 @@ describe('replicate status', () => {
   it.each([
     ['a 500', answer(500, {})],
     ['a 404', answer(404, { detail: 'Not found.' })],
+    ['a 429', answer(429, {})],
     ['a reset', reset],
+    ['a timeout', silence],
     ['a malformed prediction', answer(200, { id: 'p_1', status: 'exploded' })],
   ])('reports %s as unavailable', async (_, behaviour) => {
     fake.behaviour = behaviour;
 
-    await expect(replicate(config()).status('p_1')).rejects.toMatchObject({ name: 'ProviderUnavailable' });
+    await expect(replicate(config({ readTimeoutMs: FAULT_TIMEOUT_MS })).status('p_1')).rejects.toMatchObject({
+      name: 'ProviderUnavailable',
+    });
   });
 });
 
