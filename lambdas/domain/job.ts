@@ -202,7 +202,8 @@ export interface NewJob {
   readonly id: string;
   readonly tenantId: string;
   readonly type: JobType;
-  readonly provider: ProviderName;
+  /** Absent: the provider of jobs stored before jobs named theirs. */
+  readonly provider?: ProviderName;
   readonly input: Record<string, unknown>;
   readonly webhookUrl?: string;
   readonly idempotencyKey: string;

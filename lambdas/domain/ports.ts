@@ -38,7 +38,7 @@ export interface JobStore {
    * backwards). Returns the updated job, or undefined if it was not in `from`.
    */
   transition(
-    job: Pick<Job, 'id' | 'tenantId'>,
+    job: Pick<Job, 'id' | 'tenantId' | 'provider'>,
     from: readonly JobStatus[],
     change: StatusChange,
     at: Date,

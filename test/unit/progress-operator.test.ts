@@ -5,7 +5,7 @@ import { applyProgress, ProgressThrottle, publishingStatusChanges } from '../../
 import {
   MemoryLive,
   MemoryQueue,
-  MemorySlots,
+  memorySlots, limits,
   MemoryStore,
   MemoryTimeline,
   MemoryWorkflow,
@@ -142,7 +142,7 @@ describe('progress', () => {
 describe('resolveJob', () => {
   const deps = (memory: MemoryStore) => ({
     store: memory,
-    slots: new MemorySlots(),
+    slots: memorySlots(),
     queue: new MemoryQueue(),
     timeline: new MemoryTimeline(),
     now: () => t0,
