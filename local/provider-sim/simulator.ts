@@ -1,12 +1,14 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
+import { DeepgramDialect } from './deepgram';
 import type { Dialect, DialectConfig, SimulatorContext } from './dialect';
 import { FAULT_MODES, FaultQueue, PROVIDERS, type ProviderName } from './faults';
 import { GenericDialect } from './generic';
 import { allow, genericError, HttpError, parse, readJson, sendJson } from './http';
 import { JobRunner } from './jobs';
 import { ChargeLedger } from './ledger';
+import { ReplicateDialect } from './replicate';
 import { type DeliveryPolicy, WebhookDispatcher } from './webhooks';
 
 /**
@@ -133,7 +135,14 @@ class ProviderSimulator {
       config: (provider) => this.configs[provider],
       origin: () => this.origin,
     };
-    this.dialects = [new GenericDialect(context, options.webhookSecret)];
+    this.dialects = [
+      new GenericDialect(context, options.webhookSecret),
+      new ReplicateDialect(context, options.replicateWebhookSecret),
+      new DeepgramDialect(context, {
+        apiKeyId: options.deepgramApiKeyId,
+        projectId: options.deepgramProjectId,
+      }),
+    ];
   }
 
   async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
