@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { Deepgram, DeepgramClient, DeepgramError, DeepgramTimeoutError } from '@deepgram/sdk';
 import Replicate, { parseProgressFromLogs, validateWebhook } from 'replicate';
 import { Webhook } from 'standardwebhooks';
@@ -16,6 +17,7 @@ import {
   type RunningSimulator,
   startSimulator,
 } from '../../local/provider-sim/simulator';
+import { runSimCli } from './support/sim-cli';
 import { simulatorCall } from './support/simulator';
 import { type InboxRequest, WebhookInbox, waitFor } from './support/webhook-inbox';
 
@@ -504,6 +506,29 @@ describe('deepgram dialect', () => {
     expect(await charged('deepgram')).toEqual([result.metadata.request_id]);
   });
 
+  it('PUTs the callback when callback_method is put, for audio sent as bytes, without credentials when the URL has none', async () => {
+    const audio = Buffer.from('RIFF not really a wav');
+    const query = new URLSearchParams({ callback: `${inbox.origin}/put-here`, callback_method: 'put' });
+    const response = await fetch(`${simulator.url}/deepgram/v1/listen?${query}`, {
+      method: 'POST',
+      headers: { authorization: `Token ${API_KEY}`, 'content-type': 'audio/wav' },
+      body: audio,
+    });
+    expect(response.status).toBe(200);
+    const { request_id } = (await response.json()) as { request_id: string };
+    const [callback] = await waitFor(
+      'the callback',
+      () => callbacksAt('/put-here').length > 0 && callbacksAt('/put-here'),
+    );
+    expect(callback?.method).toBe('PUT');
+    expect(callback?.headers.authorization).toBeUndefined();
+    expect(callback?.json.metadata).toMatchObject({
+      request_id,
+      sha256: createHash('sha256').update(audio).digest('hex'),
+    });
+    expect(callback?.json.metadata).not.toHaveProperty('extra');
+  });
+
   it('refuses a wrong key in its own error format and does not know requests of other projects', async () => {
     const error = await thrown(
       new DeepgramClient({
@@ -695,6 +720,92 @@ describe('dialects side by side', () => {
       progressHz: PROGRESS_HZ,
       outputTtlMs: 3_600_000,
     });
+  });
+});
+
+describe('npm run sim with dialect settings', () => {
+  const secret = `whsec_${Buffer.from('another 32-byte key for the test').toString('base64')}`;
+
+  it('signs Replicate webhooks with SIM_REPLICATE_WEBHOOK_SECRET and takes the other dialect settings from the environment', async () => {
+    const cli = runSimCli({
+      SIM_PORT: '0',
+      SIM_JOB_MS: '200',
+      SIM_OUTPUT_TTL_MS: '1234',
+      SIM_REPLICATE_WEBHOOK_SECRET: secret,
+      SIM_DEEPGRAM_API_KEY_ID: 'key-id-from-env',
+      SIM_DEEPGRAM_PROJECT_ID: 'project-from-env',
+    });
+    try {
+      const line = await waitFor(
+        'the ready line',
+        () => cli.output.stdout.includes('\n') && cli.output.stdout,
+        10_000,
+      );
+      const url = /ready at (http:\/\/127\.0\.0\.1:\d+)/.exec(line)?.[1] ?? '';
+      expect(await simulatorCall(url)('/_sim/config?provider=replicate')).toEqual({
+        jobMs: 200,
+        progressHz: 10,
+        outputTtlMs: 1234,
+      });
+
+      const client = new Replicate({ auth: 'unused', baseUrl: `${url}/replicate/v1` });
+      const prediction = await client.predictions.create({
+        model: 'acme/painter',
+        input: { prompt: 'x' },
+        webhook: `${inbox.origin}/cli`,
+        webhook_events_filter: ['completed'],
+      });
+      const [completed] = await waitFor(
+        'the completed webhook',
+        () => inbox.at('/cli').length > 0 && inbox.at('/cli'),
+      );
+      expect(completed?.json.id).toBe(prediction.id);
+      expect(
+        new Webhook(secret).verify(completed?.raw ?? '', webhookHeaders(completed as InboxRequest)),
+      ).toEqual(completed?.json);
+      expect(() =>
+        new Webhook(DEFAULT_REPLICATE_WEBHOOK_SECRET).verify(
+          completed?.raw ?? '',
+          webhookHeaders(completed as InboxRequest),
+        ),
+      ).toThrow('No matching signature found');
+
+      const listener = new DeepgramClient({ apiKey: 'unused', baseUrl: `${url}/deepgram` });
+      const { request_id } = (await listener.listen.v1.media.transcribeUrl({
+        url: 'https://example.com/a.wav',
+        callback: `${inbox.origin}/cli-dg`,
+      })) as { request_id: string };
+      const [callback] = await waitFor(
+        'the callback',
+        () => inbox.at('/cli-dg').length > 0 && inbox.at('/cli-dg'),
+      );
+      expect(callback?.headers['dg-token']).toBe('key-id-from-env');
+      const { request } = await listener.manage.v1.projects.requests.get('project-from-env', request_id);
+      expect(request).toMatchObject({
+        request_id,
+        project_uuid: 'project-from-env',
+        api_key_id: 'key-id-from-env',
+      });
+
+      cli.child.kill('SIGTERM');
+      expect(await cli.exited).toBe(0);
+    } finally {
+      if (cli.child.exitCode === null) cli.child.kill('SIGKILL');
+    }
+  });
+
+  it('exits 1 on a Replicate secret that is not whsec_ base64, without repeating it', async () => {
+    const cli = runSimCli({
+      SIM_PORT: '0',
+      SIM_REPLICATE_WEBHOOK_SECRET: 'not-a-secret',
+      SIM_OUTPUT_TTL_MS: 'soon',
+    });
+
+    expect(await cli.exited).toBe(1);
+    expect(cli.output.stdout).toBe('');
+    expect(cli.output.stderr).toContain('SIM_REPLICATE_WEBHOOK_SECRET: must be whsec_ followed by base64\n');
+    expect(cli.output.stderr).not.toContain('not-a-secret');
+    expect(cli.output.stderr).toContain('SIM_OUTPUT_TTL_MS: must be a whole number (got "soon")');
   });
 });
 
