@@ -4,8 +4,10 @@ import {
   DEFAULT_DEEPGRAM_PROJECT_ID,
   DEFAULT_REPLICATE_WEBHOOK_SECRET,
 } from './defaults';
+import { REPLICATE_WEBHOOK_SECRET_FORMAT } from './replicate';
 import {
   DEFAULT_OUTPUT_TTL_MS,
+  MAX_OUTPUT_TTL_MS,
   type RunningSimulator,
   type SimulatorOptions,
   startSimulator,
@@ -60,14 +62,14 @@ const environmentSchema = z.object({
   ),
   SIM_OUTPUT_TTL_MS: z.preprocess(
     unsetIfEmpty,
-    wholeNumber(0, 7 * 86_400_000).default(DEFAULT_OUTPUT_TTL_MS),
+    wholeNumber(0, MAX_OUTPUT_TTL_MS).default(DEFAULT_OUTPUT_TTL_MS),
   ),
   PROVIDER_WEBHOOK_SECRET: z.preprocess(unsetIfEmpty, z.string().default('dev-provider-webhook-secret')),
   SIM_REPLICATE_WEBHOOK_SECRET: z.preprocess(
     unsetIfEmpty,
     z
       .string()
-      .regex(/^whsec_[A-Za-z0-9+/]+={0,2}$/, 'must be whsec_ followed by base64')
+      .regex(REPLICATE_WEBHOOK_SECRET_FORMAT, 'must be whsec_ followed by base64')
       .default(DEFAULT_REPLICATE_WEBHOOK_SECRET),
   ),
   SIM_DEEPGRAM_API_KEY_ID: z.preprocess(unsetIfEmpty, z.string().default(DEFAULT_DEEPGRAM_API_KEY_ID)),

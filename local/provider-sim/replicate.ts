@@ -30,6 +30,9 @@ export const SIMULATED_PREDICTION_ERROR = 'The simulated model failed while runn
 /** Replicate sends `logs` and `output` webhooks at most this often; `start` and `completed` always go out. */
 export const REPLICATE_WEBHOOK_THROTTLE_MS = 500;
 
+/** A Standard Webhooks secret as Replicate hands them out: `whsec_` and the base64 of the signing key. */
+export const REPLICATE_WEBHOOK_SECRET_FORMAT = /^whsec_[A-Za-z0-9+/]+={0,2}$/;
+
 const PREFIX = '/replicate/v1';
 const FILES_PREFIX = '/replicate/files/';
 
@@ -73,7 +76,7 @@ export class ReplicateDialect implements Dialect {
     private readonly context: SimulatorContext,
     webhookSecret: string = DEFAULT_REPLICATE_WEBHOOK_SECRET,
   ) {
-    if (!/^whsec_[A-Za-z0-9+/]+={0,2}$/.test(webhookSecret)) {
+    if (!REPLICATE_WEBHOOK_SECRET_FORMAT.test(webhookSecret)) {
       throw new Error('Invalid simulator options: replicateWebhookSecret must be whsec_ followed by base64.');
     }
     this.signingKey = Buffer.from(webhookSecret.slice('whsec_'.length), 'base64');

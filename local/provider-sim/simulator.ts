@@ -71,16 +71,13 @@ export interface SimulatorConfig {
 }
 
 export const DEFAULT_OUTPUT_TTL_MS = 3_600_000;
+export const MAX_OUTPUT_TTL_MS = 7 * 86_400_000;
 
 const configSchema = z.strictObject({
   jobMs: z.number().int().min(1).max(86_400_000),
   progressHz: z.number().positive().max(1000),
   idempotent: z.boolean(),
-  outputTtlMs: z
-    .number()
-    .int()
-    .min(0)
-    .max(7 * 86_400_000),
+  outputTtlMs: z.number().int().min(0).max(MAX_OUTPUT_TTL_MS),
 });
 
 const configPatchSchema = configSchema
