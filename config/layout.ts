@@ -174,7 +174,8 @@ export const resourceEnv = {
 } as const;
 
 /** The Secrets Manager secret (JSON `{apiKey?, webhookSecret, baseUrl?}`) of one provider. */
-export const providerSecretEnv = (provider: string): string => `PROVIDER_SECRET_ARN_${providerEnvSuffix(provider)}`;
+export const providerSecretEnv = (provider: string): string =>
+  `PROVIDER_SECRET_ARN_${providerEnvSuffix(provider)}`;
 
 /** What the authorizer hands the api handler in `requestContext.authorizer`. */
 export interface AuthorizerContext {

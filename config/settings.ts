@@ -244,7 +244,6 @@ export class SettingsError extends Error {
   }
 }
 
-
 /**
  * Reads every setting from `env`, falling back to its default, and checks the
  * relations between them. Throws a {@link SettingsError} listing every bad value.

@@ -180,7 +180,10 @@ export class LonghaulStack extends Stack {
       ...Object.fromEntries(
         Object.entries(this.providerSecrets.providerSecrets).map(([provider, secret]) => [
           `ProviderSecretArn${provider === LEGACY_PROVIDER ? '' : provider.replace(/[^A-Za-z0-9]/g, '')}`,
-          [secret.secretArn, `Secret of provider ${provider}: set apiKey (and webhookSecret) after the first deploy`],
+          [
+            secret.secretArn,
+            `Secret of provider ${provider}: set apiKey (and webhookSecret) after the first deploy`,
+          ],
         ]),
       ),
       WebhookSecretArn: [this.providerSecrets.webhookSecret.secretArn, 'Key that signs webhooks to clients'],

@@ -1,6 +1,9 @@
 import { resolve } from 'node:path';
 import { z } from 'zod';
+import { JOB_TYPES } from '../config/job-types';
 import type { ProviderName } from '../config/providers';
+import { jobTypeProviderEnv } from '../config/settings';
+import { DEFAULT_REPLICATE_WEBHOOK_SECRET } from './provider-sim/defaults';
 
 /**
  * The local stack's own environment (contract section 2), apart from the
@@ -74,7 +77,7 @@ export const localDefaults = {
   SIM_IDEMPOTENT: '1',
   PROVIDER_WEBHOOK_SECRET: 'dev-provider-webhook-secret',
   // A Standard Webhooks key, as Replicate issues them: whsec_ and base64.
-  REPLICATE_WEBHOOK_SECRET: `whsec_${Buffer.from('dev-replicate-webhook-secret').toString('base64')}`,
+  REPLICATE_WEBHOOK_SECRET: DEFAULT_REPLICATE_WEBHOOK_SECRET,
   DEEPGRAM_CALLBACK_SECRET: 'dev-deepgram-callback-secret',
   LONGHAUL_WEBHOOK_SECRET: 'dev-webhook-signing-secret',
   LONGHAUL_DISPATCH: '1',
@@ -264,6 +267,9 @@ export function localSettingsEnvironment(env: Env): Record<string, string | unde
   const simIdempotent = read(env, 'SIM_IDEMPOTENT');
   const followsSimulator = (FLAG_VALUES as readonly (string | undefined)[]).includes(simIdempotent);
   return {
+    // Locally every job type runs on the generic provider unless PROVIDER_<JOB_TYPE> names another
+    // (the simulator speaks each provider's dialect too): its faults and SIM_IDEMPOTENT drive the suite.
+    ...Object.fromEntries(JOB_TYPES.map((type) => [jobTypeProviderEnv(type), 'longhaul-http'])),
     ...env,
     ALLOW_PRIVATE_WEBHOOKS: env.ALLOW_PRIVATE_WEBHOOKS?.trim() || 'true',
     PROVIDER_IDEMPOTENT: env.PROVIDER_IDEMPOTENT?.trim() || (followsSimulator ? simIdempotent : undefined),

@@ -1,6 +1,14 @@
 import { z } from 'zod';
+import {
+  httpsUrl,
+  languageTag,
+  type Transcript,
+  transcriptOutput,
+  transcriptResult,
+  transcriptSchema,
+  uploadRef,
+} from './common';
 import { defineJobType, OutputInvalidError } from './job-type';
-import { httpsUrl, languageTag, type Transcript, transcriptOutput, transcriptResult, transcriptSchema, uploadRef } from './common';
 
 const input = z
   .strictObject({

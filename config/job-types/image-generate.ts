@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { defineJobType, OutputInvalidError } from './job-type';
 import { imageExtension, imageTypeOfUrl, uploadRef } from './common';
+import { defineJobType, OutputInvalidError } from './job-type';
 
 const dimension = z.number().int().min(64).max(2048);
 
@@ -12,7 +12,19 @@ const input = z.strictObject({
 });
 
 /** The aspect ratios the Replicate model takes; the nearest to the asked width:height is sent. */
-const ASPECT_RATIOS = ['1:1', '16:9', '21:9', '3:2', '2:3', '4:5', '5:4', '3:4', '4:3', '9:16', '9:21'] as const;
+const ASPECT_RATIOS = [
+  '1:1',
+  '16:9',
+  '21:9',
+  '3:2',
+  '2:3',
+  '4:5',
+  '5:4',
+  '3:4',
+  '4:3',
+  '9:16',
+  '9:21',
+] as const;
 
 export const nearestAspectRatio = (width: number, height: number): string => {
   const wanted = Math.log(width / height);
@@ -68,7 +80,14 @@ export default defineJobType({
         const url = typeof parsed.data === 'string' ? parsed.data : (parsed.data[0] as string);
         const contentType = imageTypeOfUrl(url);
         return {
-          files: [{ field: 'output', fileName: `image.${imageExtension(contentType)}`, contentType, content: { url } }],
+          files: [
+            {
+              field: 'output',
+              fileName: `image.${imageExtension(contentType)}`,
+              contentType,
+              content: { url },
+            },
+          ],
           result: imageResult(contentType),
         };
       },

@@ -75,7 +75,8 @@ export interface JobTypeModule<Name extends string = string> {
 }
 
 /** Declares a job type; the identity, for type checking. */
-export const defineJobType = <Name extends string>(module: JobTypeModule<Name>): JobTypeModule<Name> => module;
+export const defineJobType = <Name extends string>(module: JobTypeModule<Name>): JobTypeModule<Name> =>
+  module;
 
 /** An output that cannot become a result: the job fails with `output_invalid`. */
 export class OutputInvalidError extends Error {

@@ -10,15 +10,15 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { z } from 'zod';
 import { JOB_ITEM_SORT_KEY, jobTable } from '../../config/layout';
-import { ValidationError } from '../domain/errors';
 import type { ProviderName } from '../../config/providers';
+import { ValidationError } from '../domain/errors';
 import {
   executionNameOf,
   isTerminal,
   type Job,
-  providerOf,
   type JobStatus,
   type ProviderOutcome,
+  providerOf,
   type SubmitIntent,
 } from '../domain/job';
 import type { ActiveStatus, CreateOutcome, JobPage, JobStore, StatusChange } from '../domain/ports';
@@ -406,7 +406,9 @@ export class DynamoDbJobStore implements JobStore {
       itemsRead: keys.length,
       nextCursor:
         LastEvaluatedKey && last
-          ? Buffer.from(JSON.stringify({ id: last.pk, createdAt: last.statusAt }), 'utf8').toString('base64url')
+          ? Buffer.from(JSON.stringify({ id: last.pk, createdAt: last.statusAt }), 'utf8').toString(
+              'base64url',
+            )
           : null,
     };
   }
@@ -415,7 +417,9 @@ export class DynamoDbJobStore implements JobStore {
   private async readAll(ids: readonly string[]): Promise<Map<string, Job>> {
     const jobs = new Map<string, Job>();
     for (let at = 0; at < ids.length; at += 100) {
-      let keys: Record<string, unknown>[] = ids.slice(at, at + 100).map((id) => ({ pk: id, sk: JOB_ITEM_SORT_KEY }));
+      let keys: Record<string, unknown>[] = ids
+        .slice(at, at + 100)
+        .map((id) => ({ pk: id, sk: JOB_ITEM_SORT_KEY }));
       for (let round = 0; keys.length > 0; round++) {
         if (round > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 50 * 2 ** round)));
         const { Responses, UnprocessedKeys } = await this.client.send(

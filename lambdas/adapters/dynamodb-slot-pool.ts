@@ -9,7 +9,9 @@ import type { SlotPool } from '../domain/ports';
  * so slots held across the upgrade stay counted.
  */
 export const slotPoolKey = (provider: ProviderName) =>
-  provider === LEGACY_PROVIDER ? ({ pk: 'SLOTS', sk: 'SLOTS' } as const) : { pk: `SLOTS#${provider}`, sk: 'SLOTS' };
+  provider === LEGACY_PROVIDER
+    ? ({ pk: 'SLOTS', sk: 'SLOTS' } as const)
+    : { pk: `SLOTS#${provider}`, sk: 'SLOTS' };
 
 /**
  * The in-flight limit as one DynamoDB item: a counter and the holders' ids,

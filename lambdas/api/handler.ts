@@ -2,14 +2,14 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-l
 import { z } from 'zod';
 import {
   type AuthorizerContext,
+  providerWebhookRoutes,
   type RouteKey,
   resourceEnv,
   allRoutes as routeLayout,
-  providerWebhookRoutes,
   STREAM_PATH,
 } from '../../config/layout';
-import type { ProviderName } from '../../config/providers';
 import { problem } from '../../config/problems';
+import type { ProviderName } from '../../config/providers';
 import { bodyLimits } from '../../config/settings';
 import {
   ForbiddenError,
@@ -256,14 +256,21 @@ const openRoutes: Partial<Record<RouteKey, (event: APIGatewayProxyEvent) => Prom
  * submission its URL names. Progress streams live and is stored about once a
  * second; a final event resumes the waiting step.
  */
-async function providerWebhook(provider: ProviderName, event: APIGatewayProxyEvent): Promise<APIGatewayProxyResult> {
+async function providerWebhook(
+  provider: ProviderName,
+  event: APIGatewayProxyEvent,
+): Promise<APIGatewayProxyResult> {
   const bytes = bodyBytes(event);
   if (bytes.length > bodyLimits.jsonBytes) {
-    return problemResult(problem('payload-too-large', 413, 'Payload Too Large', 'Provider events are small.'));
+    return problemResult(
+      problem('payload-too-large', 413, 'Payload Too Large', 'Provider events are small.'),
+    );
   }
   const adapter = await providerAdapter(provider);
   const request = {
-    headers: Object.fromEntries(Object.entries(event.headers ?? {}).map(([name, value]) => [name.toLowerCase(), value])),
+    headers: Object.fromEntries(
+      Object.entries(event.headers ?? {}).map(([name, value]) => [name.toLowerCase(), value]),
+    ),
     query: event.queryStringParameters ?? {},
     body: bytes.toString('utf8'),
   };
@@ -271,12 +278,19 @@ async function providerWebhook(provider: ProviderName, event: APIGatewayProxyEve
   if (check !== 'valid') {
     logger.warn('provider event refused', { provider, signature: check });
     return problemResult(
-      problem('unauthorized', 401, 'Unauthorized', `Missing, stale or invalid ${provider} webhook signature.`),
+      problem(
+        'unauthorized',
+        401,
+        'Unauthorized',
+        `Missing, stale or invalid ${provider} webhook signature.`,
+      ),
     );
   }
   const jobId = request.query.jobId;
   if (!jobId || !JOB_ID_PATTERN.test(jobId)) {
-    throw new ValidationError('The provider event is invalid.', [{ parameter: 'jobId', detail: 'must be a job id' }]);
+    throw new ValidationError('The provider event is invalid.', [
+      { parameter: 'jobId', detail: 'must be a job id' },
+    ]);
   }
   const submission = request.query.submission;
   if (submission !== undefined && !SUBMISSION_TAG_PATTERN.test(submission)) {

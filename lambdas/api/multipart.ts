@@ -3,12 +3,7 @@ import { isJobType } from '../../config/job-types';
 import { bodyLimits } from '../../config/settings';
 import { PayloadTooLargeError, ValidationError } from '../domain/errors';
 import type { InputFile } from '../domain/intake';
-import {
-  type CreateJobRequest,
-  fileSourceOf,
-  parseCreateJob,
-  type RequestPolicy,
-} from '../domain/requests';
+import { type CreateJobRequest, fileSourceOf, parseCreateJob, type RequestPolicy } from '../domain/requests';
 import { bodyBytes, header, parseJson } from './http';
 
 const FIELDS = new Set(['type', 'input', 'webhookUrl', 'file']);

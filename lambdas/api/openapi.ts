@@ -1,14 +1,14 @@
 import { z } from 'zod';
+import { JOB_TYPE_MODULES, type JobTypeModule } from '../../config/job-types';
 import { API_KEY_HEADER, STREAM_PATH } from '../../config/layout';
 import {
   PROBLEM_CONTENT_TYPE,
   type ProblemCode,
   RATE_LIMIT_RETRY_AFTER_SECONDS,
 } from '../../config/problems';
+import { PROVIDER_NAMES } from '../../config/providers';
 import { bodyLimits, defaultSettings } from '../../config/settings';
 import { JOB_ID_PATTERN } from '../domain/idempotency';
-import { JOB_TYPE_MODULES, type JobTypeModule } from '../../config/job-types';
-import { PROVIDER_NAMES } from '../../config/providers';
 import { JOB_STATUSES, JOB_TYPES, type JobType, SUBMISSION_TAG_PATTERN } from '../domain/job';
 import {
   completeMultipartRequest,
@@ -140,11 +140,12 @@ const multipartUploadRef = {
  * goes with which (`x-job-types`), so clients can type a job by its type
  * (the SDK's client/job-types.ts is generated from it).
  */
-export const JOB_TYPE_SCHEMAS: Readonly<Record<JobType, { readonly input: string; readonly result: string }>> =
-  Object.fromEntries(JOB_TYPE_MODULES.map((module) => [module.name, module.schemaNames])) as Record<
-    JobType,
-    { input: string; result: string }
-  >;
+export const JOB_TYPE_SCHEMAS: Readonly<
+  Record<JobType, { readonly input: string; readonly result: string }>
+> = Object.fromEntries(JOB_TYPE_MODULES.map((module) => [module.name, module.schemaNames])) as Record<
+  JobType,
+  { input: string; result: string }
+>;
 
 /**
  * A job type's input as JSON Schema: its zod schema, plus what zod's checks
@@ -208,8 +209,7 @@ const jobFields = {
   },
   input: {
     type: 'object',
-    description:
-      `The input as accepted: ${JOB_TYPE_MODULES.map((module) => `a ${module.schemaNames.input}`).join(' or ')}, with a multipart file part turned into an upload ref.`,
+    description: `The input as accepted: ${JOB_TYPE_MODULES.map((module) => `a ${module.schemaNames.input}`).join(' or ')}, with a multipart file part turned into an upload ref.`,
   },
   result: {
     description:
@@ -242,7 +242,6 @@ const jobRequired = [
   'createdAt',
   'updatedAt',
 ] as const;
-
 
 const schemas: Record<string, Schema> = {
   JobType: { type: 'string', enum: [...JOB_TYPES] },

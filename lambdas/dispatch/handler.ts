@@ -2,8 +2,7 @@ import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-p
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { jobMessage } from '../adapters/sqs-job-queue';
 import { dispatchJob } from '../domain/dispatch';
-import { jobQueue, jobStore, inFlightLimits,
-  slotPools, timeline, workflow } from '../shared/aws';
+import { inFlightLimits, jobQueue, jobStore, slotPools, timeline, workflow } from '../shared/aws';
 import { runtimeSettings } from '../shared/env';
 import { emit, instrument, logger } from '../shared/observability';
 

@@ -1,4 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { mediaTypeMatches } from '../../config/job-types/job-type';
+import type { ProviderName } from '../../config/providers';
 import {
   JOB_CANCELED_CAUSE,
   JOB_CANCELED_ERROR,
@@ -7,12 +9,10 @@ import {
   ValidationError,
 } from './errors';
 import { decideOnExisting, deriveJobId, fingerprint } from './idempotency';
+import type { JobType } from './job';
 import { isTerminal, type Job, newJob } from './job';
 import type { InputStore, JobPage, JobQueue, JobStore, Timeline, TimelineEvent, Workflow } from './ports';
 import type { CreateJobRequest, CreateUploadRequest, ListJobsQuery } from './requests';
-import { mediaTypeMatches } from '../../config/job-types/job-type';
-import type { ProviderName } from '../../config/providers';
-import type { JobType } from './job';
 import { fileSourceOf } from './requests';
 
 export interface IntakeDeps {

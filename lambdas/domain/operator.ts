@@ -1,7 +1,7 @@
 import { z } from 'zod';
+import { PROVIDER_NAMES, type ProviderName } from '../../config/providers';
 import { JobAlreadyFinishedError, JobNotFoundError, JobNotInReviewError, ValidationError } from './errors';
 import { isTerminal, type Job } from './job';
-import { PROVIDER_NAMES, type ProviderName } from '../../config/providers';
 import type { ActiveStatus, JobPage, JobQueue, JobStore, SlotPools, Timeline } from './ports';
 import { releaseOwnSlot } from './slots';
 

@@ -94,7 +94,10 @@ export async function reconcile(
     fixes: Object.fromEntries(FIX_KINDS.map((kind) => [kind, 0])) as Record<FixKind, number>,
     reviewedByType: {},
     inFlight: 0,
-    inFlightByProvider: Object.fromEntries(PROVIDER_NAMES.map((name) => [name, 0])) as Record<ProviderName, number>,
+    inFlightByProvider: Object.fromEntries(PROVIDER_NAMES.map((name) => [name, 0])) as Record<
+      ProviderName,
+      number
+    >,
     inReview: 0,
     errors: 0,
     complete: true,
@@ -278,7 +281,10 @@ async function reconcileInReview(deps: ReconcileDeps, listed: Job, holdsSlot: bo
           providerJobId: job.providerJobId,
         })) ?? job;
       await fix(job, 'completed_from_provider', `in review; provider says ${remote.status}`);
-    } else if (holdsSlot && now.getTime() - Date.parse(job.startedAt ?? job.statusAt) > timeoutOf(deps, job)) {
+    } else if (
+      holdsSlot &&
+      now.getTime() - Date.parse(job.startedAt ?? job.statusAt) > timeoutOf(deps, job)
+    ) {
       try {
         await stopAtProvider(await providerDeps(deps, job), job, job.providerJobId);
         job = (await deps.store.get(job.id)) ?? job;
@@ -376,7 +382,11 @@ async function reconcileRunning(deps: ReconcileDeps, job: Job, holdsSlot: boolea
     // saturation hand-offs would win every slot before it.
     const sent = job.providerJobId !== undefined || job.submitIntent !== undefined;
     const provider = providerOf(job);
-    if (!holdsSlot && !sent && !(await deps.slots(provider).acquire(slotHolderOf(job), deps.maxInFlight[provider])))
+    if (
+      !holdsSlot &&
+      !sent &&
+      !(await deps.slots(provider).acquire(slotHolderOf(job), deps.maxInFlight[provider]))
+    )
       return;
     const next = await deps.store.recordNewRun(job, now);
     if (!next) return;

@@ -1,6 +1,12 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
-import { type FileSource, JOB_TYPE_MODULES, JOB_TYPES, type JobType, jobTypeModule } from '../../config/job-types';
+import {
+  type FileSource,
+  JOB_TYPE_MODULES,
+  JOB_TYPES,
+  type JobType,
+  jobTypeModule,
+} from '../../config/job-types';
 import { UPLOAD_REF_PATTERN } from '../../config/job-types/common';
 import { type FieldError, ValidationError } from './errors';
 import { JOB_STATUSES } from './job';
@@ -136,7 +142,10 @@ export const UPLOAD_MEDIA_TYPE = new RegExp(
 const createUpload = z.strictObject({
   contentType: z
     .string()
-    .regex(UPLOAD_MEDIA_TYPE, `must be a media type a job type takes as a file: ${UPLOAD_MEDIA_TYPES.join(', ')}`),
+    .regex(
+      UPLOAD_MEDIA_TYPE,
+      `must be a media type a job type takes as a file: ${UPLOAD_MEDIA_TYPES.join(', ')}`,
+    ),
   contentLength: z.number().int().min(1),
 });
 export type CreateUploadRequest = z.infer<typeof createUpload>;

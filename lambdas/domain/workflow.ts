@@ -81,7 +81,9 @@ export interface WorkflowDeps {
   /** Checks a remote input URL (HEAD): size and media type. */
   readonly probeUrl: (url: string) => Promise<{ size?: number; contentType?: string }>;
   /** Fetches a provider's output file, which the provider deletes after a while. */
-  readonly fetchOutput: (url: string) => Promise<{ readonly bytes: Uint8Array; readonly contentType?: string }>;
+  readonly fetchOutput: (
+    url: string,
+  ) => Promise<{ readonly bytes: Uint8Array; readonly contentType?: string }>;
   /** Lifetime of the input URLs handed to providers that fetch their input. */
   readonly inputUrlTtlSeconds: number;
   /** Hears what the steps measure, for metrics. */
@@ -532,7 +534,9 @@ async function checkInput(deps: WorkflowDeps, job: Job): Promise<void> {
 
 /** How the job's type runs on the job's provider. */
 function bindingOf(job: Job): ProviderBinding<ProviderName> {
-  const binding = jobTypeModule(job.type).providers[providerOf(job)] as ProviderBinding<ProviderName> | undefined;
+  const binding = jobTypeModule(job.type).providers[providerOf(job)] as
+    | ProviderBinding<ProviderName>
+    | undefined;
   if (!binding) {
     throw new InvalidJobInputError(
       errorMessage('provider_unsupported', `${job.type} jobs cannot run on ${providerOf(job)}.`),
@@ -552,7 +556,11 @@ async function providerDeps(deps: WorkflowDeps, job: Job) {
  * provider's URLs are fetched now: providers delete outputs) and returns the
  * result with each file's key as `<field>Key`.
  */
-async function storeOutput(deps: WorkflowDeps, job: Job, output: JobOutput): Promise<Record<string, unknown>> {
+async function storeOutput(
+  deps: WorkflowDeps,
+  job: Job,
+  output: JobOutput,
+): Promise<Record<string, unknown>> {
   const prefix = `outputs/${encodeURIComponent(job.tenantId)}/${job.id}`;
   const result: Record<string, unknown> = { ...output.result };
   for (const file of output.files) {

@@ -1,9 +1,9 @@
 import type { Context } from 'aws-lambda';
 import { FIX_KINDS, reconcile } from '../domain/reconcile';
 import {
+  inFlightLimits,
   jobQueue,
   liveJobStore,
-  inFlightLimits,
   providerAdapter,
   reconcilerProgress,
   slotPools,

@@ -24,9 +24,9 @@ import type { InFlightLimits, SlotPools } from '../domain/ports';
 import { publishingStatusChanges } from '../domain/progress';
 import {
   type ProviderAdapter,
-  providerAdapters,
   type ProviderConfig,
   type ProviderFactory,
+  providerAdapters,
 } from '../providers';
 import { requireEnv, runtimeSettings } from './env';
 import { tracer } from './observability';

@@ -113,7 +113,9 @@ export async function fetchOutput(
   try {
     response = await fetch(url, { redirect: 'follow', signal: AbortSignal.timeout(timeoutMs) });
   } catch (error) {
-    throw new AssetUnavailableError(`The provider's output could not be fetched: ${(error as Error).message}`);
+    throw new AssetUnavailableError(
+      `The provider's output could not be fetched: ${(error as Error).message}`,
+    );
   }
   if (response.status === 404 || response.status === 410) {
     throw new InvalidJobInputError(

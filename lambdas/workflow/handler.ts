@@ -6,11 +6,11 @@ import { isTerminal } from '../domain/job';
 import { presentJob } from '../domain/present';
 import { runStep, STEP_NAMES } from '../domain/workflow';
 import {
+  inFlightLimits,
   inputStore,
   jobQueue,
   liveJobStore,
   outputStore,
-  inFlightLimits,
   providerAdapter,
   slotPools,
   timeline,

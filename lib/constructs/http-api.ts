@@ -23,13 +23,12 @@ import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import type { ProviderName } from '../../config/providers';
 import {
   API_KEY_HEADER,
+  allRoutes,
   binaryMediaTypes,
   type RouteKey,
   type RouteLayout,
-  allRoutes,
 } from '../../config/layout';
 import {
   type GatewayResponseType,
@@ -37,6 +36,7 @@ import {
   PROBLEM_CONTENT_TYPE,
   RATE_LIMIT_RETRY_AFTER_SECONDS,
 } from '../../config/problems';
+import type { ProviderName } from '../../config/providers';
 import type { Settings } from '../../config/settings';
 import { handlerEntry } from '../handlers';
 import { acknowledge } from '../nag';

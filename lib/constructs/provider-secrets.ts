@@ -46,7 +46,8 @@ export class ProviderSecrets extends Construct {
       PROVIDER_NAMES.map((provider) => {
         const spec = PROVIDERS[provider];
         // The first provider keeps the id its secret had when it was the only one, so no deployed secret is replaced.
-        const secretId = provider === LEGACY_PROVIDER ? 'ProviderSecret' : `ProviderSecret${pascal(provider)}`;
+        const secretId =
+          provider === LEGACY_PROVIDER ? 'ProviderSecret' : `ProviderSecret${pascal(provider)}`;
         const secret = new Secret(this, secretId, {
           description: `Longhaul provider ${spec.title}: JSON {apiKey, webhookSecret, baseUrl?}. ${spec.credentials}.`,
           generateSecretString: {

@@ -96,7 +96,10 @@ async function allActive(jobs: JobStore, status: ActiveStatus): Promise<Job[]> {
   for (const provider of PROVIDER_NAMES) {
     let cursor: string | undefined;
     do {
-      const page = await jobs.listActive(provider, status, { limit: PAGE_SIZE, ...(cursor ? { cursor } : {}) });
+      const page = await jobs.listActive(provider, status, {
+        limit: PAGE_SIZE,
+        ...(cursor ? { cursor } : {}),
+      });
       found.push(...page.items);
       cursor = page.nextCursor ?? undefined;
     } while (cursor);

@@ -1,11 +1,12 @@
 import { deferDelaySeconds, dispatchJob } from '../../lambdas/domain/dispatch';
 import { executionNameOf, type Job, newJob, slotHolderOf } from '../../lambdas/domain/job';
 import {
+  limits,
   MemoryQueue,
-  memorySlots, limits,
   MemoryStore,
   MemoryTimeline,
   MemoryWorkflow,
+  memorySlots,
 } from './support/memory-ports';
 
 const clock = new Date('2026-05-01T10:00:00.000Z');

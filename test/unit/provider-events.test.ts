@@ -59,7 +59,6 @@ describe('applyProviderEvent', () => {
         type: 'failed',
         id: 'gen_1',
         error: { code: 'oom', message: 'ran out' },
-
       },
       first,
     );
@@ -78,7 +77,6 @@ describe('applyProviderEvent', () => {
         type: 'failed',
         id: 'gen_1',
         error: { code: 'x', message: 'y' },
-
       },
       first,
     );
@@ -88,16 +86,11 @@ describe('applyProviderEvent', () => {
 
   it('ignores events about another provider job or an unknown job', async () => {
     const { deps, id, current } = setup({ providerJobId: 'gen_1', taskToken: 't1' });
+    await expect(applyProviderEvent(deps, id, { type: 'succeeded', id: 'gen_other' }, first)).resolves.toBe(
+      'ignored',
+    );
     await expect(
-      applyProviderEvent(deps, id, { type: 'succeeded', id: 'gen_other' }, first),
-    ).resolves.toBe('ignored');
-    await expect(
-      applyProviderEvent(
-        deps,
-        'job_bbbbbbbbbbbbbbbbbbbbbbbbbb',
-        { type: 'succeeded', id: 'gen_1' },
-        first,
-      ),
+      applyProviderEvent(deps, 'job_bbbbbbbbbbbbbbbbbbbbbbbbbb', { type: 'succeeded', id: 'gen_1' }, first),
     ).resolves.toBe('ignored');
     expect(current()?.providerOutcome).toBeUndefined();
     expect(deps.workflow.completed).toEqual([]);
@@ -117,32 +110,32 @@ describe('applyProviderEvent', () => {
   });
 
   it('accepts the completion of a submission whose id is not recorded yet', async () => {
-    const { deps, id, current } = setup({ submitIntent: { attemptId: 'a1' } });
-    await expect(
-      applyProviderEvent(deps, id, { type: 'succeeded', id: 'gen_fast' }, first),
-    ).resolves.toBe('recorded');
+    const { deps, id, current } = setup({ submitIntent: { attemptId: 'a1', at } });
+    await expect(applyProviderEvent(deps, id, { type: 'succeeded', id: 'gen_fast' }, first)).resolves.toBe(
+      'recorded',
+    );
     expect(current()?.providerOutcome?.status).toBe('succeeded');
   });
 
   it('ignores a late event of a submission an operator replaced, even while the new one has no id yet', async () => {
     // Requeued once: the current submission is 1 and is being sent; submission 0's provider job finishes late.
-    const { deps, id, current } = setup({ resubmissions: 1, submitIntent: { attemptId: 'a2' } });
+    const { deps, id, current } = setup({ resubmissions: 1, submitIntent: { attemptId: 'a2', at } });
     await expect(applyProviderEvent(deps, id, { type: 'succeeded', id: 'gen_old' }, first)).resolves.toBe(
       'ignored',
     );
-    await expect(
-      applyProviderEvent(deps, id, { type: 'succeeded', id: 'gen_old' }, undefined),
-    ).resolves.toBe('ignored');
+    await expect(applyProviderEvent(deps, id, { type: 'succeeded', id: 'gen_old' }, undefined)).resolves.toBe(
+      'ignored',
+    );
     expect(current()?.providerOutcome).toBeUndefined();
-    await expect(
-      applyProviderEvent(deps, id, { type: 'succeeded', id: 'gen_new' }, second),
-    ).resolves.toBe('recorded');
+    await expect(applyProviderEvent(deps, id, { type: 'succeeded', id: 'gen_new' }, second)).resolves.toBe(
+      'recorded',
+    );
   });
 
   it('records the outcome of a job in review as evidence, without resuming anything', async () => {
     const { deps, id, current } = setup({
       status: 'needs_review',
-      submitIntent: { attemptId: 'a1' },
+      submitIntent: { attemptId: 'a1', at },
       taskToken: 't1',
     });
     await expect(applyProviderEvent(deps, id, { type: 'succeeded', id: 'gen_1' }, first)).resolves.toBe(
@@ -165,22 +158,20 @@ describe('applyProviderEvent', () => {
 
 describe('parseProviderEvent', () => {
   it('refuses unknown types and out-of-range progress', () => {
-    expect(() => parseProviderEvent({ type: 'exploded', id: 'g' })).toThrow(
-      'The provider event is invalid.',
-    );
+    expect(() => parseProviderEvent({ type: 'exploded', id: 'g' })).toThrow('The provider event is invalid.');
     expect(() => parseProviderEvent({ type: 'progress', id: 'g', progress: 101 })).toThrow('invalid');
   });
 });
 
 describe('an outcome racing an operator requeue', () => {
   it('lands on nothing once the job has moved to its next submission', async () => {
-    const { deps, id, current } = setup({ submitIntent: { attemptId: 'a1' } });
+    const { deps, id, current } = setup({ submitIntent: { attemptId: 'a1', at } });
     // The event is read against submission 0; the operator requeues before the write lands.
     const get = deps.store.get.bind(deps.store);
     deps.store.get = async (jobId) => {
       const read = await get(jobId);
       const stored = deps.store.jobs.get(jobId) as Job;
-      deps.store.jobs.set(jobId, { ...stored, resubmissions: 1, submitIntent: { attemptId: 'a2' } });
+      deps.store.jobs.set(jobId, { ...stored, resubmissions: 1, submitIntent: { attemptId: 'a2', at } });
       return read;
     };
 

@@ -1,12 +1,13 @@
 import { executionNameOf, type Job, newJob, providerOf, slotHolderOf } from '../../lambdas/domain/job';
 import { type ReconcileDeps, reconcile } from '../../lambdas/domain/reconcile';
 import {
+  limits,
   MemoryQueue,
   MemoryReconcilerProgress,
-  memorySlots, limits,
   MemoryStore,
   MemoryTimeline,
   MemoryWorkflow,
+  memorySlots,
   ScriptedProvider,
 } from './support/memory-ports';
 

@@ -13,13 +13,14 @@ import {
 } from '../../lambdas/domain/job';
 import { jobErrorOf, runStep, type StepEvent, type WorkflowDeps } from '../../lambdas/domain/workflow';
 import {
+  limits,
   MemoryInputs,
   MemoryOutputs,
   MemoryQueue,
-  memorySlots, limits,
   MemoryStore,
   MemoryTimeline,
   MemoryWorkflow,
+  memorySlots,
   ScriptedProvider,
 } from './support/memory-ports';
 

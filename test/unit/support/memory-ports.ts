@@ -2,9 +2,9 @@ import { LEGACY_PROVIDER, PROVIDER_NAMES, type ProviderName } from '../../../con
 import {
   executionNameOf,
   type Job,
-  providerOf,
   type JobStatus,
   type ProviderOutcome,
+  providerOf,
   type SubmitIntent,
 } from '../../../lambdas/domain/job';
 import type {
@@ -228,7 +228,8 @@ export class MemorySlots implements SlotPool {
  * Every provider's slot pool, each a MemorySlots; called as a SlotPools, and
  * used directly as the pool of the provider the tests' jobs run on.
  */
-export type MemorySlotPools = SlotPools & SlotPool & { readonly held: Set<string>; pool(provider: ProviderName): MemorySlots };
+export type MemorySlotPools = SlotPools &
+  SlotPool & { readonly held: Set<string>; pool(provider: ProviderName): MemorySlots };
 export function memorySlots(): MemorySlotPools {
   const pools = new Map<ProviderName, MemorySlots>();
   const pool = (provider: ProviderName) => {
