@@ -55,6 +55,8 @@ export type JobError = { readonly code: string; readonly message: string };
 /** The fields every job has, whatever its type. */
 type JobBase = {
   readonly id: string;
+  /** The provider that runs the job. */
+  readonly provider: 'longhaul-http' | 'replicate' | 'deepgram';
   readonly status: JobStatus;
   readonly progress: number;
   readonly error: JobError | null;

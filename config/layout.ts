@@ -1,3 +1,5 @@
+import { PROVIDER_NAMES, PROVIDERS, type ProviderName, providerEnvSuffix } from './providers';
+
 /**
  * The physical layout shared by the CDK stack, the local stack and the runtime:
  * table keys and indexes, and the HTTP routes. Plain data, no AWS imports, so
@@ -35,9 +37,14 @@ export const jobTable = {
     { name: 'byTenant', partitionKey: 'tenantId', sortKey: 'createdAt', projection: 'ALL' },
     // Per-tenant listing filtered by status (`tenantStatus` = `<tenant>#<status>`).
     { name: 'byTenantStatus', partitionKey: 'tenantStatus', sortKey: 'createdAt', projection: 'ALL' },
-    // Sparse: `activeStatus` exists only while a job is not terminal, so readers of
-    // this index (the reconciler, the admin review list) pay for active jobs only.
+    // Retired: no reader since `activeByProvider`. CloudFormation creates or deletes one
+    // index per update, so this one goes in the release after the one that added that.
     { name: 'active', partitionKey: 'activeStatus', sortKey: 'statusAt', projection: 'ALL' },
+    // Sparse: `activeKey` (`<provider>#<status>`) exists only while a job is not terminal,
+    // so its readers (the reconciler, hand-offs, the admin review list) pay for active
+    // jobs only, each provider's apart. Keys only: readers read each job from the table,
+    // which the index lags anyway, and a hot partition carries no copies of inputs.
+    { name: 'activeByProvider', partitionKey: 'activeKey', sortKey: 'statusAt', projection: 'KEYS_ONLY' },
   ],
 } as const satisfies TableLayout;
 
@@ -102,17 +109,28 @@ export const routes = [
   { method: 'GET', path: '/v1/admin/jobs', auth: 'admin' },
   { method: 'POST', path: '/v1/admin/jobs/{id}/resolve', auth: 'admin' },
   { method: 'POST', path: '/v1/admin/dlq/redrive', auth: 'admin' },
-  {
-    method: 'POST',
-    path: '/v1/provider/events',
-    auth: 'none',
-    openBecause:
-      'the media provider is no tenant: the handler accepts only bodies carrying a valid, fresh HMAC signature made with the provider webhook secret',
-  },
 ] as const satisfies readonly RouteLayout[];
 
+/** One webhook route per provider (`config/providers.ts`), each checked by that provider's adapter. */
+export const providerWebhookRoutes = PROVIDER_NAMES.map((provider) => ({
+  method: 'POST' as const,
+  path: PROVIDERS[provider].webhookPath,
+  auth: 'none' as const,
+  provider,
+  openBecause: `${PROVIDERS[provider].title} is no tenant: the handler accepts only webhooks that ${PROVIDERS[provider].title}'s adapter verifies with its webhook secret`,
+}));
+
+/** Every HTTP route: the API's own and the providers' webhooks. */
+export const allRoutes: readonly (RouteLayout & { readonly provider?: ProviderName })[] = [
+  ...routes,
+  ...providerWebhookRoutes,
+];
+
+/** `METHOD /path` of each provider's webhook route. */
+export type ProviderWebhookRouteKey = `POST ${(typeof PROVIDERS)[ProviderName]['webhookPath']}`;
+
 /** `METHOD /path` of each route, as API Gateway reports it in `httpMethod` and `resource`. */
-export type RouteKey = KeyOf<(typeof routes)[number]>;
+export type RouteKey = KeyOf<(typeof routes)[number]> | ProviderWebhookRouteKey;
 type KeyOf<R> = R extends { readonly method: infer M extends string; readonly path: infer P extends string }
   ? `${M} ${P}`
   : never;
@@ -142,12 +160,10 @@ export const resourceEnv = {
   inputBucket: 'INPUT_BUCKET_NAME',
   outputBucket: 'OUTPUT_BUCKET_NAME',
   stateMachineArn: 'STATE_MACHINE_ARN',
-  /** Secrets Manager secret (JSON `{baseUrl, apiKey, webhookSecret}`) of the media provider. */
-  providerSecretArn: 'PROVIDER_SECRET_ARN',
   /** Secrets Manager secret (string) that signs webhooks to clients. */
   webhookSecretArn: 'WEBHOOK_SECRET_ARN',
-  /** Longhaul's own provider webhook endpoint, given to the provider with each submission. */
-  providerWebhookUrl: 'PROVIDER_WEBHOOK_URL',
+  /** Longhaul's base URL: each provider's webhook route is under it, given to the provider with each submission. */
+  apiBaseUrl: 'API_BASE_URL',
   connectionTable: 'CONNECTION_TABLE_NAME',
   /** The WebSocket API's management endpoint (`https://{api}.execute-api.{region}.amazonaws.com/{stage}`). */
   streamCallbackUrl: 'STREAM_CALLBACK_URL',
@@ -161,6 +177,10 @@ export const resourceEnv = {
   /** `true` where the S3 endpoint only serves path-style URLs (the local emulator). */
   s3ForcePathStyle: 'S3_FORCE_PATH_STYLE',
 } as const;
+
+/** The Secrets Manager secret (JSON `{apiKey?, webhookSecret, baseUrl?}`) of one provider. */
+export const providerSecretEnv = (provider: string): string =>
+  `PROVIDER_SECRET_ARN_${providerEnvSuffix(provider)}`;
 
 /** What the authorizer hands the api handler in `requestContext.authorizer`. */
 export interface AuthorizerContext {

@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { JOB_TYPE_MODULES, type JobType, jobTypeEnvSuffix } from './job-types';
+import { isProviderName, PROVIDER_NAMES, PROVIDERS, type ProviderName, providerEnvSuffix } from './providers';
 
 /**
  * Longhaul's tunable settings: one typed module read by the CDK app (at synth
@@ -31,7 +33,7 @@ const fields = {
     env: 'MAX_IN_FLIGHT',
     schema: int(1, 1000),
     default: 5,
-    doc: 'jobs at the provider at once, enforced in one place',
+    doc: 'jobs at a provider at once, enforced in one place; each provider may have its own (MAX_IN_FLIGHT_<PROVIDER>)',
   },
   reconcileIntervalMs: {
     env: 'RECONCILE_INTERVAL_MS',
@@ -195,14 +197,45 @@ const fields = {
 } as const;
 
 type Fields = typeof fields;
-export type Settings = {
+type FieldSettings = {
   readonly [K in keyof Fields]: Fields[K]['default'] extends boolean
     ? boolean
     : Fields[K]['default'] extends number
       ? number
       : string;
 };
-export type SettingName = keyof Settings;
+export type SettingName = keyof FieldSettings;
+
+/** One provider's settings: its own in-flight limit (its slot pool) and how it is called. */
+export interface ProviderSettings {
+  /** `MAX_IN_FLIGHT_<PROVIDER>`, else `MAX_IN_FLIGHT`. */
+  readonly maxInFlight: number;
+  /** The catalog's answer, or `PROVIDER_IDEMPOTENT` for a provider that leaves it to the deployment. */
+  readonly deduplicates: boolean;
+  /** `PROVIDER_TIMEOUT_MS_<PROVIDER>`, else `PROVIDER_TIMEOUT_MS`. */
+  readonly submitTimeoutMs: number;
+  /** `PROVIDER_BASE_URL_<PROVIDER>`, else the catalog's; the provider's secret may override it (`baseUrl`). */
+  readonly baseUrl: string;
+}
+
+export type Settings = FieldSettings & {
+  readonly providers: { readonly [P in ProviderName]: ProviderSettings };
+  /** The provider each job type runs on: `PROVIDER_<JOB_TYPE>`, else the job type's own. */
+  readonly jobTypeProviders: { readonly [T in JobType]: ProviderName };
+};
+
+/** The environment variables of one provider's settings. */
+export const providerSettingEnv = (name: string) => {
+  const suffix = providerEnvSuffix(name);
+  return {
+    maxInFlight: `MAX_IN_FLIGHT_${suffix}`,
+    submitTimeoutMs: `PROVIDER_TIMEOUT_MS_${suffix}`,
+    baseUrl: `PROVIDER_BASE_URL_${suffix}`,
+  } as const;
+};
+
+/** The environment variable naming a job type's provider. */
+export const jobTypeProviderEnv = (jobType: string): string => `PROVIDER_${jobTypeEnvSuffix(jobType)}`;
 
 export class SettingsError extends Error {
   constructor(readonly problems: readonly string[]) {
@@ -210,11 +243,6 @@ export class SettingsError extends Error {
     this.name = 'SettingsError';
   }
 }
-
-/** The defaults, with no environment applied. */
-export const defaultSettings: Settings = Object.fromEntries(
-  Object.entries(fields).map(([name, field]) => [name, field.default]),
-) as unknown as Settings;
 
 /**
  * Reads every setting from `env`, falling back to its default, and checks the
@@ -237,7 +265,12 @@ export function loadSettings(env: Readonly<Record<string, string | undefined>>):
       problems.push(`${field.env}=${JSON.stringify(raw)}: ${reason} (${field.doc})`);
     }
   }
-  const settings = values as Settings;
+  const fieldSettings = values as FieldSettings;
+  const settings: Settings = {
+    ...fieldSettings,
+    providers: providerSettings(env, fieldSettings, problems),
+    jobTypeProviders: jobTypeProviders(env, problems),
+  };
   if (problems.length === 0 && settings.apiBurstLimit < settings.apiRateLimit) {
     problems.push(
       `API_BURST_LIMIT (${settings.apiBurstLimit}) must be at least API_RATE_LIMIT (${settings.apiRateLimit})`,
@@ -258,10 +291,93 @@ export function loadSettings(env: Readonly<Record<string, string | undefined>>):
  * to the local stack's handlers, which read them back with {@link loadSettings}.
  */
 export function settingsEnvironment(settings: Settings): Record<string, string> {
-  return Object.fromEntries(
+  const environment: Record<string, string> = Object.fromEntries(
     Object.entries(fields).map(([name, field]) => [field.env, String(settings[name as SettingName])]),
   );
+  for (const name of PROVIDER_NAMES) {
+    const provider = settings.providers[name];
+    const env = providerSettingEnv(name);
+    environment[env.maxInFlight] = String(provider.maxInFlight);
+    environment[env.submitTimeoutMs] = String(provider.submitTimeoutMs);
+    environment[env.baseUrl] = provider.baseUrl;
+  }
+  for (const module of JOB_TYPE_MODULES) {
+    environment[jobTypeProviderEnv(module.name)] = settings.jobTypeProviders[module.name];
+  }
+  return environment;
 }
+
+function providerSettings(
+  env: Readonly<Record<string, string | undefined>>,
+  defaults: FieldSettings,
+  problems: string[],
+): Settings['providers'] {
+  const read = <T>(variable: string, schema: z.ZodType<T>, fallback: T, doc: string): T => {
+    const raw = env[variable];
+    if (raw === undefined || raw === '') return fallback;
+    const parsed = schema.safeParse(raw.trim());
+    if (parsed.success) return parsed.data;
+    problems.push(
+      `${variable}=${JSON.stringify(raw)}: ${parsed.error.issues.map((issue) => issue.message).join('; ')} (${doc})`,
+    );
+    return fallback;
+  };
+  return Object.fromEntries(
+    PROVIDER_NAMES.map((name) => {
+      const spec = PROVIDERS[name];
+      const variables = providerSettingEnv(name);
+      const settings: ProviderSettings = {
+        maxInFlight: read(
+          variables.maxInFlight,
+          fields.maxInFlight.schema,
+          defaults.maxInFlight,
+          `jobs at ${spec.title} at once`,
+        ),
+        deduplicates: spec.deduplicates === 'setting' ? defaults.providerIdempotent : spec.deduplicates,
+        submitTimeoutMs: read(
+          variables.submitTimeoutMs,
+          fields.providerSubmitTimeoutMs.schema,
+          defaults.providerSubmitTimeoutMs,
+          `deadline of one call to ${spec.title}`,
+        ),
+        baseUrl: read(
+          variables.baseUrl,
+          z.url({ protocol: /^https?$/, error: 'must be an http or https URL' }),
+          spec.baseUrl as string,
+          `base URL of ${spec.title}'s API`,
+        ),
+      };
+      return [name, settings];
+    }),
+  ) as Settings['providers'];
+}
+
+function jobTypeProviders(
+  env: Readonly<Record<string, string | undefined>>,
+  problems: string[],
+): Settings['jobTypeProviders'] {
+  return Object.fromEntries(
+    JOB_TYPE_MODULES.map((module) => {
+      const variable = jobTypeProviderEnv(module.name);
+      const raw = env[variable]?.trim();
+      const supported = Object.keys(module.providers);
+      const chosen = raw === undefined || raw === '' ? module.provider : raw;
+      if (!isProviderName(chosen)) {
+        problems.push(
+          `${variable}=${JSON.stringify(raw)}: no provider is named so (one of ${PROVIDER_NAMES.join(', ')})`,
+        );
+      } else if (!supported.includes(chosen)) {
+        problems.push(
+          `${raw === undefined || raw === '' ? `job type ${module.name}` : `${variable}=${JSON.stringify(raw)}`}: ${module.name} cannot run on ${chosen} (it runs on ${supported.join(', ')})`,
+        );
+      }
+      return [module.name, chosen];
+    }),
+  ) as Settings['jobTypeProviders'];
+}
+
+/** The defaults, with no environment applied. */
+export const defaultSettings: Settings = loadSettings({});
 
 /** Visibility timeout of the jobs queue: six times the consumer's timeout, as AWS advises for Lambda consumers. */
 export function queueVisibilityTimeoutSeconds(settings: Settings): number {

@@ -1,5 +1,6 @@
 import { CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
+import { LEGACY_PROVIDER } from '../config/providers';
 import { queueVisibilityTimeoutSeconds, type Settings } from '../config/settings';
 import { Alarms } from './constructs/alarms';
 import { HttpApi } from './constructs/http-api';
@@ -93,7 +94,7 @@ export class LonghaulStack extends Stack {
       deadLetterQueue: this.jobQueue.deadLetterQueue,
       inputBucket: this.jobInputs.inputBucket,
       outputBucket: this.jobOutputs.outputBucket,
-      providerSecret: this.providerSecrets.providerSecret,
+      providerSecrets: this.providerSecrets.providerSecrets,
     });
     this.workflowSteps = new WorkflowSteps(this, 'WorkflowSteps', {
       settings,
@@ -101,9 +102,9 @@ export class LonghaulStack extends Stack {
       handOffQueue: this.jobQueue.handOffQueue,
       inputBucket: this.jobInputs.inputBucket,
       outputBucket: this.jobOutputs.outputBucket,
-      providerSecret: this.providerSecrets.providerSecret,
+      providerSecrets: this.providerSecrets.providerSecrets,
       webhookSecret: this.providerSecrets.webhookSecret,
-      providerWebhookUrl: this.httpApi.routeUrl('POST /v1/provider/events'),
+      apiBaseUrl: this.httpApi.url,
     });
     this.jobWorkflow = new JobWorkflow(this, 'Workflow', {
       settings,
@@ -123,7 +124,7 @@ export class LonghaulStack extends Stack {
       jobQueue: this.jobQueue.queue,
       handOffQueue: this.jobQueue.handOffQueue,
       stateMachine: this.jobWorkflow.stateMachine,
-      providerSecret: this.providerSecrets.providerSecret,
+      providerSecrets: this.providerSecrets.providerSecrets,
       alarms: this.alarms,
     });
     this.liveProgress = new LiveProgress(this, 'LiveProgress', {
@@ -182,10 +183,15 @@ export class LonghaulStack extends Stack {
         this.jobWorkflow.stateMachine.stateMachineArn,
         'The media workflow; executions are named after their job',
       ],
-      ProviderSecretArn: [
-        this.providerSecrets.providerSecret.secretArn,
-        'Secret of the media provider: set baseUrl and apiKey after the first deploy',
-      ],
+      ...Object.fromEntries(
+        Object.entries(this.providerSecrets.providerSecrets).map(([provider, secret]) => [
+          `ProviderSecretArn${provider === LEGACY_PROVIDER ? '' : provider.replace(/[^A-Za-z0-9]/g, '')}`,
+          [
+            secret.secretArn,
+            `Secret of provider ${provider}: set apiKey (and webhookSecret) after the first deploy`,
+          ],
+        ]),
+      ),
       WebhookSecretArn: [this.providerSecrets.webhookSecret.secretArn, 'Key that signs webhooks to clients'],
       AlarmTopicArn: [this.alarms.topic.topicArn, 'SNS topic of every Longhaul alarm'],
       DashboardUrl: [this.observability.dashboardUrl, 'CloudWatch dashboard of Longhaul in the console'],

@@ -1,5 +1,9 @@
 import { resolve } from 'node:path';
 import { z } from 'zod';
+import { JOB_TYPES } from '../config/job-types';
+import type { ProviderName } from '../config/providers';
+import { jobTypeProviderEnv } from '../config/settings';
+import { DEFAULT_REPLICATE_WEBHOOK_SECRET } from './provider-sim/defaults';
 
 /**
  * The local stack's own environment (contract section 2), apart from the
@@ -24,11 +28,20 @@ export interface SimulatorConfig {
   readonly idempotent: boolean;
 }
 
+/** Where one provider's dialect lives on the (simulated) provider, and the key its webhooks are checked with. */
+export interface DialectConfig {
+  /** Appended to the provider's URL: the provider's base URL as its adapter expects it. */
+  readonly basePath: string;
+  readonly webhookSecret: string;
+}
+
 export interface ProviderConfig {
   /** An already running provider; when absent the stack starts the simulator. */
   readonly url?: string;
-  /** Signs the provider's webhooks; the simulator signs with it and the handlers check it. */
+  /** Signs the generic provider's webhooks; the simulator signs with it and the handlers check it. */
   readonly webhookSecret: string;
+  /** Each provider's dialect (contract section 3). */
+  readonly dialects: Readonly<Record<ProviderName, DialectConfig>>;
   /** Bearer key the provider requires, if any. */
   readonly apiKey?: string;
   readonly simulator: SimulatorConfig;
@@ -63,6 +76,9 @@ export const localDefaults = {
   SIM_PROGRESS_HZ: '10',
   SIM_IDEMPOTENT: '1',
   PROVIDER_WEBHOOK_SECRET: 'dev-provider-webhook-secret',
+  // A Standard Webhooks key, as Replicate issues them: whsec_ and base64.
+  REPLICATE_WEBHOOK_SECRET: DEFAULT_REPLICATE_WEBHOOK_SECRET,
+  DEEPGRAM_CALLBACK_SECRET: 'dev-deepgram-callback-secret',
   LONGHAUL_WEBHOOK_SECRET: 'dev-webhook-signing-secret',
   LONGHAUL_DISPATCH: '1',
 } as const;
@@ -201,6 +217,12 @@ export function parseLocalConfig(env: Env, cwd: string = process.cwd()): LocalCo
   };
   const providerWebhookSecret = field('PROVIDER_WEBHOOK_SECRET', secretSchema, false);
   const providerApiKey = field('PROVIDER_API_KEY', providerApiKeySchema, false);
+  const replicateWebhookSecret = field(
+    'REPLICATE_WEBHOOK_SECRET',
+    z.string().regex(/^whsec_[A-Za-z0-9+/=]{16,}$/, 'must be a Standard Webhooks key: whsec_ and base64'),
+    false,
+  );
+  const deepgramCallbackSecret = field('DEEPGRAM_CALLBACK_SECRET', secretSchema, false);
   const webhookSigningSecret = field('LONGHAUL_WEBHOOK_SECRET', secretSchema, false);
   const dispatchEnabled = field('LONGHAUL_DISPATCH', flagSchema, true);
 
@@ -220,6 +242,11 @@ export function parseLocalConfig(env: Env, cwd: string = process.cwd()): LocalCo
     provider: Object.freeze({
       ...(providerUrl === undefined ? {} : { url: providerUrl }),
       webhookSecret: providerWebhookSecret,
+      dialects: Object.freeze({
+        'longhaul-http': { basePath: '', webhookSecret: providerWebhookSecret },
+        replicate: { basePath: '/replicate/v1', webhookSecret: replicateWebhookSecret },
+        deepgram: { basePath: '/deepgram', webhookSecret: deepgramCallbackSecret },
+      }),
       ...(providerApiKey === undefined ? {} : { apiKey: providerApiKey }),
       simulator: Object.freeze(simulator),
     }),
@@ -240,6 +267,9 @@ export function localSettingsEnvironment(env: Env): Record<string, string | unde
   const simIdempotent = read(env, 'SIM_IDEMPOTENT');
   const followsSimulator = (FLAG_VALUES as readonly (string | undefined)[]).includes(simIdempotent);
   return {
+    // Locally every job type runs on the generic provider unless PROVIDER_<JOB_TYPE> names another
+    // (the simulator speaks each provider's dialect too): its faults and SIM_IDEMPOTENT drive the suite.
+    ...Object.fromEntries(JOB_TYPES.map((type) => [jobTypeProviderEnv(type), 'longhaul-http'])),
     ...env,
     ALLOW_PRIVATE_WEBHOOKS: env.ALLOW_PRIVATE_WEBHOOKS?.trim() || 'true',
     PROVIDER_IDEMPOTENT: env.PROVIDER_IDEMPOTENT?.trim() || (followsSimulator ? simIdempotent : undefined),

@@ -1,4 +1,5 @@
-import { resourceEnv } from '../config/layout';
+import { providerSecretEnv, resourceEnv } from '../config/layout';
+import type { ProviderName } from '../config/providers';
 import { type Settings, settingsEnvironment } from '../config/settings';
 import type { LocalResources } from './resources';
 
@@ -22,10 +23,11 @@ export interface EmulatorEndpoints {
 /** What the handlers reach beyond the tables, queues and buckets. */
 export interface WorkflowWiring {
   readonly stateMachineArn: string;
-  readonly providerSecretArn: string;
+  /** Each provider's secret in the local Secrets Manager. */
+  readonly providerSecretArns: Readonly<Record<ProviderName, string>>;
   readonly webhookSecretArn: string;
-  /** Longhaul's own provider webhook endpoint, on the gateway. */
-  readonly providerWebhookUrl: string;
+  /** The gateway's URL, under which each provider's webhook route lives. */
+  readonly apiBaseUrl: string;
   /** The local WebSocket API's management endpoint, where live messages are posted to connections. */
   readonly streamCallbackUrl: string;
 }
@@ -90,9 +92,11 @@ export function handlerEnvironment(input: {
     [resourceEnv.inputBucket]: resources.inputBucketName,
     [resourceEnv.outputBucket]: resources.outputBucketName,
     [resourceEnv.stateMachineArn]: wiring.stateMachineArn,
-    [resourceEnv.providerSecretArn]: wiring.providerSecretArn,
+    ...Object.fromEntries(
+      Object.entries(wiring.providerSecretArns).map(([provider, arn]) => [providerSecretEnv(provider), arn]),
+    ),
     [resourceEnv.webhookSecretArn]: wiring.webhookSecretArn,
-    [resourceEnv.providerWebhookUrl]: wiring.providerWebhookUrl,
+    [resourceEnv.apiBaseUrl]: wiring.apiBaseUrl,
     [resourceEnv.streamCallbackUrl]: wiring.streamCallbackUrl,
     // fauxqs serves buckets by path; virtual-hosted names under 127.0.0.1 do not resolve.
     [resourceEnv.s3ForcePathStyle]: 'true',

@@ -32,6 +32,7 @@ export async function startProvider(
       progressHz,
       idempotent,
       webhookSecret: config.webhookSecret,
+      replicateWebhookSecret: config.dialects.replicate.webhookSecret,
       ...(config.apiKey === undefined ? {} : { apiKey: config.apiKey }),
       log: (line) => log(`provider: ${line}`),
     });

@@ -5,6 +5,7 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { routes, STREAM_PATH } from '../config/layout';
+import { PROVIDER_NAMES, type ProviderName } from '../config/providers';
 import type { Settings } from '../config/settings';
 import { seedApiKeys } from './api-keys';
 import type { LocalConfig } from './config';
@@ -88,7 +89,7 @@ export interface LocalStackInfo {
 
 /** Secret names in the local Secrets Manager; the ARNs reach the handlers as in AWS. */
 export const localSecretNames = {
-  provider: 'longhaul/provider',
+  provider: (provider: ProviderName) => `longhaul/provider/${provider}`,
   webhookSigning: 'longhaul/webhook-signing',
 } as const;
 
@@ -185,14 +186,23 @@ export async function startLocalStack(
 
     const provider = await startProvider(config.provider, LOCAL_HOST, log);
     undo.push(() => provider.close());
-    const providerSecretArn = secrets.put(
-      localSecretNames.provider,
-      JSON.stringify({
-        baseUrl: provider.url,
-        ...(config.provider.apiKey === undefined ? {} : { apiKey: config.provider.apiKey }),
-        webhookSecret: config.provider.webhookSecret,
+    // One secret per provider, each pointing at its dialect of the provider (contract section 3).
+    const providerSecretArns = Object.fromEntries(
+      PROVIDER_NAMES.map((name) => {
+        const dialect = config.provider.dialects[name];
+        return [
+          name,
+          secrets.put(
+            localSecretNames.provider(name),
+            JSON.stringify({
+              baseUrl: `${provider.url}${dialect.basePath}`,
+              ...(config.provider.apiKey === undefined ? {} : { apiKey: config.provider.apiKey }),
+              webhookSecret: dialect.webhookSecret,
+            }),
+          ),
+        ];
       }),
-    );
+    ) as Record<ProviderName, string>;
     const webhookSecretArn = secrets.put(localSecretNames.webhookSigning, config.webhookSigningSecret);
 
     // Before the handlers load, so the ops view sees their first metrics.
@@ -256,9 +266,9 @@ export async function startLocalStack(
       resources,
       wiring: {
         stateMachineArn: workflow.stateMachineArn,
-        providerSecretArn,
+        providerSecretArns,
         webhookSecretArn,
-        providerWebhookUrl: `${gateway.url}/v1/provider/events`,
+        apiBaseUrl: gateway.url,
         streamCallbackUrl: webSocketApi.callbackUrl,
       },
       env: process.env,

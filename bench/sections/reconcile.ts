@@ -1,13 +1,14 @@
 import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
+import type { ProviderName } from '../../config/providers';
 import { DynamoDbJobStore, toItem } from '../../lambdas/adapters/dynamodb-job-store';
 import { DynamoDbReconcilerProgress } from '../../lambdas/adapters/dynamodb-reconciler-progress';
 import { DynamoDbSlotPool } from '../../lambdas/adapters/dynamodb-slot-pool';
 import { DynamoDbTimeline } from '../../lambdas/adapters/dynamodb-timeline';
-import { HttpProvider } from '../../lambdas/adapters/http-provider';
 import { SfnWorkflow } from '../../lambdas/adapters/sfn-workflow';
 import { SqsJobQueue } from '../../lambdas/adapters/sqs-job-queue';
 import type { Job } from '../../lambdas/domain/job';
 import { reconcile } from '../../lambdas/domain/reconcile';
+import { longhaulHttp } from '../../lambdas/providers/longhaul-http';
 import { documentClient, sfnClient, sqsClient } from '../../test/e2e/support/local-stack';
 import { fmt, median, print, round } from '../support/common';
 import { benchJob } from '../support/jobs';
@@ -45,18 +46,20 @@ export async function reconcileSection(): Promise<ReconcileFigures> {
     };
     const deps = {
       store: new DynamoDbJobStore(documents, { tableName: table, retentionDays: 30 }),
-      slots: new DynamoDbSlotPool(documents, table),
+      slots: (provider: ProviderName) => new DynamoDbSlotPool(documents, table, provider),
       workflow: new SfnWorkflow(sfnClient(e), e.stateMachineArn),
       queue: new SqsJobQueue(sqsClient(e), { jobs: e.jobQueueUrl, handOff: e.handOffQueueUrl }),
-      provider: new HttpProvider({
-        baseUrl: e.providerUrl,
-        deduplicates: true,
-        submitTimeoutMs: 1000,
-        readTimeoutMs: 1000,
-      }),
+      providers: async () =>
+        longhaulHttp({
+          baseUrl: e.providerUrl,
+          webhookSecret: 'bench-reconcile-webhook-secret',
+          deduplicates: true,
+          submitTimeoutMs: 1000,
+          readTimeoutMs: 1000,
+        }),
       timeline: new DynamoDbTimeline(documents, { tableName: table, retentionDays: 30 }),
       now: () => new Date(),
-      maxInFlight: 5,
+      maxInFlight: { 'longhaul-http': 5, replicate: 5, deepgram: 5 },
       queuedGraceMs: 30_000,
       jobTimeoutMs: 600_000,
       slotWaitMaxSeconds: 1,

@@ -1,5 +1,6 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import {
+  BatchGetCommand,
   type DynamoDBDocumentClient,
   GetCommand,
   PutCommand,
@@ -9,6 +10,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { z } from 'zod';
 import { JOB_ITEM_SORT_KEY, jobTable } from '../../config/layout';
+import type { ProviderName } from '../../config/providers';
 import { ValidationError } from '../domain/errors';
 import {
   executionNameOf,
@@ -16,11 +18,12 @@ import {
   type Job,
   type JobStatus,
   type ProviderOutcome,
+  providerOf,
   type SubmitIntent,
 } from '../domain/job';
 import type { ActiveStatus, CreateOutcome, JobPage, JobStore, StatusChange } from '../domain/ports';
 
-const [byTenant, byTenantStatus, activeIndex] = jobTable.indexes;
+const [byTenant, byTenantStatus, , activeIndex] = jobTable.indexes;
 
 /** Attributes the table adds to a job for its keys, indexes and TTL; never part of the job. */
 interface StorageAttributes {
@@ -28,8 +31,10 @@ interface StorageAttributes {
   readonly sk: string;
   /** `<tenant>#<status>`: key of the per-tenant status listing. */
   readonly tenantStatus: string;
-  /** The status while not terminal: the sparse active-jobs index. */
+  /** The status while not terminal (the retired active index). */
   readonly activeStatus?: JobStatus;
+  /** `<provider>#<status>` while not terminal: the sparse active-jobs index. */
+  readonly activeKey?: string;
   /** Epoch seconds after which DynamoDB TTL may delete the finished job (and its idempotency key). */
   readonly expiresAt?: number;
   /** When progress was last stored: the write refuses another closer than the interval. */
@@ -149,7 +154,7 @@ export class DynamoDbJobStore implements JobStore {
   }
 
   async transition(
-    job: Pick<Job, 'id' | 'tenantId'>,
+    job: Pick<Job, 'id' | 'tenantId' | 'provider'>,
     from: readonly JobStatus[],
     change: StatusChange,
     at: Date,
@@ -180,9 +185,10 @@ export class DynamoDbJobStore implements JobStore {
     if (isTerminal(change.status)) {
       set.push('expiresAt = :expiresAt');
       values[':expiresAt'] = epochSeconds(at) + this.options.retentionDays * 86_400;
-      remove.push('activeStatus');
+      remove.push('activeStatus', 'activeKey');
     } else {
-      set.push('activeStatus = :status');
+      set.push('activeStatus = :status', 'activeKey = :activeKey');
+      values[':activeKey'] = activeKeyOf(providerOf(job), change.status);
     }
     from.forEach((status, i) => {
       values[`:from${i}`] = status;
@@ -341,13 +347,14 @@ export class DynamoDbJobStore implements JobStore {
     const stamp = at.toISOString();
     return this.conditionalUpdate(job.id, {
       UpdateExpression:
-        'SET #status = :queued, activeStatus = :queued, tenantStatus = :tenantStatus, statusAt = :at, updatedAt = :at, ' +
+        'SET #status = :queued, activeStatus = :queued, activeKey = :activeKey, tenantStatus = :tenantStatus, statusAt = :at, updatedAt = :at, ' +
         'runs = :runs, resubmissions = :resubmissions, progress = :zero, #error = :null ' +
         'REMOVE submitIntent, providerJobId, providerOutcome, taskToken, executionName, enqueuedAt',
       ConditionExpression: 'attribute_exists(pk) AND #status = :review',
       ExpressionAttributeNames: { '#status': 'status', '#error': 'error' },
       ExpressionAttributeValues: {
         ':queued': 'queued',
+        ':activeKey': activeKeyOf(providerOf(job), 'queued'),
         ':review': 'needs_review',
         ':tenantStatus': `${job.tenantId}#queued`,
         ':at': stamp,
@@ -360,35 +367,43 @@ export class DynamoDbJobStore implements JobStore {
   }
 
   async listActive(
+    provider: ProviderName,
     status: ActiveStatus,
     page: { readonly limit: number; readonly cursor?: string },
   ): Promise<JobPage & { readonly itemsRead: number }> {
     const start = page.cursor === undefined ? undefined : decodeCursor(page.cursor);
+    const activeKey = activeKeyOf(provider, status);
     const { Items = [], LastEvaluatedKey } = await this.client.send(
       new QueryCommand({
         TableName: this.options.tableName,
         IndexName: activeIndex.name,
-        KeyConditionExpression: '#partition = :status',
+        KeyConditionExpression: '#partition = :key',
         ExpressionAttributeNames: { '#partition': activeIndex.partitionKey },
-        ExpressionAttributeValues: { ':status': status },
+        ExpressionAttributeValues: { ':key': activeKey },
         Limit: page.limit,
         ...(start
           ? {
               ExclusiveStartKey: {
                 pk: start.id,
                 sk: JOB_ITEM_SORT_KEY,
-                [activeIndex.partitionKey]: status,
+                [activeIndex.partitionKey]: activeKey,
                 [activeIndex.sortKey]: start.createdAt,
               },
             }
           : {}),
       }),
     );
-    const items = (Items as JobItem[]).map(fromItem);
-    const last = Items.at(-1) as JobItem | undefined;
+    const keys = Items as Pick<JobItem, 'pk' | 'statusAt'>[];
+    const jobs = await this.readAll(keys.map((key) => key.pk));
+    // Oldest first, as listed; a job that finished (or vanished) since the index saw it is left out.
+    const items = keys.flatMap((key) => {
+      const job = jobs.get(key.pk);
+      return job && !isTerminal(job.status) ? [job] : [];
+    });
+    const last = keys.at(-1);
     return {
       items,
-      itemsRead: Items.length,
+      itemsRead: keys.length,
       nextCursor:
         LastEvaluatedKey && last
           ? Buffer.from(JSON.stringify({ id: last.pk, createdAt: last.statusAt }), 'utf8').toString(
@@ -396,6 +411,29 @@ export class DynamoDbJobStore implements JobStore {
             )
           : null,
     };
+  }
+
+  /** The jobs with these ids, read consistently from the table in batches of 100. */
+  private async readAll(ids: readonly string[]): Promise<Map<string, Job>> {
+    const jobs = new Map<string, Job>();
+    for (let at = 0; at < ids.length; at += 100) {
+      let keys: Record<string, unknown>[] = ids
+        .slice(at, at + 100)
+        .map((id) => ({ pk: id, sk: JOB_ITEM_SORT_KEY }));
+      for (let round = 0; keys.length > 0; round++) {
+        if (round > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 50 * 2 ** round)));
+        const { Responses, UnprocessedKeys } = await this.client.send(
+          new BatchGetCommand({
+            RequestItems: { [this.options.tableName]: { Keys: keys, ConsistentRead: true } },
+          }),
+        );
+        for (const item of (Responses?.[this.options.tableName] ?? []) as JobItem[]) {
+          jobs.set(item.pk, fromItem(item));
+        }
+        keys = (UnprocessedKeys?.[this.options.tableName]?.Keys ?? []) as Record<string, unknown>[];
+      }
+    }
+    return jobs;
   }
 
   /** One conditional UpdateItem on the job item: the updated job, or undefined when the condition did not hold. */
@@ -430,7 +468,7 @@ export function toItem(job: Job, retentionDays: number): JobItem {
     pk: job.id,
     sk: JOB_ITEM_SORT_KEY,
     tenantStatus: `${job.tenantId}#${job.status}`,
-    ...(terminal ? {} : { activeStatus: job.status }),
+    ...(terminal ? {} : { activeStatus: job.status, activeKey: activeKeyOf(providerOf(job), job.status) }),
     ...(terminal
       ? { expiresAt: epochSeconds(new Date(job.finishedAt ?? job.updatedAt)) + retentionDays * 86_400 }
       : {}),
@@ -443,12 +481,16 @@ function fromItem(item: JobItem): Job {
     sk: _sk,
     tenantStatus: _ts,
     activeStatus: _as,
+    activeKey: _ak,
     expiresAt: _exp,
     progressAt: _pa,
     ...job
   } = item;
   return job;
 }
+
+/** The active index's partition of a provider's jobs in one status. */
+const activeKeyOf = (provider: ProviderName, status: JobStatus): string => `${provider}#${status}`;
 
 function epochSeconds(at: Date): number {
   return Math.floor(at.getTime() / 1000);

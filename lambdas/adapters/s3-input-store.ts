@@ -1,4 +1,10 @@
-import { HeadObjectCommand, NotFound, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import {
+  GetObjectCommand,
+  HeadObjectCommand,
+  NotFound,
+  PutObjectCommand,
+  type S3Client,
+} from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { InputStore } from '../domain/ports';
 
@@ -39,6 +45,14 @@ export class S3InputStore implements InputStore {
         ContentLength: upload.contentLength,
       }),
       { expiresIn: expiresInSeconds, signableHeaders: new Set(['content-type', 'content-length']) },
+    );
+  }
+
+  downloadUrl(tenantId: string, ref: string, expiresInSeconds: number): Promise<string> {
+    return getSignedUrl(
+      this.client,
+      new GetObjectCommand({ Bucket: this.bucket, Key: inputObjectKey(tenantId, ref) }),
+      { expiresIn: expiresInSeconds },
     );
   }
 

@@ -2,12 +2,14 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-l
 import { z } from 'zod';
 import {
   type AuthorizerContext,
+  providerWebhookRoutes,
   type RouteKey,
   resourceEnv,
-  routes as routeLayout,
+  allRoutes as routeLayout,
   STREAM_PATH,
 } from '../../config/layout';
 import { problem } from '../../config/problems';
+import type { ProviderName } from '../../config/providers';
 import { bodyLimits } from '../../config/settings';
 import {
   ForbiddenError,
@@ -24,10 +26,10 @@ import {
   parseRenewParts,
   renewPartUrls,
 } from '../domain/multipart-uploads';
-import { parseResolution, resolveJob } from '../domain/operator';
+import { listActiveJobs, parseResolution, resolveJob } from '../domain/operator';
 import { presentJob } from '../domain/present';
 import { applyProgress, ProgressThrottle } from '../domain/progress';
-import { applyProviderEvent, parseProviderEvent } from '../domain/provider-events';
+import { applyProviderEvent } from '../domain/provider-events';
 import { parseCreateJob, parseCreateUpload, parseListJobs, UPLOAD_REF_PATTERN } from '../domain/requests';
 import { issueStreamTicket, STREAM_TICKET_TTL_SECONDS } from '../domain/stream-tickets';
 import {
@@ -39,15 +41,14 @@ import {
   liveJobStore,
   multipartInputs,
   outputStore,
-  slotPool,
+  providerAdapter,
+  slotPools,
   streamTickets,
   timeline,
   workflow,
 } from '../shared/aws';
 import { runtimeSettings } from '../shared/env';
 import { emit, instrument, logger } from '../shared/observability';
-import { providerSecretValue } from '../shared/secrets';
-import { checkSignature } from '../shared/signature';
 import { basePath, bodyBytes, header, json, jsonBody, mediaType, parseJson, problemResult } from './http';
 import { parseMultipartJob } from './multipart';
 import { openApiDocument } from './openapi';
@@ -60,8 +61,6 @@ const now = () => new Date();
 const progressThrottle = new ProgressThrottle(1000);
 /** A job whose provider reports progress is alive: its waiting step hears so at most once a minute. */
 const heartbeatThrottle = new ProgressThrottle(60_000);
-/** How far a provider event's signed timestamp may be from now. */
-const PROVIDER_SIGNATURE_TOLERANCE_SECONDS = 300;
 
 /** Output URLs are signed only for jobs that have outputs, so intake never needs the output bucket. */
 const outputUrls = { outputUrl: (key: string) => outputStore().outputUrl(key) };
@@ -72,6 +71,7 @@ const intake = () => ({
   inputs: inputStore(),
   now,
   idempotencyInProgressMs: settings.idempotencyInProgressMs,
+  jobTypeProviders: settings.jobTypeProviders,
 });
 
 type Route = (event: APIGatewayProxyEvent, tenantId: string) => Promise<APIGatewayProxyResult>;
@@ -208,7 +208,7 @@ const adminRoutes: Partial<
         })),
       );
     }
-    const page = await jobStore().listActive(query.data.status, {
+    const page = await listActiveJobs(jobStore(), query.data.status, {
       limit: query.data.limit,
       ...(query.data.cursor ? { cursor: query.data.cursor } : {}),
     });
@@ -222,7 +222,7 @@ const adminRoutes: Partial<
   'POST /v1/admin/jobs/{id}/resolve': async (event) => {
     const resolution = parseResolution(jsonBody(event, bodyLimits.jsonBytes));
     const job = await resolveJob(
-      { store: liveJobStore(), slots: slotPool(), queue: jobQueue(), timeline: timeline(), now },
+      { store: liveJobStore(), slots: slotPools(), queue: jobQueue(), timeline: timeline(), now },
       pathId(event),
       resolution,
     );
@@ -242,68 +242,89 @@ const openRoutes: Partial<Record<RouteKey, (event: APIGatewayProxyEvent) => Prom
   {
     'GET /healthz': async () => json(200, { status: 'ok' }),
     'GET /openapi.json': async () => json(200, openApiDocument, { 'cache-control': 'public, max-age=300' }),
-    'POST /v1/provider/events': async (event) => {
-      const bytes = bodyBytes(event);
-      if (bytes.length > bodyLimits.jsonBytes) {
-        return problemResult(
-          problem('payload-too-large', 413, 'Payload Too Large', 'Provider events are small.'),
-        );
-      }
-      const body = bytes.toString('utf8');
-      const { webhookSecret } = await providerSecretValue();
-      const check = checkSignature(
-        webhookSecret,
-        header(event, 'provider-signature'),
-        body,
-        Math.floor(Date.now() / 1000),
-        PROVIDER_SIGNATURE_TOLERANCE_SECONDS,
-      );
-      if (check !== 'valid') {
-        logger.warn('provider event refused', { signature: check });
-        return problemResult(
-          problem('unauthorized', 401, 'Unauthorized', 'Missing, stale or invalid Provider-Signature.'),
-        );
-      }
-      const jobId = event.queryStringParameters?.jobId;
-      if (!jobId || !JOB_ID_PATTERN.test(jobId)) {
-        throw new ValidationError('The provider event is invalid.', [
-          { parameter: 'jobId', detail: 'must be a job id' },
-        ]);
-      }
-      const submissionParameter = event.queryStringParameters?.submission;
-      if (submissionParameter !== undefined && !SUBMISSION_TAG_PATTERN.test(submissionParameter)) {
-        throw new ValidationError('The provider event is invalid.', [
-          { parameter: 'submission', detail: 'must be the submission tag of the webhook URL Longhaul gave' },
-        ]);
-      }
-      const submission = submissionParameter;
-      logger.appendKeys({ jobId });
-      const providerEvent = parseProviderEvent(parseJson(bytes));
-      if (providerEvent.type === 'progress') {
-        await applyProgress(
-          {
-            store: jobStore(),
-            live: liveChannel(),
-            throttle: progressThrottle,
-            now,
-            heartbeat: { throttle: heartbeatThrottle, workflow: workflow() },
-          },
-          jobId,
-          providerEvent.progress,
-          { providerJobId: providerEvent.id, submission },
-        );
-      } else {
-        const outcome = await applyProviderEvent(
-          { store: jobStore(), workflow: workflow(), timeline: timeline(), now },
-          jobId,
-          providerEvent,
-          submission,
-        );
-        logger.info('provider event applied', { outcome });
-      }
-      return { statusCode: 204, headers: { 'cache-control': 'no-store' }, body: '' };
-    },
+    ...Object.fromEntries(
+      providerWebhookRoutes.map((route) => [
+        `${route.method} ${route.path}`,
+        (event: APIGatewayProxyEvent) => providerWebhook(route.provider, event),
+      ]),
+    ),
   };
+
+/**
+ * A provider's webhook: verified by that provider's adapter (each signs
+ * differently) before anything of it is read, then applied to the job and
+ * submission its URL names. Progress streams live and is stored about once a
+ * second; a final event resumes the waiting step.
+ */
+async function providerWebhook(
+  provider: ProviderName,
+  event: APIGatewayProxyEvent,
+): Promise<APIGatewayProxyResult> {
+  const bytes = bodyBytes(event);
+  if (bytes.length > bodyLimits.jsonBytes) {
+    return problemResult(
+      problem('payload-too-large', 413, 'Payload Too Large', 'Provider events are small.'),
+    );
+  }
+  const adapter = await providerAdapter(provider);
+  const request = {
+    headers: Object.fromEntries(
+      Object.entries(event.headers ?? {}).map(([name, value]) => [name.toLowerCase(), value]),
+    ),
+    query: event.queryStringParameters ?? {},
+    body: bytes.toString('utf8'),
+  };
+  const check = adapter.verify(request, Math.floor(Date.now() / 1000));
+  if (check !== 'valid') {
+    logger.warn('provider event refused', { provider, signature: check });
+    return problemResult(
+      problem(
+        'unauthorized',
+        401,
+        'Unauthorized',
+        `Missing, stale or invalid ${provider} webhook signature.`,
+      ),
+    );
+  }
+  const jobId = request.query.jobId;
+  if (!jobId || !JOB_ID_PATTERN.test(jobId)) {
+    throw new ValidationError('The provider event is invalid.', [
+      { parameter: 'jobId', detail: 'must be a job id' },
+    ]);
+  }
+  const submission = request.query.submission;
+  if (submission !== undefined && !SUBMISSION_TAG_PATTERN.test(submission)) {
+    throw new ValidationError('The provider event is invalid.', [
+      { parameter: 'submission', detail: 'must be the submission tag of the webhook URL Longhaul gave' },
+    ]);
+  }
+  logger.appendKeys({ jobId });
+  for (const providerEvent of adapter.parse(request)) {
+    if (providerEvent.type === 'progress') {
+      await applyProgress(
+        {
+          store: jobStore(),
+          live: liveChannel(),
+          throttle: progressThrottle,
+          now,
+          heartbeat: { throttle: heartbeatThrottle, workflow: workflow() },
+        },
+        jobId,
+        providerEvent.progress,
+        { providerJobId: providerEvent.id, submission },
+      );
+    } else {
+      const outcome = await applyProviderEvent(
+        { store: jobStore(), workflow: workflow(), timeline: timeline(), now },
+        jobId,
+        providerEvent,
+        submission,
+      );
+      logger.info('provider event applied', { provider, outcome });
+    }
+  }
+  return { statusCode: 204, headers: { 'cache-control': 'no-store' }, body: '' };
+}
 
 const authOf = new Map<string, string>(
   routeLayout.map((route) => [`${route.method} ${route.path}`, route.auth]),

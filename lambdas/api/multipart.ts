@@ -1,13 +1,9 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
+import { isJobType } from '../../config/job-types';
 import { bodyLimits } from '../../config/settings';
 import { PayloadTooLargeError, ValidationError } from '../domain/errors';
 import type { InputFile } from '../domain/intake';
-import {
-  type CreateJobRequest,
-  fileInputField,
-  parseCreateJob,
-  type RequestPolicy,
-} from '../domain/requests';
+import { type CreateJobRequest, fileSourceOf, parseCreateJob, type RequestPolicy } from '../domain/requests';
 import { bodyBytes, header, parseJson } from './http';
 
 const FIELDS = new Set(['type', 'input', 'webhookUrl', 'file']);
@@ -103,12 +99,15 @@ function parseWithFile(
   policy: RequestPolicy,
 ): CreateJobRequest {
   const body = { type, input, ...(webhookUrl !== undefined ? { webhookUrl } : {}) };
-  const field = type === 'image.generate' || type === 'audio.transcribe' ? fileInputField[type] : undefined;
+  const source = type !== undefined && isJobType(type) ? fileSourceOf(type) : undefined;
+  const field = source?.refField;
   const record =
     typeof input === 'object' && input !== null && !Array.isArray(input)
       ? (input as Record<string, unknown>)
       : undefined;
-  const ownSource = record && (record[field ?? ''] !== undefined || record.audioUrl !== undefined);
+  const ownSource =
+    record &&
+    (record[field ?? ''] !== undefined || (source?.urlField && record[source.urlField] !== undefined));
   if (!hasFile || !field || !record || ownSource) return parseCreateJob(body, policy);
   const parsed = parseCreateJob({ ...body, input: { ...record, [field]: FILE_REF_PLACEHOLDER } }, policy);
   const { [field]: _placeholder, ...rest } = parsed.input;

@@ -1,13 +1,15 @@
 import { z } from 'zod';
+import { JOB_TYPE_MODULES, type JobTypeModule } from '../../config/job-types';
 import { API_KEY_HEADER, STREAM_PATH } from '../../config/layout';
 import {
   PROBLEM_CONTENT_TYPE,
   type ProblemCode,
   RATE_LIMIT_RETRY_AFTER_SECONDS,
 } from '../../config/problems';
+import { PROVIDER_NAMES } from '../../config/providers';
 import { bodyLimits, defaultSettings } from '../../config/settings';
 import { JOB_ID_PATTERN } from '../domain/idempotency';
-import { JOB_STATUSES, JOB_TYPES, SUBMISSION_TAG_PATTERN } from '../domain/job';
+import { JOB_STATUSES, JOB_TYPES, type JobType, SUBMISSION_TAG_PATTERN } from '../domain/job';
 import {
   completeMultipartRequest,
   MAX_PARTS,
@@ -16,7 +18,7 @@ import {
 } from '../domain/multipart-uploads';
 import { RESULT_SCHEMAS } from '../domain/present';
 import { providerEvent } from '../domain/provider-events';
-import { audioTranscribeInput, imageGenerateInput, UPLOAD_REF_PATTERN } from '../domain/requests';
+import { UPLOAD_MEDIA_TYPE, UPLOAD_MEDIA_TYPES, UPLOAD_REF_PATTERN } from '../domain/requests';
 import { STREAM_TICKET_PATTERN, STREAM_TICKET_TTL_SECONDS } from '../domain/stream-tickets';
 
 /**
@@ -138,10 +140,32 @@ const multipartUploadRef = {
  * goes with which (`x-job-types`), so clients can type a job by its type
  * (the SDK's client/job-types.ts is generated from it).
  */
-export const JOB_TYPE_SCHEMAS = {
-  'image.generate': { input: 'ImageGenerateInput', result: 'ImageResult' },
-  'audio.transcribe': { input: 'AudioTranscribeInput', result: 'TranscriptResult' },
-} as const satisfies Record<(typeof JOB_TYPES)[number], { input: string; result: string }>;
+export const JOB_TYPE_SCHEMAS: Readonly<
+  Record<JobType, { readonly input: string; readonly result: string }>
+> = Object.fromEntries(JOB_TYPE_MODULES.map((module) => [module.name, module.schemaNames])) as Record<
+  JobType,
+  { input: string; result: string }
+>;
+
+/**
+ * A job type's input as JSON Schema: its zod schema, plus what zod's checks
+ * cannot say there: a file source that may be an upload or a URL is exactly one of them.
+ */
+function jobTypeInputSchema(module: JobTypeModule): Schema {
+  const schema = fromZod(module.input);
+  const { file } = module;
+  if (!file?.urlField) return { description: module.description, ...schema };
+  return {
+    ...schema,
+    description: `${module.description} Exactly one of ${file.urlField} or ${file.refField}.`,
+    oneOf: [{ required: [file.urlField] }, { required: [file.refField] }],
+  };
+}
+
+const fileFields = JOB_TYPE_MODULES.flatMap((module) =>
+  module.file ? [`${module.file.refField} (${module.name}, ${module.file.mediaTypes})`] : [],
+);
+
 const jobStatus = schemaRef('JobStatus');
 
 /** Every problem code, listed through a record so adding a code to config/problems.ts without documenting it fails to compile. */
@@ -171,6 +195,11 @@ const jobFields = {
     description: 'Derived from (tenant, Idempotency-Key).',
   },
   type: schemaRef('JobType'),
+  provider: {
+    type: 'string',
+    enum: [...PROVIDER_NAMES],
+    description: "The provider that runs the job (the job type's, or the one the deployment chose for it).",
+  },
   status: jobStatus,
   progress: {
     type: 'integer',
@@ -180,8 +209,7 @@ const jobFields = {
   },
   input: {
     type: 'object',
-    description:
-      'The input as accepted: an ImageGenerateInput or AudioTranscribeInput, with a multipart file part turned into an upload ref.',
+    description: `The input as accepted: ${JOB_TYPE_MODULES.map((module) => `a ${module.schemaNames.input}`).join(' or ')}, with a multipart file part turned into an upload ref.`,
   },
   result: {
     description:
@@ -203,6 +231,7 @@ const jobFields = {
 const jobRequired = [
   'id',
   'type',
+  'provider',
   'status',
   'progress',
   'input',
@@ -213,8 +242,6 @@ const jobRequired = [
   'createdAt',
   'updatedAt',
 ] as const;
-
-const audioInput = fromZod(audioTranscribeInput);
 
 const schemas: Record<string, Schema> = {
   JobType: { type: 'string', enum: [...JOB_TYPES] },
@@ -244,19 +271,12 @@ const schemas: Record<string, Schema> = {
     required: ['code', 'message'],
     additionalProperties: false,
   },
-  ImageResult: fromZod(RESULT_SCHEMAS['image.generate']),
-  TranscriptResult: fromZod(RESULT_SCHEMAS['audio.transcribe']),
-  ImageGenerateInput: fromZod(imageGenerateInput),
-  AudioTranscribeInput: {
-    ...audioInput,
-    properties: {
-      ...(audioInput.properties as Record<string, Schema>),
-      // zod's https-only protocol check has no JSON Schema form of its own.
-      audioUrl: { type: 'string', format: 'uri', pattern: '^https://', maxLength: 2048 },
-    },
-    description: 'Exactly one of audioUrl or audioRef.',
-    oneOf: [{ required: ['audioUrl'] }, { required: ['audioRef'] }],
-  },
+  ...Object.fromEntries(
+    JOB_TYPE_MODULES.flatMap((module) => [
+      [module.schemaNames.result, fromZod(RESULT_SCHEMAS[module.name])],
+      [module.schemaNames.input, jobTypeInputSchema(module)],
+    ]),
+  ),
   CreateJobRequest: {
     type: 'object',
     description:
@@ -274,7 +294,7 @@ const schemas: Record<string, Schema> = {
   },
   CreateJobMultipart: {
     type: 'object',
-    description: `As CreateJobRequest, with an optional file part of at most ${bodyLimits.fileBytes} bytes (the whole body at most ${bodyLimits.multipartBytes}). The file becomes the job's sourceImageRef (image/*) or audioRef (audio/*); leave that field, and audioUrl, out of input.`,
+    description: `As CreateJobRequest, with an optional file part of at most ${bodyLimits.fileBytes} bytes (the whole body at most ${bodyLimits.multipartBytes}). The file becomes the job's ${fileFields.join(' or ')}; leave that field, and a URL naming the same source, out of input.`,
     properties: {
       type: schemaRef('JobType'),
       input: { type: 'object', description: 'The input, as JSON text.' },
@@ -330,7 +350,7 @@ const schemas: Record<string, Schema> = {
     description:
       'The PUT to the returned URL must send exactly this Content-Type and Content-Length (signed into the URL).',
     properties: {
-      contentType: { type: 'string', pattern: '^(image|audio)/[\\w.+-]+$' },
+      contentType: { type: 'string', pattern: UPLOAD_MEDIA_TYPE.source },
       contentLength: {
         type: 'integer',
         minimum: 1,
@@ -347,7 +367,7 @@ const schemas: Record<string, Schema> = {
       ref: {
         type: 'string',
         pattern: UPLOAD_REF_PATTERN.source,
-        description: 'Use as sourceImageRef or audioRef once the PUT succeeded.',
+        description: `Use as ${fileFields.join(' or ')} once the PUT succeeded.`,
       },
       uploadUrl: { type: 'string', format: 'uri', description: 'Presigned PUT URL.' },
       expiresAt: timestamp,
@@ -363,7 +383,7 @@ const schemas: Record<string, Schema> = {
       ref: {
         type: 'string',
         pattern: UPLOAD_REF_PATTERN.source,
-        description: 'Use as sourceImageRef or audioRef once the upload is completed.',
+        description: `Use as ${fileFields.join(' or ')} once the upload is completed.`,
       },
       uploadId: { type: 'string' },
       partSizeBytes: { type: 'integer', minimum: MIN_PART_BYTES },
@@ -697,7 +717,7 @@ function buildDocument(): OpenApiDocument {
                 schema: schemaRef('CreateJobMultipart'),
                 encoding: {
                   input: { contentType: 'application/json' },
-                  file: { contentType: 'image/*, audio/*' },
+                  file: { contentType: UPLOAD_MEDIA_TYPES.join(', ') },
                 },
               },
             },

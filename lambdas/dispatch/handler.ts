@@ -2,7 +2,7 @@ import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-p
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { jobMessage } from '../adapters/sqs-job-queue';
 import { dispatchJob } from '../domain/dispatch';
-import { jobQueue, jobStore, slotPool, timeline, workflow } from '../shared/aws';
+import { inFlightLimits, jobQueue, jobStore, slotPools, timeline, workflow } from '../shared/aws';
 import { runtimeSettings } from '../shared/env';
 import { emit, instrument, logger } from '../shared/observability';
 
@@ -20,11 +20,11 @@ async function dispatchRecord(record: SQSRecord): Promise<void> {
   const outcome = await dispatchJob(
     {
       store: jobStore(),
-      slots: slotPool(),
+      slots: slotPools(),
       workflow: workflow(),
       queue: jobQueue(),
       timeline: timeline(),
-      maxInFlight: settings.maxInFlight,
+      maxInFlight: inFlightLimits(),
       maxWaitSeconds: settings.slotWaitMaxSeconds,
       now: () => new Date(),
       random: Math.random,

@@ -1,14 +1,15 @@
-import { executionNameOf, slotHolderOf } from './job';
-import type { JobQueue, JobStore, SlotPool, Timeline, Workflow } from './ports';
+import type { ProviderName } from '../../config/providers';
+import { executionNameOf, providerOf, slotHolderOf } from './job';
+import type { InFlightLimits, JobQueue, JobStore, SlotPools, Timeline, Workflow } from './ports';
 import { holdsOwnSlot } from './slots';
 
 export interface DispatchDeps {
   readonly store: JobStore;
-  readonly slots: SlotPool;
+  readonly slots: SlotPools;
   readonly workflow: Workflow;
   readonly queue: JobQueue;
   readonly timeline: Timeline;
-  readonly maxInFlight: number;
+  readonly maxInFlight: InFlightLimits;
   /** Cap of the backoff between two looks for a free slot. */
   readonly maxWaitSeconds: number;
   readonly now: () => Date;
@@ -18,7 +19,7 @@ export interface DispatchDeps {
 export type DispatchOutcome = 'started' | 'dropped' | 'deferred';
 
 /**
- * Hands a queued job to the workflow if an in-flight slot is free. Without a
+ * Hands a queued job to the workflow if a slot of its provider is free. Without a
  * slot the job goes back to the queue as a new, delayed message (its receive
  * count starts again, so a long peak never pushes it to the dead-letter queue).
  * Duplicate messages and jobs that already started or finished are dropped.
@@ -30,7 +31,8 @@ export async function dispatchJob(
 ): Promise<DispatchOutcome> {
   const job = await deps.store.get(jobId);
   if (job?.status !== 'queued') return 'dropped';
-  if (!(await deps.slots.acquire(slotHolderOf(job), deps.maxInFlight))) {
+  const provider = providerOf(job);
+  if (!(await deps.slots(provider).acquire(slotHolderOf(job), deps.maxInFlight[provider]))) {
     // The touch tells the reconciler this job's message is alive, so it does not enqueue another.
     await deps.store.touchEnqueued(job.id, deps.now());
     await deps.queue.enqueue(job.id, {
@@ -46,9 +48,9 @@ export async function dispatchJob(
 
 export interface HandOffDeps {
   readonly store: Pick<JobStore, 'get' | 'listActive' | 'touchEnqueued'>;
-  readonly slots: SlotPool;
+  readonly slots: SlotPools;
   readonly queue: JobQueue;
-  readonly maxInFlight: number;
+  readonly maxInFlight: InFlightLimits;
   readonly now: () => Date;
 }
 
@@ -56,7 +58,7 @@ export interface HandOffDeps {
 const handOffCandidates = (maxInFlight: number) => Math.min(maxInFlight + 1, 100);
 
 /**
- * Gives a free slot to the job that has waited longest, so provider capacity
+ * Gives a free slot of `provider` to its job that has waited longest, so provider capacity
  * is not idle until some waiting job's backoff ends. The slot is taken for
  * that job with the same conditional update as every dispatch (the limit
  * holds), and the job is sent to the dispatcher at once; the dispatcher finds
@@ -69,22 +71,27 @@ const handOffCandidates = (maxInFlight: number) => Math.min(maxInFlight + 1, 100
  * is taken for it, and a slot taken for a job that left `queued` meanwhile is
  * given back unless the job runs (then it is that job's own slot).
  */
-export async function handOffFreeSlot(deps: HandOffDeps): Promise<string | undefined> {
-  const holders = new Set(await deps.slots.holders());
-  if (holders.size >= deps.maxInFlight) return undefined;
-  const { items } = await deps.store.listActive('queued', { limit: handOffCandidates(deps.maxInFlight) });
+export async function handOffFreeSlot(
+  deps: HandOffDeps,
+  provider: ProviderName,
+): Promise<string | undefined> {
+  const slots = deps.slots(provider);
+  const limit = deps.maxInFlight[provider];
+  const holders = new Set(await slots.holders());
+  if (holders.size >= limit) return undefined;
+  const { items } = await deps.store.listActive(provider, 'queued', { limit: handOffCandidates(limit) });
   // Oldest first; a queued job that holds a slot is already on its way.
   for (const listed of items) {
     if (holdsOwnSlot(holders, listed)) continue;
     const candidate = await deps.store.get(listed.id);
     if (candidate?.status !== 'queued' || holdsOwnSlot(holders, candidate)) continue;
     const holder = slotHolderOf(candidate);
-    if (!(await deps.slots.acquire(holder, deps.maxInFlight))) return undefined;
+    if (!(await slots.acquire(holder, limit))) return undefined;
     if (await deps.store.touchEnqueued(candidate.id, deps.now())) {
       await deps.queue.enqueue(candidate.id, { handOff: true });
       return candidate.id;
     }
-    if ((await deps.store.get(candidate.id))?.status !== 'running') await deps.slots.release(holder);
+    if ((await deps.store.get(candidate.id))?.status !== 'running') await slots.release(holder);
   }
   return undefined;
 }

@@ -1,4 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { mediaTypeMatches } from '../../config/job-types/job-type';
+import type { ProviderName } from '../../config/providers';
 import {
   JOB_CANCELED_CAUSE,
   JOB_CANCELED_ERROR,
@@ -7,10 +9,11 @@ import {
   ValidationError,
 } from './errors';
 import { decideOnExisting, deriveJobId, fingerprint } from './idempotency';
+import type { JobType } from './job';
 import { isTerminal, type Job, newJob } from './job';
 import type { InputStore, JobPage, JobQueue, JobStore, Timeline, TimelineEvent, Workflow } from './ports';
 import type { CreateJobRequest, CreateUploadRequest, ListJobsQuery } from './requests';
-import { fileInputField, fileMediaType } from './requests';
+import { fileSourceOf } from './requests';
 
 export interface IntakeDeps {
   readonly store: JobStore;
@@ -18,6 +21,8 @@ export interface IntakeDeps {
   readonly inputs: InputStore;
   readonly now: () => Date;
   readonly idempotencyInProgressMs: number;
+  /** The provider each job type runs on (settings). */
+  readonly jobTypeProviders: Readonly<Record<JobType, ProviderName>>;
 }
 
 export interface InputFile {
@@ -64,7 +69,7 @@ export async function submitJob(
     if (existing) return replay(deps, existing, requestFingerprint);
     await deps.inputs.putInput(
       tenantId,
-      String(request.input[fileInputField[request.type]]),
+      String(request.input[fileSourceOf(request.type)?.refField ?? '']),
       file.bytes,
       file.contentType,
     );
@@ -75,6 +80,7 @@ export async function submitJob(
       id: jobId,
       tenantId,
       type: request.type,
+      provider: deps.jobTypeProviders[request.type],
       input: request.input,
       ...(request.webhookUrl !== undefined ? { webhookUrl: request.webhookUrl } : {}),
       idempotencyKey,
@@ -111,13 +117,19 @@ function replay(deps: IntakeDeps, existing: Job, requestFingerprint: string): Su
  * and the request fingerprint covers the file's content.
  */
 function withFileRef(request: CreateJobRequest, file: InputFile): CreateJobRequest {
-  const field = fileInputField[request.type];
-  if (!fileMediaType[request.type].test(file.contentType)) {
+  const source = fileSourceOf(request.type);
+  if (!source) {
     throw new ValidationError('The request body is invalid.', [
-      { pointer: '/file', detail: `must be a file of media type ${fileMediaType[request.type].source}` },
+      { pointer: '/file', detail: `${request.type} jobs take no file` },
     ]);
   }
-  const conflicting = request.type === 'audio.transcribe' ? ['audioRef', 'audioUrl'] : [field];
+  const field = source.refField;
+  if (!mediaTypeMatches(source.mediaTypes, file.contentType)) {
+    throw new ValidationError('The request body is invalid.', [
+      { pointer: '/file', detail: `must be a file of media type ${source.mediaTypes}` },
+    ]);
+  }
+  const conflicting = source.urlField ? [field, source.urlField] : [field];
   const present = conflicting.filter((name) => request.input[name] !== undefined);
   if (present.length > 0) {
     throw new ValidationError('The request body is invalid.', [

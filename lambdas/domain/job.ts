@@ -1,7 +1,9 @@
+import { JOB_TYPES, type JobType } from '../../config/job-types';
+import { LEGACY_PROVIDER, type ProviderName } from '../../config/providers';
+
 /** The job lifecycle: statuses, the stored record and its public representation. */
 
-export const JOB_TYPES = ['image.generate', 'audio.transcribe'] as const;
-export type JobType = (typeof JOB_TYPES)[number];
+export { JOB_TYPES, type JobType };
 
 export const JOB_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'canceled', 'needs_review'] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
@@ -19,6 +21,8 @@ export interface Job {
   readonly id: string;
   readonly tenantId: string;
   readonly type: JobType;
+  /** The provider that runs the job, chosen at intake (absent on jobs stored before jobs named theirs). */
+  readonly provider?: ProviderName;
   readonly status: JobStatus;
   readonly progress: number;
   readonly input: Record<string, unknown>;
@@ -53,6 +57,9 @@ export interface Job {
   /** Operator requeues: each sends the job to the provider again, under a new idempotency key. */
   readonly resubmissions?: number;
 }
+
+/** The provider that runs the job: the one intake chose, or the only one there was before. */
+export const providerOf = (job: Pick<Job, 'provider'>): ProviderName => job.provider ?? LEGACY_PROVIDER;
 
 /**
  * The workflow execution of a job's current run, so starting it twice starts
@@ -156,6 +163,7 @@ export interface ProviderOutcome {
 export interface JobResource {
   readonly id: string;
   readonly type: JobType;
+  readonly provider: ProviderName;
   readonly status: JobStatus;
   readonly progress: number;
   readonly input: Record<string, unknown>;
@@ -174,6 +182,7 @@ export function toResource(job: Job): JobResource {
   return {
     id: job.id,
     type: job.type,
+    provider: providerOf(job),
     status: job.status,
     progress: job.progress,
     input: job.input,
@@ -193,6 +202,8 @@ export interface NewJob {
   readonly id: string;
   readonly tenantId: string;
   readonly type: JobType;
+  /** Absent: the provider of jobs stored before jobs named theirs. */
+  readonly provider?: ProviderName;
   readonly input: Record<string, unknown>;
   readonly webhookUrl?: string;
   readonly idempotencyKey: string;

@@ -1,7 +1,8 @@
 import { z } from 'zod';
+import { PROVIDER_NAMES, type ProviderName } from '../../config/providers';
 import { JobAlreadyFinishedError, JobNotFoundError, JobNotInReviewError, ValidationError } from './errors';
 import { isTerminal, type Job } from './job';
-import type { JobQueue, JobStore, SlotPool, Timeline } from './ports';
+import type { ActiveStatus, JobPage, JobQueue, JobStore, SlotPools, Timeline } from './ports';
 import { releaseOwnSlot } from './slots';
 
 /** Operators settle what needs a person: jobs in review. */
@@ -29,7 +30,7 @@ export function parseResolution(body: unknown): Resolution {
 
 export interface OperatorDeps {
   readonly store: JobStore;
-  readonly slots: SlotPool;
+  readonly slots: SlotPools;
   readonly queue: JobQueue;
   readonly timeline: Timeline;
   readonly now: () => Date;
@@ -80,4 +81,55 @@ export async function resolveJob(
     await deps.store.touchEnqueued(job.id, deps.now());
   }
   return resolved;
+}
+
+/**
+ * Active jobs of one status across every provider, a page at a time: each
+ * provider's listing in turn, the cursor saying which and where.
+ */
+export async function listActiveJobs(
+  store: Pick<JobStore, 'listActive'>,
+  status: ActiveStatus,
+  page: { readonly limit: number; readonly cursor?: string },
+): Promise<JobPage> {
+  const position: { provider: string; cursor?: string } =
+    page.cursor === undefined ? { provider: PROVIDER_NAMES[0] as string } : decodeActiveCursor(page.cursor);
+  const items: Job[] = [];
+  let index = PROVIDER_NAMES.indexOf(position.provider as ProviderName);
+  let cursor = position.cursor;
+  while (index < PROVIDER_NAMES.length && items.length < page.limit) {
+    const provider = PROVIDER_NAMES[index] as ProviderName;
+    const listed = await store.listActive(provider, status, {
+      limit: page.limit - items.length,
+      ...(cursor ? { cursor } : {}),
+    });
+    items.push(...listed.items);
+    if (listed.nextCursor) {
+      cursor = listed.nextCursor;
+      if (items.length >= page.limit) return { items, nextCursor: encodeActiveCursor(provider, cursor) };
+    } else {
+      cursor = undefined;
+      index++;
+    }
+  }
+  const next = PROVIDER_NAMES[index];
+  return { items, nextCursor: next ? encodeActiveCursor(next, cursor) : null };
+}
+
+const activeCursor = z.strictObject({
+  provider: z.enum(PROVIDER_NAMES as [ProviderName, ...ProviderName[]]),
+  cursor: z.string().min(1).max(2048).optional(),
+});
+
+const encodeActiveCursor = (provider: ProviderName, cursor: string | undefined): string =>
+  Buffer.from(JSON.stringify({ provider, ...(cursor ? { cursor } : {}) }), 'utf8').toString('base64url');
+
+function decodeActiveCursor(value: string): z.infer<typeof activeCursor> {
+  try {
+    return activeCursor.parse(JSON.parse(Buffer.from(value, 'base64url').toString('utf8')));
+  } catch {
+    throw new ValidationError('The request query is invalid.', [
+      { parameter: 'cursor', detail: 'must be a nextCursor returned by this listing' },
+    ]);
+  }
 }

@@ -1,3 +1,4 @@
+import type { ProviderName } from '../../config/providers';
 import type { Job, JobError, JobStatus, ProviderOutcome, SubmitIntent } from './job';
 
 /** Ports of the job domain; each has one AWS adapter under `lambdas/adapters/`. */
@@ -37,7 +38,7 @@ export interface JobStore {
    * backwards). Returns the updated job, or undefined if it was not in `from`.
    */
   transition(
-    job: Pick<Job, 'id' | 'tenantId'>,
+    job: Pick<Job, 'id' | 'tenantId' | 'provider'>,
     from: readonly JobStatus[],
     change: StatusChange,
     at: Date,
@@ -96,8 +97,13 @@ export interface JobStore {
    * new idempotency key. Undefined unless the job is in review.
    */
   requeueForResubmission(job: Job, at: Date): Promise<Job | undefined>;
-  /** Active jobs (queued, running, needs_review) of one status, oldest first, from the sparse index. */
+  /**
+   * One provider's active jobs (queued, running, needs_review) of one status,
+   * oldest first, from the sparse index, each read again from the table (the
+   * index keeps keys only, and lags the table).
+   */
   listActive(
+    provider: ProviderName,
     status: ActiveStatus,
     page: { readonly limit: number; readonly cursor?: string },
   ): Promise<JobPage & { readonly itemsRead: number }>;
@@ -106,11 +112,8 @@ export interface JobStore {
 export type ActiveStatus = 'queued' | 'running' | 'needs_review';
 
 /**
- * The in-flight limit: one counter with the holders' job ids, so the limit is
- * enforced in one place whatever runs the jobs.
- */
-/**
- * The provider's in-flight slots. A slot belongs to one provider submission
+ * One provider's in-flight slots: one counter with the holders, so its limit
+ * is enforced in one place whatever runs the jobs. A slot belongs to one provider submission
  * of a job (`slotHolderOf`), not to the job: releasing names it, so an old
  * submission's step or a stale reading can never free a newer one's.
  */
@@ -122,8 +125,16 @@ export interface SlotPool {
   holders(): Promise<readonly string[]>;
 }
 
+/** Each provider's slot pool: a burst at one provider never takes another's capacity. */
+export type SlotPools = (provider: ProviderName) => SlotPool;
+
+/** Each provider's in-flight limit (settings). */
+export type InFlightLimits = Readonly<Record<ProviderName, number>>;
+
 /** Where a reconciler pass stopped when its time ran out: the next pass goes on from there. */
 export interface ReconcilerPosition {
+  /** Absent on positions saved before providers had their own listings: the first provider's. */
+  readonly provider?: ProviderName;
   readonly status: ActiveStatus;
   /** Absent: from the first job of that status. */
   readonly cursor?: string;
@@ -234,6 +245,8 @@ export interface InputStore {
     upload: { readonly contentType: string; readonly contentLength: number },
     expiresInSeconds: number,
   ): Promise<string>;
+  /** A time-limited GET URL of a stored input, for a provider that fetches its input itself. */
+  downloadUrl(tenantId: string, ref: string, expiresInSeconds: number): Promise<string>;
   /** Size and media type of a stored input, or undefined if there is none. */
   inputInfo(tenantId: string, ref: string): Promise<{ size: number; contentType: string } | undefined>;
 }

@@ -1,39 +1,31 @@
-import { z } from 'zod';
+import type { z } from 'zod';
+import { JOB_TYPE_MODULES } from '../../config/job-types';
 import { type Job, type JobResource, type JobType, toResource } from './job';
 import type { OutputStore } from './ports';
-import { TRANSCRIPT_PREVIEW_CHARS } from './workflow';
 
 /**
- * Each job type's result as clients see it: the one home of its shape, from
- * which the API document (and so the SDK's job types) is derived.
+ * Each job type's result as clients see it, from its module: the one home of
+ * its shape, from which the API document (and so the SDK's job types) is derived.
  */
-export const RESULT_SCHEMAS = {
-  'image.generate': z
-    .strictObject({
-      outputUrl: z.url().describe('Presigned GET URL of the image.'),
-      contentType: z.string().regex(/^image\//),
-    })
-    .describe('Result of an image.generate job.'),
-  'audio.transcribe': z
-    .strictObject({
-      transcriptUrl: z.url().describe('Presigned GET URL of the whole transcript (JSON, with segments).'),
-      language: z.string(),
-      text: z.string().describe(`The first ${TRANSCRIPT_PREVIEW_CHARS} characters of the transcript.`),
-      segments: z.int().min(0).describe('Number of segments in the whole transcript.'),
-    })
-    .describe('Result of an audio.transcribe job.'),
-} as const satisfies Record<JobType, z.ZodType>;
+export const RESULT_SCHEMAS: Readonly<Record<JobType, z.ZodType>> = Object.fromEntries(
+  JOB_TYPE_MODULES.map((module) => [module.name, module.result]),
+) as Record<JobType, z.ZodType>;
+
+/** A stored output's key on the result: `<field>Key`, shown as `<field>Url`. */
+const OUTPUT_KEY = /^([a-z][A-Za-z0-9]*)Key$/;
 
 /**
- * The job as clients see it: stored output keys become fresh presigned URLs
- * (`outputUrl`, `transcriptUrl`), so a URL never outlives its signature in storage.
+ * The job as clients see it: stored output keys (`<field>Key`) become fresh
+ * presigned URLs (`<field>Url`), so a URL never outlives its signature in storage.
  */
 export async function presentJob(job: Job, outputs: Pick<OutputStore, 'outputUrl'>): Promise<JobResource> {
   const resource = toResource(job);
   if (!job.result) return resource;
-  const { outputKey, transcriptKey, ...rest } = job.result;
-  const result: Record<string, unknown> = { ...rest };
-  if (typeof outputKey === 'string') result.outputUrl = await outputs.outputUrl(outputKey);
-  if (typeof transcriptKey === 'string') result.transcriptUrl = await outputs.outputUrl(transcriptKey);
+  const result: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(job.result)) {
+    const file = OUTPUT_KEY.exec(name)?.[1];
+    if (file && typeof value === 'string') result[`${file}Url`] = await outputs.outputUrl(value);
+    else result[name] = value;
+  }
   return { ...resource, result };
 }

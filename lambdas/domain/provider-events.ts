@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ValidationError } from './errors';
 import { type Job, type ProviderOutcome, submissionOf, submissionTagOf } from './job';
 import type { JobStore, Timeline, Workflow } from './ports';
+import type { ProviderEvent } from './provider';
 import { resumeAwait } from './workflow';
 
 /** Events the provider posts to `/v1/provider/events?jobId=…` (signed; see shared/signature.ts). */
@@ -26,9 +27,10 @@ export const providerEvent = z.discriminatedUnion('type', [
   }),
   z.object({ type: z.literal('canceled'), id: z.string().min(1), at: z.string() }),
 ]);
-export type ProviderEvent = z.infer<typeof providerEvent>;
+/** An event of the generic provider (`longhaul-http`), as it posts it. */
+export type GenericProviderEvent = z.infer<typeof providerEvent>;
 
-export function parseProviderEvent(body: unknown): ProviderEvent {
+export function parseProviderEvent(body: unknown): GenericProviderEvent {
   const parsed = providerEvent.safeParse(body);
   if (!parsed.success) {
     throw new ValidationError(

@@ -1,4 +1,6 @@
+import { jobTypeModule } from '../../config/job-types';
 import { FIX_KINDS } from '../../config/metrics';
+import { PROVIDER_NAMES, type ProviderName } from '../../config/providers';
 import { handOffFreeSlot } from './dispatch';
 import { JOB_CANCELED_CAUSE, JOB_CANCELED_ERROR } from './errors';
 import {
@@ -8,15 +10,17 @@ import {
   type Job,
   jobIdOf,
   providerMayBeRunning,
+  providerOf,
   slotHolderOf,
 } from './job';
 import type {
   ActiveStatus,
+  InFlightLimits,
   JobQueue,
   JobStore,
   ReconcilerPosition,
   ReconcilerProgress,
-  SlotPool,
+  SlotPools,
   Timeline,
   Workflow,
 } from './ports';
@@ -37,14 +41,16 @@ export type FixKind = (typeof FIX_KINDS)[number];
 
 export interface ReconcileDeps {
   readonly store: JobStore;
-  readonly slots: SlotPool;
+  readonly slots: SlotPools;
   readonly workflow: Workflow;
   readonly queue: JobQueue;
-  readonly provider: Provider;
+  /** Each provider's adapter, built from its secret. */
+  readonly providers: (name: ProviderName) => Promise<Provider>;
   readonly timeline: Timeline;
   readonly now: () => Date;
-  readonly maxInFlight: number;
+  readonly maxInFlight: InFlightLimits;
   readonly queuedGraceMs: number;
+  /** How long a job may run at its provider, unless its job type says otherwise. */
   readonly jobTimeoutMs: number;
   /** A deferred message may be delayed this long; no sign of life within grace + this means it is lost. */
   readonly slotWaitMaxSeconds: number;
@@ -67,6 +73,8 @@ export interface ReconcileReport {
   reviewedByType: Record<string, number>;
   /** Slots held when the pass began: the in-flight gauge. */
   inFlight: number;
+  /** The same, per provider. */
+  inFlightByProvider: Record<ProviderName, number>;
   /** Jobs in review that the pass saw. */
   inReview: number;
   errors: number;
@@ -86,12 +94,18 @@ export async function reconcile(
     fixes: Object.fromEntries(FIX_KINDS.map((kind) => [kind, 0])) as Record<FixKind, number>,
     reviewedByType: {},
     inFlight: 0,
+    inFlightByProvider: Object.fromEntries(PROVIDER_NAMES.map((name) => [name, 0])) as Record<
+      ProviderName,
+      number
+    >,
     inReview: 0,
     errors: 0,
     complete: true,
   };
-  const fix = async (job: Pick<Job, 'id'> & Partial<Pick<Job, 'type'>>, kind: FixKind, detail?: string) => {
+  const freed = new Map<ProviderName, number>();
+  const fix: Fix = async (job, kind, detail) => {
     report.fixes[kind]++;
+    if (kind === 'slot_released') freed.set(providerOf(job), (freed.get(providerOf(job)) ?? 0) + 1);
     if ((kind === 'reviewed' || kind === 'timed_out') && job.type) {
       report.reviewedByType[job.type] = (report.reviewedByType[job.type] ?? 0) + 1;
     }
@@ -101,22 +115,34 @@ export async function reconcile(
       ...(detail ? { detail } : {}),
     });
   };
-  const holders = new Set(await deps.slots.holders());
-  report.inFlight = holders.size;
+  const holders = new Map<ProviderName, Set<string>>();
+  for (const provider of PROVIDER_NAMES) {
+    const held = new Set(await deps.slots(provider).holders());
+    holders.set(provider, held);
+    report.inFlightByProvider[provider] = held.size;
+    report.inFlight += held.size;
+  }
   const seen = new Set<string>();
 
   const startedAt = deps.now().getTime();
   const resumeAt = await deps.progress.load();
+  const listings = PROVIDER_NAMES.flatMap((provider) => ACTIVE.map((status) => ({ provider, status })));
+  const resumeIndex = resumeAt
+    ? listings.findIndex(
+        (l) => l.provider === (resumeAt.provider ?? PROVIDER_NAMES[0]) && l.status === resumeAt.status,
+      )
+    : 0;
   let stoppedAt: ReconcilerPosition | undefined;
-  scan: for (const status of ACTIVE.slice(resumeAt ? ACTIVE.indexOf(resumeAt.status) : 0)) {
-    let cursor = resumeAt?.status === status ? resumeAt.cursor : undefined;
+  scan: for (const [index, { provider, status }] of listings.entries()) {
+    if (index < resumeIndex) continue;
+    let cursor = index === resumeIndex ? resumeAt?.cursor : undefined;
     do {
       if (deps.now().getTime() - startedAt > deps.budgetMs) {
-        stoppedAt = { status, ...(cursor ? { cursor } : {}) };
+        stoppedAt = { provider, status, ...(cursor ? { cursor } : {}) };
         report.complete = false;
         break scan;
       }
-      const page = await deps.store.listActive(status, {
+      const page = await deps.store.listActive(provider, status, {
         limit: deps.pageSize,
         ...(cursor ? { cursor } : {}),
       });
@@ -126,7 +152,7 @@ export async function reconcile(
         report.jobsChecked++;
         if (job.status === 'needs_review') report.inReview++;
         try {
-          await reconcileJob(deps, job, holdsOwnSlot(holders, job), fix);
+          await reconcileJob(deps, job, holdsOwnSlot(holders.get(providerOf(job)) ?? new Set(), job), fix);
         } catch (error) {
           report.errors++;
           onError(job.id, error);
@@ -138,31 +164,35 @@ export async function reconcile(
   await deps.progress.save(stoppedAt);
 
   // Slots whose holder finished, vanished, was replaced, or never got going.
-  for (const holder of holders) {
-    if (seen.has(holder)) continue;
-    try {
-      report.itemsRead++;
-      await reconcileHolder(deps, holder, fix);
-    } catch (error) {
-      report.errors++;
-      onError(jobIdOf(holder), error);
+  for (const [provider, held] of holders) {
+    for (const holder of held) {
+      if (seen.has(holder)) continue;
+      try {
+        report.itemsRead++;
+        await reconcileHolder(deps, provider, holder, fix);
+      } catch (error) {
+        report.errors++;
+        onError(jobIdOf(holder), error);
+      }
     }
   }
 
-  // Slots this pass freed go to the jobs that waited longest, as a release step's do.
-  try {
-    for (let freed = report.fixes.slot_released; freed > 0; freed--) {
-      const next = await handOffFreeSlot(deps);
-      if (!next) break;
-      await deps.timeline.record(next, {
-        at: deps.now().toISOString(),
-        type: 'slot.received',
-        detail: 'a slot the reconciler freed',
-      });
+  // Slots this pass freed go to the jobs that waited longest at the same provider, as a release step's do.
+  for (const [provider, count] of freed) {
+    try {
+      for (let left = count; left > 0; left--) {
+        const next = await handOffFreeSlot(deps, provider);
+        if (!next) break;
+        await deps.timeline.record(next, {
+          at: deps.now().toISOString(),
+          type: 'slot.received',
+          detail: 'a slot the reconciler freed',
+        });
+      }
+    } catch (error) {
+      report.errors++;
+      onError('slot hand-off', error);
     }
-  } catch (error) {
-    report.errors++;
-    onError('slot hand-off', error);
   }
   return report;
 }
@@ -174,12 +204,18 @@ export async function reconcile(
  * lost is sent again, and a provider job left running by a cancel is asked to
  * stop again.
  */
-async function reconcileHolder(deps: ReconcileDeps, holder: string, fix: Fix): Promise<void> {
+async function reconcileHolder(
+  deps: ReconcileDeps,
+  provider: ProviderName,
+  holder: string,
+  fix: Fix,
+): Promise<void> {
   const job = await deps.store.get(jobIdOf(holder));
   const release = async (detail: string) => {
-    if (await deps.slots.release(holder)) await fix({ id: jobIdOf(holder) }, 'slot_released', detail);
+    if (await deps.slots(provider).release(holder))
+      await fix({ id: jobIdOf(holder), provider }, 'slot_released', detail);
   };
-  if (!job) return release('holder vanished');
+  if (!job || providerOf(job) !== provider) return release('holder vanished');
   if (!isOwnSlot(holder, job)) return release('an earlier submission of the job');
   if (!isTerminal(job.status)) return; // listed late by the index; the next pass sees it
   if (job.taskToken && (await deps.workflow.status(currentExecutionOf(job))) === 'RUNNING') {
@@ -192,7 +228,7 @@ async function reconcileHolder(deps: ReconcileDeps, holder: string, fix: Fix): P
   if (!providerMayBeRunning(job)) return release('holder finished');
   if (job.providerJobId) {
     try {
-      await stopAtProvider(deps, job, job.providerJobId);
+      await stopAtProvider(await providerDeps(deps, job), job, job.providerJobId);
     } catch {
       return; // not confirmed; the next pass asks again
     }
@@ -200,12 +236,21 @@ async function reconcileHolder(deps: ReconcileDeps, holder: string, fix: Fix): P
   }
   // A submission whose outcome is unknown: the provider cannot still run it once the job timeout has passed.
   const since = Date.parse(job.submitIntent?.at ?? job.statusAt);
-  if (deps.now().getTime() - since > deps.jobTimeoutMs)
+  if (deps.now().getTime() - since > timeoutOf(deps, job))
     return release('the provider cannot still be running this job');
 }
 
+/** How long the job may run at its provider: its type's timeout, or the deployment's. */
+const timeoutOf = (deps: Pick<ReconcileDeps, 'jobTimeoutMs'>, job: Pick<Job, 'type'>): number =>
+  jobTypeModule(job.type).timeoutMs ?? deps.jobTimeoutMs;
+
+/** What stopping a job at its provider needs. */
+async function providerDeps(deps: ReconcileDeps, job: Job) {
+  return { provider: await deps.providers(providerOf(job)), store: deps.store, now: deps.now };
+}
+
 type Fix = (
-  job: Pick<Job, 'id'> & Partial<Pick<Job, 'type'>>,
+  job: Pick<Job, 'id'> & Partial<Pick<Job, 'type' | 'provider'>>,
   kind: FixKind,
   detail?: string,
 ) => Promise<void>;
@@ -226,7 +271,7 @@ async function reconcileJob(deps: ReconcileDeps, job: Job, holdsSlot: boolean, f
 async function reconcileInReview(deps: ReconcileDeps, listed: Job, holdsSlot: boolean, now: Date, fix: Fix) {
   let job = listed;
   if (job.providerJobId && !job.providerOutcome) {
-    const remote = await deps.provider.status(job.providerJobId);
+    const remote = await (await deps.providers(providerOf(job))).status(job.providerJobId);
     if (remote.status === 'succeeded' || remote.status === 'failed' || remote.status === 'canceled') {
       job =
         (await deps.store.recordProviderOutcome(job, {
@@ -236,9 +281,12 @@ async function reconcileInReview(deps: ReconcileDeps, listed: Job, holdsSlot: bo
           providerJobId: job.providerJobId,
         })) ?? job;
       await fix(job, 'completed_from_provider', `in review; provider says ${remote.status}`);
-    } else if (holdsSlot && now.getTime() - Date.parse(job.startedAt ?? job.statusAt) > deps.jobTimeoutMs) {
+    } else if (
+      holdsSlot &&
+      now.getTime() - Date.parse(job.startedAt ?? job.statusAt) > timeoutOf(deps, job)
+    ) {
       try {
-        await stopAtProvider(deps, job, job.providerJobId);
+        await stopAtProvider(await providerDeps(deps, job), job, job.providerJobId);
         job = (await deps.store.get(job.id)) ?? job;
       } catch {
         // Not confirmed: the slot stays; the next pass asks again.
@@ -249,7 +297,7 @@ async function reconcileInReview(deps: ReconcileDeps, listed: Job, holdsSlot: bo
   const since = Date.parse(job.submitIntent?.at ?? job.statusAt);
   const free = job.providerJobId
     ? !providerMayBeRunning(job)
-    : !job.submitIntent || now.getTime() - since > deps.jobTimeoutMs;
+    : !job.submitIntent || now.getTime() - since > timeoutOf(deps, job);
   // Named by the submission the listing saw: if an operator has requeued the job since, that slot is gone already.
   if (free && (await releaseOwnSlot(deps.slots, job))) {
     await fix(job, 'slot_released', 'the provider cannot still be running this job');
@@ -283,13 +331,13 @@ async function reconcileRunning(deps: ReconcileDeps, job: Job, holdsSlot: boolea
   const execution = await deps.workflow.status(executionName);
 
   // The job timeout holds whatever the execution's status.
-  if (job.startedAt && now.getTime() - Date.parse(job.startedAt) > deps.jobTimeoutMs) {
+  if (job.startedAt && now.getTime() - Date.parse(job.startedAt) > timeoutOf(deps, job)) {
     const moved = await deps.store.transition(
       job,
       ['running'],
       {
         status: 'needs_review',
-        error: { code: 'job_timeout', message: `Still running after ${deps.jobTimeoutMs} ms; stopped.` },
+        error: { code: 'job_timeout', message: `Still running after ${timeoutOf(deps, job)} ms; stopped.` },
       },
       now,
     );
@@ -298,7 +346,7 @@ async function reconcileRunning(deps: ReconcileDeps, job: Job, holdsSlot: boolea
       await deps.workflow.stop(executionName, 'Job timeout passed; sent to review.');
     if (job.providerJobId && !job.providerOutcome) {
       try {
-        await stopAtProvider(deps, job, job.providerJobId);
+        await stopAtProvider(await providerDeps(deps, job), job, job.providerJobId);
       } catch {
         // Keep the slot while the provider may still run it; released once it cannot.
       }
@@ -311,7 +359,7 @@ async function reconcileRunning(deps: ReconcileDeps, job: Job, holdsSlot: boolea
 
   if (execution !== 'RUNNING') {
     // The workflow ended (or never began) without settling the job.
-    if (job.submitIntent && !job.providerJobId && !deps.provider.deduplicates) {
+    if (job.submitIntent && !job.providerJobId && !(await deps.providers(providerOf(job))).deduplicates) {
       const moved = await deps.store.transition(
         job,
         ['running'],
@@ -333,7 +381,13 @@ async function reconcileRunning(deps: ReconcileDeps, job: Job, holdsSlot: boolea
     // the provider has, or has finished, would wait for nothing, and under
     // saturation hand-offs would win every slot before it.
     const sent = job.providerJobId !== undefined || job.submitIntent !== undefined;
-    if (!holdsSlot && !sent && !(await deps.slots.acquire(slotHolderOf(job), deps.maxInFlight))) return;
+    const provider = providerOf(job);
+    if (
+      !holdsSlot &&
+      !sent &&
+      !(await deps.slots(provider).acquire(slotHolderOf(job), deps.maxInFlight[provider]))
+    )
+      return;
     const next = await deps.store.recordNewRun(job, now);
     if (!next) return;
     await deps.workflow.start(executionNameOf(next), { jobId: job.id });
@@ -350,7 +404,7 @@ async function reconcileRunning(deps: ReconcileDeps, job: Job, holdsSlot: boolea
     return;
   }
   // Waiting on the provider: ask it, in case its completion webhook was lost.
-  const remote = await deps.provider.status(job.providerJobId);
+  const remote = await (await deps.providers(providerOf(job))).status(job.providerJobId);
   if (remote.status === 'succeeded' || remote.status === 'failed' || remote.status === 'canceled') {
     const updated = await deps.store.recordProviderOutcome(job, {
       status: remote.status,

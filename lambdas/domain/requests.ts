@@ -1,56 +1,30 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
+import {
+  type FileSource,
+  JOB_TYPE_MODULES,
+  JOB_TYPES,
+  type JobType,
+  jobTypeModule,
+} from '../../config/job-types';
+import { UPLOAD_REF_PATTERN } from '../../config/job-types/common';
 import { type FieldError, ValidationError } from './errors';
-import { JOB_STATUSES, JOB_TYPES } from './job';
+import { JOB_STATUSES } from './job';
 
 /**
  * Request schemas of the public API. Objects are strict: an unknown field is
  * an error, not silently ignored, so a typo never changes what a job does.
  */
 
-export const UPLOAD_REF_PATTERN = /^upl_[A-Za-z0-9_-]{22,43}$/;
-const uploadRef = z.string().regex(UPLOAD_REF_PATTERN, 'must be a ref returned by POST /v1/uploads');
-const dimension = z.number().int().min(64).max(2048);
+export { UPLOAD_REF_PATTERN };
 
-export const imageGenerateInput = z.strictObject({
-  prompt: z.string().min(1).max(4000),
-  width: dimension.optional(),
-  height: dimension.optional(),
-  sourceImageRef: uploadRef.optional(),
-});
+/** Each job type's input schema, from its module. */
+export const inputSchemas: Readonly<Record<JobType, z.ZodType<Record<string, unknown>>>> = Object.fromEntries(
+  JOB_TYPE_MODULES.map((module) => [module.name, module.input]),
+) as Record<JobType, z.ZodType<Record<string, unknown>>>;
 
-export const audioTranscribeInput = z
-  .strictObject({
-    audioUrl: z
-      .url({ protocol: /^https$/, error: 'must be an https URL' })
-      .max(2048)
-      .optional(),
-    audioRef: uploadRef.optional(),
-    language: z
-      .string()
-      .regex(/^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$/, 'must be a BCP 47 language tag such as en or pt-BR')
-      .optional(),
-  })
-  .refine((input) => (input.audioUrl === undefined) !== (input.audioRef === undefined), {
-    message: 'exactly one of audioUrl or audioRef is required',
-  });
-
-export const inputSchemas = {
-  'image.generate': imageGenerateInput,
-  'audio.transcribe': audioTranscribeInput,
-} as const;
-
-/** The field of each job type that a multipart `file` part fills. */
-export const fileInputField = {
-  'image.generate': 'sourceImageRef',
-  'audio.transcribe': 'audioRef',
-} as const;
-
-/** The media types a multipart `file` part may have, per job type. */
-export const fileMediaType = {
-  'image.generate': /^image\/[\w.+-]+$/,
-  'audio.transcribe': /^audio\/[\w.+-]+$/,
-} as const;
+/** What a multipart `file` part may be for a job type, from its module; undefined when it takes none. */
+export const fileSourceOf = (type: JobType): FileSource | undefined => jobTypeModule(type).file;
 
 const createJobEnvelope = z.strictObject({
   type: z.enum(JOB_TYPES, { error: `must be one of ${JOB_TYPES.join(', ')}` }),
@@ -59,7 +33,7 @@ const createJobEnvelope = z.strictObject({
 });
 
 export interface CreateJobRequest {
-  readonly type: (typeof JOB_TYPES)[number];
+  readonly type: JobType;
   readonly input: Record<string, unknown>;
   readonly webhookUrl?: string;
 }
@@ -157,8 +131,21 @@ export function parseListJobs(query: Record<string, string | undefined>): ListJo
   return parsed.data;
 }
 
+/** The media types any job type takes as a file, for uploads made before the job. */
+export const UPLOAD_MEDIA_TYPES = [
+  ...new Set(JOB_TYPE_MODULES.flatMap((module) => (module.file ? [module.file.mediaTypes] : []))),
+];
+export const UPLOAD_MEDIA_TYPE = new RegExp(
+  `^(${UPLOAD_MEDIA_TYPES.map((pattern) => pattern.slice(0, -2)).join('|')})\\/[\\w.+-]+$`,
+);
+
 const createUpload = z.strictObject({
-  contentType: z.string().regex(/^(image|audio)\/[\w.+-]+$/, 'must be an image/* or audio/* media type'),
+  contentType: z
+    .string()
+    .regex(
+      UPLOAD_MEDIA_TYPE,
+      `must be a media type a job type takes as a file: ${UPLOAD_MEDIA_TYPES.join(', ')}`,
+    ),
   contentLength: z.number().int().min(1),
 });
 export type CreateUploadRequest = z.infer<typeof createUpload>;

@@ -1,5 +1,5 @@
-import { type Job, slotHolderOf } from './job';
-import type { SlotPool } from './ports';
+import { type Job, providerOf, slotHolderOf } from './job';
+import type { SlotPools } from './ports';
 
 /**
  * The job's own slot: its current submission's (`slotHolderOf`), or one
@@ -18,12 +18,13 @@ export const holdsOwnSlot = (
   job: Pick<Job, 'id' | 'createdAt' | 'resubmissions'>,
 ): boolean => ownHolders(job).some((holder) => holders.has(holder));
 
-/** Gives back the job's own slot; false if it held none. */
+/** Gives back the job's own slot at its provider; false if it held none. */
 export async function releaseOwnSlot(
-  slots: Pick<SlotPool, 'release'>,
-  job: Pick<Job, 'id' | 'createdAt' | 'resubmissions'>,
+  slots: SlotPools,
+  job: Pick<Job, 'id' | 'createdAt' | 'resubmissions' | 'provider'>,
 ): Promise<boolean> {
-  for (const holder of ownHolders(job)) if (await slots.release(holder)) return true;
+  const pool = slots(providerOf(job));
+  for (const holder of ownHolders(job)) if (await pool.release(holder)) return true;
   return false;
 }
 

@@ -1,5 +1,9 @@
 import { randomUUID } from 'node:crypto';
+import { type JobOutput, jobTypeModule, OutputInvalidError } from '../../config/job-types';
+import type { ProviderBinding } from '../../config/job-types/job-type';
+import { mediaTypeMatches } from '../../config/job-types/job-type';
 import { WORKFLOW_STEPS, type WorkflowStep } from '../../config/layout';
+import type { ProviderName } from '../../config/providers';
 import { handOffFreeSlot } from './dispatch';
 import {
   AmbiguousSubmissionError,
@@ -14,11 +18,20 @@ import {
   type Job,
   type JobError,
   providerMayBeRunning,
+  providerOf,
   providerWebhookUrlOf,
   submissionKeyOf,
 } from './job';
-import { type FinalOutput, parseProviderOutput } from './outputs';
-import type { InputStore, JobQueue, JobStore, OutputStore, SlotPool, Timeline, Workflow } from './ports';
+import type {
+  InFlightLimits,
+  InputStore,
+  JobQueue,
+  JobStore,
+  OutputStore,
+  SlotPools,
+  Timeline,
+  Workflow,
+} from './ports';
 import type { Provider } from './provider';
 import { releaseOwnSlot } from './slots';
 
@@ -49,23 +62,30 @@ export interface StepEvent {
 
 export interface WorkflowDeps {
   readonly store: JobStore;
-  readonly slots: SlotPool;
+  readonly slots: SlotPools;
   /** The dispatcher's queue: a released slot is handed to the job that waited longest. */
   readonly queue: JobQueue;
-  readonly maxInFlight: number;
-  readonly provider: Provider;
+  readonly maxInFlight: InFlightLimits;
+  /** Each provider's adapter, built from its secret. */
+  readonly providers: (name: ProviderName) => Promise<Provider>;
   readonly timeline: Timeline;
   readonly inputs: InputStore;
   readonly outputs: OutputStore;
   readonly workflow: Workflow;
   readonly now: () => Date;
   readonly maxUploadBytes: number;
-  /** Longhaul's provider webhook endpoint; the job id is added as a query parameter. */
-  readonly providerWebhookUrl: string;
+  /** Longhaul's webhook endpoint for each provider; the job and its submission are added as query parameters. */
+  readonly providerWebhookUrl: (provider: ProviderName) => string;
   /** Sends the client's webhook; throws WebhookDeliveryFailed to be retried. */
   readonly deliverWebhook: (job: Job) => Promise<'sent' | 'skipped'>;
-  /** Checks a remote audio URL (HEAD): size and media type. */
+  /** Checks a remote input URL (HEAD): size and media type. */
   readonly probeUrl: (url: string) => Promise<{ size?: number; contentType?: string }>;
+  /** Fetches a provider's output file, which the provider deletes after a while. */
+  readonly fetchOutput: (
+    url: string,
+  ) => Promise<{ readonly bytes: Uint8Array; readonly contentType?: string }>;
+  /** Lifetime of the input URLs handed to providers that fetch their input. */
+  readonly inputUrlTtlSeconds: number;
   /** Hears what the steps measure, for metrics. */
   readonly observe?: (observation: Observation) => void;
 }
@@ -159,7 +179,8 @@ const steps: Record<StepName, (deps: WorkflowDeps, event: StepEvent) => Promise<
     const job = await loadJob(deps, event.jobId);
     if (job.status !== 'running') throw new JobSettledError(`Job ${job.id} is ${job.status}.`);
     if (job.providerJobId) return null;
-    if (job.submitIntent && !deps.provider.deduplicates) {
+    const provider = await deps.providers(providerOf(job));
+    if (job.submitIntent && !provider.deduplicates) {
       // A previous attempt sent the request and never learned the answer; a
       // provider that cannot deduplicate may already be running (and billing) it.
       throw await markNeedsReview(deps, job, {
@@ -171,6 +192,10 @@ const steps: Record<StepName, (deps: WorkflowDeps, event: StepEvent) => Promise<
     // deduplicates) means that attempt may have been accepted: no later answer
     // to this resend can prove it was not.
     const earlierAttemptUnknown = job.submitIntent !== undefined;
+    // Built before the intent is taken: a failure here has sent nothing.
+    const request = await bindingOf(job).request(job.input, {
+      inputUrl: (ref) => deps.inputs.downloadUrl(job.tenantId, ref, deps.inputUrlTtlSeconds),
+    });
     // A resend goes under the key of the submission it repeats; a first send under the job's key.
     const providerKey = submissionKeyOf(job);
     const intent = await deps.store.recordSubmitIntent(
@@ -192,11 +217,10 @@ const steps: Record<StepName, (deps: WorkflowDeps, event: StepEvent) => Promise<
       deps.observe?.({ kind: 'provider', outcome, latencyMs: Date.now() - sentAt });
     let providerJobId: string;
     try {
-      ({ providerJobId } = await deps.provider.submit({
+      ({ providerJobId } = await provider.submit({
         idempotencyKey: providerKey,
-        type: job.type,
-        input: job.input,
-        webhookUrl: providerWebhookUrlOf(deps.providerWebhookUrl, job),
+        request,
+        webhookUrl: providerWebhookUrlOf(deps.providerWebhookUrl(provider.name), job),
       }));
     } catch (error) {
       observeCall(
@@ -220,7 +244,7 @@ const steps: Record<StepName, (deps: WorkflowDeps, event: StepEvent) => Promise<
           throw new ProviderRejectedError(errorMessage(error.code, error.message), error.code);
         throw error;
       }
-      if (error instanceof AmbiguousSubmissionError && !deps.provider.deduplicates) {
+      if (error instanceof AmbiguousSubmissionError && !provider.deduplicates) {
         throw await markNeedsReview(deps, job, { code: 'ambiguous_submission', message: error.message });
       }
       // Ambiguous with a deduplicating provider: the intent stays, and a retry resends the same key.
@@ -254,7 +278,7 @@ const steps: Record<StepName, (deps: WorkflowDeps, event: StepEvent) => Promise<
     }
     // Also on a retry whose first try released the slot but stopped before the hand-off.
     // The job that gets the slot records it: another tenant's job id is not for this one's timeline.
-    const next = await handOffFreeSlot(deps);
+    const next = await handOffFreeSlot(deps, providerOf(job));
     if (next) {
       await deps.timeline.record(next, {
         at: deps.now().toISOString(),
@@ -269,11 +293,20 @@ const steps: Record<StepName, (deps: WorkflowDeps, event: StepEvent) => Promise<
     const job = await loadJob(deps, event.jobId);
     if (job.status !== 'running') throw new JobSettledError(`Job ${job.id} is ${job.status}.`);
     if (!job.providerJobId) throw new Error(`Job ${job.id} has no provider job to finalize.`);
-    const status = await deps.provider.status(job.providerJobId);
+    const status = await (await deps.providers(providerOf(job))).status(job.providerJobId);
     if (status.status !== 'succeeded') {
       throw new ProviderUnavailableError(`Provider reports ${status.status} for a completed job.`);
     }
-    const output = parseProviderOutput(job.type, status.output);
+    let output: JobOutput;
+    try {
+      output = bindingOf(job).output(status.output, job.input);
+    } catch (error) {
+      if (!(error instanceof OutputInvalidError)) throw error;
+      throw new InvalidJobInputError(
+        errorMessage('output_invalid', `The provider returned an unusable output: ${error.message}`),
+        'output_invalid',
+      );
+    }
     const result = await storeOutput(deps, job, output);
     const now = deps.now();
     const succeeded = await deps.store.transition(
@@ -343,7 +376,7 @@ const steps: Record<StepName, (deps: WorkflowDeps, event: StepEvent) => Promise<
     if (job.status === 'needs_review') return null;
     if (job.status === 'canceled' && job.providerJobId && !job.providerOutcome) {
       try {
-        await stopAtProvider(deps, job, job.providerJobId);
+        await stopAtProvider(await providerDeps(deps, job), job, job.providerJobId);
         await deps.timeline.record(job.id, {
           at: deps.now().toISOString(),
           type: 'provider.cancel_requested',
@@ -374,7 +407,7 @@ const steps: Record<StepName, (deps: WorkflowDeps, event: StepEvent) => Promise<
       // Once the provider confirms the stop the job no longer uses capacity there.
       if (job.providerJobId) {
         try {
-          await stopAtProvider(deps, job, job.providerJobId);
+          await stopAtProvider(await providerDeps(deps, job), job, job.providerJobId);
           await steps.release(deps, event);
         } catch {
           // Keep the slot: the provider may still be running the job.
@@ -394,7 +427,7 @@ const steps: Record<StepName, (deps: WorkflowDeps, event: StepEvent) => Promise<
  */
 export async function stopAtProvider(
   deps: {
-    readonly provider: Pick<WorkflowDeps['provider'], 'cancel'>;
+    readonly provider: Pick<Provider, 'cancel'>;
     readonly store: WorkflowDeps['store'];
     readonly now: () => Date;
   },
@@ -462,22 +495,23 @@ export function jobErrorOf(caught: CaughtError | undefined): JobError {
 }
 
 async function checkInput(deps: WorkflowDeps, job: Job): Promise<void> {
-  const input = job.input;
-  const ref = (input.sourceImageRef ?? input.audioRef) as string | undefined;
-  const expected = job.type === 'image.generate' ? /^image\// : /^audio\//;
+  const source = jobTypeModule(job.type).file;
+  if (!source) return;
+  const ref = job.input[source.refField];
+  const url = source.urlField ? job.input[source.urlField] : undefined;
   let info: { size?: number; contentType?: string } | undefined;
-  if (ref) {
+  if (typeof ref === 'string') {
     info = await deps.inputs.inputInfo(job.tenantId, ref);
     if (!info)
       throw new InvalidJobInputError(errorMessage('input_not_found', `No upload ${ref}.`), 'input_not_found');
-  } else if (typeof input.audioUrl === 'string') {
-    info = await deps.probeUrl(input.audioUrl);
+  } else if (typeof url === 'string') {
+    info = await deps.probeUrl(url);
   } else {
     return;
   }
   if (
     info.contentType &&
-    !expected.test(info.contentType) &&
+    !mediaTypeMatches(source.mediaTypes, info.contentType) &&
     info.contentType !== 'application/octet-stream'
   ) {
     throw new InvalidJobInputError(
@@ -498,29 +532,51 @@ async function checkInput(deps: WorkflowDeps, job: Job): Promise<void> {
     throw new InvalidJobInputError(errorMessage('input_empty', 'The input is empty.'), 'input_empty');
 }
 
+/** How the job's type runs on the job's provider. */
+function bindingOf(job: Job): ProviderBinding<ProviderName> {
+  const binding = jobTypeModule(job.type).providers[providerOf(job)] as
+    | ProviderBinding<ProviderName>
+    | undefined;
+  if (!binding) {
+    throw new InvalidJobInputError(
+      errorMessage('provider_unsupported', `${job.type} jobs cannot run on ${providerOf(job)}.`),
+      'provider_unsupported',
+    );
+  }
+  return binding;
+}
+
+/** What stopping a job at its provider needs. */
+async function providerDeps(deps: WorkflowDeps, job: Job) {
+  return { provider: await deps.providers(providerOf(job)), store: deps.store, now: deps.now };
+}
+
+/**
+ * Keeps the job's output files under the job in the output bucket (a
+ * provider's URLs are fetched now: providers delete outputs) and returns the
+ * result with each file's key as `<field>Key`.
+ */
 async function storeOutput(
   deps: WorkflowDeps,
   job: Job,
-  output: FinalOutput,
+  output: JobOutput,
 ): Promise<Record<string, unknown>> {
   const prefix = `outputs/${encodeURIComponent(job.tenantId)}/${job.id}`;
-  if (output.kind === 'image') {
-    const key = `${prefix}/image.${output.contentType.split('/')[1] ?? 'bin'}`;
-    await deps.outputs.putOutput(key, output.bytes, output.contentType);
-    return { outputKey: key, contentType: output.contentType };
+  const result: Record<string, unknown> = { ...output.result };
+  for (const file of output.files) {
+    const key = `${prefix}/${file.fileName}`;
+    const { content } = file;
+    const body =
+      'bytes' in content
+        ? content.bytes
+        : 'text' in content
+          ? content.text
+          : (await deps.fetchOutput(content.url)).bytes;
+    await deps.outputs.putOutput(key, body, file.contentType);
+    result[`${file.field}Key`] = key;
   }
-  const key = `${prefix}/transcript.json`;
-  await deps.outputs.putOutput(key, JSON.stringify(output.transcript), 'application/json');
-  return {
-    transcriptKey: key,
-    language: output.transcript.language,
-    text: output.transcript.text.slice(0, TRANSCRIPT_PREVIEW_CHARS),
-    segments: output.transcript.segments.length,
-  };
+  return result;
 }
-
-/** Characters of transcript kept on the job itself; the whole transcript is behind `transcriptUrl`. */
-export const TRANSCRIPT_PREVIEW_CHARS = 500;
 
 /** A submission was sent and neither accepted (no provider id) nor known to be refused. */
 function unresolvedSubmission(job: Job): boolean {

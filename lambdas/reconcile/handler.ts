@@ -1,11 +1,12 @@
 import type { Context } from 'aws-lambda';
 import { FIX_KINDS, reconcile } from '../domain/reconcile';
 import {
+  inFlightLimits,
   jobQueue,
   liveJobStore,
-  provider,
+  providerAdapter,
   reconcilerProgress,
-  slotPool,
+  slotPools,
   timeline,
   workflow,
 } from '../shared/aws';
@@ -21,13 +22,13 @@ export const handler = instrument('reconcile', async (_event: unknown, context: 
   const report = await reconcile(
     {
       store: liveJobStore(),
-      slots: slotPool(),
+      slots: slotPools(),
       workflow: workflow(),
       queue: jobQueue(),
-      provider: await provider(),
+      providers: providerAdapter,
       timeline: timeline(),
       now: () => new Date(),
-      maxInFlight: settings.maxInFlight,
+      maxInFlight: inFlightLimits(),
       queuedGraceMs: settings.queuedGraceMs,
       jobTimeoutMs: settings.jobTimeoutMs,
       slotWaitMaxSeconds: settings.slotWaitMaxSeconds,
@@ -43,7 +44,8 @@ export const handler = instrument('reconcile', async (_event: unknown, context: 
   }
   for (const [jobType, count] of Object.entries(report.reviewedByType))
     emit('JobsNeedingReview', count, { jobType });
-  emit('InFlight', report.inFlight);
+  for (const [provider, inFlight] of Object.entries(report.inFlightByProvider))
+    emit('InFlight', inFlight, { provider });
   emit('JobsInReview', report.inReview);
   emit('ReconcilerItemsRead', report.itemsRead);
   emit('ReconcilerErrors', report.errors);

@@ -5,6 +5,7 @@ import { SFNClient } from '@aws-sdk/client-sfn';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { resourceEnv } from '../../config/layout';
+import type { ProviderName } from '../../config/providers';
 import { ApiGatewayLiveChannel } from '../adapters/apigateway-live-channel';
 import { DynamoDbApiKeyStore } from '../adapters/dynamodb-api-key-store';
 import { DynamoDbJobStore } from '../adapters/dynamodb-job-store';
@@ -13,14 +14,20 @@ import { DynamoDbSlotPool } from '../adapters/dynamodb-slot-pool';
 import { DynamoDbStreamTickets } from '../adapters/dynamodb-stream-tickets';
 import { DynamoDbSubscriptions } from '../adapters/dynamodb-subscriptions';
 import { DynamoDbTimeline } from '../adapters/dynamodb-timeline';
-import { HttpProvider } from '../adapters/http-provider';
 import { S3InputStore } from '../adapters/s3-input-store';
 import { S3MultipartInputs } from '../adapters/s3-multipart-inputs';
 import { S3OutputStore } from '../adapters/s3-output-store';
 import { SfnWorkflow } from '../adapters/sfn-workflow';
 import { SqsDeadLetters } from '../adapters/sqs-dead-letters';
 import { SqsJobQueue } from '../adapters/sqs-job-queue';
+import type { InFlightLimits, SlotPools } from '../domain/ports';
 import { publishingStatusChanges } from '../domain/progress';
+import {
+  type ProviderAdapter,
+  type ProviderConfig,
+  type ProviderFactory,
+  providerAdapters,
+} from '../providers';
 import { requireEnv, runtimeSettings } from './env';
 import { tracer } from './observability';
 import { providerSecretValue } from './secrets';
@@ -82,7 +89,6 @@ export const streamTickets = once(
   () => new DynamoDbStreamTickets(documentClient(), requireEnv(resourceEnv.jobTable)),
 );
 
-export const slotPool = once(() => new DynamoDbSlotPool(documentClient(), requireEnv(resourceEnv.jobTable)));
 export const reconcilerProgress = once(
   () => new DynamoDbReconcilerProgress(documentClient(), requireEnv(resourceEnv.jobTable)),
 );
@@ -110,26 +116,48 @@ export const outputStore = once(
     ),
 );
 
-/** The provider adapter, built from its secret on first use (and rebuilt when the cached secret changes). */
-let providerCache: { key: string; provider: HttpProvider } | undefined;
-export async function provider(): Promise<HttpProvider> {
-  const secret = await providerSecretValue();
-  const key = `${secret.baseUrl}\n${secret.apiKey ?? ''}`;
-  if (providerCache?.key !== key) {
-    const settings = runtimeSettings();
-    providerCache = {
-      key,
-      provider: new HttpProvider({
-        baseUrl: secret.baseUrl,
-        ...(secret.apiKey ? { apiKey: secret.apiKey } : {}),
-        deduplicates: settings.providerIdempotent,
-        submitTimeoutMs: settings.providerSubmitTimeoutMs,
-        readTimeoutMs: settings.providerSubmitTimeoutMs,
-      }),
-    };
-  }
-  return providerCache.provider;
+/** Each provider's adapter, built from its secret on first use (and rebuilt when the cached secret changes). */
+const providerCache = new Map<ProviderName, { key: string; adapter: ProviderAdapter<ProviderName> }>();
+export async function providerAdapter(name: ProviderName): Promise<ProviderAdapter<ProviderName>> {
+  const secret = await providerSecretValue(name);
+  const settings = runtimeSettings().providers[name];
+  const config: ProviderConfig = {
+    baseUrl: secret.baseUrl ?? settings.baseUrl,
+    ...(secret.apiKey ? { apiKey: secret.apiKey } : {}),
+    webhookSecret: secret.webhookSecret,
+    ...(secret.projectId ? { projectId: secret.projectId } : {}),
+    deduplicates: settings.deduplicates,
+    submitTimeoutMs: settings.submitTimeoutMs,
+    readTimeoutMs: settings.submitTimeoutMs,
+  };
+  const key = JSON.stringify(config);
+  const cached = providerCache.get(name);
+  if (cached?.key === key) return cached.adapter;
+  const adapter = (providerAdapters[name] as ProviderFactory<ProviderName>)(config);
+  providerCache.set(name, { key, adapter });
+  return adapter;
 }
+
+/** Each provider's slot pool (one item per provider in the job table). */
+export const slotPools = once((): SlotPools => {
+  const pools = new Map<ProviderName, DynamoDbSlotPool>();
+  return (provider) => {
+    let pool = pools.get(provider);
+    if (!pool) {
+      pool = new DynamoDbSlotPool(documentClient(), requireEnv(resourceEnv.jobTable), provider);
+      pools.set(provider, pool);
+    }
+    return pool;
+  };
+});
+
+/** Each provider's in-flight limit, from the settings. */
+export const inFlightLimits = once(
+  (): InFlightLimits =>
+    Object.fromEntries(
+      Object.entries(runtimeSettings().providers).map(([name, provider]) => [name, provider.maxInFlight]),
+    ) as InFlightLimits,
+);
 
 export const subscriptions = once(
   () => new DynamoDbSubscriptions(documentClient(), requireEnv(resourceEnv.connectionTable)),

@@ -1,6 +1,7 @@
 import { getSecret } from '@aws-lambda-powertools/parameters/secrets';
 import { z } from 'zod';
-import { resourceEnv } from '../../config/layout';
+import { providerSecretEnv, resourceEnv } from '../../config/layout';
+import type { ProviderName } from '../../config/providers';
 import { requireEnv } from './env';
 
 /**
@@ -11,14 +12,18 @@ import { requireEnv } from './env';
 const CACHE_SECONDS = 300;
 
 const providerSecret = z.object({
-  baseUrl: z.url(),
+  /** Overrides the provider's base URL from the settings. */
+  baseUrl: z.url().optional(),
   apiKey: z.string().optional(),
   webhookSecret: z.string().min(16),
+  /** Deepgram: the project whose request records answer status questions. */
+  projectId: z.string().min(1).optional(),
 });
 export type ProviderSecret = z.infer<typeof providerSecret>;
 
-export async function providerSecretValue(): Promise<ProviderSecret> {
-  const value = await getSecret(requireEnv(resourceEnv.providerSecretArn), {
+/** One provider's secret (config/providers.ts), from its own Secrets Manager secret. */
+export async function providerSecretValue(provider: ProviderName): Promise<ProviderSecret> {
+  const value = await getSecret(requireEnv(providerSecretEnv(provider)), {
     transform: 'json',
     maxAge: CACHE_SECONDS,
   });
@@ -26,7 +31,7 @@ export async function providerSecretValue(): Promise<ProviderSecret> {
   // Never echo the secret: name the fields that are wrong, nothing else.
   if (!parsed.success) {
     throw new Error(
-      `Provider secret is invalid at ${parsed.error.issues.map((i) => i.path.join('.')).join(', ')}`,
+      `The secret of provider ${provider} is invalid at ${parsed.error.issues.map((i) => i.path.join('.')).join(', ')}`,
     );
   }
   return parsed.data;

@@ -96,3 +96,42 @@ export async function probeUrl(
   const type = response.headers.get('content-type')?.split(';')[0]?.trim();
   return { ...(length ? { size: Number(length) } : {}), ...(type ? { contentType: type } : {}) };
 }
+
+/** The largest provider output file Longhaul copies into its output bucket. */
+const MAX_OUTPUT_BYTES = 256 * 1024 * 1024;
+
+/**
+ * Fetches a provider's output file to keep it: providers delete outputs
+ * (Replicate after an hour), so the copy is made when the job finishes. A
+ * file that is gone is the job's outcome; anything else is worth another try.
+ */
+export async function fetchOutput(
+  url: string,
+  timeoutMs: number,
+): Promise<{ readonly bytes: Uint8Array; readonly contentType?: string }> {
+  let response: Response;
+  try {
+    response = await fetch(url, { redirect: 'follow', signal: AbortSignal.timeout(timeoutMs) });
+  } catch (error) {
+    throw new AssetUnavailableError(
+      `The provider's output could not be fetched: ${(error as Error).message}`,
+    );
+  }
+  if (response.status === 404 || response.status === 410) {
+    throw new InvalidJobInputError(
+      `[output_expired] The provider no longer has the output (${response.status}).`,
+      'output_expired',
+    );
+  }
+  if (!response.ok) throw new AssetUnavailableError(`The provider's output answered ${response.status}.`);
+  const length = Number(response.headers.get('content-length') ?? '0');
+  if (length > MAX_OUTPUT_BYTES) {
+    throw new InvalidJobInputError(
+      `[output_too_large] The provider's output is ${length} bytes; at most ${MAX_OUTPUT_BYTES} are kept.`,
+      'output_too_large',
+    );
+  }
+  const bytes = new Uint8Array(await response.arrayBuffer());
+  const type = response.headers.get('content-type')?.split(';')[0]?.trim();
+  return { bytes, ...(type ? { contentType: type } : {}) };
+}

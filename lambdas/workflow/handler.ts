@@ -1,26 +1,28 @@
 import type { Context } from 'aws-lambda';
 import { z } from 'zod';
 import { resourceEnv } from '../../config/layout';
+import { PROVIDERS } from '../../config/providers';
 import { isTerminal } from '../domain/job';
 import { presentJob } from '../domain/present';
 import { runStep, STEP_NAMES } from '../domain/workflow';
 import {
+  inFlightLimits,
   inputStore,
   jobQueue,
   liveJobStore,
   outputStore,
-  provider,
-  slotPool,
+  providerAdapter,
+  slotPools,
   timeline,
   workflow,
 } from '../shared/aws';
 import { requireEnv, runtimeSettings } from '../shared/env';
 import { emit, instrument, logger } from '../shared/observability';
 import { webhookSigningSecret } from '../shared/secrets';
-import { deliverSignedWebhook, probeUrl } from '../shared/webhooks';
+import { deliverSignedWebhook, fetchOutput, probeUrl } from '../shared/webhooks';
 
 const settings = runtimeSettings();
-const providerWebhookUrl = requireEnv(resourceEnv.providerWebhookUrl);
+const apiBaseUrl = requireEnv(resourceEnv.apiBaseUrl);
 
 const stepEvent = z.object({
   step: z.enum(STEP_NAMES),
@@ -40,17 +42,19 @@ export const handler = instrument('workflow', async (raw: unknown, _context: Con
   return runStep(
     {
       store: liveJobStore(),
-      slots: slotPool(),
+      slots: slotPools(),
       queue: jobQueue(),
-      maxInFlight: settings.maxInFlight,
-      provider: await provider(),
+      maxInFlight: inFlightLimits(),
+      providers: providerAdapter,
       timeline: timeline(),
       inputs: inputStore(),
       outputs,
       workflow: workflow(),
       now: () => new Date(),
       maxUploadBytes: settings.maxUploadBytes,
-      providerWebhookUrl,
+      providerWebhookUrl: (provider) => `${apiBaseUrl}${PROVIDERS[provider].webhookPath}`,
+      fetchOutput: (url) => fetchOutput(url, settings.providerSubmitTimeoutMs * 3),
+      inputUrlTtlSeconds: settings.uploadUrlTtlSeconds,
       probeUrl: (url) => probeUrl(url, settings.webhookTimeoutMs),
       observe: (observation) => {
         if (observation.kind === 'started') {

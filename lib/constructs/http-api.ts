@@ -25,10 +25,10 @@ import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import {
   API_KEY_HEADER,
+  allRoutes,
   binaryMediaTypes,
   type RouteKey,
   type RouteLayout,
-  routes,
 } from '../../config/layout';
 import {
   type GatewayResponseType,
@@ -36,6 +36,7 @@ import {
   PROBLEM_CONTENT_TYPE,
   RATE_LIMIT_RETRY_AFTER_SECONDS,
 } from '../../config/problems';
+import type { ProviderName } from '../../config/providers';
 import type { Settings } from '../../config/settings';
 import { handlerEntry } from '../handlers';
 import { acknowledge } from '../nag';
@@ -75,7 +76,8 @@ export interface HttpApiProps {
   /** The output bucket; the api handler presigns GET URLs of job outputs in it. */
   readonly outputBucket: IBucket;
   /** The provider secret; the api handler checks the signature of provider webhooks with its `webhookSecret`. */
-  readonly providerSecret: ISecret;
+  /** Each provider's secret (API key, webhook signing key). */
+  readonly providerSecrets: Readonly<Record<ProviderName, ISecret>>;
 
   /**
    * The routes to serve, all proxied to the one api handler.
@@ -177,7 +179,7 @@ export class HttpApi extends Construct {
         `HttpApi ${this.node.path}: stage limits (${stageRateLimit}/s, burst ${stageBurstLimit}) must be at least one tenant's limits (${settings.apiRateLimit}/s, burst ${settings.apiBurstLimit})`,
       );
     }
-    const apiRoutes = props.routes ?? routes;
+    const apiRoutes = props.routes ?? allRoutes;
     if (apiRoutes.length === 0) throw new Error(`HttpApi ${this.node.path}: routes must not be empty`);
     const routeKeys = apiRoutes.map((route) => `${route.method} ${route.path}`);
     const duplicate = routeKeys.find((key, index) => routeKeys.indexOf(key) !== index);
@@ -197,7 +199,7 @@ export class HttpApi extends Construct {
       .useQueue('jobQueueUrl', props.jobQueue, 'send')
       .useBucket('inputBucket', props.inputBucket, 'readWrite')
       .useBucket('outputBucket', props.outputBucket, 'read')
-      .useSecret('providerSecretArn', props.providerSecret)
+      .useProviderSecrets(props.providerSecrets)
       .useDeadLetterRedrive(props.deadLetterQueue, props.jobQueue)
       // Provider events resume the waiting workflow step (and their progress keeps it alive); a cancel fails it.
       .allowTaskResponses();

@@ -16,7 +16,8 @@ import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
-import { resourceEnv } from '../../config/layout';
+import { providerSecretEnv, resourceEnv } from '../../config/layout';
+import type { ProviderName } from '../../config/providers';
 import { type Settings, settingsEnvironment } from '../../config/settings';
 import { DEPS_LOCK_FILE, REPO_ROOT } from '../handlers';
 import { acknowledge, acknowledgeActionsOnAnyResource, iam5ResourceFinding } from '../nag';
@@ -27,10 +28,10 @@ export type QueueEnvKey = Extract<keyof typeof resourceEnv, 'jobQueueUrl' | 'han
 /** Queues a handler names by ARN: the two ends of a dead-letter redrive. */
 export type QueueArnEnvKey = Extract<keyof typeof resourceEnv, 'deadLetterQueueArn' | 'jobQueueArn'>;
 export type BucketEnvKey = Extract<keyof typeof resourceEnv, 'inputBucket' | 'outputBucket'>;
-export type SecretEnvKey = Extract<keyof typeof resourceEnv, 'providerSecretArn' | 'webhookSecretArn'>;
+export type SecretEnvKey = Extract<keyof typeof resourceEnv, 'webhookSecretArn'>;
 export type StateMachineEnvKey = Extract<keyof typeof resourceEnv, 'stateMachineArn'>;
 /** Addresses a handler is told about but needs no permission for. */
-export type UrlEnvKey = Extract<keyof typeof resourceEnv, 'providerWebhookUrl' | 'streamCallbackUrl'>;
+export type UrlEnvKey = Extract<keyof typeof resourceEnv, 'apiBaseUrl' | 'streamCallbackUrl'>;
 export type ResourceEnvKey =
   | TableEnvKey
   | QueueEnvKey
@@ -301,11 +302,24 @@ export class ProjectFunction extends Construct implements IGrantable {
    * a cached secret lookup calls) and sets the handler's `resourceEnv[key]` to its ARN.
    */
   public useSecret(key: SecretEnvKey, secret: ISecret): this {
+    this.grantSecretRead(secret);
+    return this.setResourceEnv(key, secret.secretArn);
+  }
+
+  /** Grants reading each provider's secret and sets `providerSecretEnv(provider)` to its ARN. */
+  public useProviderSecrets(secrets: Readonly<Record<ProviderName, ISecret>>): this {
+    for (const [provider, secret] of Object.entries(secrets)) {
+      this.grantSecretRead(secret);
+      this.lambdaFunction.addEnvironment(providerSecretEnv(provider), secret.secretArn);
+    }
+    return this;
+  }
+
+  private grantSecretRead(secret: ISecret): void {
     this.role.addToPrincipalPolicy(
       new PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: [secret.secretArn] }),
     );
     secret.encryptionKey?.grantDecrypt(this.role);
-    return this.setResourceEnv(key, secret.secretArn);
   }
 
   /**

@@ -1,6 +1,7 @@
 import { RemovalPolicy } from 'aws-cdk-lib';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
+import { LEGACY_PROVIDER, PROVIDER_NAMES, PROVIDERS, type ProviderName } from '../../config/providers';
 import { acknowledge } from '../nag';
 
 /** Long enough for HMAC-SHA256 keys; letters and digits only, so the value survives any header or config file. */
@@ -16,25 +17,24 @@ export interface ProviderSecretsProps {
 }
 
 /**
- * The credentials of Longhaul's two webhook relationships, in Secrets Manager
+ * The credentials of Longhaul's webhook relationships, in Secrets Manager
  * (AWS-managed key), read by the handlers through a short in-memory cache so a
  * changed value reaches them within minutes, without a redeploy.
  *
- * `providerSecret` is JSON `{baseUrl, apiKey, webhookSecret}`. It is created
- * with `baseUrl` `https://provider.invalid`, an empty `apiKey` and a generated
- * `webhookSecret`; after the first deploy an operator sets `baseUrl` and
- * `apiKey` to the provider account's values (`aws secretsmanager
- * put-secret-value --secret-id <ProviderSecretArn> --secret-string '{…}'`) and
- * registers `webhookSecret` with the provider as the key that signs its
- * webhooks, or replaces it with the key the provider issued. Until then every
- * submission fails at the provider, and no job is charged.
+ * One secret per provider (config/providers.ts), JSON `{apiKey, webhookSecret,
+ * baseUrl?}`, created with an empty `apiKey` and a generated `webhookSecret`.
+ * After the first deploy an operator puts the provider account's values
+ * (`aws secretsmanager put-secret-value --secret-id <arn> --secret-string
+ * '{…}'`): what each provider needs is in the secret's description. `baseUrl`
+ * overrides the provider's base URL from the settings. Until then every
+ * submission to that provider fails, and no job is charged.
  *
  * `webhookSecret` is the key that signs Longhaul's own webhooks to clients
  * (`Longhaul-Signature`); clients receive it out of band to verify them.
  */
 export class ProviderSecrets extends Construct {
-  /** The media provider's base URL, API key and webhook signing key, as JSON. */
-  public readonly providerSecret: Secret;
+  /** Each provider's API key and webhook signing key, as JSON. */
+  public readonly providerSecrets: { readonly [P in ProviderName]: Secret };
   /** The key Longhaul signs client webhooks with (a plain string). */
   public readonly webhookSecret: Secret;
 
@@ -42,22 +42,30 @@ export class ProviderSecrets extends Construct {
     super(scope, id);
     const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
 
-    this.providerSecret = new Secret(this, 'ProviderSecret', {
-      description:
-        'Longhaul media provider: JSON {baseUrl, apiKey, webhookSecret}. Set baseUrl and apiKey after the first deploy.',
-      generateSecretString: {
-        secretStringTemplate: JSON.stringify({ baseUrl: 'https://provider.invalid', apiKey: '' }),
-        generateStringKey: 'webhookSecret',
-        excludePunctuation: true,
-        passwordLength: GENERATED_SECRET_LENGTH,
-      },
-      removalPolicy,
-    });
-    acknowledge(
-      this.providerSecret,
-      'AwsSolutions-SMG4',
-      'No automatic rotation: the API key is issued by the media provider and the webhook key is registered with it, so a new value has to be made with the provider first; operators rotate it there and then put the new value here, and the handlers pick it up within minutes.',
-    );
+    this.providerSecrets = Object.fromEntries(
+      PROVIDER_NAMES.map((provider) => {
+        const spec = PROVIDERS[provider];
+        // The first provider keeps the id its secret had when it was the only one, so no deployed secret is replaced.
+        const secretId =
+          provider === LEGACY_PROVIDER ? 'ProviderSecret' : `ProviderSecret${pascal(provider)}`;
+        const secret = new Secret(this, secretId, {
+          description: `Longhaul provider ${spec.title}: JSON {apiKey, webhookSecret, baseUrl?}. ${spec.credentials}.`,
+          generateSecretString: {
+            secretStringTemplate: JSON.stringify({ apiKey: '' }),
+            generateStringKey: 'webhookSecret',
+            excludePunctuation: true,
+            passwordLength: GENERATED_SECRET_LENGTH,
+          },
+          removalPolicy,
+        });
+        acknowledge(
+          secret,
+          'AwsSolutions-SMG4',
+          `No automatic rotation: the API key is issued by ${spec.title} and the webhook key is registered with it (or issued by it), so a new value has to be made there first; operators rotate it there and then put the new value here, and the handlers pick it up within minutes.`,
+        );
+        return [provider, secret];
+      }),
+    ) as { [P in ProviderName]: Secret };
 
     this.webhookSecret = new Secret(this, 'WebhookSigningSecret', {
       description: 'Longhaul client webhook signing key (Longhaul-Signature v1 HMAC-SHA256).',
@@ -71,3 +79,6 @@ export class ProviderSecrets extends Construct {
     );
   }
 }
+
+const pascal = (name: string): string =>
+  name.replace(/(^|[^A-Za-z0-9])([a-z])/g, (_, _sep: string, letter: string) => letter.toUpperCase());

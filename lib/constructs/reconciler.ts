@@ -8,6 +8,7 @@ import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
+import type { ProviderName } from '../../config/providers';
 import type { Settings } from '../../config/settings';
 import { handlerEntry } from '../handlers';
 import { longhaulMetric } from '../metrics';
@@ -35,7 +36,8 @@ export interface ReconcilerProps {
   /** The media workflow: its executions are described, stopped and (for dead ones) started again. */
   readonly stateMachine: StateMachine;
   /** The provider's base URL and API key; the reconciler asks the provider about jobs whose webhooks were lost. */
-  readonly providerSecret: ISecret;
+  /** Each provider's secret (API key, webhook signing key). */
+  readonly providerSecrets: Readonly<Record<ProviderName, ISecret>>;
   /** Where the reconciler's alarms are sent. */
   readonly alarms: Alarms;
 
@@ -100,7 +102,7 @@ export class Reconciler extends Construct {
       .useQueue('jobQueueUrl', props.jobQueue, 'send')
       .useQueue('handOffQueueUrl', props.handOffQueue, 'send')
       .useStateMachine('stateMachineArn', stateMachine)
-      .useSecret('providerSecretArn', props.providerSecret)
+      .useProviderSecrets(props.providerSecrets)
       // Completes steps whose provider finished unheard, and keeps waiting steps alive.
       .allowTaskResponses();
 

@@ -4,6 +4,7 @@ import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import type { ProviderName } from '../../config/providers';
 import type { Settings } from '../../config/settings';
 import { handlerEntry } from '../handlers';
 import { ProjectFunction } from './project-function';
@@ -20,11 +21,13 @@ export interface WorkflowStepsProps {
   /** The output bucket; `finalize` stores outputs and `notify` presigns them for the webhook body. */
   readonly outputBucket: IBucket;
   /** The provider's base URL, API key and webhook key. */
-  readonly providerSecret: ISecret;
+  /** Each provider's secret (API key, webhook signing key). */
+  readonly providerSecrets: Readonly<Record<ProviderName, ISecret>>;
   /** The key that signs client webhooks. */
   readonly webhookSecret: ISecret;
   /** Longhaul's provider webhook endpoint, handed to the provider with each submission. */
-  readonly providerWebhookUrl: string;
+  /** Longhaul's base URL, under which each provider's webhook route lives. */
+  readonly apiBaseUrl: string;
 
   /**
    * Entry file of the steps handler.
@@ -63,9 +66,9 @@ export class WorkflowSteps extends Construct {
       .useQueue('handOffQueueUrl', props.handOffQueue, 'send')
       .useBucket('inputBucket', props.inputBucket, 'read')
       .useBucket('outputBucket', props.outputBucket, 'readWrite')
-      .useSecret('providerSecretArn', props.providerSecret)
+      .useProviderSecrets(props.providerSecrets)
       .useSecret('webhookSecretArn', props.webhookSecret)
-      .useUrl('providerWebhookUrl', props.providerWebhookUrl)
+      .useUrl('apiBaseUrl', props.apiBaseUrl)
       // The await step resumes itself when the provider finished before its token was stored.
       .allowTaskResponses();
   }

@@ -1,4 +1,5 @@
 import { GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { PROVIDER_NAMES } from '../../config/providers';
 import type { Job, JobError } from '../../lambdas/domain/job';
 import type { ActiveStatus, JobStore, SlotPool } from '../../lambdas/domain/ports';
 import { FIX_KINDS } from '../../lambdas/domain/reconcile';
@@ -92,12 +93,17 @@ const RECENT_JOBS_SHOWN = 25;
 /** Every active job of one status: the sparse index holds active jobs only, so this grows with them, not with history. */
 async function allActive(jobs: JobStore, status: ActiveStatus): Promise<Job[]> {
   const found: Job[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await jobs.listActive(status, { limit: PAGE_SIZE, ...(cursor ? { cursor } : {}) });
-    found.push(...page.items);
-    cursor = page.nextCursor ?? undefined;
-  } while (cursor);
+  for (const provider of PROVIDER_NAMES) {
+    let cursor: string | undefined;
+    do {
+      const page = await jobs.listActive(provider, status, {
+        limit: PAGE_SIZE,
+        ...(cursor ? { cursor } : {}),
+      });
+      found.push(...page.items);
+      cursor = page.nextCursor ?? undefined;
+    } while (cursor);
+  }
   return found;
 }
 

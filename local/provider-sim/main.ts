@@ -1,10 +1,24 @@
 import { z } from 'zod';
-import { type RunningSimulator, type SimulatorOptions, startSimulator } from './simulator';
+import {
+  DEFAULT_DEEPGRAM_API_KEY_ID,
+  DEFAULT_DEEPGRAM_PROJECT_ID,
+  DEFAULT_REPLICATE_WEBHOOK_SECRET,
+} from './defaults';
+import { REPLICATE_WEBHOOK_SECRET_FORMAT } from './replicate';
+import {
+  DEFAULT_OUTPUT_TTL_MS,
+  MAX_OUTPUT_TTL_MS,
+  type RunningSimulator,
+  type SimulatorOptions,
+  startSimulator,
+} from './simulator';
 
 /**
  * `npm run sim`: the simulated provider on its own (contract sections 2 and 3),
  * so it can outlive a crash of the local stack the way a real provider would.
- * Prints the ready line on stdout; everything else goes to stderr.
+ * Prints the ready line on stdout; everything else goes to stderr. The default
+ * dialect credentials live in ./defaults, which the local stack can import
+ * without starting anything.
  */
 
 /** How long SIGINT/SIGTERM may take before the process exits regardless. */
@@ -46,12 +60,29 @@ const environmentSchema = z.object({
       .transform((value) => value === '1' || value === 'true')
       .default(true),
   ),
+  SIM_OUTPUT_TTL_MS: z.preprocess(
+    unsetIfEmpty,
+    wholeNumber(0, MAX_OUTPUT_TTL_MS).default(DEFAULT_OUTPUT_TTL_MS),
+  ),
   PROVIDER_WEBHOOK_SECRET: z.preprocess(unsetIfEmpty, z.string().default('dev-provider-webhook-secret')),
+  SIM_REPLICATE_WEBHOOK_SECRET: z.preprocess(
+    unsetIfEmpty,
+    z
+      .string()
+      .regex(REPLICATE_WEBHOOK_SECRET_FORMAT, 'must be whsec_ followed by base64')
+      .default(DEFAULT_REPLICATE_WEBHOOK_SECRET),
+  ),
+  SIM_DEEPGRAM_API_KEY_ID: z.preprocess(unsetIfEmpty, z.string().default(DEFAULT_DEEPGRAM_API_KEY_ID)),
+  SIM_DEEPGRAM_PROJECT_ID: z.preprocess(unsetIfEmpty, z.string().default(DEFAULT_DEEPGRAM_PROJECT_ID)),
   PROVIDER_API_KEY: z.preprocess(unsetIfEmpty, z.string().optional()),
 });
 
 /** Secrets are never repeated in a message; the other values are, so the mistake is visible. */
-const SECRET_VARIABLES = new Set(['PROVIDER_WEBHOOK_SECRET', 'PROVIDER_API_KEY']);
+const SECRET_VARIABLES = new Set([
+  'PROVIDER_WEBHOOK_SECRET',
+  'PROVIDER_API_KEY',
+  'SIM_REPLICATE_WEBHOOK_SECRET',
+]);
 
 function readOptions(env: NodeJS.ProcessEnv): SimulatorOptions & { port: number } {
   const result = environmentSchema.safeParse(env);
@@ -69,7 +100,11 @@ function readOptions(env: NodeJS.ProcessEnv): SimulatorOptions & { port: number 
     jobMs: settings.SIM_JOB_MS,
     progressHz: settings.SIM_PROGRESS_HZ,
     idempotent: settings.SIM_IDEMPOTENT,
+    outputTtlMs: settings.SIM_OUTPUT_TTL_MS,
     webhookSecret: settings.PROVIDER_WEBHOOK_SECRET,
+    replicateWebhookSecret: settings.SIM_REPLICATE_WEBHOOK_SECRET,
+    deepgramApiKeyId: settings.SIM_DEEPGRAM_API_KEY_ID,
+    deepgramProjectId: settings.SIM_DEEPGRAM_PROJECT_ID,
     apiKey: settings.PROVIDER_API_KEY,
     log,
   };
@@ -111,6 +146,7 @@ async function main(): Promise<void> {
   }
   log(
     `jobMs=${options.jobMs} progressHz=${options.progressHz} idempotent=${options.idempotent}` +
+      ` outputTtlMs=${options.outputTtlMs}` +
       ` auth=${options.apiKey ? 'bearer' : 'none'}`,
   );
   process.stdout.write(`longhaul sim: ready at ${simulator.url}\n`);

@@ -1,6 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { GenerationOutput } from './outputs';
-import { PROVIDER_SIGNATURE_HEADER, signProviderPayload } from './signature';
 
 /** The webhook bodies the provider POSTs to a submission's `webhookUrl`. */
 export interface ProviderError {
@@ -20,13 +19,13 @@ export type ProviderEvent =
   | { readonly type: 'canceled'; readonly id: string; readonly at: string };
 
 export interface DeliveryPolicy {
-  /** Attempts for a completion (succeeded, failed, canceled); a progress tick gets exactly one. */
+  /** Attempts for a final message (a completion); a progress message gets exactly one. */
   readonly completionAttempts: number;
   /** Pause before retry `n` (1-based) of a completion. */
   readonly backoffMs: (retry: number) => number;
   /** How long one POST may take before it counts as failed. */
   readonly attemptTimeoutMs: number;
-  /** Undelivered events kept per generation; beyond it the oldest progress tick is dropped. */
+  /** Undelivered messages kept per job; beyond it the oldest progress message is dropped. */
   readonly maxQueuedPerGeneration: number;
 }
 
@@ -37,67 +36,86 @@ export const defaultDeliveryPolicy: DeliveryPolicy = {
   maxQueuedPerGeneration: 1000,
 };
 
-interface Outbox {
+/**
+ * One HTTP POST a dialect wants delivered: its body is fixed, its headers are
+ * built for each attempt (signatures carry the attempt's time).
+ */
+export interface OutgoingWebhook {
+  /** The job the message is about: a job's messages go out in order, one at a time. */
+  readonly jobId: string;
   readonly url: string;
-  readonly events: ProviderEvent[];
+  /** What it is, for the log. */
+  readonly label: string;
+  /** Final messages (outcomes) are retried until a 2xx; others get one attempt and may be dropped. */
+  readonly final: boolean;
+  /** @default 'POST' */
+  readonly method?: 'POST' | 'PUT';
+  readonly body: string;
+  readonly headers: () => Readonly<Record<string, string>>;
+}
+
+interface Outbox {
+  readonly messages: OutgoingWebhook[];
   draining: boolean;
 }
 
 /**
- * Sends each generation's events in order, one at a time: live progress
- * streams every tick, so ticks are queued rather than coalesced, and a
- * completion never overtakes the ticks before it. Generations do not wait for
- * each other. Progress is fire-and-forget; completions are retried until a
- * 2xx, as a receiver that missed one would otherwise never learn the outcome.
+ * Sends each job's messages in order, one at a time: live progress streams
+ * every tick, so ticks are queued rather than coalesced, and a completion
+ * never overtakes the ticks before it. Jobs do not wait for each other.
+ * Progress is fire-and-forget; completions are retried until a 2xx, as a
+ * receiver that missed one would otherwise never learn the outcome.
  */
 export class WebhookDispatcher {
   private readonly outboxes = new Map<string, Outbox>();
   private lifetime = new AbortController();
 
   constructor(
-    private readonly secret: string,
     private readonly log: (line: string) => void,
     private readonly policy: DeliveryPolicy = defaultDeliveryPolicy,
   ) {}
 
-  enqueue(url: string, event: ProviderEvent): void {
-    let outbox = this.outboxes.get(event.id);
+  enqueue(message: OutgoingWebhook): void {
+    let outbox = this.outboxes.get(message.jobId);
     if (!outbox) {
-      outbox = { url, events: [], draining: false };
-      this.outboxes.set(event.id, outbox);
+      outbox = { messages: [], draining: false };
+      this.outboxes.set(message.jobId, outbox);
     }
-    if (event.type === 'progress' && outbox.events.length >= this.policy.maxQueuedPerGeneration) {
-      const oldestTick = outbox.events.findIndex((queued) => queued.type === 'progress');
-      if (oldestTick >= 0) outbox.events.splice(oldestTick, 1);
+    if (!message.final && outbox.messages.length >= this.policy.maxQueuedPerGeneration) {
+      const oldestProgress = outbox.messages.findIndex((queued) => !queued.final);
+      if (oldestProgress >= 0) outbox.messages.splice(oldestProgress, 1);
     }
-    outbox.events.push(event);
-    if (!outbox.draining) void this.drain(event.id, outbox, this.lifetime.signal);
+    outbox.messages.push(message);
+    if (!outbox.draining) void this.drain(message.jobId, outbox, this.lifetime.signal);
   }
 
-  /** Drops every queued event and aborts deliveries in flight, including completion retries. */
+  /** Drops every queued message and aborts deliveries in flight, including completion retries. */
   abortAll(): void {
     this.lifetime.abort();
     this.lifetime = new AbortController();
     this.outboxes.clear();
   }
 
-  private async drain(generationId: string, outbox: Outbox, signal: AbortSignal): Promise<void> {
+  private async drain(jobId: string, outbox: Outbox, signal: AbortSignal): Promise<void> {
     outbox.draining = true;
     try {
-      for (let event = outbox.events.shift(); event && !signal.aborted; event = outbox.events.shift()) {
-        await this.deliver(outbox.url, event, signal);
+      for (
+        let message = outbox.messages.shift();
+        message && !signal.aborted;
+        message = outbox.messages.shift()
+      ) {
+        await this.deliver(message, signal);
       }
     } finally {
       outbox.draining = false;
-      if (outbox.events.length === 0 && this.outboxes.get(generationId) === outbox) {
-        this.outboxes.delete(generationId);
+      if (outbox.messages.length === 0 && this.outboxes.get(jobId) === outbox) {
+        this.outboxes.delete(jobId);
       }
     }
   }
 
-  private async deliver(url: string, event: ProviderEvent, signal: AbortSignal): Promise<void> {
-    const body = JSON.stringify(event);
-    const attempts = event.type === 'progress' ? 1 : this.policy.completionAttempts;
+  private async deliver(message: OutgoingWebhook, signal: AbortSignal): Promise<void> {
+    const attempts = message.final ? this.policy.completionAttempts : 1;
     for (let attempt = 1; attempt <= attempts; attempt++) {
       if (attempt > 1) {
         try {
@@ -106,27 +124,25 @@ export class WebhookDispatcher {
           return;
         }
       }
-      const outcome = await this.post(url, body, signal);
+      const outcome = await this.post(message, signal);
       if (outcome === 'delivered' || signal.aborted) return;
       const verdict = attempt < attempts ? 'will retry' : 'giving up';
       this.log(
-        `webhook ${event.type} for ${event.id} to ${url}: ${outcome} (attempt ${attempt} of ${attempts}, ${verdict})`,
+        `webhook ${message.label} for ${message.jobId} to ${message.url}: ${outcome} ` +
+          `(attempt ${attempt} of ${attempts}, ${verdict})`,
       );
     }
   }
 
-  private async post(url: string, body: string, signal: AbortSignal): Promise<string> {
+  private async post(message: OutgoingWebhook, signal: AbortSignal): Promise<string> {
     try {
-      const response = await fetch(url, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          [PROVIDER_SIGNATURE_HEADER]: signProviderPayload(this.secret, body, Math.floor(Date.now() / 1000)),
-        },
-        body,
+      const response = await fetch(message.url, {
+        method: message.method ?? 'POST',
+        headers: { 'content-type': 'application/json', ...message.headers() },
+        body: message.body,
         signal: AbortSignal.any([signal, AbortSignal.timeout(this.policy.attemptTimeoutMs)]),
       });
-      // Reading the body to its end frees the connection for the next event.
+      // Reading the body to its end frees the connection for the next message.
       await response.arrayBuffer();
       return response.ok ? 'delivered' : `HTTP ${response.status}`;
     } catch (error) {

@@ -99,7 +99,11 @@ describe('HttpApi', () => {
       ),
       inputBucket: Bucket.fromBucketName(scope, 'Inputs', 'inputs'),
       outputBucket: Bucket.fromBucketName(scope, 'Outputs', 'outputs'),
-      providerSecret: Secret.fromSecretNameV2(scope, 'Provider', 'provider'),
+      providerSecrets: {
+        'longhaul-http': Secret.fromSecretNameV2(scope, 'Provider', 'provider'),
+        replicate: Secret.fromSecretNameV2(scope, 'ProviderReplicate', 'provider-replicate'),
+        deepgram: Secret.fromSecretNameV2(scope, 'ProviderDeepgram', 'provider-deepgram'),
+      },
       ...overrides,
     });
   };
@@ -171,7 +175,11 @@ describe('Reconciler', () => {
       stateMachine: new StateMachine(scope, 'Machine', {
         definitionBody: DefinitionBody.fromChainable(new Pass(scope, 'Pass')),
       }),
-      providerSecret: Secret.fromSecretNameV2(scope, 'Provider', 'provider'),
+      providerSecrets: {
+        'longhaul-http': Secret.fromSecretNameV2(scope, 'Provider', 'provider'),
+        replicate: Secret.fromSecretNameV2(scope, 'ProviderReplicate', 'provider-replicate'),
+        deepgram: Secret.fromSecretNameV2(scope, 'ProviderDeepgram', 'provider-deepgram'),
+      },
       alarms: new Alarms(scope, 'Alarms'),
     });
   };

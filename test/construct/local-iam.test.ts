@@ -1,4 +1,4 @@
-import { resourceEnv } from '../../config/layout';
+import { providerSecretEnv, resourceEnv } from '../../config/layout';
 import { defaultSettings } from '../../config/settings';
 import { IamPolicies, localReferences } from '../../local/iam';
 import { loadTemplate } from '../../local/template';
@@ -16,7 +16,7 @@ const environment = {
   [resourceEnv.inputBucket]: 'longhaul-inputs',
   [resourceEnv.outputBucket]: 'longhaul-outputs',
   [resourceEnv.stateMachineArn]: 'arn:aws:states:us-east-1:000000000000:stateMachine:longhaul-jobs',
-  [resourceEnv.providerSecretArn]:
+  [providerSecretEnv('longhaul-http')]:
     'arn:aws:secretsmanager:us-east-1:000000000000:secret:longhaul/provider-AbCdEf',
 };
 const policies = new IamPolicies(template, localReferences(template, environment));

@@ -17,6 +17,7 @@ import {
   type UploadTicket,
 } from '../../client';
 import { JOB_TYPES_PATH, renderJobTypes } from '../../client/scripts/job-types';
+import { JOB_TYPE_MODULES } from '../../config/job-types';
 import type { Problem as ServerProblem } from '../../config/problems';
 import { JOB_TYPE_SCHEMAS, openApiDocument } from '../../lambdas/api/openapi';
 import type { UploadTicket as ServerUploadTicket } from '../../lambdas/domain/intake';
@@ -30,7 +31,6 @@ import type {
   LiveMessage as ServerLiveMessage,
   TimelineEvent as ServerTimelineEvent,
 } from '../../lambdas/domain/ports';
-import { fileInputField } from '../../lambdas/domain/requests';
 import type { IssuedStreamTicket } from '../../lambdas/domain/stream-tickets';
 
 /**
@@ -87,13 +87,16 @@ describe('the SDK types', () => {
     expect([...JOB_STATUSES]).toEqual([...SERVER_JOB_STATUSES]);
     expect([...JOB_TYPES]).toEqual(schemas.JobType.enum);
     expect([...JOB_TYPES]).toEqual([...SERVER_JOB_TYPES]);
-    expect(FILE_INPUT_FIELD).toEqual(fileInputField);
+    expect(FILE_INPUT_FIELD).toEqual(
+      Object.fromEntries(JOB_TYPE_MODULES.flatMap((m) => (m.file ? [[m.name, m.file.refField]] : []))),
+    );
   });
 
   it('name exactly the documented fields of a job, an admin job, a timeline event and an upload ticket', () => {
     const jobFields: Record<keyof Job, true> = {
       id: true,
       type: true,
+      provider: true,
       status: true,
       progress: true,
       input: true,
@@ -155,6 +158,7 @@ describe('the SDK types', () => {
     const image: JobOf<'image.generate'> = {
       id: 'job_x',
       type: 'image.generate',
+      provider: 'replicate',
       status: 'succeeded',
       progress: 100,
       input: { prompt: 'a lighthouse', width: 512 },

@@ -2,9 +2,9 @@ import { readFileSync } from 'node:fs';
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { OPENAPI_YAML_PATH, renderOpenApiYaml } from '../../client/scripts/openapi';
+import { jobTypeModule } from '../../config/job-types';
 import { routes } from '../../config/layout';
 import { type OperationObject, openApiDocument, PROBLEM_CODES } from '../../lambdas/api/openapi';
-import { audioTranscribeInput, imageGenerateInput } from '../../lambdas/domain/requests';
 
 /**
  * The OpenAPI document: valid OpenAPI 3.1, complete against the routes the
@@ -163,9 +163,7 @@ describe('the OpenAPI document', () => {
       ['audio.transcribe', { audioUrl: 'https://example.com/a.mp3', language: 'english!' }],
     ];
     for (const [type, input] of samples) {
-      const zod = (type === 'image.generate' ? imageGenerateInput : audioTranscribeInput).safeParse(
-        input,
-      ).success;
+      const zod = jobTypeModule(type).input.safeParse(input).success;
       expect({ type, input, accepted: request({ type, input }) }).toEqual({ type, input, accepted: zod });
     }
     expect(request({ type: 'video.render', input: { prompt: 'x' } })).toBe(false);

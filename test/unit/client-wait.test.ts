@@ -55,6 +55,7 @@ const JOB_ID = 'job_waitwaitwaitwaitwaitwaitwa';
 const job = (status: JobStatus, progress: number): Job => ({
   id: JOB_ID,
   type: 'image.generate',
+  provider: 'replicate',
   status,
   progress,
   input: { prompt: 'x' },

@@ -1,11 +1,12 @@
 import { deferDelaySeconds, dispatchJob } from '../../lambdas/domain/dispatch';
 import { executionNameOf, type Job, newJob, slotHolderOf } from '../../lambdas/domain/job';
 import {
+  limits,
   MemoryQueue,
-  MemorySlots,
   MemoryStore,
   MemoryTimeline,
   MemoryWorkflow,
+  memorySlots,
 } from './support/memory-ports';
 
 const clock = new Date('2026-05-01T10:00:00.000Z');
@@ -13,11 +14,11 @@ const clock = new Date('2026-05-01T10:00:00.000Z');
 function setup(maxInFlight: number) {
   const deps = {
     store: new MemoryStore(),
-    slots: new MemorySlots(),
+    slots: memorySlots(),
     workflow: new MemoryWorkflow(),
     queue: new MemoryQueue(),
     timeline: new MemoryTimeline(),
-    maxInFlight,
+    maxInFlight: limits(maxInFlight),
     maxWaitSeconds: 30,
     now: () => clock,
     random: () => 0.5,

@@ -24,6 +24,7 @@ beforeEach(() => {
     workflow: new MemoryWorkflow(),
     now: () => clock,
     idempotencyInProgressMs: 30_000,
+    jobTypeProviders: { 'image.generate': 'longhaul-http', 'audio.transcribe': 'longhaul-http' },
   };
 });
 

@@ -3,12 +3,13 @@ import { type Job, newJob, slotHolderOf, submissionTagOf } from '../../lambdas/d
 import { parseResolution, resolveJob } from '../../lambdas/domain/operator';
 import { applyProgress, ProgressThrottle, publishingStatusChanges } from '../../lambdas/domain/progress';
 import {
+  limits,
   MemoryLive,
   MemoryQueue,
-  MemorySlots,
   MemoryStore,
   MemoryTimeline,
   MemoryWorkflow,
+  memorySlots,
 } from './support/memory-ports';
 
 const t0 = new Date('2026-05-01T10:00:00.000Z');
@@ -142,7 +143,7 @@ describe('progress', () => {
 describe('resolveJob', () => {
   const deps = (memory: MemoryStore) => ({
     store: memory,
-    slots: new MemorySlots(),
+    slots: memorySlots(),
     queue: new MemoryQueue(),
     timeline: new MemoryTimeline(),
     now: () => t0,

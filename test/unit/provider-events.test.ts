@@ -34,16 +34,16 @@ const second = submissionTagOf({ createdAt: at, resubmissions: 1 });
 describe('applyProviderEvent', () => {
   it('records a completion and resumes the waiting step', async () => {
     const { deps, id, current } = setup({ providerJobId: 'gen_1', taskToken: 't1' });
-    await expect(applyProviderEvent(deps, id, { type: 'succeeded', id: 'gen_1', at }, first)).resolves.toBe(
+    await expect(applyProviderEvent(deps, id, { type: 'succeeded', id: 'gen_1' }, first)).resolves.toBe(
       'resumed',
     );
-    expect(current()?.providerOutcome).toEqual({ status: 'succeeded', at, providerJobId: 'gen_1' });
+    expect(current()?.providerOutcome).toEqual({ status: 'succeeded', providerJobId: 'gen_1' });
     expect(deps.workflow.completed).toEqual([{ taskToken: 't1', output: { providerStatus: 'succeeded' } }]);
   });
 
   it('records a completion that arrives before the step waits, for the step to find', async () => {
     const { deps, id, current } = setup({ providerJobId: 'gen_1' });
-    await expect(applyProviderEvent(deps, id, { type: 'succeeded', id: 'gen_1', at }, first)).resolves.toBe(
+    await expect(applyProviderEvent(deps, id, { type: 'succeeded', id: 'gen_1' }, first)).resolves.toBe(
       'recorded',
     );
     expect(current()?.providerOutcome?.status).toBe('succeeded');
@@ -59,7 +59,6 @@ describe('applyProviderEvent', () => {
         type: 'failed',
         id: 'gen_1',
         error: { code: 'oom', message: 'ran out' },
-        at,
       },
       first,
     );
@@ -70,7 +69,7 @@ describe('applyProviderEvent', () => {
 
   it('keeps the first outcome when the provider repeats or contradicts itself', async () => {
     const { deps, id, current } = setup({ providerJobId: 'gen_1' });
-    await applyProviderEvent(deps, id, { type: 'succeeded', id: 'gen_1', at }, first);
+    await applyProviderEvent(deps, id, { type: 'succeeded', id: 'gen_1' }, first);
     await applyProviderEvent(
       deps,
       id,
@@ -78,7 +77,6 @@ describe('applyProviderEvent', () => {
         type: 'failed',
         id: 'gen_1',
         error: { code: 'x', message: 'y' },
-        at,
       },
       first,
     );
@@ -88,16 +86,11 @@ describe('applyProviderEvent', () => {
 
   it('ignores events about another provider job or an unknown job', async () => {
     const { deps, id, current } = setup({ providerJobId: 'gen_1', taskToken: 't1' });
+    await expect(applyProviderEvent(deps, id, { type: 'succeeded', id: 'gen_other' }, first)).resolves.toBe(
+      'ignored',
+    );
     await expect(
-      applyProviderEvent(deps, id, { type: 'succeeded', id: 'gen_other', at }, first),
-    ).resolves.toBe('ignored');
-    await expect(
-      applyProviderEvent(
-        deps,
-        'job_bbbbbbbbbbbbbbbbbbbbbbbbbb',
-        { type: 'succeeded', id: 'gen_1', at },
-        first,
-      ),
+      applyProviderEvent(deps, 'job_bbbbbbbbbbbbbbbbbbbbbbbbbb', { type: 'succeeded', id: 'gen_1' }, first),
     ).resolves.toBe('ignored');
     expect(current()?.providerOutcome).toBeUndefined();
     expect(deps.workflow.completed).toEqual([]);
@@ -106,37 +99,37 @@ describe('applyProviderEvent', () => {
   it('ignores events for a finished job, or for a job with no submission under way', async () => {
     const finished = setup({ status: 'failed', providerJobId: undefined });
     await expect(
-      applyProviderEvent(finished.deps, finished.id, { type: 'succeeded', id: 'gen_bogus', at }, first),
+      applyProviderEvent(finished.deps, finished.id, { type: 'succeeded', id: 'gen_bogus' }, first),
     ).resolves.toBe('ignored');
     expect(finished.current()?.providerOutcome).toBeUndefined();
     const idle = setup({});
     await expect(
-      applyProviderEvent(idle.deps, idle.id, { type: 'succeeded', id: 'gen_bogus', at }, first),
+      applyProviderEvent(idle.deps, idle.id, { type: 'succeeded', id: 'gen_bogus' }, first),
     ).resolves.toBe('ignored');
     expect(idle.deps.timeline.types(idle.id)).toEqual([]);
   });
 
   it('accepts the completion of a submission whose id is not recorded yet', async () => {
     const { deps, id, current } = setup({ submitIntent: { attemptId: 'a1', at } });
-    await expect(
-      applyProviderEvent(deps, id, { type: 'succeeded', id: 'gen_fast', at }, first),
-    ).resolves.toBe('recorded');
+    await expect(applyProviderEvent(deps, id, { type: 'succeeded', id: 'gen_fast' }, first)).resolves.toBe(
+      'recorded',
+    );
     expect(current()?.providerOutcome?.status).toBe('succeeded');
   });
 
   it('ignores a late event of a submission an operator replaced, even while the new one has no id yet', async () => {
     // Requeued once: the current submission is 1 and is being sent; submission 0's provider job finishes late.
     const { deps, id, current } = setup({ resubmissions: 1, submitIntent: { attemptId: 'a2', at } });
-    await expect(applyProviderEvent(deps, id, { type: 'succeeded', id: 'gen_old', at }, first)).resolves.toBe(
+    await expect(applyProviderEvent(deps, id, { type: 'succeeded', id: 'gen_old' }, first)).resolves.toBe(
       'ignored',
     );
-    await expect(
-      applyProviderEvent(deps, id, { type: 'succeeded', id: 'gen_old', at }, undefined),
-    ).resolves.toBe('ignored');
+    await expect(applyProviderEvent(deps, id, { type: 'succeeded', id: 'gen_old' }, undefined)).resolves.toBe(
+      'ignored',
+    );
     expect(current()?.providerOutcome).toBeUndefined();
-    await expect(
-      applyProviderEvent(deps, id, { type: 'succeeded', id: 'gen_new', at }, second),
-    ).resolves.toBe('recorded');
+    await expect(applyProviderEvent(deps, id, { type: 'succeeded', id: 'gen_new' }, second)).resolves.toBe(
+      'recorded',
+    );
   });
 
   it('records the outcome of a job in review as evidence, without resuming anything', async () => {
@@ -145,10 +138,10 @@ describe('applyProviderEvent', () => {
       submitIntent: { attemptId: 'a1', at },
       taskToken: 't1',
     });
-    await expect(applyProviderEvent(deps, id, { type: 'succeeded', id: 'gen_1', at }, first)).resolves.toBe(
+    await expect(applyProviderEvent(deps, id, { type: 'succeeded', id: 'gen_1' }, first)).resolves.toBe(
       'recorded',
     );
-    expect(current()?.providerOutcome).toEqual({ status: 'succeeded', at, providerJobId: 'gen_1' });
+    expect(current()?.providerOutcome).toEqual({ status: 'succeeded', providerJobId: 'gen_1' });
     expect(deps.workflow.completed).toEqual([]);
     expect(deps.timeline.types(id)).toEqual(['provider.succeeded']);
   });
@@ -157,7 +150,7 @@ describe('applyProviderEvent', () => {
     const { deps, id, current } = setup({ providerJobId: 'gen_1' });
     const before = current();
     await expect(
-      applyProviderEvent(deps, id, { type: 'progress', id: 'gen_1', progress: 40, at }, first),
+      applyProviderEvent(deps, id, { type: 'progress', id: 'gen_1', progress: 40 }, first),
     ).resolves.toBe('progress');
     expect(current()).toBe(before);
   });
@@ -165,10 +158,8 @@ describe('applyProviderEvent', () => {
 
 describe('parseProviderEvent', () => {
   it('refuses unknown types and out-of-range progress', () => {
-    expect(() => parseProviderEvent({ type: 'exploded', id: 'g', at })).toThrow(
-      'The provider event is invalid.',
-    );
-    expect(() => parseProviderEvent({ type: 'progress', id: 'g', progress: 101, at })).toThrow('invalid');
+    expect(() => parseProviderEvent({ type: 'exploded', id: 'g' })).toThrow('The provider event is invalid.');
+    expect(() => parseProviderEvent({ type: 'progress', id: 'g', progress: 101 })).toThrow('invalid');
   });
 });
 
@@ -184,7 +175,7 @@ describe('an outcome racing an operator requeue', () => {
       return read;
     };
 
-    await applyProviderEvent(deps, id, { type: 'canceled', id: 'gen_1', at }, first);
+    await applyProviderEvent(deps, id, { type: 'canceled', id: 'gen_1' }, first);
 
     expect(current()?.providerOutcome).toBeUndefined();
   });

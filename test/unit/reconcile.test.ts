@@ -1,12 +1,13 @@
-import { executionNameOf, type Job, newJob, slotHolderOf } from '../../lambdas/domain/job';
+import { executionNameOf, type Job, newJob, providerOf, slotHolderOf } from '../../lambdas/domain/job';
 import { type ReconcileDeps, reconcile } from '../../lambdas/domain/reconcile';
 import {
+  limits,
   MemoryQueue,
   MemoryReconcilerProgress,
-  MemorySlots,
   MemoryStore,
   MemoryTimeline,
   MemoryWorkflow,
+  memorySlots,
   ScriptedProvider,
 } from './support/memory-ports';
 
@@ -14,22 +15,25 @@ const t0 = new Date('2026-05-01T10:00:00.000Z');
 const at = (ms: number) => new Date(t0.getTime() + ms).toISOString();
 
 function setup(options: { now?: number; deduplicates?: boolean } = {}) {
+  const provider = new ScriptedProvider(options.deduplicates ?? true);
   const deps = {
     store: new MemoryStore(),
-    slots: new MemorySlots(),
+    slots: memorySlots(),
     workflow: new MemoryWorkflow(),
     queue: new MemoryQueue(),
-    provider: new ScriptedProvider(options.deduplicates ?? true),
+    provider,
+    providers: async () => provider,
     timeline: new MemoryTimeline(),
     now: () => new Date(t0.getTime() + (options.now ?? 0)),
-    maxInFlight: 2,
+    maxInFlight: limits(2),
     queuedGraceMs: 30_000,
     jobTimeoutMs: 600_000,
     slotWaitMaxSeconds: 5,
     pageSize: 2,
     budgetMs: 60_000,
     progress: new MemoryReconcilerProgress(),
-  } satisfies ReconcileDeps;
+  };
+  deps satisfies ReconcileDeps;
   let n = 0;
   const add = (patch: Partial<Job>) => {
     const job = {
@@ -254,8 +258,8 @@ describe('runs, submissions and their slots', () => {
     const requeued = { ...listed, status: 'running', resubmissions: 1, submitIntent: undefined } as Job;
     deps.store.jobs.set(listed.id, requeued);
     await deps.slots.acquire(slotHolderOf(requeued), 2);
-    deps.store.listActive = async (status) => ({
-      items: status === 'needs_review' ? [listed] : [],
+    deps.store.listActive = async (provider, status) => ({
+      items: provider === providerOf(listed) && status === 'needs_review' ? [listed] : [],
       itemsRead: 1,
       nextCursor: null,
     });
@@ -399,8 +403,8 @@ describe('runs, submissions and their slots', () => {
     const { deps, add } = setup({ now: 600_000 });
     const listed = add({ status: 'queued', enqueuedAt: at(0) });
     const listActive = deps.store.listActive.bind(deps.store);
-    deps.store.listActive = async (status, page) => {
-      const result = await listActive(status, page);
+    deps.store.listActive = async (provider, status, page) => {
+      const result = await listActive(provider, status, page);
       // The job's deferred message arrives and the dispatcher touches it, between the read and the requeue.
       if (status === 'queued') await deps.store.touchEnqueued(listed.id, new Date(t0.getTime() + 599_000));
       return result;
@@ -420,9 +424,9 @@ describe('a pass under a backlog', () => {
     const lost = Array.from({ length: 5 }, () => add({ status: 'queued', enqueuedAt: at(0) }));
     const listActive = deps.store.listActive.bind(deps.store);
     // Each page of queued jobs takes a second to read (a backlog's pages are full).
-    fixture.store.listActive = async (status, page) => {
-      if (status === 'queued') clock += 1000;
-      return listActive(status, page);
+    fixture.store.listActive = async (provider, status, page) => {
+      if (provider === providerOf(lost[0] as Job) && status === 'queued') clock += 1000;
+      return listActive(provider, status, page);
     };
 
     const first = await reconcile(fixture);

@@ -13,13 +13,14 @@ import {
 } from '../../lambdas/domain/job';
 import { jobErrorOf, runStep, type StepEvent, type WorkflowDeps } from '../../lambdas/domain/workflow';
 import {
+  limits,
   MemoryInputs,
   MemoryOutputs,
   MemoryQueue,
-  MemorySlots,
   MemoryStore,
   MemoryTimeline,
   MemoryWorkflow,
+  memorySlots,
   ScriptedProvider,
 } from './support/memory-ports';
 
@@ -45,25 +46,30 @@ function setup(options: { deduplicates?: boolean; job?: Partial<Job> } = {}) {
   } as Job;
   store.jobs.set(job.id, job);
   const delivered: string[] = [];
+  const provider = new ScriptedProvider(options.deduplicates ?? true);
   const deps = {
     store,
-    slots: new MemorySlots(),
+    slots: memorySlots(),
     queue: new MemoryQueue(),
-    maxInFlight: 2,
-    provider: new ScriptedProvider(options.deduplicates ?? true),
+    maxInFlight: limits(2),
+    provider,
+    providers: async () => provider,
     timeline: new MemoryTimeline(),
     inputs: new MemoryInputs(),
     outputs: new MemoryOutputs(),
     workflow: new MemoryWorkflow(),
     now: () => clock,
     maxUploadBytes: 1000,
-    providerWebhookUrl: 'https://longhaul.example/v1/provider/events',
+    providerWebhookUrl: () => 'https://longhaul.example/v1/provider/events',
+    fetchOutput: async (url: string) => ({ bytes: new TextEncoder().encode(url) }),
+    inputUrlTtlSeconds: 900,
     deliverWebhook: async (j: Job) => {
       delivered.push(`${j.id}:${j.status}`);
       return 'sent' as const;
     },
     probeUrl: async () => ({ size: 10, contentType: 'audio/mpeg' }),
-  } satisfies WorkflowDeps;
+  };
+  deps satisfies WorkflowDeps;
   const step = (name: StepEvent['step'], extra: Partial<StepEvent> = {}) =>
     runStep(deps, { step: name, jobId: job.id, executionName: executionNameOf(job), ...extra });
   const current = () => store.jobs.get(job.id) as Job;
@@ -365,7 +371,7 @@ describe('handing a released slot to the job that waited longest', () => {
 
     await step('release');
 
-    expect((await deps.slots.holders()).sort()).toEqual([
+    expect([...(await deps.slots.holders())].sort()).toEqual([
       slotHolderOf(older),
       'job_dddddddddddddddddddddddddd',
     ]);
@@ -391,7 +397,7 @@ describe('handing a released slot to the job that waited longest', () => {
     await step('release');
     await step('release', { retryCount: 1 }); // nothing left to free: no second hand-off
 
-    expect((await deps.slots.holders()).sort()).toEqual([slotHolderOf(dispatched), slotHolderOf(next)]);
+    expect([...(await deps.slots.holders())].sort()).toEqual([slotHolderOf(dispatched), slotHolderOf(next)]);
     expect(deps.queue.messages.map((m) => m.jobId)).toEqual([next.id]);
   });
 

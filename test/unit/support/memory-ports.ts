@@ -1,8 +1,10 @@
+import { LEGACY_PROVIDER, PROVIDER_NAMES, type ProviderName } from '../../../config/providers';
 import {
   executionNameOf,
   type Job,
   type JobStatus,
   type ProviderOutcome,
+  providerOf,
   type SubmitIntent,
 } from '../../../lambdas/domain/job';
 import type {
@@ -10,6 +12,7 @@ import type {
   CreateOutcome,
   EnqueueOptions,
   ExecutionStatus,
+  InFlightLimits,
   InputStore,
   JobPage,
   JobQueue,
@@ -20,6 +23,7 @@ import type {
   ReconcilerPosition,
   ReconcilerProgress,
   SlotPool,
+  SlotPools,
   StatusChange,
   Timeline,
   TimelineEvent,
@@ -142,10 +146,10 @@ export class MemoryStore implements JobStore {
     });
     return this.jobs.get(job.id);
   }
-  async listActive(status: ActiveStatus, page: { limit: number; cursor?: string }) {
+  async listActive(provider: ProviderName, status: ActiveStatus, page: { limit: number; cursor?: string }) {
     // Oldest first, as the active index's sort key orders them.
     const all = [...this.jobs.values()]
-      .filter((job) => job.status === status)
+      .filter((job) => job.status === status && providerOf(job) === provider)
       .sort((a, b) => a.createdAt.localeCompare(b.createdAt));
     const offset = page.cursor ? Number(page.cursor) : 0;
     const items = all.slice(offset, offset + page.limit);
@@ -185,6 +189,9 @@ export class MemoryInputs implements InputStore {
   async presignUpload(tenantId: string, ref: string) {
     return `https://uploads.example/${tenantId}/${ref}`;
   }
+  async downloadUrl(tenantId: string, ref: string) {
+    return `https://inputs.example/${tenantId}/${ref}`;
+  }
   async inputInfo(tenantId: string, ref: string) {
     const object = this.objects.get(`${tenantId}/${ref}`);
     return object ? { size: object.bytes.length, contentType: object.contentType } : undefined;
@@ -216,6 +223,36 @@ export class MemorySlots implements SlotPool {
     return [...this.held];
   }
 }
+
+/**
+ * Every provider's slot pool, each a MemorySlots; called as a SlotPools, and
+ * used directly as the pool of the provider the tests' jobs run on.
+ */
+export type MemorySlotPools = SlotPools &
+  SlotPool & { readonly held: Set<string>; pool(provider: ProviderName): MemorySlots };
+export function memorySlots(): MemorySlotPools {
+  const pools = new Map<ProviderName, MemorySlots>();
+  const pool = (provider: ProviderName) => {
+    let found = pools.get(provider);
+    if (!found) {
+      found = new MemorySlots();
+      pools.set(provider, found);
+    }
+    return found;
+  };
+  const legacy = pool(LEGACY_PROVIDER);
+  return Object.assign((provider: ProviderName) => pool(provider), {
+    held: legacy.held,
+    pool,
+    acquire: (holder: string, limit: number) => legacy.acquire(holder, limit),
+    release: (holder: string) => legacy.release(holder),
+    holders: () => legacy.holders(),
+  });
+}
+
+/** The same in-flight limit at every provider. */
+export const limits = (limit: number): InFlightLimits =>
+  Object.fromEntries(PROVIDER_NAMES.map((name) => [name, limit])) as InFlightLimits;
 
 export class MemoryReconcilerProgress implements ReconcilerProgress {
   position: ReconcilerPosition | undefined;
@@ -275,6 +312,7 @@ export class MemoryWorkflow implements Workflow {
 
 /** A provider whose next answers are scripted: each entry is a result or an error to throw. */
 export class ScriptedProvider implements Provider {
+  readonly name = LEGACY_PROVIDER;
   readonly submissions: ProviderSubmission[] = [];
   readonly canceled: string[] = [];
   readonly script: (Error | { providerJobId: string })[] = [];

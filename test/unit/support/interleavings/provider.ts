@@ -33,6 +33,7 @@ const PNG = Buffer.from([137, 80, 78, 71]).toString('base64');
  * `ambiguous` one is accepted while the caller only sees an error.
  */
 export class SimulatedProvider implements Provider {
+  readonly name = 'longhaul-http' as const;
   readonly runs = new Map<string, ProviderRun>();
   /** Every request that reached the provider, by key and sending submission, accepted or not. */
   readonly sent: { key: string; holder: string; accepted: boolean }[] = [];

@@ -14,11 +14,13 @@ import {
 } from '../../../../lambdas/domain/job';
 import { resolveJob } from '../../../../lambdas/domain/operator';
 import { applyProgress, ProgressThrottle } from '../../../../lambdas/domain/progress';
-import { applyProviderEvent, type ProviderEvent } from '../../../../lambdas/domain/provider-events';
+import type { ProviderEvent } from '../../../../lambdas/domain/provider';
+import { applyProviderEvent } from '../../../../lambdas/domain/provider-events';
 import { reconcile } from '../../../../lambdas/domain/reconcile';
 import { runStep, type StepEvent, type WorkflowDeps } from '../../../../lambdas/domain/workflow';
 import { synthesizeWorkflowDefinition } from '../../../../lib/workflow-definition';
 import {
+  limits,
   MemoryInputs,
   MemoryLive,
   MemoryOutputs,
@@ -152,16 +154,19 @@ export class World {
       observe: (call: PortCall) => this.observe(call),
       now: () => this.clock,
     };
+    const slots = scheduled(this.slots, 'slots', context);
+    const provider = scheduled(this.provider, 'provider', context);
     return {
       store: scheduled(this.store, 'store', context),
-      slots: scheduled(this.slots, 'slots', context),
+      slots: () => slots,
+      providers: async () => provider,
       queue: scheduled(this.queue, 'queue', context),
       timeline: scheduled(this.timeline, 'timeline', context),
       inputs: scheduled(this.inputs, 'inputs', context),
       outputs: scheduled(this.outputs, 'outputs', context),
       live: scheduled(this.live, 'live', context),
       workflow: scheduled(this.stepFunctions, 'workflow', context),
-      provider: scheduled(this.provider, 'provider', context),
+      provider,
     };
   }
 
@@ -224,10 +229,12 @@ export class World {
     const ports = this.ports(actor);
     const deps: WorkflowDeps = {
       ...ports,
-      maxInFlight: this.settings.maxInFlight,
+      maxInFlight: limits(this.settings.maxInFlight),
       now: this.now,
       maxUploadBytes: this.settings.maxUploadBytes,
-      providerWebhookUrl: 'https://longhaul.example/v1/provider/events',
+      providerWebhookUrl: () => 'https://longhaul.example/v1/provider/events',
+      fetchOutput: async (url) => ({ bytes: new TextEncoder().encode(url) }),
+      inputUrlTtlSeconds: 900,
       deliverWebhook: async (job) => (isTerminal(job.status) ? 'sent' : 'skipped'),
       probeUrl: async () => ({ size: 10, contentType: 'audio/mpeg' }),
     };
@@ -259,7 +266,7 @@ export class World {
         dispatchJob(
           {
             ...this.ports(actor),
-            maxInFlight: this.settings.maxInFlight,
+            maxInFlight: limits(this.settings.maxInFlight),
             maxWaitSeconds: this.settings.slotWaitMaxSeconds,
             now: this.now,
             random: () => 0.5,
@@ -280,6 +287,7 @@ export class World {
           ...this.ports(actor),
           now: this.now,
           idempotencyInProgressMs: this.settings.idempotencyInProgressMs,
+          jobTypeProviders: { 'image.generate': 'longhaul-http', 'audio.transcribe': 'longhaul-http' },
         },
         {
           tenantId: TENANT,
@@ -316,11 +324,10 @@ export class World {
   /** The provider posts a run's final event to the webhook URL it was given, which names the submission. */
   postEvent(run: ProviderRun, state: string) {
     if (state !== 'succeeded' && state !== 'failed' && state !== 'canceled') return;
-    const at = this.now().toISOString();
     const event: ProviderEvent =
       state === 'failed'
-        ? { type: 'failed', id: run.id, error: { code: 'provider_failed', message: 'It broke.' }, at }
-        : { type: state, id: run.id, at };
+        ? { type: 'failed', id: run.id, error: { code: 'provider_failed', message: 'It broke.' } }
+        : { type: state, id: run.id };
     void this.spawn(
       `webhook ${short(run.jobId)} ${run.id} ${state}`,
       (actor) =>
@@ -388,7 +395,7 @@ export class World {
         reconcile({
           ...this.ports(actor),
           now: this.now,
-          maxInFlight: this.settings.maxInFlight,
+          maxInFlight: limits(this.settings.maxInFlight),
           queuedGraceMs: this.settings.queuedGraceMs,
           jobTimeoutMs: this.settings.jobTimeoutMs,
           slotWaitMaxSeconds: this.settings.slotWaitMaxSeconds,

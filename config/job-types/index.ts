@@ -1,0 +1,29 @@
+import audioTranscribe from './audio-transcribe';
+import imageGenerate from './image-generate';
+import type { JobTypeModule } from './job-type';
+
+/**
+ * Every job type Longhaul accepts: registering one is one line here, next to
+ * its module. Nothing else lists job types.
+ */
+export const JOB_TYPE_MODULES = [imageGenerate, audioTranscribe] as const;
+
+export type JobType = (typeof JOB_TYPE_MODULES)[number]['name'];
+export const JOB_TYPES = JOB_TYPE_MODULES.map((module) => module.name) as [JobType, ...JobType[]];
+
+const byName = new Map<string, JobTypeModule>(JOB_TYPE_MODULES.map((module) => [module.name, module]));
+
+export const isJobType = (name: string): name is JobType => byName.has(name);
+
+/** The module of a job type; throws for a name no module has (a stored job of a type since removed). */
+export function jobTypeModule(name: string): JobTypeModule {
+  const module = byName.get(name);
+  if (!module) throw new Error(`No job type ${JSON.stringify(name)} is registered.`);
+  return module;
+}
+
+/** A job type's name as it appears in environment variables: `PROVIDER_IMAGE_GENERATE`. */
+export const jobTypeEnvSuffix = (name: string): string => name.toUpperCase().replace(/[^A-Z0-9]+/g, '_');
+
+export type { FileSource, JobOutput, JobTypeModule, OutputFile, RequestContext } from './job-type';
+export { OutputInvalidError } from './job-type';

@@ -1,0 +1,89 @@
+import type { z } from 'zod';
+import type { ProviderName, ProviderRequests } from '../providers';
+
+/**
+ * What a job type is: one module under `config/job-types/`, registered in
+ * `config/job-types/index.ts`. Everything else (request validation, multipart
+ * rules, the API document, the SDK's types, the CLI's flags, metric
+ * dimensions, the dashboard, the provider a job runs on and what it is sent)
+ * is derived from these modules. Plain TypeScript and zod: the CDK stack, the
+ * local stack and the handlers all read them.
+ */
+
+/** What a request mapping may ask for while it builds the provider's request. */
+export interface RequestContext {
+  /** A time-limited GET URL of one of the tenant's uploads, for a provider that fetches its input. */
+  inputUrl(ref: string): Promise<string>;
+}
+
+/** A file the job produced: stored under the job in the output bucket, handed out as a fresh presigned URL. */
+export interface OutputFile {
+  /**
+   * The result field it becomes: stored as `<field>Key` (the object key) and
+   * shown to clients as `<field>Url`.
+   */
+  readonly field: string;
+  readonly fileName: string;
+  readonly contentType: string;
+  /** A provider URL is copied at once: providers delete outputs (Replicate after an hour). */
+  readonly content: { readonly bytes: Uint8Array } | { readonly text: string } | { readonly url: string };
+}
+
+/** What a finished provider job becomes: files to keep and the rest of the result. */
+export interface JobOutput {
+  readonly files: readonly OutputFile[];
+  readonly result: Readonly<Record<string, unknown>>;
+}
+
+/** How a job type runs on one provider. */
+export interface ProviderBinding<P extends ProviderName> {
+  request(input: Readonly<Record<string, unknown>>, context: RequestContext): Promise<ProviderRequests[P]>;
+  /** The provider's output as the job's output; throws OutputInvalidError when it is unusable. */
+  output(raw: unknown, input: Readonly<Record<string, unknown>>): JobOutput;
+}
+
+/** The input a job takes from an upload or a multipart file part (at most one per job type). */
+export interface FileSource {
+  /** The input field a multipart `file` part fills with its upload ref. */
+  readonly refField: string;
+  /** Another input field that names the same source (an https URL); a file part excludes it too. */
+  readonly urlField?: string;
+  /** Media types the file may have, as a `type/*` pattern (`image/*`). */
+  readonly mediaTypes: `${string}/*`;
+}
+
+export interface JobTypeModule<Name extends string = string> {
+  readonly name: Name;
+  readonly description: string;
+  /** A strict object schema: unknown fields are an error, not silently ignored. */
+  readonly input: z.ZodType<Record<string, unknown>>;
+  /** What clients see as the job's result (output keys already presented as URLs). */
+  readonly result: z.ZodType;
+  /** The names the API document gives the input and result schemas. */
+  readonly schemaNames: { readonly input: string; readonly result: string };
+  readonly file?: FileSource;
+  /** The provider jobs of this type run on unless `PROVIDER_<JOB_TYPE>` names another. */
+  readonly provider: ProviderName;
+  /** How the job runs on each provider it supports. */
+  readonly providers: { readonly [P in ProviderName]?: ProviderBinding<P> };
+  /**
+   * How long a job of this type may run at the provider before it is stopped
+   * and reviewed (the reconciler's job timeout).
+   * @default JOB_TIMEOUT_MS
+   */
+  readonly timeoutMs?: number;
+}
+
+/** Declares a job type; the identity, for type checking. */
+export const defineJobType = <Name extends string>(module: JobTypeModule<Name>): JobTypeModule<Name> =>
+  module;
+
+/** An output that cannot become a result: the job fails with `output_invalid`. */
+export class OutputInvalidError extends Error {
+  override readonly name = 'OutputInvalid';
+}
+
+/** Whether a media type matches a `type/*` pattern. */
+export const mediaTypeMatches = (pattern: `${string}/*`, mediaType: string): boolean =>
+  mediaType.toLowerCase().startsWith(pattern.slice(0, -1).toLowerCase()) &&
+  /^[\w.+-]+\/[\w.+-]+$/.test(mediaType);

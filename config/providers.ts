@@ -1,0 +1,89 @@
+/**
+ * The media providers Longhaul can run jobs on: one entry each, read by the
+ * CDK stack (a secret, a webhook route and a slot pool per provider), by the
+ * local stack and by the handlers. Plain data; each provider's adapter (how
+ * it is called, how its webhooks are verified) is one module under
+ * `lambdas/providers/`, registered by the same name.
+ */
+
+export interface ProviderSpec {
+  /** What operators read on the dashboard and in the secret's description. */
+  readonly title: string;
+  /**
+   * Whether the provider answers a repeated idempotency key with the first
+   * submission instead of a new charge. `'setting'`: as `PROVIDER_IDEMPOTENT`
+   * says (a team's own provider). With `false`, an ambiguous submission goes
+   * to review instead of being resent.
+   */
+  readonly deduplicates: boolean | 'setting';
+  /** The API's base URL in production; the secret's `baseUrl` overrides it. */
+  readonly baseUrl: string;
+  /** Longhaul's route for this provider's webhooks. */
+  readonly webhookPath: string;
+  /** Whether the provider can stop a job it accepted (without it, a canceled job keeps its slot until the provider ends). */
+  readonly cancels: boolean;
+  /** Where to get the API key and the webhook signing key, for the secret's description. */
+  readonly credentials: string;
+}
+
+export const PROVIDERS = {
+  'longhaul-http': {
+    title: 'Longhaul generic HTTP provider',
+    deduplicates: 'setting',
+    baseUrl: 'https://provider.invalid',
+    // The route every deployment already gave its provider.
+    webhookPath: '/v1/provider/events',
+    cancels: true,
+    credentials:
+      'apiKey: the Bearer key of your provider; webhookSecret: the key it signs Provider-Signature with (register the generated one with it)',
+  },
+  replicate: {
+    title: 'Replicate',
+    deduplicates: false,
+    baseUrl: 'https://api.replicate.com/v1',
+    webhookPath: '/v1/provider/replicate/events',
+    cancels: true,
+    credentials:
+      'apiKey: a Replicate API token; webhookSecret: the whsec_… key of GET /v1/webhooks/default/secret',
+  },
+  deepgram: {
+    title: 'Deepgram',
+    deduplicates: false,
+    baseUrl: 'https://api.deepgram.com',
+    webhookPath: '/v1/provider/deepgram/events',
+    cancels: false,
+    credentials:
+      'apiKey: a Deepgram API key; webhookSecret: any random string of 16 or more characters (Longhaul signs its callback URLs with it)',
+  },
+} as const satisfies Record<string, ProviderSpec>;
+
+export type ProviderName = keyof typeof PROVIDERS;
+export const PROVIDER_NAMES = Object.keys(PROVIDERS) as ProviderName[];
+
+/** The provider of jobs stored before jobs named theirs: the only one there was. */
+export const LEGACY_PROVIDER: ProviderName = 'longhaul-http';
+
+export const isProviderName = (name: string): name is ProviderName => Object.hasOwn(PROVIDERS, name);
+
+/** A provider's name as it appears in environment variables: `MAX_IN_FLIGHT_LONGHAUL_HTTP`. */
+export const providerEnvSuffix = (name: string): string => name.toUpperCase().replace(/[^A-Z0-9]+/g, '_');
+
+/**
+ * What a job type hands each provider: the request its input maps to. A job
+ * type names the model or options; the adapter adds the key and the webhook.
+ */
+export interface ProviderRequests {
+  /** CONTRACT section 3: `POST /v1/generations {type, input, webhookUrl}`. */
+  readonly 'longhaul-http': { readonly type: string; readonly input: Readonly<Record<string, unknown>> };
+  /** A Replicate prediction: an official model (`owner/name`) or a version id, and the model's input. */
+  readonly replicate: {
+    readonly model: `${string}/${string}`;
+    readonly version?: string;
+    readonly input: Readonly<Record<string, unknown>>;
+  };
+  /** A Deepgram pre-recorded transcription of the audio at `url`, with its query options. */
+  readonly deepgram: {
+    readonly url: string;
+    readonly options: Readonly<Record<string, string | number | boolean>>;
+  };
+}
