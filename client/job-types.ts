@@ -10,6 +10,7 @@ export type JobType = (typeof JOB_TYPES)[number];
 export const JOB_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'canceled', 'needs_review'] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
 
+/** An image generated from a text prompt, optionally from a source image. */
 export type ImageGenerateInput = {
   readonly prompt: string;
   readonly width?: number;
@@ -24,8 +25,9 @@ export type ImageResult = {
   readonly contentType: string;
 };
 
-/** Exactly one of audioUrl or audioRef. */
+/** A timed transcript of a recording. Exactly one of audioUrl or audioRef. */
 export type AudioTranscribeInput = {
+  /** An https URL the provider can fetch. */
   readonly audioUrl?: string;
   readonly audioRef?: string;
   readonly language?: string;

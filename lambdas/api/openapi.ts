@@ -6,7 +6,7 @@ import {
   type ProblemCode,
   RATE_LIMIT_RETRY_AFTER_SECONDS,
 } from '../../config/problems';
-import { PROVIDER_NAMES } from '../../config/providers';
+import { PROVIDER_NAMES, PROVIDERS } from '../../config/providers';
 import { bodyLimits, defaultSettings } from '../../config/settings';
 import { JOB_ID_PATTERN } from '../domain/idempotency';
 import { JOB_STATUSES, JOB_TYPES, type JobType, SUBMISSION_TAG_PATTERN } from '../domain/job';
@@ -125,6 +125,53 @@ function fromZod(schema: z.ZodType): Schema {
 }
 
 const timestamp = { type: 'string', format: 'date-time' } as const;
+
+/** The query parameters every provider's webhook URL carries: the job and its submission. */
+const providerWebhookQuery = [
+  {
+    name: 'jobId',
+    in: 'query',
+    required: true,
+    description: 'The job the event is about (from the webhook URL Longhaul gave the provider).',
+    schema: { type: 'string', pattern: JOB_ID_PATTERN.source },
+  },
+  {
+    name: 'submission',
+    in: 'query',
+    required: false,
+    description:
+      "Which of the job's submissions the event is about (from the same URL). An event counts only for the job's current submission.",
+    schema: { type: 'string', pattern: SUBMISSION_TAG_PATTERN.source },
+  },
+] as const;
+
+/** A provider's webhook route: verified by that provider's adapter, applied to the job its URL names. */
+function providerWebhookPath(operation: {
+  operationId: string;
+  summary: string;
+  description: string;
+  parameters: readonly Record<string, unknown>[];
+  body: Schema;
+}): PathItem {
+  return {
+    post: {
+      operationId: operation.operationId,
+      summary: operation.summary,
+      description: `${operation.description} Events for unknown or finished jobs are acknowledged and change nothing.`,
+      tags: ['provider'],
+      security: [],
+      parameters: [...providerWebhookQuery, ...operation.parameters],
+      requestBody: { required: true, content: { 'application/json': { schema: operation.body } } },
+      responses: {
+        '204': { description: 'Applied, or ignored.' },
+        '400': problemRef('ValidationFailed'),
+        '401': problemRef('Unauthorized'),
+        '413': problemRef('PayloadTooLarge'),
+        '5XX': problemRef('ServerError'),
+      },
+    },
+  } as unknown as PathItem;
+}
 
 /** The path parameter of the routes that go on with a multipart upload. */
 const multipartUploadRef = {
@@ -1019,6 +1066,39 @@ function buildDocument(): OpenApiDocument {
           },
         },
       },
+      [PROVIDERS.replicate.webhookPath]: providerWebhookPath({
+        operationId: 'receiveReplicateWebhook',
+        summary: "Replicate's prediction webhooks",
+        description:
+          'Not for clients. Signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`) with the whsec_ key in the replicate secret, at most 300 s old. The body is a Replicate prediction.',
+        parameters: ['webhook-id', 'webhook-timestamp', 'webhook-signature'].map((name) => ({
+          name,
+          in: 'header',
+          required: true,
+          description: 'Standard Webhooks.',
+          schema: { type: 'string' },
+        })),
+        body: { type: 'object', description: 'A Replicate prediction (id, status, logs, output, error, …).' },
+      }),
+      [PROVIDERS.deepgram.webhookPath]: providerWebhookPath({
+        operationId: 'receiveDeepgramCallback',
+        summary: "Deepgram's transcription callbacks",
+        description:
+          'Not for clients. Deepgram signs nothing, so Longhaul signs the callback URL it gives: `sig` is the hex HMAC-SHA256 of `jobId=…&submission=…` with the webhookSecret of the deepgram secret. The body is a pre-recorded response, or an error.',
+        parameters: [
+          {
+            name: 'sig',
+            in: 'query',
+            required: true,
+            description: "Longhaul's signature of the callback URL.",
+            schema: { type: 'string', pattern: '^[0-9a-f]{64}$' },
+          },
+        ],
+        body: {
+          type: 'object',
+          description: 'A Deepgram pre-recorded response (metadata, results) or error.',
+        },
+      }),
     },
     webhooks: {
       jobFinished: {

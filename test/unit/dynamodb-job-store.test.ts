@@ -90,7 +90,7 @@ describe('transition', () => {
     const input = ddb.commandCalls(UpdateCommand)[0]?.args[0].input;
     expect(input?.ConditionExpression).toBe('attribute_exists(pk) AND #status IN (:from0)');
     expect(input?.UpdateExpression).toBe(
-      'SET #status = :status, statusAt = :at, updatedAt = :at, tenantStatus = :tenantStatus, #finishedAt = :finishedAt, expiresAt = :expiresAt REMOVE activeStatus',
+      'SET #status = :status, statusAt = :at, updatedAt = :at, tenantStatus = :tenantStatus, #finishedAt = :finishedAt, expiresAt = :expiresAt REMOVE activeStatus, activeKey',
     );
     expect(input?.ExpressionAttributeValues).toMatchObject({
       ':from0': 'queued',

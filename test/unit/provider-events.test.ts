@@ -37,7 +37,7 @@ describe('applyProviderEvent', () => {
     await expect(applyProviderEvent(deps, id, { type: 'succeeded', id: 'gen_1' }, first)).resolves.toBe(
       'resumed',
     );
-    expect(current()?.providerOutcome).toEqual({ status: 'succeeded', providerJobId: 'gen_1' });
+    expect(current()?.providerOutcome).toEqual({ status: 'succeeded', at, providerJobId: 'gen_1' });
     expect(deps.workflow.completed).toEqual([{ taskToken: 't1', output: { providerStatus: 'succeeded' } }]);
   });
 
@@ -141,7 +141,7 @@ describe('applyProviderEvent', () => {
     await expect(applyProviderEvent(deps, id, { type: 'succeeded', id: 'gen_1' }, first)).resolves.toBe(
       'recorded',
     );
-    expect(current()?.providerOutcome).toEqual({ status: 'succeeded', providerJobId: 'gen_1' });
+    expect(current()?.providerOutcome).toEqual({ status: 'succeeded', at, providerJobId: 'gen_1' });
     expect(deps.workflow.completed).toEqual([]);
     expect(deps.timeline.types(id)).toEqual(['provider.succeeded']);
   });
@@ -158,8 +158,10 @@ describe('applyProviderEvent', () => {
 
 describe('parseProviderEvent', () => {
   it('refuses unknown types and out-of-range progress', () => {
-    expect(() => parseProviderEvent({ type: 'exploded', id: 'g' })).toThrow('The provider event is invalid.');
-    expect(() => parseProviderEvent({ type: 'progress', id: 'g', progress: 101 })).toThrow('invalid');
+    expect(() => parseProviderEvent({ type: 'exploded', id: 'g', at })).toThrow(
+      'The provider event is invalid.',
+    );
+    expect(() => parseProviderEvent({ type: 'progress', id: 'g', progress: 101, at })).toThrow('invalid');
   });
 });
 

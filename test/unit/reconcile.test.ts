@@ -433,7 +433,11 @@ describe('a pass under a backlog', () => {
 
     expect(first.complete).toBe(false);
     expect(deps.queue.messages).toHaveLength(4);
-    expect(deps.progress.position).toEqual({ status: 'queued', cursor: expect.any(String) });
+    expect(deps.progress.position).toEqual({
+      provider: 'longhaul-http',
+      status: 'queued',
+      cursor: expect.any(String),
+    });
 
     const second = await reconcile(fixture);
 

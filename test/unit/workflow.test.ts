@@ -8,6 +8,7 @@ import {
   type Job,
   newJob,
   providerKeyOf,
+  providerOf,
   slotHolderOf,
   submissionTagOf,
 } from '../../lambdas/domain/job';
@@ -126,8 +127,8 @@ describe('submit', () => {
     expect(deps.provider.submissions).toEqual([
       {
         idempotencyKey: providerKeyOf(current()),
-        type: 'image.generate',
-        input: { prompt: 'a cat' },
+        // What the job type hands its provider (here the generic one): its request, not the stored job.
+        request: { type: 'image.generate', input: { prompt: 'a cat' } },
         webhookUrl: `https://longhaul.example/v1/provider/events?jobId=${current().id}&submission=${submissionTagOf(current())}`,
       },
     ]);
@@ -424,8 +425,9 @@ describe('handing a released slot to the job that waited longest', () => {
     const { step, deps, job } = setup({ job: { status: 'succeeded' } });
     const raced = waiting('job_bbbbbbbbbbbbbbbbbbbbbbbbbb', '2026-05-01T09:00:00.000Z');
     deps.store.jobs.set(raced.id, raced);
-    const acquire = deps.slots.acquire.bind(deps.slots);
-    deps.slots.acquire = async (holder, limit) => {
+    const pool = deps.slots.pool(providerOf(raced));
+    const acquire = pool.acquire.bind(pool);
+    pool.acquire = async (holder, limit) => {
       const taken = await acquire(holder, limit);
       if (holder === slotHolderOf(raced))
         deps.store.jobs.set(raced.id, { ...raced, status: 'canceled' } as Job);
