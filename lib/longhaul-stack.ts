@@ -185,7 +185,8 @@ export class LonghaulStack extends Stack {
       ],
       ...Object.fromEntries(
         Object.entries(this.providerSecrets.providerSecrets).map(([provider, secret]) => [
-          `ProviderSecretArn${provider === LEGACY_PROVIDER ? '' : provider.replace(/[^A-Za-z0-9]/g, '')}`,
+          // The first provider's output keeps the name it had when it was the only one.
+          `ProviderSecretArn${provider === LEGACY_PROVIDER ? '' : provider.replace(/(^|[^A-Za-z0-9])([a-z])/g, (_, _s: string, c: string) => c.toUpperCase())}`,
           [
             secret.secretArn,
             `Secret of provider ${provider}: set apiKey (and webhookSecret) after the first deploy`,

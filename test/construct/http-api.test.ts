@@ -1,10 +1,13 @@
 import { Match, type Template } from 'aws-cdk-lib/assertions';
-import { API_KEY_HEADER, routes } from '../../config/layout';
+import { API_KEY_HEADER, allRoutes as routes } from '../../config/layout';
 import { gatewayProblems, PROBLEM_CONTENT_TYPE, RATE_LIMIT_RETRY_AFTER_SECONDS } from '../../config/problems';
+import { PROVIDER_NAMES } from '../../config/providers';
 import { defaultSettings } from '../../config/settings';
 import {
   logicalIdAt,
   policyStatements,
+  providerSecretEnvironment,
+  readsEveryProviderSecret,
   SYNTH_TIMEOUT_MS,
   statementsFor,
   synthesizeLonghaul,
@@ -258,6 +261,8 @@ describe('usage plan and stage', () => {
         'JobTableName',
         'OutputBucketName',
         'ProviderSecretArn',
+        'ProviderSecretArnDeepgram',
+        'ProviderSecretArnReplicate',
         'StateMachineArn',
         'StreamUrl',
         'UsagePlanId',
@@ -449,16 +454,11 @@ describe('api function', () => {
     expect(statementsFor(statements, 's3')).toHaveLength(2);
   });
 
-  test('reads the provider secret to check provider webhooks, and no other secret', () => {
+  test("reads each provider's secret to check that provider's webhooks, and no other secret", () => {
     const statements = policyStatements(template, 'Longhaul/Api/ApiFunction/Role/DefaultPolicy/Resource');
-    const secret = logicalIdAt(
-      template,
-      'AWS::SecretsManager::Secret',
-      'Longhaul/Secrets/ProviderSecret/Resource',
-    );
-    expect(statementsFor(statements, 'secretsmanager')).toEqual([
-      { Effect: 'Allow', Action: 'secretsmanager:GetSecretValue', Resource: { Ref: secret } },
-    ]);
+    const [read] = statementsFor(statements, 'secretsmanager');
+    expect(statementsFor(statements, 'secretsmanager')).toEqual([readsEveryProviderSecret(template)]);
+    expect(read?.Resource).toHaveLength(PROVIDER_NAMES.length);
   });
 
   test('may answer task tokens and send heartbeats (provider events resume a step and keep it alive, a cancel fails it), and start no execution', () => {
@@ -480,13 +480,7 @@ describe('api function', () => {
         OUTPUT_BUCKET_NAME: {
           Ref: logicalIdAt(template, 'AWS::S3::Bucket', 'Longhaul/JobOutputs/OutputBucket/Resource'),
         },
-        PROVIDER_SECRET_ARN: {
-          Ref: logicalIdAt(
-            template,
-            'AWS::SecretsManager::Secret',
-            'Longhaul/Secrets/ProviderSecret/Resource',
-          ),
-        },
+        ...providerSecretEnvironment(template),
       }),
     );
   });

@@ -3,6 +3,8 @@ import * as path from 'node:path';
 import { App, Validations } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
+import { providerSecretEnv } from '../../config/layout';
+import { LEGACY_PROVIDER, PROVIDER_NAMES, type ProviderName } from '../../config/providers';
 import { loadSettings, type Settings } from '../../config/settings';
 import { LonghaulStack } from '../../lib/longhaul-stack';
 
@@ -143,5 +145,38 @@ export function graphedMetrics(dashboard: DashboardJson): GraphedMetric[] {
       for (let i = 0; i + 1 < rest.length; i += 2) dimensions[rest[i] as string] = rest[i + 1] as string;
       return { widget: widgetTitle, namespace, name, dimensions, ...options };
     }),
+  );
+}
+
+/** Each provider's secret in the Longhaul stack, by provider. */
+export function providerSecretIds(template: Template): Record<ProviderName, string> {
+  const path = (provider: ProviderName) =>
+    provider === LEGACY_PROVIDER
+      ? 'Longhaul/Secrets/ProviderSecret/Resource'
+      : `Longhaul/Secrets/ProviderSecret${provider[0]?.toUpperCase()}${provider.slice(1)}/Resource`;
+  return Object.fromEntries(
+    PROVIDER_NAMES.map((provider) => [
+      provider,
+      logicalIdAt(template, 'AWS::SecretsManager::Secret', path(provider)),
+    ]),
+  ) as Record<ProviderName, string>;
+}
+
+/** The one statement that lets a function read every provider's secret, and nothing else. */
+export function readsEveryProviderSecret(template: Template) {
+  return {
+    Effect: 'Allow',
+    Action: 'secretsmanager:GetSecretValue',
+    Resource: expect.arrayContaining(Object.values(providerSecretIds(template)).map((id) => ({ Ref: id }))),
+  };
+}
+
+/** The environment naming each provider's secret. */
+export function providerSecretEnvironment(template: Template): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(providerSecretIds(template)).map(([provider, id]) => [
+      providerSecretEnv(provider),
+      { Ref: id },
+    ]),
   );
 }

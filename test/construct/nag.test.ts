@@ -4,7 +4,7 @@ import { Bucket } from 'aws-cdk-lib/aws-s3';
 import { Queue } from 'aws-cdk-lib/aws-sqs';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
-import { type RouteLayout, routes } from '../../config/layout';
+import { type RouteLayout, allRoutes as routes } from '../../config/layout';
 import { acknowledge, acknowledgeActionsOnAnyResource, iam5ResourceFinding } from '../../lib/nag';
 import {
   cdkJsonContext,
@@ -134,6 +134,8 @@ test('every acknowledgement is one reviewed here, with a reason', () => {
       'Longhaul/Api/RestApi/DeploymentStage.prod/Resource AwsSolutions-APIG3',
       ...routeAcknowledgements,
       'Longhaul/Secrets/ProviderSecret/Resource AwsSolutions-SMG4',
+      'Longhaul/Secrets/ProviderSecretDeepgram/Resource AwsSolutions-SMG4',
+      'Longhaul/Secrets/ProviderSecretReplicate/Resource AwsSolutions-SMG4',
       'Longhaul/Secrets/WebhookSigningSecret/Resource AwsSolutions-SMG4',
       'Longhaul/WorkflowSteps/StepsFunction/Role/DefaultPolicy/Resource AwsSolutions-IAM5[Resource::*]',
       'Longhaul/WorkflowSteps/StepsFunction/Role/DefaultPolicy/Resource AwsSolutions-IAM5[Resource::<JobStoreJobTable.Arn>/index/*]',
@@ -162,7 +164,7 @@ test('every acknowledgement is one reviewed here, with a reason', () => {
   for (const { reason } of found) expect(reason.length).toBeGreaterThan(40);
 });
 
-test('only the open routes, healthz, the OpenAPI document and the provider webhook, go without a gateway authorizer', () => {
+test("only the open routes, healthz, the OpenAPI document and each provider's webhook, go without a gateway authorizer", () => {
   const open = acknowledgements(longhaul.stack)
     .filter(({ id, at }) => id === 'AwsSolutions-APIG4' && at.startsWith('Longhaul/Api/'))
     .map(({ at }) => at)
@@ -170,7 +172,9 @@ test('only the open routes, healthz, the OpenAPI document and the provider webho
   expect(open).toEqual([
     'Longhaul/Api/RestApi/Default/healthz/GET/Resource',
     'Longhaul/Api/RestApi/Default/openapi.json/GET/Resource',
+    'Longhaul/Api/RestApi/Default/v1/provider/deepgram/events/POST/Resource',
     'Longhaul/Api/RestApi/Default/v1/provider/events/POST/Resource',
+    'Longhaul/Api/RestApi/Default/v1/provider/replicate/events/POST/Resource',
   ]);
 });
 

@@ -3,6 +3,8 @@ import { defaultSettings } from '../../config/settings';
 import {
   logicalIdAt,
   policyStatements,
+  providerSecretEnvironment,
+  readsEveryProviderSecret,
   SYNTH_TIMEOUT_MS,
   statementsFor,
   synthesizeLonghaul,
@@ -127,16 +129,11 @@ describe('reconcile function', () => {
     expect(resources[fnId].DependsOn).toContain(policy);
   });
 
-  test('reads and writes the job table (the active index included), sends to the jobs queue and the hand-off lane and reads the provider secret', () => {
+  test("reads and writes the job table (the active index included), sends to the jobs queue and the hand-off lane and reads every provider's secret", () => {
     const statements = policyStatements(template, `${FUNCTION_PATH}/Role/DefaultPolicy/Resource`);
     const table = logicalIdAt(template, 'AWS::DynamoDB::Table', 'Longhaul/JobStore/JobTable/Resource');
     const queue = logicalIdAt(template, 'AWS::SQS::Queue', 'Longhaul/JobQueue/Queue/Resource');
     const lane = logicalIdAt(template, 'AWS::SQS::Queue', 'Longhaul/JobQueue/HandOffQueue/Resource');
-    const secret = logicalIdAt(
-      template,
-      'AWS::SecretsManager::Secret',
-      'Longhaul/Secrets/ProviderSecret/Resource',
-    );
     expect(statementsFor(statements, 'dynamodb')).toEqual(
       expect.arrayContaining([
         expect.objectContaining({
@@ -155,9 +152,7 @@ describe('reconcile function', () => {
         Resource: [{ 'Fn::GetAtt': [queue, 'Arn'] }, { 'Fn::GetAtt': [lane, 'Arn'] }],
       },
     ]);
-    expect(statementsFor(statements, 'secretsmanager')).toEqual([
-      { Effect: 'Allow', Action: 'secretsmanager:GetSecretValue', Resource: { Ref: secret } },
-    ]);
+    expect(statementsFor(statements, 'secretsmanager')).toEqual([readsEveryProviderSecret(template)]);
     expect(statementsFor(statements, 's3')).toEqual([]);
   });
 
@@ -172,13 +167,7 @@ describe('reconcile function', () => {
           Ref: logicalIdAt(template, 'AWS::SQS::Queue', 'Longhaul/JobQueue/HandOffQueue/Resource'),
         },
         STATE_MACHINE_ARN: { Ref: stateMachineId },
-        PROVIDER_SECRET_ARN: {
-          Ref: logicalIdAt(
-            template,
-            'AWS::SecretsManager::Secret',
-            'Longhaul/Secrets/ProviderSecret/Resource',
-          ),
-        },
+        ...providerSecretEnvironment(template),
         CONNECTION_TABLE_NAME: {
           Ref: logicalIdAt(
             template,

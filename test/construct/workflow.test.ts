@@ -2,12 +2,15 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Template } from 'aws-cdk-lib/assertions';
+import { PROVIDER_NAMES } from '../../config/providers';
 import { defaultSettings, loadSettings, queueVisibilityTimeoutSeconds } from '../../config/settings';
 import { REPO_ROOT } from '../../lib/handlers';
 import { resolveIntrinsics, synthesizeWorkflowDefinition } from '../../lib/workflow-definition';
 import {
   logicalIdAt,
   policyStatements,
+  providerSecretEnvironment,
+  providerSecretIds,
   SYNTH_TIMEOUT_MS,
   statementsFor,
   synthesizeLonghaul,
@@ -508,13 +511,7 @@ describe('steps function', () => {
         OUTPUT_BUCKET_NAME: {
           Ref: logicalIdAt(template, 'AWS::S3::Bucket', 'Longhaul/JobOutputs/OutputBucket/Resource'),
         },
-        PROVIDER_SECRET_ARN: {
-          Ref: logicalIdAt(
-            template,
-            'AWS::SecretsManager::Secret',
-            'Longhaul/Secrets/ProviderSecret/Resource',
-          ),
-        },
+        ...providerSecretEnvironment(template),
         WEBHOOK_SECRET_ARN: {
           Ref: logicalIdAt(
             template,
@@ -522,7 +519,8 @@ describe('steps function', () => {
             'Longhaul/Secrets/WebhookSigningSecret/Resource',
           ),
         },
-        PROVIDER_WEBHOOK_URL: {
+        // Each provider's webhook route is under it.
+        API_BASE_URL: {
           'Fn::Join': [
             '',
             [
@@ -534,7 +532,6 @@ describe('steps function', () => {
               { Ref: 'AWS::URLSuffix' },
               '/',
               { Ref: stage },
-              '/v1/provider/events',
             ],
           ],
         },
@@ -565,18 +562,13 @@ describe('steps function', () => {
         Resource: bucketObjects('Longhaul/JobOutputs/OutputBucket/Resource'),
       },
     ]);
+    const [reads] = statementsFor(statements, 'secretsmanager');
     expect(statementsFor(statements, 'secretsmanager')).toEqual([
       {
         Effect: 'Allow',
         Action: 'secretsmanager:GetSecretValue',
-        Resource: [
-          {
-            Ref: logicalIdAt(
-              template,
-              'AWS::SecretsManager::Secret',
-              'Longhaul/Secrets/ProviderSecret/Resource',
-            ),
-          },
+        Resource: expect.arrayContaining([
+          ...Object.values(providerSecretIds(template)).map((id) => ({ Ref: id })),
           {
             Ref: logicalIdAt(
               template,
@@ -584,9 +576,10 @@ describe('steps function', () => {
               'Longhaul/Secrets/WebhookSigningSecret/Resource',
             ),
           },
-        ],
+        ]),
       },
     ]);
+    expect(reads?.Resource).toHaveLength(PROVIDER_NAMES.length + 1);
     expect(statementsFor(statements, 'states')).toEqual([]);
     expect(statementsFor(statements, 'sqs')).toEqual([
       {
