@@ -4,7 +4,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { routes, STREAM_PATH } from '../config/layout';
+import { allRoutes, STREAM_PATH } from '../config/layout';
 import { PROVIDER_NAMES, type ProviderName } from '../config/providers';
 import type { Settings } from '../config/settings';
 import { seedApiKeys } from './api-keys';
@@ -225,7 +225,7 @@ export async function startLocalStack(
       gateway = await startGateway({
         host: LOCAL_HOST,
         port: config.port,
-        routes,
+        routes: allRoutes,
         settings,
         throttles: template.restApiThrottles(),
         handlers: handlersReady.promise,

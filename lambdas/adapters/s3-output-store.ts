@@ -15,6 +15,19 @@ export class S3OutputStore implements OutputStore {
     );
   }
 
+  async getOutput(key: string): Promise<Uint8Array | undefined> {
+    try {
+      const { Body } = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
+      return Body ? await Body.transformToByteArray() : undefined;
+    } catch (error) {
+      const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+      // Without s3:ListBucket, S3 answers a missing key with 403.
+      if ((error as { name?: string }).name === 'NoSuchKey' || status === 404 || status === 403)
+        return undefined;
+      throw error;
+    }
+  }
+
   async outputUrl(key: string): Promise<string> {
     const { expiration } = await this.client.config.credentials();
     return getSignedUrl(this.client, new GetObjectCommand({ Bucket: this.bucket, Key: key }), {

@@ -315,7 +315,7 @@ async function providerWebhook(
       );
     } else {
       const outcome = await applyProviderEvent(
-        { store: jobStore(), workflow: workflow(), timeline: timeline(), now },
+        { store: jobStore(), workflow: workflow(), timeline: timeline(), now, outputs: outputStore() },
         jobId,
         providerEvent,
         submission,

@@ -120,6 +120,12 @@ const generationOf = (job: Pick<Job, 'createdAt'>): string => Date.parse(job.cre
 export const submissionTagOf = (job: Pick<Job, 'createdAt' | 'resubmissions'>): string =>
   `${generationOf(job)}.${submissionOf(job)}`;
 
+/** Where a provider's reported output is kept until finalize makes the job's result of it. */
+export const providerOutputKeyOf = (
+  job: Pick<Job, 'id' | 'tenantId' | 'createdAt' | 'resubmissions'>,
+): string =>
+  `outputs/${encodeURIComponent(job.tenantId)}/${job.id}/provider-output-${submissionTagOf(job)}.json`;
+
 /** What a provider webhook URL's `submission` must look like. */
 export const SUBMISSION_TAG_PATTERN = /^[0-9a-z]{1,12}\.(0|[1-9][0-9]{0,5})$/;
 
@@ -157,6 +163,12 @@ export interface ProviderOutcome {
   readonly at: string;
   /** The provider job it came from; recorded for a job in review, whose provider id may be unknown. */
   readonly providerJobId?: string;
+  /**
+   * Where the output the provider reported with it is kept (output bucket):
+   * finalize reads it there, for providers that hand their output over only
+   * once, in their completion webhook (Deepgram).
+   */
+  readonly outputKey?: string;
 }
 
 /** The job resource of the public API (CONTRACT section 1). */

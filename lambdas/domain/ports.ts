@@ -216,6 +216,8 @@ export interface OutputStore {
   putOutput(key: string, body: Uint8Array | string, contentType: string): Promise<void>;
   /** A time-limited GET URL for an output. */
   outputUrl(key: string): Promise<string>;
+  /** A stored output's bytes, or undefined if there is none. */
+  getOutput(key: string): Promise<Uint8Array | undefined>;
 }
 
 export interface EnqueueOptions {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ValidationError } from './errors';
-import { type Job, type ProviderOutcome, submissionOf, submissionTagOf } from './job';
-import type { JobStore, Timeline, Workflow } from './ports';
+import { type Job, type ProviderOutcome, providerOutputKeyOf, submissionOf, submissionTagOf } from './job';
+import type { JobStore, OutputStore, Timeline, Workflow } from './ports';
 import type { ProviderEvent } from './provider';
 import { resumeAwait } from './workflow';
 
@@ -46,6 +46,8 @@ export interface ProviderEventDeps {
   readonly workflow: Workflow;
   readonly timeline: Timeline;
   readonly now: () => Date;
+  /** Keeps the output a completion carries, for finalize; without it finalize asks the provider. */
+  readonly outputs?: Pick<OutputStore, 'putOutput'>;
 }
 
 export type ProviderEventOutcome = 'progress' | 'resumed' | 'recorded' | 'ignored';
@@ -69,11 +71,18 @@ export async function applyProviderEvent(
   if (event.type === 'progress') return 'progress';
   const job = await deps.store.get(jobId);
   if (!job || !concerns(job, event.id, submission)) return 'ignored';
+  let outputKey: string | undefined;
+  if (event.type === 'succeeded' && event.output !== undefined && deps.outputs && !job.providerOutcome) {
+    // Kept before the outcome is recorded, so a recorded outcome's output is always there to read.
+    outputKey = providerOutputKeyOf(job);
+    await deps.outputs.putOutput(outputKey, JSON.stringify(event.output), 'application/json');
+  }
   const outcome: ProviderOutcome = {
     status: event.type,
     ...(event.type === 'failed' ? { error: { code: event.error.code, message: event.error.message } } : {}),
     at: deps.now().toISOString(),
     providerJobId: event.id,
+    ...(outputKey ? { outputKey } : {}),
   };
   const updated = await deps.store.recordProviderOutcome(job, outcome);
   if (!job.providerOutcome) {

@@ -293,13 +293,10 @@ const steps: Record<StepName, (deps: WorkflowDeps, event: StepEvent) => Promise<
     const job = await loadJob(deps, event.jobId);
     if (job.status !== 'running') throw new JobSettledError(`Job ${job.id} is ${job.status}.`);
     if (!job.providerJobId) throw new Error(`Job ${job.id} has no provider job to finalize.`);
-    const status = await (await deps.providers(providerOf(job))).status(job.providerJobId);
-    if (status.status !== 'succeeded') {
-      throw new ProviderUnavailableError(`Provider reports ${status.status} for a completed job.`);
-    }
+    const raw = await providerOutput(deps, job, job.providerJobId);
     let output: JobOutput;
     try {
-      output = bindingOf(job).output(status.output, job.input);
+      output = bindingOf(job).output(raw, job.input);
     } catch (error) {
       if (!(error instanceof OutputInvalidError)) throw error;
       throw new InvalidJobInputError(
@@ -544,6 +541,24 @@ function bindingOf(job: Job): ProviderBinding<ProviderName> {
     );
   }
   return binding;
+}
+
+/**
+ * What the provider produced: the output its completion webhook carried, kept
+ * when it arrived (some providers hand it over only then), or else what the
+ * provider says of the job now.
+ */
+async function providerOutput(deps: WorkflowDeps, job: Job, providerJobId: string): Promise<unknown> {
+  const kept = job.providerOutcome?.outputKey;
+  if (kept) {
+    const bytes = await deps.outputs.getOutput(kept);
+    if (bytes) return JSON.parse(new TextDecoder().decode(bytes));
+  }
+  const status = await (await deps.providers(providerOf(job))).status(providerJobId);
+  if (status.status !== 'succeeded') {
+    throw new ProviderUnavailableError(`Provider reports ${status.status} for a completed job.`);
+  }
+  return status.output;
 }
 
 /** What stopping a job at its provider needs. */

@@ -198,7 +198,7 @@ export class HttpApi extends Construct {
       .useTable('jobTable', props.jobTable, 'readWrite')
       .useQueue('jobQueueUrl', props.jobQueue, 'send')
       .useBucket('inputBucket', props.inputBucket, 'readWrite')
-      .useBucket('outputBucket', props.outputBucket, 'read')
+      .useBucket('outputBucket', props.outputBucket, 'readWrite')
       .useProviderSecrets(props.providerSecrets)
       .useDeadLetterRedrive(props.deadLetterQueue, props.jobQueue)
       // Provider events resume the waiting workflow step (and their progress keeps it alive); a cancel fails it.

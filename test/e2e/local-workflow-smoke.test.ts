@@ -4,6 +4,7 @@ import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-sec
 import { DescribeExecutionCommand } from '@aws-sdk/client-sfn';
 import { API_KEY_HEADER } from '../../config/layout';
 import { executionNameOf, providerKeyOf } from '../../lambdas/domain/job';
+import { DEFAULT_REPLICATE_WEBHOOK_SECRET } from '../../local/provider-sim/defaults';
 import { SAMPLE_PNG_BASE64 } from '../../local/provider-sim/outputs';
 import { type Ledger, type RunningSimulator, startSimulator } from '../../local/provider-sim/simulator';
 import {
@@ -167,13 +168,29 @@ describe('a job on the local stack with its own simulated provider', () => {
       credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
     });
     try {
-      const provider = await secrets.send(new GetSecretValueCommand({ SecretId: 'longhaul/provider' }));
+      const provider = await secrets.send(
+        new GetSecretValueCommand({ SecretId: 'longhaul/provider/longhaul-http' }),
+      );
       expect(provider.ARN).toMatch(
-        /^arn:aws:secretsmanager:us-east-1:000000000000:secret:longhaul\/provider-[A-Za-z0-9]{6}$/,
+        /^arn:aws:secretsmanager:us-east-1:000000000000:secret:longhaul\/provider\/longhaul-http-[A-Za-z0-9]{6}$/,
       );
       expect(JSON.parse(provider.SecretString ?? '{}')).toEqual({
         baseUrl: stack.endpoints.providerUrl,
         webhookSecret: PROVIDER_WEBHOOK_SECRET,
+      });
+      // Each provider has a secret of its own, pointing at its dialect of the simulator.
+      const replicate = await secrets.send(
+        new GetSecretValueCommand({ SecretId: 'longhaul/provider/replicate' }),
+      );
+      expect(JSON.parse(replicate.SecretString ?? '{}')).toEqual({
+        baseUrl: `${stack.endpoints.providerUrl}/replicate/v1`,
+        webhookSecret: DEFAULT_REPLICATE_WEBHOOK_SECRET,
+      });
+      const deepgram = await secrets.send(
+        new GetSecretValueCommand({ SecretId: 'longhaul/provider/deepgram' }),
+      );
+      expect(JSON.parse(deepgram.SecretString ?? '{}')).toMatchObject({
+        baseUrl: `${stack.endpoints.providerUrl}/deepgram`,
       });
       const byArn = await secrets.send(new GetSecretValueCommand({ SecretId: provider.ARN }));
       expect(byArn.VersionId).toBe(provider.VersionId);

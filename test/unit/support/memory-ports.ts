@@ -206,6 +206,11 @@ export class MemoryOutputs implements OutputStore {
   async outputUrl(key: string) {
     return `https://outputs.example/${key}`;
   }
+  async getOutput(key: string) {
+    const object = this.objects.get(key);
+    if (!object) return undefined;
+    return typeof object.body === 'string' ? new TextEncoder().encode(object.body) : object.body;
+  }
 }
 
 export class MemorySlots implements SlotPool {
