@@ -50,6 +50,61 @@ export interface JobTypeSchemas {
   readonly 'audio.transcribe': { readonly input: AudioTranscribeInput; readonly result: TranscriptResult };
 }
 
+/** One input field of a job type, as a command line offers it. */
+export interface InputField {
+  /** The field's name in the input. */
+  readonly name: string;
+  /** Its flag, without the dashes: `audioUrl` is `--audio-url`. */
+  readonly flag: string;
+  /** Its JSON type; `json` when it is none of the others (given as JSON text). */
+  readonly type: 'string' | 'integer' | 'number' | 'boolean' | 'json';
+  readonly required: boolean;
+  readonly description?: string;
+}
+
+/** A job type's input as a command line offers it. */
+export interface JobTypeInput {
+  readonly description?: string;
+  readonly fields: readonly InputField[];
+  /** The field a file fills with its upload ref (the SDK's `file`, the CLI's `--file`); absent when the type takes no file. */
+  readonly fileField?: string;
+}
+
+/** Each job type's input fields, and the field a file fills: the CLI's flags and help come from here. */
+export const JOB_TYPE_INPUTS = {
+  'image.generate': {
+    description: 'An image generated from a text prompt, optionally from a source image.',
+    fields: [
+      { name: 'prompt', flag: 'prompt', type: 'string', required: true },
+      { name: 'width', flag: 'width', type: 'integer', required: false },
+      { name: 'height', flag: 'height', type: 'integer', required: false },
+      { name: 'sourceImageRef', flag: 'source-image-ref', type: 'string', required: false },
+    ],
+    fileField: 'sourceImageRef',
+  },
+  'audio.transcribe': {
+    description: 'A timed transcript of a recording. Exactly one of audioUrl or audioRef.',
+    fields: [
+      {
+        name: 'audioUrl',
+        flag: 'audio-url',
+        type: 'string',
+        required: false,
+        description: 'An https URL the provider can fetch.',
+      },
+      { name: 'audioRef', flag: 'audio-ref', type: 'string', required: false },
+      { name: 'language', flag: 'language', type: 'string', required: false },
+    ],
+    fileField: 'audioRef',
+  },
+} as const satisfies Readonly<Record<JobType, JobTypeInput>>;
+
+/** The input field a file fills, per job type that takes one. */
+export const FILE_INPUT_FIELD = {
+  'image.generate': 'sourceImageRef',
+  'audio.transcribe': 'audioRef',
+} as const satisfies Partial<Record<JobType, string>>;
+
 export type ImageGenerateJob = JobOf<'image.generate'>;
 
 export type AudioTranscribeJob = JobOf<'audio.transcribe'>;

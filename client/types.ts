@@ -154,12 +154,6 @@ type Submission<T extends JobType> = {
 
 export type CreateJobRequest = { [T in JobType]: Submission<T> }[JobType];
 
-/** The input field a file fills, per job type. */
-export const FILE_INPUT_FIELD = {
-  'image.generate': 'sourceImageRef',
-  'audio.transcribe': 'audioRef',
-} as const satisfies Record<JobType, string>;
-
 export type Resolution = {
   readonly outcome: 'succeeded' | 'failed' | 'requeue';
   /** Why; recorded in the job's timeline. */

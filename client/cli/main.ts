@@ -13,14 +13,15 @@ import {
   type CreateJobRequest,
   type FileInput,
   JOB_STATUSES,
-  JOB_TYPES,
+  JOB_TYPE_INPUTS,
   type Job,
   type JobStatus,
-  type JobType,
 } from '../types';
 import { SDK_VERSION } from '../version';
 import type { WebSocketConstructor } from '../wait';
+import { type InputTable, inputFlagOptions, inputFlagsHelp, inputFromFlags } from './input-flags';
 import { formatJob, formatJobTable, formatTimeline, ProgressBar, type Stream } from './output';
+import { UsageError } from './usage-error';
 
 /**
  * The `longhaul` command line. Exit codes (documented in client/README.md and
@@ -57,12 +58,12 @@ export interface CliIo {
   readonly fetch?: typeof fetch;
   readonly webSocket?: WebSocketConstructor | null;
   readonly sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  /** The job types `submit` takes, with their input fields (default: the table generated from the API document). */
+  readonly jobTypes?: InputTable;
 }
 
 /** Someone is waiting at a terminal: give up on an unreachable API within seconds, not a minute. */
 const CLI_RETRY = { maxAttempts: 5, maxDelayMs: 4000 } as const;
-
-class UsageError extends Error {}
 
 const EXIT_CODES_HELP = `Exit codes:
   0    ok
@@ -120,36 +121,40 @@ const waitOptions = { timeout: { type: 'string' } } as const satisfies Options;
 /** Jobs listed when neither --limit nor --all is given. */
 const DEFAULT_LIST_LIMIT = 20;
 
-const commands: Record<string, Command> = {
-  submit: {
+/** The flags of `submit` itself; an input field of the same flag is set through --input only. */
+const submitOptions = {
+  type: { type: 'string' },
+  input: { type: 'string' },
+  file: { type: 'string' },
+  'content-type': { type: 'string' },
+  webhook: { type: 'string' },
+  wait: { type: 'boolean' },
+  'idempotency-key': { type: 'string' },
+  ...waitOptions,
+} as const satisfies Options;
+
+const SUBMIT_FLAGS: ReadonlySet<string> = new Set([...Object.keys(common), ...Object.keys(submitOptions)]);
+
+/** `submit`, with a flag for each input field of each job type in `table`. */
+function submitCommand(table: InputTable): Command {
+  return {
     summary: 'submit a job',
     usage: `longhaul submit --type <type> [input] [--file <path>] [--webhook <url>] [--wait [--timeout <s>]] [--idempotency-key <key>]
-  input: --input '<json>' | --input @file.json, and/or
-         image.generate:   --prompt <text> [--width <px>] [--height <px>]
-         audio.transcribe: --audio-url <https url> | --file <audio file>, [--language <tag>]
+  input: --input '<json>' | --input @file.json, and/or the flags of its type
+         (a flag overrides the same field of --input):
+${inputFlagsHelp(table, SUBMIT_FLAGS, '    ')}
   --file             up to 4 MiB sent with the job, up to 32 MiB in one upload, larger in resumable parts
   --content-type     of --file (default: from its extension)
   --wait             follow progress on stderr and print the finished job
   --timeout <s>      with --wait: stop waiting after this many seconds (exit 7; the job goes on)
   --idempotency-key  resume an earlier submission (its key is printed when it starts)`,
-    options: {
-      type: { type: 'string' },
-      input: { type: 'string' },
-      prompt: { type: 'string' },
-      width: { type: 'string' },
-      height: { type: 'string' },
-      'audio-url': { type: 'string' },
-      language: { type: 'string' },
-      file: { type: 'string' },
-      'content-type': { type: 'string' },
-      webhook: { type: 'string' },
-      wait: { type: 'boolean' },
-      'idempotency-key': { type: 'string' },
-      ...waitOptions,
-    },
+    options: { ...submitOptions, ...inputFlagOptions(table, SUBMIT_FLAGS) },
     positionals: [],
-    run: submit,
-  },
+    run: (c) => submit(c, table),
+  };
+}
+
+const commands: Record<string, Command> = {
   'jobs list': {
     summary: "list the tenant's jobs, newest first",
     usage: `longhaul jobs list [--status <status>] [--limit <n>] [--cursor <cursor>] [--all]
@@ -233,10 +238,12 @@ const commands: Record<string, Command> = {
 
 const GROUPS = new Set(['jobs', 'review', 'dlq']);
 
+const COMMANDS: Readonly<Record<string, Command>> = { submit: submitCommand(JOB_TYPE_INPUTS), ...commands };
+
 const USAGE = `Usage: longhaul <command> [options]
 
 Commands:
-${Object.entries(commands)
+${Object.entries(COMMANDS)
   .map(([name, command]) => `  ${name.padEnd(16)}${command.summary}`)
   .join('\n')}
 
@@ -267,10 +274,10 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     return first === undefined ? EXIT.usage : EXIT.ok;
   }
   const name = GROUPS.has(first) ? `${first} ${second ?? ''}`.trim() : first;
-  const command = commands[name];
+  const command = name === 'submit' && io.jobTypes ? submitCommand(io.jobTypes) : COMMANDS[name];
   if (!command) {
     if (GROUPS.has(first) && (second === undefined || second === '--help' || second === '-h')) {
-      const group = Object.entries(commands).filter(([n]) => n.startsWith(`${first} `));
+      const group = Object.entries(COMMANDS).filter(([n]) => n.startsWith(`${first} `));
       const text = `Usage: longhaul ${first} <command>\n\n${group.map(([n, c]) => `  ${n.padEnd(16)}${c.summary}`).join('\n')}\n`;
       (second === undefined ? io.stderr : io.stdout).write(text);
       return second === undefined ? EXIT.usage : EXIT.ok;
@@ -568,27 +575,23 @@ function readInputFlag(value: string): Record<string, unknown> {
   return input as Record<string, unknown>;
 }
 
-function submissionOf(values: Context['values'], file: FileInput | undefined): CreateJobRequest {
-  const type = values.type === undefined ? undefined : oneOf<JobType>('--type', values.type, JOB_TYPES);
-  if (!type) throw new UsageError(`--type is required: ${JOB_TYPES.join(' or ')}.`);
-  const input: Record<string, unknown> = typeof values.input === 'string' ? readInputFlag(values.input) : {};
-  // Flags override the same fields of --input.
-  const set = (field: string, value: unknown) => {
-    if (value !== undefined) input[field] = value;
+function jobTypeOf(values: Context['values'], table: InputTable): string {
+  const types = Object.keys(table);
+  if (values.type === undefined) throw new UsageError(`--type is required: ${types.join(' or ')}.`);
+  return oneOf('--type', values.type, types);
+}
+
+function submissionOf(
+  type: string,
+  values: Context['values'],
+  file: FileInput | undefined,
+  table: InputTable,
+): CreateJobRequest {
+  const input = {
+    ...(typeof values.input === 'string' ? readInputFlag(values.input) : {}),
+    // Flags override the same fields of --input.
+    ...inputFromFlags(type, values, table, SUBMIT_FLAGS),
   };
-  const imageFlags = ['prompt', 'width', 'height'].filter((f) => values[f] !== undefined);
-  const audioFlags = ['audio-url', 'language'].filter((f) => values[f] !== undefined);
-  if (type === 'image.generate' && audioFlags.length > 0) {
-    throw new UsageError(`--${audioFlags[0]} is for audio.transcribe jobs.`);
-  }
-  if (type === 'audio.transcribe' && imageFlags.length > 0) {
-    throw new UsageError(`--${imageFlags[0]} is for image.generate jobs.`);
-  }
-  set('prompt', values.prompt);
-  set('width', integer('--width', values.width));
-  set('height', integer('--height', values.height));
-  set('audioUrl', values['audio-url']);
-  set('language', values.language);
   const webhookUrl = typeof values.webhook === 'string' ? values.webhook : undefined;
   return {
     type,
@@ -598,11 +601,15 @@ function submissionOf(values: Context['values'], file: FileInput | undefined): C
   } as CreateJobRequest;
 }
 
-async function submit(c: Context): Promise<number> {
+async function submit(c: Context, table: InputTable): Promise<number> {
   const { values, io } = c;
+  const type = jobTypeOf(values, table);
+  if (typeof values.file === 'string' && table[type]?.fileField === undefined) {
+    throw new UsageError(`--file is not a flag of ${type} jobs: they take no file.`);
+  }
   const contentType = typeof values['content-type'] === 'string' ? values['content-type'] : undefined;
   const file = typeof values.file === 'string' ? await readFileInput(values.file, contentType) : undefined;
-  const request = submissionOf(values, file);
+  const request = submissionOf(type, values, file, table);
   const client = c.client();
   const resumeKey = typeof values['idempotency-key'] === 'string' ? values['idempotency-key'] : undefined;
   let action: UserAction;

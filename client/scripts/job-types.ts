@@ -4,8 +4,10 @@ import { formatWithBiome, writeOrCheck } from './generated';
 
 /**
  * Writes client/job-types.ts, the SDK's types of each job type's input and
- * result, from the OpenAPI document (whose inputs come from the zod schemas
- * the server validates with): `npx tsx client/scripts/job-types.ts`
+ * result, and a table of each job type's input fields (the CLI's flags) and
+ * of the field a file fills, from the OpenAPI document (whose inputs come
+ * from the zod schemas the server validates with):
+ * `npx tsx client/scripts/job-types.ts`
  * (`--check` only reports whether it is stale; a unit test fails when it is).
  * The SDK never imports server code; it gets these facts through this file.
  */
@@ -64,6 +66,107 @@ function typeOf(schema: Schema, indent: string): string {
   }
 }
 
+/** The JSON types a command line flag can carry as such; `json` is any other, given as JSON text. */
+type FieldType = 'string' | 'integer' | 'number' | 'boolean' | 'json';
+
+const SCALAR_TYPES: readonly string[] = ['string', 'integer', 'number', 'boolean'];
+
+function resolved(schema: Schema, schemas: Readonly<Record<string, Schema>>): Schema {
+  if (typeof schema.$ref !== 'string') return schema;
+  const name = schema.$ref.split('/').pop() as string;
+  const target = schemas[name];
+  if (!target) throw new Error(`${schema.$ref} is not in components.schemas`);
+  return resolved(target, schemas);
+}
+
+/** A property's JSON type, when it is one scalar type (`null` aside); `json` otherwise. */
+function fieldType(schema: Schema): FieldType {
+  const values = 'const' in schema ? [schema.const] : Array.isArray(schema.enum) ? schema.enum : undefined;
+  if (values) {
+    const types = new Set(values.map((value) => (Number.isInteger(value) ? 'integer' : typeof value)));
+    const [only] = types;
+    return types.size === 1 && only !== undefined && SCALAR_TYPES.includes(only)
+      ? (only as FieldType)
+      : 'json';
+  }
+  const types = (Array.isArray(schema.type) ? schema.type : [schema.type]).filter((type) => type !== 'null');
+  const [only] = types;
+  return types.length === 1 && typeof only === 'string' && SCALAR_TYPES.includes(only)
+    ? (only as FieldType)
+    : 'json';
+}
+
+/** A field's flag, without its dashes: `audioUrl` → `audio-url`, `sourceImageRef` → `source-image-ref`. */
+export function flagOf(field: string): string {
+  return field
+    .replace(/([a-z0-9])([A-Z])/g, '$1-$2')
+    .replace(/([A-Z])([A-Z][a-z])/g, '$1-$2')
+    .replace(/[^A-Za-z0-9]+/g, '-')
+    .toLowerCase();
+}
+
+/** Each job type's input fields and file field, as plain data (the CLI builds its flags from it). */
+function inputTable(document: OpenApiDocument): Record<string, Record<string, unknown>> {
+  const { schemas } = document.components;
+  return Object.fromEntries(
+    Object.entries(document['x-job-types']).map(([type, entry]) => {
+      const input = resolved(schemas[entry.input] ?? {}, schemas);
+      const required = new Set((input.required ?? []) as string[]);
+      const flags = new Map<string, string>();
+      const fields = Object.entries((input.properties ?? {}) as Record<string, Schema>).map(([name, raw]) => {
+        const property = resolved(raw, schemas);
+        const flag = flagOf(name);
+        const clash = flags.get(flag);
+        if (clash !== undefined) throw new Error(`${type}: ${clash} and ${name} would both be --${flag}`);
+        flags.set(flag, name);
+        const description = raw.description ?? property.description;
+        return {
+          name,
+          flag,
+          type: fieldType(property),
+          required: required.has(name),
+          ...(typeof description === 'string' && description !== '' ? { description } : {}),
+        };
+      });
+      const fileField = entry['x-file-field'];
+      if (fileField !== undefined && !flags.has(flagOf(fileField))) {
+        throw new Error(`${type}: x-file-field ${fileField} is not a field of ${entry.input}`);
+      }
+      const description = input.description;
+      return [
+        type,
+        {
+          ...(typeof description === 'string' && description !== '' ? { description } : {}),
+          fields,
+          ...(fileField !== undefined ? { fileField } : {}),
+        },
+      ];
+    }),
+  );
+}
+
+const INPUT_TABLE_TYPES = `
+/** One input field of a job type, as a command line offers it. */
+export interface InputField {
+  /** The field's name in the input. */
+  readonly name: string;
+  /** Its flag, without the dashes: \`audioUrl\` is \`--audio-url\`. */
+  readonly flag: string;
+  /** Its JSON type; \`json\` when it is none of the others (given as JSON text). */
+  readonly type: 'string' | 'integer' | 'number' | 'boolean' | 'json';
+  readonly required: boolean;
+  readonly description?: string;
+}
+
+/** A job type's input as a command line offers it. */
+export interface JobTypeInput {
+  readonly description?: string;
+  readonly fields: readonly InputField[];
+  /** The field a file fills with its upload ref (the SDK's \`file\`, the CLI's \`--file\`); absent when the type takes no file. */
+  readonly fileField?: string;
+}
+`;
+
 export function renderJobTypes(document: OpenApiDocument = openApiDocument): string {
   const { schemas } = document.components;
   const jobTypes = document['x-job-types'];
@@ -91,6 +194,17 @@ export function renderJobTypes(document: OpenApiDocument = openApiDocument): str
     );
   }
   parts.push('}\n');
+  parts.push(INPUT_TABLE_TYPES);
+  const table = inputTable(document);
+  parts.push(
+    `\n/** Each job type's input fields, and the field a file fills: the CLI's flags and help come from here. */\nexport const JOB_TYPE_INPUTS = ${JSON.stringify(table)} as const satisfies Readonly<Record<JobType, JobTypeInput>>;\n`,
+  );
+  const fileFields = Object.entries(jobTypes).flatMap(([type, entry]) =>
+    entry['x-file-field'] === undefined ? [] : [[type, entry['x-file-field']]],
+  );
+  parts.push(
+    `\n/** The input field a file fills, per job type that takes one. */\nexport const FILE_INPUT_FIELD = ${JSON.stringify(Object.fromEntries(fileFields))} as const satisfies Partial<Record<JobType, string>>;\n`,
+  );
   // Names by type, so a caller can refer to one without knowing the schema's name.
   for (const type of Object.keys(jobTypes)) {
     parts.push(`\nexport type ${pascal(type)}Job = JobOf<${JSON.stringify(type)}>;\n`);

@@ -182,17 +182,31 @@ const multipartUploadRef = {
   schema: { type: 'string' },
 } as const;
 
+/** What the document says of one job type (`x-job-types`). */
+export interface JobTypeEntry {
+  /** Its input schema's name in components.schemas. */
+  readonly input: string;
+  /** Its result schema's name in components.schemas. */
+  readonly result: string;
+  /** The input field a multipart `file` part (or an SDK's file) fills with its upload ref; absent when it takes no file. */
+  readonly 'x-file-field'?: string;
+}
+
 /**
- * The schemas of each job type's input and result: the document says which
- * goes with which (`x-job-types`), so clients can type a job by its type
- * (the SDK's client/job-types.ts is generated from it).
+ * The schemas of each job type's input and result, and the field a file
+ * fills: the document says which goes with which (`x-job-types`), so clients
+ * can type a job by its type and offer its fields (the SDK's
+ * client/job-types.ts, and the CLI's flags, are generated from it).
  */
-export const JOB_TYPE_SCHEMAS: Readonly<
-  Record<JobType, { readonly input: string; readonly result: string }>
-> = Object.fromEntries(JOB_TYPE_MODULES.map((module) => [module.name, module.schemaNames])) as Record<
-  JobType,
-  { input: string; result: string }
->;
+export const JOB_TYPE_SCHEMAS: Readonly<Record<JobType, JobTypeEntry>> = Object.fromEntries(
+  JOB_TYPE_MODULES.map((module) => [
+    module.name,
+    {
+      ...module.schemaNames,
+      ...(module.file ? { 'x-file-field': module.file.refField } : {}),
+    },
+  ]),
+) as Record<JobType, JobTypeEntry>;
 
 /**
  * A job type's input as JSON Schema: its zod schema, plus what zod's checks

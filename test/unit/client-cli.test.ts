@@ -1,4 +1,4 @@
-import { SDK_VERSION } from '../../client';
+import { JOB_TYPE_INPUTS, type JobTypeInput, SDK_VERSION } from '../../client';
 import { EXIT, runCli } from '../../client/cli/main';
 import { sleep } from '../../client/retry';
 
@@ -43,6 +43,8 @@ async function run(
     readonly sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
     /** Ctrl-C: aborted by the test. */
     readonly signal?: AbortSignal;
+    /** Job types other than the generated ones. */
+    readonly jobTypes?: Readonly<Record<string, JobTypeInput>>;
   } = {},
 ) {
   const sent: Sent[] = [];
@@ -53,6 +55,7 @@ async function run(
     stderr: { write: (text: string) => (stderr += text), isTTY: terminal.isTTY ?? false },
     env: { LONGHAUL_URL: URL_BASE, ...env },
     ...(terminal.signal ? { signal: terminal.signal } : {}),
+    ...(terminal.jobTypes ? { jobTypes: terminal.jobTypes } : {}),
     webSocket: null,
     sleep: terminal.sleep ?? (async () => undefined),
     fetch: (async (input: string | URL | Request, init?: RequestInit) => {
@@ -108,7 +111,14 @@ describe('usage', () => {
     [['jobs'], 'Usage: longhaul jobs <command>'],
     [['submit', '--prompt', 'x'], '--type is required'],
     [['submit', '--type', 'video.render'], '--type must be one of image.generate, audio.transcribe'],
-    [['submit', '--type', 'audio.transcribe', '--prompt', 'x'], '--prompt is for image.generate jobs'],
+    [
+      ['submit', '--type', 'audio.transcribe', '--prompt', 'x'],
+      '--prompt is not a flag of audio.transcribe jobs; image.generate jobs take it.',
+    ],
+    [
+      ['submit', '--type', 'image.generate', '--audio-url', 'https://a.example.test/a.mp3'],
+      '--audio-url is not a flag of image.generate jobs; audio.transcribe jobs take it.',
+    ],
     [['submit', '--type', 'image.generate', '--width', 'wide'], '--width must be a whole number'],
     [['submit', '--type', 'image.generate', '--input', '[1]'], '--input must be a JSON object'],
     [['submit', '--type', 'image.generate', '--input', '{'], '--input is not JSON'],
@@ -482,5 +492,153 @@ describe('listing and admin commands', () => {
 
     const redrive = await run(['dlq', 'redrive'], [() => json(202, { taskHandle: 'task-1' })]);
     expect(redrive.stdout).toBe('dead-letter redrive started (task task-1)\n');
+  });
+});
+
+describe('submit flags, derived from the job types (client/job-types.ts)', () => {
+  /** The lines of `submit --help` that describe one job type: its own line and one per field. */
+  function helpBlock(help: string, type: string, fields: number): string[] {
+    const lines = help.split('\n');
+    const start = lines.findIndex((line) => line === `    ${type}` || line.startsWith(`    ${type} `));
+    expect(start).toBeGreaterThan(0);
+    return lines.slice(start + 1, start + 1 + fields);
+  }
+
+  it('lists every generated job type in submit --help with each field as a flag, in order', async () => {
+    const help = await run(['submit', '--help']);
+    expect(help.code).toBe(0);
+    expect(Object.keys(JOB_TYPE_INPUTS).length).toBeGreaterThan(1);
+    for (const [type, input] of Object.entries(JOB_TYPE_INPUTS) as [string, JobTypeInput][]) {
+      const block = helpBlock(help.stdout, type, input.fields.length);
+      expect(block.map((line) => line.trim().split(' ')[0])).toEqual(input.fields.map((f) => `--${f.flag}`));
+      input.fields.forEach((field, i) => {
+        expect(block[i]?.includes('required')).toBe(field.required);
+        expect(block[i]?.includes('--file fills it')).toBe(field.name === input.fileField);
+      });
+    }
+    expect(help.stdout).toContain(
+      '      --audio-url <string>         An https URL the provider can fetch.\n',
+    );
+    expect(help.stdout).toContain('      --width <integer>\n');
+  });
+
+  it.each(Object.entries(JOB_TYPE_INPUTS) as [string, JobTypeInput][])(
+    'sends each field of %s from its flag, parsed as its JSON type',
+    async (type, input) => {
+      const sample = {
+        string: [['text'], 'text'],
+        integer: [['512'], 512],
+        number: [['1.5'], 1.5],
+        boolean: [[], true],
+        json: [['{"a":[1]}'], { a: [1] }],
+      } as const;
+      const argv = ['submit', '--type', type];
+      const expected: Record<string, unknown> = {};
+      for (const field of input.fields) {
+        const [text, value] = sample[field.type];
+        argv.push(`--${field.flag}`, ...text);
+        expected[field.name] = value;
+      }
+      const result = await run(argv, [() => json(202, job())]);
+      expect(result.code).toBe(0);
+      expect(JSON.parse(result.sent[0]?.body as string)).toEqual({ type, input: expected });
+    },
+  );
+
+  /** A job type the CLI has never seen: only the table knows it. */
+  const withVideo: Readonly<Record<string, JobTypeInput>> = {
+    ...JOB_TYPE_INPUTS,
+    'video.render': {
+      description: 'A video rendered from a storyboard.',
+      fields: [
+        {
+          name: 'durationSeconds',
+          flag: 'duration-seconds',
+          type: 'integer',
+          required: true,
+          description: 'How long the video runs.',
+        },
+        { name: 'fps', flag: 'fps', type: 'number', required: false },
+        { name: 'loop', flag: 'loop', type: 'boolean', required: false },
+        { name: 'storyboard', flag: 'storyboard', type: 'json', required: false },
+        { name: 'prompt', flag: 'prompt', type: 'string', required: true },
+        // The same flag as submit's own --timeout: reachable through --input only.
+        { name: 'timeout', flag: 'timeout', type: 'integer', required: false },
+      ],
+    },
+  };
+
+  it('gives a job type added to the table its flags, parsed into its input, with no CLI edit', async () => {
+    const result = await run(
+      [
+        'submit',
+        '--type',
+        'video.render',
+        '--input',
+        '{"timeout":5,"fps":24}',
+        '--duration-seconds',
+        '30',
+        '--fps',
+        '23.976',
+        '--loop',
+        '--storyboard',
+        '[{"shot":1}]',
+        '--prompt',
+        'a lighthouse',
+        '--json',
+      ],
+      [() => json(202, job())],
+      undefined,
+      { jobTypes: withVideo },
+    );
+    expect(result.code).toBe(0);
+    expect(result.sent).toHaveLength(1);
+    expect(JSON.parse(result.sent[0]?.body as string)).toEqual({
+      type: 'video.render',
+      input: {
+        timeout: 5,
+        durationSeconds: 30,
+        fps: 23.976,
+        loop: true,
+        storyboard: [{ shot: 1 }],
+        prompt: 'a lighthouse',
+      },
+    });
+  });
+
+  it('lists a job type added to the table in submit --help, with the fields only --input sets', async () => {
+    const help = await run(['submit', '--help'], [], undefined, { jobTypes: withVideo });
+    expect(helpBlock(help.stdout, 'video.render', 7)).toEqual([
+      '      --duration-seconds <integer>  required; How long the video runs.',
+      '      --fps <number>',
+      '      --loop',
+      '      --storyboard <json>',
+      '      --prompt <string>             required',
+      '      (timeout: --input only)',
+      '      (takes no --file)',
+    ]);
+    expect(help.stdout).toContain('    video.render      A video rendered from a storyboard.\n');
+    expect(help.stdout).toContain('      --width <integer>\n');
+  });
+
+  it.each([
+    [
+      ['--type', 'image.generate', '--prompt', 'x', '--duration-seconds', '30'],
+      '--duration-seconds is not a flag of image.generate jobs; video.render jobs take it.',
+    ],
+    [
+      ['--type', 'audio.transcribe', '--audio-url', 'https://a.test/a.mp3', '--prompt', 'x'],
+      '--prompt is not a flag of audio.transcribe jobs; image.generate, video.render jobs take it.',
+    ],
+    [['--type', 'video.render', '--duration-seconds', '1.5'], '--duration-seconds must be a whole number.'],
+    [['--type', 'video.render', '--fps', 'fast'], '--fps must be a number.'],
+    [['--type', 'video.render', '--storyboard', '[{'], '--storyboard is not JSON'],
+    [['--type', 'video.render', '--file', '/nonexistent/a.mp4'], '--file is not a flag of video.render jobs'],
+    [['--type', 'image.generate', '--loop'], '--loop is not a flag of image.generate jobs'],
+  ])('checks the flags of a job type added to the table (%j), sending nothing', async (argv, message) => {
+    const result = await run(['submit', ...argv], [], undefined, { jobTypes: withVideo });
+    expect(result.code).toBe(EXIT.usage);
+    expect(result.stderr).toContain(message);
+    expect(result.sent).toEqual([]);
   });
 });
