@@ -1,8 +1,6 @@
 import { resolve } from 'node:path';
 import { z } from 'zod';
-import { JOB_TYPES } from '../config/job-types';
 import type { ProviderName } from '../config/providers';
-import { jobTypeProviderEnv } from '../config/settings';
 import { DEFAULT_REPLICATE_WEBHOOK_SECRET } from './provider-sim/defaults';
 
 /**
@@ -267,9 +265,6 @@ export function localSettingsEnvironment(env: Env): Record<string, string | unde
   const simIdempotent = read(env, 'SIM_IDEMPOTENT');
   const followsSimulator = (FLAG_VALUES as readonly (string | undefined)[]).includes(simIdempotent);
   return {
-    // Locally every job type runs on the generic provider unless PROVIDER_<JOB_TYPE> names another
-    // (the simulator speaks each provider's dialect too): its faults and SIM_IDEMPOTENT drive the suite.
-    ...Object.fromEntries(JOB_TYPES.map((type) => [jobTypeProviderEnv(type), 'longhaul-http'])),
     ...env,
     ALLOW_PRIVATE_WEBHOOKS: env.ALLOW_PRIVATE_WEBHOOKS?.trim() || 'true',
     PROVIDER_IDEMPOTENT: env.PROVIDER_IDEMPOTENT?.trim() || (followsSimulator ? simIdempotent : undefined),

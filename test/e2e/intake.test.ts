@@ -281,6 +281,8 @@ describe('reading, listing and canceling', () => {
     expect(read.body).toEqual({
       id: expect.stringMatching(/^job_[a-z2-7]{26}$/),
       type: 'image.generate',
+      // The suites run every job type on the generic provider (PROVIDER_IMAGE_GENERATE).
+      provider: 'longhaul-http',
       status: 'queued',
       progress: 0,
       input: { prompt: 'a lighthouse at dusk', width: 512 },

@@ -1,15 +1,20 @@
+import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
+import { Webhook } from 'standardwebhooks';
 import { parse } from 'yaml';
+import { PROVIDERS } from '../../config/providers';
 import { DynamoDbJobStore } from '../../lambdas/adapters/dynamodb-job-store';
 import { type OperationObject, openApiDocument, type ResponseObject } from '../../lambdas/api/openapi';
 import { deriveJobId, fingerprint } from '../../lambdas/domain/idempotency';
 import { newJob } from '../../lambdas/domain/job';
 import { signPayload } from '../../lambdas/shared/signature';
+import { localDefaults } from '../../local/config';
+import { DEFAULT_REPLICATE_WEBHOOK_SECRET } from '../../local/provider-sim/defaults';
 import { documentClient, pollUntil, type RunningLocalStack, startLocalStack } from './support/local-stack';
 import { simulatorCall } from './support/simulator';
 
@@ -626,6 +631,57 @@ describe('POST /v1/provider/events', () => {
   });
 });
 
+const DEEPGRAM_CALLBACK_SECRET = localDefaults.DEEPGRAM_CALLBACK_SECRET;
+
+describe("each provider's webhook route", () => {
+  it('acknowledges a verified Replicate webhook and refuses a forged one', async () => {
+    const template = PROVIDERS.replicate.webhookPath;
+    const url = `${template}?jobId=job_aaaaaaaaaaaaaaaaaaaaaaaaaa&submission=momqrls0.0`;
+    const body = JSON.stringify({ id: 'p_unknown', status: 'canceled' });
+    const signedBy = (secret: string) => {
+      const at = new Date();
+      return {
+        'content-type': 'application/json',
+        'webhook-id': 'msg_openapi',
+        'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+        'webhook-signature': new Webhook(secret).sign('msg_openapi', at, body),
+      };
+    };
+    const taken = await send('post', template, url, {
+      key: null,
+      body,
+      headers: signedBy(DEFAULT_REPLICATE_WEBHOOK_SECRET),
+    });
+    expect(taken.status).toBe(204);
+    const forged = await send('post', template, url, {
+      key: null,
+      body,
+      headers: signedBy(`whsec_${Buffer.from('some other key!!').toString('base64')}`),
+    });
+    expect(forged.status).toBe(401);
+  });
+
+  it('acknowledges a Deepgram callback whose URL Longhaul signed, and refuses one it did not', async () => {
+    const template = PROVIDERS.deepgram.webhookPath;
+    const query = 'jobId=job_aaaaaaaaaaaaaaaaaaaaaaaaaa&submission=momqrls0.0';
+    const sig = createHmac('sha256', DEEPGRAM_CALLBACK_SECRET).update(query).digest('hex');
+    const body = JSON.stringify({ err_code: 'INTERNAL_SERVER_ERROR', err_msg: 'gone', request_id: 'r1' });
+    const headers = { 'content-type': 'application/json' };
+    expect(
+      (await send('post', template, `${template}?${query}&sig=${sig}`, { key: null, body, headers })).status,
+    ).toBe(204);
+    expect(
+      (
+        await send('post', template, `${template}?${query}&sig=${'0'.repeat(64)}`, {
+          key: null,
+          body,
+          headers,
+        })
+      ).status,
+    ).toBe(401);
+  });
+});
+
 describe('the documented messages', () => {
   it('live-progress messages match LiveMessage', async () => {
     await sim('/_sim/config', { jobMs: 1000 });
@@ -743,6 +799,10 @@ describe('coverage', () => {
       'receiveProviderEvent 204',
       'receiveProviderEvent 400',
       'receiveProviderEvent 401',
+      'receiveReplicateWebhook 204',
+      'receiveReplicateWebhook 401',
+      'receiveDeepgramCallback 204',
+      'receiveDeepgramCallback 401',
     ];
     expect([...covered].sort()).toEqual(expected.sort());
     const operations = Object.values(openApiDocument.paths).flatMap((item) =>

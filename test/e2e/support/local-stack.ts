@@ -1,3 +1,5 @@
+import { JOB_TYPE_MODULES, JOB_TYPES } from '../../../config/job-types';
+import { jobTypeProviderEnv } from '../../../config/settings';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -72,6 +74,16 @@ export class LocalStackStartError extends Error {
   }
 }
 
+/** `PROVIDER_<JOB_TYPE>=longhaul-http` for every job type. */
+export const GENERIC_PROVIDER_FOR_EVERY_JOB_TYPE: Readonly<Record<string, string>> = Object.fromEntries(
+  JOB_TYPES.map((type) => [jobTypeProviderEnv(type), 'longhaul-http']),
+);
+
+/** Each job type on its own provider, as `npm start` runs them: unsets the suites' default. */
+export const OWN_PROVIDER_FOR_EVERY_JOB_TYPE: Readonly<Record<string, string>> = Object.fromEntries(
+  JOB_TYPE_MODULES.map((module) => [jobTypeProviderEnv(module.name), module.provider]),
+);
+
 export function temporaryDataDir(): string {
   return mkdtempSync(join(tmpdir(), 'longhaul-e2e-'));
 }
@@ -88,6 +100,9 @@ export async function startLocalStack(options: StartOptions = {}): Promise<Runni
       PORT: '0',
       SIM_PORT: '0',
       LONGHAUL_DATA_DIR: dataDir,
+      // Suites run every job type on the generic provider, whose faults and SIM_IDEMPOTENT they drive,
+      // unless they name another; test/e2e/providers.test.ts runs the job types' own providers.
+      ...GENERIC_PROVIDER_FOR_EVERY_JOB_TYPE,
       ...options.env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

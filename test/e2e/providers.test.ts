@@ -1,0 +1,235 @@
+import { createHmac } from 'node:crypto';
+import { Webhook } from 'standardwebhooks';
+import { PROVIDERS } from '../../config/providers';
+import { DEFAULT_REPLICATE_WEBHOOK_SECRET } from '../../local/provider-sim/defaults';
+import {
+  OWN_PROVIDER_FOR_EVERY_JOB_TYPE,
+  pollUntil,
+  queueDepth,
+  type RunningLocalStack,
+  sqsClient,
+  startLocalStack,
+} from './support/local-stack';
+import { simulatorCall } from './support/simulator';
+
+/**
+ * The shipped job types on the providers they name, as `npm start` runs them:
+ * image.generate on Replicate, audio.transcribe on Deepgram, through the
+ * simulator's dialects of their wire formats (driven by each provider's
+ * official SDK inside the adapters), each provider under its own limit.
+ */
+
+jest.setTimeout(120_000);
+
+const KEY = 'providers-key-5e1f';
+const env = {
+  ...OWN_PROVIDER_FOR_EVERY_JOB_TYPE,
+  LONGHAUL_API_KEYS: `${KEY}:acme`,
+  API_RATE_LIMIT: '1000',
+  API_BURST_LIMIT: '2000',
+  SIM_JOB_MS: '1500',
+  SIM_PROGRESS_HZ: '10',
+  PROVIDER_TIMEOUT_MS: '1000',
+  SLOT_WAIT_MAX_SECONDS: '1',
+  MAX_IN_FLIGHT_REPLICATE: '2',
+  MAX_IN_FLIGHT_DEEPGRAM: '1',
+};
+
+interface ProviderLedger {
+  readonly submissions: readonly { id: string }[];
+  readonly maxConcurrent: number;
+  readonly running: number;
+}
+
+let stack: RunningLocalStack;
+let counter = 0;
+
+async function api(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
+  const response = await fetch(`${stack.baseUrl}${path}`, {
+    method,
+    headers: { 'x-api-key': KEY, ...headers },
+    body: body === undefined ? undefined : body instanceof FormData ? body : JSON.stringify(body),
+  });
+  const text = await response.text();
+  if (response.status >= 500) throw new Error(`${method} ${path} answered ${response.status}: ${text}`);
+  return { status: response.status, body: text ? JSON.parse(text) : undefined };
+}
+
+const sim = () => simulatorCall(stack.endpoints.providerUrl);
+const ledger = async (provider: 'replicate' | 'deepgram'): Promise<ProviderLedger> =>
+  (await sim()('/_sim/ledger')).byProvider?.[provider] ?? { submissions: [], maxConcurrent: 0, running: 0 };
+
+async function submitImage(prompt: string): Promise<string> {
+  const created = await api(
+    'POST',
+    '/v1/jobs',
+    { type: 'image.generate', input: { prompt } },
+    { 'content-type': 'application/json', 'idempotency-key': `img-${Date.now()}-${++counter}` },
+  );
+  expect(created.status).toBe(202);
+  return created.body.id;
+}
+
+/** A transcription of an uploaded file: Deepgram fetches it through a presigned URL of the input bucket. */
+async function submitAudio(name: string): Promise<string> {
+  const form = new FormData();
+  form.set('type', 'audio.transcribe');
+  form.set('input', JSON.stringify({ language: 'en' }));
+  form.set('file', new Blob([Buffer.from(`RIFF${name}`)], { type: 'audio/wav' }), `${name}.wav`);
+  const created = await api('POST', '/v1/jobs', form, {
+    'idempotency-key': `aud-${Date.now()}-${++counter}`,
+  });
+  expect(created.status).toBe(202);
+  return created.body.id;
+}
+
+const settled = (id: string, timeoutMs = 60_000) =>
+  pollUntil(
+    async () => {
+      const { body } = await api('GET', `/v1/jobs/${id}`);
+      return ['succeeded', 'failed', 'canceled', 'needs_review'].includes(body.status) ? body : undefined;
+    },
+    { timeoutMs, intervalMs: 100, description: `job ${id} to settle` },
+  );
+
+beforeAll(async () => {
+  stack = await startLocalStack({ env, readyTimeoutMs: 60_000 });
+});
+afterAll(async () => {
+  await stack?.stop();
+});
+beforeEach(async () => {
+  await sim()('/_sim/reset', {});
+});
+
+describe('the shipped job types on their own providers', () => {
+  it('generates an image on Replicate, kept in the output bucket before Replicate deletes it', async () => {
+    const id = await submitImage('a lighthouse at dusk');
+    const job = await settled(id);
+
+    expect(job).toMatchObject({ status: 'succeeded', provider: 'replicate', progress: 100 });
+    expect(job.result.contentType).toBe('image/png');
+    // The copy in Longhaul's output bucket, not the provider's expiring URL.
+    expect(job.result.outputUrl.startsWith(stack.endpoints.providerUrl)).toBe(false);
+    const image = Buffer.from(await (await fetch(job.result.outputUrl)).arrayBuffer());
+    expect(image.subarray(1, 4).toString('latin1')).toBe('PNG');
+    expect((await ledger('replicate')).submissions).toHaveLength(1);
+    expect((await ledger('deepgram')).submissions).toHaveLength(0);
+  });
+
+  it('transcribes an upload on Deepgram, from the transcript its callback carried', async () => {
+    const id = await submitAudio('sermon');
+    const job = await settled(id);
+
+    expect(job).toMatchObject({ status: 'succeeded', provider: 'deepgram' });
+    expect(job.result).toMatchObject({ language: 'en', segments: expect.any(Number) });
+    expect(job.result.text.length).toBeGreaterThan(10);
+    const transcript = (await (await fetch(job.result.transcriptUrl)).json()) as { segments: unknown[] };
+    expect(transcript.segments.length).toBe(job.result.segments);
+    expect(transcript.segments[0]).toEqual({
+      start: expect.any(Number),
+      end: expect.any(Number),
+      text: expect.any(String),
+    });
+    expect((await ledger('deepgram')).submissions).toHaveLength(1);
+  });
+
+  it('keeps each provider under its own limit, and a burst of images never delays a transcription', async () => {
+    const images = await Promise.all(Array.from({ length: 8 }, (_, i) => submitImage(`burst ${i}`)));
+    const audio = await submitAudio('during-the-burst');
+
+    const transcribed = await settled(audio);
+    const stillWaiting = await Promise.all(
+      images.map(async (id) => (await api('GET', `/v1/jobs/${id}`)).body),
+    );
+    const drawn = await Promise.all(images.map((id) => settled(id, 90_000)));
+
+    expect(transcribed.status).toBe('succeeded');
+    // Eight 1.5 s images two at a time take about 6 s; the transcription did not queue behind them.
+    expect(stillWaiting.filter((job) => job.status !== 'succeeded').length).toBeGreaterThan(0);
+    expect(drawn.map((job) => job.status)).toEqual(images.map(() => 'succeeded'));
+    const replicate = await ledger('replicate');
+    expect(replicate.submissions).toHaveLength(8);
+    expect(replicate.maxConcurrent).toBe(2);
+    expect((await ledger('deepgram')).maxConcurrent).toBe(1);
+    expect(await queueDepth(sqsClient(stack.endpoints), stack.endpoints.deadLetterQueueUrl)).toBe(0);
+  });
+
+  it('sends a job to review after a Replicate submission with an unknown outcome, charged once', async () => {
+    await sim()('/_sim/faults', { mode: 'accept-then-drop', count: 1, provider: 'replicate' });
+    const id = await submitImage('dropped on the way back');
+    const job = await settled(id);
+
+    expect(job).toMatchObject({ status: 'needs_review', error: { code: 'ambiguous_submission' } });
+    // Replicate cannot deduplicate: nothing was sent again, so exactly one charge.
+    expect((await ledger('replicate')).submissions).toHaveLength(1);
+  });
+});
+
+describe("each provider's webhook route", () => {
+  it('refuses a Replicate webhook with a wrong signature with 401, and changes nothing', async () => {
+    const id = await submitImage('a forged completion');
+    const body = JSON.stringify({ id: 'forged', status: 'succeeded', output: ['https://example.com/x.png'] });
+    const forged = new Webhook(`whsec_${Buffer.from('not the key').toString('base64')}`);
+    const messageId = 'msg_forged';
+    const at = new Date();
+    const response = await fetch(`${stack.baseUrl}${PROVIDERS.replicate.webhookPath}?jobId=${id}`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'webhook-id': messageId,
+        'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+        'webhook-signature': forged.sign(messageId, at, body),
+      },
+      body,
+    });
+
+    expect(response.status).toBe(401);
+    expect(response.headers.get('content-type')).toContain('application/problem+json');
+    const job = await settled(id);
+    expect(job.status).toBe('succeeded');
+    expect(job.result.outputUrl).not.toContain('example.com');
+  });
+
+  it('takes a correctly signed Replicate webhook for a job it does not know, and changes nothing', async () => {
+    const body = JSON.stringify({
+      id: 'p_unknown',
+      status: 'succeeded',
+      output: ['https://example.com/x.png'],
+    });
+    const signer = new Webhook(DEFAULT_REPLICATE_WEBHOOK_SECRET);
+    const at = new Date();
+    const response = await fetch(
+      `${stack.baseUrl}${PROVIDERS.replicate.webhookPath}?jobId=job_unknownunknownunknownunk`,
+      {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'webhook-id': 'msg_unknown',
+          'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+          'webhook-signature': signer.sign('msg_unknown', at, body),
+        },
+        body,
+      },
+    );
+    expect(response.status).toBe(204);
+  });
+
+  it('refuses a Deepgram callback whose URL signature is missing or wrong with 401', async () => {
+    const url = `${stack.baseUrl}${PROVIDERS.deepgram.webhookPath}?jobId=job_unknownunknownunknownunk&submission=abc.0`;
+    const body = JSON.stringify({ metadata: { request_id: 'r1' }, results: { channels: [] } });
+    const unsigned = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body,
+    });
+    const wrong = createHmac('sha256', 'not the key').update('jobId=x&submission=y').digest('hex');
+    const forged = await fetch(`${url}&sig=${wrong}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body,
+    });
+
+    expect([unsigned.status, forged.status]).toEqual([401, 401]);
+  });
+});
