@@ -93,6 +93,17 @@ export const localSecretNames = {
   webhookSigning: 'longhaul/webhook-signing',
 } as const;
 
+/**
+ * The API key a provider's secret holds locally: PROVIDER_API_KEY if set (the
+ * simulator then requires it of every dialect). Without it the simulator
+ * checks none, but the Replicate and Deepgram SDKs refuse to call without a
+ * key, as their real APIs would; those get one the simulator ignores.
+ */
+function apiKeyFor(provider: ProviderName, apiKey: string | undefined): { apiKey?: string } {
+  if (apiKey !== undefined) return { apiKey };
+  return provider === 'longhaul-http' ? {} : { apiKey: 'local-unchecked-api-key' };
+}
+
 /** A promise settled from outside, for what must exist before its value does. */
 function deferred<T>(): { promise: Promise<T>; resolve: (value: T) => void } {
   let resolve!: (value: T) => void;
@@ -196,7 +207,7 @@ export async function startLocalStack(
             localSecretNames.provider(name),
             JSON.stringify({
               baseUrl: `${provider.url}${dialect.basePath}`,
-              ...(config.provider.apiKey === undefined ? {} : { apiKey: config.provider.apiKey }),
+              ...apiKeyFor(name, config.provider.apiKey),
               webhookSecret: dialect.webhookSecret,
             }),
           ),

@@ -200,7 +200,7 @@ describe("each provider's webhook route", () => {
     const signer = new Webhook(DEFAULT_REPLICATE_WEBHOOK_SECRET);
     const at = new Date();
     const response = await fetch(
-      `${stack.baseUrl}${PROVIDERS.replicate.webhookPath}?jobId=job_unknownunknownunknownunk`,
+      `${stack.baseUrl}${PROVIDERS.replicate.webhookPath}?jobId=job_aaaaaaaaaaaaaaaaaaaaaaaaaa`,
       {
         method: 'POST',
         headers: {
@@ -216,7 +216,7 @@ describe("each provider's webhook route", () => {
   });
 
   it('refuses a Deepgram callback whose URL signature is missing or wrong with 401', async () => {
-    const url = `${stack.baseUrl}${PROVIDERS.deepgram.webhookPath}?jobId=job_unknownunknownunknownunk&submission=abc.0`;
+    const url = `${stack.baseUrl}${PROVIDERS.deepgram.webhookPath}?jobId=job_aaaaaaaaaaaaaaaaaaaaaaaaaa&submission=abc.0`;
     const body = JSON.stringify({ metadata: { request_id: 'r1' }, results: { channels: [] } });
     const unsigned = await fetch(url, {
       method: 'POST',
