@@ -178,6 +178,9 @@ export const resourceEnv = {
   s3ForcePathStyle: 'S3_FORCE_PATH_STYLE',
 } as const;
 
+/** The output objects a provider's completion webhook may leave for finalize (`providerOutputKeyOf`). */
+export const PROVIDER_OUTPUT_OBJECTS = 'outputs/*/provider-output-*';
+
 /** The Secrets Manager secret (JSON `{apiKey?, webhookSecret, baseUrl?}`) of one provider. */
 export const providerSecretEnv = (provider: string): string =>
   `PROVIDER_SECRET_ARN_${providerEnvSuffix(provider)}`;

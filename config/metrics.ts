@@ -6,6 +6,9 @@
  * drift apart. Dimensions stay low-cardinality: never a job id or a tenant.
  */
 
+import { JOB_TYPES } from './job-types';
+import { PROVIDER_NAMES } from './providers';
+
 export const METRIC_NAMESPACE = 'Longhaul';
 
 export type Service = 'api' | 'dispatch' | 'workflow' | 'reconcile' | 'stream' | 'authorizer';
@@ -18,7 +21,11 @@ export interface MetricSpec {
   readonly description: string;
 }
 
-export const JOB_TYPE_VALUES = ['image.generate', 'audio.transcribe'] as const;
+/** The `jobType` dimension's values: every registered job type. */
+export const JOB_TYPE_VALUES: readonly string[] = JOB_TYPES;
+
+/** The `provider` dimension's values: every provider. */
+export const PROVIDER_VALUES: readonly string[] = PROVIDER_NAMES;
 
 /** What the reconciler counts its fixes as: the `kind` of ReconcilerFixes. */
 export const FIX_KINDS = [
@@ -138,8 +145,8 @@ export const metricCatalog = {
   InFlight: {
     services: ['reconcile'],
     unit: 'Count',
-    dimensions: [],
-    description: 'slots held, once per pass',
+    dimensions: ['provider'],
+    description: "a provider's slots held, once per pass",
   },
   JobsInReview: {
     services: ['reconcile'],

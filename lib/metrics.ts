@@ -9,6 +9,7 @@ import {
   type MetricSpec,
   metricCatalog,
   PROVIDER_OUTCOMES,
+  PROVIDER_VALUES,
   RESOLUTION_OUTCOMES,
   type Service,
 } from '../config/metrics';
@@ -23,6 +24,8 @@ export function dimensionValues(name: LonghaulMetricName, dimension: string): re
   switch (dimension) {
     case 'jobType':
       return JOB_TYPE_VALUES;
+    case 'provider':
+      return PROVIDER_VALUES;
     case 'step':
       return WORKFLOW_STEPS;
     case 'kind':

@@ -120,7 +120,7 @@ const generationOf = (job: Pick<Job, 'createdAt'>): string => Date.parse(job.cre
 export const submissionTagOf = (job: Pick<Job, 'createdAt' | 'resubmissions'>): string =>
   `${generationOf(job)}.${submissionOf(job)}`;
 
-/** Where a provider's reported output is kept until finalize makes the job's result of it. */
+/** Where a provider's reported output is kept until finalize makes the job's result of it (PROVIDER_OUTPUT_OBJECTS). */
 export const providerOutputKeyOf = (
   job: Pick<Job, 'id' | 'tenantId' | 'createdAt' | 'resubmissions'>,
 ): string =>

@@ -18,6 +18,7 @@ import {
 } from 'aws-cdk-lib/aws-apigateway';
 import { type Alarm, ComparisonOperator, MathExpression, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
@@ -27,6 +28,7 @@ import {
   API_KEY_HEADER,
   allRoutes,
   binaryMediaTypes,
+  PROVIDER_OUTPUT_OBJECTS,
   type RouteKey,
   type RouteLayout,
 } from '../../config/layout';
@@ -198,11 +200,19 @@ export class HttpApi extends Construct {
       .useTable('jobTable', props.jobTable, 'readWrite')
       .useQueue('jobQueueUrl', props.jobQueue, 'send')
       .useBucket('inputBucket', props.inputBucket, 'readWrite')
-      .useBucket('outputBucket', props.outputBucket, 'readWrite')
+      .useBucket('outputBucket', props.outputBucket, 'read')
       .useProviderSecrets(props.providerSecrets)
       .useDeadLetterRedrive(props.deadLetterQueue, props.jobQueue)
       // Provider events resume the waiting workflow step (and their progress keeps it alive); a cancel fails it.
       .allowTaskResponses();
+    // A provider's completion may carry the output it hands over only then: kept beside the job's
+    // outputs for finalize, and nothing else of the output bucket is written here.
+    this.apiFunction.role.addToPrincipalPolicy(
+      new PolicyStatement({
+        actions: ['s3:PutObject'],
+        resources: [props.outputBucket.arnForObjects(PROVIDER_OUTPUT_OBJECTS)],
+      }),
+    );
 
     this.authorizerFunction = new ProjectFunction(this, 'AuthorizerFunction', {
       entry: props.authorizerEntry ?? handlerEntry('authorizer'),

@@ -15,6 +15,7 @@ import {
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct, type IConstruct } from 'constructs';
+import { PROVIDER_NAMES, PROVIDERS } from '../../config/providers';
 import type { Settings } from '../../config/settings';
 import {
   type LonghaulMetricName,
@@ -72,7 +73,7 @@ export function createExecutionLogGroup(
 }
 
 export interface ObservabilityProps {
-  /** Longhaul settings: the in-flight limit (`maxInFlight`) and the failed-jobs alarm threshold (`alarmFailedJobs`). */
+  /** Longhaul settings: each provider's in-flight limit and the failed-jobs alarm threshold (`alarmFailedJobs`). */
   readonly settings: Settings;
   /** The alarm topic; the job alarms notify it, and the dashboard shows every alarm notified through it. */
   readonly alarms: Alarms;
@@ -183,15 +184,25 @@ export class Observability extends Construct {
       }),
     );
     this.dashboard.addWidgets(
-      graph('Jobs in flight vs the limit', {
-        // Sampled by each reconciliation pass; the limit itself is enforced by dispatch.
-        left: [
-          this.metric('InFlight', 'reconcile', {}, { ...max(), label: 'slots held' }),
-          this.metric('JobsInReview', 'reconcile', {}, { ...max(), label: 'jobs in review' }),
-        ],
-        leftAnnotations: [
-          { value: settings.maxInFlight, label: `maxInFlight (${settings.maxInFlight})`, color: Color.RED },
-        ],
+      // One per provider, each against its own limit. Sampled by each reconciliation pass; the limit
+      // itself is enforced by the provider's slot pool.
+      ...PROVIDER_NAMES.map((provider) =>
+        graph(`${PROVIDERS[provider].title}: jobs in flight vs its limit`, {
+          left: [
+            this.metric('InFlight', 'reconcile', { provider }, { ...max(), label: `${provider} slots held` }),
+          ],
+          leftAnnotations: [
+            {
+              value: settings.providers[provider].maxInFlight,
+              label: `limit (${settings.providers[provider].maxInFlight})`,
+              color: Color.RED,
+            },
+          ],
+          leftYAxis: { min: 0 },
+        }),
+      ),
+      graph('Jobs in review', {
+        left: [this.metric('JobsInReview', 'reconcile', {}, { ...max(), label: 'jobs in review' })],
         leftYAxis: { min: 0 },
       }),
       graph('Dispatch per minute', {

@@ -439,7 +439,7 @@ describe('api function', () => {
     });
   });
 
-  test('reads output objects (to presign their URLs) but never writes them', () => {
+  test("reads output objects (to presign their URLs) and writes only a provider's reported output", () => {
     const statements = policyStatements(template, 'Longhaul/Api/ApiFunction/Role/DefaultPolicy/Resource');
     const output = logicalIdAt(template, 'AWS::S3::Bucket', 'Longhaul/JobOutputs/OutputBucket/Resource');
     expect(statementsFor(statements, 's3')).toEqual(
@@ -449,9 +449,16 @@ describe('api function', () => {
           Action: 's3:GetObject',
           Resource: { 'Fn::Join': ['', [{ 'Fn::GetAtt': [output, 'Arn'] }, '/*']] },
         },
+        {
+          Effect: 'Allow',
+          Action: 's3:PutObject',
+          Resource: {
+            'Fn::Join': ['', [{ 'Fn::GetAtt': [output, 'Arn'] }, '/outputs/*/provider-output-*']],
+          },
+        },
       ]),
     );
-    expect(statementsFor(statements, 's3')).toHaveLength(2);
+    expect(statementsFor(statements, 's3')).toHaveLength(3);
   });
 
   test("reads each provider's secret to check that provider's webhooks, and no other secret", () => {

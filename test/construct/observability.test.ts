@@ -9,6 +9,7 @@ import {
   type PROVIDER_OUTCOMES,
   type RESOLUTION_OUTCOMES,
 } from '../../config/metrics';
+import { PROVIDER_NAMES, PROVIDERS, type ProviderName } from '../../config/providers';
 import { defaultSettings } from '../../config/settings';
 import { JOB_TYPES } from '../../lambdas/domain/job';
 import type { Resolution } from '../../lambdas/domain/operator';
@@ -183,14 +184,24 @@ describe('dashboard', () => {
     ).toEqual([['ApproximateNumberOfMessagesVisible', 'Maximum']]);
   });
 
-  test('shows the slots held against a line at maxInFlight', () => {
-    expect(longhaul('InFlight')).toEqual([
-      expect.objectContaining({ dimensions: { service: 'reconcile' }, stat: 'Maximum', period: 60 }),
-    ]);
-    const widget = dashboard.widgets.find((w) => w.properties.title === longhaul('InFlight')[0]?.widget);
-    expect(widget?.properties.annotations?.horizontal).toEqual([
-      expect.objectContaining({ value: defaultSettings.maxInFlight }),
-    ]);
+  test("shows each provider's slots held against a line at that provider's limit", () => {
+    expect(longhaul('InFlight')).toEqual(
+      PROVIDER_NAMES.map((provider) =>
+        expect.objectContaining({
+          dimensions: { service: 'reconcile', provider },
+          stat: 'Maximum',
+          period: 60,
+        }),
+      ),
+    );
+    for (const series of longhaul('InFlight')) {
+      const provider = series.dimensions.provider as ProviderName;
+      const widget = dashboard.widgets.find((w) => w.properties.title === series.widget);
+      expect(widget?.properties.title).toBe(`${PROVIDERS[provider].title}: jobs in flight vs its limit`);
+      expect(widget?.properties.annotations?.horizontal).toEqual([
+        expect.objectContaining({ value: defaultSettings.providers[provider].maxInFlight }),
+      ]);
+    }
   });
 
   test.each(['JobsSubmitted', 'JobsSucceeded', 'JobsFailed', 'JobsCanceled'])(

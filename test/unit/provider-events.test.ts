@@ -1,6 +1,7 @@
+import { PROVIDER_OUTPUT_OBJECTS } from '../../config/layout';
 import { type Job, newJob, submissionTagOf } from '../../lambdas/domain/job';
 import { applyProviderEvent, parseProviderEvent } from '../../lambdas/domain/provider-events';
-import { MemoryStore, MemoryTimeline, MemoryWorkflow } from './support/memory-ports';
+import { MemoryOutputs, MemoryStore, MemoryTimeline, MemoryWorkflow } from './support/memory-ports';
 
 const clock = new Date('2026-05-01T10:00:00.000Z');
 
@@ -32,6 +33,34 @@ const first = submissionTagOf({ createdAt: at });
 const second = submissionTagOf({ createdAt: at, resubmissions: 1 });
 
 describe('applyProviderEvent', () => {
+  it('keeps the output a completion carries, where the api may write it, and names it on the outcome', async () => {
+    const { deps, id, current } = setup({ taskToken: 't1', providerJobId: 'gen_1' });
+    const outputs = new MemoryOutputs();
+    const transcript = { metadata: { request_id: 'gen_1' }, results: { channels: [] } };
+
+    await applyProviderEvent(
+      { ...deps, outputs },
+      id,
+      { type: 'succeeded', id: 'gen_1', output: transcript },
+      first,
+    );
+
+    const key = current()?.providerOutcome?.outputKey as string;
+    expect(key).toBe(`outputs/acme/${id}/provider-output-${first}.json`);
+    // The api function's grant (config/layout.ts) covers exactly such keys.
+    const granted = new RegExp(`^${PROVIDER_OUTPUT_OBJECTS.replaceAll('*', '[^]*')}$`);
+    expect(key).toMatch(granted);
+    expect(JSON.parse(new TextDecoder().decode(await outputs.getOutput(key)))).toEqual(transcript);
+  });
+
+  it('keeps nothing for a completion that carries no output', async () => {
+    const { deps, id, current } = setup({ taskToken: 't1', providerJobId: 'gen_1' });
+    const outputs = new MemoryOutputs();
+    await applyProviderEvent({ ...deps, outputs }, id, { type: 'succeeded', id: 'gen_1' }, first);
+    expect(current()?.providerOutcome?.outputKey).toBeUndefined();
+    expect(outputs.objects.size).toBe(0);
+  });
+
   it('records a completion and resumes the waiting step', async () => {
     const { deps, id, current } = setup({ providerJobId: 'gen_1', taskToken: 't1' });
     await expect(applyProviderEvent(deps, id, { type: 'succeeded', id: 'gen_1' }, first)).resolves.toBe(

@@ -81,4 +81,65 @@ describe('loadSettings', () => {
   it('sets the queue visibility timeout to six times the consumer timeout', () => {
     expect(queueVisibilityTimeoutSeconds(loadSettings({ DISPATCH_TIMEOUT_SECONDS: '20' }))).toBe(120);
   });
+
+  it('gives each provider its own limit, falling back to MAX_IN_FLIGHT', () => {
+    const settings = loadSettings({
+      MAX_IN_FLIGHT: '4',
+      MAX_IN_FLIGHT_REPLICATE: '2',
+      MAX_IN_FLIGHT_DEEPGRAM: '3',
+    });
+    expect(settings.providers.replicate.maxInFlight).toBe(2);
+    expect(settings.providers.deepgram.maxInFlight).toBe(3);
+    expect(settings.providers['longhaul-http'].maxInFlight).toBe(4);
+  });
+
+  it('says which providers deduplicate: the generic one as PROVIDER_IDEMPOTENT says, Replicate and Deepgram never', () => {
+    const settings = loadSettings({ PROVIDER_IDEMPOTENT: '1' });
+    expect(settings.providers['longhaul-http'].deduplicates).toBe(true);
+    expect(settings.providers.replicate.deduplicates).toBe(false);
+    expect(settings.providers.deepgram.deduplicates).toBe(false);
+    expect(loadSettings({ PROVIDER_IDEMPOTENT: '0' }).providers['longhaul-http'].deduplicates).toBe(false);
+  });
+
+  it('runs each job type on its own provider unless PROVIDER_<JOB_TYPE> names another it supports', () => {
+    expect(defaultSettings.jobTypeProviders).toEqual({
+      'image.generate': 'replicate',
+      'audio.transcribe': 'deepgram',
+    });
+    expect(
+      loadSettings({ PROVIDER_IMAGE_GENERATE: 'longhaul-http' }).jobTypeProviders['image.generate'],
+    ).toBe('longhaul-http');
+  });
+
+  it('stops on a misconfigured provider or job type, naming it', () => {
+    const problems = (env: Record<string, string>) => {
+      try {
+        loadSettings(env);
+      } catch (error) {
+        return (error as SettingsError).problems;
+      }
+      return [];
+    };
+    expect(problems({ PROVIDER_IMAGE_GENERATE: 'fal' })).toEqual([
+      'PROVIDER_IMAGE_GENERATE="fal": no provider is named so (one of longhaul-http, replicate, deepgram)',
+    ]);
+    expect(problems({ PROVIDER_AUDIO_TRANSCRIBE: 'replicate' })).toEqual([
+      'PROVIDER_AUDIO_TRANSCRIBE="replicate": audio.transcribe cannot run on replicate (it runs on deepgram, longhaul-http)',
+    ]);
+    expect(problems({ MAX_IN_FLIGHT_DEEPGRAM: '0' })).toEqual([
+      expect.stringMatching(/^MAX_IN_FLIGHT_DEEPGRAM="0": .* \(jobs at Deepgram at once\)$/),
+    ]);
+    expect(problems({ PROVIDER_BASE_URL_REPLICATE: 'ftp://x' })).toEqual([
+      expect.stringMatching(/^PROVIDER_BASE_URL_REPLICATE="ftp:\/\/x": must be an http or https URL/),
+    ]);
+  });
+
+  it('round-trips the per-provider settings through the environment handed to functions', () => {
+    const settings = loadSettings({
+      MAX_IN_FLIGHT_REPLICATE: '7',
+      PROVIDER_AUDIO_TRANSCRIBE: 'longhaul-http',
+      PROVIDER_BASE_URL_LONGHAUL_HTTP: 'https://media.example.com',
+    });
+    expect(loadSettings(settingsEnvironment(settings))).toEqual(settings);
+  });
 });

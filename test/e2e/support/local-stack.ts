@@ -1,5 +1,3 @@
-import { JOB_TYPE_MODULES, JOB_TYPES } from '../../../config/job-types';
-import { jobTypeProviderEnv } from '../../../config/settings';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,6 +7,8 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { JOB_TYPE_MODULES, JOB_TYPES } from '../../../config/job-types';
+import { jobTypeProviderEnv } from '../../../config/settings';
 import { queueCounts } from '../../../local/ops/report';
 import type { LocalStackInfo } from '../../../local/stack';
 
