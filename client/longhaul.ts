@@ -25,6 +25,7 @@ import {
   type MultipartUploadTicket,
   type Page,
   type Problem,
+  type ProviderStatus,
   type RedriveStarted,
   type Resolution,
   type StreamTicket,
@@ -563,6 +564,12 @@ export class Longhaul {
         this.reviewListPage({ ...query, cursor, limit: pageSize(query.limit, want) }, options),
       query.cursor,
     );
+  }
+
+  /** Each provider's in-flight limit, slots held and queued jobs (admin key). */
+  async providers(options: RequestOptions = {}): Promise<readonly ProviderStatus[]> {
+    const answer = await this.call('adminListProviders', options);
+    return (answer.body as { items: ProviderStatus[] }).items;
   }
 
   /** Settles a job in review (admin key). Not retried unless the server certainly did nothing. */

@@ -57,6 +57,7 @@ export const operations = {
     retry: 'unprocessed',
   },
   adminListJobs: { method: 'GET', path: '/v1/admin/jobs', auth: 'admin', retry: 'idempotent' },
+  adminListProviders: { method: 'GET', path: '/v1/admin/providers', auth: 'admin', retry: 'idempotent' },
   adminResolveJob: {
     method: 'POST',
     path: '/v1/admin/jobs/{id}/resolve',

@@ -86,6 +86,14 @@ export type Job = { [T in JobType]: JobOf<T> }[JobType];
 /** A job as the admin routes list it, with its tenant. */
 export type AdminJob = Job & { readonly tenantId: string };
 
+/** A provider as operators see it (`GET /v1/admin/providers`). */
+export type ProviderStatus = {
+  readonly name: Job['provider'];
+  readonly maxInFlight: number;
+  readonly inFlight: number;
+  readonly queued: number;
+};
+
 export type Page<T> = { readonly items: readonly T[]; readonly nextCursor: string | null };
 
 export type TimelineEvent = {

@@ -107,6 +107,7 @@ export const routes = [
   { method: 'POST', path: '/v1/uploads/{ref}/parts', auth: 'tenant' },
   { method: 'POST', path: '/v1/uploads/{ref}/complete', auth: 'tenant' },
   { method: 'GET', path: '/v1/admin/jobs', auth: 'admin' },
+  { method: 'GET', path: '/v1/admin/providers', auth: 'admin' },
   { method: 'POST', path: '/v1/admin/jobs/{id}/resolve', auth: 'admin' },
   { method: 'POST', path: '/v1/admin/dlq/redrive', auth: 'admin' },
 ] as const satisfies readonly RouteLayout[];

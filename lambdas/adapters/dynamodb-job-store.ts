@@ -366,6 +366,27 @@ export class DynamoDbJobStore implements JobStore {
     });
   }
 
+  async countActive(provider: ProviderName, status: ActiveStatus): Promise<number> {
+    let count = 0;
+    let start: Record<string, unknown> | undefined;
+    do {
+      const { Count = 0, LastEvaluatedKey } = await this.client.send(
+        new QueryCommand({
+          TableName: this.options.tableName,
+          IndexName: activeIndex.name,
+          KeyConditionExpression: '#partition = :key',
+          ExpressionAttributeNames: { '#partition': activeIndex.partitionKey },
+          ExpressionAttributeValues: { ':key': activeKeyOf(provider, status) },
+          Select: 'COUNT',
+          ...(start ? { ExclusiveStartKey: start } : {}),
+        }),
+      );
+      count += Count;
+      start = LastEvaluatedKey;
+    } while (start);
+    return count;
+  }
+
   async listActive(
     provider: ProviderName,
     status: ActiveStatus,

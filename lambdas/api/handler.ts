@@ -26,7 +26,7 @@ import {
   parseRenewParts,
   renewPartUrls,
 } from '../domain/multipart-uploads';
-import { listActiveJobs, parseResolution, resolveJob } from '../domain/operator';
+import { listActiveJobs, parseResolution, providerStatuses, resolveJob } from '../domain/operator';
 import { presentJob } from '../domain/present';
 import { applyProgress, ProgressThrottle } from '../domain/progress';
 import { applyProviderEvent } from '../domain/provider-events';
@@ -34,6 +34,7 @@ import { parseCreateJob, parseCreateUpload, parseListJobs, UPLOAD_REF_PATTERN } 
 import { issueStreamTicket, STREAM_TICKET_TTL_SECONDS } from '../domain/stream-tickets';
 import {
   deadLetters,
+  inFlightLimits,
   inputStore,
   jobQueue,
   jobStore,
@@ -219,6 +220,10 @@ const adminRoutes: Partial<
       nextCursor: page.nextCursor,
     });
   },
+  'GET /v1/admin/providers': async () =>
+    json(200, {
+      items: await providerStatuses({ store: jobStore(), slots: slotPools(), maxInFlight: inFlightLimits() }),
+    }),
   'POST /v1/admin/jobs/{id}/resolve': async (event) => {
     const resolution = parseResolution(jsonBody(event, bodyLimits.jsonBytes));
     const job = await resolveJob(

@@ -326,6 +326,28 @@ const schemas: Record<string, Schema> = {
     required: [...jobRequired, 'tenantId'],
     additionalProperties: false,
   },
+  ProviderStatus: {
+    type: 'object',
+    description: 'A provider as operators see it.',
+    properties: {
+      name: { type: 'string', enum: [...PROVIDER_NAMES] },
+      maxInFlight: {
+        type: 'integer',
+        minimum: 1,
+        description: 'Its in-flight limit (MAX_IN_FLIGHT_<PROVIDER>).',
+      },
+      inFlight: { type: 'integer', minimum: 0, description: 'Slots held now.' },
+      queued: { type: 'integer', minimum: 0, description: 'Jobs waiting for one of its slots.' },
+    },
+    required: ['name', 'maxInFlight', 'inFlight', 'queued'],
+    additionalProperties: false,
+  },
+  ProviderList: {
+    type: 'object',
+    properties: { items: { type: 'array', items: schemaRef('ProviderStatus') } },
+    required: ['items'],
+    additionalProperties: false,
+  },
   JobError: {
     type: 'object',
     properties: { code: { type: 'string' }, message: { type: 'string' } },
@@ -1002,6 +1024,18 @@ function buildDocument(): OpenApiDocument {
           responses: {
             '200': { description: 'A page of jobs.', content: jsonContent(schemaRef('AdminJobPage')) },
             '400': problemRef('ValidationFailed'),
+            ...authenticated,
+          },
+        },
+      },
+      '/v1/admin/providers': {
+        get: {
+          operationId: 'adminListProviders',
+          summary: "Each provider's in-flight limit, slots held and queued jobs",
+          tags: ['admin'],
+          security: adminSecurity,
+          responses: {
+            '200': { description: 'Every provider.', content: jsonContent(schemaRef('ProviderList')) },
             ...authenticated,
           },
         },

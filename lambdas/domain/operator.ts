@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { PROVIDER_NAMES, type ProviderName } from '../../config/providers';
 import { JobAlreadyFinishedError, JobNotFoundError, JobNotInReviewError, ValidationError } from './errors';
 import { isTerminal, type Job } from './job';
-import type { ActiveStatus, JobPage, JobQueue, JobStore, SlotPools, Timeline } from './ports';
+import type { ActiveStatus, InFlightLimits, JobPage, JobQueue, JobStore, SlotPools, Timeline } from './ports';
 import { releaseOwnSlot } from './slots';
 
 /** Operators settle what needs a person: jobs in review. */
@@ -132,4 +132,28 @@ function decodeActiveCursor(value: string): z.infer<typeof activeCursor> {
       { parameter: 'cursor', detail: 'must be a nextCursor returned by this listing' },
     ]);
   }
+}
+
+/** One provider as operators see it: its limit, what it runs now and what waits for it. */
+export interface ProviderStatus {
+  readonly name: ProviderName;
+  readonly maxInFlight: number;
+  readonly inFlight: number;
+  readonly queued: number;
+}
+
+/** Every provider's limit, slots held and queued jobs (`GET /v1/admin/providers`). */
+export async function providerStatuses(deps: {
+  readonly store: Pick<JobStore, 'countActive'>;
+  readonly slots: SlotPools;
+  readonly maxInFlight: InFlightLimits;
+}): Promise<ProviderStatus[]> {
+  return Promise.all(
+    PROVIDER_NAMES.map(async (name) => ({
+      name,
+      maxInFlight: deps.maxInFlight[name],
+      inFlight: (await deps.slots(name).holders()).length,
+      queued: await deps.store.countActive(name, 'queued'),
+    })),
+  );
 }

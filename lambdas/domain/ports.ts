@@ -102,6 +102,8 @@ export interface JobStore {
    * oldest first, from the sparse index, each read again from the table (the
    * index keeps keys only, and lags the table).
    */
+  /** How many of one provider's active jobs have this status (the sparse index, counted, not read). */
+  countActive(provider: ProviderName, status: ActiveStatus): Promise<number>;
   listActive(
     provider: ProviderName,
     status: ActiveStatus,

@@ -48,7 +48,10 @@ const SEED =
 const BIG = JOBS > 60;
 
 const MAX_IN_FLIGHT = 3;
-const JOB_TIMEOUT_MS = 15_000;
+// Long enough for a healthy job that draws several submission faults in a row: four timeouts
+// with the submit step's retries (2, 4 and 8 s apart) take about 18 s before the provider runs
+// it, which a loaded machine reaches; only a stalled job may still be running after this.
+const JOB_TIMEOUT_MS = 30_000;
 const RECONCILE_INTERVAL_MS = 2000;
 const KEY = 'chaos-key-5b7e21';
 const ADMIN = 'chaos-admin-key-90af3c';

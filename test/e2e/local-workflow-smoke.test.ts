@@ -184,6 +184,8 @@ describe('a job on the local stack with its own simulated provider', () => {
       );
       expect(JSON.parse(replicate.SecretString ?? '{}')).toEqual({
         baseUrl: `${stack.endpoints.providerUrl}/replicate/v1`,
+        // The simulator checks no key unless PROVIDER_API_KEY is set; Replicate's SDK insists on one.
+        apiKey: expect.any(String),
         webhookSecret: DEFAULT_REPLICATE_WEBHOOK_SECRET,
       });
       const deepgram = await secrets.send(

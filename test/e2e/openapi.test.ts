@@ -7,7 +7,7 @@ import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { Webhook } from 'standardwebhooks';
 import { parse } from 'yaml';
-import { PROVIDERS } from '../../config/providers';
+import { PROVIDER_NAMES, PROVIDERS } from '../../config/providers';
 import { DynamoDbJobStore } from '../../lambdas/adapters/dynamodb-job-store';
 import { type OperationObject, openApiDocument, type ResponseObject } from '../../lambdas/api/openapi';
 import { deriveJobId, fingerprint } from '../../lambdas/domain/idempotency';
@@ -540,6 +540,14 @@ describe('admin routes', () => {
     expect((await send('get', '/v1/admin/jobs', '/v1/admin/jobs')).status).toBe(403);
     expect((await send('get', '/v1/admin/jobs', '/v1/admin/jobs', { key: 'not-a-key' })).status).toBe(401);
 
+    // The job in review holds its slot: the generic provider shows it, with its limit.
+    const providers = await send('get', '/v1/admin/providers', '/v1/admin/providers', { key: ADMIN_KEY });
+    expect(providers.status).toBe(200);
+    expect(providers.body.items.map((p: { name: string }) => p.name)).toEqual([...PROVIDER_NAMES]);
+    expect(providers.body.items[0]).toMatchObject({ name: 'longhaul-http', inFlight: expect.any(Number) });
+    expect(providers.body.items[0].inFlight).toBeGreaterThanOrEqual(1);
+    expect((await send('get', '/v1/admin/providers', '/v1/admin/providers')).status).toBe(403);
+
     const resolvePath = `/v1/admin/jobs/${id}/resolve`;
     const template = '/v1/admin/jobs/{id}/resolve';
     const invalid = await send('post', template, resolvePath, {
@@ -790,6 +798,8 @@ describe('coverage', () => {
       'adminListJobs 400',
       'adminListJobs 401',
       'adminListJobs 403',
+      'adminListProviders 200',
+      'adminListProviders 403',
       'adminResolveJob 200',
       'adminResolveJob 400',
       'adminResolveJob 404',

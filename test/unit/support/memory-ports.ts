@@ -146,6 +146,10 @@ export class MemoryStore implements JobStore {
     });
     return this.jobs.get(job.id);
   }
+  async countActive(provider: ProviderName, status: ActiveStatus) {
+    return [...this.jobs.values()].filter((job) => job.status === status && providerOf(job) === provider)
+      .length;
+  }
   async listActive(provider: ProviderName, status: ActiveStatus, page: { limit: number; cursor?: string }) {
     // Oldest first, as the active index's sort key orders them.
     const all = [...this.jobs.values()]
