@@ -6,6 +6,7 @@ import { backPressureSection } from './sections/backpressure';
 import { coldStartSection } from './sections/coldstart';
 import { costSection } from './sections/cost';
 import { progressSection } from './sections/progress';
+import { providersSection } from './sections/providers';
 import { reconcileSection } from './sections/reconcile';
 import { printSummary, type Results } from './summary';
 import { machine, print, round } from './support/common';
@@ -18,7 +19,16 @@ import { machine, print, round } from './support/common';
  * bench/results.json. `npm run bench -- <section>...` runs only those.
  */
 
-const SECTIONS = ['progress', 'reconcile', 'backpressure', 'coldstart', 'cost', 'drop', 'peer'] as const;
+const SECTIONS = [
+  'progress',
+  'reconcile',
+  'backpressure',
+  'coldstart',
+  'cost',
+  'drop',
+  'peer',
+  'providers',
+] as const;
 type Section = (typeof SECTIONS)[number];
 
 const RESULTS_FILE = join(__dirname, 'results.json');
@@ -53,6 +63,7 @@ async function main(): Promise<void> {
   }
   if (wanted.has('drop')) results.acceptThenDrop = await acceptThenDropSection();
   if (wanted.has('peer')) results.peer = await runPeer(print);
+  if (wanted.has('providers')) results.providers = await providersSection();
   results.durationS = round((performance.now() - started) / 1000, 0);
   printSummary(results);
   writeFileSync(RESULTS_FILE, `${JSON.stringify(results, null, 2)}\n`);

@@ -4,7 +4,9 @@ import type { BurstFigures } from './sections/backpressure';
 import type { HandlerFigures } from './sections/coldstart';
 import type { CostFigures } from './sections/cost';
 import type { ProgressFigures } from './sections/progress';
+import type { ProvidersFigures, ProviderUse } from './sections/providers';
 import type { ReconcileFigures } from './sections/reconcile';
+import type { StartWaits } from './support/burst';
 import { fmt, type Machine, print } from './support/common';
 
 /** The bench's one table: every figure, Longhaul beside the BullMQ peer, and which side came out ahead. */
@@ -21,6 +23,7 @@ export interface Results {
   cost?: CostFigures;
   acceptThenDrop?: DropFigures[];
   peer?: PeerFigures;
+  providers?: ProvidersFigures;
 }
 
 type Row = [figure: string, longhaul: string, peer: string];
@@ -83,6 +86,41 @@ function summaryRows(r: Results): Row[] {
         'jobs in the dead-letter queue (peer: failed jobs)',
         b ? String(b.deadLetters) : none,
         p ? String(p.burst.failedJobs) : none,
+      ],
+    );
+  }
+  const two = r.providers;
+  if (two) {
+    const { alone, together } = two;
+    const each = (run: typeof together, figure: (use: ProviderUse) => string) =>
+      run.providers.map(figure).join(' / ');
+    const names = (run: typeof together) => each(run, (use) => use.provider);
+    const wait = (w: StartWaits) => `${w.p50Ms} / ${w.p95Ms} / ${w.maxMs} ms`;
+    rows.push(
+      [
+        `most in flight at ${names(together)}, limits ${each(together, (use) => String(use.limit))}, ${together.images} images and ${together.transcriptions} transcriptions together`,
+        each(together, (use) => String(use.maxInFlight)),
+        'one queue: no per-provider limit',
+      ],
+      [
+        `utilization of ${names(together)}, images and transcriptions together`,
+        each(together, (use) => `${fmt(use.utilizationPct, 1)} %`),
+        none,
+      ],
+      [
+        `utilization of ${names(alone)}, ${alone.transcriptions} transcriptions alone`,
+        each(alone, (use) => `${fmt(use.utilizationPct, 1)} %`),
+        none,
+      ],
+      [
+        `transcription start wait p50 / p95 / max, ${alone.transcriptions} alone`,
+        wait(alone.transcriptionStartWait),
+        none,
+      ],
+      [
+        `transcription start wait p50 / p95 / max, beside ${together.images} images`,
+        wait(together.transcriptionStartWait),
+        none,
       ],
     );
   }

@@ -1,5 +1,5 @@
 import { pollUntil } from '../../test/e2e/support/local-stack';
-import { sleep } from './common';
+import { quantile, round, sleep } from './common';
 
 /**
  * The client side of the back-pressure workload, the same for Longhaul and
@@ -59,4 +59,33 @@ export async function untilProviderRanAll(
     },
     { timeoutMs: 480_000, intervalMs: 100, description: `the provider to run all ${jobs} jobs` },
   );
+}
+
+/** How busy the provider's slots were over the makespan: busy slot time / (limit x makespan), in percent. */
+export function utilizationPct(busySlotMs: number, limit: number, makespanMs: number): number {
+  return round((100 * busySlotMs) / (limit * makespanMs), 1);
+}
+
+/** How long jobs waited from being accepted to being started, over a batch. */
+export interface StartWaits {
+  readonly jobs: number;
+  readonly p50Ms: number;
+  readonly p95Ms: number;
+  readonly maxMs: number;
+}
+
+/** `createdAt` to `startedAt` of each job, as the API shows them; every job must have started. */
+export function startWaits(
+  jobs: readonly { id: string; createdAt: string; startedAt?: string }[],
+): StartWaits {
+  const waits = jobs.map((job) => {
+    if (job.startedAt === undefined) throw new Error(`job ${job.id} never started`);
+    return Date.parse(job.startedAt) - Date.parse(job.createdAt);
+  });
+  return {
+    jobs: waits.length,
+    p50Ms: Math.round(quantile(waits, 0.5)),
+    p95Ms: Math.round(quantile(waits, 0.95)),
+    maxMs: Math.round(quantile(waits, 1)),
+  };
 }

@@ -5,6 +5,8 @@ import { GetExecutionHistoryCommand } from '@aws-sdk/client-sfn';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { JOB_ITEM_SORT_KEY } from '../../config/layout';
 import { executionArn } from '../../lambdas/adapters/sfn-workflow';
+import type { JobResource } from '../../lambdas/domain/job';
+import type { Ledger } from '../../local/provider-sim/simulator';
 import type { Usage } from '../../local/usage';
 import {
   documentClient,
@@ -55,11 +57,8 @@ export interface Measured {
   readonly restApiRequests: number;
 }
 
-export interface Ledger {
-  readonly submissions: readonly { id: string; idempotencyKey: string | null; acceptedAt: string }[];
-  readonly maxConcurrent: number;
-  readonly running: number;
-}
+/** The simulator's `GET /_sim/ledger`: its charges over every provider, and `byProvider` for each. */
+export type { Ledger, ProviderLedger } from '../../local/provider-sim/simulator';
 
 export const TERMINAL = ['succeeded', 'failed', 'canceled', 'needs_review'] as const;
 
@@ -69,6 +68,10 @@ export interface BenchStack {
   snapshot(moment: 'before' | 'after'): Promise<Snapshot>;
   /** Submits one job through the REST API; returns its id and how long the API took to answer. */
   submit(prompt: string): Promise<{ id: string; ms: number }>;
+  /** Submits one `audio.transcribe` job as multipart, with a few bytes of `audio/wav` as its file. */
+  submitTranscription(name: string): Promise<{ id: string; ms: number }>;
+  /** A job as its client sees it: `GET /v1/jobs/{id}`. */
+  job(id: string): Promise<JobResource>;
   /** Waits until every job is terminal, reading the job items; returns each final status. */
   settle(ids: readonly string[], timeoutMs: number): Promise<string[]>;
   /** State transitions of each job's execution: the `...StateEntered` events of its history. */
@@ -189,6 +192,24 @@ export async function startBenchStack(env: Record<string, string>): Promise<Benc
     return text ? JSON.parse(text) : undefined;
   };
 
+  /** POST /v1/jobs under a fresh Idempotency-Key; the id and how long the API took to answer. */
+  const createJob = async (body: string | FormData, headers: Record<string, string>) => {
+    const started = performance.now();
+    const response = await fetch(`${stack.baseUrl}/v1/jobs`, {
+      method: 'POST',
+      headers: {
+        'x-api-key': TENANT_KEY,
+        'idempotency-key': `bench-${process.pid}-${Date.now()}-${++submitted}`,
+        ...headers,
+      },
+      body,
+    });
+    const answer = (await response.json()) as { id: string };
+    const ms = performance.now() - started;
+    if (response.status !== 202) throw new Error(`submit answered ${response.status}`);
+    return { id: answer.id, ms };
+  };
+
   const jobItem = async (id: string) =>
     (
       await documents.send(
@@ -212,21 +233,23 @@ export async function startBenchStack(env: Record<string, string>): Promise<Benc
       const counted = await requests();
       return { requests: counted, usage: await usage() };
     },
-    submit: async (prompt) => {
-      const started = performance.now();
-      const response = await fetch(`${stack.baseUrl}/v1/jobs`, {
-        method: 'POST',
-        headers: {
-          'x-api-key': TENANT_KEY,
-          'content-type': 'application/json',
-          'idempotency-key': `bench-${process.pid}-${Date.now()}-${++submitted}`,
-        },
-        body: JSON.stringify({ type: 'image.generate', input: { prompt } }),
+    submit: (prompt) =>
+      createJob(JSON.stringify({ type: 'image.generate', input: { prompt } }), {
+        'content-type': 'application/json',
+      }),
+    submitTranscription: (name) => {
+      const form = new FormData();
+      form.set('type', 'audio.transcribe');
+      form.set('input', JSON.stringify({ language: 'en' }));
+      form.set('file', new Blob([Buffer.from(`RIFF${name}`)], { type: 'audio/wav' }), `${name}.wav`);
+      return createJob(form, {});
+    },
+    job: async (id) => {
+      const response = await fetch(`${stack.baseUrl}/v1/jobs/${encodeURIComponent(id)}`, {
+        headers: { 'x-api-key': TENANT_KEY },
       });
-      const body = (await response.json()) as { id: string };
-      const ms = performance.now() - started;
-      if (response.status !== 202) throw new Error(`submit answered ${response.status}`);
-      return { id: body.id, ms };
+      if (response.status !== 200) throw new Error(`GET /v1/jobs/${id} answered ${response.status}`);
+      return (await response.json()) as JobResource;
     },
     settle: async (ids, timeoutMs) => {
       const statuses: string[] = [];
