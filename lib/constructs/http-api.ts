@@ -41,7 +41,7 @@ import {
 import type { ProviderName } from '../../config/providers';
 import type { Settings } from '../../config/settings';
 import { handlerEntry } from '../handlers';
-import { acknowledge } from '../nag';
+import { acknowledge, iam5ResourceFinding } from '../nag';
 import type { Alarms } from './alarms';
 import { createExecutionLogGroup } from './observability';
 import { ProjectFunction } from './project-function';
@@ -212,6 +212,11 @@ export class HttpApi extends Construct {
         actions: ['s3:PutObject'],
         resources: [props.outputBucket.arnForObjects(PROVIDER_OUTPUT_OBJECTS)],
       }),
+    );
+    acknowledge(
+      this.apiFunction.role,
+      iam5ResourceFinding(this, props.outputBucket.bucketArn, `/${PROVIDER_OUTPUT_OBJECTS}`),
+      "A provider's reported output is kept under its job, whose id is known only at run time; the grant is PutObject on those keys of this one bucket, nothing else of it.",
     );
 
     this.authorizerFunction = new ProjectFunction(this, 'AuthorizerFunction', {

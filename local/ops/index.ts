@@ -4,11 +4,13 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { PROBLEM_CONTENT_TYPE, problem } from '../../config/problems';
+import { PROVIDER_NAMES } from '../../config/providers';
 import type { Settings } from '../../config/settings';
 import { DynamoDbJobStore } from '../../lambdas/adapters/dynamodb-job-store';
 import { DynamoDbSlotPool } from '../../lambdas/adapters/dynamodb-slot-pool';
 import { DynamoDbTimeline } from '../../lambdas/adapters/dynamodb-timeline';
 import { JOB_ID_PATTERN } from '../../lambdas/domain/idempotency';
+import type { InFlightLimits, SlotPools } from '../../lambdas/domain/ports';
 import type { LocalRoute } from '../gateway';
 import type { LocalResources } from '../resources';
 import { usage } from '../usage';
@@ -33,7 +35,7 @@ export interface OpsOptions {
   readonly sqs: SQSClient;
   readonly dynamodb: DynamoDBClient;
   readonly resources: Pick<LocalResources, 'jobTableName' | 'jobQueueUrl' | 'deadLetterQueueUrl'>;
-  readonly settings: Pick<Settings, 'maxInFlight' | 'jobRetentionDays'>;
+  readonly settings: Pick<Settings, 'providers' | 'jobTypeProviders' | 'jobRetentionDays'>;
   readonly log: (line: string) => void;
 }
 
@@ -85,7 +87,13 @@ export function startOps(options: OpsOptions): Ops {
   const stores = { tableName: resources.jobTableName, retentionDays: settings.jobRetentionDays };
   const jobs = new DynamoDbJobStore(documents, stores);
   const timeline = new DynamoDbTimeline(documents, stores);
-  const slots = new DynamoDbSlotPool(documents, resources.jobTableName);
+  const pools = new Map(
+    PROVIDER_NAMES.map((provider) => [
+      provider,
+      new DynamoDbSlotPool(documents, resources.jobTableName, provider),
+    ]),
+  );
+  const slots: SlotPools = (provider) => pools.get(provider) as DynamoDbSlotPool;
   const metrics = new MetricStore();
   const finished = new RecentlyFinishedJobs();
   const since = new Date();
@@ -115,7 +123,10 @@ export function startOps(options: OpsOptions): Ops {
             deadLetterQueueUrl: resources.deadLetterQueueUrl,
             jobs,
             slots,
-            maxInFlight: settings.maxInFlight,
+            maxInFlight: Object.fromEntries(
+              PROVIDER_NAMES.map((provider) => [provider, settings.providers[provider].maxInFlight]),
+            ) as InFlightLimits,
+            jobTypeProviders: settings.jobTypeProviders,
             metrics,
             finished,
             since,

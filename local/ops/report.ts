@@ -1,7 +1,8 @@
 import { GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import { PROVIDER_NAMES } from '../../config/providers';
+import { JOB_TYPES } from '../../config/job-types';
+import { PROVIDER_NAMES, type ProviderName } from '../../config/providers';
 import type { Job, JobError } from '../../lambdas/domain/job';
-import type { ActiveStatus, JobStore, SlotPool } from '../../lambdas/domain/ports';
+import type { ActiveStatus, InFlightLimits, JobStore, SlotPools } from '../../lambdas/domain/ports';
 import { FIX_KINDS } from '../../lambdas/domain/reconcile';
 import { STEP_NAMES } from '../../lambdas/domain/workflow';
 import type { Usage } from '../usage';
@@ -27,8 +28,10 @@ export interface OpsSources {
   readonly jobQueueUrl: string;
   readonly deadLetterQueueUrl: string;
   readonly jobs: JobStore;
-  readonly slots: SlotPool;
-  readonly maxInFlight: number;
+  readonly slots: SlotPools;
+  readonly maxInFlight: InFlightLimits;
+  /** The provider each job type runs on (settings). */
+  readonly jobTypeProviders: Readonly<Record<string, ProviderName>>;
   readonly metrics: MetricStore;
   readonly finished: RecentlyFinishedJobs;
   /** When capture began: the totals count from here. */
@@ -55,7 +58,18 @@ export interface OpsReport {
   /** Depth counts every message: visible, in flight to the dispatcher, and delayed (jobs waiting for a slot). */
   readonly queue: { depth: number; visible: number; notVisible: number; delayed: number };
   readonly deadLetterQueue: { depth: number };
+  /** Slots held at every provider, against the sum of the limits of the providers job types run on. */
   readonly inFlight: { current: number; limit: number; holders: readonly string[] };
+  /** Each provider: its limit, slots held and jobs waiting for one. */
+  readonly providers: readonly { name: string; limit: number; inFlight: number; queued: number }[];
+  /** Each registered job type: the provider it runs on and its totals since `since`. */
+  readonly jobTypes: readonly {
+    type: string;
+    provider: string;
+    submitted: number;
+    succeeded: number;
+    failed: number;
+  }[];
   /** Totals since `since`, from the captured metrics. */
   readonly jobs: {
     submitted: number;
@@ -147,7 +161,7 @@ export async function opsReport(sources: OpsSources): Promise<OpsReport> {
   const [queue, deadLetters, holders, queued, running, review, finished] = await Promise.all([
     queueCounts(sources.sqs, sources.jobQueueUrl),
     queueCounts(sources.sqs, sources.deadLetterQueueUrl),
-    sources.slots.holders(),
+    Promise.all(PROVIDER_NAMES.map((provider) => sources.slots(provider).holders())),
     allActive(jobs, 'queued'),
     allActive(jobs, 'running'),
     allActive(jobs, 'needs_review'),
@@ -166,7 +180,27 @@ export async function opsReport(sources: OpsSources): Promise<OpsReport> {
     since: sources.since.toISOString(),
     queue,
     deadLetterQueue: { depth: deadLetters.depth },
-    inFlight: { current: holders.length, limit: sources.maxInFlight, holders },
+    inFlight: {
+      current: holders.flat().length,
+      limit: [...new Set(Object.values(sources.jobTypeProviders))].reduce(
+        (sum, provider) => sum + sources.maxInFlight[provider],
+        0,
+      ),
+      holders: holders.flat(),
+    },
+    providers: PROVIDER_NAMES.map((name, index) => ({
+      name,
+      limit: sources.maxInFlight[name],
+      inFlight: holders[index]?.length ?? 0,
+      queued: queued.filter((job) => (job.provider ?? PROVIDER_NAMES[0]) === name).length,
+    })),
+    jobTypes: JOB_TYPES.map((type) => ({
+      type,
+      provider: sources.jobTypeProviders[type] ?? '',
+      submitted: metrics.totalBy('JobsSubmitted', 'jobType')[type] ?? 0,
+      succeeded: metrics.totalBy('JobsSucceeded', 'jobType')[type] ?? 0,
+      failed: metrics.totalBy('JobsFailed', 'jobType')[type] ?? 0,
+    })),
     jobs: {
       submitted: metrics.total('JobsSubmitted'),
       started: metrics.total('JobsStarted'),

@@ -100,6 +100,7 @@ describe('REST API', () => {
     const admin = routes.filter((route) => route.auth === 'admin').map((r) => `${r.method} ${r.path}`);
     expect(admin).toEqual([
       'GET /v1/admin/jobs',
+      'GET /v1/admin/providers',
       'POST /v1/admin/jobs/{id}/resolve',
       'POST /v1/admin/dlq/redrive',
     ]);

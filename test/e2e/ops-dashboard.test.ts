@@ -2,6 +2,8 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { type BrowserContext, chromium } from 'playwright-core';
+import { JOB_TYPES } from '../../config/job-types';
+import { PROVIDER_NAMES } from '../../config/providers';
 import { chromiumForTests } from './support/chromium';
 import { pollUntil, type RunningLocalStack, startLocalStack } from './support/local-stack';
 
@@ -128,6 +130,14 @@ test('/v1/admin/metrics reports the burst as CloudWatch would: 5 submitted, 4 su
     needsReview: 0,
   });
   expect(report.inFlight).toEqual({ current: 0, limit: 2, holders: [] });
+  // Every provider with its own limit, and every registered job type with the provider it runs on.
+  expect(report.providers).toEqual(
+    PROVIDER_NAMES.map((name) => ({ name, limit: 2, inFlight: 0, queued: 0 })),
+  );
+  expect(report.jobTypes.map((t: { type: string; provider: string }) => [t.type, t.provider])).toEqual(
+    JOB_TYPES.map((type) => [type, 'longhaul-http']),
+  );
+  expect(report.jobTypes.reduce((sum: number, t: { submitted: number }) => sum + t.submitted, 0)).toBe(5);
   expect(report.queue.depth).toBe(0);
   expect(report.deadLetterQueue).toEqual({ depth: 0 });
   expect(report.activeByStatus).toEqual({ queued: 0, running: 0, needs_review: 0 });

@@ -243,6 +243,27 @@ function draw(report) {
     ),
   );
   const counts = (record) => Object.entries(record).sort(([a], [b]) => a.localeCompare(b));
+  rows('provider-rows', report.providers, (provider) =>
+    el(
+      'tr',
+      {},
+      el('th', { scope: 'row' }, provider.name),
+      el('td', {}, provider.inFlight),
+      el('td', {}, provider.limit),
+      el('td', {}, provider.queued),
+    ),
+  );
+  rows('job-type-rows', report.jobTypes, (jobType) =>
+    el(
+      'tr',
+      {},
+      el('th', { scope: 'row' }, jobType.type),
+      el('td', {}, jobType.provider),
+      el('td', {}, jobType.submitted),
+      el('td', {}, jobType.succeeded),
+      el('td', {}, jobType.failed),
+    ),
+  );
   rows('retry-rows', counts(report.stepRetries), ([step, n]) =>
     el('tr', {}, el('th', { scope: 'row' }, step), el('td', {}, n)),
   );
