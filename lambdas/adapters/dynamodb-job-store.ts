@@ -23,7 +23,7 @@ import {
 } from '../domain/job';
 import type { ActiveStatus, CreateOutcome, JobPage, JobStore, StatusChange } from '../domain/ports';
 
-const [byTenant, byTenantStatus, , activeIndex] = jobTable.indexes;
+const [byTenant, byTenantStatus, retiredActiveIndex, activeIndex] = jobTable.indexes;
 
 /** Attributes the table adds to a job for its keys, indexes and TTL; never part of the job. */
 interface StorageAttributes {
@@ -364,6 +364,47 @@ export class DynamoDbJobStore implements JobStore {
         ':null': null,
       },
     });
+  }
+
+  async adoptUnlistedActive(limit: number): Promise<{ adopted: number; more: boolean }> {
+    let adopted = 0;
+    let read = 0;
+    for (const status of ['queued', 'running', 'needs_review'] as const) {
+      let start: Record<string, unknown> | undefined;
+      do {
+        if (read >= limit) return { adopted, more: true };
+        const {
+          Items = [],
+          LastEvaluatedKey,
+          ScannedCount = 0,
+        } = await this.client.send(
+          new QueryCommand({
+            TableName: this.options.tableName,
+            IndexName: retiredActiveIndex.name,
+            KeyConditionExpression: '#partition = :status',
+            FilterExpression: 'attribute_not_exists(activeKey)',
+            ProjectionExpression: 'pk, provider',
+            ExpressionAttributeNames: { '#partition': retiredActiveIndex.partitionKey },
+            ExpressionAttributeValues: { ':status': status },
+            Limit: limit - read,
+            ...(start ? { ExclusiveStartKey: start } : {}),
+          }),
+        );
+        read += ScannedCount;
+        start = LastEvaluatedKey;
+        for (const item of Items as Pick<JobItem, 'pk' | 'provider'>[]) {
+          // Only while the job is still in the status the retired index listed it under.
+          const done = await this.conditionalUpdate(item.pk, {
+            UpdateExpression: 'SET activeKey = :key',
+            ConditionExpression: 'attribute_not_exists(activeKey) AND #status = :status',
+            ExpressionAttributeNames: { '#status': 'status' },
+            ExpressionAttributeValues: { ':key': activeKeyOf(providerOf(item), status), ':status': status },
+          });
+          if (done) adopted++;
+        }
+      } while (start);
+    }
+    return { adopted, more: false };
   }
 
   async countActive(provider: ProviderName, status: ActiveStatus): Promise<number> {

@@ -102,6 +102,13 @@ export interface JobStore {
    * oldest first, from the sparse index, each read again from the table (the
    * index keeps keys only, and lags the table).
    */
+  /**
+   * Lists, in the per-provider active index, the active jobs stored before
+   * that index existed (they are only in the retired one), reading at most
+   * `limit` index items, so every reader sees them. Returns how many it
+   * adopted and whether it stopped before the end.
+   */
+  adoptUnlistedActive(limit: number): Promise<{ readonly adopted: number; readonly more: boolean }>;
   /** How many of one provider's active jobs have this status (the sparse index, counted, not read). */
   countActive(provider: ProviderName, status: ActiveStatus): Promise<number>;
   listActive(

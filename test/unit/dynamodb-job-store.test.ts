@@ -1,5 +1,6 @@
 import { ConditionalCheckFailedException, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import {
+  BatchGetCommand,
   DynamoDBDocumentClient,
   GetCommand,
   PutCommand,
@@ -242,6 +243,81 @@ describe('recordProviderOutcome', () => {
         ':submission': 1,
         ':providerJobId': 'gen_1',
       },
+    });
+  });
+});
+
+describe('the per-provider active index', () => {
+  it('lists a provider and status by keys only, then reads each job from the table, dropping finished ones', async () => {
+    ddb.on(QueryCommand).resolves({
+      Items: [
+        { pk: 'job_a', sk: 'JOB', activeKey: 'replicate#queued', statusAt: '2026-03-01T12:00:00.000Z' },
+        { pk: 'job_b', sk: 'JOB', activeKey: 'replicate#queued', statusAt: '2026-03-01T12:00:01.000Z' },
+      ],
+    });
+    ddb.on(BatchGetCommand).resolves({
+      Responses: {
+        jobs: [
+          toItem(
+            { ...job, id: 'job_b', provider: 'replicate', status: 'succeeded', finishedAt: at.toISOString() },
+            30,
+          ),
+          toItem({ ...job, id: 'job_a', provider: 'replicate' }, 30),
+        ],
+      },
+    });
+
+    const page = await store.listActive('replicate', 'queued', { limit: 2 });
+
+    expect(ddb.commandCalls(QueryCommand)[0]?.args[0].input).toMatchObject({
+      IndexName: 'activeByProvider',
+      KeyConditionExpression: '#partition = :key',
+      ExpressionAttributeNames: { '#partition': 'activeKey' },
+      ExpressionAttributeValues: { ':key': 'replicate#queued' },
+      Limit: 2,
+    });
+    expect(ddb.commandCalls(BatchGetCommand)[0]?.args[0].input).toEqual({
+      RequestItems: {
+        jobs: {
+          Keys: [
+            { pk: 'job_a', sk: 'JOB' },
+            { pk: 'job_b', sk: 'JOB' },
+          ],
+          ConsistentRead: true,
+        },
+      },
+    });
+    expect(page.items.map((item) => item.id)).toEqual(['job_a']);
+    expect(page.itemsRead).toBe(2);
+  });
+
+  it('adopts active jobs stored before it, listed only in the retired index, while their status holds', async () => {
+    ddb
+      .on(QueryCommand)
+      .callsFake((input) =>
+        input.ExpressionAttributeValues[':status'] === 'running'
+          ? { Items: [{ pk: 'job_old' }], ScannedCount: 3 }
+          : { Items: [], ScannedCount: 0 },
+      );
+    ddb.on(UpdateCommand).resolves({ Attributes: toItem({ ...job, id: 'job_old', status: 'running' }, 30) });
+
+    await expect(store.adoptUnlistedActive(100)).resolves.toEqual({ adopted: 1, more: false });
+
+    expect(ddb.commandCalls(QueryCommand).map((call) => call.args[0].input)).toEqual(
+      ['queued', 'running', 'needs_review'].map((status) =>
+        expect.objectContaining({
+          IndexName: 'active',
+          FilterExpression: 'attribute_not_exists(activeKey)',
+          ExpressionAttributeValues: { ':status': status },
+        }),
+      ),
+    );
+    expect(ddb.commandCalls(UpdateCommand)[0]?.args[0].input).toMatchObject({
+      Key: { pk: 'job_old', sk: 'JOB' },
+      UpdateExpression: 'SET activeKey = :key',
+      ConditionExpression: 'attribute_not_exists(activeKey) AND #status = :status',
+      // Stored before jobs named their provider: the only provider there was.
+      ExpressionAttributeValues: { ':key': 'longhaul-http#running', ':status': 'running' },
     });
   });
 });

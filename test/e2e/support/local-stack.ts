@@ -60,6 +60,8 @@ export interface StartOptions {
   /** Reuse a data directory (e.g. to test a restart); by default a fresh temporary one, removed by `stop()`. */
   readonly dataDir?: string;
   readonly readyTimeoutMs?: number;
+  /** Where the project to run lives: a changed copy of this one, say. @default this project */
+  readonly root?: string;
 }
 
 /** Start-up did not reach the ready line: the process exited, or the deadline passed. */
@@ -92,7 +94,7 @@ export async function startLocalStack(options: StartOptions = {}): Promise<Runni
   const ownsDataDir = options.dataDir === undefined;
   const dataDir = options.dataDir ?? temporaryDataDir();
   const child: ChildProcess = spawn(join(BIN, 'tsx'), ['local/main.ts'], {
-    cwd: ROOT,
+    cwd: options.root ?? ROOT,
     env: {
       ...process.env,
       // The package's own Node (24, as in Lambda) runs tsx, whatever node runs jest.

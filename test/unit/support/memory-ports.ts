@@ -146,6 +146,10 @@ export class MemoryStore implements JobStore {
     });
     return this.jobs.get(job.id);
   }
+  /** Jobs this store lists are all listed by provider already. */
+  async adoptUnlistedActive() {
+    return { adopted: 0, more: false };
+  }
   async countActive(provider: ProviderName, status: ActiveStatus) {
     return [...this.jobs.values()].filter((job) => job.status === status && providerOf(job) === provider)
       .length;
