@@ -140,7 +140,7 @@ const providerWebhookQuery = [
     in: 'query',
     required: false,
     description:
-      "Which of the job's submissions the event is about (from the same URL). An event counts only for the job's current submission.",
+      "Which of the job's submissions the event is about (from the same URL). An event counts only for the job's current submission; URLs without it are the first submission's.",
     schema: { type: 'string', pattern: SUBMISSION_TAG_PATTERN.source },
   },
 ] as const;
@@ -1081,21 +1081,7 @@ function buildDocument(): OpenApiDocument {
           tags: ['provider'],
           security: [],
           parameters: [
-            {
-              name: 'jobId',
-              in: 'query',
-              required: true,
-              description: 'The job the event is about (from the webhook URL Longhaul gave the provider).',
-              schema: { type: 'string', pattern: JOB_ID_PATTERN.source },
-            },
-            {
-              name: 'submission',
-              in: 'query',
-              required: false,
-              description:
-                "Which of the job's submissions the event is about (from the same URL). An event counts only for the job's current submission; URLs without it are the first submission's.",
-              schema: { type: 'string', pattern: SUBMISSION_TAG_PATTERN.source },
-            },
+            ...providerWebhookQuery,
             {
               name: 'Provider-Signature',
               in: 'header',

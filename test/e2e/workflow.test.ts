@@ -324,10 +324,14 @@ describe('a released slot', () => {
     const at = (items: { at: string; type: string }[], type: string) =>
       Date.parse(items.find((item) => item.type === type)?.at ?? 'missing');
     const [ofFirst, ofSecond, ofThird] = await Promise.all([events(first), events(second), events(third)]);
-    // Each waiting job received the slot the one before it released, and started within moments.
+    // Each waiting job took the slot the one before it released, in order, and started within moments.
+    // A job's own backed-off message may happen to arrive just as the slot frees and take it first
+    // (that is as prompt); the hand-off gives the slot in the other case, at least once here.
     expect(ofFirst.map((item) => item.type)).not.toContain('slot.received');
-    expect(at(ofSecond, 'slot.received')).toBeGreaterThanOrEqual(at(ofFirst, 'slot.released'));
-    expect(at(ofThird, 'slot.received')).toBeGreaterThanOrEqual(at(ofSecond, 'slot.released'));
+    expect(at(ofSecond, 'job.dispatched')).toBeGreaterThanOrEqual(at(ofFirst, 'slot.released'));
+    expect(at(ofThird, 'job.dispatched')).toBeGreaterThanOrEqual(at(ofSecond, 'slot.released'));
+    const handedOn = [at(ofSecond, 'slot.received'), at(ofThird, 'slot.received')].filter(Number.isFinite);
+    expect(handedOn.length).toBeGreaterThanOrEqual(1);
     expect(at(ofSecond, 'job.dispatched') - at(ofFirst, 'slot.released')).toBeLessThan(2000);
     expect(at(ofThird, 'job.dispatched') - at(ofSecond, 'slot.released')).toBeLessThan(2000);
   });
