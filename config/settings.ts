@@ -252,18 +252,14 @@ export function loadSettings(env: Readonly<Record<string, string | undefined>>):
   const problems: string[] = [];
   const values: Record<string, unknown> = {};
   for (const [name, field] of Object.entries(fields)) {
-    const raw = env[field.env];
-    if (raw === undefined || raw === '') {
-      values[name] = field.default;
-      continue;
-    }
-    const parsed = (field.schema as z.ZodType).safeParse(raw.trim());
-    if (parsed.success) {
-      values[name] = parsed.data;
-    } else {
-      const reason = parsed.error.issues.map((issue) => issue.message).join('; ');
-      problems.push(`${field.env}=${JSON.stringify(raw)}: ${reason} (${field.doc})`);
-    }
+    values[name] = readVariable(
+      env,
+      problems,
+      field.env,
+      field.schema as z.ZodType,
+      field.default as unknown,
+      field.doc,
+    );
   }
   const fieldSettings = values as FieldSettings;
   const settings: Settings = {
@@ -307,21 +303,34 @@ export function settingsEnvironment(settings: Settings): Record<string, string> 
   return environment;
 }
 
+/**
+ * One variable: its value parsed by `schema`, or `fallback` when unset. A bad
+ * value is added to `problems`, naming the variable and what it is for.
+ */
+function readVariable<T>(
+  env: Readonly<Record<string, string | undefined>>,
+  problems: string[],
+  variable: string,
+  schema: z.ZodType<T>,
+  fallback: T,
+  doc: string,
+): T {
+  const raw = env[variable];
+  if (raw === undefined || raw === '') return fallback;
+  const parsed = schema.safeParse(raw.trim());
+  if (parsed.success) return parsed.data;
+  const reason = parsed.error.issues.map((issue) => issue.message).join('; ');
+  problems.push(`${variable}=${JSON.stringify(raw)}: ${reason} (${doc})`);
+  return fallback;
+}
+
 function providerSettings(
   env: Readonly<Record<string, string | undefined>>,
   defaults: FieldSettings,
   problems: string[],
 ): Settings['providers'] {
-  const read = <T>(variable: string, schema: z.ZodType<T>, fallback: T, doc: string): T => {
-    const raw = env[variable];
-    if (raw === undefined || raw === '') return fallback;
-    const parsed = schema.safeParse(raw.trim());
-    if (parsed.success) return parsed.data;
-    problems.push(
-      `${variable}=${JSON.stringify(raw)}: ${parsed.error.issues.map((issue) => issue.message).join('; ')} (${doc})`,
-    );
-    return fallback;
-  };
+  const read = <T>(variable: string, schema: z.ZodType<T>, fallback: T, doc: string): T =>
+    readVariable(env, problems, variable, schema, fallback, doc);
   return Object.fromEntries(
     PROVIDER_NAMES.map((name) => {
       const spec = PROVIDERS[name];
