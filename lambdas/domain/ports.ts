@@ -142,7 +142,7 @@ export type InFlightLimits = Readonly<Record<ProviderName, number>>;
 
 /** Where a reconciler pass stopped when its time ran out: the next pass goes on from there. */
 export interface ReconcilerPosition {
-  /** Absent on positions saved before providers had their own listings: the first provider's. */
+  /** Absent on positions saved before providers had their own listings: the one provider there was. */
   readonly provider?: ProviderName;
   readonly status: ActiveStatus;
   /** Absent: from the first job of that status. */

@@ -1,6 +1,6 @@
 import { jobTypeModule } from '../../config/job-types';
 import { FIX_KINDS } from '../../config/metrics';
-import { PROVIDER_NAMES, type ProviderName } from '../../config/providers';
+import { LEGACY_PROVIDER, PROVIDER_NAMES, type ProviderName } from '../../config/providers';
 import { handOffFreeSlot } from './dispatch';
 import { JOB_CANCELED_CAUSE, JOB_CANCELED_ERROR } from './errors';
 import {
@@ -26,7 +26,7 @@ import type {
 } from './ports';
 import type { Provider } from './provider';
 import { holdsOwnSlot, isOwnSlot, ownHolders, releaseOwnSlot } from './slots';
-import { resumeAwait, stopAtProvider } from './workflow';
+import { providerDeps, resumeAwait, stopAtProvider } from './workflow';
 
 /**
  * The reconciler: one pass over the active jobs (the sparse index, so its cost
@@ -141,7 +141,7 @@ export async function reconcile(
   const listings = PROVIDER_NAMES.flatMap((provider) => ACTIVE.map((status) => ({ provider, status })));
   const resumeIndex = resumeAt
     ? listings.findIndex(
-        (l) => l.provider === (resumeAt.provider ?? PROVIDER_NAMES[0]) && l.status === resumeAt.status,
+        (l) => l.provider === (resumeAt.provider ?? LEGACY_PROVIDER) && l.status === resumeAt.status,
       )
     : 0;
   let stoppedAt: ReconcilerPosition | undefined;
@@ -255,11 +255,6 @@ async function reconcileHolder(
 /** How long the job may run at its provider: its type's timeout, or the deployment's. */
 const timeoutOf = (deps: Pick<ReconcileDeps, 'jobTimeoutMs'>, job: Pick<Job, 'type'>): number =>
   jobTypeModule(job.type).timeoutMs ?? deps.jobTimeoutMs;
-
-/** What stopping a job at its provider needs. */
-async function providerDeps(deps: ReconcileDeps, job: Job) {
-  return { provider: await deps.providers(providerOf(job)), store: deps.store, now: deps.now };
-}
 
 type Fix = (
   job: Pick<Job, 'id'> & Partial<Pick<Job, 'type' | 'provider'>>,

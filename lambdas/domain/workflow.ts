@@ -561,8 +561,11 @@ async function providerOutput(deps: WorkflowDeps, job: Job, providerJobId: strin
   return status.output;
 }
 
-/** What stopping a job at its provider needs. */
-async function providerDeps(deps: WorkflowDeps, job: Job) {
+/** What stopping a job at its provider (`stopAtProvider`) needs: the job's own provider. */
+export async function providerDeps(
+  deps: Pick<WorkflowDeps, 'providers' | 'store' | 'now'>,
+  job: Pick<Job, 'provider'>,
+) {
   return { provider: await deps.providers(providerOf(job)), store: deps.store, now: deps.now };
 }
 

@@ -1,7 +1,7 @@
 import { GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { JOB_TYPES } from '../../config/job-types';
 import { PROVIDER_NAMES, type ProviderName } from '../../config/providers';
-import type { Job, JobError } from '../../lambdas/domain/job';
+import { type Job, type JobError, providerOf } from '../../lambdas/domain/job';
 import type { ActiveStatus, InFlightLimits, JobStore, SlotPools } from '../../lambdas/domain/ports';
 import { FIX_KINDS } from '../../lambdas/domain/reconcile';
 import { STEP_NAMES } from '../../lambdas/domain/workflow';
@@ -192,7 +192,7 @@ export async function opsReport(sources: OpsSources): Promise<OpsReport> {
       name,
       limit: sources.maxInFlight[name],
       inFlight: holders[index]?.length ?? 0,
-      queued: queued.filter((job) => (job.provider ?? PROVIDER_NAMES[0]) === name).length,
+      queued: queued.filter((job) => providerOf(job) === name).length,
     })),
     jobTypes: JOB_TYPES.map((type) => ({
       type,
