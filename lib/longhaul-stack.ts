@@ -1,6 +1,6 @@
 import { CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
-import { LEGACY_PROVIDER } from '../config/providers';
+import type { ProviderName } from '../config/providers';
 import { queueVisibilityTimeoutSeconds, type Settings } from '../config/settings';
 import { Alarms } from './constructs/alarms';
 import { HttpApi } from './constructs/http-api';
@@ -12,7 +12,7 @@ import { JobStore } from './constructs/job-store';
 import { JobWorkflow } from './constructs/job-workflow';
 import { LiveProgress } from './constructs/live-progress';
 import { Observability } from './constructs/observability';
-import { ProviderSecrets } from './constructs/provider-secrets';
+import { ProviderSecrets, providerIdSuffix } from './constructs/provider-secrets';
 import { Reconciler } from './constructs/reconciler';
 import { WorkflowSteps } from './constructs/workflow-steps';
 
@@ -185,8 +185,7 @@ export class LonghaulStack extends Stack {
       ],
       ...Object.fromEntries(
         Object.entries(this.providerSecrets.providerSecrets).map(([provider, secret]) => [
-          // The first provider's output keeps the name it had when it was the only one.
-          `ProviderSecretArn${provider === LEGACY_PROVIDER ? '' : provider.replace(/(^|[^A-Za-z0-9])([a-z])/g, (_, _s: string, c: string) => c.toUpperCase())}`,
+          `ProviderSecretArn${providerIdSuffix(provider as ProviderName)}`,
           [
             secret.secretArn,
             `Secret of provider ${provider}: set apiKey (and webhookSecret) after the first deploy`,

@@ -45,10 +45,7 @@ export class ProviderSecrets extends Construct {
     this.providerSecrets = Object.fromEntries(
       PROVIDER_NAMES.map((provider) => {
         const spec = PROVIDERS[provider];
-        // The first provider keeps the id its secret had when it was the only one, so no deployed secret is replaced.
-        const secretId =
-          provider === LEGACY_PROVIDER ? 'ProviderSecret' : `ProviderSecret${pascal(provider)}`;
-        const secret = new Secret(this, secretId, {
+        const secret = new Secret(this, `ProviderSecret${providerIdSuffix(provider)}`, {
           description: `Longhaul provider ${spec.title}: JSON {apiKey, webhookSecret, baseUrl?}. ${spec.credentials}.`,
           generateSecretString: {
             secretStringTemplate: JSON.stringify({ apiKey: '' }),
@@ -80,5 +77,12 @@ export class ProviderSecrets extends Construct {
   }
 }
 
-const pascal = (name: string): string =>
-  name.replace(/(^|[^A-Za-z0-9])([a-z])/g, (_, _sep: string, letter: string) => letter.toUpperCase());
+/**
+ * What names a provider's secret and its stack output (`ProviderSecret<suffix>`,
+ * `ProviderSecretArn<suffix>`): the first provider keeps the bare names it had
+ * when it was the only one, so no deployed secret is replaced.
+ */
+export const providerIdSuffix = (provider: ProviderName): string =>
+  provider === LEGACY_PROVIDER
+    ? ''
+    : provider.replace(/(^|[^A-Za-z0-9])([a-z])/g, (_, _sep: string, letter: string) => letter.toUpperCase());

@@ -4,8 +4,9 @@ import { App, Validations } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { providerSecretEnv } from '../../config/layout';
-import { LEGACY_PROVIDER, PROVIDER_NAMES, type ProviderName } from '../../config/providers';
+import { PROVIDER_NAMES, type ProviderName } from '../../config/providers';
 import { loadSettings, type Settings } from '../../config/settings';
+import { providerIdSuffix } from '../../lib/constructs/provider-secrets';
 import { LonghaulStack } from '../../lib/longhaul-stack';
 
 /** Bundling four handlers and synthesizing takes seconds; each test file synthesizes once. */
@@ -151,9 +152,7 @@ export function graphedMetrics(dashboard: DashboardJson): GraphedMetric[] {
 /** Each provider's secret in the Longhaul stack, by provider. */
 export function providerSecretIds(template: Template): Record<ProviderName, string> {
   const path = (provider: ProviderName) =>
-    provider === LEGACY_PROVIDER
-      ? 'Longhaul/Secrets/ProviderSecret/Resource'
-      : `Longhaul/Secrets/ProviderSecret${provider[0]?.toUpperCase()}${provider.slice(1)}/Resource`;
+    `Longhaul/Secrets/ProviderSecret${providerIdSuffix(provider)}/Resource`;
   return Object.fromEntries(
     PROVIDER_NAMES.map((provider) => [
       provider,
