@@ -75,7 +75,7 @@ export class S3InputStore implements InputStore {
  * other it answers 403 (with no body, since HEAD has none), and the
  * functions may not list it.
  */
-function isMissing(error: unknown): boolean {
+export function isMissing(error: unknown): boolean {
   if (error instanceof NotFound || (error as { name?: string }).name === 'NotFound') return true;
   const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
   return status === 404 || status === 403;

@@ -1,6 +1,7 @@
 import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { OutputStore } from '../domain/ports';
+import { isMissing } from './s3-input-store';
 
 export class S3OutputStore implements OutputStore {
   constructor(
@@ -20,10 +21,7 @@ export class S3OutputStore implements OutputStore {
       const { Body } = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
       return Body ? await Body.transformToByteArray() : undefined;
     } catch (error) {
-      const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
-      // Without s3:ListBucket, S3 answers a missing key with 403.
-      if ((error as { name?: string }).name === 'NoSuchKey' || status === 404 || status === 403)
-        return undefined;
+      if ((error as { name?: string }).name === 'NoSuchKey' || isMissing(error)) return undefined;
       throw error;
     }
   }
