@@ -292,6 +292,27 @@ describe('finalize, release and notify', () => {
     expect(deps.outputs.objects.get(key)?.contentType).toBe('image/png');
   });
 
+  it('finalizes from the output the completion webhook kept, without asking the provider', async () => {
+    const keptKey = 'outputs/acme/kept/provider-output.json';
+    const { step, current, deps } = setup({
+      job: {
+        status: 'running',
+        providerJobId: 'gen_kept',
+        providerOutcome: { status: 'succeeded', at: '2026-05-01T10:00:00.000Z', outputKey: keptKey },
+      },
+    });
+    await deps.outputs.putOutput(
+      keptKey,
+      JSON.stringify({ image: { contentType: 'image/png', base64: PNG } }),
+      'application/json',
+    );
+    // No status is scripted for gen_kept: asking the provider would throw.
+    await step('finalize');
+    const key = `outputs/acme/${current().id}/image.png`;
+    expect(current()).toMatchObject({ status: 'succeeded', result: { outputKey: key } });
+    expect(deps.outputs.objects.get(key)?.contentType).toBe('image/png');
+  });
+
   it('parses a transcript into text and segments', async () => {
     const { step, current, deps } = setup({
       job: {
