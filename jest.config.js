@@ -23,6 +23,13 @@ module.exports = {
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
     { ...common, displayName: 'construct', testMatch: ['<rootDir>/test/construct/**/*.test.ts'] },
-    { ...common, displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.test.ts'] },
+    {
+      ...common,
+      displayName: 'e2e',
+      testMatch: ['<rootDir>/test/e2e/**/*.test.ts'],
+      // A hook that stops a local stack may wait for the stack's own shutdown deadline (8 s) and
+      // then the harness's (10 s): jest's default of 5 s would fail a suite whose tests all passed.
+      testTimeout: 30_000,
+    },
   ],
 };
