@@ -1,4 +1,10 @@
-import { PROVIDER_NAMES, PROVIDERS, type ProviderName, providerEnvSuffix } from './providers';
+import {
+  LEGACY_PROVIDER,
+  PROVIDER_NAMES,
+  PROVIDERS,
+  type ProviderName,
+  providerEnvSuffix,
+} from './providers';
 
 /**
  * The physical layout shared by the CDK stack, the local stack and the runtime:
@@ -152,6 +158,7 @@ export const binaryMediaTypes = ['multipart/form-data'] as const;
 export const resourceEnv = {
   jobTable: 'JOB_TABLE_NAME',
   apiKeyTable: 'API_KEY_TABLE_NAME',
+  /** The first provider's jobs queue; see `jobQueueEnv` for each provider's. */
   jobQueueUrl: 'JOB_QUEUE_URL',
   /**
    * The hand-off lane: only jobs that already hold a slot, so a freed slot never
@@ -185,6 +192,15 @@ export const PROVIDER_OUTPUT_OBJECTS = 'outputs/*/provider-output-*';
 /** The Secrets Manager secret (JSON `{apiKey?, webhookSecret, baseUrl?}`) of one provider. */
 export const providerSecretEnv = (provider: string): string =>
   `PROVIDER_SECRET_ARN_${providerEnvSuffix(provider)}`;
+
+/**
+ * The variable naming one provider's jobs queue. The first provider keeps the
+ * one queue there was (`JOB_QUEUE_URL`), so its messages survive the upgrade.
+ */
+export const jobQueueEnv = (provider: string): string =>
+  provider === LEGACY_PROVIDER
+    ? resourceEnv.jobQueueUrl
+    : `${resourceEnv.jobQueueUrl}_${providerEnvSuffix(provider)}`;
 
 /** What the authorizer hands the api handler in `requestContext.authorizer`. */
 export interface AuthorizerContext {

@@ -12,9 +12,10 @@ import { JobStore } from './constructs/job-store';
 import { JobWorkflow } from './constructs/job-workflow';
 import { LiveProgress } from './constructs/live-progress';
 import { Observability } from './constructs/observability';
-import { ProviderSecrets, providerIdSuffix } from './constructs/provider-secrets';
+import { ProviderSecrets } from './constructs/provider-secrets';
 import { Reconciler } from './constructs/reconciler';
 import { WorkflowSteps } from './constructs/workflow-steps';
+import { providerIdSuffix } from './provider-ids';
 
 /**
  * Days an input object outlives the retention of the job that used it: covers
@@ -90,8 +91,9 @@ export class LonghaulStack extends Stack {
       alarms: this.alarms,
       jobTable: this.jobStore.jobTable,
       apiKeyTable: this.jobStore.apiKeyTable,
-      jobQueue: this.jobQueue.queue,
+      jobQueues: this.jobQueue.queues,
       deadLetterQueue: this.jobQueue.deadLetterQueue,
+      redriveQueue: this.jobQueue.redriveQueue,
       inputBucket: this.jobInputs.inputBucket,
       outputBucket: this.jobOutputs.outputBucket,
       providerSecrets: this.providerSecrets.providerSecrets,
@@ -114,14 +116,14 @@ export class LonghaulStack extends Stack {
     this.jobDispatcher = new JobDispatcher(this, 'Dispatcher', {
       settings,
       jobTable: this.jobStore.jobTable,
-      jobQueue: this.jobQueue.queue,
+      jobQueues: this.jobQueue.queues,
       handOffQueue: this.jobQueue.handOffQueue,
       stateMachine: this.jobWorkflow.stateMachine,
     });
     this.reconciler = new Reconciler(this, 'Reconciler', {
       settings,
       jobTable: this.jobStore.jobTable,
-      jobQueue: this.jobQueue.queue,
+      jobQueues: this.jobQueue.queues,
       handOffQueue: this.jobQueue.handOffQueue,
       stateMachine: this.jobWorkflow.stateMachine,
       providerSecrets: this.providerSecrets.providerSecrets,
@@ -171,7 +173,12 @@ export class LonghaulStack extends Stack {
       ],
       ApiKeyTableName: [this.jobStore.apiKeyTable.tableName, 'Table of tenant API key hashes'],
       JobTableName: [this.jobStore.jobTable.tableName, 'Table of jobs'],
-      JobQueueUrl: [this.jobQueue.queue.queueUrl, 'Queue of jobs to dispatch'],
+      ...Object.fromEntries(
+        Object.entries(this.jobQueue.queues).map(([provider, queue]) => [
+          `JobQueueUrl${providerIdSuffix(provider as ProviderName)}`,
+          [queue.queueUrl, `Queue of jobs to dispatch to provider ${provider}`],
+        ]),
+      ),
       HandOffQueueUrl: [
         this.jobQueue.handOffQueue.queueUrl,
         'Queue of jobs handed a freed slot, dispatched ahead of the jobs queue',

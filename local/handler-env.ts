@@ -1,4 +1,4 @@
-import { providerSecretEnv, resourceEnv } from '../config/layout';
+import { jobQueueEnv, providerSecretEnv, resourceEnv } from '../config/layout';
 import type { ProviderName } from '../config/providers';
 import { type Settings, settingsEnvironment } from '../config/settings';
 import type { LocalResources } from './resources';
@@ -85,7 +85,9 @@ export function handlerEnvironment(input: {
     [resourceEnv.jobTable]: resources.jobTableName,
     [resourceEnv.apiKeyTable]: resources.apiKeyTableName,
     [resourceEnv.connectionTable]: resources.connectionTableName,
-    [resourceEnv.jobQueueUrl]: resources.jobQueueUrl,
+    ...Object.fromEntries(
+      Object.entries(resources.jobQueues).map(([provider, queue]) => [jobQueueEnv(provider), queue.url]),
+    ),
     [resourceEnv.jobQueueArn]: resources.jobQueueArn,
     [resourceEnv.handOffQueueUrl]: resources.handOffQueueUrl,
     [resourceEnv.deadLetterQueueArn]: resources.deadLetterQueueArn,

@@ -18,7 +18,8 @@ import {
   SetQueueAttributesCommand,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
-import { resourceEnv } from '../config/layout';
+import { jobQueueEnv, resourceEnv } from '../config/layout';
+import { LEGACY_PROVIDER, PROVIDER_NAMES, type ProviderName } from '../config/providers';
 import type { LocalTemplate, QueueFacts, TableFacts } from './template';
 
 /**
@@ -32,6 +33,7 @@ export const localResourceNames = {
   jobTable: 'longhaul-jobs',
   apiKeyTable: 'longhaul-api-keys',
   connectionTable: 'longhaul-connections',
+  /** The first provider's jobs queue; each other provider's adds its name (`jobQueueName`). */
   jobQueue: 'longhaul-jobs-queue',
   handOffQueue: 'longhaul-hand-off-queue',
   deadLetterQueue: 'longhaul-jobs-dlq',
@@ -44,8 +46,10 @@ export interface LocalResources {
   readonly apiKeyTableName: string;
   /** Live-progress subscriptions, one item per WebSocket connection. */
   readonly connectionTableName: string;
+  /** Each provider's jobs queue, and what its event source mapping names as each record's `eventSourceARN`. */
+  readonly jobQueues: { readonly [P in ProviderName]: LocalQueue };
+  /** The first provider's jobs queue, where a redrive moves dead letters. */
   readonly jobQueueUrl: string;
-  /** What the event source mapping names as each record's `eventSourceARN`. */
   readonly jobQueueArn: string;
   /** The hand-off lane: jobs handed a freed slot. */
   readonly handOffQueueUrl: string;
@@ -54,6 +58,12 @@ export interface LocalResources {
   readonly deadLetterQueueArn: string;
   readonly inputBucketName: string;
   readonly outputBucketName: string;
+}
+
+/** A local queue: its URL, and its ARN (an event source mapping's `eventSourceARN`). */
+export interface LocalQueue {
+  readonly url: string;
+  readonly arn: string;
 }
 
 export interface ResourceClients {
@@ -183,7 +193,7 @@ export async function ensureQueue(
   clients: ResourceClients,
   queueName: string,
   attributes: Partial<Record<QueueAttributeName, string>>,
-): Promise<{ url: string; arn: string }> {
+): Promise<LocalQueue> {
   let url: string | undefined;
   try {
     url = (await clients.sqs.send(new GetQueueUrlCommand({ QueueName: queueName }))).QueueUrl;
@@ -245,6 +255,7 @@ export function queueAttributes(
 
 type JobQueues = Pick<
   LocalResources,
+  | 'jobQueues'
   | 'jobQueueUrl'
   | 'jobQueueArn'
   | 'handOffQueueUrl'
@@ -253,13 +264,17 @@ type JobQueues = Pick<
   | 'deadLetterQueueArn'
 >;
 
+/** The local name of a provider's jobs queue. */
+export const jobQueueName = (provider: ProviderName): string =>
+  provider === LEGACY_PROVIDER ? localResourceNames.jobQueue : `${localResourceNames.jobQueue}-${provider}`;
+
 /** The queues the dispatcher consumes, by the variable that names each, with their local names. */
 const dispatchedQueues = [
-  { variable: resourceEnv.jobQueueUrl, name: localResourceNames.jobQueue },
+  ...PROVIDER_NAMES.map((provider) => ({ variable: jobQueueEnv(provider), name: jobQueueName(provider) })),
   { variable: resourceEnv.handOffQueueUrl, name: localResourceNames.handOffQueue },
-] as const;
+];
 
-/** The jobs queue, the hand-off lane and their one DLQ, as the template declares them. */
+/** Each provider's jobs queue, the hand-off lane and their one DLQ, as the template declares them. */
 export async function ensureJobQueues(clients: ResourceClients, template: LocalTemplate): Promise<JobQueues> {
   const deadLetterId = template.resourceOfVariable(resourceEnv.deadLetterQueueArn);
   const declared = dispatchedQueues.map(({ variable, name }) => {
@@ -276,13 +291,19 @@ export async function ensureJobQueues(clients: ResourceClients, template: LocalT
     localResourceNames.deadLetterQueue,
     queueAttributes(template.queue(deadLetterId)),
   );
-  const [jobs, handOff] = await Promise.all(
+  const created = await Promise.all(
     declared.map(({ name, queue }) => ensureQueue(clients, name, queueAttributes(queue, deadLetter.arn))),
   );
-  if (!jobs || !handOff) throw new Error('a dispatched queue was not created');
+  const handOff = created.at(-1);
+  if (!handOff || created.length !== PROVIDER_NAMES.length + 1)
+    throw new Error('a dispatched queue was not created');
+  const jobQueues = Object.fromEntries(
+    PROVIDER_NAMES.map((provider, index) => [provider, created[index] as LocalQueue]),
+  ) as { readonly [P in ProviderName]: LocalQueue };
   return {
-    jobQueueUrl: jobs.url,
-    jobQueueArn: jobs.arn,
+    jobQueues,
+    jobQueueUrl: jobQueues[LEGACY_PROVIDER].url,
+    jobQueueArn: jobQueues[LEGACY_PROVIDER].arn,
     handOffQueueUrl: handOff.url,
     handOffQueueArn: handOff.arn,
     deadLetterQueueUrl: deadLetter.url,
@@ -295,13 +316,10 @@ export async function ensureJobQueues(clients: ResourceClients, template: LocalT
  * local stack creates the queues the functions name, so a mapping of any other
  * queue is an error rather than a mapping silently left out.
  */
-export function localQueueOf(
-  template: LocalTemplate,
-  resources: JobQueues,
-  logicalId: string,
-): { readonly url: string; readonly arn: string } {
-  if (logicalId === template.resourceOfVariable(resourceEnv.jobQueueUrl)) {
-    return { url: resources.jobQueueUrl, arn: resources.jobQueueArn };
+export function localQueueOf(template: LocalTemplate, resources: JobQueues, logicalId: string): LocalQueue {
+  for (const provider of PROVIDER_NAMES) {
+    if (logicalId === template.resourceOfVariable(jobQueueEnv(provider)))
+      return resources.jobQueues[provider];
   }
   if (logicalId === template.resourceOfVariable(resourceEnv.handOffQueueUrl)) {
     return { url: resources.handOffQueueUrl, arn: resources.handOffQueueArn };

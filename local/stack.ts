@@ -29,7 +29,7 @@ import { setThrottleFault } from './lambda-service';
 import { startOps } from './ops';
 import { startProvider } from './provider';
 import { startReconcilerSchedule } from './reconciler';
-import { ensureResources, localQueueOf } from './resources';
+import { ensureResources, type LocalResources, localQueueOf } from './resources';
 import { loadTemplate } from './template';
 import { startWebSocketApi } from './websocket-api/server';
 import { startLocalWorkflow } from './workflow';
@@ -66,6 +66,9 @@ export interface LocalStackInfo {
   readonly apiKeyTableName: string;
   /** Live-progress subscriptions, one item per WebSocket connection. */
   readonly connectionTableName: string;
+  /** Each provider's jobs queue. */
+  readonly jobQueues: LocalResources['jobQueues'];
+  /** The first provider's jobs queue (every job type's, while the generic provider runs them all). */
   readonly jobQueueUrl: string;
   readonly jobQueueArn: string;
   /** The hand-off lane: jobs handed a freed slot, consumed by dispatch through its own mapping. */

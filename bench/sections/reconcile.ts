@@ -48,7 +48,10 @@ export async function reconcileSection(): Promise<ReconcileFigures> {
       store: new DynamoDbJobStore(documents, { tableName: table, retentionDays: 30 }),
       slots: (provider: ProviderName) => new DynamoDbSlotPool(documents, table, provider),
       workflow: new SfnWorkflow(sfnClient(e), e.stateMachineArn),
-      queue: new SqsJobQueue(sqsClient(e), { jobs: e.jobQueueUrl, handOff: e.handOffQueueUrl }),
+      queue: new SqsJobQueue(sqsClient(e), {
+        jobs: Object.fromEntries(Object.entries(e.jobQueues).map(([provider, { url }]) => [provider, url])),
+        handOff: e.handOffQueueUrl,
+      }),
       providers: async () =>
         longhaulHttp({
           baseUrl: e.providerUrl,

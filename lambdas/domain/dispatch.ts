@@ -35,7 +35,7 @@ export async function dispatchJob(
   if (!(await deps.slots(provider).acquire(slotHolderOf(job), deps.maxInFlight[provider]))) {
     // The touch tells the reconciler this job's message is alive, so it does not enqueue another.
     await deps.store.touchEnqueued(job.id, deps.now());
-    await deps.queue.enqueue(job.id, {
+    await deps.queue.enqueue(job, {
       delaySeconds: deferDelaySeconds(deferrals, deps.maxWaitSeconds, deps.random),
       deferrals: deferrals + 1,
     });
@@ -88,7 +88,7 @@ export async function handOffFreeSlot(
     const holder = slotHolderOf(candidate);
     if (!(await slots.acquire(holder, limit))) return undefined;
     if (await deps.store.touchEnqueued(candidate.id, deps.now())) {
-      await deps.queue.enqueue(candidate.id, { handOff: true });
+      await deps.queue.enqueue(candidate, { handOff: true });
       return candidate.id;
     }
     if ((await deps.store.get(candidate.id))?.status !== 'running') await slots.release(holder);

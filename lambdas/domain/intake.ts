@@ -92,7 +92,7 @@ export async function submitJob(
   if (!outcome.created) return replay(deps, outcome.existing, requestFingerprint);
 
   try {
-    await deps.queue.enqueue(job.id);
+    await deps.queue.enqueue(job);
   } catch (enqueueError) {
     return { job, replayed: false, enqueueError };
   }

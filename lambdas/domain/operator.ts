@@ -77,7 +77,7 @@ export async function resolveJob(
     detail: `${outcome}: ${note}`,
   });
   if (outcome === 'requeue') {
-    await deps.queue.enqueue(job.id);
+    await deps.queue.enqueue(job);
     await deps.store.touchEnqueued(job.id, deps.now());
   }
   return resolved;

@@ -241,9 +241,16 @@ export interface EnqueueOptions {
   readonly handOff?: boolean;
 }
 
+/** What the queue needs of a job: its id, and its provider, whose own queue it waits in. */
+export type QueuedJobRef = Pick<Job, 'id' | 'provider'>;
+
 export interface JobQueue {
-  /** Hands the job to the dispatcher. At-least-once: the consumer tolerates duplicates. */
-  enqueue(jobId: string, options?: EnqueueOptions): Promise<void>;
+  /**
+   * Hands the job to the dispatcher, through its provider's queue (so a backlog
+   * at one provider never delays another's jobs) or the hand-off lane.
+   * At-least-once: the consumer tolerates duplicates.
+   */
+  enqueue(job: QueuedJobRef, options?: EnqueueOptions): Promise<void>;
 }
 
 export interface InputStore {

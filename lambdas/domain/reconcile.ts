@@ -325,7 +325,7 @@ async function reconcileQueued(deps: ReconcileDeps, job: Job, holdsSlot: boolean
   }
   // A dispatcher that took a slot and then lost its message: free it, the new message takes one again.
   if (holdsSlot) await releaseOwnSlot(deps.slots, job);
-  await deps.queue.enqueue(job.id);
+  await deps.queue.enqueue(job);
   await fix(
     job,
     'requeued',

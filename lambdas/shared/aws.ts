@@ -4,8 +4,8 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { resourceEnv } from '../../config/layout';
-import type { ProviderName } from '../../config/providers';
+import { jobQueueEnv, resourceEnv } from '../../config/layout';
+import { PROVIDER_NAMES, type ProviderName } from '../../config/providers';
 import { ApiGatewayLiveChannel } from '../adapters/apigateway-live-channel';
 import { DynamoDbApiKeyStore } from '../adapters/dynamodb-api-key-store';
 import { DynamoDbJobStore } from '../adapters/dynamodb-job-store';
@@ -64,11 +64,16 @@ export const apiKeyStore = once(
   () => new DynamoDbApiKeyStore(documentClient(), requireEnv(resourceEnv.apiKeyTable)),
 );
 
-/** Each function has the queues it was granted: the steps function the hand-off lane only, the api function the jobs queue only. */
+/** Each function has the queues it was granted: the steps function the hand-off lane only, the api function the jobs queues only. */
 export const jobQueue = once(
   () =>
     new SqsJobQueue(tracer.captureAWSv3Client(new SQSClient({})), {
-      jobs: process.env[resourceEnv.jobQueueUrl] || undefined,
+      jobs: Object.fromEntries(
+        PROVIDER_NAMES.flatMap((provider) => {
+          const url = process.env[jobQueueEnv(provider)];
+          return url ? [[provider, url]] : [];
+        }),
+      ),
       handOff: process.env[resourceEnv.handOffQueueUrl] || undefined,
     }),
 );

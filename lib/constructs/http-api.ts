@@ -69,10 +69,12 @@ export interface HttpApiProps {
   readonly jobTable: ITable;
   /** The API key table; the authorizer reads single keys from it. */
   readonly apiKeyTable: ITable;
-  /** The jobs queue; the api handler sends to it, and an operator's redrive moves dead letters back to it. */
-  readonly jobQueue: IQueue;
-  /** The jobs queue's dead-letter queue; the admin redrive route moves its messages back to the jobs queue. */
+  /** Each provider's jobs queue; the api handler sends each new job to its provider's. */
+  readonly jobQueues: Readonly<Record<ProviderName, IQueue>>;
+  /** The jobs queues' dead-letter queue; the admin redrive route moves its messages back to `redriveQueue`. */
   readonly deadLetterQueue: IQueue;
+  /** Where a redrive moves dead letters (the dispatcher takes any job from any jobs queue). */
+  readonly redriveQueue: IQueue;
   /** The input bucket; the api handler stores and reads job inputs in it. */
   readonly inputBucket: IBucket;
   /** The output bucket; the api handler presigns GET URLs of job outputs in it. */
@@ -198,11 +200,11 @@ export class HttpApi extends Construct {
       memorySize: 1024,
     })
       .useTable('jobTable', props.jobTable, 'readWrite')
-      .useQueue('jobQueueUrl', props.jobQueue, 'send')
+      .useJobQueues(props.jobQueues, 'send')
       .useBucket('inputBucket', props.inputBucket, 'readWrite')
       .useBucket('outputBucket', props.outputBucket, 'read')
       .useProviderSecrets(props.providerSecrets)
-      .useDeadLetterRedrive(props.deadLetterQueue, props.jobQueue)
+      .useDeadLetterRedrive(props.deadLetterQueue, props.redriveQueue)
       // Provider events resume the waiting workflow step (and their progress keeps it alive); a cancel fails it.
       .allowTaskResponses();
     // A provider's completion may carry the output it hands over only then: kept beside the job's

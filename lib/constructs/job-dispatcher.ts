@@ -5,6 +5,7 @@ import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
+import type { ProviderName } from '../../config/providers';
 import type { Settings } from '../../config/settings';
 import { handlerEntry } from '../handlers';
 import { ProjectFunction } from './project-function';
@@ -20,8 +21,8 @@ export interface JobDispatcherProps {
   readonly settings: Settings;
   /** The job table: jobs, the slot item and the timelines. */
   readonly jobTable: ITable;
-  /** The jobs queue: consumed, and sent to when a job waits for a slot. */
-  readonly jobQueue: IQueue;
+  /** Each provider's jobs queue: consumed, and sent to when one of its jobs waits for a slot. */
+  readonly jobQueues: Readonly<Record<ProviderName, IQueue>>;
   /** The hand-off lane: consumed only (the workflow steps and the reconciler send to it). */
   readonly handOffQueue: IQueue;
   /** The media workflow; one execution is started per job, named after it. */
@@ -59,8 +60,8 @@ export class JobDispatcher extends Construct {
       timeout: Duration.seconds(props.settings.dispatchTimeoutSeconds),
     })
       .useTable('jobTable', props.jobTable, 'readWrite')
-      .useQueue('jobQueueUrl', props.jobQueue, 'consume')
-      .useQueue('jobQueueUrl', props.jobQueue, 'send')
+      .useJobQueues(props.jobQueues, 'consume')
+      .useJobQueues(props.jobQueues, 'send')
       .useStateMachine('stateMachineArn', props.stateMachine);
 
     // A job that finds every slot taken goes back, as a new delayed message, to the
@@ -77,7 +78,7 @@ export class JobDispatcher extends Construct {
     // The same allowance covers the hand-off lane: its messages reach this function
     // (workflow steps or reconciler -> SQS -> dispatch), and a hand-off whose job finds
     // the slot gone meanwhile goes on to the jobs queue as a deferred message.
-    for (const queue of [props.jobQueue, props.handOffQueue]) {
+    for (const queue of [...Object.values(props.jobQueues), props.handOffQueue]) {
       // Consuming is granted by the event source mapping itself.
       this.dispatchFunction.lambdaFunction.addEventSource(
         new SqsEventSource(queue, {

@@ -2,6 +2,8 @@ import { Duration } from 'aws-cdk-lib';
 import { type Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { LEGACY_PROVIDER, PROVIDER_NAMES, type ProviderName } from '../../config/providers';
+import { providerIdSuffix } from '../provider-ids';
 import type { Alarms } from './alarms';
 
 /** SQS keeps a message at most 14 days. */
@@ -30,29 +32,37 @@ export interface JobQueueProps {
 }
 
 /**
- * The durable queue between job intake and dispatch, with a dead-letter queue for
- * messages that keep failing and an alarm as soon as one lands there, and an
- * alarm when a job has waited too long in the queue.
+ * The durable queues between job intake and dispatch, one per provider
+ * (config/providers.ts): thousands of jobs waiting for one provider's slots
+ * never stand in front of another provider's jobs. One dead-letter queue takes
+ * the messages that keep failing, with an alarm as soon as one lands there, and
+ * each queue alarms when a job has waited too long in it.
  *
- * Beside it, the hand-off lane: a queue for jobs that were handed a freed slot
- * and already hold it. Under a backlog the jobs queue holds thousands of visible
+ * Beside them, the hand-off lane: a queue for jobs that were handed a freed slot
+ * and already hold it. Under a backlog a jobs queue holds thousands of visible
  * messages of jobs still looking for a slot; a hand-off sent there would wait
  * behind all of them while the slot it took sits idle. The lane has the same
- * settings, dead-letter queue and alarms as the jobs queue.
+ * settings, dead-letter queue and alarms as the jobs queues.
  *
- * Both queues use SQS-managed encryption (SSE-SQS): every producer and consumer
+ * Every queue uses SQS-managed encryption (SSE-SQS): every producer and consumer
  * (Lambda now, Scheduler or Step Functions later) can use it without key grants,
- * and it adds no KMS requests per message. Both refuse requests without TLS.
+ * and it adds no KMS requests per message. Every queue refuses requests without TLS.
  */
 export class JobQueue extends Construct {
-  /** Job messages, one per job to dispatch. */
-  public readonly queue: Queue;
+  /** Each provider's job messages, one per job to dispatch. */
+  public readonly queues: { readonly [P in ProviderName]: Queue };
+  /**
+   * Where the dead-letter queue's messages are moved back to: the first
+   * provider's queue, which was the only one. The dispatcher takes any job from
+   * any of its queues, and a job that waits again goes on in its own provider's.
+   */
+  public readonly redriveQueue: Queue;
   /** Messages received `maxReceiveCount` times without being deleted. */
   public readonly deadLetterQueue: Queue;
   /** In ALARM while the dead-letter queue holds at least one visible message. */
   public readonly deadLetterAlarm: Alarm;
-  /** In ALARM while the oldest job message is older than `oldestMessageAlarmAge`. */
-  public readonly oldestMessageAlarm: Alarm;
+  /** Per provider: in ALARM while its oldest job message is older than `oldestMessageAlarmAge`. */
+  public readonly oldestMessageAlarms: { readonly [P in ProviderName]: Alarm };
   /** The hand-off lane: one message per job handed a freed slot, which it already holds. */
   public readonly handOffQueue: Queue;
   /** In ALARM while the oldest hand-off message is older than `oldestMessageAlarmAge`. */
@@ -99,7 +109,10 @@ export class JobQueue extends Construct {
       retentionPeriod: MAX_RETENTION,
       deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: props.maxReceiveCount },
     };
-    this.queue = new Queue(this, 'Queue', jobMessages);
+    this.queues = byProvider(
+      (provider) => new Queue(this, `Queue${providerIdSuffix(provider)}`, jobMessages),
+    );
+    this.redriveQueue = this.queues[LEGACY_PROVIDER];
     this.handOffQueue = new Queue(this, 'HandOffQueue', jobMessages);
 
     this.deadLetterAlarm = this.deadLetterQueue
@@ -116,19 +129,22 @@ export class JobQueue extends Construct {
       });
     props.alarms.notify(this.deadLetterAlarm);
 
-    this.oldestMessageAlarm = this.queue
-      .metricApproximateAgeOfOldestMessage({ period: Duration.minutes(5), statistic: 'Maximum' })
-      .createAlarm(this, 'OldestMessageAlarm', {
-        alarmDescription:
-          `A Longhaul job message has waited in the jobs queue for more than ${oldestMessageSeconds} seconds without dispatch taking it. ` +
-          'Check the dispatch function: its errors, throttles and its event source mapping (disabled, or failing).',
-        threshold: oldestMessageSeconds,
-        evaluationPeriods: 1,
-        comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
-        // SQS stops publishing for a queue idle for six hours: nothing is waiting then.
-        treatMissingData: TreatMissingData.NOT_BREACHING,
-      });
-    props.alarms.notify(this.oldestMessageAlarm);
+    this.oldestMessageAlarms = byProvider((provider) => {
+      const alarm = this.queues[provider]
+        .metricApproximateAgeOfOldestMessage({ period: Duration.minutes(5), statistic: 'Maximum' })
+        .createAlarm(this, `OldestMessageAlarm${providerIdSuffix(provider)}`, {
+          alarmDescription:
+            `A Longhaul job message has waited in the jobs queue of provider ${provider} for more than ${oldestMessageSeconds} seconds without dispatch taking it. ` +
+            'Check the dispatch function: its errors, throttles and its event source mapping (disabled, or failing).',
+          threshold: oldestMessageSeconds,
+          evaluationPeriods: 1,
+          comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+          // SQS stops publishing for a queue idle for six hours: nothing is waiting then.
+          treatMissingData: TreatMissingData.NOT_BREACHING,
+        });
+      props.alarms.notify(alarm);
+      return alarm;
+    });
 
     this.handOffOldestMessageAlarm = this.handOffQueue
       .metricApproximateAgeOfOldestMessage({ period: Duration.minutes(5), statistic: 'Maximum' })
@@ -143,4 +159,10 @@ export class JobQueue extends Construct {
       });
     props.alarms.notify(this.handOffOldestMessageAlarm);
   }
+}
+
+function byProvider<T>(create: (provider: ProviderName) => T): { readonly [P in ProviderName]: T } {
+  return Object.fromEntries(PROVIDER_NAMES.map((provider) => [provider, create(provider)])) as {
+    readonly [P in ProviderName]: T;
+  };
 }

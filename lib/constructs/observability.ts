@@ -15,7 +15,7 @@ import {
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct, type IConstruct } from 'constructs';
-import { PROVIDER_NAMES, PROVIDERS } from '../../config/providers';
+import { LEGACY_PROVIDER, PROVIDER_NAMES, PROVIDERS } from '../../config/providers';
 import type { Settings } from '../../config/settings';
 import {
   type LonghaulMetricName,
@@ -141,7 +141,6 @@ export class Observability extends Construct {
     props.alarms.notify(this.needsReviewAlarm);
 
     const every = { period: GRAPH_PERIOD, statistic: 'Sum' } as const;
-    const queue = jobQueue.queue;
 
     this.dashboard = new Dashboard(this, 'Dashboard', {
       // Jobs run for minutes to hours; a short window hides whole jobs.
@@ -153,9 +152,20 @@ export class Observability extends Construct {
     this.dashboard.addWidgets(
       graph('Jobs queue depth', {
         left: [
-          queue.metricApproximateNumberOfMessagesVisible({ ...max(), label: 'waiting' }),
-          queue.metricApproximateNumberOfMessagesNotVisible({ ...max(), label: 'being dispatched' }),
-          queue.metricApproximateNumberOfMessagesDelayed({ ...max(), label: 'delayed (waiting for a slot)' }),
+          ...PROVIDER_NAMES.flatMap((provider) => {
+            const queue = jobQueue.queues[provider];
+            return [
+              queue.metricApproximateNumberOfMessagesVisible({ ...max(), label: `${provider}: waiting` }),
+              queue.metricApproximateNumberOfMessagesNotVisible({
+                ...max(),
+                label: `${provider}: being dispatched`,
+              }),
+              queue.metricApproximateNumberOfMessagesDelayed({
+                ...max(),
+                label: `${provider}: delayed (waiting for a slot)`,
+              }),
+            ];
+          }),
           jobQueue.handOffQueue.metricApproximateNumberOfMessagesVisible({
             ...max(),
             label: 'handed a slot, waiting for dispatch',
@@ -165,13 +175,19 @@ export class Observability extends Construct {
       }),
       graph('Oldest job message (seconds)', {
         left: [
-          queue.metricApproximateAgeOfOldestMessage({ ...max(), label: 'age of the oldest message' }),
+          ...PROVIDER_NAMES.map((provider) =>
+            jobQueue.queues[provider].metricApproximateAgeOfOldestMessage({
+              ...max(),
+              label: `${provider}: age of the oldest message`,
+            }),
+          ),
           jobQueue.handOffQueue.metricApproximateAgeOfOldestMessage({
             ...max(),
             label: 'age of the oldest hand-off',
           }),
         ],
-        leftAnnotations: [jobQueue.oldestMessageAlarm.toAnnotation()],
+        // One threshold for every queue: the annotation of one alarm shows it.
+        leftAnnotations: [jobQueue.oldestMessageAlarms[LEGACY_PROVIDER].toAnnotation()],
       }),
       graph('Dead-letter queue depth', {
         left: [

@@ -16,7 +16,7 @@ import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
-import { providerSecretEnv, resourceEnv } from '../../config/layout';
+import { jobQueueEnv, providerSecretEnv, resourceEnv } from '../../config/layout';
 import type { ProviderName } from '../../config/providers';
 import { type Settings, settingsEnvironment } from '../../config/settings';
 import { DEPS_LOCK_FILE, REPO_ROOT } from '../handlers';
@@ -24,7 +24,7 @@ import { acknowledge, acknowledgeActionsOnAnyResource, iam5ResourceFinding } fro
 
 /** Resources a handler learns through `resourceEnv` (config/layout.ts), by kind. */
 export type TableEnvKey = Extract<keyof typeof resourceEnv, 'jobTable' | 'apiKeyTable' | 'connectionTable'>;
-export type QueueEnvKey = Extract<keyof typeof resourceEnv, 'jobQueueUrl' | 'handOffQueueUrl'>;
+export type QueueEnvKey = Extract<keyof typeof resourceEnv, 'handOffQueueUrl'>;
 /** Queues a handler names by ARN: the two ends of a dead-letter redrive. */
 export type QueueArnEnvKey = Extract<keyof typeof resourceEnv, 'deadLetterQueueArn' | 'jobQueueArn'>;
 export type BucketEnvKey = Extract<keyof typeof resourceEnv, 'inputBucket' | 'outputBucket'>;
@@ -101,7 +101,7 @@ export interface ProjectFunctionProps {
  * the runtime, its own log group (retained, with the configured retention) and its
  * own role whose only built-in permission is writing to that log group.
  *
- * Resources are attached with `useTable`, `useQueue`, `useBucket`, `useSecret`,
+ * Resources are attached with `useTable`, `useQueue`, `useJobQueues`, `useBucket`, `useSecret`,
  * `useStateMachine` and `useDeadLetterRedrive`, which grant the access and set the
  * handler's environment variables in one step; `useUrl` sets an address that
  * needs no permission.
@@ -250,6 +250,16 @@ export class ProjectFunction extends Construct implements IGrantable {
     if (access === 'send') queue.grantSendMessages(this.role);
     else queue.grantConsumeMessages(this.role);
     return this.setResourceEnv(key, queue.queueUrl);
+  }
+
+  /** Grants `access` to each provider's jobs queue and sets `jobQueueEnv(provider)` to its URL. */
+  public useJobQueues(queues: Readonly<Record<ProviderName, IQueue>>, access: QueueAccess): this {
+    for (const [provider, queue] of Object.entries(queues)) {
+      if (access === 'send') queue.grantSendMessages(this.role);
+      else queue.grantConsumeMessages(this.role);
+      this.lambdaFunction.addEnvironment(jobQueueEnv(provider), queue.queueUrl);
+    }
+    return this;
   }
 
   /** Grants `access` to the objects of `bucket` and sets the handler's `resourceEnv[key]` to its name. */

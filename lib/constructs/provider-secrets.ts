@@ -1,8 +1,9 @@
 import { RemovalPolicy } from 'aws-cdk-lib';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
-import { LEGACY_PROVIDER, PROVIDER_NAMES, PROVIDERS, type ProviderName } from '../../config/providers';
+import { PROVIDER_NAMES, PROVIDERS, type ProviderName } from '../../config/providers';
 import { acknowledge } from '../nag';
+import { providerIdSuffix } from '../provider-ids';
 
 /** Long enough for HMAC-SHA256 keys; letters and digits only, so the value survives any header or config file. */
 const GENERATED_SECRET_LENGTH = 48;
@@ -76,13 +77,3 @@ export class ProviderSecrets extends Construct {
     );
   }
 }
-
-/**
- * What names a provider's secret and its stack output (`ProviderSecret<suffix>`,
- * `ProviderSecretArn<suffix>`): the first provider keeps the bare names it had
- * when it was the only one, so no deployed secret is replaced.
- */
-export const providerIdSuffix = (provider: ProviderName): string =>
-  provider === LEGACY_PROVIDER
-    ? ''
-    : provider.replace(/(^|[^A-Za-z0-9])([a-z])/g, (_, _sep: string, letter: string) => letter.toUpperCase());

@@ -29,8 +29,8 @@ export interface ReconcilerProps {
   readonly settings: Settings;
   /** The job table: the active-jobs index, jobs, the slot item and the timelines. */
   readonly jobTable: ITable;
-  /** The jobs queue; jobs whose message was lost are enqueued again. */
-  readonly jobQueue: IQueue;
+  /** Each provider's jobs queue; jobs whose message was lost are enqueued again in their provider's. */
+  readonly jobQueues: Readonly<Record<ProviderName, IQueue>>;
   /** The hand-off lane; a slot a pass frees is handed to the job that waited longest through it. */
   readonly handOffQueue: IQueue;
   /** The media workflow: its executions are described, stopped and (for dead ones) started again. */
@@ -99,7 +99,7 @@ export class Reconciler extends Construct {
       memorySize: 512,
     })
       .useTable('jobTable', props.jobTable, 'readWrite')
-      .useQueue('jobQueueUrl', props.jobQueue, 'send')
+      .useJobQueues(props.jobQueues, 'send')
       .useQueue('handOffQueueUrl', props.handOffQueue, 'send')
       .useStateMachine('stateMachineArn', stateMachine)
       .useProviderSecrets(props.providerSecrets)

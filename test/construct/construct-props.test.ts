@@ -2,8 +2,10 @@ import { App, Duration, Stack } from 'aws-cdk-lib';
 import { Table } from 'aws-cdk-lib/aws-dynamodb';
 import { Bucket } from 'aws-cdk-lib/aws-s3';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
-import { Queue } from 'aws-cdk-lib/aws-sqs';
+import { type IQueue, Queue } from 'aws-cdk-lib/aws-sqs';
 import { DefinitionBody, Pass, StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
+import type { Construct } from 'constructs';
+import { PROVIDER_NAMES, type ProviderName } from '../../config/providers';
 import { defaultSettings } from '../../config/settings';
 import { Alarms } from '../../lib/constructs/alarms';
 import { HttpApi, type HttpApiProps } from '../../lib/constructs/http-api';
@@ -83,6 +85,15 @@ describe('JobOutputs', () => {
   });
 });
 
+/** One queue per provider, as the stack gives them. */
+const jobQueues = (scope: Construct) =>
+  Object.fromEntries(
+    PROVIDER_NAMES.map((provider) => [
+      provider,
+      Queue.fromQueueArn(scope, `Queue-${provider}`, `arn:aws:sqs:eu-west-1:111111111111:jobs-${provider}`),
+    ]),
+  ) as Record<ProviderName, IQueue>;
+
 describe('HttpApi', () => {
   const create = (overrides: Partial<HttpApiProps>) => () => {
     const scope = stack();
@@ -91,12 +102,13 @@ describe('HttpApi', () => {
       alarms: new Alarms(scope, 'Alarms'),
       jobTable: Table.fromTableName(scope, 'Jobs', 'jobs'),
       apiKeyTable: Table.fromTableName(scope, 'Keys', 'keys'),
-      jobQueue: Queue.fromQueueArn(scope, 'Queue', 'arn:aws:sqs:eu-west-1:111111111111:jobs'),
+      jobQueues: jobQueues(scope),
       deadLetterQueue: Queue.fromQueueArn(
         scope,
         'DeadLetters',
         'arn:aws:sqs:eu-west-1:111111111111:jobs-dlq',
       ),
+      redriveQueue: Queue.fromQueueArn(scope, 'Queue', 'arn:aws:sqs:eu-west-1:111111111111:jobs'),
       inputBucket: Bucket.fromBucketName(scope, 'Inputs', 'inputs'),
       outputBucket: Bucket.fromBucketName(scope, 'Outputs', 'outputs'),
       providerSecrets: {
@@ -170,7 +182,7 @@ describe('Reconciler', () => {
     new Reconciler(scope, 'Reconciler', {
       settings: { ...defaultSettings, reconcileSchedule },
       jobTable: Table.fromTableName(scope, 'Jobs', 'jobs'),
-      jobQueue: Queue.fromQueueArn(scope, 'Queue', 'arn:aws:sqs:eu-west-1:111111111111:jobs'),
+      jobQueues: jobQueues(scope),
       handOffQueue: Queue.fromQueueArn(scope, 'HandOff', 'arn:aws:sqs:eu-west-1:111111111111:hand-off'),
       stateMachine: new StateMachine(scope, 'Machine', {
         definitionBody: DefinitionBody.fromChainable(new Pass(scope, 'Pass')),

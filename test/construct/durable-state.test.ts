@@ -1,7 +1,8 @@
 import { Match, type Template } from 'aws-cdk-lib/assertions';
 import { apiKeyTable, jobTable } from '../../config/layout';
-import { PROVIDER_NAMES, PROVIDERS, type ProviderName } from '../../config/providers';
+import { LEGACY_PROVIDER, PROVIDER_NAMES, PROVIDERS, type ProviderName } from '../../config/providers';
 import { defaultSettings, queueVisibilityTimeoutSeconds } from '../../config/settings';
+import { providerIdSuffix } from '../../lib/provider-ids';
 import { logicalIdAt, SYNTH_TIMEOUT_MS, synthesizeLonghaul } from './longhaul-app';
 
 jest.setTimeout(SYNTH_TIMEOUT_MS);
@@ -103,9 +104,22 @@ describe('API key table', () => {
   });
 });
 
+/** Each provider's jobs queue; the first provider's keeps the path of the one queue there was. */
+const providerQueues: [name: string, path: string][] = PROVIDER_NAMES.map((provider) => [
+  `jobs queue of ${provider}`,
+  `Longhaul/JobQueue/Queue${providerIdSuffix(provider)}/Resource`,
+]);
+
 describe('job queue', () => {
-  test.each([
-    ['jobs queue', 'Longhaul/JobQueue/Queue/Resource'],
+  test('the first provider keeps the path of the one jobs queue there was, so its messages survive the upgrade', () => {
+    expect(providerQueues).toContainEqual([
+      `jobs queue of ${LEGACY_PROVIDER}`,
+      'Longhaul/JobQueue/Queue/Resource',
+    ]);
+  });
+
+  test.each<[name: string, path: string]>([
+    ...providerQueues,
     ['hand-off queue', 'Longhaul/JobQueue/HandOffQueue/Resource'],
   ])(
     'the %s redrives to the one dead-letter queue after 5 receives, with visibility six times the dispatch timeout',
@@ -122,8 +136,9 @@ describe('job queue', () => {
     },
   );
 
-  test('only the workflow steps and the reconciler may send to the hand-off queue, and only the dispatcher consumes it', () => {
-    const lane = logicalIdAt(template, 'AWS::SQS::Queue', 'Longhaul/JobQueue/HandOffQueue/Resource');
+  /** Which services may do what to the queue at `path`, by the functions' roles. */
+  const servicesActingOn = (path: string) => {
+    const lane = logicalIdAt(template, 'AWS::SQS::Queue', path);
     const resources = template.toJSON().Resources as Record<string, any>;
     const serviceOfRole = new Map(
       Object.values(resources)
@@ -146,25 +161,39 @@ describe('job queue', () => {
         }
       }
     }
-    const who = (action: string) =>
+    return (action: string) =>
       [...actionsOnLane]
         .filter(([, actions]) => actions.includes(action))
         .map(([service]) => service)
         .sort();
+  };
+
+  test('only the workflow steps and the reconciler may send to the hand-off queue, and only the dispatcher consumes it', () => {
+    const who = servicesActingOn('Longhaul/JobQueue/HandOffQueue/Resource');
     expect(who('sqs:SendMessage')).toEqual(['reconcile', 'workflow']);
     expect(who('sqs:ReceiveMessage')).toEqual(['dispatch']);
     expect(who('sqs:DeleteMessage')).toEqual(['dispatch']);
   });
 
+  test.each(providerQueues)(
+    'the %s takes new jobs from the api, lost ones from the reconciler and waiting ones from the dispatcher, which alone consumes it',
+    (_name, path) => {
+      const who = servicesActingOn(path);
+      expect(who('sqs:SendMessage')).toEqual(['api', 'dispatch', 'reconcile']);
+      expect(who('sqs:ReceiveMessage')).toEqual(['dispatch']);
+      expect(who('sqs:DeleteMessage')).toEqual(['dispatch']);
+    },
+  );
+
   test('the dead-letter queue keeps messages 14 days, encrypted, and redrives nowhere', () => {
     const dlq = logicalIdAt(template, 'AWS::SQS::Queue', 'Longhaul/JobQueue/DeadLetterQueue/Resource');
     const queue = template.toJSON().Resources[dlq];
     expect(queue.Properties).toEqual({ MessageRetentionPeriod: 1_209_600, SqsManagedSseEnabled: true });
-    template.resourceCountIs('AWS::SQS::Queue', 3);
+    template.resourceCountIs('AWS::SQS::Queue', PROVIDER_NAMES.length + 2);
   });
 
-  test.each([
-    ['Queue', 'Longhaul/JobQueue/Queue/Resource'],
+  test.each<[name: string, path: string]>([
+    ...providerQueues,
     ['HandOffQueue', 'Longhaul/JobQueue/HandOffQueue/Resource'],
     ['DeadLetterQueue', 'Longhaul/JobQueue/DeadLetterQueue/Resource'],
   ])('%s denies every request without TLS', (_name, path) => {
@@ -191,10 +220,9 @@ describe('job queue', () => {
       .filter((alarm) => alarm.Properties.Namespace === 'AWS/SQS')
       .map((alarm) => alarm.Properties.MetricName)
       .sort();
-    // The others, on the age of the oldest message of either queue, are tested with the other alarms in observability.test.ts.
+    // The others, on the age of the oldest message of each queue, are tested with the other alarms in observability.test.ts.
     expect(queueAlarms).toEqual([
-      'ApproximateAgeOfOldestMessage',
-      'ApproximateAgeOfOldestMessage',
+      ...[...PROVIDER_NAMES, 'hand-off'].map(() => 'ApproximateAgeOfOldestMessage'),
       'ApproximateNumberOfMessagesVisible',
     ]);
     template.hasResourceProperties('AWS::CloudWatch::Alarm', {

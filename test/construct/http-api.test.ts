@@ -3,7 +3,10 @@ import { API_KEY_HEADER, allRoutes as routes } from '../../config/layout';
 import { gatewayProblems, PROBLEM_CONTENT_TYPE, RATE_LIMIT_RETRY_AFTER_SECONDS } from '../../config/problems';
 import { PROVIDER_NAMES } from '../../config/providers';
 import { defaultSettings } from '../../config/settings';
+import { providerIdSuffix } from '../../lib/provider-ids';
 import {
+  jobQueueArns,
+  jobQueueEnvironment,
   logicalIdAt,
   policyStatements,
   providerSecretEnvironment,
@@ -258,7 +261,7 @@ describe('usage plan and stage', () => {
         'DeadLetterQueueUrl',
         'HandOffQueueUrl',
         'InputBucketName',
-        'JobQueueUrl',
+        ...PROVIDER_NAMES.map((provider) => `JobQueueUrl${providerIdSuffix(provider)}`),
         'JobTableName',
         'OutputBucketName',
         'ProviderSecretArn',
@@ -370,14 +373,13 @@ describe('gateway responses', () => {
 });
 
 describe('api function', () => {
-  test('reads and writes the job table, sends to the queue and reads and writes input objects', () => {
+  test("reads and writes the job table, sends to every provider's jobs queue and reads and writes input objects", () => {
     const policy = logicalIdAt(
       template,
       'AWS::IAM::Policy',
       'Longhaul/Api/ApiFunction/Role/DefaultPolicy/Resource',
     );
     const jobTableId = logicalIdAt(template, 'AWS::DynamoDB::Table', 'Longhaul/JobStore/JobTable/Resource');
-    const queue = logicalIdAt(template, 'AWS::SQS::Queue', 'Longhaul/JobQueue/Queue/Resource');
     const bucket = logicalIdAt(template, 'AWS::S3::Bucket', 'Longhaul/JobInputs/InputBucket/Resource');
     const statements = resources[policy]?.Properties.PolicyDocument.Statement;
     expect(statements).toEqual(
@@ -396,7 +398,7 @@ describe('api function', () => {
         }),
         expect.objectContaining({
           Action: expect.arrayContaining(['sqs:SendMessage']),
-          Resource: { 'Fn::GetAtt': [queue, 'Arn'] },
+          Resource: jobQueueArns(template),
         }),
         {
           Effect: 'Allow',
@@ -416,9 +418,7 @@ describe('api function', () => {
           JOB_TABLE_NAME: {
             Ref: logicalIdAt(template, 'AWS::DynamoDB::Table', 'Longhaul/JobStore/JobTable/Resource'),
           },
-          JOB_QUEUE_URL: {
-            Ref: logicalIdAt(template, 'AWS::SQS::Queue', 'Longhaul/JobQueue/Queue/Resource'),
-          },
+          ...jobQueueEnvironment(template),
           INPUT_BUCKET_NAME: {
             Ref: logicalIdAt(template, 'AWS::S3::Bucket', 'Longhaul/JobInputs/InputBucket/Resource'),
           },
@@ -493,7 +493,7 @@ describe('api function', () => {
     );
   });
 
-  test('may start a message move task on the dead-letter queue only, and send only to the jobs queue', () => {
+  test('may start a message move task on the dead-letter queue only, and send only to the jobs queues', () => {
     const statements = policyStatements(template, 'Longhaul/Api/ApiFunction/Role/DefaultPolicy/Resource');
     const dlq = logicalIdAt(template, 'AWS::SQS::Queue', 'Longhaul/JobQueue/DeadLetterQueue/Resource');
     const queue = logicalIdAt(template, 'AWS::SQS::Queue', 'Longhaul/JobQueue/Queue/Resource');
@@ -501,7 +501,7 @@ describe('api function', () => {
       {
         Effect: 'Allow',
         Action: ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage'],
-        Resource: { 'Fn::GetAtt': [queue, 'Arn'] },
+        Resource: jobQueueArns(template),
       },
       {
         Effect: 'Allow',
@@ -513,6 +513,8 @@ describe('api function', () => {
         ],
         Resource: { 'Fn::GetAtt': [dlq, 'Arn'] },
       },
+      // The move task sends to the redrive's destination with the caller's rights.
+      { Effect: 'Allow', Action: 'sqs:SendMessage', Resource: { 'Fn::GetAtt': [queue, 'Arn'] } },
     ]);
   });
 

@@ -18,7 +18,11 @@ beforeAll(() => {
   new JobDispatcher(stack, 'Dispatcher', {
     settings: defaultSettings,
     jobTable: new Table(stack, 'Jobs', { partitionKey: { name: 'pk', type: AttributeType.STRING } }),
-    jobQueue: new Queue(stack, 'JobQueue'),
+    jobQueues: {
+      'longhaul-http': new Queue(stack, 'GenericJobs'),
+      replicate: new Queue(stack, 'ReplicateJobs'),
+      deepgram: new Queue(stack, 'DeepgramJobs'),
+    },
     handOffQueue: new Queue(stack, 'HandOffQueue'),
     stateMachine: new StateMachine(stack, 'Workflow', {
       definitionBody: DefinitionBody.fromChainable(new Pass(stack, 'Start')),
@@ -47,12 +51,14 @@ const dispatchFunctionId = () =>
   )?.[0];
 
 test.each([
-  ['jobs queue', 'JobQueue'],
+  ['jobs queue of longhaul-http', 'GenericJobs'],
+  ['jobs queue of replicate', 'ReplicateJobs'],
+  ['jobs queue of deepgram', 'DeepgramJobs'],
   ['hand-off queue', 'HandOffQueue'],
 ])(
   'consumes the %s through its own mapping, with partial batch failures and bounded pollers',
   (_name, queue) => {
-    template.resourceCountIs('AWS::Lambda::EventSourceMapping', 2);
+    template.resourceCountIs('AWS::Lambda::EventSourceMapping', 4);
     template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
       EventSourceArn: { 'Fn::GetAtt': [queueId(queue), 'Arn'] },
       FunctionName: { Ref: dispatchFunctionId() },
@@ -64,28 +70,31 @@ test.each([
   },
 );
 
+/** The actions the policies allow on the queue with logical id `queue`, statements naming several queues included. */
+const actionsOn = (queue: string) =>
+  Object.values(template.findResources('AWS::IAM::Policy'))
+    .flatMap(
+      (policy) =>
+        policy.Properties.PolicyDocument.Statement as { Action: string | string[]; Resource: unknown }[],
+    )
+    .filter((statement) =>
+      [statement.Resource]
+        .flat()
+        .some((target) => JSON.stringify(target) === JSON.stringify({ 'Fn::GetAtt': [queue, 'Arn'] })),
+    )
+    .flatMap((statement) => [statement.Action].flat());
+
 test('may consume the hand-off queue but never send to it', () => {
-  const statements = Object.values(template.findResources('AWS::IAM::Policy')).flatMap(
-    (policy) =>
-      policy.Properties.PolicyDocument.Statement as { Action: string | string[]; Resource: unknown }[],
-  );
-  const onLane = statements.filter(
-    (statement) =>
-      JSON.stringify(statement.Resource) ===
-      JSON.stringify({ 'Fn::GetAtt': [queueId('HandOffQueue'), 'Arn'] }),
-  );
-  expect(onLane.flatMap((statement) => statement.Action)).toEqual(
-    expect.arrayContaining(['sqs:ReceiveMessage', 'sqs:DeleteMessage']),
-  );
-  expect(onLane.flatMap((statement) => statement.Action)).not.toContain('sqs:SendMessage');
-  template.hasResourceProperties('AWS::IAM::Policy', {
-    PolicyDocument: {
-      Statement: Match.arrayWith([
-        Match.objectLike({
-          Action: Match.arrayWith(['sqs:SendMessage']),
-          Resource: { 'Fn::GetAtt': [queueId('JobQueue'), 'Arn'] },
-        }),
-      ]),
-    },
-  });
+  const onLane = actionsOn(queueId('HandOffQueue'));
+  expect(onLane).toEqual(expect.arrayContaining(['sqs:ReceiveMessage', 'sqs:DeleteMessage']));
+  expect(onLane).not.toContain('sqs:SendMessage');
 });
+
+test.each(['GenericJobs', 'ReplicateJobs', 'DeepgramJobs'])(
+  'consumes the jobs queue %s and may send waiting jobs back to it',
+  (queue) => {
+    expect(actionsOn(queueId(queue))).toEqual(
+      expect.arrayContaining(['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:SendMessage']),
+    );
+  },
+);

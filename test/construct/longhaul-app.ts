@@ -3,11 +3,11 @@ import * as path from 'node:path';
 import { App, Validations } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
-import { providerSecretEnv } from '../../config/layout';
+import { jobQueueEnv, providerSecretEnv } from '../../config/layout';
 import { PROVIDER_NAMES, type ProviderName } from '../../config/providers';
 import { loadSettings, type Settings } from '../../config/settings';
-import { providerIdSuffix } from '../../lib/constructs/provider-secrets';
 import { LonghaulStack } from '../../lib/longhaul-stack';
+import { providerIdSuffix } from '../../lib/provider-ids';
 
 /** Bundling four handlers and synthesizing takes seconds; each test file synthesizes once. */
 export const SYNTH_TIMEOUT_MS = 120_000;
@@ -177,5 +177,33 @@ export function providerSecretEnvironment(template: Template): Record<string, un
       providerSecretEnv(provider),
       { Ref: id },
     ]),
+  );
+}
+
+/** Each provider's jobs queue in the Longhaul stack, by provider. */
+export function jobQueueIds(template: Template): Record<ProviderName, string> {
+  return Object.fromEntries(
+    PROVIDER_NAMES.map((provider) => [
+      provider,
+      logicalIdAt(
+        template,
+        'AWS::SQS::Queue',
+        `Longhaul/JobQueue/Queue${providerIdSuffix(provider)}/Resource`,
+      ),
+    ]),
+  ) as Record<ProviderName, string>;
+}
+
+/** The ARNs of every provider's jobs queue, in the order CDK lists a statement's resources. */
+export function jobQueueArns(template: Template): { 'Fn::GetAtt': [string, 'Arn'] }[] {
+  return Object.values(jobQueueIds(template))
+    .sort()
+    .map((id) => ({ 'Fn::GetAtt': [id, 'Arn'] }));
+}
+
+/** The environment naming each provider's jobs queue. */
+export function jobQueueEnvironment(template: Template): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(jobQueueIds(template)).map(([provider, id]) => [jobQueueEnv(provider), { Ref: id }]),
   );
 }

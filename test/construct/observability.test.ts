@@ -15,6 +15,7 @@ import { JOB_TYPES } from '../../lambdas/domain/job';
 import type { Resolution } from '../../lambdas/domain/operator';
 import type { Observation } from '../../lambdas/domain/workflow';
 import { dimensionValues, longhaulMetric } from '../../lib/metrics';
+import { providerIdSuffix } from '../../lib/provider-ids';
 import {
   type DashboardJson,
   dashboardBody,
@@ -148,16 +149,25 @@ describe('dashboard', () => {
     }
   });
 
-  test('shows the jobs queue depth (visible, in flight and delayed) and the age of its oldest message', () => {
-    const queue = ref('AWS::SQS::Queue', 'Longhaul/JobQueue/Queue/Resource').replace('}', '.QueueName}');
-    const sqs = graphed.filter((m) => m.namespace === 'AWS/SQS' && m.dimensions.QueueName === queue);
-    expect(sqs.map((m) => m.name).sort()).toEqual([
-      'ApproximateAgeOfOldestMessage',
-      'ApproximateNumberOfMessagesDelayed',
-      'ApproximateNumberOfMessagesNotVisible',
-      'ApproximateNumberOfMessagesVisible',
-    ]);
-    expect(inWidget('Jobs queue depth')).toHaveLength(4);
+  test.each(PROVIDER_NAMES)(
+    "shows provider %s's jobs queue depth (visible, in flight and delayed) and the age of its oldest message",
+    (provider) => {
+      const queue = ref(
+        'AWS::SQS::Queue',
+        `Longhaul/JobQueue/Queue${providerIdSuffix(provider)}/Resource`,
+      ).replace('}', '.QueueName}');
+      const sqs = graphed.filter((m) => m.namespace === 'AWS/SQS' && m.dimensions.QueueName === queue);
+      expect(sqs.map((m) => m.name).sort()).toEqual([
+        'ApproximateAgeOfOldestMessage',
+        'ApproximateNumberOfMessagesDelayed',
+        'ApproximateNumberOfMessagesNotVisible',
+        'ApproximateNumberOfMessagesVisible',
+      ]);
+    },
+  );
+
+  test('the jobs queue depth graph stacks three lines per provider and the hand-off lane', () => {
+    expect(inWidget('Jobs queue depth')).toHaveLength(3 * PROVIDER_NAMES.length + 1);
   });
 
   test('shows the hand-off lane beside the jobs queue: its waiting messages and the age of its oldest', () => {
@@ -282,7 +292,8 @@ describe('dashboard', () => {
 describe('alarms', () => {
   test('every alarm notifies the alarm topic on alarm and on recovery', () => {
     const alarms = Object.values(template.findResources('AWS::CloudWatch::Alarm'));
-    expect(alarms).toHaveLength(12);
+    // Eleven, and one on the age of the oldest message of each provider's jobs queue.
+    expect(alarms).toHaveLength(11 + PROVIDER_NAMES.length);
     for (const alarm of alarms) {
       expect(alarm.Properties).toEqual(
         expect.objectContaining({ AlarmActions: [topic], OKActions: [topic] }),
@@ -291,7 +302,11 @@ describe('alarms', () => {
   });
 
   test.each([
-    ['jobs queue', 'Longhaul/JobQueue/OldestMessageAlarm/Resource', 'Longhaul/JobQueue/Queue/Resource'],
+    ...PROVIDER_NAMES.map((provider) => [
+      `jobs queue of ${provider}`,
+      `Longhaul/JobQueue/OldestMessageAlarm${providerIdSuffix(provider)}/Resource`,
+      `Longhaul/JobQueue/Queue${providerIdSuffix(provider)}/Resource`,
+    ]),
     [
       'hand-off queue',
       'Longhaul/JobQueue/HandOffOldestMessageAlarm/Resource',

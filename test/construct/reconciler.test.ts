@@ -1,6 +1,8 @@
 import type { Template } from 'aws-cdk-lib/assertions';
 import { defaultSettings } from '../../config/settings';
 import {
+  jobQueueArns,
+  jobQueueEnvironment,
   logicalIdAt,
   policyStatements,
   providerSecretEnvironment,
@@ -129,10 +131,9 @@ describe('reconcile function', () => {
     expect(resources[fnId].DependsOn).toContain(policy);
   });
 
-  test("reads and writes the job table (the active index included), sends to the jobs queue and the hand-off lane and reads every provider's secret", () => {
+  test("reads and writes the job table (the active index included), sends to every provider's jobs queue and the hand-off lane and reads every provider's secret", () => {
     const statements = policyStatements(template, `${FUNCTION_PATH}/Role/DefaultPolicy/Resource`);
     const table = logicalIdAt(template, 'AWS::DynamoDB::Table', 'Longhaul/JobStore/JobTable/Resource');
-    const queue = logicalIdAt(template, 'AWS::SQS::Queue', 'Longhaul/JobQueue/Queue/Resource');
     const lane = logicalIdAt(template, 'AWS::SQS::Queue', 'Longhaul/JobQueue/HandOffQueue/Resource');
     expect(statementsFor(statements, 'dynamodb')).toEqual(
       expect.arrayContaining([
@@ -149,7 +150,7 @@ describe('reconcile function', () => {
       {
         Effect: 'Allow',
         Action: ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage'],
-        Resource: [{ 'Fn::GetAtt': [queue, 'Arn'] }, { 'Fn::GetAtt': [lane, 'Arn'] }],
+        Resource: expect.arrayContaining([...jobQueueArns(template), { 'Fn::GetAtt': [lane, 'Arn'] }]),
       },
     ]);
     expect(statementsFor(statements, 'secretsmanager')).toEqual([readsEveryProviderSecret(template)]);
@@ -162,7 +163,7 @@ describe('reconcile function', () => {
         JOB_TABLE_NAME: {
           Ref: logicalIdAt(template, 'AWS::DynamoDB::Table', 'Longhaul/JobStore/JobTable/Resource'),
         },
-        JOB_QUEUE_URL: { Ref: logicalIdAt(template, 'AWS::SQS::Queue', 'Longhaul/JobQueue/Queue/Resource') },
+        ...jobQueueEnvironment(template),
         HAND_OFF_QUEUE_URL: {
           Ref: logicalIdAt(template, 'AWS::SQS::Queue', 'Longhaul/JobQueue/HandOffQueue/Resource'),
         },

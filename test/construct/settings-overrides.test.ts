@@ -1,4 +1,6 @@
 import { Match, type Template } from 'aws-cdk-lib/assertions';
+import { PROVIDER_NAMES } from '../../config/providers';
+import { providerIdSuffix } from '../../lib/provider-ids';
 import { resolveIntrinsics } from '../../lib/workflow-definition';
 import { dashboardBody, graphedMetrics, SYNTH_TIMEOUT_MS, synthesizeLonghaul } from './longhaul-app';
 
@@ -129,7 +131,12 @@ test('the alarm thresholds follow ALARM_OLDEST_MESSAGE_SECONDS, ALARM_API_5XX_PE
       .map((alarm) => [alarm.Metadata['aws:cdk:path'], alarm.Properties.Threshold]),
   );
   expect(thresholds).toEqual({
-    'Longhaul/JobQueue/OldestMessageAlarm/Resource': 1800,
+    ...Object.fromEntries(
+      PROVIDER_NAMES.map((provider) => [
+        `Longhaul/JobQueue/OldestMessageAlarm${providerIdSuffix(provider)}/Resource`,
+        1800,
+      ]),
+    ),
     'Longhaul/JobQueue/HandOffOldestMessageAlarm/Resource': 1800,
     'Longhaul/Api/ServerErrorRateAlarm/Resource': 2.5,
     'Longhaul/Observability/FailedJobsAlarm/Resource': 20,

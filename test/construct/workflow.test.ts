@@ -5,8 +5,11 @@ import type { Template } from 'aws-cdk-lib/assertions';
 import { PROVIDER_NAMES } from '../../config/providers';
 import { defaultSettings, loadSettings, queueVisibilityTimeoutSeconds } from '../../config/settings';
 import { REPO_ROOT } from '../../lib/handlers';
+import { providerIdSuffix } from '../../lib/provider-ids';
 import { resolveIntrinsics, synthesizeWorkflowDefinition } from '../../lib/workflow-definition';
 import {
+  jobQueueEnvironment,
+  jobQueueIds,
   logicalIdAt,
   policyStatements,
   providerSecretEnvironment,
@@ -400,12 +403,15 @@ describe('alarms', () => {
 
 describe('dispatch function', () => {
   test.each([
-    ['jobs queue', 'Longhaul/JobQueue/Queue/Resource'],
+    ...PROVIDER_NAMES.map((provider) => [
+      `jobs queue of ${provider}`,
+      `Longhaul/JobQueue/Queue${providerIdSuffix(provider)}/Resource`,
+    ]),
     ['hand-off queue', 'Longhaul/JobQueue/HandOffQueue/Resource'],
   ])('consumes the %s in batches of 10, reports failed items and runs at most 2 at once', (_name, path) => {
     const queue = logicalIdAt(template, 'AWS::SQS::Queue', path);
     const fn = logicalIdAt(template, 'AWS::Lambda::Function', `${DISPATCH_PATH}/Function/Resource`);
-    template.resourceCountIs('AWS::Lambda::EventSourceMapping', 2);
+    template.resourceCountIs('AWS::Lambda::EventSourceMapping', PROVIDER_NAMES.length + 1);
     template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
       EventSourceArn: { 'Fn::GetAtt': [queue, 'Arn'] },
       FunctionName: { Ref: fn },
@@ -432,29 +438,38 @@ describe('dispatch function', () => {
     ]);
   });
 
-  test('reads and writes the job table, consumes the queue and sends delayed messages back to it, and only consumes the hand-off lane', () => {
+  test("reads and writes the job table, consumes each provider's jobs queue and sends delayed messages back to it, and only consumes the hand-off lane", () => {
     const statements = policyStatements(template, `${DISPATCH_PATH}/Role/DefaultPolicy/Resource`);
-    const queue = logicalIdAt(template, 'AWS::SQS::Queue', 'Longhaul/JobQueue/Queue/Resource');
     const lane = logicalIdAt(template, 'AWS::SQS::Queue', 'Longhaul/JobQueue/HandOffQueue/Resource');
     const table = logicalIdAt(template, 'AWS::DynamoDB::Table', 'Longhaul/JobStore/JobTable/Resource');
-    expect(statementsFor(statements, 'sqs')).toEqual([
-      {
-        Effect: 'Allow',
-        Action: expect.arrayContaining(['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:SendMessage']),
-        Resource: { 'Fn::GetAtt': [queue, 'Arn'] },
-      },
-      {
-        Effect: 'Allow',
-        Action: [
-          'sqs:ChangeMessageVisibility',
-          'sqs:DeleteMessage',
-          'sqs:GetQueueAttributes',
-          'sqs:GetQueueUrl',
-          'sqs:ReceiveMessage',
-        ],
-        Resource: { 'Fn::GetAtt': [lane, 'Arn'] },
-      },
-    ]);
+    const sqs = statementsFor(statements, 'sqs');
+    const actionsOn = (queue: string) =>
+      sqs
+        .filter((statement) =>
+          [statement.Resource]
+            .flat()
+            .some((target) => JSON.stringify(target) === JSON.stringify({ 'Fn::GetAtt': [queue, 'Arn'] })),
+        )
+        .flatMap((statement) => [statement.Action].flat())
+        .sort();
+    const consume = [
+      'sqs:ChangeMessageVisibility',
+      'sqs:DeleteMessage',
+      'sqs:GetQueueAttributes',
+      'sqs:GetQueueUrl',
+      'sqs:ReceiveMessage',
+    ];
+    for (const queue of Object.values(jobQueueIds(template))) {
+      expect([...new Set(actionsOn(queue))]).toEqual([...consume, 'sqs:SendMessage'].sort());
+    }
+    expect(actionsOn(lane)).toEqual(consume);
+    // Nothing on any other queue.
+    const named = new Set([...Object.values(jobQueueIds(template)), lane]);
+    for (const statement of sqs) {
+      for (const target of [statement.Resource].flat() as { 'Fn::GetAtt': [string, string] }[]) {
+        expect(named).toContain(target['Fn::GetAtt'][0]);
+      }
+    }
     expect(statementsFor(statements, 'dynamodb')).toEqual([
       expect.objectContaining({
         Action: expect.arrayContaining(['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem']),
@@ -468,7 +483,7 @@ describe('dispatch function', () => {
     expect(statementsFor(statements, 'secretsmanager')).toEqual([]);
   });
 
-  test('finds the table, the queue and the state machine through its environment', () => {
+  test('finds the table, the queues and the state machine through its environment', () => {
     const fn =
       resources[logicalIdAt(template, 'AWS::Lambda::Function', `${DISPATCH_PATH}/Function/Resource`)];
     expect(fn.Properties.Environment.Variables).toEqual(
@@ -476,7 +491,7 @@ describe('dispatch function', () => {
         JOB_TABLE_NAME: {
           Ref: logicalIdAt(template, 'AWS::DynamoDB::Table', 'Longhaul/JobStore/JobTable/Resource'),
         },
-        JOB_QUEUE_URL: { Ref: logicalIdAt(template, 'AWS::SQS::Queue', 'Longhaul/JobQueue/Queue/Resource') },
+        ...jobQueueEnvironment(template),
         STATE_MACHINE_ARN: { Ref: stateMachineId },
         POWERTOOLS_SERVICE_NAME: 'dispatch',
       }),

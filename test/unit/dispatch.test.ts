@@ -59,7 +59,9 @@ describe('dispatchJob', () => {
     const second = add(1);
     await dispatchJob(deps, first.id, 0);
     await expect(dispatchJob(deps, second.id, 3)).resolves.toBe('deferred');
-    expect(deps.queue.messages).toEqual([{ jobId: second.id, options: { delaySeconds: 4, deferrals: 4 } }]);
+    expect(deps.queue.messages).toEqual([
+      { jobId: second.id, provider: 'longhaul-http', options: { delaySeconds: 4, deferrals: 4 } },
+    ]);
     expect(deps.workflow.started).toEqual([executionNameOf(first)]);
   });
 

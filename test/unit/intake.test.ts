@@ -38,7 +38,7 @@ describe('submitJob', () => {
 
     expect(replayed).toBe(false);
     expect(job).toMatchObject({ id: deriveJobId('acme', 'k1'), status: 'queued', progress: 0, attempts: 0 });
-    expect(deps.queue.messages).toEqual([{ jobId: job.id, options: {} }]);
+    expect(deps.queue.messages).toEqual([{ jobId: job.id, provider: 'longhaul-http', options: {} }]);
     expect(deps.store.jobs.get(job.id)?.enqueuedAt).toBe(clock.toISOString());
   });
 

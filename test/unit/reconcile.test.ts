@@ -70,7 +70,7 @@ describe('queued jobs', () => {
     const report = await reconcile(deps);
 
     // Not a hand-off: the job holds no slot and looks for one like any other.
-    expect(deps.queue.messages).toEqual([{ jobId: lost.id, options: {} }]);
+    expect(deps.queue.messages).toEqual([{ jobId: lost.id, provider: 'longhaul-http', options: {} }]);
     expect(get(lost.id).enqueuedAt).toBe(at(40_000));
     expect(report.fixes.requeued).toBe(1);
     expect(deps.timeline.types(lost.id)).toEqual(['reconciler.requeued']);
@@ -208,7 +208,9 @@ describe('slots', () => {
     const report = await reconcile(deps);
     expect(report.fixes.slot_released).toBe(1);
     expect(await deps.slots.holders()).toEqual([slotHolderOf(oldest)]);
-    expect(deps.queue.messages).toEqual([{ jobId: oldest.id, options: { handOff: true } }]);
+    expect(deps.queue.messages).toEqual([
+      { jobId: oldest.id, provider: 'longhaul-http', options: { handOff: true } },
+    ]);
     expect(deps.timeline.types(oldest.id)).toContain('slot.received');
     expect(deps.timeline.types(newest.id)).not.toContain('slot.received');
   });

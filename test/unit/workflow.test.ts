@@ -397,7 +397,9 @@ describe('handing a released slot to the job that waited longest', () => {
       slotHolderOf(older),
       'job_dddddddddddddddddddddddddd',
     ]);
-    expect(deps.queue.messages).toEqual([{ jobId: older.id, options: { handOff: true } }]);
+    expect(deps.queue.messages).toEqual([
+      { jobId: older.id, provider: 'longhaul-http', options: { handOff: true } },
+    ]);
     expect(deps.store.jobs.get(older.id)?.enqueuedAt).toBe(clock.toISOString());
     expect(deps.timeline.types(job.id)).toEqual([
       'step.started:release',

@@ -20,6 +20,7 @@ import type {
   LiveChannel,
   LiveMessage,
   OutputStore,
+  QueuedJobRef,
   ReconcilerPosition,
   ReconcilerProgress,
   SlotPool,
@@ -181,11 +182,11 @@ export class MemoryLive implements LiveChannel {
 }
 
 export class MemoryQueue implements JobQueue {
-  readonly messages: { jobId: string; options: EnqueueOptions }[] = [];
+  readonly messages: { jobId: string; provider: ProviderName; options: EnqueueOptions }[] = [];
   failing = false;
-  async enqueue(jobId: string, options: EnqueueOptions = {}) {
+  async enqueue(job: QueuedJobRef, options: EnqueueOptions = {}) {
     if (this.failing) throw new Error('queue unavailable');
-    this.messages.push({ jobId, options });
+    this.messages.push({ jobId: job.id, provider: providerOf(job), options });
   }
 }
 
