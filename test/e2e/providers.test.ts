@@ -1,4 +1,5 @@
 import { createHmac } from 'node:crypto';
+import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import { Webhook } from 'standardwebhooks';
 import { PROVIDERS } from '../../config/providers';
 import { DEFAULT_REPLICATE_WEBHOOK_SECRET } from '../../local/provider-sim/defaults';
@@ -40,6 +41,11 @@ interface ProviderLedger {
   readonly maxConcurrent: number;
   readonly running: number;
 }
+
+/** Messages put in Replicate's queue ahead of a transcription; the dispatcher needs seconds to drain them. */
+const BACKLOG = 3000;
+/** The longest a transcription may take from submission to dispatch, whatever Replicate's queue holds. */
+const TRANSCRIPTION_START_MS = 1500;
 
 let stack: RunningLocalStack;
 let counter = 0;
@@ -153,6 +159,44 @@ describe('the shipped job types on their own providers', () => {
     expect(replicate.maxConcurrent).toBe(2);
     expect((await ledger('deepgram')).maxConcurrent).toBe(1);
     expect(await queueDepth(sqsClient(stack.endpoints), stack.endpoints.deadLetterQueueUrl)).toBe(0);
+  });
+
+  it("starts a transcription at once while Replicate's queue holds thousands of messages", async () => {
+    const sqs = sqsClient(stack.endpoints);
+    const replicateQueue = stack.endpoints.jobQueues.replicate.url;
+    // Messages naming a finished job: the dispatcher reads and drops each, as fast as it can go.
+    const finished = (await settled(await submitImage('named by the backlog'))).id as string;
+    for (let i = 0; i < BACKLOG / 10; i += 20) {
+      await Promise.all(
+        Array.from({ length: 20 }, () =>
+          sqs.send(
+            new SendMessageBatchCommand({
+              QueueUrl: replicateQueue,
+              Entries: Array.from({ length: 10 }, (_, n) => ({
+                Id: String(n),
+                MessageBody: JSON.stringify({ jobId: finished }),
+              })),
+            }),
+          ),
+        ),
+      );
+    }
+
+    const id = await submitAudio('behind-no-backlog');
+    const dispatched = await pollUntil(
+      async () => {
+        const { body } = await api('GET', `/v1/jobs/${id}/events`);
+        return (body.items as { at: string; type: string }[]).find((event) => event.type === 'job.dispatched');
+      },
+      { timeoutMs: 30_000, intervalMs: 50, description: 'the transcription to be dispatched' },
+    );
+    const backlogLeft = await queueDepth(sqs, replicateQueue);
+    const { body: job } = await api('GET', `/v1/jobs/${id}`);
+
+    expect(Date.parse(dispatched.at) - Date.parse(job.createdAt)).toBeLessThan(TRANSCRIPTION_START_MS);
+    // The backlog was still there when the transcription started: it went by its own queue.
+    expect(backlogLeft).toBeGreaterThan(0);
+    await settled(id);
   });
 
   it('sends a job to review after a Replicate submission with an unknown outcome, charged once', async () => {
