@@ -10,6 +10,11 @@ export type JobType = (typeof JOB_TYPES)[number];
 export const JOB_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'canceled', 'needs_review'] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
 
+export const JOB_PRIORITIES = ['interactive', 'standard', 'batch'] as const;
+export type JobPriority = (typeof JOB_PRIORITIES)[number];
+/** The priority of a job submitted without one. */
+export const DEFAULT_PRIORITY: JobPriority = 'standard';
+
 /** An image generated from a text prompt, optionally from a source image. */
 export type ImageGenerateInput = {
   readonly prompt: string;

@@ -827,6 +827,7 @@ function multipartBody(submission: Omit<CreateJobRequest, 'file'>, file: FileInp
   form.set('type', submission.type);
   form.set('input', JSON.stringify(submission.input));
   if (submission.webhookUrl !== undefined) form.set('webhookUrl', submission.webhookUrl);
+  if (submission.priority !== undefined) form.set('priority', submission.priority);
   const blob = file.data instanceof Blob ? file.data : new Blob([file.data as Uint8Array<ArrayBuffer>]);
   form.set('file', new Blob([blob], { type: file.contentType }), file.filename ?? 'file');
   return form;

@@ -4,7 +4,7 @@
  * these against the OpenAPI document and the server's own types.
  */
 
-import type { JobStatus, JobType, JobTypeSchemas } from './job-types';
+import type { JobPriority, JobStatus, JobType, JobTypeSchemas } from './job-types';
 
 export * from './job-types';
 
@@ -57,6 +57,8 @@ type JobBase = {
   readonly id: string;
   /** The provider that runs the job. */
   readonly provider: 'longhaul-http' | 'replicate' | 'deepgram';
+  /** Which of the tenant's waiting jobs goes first: interactive, then standard, then batch. */
+  readonly priority: JobPriority;
   readonly status: JobStatus;
   readonly progress: number;
   readonly error: JobError | null;
@@ -156,6 +158,8 @@ type Submission<T extends JobType> = {
   readonly type: T;
   readonly input: JobTypeSchemas[T]['input'];
   readonly webhookUrl?: string;
+  /** @default 'standard' */
+  readonly priority?: JobPriority;
   /** Fills `sourceImageRef` (image.generate) or `audioRef` (audio.transcribe). */
   readonly file?: FileInput;
 };

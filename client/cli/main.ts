@@ -11,7 +11,9 @@ import { Longhaul, type UserAction } from '../longhaul';
 import {
   type AdminJob,
   type CreateJobRequest,
+  DEFAULT_PRIORITY,
   type FileInput,
+  JOB_PRIORITIES,
   JOB_STATUSES,
   JOB_TYPE_INPUTS,
   type Job,
@@ -128,6 +130,7 @@ const submitOptions = {
   file: { type: 'string' },
   'content-type': { type: 'string' },
   webhook: { type: 'string' },
+  priority: { type: 'string' },
   wait: { type: 'boolean' },
   'idempotency-key': { type: 'string' },
   ...waitOptions,
@@ -139,12 +142,13 @@ const SUBMIT_FLAGS: ReadonlySet<string> = new Set([...Object.keys(common), ...Ob
 function submitCommand(table: InputTable): Command {
   return {
     summary: 'submit a job',
-    usage: `longhaul submit --type <type> [input] [--file <path>] [--webhook <url>] [--wait [--timeout <s>]] [--idempotency-key <key>]
+    usage: `longhaul submit --type <type> [input] [--file <path>] [--webhook <url>] [--priority <priority>] [--wait [--timeout <s>]] [--idempotency-key <key>]
   input: --input '<json>' | --input @file.json, and/or the flags of its type
          (a flag overrides the same field of --input):
 ${inputFlagsHelp(table, SUBMIT_FLAGS, '    ')}
   --file             up to 4 MiB sent with the job, up to 32 MiB in one upload, larger in resumable parts
   --content-type     of --file (default: from its extension)
+  --priority         ${JOB_PRIORITIES.join(', ')} (default ${DEFAULT_PRIORITY}): which of your waiting jobs goes first
   --wait             follow progress on stderr and print the finished job
   --timeout <s>      with --wait: stop waiting after this many seconds (exit 7; the job goes on)
   --idempotency-key  resume an earlier submission (its key is printed when it starts)`,
@@ -593,10 +597,13 @@ function submissionOf(
     ...inputFromFlags(type, values, table, SUBMIT_FLAGS),
   };
   const webhookUrl = typeof values.webhook === 'string' ? values.webhook : undefined;
+  const priority =
+    values.priority === undefined ? undefined : oneOf('--priority', values.priority, JOB_PRIORITIES);
   return {
     type,
     input,
     ...(webhookUrl !== undefined ? { webhookUrl } : {}),
+    ...(priority !== undefined ? { priority } : {}),
     ...(file ? { file } : {}),
   } as CreateJobRequest;
 }

@@ -16,6 +16,7 @@ export function formatJob(job: Job | AdminJob): string {
   };
   if ('tenantId' in job) field('tenant', job.tenantId);
   field('idempotency key', job.idempotencyKey);
+  field('priority', job.priority);
   field('input', JSON.stringify(job.input));
   field('attempts', String(job.attempts));
   field('created', job.createdAt);

@@ -172,6 +172,7 @@ export function renderJobTypes(document: OpenApiDocument = openApiDocument): str
   const jobTypes = document['x-job-types'];
   const jobType = schemas.JobType as { enum: string[] };
   const jobStatus = schemas.JobStatus as { enum: string[] };
+  const jobPriority = schemas.JobPriority as { enum: string[]; default: string };
   const named = new Set<string>();
   for (const { input, result } of Object.values(jobTypes)) {
     named.add(input);
@@ -182,6 +183,11 @@ export function renderJobTypes(document: OpenApiDocument = openApiDocument): str
   parts.push('export type JobType = (typeof JOB_TYPES)[number];\n\n');
   parts.push(`export const JOB_STATUSES = ${JSON.stringify(jobStatus.enum)} as const;\n`);
   parts.push('export type JobStatus = (typeof JOB_STATUSES)[number];\n');
+  parts.push(`\nexport const JOB_PRIORITIES = ${JSON.stringify(jobPriority.enum)} as const;\n`);
+  parts.push('export type JobPriority = (typeof JOB_PRIORITIES)[number];\n');
+  parts.push(
+    `/** The priority of a job submitted without one. */\nexport const DEFAULT_PRIORITY: JobPriority = ${JSON.stringify(jobPriority.default)};\n`,
+  );
   for (const name of named) {
     const schema = schemas[name];
     if (!schema) throw new Error(`x-job-types names ${name}, which components.schemas lacks`);

@@ -6,11 +6,11 @@ import type { InputFile } from '../domain/intake';
 import { type CreateJobRequest, fileSourceOf, parseCreateJob, type RequestPolicy } from '../domain/requests';
 import { bodyBytes, header, parseJson } from './http';
 
-const FIELDS = new Set(['type', 'input', 'webhookUrl', 'file']);
+const FIELDS = new Set(['type', 'input', 'webhookUrl', 'priority', 'file']);
 
 /**
  * Reads a `multipart/form-data` job request: text fields `type`, `input` (JSON
- * text) and optional `webhookUrl`, and an optional `file` part. Parsing uses
+ * text) and optional `webhookUrl` and `priority`, and an optional `file` part. Parsing uses
  * the runtime's own WHATWG FormData implementation.
  */
 export async function parseMultipartJob(
@@ -47,6 +47,7 @@ export async function parseMultipartJob(
   const type = text('type');
   const inputText = text('input');
   const webhookUrl = text('webhookUrl');
+  const priority = text('priority');
   const filePart = form.get('file');
   if (filePart !== null && typeof filePart === 'string')
     errors.push({ pointer: '/file', detail: 'must be a file' });
@@ -63,7 +64,13 @@ export async function parseMultipartJob(
     }
   }
   const hasFile = filePart !== null && typeof filePart !== 'string';
-  const request = parseWithFile(type, input, webhookUrl, hasFile, policy);
+  const body = {
+    type,
+    input,
+    ...(webhookUrl !== undefined ? { webhookUrl } : {}),
+    ...(priority !== undefined ? { priority } : {}),
+  };
+  const request = parseWithFile(body, hasFile, policy);
   if (!hasFile) return { request };
   if (filePart.size > bodyLimits.fileBytes) {
     throw new PayloadTooLargeError(`The file part is limited to ${bodyLimits.fileBytes} bytes.`);
@@ -92,13 +99,11 @@ const FILE_REF_PLACEHOLDER = `upl_${'0'.repeat(32)}`;
  * conflict with the file is reported by the intake.
  */
 function parseWithFile(
-  type: string | undefined,
-  input: unknown,
-  webhookUrl: string | undefined,
+  body: { readonly type: string | undefined; readonly input: unknown },
   hasFile: boolean,
   policy: RequestPolicy,
 ): CreateJobRequest {
-  const body = { type, input, ...(webhookUrl !== undefined ? { webhookUrl } : {}) };
+  const { type, input } = body;
   const source = type !== undefined && isJobType(type) ? fileSourceOf(type) : undefined;
   const field = source?.refField;
   const record =

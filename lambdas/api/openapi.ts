@@ -9,7 +9,14 @@ import {
 import { PROVIDER_NAMES, PROVIDERS } from '../../config/providers';
 import { bodyLimits, defaultSettings } from '../../config/settings';
 import { JOB_ID_PATTERN } from '../domain/idempotency';
-import { JOB_STATUSES, JOB_TYPES, type JobType, SUBMISSION_TAG_PATTERN } from '../domain/job';
+import {
+  DEFAULT_PRIORITY,
+  JOB_PRIORITIES,
+  JOB_STATUSES,
+  JOB_TYPES,
+  type JobType,
+  SUBMISSION_TAG_PATTERN,
+} from '../domain/job';
 import {
   completeMultipartRequest,
   MAX_PARTS,
@@ -261,6 +268,7 @@ const jobFields = {
     enum: [...PROVIDER_NAMES],
     description: "The provider that runs the job (the job type's, or the one the deployment chose for it).",
   },
+  priority: schemaRef('JobPriority'),
   status: jobStatus,
   progress: {
     type: 'integer',
@@ -293,6 +301,7 @@ const jobRequired = [
   'id',
   'type',
   'provider',
+  'priority',
   'status',
   'progress',
   'input',
@@ -306,6 +315,12 @@ const jobRequired = [
 
 const schemas: Record<string, Schema> = {
   JobType: { type: 'string', enum: [...JOB_TYPES] },
+  JobPriority: {
+    type: 'string',
+    enum: [...JOB_PRIORITIES],
+    default: DEFAULT_PRIORITY,
+    description: `Which of the tenant's waiting jobs goes first when a provider slot frees: ${JOB_PRIORITIES.join(' before ')}; a waiting job ages, so none starves. Jobs submitted without one are ${DEFAULT_PRIORITY}.`,
+  },
   JobStatus: {
     type: 'string',
     enum: [...JOB_STATUSES],
@@ -371,6 +386,7 @@ const schemas: Record<string, Schema> = {
       type: schemaRef('JobType'),
       input: { type: 'object' },
       webhookUrl: { type: 'string', format: 'uri', maxLength: 2048 },
+      priority: schemaRef('JobPriority'),
     },
     required: ['type', 'input'],
     additionalProperties: false,
@@ -382,6 +398,7 @@ const schemas: Record<string, Schema> = {
       type: schemaRef('JobType'),
       input: { type: 'object', description: 'The input, as JSON text.' },
       webhookUrl: { type: 'string', format: 'uri', maxLength: 2048 },
+      priority: schemaRef('JobPriority'),
       file: { type: 'string', contentMediaType: 'application/octet-stream' },
     },
     required: ['type', 'input'],

@@ -9,8 +9,7 @@ import {
   ValidationError,
 } from './errors';
 import { decideOnExisting, deriveJobId, fingerprint } from './idempotency';
-import type { JobType } from './job';
-import { isTerminal, type Job, newJob } from './job';
+import { DEFAULT_PRIORITY, isTerminal, type Job, type JobType, newJob } from './job';
 import type { InputStore, JobPage, JobQueue, JobStore, Timeline, TimelineEvent, Workflow } from './ports';
 import type { CreateJobRequest, CreateUploadRequest, ListJobsQuery } from './requests';
 import { fileSourceOf } from './requests';
@@ -56,10 +55,14 @@ export async function submitJob(
 ): Promise<SubmitResult> {
   const { tenantId, idempotencyKey, file } = command;
   const request = file ? withFileRef(command.request, file) : command.request;
+  const priority = request.priority ?? DEFAULT_PRIORITY;
   const requestFingerprint = fingerprint({
     type: request.type,
     input: request.input,
     webhookUrl: request.webhookUrl ?? null,
+    // The default is left out, so a job stored before jobs had a priority still matches its replay
+    // (and asking for `standard` is the same request as not asking).
+    ...(priority !== DEFAULT_PRIORITY ? { priority } : {}),
   });
   const jobId = deriveJobId(tenantId, idempotencyKey);
 
@@ -81,6 +84,7 @@ export async function submitJob(
       tenantId,
       type: request.type,
       provider: deps.jobTypeProviders[request.type],
+      priority,
       input: request.input,
       ...(request.webhookUrl !== undefined ? { webhookUrl: request.webhookUrl } : {}),
       idempotencyKey,

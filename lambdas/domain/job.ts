@@ -8,6 +8,14 @@ export { JOB_TYPES, type JobType };
 export const JOB_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'canceled', 'needs_review'] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
 
+/**
+ * How a job goes before the tenant's other waiting jobs: `interactive` before
+ * `standard` before `batch` (CONTRACT section 1, fairness).
+ */
+export const JOB_PRIORITIES = ['interactive', 'standard', 'batch'] as const;
+export type JobPriority = (typeof JOB_PRIORITIES)[number];
+export const DEFAULT_PRIORITY: JobPriority = 'standard';
+
 export const TERMINAL_STATUSES: ReadonlySet<JobStatus> = new Set(['succeeded', 'failed', 'canceled']);
 export const isTerminal = (status: JobStatus): boolean => TERMINAL_STATUSES.has(status);
 
@@ -23,6 +31,8 @@ export interface Job {
   readonly type: JobType;
   /** The provider that runs the job, chosen at intake (absent on jobs stored before jobs named theirs). */
   readonly provider?: ProviderName;
+  /** Absent on jobs stored before jobs had one: those are `standard` (`priorityOf`). */
+  readonly priority?: JobPriority;
   readonly status: JobStatus;
   readonly progress: number;
   readonly input: Record<string, unknown>;
@@ -57,6 +67,9 @@ export interface Job {
   /** Operator requeues: each sends the job to the provider again, under a new idempotency key. */
   readonly resubmissions?: number;
 }
+
+/** The job's priority: the one it was submitted with, or the default for jobs stored before jobs had one. */
+export const priorityOf = (job: Pick<Job, 'priority'>): JobPriority => job.priority ?? DEFAULT_PRIORITY;
 
 /** The provider that runs the job: the one intake chose, or the only one there was before. */
 export const providerOf = (job: Pick<Job, 'provider'>): ProviderName => job.provider ?? LEGACY_PROVIDER;
@@ -176,6 +189,7 @@ export interface JobResource {
   readonly id: string;
   readonly type: JobType;
   readonly provider: ProviderName;
+  readonly priority: JobPriority;
   readonly status: JobStatus;
   readonly progress: number;
   readonly input: Record<string, unknown>;
@@ -195,6 +209,7 @@ export function toResource(job: Job): JobResource {
     id: job.id,
     type: job.type,
     provider: providerOf(job),
+    priority: priorityOf(job),
     status: job.status,
     progress: job.progress,
     input: job.input,
@@ -216,6 +231,8 @@ export interface NewJob {
   readonly type: JobType;
   /** Absent: the provider of jobs stored before jobs named theirs. */
   readonly provider?: ProviderName;
+  /** Absent: the default. */
+  readonly priority?: JobPriority;
   readonly input: Record<string, unknown>;
   readonly webhookUrl?: string;
   readonly idempotencyKey: string;
@@ -226,6 +243,7 @@ export function newJob(spec: NewJob, now: Date): Job {
   const at = now.toISOString();
   return {
     ...spec,
+    priority: spec.priority ?? DEFAULT_PRIORITY,
     status: 'queued',
     progress: 0,
     result: null,

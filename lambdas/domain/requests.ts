@@ -9,7 +9,7 @@ import {
 } from '../../config/job-types';
 import { UPLOAD_REF_PATTERN } from '../../config/job-types/common';
 import { type FieldError, ValidationError } from './errors';
-import { JOB_STATUSES } from './job';
+import { JOB_PRIORITIES, JOB_STATUSES, type JobPriority } from './job';
 
 /**
  * Request schemas of the public API. Objects are strict: an unknown field is
@@ -30,12 +30,15 @@ const createJobEnvelope = z.strictObject({
   type: z.enum(JOB_TYPES, { error: `must be one of ${JOB_TYPES.join(', ')}` }),
   input: z.record(z.string(), z.unknown(), { error: 'must be an object' }),
   webhookUrl: z.string().max(2048).optional(),
+  priority: z.enum(JOB_PRIORITIES, { error: `must be one of ${JOB_PRIORITIES.join(', ')}` }).optional(),
 });
 
 export interface CreateJobRequest {
   readonly type: JobType;
   readonly input: Record<string, unknown>;
   readonly webhookUrl?: string;
+  /** Absent: the default (`standard`). */
+  readonly priority?: JobPriority;
 }
 
 export interface RequestPolicy {
@@ -47,7 +50,7 @@ export interface RequestPolicy {
 export function parseCreateJob(body: unknown, policy: RequestPolicy): CreateJobRequest {
   const envelope = createJobEnvelope.safeParse(body);
   if (!envelope.success) throw toValidationError(envelope.error);
-  const { type, input, webhookUrl } = envelope.data;
+  const { type, input, webhookUrl, priority } = envelope.data;
   const parsedInput = inputSchemas[type].safeParse(input);
   if (!parsedInput.success) throw toValidationError(parsedInput.error, ['input']);
   if (webhookUrl !== undefined) {
@@ -59,6 +62,7 @@ export function parseCreateJob(body: unknown, policy: RequestPolicy): CreateJobR
     type,
     input: parsedInput.data as Record<string, unknown>,
     ...(webhookUrl !== undefined ? { webhookUrl } : {}),
+    ...(priority !== undefined ? { priority } : {}),
   };
 }
 

@@ -402,6 +402,7 @@ const invalidJobBody = fc.oneof(
         'bad-language',
         'bad-ref',
         'long-webhook',
+        'bad-priority',
       ),
     })
     .map(({ type, prompt, defect }) => {
@@ -410,7 +411,10 @@ const invalidJobBody = fc.oneof(
       const body: Record<string, unknown> = { type, input };
       switch (defect) {
         case 'unknown-field':
-          body.priority = 'high';
+          body.urgency = 'high';
+          break;
+        case 'bad-priority':
+          body.priority = `x${prompt}`;
           break;
         case 'unknown-input-field':
           input.seed = 42;

@@ -263,6 +263,106 @@ describe('POST /v1/jobs validation', () => {
   });
 });
 
+describe('POST /v1/jobs priority', () => {
+  it('keeps the priority asked for, in JSON and multipart, and defaults it to standard', async () => {
+    const interactive = await call('POST', '/v1/jobs', {
+      idempotencyKey: freshKey(),
+      json: { ...imageJob(), priority: 'interactive' },
+    });
+    const form = new FormData();
+    form.set('type', 'image.generate');
+    form.set('input', JSON.stringify({ prompt: 'whenever' }));
+    form.set('priority', 'batch');
+    const batch = await call('POST', '/v1/jobs', { idempotencyKey: freshKey(), body: form });
+    const unasked = await call('POST', '/v1/jobs', { idempotencyKey: freshKey(), json: imageJob() });
+
+    expect([interactive.status, batch.status, unasked.status]).toEqual([202, 202, 202]);
+    expect([interactive.body?.priority, batch.body?.priority, unasked.body?.priority]).toEqual([
+      'interactive',
+      'batch',
+      'standard',
+    ]);
+    const stored = await Promise.all(
+      [interactive, batch, unasked].map(async (created) => {
+        const { Item } = await documentClient(stack.endpoints).send(
+          new GetCommand({
+            TableName: stack.endpoints.jobTableName,
+            Key: { pk: created.body?.id, sk: JOB_ITEM_SORT_KEY },
+          }),
+        );
+        return [Item?.priority, (await call('GET', `/v1/jobs/${created.body?.id}`)).body?.priority];
+      }),
+    );
+    expect(stored).toEqual([
+      ['interactive', 'interactive'],
+      ['batch', 'batch'],
+      ['standard', 'standard'],
+    ]);
+  });
+
+  it.each([
+    ['an unknown priority', { json: { ...imageJob(), priority: 'urgent' } }],
+    ['a priority in capitals', { json: { ...imageJob(), priority: 'BATCH' } }],
+    ['a null priority', { json: { ...imageJob(), priority: null } }],
+    ['a numeric priority', { json: { ...imageJob(), priority: 1 } }],
+  ])('refuses %s naming priority, and writes nothing', async (_, options) => {
+    const before = await footprint();
+    const answer = await call('POST', '/v1/jobs', { idempotencyKey: freshKey(), ...options });
+    expectProblem(answer, 400, 'validation-failed');
+    expect(answer.body?.errors.map((e: { pointer: string }) => e.pointer)).toEqual(['/priority']);
+    expect(await footprint()).toEqual(before);
+  });
+
+  it('refuses an unknown priority in a multipart body', async () => {
+    const before = await footprint();
+    const form = new FormData();
+    form.set('type', 'image.generate');
+    form.set('input', JSON.stringify({ prompt: 'x' }));
+    form.set('priority', 'urgent');
+    const answer = await call('POST', '/v1/jobs', { idempotencyKey: freshKey(), body: form });
+    expectProblem(answer, 400, 'validation-failed');
+    expect(answer.body?.errors.map((e: { pointer: string }) => e.pointer)).toEqual(['/priority']);
+    expect(await footprint()).toEqual(before);
+  });
+
+  it('replays the job for its own priority (standard asked or not) and refuses the key with another', async () => {
+    const key = freshKey();
+    const first = await call('POST', '/v1/jobs', { idempotencyKey: key, json: imageJob() });
+    expect(first.status).toBe(202);
+    const before = await footprint();
+
+    const standard = await call('POST', '/v1/jobs', {
+      idempotencyKey: key,
+      json: { ...imageJob(), priority: 'standard' },
+    });
+    expect({ status: standard.status, replayed: standard.headers.get('idempotent-replayed') }).toEqual({
+      status: 202,
+      replayed: 'true',
+    });
+    expect(standard.body).toEqual(first.body);
+    expectProblem(
+      await call('POST', '/v1/jobs', { idempotencyKey: key, json: { ...imageJob(), priority: 'batch' } }),
+      422,
+      'idempotency-key-reused',
+    );
+
+    const batchKey = freshKey();
+    const batch = await call('POST', '/v1/jobs', {
+      idempotencyKey: batchKey,
+      json: { ...imageJob(), priority: 'batch' },
+    });
+    expect(batch.status).toBe(202);
+    for (const other of [imageJob(), { ...imageJob(), priority: 'interactive' }]) {
+      expectProblem(
+        await call('POST', '/v1/jobs', { idempotencyKey: batchKey, json: other }),
+        422,
+        'idempotency-key-reused',
+      );
+    }
+    expect(await footprint()).toEqual({ jobs: before.jobs + 1, messages: before.messages + 1 });
+  });
+});
+
 describe('authentication', () => {
   it('answers 401 without a key or with an unknown key, and 403 to the admin key on tenant routes', async () => {
     expectProblem(await call('GET', '/v1/jobs', { key: null }), 401, 'unauthorized');
@@ -283,6 +383,7 @@ describe('reading, listing and canceling', () => {
       type: 'image.generate',
       // The suites run every job type on the generic provider (PROVIDER_IMAGE_GENERATE).
       provider: 'longhaul-http',
+      priority: 'standard',
       status: 'queued',
       progress: 0,
       input: { prompt: 'a lighthouse at dusk', width: 512 },

@@ -12,6 +12,7 @@ const URL_BASE = 'https://api.test';
 const job = (status = 'queued', extra: Record<string, unknown> = {}) => ({
   id: 'job_cliclicliclicliclicliclicl',
   type: 'image.generate',
+  priority: 'standard',
   status,
   progress: status === 'succeeded' ? 100 : 0,
   input: { prompt: 'x' },
@@ -125,6 +126,10 @@ describe('usage', () => {
     [['submit', '--type', 'image.generate', '--file', '/nonexistent/a.png'], 'Cannot read --file'],
     [['submit', '--type', 'image.generate', '--colour', 'red'], "Unknown option '--colour'"],
     [['submit', '--type', 'image.generate', '--idempotency-key', 'has space'], '--idempotency-key'],
+    [
+      ['submit', '--type', 'image.generate', '--prompt', 'x', '--priority', 'urgent'],
+      '--priority must be one of interactive, standard, batch',
+    ],
     [['jobs', 'get'], 'jobs get takes <id>'],
     [['jobs', 'list', '--status', 'done'], '--status must be one of'],
     [['review', 'resolve', 'job_x', '--outcome', 'succeeded'], '--note is required'],
@@ -221,6 +226,8 @@ describe('submit', () => {
         '128',
         '--webhook',
         'https://hooks.example.test/done',
+        '--priority',
+        'batch',
       ],
       [() => json(202, job())],
     );
@@ -231,6 +238,7 @@ describe('submit', () => {
       type: 'image.generate',
       input: { prompt: 'a lighthouse', width: 64, height: 128 },
       webhookUrl: 'https://hooks.example.test/done',
+      priority: 'batch',
     });
     const key = request?.headers.get('idempotency-key');
     expect(key).toMatch(/^[0-9a-f-]{36}$/);

@@ -1,7 +1,9 @@
 import { readFileSync } from 'node:fs';
 import {
   type AdminJob,
+  DEFAULT_PRIORITY,
   FILE_INPUT_FIELD,
+  JOB_PRIORITIES,
   JOB_STATUSES,
   JOB_TYPES,
   type Job,
@@ -23,6 +25,8 @@ import { JOB_TYPE_SCHEMAS, openApiDocument } from '../../lambdas/api/openapi';
 import type { UploadTicket as ServerUploadTicket } from '../../lambdas/domain/intake';
 import {
   type JobResource,
+  DEFAULT_PRIORITY as SERVER_DEFAULT_PRIORITY,
+  JOB_PRIORITIES as SERVER_JOB_PRIORITIES,
   JOB_STATUSES as SERVER_JOB_STATUSES,
   JOB_TYPES as SERVER_JOB_TYPES,
 } from '../../lambdas/domain/job';
@@ -86,12 +90,15 @@ describe('the SDK route table', () => {
 describe('the SDK types', () => {
   const schemas = openApiDocument.components.schemas as Record<string, any>;
 
-  it('list the documented problem codes, job statuses and job types', () => {
+  it('list the documented problem codes, job statuses, job types and priorities', () => {
     expect([...PROBLEM_CODES]).toEqual(schemas.ProblemCode.enum);
     expect([...JOB_STATUSES]).toEqual(schemas.JobStatus.enum);
     expect([...JOB_STATUSES]).toEqual([...SERVER_JOB_STATUSES]);
     expect([...JOB_TYPES]).toEqual(schemas.JobType.enum);
     expect([...JOB_TYPES]).toEqual([...SERVER_JOB_TYPES]);
+    expect([...JOB_PRIORITIES]).toEqual(schemas.JobPriority.enum);
+    expect([...JOB_PRIORITIES]).toEqual([...SERVER_JOB_PRIORITIES]);
+    expect(DEFAULT_PRIORITY).toBe(SERVER_DEFAULT_PRIORITY);
     expect(FILE_INPUT_FIELD).toEqual(
       Object.fromEntries(JOB_TYPE_MODULES.flatMap((m) => (m.file ? [[m.name, m.file.refField]] : []))),
     );
@@ -102,6 +109,7 @@ describe('the SDK types', () => {
       id: true,
       type: true,
       provider: true,
+      priority: true,
       status: true,
       progress: true,
       input: true,
@@ -164,6 +172,7 @@ describe('the SDK types', () => {
       id: 'job_x',
       type: 'image.generate',
       provider: 'replicate',
+      priority: 'standard',
       status: 'succeeded',
       progress: 100,
       input: { prompt: 'a lighthouse', width: 512 },

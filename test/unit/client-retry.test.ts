@@ -24,6 +24,7 @@ const options = { ...defaultRetryOptions, baseDelayMs: 100, maxDelayMs: 1000 };
 const job = (id = 'job_aaaaaaaaaaaaaaaaaaaaaaaaaa') => ({
   id,
   type: 'image.generate',
+  priority: 'standard',
   status: 'queued',
   progress: 0,
   input: { prompt: 'x' },
@@ -317,6 +318,7 @@ describe('files', () => {
     await longhaul.createJob(longhaul.userAction(), {
       type: 'image.generate',
       input: { prompt: 'like this' },
+      priority: 'interactive',
       file: { data: png, contentType: 'image/png', filename: 'a.png' },
     });
     expect(transport.sent).toHaveLength(2);
@@ -324,6 +326,7 @@ describe('files', () => {
       expect(headers.get('content-type')).toBeNull();
       const form = body as FormData;
       expect(form.get('type')).toBe('image.generate');
+      expect(form.get('priority')).toBe('interactive');
       expect(JSON.parse(form.get('input') as string)).toEqual({ prompt: 'like this' });
       const file = form.get('file') as File;
       expect({ type: file.type, name: file.name, bytes: new Uint8Array(await file.arrayBuffer()) }).toEqual({

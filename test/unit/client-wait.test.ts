@@ -56,6 +56,7 @@ const job = (status: JobStatus, progress: number): Job => ({
   id: JOB_ID,
   type: 'image.generate',
   provider: 'replicate',
+  priority: 'standard',
   status,
   progress,
   input: { prompt: 'x' },

@@ -4,7 +4,7 @@ import {
   JobNotFoundError,
   ValidationError,
 } from '../../lambdas/domain/errors';
-import { deriveJobId } from '../../lambdas/domain/idempotency';
+import { deriveJobId, fingerprint } from '../../lambdas/domain/idempotency';
 import { cancelJob, getJob, type IntakeDeps, submitJob } from '../../lambdas/domain/intake';
 import { MemoryInputs, MemoryQueue, MemoryStore, MemoryWorkflow } from './support/memory-ports';
 
@@ -57,6 +57,38 @@ describe('submitJob', () => {
   it('refuses the same key with another body', async () => {
     await submit();
     await expect(submit({ request: { type: 'image.generate', input: { prompt: 'a dog' } } })).rejects.toThrow(
+      IdempotencyKeyReusedError,
+    );
+  });
+
+  it('stores the priority asked for, and standard when none was', async () => {
+    const { job: batch } = await submit({ request: { ...request, priority: 'batch' } });
+    const { job: unasked } = await submit({ idempotencyKey: 'k2' });
+
+    expect(deps.store.jobs.get(batch.id)?.priority).toBe('batch');
+    expect(deps.store.jobs.get(unasked.id)?.priority).toBe('standard');
+  });
+
+  it('treats asking for standard as not asking, and refuses the key with any other priority', async () => {
+    const first = await submit();
+
+    await expect(submit({ request: { ...request, priority: 'standard' } })).resolves.toMatchObject({
+      replayed: true,
+      job: { id: first.job.id },
+    });
+    for (const priority of ['interactive', 'batch'] as const) {
+      await expect(submit({ request: { ...request, priority } })).rejects.toThrow(IdempotencyKeyReusedError);
+    }
+    expect(deps.store.jobs.size).toBe(1);
+  });
+
+  it('replays a job stored before jobs had a priority, under the fingerprint it was stored with', async () => {
+    const { job } = await submit();
+    const { priority: _priority, ...legacy } = deps.store.jobs.get(job.id)!;
+    deps.store.jobs.set(job.id, { ...legacy, fingerprint: fingerprint({ ...request, webhookUrl: null }) });
+
+    await expect(submit()).resolves.toMatchObject({ replayed: true, job: { id: job.id } });
+    await expect(submit({ request: { ...request, priority: 'batch' } })).rejects.toThrow(
       IdempotencyKeyReusedError,
     );
   });

@@ -27,6 +27,21 @@ describe('parseMultipartJob', () => {
     expect(file).toEqual({ bytes: new Uint8Array([137, 80, 78, 71]), contentType: 'image/png' });
   });
 
+  it('reads a priority field, and refuses one that is not a priority', async () => {
+    const form = new FormData();
+    form.set('type', 'image.generate');
+    form.set('input', JSON.stringify({ prompt: 'soon' }));
+    form.set('priority', 'interactive');
+    await expect(parseMultipartJob(await eventOf(form), policy)).resolves.toEqual({
+      request: { type: 'image.generate', input: { prompt: 'soon' }, priority: 'interactive' },
+    });
+
+    form.set('priority', 'urgent');
+    await expect(parseMultipartJob(await eventOf(form), policy)).rejects.toMatchObject({
+      errors: [{ pointer: '/priority', detail: 'must be one of interactive, standard, batch' }],
+    });
+  });
+
   it('accepts an audio job whose only source is the file part', async () => {
     const form = new FormData();
     form.set('type', 'audio.transcribe');

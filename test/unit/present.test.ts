@@ -1,4 +1,4 @@
-import { type Job, newJob } from '../../lambdas/domain/job';
+import { type Job, newJob, toResource } from '../../lambdas/domain/job';
 import { presentJob, RESULT_SCHEMAS } from '../../lambdas/domain/present';
 import { MemoryOutputs } from './support/memory-ports';
 
@@ -33,4 +33,12 @@ describe('presentJob', () => {
       expect(JSON.stringify(result)).not.toMatch(/Key"/);
     },
   );
+});
+
+describe('toResource', () => {
+  it('presents a job stored before jobs had a priority as standard, and a stored priority as it is', () => {
+    const { priority: _priority, ...legacy } = finished('image.generate', {});
+    expect(toResource(legacy).priority).toBe('standard');
+    expect(toResource({ ...legacy, priority: 'batch' }).priority).toBe('batch');
+  });
 });

@@ -58,7 +58,18 @@ describe('parseCreateJob', () => {
       '/input/width',
     ],
     ['an unknown input field', { type: 'image.generate', input: { prompt: 'x', seed: 1 } }, '/input'],
-    ['an unknown top-level field', { type: 'image.generate', input: { prompt: 'x' }, priority: 1 }, ''],
+    ['an unknown top-level field', { type: 'image.generate', input: { prompt: 'x' }, urgency: 1 }, ''],
+    [
+      'an unknown priority',
+      { type: 'image.generate', input: { prompt: 'x' }, priority: 'high' },
+      '/priority',
+    ],
+    [
+      'a priority that is not a string',
+      { type: 'image.generate', input: { prompt: 'x' }, priority: 1 },
+      '/priority',
+    ],
+    ['a null priority', { type: 'image.generate', input: { prompt: 'x' }, priority: null }, '/priority'],
     [
       'a malformed upload ref',
       { type: 'image.generate', input: { prompt: 'x', sourceImageRef: 's3://x' } },
@@ -86,6 +97,22 @@ describe('parseCreateJob', () => {
   ])('refuses %s, pointing at %s', (_, body, pointer) => {
     const errors = errorsOf(() => parseCreateJob(body, strict));
     expect(errors.map((e) => e.pointer)).toContain(pointer);
+  });
+
+  it.each(['interactive', 'standard', 'batch'])('keeps the priority %s as asked', (priority) => {
+    expect(parseCreateJob({ type: 'image.generate', input: { prompt: 'x' }, priority }, strict)).toEqual({
+      type: 'image.generate',
+      input: { prompt: 'x' },
+      priority,
+    });
+  });
+
+  it('names the priorities there are when one is unknown', () => {
+    expect(
+      errorsOf(() =>
+        parseCreateJob({ type: 'image.generate', input: { prompt: 'x' }, priority: 'urgent' }, strict),
+      ),
+    ).toEqual([{ pointer: '/priority', detail: 'must be one of interactive, standard, batch' }]);
   });
 
   it('names unknown fields in the error', () => {
