@@ -7,9 +7,7 @@
  * the ports.
  */
 
-export const PRIORITIES = ['interactive', 'standard', 'batch'] as const;
-export type Priority = (typeof PRIORITIES)[number];
-export const DEFAULT_PRIORITY: Priority = 'standard';
+import type { JobPriority } from './job';
 
 const MINUTE_MS = 60_000;
 
@@ -22,7 +20,7 @@ const MINUTE_MS = 60_000;
  * After waiting its delay, a `batch` job ranks ahead of every job submitted
  * later: batch never starves.
  */
-export const RANK_DELAY_MS: Readonly<Record<Priority, number>> = {
+export const RANK_DELAY_MS: Readonly<Record<JobPriority, number>> = {
   interactive: 0,
   standard: 10 * MINUTE_MS,
   batch: 60 * MINUTE_MS,
@@ -41,7 +39,7 @@ const RANK_DIGITS = 16;
  * gives the next job in one read. Static: it is written once, at submission,
  * and aging needs no rewrite.
  */
-export function rankOf(priority: Priority, createdAt: Date | string): string {
+export function rankOf(priority: JobPriority, createdAt: Date | string): string {
   const submittedMs = typeof createdAt === 'string' ? Date.parse(createdAt) : createdAt.getTime();
   if (!Number.isFinite(submittedMs) || submittedMs < 0) {
     throw new RangeError(`A job's rank needs a creation time from 1970 on; got ${String(createdAt)}.`);
@@ -50,7 +48,7 @@ export function rankOf(priority: Priority, createdAt: Date | string): string {
 }
 
 /** The sort key of a waiting job: its rank, ties broken by its id (`#` sorts before every digit of a rank). */
-export const waitingSortKey = (priority: Priority, createdAt: Date | string, jobId: string): string =>
+export const waitingSortKey = (priority: JobPriority, createdAt: Date | string, jobId: string): string =>
   `${rankOf(priority, createdAt)}#${jobId}`;
 
 export const MIN_WEIGHT = 1;

@@ -1,8 +1,6 @@
 import fc from 'fast-check';
 import {
   chooseTenant,
-  PRIORITIES,
-  type Priority,
   RANK_DELAY_MS,
   rankOf,
   STRIDE,
@@ -10,6 +8,7 @@ import {
   type TenantCandidate,
   waitingSortKey,
 } from '../../lambdas/domain/fair-share';
+import { JOB_PRIORITIES, type JobPriority } from '../../lambdas/domain/job';
 
 interface WaitingTenant {
   readonly tenant: string;
@@ -282,7 +281,7 @@ describe('rankOf', () => {
   });
 
   it('lists priorities from the least delayed', () => {
-    const delays = PRIORITIES.map((priority) => RANK_DELAY_MS[priority]);
+    const delays = JOB_PRIORITIES.map((priority) => RANK_DELAY_MS[priority]);
     expect(delays).toEqual([0, 10 * MINUTE, 60 * MINUTE]);
   });
 
@@ -304,7 +303,7 @@ describe('rankOf', () => {
       Date.UTC(2300, 0, 1),
       8.64e15,
     ];
-    const jobs = instants.flatMap((ms) => PRIORITIES.map((priority) => ({ priority, ms })));
+    const jobs = instants.flatMap((ms) => JOB_PRIORITIES.map((priority) => ({ priority, ms })));
     const byString = [...jobs].sort((a, b) =>
       compare(rankOf(a.priority, new Date(a.ms)), rankOf(b.priority, new Date(b.ms))),
     );
@@ -315,11 +314,11 @@ describe('rankOf', () => {
   });
 
   const job = fc.record({
-    priority: fc.constantFrom(...PRIORITIES),
+    priority: fc.constantFrom(...JOB_PRIORITIES),
     createdAt: fc.date({ min: new Date(0), max: new Date(Date.UTC(2300, 0, 1)), noInvalidDate: true }),
   });
-  const rank = (j: { priority: Priority; createdAt: Date }) => rankOf(j.priority, j.createdAt);
-  const delayed = (j: { priority: Priority; createdAt: Date }) =>
+  const rank = (j: { priority: JobPriority; createdAt: Date }) => rankOf(j.priority, j.createdAt);
+  const delayed = (j: { priority: JobPriority; createdAt: Date }) =>
     j.createdAt.getTime() + RANK_DELAY_MS[j.priority];
 
   it('orders any two jobs as their delayed instants', () => {
@@ -334,7 +333,7 @@ describe('rankOf', () => {
     fc.assert(
       fc.property(
         job,
-        fc.constantFrom(...PRIORITIES),
+        fc.constantFrom(...JOB_PRIORITIES),
         fc.integer({ min: 1, max: 10 * 24 * 60 * MINUTE }),
         (first, priority, after) => {
           const later = {
