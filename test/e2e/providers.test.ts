@@ -23,9 +23,11 @@ import { simulatorCall } from './support/simulator';
 jest.setTimeout(120_000);
 
 const KEY = 'providers-key-5e1f';
+const ADMIN_KEY = 'providers-admin-key-7c3d';
 const env = {
   ...OWN_PROVIDER_FOR_EVERY_JOB_TYPE,
   LONGHAUL_API_KEYS: `${KEY}:acme`,
+  LONGHAUL_ADMIN_KEY: ADMIN_KEY,
   API_RATE_LIMIT: '1000',
   API_BURST_LIMIT: '2000',
   SIM_JOB_MS: '1500',
@@ -143,6 +145,23 @@ describe('the shipped job types on their own providers', () => {
   it('keeps each provider under its own limit, and a burst of images never delays a transcription', async () => {
     const images = await Promise.all(Array.from({ length: 8 }, (_, i) => submitImage(`burst ${i}`)));
     const audio = await submitAudio('during-the-burst');
+    // What an operator sees meanwhile: Replicate full, with images waiting; its limits as configured.
+    const seen = await pollUntil(
+      async () => {
+        const { body } = await api('GET', '/v1/admin/providers', undefined, { 'x-api-key': ADMIN_KEY });
+        const byName = Object.fromEntries(
+          (body.items as { name: string; maxInFlight: number; inFlight: number; queued: number }[]).map(
+            (item) => [item.name, item],
+          ),
+        );
+        return byName.replicate?.inFlight === 2 && byName.replicate.queued > 0 ? byName : undefined;
+      },
+      { timeoutMs: 10_000, intervalMs: 50, description: 'Replicate full with images waiting' },
+    );
+    expect(seen.replicate).toMatchObject({ maxInFlight: 2 });
+    expect(seen.replicate?.queued).toBeLessThanOrEqual(6);
+    expect(seen.deepgram).toMatchObject({ maxInFlight: 1 });
+    expect(seen.deepgram?.inFlight).toBeLessThanOrEqual(1);
 
     const transcribed = await settled(audio);
     const stillWaiting = await Promise.all(
@@ -186,7 +205,9 @@ describe('the shipped job types on their own providers', () => {
     const dispatched = await pollUntil(
       async () => {
         const { body } = await api('GET', `/v1/jobs/${id}/events`);
-        return (body.items as { at: string; type: string }[]).find((event) => event.type === 'job.dispatched');
+        return (body.items as { at: string; type: string }[]).find(
+          (event) => event.type === 'job.dispatched',
+        );
       },
       { timeoutMs: 30_000, intervalMs: 50, description: 'the transcription to be dispatched' },
     );
@@ -230,6 +251,32 @@ describe("each provider's webhook route", () => {
 
     expect(response.status).toBe(401);
     expect(response.headers.get('content-type')).toContain('application/problem+json');
+    const job = await settled(id);
+    expect(job.status).toBe('succeeded');
+    expect(job.result.outputUrl).not.toContain('example.com');
+  });
+
+  it('refuses a correctly signed Replicate webhook sent long ago (a replay) with 401, and changes nothing', async () => {
+    const id = await submitImage('a replayed completion');
+    const body = JSON.stringify({
+      id: 'replayed',
+      status: 'succeeded',
+      output: ['https://example.com/x.png'],
+    });
+    const signer = new Webhook(DEFAULT_REPLICATE_WEBHOOK_SECRET);
+    const longAgo = new Date(Date.now() - 10 * 60_000);
+    const response = await fetch(`${stack.baseUrl}${PROVIDERS.replicate.webhookPath}?jobId=${id}`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'webhook-id': 'msg_replayed',
+        'webhook-timestamp': String(Math.floor(longAgo.getTime() / 1000)),
+        'webhook-signature': signer.sign('msg_replayed', longAgo, body),
+      },
+      body,
+    });
+
+    expect(response.status).toBe(401);
     const job = await settled(id);
     expect(job.status).toBe('succeeded');
     expect(job.result.outputUrl).not.toContain('example.com');

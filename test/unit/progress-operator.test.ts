@@ -3,7 +3,6 @@ import { type Job, newJob, slotHolderOf, submissionTagOf } from '../../lambdas/d
 import { parseResolution, resolveJob } from '../../lambdas/domain/operator';
 import { applyProgress, ProgressThrottle, publishingStatusChanges } from '../../lambdas/domain/progress';
 import {
-  limits,
   MemoryLive,
   MemoryQueue,
   MemoryStore,
