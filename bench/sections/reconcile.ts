@@ -4,8 +4,10 @@ import { DynamoDbJobStore, toItem } from '../../lambdas/adapters/dynamodb-job-st
 import { DynamoDbReconcilerProgress } from '../../lambdas/adapters/dynamodb-reconciler-progress';
 import { DynamoDbSlotPool } from '../../lambdas/adapters/dynamodb-slot-pool';
 import { DynamoDbTimeline } from '../../lambdas/adapters/dynamodb-timeline';
+import { DynamoDbWaitingLines } from '../../lambdas/adapters/dynamodb-waiting-lines';
 import { SfnWorkflow } from '../../lambdas/adapters/sfn-workflow';
 import { SqsJobQueue } from '../../lambdas/adapters/sqs-job-queue';
+import { DEFAULT_WEIGHT } from '../../lambdas/domain/fair-share';
 import type { Job } from '../../lambdas/domain/job';
 import { reconcile } from '../../lambdas/domain/reconcile';
 import { longhaulHttp } from '../../lambdas/providers/longhaul-http';
@@ -48,6 +50,9 @@ export async function reconcileSection(): Promise<ReconcileFigures> {
       store: new DynamoDbJobStore(documents, { tableName: table, retentionDays: 30 }),
       slots: (provider: ProviderName) => new DynamoDbSlotPool(documents, table, provider),
       workflow: new SfnWorkflow(sfnClient(e), e.stateMachineArn),
+      waiting: new DynamoDbWaitingLines(documents, table),
+      tenantShares: async (tenants: readonly string[]) =>
+        new Map(tenants.map((tenant) => [tenant, { weight: DEFAULT_WEIGHT }])),
       queue: new SqsJobQueue(sqsClient(e), {
         jobs: Object.fromEntries(Object.entries(e.jobQueues).map(([provider, { url }]) => [provider, url])),
         handOff: e.handOffQueueUrl,

@@ -1,7 +1,7 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { LEGACY_PROVIDER, type ProviderName } from '../../config/providers';
-import type { SlotPool } from '../domain/ports';
+import type { SlotPool, SlotPoolState, TenantClaim } from '../domain/ports';
 
 /**
  * The item holding one provider's in-flight count and the set of its slot
@@ -13,11 +13,23 @@ export const slotPoolKey = (provider: ProviderName) =>
     ? ({ pk: 'SLOTS', sk: 'SLOTS' } as const)
     : { pk: `SLOTS#${provider}`, sk: 'SLOTS' };
 
+/** Attribute of the pool item holding one tenant's holders (a string set). */
+const tenantHoldersAttribute = (tenant: string) => `tenantHolders#${tenant}`;
+/** Attribute of the pool item holding one tenant's fair-share pass. */
+const tenantPassAttribute = (tenant: string) => `pass#${tenant}`;
+
 /**
  * The in-flight limit as one DynamoDB item: a counter and the holders' ids,
  * changed only by conditional updates (the AWS sample "Controlling concurrency
  * in distributed systems using AWS Step Functions"). The count and the set are
  * updated together, so the count is always the set's size.
+ *
+ * The same item keeps, per tenant, the set of its holders (its count is the
+ * set's size, checked against the tenant's cap in the same condition) and its
+ * fair-share pass, with the pool's floor: one conditional update takes the
+ * slot, counts it for the tenant and moves the tenant's pass on, or does
+ * nothing. Names reach the expressions as placeholders, so any tenant name is
+ * safe in them.
  */
 export class DynamoDbSlotPool implements SlotPool {
   private readonly key: { readonly pk: string; readonly sk: string };
@@ -30,40 +42,70 @@ export class DynamoDbSlotPool implements SlotPool {
     this.key = slotPoolKey(provider);
   }
 
-  async acquire(jobId: string, limit: number): Promise<boolean> {
+  async acquire(holder: string, limit: number, claim?: TenantClaim): Promise<boolean> {
+    const add = ['inFlight :one', 'holders :holder'];
+    const set: string[] = [];
+    const conditions = [
+      '(attribute_not_exists(inFlight) OR inFlight < :limit)',
+      'NOT contains(holders, :holderId)',
+    ];
+    const names: Record<string, string> = {};
+    const values: Record<string, unknown> = {
+      ':one': 1,
+      ':holder': new Set([holder]),
+      ':holderId': holder,
+      ':limit': limit,
+    };
+    if (claim) {
+      names['#tenantHolders'] = tenantHoldersAttribute(claim.tenant);
+      add.push('#tenantHolders :holder');
+      if (claim.maxInFlight !== undefined) {
+        conditions.push('(attribute_not_exists(#tenantHolders) OR size(#tenantHolders) < :cap)');
+        values[':cap'] = claim.maxInFlight;
+      }
+      if (claim.pass) {
+        names['#pass'] = tenantPassAttribute(claim.tenant);
+        set.push('#pass = :nextPass', 'floor = :floor');
+        values[':nextPass'] = claim.pass.next;
+        values[':floor'] = claim.pass.floor;
+        if (claim.pass.expected === undefined) conditions.push('attribute_not_exists(#pass)');
+        else {
+          conditions.push('#pass = :expectedPass');
+          values[':expectedPass'] = claim.pass.expected;
+        }
+      }
+    }
     try {
       await this.client.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: this.key,
-          UpdateExpression: 'ADD inFlight :one, holders :job',
-          ConditionExpression:
-            '(attribute_not_exists(inFlight) OR inFlight < :limit) AND NOT contains(holders, :jobId)',
-          ExpressionAttributeValues: {
-            ':one': 1,
-            ':job': new Set([jobId]),
-            ':jobId': jobId,
-            ':limit': limit,
-          },
+          UpdateExpression: `${set.length ? `SET ${set.join(', ')} ` : ''}ADD ${add.join(', ')}`,
+          ConditionExpression: conditions.join(' AND '),
+          ...(Object.keys(names).length ? { ExpressionAttributeNames: names } : {}),
+          ExpressionAttributeValues: values,
         }),
       );
       return true;
     } catch (error) {
       if (!(error instanceof ConditionalCheckFailedException)) throw error;
     }
-    // Full, or this job already holds a slot (a redelivered message): only the latter may go on.
-    return (await this.holders()).includes(jobId);
+    // Full, capped, passed over, or this holder already has a slot (a redelivered message): only the last may go on.
+    return (await this.holders()).includes(holder);
   }
 
-  async release(jobId: string): Promise<boolean> {
+  async release(holder: string, tenant?: string): Promise<boolean> {
     try {
       await this.client.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: this.key,
-          UpdateExpression: 'ADD inFlight :minusOne DELETE holders :job',
-          ConditionExpression: 'contains(holders, :jobId)',
-          ExpressionAttributeValues: { ':minusOne': -1, ':job': new Set([jobId]), ':jobId': jobId },
+          UpdateExpression: `ADD inFlight :minusOne DELETE holders :holder${tenant === undefined ? '' : ', #tenantHolders :holder'}`,
+          ConditionExpression: 'contains(holders, :holderId)',
+          ...(tenant === undefined
+            ? {}
+            : { ExpressionAttributeNames: { '#tenantHolders': tenantHoldersAttribute(tenant) } }),
+          ExpressionAttributeValues: { ':minusOne': -1, ':holder': new Set([holder]), ':holderId': holder },
         }),
       );
       return true;
@@ -74,10 +116,28 @@ export class DynamoDbSlotPool implements SlotPool {
   }
 
   async holders(): Promise<readonly string[]> {
+    return (await this.state()).holders;
+  }
+
+  async state(): Promise<SlotPoolState> {
     const { Item } = await this.client.send(
       new GetCommand({ TableName: this.tableName, Key: this.key, ConsistentRead: true }),
     );
     const holders = Item?.holders as Set<string> | undefined;
-    return holders ? [...holders] : [];
+    const tenantInFlight: Record<string, number> = {};
+    const passes: Record<string, number> = {};
+    for (const [name, value] of Object.entries(Item ?? {})) {
+      if (name.startsWith(tenantHoldersAttribute(''))) {
+        tenantInFlight[name.slice(tenantHoldersAttribute('').length)] = (value as Set<string>).size;
+      } else if (name.startsWith(tenantPassAttribute(''))) {
+        passes[name.slice(tenantPassAttribute('').length)] = Number(value);
+      }
+    }
+    return {
+      holders: holders ? [...holders] : [],
+      tenantInFlight,
+      passes,
+      floor: Number(Item?.floor ?? 0),
+    };
   }
 }

@@ -46,6 +46,7 @@ import {
   slotPools,
   streamTickets,
   timeline,
+  waitingLines,
   workflow,
 } from '../shared/aws';
 import { runtimeSettings } from '../shared/env';
@@ -69,6 +70,7 @@ const outputUrls = { outputUrl: (key: string) => outputStore().outputUrl(key) };
 const intake = () => ({
   store: jobStore(),
   queue: jobQueue(),
+  waiting: waitingLines(),
   inputs: inputStore(),
   now,
   idempotencyInProgressMs: settings.idempotencyInProgressMs,

@@ -2,7 +2,16 @@ import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-p
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { jobMessage } from '../adapters/sqs-job-queue';
 import { dispatchJob } from '../domain/dispatch';
-import { inFlightLimits, jobQueue, jobStore, slotPools, timeline, workflow } from '../shared/aws';
+import {
+  inFlightLimits,
+  jobQueue,
+  jobStore,
+  slotPools,
+  tenantShares,
+  timeline,
+  waitingLines,
+  workflow,
+} from '../shared/aws';
 import { runtimeSettings } from '../shared/env';
 import { emit, instrument, logger } from '../shared/observability';
 
@@ -23,6 +32,8 @@ async function dispatchRecord(record: SQSRecord): Promise<void> {
       slots: slotPools(),
       workflow: workflow(),
       queue: jobQueue(),
+      waiting: waitingLines(),
+      tenantShares: tenantShares(),
       timeline: timeline(),
       maxInFlight: inFlightLimits(),
       maxWaitSeconds: settings.slotWaitMaxSeconds,

@@ -1,27 +1,37 @@
 import type { ProviderName } from '../../config/providers';
-import { executionNameOf, providerOf, slotHolderOf } from './job';
-import type { InFlightLimits, JobQueue, JobStore, SlotPools, Timeline, Workflow } from './ports';
+import { chooseTenant, DEFAULT_WEIGHT, type TenantCandidate, waitingEntryOf } from './fair-share';
+import { executionNameOf, type Job, providerOf, slotHolderOf } from './job';
+import type {
+  InFlightLimits,
+  JobQueue,
+  JobStore,
+  SlotPools,
+  TenantShares,
+  Timeline,
+  WaitingEntry,
+  WaitingLines,
+  Workflow,
+} from './ports';
 import { holdsOwnSlot } from './slots';
 
-export interface DispatchDeps {
-  readonly store: JobStore;
-  readonly slots: SlotPools;
+export interface DispatchDeps extends FillDeps {
   readonly workflow: Workflow;
-  readonly queue: JobQueue;
   readonly timeline: Timeline;
-  readonly maxInFlight: InFlightLimits;
   /** Cap of the backoff between two looks for a free slot. */
   readonly maxWaitSeconds: number;
-  readonly now: () => Date;
   readonly random: () => number;
 }
 
 export type DispatchOutcome = 'started' | 'dropped' | 'deferred';
 
 /**
- * Hands a queued job to the workflow if a slot of its provider is free. Without a
- * slot the job goes back to the queue as a new, delayed message (its receive
- * count starts again, so a long peak never pushes it to the dead-letter queue).
+ * Hands a queued job to the workflow once it holds a slot of its provider.
+ * A job that holds none joins its tenant's waiting line, and free slots are
+ * given out by fair share (`fillFreeSlot`): to this job if its turn has come,
+ * else to the jobs whose turn it is, by the hand-off lane. A job still without
+ * a slot goes back to the queue as a new, delayed message (its receive count
+ * starts again, so a long peak never pushes it to the dead-letter queue): a
+ * fallback, since the slot it waits for is normally handed to it.
  * Duplicate messages and jobs that already started or finished are dropped.
  */
 export async function dispatchJob(
@@ -32,68 +42,161 @@ export async function dispatchJob(
   const job = await deps.store.get(jobId);
   if (job?.status !== 'queued') return 'dropped';
   const provider = providerOf(job);
-  if (!(await deps.slots(provider).acquire(slotHolderOf(job), deps.maxInFlight[provider]))) {
-    // The touch tells the reconciler this job's message is alive, so it does not enqueue another.
-    await deps.store.touchEnqueued(job.id, deps.now());
-    await deps.queue.enqueue(job, {
-      delaySeconds: deferDelaySeconds(deferrals, deps.maxWaitSeconds, deps.random),
-      deferrals: deferrals + 1,
-    });
-    return 'deferred';
+  if (!holdsOwnSlot(new Set(await deps.slots(provider).holders()), job)) {
+    await deps.waiting.add(waitingEntryOf(job));
+    if (!(await fillFreeSlots(deps, provider, job.id))) {
+      // The touch tells the reconciler this job's message is alive, so it does not enqueue another.
+      await deps.store.touchEnqueued(job.id, deps.now());
+      await deps.queue.enqueue(job, {
+        delaySeconds: deferDelaySeconds(deferrals, deps.maxWaitSeconds, deps.random),
+        deferrals: deferrals + 1,
+      });
+      return 'deferred';
+    }
   }
   await deps.workflow.start(executionNameOf(job), { jobId: job.id });
   await deps.timeline.record(job.id, { at: deps.now().toISOString(), type: 'job.dispatched' });
   return 'started';
 }
 
-export interface HandOffDeps {
-  readonly store: Pick<JobStore, 'get' | 'listActive' | 'touchEnqueued'>;
+export interface FillDeps {
+  readonly store: Pick<JobStore, 'get' | 'touchEnqueued'>;
   readonly slots: SlotPools;
   readonly queue: JobQueue;
+  readonly waiting: WaitingLines;
+  readonly tenantShares: TenantShares;
   readonly maxInFlight: InFlightLimits;
   readonly now: () => Date;
 }
 
-/** Waiting jobs looked at for a hand-off: more than can hold a slot while still queued, so one is free. */
-const handOffCandidates = (maxInFlight: number) => Math.min(maxInFlight + 1, 100);
+/** How often a choice is made again after another chooser changed the pool under it. */
+const CHOICE_ATTEMPTS = 5;
+/** Entries read at the head of a line at once: a few stale ones (jobs canceled while waiting) are passed in one read. */
+const HEAD_READ = 10;
 
 /**
- * Gives a free slot of `provider` to its job that has waited longest, so provider capacity
- * is not idle until some waiting job's backoff ends. The slot is taken for
- * that job with the same conditional update as every dispatch (the limit
- * holds), and the job is sent to the dispatcher at once; the dispatcher finds
- * it already holds a slot and starts it. If the message is lost, the job's own
- * delayed message or the reconciler starts it later. Returns the job's id, or
- * undefined when no slot is free or nothing waits.
+ * Gives one free slot of `provider` to the job whose turn it is, by weighted
+ * fair share: among the tenants with waiting jobs, the one whose pass is
+ * lowest and that is below its own cap (`chooseTenant`), then that tenant's
+ * first job by priority with aging. The slot is taken with the same
+ * conditional update that enforces the limit, the tenant's cap and the
+ * tenant's pass as read; if another choice changed the pool meanwhile, the
+ * choice is made again. The job chosen leaves its line and goes to the
+ * dispatcher by the hand-off lane, unless it is `self` (the job the caller is
+ * dispatching, which starts at once). Returns the chosen job's id, or
+ * undefined when no slot is free, nothing waits, or every waiting tenant is at
+ * its cap.
  *
- * The index of queued jobs lags its table: a job it lists may have started or
- * finished already. Each candidate is read again from the table before a slot
- * is taken for it, and a slot taken for a job that left `queued` meanwhile is
- * given back unless the job runs (then it is that job's own slot).
+ * Cost: one read of the pool, one query of the waiting tenants and their
+ * shares, and the head of one line: O(tenants waiting), never O(jobs waiting).
+ * The lines lag nothing (consistent reads of the table), but a job may have
+ * left `queued` another way (canceled, or started by a restart): each
+ * candidate is read from the table first, and a stale entry is removed.
  */
-export async function handOffFreeSlot(
-  deps: HandOffDeps,
+export async function fillFreeSlot(
+  deps: FillDeps,
   provider: ProviderName,
+  self?: string,
 ): Promise<string | undefined> {
-  const slots = deps.slots(provider);
+  const pool = deps.slots(provider);
   const limit = deps.maxInFlight[provider];
-  const holders = new Set(await slots.holders());
-  if (holders.size >= limit) return undefined;
-  const { items } = await deps.store.listActive(provider, 'queued', { limit: handOffCandidates(limit) });
-  // Oldest first; a queued job that holds a slot is already on its way.
-  for (const listed of items) {
-    if (holdsOwnSlot(holders, listed)) continue;
-    const candidate = await deps.store.get(listed.id);
-    if (candidate?.status !== 'queued' || holdsOwnSlot(holders, candidate)) continue;
-    const holder = slotHolderOf(candidate);
-    if (!(await slots.acquire(holder, limit))) return undefined;
-    if (await deps.store.touchEnqueued(candidate.id, deps.now())) {
-      await deps.queue.enqueue(candidate, { handOff: true });
-      return candidate.id;
+  for (let attempt = 0; attempt < CHOICE_ATTEMPTS; attempt++) {
+    const state = await pool.state();
+    if (state.holders.length >= limit) return undefined;
+    const waiting = await deps.waiting.tenants(provider);
+    if (waiting.length === 0) return undefined;
+    const shares = await deps.tenantShares(waiting.map(({ tenant }) => tenant));
+    const holders = new Set(state.holders);
+    let candidates: TenantCandidate[] = waiting.map(({ tenant }) => ({
+      tenant,
+      weight: shares.get(tenant)?.weight ?? DEFAULT_WEIGHT,
+      inFlight: state.tenantInFlight[tenant] ?? 0,
+      ...(state.passes[tenant] === undefined ? {} : { pass: state.passes[tenant] }),
+      ...(shares.get(tenant)?.maxInFlight === undefined
+        ? {}
+        : { maxInFlight: shares.get(tenant)?.maxInFlight }),
+    }));
+    let changed = false;
+    while (!changed) {
+      const choice = chooseTenant(candidates, state.floor);
+      if (!choice) return undefined;
+      const next = await firstInLine(deps, provider, choice.tenant, holders);
+      if (typeof next === 'string') {
+        const emptied = waiting.find(({ tenant }) => tenant === choice.tenant);
+        if (next === 'empty' && emptied) await deps.waiting.retire(provider, emptied);
+        candidates = candidates.filter(({ tenant }) => tenant !== choice.tenant);
+        continue;
+      }
+      const { job, entry } = next;
+      const holder = slotHolderOf(job);
+      const claimed = await pool.acquire(holder, limit, {
+        tenant: choice.tenant,
+        ...(shares.get(choice.tenant)?.maxInFlight === undefined
+          ? {}
+          : { maxInFlight: shares.get(choice.tenant)?.maxInFlight }),
+        pass: { expected: choice.expectedPass, next: choice.nextPass, floor: choice.floor },
+      });
+      if (!claimed) {
+        changed = true;
+        continue;
+      }
+      await deps.waiting.remove(entry);
+      if (job.id === self) return job.id;
+      if (await deps.store.touchEnqueued(job.id, deps.now())) {
+        await deps.queue.enqueue(job, { handOff: true });
+        return job.id;
+      }
+      // It left `queued` after it was read: the slot is its own only if it runs.
+      if ((await deps.store.get(job.id))?.status !== 'running') await pool.release(holder, choice.tenant);
+      changed = true;
     }
-    if ((await deps.store.get(candidate.id))?.status !== 'running') await slots.release(holder);
   }
   return undefined;
+}
+
+/**
+ * Fills free slots of `provider` one by one while any is free and a job waits
+ * for it; true once `self` was given one. Bounded by the limit: each slot is
+ * filled once.
+ */
+export async function fillFreeSlots(deps: FillDeps, provider: ProviderName, self: string): Promise<boolean> {
+  for (let filled = 0; filled < deps.maxInFlight[provider]; filled++) {
+    const chosen = await fillFreeSlot(deps, provider, self);
+    if (chosen === undefined) return false;
+    if (chosen === self) return true;
+  }
+  return false;
+}
+
+/**
+ * The first job of the tenant's line that still waits and holds no slot, with
+ * its entry; entries of jobs that left `queued` are removed on the way.
+ * `empty` once the line holds nothing; `busy` when every job read is already
+ * on its way to the dispatcher.
+ */
+async function firstInLine(
+  deps: FillDeps,
+  provider: ProviderName,
+  tenant: string,
+  holders: ReadonlySet<string>,
+): Promise<{ job: Job; entry: WaitingEntry } | 'empty' | 'busy'> {
+  for (;;) {
+    const entries = await deps.waiting.head(provider, tenant, HEAD_READ);
+    if (entries.length === 0) return 'empty';
+    let removed = false;
+    for (const entry of entries) {
+      const job = await deps.store.get(entry.jobId);
+      if (job?.status !== 'queued') {
+        await deps.waiting.remove(entry);
+        removed = true;
+        continue;
+      }
+      // Holding its slot already: on its way to the dispatcher.
+      if (holdsOwnSlot(holders, job)) continue;
+      return { job, entry };
+    }
+    if (!removed) return 'busy';
+  }
 }
 
 /** Exponential backoff with full jitter: 1, 2, 4 … up to `maxSeconds`, times a random fraction, at least 1 s. */

@@ -7,7 +7,8 @@
  * the ports.
  */
 
-import type { JobPriority } from './job';
+import { type Job, type JobPriority, priorityOf, providerOf } from './job';
+import type { WaitingEntry } from './ports';
 
 const MINUTE_MS = 60_000;
 
@@ -52,6 +53,8 @@ export const waitingSortKey = (priority: JobPriority, createdAt: Date | string, 
   `${rankOf(priority, createdAt)}#${jobId}`;
 
 export const MIN_WEIGHT = 1;
+/** The weight of a tenant without a record of its own. */
+export const DEFAULT_WEIGHT = 1;
 export const MAX_WEIGHT = 100;
 
 /** Whether `value` is a tenant weight: an integer from `MIN_WEIGHT` to `MAX_WEIGHT`. */
@@ -158,3 +161,13 @@ function ranksBefore(a: Contender, b: Contender): boolean {
   if (storedA !== storedB) return storedA < storedB;
   return a.candidate.tenant < b.candidate.tenant;
 }
+
+/** Where the job waits: its tenant's line at its provider, at its place by priority and age. */
+export const waitingEntryOf = (
+  job: Pick<Job, 'id' | 'tenantId' | 'provider' | 'priority' | 'createdAt'>,
+): WaitingEntry => ({
+  provider: providerOf(job),
+  tenant: job.tenantId,
+  place: waitingSortKey(priorityOf(job), job.createdAt, job.id),
+  jobId: job.id,
+});

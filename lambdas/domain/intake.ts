@@ -8,15 +8,27 @@ import {
   JobNotFoundError,
   ValidationError,
 } from './errors';
+import { waitingEntryOf } from './fair-share';
 import { decideOnExisting, deriveJobId, fingerprint } from './idempotency';
 import { DEFAULT_PRIORITY, isTerminal, type Job, type JobType, newJob } from './job';
-import type { InputStore, JobPage, JobQueue, JobStore, Timeline, TimelineEvent, Workflow } from './ports';
+import type {
+  InputStore,
+  JobPage,
+  JobQueue,
+  JobStore,
+  Timeline,
+  TimelineEvent,
+  WaitingLines,
+  Workflow,
+} from './ports';
 import type { CreateJobRequest, CreateUploadRequest, ListJobsQuery } from './requests';
 import { fileSourceOf } from './requests';
 
 export interface IntakeDeps {
   readonly store: JobStore;
   readonly queue: JobQueue;
+  /** Each tenant's line of waiting jobs at each provider: a new job joins its tenant's. */
+  readonly waiting: WaitingLines;
   readonly inputs: InputStore;
   readonly now: () => Date;
   readonly idempotencyInProgressMs: number;
@@ -96,6 +108,8 @@ export async function submitJob(
   if (!outcome.created) return replay(deps, outcome.existing, requestFingerprint);
 
   try {
+    // In line before its message can reach the dispatcher; a job whose line entry is lost joins when its message is read.
+    await deps.waiting.add(waitingEntryOf(job));
     await deps.queue.enqueue(job);
   } catch (enqueueError) {
     return { job, replayed: false, enqueueError };

@@ -126,12 +126,86 @@ export type ActiveStatus = 'queued' | 'running' | 'needs_review';
  * of a job (`slotHolderOf`), not to the job: releasing names it, so an old
  * submission's step or a stale reading can never free a newer one's.
  */
+/**
+ * What a slot taken for a tenant's job records beside the holder, in the same
+ * conditional update that enforces the limit: the tenant's own cap is checked
+ * there too, and the tenant's pass moves on (weighted fair share), on the
+ * condition that it is still the one the choice was made on.
+ */
+export interface TenantClaim {
+  readonly tenant: string;
+  /** The most slots of this pool the tenant may hold; absent: no cap of its own. */
+  readonly maxInFlight?: number;
+  /** The tenant's pass as the choice read it (undefined: none stored), the pass it moves to, and the pool's new floor. */
+  readonly pass?: { readonly expected: number | undefined; readonly next: number; readonly floor: number };
+}
+
+/** A slot pool as one consistent read: who holds its slots, per tenant, and the fair-share passes. */
+export interface SlotPoolState {
+  readonly holders: readonly string[];
+  /** Slots each tenant holds; holders taken without a tenant count for none. */
+  readonly tenantInFlight: Readonly<Record<string, number>>;
+  /** Each tenant's pass (stride scheduling), absent for a tenant never served. */
+  readonly passes: Readonly<Record<string, number>>;
+  /** The pass of the tenant served last. */
+  readonly floor: number;
+}
+
 export interface SlotPool {
-  /** Takes a slot for the holder unless `limit` are held. A holder that already has one keeps it (true). */
-  acquire(holder: string, limit: number): Promise<boolean>;
-  /** Gives the holder's slot back; false if it held none. */
-  release(holder: string): Promise<boolean>;
+  /**
+   * Takes a slot for the holder unless `limit` are held (or, with a claim, the
+   * tenant holds its cap, or its pass moved since it was read). A holder that
+   * already has one keeps it (true).
+   */
+  acquire(holder: string, limit: number, claim?: TenantClaim): Promise<boolean>;
+  /** Gives the holder's slot back (and the tenant's count of it, if named); false if it held none. */
+  release(holder: string, tenant?: string): Promise<boolean>;
   holders(): Promise<readonly string[]>;
+  state(): Promise<SlotPoolState>;
+}
+
+/** A tenant's share of each provider's slots: its record, or the defaults. */
+export interface TenantShare {
+  /** 1..100: its share when several tenants wait. */
+  readonly weight: number;
+  /** The most slots it may hold at each provider; absent: no cap of its own. */
+  readonly maxInFlight?: number;
+}
+
+/** The shares of the named tenants, each present (defaults for a tenant without a record). */
+export type TenantShares = (tenants: readonly string[]) => Promise<ReadonlyMap<string, TenantShare>>;
+
+/** One waiting job in its tenant's line at its provider, found by its place in the line. */
+export interface WaitingEntry {
+  readonly provider: ProviderName;
+  readonly tenant: string;
+  /** Priority with aging, then the job id (`waitingSortKey`): the line's order. */
+  readonly place: string;
+  readonly jobId: string;
+}
+
+/** A tenant with waiting jobs at a provider; `marks` counts the jobs put in its line. */
+export interface WaitingTenant {
+  readonly tenant: string;
+  readonly marks: number;
+}
+
+/**
+ * Each tenant's line of waiting jobs at each provider, in priority order, and
+ * the set of tenants whose line may hold jobs: the fair choice reads the set
+ * (O(tenants waiting)) and the head of one line, never every waiting job.
+ * Entries are removed when their job takes a slot; an entry whose job left
+ * `queued` another way is removed by the first choice that meets it.
+ */
+export interface WaitingLines {
+  /** Puts the job in its tenant's line and marks the tenant waiting. Idempotent. */
+  add(entry: WaitingEntry): Promise<void>;
+  remove(entry: WaitingEntry): Promise<void>;
+  tenants(provider: ProviderName): Promise<readonly WaitingTenant[]>;
+  /** The first `limit` entries of the tenant's line, in order. */
+  head(provider: ProviderName, tenant: string, limit: number): Promise<readonly WaitingEntry[]>;
+  /** Takes the tenant off the waiting set, unless a job was put in its line since `marks` was read. */
+  retire(provider: ProviderName, tenant: WaitingTenant): Promise<void>;
 }
 
 /** Each provider's slot pool: a burst at one provider never takes another's capacity. */

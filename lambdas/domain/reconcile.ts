@@ -1,7 +1,7 @@
 import { jobTypeModule } from '../../config/job-types';
 import { FIX_KINDS } from '../../config/metrics';
 import { LEGACY_PROVIDER, PROVIDER_NAMES, type ProviderName } from '../../config/providers';
-import { handOffFreeSlot } from './dispatch';
+import { fillFreeSlot } from './dispatch';
 import { JOB_CANCELED_CAUSE, JOB_CANCELED_ERROR } from './errors';
 import {
   currentExecutionOf,
@@ -21,7 +21,9 @@ import type {
   ReconcilerPosition,
   ReconcilerProgress,
   SlotPools,
+  TenantShares,
   Timeline,
+  WaitingLines,
   Workflow,
 } from './ports';
 import type { Provider } from './provider';
@@ -44,6 +46,9 @@ export interface ReconcileDeps {
   readonly slots: SlotPools;
   readonly workflow: Workflow;
   readonly queue: JobQueue;
+  /** Each tenant's line of waiting jobs: a slot a pass frees goes to the job whose turn it is. */
+  readonly waiting: WaitingLines;
+  readonly tenantShares: TenantShares;
   /** Each provider's adapter, built from its secret. */
   readonly providers: (name: ProviderName) => Promise<Provider>;
   readonly timeline: Timeline;
@@ -193,7 +198,7 @@ export async function reconcile(
   for (const [provider, count] of freed) {
     try {
       for (let left = count; left > 0; left--) {
-        const next = await handOffFreeSlot(deps, provider);
+        const next = await fillFreeSlot(deps, provider);
         if (!next) break;
         await deps.timeline.record(next, {
           at: deps.now().toISOString(),
@@ -224,7 +229,7 @@ async function reconcileHolder(
 ): Promise<void> {
   const job = await deps.store.get(jobIdOf(holder));
   const release = async (detail: string) => {
-    if (await deps.slots(provider).release(holder))
+    if (await deps.slots(provider).release(holder, job?.tenantId))
       await fix({ id: jobIdOf(holder), provider }, 'slot_released', detail);
   };
   if (!job || providerOf(job) !== provider) return release('holder vanished');
@@ -392,7 +397,9 @@ async function reconcileRunning(deps: ReconcileDeps, job: Job, holdsSlot: boolea
     if (
       !holdsSlot &&
       !sent &&
-      !(await deps.slots(provider).acquire(slotHolderOf(job), deps.maxInFlight[provider]))
+      !(await deps.slots(provider).acquire(slotHolderOf(job), deps.maxInFlight[provider], {
+        tenant: job.tenantId,
+      }))
     )
       return;
     const next = await deps.store.recordNewRun(job, now);

@@ -21,10 +21,10 @@ export const holdsOwnSlot = (
 /** Gives back the job's own slot at its provider; false if it held none. */
 export async function releaseOwnSlot(
   slots: SlotPools,
-  job: Pick<Job, 'id' | 'createdAt' | 'resubmissions' | 'provider'>,
+  job: Pick<Job, 'id' | 'tenantId' | 'createdAt' | 'resubmissions' | 'provider'>,
 ): Promise<boolean> {
   const pool = slots(providerOf(job));
-  for (const holder of ownHolders(job)) if (await pool.release(holder)) return true;
+  for (const holder of ownHolders(job)) if (await pool.release(holder, job.tenantId)) return true;
   return false;
 }
 

@@ -4,7 +4,7 @@ import type { ProviderBinding } from '../../config/job-types/job-type';
 import { mediaTypeMatches } from '../../config/job-types/job-type';
 import { WORKFLOW_STEPS, type WorkflowStep } from '../../config/layout';
 import type { ProviderName } from '../../config/providers';
-import { handOffFreeSlot } from './dispatch';
+import { fillFreeSlot } from './dispatch';
 import {
   AmbiguousSubmissionError,
   InvalidJobInputError,
@@ -29,7 +29,9 @@ import type {
   JobStore,
   OutputStore,
   SlotPools,
+  TenantShares,
   Timeline,
+  WaitingLines,
   Workflow,
 } from './ports';
 import type { Provider } from './provider';
@@ -63,8 +65,11 @@ export interface StepEvent {
 export interface WorkflowDeps {
   readonly store: JobStore;
   readonly slots: SlotPools;
-  /** The dispatcher's queue: a released slot is handed to the job that waited longest. */
+  /** The dispatcher's queue: a released slot is handed, by fair share, to the job whose turn it is. */
   readonly queue: JobQueue;
+  /** Each tenant's line of waiting jobs at each provider. */
+  readonly waiting: WaitingLines;
+  readonly tenantShares: TenantShares;
   readonly maxInFlight: InFlightLimits;
   /** Each provider's adapter, built from its secret. */
   readonly providers: (name: ProviderName) => Promise<Provider>;
@@ -278,7 +283,7 @@ const steps: Record<StepName, (deps: WorkflowDeps, event: StepEvent) => Promise<
     }
     // Also on a retry whose first try released the slot but stopped before the hand-off.
     // The job that gets the slot records it: another tenant's job id is not for this one's timeline.
-    const next = await handOffFreeSlot(deps, providerOf(job));
+    const next = await fillFreeSlot(deps, providerOf(job));
     if (next) {
       await deps.timeline.record(next, {
         at: deps.now().toISOString(),

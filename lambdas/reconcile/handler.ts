@@ -7,7 +7,9 @@ import {
   providerAdapter,
   reconcilerProgress,
   slotPools,
+  tenantShares,
   timeline,
+  waitingLines,
   workflow,
 } from '../shared/aws';
 import { runtimeSettings } from '../shared/env';
@@ -25,6 +27,8 @@ export const handler = instrument('reconcile', async (_event: unknown, context: 
       slots: slotPools(),
       workflow: workflow(),
       queue: jobQueue(),
+      waiting: waitingLines(),
+      tenantShares: tenantShares(),
       providers: providerAdapter,
       timeline: timeline(),
       now: () => new Date(),

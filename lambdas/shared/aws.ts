@@ -14,13 +14,15 @@ import { DynamoDbSlotPool } from '../adapters/dynamodb-slot-pool';
 import { DynamoDbStreamTickets } from '../adapters/dynamodb-stream-tickets';
 import { DynamoDbSubscriptions } from '../adapters/dynamodb-subscriptions';
 import { DynamoDbTimeline } from '../adapters/dynamodb-timeline';
+import { DynamoDbWaitingLines } from '../adapters/dynamodb-waiting-lines';
 import { S3InputStore } from '../adapters/s3-input-store';
 import { S3MultipartInputs } from '../adapters/s3-multipart-inputs';
 import { S3OutputStore } from '../adapters/s3-output-store';
 import { SfnWorkflow } from '../adapters/sfn-workflow';
 import { SqsDeadLetters } from '../adapters/sqs-dead-letters';
 import { SqsJobQueue } from '../adapters/sqs-job-queue';
-import type { InFlightLimits, SlotPools } from '../domain/ports';
+import { DEFAULT_WEIGHT } from '../domain/fair-share';
+import type { InFlightLimits, SlotPools, TenantShares } from '../domain/ports';
 import { publishingStatusChanges } from '../domain/progress';
 import {
   type ProviderAdapter,
@@ -144,6 +146,16 @@ export async function providerAdapter(name: ProviderName): Promise<ProviderAdapt
 }
 
 /** Each provider's slot pool (one item per provider in the job table). */
+export const waitingLines = once(
+  () => new DynamoDbWaitingLines(documentClient(), requireEnv(resourceEnv.jobTable)),
+);
+
+/** Each tenant's share of the providers' slots: the defaults until tenants have records of their own. */
+export const tenantShares = once(
+  (): TenantShares => async (tenants) =>
+    new Map(tenants.map((tenant) => [tenant, { weight: DEFAULT_WEIGHT }])),
+);
+
 export const slotPools = once((): SlotPools => {
   const pools = new Map<ProviderName, DynamoDbSlotPool>();
   return (provider) => {

@@ -13,7 +13,9 @@ import {
   outputStore,
   providerAdapter,
   slotPools,
+  tenantShares,
   timeline,
+  waitingLines,
   workflow,
 } from '../shared/aws';
 import { requireEnv, runtimeSettings } from '../shared/env';
@@ -44,6 +46,8 @@ export const handler = instrument('workflow', async (raw: unknown, _context: Con
       store: liveJobStore(),
       slots: slotPools(),
       queue: jobQueue(),
+      waiting: waitingLines(),
+      tenantShares: tenantShares(),
       maxInFlight: inFlightLimits(),
       providers: providerAdapter,
       timeline: timeline(),

@@ -5,8 +5,10 @@ import {
   MemoryQueue,
   MemoryStore,
   MemoryTimeline,
+  MemoryWaitingLines,
   MemoryWorkflow,
   memorySlots,
+  memoryTenantShares,
 } from './support/memory-ports';
 
 const clock = new Date('2026-05-01T10:00:00.000Z');
@@ -17,6 +19,8 @@ function setup(maxInFlight: number) {
     slots: memorySlots(),
     workflow: new MemoryWorkflow(),
     queue: new MemoryQueue(),
+    waiting: new MemoryWaitingLines(),
+    tenantShares: memoryTenantShares(),
     timeline: new MemoryTimeline(),
     maxInFlight: limits(maxInFlight),
     maxWaitSeconds: 30,

@@ -6,7 +6,13 @@ import {
 } from '../../lambdas/domain/errors';
 import { deriveJobId, fingerprint } from '../../lambdas/domain/idempotency';
 import { cancelJob, getJob, type IntakeDeps, submitJob } from '../../lambdas/domain/intake';
-import { MemoryInputs, MemoryQueue, MemoryStore, MemoryWorkflow } from './support/memory-ports';
+import {
+  MemoryInputs,
+  MemoryQueue,
+  MemoryStore,
+  MemoryWaitingLines,
+  MemoryWorkflow,
+} from './support/memory-ports';
 
 let clock = new Date('2026-03-01T12:00:00.000Z');
 let deps: IntakeDeps & {
@@ -20,6 +26,7 @@ beforeEach(() => {
   deps = {
     store: new MemoryStore(),
     queue: new MemoryQueue(),
+    waiting: new MemoryWaitingLines(),
     inputs: new MemoryInputs(),
     workflow: new MemoryWorkflow(),
     now: () => clock,

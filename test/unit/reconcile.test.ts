@@ -1,3 +1,4 @@
+import { waitingEntryOf } from '../../lambdas/domain/fair-share';
 import { executionNameOf, type Job, newJob, providerOf, slotHolderOf } from '../../lambdas/domain/job';
 import { type ReconcileDeps, reconcile } from '../../lambdas/domain/reconcile';
 import {
@@ -6,8 +7,10 @@ import {
   MemoryReconcilerProgress,
   MemoryStore,
   MemoryTimeline,
+  MemoryWaitingLines,
   MemoryWorkflow,
   memorySlots,
+  memoryTenantShares,
   ScriptedProvider,
 } from './support/memory-ports';
 
@@ -21,6 +24,8 @@ function setup(options: { now?: number; deduplicates?: boolean } = {}) {
     slots: memorySlots(),
     workflow: new MemoryWorkflow(),
     queue: new MemoryQueue(),
+    waiting: new MemoryWaitingLines(),
+    tenantShares: memoryTenantShares(),
     provider,
     providers: async () => provider,
     timeline: new MemoryTimeline(),
@@ -199,11 +204,12 @@ describe('slots', () => {
     expect(report.fixes.slot_released).toBe(2);
   });
 
-  it('hands the slots it frees to the jobs that waited longest by the hand-off lane, no more than it freed', async () => {
+  it('hands the slots it frees to the jobs whose turn it is by the hand-off lane, no more than it freed', async () => {
     const { deps, add } = setup();
     const done = add({ status: 'succeeded' });
     const oldest = add({ status: 'queued', createdAt: at(0), enqueuedAt: at(0) });
     const newest = add({ status: 'queued', createdAt: at(1), enqueuedAt: at(1) });
+    for (const queued of [oldest, newest]) await deps.waiting.add(waitingEntryOf(queued));
     await deps.slots.acquire(slotHolderOf(done), 2);
     const report = await reconcile(deps);
     expect(report.fixes.slot_released).toBe(1);

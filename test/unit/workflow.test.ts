@@ -3,6 +3,7 @@ import {
   ProviderRejectedError,
   ProviderUnavailableError,
 } from '../../lambdas/domain/errors';
+import { waitingEntryOf } from '../../lambdas/domain/fair-share';
 import {
   executionNameOf,
   type Job,
@@ -20,8 +21,10 @@ import {
   MemoryQueue,
   MemoryStore,
   MemoryTimeline,
+  MemoryWaitingLines,
   MemoryWorkflow,
   memorySlots,
+  memoryTenantShares,
   ScriptedProvider,
 } from './support/memory-ports';
 
@@ -52,6 +55,8 @@ function setup(options: { deduplicates?: boolean; job?: Partial<Job> } = {}) {
     store,
     slots: memorySlots(),
     queue: new MemoryQueue(),
+    waiting: new MemoryWaitingLines(),
+    tenantShares: memoryTenantShares(),
     maxInFlight: limits(2),
     provider,
     providers: async () => provider,
@@ -366,7 +371,7 @@ describe('finalize, release and notify', () => {
   });
 });
 
-describe('handing a released slot to the job that waited longest', () => {
+describe('handing a released slot to the job whose turn it is', () => {
   const waiting = (id: string, createdAt: string): Job =>
     ({
       ...newJob(
@@ -381,13 +386,19 @@ describe('handing a released slot to the job that waited longest', () => {
         new Date(createdAt),
       ),
     }) as Job;
+  /** A queued job in its tenant's line, as intake leaves it. */
+  const enter = async (deps: ReturnType<typeof setup>['deps'], ...jobs: Job[]) => {
+    for (const queued of jobs) {
+      deps.store.jobs.set(queued.id, queued);
+      await deps.waiting.add(waitingEntryOf(queued));
+    }
+  };
 
   it('takes the freed slot for the oldest queued job and sends it to the dispatcher by the hand-off lane', async () => {
     const { step, deps, job } = setup({ job: { status: 'succeeded' } });
     const older = waiting('job_bbbbbbbbbbbbbbbbbbbbbbbbbb', '2026-05-01T09:00:00.000Z');
     const newer = waiting('job_cccccccccccccccccccccccccc', '2026-05-01T09:30:00.000Z');
-    deps.store.jobs.set(newer.id, newer);
-    deps.store.jobs.set(older.id, older);
+    await enter(deps, newer, older);
     await deps.slots.acquire(slotHolderOf(job), 2);
     await deps.slots.acquire('job_dddddddddddddddddddddddddd', 2); // the pool is full
 
@@ -414,7 +425,7 @@ describe('handing a released slot to the job that waited longest', () => {
     const dispatched = waiting('job_bbbbbbbbbbbbbbbbbbbbbbbbbb', '2026-05-01T09:00:00.000Z');
     const next = waiting('job_cccccccccccccccccccccccccc', '2026-05-01T09:30:00.000Z');
     const last = waiting('job_eeeeeeeeeeeeeeeeeeeeeeeeee', '2026-05-01T09:45:00.000Z');
-    for (const j of [dispatched, next, last]) deps.store.jobs.set(j.id, j);
+    await enter(deps, dispatched, next, last);
     await deps.slots.acquire(slotHolderOf(job), 2);
     await deps.slots.acquire(slotHolderOf(dispatched), 2);
 
@@ -425,33 +436,30 @@ describe('handing a released slot to the job that waited longest', () => {
     expect(deps.queue.messages.map((m) => m.jobId)).toEqual([next.id]);
   });
 
-  it('passes over a job that the lagging index still lists as queued, holding no slot for it', async () => {
+  it('passes over a job that left its line another way, removing its entry, and holds no slot for it', async () => {
     const { step, deps, job } = setup({ job: { status: 'succeeded' } });
-    const finished = {
-      ...waiting('job_bbbbbbbbbbbbbbbbbbbbbbbbbb', '2026-05-01T09:00:00.000Z'),
-      status: 'succeeded',
-    };
+    const finished = waiting('job_bbbbbbbbbbbbbbbbbbbbbbbbbb', '2026-05-01T09:00:00.000Z');
     const next = waiting('job_cccccccccccccccccccccccccc', '2026-05-01T09:30:00.000Z');
-    deps.store.jobs.set(finished.id, finished as Job);
-    deps.store.jobs.set(next.id, next);
-    // The index has not seen the first job leave `queued` yet.
-    deps.store.listActive = async () => ({ items: [finished as Job, next], itemsRead: 2, nextCursor: null });
+    await enter(deps, finished, next);
+    // Canceled while it waited: its entry is still in the line.
+    deps.store.jobs.set(finished.id, { ...finished, status: 'canceled' } as Job);
     await deps.slots.acquire(slotHolderOf(job), 1);
 
     await step('release');
 
     expect(await deps.slots.holders()).toEqual([slotHolderOf(next)]);
     expect(deps.queue.messages.map((m) => m.jobId)).toEqual([next.id]);
+    expect(deps.waiting.entries()).toEqual([]);
   });
 
   it('gives back a slot taken for a job that was canceled between the read and the take', async () => {
     const { step, deps, job } = setup({ job: { status: 'succeeded' } });
     const raced = waiting('job_bbbbbbbbbbbbbbbbbbbbbbbbbb', '2026-05-01T09:00:00.000Z');
-    deps.store.jobs.set(raced.id, raced);
+    await enter(deps, raced);
     const pool = deps.slots.pool(providerOf(raced));
     const acquire = pool.acquire.bind(pool);
-    pool.acquire = async (holder, limit) => {
-      const taken = await acquire(holder, limit);
+    pool.acquire = async (holder, limit, claim) => {
+      const taken = await acquire(holder, limit, claim);
       if (holder === slotHolderOf(raced))
         deps.store.jobs.set(raced.id, { ...raced, status: 'canceled' } as Job);
       return taken;

@@ -24,10 +24,17 @@ import type {
   ReconcilerPosition,
   ReconcilerProgress,
   SlotPool,
+  SlotPoolState,
   SlotPools,
   StatusChange,
+  TenantClaim,
+  TenantShare,
+  TenantShares,
   Timeline,
   TimelineEvent,
+  WaitingEntry,
+  WaitingLines,
+  WaitingTenant,
   Workflow,
 } from '../../../lambdas/domain/ports';
 import type { Provider, ProviderJobStatus, ProviderSubmission } from '../../../lambdas/domain/provider';
@@ -224,18 +231,88 @@ export class MemoryOutputs implements OutputStore {
 
 export class MemorySlots implements SlotPool {
   readonly held = new Set<string>();
-  async acquire(jobId: string, limit: number) {
-    if (this.held.has(jobId)) return true;
+  /** Each tenant's holders. */
+  readonly byTenant = new Map<string, Set<string>>();
+  readonly passes = new Map<string, number>();
+  floor = 0;
+  async acquire(holder: string, limit: number, claim?: TenantClaim) {
+    if (this.held.has(holder)) return true;
     if (this.held.size >= limit) return false;
-    this.held.add(jobId);
+    if (claim) {
+      const mine = this.byTenant.get(claim.tenant) ?? new Set<string>();
+      if (claim.maxInFlight !== undefined && mine.size >= claim.maxInFlight) return false;
+      if (claim.pass && this.passes.get(claim.tenant) !== claim.pass.expected) return false;
+      mine.add(holder);
+      this.byTenant.set(claim.tenant, mine);
+      if (claim.pass) {
+        this.passes.set(claim.tenant, claim.pass.next);
+        this.floor = claim.pass.floor;
+      }
+    }
+    this.held.add(holder);
     return true;
   }
-  async release(jobId: string) {
-    return this.held.delete(jobId);
+  async release(holder: string, tenant?: string) {
+    if (!this.held.delete(holder)) return false;
+    if (tenant !== undefined) this.byTenant.get(tenant)?.delete(holder);
+    return true;
   }
   async holders() {
     return [...this.held];
   }
+  async state(): Promise<SlotPoolState> {
+    return {
+      holders: [...this.held],
+      tenantInFlight: Object.fromEntries([...this.byTenant].map(([tenant, mine]) => [tenant, mine.size])),
+      passes: Object.fromEntries(this.passes),
+      floor: this.floor,
+    };
+  }
+}
+
+/** Every tenant's waiting lines, in memory, in the order the DynamoDB adapter keeps them. */
+export class MemoryWaitingLines implements WaitingLines {
+  readonly lines = new Map<string, Map<string, WaitingEntry>>();
+  readonly marks = new Map<string, number>();
+  private static line(provider: ProviderName, tenant: string) {
+    return `${provider}#${tenant}`;
+  }
+  async add(entry: WaitingEntry) {
+    const key = MemoryWaitingLines.line(entry.provider, entry.tenant);
+    const line = this.lines.get(key) ?? new Map<string, WaitingEntry>();
+    line.set(entry.place, entry);
+    this.lines.set(key, line);
+    this.marks.set(key, (this.marks.get(key) ?? 0) + 1);
+  }
+  async remove(entry: WaitingEntry) {
+    this.lines.get(MemoryWaitingLines.line(entry.provider, entry.tenant))?.delete(entry.place);
+  }
+  async tenants(provider: ProviderName) {
+    return [...this.marks]
+      .filter(([key]) => key.startsWith(`${provider}#`))
+      .map(([key, marks]) => ({ tenant: key.slice(provider.length + 1), marks }))
+      .sort((a, b) => (a.tenant < b.tenant ? -1 : 1));
+  }
+  async head(provider: ProviderName, tenant: string, limit: number) {
+    const line = this.lines.get(MemoryWaitingLines.line(provider, tenant)) ?? new Map<string, WaitingEntry>();
+    return [...line.keys()]
+      .sort()
+      .slice(0, limit)
+      .map((place) => line.get(place) as WaitingEntry);
+  }
+  async retire(provider: ProviderName, tenant: WaitingTenant) {
+    const key = MemoryWaitingLines.line(provider, tenant.tenant);
+    if (this.marks.get(key) === tenant.marks) this.marks.delete(key);
+  }
+  /** Every entry, in no particular order. */
+  entries(): WaitingEntry[] {
+    return [...this.lines.values()].flatMap((line) => [...line.values()]);
+  }
+}
+
+/** Every tenant has the defaults unless given a share here. */
+export function memoryTenantShares(shares: Record<string, TenantShare> = {}): TenantShares {
+  return async (tenants) => new Map(tenants.map((tenant) => [tenant, shares[tenant] ?? { weight: 1 }]));
 }
 
 /**
@@ -258,9 +335,10 @@ export function memorySlots(): MemorySlotPools {
   return Object.assign((provider: ProviderName) => pool(provider), {
     held: legacy.held,
     pool,
-    acquire: (holder: string, limit: number) => legacy.acquire(holder, limit),
-    release: (holder: string) => legacy.release(holder),
+    acquire: (holder: string, limit: number, claim?: TenantClaim) => legacy.acquire(holder, limit, claim),
+    release: (holder: string, tenant?: string) => legacy.release(holder, tenant),
     holders: () => legacy.holders(),
+    state: () => legacy.state(),
   });
 }
 

@@ -29,6 +29,8 @@ import {
   MemorySlots,
   MemoryStore,
   MemoryTimeline,
+  MemoryWaitingLines,
+  memoryTenantShares,
 } from '../memory-ports';
 import { type Breach, callInvariants, generationOf, type Invariant, stepInvariants } from './invariants';
 import { type ProviderRun, SimulatedProvider } from './provider';
@@ -79,6 +81,7 @@ export class World {
   readonly store = new MemoryStore();
   readonly slots = new MemorySlots();
   readonly queue = new MemoryQueue();
+  readonly waiting = new MemoryWaitingLines();
   readonly timeline = new MemoryTimeline();
   readonly inputs = new MemoryInputs();
   readonly outputs = new MemoryOutputs();
@@ -161,6 +164,8 @@ export class World {
       slots: () => slots,
       providers: async () => provider,
       queue: scheduled(this.queue, 'queue', context),
+      waiting: scheduled(this.waiting, 'waiting', context),
+      tenantShares: memoryTenantShares(),
       timeline: scheduled(this.timeline, 'timeline', context),
       inputs: scheduled(this.inputs, 'inputs', context),
       outputs: scheduled(this.outputs, 'outputs', context),
