@@ -63,7 +63,11 @@ export const connectionTable = {
 /** API keys, stored as SHA-256 hashes of the key; never the key itself. */
 export const apiKeyTable = {
   partitionKey: 'keyHash',
-  indexes: [],
+  indexes: [
+    // A tenant's keys: whether a name is a tenant's at all. Keys only, so a reader of the
+    // index sees hashes and tenant names, never the usage-plan key values on the items.
+    { name: 'byTenant', partitionKey: 'tenantId', sortKey: 'createdAt', projection: 'KEYS_ONLY' },
+  ],
 } as const satisfies TableLayout;
 
 /**
