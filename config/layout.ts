@@ -78,7 +78,7 @@ export const apiKeyTable = {
 export type RouteAuth = 'none' | 'tenant' | 'admin';
 
 export interface RouteLayout {
-  readonly method: 'GET' | 'POST';
+  readonly method: 'GET' | 'POST' | 'PUT';
   /** API Gateway resource path; `{name}` segments are path parameters. */
   readonly path: string;
   readonly auth: RouteAuth;
@@ -112,6 +112,8 @@ export const routes = [
   { method: 'POST', path: '/v1/uploads/{ref}/complete', auth: 'tenant' },
   { method: 'GET', path: '/v1/admin/jobs', auth: 'admin' },
   { method: 'GET', path: '/v1/admin/providers', auth: 'admin' },
+  { method: 'GET', path: '/v1/admin/tenants/{tenant}', auth: 'admin' },
+  { method: 'PUT', path: '/v1/admin/tenants/{tenant}', auth: 'admin' },
   { method: 'POST', path: '/v1/admin/jobs/{id}/resolve', auth: 'admin' },
   { method: 'POST', path: '/v1/admin/dlq/redrive', auth: 'admin' },
 ] as const satisfies readonly RouteLayout[];

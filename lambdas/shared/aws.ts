@@ -13,6 +13,7 @@ import { DynamoDbReconcilerProgress } from '../adapters/dynamodb-reconciler-prog
 import { DynamoDbSlotPool } from '../adapters/dynamodb-slot-pool';
 import { DynamoDbStreamTickets } from '../adapters/dynamodb-stream-tickets';
 import { DynamoDbSubscriptions } from '../adapters/dynamodb-subscriptions';
+import { DynamoDbTenantStore } from '../adapters/dynamodb-tenant-store';
 import { DynamoDbTimeline } from '../adapters/dynamodb-timeline';
 import { S3InputStore } from '../adapters/s3-input-store';
 import { S3MultipartInputs } from '../adapters/s3-multipart-inputs';
@@ -62,6 +63,11 @@ export const jobStore = once(
 
 export const apiKeyStore = once(
   () => new DynamoDbApiKeyStore(documentClient(), requireEnv(resourceEnv.apiKeyTable)),
+);
+
+/** Tenants' settings, beside their jobs in the job table. */
+export const tenantStore = once(
+  () => new DynamoDbTenantStore(documentClient(), requireEnv(resourceEnv.jobTable)),
 );
 
 /** Each function has the queues it was granted: the steps function the hand-off lane only, the api function the jobs queue only. */
