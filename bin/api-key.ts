@@ -4,7 +4,10 @@
  *   npm run api-key -- create --tenant acme [--admin] [--stack Longhaul]
  *   npm run api-key -- revoke --key lh_… [--stack Longhaul]
  *
- * A new key is printed once and stored only as its SHA-256. Each tenant gets
+ * A new key is printed once and stored only as its SHA-256. A tenant's first
+ * key also gives it its settings record (the defaults, which
+ * `PUT /v1/admin/tenants/{tenant}` changes); a record already there is kept.
+ * Each tenant gets
  * one API Gateway usage-plan key (never shown to clients) that the authorizer
  * returns as the usage identifier, so throttling is per tenant, not per key.
  * A revoked key stops working once the gateway's authorizer cache expires.
@@ -23,8 +26,11 @@ import {
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDbTenantStore } from '../lambdas/adapters/dynamodb-tenant-store';
+import { ADMIN_TENANT_ID } from '../lambdas/domain/tenants';
 import { type ApiKeyRecord, generateApiKey, hashApiKey } from '../lambdas/shared/api-keys';
 
+/** The tenant names this tool issues keys for: a narrower set than the names a tenant may have (TENANT_ID_PATTERN). */
 const TENANT_PATTERN = /^[a-z0-9][a-z0-9-]{0,62}$/;
 
 async function stackOutputs(stackName: string): Promise<Record<string, string>> {
@@ -81,6 +87,57 @@ export async function usageKeyFor(
   return key.value;
 }
 
+export interface CreateKeyDeps {
+  readonly documents: DynamoDBDocumentClient;
+  readonly apiGateway: APIGatewayClient;
+  readonly apiKeyTableName: string;
+  readonly jobTableName: string;
+  readonly usagePlanId: string;
+  readonly now: Date;
+}
+
+/**
+ * Issues a key of `tenantId` (or the admin key). A tenant's settings record is
+ * made first, with the defaults unless it has one, so every key's tenant has
+ * settings an operator can read and change; then the key is stored, as its hash.
+ */
+export async function createKey(
+  deps: CreateKeyDeps,
+  request: { readonly tenantId: string | undefined; readonly admin: boolean },
+): Promise<{ readonly apiKey: string; readonly record: ApiKeyRecord; readonly tenantCreated: boolean }> {
+  const tenantId = request.admin ? ADMIN_TENANT_ID : request.tenantId;
+  if (!tenantId || !TENANT_PATTERN.test(tenantId)) {
+    throw new Error('--tenant must be 1-63 lower-case letters, digits or dashes (or pass --admin).');
+  }
+  if (!request.admin && tenantId === ADMIN_TENANT_ID) {
+    throw new Error(`--tenant ${ADMIN_TENANT_ID} is the admin key's name; pass --admin for an admin key.`);
+  }
+  const tenantCreated = request.admin
+    ? false
+    : await new DynamoDbTenantStore(deps.documents, deps.jobTableName).ensure(tenantId, deps.now);
+  const usageKey = await usageKeyFor(
+    deps.apiGateway,
+    deps.usagePlanId,
+    `longhaul-${request.admin ? 'admin' : `tenant-${tenantId}`}`,
+  );
+  const apiKey = generateApiKey();
+  const record: ApiKeyRecord = {
+    keyHash: hashApiKey(apiKey),
+    tenantId,
+    role: request.admin ? 'admin' : 'tenant',
+    usageKey,
+    createdAt: deps.now.toISOString(),
+  };
+  await deps.documents.send(
+    new PutCommand({
+      TableName: deps.apiKeyTableName,
+      Item: record,
+      ConditionExpression: 'attribute_not_exists(keyHash)',
+    }),
+  );
+  return { apiKey, record, tenantCreated };
+}
+
 async function main(): Promise<void> {
   const { positionals, values } = parseArgs({
     allowPositionals: true,
@@ -97,32 +154,23 @@ async function main(): Promise<void> {
 
   switch (positionals[0]) {
     case 'create': {
-      const tenantId = values.admin ? 'admin' : values.tenant;
-      if (!tenantId || !TENANT_PATTERN.test(tenantId)) {
-        throw new Error('--tenant must be 1-63 lower-case letters, digits or dashes (or pass --admin).');
-      }
-      const usageKey = await usageKeyFor(
-        new APIGatewayClient({}),
-        output(outputs, 'UsagePlanId'),
-        `longhaul-${values.admin ? 'admin' : `tenant-${tenantId}`}`,
+      const { apiKey, record, tenantCreated } = await createKey(
+        {
+          documents,
+          apiGateway: new APIGatewayClient({}),
+          apiKeyTableName: tableName,
+          jobTableName: output(outputs, 'JobTableName'),
+          usagePlanId: output(outputs, 'UsagePlanId'),
+          now: new Date(),
+        },
+        { tenantId: values.tenant, admin: values.admin },
       );
-      const apiKey = generateApiKey();
-      const record: ApiKeyRecord = {
-        keyHash: hashApiKey(apiKey),
-        tenantId,
-        role: values.admin ? 'admin' : 'tenant',
-        usageKey,
-        createdAt: new Date().toISOString(),
-      };
-      await documents.send(
-        new PutCommand({
-          TableName: tableName,
-          Item: record,
-          ConditionExpression: 'attribute_not_exists(keyHash)',
-        }),
-      );
+      if (tenantCreated)
+        process.stderr.write(`Tenant ${record.tenantId} created with the default settings.\n`);
       process.stdout.write(`${apiKey}\n`);
-      process.stderr.write(`Key for ${record.role} ${tenantId} created; it is shown only this once.\n`);
+      process.stderr.write(
+        `Key for ${record.role} ${record.tenantId} created; it is shown only this once.\n`,
+      );
       return;
     }
     case 'revoke': {

@@ -29,6 +29,8 @@ import {
   type RedriveStarted,
   type Resolution,
   type StreamTicket,
+  type Tenant,
+  type TenantSettings,
   type TimelineEvent,
   type UploadedFile,
   type UploadTicket,
@@ -570,6 +572,26 @@ export class Longhaul {
   async providers(options: RequestOptions = {}): Promise<readonly ProviderStatus[]> {
     const answer = await this.call('adminListProviders', options);
     return (answer.body as { items: ProviderStatus[] }).items;
+  }
+
+  /** A tenant's settings and usage (admin key). */
+  async tenant(name: string, options: RequestOptions = {}): Promise<Tenant> {
+    return (await this.call('adminGetTenant', { ...options, path: { tenant: name } })).body as Tenant;
+  }
+
+  /**
+   * Sets the settings `settings` names for a tenant (admin key); the others
+   * keep their values. Retried like any idempotent request: the same settings
+   * again leave the same record.
+   */
+  async putTenant(name: string, settings: TenantSettings, options: RequestOptions = {}): Promise<Tenant> {
+    const answer = await this.call('adminPutTenant', {
+      ...options,
+      path: { tenant: name },
+      operationHeaders: { 'content-type': 'application/json' },
+      body: () => JSON.stringify(settings),
+    });
+    return answer.body as Tenant;
   }
 
   /** Settles a job in review (admin key). Not retried unless the server certainly did nothing. */

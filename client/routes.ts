@@ -6,7 +6,7 @@
 export type Auth = 'none' | 'tenant' | 'admin';
 
 export interface Operation {
-  readonly method: 'GET' | 'POST';
+  readonly method: 'GET' | 'POST' | 'PUT';
   /** `{id}` segments are path parameters. */
   readonly path: string;
   readonly auth: Auth;
@@ -58,6 +58,9 @@ export const operations = {
   },
   adminListJobs: { method: 'GET', path: '/v1/admin/jobs', auth: 'admin', retry: 'idempotent' },
   adminListProviders: { method: 'GET', path: '/v1/admin/providers', auth: 'admin', retry: 'idempotent' },
+  adminGetTenant: { method: 'GET', path: '/v1/admin/tenants/{tenant}', auth: 'admin', retry: 'idempotent' },
+  // Setting the same settings again leaves the same record.
+  adminPutTenant: { method: 'PUT', path: '/v1/admin/tenants/{tenant}', auth: 'admin', retry: 'idempotent' },
   adminResolveJob: {
     method: 'POST',
     path: '/v1/admin/jobs/{id}/resolve',

@@ -96,6 +96,32 @@ export type ProviderStatus = {
   readonly queued: number;
 };
 
+/** What a tenant has in the system now. */
+export type TenantUsage = {
+  readonly queued: number;
+  readonly scheduled: number;
+  readonly inFlight: number;
+};
+
+/** A tenant's settings and usage (`GET /v1/admin/tenants/{tenant}`); a tenant never set up has the defaults. */
+export type Tenant = {
+  readonly tenant: string;
+  /** Its share of a freed provider slot, 1..100. */
+  readonly weight: number;
+  /** Its jobs running at one provider at most, inside the provider's own limit; absent: no cap. */
+  readonly maxInFlight?: number;
+  /** Its queued and scheduled jobs at most. */
+  readonly maxQueued: number;
+  readonly usage: TenantUsage;
+};
+
+/** What `putTenant` sets: each setting named is set, the others keep their values; `maxInFlight: null` removes the cap. */
+export type TenantSettings = {
+  readonly weight?: number;
+  readonly maxInFlight?: number | null;
+  readonly maxQueued?: number;
+};
+
 export type Page<T> = { readonly items: readonly T[]; readonly nextCursor: string | null };
 
 export type TimelineEvent = {

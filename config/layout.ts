@@ -69,7 +69,11 @@ export const connectionTable = {
 /** API keys, stored as SHA-256 hashes of the key; never the key itself. */
 export const apiKeyTable = {
   partitionKey: 'keyHash',
-  indexes: [],
+  indexes: [
+    // A tenant's keys: whether a name is a tenant's at all. Keys only, so a reader of the
+    // index sees hashes and tenant names, never the usage-plan key values on the items.
+    { name: 'byTenant', partitionKey: 'tenantId', sortKey: 'createdAt', projection: 'KEYS_ONLY' },
+  ],
 } as const satisfies TableLayout;
 
 /**
@@ -80,7 +84,7 @@ export const apiKeyTable = {
 export type RouteAuth = 'none' | 'tenant' | 'admin';
 
 export interface RouteLayout {
-  readonly method: 'GET' | 'POST';
+  readonly method: 'GET' | 'POST' | 'PUT';
   /** API Gateway resource path; `{name}` segments are path parameters. */
   readonly path: string;
   readonly auth: RouteAuth;
@@ -114,6 +118,8 @@ export const routes = [
   { method: 'POST', path: '/v1/uploads/{ref}/complete', auth: 'tenant' },
   { method: 'GET', path: '/v1/admin/jobs', auth: 'admin' },
   { method: 'GET', path: '/v1/admin/providers', auth: 'admin' },
+  { method: 'GET', path: '/v1/admin/tenants/{tenant}', auth: 'admin' },
+  { method: 'PUT', path: '/v1/admin/tenants/{tenant}', auth: 'admin' },
   { method: 'POST', path: '/v1/admin/jobs/{id}/resolve', auth: 'admin' },
   { method: 'POST', path: '/v1/admin/dlq/redrive', auth: 'admin' },
 ] as const satisfies readonly RouteLayout[];

@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import type { ProviderName } from '../config/providers';
+import { ADMIN_TENANT_ID, TENANT_ID_PATTERN, TENANT_ID_RULE } from '../lambdas/domain/tenants';
 import { DEFAULT_REPLICATE_WEBHOOK_SECRET } from './provider-sim/defaults';
 
 /**
@@ -62,8 +63,6 @@ export interface LocalConfig {
   readonly dispatchEnabled: boolean;
 }
 
-export const ADMIN_TENANT_ID = 'admin';
-
 export const localDefaults = {
   PORT: '3000',
   LONGHAUL_API_KEYS: 'dev-key:dev',
@@ -94,7 +93,6 @@ export class LocalConfigError extends Error {
 
 // Printable ASCII without spaces; a comma separates entries, so it cannot occur.
 const API_KEY = /^[\x21-\x2b\x2d-\x7e]{1,256}$/;
-const TENANT_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
 const portSchema = z
   .string()
@@ -121,10 +119,10 @@ const tenantKeysSchema = z.string().transform((raw, ctx) => {
       });
       return;
     }
-    if (!TENANT_ID.test(tenantId)) {
+    if (!TENANT_ID_PATTERN.test(tenantId)) {
       ctx.addIssue({
         code: 'custom',
-        message: `${where}: the tenant must be 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit`,
+        message: `${where}: the tenant must be ${TENANT_ID_RULE}`,
       });
       return;
     }

@@ -114,7 +114,7 @@ export class DynamoDbJobStore implements JobStore {
     query: { readonly status?: JobStatus; readonly limit: number; readonly cursor?: string },
   ): Promise<JobPage> {
     const index = query.status === undefined ? byTenant : byTenantStatus;
-    const partition = query.status === undefined ? tenantId : `${tenantId}#${query.status}`;
+    const partition = query.status === undefined ? tenantId : tenantStatusKey(tenantId, query.status);
     const start = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
     const keyOf = (at: { readonly id: string; readonly createdAt: string }) => ({
       pk: at.id,
@@ -164,7 +164,7 @@ export class DynamoDbJobStore implements JobStore {
     const values: Record<string, unknown> = {
       ':status': change.status,
       ':at': stamp,
-      ':tenantStatus': `${job.tenantId}#${change.status}`,
+      ':tenantStatus': tenantStatusKey(job.tenantId, change.status),
     };
     const set = ['#status = :status', 'statusAt = :at', 'updatedAt = :at', 'tenantStatus = :tenantStatus'];
     const remove: string[] = [];
@@ -356,7 +356,7 @@ export class DynamoDbJobStore implements JobStore {
         ':queued': 'queued',
         ':activeKey': activeKeyOf(providerOf(job), 'queued'),
         ':review': 'needs_review',
-        ':tenantStatus': `${job.tenantId}#queued`,
+        ':tenantStatus': tenantStatusKey(job.tenantId, 'queued'),
         ':at': stamp,
         ':runs': (job.runs ?? 0) + 1,
         ':resubmissions': (job.resubmissions ?? 0) + 1,
@@ -529,7 +529,7 @@ export function toItem(job: Job, retentionDays: number): JobItem {
     ...job,
     pk: job.id,
     sk: JOB_ITEM_SORT_KEY,
-    tenantStatus: `${job.tenantId}#${job.status}`,
+    tenantStatus: tenantStatusKey(job.tenantId, job.status),
     ...(terminal ? {} : { activeStatus: job.status, activeKey: activeKeyOf(providerOf(job), job.status) }),
     ...(terminal
       ? { expiresAt: epochSeconds(new Date(job.finishedAt ?? job.updatedAt)) + retentionDays * 86_400 }
@@ -550,6 +550,9 @@ function fromItem(item: JobItem): Job {
   } = item;
   return job;
 }
+
+/** The per-tenant status index's partition of a tenant's jobs in one status. */
+export const tenantStatusKey = (tenantId: string, status: string): string => `${tenantId}#${status}`;
 
 /** The active index's partition of a provider's jobs in one status. */
 const activeKeyOf = (provider: ProviderName, status: JobStatus): string => `${provider}#${status}`;

@@ -32,7 +32,9 @@ import { applyProgress, ProgressThrottle } from '../domain/progress';
 import { applyProviderEvent } from '../domain/provider-events';
 import { parseCreateJob, parseCreateUpload, parseListJobs, UPLOAD_REF_PATTERN } from '../domain/requests';
 import { issueStreamTicket, STREAM_TICKET_TTL_SECONDS } from '../domain/stream-tickets';
+import { getTenant, parseTenantChanges, parseTenantName, putTenant } from '../domain/tenants';
 import {
+  apiKeyStore,
   deadLetters,
   inFlightLimits,
   inputStore,
@@ -45,13 +47,14 @@ import {
   providerAdapter,
   slotPools,
   streamTickets,
+  tenantStore,
   timeline,
   waitingLines,
   workflow,
 } from '../shared/aws';
 import { runtimeSettings } from '../shared/env';
 import { emit, instrument, logger } from '../shared/observability';
-import { basePath, bodyBytes, header, json, jsonBody, mediaType, parseJson, problemResult } from './http';
+import { basePath, bodyBytes, header, json, jsonBody, mediaType, problemResult } from './http';
 import { parseMultipartJob } from './multipart';
 import { openApiDocument } from './openapi';
 import { toProblem } from './problems';
@@ -190,6 +193,9 @@ const tenantRoutes: Partial<Record<RouteKey, Route>> = {
   },
 };
 
+/** Tenants' settings, and which names are tenants': those that API keys carry. */
+const tenants = () => ({ tenants: tenantStore(), keys: apiKeyStore(), now });
+
 const adminListQuery = z.strictObject({
   status: z.enum(['queued', 'running', 'needs_review']).default('needs_review'),
   limit: z.coerce.number().int().min(1).max(100).default(50),
@@ -226,6 +232,15 @@ const adminRoutes: Partial<
     json(200, {
       items: await providerStatuses({ store: jobStore(), slots: slotPools(), maxInFlight: inFlightLimits() }),
     }),
+  'GET /v1/admin/tenants/{tenant}': async (event) =>
+    json(200, await getTenant(tenants(), event.pathParameters?.tenant)),
+  'PUT /v1/admin/tenants/{tenant}': async (event) => {
+    const name = parseTenantName(event.pathParameters?.tenant);
+    const changes = parseTenantChanges(jsonBody(event, bodyLimits.jsonBytes));
+    const tenant = await putTenant(tenants(), name, changes);
+    logger.info('tenant settings set by an operator', { tenant: tenant.tenant, changes });
+    return json(200, tenant);
+  },
   'POST /v1/admin/jobs/{id}/resolve': async (event) => {
     const resolution = parseResolution(jsonBody(event, bodyLimits.jsonBytes));
     const job = await resolveJob(

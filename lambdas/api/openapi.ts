@@ -27,6 +27,7 @@ import { RESULT_SCHEMAS } from '../domain/present';
 import { providerEvent } from '../domain/provider-events';
 import { UPLOAD_MEDIA_TYPE, UPLOAD_MEDIA_TYPES, UPLOAD_REF_PATTERN } from '../domain/requests';
 import { STREAM_TICKET_PATTERN, STREAM_TICKET_TTL_SECONDS } from '../domain/stream-tickets';
+import { MAX_WEIGHT, TENANT_DEFAULTS, TENANT_ID_PATTERN, tenantChanges } from '../domain/tenants';
 
 /**
  * The OpenAPI 3.1 document of the HTTP API, served at GET /openapi.json and
@@ -363,6 +364,53 @@ const schemas: Record<string, Schema> = {
     required: ['items'],
     additionalProperties: false,
   },
+  Tenant: {
+    type: 'object',
+    description:
+      "A tenant's settings, with which the scheduler shares each provider's slots among tenants with waiting jobs, and what the tenant has in the system now. A tenant whose settings were never set has the defaults.",
+    properties: {
+      tenant: { type: 'string', pattern: TENANT_ID_PATTERN.source },
+      weight: {
+        type: 'integer',
+        minimum: 1,
+        maximum: MAX_WEIGHT,
+        default: TENANT_DEFAULTS.weight,
+        description:
+          "Its share of a freed provider slot, in proportion to the other waiting tenants' weights.",
+      },
+      maxInFlight: {
+        type: 'integer',
+        minimum: 1,
+        description:
+          "Its jobs running at one provider at most, inside that provider's own limit. Absent: no cap of its own.",
+      },
+      maxQueued: {
+        type: 'integer',
+        minimum: 1,
+        default: TENANT_DEFAULTS.maxQueued,
+        description: 'Its queued and scheduled jobs at most.',
+      },
+      usage: schemaRef('TenantUsage'),
+    },
+    required: ['tenant', 'weight', 'maxQueued', 'usage'],
+    additionalProperties: false,
+  },
+  TenantUsage: {
+    type: 'object',
+    description: 'Counted from the job indexes, which lag the jobs by a moment.',
+    properties: {
+      queued: { type: 'integer', minimum: 0, description: 'Jobs waiting for a provider slot.' },
+      scheduled: { type: 'integer', minimum: 0, description: 'Jobs waiting for their runAt.' },
+      inFlight: { type: 'integer', minimum: 0, description: 'Jobs running at any provider.' },
+    },
+    required: ['queued', 'scheduled', 'inFlight'],
+    additionalProperties: false,
+  },
+  TenantSettings: {
+    ...fromZod(tenantChanges),
+    description:
+      'The settings to set: each one named is set, each one left out keeps its value (the default, for a tenant whose settings were never set), and `maxInFlight: null` removes the cap. Sending the same body again changes nothing.',
+  },
   JobError: {
     type: 'object',
     properties: { code: { type: 'string' }, message: { type: 'string' } },
@@ -673,6 +721,11 @@ const responses: Record<string, ResponseObject> = {
     ['forbidden'],
   ),
   NotFound: problemResponse(404, "No such job, or another tenant's (`not-found`).", ['not-found']),
+  TenantNotFound: problemResponse(
+    404,
+    'Neither an API key nor a record carries this tenant name (`not-found`).',
+    ['not-found'],
+  ),
   IdempotencyKeyInUse: problemResponse(
     409,
     'The first request with this Idempotency-Key is still being accepted (`idempotency-key-in-use`): retry with the same key after Retry-After; no second job is created.',
@@ -735,6 +788,7 @@ const tenantSecurity = [{ apiKey: [] }] as const;
 const adminSecurity = [{ adminKey: [] }] as const;
 
 const jobIdParameter = ref('parameters', 'JobId');
+const tenantParameter = ref('parameters', 'Tenant');
 
 function buildDocument(): OpenApiDocument {
   return {
@@ -1057,6 +1111,38 @@ function buildDocument(): OpenApiDocument {
           },
         },
       },
+      '/v1/admin/tenants/{tenant}': {
+        get: {
+          operationId: 'adminGetTenant',
+          summary: "A tenant's settings and usage",
+          tags: ['admin'],
+          security: adminSecurity,
+          parameters: [tenantParameter],
+          responses: {
+            '200': { description: 'The tenant.', content: jsonContent(schemaRef('Tenant')) },
+            '400': problemRef('ValidationFailed'),
+            ...authenticated,
+            '404': problemRef('TenantNotFound'),
+          },
+        },
+        put: {
+          operationId: 'adminPutTenant',
+          summary: "Set a tenant's settings",
+          description:
+            'Idempotent. Only a tenant (a name an API key carries) has settings: any other name is refused with 400 naming `tenant`, and so is invalid input, with nothing changed.',
+          tags: ['admin'],
+          security: adminSecurity,
+          parameters: [tenantParameter],
+          requestBody: { required: true, content: jsonContent(schemaRef('TenantSettings')) },
+          responses: {
+            '200': { description: 'The tenant as it now is.', content: jsonContent(schemaRef('Tenant')) },
+            '400': problemRef('ValidationFailed'),
+            ...authenticated,
+            '413': problemRef('PayloadTooLarge'),
+            '415': problemRef('UnsupportedMediaType'),
+          },
+        },
+      },
       '/v1/admin/jobs/{id}/resolve': {
         post: {
           operationId: 'adminResolveJob',
@@ -1184,6 +1270,14 @@ function buildDocument(): OpenApiDocument {
           required: true,
           description: "The job's id; another tenant's is not found.",
           schema: { type: 'string' },
+        },
+        Tenant: {
+          name: 'tenant',
+          in: 'path',
+          required: true,
+          description:
+            "The tenant: the name its API keys carry (`admin` is the admin key's, never a tenant's).",
+          schema: { type: 'string', pattern: TENANT_ID_PATTERN.source },
         },
         IdempotencyKey: {
           name: 'Idempotency-Key',

@@ -8,6 +8,7 @@ import {
   JobNotFoundError,
   JobNotInReviewError,
   PayloadTooLargeError,
+  TenantNotFoundError,
   UnsupportedMediaTypeError,
   ValidationError,
 } from '../domain/errors';
@@ -51,7 +52,7 @@ export function toProblem(error: unknown): MappedProblem {
   if (error instanceof IdempotencyKeyReusedError) {
     return client(problem('idempotency-key-reused', 422, 'Idempotency-Key Reused', error.message));
   }
-  if (error instanceof JobNotFoundError) {
+  if (error instanceof JobNotFoundError || error instanceof TenantNotFoundError) {
     return client(problem('not-found', 404, 'Not Found', error.message));
   }
   if (error instanceof JobAlreadyFinishedError) {

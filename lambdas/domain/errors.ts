@@ -43,6 +43,14 @@ export class JobNotFoundError extends Error {
   }
 }
 
+/** Neither a record nor an API key carries this tenant name. */
+export class TenantNotFoundError extends Error {
+  override readonly name = 'TenantNotFoundError';
+  constructor(readonly tenant: string) {
+    super(`No tenant ${tenant}.`);
+  }
+}
+
 export class JobAlreadyFinishedError extends Error {
   override readonly name = 'JobAlreadyFinishedError';
   constructor(

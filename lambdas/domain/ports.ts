@@ -1,5 +1,6 @@
 import type { ProviderName } from '../../config/providers';
 import type { Job, JobError, JobStatus, ProviderOutcome, SubmitIntent } from './job';
+import type { TenantChanges, TenantRecord, TenantUsage } from './tenants';
 
 /** Ports of the job domain; each has one AWS adapter under `lambdas/adapters/`. */
 
@@ -341,4 +342,26 @@ export interface InputStore {
   downloadUrl(tenantId: string, ref: string, expiresInSeconds: number): Promise<string>;
   /** Size and media type of a stored input, or undefined if there is none. */
   inputInfo(tenantId: string, ref: string): Promise<{ size: number; contentType: string } | undefined>;
+}
+
+/** Tenants' settings (one record each) and what they have in the system. */
+export interface TenantStore {
+  /** The tenant's record, or undefined if none was ever written. */
+  get(tenant: string): Promise<TenantRecord | undefined>;
+  /**
+   * Sets what `changes` names in one write, creating the record with the
+   * defaults for the rest if it has none; `maxInFlight: null` removes the cap.
+   * Returns the record as it then is.
+   */
+  update(tenant: string, changes: TenantChanges, at: Date): Promise<TenantRecord>;
+  /** Creates the record with the defaults unless one exists (which is left as it is); true if it created it. */
+  ensure(tenant: string, at: Date): Promise<boolean>;
+  /** The tenant's jobs that wait or run now. */
+  usage(tenant: string): Promise<TenantUsage>;
+}
+
+/** Which tenant names API keys carry. */
+export interface TenantKeys {
+  /** Whether any API key (revoked ones included) was issued to this tenant. */
+  hasKeys(tenant: string): Promise<boolean>;
 }

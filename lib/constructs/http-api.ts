@@ -27,6 +27,7 @@ import { Construct } from 'constructs';
 import {
   API_KEY_HEADER,
   allRoutes,
+  apiKeyTable,
   binaryMediaTypes,
   PROVIDER_OUTPUT_OBJECTS,
   type RouteKey,
@@ -57,6 +58,8 @@ const FALLBACK_RESPONSES: ReadonlySet<GatewayResponseType> = new Set(['DEFAULT_4
 /** Gateway responses that tell the client when to come back. */
 const RETRY_AFTER_RESPONSES: ReadonlySet<GatewayResponseType> = new Set(['THROTTLED', 'QUOTA_EXCEEDED']);
 
+const [apiKeyTenantIndex] = apiKeyTable.indexes;
+
 export interface HttpApiProps {
   /**
    * Longhaul settings: per-tenant throttling, authorizer caching, log retention,
@@ -67,7 +70,10 @@ export interface HttpApiProps {
   readonly alarms: Alarms;
   /** The job table; the api handler reads and writes it. */
   readonly jobTable: ITable;
-  /** The API key table; the authorizer reads single keys from it. */
+  /**
+   * The API key table; the authorizer reads single keys from it, and the api
+   * handler counts a tenant's keys on its tenant index (never reading a key).
+   */
   readonly apiKeyTable: ITable;
   /** Each provider's jobs queue; the api handler sends each new job to its provider's. */
   readonly jobQueues: Readonly<Record<ProviderName, IQueue>>;
@@ -200,6 +206,8 @@ export class HttpApi extends Construct {
       memorySize: 1024,
     })
       .useTable('jobTable', props.jobTable, 'readWrite')
+      // Whether a name is a tenant's, for the admin tenant routes.
+      .useTableIndex('apiKeyTable', props.apiKeyTable, apiKeyTenantIndex.name)
       .useJobQueues(props.jobQueues, 'send')
       .useBucket('inputBucket', props.inputBucket, 'readWrite')
       .useBucket('outputBucket', props.outputBucket, 'read')

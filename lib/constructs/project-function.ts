@@ -101,7 +101,7 @@ export interface ProjectFunctionProps {
  * the runtime, its own log group (retained, with the configured retention) and its
  * own role whose only built-in permission is writing to that log group.
  *
- * Resources are attached with `useTable`, `useQueue`, `useJobQueues`, `useBucket`, `useSecret`,
+ * Resources are attached with `useTable`, `useTableIndex`, `useQueue`, `useJobQueues`, `useBucket`, `useSecret`,
  * `useStateMachine` and `useDeadLetterRedrive`, which grant the access and set the
  * handler's environment variables in one step; `useUrl` sets an address that
  * needs no permission.
@@ -242,6 +242,22 @@ export class ProjectFunction extends Construct implements IGrantable {
         this.acknowledgeIndexWildcard(table);
         break;
     }
+    return this.setResourceEnv(key, table.tableName);
+  }
+
+  /**
+   * Lets the handler query one index of `table` and nothing else of it (no
+   * item of the table, no other index), and sets the handler's
+   * `resourceEnv[key]` to the table's name.
+   */
+  public useTableIndex(key: TableEnvKey, table: ITable, indexName: string): this {
+    this.role.addToPrincipalPolicy(
+      new PolicyStatement({
+        actions: ['dynamodb:Query'],
+        resources: [`${table.tableArn}/index/${indexName}`],
+      }),
+    );
+    table.encryptionKey?.grantDecrypt(this.role);
     return this.setResourceEnv(key, table.tableName);
   }
 

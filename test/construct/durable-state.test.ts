@@ -75,20 +75,34 @@ describe('job table', () => {
 });
 
 describe('API key table', () => {
-  test('is keyed by the key hash only, with the same protections as the job table', () => {
+  test("is keyed by the key hash, with a keys-only index of each tenant's keys and the same protections as the job table", () => {
     const id = logicalIdAt(template, 'AWS::DynamoDB::Table', 'Longhaul/JobStore/ApiKeyTable/Resource');
     const table = template.toJSON().Resources[id];
     expect(table.Properties).toEqual(
       expect.objectContaining({
         KeySchema: [{ AttributeName: apiKeyTable.partitionKey, KeyType: 'HASH' }],
-        AttributeDefinitions: [{ AttributeName: 'keyHash', AttributeType: 'S' }],
+        AttributeDefinitions: [
+          { AttributeName: 'keyHash', AttributeType: 'S' },
+          { AttributeName: 'tenantId', AttributeType: 'S' },
+          { AttributeName: 'createdAt', AttributeType: 'S' },
+        ],
         BillingMode: 'PAY_PER_REQUEST',
         PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
         SSESpecification: { SSEEnabled: true },
         DeletionProtectionEnabled: true,
       }),
     );
-    expect(table.Properties.GlobalSecondaryIndexes).toBeUndefined();
+    // Keys only: whoever reads the index never sees the usage-plan key values on the items.
+    expect(table.Properties.GlobalSecondaryIndexes).toEqual([
+      {
+        IndexName: 'byTenant',
+        KeySchema: [
+          { AttributeName: 'tenantId', KeyType: 'HASH' },
+          { AttributeName: 'createdAt', KeyType: 'RANGE' },
+        ],
+        Projection: { ProjectionType: 'KEYS_ONLY' },
+      },
+    ]);
     expect(table.DeletionPolicy).toBe('Retain');
   });
 

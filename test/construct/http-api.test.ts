@@ -5,6 +5,7 @@ import { PROVIDER_NAMES } from '../../config/providers';
 import { defaultSettings } from '../../config/settings';
 import { providerIdSuffix } from '../../lib/provider-ids';
 import {
+  grantsOn,
   jobQueueArns,
   jobQueueEnvironment,
   logicalIdAt,
@@ -104,6 +105,8 @@ describe('REST API', () => {
     expect(admin).toEqual([
       'GET /v1/admin/jobs',
       'GET /v1/admin/providers',
+      'GET /v1/admin/tenants/{tenant}',
+      'PUT /v1/admin/tenants/{tenant}',
       'POST /v1/admin/jobs/{id}/resolve',
       'POST /v1/admin/dlq/redrive',
     ]);
@@ -407,8 +410,15 @@ describe('api function', () => {
         },
       ]),
     );
-    // Nothing but the api function's own resources, its log group and X-Ray.
-    expect(JSON.stringify(statements)).not.toContain('ApiKeyTable');
+    // Of the API key table, only a count on its tenant index: no key record, no usage-plan key value.
+    const keyTableId = logicalIdAt(
+      template,
+      'AWS::DynamoDB::Table',
+      'Longhaul/JobStore/ApiKeyTable/Resource',
+    );
+    expect(grantsOn(statements, keyTableId)).toEqual([
+      ['dynamodb:Query', { 'Fn::Join': ['', [{ 'Fn::GetAtt': [keyTableId, 'Arn'] }, '/index/byTenant']] }],
+    ]);
   });
 
   test('finds its resources through the resourceEnv variables', () => {

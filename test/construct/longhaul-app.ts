@@ -70,6 +70,25 @@ export function statementsFor(
   return statements.filter((s) => [s.Action].flat().some((action) => action.startsWith(`${service}:`)));
 }
 
+/**
+ * Each action the statements allow on a resource that names `logicalId`, as
+ * `[action, resource]`: CDK merges statements that share actions or resources,
+ * so what a role may do is read pair by pair, not statement by statement.
+ */
+export function grantsOn(
+  statements: readonly PolicyStatementJson[],
+  logicalId: string,
+): [action: string, resource: unknown][] {
+  return statements.flatMap((statement) =>
+    [statement.Resource]
+      .flat()
+      .filter((resource) => JSON.stringify(resource).includes(logicalId))
+      .flatMap((resource) =>
+        [statement.Action].flat().map((action): [string, unknown] => [action, resource]),
+      ),
+  );
+}
+
 /** Logical ids of the resources of `type` whose construct path is exactly `constructPath`. */
 export function logicalIdAt(template: Template, type: string, constructPath: string): string {
   const ids = Object.entries(template.findResources(type))

@@ -371,6 +371,60 @@ const randomBytes = fc.oneof(
   ),
 );
 
+/** A count where the API wants an integer of at least 1 (`null` aside: for the cap it means none). */
+const badCount = fc.oneof(
+  fc.integer({ max: 0 }),
+  fc.double({ noInteger: true }).filter(Number.isFinite),
+  fc.constantFrom('1', true, [], {}, 2 ** 60),
+);
+
+/** Tenant settings that are invalid in at least one way, as JSON text: a PUT of them must change nothing. */
+const invalidTenantSettings = fc.oneof(
+  fc
+    .record({
+      valid: fc.record(
+        {
+          weight: fc.integer({ min: 1, max: 100 }),
+          maxInFlight: fc.option(fc.integer({ min: 1, max: 50 }), { nil: null }),
+          maxQueued: fc.integer({ min: 1, max: 1_000_000 }),
+        },
+        { requiredKeys: [] },
+      ),
+      defect: fc.oneof(
+        fc
+          .oneof(
+            fc.integer({ max: 0 }),
+            fc.integer({ min: 101 }),
+            fc.double({ noInteger: true }),
+            fc.constantFrom(null, '5', true, [], 2 ** 60),
+          )
+          .map((weight) => ({ weight })),
+        badCount.map((maxInFlight) => ({ maxInFlight })),
+        fc.oneof(badCount, fc.constant(null)).map((maxQueued) => ({ maxQueued })),
+        fc
+          .tuple(
+            fc
+              .string({ minLength: 1, maxLength: 12 })
+              .filter((k) => !['weight', 'maxInFlight', 'maxQueued'].includes(k)),
+            fc.jsonValue({ maxDepth: 2 }),
+          )
+          .map(([key, value]) => ({ [key]: value })),
+      ),
+    })
+    .map(({ valid, defect }) => JSON.stringify({ ...valid, ...defect })),
+  fc.constantFrom(
+    '',
+    'null',
+    '[]',
+    '[{"weight":1}]',
+    '"weight"',
+    '1',
+    'true',
+    '{',
+    '{"weight":1,"weight":0}',
+  ),
+);
+
 const validKey = () => `fuzz-${Math.random().toString(36).slice(2)}-${Date.now()}`;
 
 /**
@@ -1255,6 +1309,48 @@ describe('fuzzing the local stack', () => {
     );
   });
 
+  it('tenant routes refuse tenant keys, junk names and invalid settings, and change nothing', async () => {
+    await fuzz(
+      'tenant routes',
+      fc.record({
+        key: fc.oneof(fc.constantFrom(ADMIN_KEY, ADMIN_KEY, ADMIN_KEY, KEY), apiKeyJunk),
+        method: fc.constantFrom('GET', 'PUT'),
+        name: fc.oneof(
+          fc.constantFrom(
+            'acme',
+            'globex',
+            'nobody',
+            'admin',
+            'Acme',
+            'acme.',
+            '-acme',
+            `t${'x'.repeat(64)}`,
+          ),
+          junkId,
+        ),
+        body: invalidTenantSettings,
+      }),
+      ({ key, method, name, body }) => ({
+        method,
+        path: `/v1/admin/tenants/${name}`,
+        headers: [
+          ['X-API-Key', key],
+          ...(method === 'PUT' ? [['Content-Type', 'application/json'] as const] : []),
+        ],
+        ...(method === 'PUT' ? { body: Buffer.from(body, 'utf8') } : {}),
+      }),
+      {
+        numRuns: 120,
+        perRun: true,
+        expect: ({ key, method, name }, res) => {
+          if (key !== ADMIN_KEY) expect([401, 403, 404]).toContain(res.status);
+          else if (method === 'GET' && ['acme', 'globex'].includes(name)) expect(res.status).toBe(200);
+          else expect([400, 404]).toContain(res.status);
+        },
+      },
+    );
+  });
+
   it('every route survives junk, repeated and oversized headers', async () => {
     const routeTargets: readonly (readonly [string, string])[] = [
       ['GET', '/healthz'],
@@ -1269,6 +1365,8 @@ describe('fuzzing the local stack', () => {
       ['POST', '/v1/admin/jobs/job_aaaaaaaaaaaaaaaaaaaaaaaaaa/resolve'],
       ['POST', '/v1/provider/events'],
       ['GET', '/v1/admin/metrics'],
+      ['GET', '/v1/admin/tenants/acme'],
+      ['PUT', '/v1/admin/tenants/acme'],
       ['GET', '/dashboard'],
       ['GET', '/dashboard/api/jobs/job_aaaaaaaaaaaaaaaaaaaaaaaaaa/events'],
     ] as const;
@@ -1333,6 +1431,7 @@ describe('fuzzing the local stack', () => {
               'GET /v1/jobs',
               'GET /v1/admin/jobs',
               'GET /v1/admin/metrics',
+              'GET /v1/admin/tenants/acme',
               'GET /dashboard',
             ]).toContain(`${method} ${path}`);
         },

@@ -4,6 +4,7 @@ import { GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { JOB_ITEM_SORT_KEY } from '../../config/layout';
 import {
   documentClient,
+  pollUntil,
   type RunningLocalStack,
   s3Client,
   sqsClient,
@@ -20,6 +21,8 @@ jest.setTimeout(60_000);
 
 const ALPHA = 'intake-alpha-key-51c0';
 const BETA = 'intake-beta-key-9a2d';
+/** A tenant of its own for the tenant routes, so its usage is what those tests did. */
+const GAMMA = 'intake-gamma-key-3e8b';
 const ADMIN = 'intake-admin-key-77e1';
 const responses: { method: string; path: string; status: number }[] = [];
 
@@ -27,7 +30,7 @@ let stack: RunningLocalStack;
 beforeAll(async () => {
   stack = await startLocalStack({
     env: {
-      LONGHAUL_API_KEYS: `${ALPHA}:alpha,${BETA}:beta`,
+      LONGHAUL_API_KEYS: `${ALPHA}:alpha,${BETA}:beta,${GAMMA}:gamma`,
       LONGHAUL_ADMIN_KEY: ADMIN,
       // Room for the bursts below; throttling itself is tested with the local stack's defaults.
       API_RATE_LIMIT: '1000',
@@ -360,6 +363,197 @@ describe('POST /v1/jobs priority', () => {
       );
     }
     expect(await footprint()).toEqual({ jobs: before.jobs + 1, messages: before.messages + 1 });
+  });
+});
+
+describe('admin tenants', () => {
+  const tenantPath = (name: string) => `/v1/admin/tenants/${name}`;
+  /** The tenant's stored settings item, as the table has it; undefined when it has none. */
+  const storedTenant = async (name: string) =>
+    (
+      await documentClient(stack.endpoints).send(
+        new GetCommand({
+          TableName: stack.endpoints.jobTableName,
+          Key: { pk: `TENANT#${name}`, sk: 'TENANT' },
+        }),
+      )
+    ).Item;
+
+  it('shows the defaults for a tenant with keys and no settings, and counts what it has waiting', async () => {
+    const fresh = await call('GET', tenantPath('gamma'), { key: ADMIN });
+    expect({ status: fresh.status, body: fresh.body }).toEqual({
+      status: 200,
+      body: {
+        tenant: 'gamma',
+        weight: 1,
+        maxQueued: 10_000,
+        usage: { queued: 0, scheduled: 0, inFlight: 0 },
+      },
+    });
+    expect(await storedTenant('gamma')).toBeUndefined();
+
+    const jobs = [];
+    for (let i = 0; i < 3; i++) {
+      jobs.push(await call('POST', '/v1/jobs', { key: GAMMA, idempotencyKey: freshKey(), json: imageJob() }));
+    }
+    expect(jobs.map((job) => job.status)).toEqual([202, 202, 202]);
+    await call('POST', `/v1/jobs/${jobs[0]?.body?.id}/cancel`, { key: GAMMA });
+    // Counted from an index, which may lag the jobs.
+    const usage = await pollUntil(
+      async () => {
+        const tenant = await call('GET', tenantPath('gamma'), { key: ADMIN });
+        return tenant.body?.usage.queued === 2 ? tenant.body.usage : undefined;
+      },
+      { timeoutMs: 10_000, description: "gamma's two queued jobs to be counted" },
+    );
+    expect(usage).toEqual({ queued: 2, scheduled: 0, inFlight: 0 });
+  });
+
+  it('sets what a PUT names, keeps the rest, removes the cap for null, and answers a repeat alike', async () => {
+    const set = await call('PUT', tenantPath('beta'), {
+      key: ADMIN,
+      json: { weight: 5, maxInFlight: 2, maxQueued: 100 },
+    });
+    expect({ status: set.status, settings: { ...set.body, usage: undefined } }).toEqual({
+      status: 200,
+      settings: { tenant: 'beta', weight: 5, maxInFlight: 2, maxQueued: 100, usage: undefined },
+    });
+    expect(set.body?.usage).toEqual({
+      queued: expect.any(Number),
+      scheduled: 0,
+      inFlight: 0,
+    });
+    expect((await call('GET', tenantPath('beta'), { key: ADMIN })).body).toEqual(set.body);
+    expect(await storedTenant('beta')).toMatchObject({
+      tenant: 'beta',
+      weight: 5,
+      maxInFlight: 2,
+      maxQueued: 100,
+    });
+
+    const queuedOnly = await call('PUT', tenantPath('beta'), { key: ADMIN, json: { maxQueued: 50 } });
+    expect(queuedOnly.body).toMatchObject({ weight: 5, maxInFlight: 2, maxQueued: 50 });
+    const uncapped = await call('PUT', tenantPath('beta'), { key: ADMIN, json: { maxInFlight: null } });
+    expect(uncapped.status).toBe(200);
+    expect(uncapped.body).not.toHaveProperty('maxInFlight');
+    expect(uncapped.body).toMatchObject({ weight: 5, maxQueued: 50 });
+    expect(await storedTenant('beta')).not.toHaveProperty('maxInFlight');
+
+    const again = await call('PUT', tenantPath('beta'), { key: ADMIN, json: { maxInFlight: null } });
+    expect({ status: again.status, body: again.body }).toEqual({ status: 200, body: uncapped.body });
+    const empty = await call('PUT', tenantPath('beta'), { key: ADMIN, json: {} });
+    expect({ status: empty.status, body: empty.body }).toEqual({ status: 200, body: uncapped.body });
+  });
+
+  const weight = 'must be an integer from 1 to 100';
+  const cap = 'must be an integer of at least 1, or null for no cap';
+  const atLeastOne = 'must be an integer of at least 1';
+  it.each([
+    ['a weight of 0', { weight: 0 }, [{ pointer: '/weight', detail: weight }]],
+    ['a weight over 100', { weight: 101 }, [{ pointer: '/weight', detail: weight }]],
+    ['a fractional weight', { weight: 2.5 }, [{ pointer: '/weight', detail: weight }]],
+    ['a weight given as text', { weight: '5' }, [{ pointer: '/weight', detail: weight }]],
+    ['a null weight', { weight: null }, [{ pointer: '/weight', detail: weight }]],
+    ['a cap of 0', { maxInFlight: 0 }, [{ pointer: '/maxInFlight', detail: cap }]],
+    ['a negative cap', { maxInFlight: -1 }, [{ pointer: '/maxInFlight', detail: cap }]],
+    ['a fractional cap', { maxInFlight: 1.5 }, [{ pointer: '/maxInFlight', detail: cap }]],
+    ['a maxQueued of 0', { maxQueued: 0 }, [{ pointer: '/maxQueued', detail: atLeastOne }]],
+    ['a fractional maxQueued', { maxQueued: 9.5 }, [{ pointer: '/maxQueued', detail: atLeastOne }]],
+    [
+      'an unknown field',
+      { weight: 3, priority: 'high' },
+      [{ pointer: '', detail: 'unknown field(s): priority' }],
+    ],
+    [
+      'a valid field beside an invalid one',
+      { weight: 3, maxQueued: 0 },
+      [{ pointer: '/maxQueued', detail: atLeastOne }],
+    ],
+    [
+      'a body that is an array',
+      [{ weight: 3 }],
+      [{ pointer: '', detail: 'Invalid input: expected object, received array' }],
+    ],
+  ])('refuses %s with 400 naming the field, and changes nothing', async (_, json, errors) => {
+    await call('PUT', tenantPath('alpha'), {
+      key: ADMIN,
+      json: { weight: 7, maxInFlight: 4, maxQueued: 70 },
+    });
+    const before = await storedTenant('alpha');
+    expect(before).toMatchObject({ weight: 7, maxInFlight: 4, maxQueued: 70 });
+
+    const refused = await call('PUT', tenantPath('alpha'), { key: ADMIN, json });
+    expectProblem(refused, 400, 'validation-failed');
+    expect(refused.body?.errors).toEqual(errors);
+
+    expect(await storedTenant('alpha')).toEqual(before);
+    expect((await call('GET', tenantPath('alpha'), { key: ADMIN })).body).toMatchObject({
+      weight: 7,
+      maxInFlight: 4,
+      maxQueued: 70,
+    });
+  });
+
+  it('refuses a body that is not JSON, or not sent as JSON, and changes nothing', async () => {
+    await call('PUT', tenantPath('alpha'), { key: ADMIN, json: { weight: 7 } });
+    const before = await storedTenant('alpha');
+    expectProblem(
+      await call('PUT', tenantPath('alpha'), {
+        key: ADMIN,
+        body: '{"weight": ',
+        headers: { 'content-type': 'application/json' },
+      }),
+      400,
+      'validation-failed',
+    );
+    expectProblem(
+      await call('PUT', tenantPath('alpha'), {
+        key: ADMIN,
+        body: '{"weight": 2}',
+        headers: { 'content-type': 'text/plain' },
+      }),
+      415,
+      'unsupported-media-type',
+    );
+    expect(await storedTenant('alpha')).toEqual(before);
+  });
+
+  it.each([
+    ['no key carries', 'nobody', 'is not a tenant'],
+    ["is the admin key's", 'admin', "the admin key's"],
+    ['cannot be a tenant name', '-dash', 'letters, digits'],
+    ['is too long for a tenant name', `t${'x'.repeat(64)}`, 'letters, digits'],
+  ])(
+    'refuses a PUT for a name that %s with 400 naming tenant, and stores nothing',
+    async (_, name, detail) => {
+      const refused = await call('PUT', tenantPath(name), { key: ADMIN, json: { weight: 2 } });
+      expectProblem(refused, 400, 'validation-failed');
+      expect(refused.body?.errors).toEqual([
+        { parameter: 'tenant', detail: expect.stringContaining(detail) },
+      ]);
+      expect(await storedTenant(name)).toBeUndefined();
+    },
+  );
+
+  it('does not find a name that no key carries, and refuses one that cannot be a tenant', async () => {
+    expectProblem(await call('GET', tenantPath('nobody'), { key: ADMIN }), 404, 'not-found');
+    const admin = await call('GET', tenantPath('admin'), { key: ADMIN });
+    expectProblem(admin, 400, 'validation-failed');
+    expect(admin.body?.errors.map((e: { parameter: string }) => e.parameter)).toEqual(['tenant']);
+  });
+
+  it('answers tenant keys 403 and missing keys 401, and changes nothing', async () => {
+    await call('PUT', tenantPath('alpha'), { key: ADMIN, json: { weight: 7 } });
+    const before = await storedTenant('alpha');
+    expectProblem(await call('GET', tenantPath('alpha')), 403, 'forbidden');
+    expectProblem(await call('PUT', tenantPath('alpha'), { json: { weight: 100 } }), 403, 'forbidden');
+    expectProblem(await call('PUT', tenantPath('beta'), { json: { weight: 100 } }), 403, 'forbidden');
+    expectProblem(
+      await call('PUT', tenantPath('alpha'), { key: null, json: { weight: 100 } }),
+      401,
+      'unauthorized',
+    );
+    expect(await storedTenant('alpha')).toEqual(before);
   });
 });
 

@@ -34,7 +34,7 @@ const THROTTLED_KEY = 'openapi-throttled-key-0b7d';
 const ADMIN_KEY = 'openapi-admin-key-88e1';
 const PROVIDER_SECRET = 'openapi-provider-webhook-secret-0123456789';
 
-type Method = 'get' | 'post';
+type Method = 'get' | 'post' | 'put';
 
 /** Compiles schemas in place inside the document, so their `#/components/...` references resolve. */
 function documentValidator() {
@@ -596,6 +596,48 @@ describe('admin routes', () => {
   });
 });
 
+describe('admin tenant routes', () => {
+  it("reads and sets a tenant's settings, and refuses bad input, unknown names and tenant keys", async () => {
+    const template = '/v1/admin/tenants/{tenant}';
+    const defaults = await send('get', template, '/v1/admin/tenants/gamma', { key: ADMIN_KEY });
+    expect({ status: defaults.status, weight: defaults.body.weight }).toEqual({ status: 200, weight: 1 });
+
+    const set = await send('put', template, '/v1/admin/tenants/gamma', {
+      key: ADMIN_KEY,
+      json: { weight: 4, maxInFlight: 2 },
+    });
+    expect({ status: set.status, maxInFlight: set.body.maxInFlight }).toEqual({
+      status: 200,
+      maxInFlight: 2,
+    });
+    const uncapped = await send('put', template, '/v1/admin/tenants/gamma', {
+      key: ADMIN_KEY,
+      json: { maxInFlight: null },
+    });
+    expect(uncapped.body).not.toHaveProperty('maxInFlight');
+
+    const invalid = await send('put', template, '/v1/admin/tenants/gamma', {
+      key: ADMIN_KEY,
+      json: { weight: 101 },
+    });
+    expect({ status: invalid.status, pointer: invalid.body.errors[0].pointer }).toEqual({
+      status: 400,
+      pointer: '/weight',
+    });
+    const unknown = await send('put', template, '/v1/admin/tenants/nobody', {
+      key: ADMIN_KEY,
+      json: { weight: 2 },
+    });
+    expect({ status: unknown.status, parameter: unknown.body.errors[0].parameter }).toEqual({
+      status: 400,
+      parameter: 'tenant',
+    });
+    expect((await send('get', template, '/v1/admin/tenants/nobody', { key: ADMIN_KEY })).status).toBe(404);
+    expect((await send('get', template, '/v1/admin/tenants/acme')).status).toBe(403);
+    expect((await send('put', template, '/v1/admin/tenants/acme', { json: { weight: 2 } })).status).toBe(403);
+  });
+});
+
 describe('POST /v1/provider/events', () => {
   const signed = (body: string) => ({
     'content-type': 'application/json',
@@ -804,6 +846,12 @@ describe('coverage', () => {
       'adminResolveJob 400',
       'adminResolveJob 404',
       'adminResolveJob 409',
+      'adminGetTenant 200',
+      'adminGetTenant 403',
+      'adminGetTenant 404',
+      'adminPutTenant 200',
+      'adminPutTenant 400',
+      'adminPutTenant 403',
       'adminRedriveDeadLetters 202',
       'adminRedriveDeadLetters 403',
       'receiveProviderEvent 204',

@@ -6,8 +6,11 @@ import {
   GetApiKeysCommand,
   GetUsagePlanKeysCommand,
 } from '@aws-sdk/client-api-gateway';
+import { ConditionalCheckFailedException, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
-import { usageKeyFor } from '../../bin/api-key';
+import { createKey, usageKeyFor } from '../../bin/api-key';
+import { hashApiKey } from '../../lambdas/shared/api-keys';
 
 const apiGateway = mockClient(APIGatewayClient);
 const client = new APIGatewayClient({ region: 'us-east-1' });
@@ -22,7 +25,13 @@ const neighbours = (count: number) =>
     value: `v${index}`,
   }));
 
-beforeEach(() => apiGateway.reset());
+const documents = DynamoDBDocumentClient.from(new DynamoDBClient({ region: 'us-east-1' }));
+const dynamodb = mockClient(documents);
+
+beforeEach(() => {
+  apiGateway.reset();
+  dynamodb.reset();
+});
 
 describe('usageKeyFor', () => {
   it('finds the tenant’s key on a later page of the usage plan and creates nothing', async () => {
@@ -70,5 +79,88 @@ describe('usageKeyFor', () => {
     expect(
       apiGateway.commandCalls(CreateUsagePlanKeyCommand).map((call) => call.args[0].input.keyId),
     ).toEqual(['knew']);
+  });
+});
+
+describe('createKey', () => {
+  const now = new Date('2026-06-01T09:00:00.000Z');
+  const deps = {
+    documents,
+    apiGateway: client,
+    apiKeyTableName: 'api-keys',
+    jobTableName: 'jobs',
+    usagePlanId: PLAN,
+    now,
+  };
+  /** The usage-plan key is on the plan already. */
+  const onPlan = (name: string) =>
+    apiGateway.on(GetUsagePlanKeysCommand).resolves({ items: [{ id: 'k', name, value: 'usage-value' }] });
+  const puts = () => dynamodb.commandCalls(PutCommand).map((call) => call.args[0].input);
+
+  it("gives a tenant's key a settings record with the defaults, before the key is stored", async () => {
+    onPlan('longhaul-tenant-acme');
+    dynamodb.on(PutCommand).resolves({});
+
+    const { apiKey, tenantCreated } = await createKey(deps, { tenantId: 'acme', admin: false });
+
+    expect(tenantCreated).toBe(true);
+    expect(puts()).toEqual([
+      {
+        TableName: 'jobs',
+        Item: {
+          pk: 'TENANT#acme',
+          sk: 'TENANT',
+          tenant: 'acme',
+          weight: 1,
+          maxQueued: 10_000,
+          updatedAt: now.toISOString(),
+        },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+      {
+        TableName: 'api-keys',
+        Item: {
+          keyHash: hashApiKey(apiKey),
+          tenantId: 'acme',
+          role: 'tenant',
+          usageKey: 'usage-value',
+          createdAt: now.toISOString(),
+        },
+        ConditionExpression: 'attribute_not_exists(keyHash)',
+      },
+    ]);
+  });
+
+  it("keeps a tenant's record as it is and still issues the key", async () => {
+    onPlan('longhaul-tenant-acme');
+    dynamodb
+      .on(PutCommand, { TableName: 'jobs' })
+      .rejects(new ConditionalCheckFailedException({ message: 'exists', $metadata: {} }));
+    dynamodb.on(PutCommand, { TableName: 'api-keys' }).resolves({});
+
+    const { tenantCreated, record } = await createKey(deps, { tenantId: 'acme', admin: false });
+
+    expect({ tenantCreated, tenantId: record.tenantId }).toEqual({ tenantCreated: false, tenantId: 'acme' });
+    expect(puts().map((input) => input.TableName)).toEqual(['jobs', 'api-keys']);
+  });
+
+  it('gives the admin key no tenant record', async () => {
+    onPlan('longhaul-admin');
+    dynamodb.on(PutCommand).resolves({});
+
+    const { record } = await createKey(deps, { tenantId: undefined, admin: true });
+
+    expect(record).toMatchObject({ tenantId: 'admin', role: 'admin' });
+    expect(puts().map((input) => input.TableName)).toEqual(['api-keys']);
+  });
+
+  it.each([
+    ['no tenant', undefined, '--tenant must be'],
+    ['a tenant name with capitals', 'Acme', '--tenant must be'],
+    ["the admin key's name", 'admin', 'pass --admin'],
+  ])('refuses %s and writes nothing', async (_, tenantId, message) => {
+    await expect(createKey(deps, { tenantId, admin: false })).rejects.toThrow(message);
+    expect(puts()).toEqual([]);
+    expect(apiGateway.calls()).toHaveLength(0);
   });
 });

@@ -15,6 +15,9 @@ import {
   PROBLEM_CODES,
   type Problem,
   type StreamTicket,
+  type Tenant,
+  type TenantSettings,
+  type TenantUsage,
   type TimelineEvent,
   type UploadTicket,
 } from '../../client';
@@ -36,6 +39,11 @@ import type {
   TimelineEvent as ServerTimelineEvent,
 } from '../../lambdas/domain/ports';
 import type { IssuedStreamTicket } from '../../lambdas/domain/stream-tickets';
+import type {
+  TenantUsage as ServerTenantUsage,
+  TenantChanges,
+  TenantResource,
+} from '../../lambdas/domain/tenants';
 
 /**
  * The SDK keeps its own copy of the API's shapes (it must not depend on the
@@ -104,7 +112,7 @@ describe('the SDK types', () => {
     );
   });
 
-  it('name exactly the documented fields of a job, an admin job, a timeline event and an upload ticket', () => {
+  it('name exactly the documented fields of a job, an admin job, a timeline event, an upload ticket and a tenant', () => {
     const jobFields: Record<keyof Job, true> = {
       id: true,
       type: true,
@@ -147,6 +155,22 @@ describe('the SDK types', () => {
     expect(Object.keys(eventFields).sort()).toEqual(keys('TimelineEvent'));
     expect(Object.keys(ticketFields).sort()).toEqual(keys('UploadTicket'));
     expect(Object.keys(problemFields).sort()).toEqual(keys('Problem'));
+    const tenantFields: Record<keyof Tenant, true> = {
+      tenant: true,
+      weight: true,
+      maxInFlight: true,
+      maxQueued: true,
+      usage: true,
+    };
+    const usageFields: Record<keyof TenantUsage, true> = { queued: true, scheduled: true, inFlight: true };
+    const settingsFields: Record<keyof TenantSettings, true> = {
+      weight: true,
+      maxInFlight: true,
+      maxQueued: true,
+    };
+    expect(Object.keys(tenantFields).sort()).toEqual(keys('Tenant'));
+    expect(Object.keys(usageFields).sort()).toEqual(keys('TenantUsage'));
+    expect(Object.keys(settingsFields).sort()).toEqual(keys('TenantSettings'));
   });
 
   it("are the server's own types (checked by the compiler: a difference fails to compile)", () => {
@@ -161,8 +185,11 @@ describe('the SDK types', () => {
       Equals<UploadTicket, ServerUploadTicket>,
       Equals<MultipartUploadTicket, ServerMultipartUploadTicket>,
       Equals<Problem, ServerProblem>,
-    ] = [true, true, true, true, true, true, true, true, true];
-    expect(same).toEqual([true, true, true, true, true, true, true, true, true]);
+      Equals<Tenant, TenantResource>,
+      Equals<TenantUsage, ServerTenantUsage>,
+      Equals<TenantSettings, Readonly<TenantChanges>>,
+    ] = [true, true, true, true, true, true, true, true, true, true, true, true];
+    expect(same).toEqual([true, true, true, true, true, true, true, true, true, true, true, true]);
   });
 
   it('type each job by its type, from client/job-types.ts generated from the document (`npx tsx client/scripts/job-types.ts`)', () => {

@@ -309,6 +309,46 @@ describe('operations that are not idempotent', () => {
   });
 });
 
+describe('tenants (admin key)', () => {
+  const tenant = {
+    tenant: 'acme corp',
+    weight: 3,
+    maxQueued: 10_000,
+    usage: { queued: 1, scheduled: 0, inFlight: 2 },
+  };
+  const ok = () =>
+    new Response(JSON.stringify(tenant), { status: 200, headers: { 'content-type': 'application/json' } });
+
+  it('reads a tenant by its name in the path', async () => {
+    const transport = scripted([ok]);
+    const { longhaul } = client(transport);
+    await expect(longhaul.tenant('acme corp')).resolves.toEqual(tenant);
+    expect(transport.sent.map((s) => [s.method, s.url, s.headers.get('x-api-key')])).toEqual([
+      ['GET', `${BASE}/v1/admin/tenants/acme%20corp`, 'admin-key'],
+    ]);
+  });
+
+  it('sets settings as JSON and retries the same body after a 503, since setting them again changes nothing', async () => {
+    const transport = scripted([() => problem(503, 'service-unavailable'), ok]);
+    const { longhaul } = client(transport);
+    await expect(longhaul.putTenant('acme corp', { weight: 3, maxInFlight: null })).resolves.toEqual(tenant);
+    expect(transport.sent).toHaveLength(2);
+    for (const sent of transport.sent) {
+      expect([
+        sent.method,
+        sent.url,
+        sent.headers.get('content-type'),
+        JSON.parse(sent.body as string),
+      ]).toEqual([
+        'PUT',
+        `${BASE}/v1/admin/tenants/acme%20corp`,
+        'application/json',
+        { weight: 3, maxInFlight: null },
+      ]);
+    }
+  });
+});
+
 describe('files', () => {
   const png = new Uint8Array([137, 80, 78, 71, 1, 2, 3]);
 

@@ -7,6 +7,7 @@ import {
   JobAlreadyFinishedError,
   JobNotFoundError,
   PayloadTooLargeError,
+  TenantNotFoundError,
   UnsupportedMediaTypeError,
   ValidationError,
 } from '../../lambdas/domain/errors';
@@ -17,6 +18,7 @@ describe('toProblem', () => {
     [new IdempotencyKeyMissingError('missing'), 400, 'idempotency-key-missing'],
     [new ForbiddenError('no'), 403, 'forbidden'],
     [new JobNotFoundError('job_x'), 404, 'not-found'],
+    [new TenantNotFoundError('acme'), 404, 'not-found'],
     [new IdempotencyKeyInUseError('busy'), 409, 'idempotency-key-in-use'],
     [new JobAlreadyFinishedError('job_x', 'succeeded'), 409, 'job-already-finished'],
     [new PayloadTooLargeError('big'), 413, 'payload-too-large'],

@@ -28,8 +28,10 @@ import type {
   SlotPools,
   StatusChange,
   TenantClaim,
+  TenantKeys,
   TenantShare,
   TenantShares,
+  TenantStore,
   Timeline,
   TimelineEvent,
   WaitingEntry,
@@ -38,6 +40,12 @@ import type {
   Workflow,
 } from '../../../lambdas/domain/ports';
 import type { Provider, ProviderJobStatus, ProviderSubmission } from '../../../lambdas/domain/provider';
+import {
+  TENANT_DEFAULTS,
+  type TenantChanges,
+  type TenantRecord,
+  USAGE_STATUSES,
+} from '../../../lambdas/domain/tenants';
 
 /**
  * In-memory ports with the semantics the domain relies on (conditional create
@@ -345,6 +353,49 @@ export function memorySlots(): MemorySlotPools {
 /** The same in-flight limit at every provider. */
 export const limits = (limit: number): InFlightLimits =>
   Object.fromEntries(PROVIDER_NAMES.map((name) => [name, limit])) as InFlightLimits;
+
+/** Tenants' records, and their usage counted from the jobs of a store. */
+export class MemoryTenants implements TenantStore {
+  readonly records = new Map<string, TenantRecord>();
+  constructor(private readonly store: MemoryStore = new MemoryStore()) {}
+  async get(tenant: string) {
+    return this.records.get(tenant);
+  }
+  async update(tenant: string, changes: TenantChanges) {
+    const { maxInFlight, ...rest } = this.records.get(tenant) ?? { tenant, ...TENANT_DEFAULTS };
+    const cap = changes.maxInFlight === undefined ? maxInFlight : (changes.maxInFlight ?? undefined);
+    const record: TenantRecord = {
+      ...rest,
+      ...(changes.weight !== undefined ? { weight: changes.weight } : {}),
+      ...(changes.maxQueued !== undefined ? { maxQueued: changes.maxQueued } : {}),
+      ...(cap !== undefined ? { maxInFlight: cap } : {}),
+    };
+    this.records.set(tenant, record);
+    return record;
+  }
+  async ensure(tenant: string) {
+    if (this.records.has(tenant)) return false;
+    this.records.set(tenant, { tenant, ...TENANT_DEFAULTS });
+    return true;
+  }
+  async usage(tenant: string) {
+    const count = (status: string) =>
+      [...this.store.jobs.values()].filter((job) => job.tenantId === tenant && job.status === status).length;
+    return {
+      queued: count(USAGE_STATUSES.queued),
+      scheduled: count(USAGE_STATUSES.scheduled),
+      inFlight: count(USAGE_STATUSES.inFlight),
+    };
+  }
+}
+
+/** The tenant names API keys were issued to. */
+export class MemoryTenantKeys implements TenantKeys {
+  constructor(readonly tenants: Set<string> = new Set()) {}
+  async hasKeys(tenant: string) {
+    return this.tenants.has(tenant);
+  }
+}
 
 export class MemoryReconcilerProgress implements ReconcilerProgress {
   position: ReconcilerPosition | undefined;

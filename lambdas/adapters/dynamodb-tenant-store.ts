@@ -1,0 +1,130 @@
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import {
+  type DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
+import { jobTable } from '../../config/layout';
+import type { TenantStore } from '../domain/ports';
+import {
+  TENANT_DEFAULTS,
+  type TenantChanges,
+  type TenantRecord,
+  type TenantUsage,
+  USAGE_STATUSES,
+} from '../domain/tenants';
+import { tenantStatusKey } from './dynamodb-job-store';
+
+const [, byTenantStatus] = jobTable.indexes;
+
+/** The item of a tenant's settings: beside its jobs, in the job table. */
+export const tenantKey = (tenant: string) => ({ pk: `TENANT#${tenant}`, sk: 'TENANT' }) as const;
+
+/**
+ * Each tenant's settings as one item of the job table. Its attributes are
+ * named so that no index of the table (tenant listings, active jobs) ever
+ * picks it up. A tenant's usage is counted from the per-tenant status index,
+ * page by page, reading no item: correct and simple while tenants have few
+ * jobs waiting; counters kept with the jobs can replace it behind this port.
+ */
+export class DynamoDbTenantStore implements TenantStore {
+  constructor(
+    private readonly client: DynamoDBDocumentClient,
+    private readonly tableName: string,
+  ) {}
+
+  async get(tenant: string): Promise<TenantRecord | undefined> {
+    const { Item } = await this.client.send(
+      new GetCommand({ TableName: this.tableName, Key: tenantKey(tenant), ConsistentRead: true }),
+    );
+    return Item ? recordOf(Item) : undefined;
+  }
+
+  async update(tenant: string, changes: TenantChanges, at: Date): Promise<TenantRecord> {
+    const values: Record<string, unknown> = { ':tenant': tenant, ':at': at.toISOString() };
+    const set = ['#tenant = :tenant', 'updatedAt = :at'];
+    // What the changes leave out keeps its value, or takes the default on a new record.
+    for (const field of ['weight', 'maxQueued'] as const) {
+      const value = changes[field];
+      values[`:${field}`] = value ?? TENANT_DEFAULTS[field];
+      set.push(
+        value === undefined ? `${field} = if_not_exists(${field}, :${field})` : `${field} = :${field}`,
+      );
+    }
+    if (typeof changes.maxInFlight === 'number') {
+      values[':maxInFlight'] = changes.maxInFlight;
+      set.push('maxInFlight = :maxInFlight');
+    }
+    const { Attributes } = await this.client.send(
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: tenantKey(tenant),
+        UpdateExpression: `SET ${set.join(', ')}${changes.maxInFlight === null ? ' REMOVE maxInFlight' : ''}`,
+        ExpressionAttributeNames: { '#tenant': 'tenant' },
+        ExpressionAttributeValues: values,
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    if (!Attributes) throw new Error(`Tenant ${tenant} was written but not returned.`);
+    return recordOf(Attributes);
+  }
+
+  async ensure(tenant: string, at: Date): Promise<boolean> {
+    try {
+      await this.client.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: { ...tenantKey(tenant), tenant, ...TENANT_DEFAULTS, updatedAt: at.toISOString() },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return false;
+      throw error;
+    }
+  }
+
+  async usage(tenant: string): Promise<TenantUsage> {
+    const count = (status: string) => this.count(tenantStatusKey(tenant, status));
+    const [queued, scheduled, inFlight] = await Promise.all([
+      count(USAGE_STATUSES.queued),
+      count(USAGE_STATUSES.scheduled),
+      count(USAGE_STATUSES.inFlight),
+    ]);
+    return { queued, scheduled, inFlight };
+  }
+
+  /** The jobs of one partition of the per-tenant status index, counted a page (1 MB of index) at a time. */
+  private async count(partition: string): Promise<number> {
+    let count = 0;
+    let start: Record<string, unknown> | undefined;
+    do {
+      const { Count = 0, LastEvaluatedKey } = await this.client.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          IndexName: byTenantStatus.name,
+          KeyConditionExpression: '#partition = :partition',
+          ExpressionAttributeNames: { '#partition': byTenantStatus.partitionKey },
+          ExpressionAttributeValues: { ':partition': partition },
+          Select: 'COUNT',
+          ...(start ? { ExclusiveStartKey: start } : {}),
+        }),
+      );
+      count += Count;
+      start = LastEvaluatedKey;
+    } while (start);
+    return count;
+  }
+}
+
+function recordOf(item: Record<string, unknown>): TenantRecord {
+  return {
+    tenant: item.tenant as string,
+    weight: item.weight as number,
+    ...(item.maxInFlight !== undefined ? { maxInFlight: item.maxInFlight as number } : {}),
+    maxQueued: item.maxQueued as number,
+  };
+}

@@ -1,0 +1,134 @@
+import { z } from 'zod';
+import { TenantNotFoundError, ValidationError } from './errors';
+import type { TenantKeys, TenantStore } from './ports';
+import { toValidationError } from './requests';
+
+/**
+ * Tenants as operators set them up: how large a share of each provider's
+ * slots a tenant's waiting jobs get, and the caps on what it may have waiting
+ * and running (CONTRACT section 1, fairness). A tenant is a name that API
+ * keys carry; its settings are a record of their own, with defaults until an
+ * operator sets them.
+ */
+
+/**
+ * What a tenant may be called: every name a key can carry (LONGHAUL_API_KEYS
+ * locally; the api-key CLI issues a narrower set), so no tenant is out of an
+ * operator's reach.
+ */
+export const TENANT_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+export const TENANT_ID_RULE = "1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit";
+
+/** The tenant name of the admin key; never a tenant's. */
+export const ADMIN_TENANT_ID = 'admin';
+
+export const MAX_WEIGHT = 100;
+
+/** A tenant's settings until an operator sets them. */
+export const TENANT_DEFAULTS = { weight: 1, maxQueued: 10_000 } as const;
+
+/** A tenant's settings: its share of each provider's slots, and its caps. */
+export interface TenantRecord {
+  readonly tenant: string;
+  /** Its share of a freed provider slot against the other tenants with waiting jobs (1..100). */
+  readonly weight: number;
+  /** Its jobs running at one provider at most, inside that provider's own limit; absent: no cap of its own. */
+  readonly maxInFlight?: number;
+  /** Its queued and scheduled jobs at most; a submission beyond them is refused. */
+  readonly maxQueued: number;
+}
+
+/** What a tenant has in the system now. */
+export interface TenantUsage {
+  /** Jobs waiting for a provider slot. */
+  readonly queued: number;
+  /** Jobs waiting for their `runAt`. */
+  readonly scheduled: number;
+  /** Jobs running at any provider. */
+  readonly inFlight: number;
+}
+
+/** A tenant as the admin API shows it (`GET /v1/admin/tenants/{tenant}`). */
+export interface TenantResource extends TenantRecord {
+  readonly usage: TenantUsage;
+}
+
+/** Which job statuses each figure of a tenant's usage counts. */
+export const USAGE_STATUSES = {
+  queued: 'queued',
+  scheduled: 'scheduled',
+  inFlight: 'running',
+} as const satisfies Record<keyof TenantUsage, string>;
+
+const weight = `must be an integer from 1 to ${MAX_WEIGHT}`;
+const cap = 'must be an integer of at least 1, or null for no cap';
+const atLeastOne = 'must be an integer of at least 1';
+
+/**
+ * The settings a PUT sets: each one named is set, the others are left as they
+ * are (the defaults, for a tenant without a record); `maxInFlight: null`
+ * removes the cap. Strict: an unknown field is an error, not ignored.
+ */
+export const tenantChanges = z.strictObject({
+  weight: z.number({ error: weight }).int(weight).min(1, weight).max(MAX_WEIGHT, weight).optional(),
+  maxInFlight: z.number({ error: cap }).int(cap).min(1, cap).nullable().optional(),
+  maxQueued: z.number({ error: atLeastOne }).int(atLeastOne).min(1, atLeastOne).optional(),
+});
+export type TenantChanges = z.infer<typeof tenantChanges>;
+
+export function parseTenantChanges(body: unknown): TenantChanges {
+  const parsed = tenantChanges.safeParse(body);
+  if (!parsed.success) {
+    const error = toValidationError(parsed.error);
+    // A number past the safe integers breaks two checks of one rule: say it once.
+    const errors = new Map(error.errors.map((item) => [`${item.pointer} ${item.detail}`, item]));
+    throw new ValidationError(error.message, [...errors.values()]);
+  }
+  return parsed.data;
+}
+
+/** The `{tenant}` of a path, if it can be a tenant's name at all. */
+export function parseTenantName(value: string | undefined): string {
+  if (value === undefined || !TENANT_ID_PATTERN.test(value)) {
+    throw invalidTenant(`must be ${TENANT_ID_RULE}`);
+  }
+  if (value === ADMIN_TENANT_ID) throw invalidTenant(`'${ADMIN_TENANT_ID}' is the admin key's, not a tenant`);
+  return value;
+}
+
+const invalidTenant = (detail: string) =>
+  new ValidationError('The tenant is invalid.', [{ parameter: 'tenant', detail }]);
+
+const defaultsOf = (tenant: string): TenantRecord => ({ tenant, ...TENANT_DEFAULTS });
+
+export interface TenantDeps {
+  readonly tenants: TenantStore;
+  readonly keys: TenantKeys;
+  readonly now: () => Date;
+}
+
+/** A tenant's settings and usage: its record, or the defaults for a tenant whose keys came before one. */
+export async function getTenant(deps: TenantDeps, name: string | undefined): Promise<TenantResource> {
+  const tenant = parseTenantName(name);
+  let record = await deps.tenants.get(tenant);
+  if (!record && (await deps.keys.hasKeys(tenant))) record = defaultsOf(tenant);
+  if (!record) throw new TenantNotFoundError(tenant);
+  return { ...record, usage: await deps.tenants.usage(tenant) };
+}
+
+/**
+ * Sets the settings `changes` names, creating the tenant's record if it has
+ * none yet. Only a tenant can have settings: a name that has neither a record
+ * nor an API key is refused, and nothing is written.
+ */
+export async function putTenant(
+  deps: TenantDeps,
+  name: string | undefined,
+  changes: TenantChanges,
+): Promise<TenantResource> {
+  const tenant = parseTenantName(name);
+  const known = (await deps.tenants.get(tenant)) !== undefined || (await deps.keys.hasKeys(tenant));
+  if (!known) throw invalidTenant('is not a tenant: no API key carries this name');
+  const record = await deps.tenants.update(tenant, changes, deps.now());
+  return { ...record, usage: await deps.tenants.usage(tenant) };
+}

@@ -1,0 +1,204 @@
+import { type DynamoDBDocumentClient, GetCommand, PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { jobTable } from '../../config/layout';
+import { DynamoDbApiKeyStore } from '../../lambdas/adapters/dynamodb-api-key-store';
+import { DynamoDbJobStore, toItem } from '../../lambdas/adapters/dynamodb-job-store';
+import { DynamoDbTenantStore, tenantKey } from '../../lambdas/adapters/dynamodb-tenant-store';
+import { type Job, type JobStatus, newJob } from '../../lambdas/domain/job';
+import { type DynaliteTables, startDynaliteTables } from './support/dynalite-tables';
+
+/**
+ * The tenant adapters against dynalite: the conditions, the indexes a tenant
+ * record must stay out of, and counting across pages of an index.
+ */
+
+jest.setTimeout(60_000);
+
+const at = new Date('2026-06-01T09:00:00.000Z');
+let db: DynaliteTables;
+let jobs: DynamoDbJobStore;
+let tenants: DynamoDbTenantStore;
+/** Every request the tenant store sent. */
+let sent: unknown[];
+
+beforeAll(async () => {
+  db = await startDynaliteTables();
+  jobs = new DynamoDbJobStore(db.documents, { tableName: db.jobTableName, retentionDays: 30 });
+  const recording = {
+    send: (command: unknown) => {
+      sent.push(command);
+      return db.documents.send(command as never);
+    },
+  } as unknown as DynamoDBDocumentClient;
+  tenants = new DynamoDbTenantStore(recording, db.jobTableName);
+});
+beforeEach(() => {
+  sent = [];
+});
+afterAll(async () => {
+  await db?.stop();
+});
+
+let counter = 0;
+async function storeJob(
+  tenantId: string,
+  status: JobStatus | 'scheduled',
+  input: Record<string, unknown> = {},
+) {
+  const id = `job_${String(++counter).padStart(26, 'a')}`;
+  const job = {
+    ...newJob({ id, tenantId, type: 'image.generate', input, idempotencyKey: id, fingerprint: 'f' }, at),
+    status,
+  } as Job;
+  await db.documents.send(new PutCommand({ TableName: db.jobTableName, Item: toItem(job, 30) }));
+  return job;
+}
+
+describe('DynamoDbTenantStore', () => {
+  it('has no record of a tenant nobody wrote', async () => {
+    await expect(tenants.get('t-none')).resolves.toBeUndefined();
+  });
+
+  it('ensures a record with the defaults once, and never overwrites one', async () => {
+    await expect(tenants.ensure('t-ensure', at)).resolves.toBe(true);
+    await expect(tenants.get('t-ensure')).resolves.toEqual({
+      tenant: 't-ensure',
+      weight: 1,
+      maxQueued: 10_000,
+    });
+    await tenants.update('t-ensure', { weight: 9 }, at);
+
+    await expect(tenants.ensure('t-ensure', at)).resolves.toBe(false);
+    await expect(tenants.get('t-ensure')).resolves.toEqual({
+      tenant: 't-ensure',
+      weight: 9,
+      maxQueued: 10_000,
+    });
+  });
+
+  it('creates a record on update with the defaults for what the changes leave out', async () => {
+    await expect(tenants.update('t-new', { maxInFlight: 3 }, at)).resolves.toEqual({
+      tenant: 't-new',
+      weight: 1,
+      maxInFlight: 3,
+      maxQueued: 10_000,
+    });
+  });
+
+  it('sets what the changes name, keeps the rest, and removes the cap only for null', async () => {
+    await tenants.update('t-merge', { weight: 4, maxInFlight: 2, maxQueued: 20 }, at);
+    await expect(tenants.update('t-merge', { weight: 6 }, at)).resolves.toEqual({
+      tenant: 't-merge',
+      weight: 6,
+      maxInFlight: 2,
+      maxQueued: 20,
+    });
+    await expect(tenants.update('t-merge', {}, at)).resolves.toEqual({
+      tenant: 't-merge',
+      weight: 6,
+      maxInFlight: 2,
+      maxQueued: 20,
+    });
+    await expect(tenants.update('t-merge', { maxInFlight: null }, at)).resolves.toEqual({
+      tenant: 't-merge',
+      weight: 6,
+      maxQueued: 20,
+    });
+    await expect(tenants.get('t-merge')).resolves.toEqual({ tenant: 't-merge', weight: 6, maxQueued: 20 });
+  });
+
+  it('sets a record in one write', async () => {
+    await tenants.update('t-one-write', { weight: 2, maxInFlight: null }, at);
+    expect(sent).toHaveLength(1);
+    expect((sent[0] as { input: unknown }).input).toEqual({
+      TableName: db.jobTableName,
+      Key: { pk: 'TENANT#t-one-write', sk: 'TENANT' },
+      UpdateExpression:
+        'SET #tenant = :tenant, updatedAt = :at, weight = :weight, maxQueued = if_not_exists(maxQueued, :maxQueued) REMOVE maxInFlight',
+      ExpressionAttributeNames: { '#tenant': 'tenant' },
+      ExpressionAttributeValues: {
+        ':tenant': 't-one-write',
+        ':at': at.toISOString(),
+        ':weight': 2,
+        ':maxQueued': 10_000,
+      },
+      ReturnValues: 'ALL_NEW',
+    });
+  });
+
+  it('keeps its record out of every index of the job table', async () => {
+    await storeJob('t-hidden', 'queued');
+    await tenants.update('t-hidden', { weight: 3 }, at);
+    const { Item } = await db.documents.send(
+      new GetCommand({ TableName: db.jobTableName, Key: tenantKey('t-hidden') }),
+    );
+    expect(Item).toMatchObject({ tenant: 't-hidden', weight: 3 });
+    for (const index of jobTable.indexes.map((i) => i.name)) {
+      const { Items = [] } = await db.documents.send(
+        new ScanCommand({ TableName: db.jobTableName, IndexName: index }),
+      );
+      const tenantItems = Items.filter((item) => String(item.pk).startsWith('TENANT#'));
+      expect({ index, tenantItems }).toEqual({ index, tenantItems: [] });
+    }
+    const listed = await jobs.listByTenant('t-hidden', { limit: 10 });
+    expect(listed.items.map((job) => job.tenantId)).toEqual(['t-hidden']);
+  });
+
+  it("counts the tenant's queued, scheduled and running jobs, nothing else and no one else's", async () => {
+    for (const status of ['queued', 'queued', 'queued', 'scheduled', 'running', 'running'] as const) {
+      await storeJob('t-usage', status);
+    }
+    for (const status of ['succeeded', 'failed', 'canceled', 'needs_review'] as const) {
+      await storeJob('t-usage', status);
+    }
+    await storeJob('t-usage-other', 'queued');
+    await storeJob('t-usage-other', 'running');
+
+    await expect(tenants.usage('t-usage')).resolves.toEqual({ queued: 3, scheduled: 1, inFlight: 2 });
+    expect(sent.map((command) => (command as { input: Record<string, unknown> }).input)).toEqual(
+      ['queued', 'scheduled', 'running'].map((status) => ({
+        TableName: db.jobTableName,
+        IndexName: 'byTenantStatus',
+        KeyConditionExpression: '#partition = :partition',
+        ExpressionAttributeNames: { '#partition': 'tenantStatus' },
+        ExpressionAttributeValues: { ':partition': `t-usage#${status}` },
+        Select: 'COUNT',
+      })),
+    );
+  });
+
+  it('counts past the first page of the index', async () => {
+    // Each job about 100 KB: twelve of them are more than the 1 MB one query reads.
+    const input = { prompt: 'p'.repeat(100_000) };
+    for (let i = 0; i < 12; i++) await storeJob('t-pages', 'queued', input);
+
+    await expect(tenants.usage('t-pages')).resolves.toEqual({ queued: 12, scheduled: 0, inFlight: 0 });
+    const queries = sent.filter(
+      (command) =>
+        (command as { input: { ExpressionAttributeValues: Record<string, string> } }).input
+          .ExpressionAttributeValues[':partition'] === 't-pages#queued',
+    );
+    expect(queries.length).toBeGreaterThan(1);
+  });
+});
+
+describe('DynamoDbApiKeyStore.hasKeys', () => {
+  const keys = () => new DynamoDbApiKeyStore(db.documents, db.apiKeyTableName);
+  const putKey = (keyHash: string, tenantId: string, extra: Record<string, unknown> = {}) =>
+    db.documents.send(
+      new PutCommand({
+        TableName: db.apiKeyTableName,
+        Item: { keyHash, tenantId, role: 'tenant', createdAt: at.toISOString(), ...extra },
+      }),
+    );
+
+  it('knows the tenants keys were issued to, revoked keys included, and no other name', async () => {
+    await putKey('hash-1', 'k-acme');
+    await putKey('hash-2', 'k-acme');
+    await putKey('hash-3', 'k-revoked', { disabled: true });
+
+    await expect(keys().hasKeys('k-acme')).resolves.toBe(true);
+    await expect(keys().hasKeys('k-revoked')).resolves.toBe(true);
+    await expect(keys().hasKeys('k-nobody')).resolves.toBe(false);
+    await expect(keys().hasKeys('k-acm')).resolves.toBe(false);
+  });
+});
