@@ -7,9 +7,9 @@ import { DynamoDbTimeline } from '../../lambdas/adapters/dynamodb-timeline';
 import { DynamoDbWaitingLines } from '../../lambdas/adapters/dynamodb-waiting-lines';
 import { SfnWorkflow } from '../../lambdas/adapters/sfn-workflow';
 import { SqsJobQueue } from '../../lambdas/adapters/sqs-job-queue';
-import { DEFAULT_WEIGHT } from '../../lambdas/domain/fair-share';
 import type { Job } from '../../lambdas/domain/job';
 import { reconcile } from '../../lambdas/domain/reconcile';
+import { TENANT_DEFAULTS } from '../../lambdas/domain/tenants';
 import { longhaulHttp } from '../../lambdas/providers/longhaul-http';
 import { documentClient, sfnClient, sqsClient } from '../../test/e2e/support/local-stack';
 import { fmt, median, print, round } from '../support/common';
@@ -52,7 +52,7 @@ export async function reconcileSection(): Promise<ReconcileFigures> {
       workflow: new SfnWorkflow(sfnClient(e), e.stateMachineArn),
       waiting: new DynamoDbWaitingLines(documents, table),
       tenantShares: async (tenants: readonly string[]) =>
-        new Map(tenants.map((tenant) => [tenant, { weight: DEFAULT_WEIGHT }])),
+        new Map(tenants.map((tenant) => [tenant, { weight: TENANT_DEFAULTS.weight }])),
       queue: new SqsJobQueue(sqsClient(e), {
         jobs: Object.fromEntries(Object.entries(e.jobQueues).map(([provider, { url }]) => [provider, url])),
         handOff: e.handOffQueueUrl,

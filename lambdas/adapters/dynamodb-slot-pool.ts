@@ -65,7 +65,8 @@ export class DynamoDbSlotPool implements SlotPool {
       }
       if (claim.pass) {
         names['#pass'] = tenantPassAttribute(claim.tenant);
-        set.push('#pass = :nextPass', 'floor = :floor');
+        set.push('#pass = :nextPass', '#floor = :floor');
+        names['#floor'] = 'floor';
         values[':nextPass'] = claim.pass.next;
         values[':floor'] = claim.pass.floor;
         if (claim.pass.expected === undefined) conditions.push('attribute_not_exists(#pass)');

@@ -1,5 +1,5 @@
 import type { ProviderName } from '../../config/providers';
-import { chooseTenant, DEFAULT_WEIGHT, type TenantCandidate, waitingEntryOf } from './fair-share';
+import { chooseTenant, type TenantCandidate, waitingEntryOf } from './fair-share';
 import { executionNameOf, type Job, providerOf, slotHolderOf } from './job';
 import type {
   InFlightLimits,
@@ -13,6 +13,7 @@ import type {
   Workflow,
 } from './ports';
 import { holdsOwnSlot } from './slots';
+import { TENANT_DEFAULTS } from './tenants';
 
 export interface DispatchDeps extends FillDeps {
   readonly workflow: Workflow;
@@ -28,7 +29,7 @@ export type DispatchOutcome = 'started' | 'dropped' | 'deferred';
  * Hands a queued job to the workflow once it holds a slot of its provider.
  * A job that holds none joins its tenant's waiting line, and free slots are
  * given out by fair share (`fillFreeSlot`): to this job if its turn has come,
- * else to the jobs whose turn it is, by the hand-off lane. A job still without
+ * else to the jobs whose turn it is, which are started here as well. A job still without
  * a slot goes back to the queue as a new, delayed message (its receive count
  * starts again, so a long peak never pushes it to the dead-letter queue): a
  * fallback, since the slot it waits for is normally handed to it.
@@ -44,7 +45,7 @@ export async function dispatchJob(
   const provider = providerOf(job);
   if (!holdsOwnSlot(new Set(await deps.slots(provider).holders()), job)) {
     await deps.waiting.add(waitingEntryOf(job));
-    if (!(await fillFreeSlots(deps, provider, job.id))) {
+    if (!(await fillFreeSlots({ ...deps, start: (chosen) => startJob(deps, chosen) }, provider, job.id))) {
       // The touch tells the reconciler this job's message is alive, so it does not enqueue another.
       await deps.store.touchEnqueued(job.id, deps.now());
       await deps.queue.enqueue(job, {
@@ -54,9 +55,14 @@ export async function dispatchJob(
       return 'deferred';
     }
   }
+  await startJob(deps, job);
+  return 'started';
+}
+
+/** Starts the workflow of a job that holds its slot (named after the job: a second start is the same execution). */
+async function startJob(deps: Pick<DispatchDeps, 'workflow' | 'timeline' | 'now'>, job: Job): Promise<void> {
   await deps.workflow.start(executionNameOf(job), { jobId: job.id });
   await deps.timeline.record(job.id, { at: deps.now().toISOString(), type: 'job.dispatched' });
-  return 'started';
 }
 
 export interface FillDeps {
@@ -67,6 +73,11 @@ export interface FillDeps {
   readonly tenantShares: TenantShares;
   readonly maxInFlight: InFlightLimits;
   readonly now: () => Date;
+  /**
+   * Starts a chosen job at once, where the caller may (the dispatcher); without
+   * it the job goes to the dispatcher by the hand-off lane.
+   */
+  readonly start?: (job: Job) => Promise<void>;
 }
 
 /** How often a choice is made again after another chooser changed the pool under it. */
@@ -82,8 +93,8 @@ const HEAD_READ = 10;
  * conditional update that enforces the limit, the tenant's cap and the
  * tenant's pass as read; if another choice changed the pool meanwhile, the
  * choice is made again. The job chosen leaves its line and goes to the
- * dispatcher by the hand-off lane, unless it is `self` (the job the caller is
- * dispatching, which starts at once). Returns the chosen job's id, or
+ * dispatcher by the hand-off lane, or is started at once by a caller that can
+ * (`start`); `self`, the job the caller is dispatching, is only returned. Returns the chosen job's id, or
  * undefined when no slot is free, nothing waits, or every waiting tenant is at
  * its cap.
  *
@@ -109,7 +120,7 @@ export async function fillFreeSlot(
     const holders = new Set(state.holders);
     let candidates: TenantCandidate[] = waiting.map(({ tenant }) => ({
       tenant,
-      weight: shares.get(tenant)?.weight ?? DEFAULT_WEIGHT,
+      weight: shares.get(tenant)?.weight ?? TENANT_DEFAULTS.weight,
       inFlight: state.tenantInFlight[tenant] ?? 0,
       ...(state.passes[tenant] === undefined ? {} : { pass: state.passes[tenant] }),
       ...(shares.get(tenant)?.maxInFlight === undefined
@@ -143,7 +154,8 @@ export async function fillFreeSlot(
       await deps.waiting.remove(entry);
       if (job.id === self) return job.id;
       if (await deps.store.touchEnqueued(job.id, deps.now())) {
-        await deps.queue.enqueue(job, { handOff: true });
+        if (deps.start) await deps.start(job);
+        else await deps.queue.enqueue(job, { handOff: true });
         return job.id;
       }
       // It left `queued` after it was read: the slot is its own only if it runs.

@@ -9,6 +9,7 @@
 
 import { type Job, type JobPriority, priorityOf, providerOf } from './job';
 import type { WaitingEntry } from './ports';
+import { MAX_WEIGHT, MIN_WEIGHT } from './tenants';
 
 const MINUTE_MS = 60_000;
 
@@ -51,11 +52,6 @@ export function rankOf(priority: JobPriority, createdAt: Date | string): string 
 /** The sort key of a waiting job: its rank, ties broken by its id (`#` sorts before every digit of a rank). */
 export const waitingSortKey = (priority: JobPriority, createdAt: Date | string, jobId: string): string =>
   `${rankOf(priority, createdAt)}#${jobId}`;
-
-export const MIN_WEIGHT = 1;
-/** The weight of a tenant without a record of its own. */
-export const DEFAULT_WEIGHT = 1;
-export const MAX_WEIGHT = 100;
 
 /** Whether `value` is a tenant weight: an integer from `MIN_WEIGHT` to `MAX_WEIGHT`. */
 export const isWeight = (value: unknown): value is number =>

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { TenantNotFoundError, ValidationError } from './errors';
-import type { TenantKeys, TenantStore } from './ports';
+import type { TenantKeys, TenantShare, TenantShares, TenantStore } from './ports';
 import { toValidationError } from './requests';
 
 /**
@@ -22,6 +22,7 @@ export const TENANT_ID_RULE = "1 to 64 letters, digits, '.', '_' or '-', startin
 /** The tenant name of the admin key; never a tenant's. */
 export const ADMIN_TENANT_ID = 'admin';
 
+export const MIN_WEIGHT = 1;
 export const MAX_WEIGHT = 100;
 
 /** A tenant's settings until an operator sets them. */
@@ -60,7 +61,7 @@ export const USAGE_STATUSES = {
   inFlight: 'running',
 } as const satisfies Record<keyof TenantUsage, string>;
 
-const weight = `must be an integer from 1 to ${MAX_WEIGHT}`;
+const weight = `must be an integer from ${MIN_WEIGHT} to ${MAX_WEIGHT}`;
 const cap = 'must be an integer of at least 1, or null for no cap';
 const atLeastOne = 'must be an integer of at least 1';
 
@@ -70,7 +71,7 @@ const atLeastOne = 'must be an integer of at least 1';
  * removes the cap. Strict: an unknown field is an error, not ignored.
  */
 export const tenantChanges = z.strictObject({
-  weight: z.number({ error: weight }).int(weight).min(1, weight).max(MAX_WEIGHT, weight).optional(),
+  weight: z.number({ error: weight }).int(weight).min(MIN_WEIGHT, weight).max(MAX_WEIGHT, weight).optional(),
   maxInFlight: z.number({ error: cap }).int(cap).min(1, cap).nullable().optional(),
   maxQueued: z.number({ error: atLeastOne }).int(atLeastOne).min(1, atLeastOne).optional(),
 });
@@ -131,4 +132,37 @@ export async function putTenant(
   if (!known) throw invalidTenant('is not a tenant: no API key carries this name');
   const record = await deps.tenants.update(tenant, changes, deps.now());
   return { ...record, usage: await deps.tenants.usage(tenant) };
+}
+
+/** Each named tenant's share of the providers' slots: from its record, the defaults for one without. */
+export function sharesOf(store: Pick<TenantStore, 'get'>): TenantShares {
+  return async (tenants) =>
+    new Map(
+      await Promise.all(
+        tenants.map(async (tenant) => {
+          const record = await store.get(tenant);
+          const share: TenantShare = {
+            weight: record?.weight ?? TENANT_DEFAULTS.weight,
+            ...(record?.maxInFlight === undefined ? {} : { maxInFlight: record.maxInFlight }),
+          };
+          return [tenant, share] as const;
+        }),
+      ),
+    );
+}
+
+/**
+ * The shares, each kept for `ttlMs` after it was read: a choice runs on every
+ * freed slot, and an operator's change reaches the choices within `ttlMs`.
+ */
+export function cachedShares(shares: TenantShares, ttlMs: number, now: () => number): TenantShares {
+  const kept = new Map<string, { readonly share: TenantShare; readonly until: number }>();
+  return async (tenants) => {
+    const at = now();
+    const stale = tenants.filter((tenant) => (kept.get(tenant)?.until ?? 0) <= at);
+    if (stale.length > 0) {
+      for (const [tenant, share] of await shares(stale)) kept.set(tenant, { share, until: at + ttlMs });
+    }
+    return new Map(tenants.map((tenant) => [tenant, (kept.get(tenant) as { share: TenantShare }).share]));
+  };
 }

@@ -22,9 +22,9 @@ import { S3OutputStore } from '../adapters/s3-output-store';
 import { SfnWorkflow } from '../adapters/sfn-workflow';
 import { SqsDeadLetters } from '../adapters/sqs-dead-letters';
 import { SqsJobQueue } from '../adapters/sqs-job-queue';
-import { DEFAULT_WEIGHT } from '../domain/fair-share';
 import type { InFlightLimits, SlotPools, TenantShares } from '../domain/ports';
 import { publishingStatusChanges } from '../domain/progress';
+import { cachedShares, sharesOf } from '../domain/tenants';
 import {
   type ProviderAdapter,
   type ProviderConfig,
@@ -156,10 +156,12 @@ export const waitingLines = once(
   () => new DynamoDbWaitingLines(documentClient(), requireEnv(resourceEnv.jobTable)),
 );
 
-/** Each tenant's share of the providers' slots: the defaults until tenants have records of their own. */
+/** How long a tenant's share, once read, serves the choices of this function's instance. */
+const TENANT_SHARE_TTL_MS = 10_000;
+
+/** Each tenant's share of the providers' slots, from its record. */
 export const tenantShares = once(
-  (): TenantShares => async (tenants) =>
-    new Map(tenants.map((tenant) => [tenant, { weight: DEFAULT_WEIGHT }])),
+  (): TenantShares => cachedShares(sharesOf(tenantStore()), TENANT_SHARE_TTL_MS, Date.now),
 );
 
 export const slotPools = once((): SlotPools => {

@@ -1,6 +1,6 @@
 import { dispatchJob, type FillDeps, fillFreeSlot } from '../../lambdas/domain/dispatch';
 import { waitingEntryOf } from '../../lambdas/domain/fair-share';
-import { type Job, type JobPriority, newJob, slotHolderOf } from '../../lambdas/domain/job';
+import { executionNameOf, type Job, type JobPriority, newJob, slotHolderOf } from '../../lambdas/domain/job';
 import type { TenantShare } from '../../lambdas/domain/ports';
 import {
   limits,
@@ -201,7 +201,7 @@ it('starts the job it dispatches at once when its turn has come, without a hand-
   expect(deps.waiting.entries()).toEqual([]);
 });
 
-it('hands a free slot to the job whose turn it is and defers the one it dispatches', async () => {
+it('starts the job whose turn it is with the free slot, and defers the one it dispatches', async () => {
   const { submit, deps } = setup(1);
   const flooder = await submit('flood');
   await submit('flood');
@@ -215,8 +215,7 @@ it('hands a free slot to the job whose turn it is and defers the one it dispatch
 
   // The flooder's second job is dispatched first, but the slot is the newcomer's turn.
   expect(await dispatchJob(deps, later.id, 0)).toBe('deferred');
-  expect(deps.queue.messages.map((m) => [m.jobId, m.options.handOff ?? false])).toEqual([
-    [newcomer.id, true],
-    [later.id, false],
-  ]);
+  expect(deps.workflow.started).toEqual([executionNameOf(flooder), executionNameOf(newcomer)]);
+  expect(await deps.slots.holders()).toEqual([slotHolderOf(newcomer)]);
+  expect(deps.queue.messages.map((m) => [m.jobId, m.options.handOff ?? false])).toEqual([[later.id, false]]);
 });

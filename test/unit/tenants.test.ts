@@ -1,10 +1,12 @@
 import { TenantNotFoundError, ValidationError } from '../../lambdas/domain/errors';
 import { newJob } from '../../lambdas/domain/job';
 import {
+  cachedShares,
   getTenant,
   parseTenantChanges,
   parseTenantName,
   putTenant,
+  sharesOf,
   type TenantDeps,
 } from '../../lambdas/domain/tenants';
 import { MemoryStore, MemoryTenantKeys, MemoryTenants } from './support/memory-ports';
@@ -204,5 +206,34 @@ describe('putTenant', () => {
     deps.keys.tenants.add('admin');
     await expect(putTenant(deps, 'admin', { weight: 2 })).rejects.toThrow(ValidationError);
     expect(deps.tenants.records.size).toBe(0);
+  });
+});
+
+describe("a tenant's share of the providers' slots", () => {
+  it('is its weight and cap as set, or the defaults without a record', async () => {
+    await deps.tenants.update('acme', { weight: 3, maxInFlight: 2 }, at);
+    const shares = await sharesOf(deps.tenants)(['acme', 'globex']);
+    expect(shares.get('acme')).toEqual({ weight: 3, maxInFlight: 2 });
+    expect(shares.get('globex')).toEqual({ weight: 1 });
+  });
+
+  it('is read again once its time is up, so an operator change reaches the choices', async () => {
+    let clock = 0;
+    const reads: string[][] = [];
+    const shares = cachedShares(
+      async (tenants) => {
+        reads.push([...tenants]);
+        return sharesOf(deps.tenants)(tenants);
+      },
+      10_000,
+      () => clock,
+    );
+    expect((await shares(['acme'])).get('acme')).toEqual({ weight: 1 });
+    await deps.tenants.update('acme', { weight: 5 }, at);
+    clock = 9_999;
+    expect((await shares(['acme', 'globex'])).get('acme')).toEqual({ weight: 1 });
+    clock = 10_000;
+    expect((await shares(['acme'])).get('acme')).toEqual({ weight: 5 });
+    expect(reads).toEqual([['acme'], ['globex'], ['acme']]);
   });
 });
