@@ -431,6 +431,8 @@ interface FaultGroup {
 }
 
 interface ChaosPlan {
+  /** The providers the jobs run on. */
+  readonly providers: readonly ProviderName[];
   readonly jobs: number;
   /** What job `n` asks for. */
   readonly bodyOf: (n: number) => JobBody;
@@ -450,6 +452,8 @@ interface ChaosOutcome {
   readonly accepted: Map<string, string>;
   /** Ids whose cancel was answered 202. */
   readonly canceled: Set<string>;
+  /** Jobs that held a provider slot when a kill struck: under way, at their provider or on their way there. */
+  readonly underWayAtKill: Set<string>;
   readonly replays: number;
 }
 
@@ -474,6 +478,7 @@ async function runChaos(
 ): Promise<ChaosOutcome> {
   const accepted = new Map<string, string>();
   const canceled = new Set<string>();
+  const underWayAtKill = new Set<string>();
   let replays = 0;
   const started = Date.now();
   const at = (ms: number) => sleep(Math.max(0, started + ms - Date.now()));
@@ -571,7 +576,11 @@ async function runChaos(
           timeoutMs: 60_000,
           description: 'work at the provider before the kill',
         });
-        log(`SIGKILL at ${Date.now() - started} ms`);
+        const underWay = (
+          await Promise.all(plan.providers.map(async (provider) => (await client.slots(provider)).holders))
+        ).flat();
+        for (const holder of underWay) underWayAtKill.add(jobIdOf(holder));
+        log(`SIGKILL at ${Date.now() - started} ms, ${underWay.length} job(s) under way`);
         await stacks.killAndRestart();
         log(`restarted at ${Date.now() - started} ms`);
       }
@@ -579,7 +588,7 @@ async function runChaos(
   );
 
   await Promise.all(tasks);
-  return { accepted, canceled, replays };
+  return { accepted, canceled, underWayAtKill, replays };
 }
 
 /** How long the simulator runs the jobs canceled at their provider: long enough for the cancel to land first. */
@@ -755,24 +764,24 @@ interface ProviderChaos {
   readonly faults: readonly FaultMode[];
   readonly limit: number;
   readonly deduplicates: boolean;
-  readonly kills: number;
+  /** Jobs that held a slot when a kill struck. */
+  readonly underWayAtKill: ReadonlySet<string>;
 }
 
 /**
  * Every job of one provider that did not succeed is explained by what was
  * done to it: a failure or a review carries a code that an injected fault
- * causes, no more often than that fault was injected. A kill can interrupt
- * every submission and every completion under way at the provider: with a
- * provider that cannot deduplicate, an interrupted submission is ambiguous,
- * and with one that cannot make up for a lost webhook, an interrupted
- * completion ends at a timeout. A definite refusal (4xx) means nothing was
- * charged; only a job that failed at the provider may have failed after a
- * charge, so a job the provider accepted is never `failed` by a guess.
- * Returns the violations.
+ * causes, no more often than that fault was injected. A kill explains a
+ * review of a job under way when it struck: with a provider that cannot
+ * deduplicate, its submission may have been cut short; with one that cannot
+ * make up for a lost webhook, its completion may have been lost; and the
+ * restart may have pushed its resends or its run past the job timeout. A
+ * definite refusal (4xx) means nothing was charged; only a job that failed at
+ * the provider may have failed after a charge, so a job the provider accepted
+ * is never `failed` by a guess. Returns the violations.
  */
 function unexplained(finals: readonly Job[], chaos: ProviderChaos, charged: ReadonlySet<string>): string[] {
   const count = (...modes: FaultMode[]) => chaos.faults.filter((mode) => modes.includes(mode)).length;
-  const interrupted = chaos.kills * chaos.limit;
   const failedAtProvider = /^(generation|provider)_failed$/;
   const causes = [
     { code: /^provider_rejected_4\d\d$/, status: 'failed', limit: count('reject') },
@@ -782,14 +791,9 @@ function unexplained(finals: readonly Job[], chaos: ProviderChaos, charged: Read
     {
       code: /^(provider|job)_timeout$/,
       status: 'needs_review',
-      limit:
-        count('stall') + (RECOVERS_LOST_WEBHOOKS[chaos.provider] ? 0 : count('lose-webhooks') + interrupted),
+      limit: count('stall') + (RECOVERS_LOST_WEBHOOKS[chaos.provider] ? 0 : count('lose-webhooks')),
     },
-    {
-      code: /^ambiguous_submission$/,
-      status: 'needs_review',
-      limit: count(...AMBIGUOUS_MODES) + (chaos.deduplicates ? 0 : interrupted),
-    },
+    { code: /^ambiguous_submission$/, status: 'needs_review', limit: count(...AMBIGUOUS_MODES) },
   ];
   const problems: string[] = [];
   const byCause = new Map<(typeof causes)[number], Job[]>();
@@ -798,14 +802,15 @@ function unexplained(finals: readonly Job[], chaos: ProviderChaos, charged: Read
     const code = job.error?.code ?? '(none)';
     const cause = causes.find((c) => c.code.test(code));
     if (!cause || cause.status !== job.status) problems.push(`${job.id} is ${job.status} with ${code}`);
-    else byCause.set(cause, [...(byCause.get(cause) ?? []), job]);
+    else if (job.status !== 'needs_review' || !chaos.underWayAtKill.has(job.id))
+      byCause.set(cause, [...(byCause.get(cause) ?? []), job]);
     if (job.status === 'failed' && !failedAtProvider.test(code) && charged.has(job.id))
       problems.push(`${job.id} failed (${code}) although ${chaos.provider} accepted and charged it`);
   }
   for (const [cause, jobs] of byCause) {
     if (jobs.length > cause.limit)
       problems.push(
-        `${jobs.length} jobs at ${chaos.provider} with ${cause.code.source}, more than the ${cause.limit} its faults and kills explain`,
+        `${jobs.length} jobs at ${chaos.provider} with ${cause.code.source}, more than the ${cause.limit} its faults explain`,
       );
   }
   return problems;
@@ -936,10 +941,9 @@ async function providerViolations(
     const uncharged = here.filter(
       (job) => job.error?.code === 'ambiguous_submission' && !charged.has(job.id),
     );
-    if (uncharged.length > chaos.kills * chaos.limit)
-      violations.push(
-        `${uncharged.length} ambiguous reviews at ${chaos.provider} were never charged, more than kills explain`,
-      );
+    for (const job of uncharged)
+      if (!chaos.underWayAtKill.has(job.id))
+        violations.push(`${job.id} is an ambiguous review at ${chaos.provider}, but was never charged`);
   }
   return { violations, charges };
 }
@@ -1096,6 +1100,7 @@ describe('chaos', () => {
     const groups = rng.shuffle([...singles, ...extras, ...held]);
     const faults = faultsByProvider([...prearmed, ...groups]);
     const plan: ChaosPlan = {
+      providers,
       jobs: JOBS,
       bodyOf: (n) => bodies[n] as JobBody,
       faults: groups,
@@ -1106,13 +1111,6 @@ describe('chaos', () => {
       duplicateSubmissionRate: 0.15,
       cancelRate: 0.08,
     };
-    const chaosAt = (provider: ProviderName): ProviderChaos => ({
-      provider,
-      faults: faults.get(provider) ?? [],
-      limit: limitOf(provider),
-      deduplicates: settings.providers[provider].deduplicates,
-      kills: plan.kills,
-    });
     log(
       `seed ${SEED}, ${JOBS} jobs ${JSON.stringify(countBy(bodies, (body) => body.type))}, limits ${JSON.stringify(Object.fromEntries(providers.map((p) => [p, limitOf(p)])))}, ` +
         `faults ${JSON.stringify(Object.fromEntries([...faults].map(([p, modes]) => [p, countBy(modes, (m) => m)])))}, ` +
@@ -1127,6 +1125,13 @@ describe('chaos', () => {
 
     const chaos = await runChaos(plan, stacks, client, rng, log);
     const chaosIds = [...chaos.accepted.values()];
+    const chaosAt = (provider: ProviderName): ProviderChaos => ({
+      provider,
+      faults: faults.get(provider) ?? [],
+      limit: limitOf(provider),
+      deduplicates: settings.providers[provider].deduplicates,
+      underWayAtKill: chaos.underWayAtKill,
+    });
     log(
       `accepted ${chaosIds.length} jobs (${chaos.replays} replays, ${chaos.canceled.size} cancels accepted)`,
     );
@@ -1214,6 +1219,7 @@ describe('chaos', () => {
       return [...singles, ...extras, ...stalls, ...brownouts];
     });
     const plan: ChaosPlan = {
+      providers,
       jobs: jobCount,
       bodyOf: (n) => bodies[n] as JobBody,
       faults: rng.shuffle(groups),
@@ -1253,7 +1259,7 @@ describe('chaos', () => {
         faults: faults.get(provider) ?? [],
         limit: settings.providers[provider].maxInFlight,
         deduplicates: settings.providers[provider].deduplicates,
-        kills: plan.kills,
+        underWayAtKill: chaos.underWayAtKill,
       };
       violations.push(...(await providerViolations(client, chaosAt, ids, finals, log)).violations);
     }
