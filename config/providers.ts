@@ -20,7 +20,10 @@ export interface ProviderSpec {
   readonly baseUrl: string;
   /** Longhaul's route for this provider's webhooks. */
   readonly webhookPath: string;
-  /** Whether the provider can stop a job it accepted (without it, a canceled job keeps its slot until the provider ends). */
+  /**
+   * Whether the provider can stop a job it accepted. Without it, a canceled job keeps its slot
+   * until the provider ends it, or, if that end is never heard of, until the job timeout has passed.
+   */
   readonly cancels: boolean;
   /** Where to get the API key and the webhook signing key, for the secret's description. */
   readonly credentials: string;

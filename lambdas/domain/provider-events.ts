@@ -59,7 +59,9 @@ export type ProviderEventOutcome = 'progress' | 'resumed' | 'recorded' | 'ignore
  * event counts only for the submission it was sent for (the `submission` of
  * its webhook URL) and the provider job on record: a late event of a
  * submission an operator has replaced touches nothing. For a job in review the
- * outcome is recorded, not acted on: it is the evidence an operator needs.
+ * outcome is recorded, not acted on: it is the evidence an operator needs. So
+ * is the end of a provider job its job's cancel could not stop: it tells the
+ * reconciler the provider is done, and the slot the job kept can go.
  * Other events are ignored (and acknowledged, so the provider stops retrying).
  */
 export async function applyProviderEvent(
@@ -70,10 +72,19 @@ export async function applyProviderEvent(
 ): Promise<ProviderEventOutcome> {
   if (event.type === 'progress') return 'progress';
   const job = await deps.store.get(jobId);
-  if (!job || !concerns(job, event.id, submission)) return 'ignored';
+  if (!job) return 'ignored';
+  const ranOn = ranOnAfterCancel(job, event.id, submission);
+  if (!ranOn && !concerns(job, event.id, submission)) return 'ignored';
   let outputKey: string | undefined;
-  if (event.type === 'succeeded' && event.output !== undefined && deps.outputs && !job.providerOutcome) {
-    // Kept before the outcome is recorded, so a recorded outcome's output is always there to read.
+  if (
+    event.type === 'succeeded' &&
+    event.output !== undefined &&
+    deps.outputs &&
+    !job.providerOutcome &&
+    !ranOn
+  ) {
+    // Kept before the outcome is recorded, so a recorded outcome's output is always there to read
+    // (a canceled job's never is).
     outputKey = providerOutputKeyOf(job);
     await deps.outputs.putOutput(outputKey, JSON.stringify(event.output), 'application/json');
   }
@@ -103,8 +114,26 @@ export async function applyProviderEvent(
  */
 export function concerns(job: Job, providerJobId: string, submission: string | undefined): boolean {
   if (job.status !== 'running' && job.status !== 'needs_review') return false;
-  // Webhook URLs made before submissions were tagged carry none: they are the first submission's.
-  if (submission === undefined ? submissionOf(job) !== 0 : submission !== submissionTagOf(job)) return false;
+  if (!isCurrentSubmission(job, submission)) return false;
   if (job.providerJobId !== undefined) return job.providerJobId === providerJobId;
   return job.submitIntent !== undefined || job.status === 'needs_review';
 }
+
+/**
+ * Whether an event is about the provider job of a job canceled while that
+ * provider job ran, with no outcome recorded: the cancel did not stop it (a
+ * provider that cannot cancel, like Deepgram, or one that could not be
+ * reached), so the job kept its slot until the provider is done.
+ */
+function ranOnAfterCancel(job: Job, providerJobId: string, submission: string | undefined): boolean {
+  return (
+    job.status === 'canceled' &&
+    job.providerOutcome === undefined &&
+    job.providerJobId === providerJobId &&
+    isCurrentSubmission(job, submission)
+  );
+}
+
+/** Webhook URLs made before submissions were tagged carry none: they are the first submission's. */
+const isCurrentSubmission = (job: Job, submission: string | undefined): boolean =>
+  submission === undefined ? submissionOf(job) === 0 : submission === submissionTagOf(job);

@@ -1,6 +1,6 @@
 import { jobTypeModule } from '../../config/job-types';
 import { FIX_KINDS } from '../../config/metrics';
-import { LEGACY_PROVIDER, PROVIDER_NAMES, type ProviderName } from '../../config/providers';
+import { LEGACY_PROVIDER, PROVIDER_NAMES, PROVIDERS, type ProviderName } from '../../config/providers';
 import { fillFreeSlot } from './dispatch';
 import { JOB_CANCELED_CAUSE, JOB_CANCELED_ERROR } from './errors';
 import {
@@ -219,7 +219,7 @@ export async function reconcile(
  * or was given a new submission. The slot goes once the provider cannot be
  * running what it was held for; a cancel whose word to the waiting step was
  * lost is sent again, and a provider job left running by a cancel is asked to
- * stop again.
+ * stop again, where the provider can stop jobs.
  */
 async function reconcileHolder(
   deps: ReconcileDeps,
@@ -243,7 +243,7 @@ async function reconcileHolder(
     return;
   }
   if (!providerMayBeRunning(job)) return release('holder finished');
-  if (job.providerJobId) {
+  if (job.providerJobId && PROVIDERS[provider].cancels) {
     try {
       await stopAtProvider(await providerDeps(deps, job), job, job.providerJobId);
     } catch {
@@ -251,15 +251,31 @@ async function reconcileHolder(
     }
     return release('the provider confirmed the stop');
   }
-  // A submission whose outcome is unknown: the provider cannot still run it once the job timeout has passed.
-  const since = Date.parse(job.submitIntent?.at ?? job.statusAt);
-  if (deps.now().getTime() - since > timeoutOf(deps, job))
+  if (outlivedJobTimeout(deps, job, deps.now()))
     return release('the provider cannot still be running this job');
 }
 
 /** How long the job may run at its provider: its type's timeout, or the deployment's. */
 const timeoutOf = (deps: Pick<ReconcileDeps, 'jobTimeoutMs'>, job: Pick<Job, 'type'>): number =>
   jobTypeModule(job.type).timeoutMs ?? deps.jobTimeoutMs;
+
+/**
+ * Whether the provider cannot be running the job any more by the clock alone:
+ * the job timeout bounds a job's time at its provider, and it has passed
+ * since the submission. That is all there is to go by for a submission whose
+ * outcome is unknown, and for a job at a provider that cannot stop jobs
+ * (Deepgram), whose end is never heard of if its callback is lost. A provider
+ * that can stop jobs is asked to, and its confirmation counts instead. The
+ * submission went out at its intent; an accepted job's id was recorded, so
+ * it was last updated, after its provider accepted it.
+ */
+function outlivedJobTimeout(deps: Pick<ReconcileDeps, 'jobTimeoutMs'>, job: Job, now: Date): boolean {
+  if (job.providerJobId !== undefined && PROVIDERS[providerOf(job)].cancels) return false;
+  const since = Date.parse(
+    job.submitIntent?.at ?? (job.providerJobId !== undefined ? job.updatedAt : job.statusAt),
+  );
+  return now.getTime() - since > timeoutOf(deps, job);
+}
 
 type Fix = (
   job: Pick<Job, 'id'> & Partial<Pick<Job, 'type' | 'provider'>>,
@@ -278,13 +294,19 @@ async function reconcileJob(deps: ReconcileDeps, job: Job, holdsSlot: boolean, f
  * In review the job waits for a person, but its slot follows the provider: it
  * is held while the provider may be running the job and freed once it cannot
  * be. A provider job on record is asked how it ended, and the answer is kept
- * on the job as the evidence the operator decides on.
+ * on the job as the evidence the operator decides on; a provider that cannot
+ * answer (Deepgram without a project to read) fails the pass for this job,
+ * but only after its slot has had its turn with the clock.
  */
 async function reconcileInReview(deps: ReconcileDeps, listed: Job, holdsSlot: boolean, now: Date, fix: Fix) {
   let job = listed;
+  let unanswered: { readonly error: unknown } | undefined;
   if (job.providerJobId && !job.providerOutcome) {
-    const remote = await (await deps.providers(providerOf(job))).status(job.providerJobId);
-    if (remote.status === 'succeeded' || remote.status === 'failed' || remote.status === 'canceled') {
+    const remote = await (await deps.providers(providerOf(job))).status(job.providerJobId).catch((error) => {
+      unanswered = { error };
+      return undefined;
+    });
+    if (remote?.status === 'succeeded' || remote?.status === 'failed' || remote?.status === 'canceled') {
       job =
         (await deps.store.recordProviderOutcome(job, {
           status: remote.status,
@@ -294,6 +316,7 @@ async function reconcileInReview(deps: ReconcileDeps, listed: Job, holdsSlot: bo
         })) ?? job;
       await fix(job, 'completed_from_provider', `in review; provider says ${remote.status}`);
     } else if (
+      remote &&
       holdsSlot &&
       now.getTime() - Date.parse(job.startedAt ?? job.statusAt) > timeoutOf(deps, job)
     ) {
@@ -305,15 +328,16 @@ async function reconcileInReview(deps: ReconcileDeps, listed: Job, holdsSlot: bo
       }
     }
   }
-  if (!holdsSlot) return;
-  const since = Date.parse(job.submitIntent?.at ?? job.statusAt);
-  const free = job.providerJobId
-    ? !providerMayBeRunning(job)
-    : !job.submitIntent || now.getTime() - since > timeoutOf(deps, job);
-  // Named by the submission the listing saw: if an operator has requeued the job since, that slot is gone already.
-  if (free && (await releaseOwnSlot(deps.slots, job))) {
-    await fix(job, 'slot_released', 'the provider cannot still be running this job');
+  if (holdsSlot) {
+    const free =
+      (job.providerJobId ? !providerMayBeRunning(job) : !job.submitIntent) ||
+      outlivedJobTimeout(deps, job, now);
+    // Named by the submission the listing saw: if an operator has requeued the job since, that slot is gone already.
+    if (free && (await releaseOwnSlot(deps.slots, job))) {
+      await fix(job, 'slot_released', 'the provider cannot still be running this job');
+    }
   }
+  if (unanswered) throw unanswered.error;
 }
 
 async function reconcileQueued(deps: ReconcileDeps, job: Job, holdsSlot: boolean, now: Date, fix: Fix) {

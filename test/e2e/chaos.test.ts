@@ -4,15 +4,28 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PurgeQueueCommand, ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { JOB_TYPE_MODULES, type JobType } from '../../config/job-types';
+import { PROVIDERS, type ProviderName } from '../../config/providers';
+import {
+  loadSettings,
+  providerSettingEnv,
+  queueVisibilityTimeoutSeconds,
+  type Settings,
+} from '../../config/settings';
+import { slotPoolKey } from '../../lambdas/adapters/dynamodb-slot-pool';
 import { jobIdOf } from '../../lambdas/domain/job';
 import {
   FAULT_MODES,
   type FaultMode,
+  type Ledger,
+  type ProviderLedger,
   type RunningSimulator,
   startSimulator,
 } from '../../local/provider-sim/simulator';
 import {
   documentClient,
+  GENERIC_PROVIDER_FOR_EVERY_JOB_TYPE,
+  OWN_PROVIDER_FOR_EVERY_JOB_TYPE,
   pollUntil,
   queueDepth,
   type RunningLocalStack,
@@ -20,22 +33,38 @@ import {
   startLocalStack,
   temporaryDataDir,
 } from './support/local-stack';
+import { type ChargedJob, chargedJobs } from './support/provider-jobs';
 
 /**
- * Chaos on the local stack: jobs arrive while the provider misbehaves in every
- * way the simulator knows, queue messages are delivered twice or lost,
+ * Chaos on the local stack: jobs arrive while their providers misbehave in
+ * every way the simulator knows, queue messages are delivered twice or lost,
  * clients repeat their requests and cancel some, and the stack is killed
  * (SIGKILL) and restarted on the same data. At the end every accepted job is
- * found in a final state with its reason, nothing was charged twice, the
- * provider never ran more than the in-flight limit, and every slot comes back.
+ * found in a final state with its reason, no job was charged twice, no
+ * provider ever ran more than its own in-flight limit, no provider job is
+ * left running, and every slot comes back.
+ *
+ * The main scenario runs every job type on its own provider, as `npm start`
+ * does: image.generate on Replicate and audio.transcribe on Deepgram, through
+ * the simulator's dialects of their APIs, each fault aimed at one dialect.
+ * Neither deduplicates, so an ambiguous submission goes to review and is never
+ * sent again, charged at most once. Deepgram can neither cancel nor tell a
+ * finished request's transcript on request, so a lost callback ends in review
+ * at a timeout, and a canceled job's slot is kept until Deepgram is done with
+ * it: jobs canceled while their provider runs them show that, on both
+ * providers, before the chaos begins. The second scenario runs the generic
+ * provider (`longhaul-http`), the one whose deduplication can be switched on:
+ * an ambiguous submission is resent under the same key through brownouts and
+ * a kill, and still charged once.
  *
  * The simulator runs in this process, so it outlives the stack as a real
  * provider would, and the stack reaches it through PROVIDER_URL.
  *
  * CHAOS_JOBS sets the size of the main scenario (default 40; `npm run
- * test:chaos` runs 300), CHAOS_SEED the seed (a number, or `random`, the
- * default of `npm run test:chaos`). The seed is printed, with the path of a
- * log holding the stacks' and the provider's output, so a run can be replayed;
+ * test:chaos` runs 300; the generic one runs 16 jobs, or 60 once CHAOS_JOBS
+ * is above 60), CHAOS_SEED the seed (a number, or `random`, the default of
+ * `npm run test:chaos`). The seed is printed, with the paths of the logs
+ * holding the stacks' and the provider's output, so a run can be replayed;
  * the chaos is seeded, its timing against the stack is not, so a replay is
  * the same plan, not the same interleaving.
  */
@@ -53,12 +82,57 @@ const MAX_IN_FLIGHT = 3;
 // it, which a loaded machine reaches; only a stalled job may still be running after this.
 const JOB_TIMEOUT_MS = 30_000;
 const RECONCILE_INTERVAL_MS = 2000;
+// The queue's visibility timeout is six times this: messages a killed stack had received come
+// back (and are dropped, their jobs being final) within a minute rather than three.
+const DISPATCH_TIMEOUT_SECONDS = 10;
+const SIM_JOB_MS = 400;
 const KEY = 'chaos-key-5b7e21';
+/** A second tenant sharing the providers: every other job that needs no upload is its. */
+const OTHER_KEY = 'chaos-other-key-8d31c4';
 const ADMIN = 'chaos-admin-key-90af3c';
 const PROVIDER_SECRET = 'chaos-provider-webhook-secret-1c8d';
 const FINAL = ['succeeded', 'failed', 'canceled', 'needs_review'];
+const AMBIGUOUS_MODES: readonly FaultMode[] = ['accept-then-drop', 'timeout'];
 
 jest.setTimeout(Math.max(240_000, JOBS * 4000));
+
+/**
+ * What the catalog does not say about a provider and the chaos must know:
+ * whether asking it about a job gives back the outcome a lost webhook carried.
+ * Deepgram's request record holds no transcript (lambdas/providers/deepgram.ts),
+ * so a Deepgram job whose callback is lost ends in review at a timeout.
+ */
+const RECOVERS_LOST_WEBHOOKS: { readonly [P in ProviderName]: boolean } = {
+  'longhaul-http': true,
+  replicate: true,
+  deepgram: false,
+};
+
+/** Each job type's input in the chaos, from a prompt number and an uploaded recording. */
+const INPUTS: { readonly [T in JobType]: (n: number, audioRef: string) => Record<string, unknown> } = {
+  'image.generate': (n) => ({ prompt: `chaos ${n}` }),
+  'audio.transcribe': (_n, audioRef) => ({ audioRef, language: 'en' }),
+};
+
+/**
+ * Faults that keep the job's slot until the job timeout has passed: an
+ * ambiguous submission to a provider that cannot deduplicate, a stall, and a
+ * lost webhook the provider cannot make up for.
+ */
+const holdsSlot = (provider: ProviderName, mode: FaultMode, settings: Settings): boolean =>
+  mode === 'stall' ||
+  (AMBIGUOUS_MODES.includes(mode) && !settings.providers[provider].deduplicates) ||
+  (mode === 'lose-webhooks' && !RECOVERS_LOST_WEBHOOKS[provider]);
+
+/**
+ * The faults a provider can be given. A stall only where the provider can be
+ * told to stop: the job timeout bounds how long a job may run at its
+ * provider, and one that cannot be stopped (Deepgram) is trusted to end on its
+ * own, so its slot is given back by the clock; a job it never ended would use
+ * capacity Longhaul has handed on.
+ */
+const faultModesOf = (provider: ProviderName): readonly FaultMode[] =>
+  FAULT_MODES.filter((mode) => mode !== 'stall' || PROVIDERS[provider].cancels);
 
 /** mulberry32: small, seedable, good enough to pick chaos from. */
 function random(seed: number) {
@@ -97,15 +171,16 @@ async function freePort(): Promise<number> {
 
 interface Job {
   readonly id: string;
+  readonly type: JobType;
+  readonly provider: ProviderName;
   readonly status: string;
   readonly error: { code: string; message: string } | null;
   readonly idempotencyKey: string;
 }
 
-interface Ledger {
-  readonly submissions: readonly { id: string; idempotencyKey: string | null; acceptedAt: string }[];
-  readonly maxConcurrent: number;
-  readonly running: number;
+interface JobBody {
+  readonly type: JobType;
+  readonly input: Record<string, unknown>;
 }
 
 interface Aws {
@@ -195,6 +270,7 @@ class Restartable {
 /** The client side of the chaos: requests that a real client retries until they are answered. */
 function clientOf(stacks: Restartable, providerUrl: string) {
   const serverErrors: string[] = [];
+  const keyOfJob = new Map<string, string>();
   const request = async (
     method: string,
     path: string,
@@ -252,29 +328,41 @@ function clientOf(stacks: Restartable, providerUrl: string) {
     request,
     serverErrors,
     ledger: (): Promise<Ledger> => sim('/_sim/ledger'),
-    fault: (mode: FaultMode, count = 1) => sim('/_sim/faults', { mode, count }),
+    /** One provider's part of the ledger; none while that provider has accepted nothing. */
+    providerLedger: async (provider: ProviderName): Promise<ProviderLedger | undefined> =>
+      ((await sim('/_sim/ledger')) as Ledger).byProvider?.[provider],
+    /** Every charge of one provider, with the job it was for and how that provider job stands. */
+    charges: async (provider: ProviderName): Promise<ChargedJob[]> =>
+      chargedJobs(providerUrl, provider, ((await sim('/_sim/ledger')) as Ledger).byProvider?.[provider]),
+    fault: (mode: FaultMode, provider: ProviderName) => sim('/_sim/faults', { mode, count: 1, provider }),
+    configure: (provider: ProviderName, patch: { jobMs: number }) =>
+      sim('/_sim/config', { ...patch, provider }),
     /** Submits until accepted; returns the job and whether this answer was a replay. */
-    submit: async (idem: string, prompt: string) => {
-      const answer = await request('POST', '/v1/jobs', {
-        idem,
-        body: { type: 'image.generate', input: { prompt } },
-      });
+    submit: async (idem: string, body: JobBody, key = KEY) => {
+      const answer = await request('POST', '/v1/jobs', { idem, body, key });
       if (answer.status !== 202) {
         throw new Error(`submission ${idem} answered ${answer.status}: ${JSON.stringify(answer.body)}`);
       }
+      keyOfJob.set((answer.body as Job).id, key);
       return { job: answer.body as Job, replayed: answer.headers.get('idempotent-replayed') === 'true' };
     },
+    /** The key of the tenant a job belongs to: another tenant's key finds nothing. */
+    keyOf: (id: string): string => keyOfJob.get(id) ?? KEY,
     job: async (id: string): Promise<Job | undefined> => {
-      const answer = await request('GET', `/v1/jobs/${id}`);
+      const answer = await request('GET', `/v1/jobs/${id}`, { key: keyOfJob.get(id) ?? KEY });
       return answer.status === 200 ? (answer.body as Job) : undefined;
     },
-    /** The slot item: who holds a slot, and the counter beside it. */
-    slots: async (): Promise<{ holders: string[]; inFlight: number }> => {
+    events: async (id: string): Promise<string[]> =>
+      (
+        (await request('GET', `/v1/jobs/${id}/events`, { key: keyOfJob.get(id) ?? KEY })).body?.items ?? []
+      ).map((event: { type: string }) => event.type),
+    /** One provider's slot item: who holds a slot, and the counter beside it. */
+    slots: async (provider: ProviderName): Promise<{ holders: string[]; inFlight: number }> => {
       const { endpoints, dynamodb } = await stacks.aws();
       const { Item } = await dynamodb.send(
         new GetCommand({
           TableName: endpoints.jobTableName,
-          Key: { pk: 'SLOTS', sk: 'SLOTS' },
+          Key: slotPoolKey(provider),
           ConsistentRead: true,
         }),
       );
@@ -283,14 +371,50 @@ function clientOf(stacks: Restartable, providerUrl: string) {
         inFlight: Number(Item?.inFlight ?? 0),
       };
     },
+    /** A recording for the jobs that transcribe one, uploaded once: its ref. */
+    uploadAudio: async (): Promise<string> => {
+      const bytes = new TextEncoder().encode('RIFF chaos recording');
+      const ticket = await request('POST', '/v1/uploads', {
+        body: { contentType: 'audio/wav', contentLength: bytes.length },
+      });
+      if (ticket.status !== 201)
+        throw new Error(`upload answered ${ticket.status}: ${JSON.stringify(ticket.body)}`);
+      const put = await fetch(ticket.body.uploadUrl, {
+        method: 'PUT',
+        headers: { 'content-type': 'audio/wav' },
+        body: bytes,
+      });
+      if (!put.ok) throw new Error(`upload PUT answered ${put.status}`);
+      return ticket.body.ref as string;
+    },
   };
 }
 
 type Client = ReturnType<typeof clientOf>;
 
-async function jobQueueDepth(stacks: Restartable): Promise<number> {
-  const { endpoints, sqs } = await stacks.aws();
-  return queueDepth(sqs, endpoints.jobQueueUrl);
+/**
+ * The jobs queues empty: once every job is final, a message left is one a
+ * killed stack had received, which comes back after the visibility timeout
+ * and is dropped. Returns what was left if it does not.
+ */
+async function queueViolations(stacks: Restartable, settings: Settings): Promise<string[]> {
+  const visibilityMs = queueVisibilityTimeoutSeconds(settings) * 1000;
+  let depth = -1;
+  const empty = await pollUntil(
+    async () => {
+      const { endpoints, sqs } = await stacks.aws();
+      const depths = await Promise.all(
+        Object.values(endpoints.jobQueues).map((queue) => queueDepth(sqs, queue.url)),
+      );
+      depth = depths.reduce((sum, each) => sum + each, 0);
+      return depth === 0;
+    },
+    { timeoutMs: visibilityMs + 10_000, intervalMs: 1000 },
+  ).then(
+    () => true,
+    () => false,
+  );
+  return empty ? [] : [`${depth} messages left in the jobs queues`];
 }
 
 /** A job that succeeded was healthy: none of its messages may have been dead-lettered. */
@@ -309,10 +433,20 @@ async function deadLetterViolations(stacks: Restartable, finals: readonly Job[])
     .map((jobId) => `${jobId} succeeded, yet a message of it is in the dead-letter queue`);
 }
 
+/** Faults armed together at one provider, back to back. */
+interface FaultGroup {
+  readonly provider: ProviderName;
+  readonly modes: readonly FaultMode[];
+}
+
 interface ChaosPlan {
+  /** The providers the jobs run on. */
+  readonly providers: readonly ProviderName[];
   readonly jobs: number;
-  /** Faults armed at the simulator: each group at one random moment, its faults back to back. */
-  readonly faults: readonly (readonly FaultMode[])[];
+  /** What job `n` asks for. */
+  readonly bodyOf: (n: number) => JobBody;
+  /** Faults armed at the simulator: each group at one random moment. */
+  readonly faults: readonly FaultGroup[];
   /** Milliseconds over which submissions (and the chaos around them) are spread. */
   readonly windowMs: number;
   readonly kills: number;
@@ -327,12 +461,21 @@ interface ChaosOutcome {
   readonly accepted: Map<string, string>;
   /** Ids whose cancel was answered 202. */
   readonly canceled: Set<string>;
+  /** Jobs that held a provider slot when a kill struck: under way, at their provider or on their way there. */
+  readonly underWayAtKill: Set<string>;
   readonly replays: number;
 }
 
+/** Every fault of the groups, by the provider it was aimed at. */
+function faultsByProvider(groups: readonly FaultGroup[]): Map<ProviderName, FaultMode[]> {
+  const faults = new Map<ProviderName, FaultMode[]>();
+  for (const { provider, modes } of groups) faults.set(provider, [...(faults.get(provider) ?? []), ...modes]);
+  return faults;
+}
+
 /**
- * Runs the plan: submissions spread over the window, each fault armed at a
- * random moment in it, duplicate deliveries and purges at random moments,
+ * Runs the plan: submissions spread over the window, each fault group armed
+ * at a random moment in it, duplicate deliveries and purges at random moments,
  * kills in the middle third, some repeated submissions and some cancels.
  */
 async function runChaos(
@@ -344,6 +487,7 @@ async function runChaos(
 ): Promise<ChaosOutcome> {
   const accepted = new Map<string, string>();
   const canceled = new Set<string>();
+  const underWayAtKill = new Set<string>();
   let replays = 0;
   const started = Date.now();
   const at = (ms: number) => sleep(Math.max(0, started + ms - Date.now()));
@@ -351,16 +495,19 @@ async function runChaos(
 
   for (let i = 0; i < plan.jobs; i++) {
     const idem = `chaos-${SEED}-${i}`;
+    const body = plan.bodyOf(i);
+    // Two tenants share the providers; an upload is the first tenant's, so its jobs stay there.
+    const key = i % 2 === 1 && !('audioRef' in body.input) ? OTHER_KEY : KEY;
     const when = rng.int(0, plan.windowMs);
     const repeat = rng.chance(plan.duplicateSubmissionRate) ? rng.int(0, 3000) : undefined;
     const cancelAfter = rng.chance(plan.cancelRate) ? rng.int(0, 4000) : undefined;
     tasks.push(
       (async () => {
         await at(when);
-        const first = client.submit(idem, `chaos ${i}`);
+        const first = client.submit(idem, body, key);
         // The same request again: at once (racing the first) or a little later, as a client retrying on a timeout.
         const second =
-          repeat === undefined ? undefined : sleep(repeat).then(() => client.submit(idem, `chaos ${i}`));
+          repeat === undefined ? undefined : sleep(repeat).then(() => client.submit(idem, body, key));
         const { job } = await first;
         accepted.set(idem, job.id);
         if (second) {
@@ -371,7 +518,9 @@ async function runChaos(
         }
         if (cancelAfter !== undefined) {
           await sleep(cancelAfter);
-          const answer = await client.request('POST', `/v1/jobs/${job.id}/cancel`);
+          const answer = await client.request('POST', `/v1/jobs/${job.id}/cancel`, {
+            key: client.keyOf(job.id),
+          });
           if (answer.status === 202) canceled.add(job.id);
           else if (answer.status !== 409)
             throw new Error(`cancel of ${job.id} answered ${answer.status}: ${JSON.stringify(answer.body)}`);
@@ -385,7 +534,7 @@ async function runChaos(
     tasks.push(
       (async () => {
         await at(when);
-        for (const mode of group) await client.fault(mode);
+        for (const mode of group.modes) await client.fault(mode, group.provider);
       })(),
     );
   }
@@ -405,7 +554,8 @@ async function runChaos(
           await sqs
             .send(
               new SendMessageCommand({
-                QueueUrl: endpoints.jobQueueUrl,
+                // Any provider's queue: the dispatcher takes any job from any of them.
+                QueueUrl: rng.pick(Object.values(endpoints.jobQueues)).url,
                 MessageBody: JSON.stringify({ jobId, ...(deferrals ? { deferrals } : {}) }),
               }),
             )
@@ -421,9 +571,10 @@ async function runChaos(
       (async () => {
         await at(when);
         const { endpoints, sqs } = await stacks.aws();
+        const [provider, queue] = rng.pick(Object.entries(endpoints.jobQueues));
         await sqs
-          .send(new PurgeQueueCommand({ QueueUrl: endpoints.jobQueueUrl }))
-          .then(() => log(`purged the jobs queue at ${Date.now() - started} ms`))
+          .send(new PurgeQueueCommand({ QueueUrl: queue.url }))
+          .then(() => log(`purged the jobs queue of ${provider} at ${Date.now() - started} ms`))
           .catch(() => undefined);
       })(),
     );
@@ -441,7 +592,11 @@ async function runChaos(
           timeoutMs: 60_000,
           description: 'work at the provider before the kill',
         });
-        log(`SIGKILL at ${Date.now() - started} ms`);
+        const underWay = (
+          await Promise.all(plan.providers.map(async (provider) => (await client.slots(provider)).holders))
+        ).flat();
+        for (const holder of underWay) underWayAtKill.add(jobIdOf(holder));
+        log(`SIGKILL at ${Date.now() - started} ms, ${underWay.length} job(s) under way`);
         await stacks.killAndRestart();
         log(`restarted at ${Date.now() - started} ms`);
       }
@@ -449,7 +604,113 @@ async function runChaos(
   );
 
   await Promise.all(tasks);
-  return { accepted, canceled, replays };
+  return { accepted, canceled, underWayAtKill, replays };
+}
+
+/** How long the simulator runs the jobs canceled at their provider: long enough for the cancel to land first. */
+const CANCELED_JOB_MS = 4000;
+
+/** A job canceled while its provider ran it. */
+interface CanceledAtProvider {
+  readonly id: string;
+  readonly provider: ProviderName;
+  /** Whether the provider's completion webhook for it was lost (a fault). */
+  readonly webhookLost: boolean;
+  /** The cancel's answer. */
+  readonly answer: { readonly status: number; readonly jobStatus: string | undefined };
+  /** How the provider job stood just after the cancel, and whether the job held its slot just before that. */
+  readonly providerState: ChargedJob['state'] | undefined;
+  readonly slotHeld: boolean;
+  /** Milliseconds from the cancel until its slot was given back; undefined if it was not. */
+  readonly released: Promise<number | undefined>;
+}
+
+/**
+ * Before the chaos, at each provider, two jobs canceled once the provider has
+ * accepted them, with the provider's jobs made longer so that it still runs
+ * them then: one whose completion webhook arrives, one whose webhook is lost.
+ * Nothing else runs at the provider meanwhile, so the lost webhook is that job's.
+ */
+async function cancelAtProviders(
+  client: Client,
+  providers: readonly ProviderName[],
+  bodyOf: (provider: ProviderName) => JobBody,
+): Promise<CanceledAtProvider[]> {
+  const perProvider = await Promise.all(
+    providers.map(async (provider) => {
+      await client.configure(provider, { jobMs: CANCELED_JOB_MS });
+      const canceled: CanceledAtProvider[] = [];
+      for (const webhookLost of [false, true]) {
+        if (webhookLost) await client.fault('lose-webhooks', provider);
+        const idem = `chaos-${SEED}-cancel-${provider}-${webhookLost ? 'webhook-lost' : 'webhook-kept'}`;
+        const { job } = await client.submit(idem, bodyOf(provider));
+        await pollUntil(async () => (await client.events(job.id)).includes('provider.accepted'), {
+          timeoutMs: 60_000,
+          intervalMs: 100,
+          description: `${job.id} to be accepted by ${provider}`,
+        });
+        const answer = await client.request('POST', `/v1/jobs/${job.id}/cancel`);
+        const canceledAt = Date.now();
+        // The slot first, then the provider: a provider job still running after the read ran during it.
+        const holds = async () => (await client.slots(provider)).holders.some((h) => jobIdOf(h) === job.id);
+        const slotHeld = await holds();
+        const providerState = (await client.charges(provider)).find((c) => c.jobId === job.id)?.state;
+        canceled.push({
+          id: job.id,
+          provider,
+          webhookLost,
+          answer: { status: answer.status, jobStatus: answer.body?.status },
+          providerState,
+          slotHeld,
+          released: pollUntil(async () => !(await holds()), {
+            timeoutMs: JOB_TIMEOUT_MS + 6 * RECONCILE_INTERVAL_MS + 20_000,
+            intervalMs: 250,
+          }).then(
+            () => Date.now() - canceledAt,
+            () => undefined,
+          ),
+        });
+      }
+      await client.configure(provider, { jobMs: SIM_JOB_MS });
+      return canceled;
+    }),
+  );
+  return perProvider.flat();
+}
+
+/**
+ * What a cancel did at the provider. Each job was canceled (202) while its
+ * provider ran it and kept its slot while the provider did. A provider that
+ * can stop jobs stopped it; one that cannot (Deepgram) ran it to its end, and
+ * the slot came back once it was over: as soon as its completion webhook
+ * said so, well before the job timeout, or, that webhook lost, by the clock.
+ */
+async function cancelViolations(
+  canceled: readonly CanceledAtProvider[],
+  charges: ReadonlyMap<ProviderName, readonly ChargedJob[]>,
+): Promise<string[]> {
+  const violations: string[] = [];
+  for (const job of canceled) {
+    const what = `${job.id} canceled at ${job.provider}${job.webhookLost ? ' (webhook lost)' : ''}`;
+    const stops = PROVIDERS[job.provider].cancels;
+    if (job.answer.status !== 202 || job.answer.jobStatus !== 'canceled')
+      violations.push(`${what}: the cancel answered ${job.answer.status} ${job.answer.jobStatus}`);
+    if (job.providerState === undefined) violations.push(`${what}: never charged by the provider`);
+    if (job.providerState === 'running' && !job.slotHeld)
+      violations.push(`${what}: its slot was free while the provider still ran it`);
+    if (!stops && job.providerState !== 'running')
+      violations.push(`${what}: the provider was ${job.providerState} just after the cancel, not running`);
+    const end = charges.get(job.provider)?.find((c) => c.jobId === job.id)?.state;
+    if (end !== (stops ? 'canceled' : 'ended'))
+      violations.push(`${what}: the provider job is ${end}, not ${stops ? 'canceled' : 'ended'}`);
+    const released = await job.released;
+    if (released === undefined) violations.push(`${what}: its slot never came back`);
+    else if (!stops && !job.webhookLost && released >= JOB_TIMEOUT_MS)
+      violations.push(
+        `${what}: its slot came back ${released} ms after the cancel, not when the provider ended`,
+      );
+  }
+  return violations;
 }
 
 /** Polls every accepted job until all are final; returns them. */
@@ -488,13 +749,12 @@ function countBy<T>(items: Iterable<T>, label: (item: T) => string): Record<stri
 const summarize = (jobs: Iterable<Job>) =>
   countBy(jobs, (job) => (job.error ? `${job.status}:${job.error.code}` : job.status));
 
-function chaosEnv(providerUrl: string, idempotent: boolean): Record<string, string> {
+function chaosEnv(idempotent: boolean): Record<string, string> {
   return {
-    PROVIDER_URL: providerUrl,
     PROVIDER_WEBHOOK_SECRET: PROVIDER_SECRET,
     SIM_IDEMPOTENT: idempotent ? '1' : '0',
     PROVIDER_IDEMPOTENT: idempotent ? '1' : '0',
-    LONGHAUL_API_KEYS: `${KEY}:acme`,
+    LONGHAUL_API_KEYS: `${KEY}:acme,${OTHER_KEY}:globex`,
     LONGHAUL_ADMIN_KEY: ADMIN,
     API_RATE_LIMIT: '5000',
     API_BURST_LIMIT: '5000',
@@ -504,6 +764,7 @@ function chaosEnv(providerUrl: string, idempotent: boolean): Record<string, stri
     RECONCILE_INTERVAL_MS: String(RECONCILE_INTERVAL_MS),
     QUEUED_GRACE_MS: '2000',
     SLOT_WAIT_MAX_SECONDS: '1',
+    DISPATCH_TIMEOUT_SECONDS: String(DISPATCH_TIMEOUT_SECONDS),
     PROVIDER_TIMEOUT_MS: '1000',
     // AWS's own misbehaviour on top of the provider's: throttled invocations and lagging indexes.
     // Lambda's recursion detection is always on in the local stack.
@@ -512,114 +773,195 @@ function chaosEnv(providerUrl: string, idempotent: boolean): Record<string, stri
   };
 }
 
+/** What one provider went through, to explain how its jobs ended. */
+interface ProviderChaos {
+  readonly provider: ProviderName;
+  /** The faults aimed at it. */
+  readonly faults: readonly FaultMode[];
+  readonly limit: number;
+  readonly deduplicates: boolean;
+  /** Jobs that held a slot when a kill struck. */
+  readonly underWayAtKill: ReadonlySet<string>;
+}
+
 /**
- * Every job that did not succeed is explained by what was done to it: a failure
- * or a review carries a code that an injected fault causes, no more often than
- * that fault was injected. A definite refusal (4xx) means nothing was charged;
- * only a job that failed at the provider may have failed after a charge, so a
- * job the provider accepted is never `failed` by a guess. Returns the violations.
+ * Every job of one provider that did not succeed is explained by what was
+ * done to it: a failure or a review carries a code that an injected fault
+ * causes, no more often than that fault was injected. A kill explains a
+ * review of a job under way when it struck: with a provider that cannot
+ * deduplicate, its submission may have been cut short; with one that cannot
+ * make up for a lost webhook, its completion may have been lost; and the
+ * restart may have pushed its resends or its run past the job timeout. A
+ * definite refusal (4xx) means nothing was charged; only a job that failed at
+ * the provider may have failed after a charge, so a job the provider accepted
+ * is never `failed` by a guess. Returns the violations.
  */
-function unexplained(
-  finals: readonly Job[],
-  faults: readonly FaultMode[],
-  charged: ReadonlySet<string>,
-  options: { ambiguousReviews: 'at-most' | 'exactly' },
-): string[] {
-  const count = (...modes: FaultMode[]) => faults.filter((mode) => modes.includes(mode)).length;
-  const allowed: Record<string, { status: string; limit: number }> = {
-    provider_rejected_400: { status: 'failed', limit: count('reject') },
-    generation_failed: { status: 'failed', limit: count('fail-job') },
+function unexplained(finals: readonly Job[], chaos: ProviderChaos, charged: ReadonlySet<string>): string[] {
+  const count = (...modes: FaultMode[]) => chaos.faults.filter((mode) => modes.includes(mode)).length;
+  const failedAtProvider = /^(generation|provider)_failed$/;
+  const causes = [
+    { code: /^provider_rejected_4\d\d$/, status: 'failed', limit: count('reject') },
+    { code: failedAtProvider, status: 'failed', limit: count('fail-job') },
     // Six tries at a provider that answers 503 before the step gives up (lib/constructs/job-workflow.ts).
-    provider_unavailable: { status: 'failed', limit: Math.floor(count('unavailable') / 6) },
-    provider_timeout: { status: 'needs_review', limit: count('stall') },
-    job_timeout: { status: 'needs_review', limit: count('stall') },
-    ambiguous_submission: { status: 'needs_review', limit: count('accept-then-drop', 'timeout') },
-  };
+    { code: /^provider_unavailable$/, status: 'failed', limit: Math.floor(count('unavailable') / 6) },
+    {
+      code: /^(provider|job)_timeout$/,
+      status: 'needs_review',
+      limit: count('stall') + (RECOVERS_LOST_WEBHOOKS[chaos.provider] ? 0 : count('lose-webhooks')),
+    },
+    { code: /^ambiguous_submission$/, status: 'needs_review', limit: count(...AMBIGUOUS_MODES) },
+  ];
   const problems: string[] = [];
-  const byCode = new Map<string, Job[]>();
+  const byCause = new Map<(typeof causes)[number], Job[]>();
   for (const job of finals) {
     if (job.status === 'succeeded' || job.status === 'canceled') continue;
     const code = job.error?.code ?? '(none)';
-    byCode.set(code, [...(byCode.get(code) ?? []), job]);
-    const rule = allowed[code];
-    if (!rule || rule.status !== job.status) problems.push(`${job.id} is ${job.status} with ${code}`);
-    if (job.status === 'failed' && code !== 'generation_failed' && charged.has(job.id))
-      problems.push(`${job.id} failed (${code}) although the provider accepted and charged it`);
+    const cause = causes.find((c) => c.code.test(code));
+    if (!cause || cause.status !== job.status) problems.push(`${job.id} is ${job.status} with ${code}`);
+    else if (job.status !== 'needs_review' || !chaos.underWayAtKill.has(job.id))
+      byCause.set(cause, [...(byCause.get(cause) ?? []), job]);
+    if (job.status === 'failed' && !failedAtProvider.test(code) && charged.has(job.id))
+      problems.push(`${job.id} failed (${code}) although ${chaos.provider} accepted and charged it`);
   }
-  for (const [code, jobs] of byCode) {
-    const limit = allowed[code]?.limit ?? 0;
-    if (jobs.length > limit)
-      problems.push(`${jobs.length} jobs with ${code}, more than the ${limit} faults that cause it`);
+  for (const [cause, jobs] of byCause) {
+    if (jobs.length > cause.limit)
+      problems.push(
+        `${jobs.length} jobs at ${chaos.provider} with ${cause.code.source}, more than the ${cause.limit} its faults explain`,
+      );
   }
-  const reviewedAmbiguous = byCode.get('ambiguous_submission')?.length ?? 0;
-  if (options.ambiguousReviews === 'exactly' && reviewedAmbiguous !== allowed.ambiguous_submission?.limit)
-    problems.push(
-      `${reviewedAmbiguous} ambiguous submissions in review, not ${allowed.ambiguous_submission?.limit}`,
-    );
   return problems;
 }
 
 /**
- * Slots: once every job is final, only a job in review after an ambiguous
- * submission may still hold one (the provider may be running it, so the limit
- * counts it until the job timeout has passed); the reconciler frees those
- * within the job timeout and a few periods. Throughout, the counter equals
- * the number of holders. Returns what did not hold.
+ * Slots, at every provider: once every job is final, only a job whose
+ * provider may still be running it may hold one: one in review (after an
+ * ambiguous submission, or at a provider that cannot stop it), or one
+ * canceled at a provider that cannot stop it. The reconciler frees those
+ * within the job timeout and a few periods. Throughout, the counter equals the
+ * number of holders. Returns what did not hold.
  */
-async function slotViolations(client: Client, jobs: Map<string, Job>, log: (line: string) => void) {
-  const ambiguous = new Set(
-    [...jobs.values()]
-      .filter((job) => job.status === 'needs_review' && job.error?.code === 'ambiguous_submission')
-      .map((job) => job.id),
-  );
+async function slotViolations(
+  client: Client,
+  providers: readonly ProviderName[],
+  jobs: ReadonlyMap<string, Job>,
+  log: (line: string) => void,
+): Promise<string[]> {
   const violations: string[] = [];
-  let seen = await client.slots();
-  const within = async (timeoutMs: number, done: (slots: typeof seen) => boolean) =>
-    pollUntil(
-      async () => {
-        seen = await client.slots();
-        return done(seen);
-      },
-      { timeoutMs, intervalMs: 250 },
-    ).then(
-      () => true,
-      () => false,
-    );
-  if (!(await within(20_000, (slots) => slots.holders.every((holder) => ambiguous.has(jobIdOf(holder))))))
-    violations.push(`slots still held by jobs that are not ambiguous reviews: ${JSON.stringify(seen)}`);
-  if (seen.inFlight !== seen.holders.length)
-    violations.push(`slot counter disagrees with holders: ${JSON.stringify(seen)}`);
-  log(`slots held once final: ${seen.holders.length} (ambiguous reviews: ${ambiguous.size})`);
-  if (
-    !(await within(
-      JOB_TIMEOUT_MS + 4 * RECONCILE_INTERVAL_MS + 10_000,
-      (slots) => slots.holders.length === 0,
-    ))
-  )
-    violations.push(`slots never freed: ${JSON.stringify(seen)}`);
-  else if (seen.inFlight !== 0) violations.push(`no holder left but the counter says ${seen.inFlight}`);
+  await Promise.all(
+    providers.map(async (provider) => {
+      const stops = PROVIDERS[provider].cancels;
+      const mayHold = new Set(
+        [...jobs.values()]
+          .filter(
+            (job) =>
+              job.provider === provider &&
+              ((job.status === 'needs_review' && (!stops || job.error?.code === 'ambiguous_submission')) ||
+                (job.status === 'canceled' && !stops)),
+          )
+          .map((job) => job.id),
+      );
+      let seen = await client.slots(provider);
+      const within = async (timeoutMs: number, done: (slots: typeof seen) => boolean) =>
+        pollUntil(
+          async () => {
+            seen = await client.slots(provider);
+            return done(seen);
+          },
+          { timeoutMs, intervalMs: 250 },
+        ).then(
+          () => true,
+          () => false,
+        );
+      if (!(await within(20_000, (slots) => slots.holders.every((holder) => mayHold.has(jobIdOf(holder))))))
+        violations.push(
+          `${provider} slots still held by jobs its provider cannot be running: ${JSON.stringify(seen)}`,
+        );
+      if (seen.inFlight !== seen.holders.length)
+        violations.push(`${provider} slot counter disagrees with holders: ${JSON.stringify(seen)}`);
+      log(
+        `${provider} slots held once final: ${seen.holders.length} (jobs that may hold one: ${mayHold.size})`,
+      );
+      if (
+        !(await within(
+          JOB_TIMEOUT_MS + 4 * RECONCILE_INTERVAL_MS + 10_000,
+          (slots) => slots.holders.length === 0,
+        ))
+      )
+        violations.push(`${provider} slots never freed: ${JSON.stringify(seen)}`);
+      else if (seen.inFlight !== 0)
+        violations.push(`no ${provider} holder left but the counter says ${seen.inFlight}`);
+    }),
+  );
   return violations;
 }
 
-/** Whether charges match jobs: each key charged at most once, and only for accepted jobs. */
-function chargeViolations(ledger: Ledger, ids: readonly string[], finals: readonly Job[]): string[] {
+/**
+ * Whether one provider's charges match the jobs: none for a job that was not
+ * accepted, at most one per job (a job charged twice was sent twice), one for
+ * every job that succeeded there; the provider never ran more than its limit
+ * at once, and no provider job is left running: whatever Longhaul gave up on
+ * was stopped or has ended.
+ */
+function chargeViolations(
+  chaos: ProviderChaos,
+  charges: readonly ChargedJob[],
+  ledger: ProviderLedger | undefined,
+  ids: readonly string[],
+  finals: readonly Job[],
+): string[] {
+  const { provider } = chaos;
   const violations: string[] = [];
-  const keys = ledger.submissions.map((submission) => String(submission.idempotencyKey));
-  const seen = new Set<string>();
-  for (const key of keys) {
-    if (seen.has(key)) violations.push(`key ${key} charged more than once`);
-    seen.add(key);
-    if (!ids.includes(jobIdOf(key))) violations.push(`charge for ${key}, which is no accepted job`);
+  const perJob = countBy(charges, (charge) => charge.jobId ?? '(none)');
+  for (const [jobId, times] of Object.entries(perJob)) {
+    if (!ids.includes(jobId))
+      violations.push(`${provider} charged ${times} time(s) for ${jobId}, which is no accepted job`);
+    else if (times > 1) violations.push(`${jobId} charged ${times} times at ${provider}`);
   }
-  const charged = new Set([...seen].map(jobIdOf));
   for (const job of finals)
-    if (job.status === 'succeeded' && !charged.has(job.id))
-      violations.push(`${job.id} succeeded without a charge`);
-  if (ledger.maxConcurrent > MAX_IN_FLIGHT)
+    if (job.provider === provider && job.status === 'succeeded' && !perJob[job.id])
+      violations.push(`${job.id} succeeded without a charge at ${provider}`);
+  const maxConcurrent = ledger?.maxConcurrent ?? 0;
+  if (maxConcurrent > chaos.limit)
+    violations.push(`${maxConcurrent} jobs ran at ${provider} at once; its limit is ${chaos.limit}`);
+  const running = charges.filter((charge) => charge.state === 'running');
+  if (running.length > 0)
     violations.push(
-      `${ledger.maxConcurrent} jobs ran at the provider at once; the limit is ${MAX_IN_FLIGHT}`,
+      `${provider} still runs ${running.map((c) => `${c.providerJobId} (${c.jobId})`).join(', ')}`,
     );
   return violations;
+}
+
+/**
+ * What one provider charged and how its jobs ended, checked against what it
+ * went through; with a provider that cannot deduplicate, an ambiguous
+ * submission was accepted, and charged, once, unless a kill cut it short
+ * before it was sent. Returns the violations, and the charges for further checks.
+ */
+async function providerViolations(
+  client: Client,
+  chaos: ProviderChaos,
+  ids: readonly string[],
+  finals: readonly Job[],
+  log: (line: string) => void,
+): Promise<{ violations: string[]; charges: ChargedJob[] }> {
+  const ledger = await client.providerLedger(chaos.provider);
+  const charges = await client.charges(chaos.provider);
+  log(`ledger at ${chaos.provider}: ${charges.length} charges, maxConcurrent ${ledger?.maxConcurrent ?? 0}`);
+  const charged = new Set(charges.flatMap((charge) => (charge.jobId ? [charge.jobId] : [])));
+  const here = finals.filter((job) => job.provider === chaos.provider);
+  const violations = [
+    ...chargeViolations(chaos, charges, ledger, ids, finals),
+    ...unexplained(here, chaos, charged),
+  ];
+  if (!chaos.deduplicates) {
+    const uncharged = here.filter(
+      (job) => job.error?.code === 'ambiguous_submission' && !charged.has(job.id),
+    );
+    for (const job of uncharged)
+      if (!chaos.underWayAtKill.has(job.id))
+        violations.push(`${job.id} is an ambiguous review at ${chaos.provider}, but was never charged`);
+  }
+  return { violations, charges };
 }
 
 /** No job lost: every accepted id is found again, final, and a failure or review says why. */
@@ -638,52 +980,145 @@ async function lossViolations(client: Client, ids: readonly string[]): Promise<s
   return violations;
 }
 
-describe('chaos with a provider that deduplicates', () => {
-  let simulator: RunningSimulator;
-  let stacks: Restartable;
-  const logFile = join(tmpdir(), `longhaul-chaos-${SEED}-dedup.log`);
+/** One scenario's provider and stack, and its log. */
+interface Scenario {
+  readonly simulator: RunningSimulator;
+  readonly stacks: Restartable;
+  /** The settings the stack runs with, read as the stack reads them: each job type's provider, each provider's limit. */
+  readonly settings: Settings;
+  /** The providers its job types run on. */
+  readonly providers: readonly ProviderName[];
+  readonly logFile: string;
+  /** The chaos' own lines, also on stdout, with the time the stack's log lines carry too. */
+  readonly log: (line: string) => void;
+}
+
+async function startScenario(
+  name: string,
+  idempotent: boolean,
+  env: Record<string, string>,
+): Promise<Scenario> {
+  const logFile = join(tmpdir(), `longhaul-chaos-${SEED}-${name}.log`);
+  writeFileSync(logFile, '');
   const log = (line: string) => {
-    process.stdout.write(`chaos: ${line}\n`);
-    appendFileSync(logFile, `chaos: ${line}\n`);
+    const stamped = `${new Date().toISOString().slice(11, 23)} ${line}`;
+    process.stdout.write(`chaos (${name}): ${stamped}\n`);
+    appendFileSync(logFile, `chaos: ${stamped}\n`);
   };
-
-  beforeAll(async () => {
-    writeFileSync(logFile, '');
-    simulator = await startSimulator({
-      port: 0,
-      jobMs: 400,
-      progressHz: 5,
-      idempotent: true,
-      webhookSecret: PROVIDER_SECRET,
-      log: (line) => appendFileSync(logFile, `provider: ${line}\n`),
-    });
-    stacks = await Restartable.start(chaosEnv(simulator.url, true), logFile);
+  const simulator = await startSimulator({
+    port: 0,
+    jobMs: SIM_JOB_MS,
+    progressHz: 5,
+    idempotent,
+    webhookSecret: PROVIDER_SECRET,
+    log: (line) => appendFileSync(logFile, `provider: ${line}\n`),
   });
-
-  afterAll(async () => {
-    await stacks?.stop();
-    await simulator?.close();
-  });
-
-  it(`keeps every accepted job, charges each key once and holds the limit through ${JOBS} jobs of chaos`, async () => {
-    const rng = random(SEED);
-    // Every mode at least once, then a random mix. Stalls are rationed: each holds a slot for the job timeout.
-    const common = FAULT_MODES.filter((mode) => mode !== 'stall');
-    const extra = Array.from({ length: Math.max(0, Math.round(JOBS / 4) - FAULT_MODES.length) }, () =>
-      rng.pick(common),
+  const settings = loadSettings({ ...chaosEnv(idempotent), ...env });
+  const providers = [...new Set(Object.values(settings.jobTypeProviders))];
+  try {
+    const stacks = await Restartable.start(
+      { PROVIDER_URL: simulator.url, ...chaosEnv(idempotent), ...env },
+      logFile,
     );
-    const stalls = Array.from({ length: Math.floor(JOBS / 60) }, () => 'stall' as const);
-    const singles = rng.shuffle<FaultMode>([...FAULT_MODES, ...extra, ...stalls]).map((mode) => [mode]);
-    // Brownouts: every submission times out for a while (enough for the jobs holding the slots to
-    // use up their resends), and a resend refused after a dropped answer.
-    const brownouts = Array.from({ length: BIG ? 3 : 1 }, () => [
-      Array.from({ length: 4 * MAX_IN_FLIGHT }, () => 'timeout' as const),
-      ['accept-then-drop', 'reject'] as FaultMode[],
-    ]).flat();
-    const groups = rng.shuffle([...singles, ...brownouts]);
-    const faults = groups.flat();
+    return { simulator, stacks, settings, providers, logFile, log };
+  } catch (error) {
+    await simulator.close();
+    throw error;
+  }
+}
+
+async function stopScenario(scenario: Scenario | undefined): Promise<void> {
+  await scenario?.stacks.stop();
+  await scenario?.simulator.close();
+}
+
+/** The job types that run on `provider`; an error if none does. */
+function jobTypesOn(provider: ProviderName, settings: Settings): JobType[] {
+  const types = JOB_TYPE_MODULES.map((module) => module.name).filter(
+    (type) => settings.jobTypeProviders[type] === provider,
+  );
+  if (types.length === 0) throw new Error(`no job type runs on ${provider}`);
+  return types;
+}
+
+/**
+ * Each job type on its own provider, as `npm start` runs them, each provider
+ * under its own limit, no two alike, so a limit shared by mistake shows.
+ */
+const OWN_PROVIDERS_ENV: Record<string, string> = {
+  ...OWN_PROVIDER_FOR_EVERY_JOB_TYPE,
+  ...Object.fromEntries(
+    [...new Set(Object.values(OWN_PROVIDER_FOR_EVERY_JOB_TYPE))].map((provider, index) => [
+      providerSettingEnv(provider).maxInFlight,
+      String(MAX_IN_FLIGHT + index),
+    ]),
+  ),
+};
+
+// The two scenarios run at once, each on its own stack and simulator: most of their time is spent
+// waiting for job timeouts to pass, not computing.
+let own: Scenario | undefined;
+let generic: Scenario | undefined;
+
+beforeAll(async () => {
+  const started = await Promise.allSettled([
+    startScenario('own-providers', false, OWN_PROVIDERS_ENV),
+    startScenario('generic-dedup', true, GENERIC_PROVIDER_FOR_EVERY_JOB_TYPE),
+  ]);
+  [own, generic] = started.map((result) => (result.status === 'fulfilled' ? result.value : undefined));
+  const failed = started.find((result) => result.status === 'rejected');
+  if (failed) throw failed.reason;
+});
+
+afterAll(async () => {
+  await Promise.all([stopScenario(own), stopScenario(generic)]);
+});
+
+const running = (scenario: Scenario | undefined): Scenario => {
+  if (!scenario) throw new Error('the scenario did not start');
+  return scenario;
+};
+
+describe('chaos', () => {
+  it.concurrent(`on each job type's own provider: keeps every accepted job, charges none twice and holds each provider's limit through ${JOBS} jobs`, async () => {
+    const { simulator, stacks, settings, providers, logFile, log } = running(own);
+    const limitOf = (provider: ProviderName) => settings.providers[provider].maxInFlight;
+    const rng = random(SEED);
+    const client = clientOf(stacks, simulator.url);
+    const audioRef = await client.uploadAudio();
+    const bodyOf = (type: JobType, n: number): JobBody => ({ type, input: INPUTS[type](n, audioRef) });
+    const bodies = Array.from({ length: JOBS }, (_, n) => bodyOf(rng.pick(JOB_TYPE_MODULES).name, n));
+
+    // The ambiguous faults of a provider that cannot deduplicate are armed before the first
+    // submission, so each meets a job's one submission: that job is reviewed, not resent.
+    const prearmed: FaultGroup[] = providers
+      .filter((provider) => !settings.providers[provider].deduplicates)
+      .map((provider) => ({ provider, modes: AMBIGUOUS_MODES }));
+    const prearmedModes = (provider: ProviderName) =>
+      prearmed.find((g) => g.provider === provider)?.modes ?? [];
+    // Every other mode once at each provider, then a random mix of those that hold no slot for long.
+    const singles = providers.flatMap((provider) =>
+      faultModesOf(provider)
+        .filter((mode) => !prearmedModes(provider).includes(mode))
+        .map((mode): FaultGroup => ({ provider, modes: [mode] })),
+    );
+    const pickFault = (held: boolean): FaultGroup => {
+      const provider = rng.pick(providers);
+      const modes = faultModesOf(provider).filter((mode) => holdsSlot(provider, mode, settings) === held);
+      return { provider, modes: [rng.pick(modes)] };
+    };
+    const guaranteed = [...prearmed, ...singles].flatMap((group) => group.modes).length;
+    const extras = Array.from({ length: Math.max(0, Math.round(JOBS / 4) - guaranteed) }, () =>
+      pickFault(false),
+    );
+    // Faults that hold a slot for the job timeout are rationed: each takes capacity for that long.
+    const held = Array.from({ length: Math.floor(JOBS / 60) * providers.length }, () => pickFault(true));
+    const groups = rng.shuffle([...singles, ...extras, ...held]);
+    const faults = faultsByProvider([...prearmed, ...groups]);
     const plan: ChaosPlan = {
+      providers,
       jobs: JOBS,
+      bodyOf: (n) => bodies[n] as JobBody,
       faults: groups,
       windowMs: BIG ? JOBS * 400 : 12_000,
       kills: BIG ? 2 : 1,
@@ -693,127 +1128,161 @@ describe('chaos with a provider that deduplicates', () => {
       cancelRate: 0.08,
     };
     log(
-      `seed ${SEED}, ${JOBS} jobs, faults ${JSON.stringify(countBy(faults, (mode) => mode))}, ` +
+      `seed ${SEED}, ${JOBS} jobs ${JSON.stringify(countBy(bodies, (body) => body.type))}, limits ${JSON.stringify(Object.fromEntries(providers.map((p) => [p, limitOf(p)])))}, ` +
+        `faults ${JSON.stringify(Object.fromEntries([...faults].map(([p, modes]) => [p, countBy(modes, (m) => m)])))}, ` +
         `${plan.kills} kill(s), ${plan.purges} purge(s), ${plan.duplicateDeliveries} duplicate deliveries; log ${logFile}`,
     );
-    const client = clientOf(stacks, simulator.url);
+
+    const canceledAtProvider = await cancelAtProviders(client, providers, (provider) =>
+      bodyOf(jobTypesOn(provider, settings)[0] as JobType, -1),
+    );
+    log(`canceled at the providers: ${canceledAtProvider.map((c) => `${c.id} at ${c.provider}`).join(', ')}`);
+    for (const group of prearmed) for (const mode of group.modes) await client.fault(mode, group.provider);
 
     const chaos = await runChaos(plan, stacks, client, rng, log);
-    const ids = [...chaos.accepted.values()];
-    log(`accepted ${ids.length} jobs (${chaos.replays} replays, ${chaos.canceled.size} cancels accepted)`);
-
+    const chaosIds = [...chaos.accepted.values()];
+    const chaosAt = (provider: ProviderName): ProviderChaos => ({
+      provider,
+      faults: faults.get(provider) ?? [],
+      limit: limitOf(provider),
+      deduplicates: settings.providers[provider].deduplicates,
+      underWayAtKill: chaos.underWayAtKill,
+    });
+    log(
+      `accepted ${chaosIds.length} jobs (${chaos.replays} replays, ${chaos.canceled.size} cancels accepted)`,
+    );
     // One job per key, every key accepted.
     expect(chaos.accepted.size).toBe(JOBS);
-    expect(new Set(ids).size).toBe(JOBS);
+    expect(new Set(chaosIds).size).toBe(JOBS);
 
+    const ids = [...chaosIds, ...canceledAtProvider.map((c) => c.id)];
     const jobs = await settleAll(client, ids, BIG ? JOBS * 2000 : 150_000);
-    log(`final: ${JSON.stringify(summarize(jobs.values()))}`);
+    const finals = [...jobs.values()];
+    for (const provider of providers)
+      log(
+        `final at ${provider}: ${JSON.stringify(summarize(finals.filter((job) => job.provider === provider)))}`,
+      );
 
     // Every invariant is checked, so one run reports everything it broke.
-    const ledger = await client.ledger();
-    log(`ledger: ${ledger.submissions.length} charges, maxConcurrent ${ledger.maxConcurrent}`);
-    const finals = [...jobs.values()];
-    const charged = new Set(ledger.submissions.map((s) => jobIdOf(String(s.idempotencyKey))));
+    const canceledByClient = new Set([...chaos.canceled, ...canceledAtProvider.map((c) => c.id)]);
     const violations = [
       ...(await lossViolations(client, ids)),
-      ...chargeViolations(ledger, ids, finals),
-      ...unexplained(finals, faults, charged, { ambiguousReviews: 'at-most' }),
       ...finals
-        .filter((job) => job.status === 'canceled' && !chaos.canceled.has(job.id))
+        .filter((job) => job.status === 'canceled' && !canceledByClient.has(job.id))
         .map((job) => `${job.id} is canceled, but nobody canceled it`),
-      ...(await slotViolations(client, jobs, log)),
+      ...finals
+        .filter((job) => job.provider !== settings.jobTypeProviders[job.type])
+        .map((job) => `${job.id} ran on ${job.provider}, not on its job type's own provider`),
+      ...(await slotViolations(client, providers, jobs, log)),
     ];
-    const depth = await jobQueueDepth(stacks);
-    if (depth !== 0) violations.push(`${depth} messages left in the jobs queue`);
+    const charges = new Map<ProviderName, ChargedJob[]>();
+    for (const provider of providers) {
+      const atProvider = await providerViolations(client, chaosAt(provider), ids, finals, log);
+      charges.set(provider, atProvider.charges);
+      violations.push(...atProvider.violations);
+      // Each ambiguous fault armed before the chaos met a job's one submission: that job is in
+      // review, never sent again, unless its client canceled it first.
+      const here = finals.filter((job) => job.provider === provider);
+      const reviewed = here.filter((job) => job.error?.code === 'ambiguous_submission').length;
+      const canceled = here.filter((job) => chaos.canceled.has(job.id)).length;
+      if (reviewed < prearmedModes(provider).length - canceled)
+        violations.push(
+          `${reviewed} ambiguous submissions in review at ${provider}, fewer than the ${prearmedModes(provider).length} armed first`,
+        );
+    }
+    violations.push(...(await cancelViolations(canceledAtProvider, charges)));
+    violations.push(...(await queueViolations(stacks, settings)));
     violations.push(...(await deadLetterViolations(stacks, finals)));
     violations.push(...client.serverErrors.map((error) => `server error: ${error}`));
     expect(violations).toEqual([]);
     expect(stacks.restarts).toBe(plan.kills);
   });
-});
 
-describe('chaos with a provider that cannot deduplicate', () => {
-  let simulator: RunningSimulator;
-  let stacks: Restartable;
-  const logFile = join(tmpdir(), `longhaul-chaos-${SEED}-no-dedup.log`);
-  const log = (line: string) => {
-    process.stdout.write(`chaos (no dedup): ${line}\n`);
-    appendFileSync(logFile, `chaos: ${line}\n`);
-  };
-
-  beforeAll(async () => {
-    writeFileSync(logFile, '');
-    simulator = await startSimulator({
-      port: 0,
-      jobMs: 400,
-      progressHz: 5,
-      idempotent: false,
-      webhookSecret: PROVIDER_SECRET,
-      log: (line) => appendFileSync(logFile, `provider: ${line}\n`),
-    });
-    stacks = await Restartable.start(chaosEnv(simulator.url, false), logFile);
-  });
-
-  afterAll(async () => {
-    await stacks?.stop();
-    await simulator?.close();
-  });
-
-  it('charges no job twice and sends every ambiguous submission to review', async () => {
+  const jobCount = BIG ? 60 : 16;
+  it.concurrent(`on the generic provider, which deduplicates: resends ambiguous submissions under their key and charges each once through ${jobCount} jobs`, async () => {
+    const { simulator, stacks, settings, providers, logFile, log } = running(generic);
     const rng = random(SEED + 1);
-    const jobs = BIG ? 60 : 12;
-    // Armed before the first submission, so each fault meets one request: an ambiguous one cannot be
-    // resent (that could be a second charge), so it is exactly one job in review.
-    const ambiguousModes: FaultMode[] = ['accept-then-drop', 'timeout'];
-    const faults = rng.shuffle<FaultMode>([
-      ...ambiguousModes,
-      'unavailable',
-      'reject',
-      'fail-job',
-      'lose-webhooks',
-      ...(BIG ? (['accept-then-drop', 'timeout', 'stall', 'unavailable'] as FaultMode[]) : []),
-    ]);
-    const c = clientOf(stacks, simulator.url);
-    for (const mode of faults) await c.fault(mode);
-    log(`seed ${SEED + 1}, ${jobs} jobs, faults in order ${faults.join(', ')}; log ${logFile}`);
-
-    const chaos = await runChaos(
-      {
-        jobs,
-        faults: [],
-        windowMs: BIG ? 20_000 : 4000,
-        kills: 0,
-        purges: 1,
-        duplicateDeliveries: Math.round(jobs / 3),
-        duplicateSubmissionRate: 0.25,
-        cancelRate: 0,
-      },
-      stacks,
-      c,
-      rng,
-      log,
+    const client = clientOf(stacks, simulator.url);
+    const audioRef = await client.uploadAudio();
+    const bodies = Array.from({ length: jobCount }, (_, n): JobBody => {
+      const type = rng.pick(JOB_TYPE_MODULES).name;
+      return { type, input: INPUTS[type](n, audioRef) };
+    });
+    // Every mode at least once, then a random mix. Stalls are rationed: each holds a slot for the job timeout.
+    const groups = providers.flatMap((provider) => {
+      const common = faultModesOf(provider).filter((mode) => mode !== 'stall');
+      const singles = faultModesOf(provider).map((mode): FaultGroup => ({ provider, modes: [mode] }));
+      const extras = Array.from(
+        { length: Math.max(0, Math.round(jobCount / 4) - singles.length) },
+        (): FaultGroup => ({ provider, modes: [rng.pick(common)] }),
+      );
+      const stalls = Array.from(
+        { length: Math.floor(jobCount / 60) },
+        (): FaultGroup => ({ provider, modes: ['stall'] }),
+      );
+      // Brownouts: every submission times out for a while (enough for the jobs holding the slots to
+      // use up their resends), and a resend refused after a dropped answer.
+      const brownouts = Array.from({ length: BIG ? 3 : 1 }, (): FaultGroup[] => [
+        {
+          provider,
+          modes: Array.from(
+            { length: 4 * settings.providers[provider].maxInFlight },
+            () => 'timeout' as const,
+          ),
+        },
+        { provider, modes: ['accept-then-drop', 'reject'] },
+      ]).flat();
+      return [...singles, ...extras, ...stalls, ...brownouts];
+    });
+    const plan: ChaosPlan = {
+      providers,
+      jobs: jobCount,
+      bodyOf: (n) => bodies[n] as JobBody,
+      faults: rng.shuffle(groups),
+      windowMs: BIG ? 20_000 : 6000,
+      kills: 1,
+      purges: 1,
+      duplicateDeliveries: Math.round(jobCount / 4),
+      duplicateSubmissionRate: 0.2,
+      cancelRate: 0.08,
+    };
+    const faults = faultsByProvider(plan.faults);
+    log(
+      `seed ${SEED + 1}, ${jobCount} jobs, faults ${JSON.stringify(Object.fromEntries([...faults].map(([p, modes]) => [p, countBy(modes, (m) => m)])))}, ` +
+        `${plan.kills} kill(s), ${plan.purges} purge(s), ${plan.duplicateDeliveries} duplicate deliveries; log ${logFile}`,
     );
-    const ids = [...chaos.accepted.values()];
-    expect(new Set(ids).size).toBe(jobs);
 
-    const final = await settleAll(c, ids, 120_000);
-    log(`final: ${JSON.stringify(summarize(final.values()))}`);
-    const finals = [...final.values()];
-    const ledger = await c.ledger();
-    log(`ledger: ${ledger.submissions.length} charges, maxConcurrent ${ledger.maxConcurrent}`);
-    // Every accepted request is a charge here: a key charged twice is a job charged twice, and an
-    // ambiguous submission was accepted (and charged) once, and never sent again.
-    const charged = new Set(ledger.submissions.map((s) => jobIdOf(String(s.idempotencyKey))));
+    const chaos = await runChaos(plan, stacks, client, rng, log);
+    const ids = [...chaos.accepted.values()];
+    log(`accepted ${ids.length} jobs (${chaos.replays} replays, ${chaos.canceled.size} cancels accepted)`);
+    expect(chaos.accepted.size).toBe(jobCount);
+    expect(new Set(ids).size).toBe(jobCount);
+
+    const jobs = await settleAll(client, ids, BIG ? jobCount * 2000 : 150_000);
+    const finals = [...jobs.values()];
+    log(`final: ${JSON.stringify(summarize(finals))}`);
+
     const violations = [
-      ...(await lossViolations(c, ids)),
-      ...chargeViolations(ledger, ids, finals),
-      ...unexplained(finals, faults, charged, { ambiguousReviews: 'exactly' }),
+      ...(await lossViolations(client, ids)),
       ...finals
-        .filter((job) => job.error?.code === 'ambiguous_submission' && !charged.has(job.id))
-        .map((job) => `${job.id} is an ambiguous review, but the provider never accepted it`),
-      ...(await slotViolations(c, final, log)),
-      ...c.serverErrors.map((error) => `server error: ${error}`),
+        .filter((job) => job.status === 'canceled' && !chaos.canceled.has(job.id))
+        .map((job) => `${job.id} is canceled, but nobody canceled it`),
+      ...(await slotViolations(client, providers, jobs, log)),
     ];
+    for (const provider of providers) {
+      const chaosAt: ProviderChaos = {
+        provider,
+        faults: faults.get(provider) ?? [],
+        limit: settings.providers[provider].maxInFlight,
+        deduplicates: settings.providers[provider].deduplicates,
+        underWayAtKill: chaos.underWayAtKill,
+      };
+      violations.push(...(await providerViolations(client, chaosAt, ids, finals, log)).violations);
+    }
+    violations.push(...(await queueViolations(stacks, settings)));
+    violations.push(...(await deadLetterViolations(stacks, finals)));
+    violations.push(...client.serverErrors.map((error) => `server error: ${error}`));
     expect(violations).toEqual([]);
+    expect(stacks.restarts).toBe(plan.kills);
   });
 });

@@ -175,6 +175,48 @@ describe('applyProviderEvent', () => {
     expect(deps.timeline.types(id)).toEqual(['provider.succeeded']);
   });
 
+  it('records the end of a provider job its canceled job could not stop, and nothing more', async () => {
+    const { deps, id, current } = setup({ status: 'canceled', providerJobId: 'req_1', taskToken: 't1' });
+    const outputs = new MemoryOutputs();
+    const transcript = { metadata: { request_id: 'req_1' }, results: { channels: [] } };
+
+    await expect(
+      applyProviderEvent(
+        { ...deps, outputs },
+        id,
+        { type: 'succeeded', id: 'req_1', output: transcript },
+        first,
+      ),
+    ).resolves.toBe('recorded');
+
+    // The reconciler frees the slot once the provider is done; the job stays canceled, its output unkept.
+    expect(current()).toMatchObject({
+      status: 'canceled',
+      providerOutcome: { status: 'succeeded', at, providerJobId: 'req_1' },
+    });
+    expect(current()?.providerOutcome?.outputKey).toBeUndefined();
+    expect(outputs.objects.size).toBe(0);
+    expect(deps.workflow.completed).toEqual([]);
+    expect(deps.timeline.types(id)).toEqual(['provider.succeeded']);
+  });
+
+  it('ignores, for a canceled job, another provider job, another submission, or a stop already confirmed', async () => {
+    const other = setup({ status: 'canceled', providerJobId: 'req_1' });
+    await expect(
+      applyProviderEvent(other.deps, other.id, { type: 'succeeded', id: 'req_other' }, first),
+    ).resolves.toBe('ignored');
+    await expect(
+      applyProviderEvent(other.deps, other.id, { type: 'succeeded', id: 'req_1' }, second),
+    ).resolves.toBe('ignored');
+    expect(other.current()?.providerOutcome).toBeUndefined();
+    const stopped = { status: 'canceled' as const, at, providerJobId: 'req_1' };
+    const confirmed = setup({ status: 'canceled', providerJobId: 'req_1', providerOutcome: stopped });
+    await expect(
+      applyProviderEvent(confirmed.deps, confirmed.id, { type: 'succeeded', id: 'req_1' }, first),
+    ).resolves.toBe('ignored');
+    expect(confirmed.current()?.providerOutcome).toEqual(stopped);
+  });
+
   it('touches no storage for a progress tick', async () => {
     const { deps, id, current } = setup({ providerJobId: 'gen_1' });
     const before = current();

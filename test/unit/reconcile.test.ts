@@ -1,3 +1,4 @@
+import { ProviderUnavailableError } from '../../lambdas/domain/errors';
 import { waitingEntryOf } from '../../lambdas/domain/fair-share';
 import { executionNameOf, type Job, newJob, providerOf, slotHolderOf } from '../../lambdas/domain/job';
 import { type ReconcileDeps, reconcile } from '../../lambdas/domain/reconcile';
@@ -405,6 +406,81 @@ describe('runs, submissions and their slots', () => {
       providerOutcome: { status: 'succeeded', providerJobId: 'gen_1' },
     });
     expect(await deps.slots.holders()).toEqual([]);
+  });
+
+  it('frees the slot of a job canceled at a provider that cannot stop it once the job timeout has passed since it was accepted', async () => {
+    // Deepgram cannot cancel, and its callback for this job was lost: nothing but the clock says it is over.
+    const canceledAt = (now: number) => {
+      const { deps, add } = setup({ now });
+      const job = add({
+        status: 'canceled',
+        provider: 'deepgram',
+        type: 'audio.transcribe',
+        input: { audioRef: `upl_${'a'.repeat(22)}` },
+        executionName: 'e1',
+        providerJobId: 'req_1',
+        updatedAt: at(0),
+      });
+      deps.workflow.statuses.set('e1', 'SUCCEEDED');
+      return { deps, job };
+    };
+    const early = canceledAt(600_000);
+    await early.deps.slots('deepgram').acquire(slotHolderOf(early.job), 2);
+    await reconcile(early.deps);
+    expect(await early.deps.slots('deepgram').holders()).toEqual([slotHolderOf(early.job)]);
+
+    const late = canceledAt(600_001);
+    await late.deps.slots('deepgram').acquire(slotHolderOf(late.job), 2);
+    const report = await reconcile(late.deps);
+    expect(await late.deps.slots('deepgram').holders()).toEqual([]);
+    expect(report.fixes.slot_released).toBe(1);
+    // It was not asked to stop what it cannot stop.
+    expect([...early.deps.provider.canceled, ...late.deps.provider.canceled]).toEqual([]);
+  });
+
+  it('frees the slot of a job in review at a provider that cannot stop it by the clock, even when the provider cannot say how it stands', async () => {
+    const reviewedAt = (now: number) => {
+      const { deps, add } = setup({ now });
+      const job = add({
+        status: 'needs_review',
+        provider: 'deepgram',
+        type: 'audio.transcribe',
+        input: { audioRef: `upl_${'a'.repeat(22)}` },
+        startedAt: at(0),
+        statusAt: at(10_000),
+        updatedAt: at(10_000),
+        providerJobId: 'req_1',
+      });
+      deps.provider.status = async () => {
+        throw new ProviderUnavailableError('Deepgram has no status to read without a projectId.');
+      };
+      return { deps, job };
+    };
+    const early = reviewedAt(610_000);
+    await early.deps.slots('deepgram').acquire(slotHolderOf(early.job), 2);
+    const held = await reconcile(early.deps);
+    expect(await early.deps.slots('deepgram').holders()).toEqual([slotHolderOf(early.job)]);
+    expect(held.errors).toBe(1);
+
+    const late = reviewedAt(610_001);
+    await late.deps.slots('deepgram').acquire(slotHolderOf(late.job), 2);
+    const freed = await reconcile(late.deps);
+    expect(await late.deps.slots('deepgram').holders()).toEqual([]);
+    expect({ released: freed.fixes.slot_released, errors: freed.errors }).toEqual({ released: 1, errors: 1 });
+  });
+
+  it('keeps the slot of a job in review at a provider that can stop it while the stop is not confirmed, however late', async () => {
+    const { deps, add } = setup({ now: 6_000_000 });
+    const job = add({ status: 'needs_review', startedAt: at(0), updatedAt: at(0), providerJobId: 'gen_1' });
+    await deps.slots.acquire(slotHolderOf(job), 2);
+    deps.provider.statuses.set('gen_1', { id: 'gen_1', status: 'running', progress: 50 });
+    deps.provider.cancel = async () => {
+      throw new Error('provider unreachable');
+    };
+
+    await reconcile(deps);
+
+    expect(await deps.slots.holders()).toEqual([slotHolderOf(job)]);
   });
 
   it('sends no second message for a queued job whose deferral touched it after the pass read it', async () => {
