@@ -48,25 +48,27 @@ import { type ChargedJob, chargedJobs } from './support/provider-jobs';
  * does: image.generate on Replicate and audio.transcribe on Deepgram, through
  * the simulator's dialects of their APIs, each fault aimed at one dialect.
  * Neither deduplicates, so an ambiguous submission goes to review and is never
- * sent again, charged at most once. Deepgram can neither cancel nor tell a
- * finished request's transcript on request, so a lost callback ends in review
- * at a timeout, and a canceled job's slot is kept until Deepgram is done with
- * it: jobs canceled while their provider runs them show that, on both
- * providers, before the chaos begins. The second scenario runs the generic
- * provider (`longhaul-http`), the one whose deduplication can be switched on:
- * an ambiguous submission is resent under the same key through brownouts and
- * a kill, and still charged once.
+ * sent again, charged at most once. Deepgram can neither cancel nor give back
+ * a finished request's transcript on request, so a lost callback ends in
+ * review at a timeout, and a job canceled while Deepgram runs it keeps its
+ * slot until Deepgram is done, or, its callback lost, until the job timeout
+ * has passed: jobs canceled while their provider runs them show what a cancel
+ * does at each provider, before the chaos begins. The second scenario runs the
+ * generic provider (`longhaul-http`), whose deduplication can be switched on:
+ * with it on, an ambiguous submission is resent under the same key through
+ * brownouts and a kill, and still charged once. The two run at once, each on
+ * its own stack and simulator.
  *
  * The simulator runs in this process, so it outlives the stack as a real
  * provider would, and the stack reaches it through PROVIDER_URL.
  *
  * CHAOS_JOBS sets the size of the main scenario (default 40; `npm run
- * test:chaos` runs 300; the generic one runs 16 jobs, or 60 once CHAOS_JOBS
- * is above 60), CHAOS_SEED the seed (a number, or `random`, the default of
- * `npm run test:chaos`). The seed is printed, with the paths of the logs
- * holding the stacks' and the provider's output, so a run can be replayed;
- * the chaos is seeded, its timing against the stack is not, so a replay is
- * the same plan, not the same interleaving.
+ * test:chaos` runs 300; the generic one runs 16 jobs, or as many once
+ * CHAOS_JOBS is above 60), CHAOS_SEED the seed (a number, or `random`, the
+ * default of `npm run test:chaos`). The seed is printed, with the paths of
+ * the logs holding the stacks' and the providers' output, so a run can be
+ * replayed; the chaos is seeded, its timing against the stack is not, so a
+ * replay is the same plan, not the same interleaving.
  */
 
 const JOBS = Number(process.env.CHAOS_JOBS ?? 40);
@@ -662,8 +664,9 @@ async function cancelAtProviders(
           answer: { status: answer.status, jobStatus: answer.body?.status },
           providerState,
           slotHeld,
+          // Long enough for the clock to give it back through kills and restarts.
           released: pollUntil(async () => !(await holds()), {
-            timeoutMs: JOB_TIMEOUT_MS + 6 * RECONCILE_INTERVAL_MS + 20_000,
+            timeoutMs: 4 * JOB_TIMEOUT_MS,
             intervalMs: 250,
           }).then(
             () => Date.now() - canceledAt,
@@ -1056,7 +1059,9 @@ const OWN_PROVIDERS_ENV: Record<string, string> = {
 };
 
 // The two scenarios run at once, each on its own stack and simulator: most of their time is spent
-// waiting for job timeouts to pass, not computing.
+// waiting for job timeouts to pass, not computing. At full size each alone loads the machine, so
+// they run one after the other.
+const scenario = BIG ? it : it.concurrent;
 let own: Scenario | undefined;
 let generic: Scenario | undefined;
 
@@ -1080,209 +1085,222 @@ const running = (scenario: Scenario | undefined): Scenario => {
 };
 
 describe('chaos', () => {
-  it.concurrent(`on each job type's own provider: keeps every accepted job, charges none twice and holds each provider's limit through ${JOBS} jobs`, async () => {
-    const { simulator, stacks, settings, providers, logFile, log } = running(own);
-    const limitOf = (provider: ProviderName) => settings.providers[provider].maxInFlight;
-    const rng = random(SEED);
-    const client = clientOf(stacks, simulator.url);
-    const audioRef = await client.uploadAudio();
-    const bodyOf = (type: JobType, n: number): JobBody => ({ type, input: INPUTS[type](n, audioRef) });
-    const bodies = Array.from({ length: JOBS }, (_, n) => bodyOf(rng.pick(JOB_TYPE_MODULES).name, n));
+  scenario(
+    `on each job type's own provider: keeps every accepted job, charges none twice and holds each provider's limit through ${JOBS} jobs`,
+    async () => {
+      const { simulator, stacks, settings, providers, logFile, log } = running(own);
+      const limitOf = (provider: ProviderName) => settings.providers[provider].maxInFlight;
+      const rng = random(SEED);
+      const client = clientOf(stacks, simulator.url);
+      const audioRef = await client.uploadAudio();
+      const bodyOf = (type: JobType, n: number): JobBody => ({ type, input: INPUTS[type](n, audioRef) });
+      const bodies = Array.from({ length: JOBS }, (_, n) => bodyOf(rng.pick(JOB_TYPE_MODULES).name, n));
 
-    // The ambiguous faults of a provider that cannot deduplicate are armed before the first
-    // submission, so each meets a job's one submission: that job is reviewed, not resent.
-    const prearmed: FaultGroup[] = providers
-      .filter((provider) => !settings.providers[provider].deduplicates)
-      .map((provider) => ({ provider, modes: AMBIGUOUS_MODES }));
-    const prearmedModes = (provider: ProviderName) =>
-      prearmed.find((g) => g.provider === provider)?.modes ?? [];
-    // Every other mode once at each provider, then a random mix of those that hold no slot for long.
-    const singles = providers.flatMap((provider) =>
-      faultModesOf(provider)
-        .filter((mode) => !prearmedModes(provider).includes(mode))
-        .map((mode): FaultGroup => ({ provider, modes: [mode] })),
-    );
-    const pickFault = (held: boolean): FaultGroup => {
-      const provider = rng.pick(providers);
-      const modes = faultModesOf(provider).filter((mode) => holdsSlot(provider, mode, settings) === held);
-      return { provider, modes: [rng.pick(modes)] };
-    };
-    const guaranteed = [...prearmed, ...singles].flatMap((group) => group.modes).length;
-    const extras = Array.from({ length: Math.max(0, Math.round(JOBS / 4) - guaranteed) }, () =>
-      pickFault(false),
-    );
-    // Faults that hold a slot for the job timeout are rationed: each takes capacity for that long.
-    const held = Array.from({ length: Math.floor(JOBS / 60) * providers.length }, () => pickFault(true));
-    const groups = rng.shuffle([...singles, ...extras, ...held]);
-    const faults = faultsByProvider([...prearmed, ...groups]);
-    const plan: ChaosPlan = {
-      providers,
-      jobs: JOBS,
-      bodyOf: (n) => bodies[n] as JobBody,
-      faults: groups,
-      windowMs: BIG ? JOBS * 400 : 12_000,
-      kills: BIG ? 2 : 1,
-      purges: BIG ? 3 : 1,
-      duplicateDeliveries: Math.round(JOBS / 5),
-      duplicateSubmissionRate: 0.15,
-      cancelRate: 0.08,
-    };
-    log(
-      `seed ${SEED}, ${JOBS} jobs ${JSON.stringify(countBy(bodies, (body) => body.type))}, limits ${JSON.stringify(Object.fromEntries(providers.map((p) => [p, limitOf(p)])))}, ` +
-        `faults ${JSON.stringify(Object.fromEntries([...faults].map(([p, modes]) => [p, countBy(modes, (m) => m)])))}, ` +
-        `${plan.kills} kill(s), ${plan.purges} purge(s), ${plan.duplicateDeliveries} duplicate deliveries; log ${logFile}`,
-    );
-
-    const canceledAtProvider = await cancelAtProviders(client, providers, (provider) =>
-      bodyOf(jobTypesOn(provider, settings)[0] as JobType, -1),
-    );
-    log(`canceled at the providers: ${canceledAtProvider.map((c) => `${c.id} at ${c.provider}`).join(', ')}`);
-    for (const group of prearmed) for (const mode of group.modes) await client.fault(mode, group.provider);
-
-    const chaos = await runChaos(plan, stacks, client, rng, log);
-    const chaosIds = [...chaos.accepted.values()];
-    const chaosAt = (provider: ProviderName): ProviderChaos => ({
-      provider,
-      faults: faults.get(provider) ?? [],
-      limit: limitOf(provider),
-      deduplicates: settings.providers[provider].deduplicates,
-      underWayAtKill: chaos.underWayAtKill,
-    });
-    log(
-      `accepted ${chaosIds.length} jobs (${chaos.replays} replays, ${chaos.canceled.size} cancels accepted)`,
-    );
-    // One job per key, every key accepted.
-    expect(chaos.accepted.size).toBe(JOBS);
-    expect(new Set(chaosIds).size).toBe(JOBS);
-
-    const ids = [...chaosIds, ...canceledAtProvider.map((c) => c.id)];
-    const jobs = await settleAll(client, ids, BIG ? JOBS * 2000 : 150_000);
-    const finals = [...jobs.values()];
-    for (const provider of providers)
+      // The ambiguous faults of a provider that cannot deduplicate are armed before the first
+      // submission, so each meets a job's one submission: that job is reviewed, not resent.
+      const prearmed: FaultGroup[] = providers
+        .filter((provider) => !settings.providers[provider].deduplicates)
+        .map((provider) => ({ provider, modes: AMBIGUOUS_MODES }));
+      const prearmedModes = (provider: ProviderName) =>
+        prearmed.find((g) => g.provider === provider)?.modes ?? [];
+      // Every other mode once at each provider, then a random mix of those that hold no slot for long.
+      const singles = providers.flatMap((provider) =>
+        faultModesOf(provider)
+          .filter((mode) => !prearmedModes(provider).includes(mode))
+          .map((mode): FaultGroup => ({ provider, modes: [mode] })),
+      );
+      const pickFault = (held: boolean): FaultGroup => {
+        const provider = rng.pick(providers);
+        const modes = faultModesOf(provider).filter((mode) => holdsSlot(provider, mode, settings) === held);
+        return { provider, modes: [rng.pick(modes)] };
+      };
+      const guaranteed = [...prearmed, ...singles].flatMap((group) => group.modes).length;
+      const extras = Array.from({ length: Math.max(0, Math.round(JOBS / 4) - guaranteed) }, () =>
+        pickFault(false),
+      );
+      // Faults that hold a slot for the job timeout are rationed: each takes capacity for that long.
+      const held = Array.from({ length: Math.floor(JOBS / 60) * providers.length }, () => pickFault(true));
+      const groups = rng.shuffle([...singles, ...extras, ...held]);
+      const faults = faultsByProvider([...prearmed, ...groups]);
+      const plan: ChaosPlan = {
+        providers,
+        jobs: JOBS,
+        bodyOf: (n) => bodies[n] as JobBody,
+        faults: groups,
+        windowMs: BIG ? JOBS * 400 : 12_000,
+        kills: BIG ? 2 : 1,
+        purges: BIG ? 3 : 1,
+        duplicateDeliveries: Math.round(JOBS / 5),
+        duplicateSubmissionRate: 0.15,
+        cancelRate: 0.08,
+      };
       log(
-        `final at ${provider}: ${JSON.stringify(summarize(finals.filter((job) => job.provider === provider)))}`,
+        `seed ${SEED}, ${JOBS} jobs ${JSON.stringify(countBy(bodies, (body) => body.type))}, limits ${JSON.stringify(Object.fromEntries(providers.map((p) => [p, limitOf(p)])))}, ` +
+          `faults ${JSON.stringify(Object.fromEntries([...faults].map(([p, modes]) => [p, countBy(modes, (m) => m)])))}, ` +
+          `${plan.kills} kill(s), ${plan.purges} purge(s), ${plan.duplicateDeliveries} duplicate deliveries; log ${logFile}`,
       );
 
-    // Every invariant is checked, so one run reports everything it broke.
-    const canceledByClient = new Set([...chaos.canceled, ...canceledAtProvider.map((c) => c.id)]);
-    const violations = [
-      ...(await lossViolations(client, ids)),
-      ...finals
-        .filter((job) => job.status === 'canceled' && !canceledByClient.has(job.id))
-        .map((job) => `${job.id} is canceled, but nobody canceled it`),
-      ...finals
-        .filter((job) => job.provider !== settings.jobTypeProviders[job.type])
-        .map((job) => `${job.id} ran on ${job.provider}, not on its job type's own provider`),
-      ...(await slotViolations(client, providers, jobs, log)),
-    ];
-    const charges = new Map<ProviderName, ChargedJob[]>();
-    for (const provider of providers) {
-      const atProvider = await providerViolations(client, chaosAt(provider), ids, finals, log);
-      charges.set(provider, atProvider.charges);
-      violations.push(...atProvider.violations);
-      // Each ambiguous fault armed before the chaos met a job's one submission: that job is in
-      // review, never sent again, unless its client canceled it first.
-      const here = finals.filter((job) => job.provider === provider);
-      const reviewed = here.filter((job) => job.error?.code === 'ambiguous_submission').length;
-      const canceled = here.filter((job) => chaos.canceled.has(job.id)).length;
-      if (reviewed < prearmedModes(provider).length - canceled)
-        violations.push(
-          `${reviewed} ambiguous submissions in review at ${provider}, fewer than the ${prearmedModes(provider).length} armed first`,
-        );
-    }
-    violations.push(...(await cancelViolations(canceledAtProvider, charges)));
-    violations.push(...(await queueViolations(stacks, settings)));
-    violations.push(...(await deadLetterViolations(stacks, finals)));
-    violations.push(...client.serverErrors.map((error) => `server error: ${error}`));
-    expect(violations).toEqual([]);
-    expect(stacks.restarts).toBe(plan.kills);
-  });
-
-  const jobCount = BIG ? 60 : 16;
-  it.concurrent(`on the generic provider, which deduplicates: resends ambiguous submissions under their key and charges each once through ${jobCount} jobs`, async () => {
-    const { simulator, stacks, settings, providers, logFile, log } = running(generic);
-    const rng = random(SEED + 1);
-    const client = clientOf(stacks, simulator.url);
-    const audioRef = await client.uploadAudio();
-    const bodies = Array.from({ length: jobCount }, (_, n): JobBody => {
-      const type = rng.pick(JOB_TYPE_MODULES).name;
-      return { type, input: INPUTS[type](n, audioRef) };
-    });
-    // Every mode at least once, then a random mix. Stalls are rationed: each holds a slot for the job timeout.
-    const groups = providers.flatMap((provider) => {
-      const common = faultModesOf(provider).filter((mode) => mode !== 'stall');
-      const singles = faultModesOf(provider).map((mode): FaultGroup => ({ provider, modes: [mode] }));
-      const extras = Array.from(
-        { length: Math.max(0, Math.round(jobCount / 4) - singles.length) },
-        (): FaultGroup => ({ provider, modes: [rng.pick(common)] }),
+      const canceledAtProvider = await cancelAtProviders(client, providers, (provider) =>
+        bodyOf(jobTypesOn(provider, settings)[0] as JobType, -1),
       );
-      const stalls = Array.from(
-        { length: Math.floor(jobCount / 60) },
-        (): FaultGroup => ({ provider, modes: ['stall'] }),
+      log(
+        `canceled at the providers: ${canceledAtProvider.map((c) => `${c.id} at ${c.provider}`).join(', ')}`,
       );
-      // Brownouts: every submission times out for a while (enough for the jobs holding the slots to
-      // use up their resends), and a resend refused after a dropped answer.
-      const brownouts = Array.from({ length: BIG ? 3 : 1 }, (): FaultGroup[] => [
-        {
-          provider,
-          modes: Array.from(
-            { length: 4 * settings.providers[provider].maxInFlight },
-            () => 'timeout' as const,
-          ),
-        },
-        { provider, modes: ['accept-then-drop', 'reject'] },
-      ]).flat();
-      return [...singles, ...extras, ...stalls, ...brownouts];
-    });
-    const plan: ChaosPlan = {
-      providers,
-      jobs: jobCount,
-      bodyOf: (n) => bodies[n] as JobBody,
-      faults: rng.shuffle(groups),
-      windowMs: BIG ? 20_000 : 6000,
-      kills: 1,
-      purges: 1,
-      duplicateDeliveries: Math.round(jobCount / 4),
-      duplicateSubmissionRate: 0.2,
-      cancelRate: 0.08,
-    };
-    const faults = faultsByProvider(plan.faults);
-    log(
-      `seed ${SEED + 1}, ${jobCount} jobs, faults ${JSON.stringify(Object.fromEntries([...faults].map(([p, modes]) => [p, countBy(modes, (m) => m)])))}, ` +
-        `${plan.kills} kill(s), ${plan.purges} purge(s), ${plan.duplicateDeliveries} duplicate deliveries; log ${logFile}`,
-    );
+      for (const group of prearmed) for (const mode of group.modes) await client.fault(mode, group.provider);
 
-    const chaos = await runChaos(plan, stacks, client, rng, log);
-    const ids = [...chaos.accepted.values()];
-    log(`accepted ${ids.length} jobs (${chaos.replays} replays, ${chaos.canceled.size} cancels accepted)`);
-    expect(chaos.accepted.size).toBe(jobCount);
-    expect(new Set(ids).size).toBe(jobCount);
-
-    const jobs = await settleAll(client, ids, BIG ? jobCount * 2000 : 150_000);
-    const finals = [...jobs.values()];
-    log(`final: ${JSON.stringify(summarize(finals))}`);
-
-    const violations = [
-      ...(await lossViolations(client, ids)),
-      ...finals
-        .filter((job) => job.status === 'canceled' && !chaos.canceled.has(job.id))
-        .map((job) => `${job.id} is canceled, but nobody canceled it`),
-      ...(await slotViolations(client, providers, jobs, log)),
-    ];
-    for (const provider of providers) {
-      const chaosAt: ProviderChaos = {
+      const chaos = await runChaos(plan, stacks, client, rng, log);
+      const chaosIds = [...chaos.accepted.values()];
+      const chaosAt = (provider: ProviderName): ProviderChaos => ({
         provider,
         faults: faults.get(provider) ?? [],
-        limit: settings.providers[provider].maxInFlight,
+        limit: limitOf(provider),
         deduplicates: settings.providers[provider].deduplicates,
         underWayAtKill: chaos.underWayAtKill,
+      });
+      log(
+        `accepted ${chaosIds.length} jobs (${chaos.replays} replays, ${chaos.canceled.size} cancels accepted)`,
+      );
+      // One job per key, every key accepted.
+      expect(chaos.accepted.size).toBe(JOBS);
+      expect(new Set(chaosIds).size).toBe(JOBS);
+
+      const ids = [...chaosIds, ...canceledAtProvider.map((c) => c.id)];
+      const jobs = await settleAll(client, ids, BIG ? JOBS * 2000 : 150_000);
+      const finals = [...jobs.values()];
+      for (const provider of providers)
+        log(
+          `final at ${provider}: ${JSON.stringify(summarize(finals.filter((job) => job.provider === provider)))}`,
+        );
+
+      // Every invariant is checked, so one run reports everything it broke.
+      const canceledByClient = new Set([...chaos.canceled, ...canceledAtProvider.map((c) => c.id)]);
+      const violations = [
+        ...(await lossViolations(client, ids)),
+        ...finals
+          .filter((job) => job.status === 'canceled' && !canceledByClient.has(job.id))
+          .map((job) => `${job.id} is canceled, but nobody canceled it`),
+        ...finals
+          .filter((job) => job.provider !== settings.jobTypeProviders[job.type])
+          .map((job) => `${job.id} ran on ${job.provider}, not on its job type's own provider`),
+        ...(await slotViolations(client, providers, jobs, log)),
+      ];
+      const charges = new Map<ProviderName, ChargedJob[]>();
+      for (const provider of providers) {
+        const atProvider = await providerViolations(client, chaosAt(provider), ids, finals, log);
+        charges.set(provider, atProvider.charges);
+        violations.push(...atProvider.violations);
+        // Each ambiguous fault armed before the chaos met a job's one submission: that job is in
+        // review, never sent again, unless its client canceled it first.
+        const here = finals.filter((job) => job.provider === provider);
+        const reviewed = here.filter((job) => job.error?.code === 'ambiguous_submission').length;
+        const canceled = here.filter((job) => chaos.canceled.has(job.id)).length;
+        if (reviewed < prearmedModes(provider).length - canceled)
+          violations.push(
+            `${reviewed} ambiguous submissions in review at ${provider}, fewer than the ${prearmedModes(provider).length} armed first`,
+          );
+      }
+      violations.push(...(await cancelViolations(canceledAtProvider, charges)));
+      violations.push(...(await queueViolations(stacks, settings)));
+      violations.push(...(await deadLetterViolations(stacks, finals)));
+      violations.push(...client.serverErrors.map((error) => `server error: ${error}`));
+      expect(violations).toEqual([]);
+      expect(stacks.restarts).toBe(plan.kills);
+    },
+  );
+
+  // At full size as many jobs as the main scenario; in `npm test` a few, enough for every fault.
+  const jobCount = BIG ? JOBS : 16;
+  scenario(
+    `on the generic provider, which deduplicates: resends ambiguous submissions under their key and charges each once through ${jobCount} jobs`,
+    async () => {
+      const { simulator, stacks, settings, providers, logFile, log } = running(generic);
+      const rng = random(SEED + 1);
+      const client = clientOf(stacks, simulator.url);
+      const audioRef = await client.uploadAudio();
+      const bodies = Array.from({ length: jobCount }, (_, n): JobBody => {
+        const type = rng.pick(JOB_TYPE_MODULES).name;
+        return { type, input: INPUTS[type](n, audioRef) };
+      });
+      // Every mode at least once, then a random mix. Stalls are rationed: each holds a slot for the job timeout.
+      const groups = providers.flatMap((provider) => {
+        const common = faultModesOf(provider).filter((mode) => mode !== 'stall');
+        const singles = faultModesOf(provider).map((mode): FaultGroup => ({ provider, modes: [mode] }));
+        const extras = Array.from(
+          { length: Math.max(0, Math.round(jobCount / 4) - singles.length) },
+          (): FaultGroup => ({ provider, modes: [rng.pick(common)] }),
+        );
+        const stalls = Array.from(
+          { length: Math.floor(jobCount / 60) },
+          (): FaultGroup => ({ provider, modes: ['stall'] }),
+        );
+        // Brownouts: every submission times out for a while (enough for the jobs holding the slots to
+        // use up their resends), and a resend refused after a dropped answer. Each holds every slot
+        // for about the job timeout, so there is one per hundred jobs.
+        const brownouts = Array.from(
+          { length: Math.max(1, Math.floor(jobCount / 100)) },
+          (): FaultGroup[] => [
+            {
+              provider,
+              modes: Array.from(
+                { length: 4 * settings.providers[provider].maxInFlight },
+                () => 'timeout' as const,
+              ),
+            },
+            { provider, modes: ['accept-then-drop', 'reject'] },
+          ],
+        ).flat();
+        return [...singles, ...extras, ...stalls, ...brownouts];
+      });
+      const plan: ChaosPlan = {
+        providers,
+        jobs: jobCount,
+        bodyOf: (n) => bodies[n] as JobBody,
+        faults: rng.shuffle(groups),
+        windowMs: BIG ? jobCount * 400 : 6000,
+        kills: BIG ? 2 : 1,
+        purges: BIG ? 3 : 1,
+        duplicateDeliveries: Math.round(jobCount / 4),
+        duplicateSubmissionRate: 0.2,
+        cancelRate: 0.08,
       };
-      violations.push(...(await providerViolations(client, chaosAt, ids, finals, log)).violations);
-    }
-    violations.push(...(await queueViolations(stacks, settings)));
-    violations.push(...(await deadLetterViolations(stacks, finals)));
-    violations.push(...client.serverErrors.map((error) => `server error: ${error}`));
-    expect(violations).toEqual([]);
-    expect(stacks.restarts).toBe(plan.kills);
-  });
+      const faults = faultsByProvider(plan.faults);
+      log(
+        `seed ${SEED + 1}, ${jobCount} jobs, faults ${JSON.stringify(Object.fromEntries([...faults].map(([p, modes]) => [p, countBy(modes, (m) => m)])))}, ` +
+          `${plan.kills} kill(s), ${plan.purges} purge(s), ${plan.duplicateDeliveries} duplicate deliveries; log ${logFile}`,
+      );
+
+      const chaos = await runChaos(plan, stacks, client, rng, log);
+      const ids = [...chaos.accepted.values()];
+      log(`accepted ${ids.length} jobs (${chaos.replays} replays, ${chaos.canceled.size} cancels accepted)`);
+      expect(chaos.accepted.size).toBe(jobCount);
+      expect(new Set(ids).size).toBe(jobCount);
+
+      const jobs = await settleAll(client, ids, BIG ? jobCount * 2000 : 150_000);
+      const finals = [...jobs.values()];
+      log(`final: ${JSON.stringify(summarize(finals))}`);
+
+      const violations = [
+        ...(await lossViolations(client, ids)),
+        ...finals
+          .filter((job) => job.status === 'canceled' && !chaos.canceled.has(job.id))
+          .map((job) => `${job.id} is canceled, but nobody canceled it`),
+        ...(await slotViolations(client, providers, jobs, log)),
+      ];
+      for (const provider of providers) {
+        const chaosAt: ProviderChaos = {
+          provider,
+          faults: faults.get(provider) ?? [],
+          limit: settings.providers[provider].maxInFlight,
+          deduplicates: settings.providers[provider].deduplicates,
+          underWayAtKill: chaos.underWayAtKill,
+        };
+        violations.push(...(await providerViolations(client, chaosAt, ids, finals, log)).violations);
+      }
+      violations.push(...(await queueViolations(stacks, settings)));
+      violations.push(...(await deadLetterViolations(stacks, finals)));
+      violations.push(...client.serverErrors.map((error) => `server error: ${error}`));
+      expect(violations).toEqual([]);
+      expect(stacks.restarts).toBe(plan.kills);
+    },
+  );
 });
