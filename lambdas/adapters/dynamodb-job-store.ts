@@ -22,6 +22,7 @@ import {
   type SubmitIntent,
 } from '../domain/job';
 import type { ActiveStatus, CreateOutcome, JobPage, JobStore, StatusChange } from '../domain/ports';
+import { countPartition } from './dynamodb-count';
 
 const [byTenant, byTenantStatus, retiredActiveIndex, activeIndex] = jobTable.indexes;
 
@@ -408,24 +409,15 @@ export class DynamoDbJobStore implements JobStore {
   }
 
   async countActive(provider: ProviderName, status: ActiveStatus): Promise<number> {
-    let count = 0;
-    let start: Record<string, unknown> | undefined;
-    do {
-      const { Count = 0, LastEvaluatedKey } = await this.client.send(
-        new QueryCommand({
-          TableName: this.options.tableName,
-          IndexName: activeIndex.name,
-          KeyConditionExpression: '#partition = :key',
-          ExpressionAttributeNames: { '#partition': activeIndex.partitionKey },
-          ExpressionAttributeValues: { ':key': activeKeyOf(provider, status) },
-          Select: 'COUNT',
-          ...(start ? { ExclusiveStartKey: start } : {}),
-        }),
-      );
-      count += Count;
-      start = LastEvaluatedKey;
-    } while (start);
-    return count;
+    return countPartition(
+      this.client,
+      {
+        tableName: this.options.tableName,
+        indexName: activeIndex.name,
+        partitionKey: activeIndex.partitionKey,
+      },
+      activeKeyOf(provider, status),
+    );
   }
 
   async listActive(

@@ -1,11 +1,5 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import {
-  type DynamoDBDocumentClient,
-  GetCommand,
-  PutCommand,
-  QueryCommand,
-  UpdateCommand,
-} from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { jobTable } from '../../config/layout';
 import type { TenantStore } from '../domain/ports';
 import {
@@ -15,6 +9,7 @@ import {
   type TenantUsage,
   USAGE_STATUSES,
 } from '../domain/tenants';
+import { countPartition } from './dynamodb-count';
 import { tenantStatusKey } from './dynamodb-job-store';
 
 const [, byTenantStatus] = jobTable.indexes;
@@ -97,26 +92,17 @@ export class DynamoDbTenantStore implements TenantStore {
     return { queued, scheduled, inFlight };
   }
 
-  /** The jobs of one partition of the per-tenant status index, counted a page (1 MB of index) at a time. */
-  private async count(partition: string): Promise<number> {
-    let count = 0;
-    let start: Record<string, unknown> | undefined;
-    do {
-      const { Count = 0, LastEvaluatedKey } = await this.client.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          IndexName: byTenantStatus.name,
-          KeyConditionExpression: '#partition = :partition',
-          ExpressionAttributeNames: { '#partition': byTenantStatus.partitionKey },
-          ExpressionAttributeValues: { ':partition': partition },
-          Select: 'COUNT',
-          ...(start ? { ExclusiveStartKey: start } : {}),
-        }),
-      );
-      count += Count;
-      start = LastEvaluatedKey;
-    } while (start);
-    return count;
+  /** The jobs of one partition of the per-tenant status index. */
+  private count(partition: string): Promise<number> {
+    return countPartition(
+      this.client,
+      {
+        tableName: this.tableName,
+        indexName: byTenantStatus.name,
+        partitionKey: byTenantStatus.partitionKey,
+      },
+      partition,
+    );
   }
 }
 
