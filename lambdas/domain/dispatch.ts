@@ -25,6 +25,9 @@ export interface DispatchDeps extends FillDeps {
 
 export type DispatchOutcome = 'started' | 'dropped' | 'deferred';
 
+/** A waiting job's message puts it in its line again every this many waits (see `dispatchJob`). */
+const REJOIN_EVERY = 5;
+
 /**
  * Hands a queued job to the workflow once it holds a slot of its provider.
  * A job that holds none joins its tenant's waiting line, and free slots are
@@ -43,9 +46,17 @@ export async function dispatchJob(
   const job = await deps.store.get(jobId);
   if (job?.status !== 'queued') return 'dropped';
   const provider = providerOf(job);
-  if (!holdsOwnSlot(new Set(await deps.slots(provider).holders()), job)) {
-    await deps.waiting.add(waitingEntryOf(job));
-    if (!(await fillFreeSlots({ ...deps, start: (chosen) => startJob(deps, chosen) }, provider, job.id))) {
+  const holders = await deps.slots(provider).holders();
+  if (!holdsOwnSlot(new Set(holders), job)) {
+    const full = holders.length >= deps.maxInFlight[provider];
+    // The first message of a chain (intake's, the reconciler's, an operator's requeue) puts the job
+    // in its line, and so does every fifth wait: a job whose entry was lost, or that was queued
+    // before jobs waited in lines, is never left out for long. Other waits cost no writes.
+    if (!full || deferrals % REJOIN_EVERY === 0) await deps.waiting.add(waitingEntryOf(job));
+    if (
+      full ||
+      !(await fillFreeSlots({ ...deps, start: (chosen) => startJob(deps, chosen) }, provider, job.id))
+    ) {
       // The touch tells the reconciler this job's message is alive, so it does not enqueue another.
       await deps.store.touchEnqueued(job.id, deps.now());
       await deps.queue.enqueue(job, {
@@ -155,7 +166,7 @@ export async function fillFreeSlot(
       if (job.id === self) return job.id;
       if (await deps.store.touchEnqueued(job.id, deps.now())) {
         if (deps.start) await deps.start(job);
-        else await deps.queue.enqueue(job, { handOff: true });
+        else await handOff(deps, job, entry, () => pool.release(holder, choice.tenant));
         return job.id;
       }
       // It left `queued` after it was read: the slot is its own only if it runs.
@@ -164,6 +175,26 @@ export async function fillFreeSlot(
     }
   }
   return undefined;
+}
+
+/**
+ * Sends a job given a slot to the dispatcher by the hand-off lane. A message
+ * that cannot be sent started nothing: the slot is given back and the job put
+ * back in its line, so neither waits for the job's own delayed message.
+ */
+async function handOff(
+  deps: FillDeps,
+  job: Job,
+  entry: WaitingEntry,
+  giveBack: () => Promise<unknown>,
+): Promise<void> {
+  try {
+    await deps.queue.enqueue(job, { handOff: true });
+  } catch (error) {
+    await giveBack();
+    await deps.waiting.add(entry);
+    throw error;
+  }
 }
 
 /**

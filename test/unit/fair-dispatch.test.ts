@@ -219,3 +219,26 @@ it('starts the job whose turn it is with the free slot, and defers the one it di
   expect(await deps.slots.holders()).toEqual([slotHolderOf(newcomer)]);
   expect(deps.queue.messages.map((m) => [m.jobId, m.options.handOff ?? false])).toEqual([[later.id, false]]);
 });
+
+it('gives the slot back and puts the job back in line when its hand-off cannot be sent', async () => {
+  const { submit, deps, pool } = setup(1);
+  const job = await submit('acme');
+  deps.queue.failing = true;
+
+  await expect(fillFreeSlot(deps as FillDeps, 'longhaul-http')).rejects.toThrow('queue unavailable');
+
+  expect(await pool.holders()).toEqual([]);
+  expect(deps.waiting.entries().map((entry) => entry.jobId)).toEqual([job.id]);
+});
+
+it('defers a job at a full provider without writing it in line again, but for every fifth wait', async () => {
+  const { submit, deps, pool } = setup(1);
+  await pool.acquire('job_holder', 1);
+  const job = await submit('acme');
+  const marks = () => deps.waiting.marks.get('longhaul-http#acme');
+
+  expect(await dispatchJob(deps, job.id, 3)).toBe('deferred');
+  expect(marks()).toBe(1);
+  expect(await dispatchJob(deps, job.id, 5)).toBe('deferred');
+  expect(marks()).toBe(2);
+});
