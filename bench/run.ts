@@ -5,6 +5,7 @@ import { acceptThenDropSection } from './sections/ambiguity';
 import { backPressureSection } from './sections/backpressure';
 import { coldStartSection } from './sections/coldstart';
 import { costSection } from './sections/cost';
+import { fairnessSection } from './sections/fairness';
 import { progressSection } from './sections/progress';
 import { providersSection } from './sections/providers';
 import { reconcileSection } from './sections/reconcile';
@@ -28,6 +29,7 @@ const SECTIONS = [
   'drop',
   'peer',
   'providers',
+  'fairness',
 ] as const;
 type Section = (typeof SECTIONS)[number];
 
@@ -64,6 +66,7 @@ async function main(): Promise<void> {
   if (wanted.has('drop')) results.acceptThenDrop = await acceptThenDropSection();
   if (wanted.has('peer')) results.peer = await runPeer(print);
   if (wanted.has('providers')) results.providers = await providersSection();
+  if (wanted.has('fairness')) results.fairness = await fairnessSection();
   results.durationS = round((performance.now() - started) / 1000, 0);
   printSummary(results);
   writeFileSync(RESULTS_FILE, `${JSON.stringify(results, null, 2)}\n`);

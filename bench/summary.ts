@@ -3,11 +3,13 @@ import type { DropFigures } from './sections/ambiguity';
 import type { BurstFigures } from './sections/backpressure';
 import type { HandlerFigures } from './sections/coldstart';
 import type { CostFigures } from './sections/cost';
+import type { FairnessFigures } from './sections/fairness';
 import type { ProgressFigures } from './sections/progress';
 import type { ProvidersFigures, ProviderUse } from './sections/providers';
 import type { ReconcileFigures } from './sections/reconcile';
 import type { StartWaits } from './support/burst';
 import { fmt, type Machine, print } from './support/common';
+import { type Bound, boundText, ratioText, type SharedStarts, waitsText } from './support/fairness';
 
 /** The bench's one table: every figure, Longhaul beside the BullMQ peer, and which side came out ahead. */
 
@@ -24,9 +26,12 @@ export interface Results {
   acceptThenDrop?: DropFigures[];
   peer?: PeerFigures;
   providers?: ProvidersFigures;
+  fairness?: FairnessFigures;
 }
 
 type Row = [figure: string, longhaul: string, peer: string];
+
+const ratioOf = (starts: SharedStarts) => ratioText(starts.first, starts.second);
 
 const ms = (p50: number, p99: number) => `${p50} / ${p99} ms`;
 const outcomeText = (outcome: Record<string, number>) =>
@@ -124,6 +129,48 @@ function summaryRows(r: Results): Row[] {
       ],
     );
   }
+  const f = r.fairness;
+  if (f) {
+    const { flood, weights, priority } = f;
+    const both = <T>(ours: T, theirs: T, figure: (run: T) => string): [string, string] => [
+      figure(ours),
+      figure(theirs),
+    ];
+    const floods = (figure: (run: typeof flood.longhaul) => string) =>
+      both(flood.longhaul, flood.peer, figure);
+    const trickle = `${flood.trickleJobs} jobs of tenant B, one every ${flood.trickleEveryS} s, beside A's flood of ${flood.floodJobs}`;
+    const asked = Object.values(weights.asked).join(':');
+    rows.push(
+      [`start wait p50 / p95 / max, ${trickle}`, ...floods((run) => waitsText(run.trickleStartWait))],
+      [
+        `throughput A / B over the run (window ${fmt(flood.longhaul.windowS, 1)} s)`,
+        ...floods(
+          (run) =>
+            `${fmt(run.floodPerS, 2)} / ${fmt(run.tricklePerS, 2)} jobs/s` +
+            (run.floodAccepted < flood.floodJobs ? ` (only ${run.floodAccepted} of A's accepted)` : ''),
+        ),
+      ],
+      [
+        `provider utilization, flood and trickle, limit ${f.limit}`,
+        ...floods((run) => `${fmt(run.utilizationPct, 1)} %`),
+      ],
+      [
+        `starts A : B while both flood ${weights.each} jobs, weights ${asked}`,
+        `${weights.set ? '' : `weights not set (${weights.refusal}); equal weights: `}${ratioOf(weights.starts)} ` +
+          `(${weights.starts.first} / ${weights.starts.second}${weights.stopped ? ', stopped at the cap' : ''})`,
+        'not run: no tenants or weights',
+      ],
+      [
+        `start wait of an interactive job behind ${priority.backlog} standard jobs (standard jobs started before it)`,
+        ...both(
+          priority.longhaul,
+          priority.peer,
+          (run) =>
+            `${boundText(run.startWait)} ms (${run.overtaking.startedFirst} of ${run.overtaking.waitingAhead})`,
+        ),
+      ],
+    );
+  }
   for (const idempotent of [true, false]) {
     const ours = drop(r.acceptThenDrop, idempotent);
     const theirs = drop(p?.acceptThenDrop, idempotent);
@@ -180,6 +227,34 @@ export function verdicts(r: Results): { peer: string[]; longhaul: string[] } {
     const text = `${figure}: ${ours}${unit} (Longhaul) vs ${theirs}${unit} (BullMQ)`;
     (ours < theirs === lowerIsBetter ? longhaul : peer).push(text);
   };
+  const f = r.fairness;
+  if (f) {
+    // A peer figure may be only a lower bound (jobs that had not started when the run stopped):
+    // it is compared only where the bound alone decides.
+    const bounded = (figure: string, ours: Bound, theirs: Bound) => {
+      if (ours.ms === theirs.ms && !ours.atLeast && !theirs.atLeast) return;
+      const text = `${figure}: ${boundText(ours)} ms (Longhaul) vs ${boundText(theirs)} ms (BullMQ)`;
+      if (ours.ms < theirs.ms && !ours.atLeast) longhaul.push(text);
+      else if (theirs.ms < ours.ms && !theirs.atLeast) peer.push(text);
+    };
+    bounded(
+      'trickling tenant B p95 start wait',
+      f.flood.longhaul.trickleStartWait.p95,
+      f.flood.peer.trickleStartWait.p95,
+    );
+    compare(
+      'provider utilization, flood and trickle',
+      f.flood.longhaul.utilizationPct,
+      f.flood.peer.utilizationPct,
+      false,
+      ' %',
+    );
+    bounded(
+      'interactive job start wait behind a backlog',
+      f.priority.longhaul.startWait,
+      f.priority.peer.startWait,
+    );
+  }
   const p = r.peer;
   if (!p) return { peer, longhaul };
   if (r.progress) {

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import type { JobPriority } from '../../lambdas/domain/job';
 import type { Ledger, SimulatorConfig } from '../../local/provider-sim/simulator';
 import { pollUntil } from '../../test/e2e/support/local-stack';
 import { BURST, type BurstFigures } from '../sections/backpressure';
@@ -6,7 +7,7 @@ import { submitBurst, submitOneByOne, untilProviderRanAll } from '../support/bur
 import { fmt, quantile, round, tally } from '../support/common';
 import { type RunningPeer, startPeerProcess } from './peer-process';
 import { RedisProbe, startRedis } from './redis';
-import type { PeerStats } from './server';
+import type { PeerJob, PeerStats } from './server';
 
 /**
  * The peer side of the bench: the workloads of sections 1 and 3 and the
@@ -237,23 +238,34 @@ async function acceptThenDropWorkload(
 // ---------------------------------------------------------------------------
 // The clients' side of the peer's HTTP API and the simulator's test routes
 
-class PeerClient {
+export class PeerClient {
   private submitted = 0;
   private readonly keyPrefix = `peer-${process.pid}-${Date.now()}`;
 
   constructor(private readonly peer: RunningPeer) {}
 
-  /** Adds one job under a fresh Idempotency-Key; returns its id and how long the intake took to answer. */
-  async submit(prompt: string): Promise<{ id: string; ms: number }> {
+  /**
+   * Adds one job under a fresh Idempotency-Key; returns its id and how long
+   * the intake took to answer. The peer has no tenants: `tenant` only names
+   * the job's key, so a workload can tell whose each job was.
+   */
+  async submit(
+    prompt: string,
+    options: { readonly tenant?: string; readonly priority?: JobPriority } = {},
+  ): Promise<{ id: string; ms: number }> {
     this.submitted += 1;
     const started = performance.now();
     const response = await fetch(`${this.peer.url}/v1/jobs`, {
       method: 'POST',
       headers: {
         'content-type': 'application/json',
-        'idempotency-key': `${this.keyPrefix}-${this.submitted}`,
+        'idempotency-key': `${this.keyPrefix}-${options.tenant ?? 'bench'}-${this.submitted}`,
       },
-      body: JSON.stringify({ type: 'image.generate', input: { prompt } }),
+      body: JSON.stringify({
+        type: 'image.generate',
+        input: { prompt },
+        ...(options.priority ? { priority: options.priority } : {}),
+      }),
     });
     const text = await response.text();
     const ms = performance.now() - started;
@@ -262,8 +274,12 @@ class PeerClient {
   }
 
   async state(id: string): Promise<string> {
-    return (await this.getJson<{ status: string }>(this.peer.url, `/v1/jobs/${encodeURIComponent(id)}`))
-      .status;
+    return (await this.job(id)).status;
+  }
+
+  /** The job as the peer shows it: BullMQ's state and timestamps. */
+  job(id: string): Promise<PeerJob> {
+    return this.getJson<PeerJob>(this.peer.url, `/v1/jobs/${encodeURIComponent(id)}`);
   }
 
   /** Waits until every job is completed or failed in BullMQ; returns how many ended in each. */
@@ -349,7 +365,7 @@ async function redisWrites(
   return { writes, scripts, byCommand };
 }
 
-function installedBullmqVersion(): string {
+export function installedBullmqVersion(): string {
   const manifest = JSON.parse(readFileSync(require.resolve('bullmq/package.json'), 'utf8')) as {
     version: string;
   };

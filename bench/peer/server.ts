@@ -3,11 +3,13 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { type Job, Queue, Worker } from 'bullmq';
 import { z } from 'zod';
+import { JOB_PRIORITIES, type JobPriority } from '../../lambdas/domain/job';
 import type { GenerationOutput } from '../../local/provider-sim/outputs';
 import { PROVIDER_SIGNATURE_HEADER, verifyProviderSignature } from '../../local/provider-sim/signature';
 import { startSimulator } from '../../local/provider-sim/simulator';
 import type { ProviderEvent } from '../../local/provider-sim/webhooks';
 import { GenerationEvents } from './generation-events';
+import { PEER_PRIORITIES } from './priorities';
 
 /**
  * The peer: the job service a careful team would build on BullMQ instead of
@@ -18,8 +20,10 @@ import { GenerationEvents } from './generation-events';
  * provider under the same key on every attempt, waits for the signed
  * completion webhook and persists every progress webhook with
  * `job.updateProgress`, which is how BullMQ stores progress and streams it to
- * QueueEvents listeners. The provider is the simulator Longhaul runs against,
- * in this process, as in Longhaul's local stack.
+ * QueueEvents listeners. A request that names a `priority` gets BullMQ's own
+ * job priority (`PEER_PRIORITIES`); one that names none is added as BullMQ
+ * adds jobs by default, first in, first out. The provider is the simulator
+ * Longhaul runs against, in this process, as in Longhaul's local stack.
  *
  * Run by bench/peer/bullmq.ts as `tsx bench/peer/server.ts`. Environment:
  * REDIS_PORT (required), PEER_LIMIT, PEER_ATTEMPT_TIMEOUT_MS, SIM_JOB_MS,
@@ -46,6 +50,20 @@ interface PeerEnv {
 interface GenerationRequest {
   readonly type: 'image.generate';
   readonly input: { readonly prompt: string };
+}
+
+/** What `GET /v1/jobs/{id}` answers: BullMQ's state and its own timestamps of the job. */
+export interface PeerJob {
+  readonly id: string;
+  readonly status: string;
+  readonly progress: unknown;
+  readonly attemptsMade: number;
+  /** When the job was added (BullMQ's `timestamp`). */
+  readonly createdAt: string;
+  /** When a worker first took it (`processedOn`). */
+  readonly startedAt?: string;
+  /** When it completed or failed for good (`finishedOn`). */
+  readonly finishedAt?: string;
 }
 
 /** What the bench reads from `/_peer/stats`; counters since start. */
@@ -85,6 +103,7 @@ class HttpError extends Error {
 const jobRequestSchema = z.strictObject({
   type: z.literal('image.generate'),
   input: z.strictObject({ prompt: z.string().min(1).max(4000) }),
+  priority: z.enum(JOB_PRIORITIES).optional(),
 });
 
 const providerEventSchema = z.discriminatedUnion('type', [
@@ -233,24 +252,30 @@ async function main(): Promise<void> {
         throw new HttpError(400, 'Idempotency-Key is required: 1 to 255 visible ASCII characters, no ":".');
       }
       if (/^\d+$/.test(key)) throw new HttpError(400, 'Idempotency-Key must not be a plain integer.');
-      const request = parseJobRequest(await readBody(req));
+      const { priority, ...request } = parseJobRequest(await readBody(req));
       const job = await queue.add('generate', request, {
         jobId: key,
         attempts: 3,
         backoff: { type: 'exponential', delay: 1000 },
         removeOnComplete: false,
+        ...(priority === undefined ? {} : { priority: PEER_PRIORITIES[priority] }),
       });
       sendJson(res, 202, { id: job.id });
     },
     async describeJob(res: ServerResponse, id: string) {
       const job = await queue.getJob(id);
       if (!job) throw new HttpError(404, `No job ${id}.`);
-      sendJson(res, 200, {
+      const at = (ms: number | undefined) => (ms === undefined ? undefined : new Date(ms).toISOString());
+      const answer: PeerJob = {
         id,
         status: await job.getState(),
         progress: job.progress,
         attemptsMade: job.attemptsMade,
-      });
+        createdAt: new Date(job.timestamp).toISOString(),
+        startedAt: at(job.processedOn),
+        finishedAt: at(job.finishedOn),
+      };
+      sendJson(res, 200, answer);
     },
     async receiveProviderEvent(req: IncomingMessage, res: ServerResponse) {
       const body = await readBody(req);
@@ -332,7 +357,7 @@ async function closeWorker(worker: Worker, graceMs: number): Promise<void> {
   }
 }
 
-function parseJobRequest(body: string): GenerationRequest {
+function parseJobRequest(body: string): GenerationRequest & { readonly priority?: JobPriority } {
   const parsed = jobRequestSchema.safeParse(parseJson(body));
   if (!parsed.success) throw new HttpError(400, z.prettifyError(parsed.error));
   return parsed.data;

@@ -8,7 +8,7 @@ import {
   untilProviderRanAll,
   utilizationPct,
 } from '../support/burst';
-import { fmt, print, round, tally } from '../support/common';
+import { fmt, print, round, sizeFromEnv, tally } from '../support/common';
 import { type BenchStack, type ProviderLedger, startBenchStack } from '../support/stack';
 
 /**
@@ -60,16 +60,9 @@ export function providersSizes(env: Readonly<Record<string, string | undefined>>
   images: number;
   transcriptions: number;
 } {
-  const size = (name: string, fallback: number) => {
-    const text = env[name];
-    if (text === undefined || text === '') return fallback;
-    const n = Number(text);
-    if (!Number.isInteger(n) || n < 1) throw new Error(`${name} must be a whole number above 0, got ${text}`);
-    return n;
-  };
   return {
-    images: size('BENCH_PROVIDERS_IMAGES', 300),
-    transcriptions: size('BENCH_PROVIDERS_AUDIO', 100),
+    images: sizeFromEnv(env, 'BENCH_PROVIDERS_IMAGES', 300),
+    transcriptions: sizeFromEnv(env, 'BENCH_PROVIDERS_AUDIO', 100),
   };
 }
 

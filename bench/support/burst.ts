@@ -29,14 +29,22 @@ export async function submitOneByOne(submit: Submit, count: number): Promise<Sub
   return { ids, latencies };
 }
 
-/** `jobs` submissions from `clients` concurrent clients, each sending its next as soon as it has an answer. */
-export async function submitBurst(submit: Submit, jobs: number, clients: number): Promise<Submissions> {
+/**
+ * `jobs` submissions from `clients` concurrent clients, each sending its next
+ * as soon as it has an answer; none sends another once `stop` says so.
+ */
+export async function submitBurst(
+  submit: Submit,
+  jobs: number,
+  clients: number,
+  stop: () => boolean = () => false,
+): Promise<Submissions> {
   const ids: string[] = [];
   const latencies: number[] = [];
   let next = 0;
   await Promise.all(
     Array.from({ length: clients }, async () => {
-      while (next < jobs) {
+      while (next < jobs && !stop()) {
         next++;
         const { id, ms } = await submit(`burst ${next}`);
         ids.push(id);

@@ -21,6 +21,19 @@ export const round = (n: number, digits = 3) => Number(n.toFixed(digits));
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** A size a section takes from the environment: a whole number above 0, else `fallback` when unset or empty. */
+export function sizeFromEnv(
+  env: Readonly<Record<string, string | undefined>>,
+  name: string,
+  fallback: number,
+): number {
+  const text = env[name];
+  if (text === undefined || text === '') return fallback;
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`${name} must be a whole number above 0, got ${text}`);
+  return n;
+}
+
 /** Counts per key, sorted by key: the outcome of a batch of jobs. */
 export function tally(values: readonly string[]): Record<string, number> {
   const counts: Record<string, number> = {};

@@ -2,10 +2,10 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GetExecutionHistoryCommand } from '@aws-sdk/client-sfn';
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { JOB_ITEM_SORT_KEY } from '../../config/layout';
+import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { JOB_ITEM_SORT_KEY, jobTable } from '../../config/layout';
 import { executionArn } from '../../lambdas/adapters/sfn-workflow';
-import type { JobResource } from '../../lambdas/domain/job';
+import type { Job, JobPriority, JobResource } from '../../lambdas/domain/job';
 import type { Ledger } from '../../local/provider-sim/simulator';
 import type { Usage } from '../../local/usage';
 import {
@@ -29,11 +29,17 @@ import {
  */
 
 export const TENANT_KEY = 'bench-key-4d2a';
+/** The tenant of `TENANT_KEY`: whose a submission is unless it names another. */
+const BENCH_TENANT = 'bench';
 const ADMIN_KEY = 'bench-admin-key-71c9';
 const COUNTER = join(__dirname, 'request-counter.cjs');
+/** The job table's per-tenant index, which the API's own listing reads. */
+const [byTenant] = jobTable.indexes;
+
+/** The API key of one of a section's own tenants. */
+const tenantKey = (tenant: string) => (tenant === BENCH_TENANT ? TENANT_KEY : `bench-key-${tenant}`);
 
 const BASE_ENV = {
-  LONGHAUL_API_KEYS: `${TENANT_KEY}:bench`,
   LONGHAUL_ADMIN_KEY: ADMIN_KEY,
   API_RATE_LIMIT: '5000',
   API_BURST_LIMIT: '5000',
@@ -62,16 +68,37 @@ export type { Ledger, ProviderLedger } from '../../local/provider-sim/simulator'
 
 export const TERMINAL = ['succeeded', 'failed', 'canceled', 'needs_review'] as const;
 
+/** What a submission may say besides its prompt: whose it is (the bench tenant by default) and its priority. */
+export interface SubmitOptions {
+  readonly tenant?: string;
+  readonly priority?: JobPriority;
+}
+
+/** A job's timestamps as the job table holds them. */
+export type JobTimes = Pick<Job, 'id' | 'status' | 'createdAt' | 'startedAt' | 'finishedAt'>;
+
+/** The options of a bench stack besides its environment. */
+export interface BenchStackOptions {
+  /** Tenants besides the bench's own, each given an API key of its own (`LONGHAUL_API_KEYS`). */
+  readonly tenants?: readonly string[];
+}
+
 export interface BenchStack {
   readonly stack: RunningLocalStack;
   /** What the stack has done so far, taken before or after the work it is compared over. */
   snapshot(moment: 'before' | 'after'): Promise<Snapshot>;
   /** Submits one job through the REST API; returns its id and how long the API took to answer. */
-  submit(prompt: string): Promise<{ id: string; ms: number }>;
+  submit(prompt: string, options?: SubmitOptions): Promise<{ id: string; ms: number }>;
   /** Submits one `audio.transcribe` job as multipart, with a few bytes of `audio/wav` as its file. */
   submitTranscription(name: string): Promise<{ id: string; ms: number }>;
   /** A job as its client sees it: `GET /v1/jobs/{id}`. */
   job(id: string): Promise<JobResource>;
+  /** Every job of a tenant with its timestamps, read from the job table's per-tenant index. */
+  tenantJobs(tenant: string): Promise<JobTimes[]>;
+  /** The jobs' timestamps, each read from its item: cheaper than `tenantJobs` for a few jobs of a large tenant. */
+  jobTimes(ids: readonly string[]): Promise<JobTimes[]>;
+  /** A request with the admin key: the status and the body (parsed when it is JSON). */
+  admin(method: string, path: string, body?: unknown): Promise<{ status: number; body: unknown }>;
   /** Waits until every job is terminal, reading the job items; returns each final status. */
   settle(ids: readonly string[], timeoutMs: number): Promise<string[]>;
   /** State transitions of each job's execution: the `...StateEntered` events of its history. */
@@ -82,6 +109,14 @@ export interface BenchStack {
   ledger(): Promise<Ledger>;
   stop(): Promise<void>;
 }
+
+const timesOf = ({ id, status, createdAt, startedAt, finishedAt }: Job): JobTimes => ({
+  id,
+  status,
+  createdAt,
+  ...(startedAt === undefined ? {} : { startedAt }),
+  ...(finishedAt === undefined ? {} : { finishedAt }),
+});
 
 export function measuredBetween(before: Snapshot, after: Snapshot): Measured {
   const requests = Object.fromEntries(
@@ -121,11 +156,16 @@ export function perJob(measured: Measured, jobs: number): Measured {
   };
 }
 
-export async function startBenchStack(env: Record<string, string>): Promise<BenchStack> {
+export async function startBenchStack(
+  env: Record<string, string>,
+  options: BenchStackOptions = {},
+): Promise<BenchStack> {
   const countDir = mkdtempSync(join(tmpdir(), 'longhaul-bench-counts-'));
+  const tenants = [BENCH_TENANT, ...(options.tenants ?? [])];
   const stack = await startLocalStack({
     env: {
       ...BASE_ENV,
+      LONGHAUL_API_KEYS: tenants.map((tenant) => `${tenantKey(tenant)}:${tenant}`).join(','),
       ...env,
       BENCH_COUNT_DIR: countDir,
       NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --require ${COUNTER}`.trim(),
@@ -193,12 +233,16 @@ export async function startBenchStack(env: Record<string, string>): Promise<Benc
   };
 
   /** POST /v1/jobs under a fresh Idempotency-Key; the id and how long the API took to answer. */
-  const createJob = async (body: string | FormData, headers: Record<string, string>) => {
+  const createJob = async (
+    body: string | FormData,
+    headers: Record<string, string>,
+    tenant: string = BENCH_TENANT,
+  ) => {
     const started = performance.now();
     const response = await fetch(`${stack.baseUrl}/v1/jobs`, {
       method: 'POST',
       headers: {
-        'x-api-key': TENANT_KEY,
+        'x-api-key': tenantKey(tenant),
         'idempotency-key': `bench-${process.pid}-${Date.now()}-${++submitted}`,
         ...headers,
       },
@@ -233,10 +277,12 @@ export async function startBenchStack(env: Record<string, string>): Promise<Benc
       const counted = await requests();
       return { requests: counted, usage: await usage() };
     },
-    submit: (prompt) =>
-      createJob(JSON.stringify({ type: 'image.generate', input: { prompt } }), {
-        'content-type': 'application/json',
-      }),
+    submit: (prompt, { tenant, priority } = {}) =>
+      createJob(
+        JSON.stringify({ type: 'image.generate', input: { prompt }, ...(priority ? { priority } : {}) }),
+        { 'content-type': 'application/json' },
+        tenant,
+      ),
     submitTranscription: (name) => {
       const form = new FormData();
       form.set('type', 'audio.transcribe');
@@ -250,6 +296,54 @@ export async function startBenchStack(env: Record<string, string>): Promise<Benc
       });
       if (response.status !== 200) throw new Error(`GET /v1/jobs/${id} answered ${response.status}`);
       return (await response.json()) as JobResource;
+    },
+    tenantJobs: async (tenant) => {
+      const jobs: JobTimes[] = [];
+      let startKey: Record<string, unknown> | undefined;
+      do {
+        const page = await documents.send(
+          new QueryCommand({
+            TableName: e.jobTableName,
+            IndexName: byTenant.name,
+            KeyConditionExpression: '#tenant = :tenant',
+            ExpressionAttributeNames: { '#tenant': byTenant.partitionKey },
+            ExpressionAttributeValues: { ':tenant': tenant },
+            ExclusiveStartKey: startKey,
+          }),
+        );
+        jobs.push(...(page.Items ?? []).map((item) => timesOf(item as Job)));
+        startKey = page.LastEvaluatedKey;
+      } while (startKey);
+      return jobs;
+    },
+    jobTimes: async (ids) => {
+      const jobs: JobTimes[] = [];
+      for (let i = 0; i < ids.length; i += 20) {
+        const items = await Promise.all(ids.slice(i, i + 20).map(jobItem));
+        items.forEach((item, j) => {
+          if (!item) throw new Error(`no job ${ids[i + j]}`);
+          jobs.push(timesOf(item as Job));
+        });
+      }
+      return jobs;
+    },
+    admin: async (method, path, body) => {
+      const response = await fetch(`${stack.baseUrl}${path}`, {
+        method,
+        headers: {
+          'x-api-key': ADMIN_KEY,
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      const text = await response.text();
+      let parsed: unknown = text;
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        // Not JSON: the text as it came.
+      }
+      return { status: response.status, body: parsed };
     },
     settle: async (ids, timeoutMs) => {
       const statuses: string[] = [];
