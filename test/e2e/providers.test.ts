@@ -159,7 +159,8 @@ describe('the shipped job types on their own providers', () => {
       { timeoutMs: 10_000, intervalMs: 50, description: 'Replicate full with images waiting' },
     );
     expect(seen.replicate).toMatchObject({ maxInFlight: 2 });
-    expect(seen.replicate?.queued).toBeLessThanOrEqual(6);
+    // At least one image runs; one handed a slot still counts as queued until its workflow starts.
+    expect(seen.replicate?.queued).toBeLessThanOrEqual(7);
     expect(seen.deepgram).toMatchObject({ maxInFlight: 1 });
     expect(seen.deepgram?.inFlight).toBeLessThanOrEqual(1);
 
