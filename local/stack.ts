@@ -304,7 +304,12 @@ export async function startLocalStack(
     if (config.dispatchEnabled) {
       const dispatch = localFunctions.dispatch;
       let environmentsLoaded = 0;
-      // Each of the template's mappings (the jobs queue, the hand-off lane) has its own pollers, as in Lambda.
+      const eventSources: { stop(): Promise<void> }[] = [];
+      // Stopped together: each may wait for a receive in progress, and a stop must stay prompt.
+      undo.push(async () => {
+        await Promise.all(eventSources.map((eventSource) => eventSource.stop()));
+      });
+      // Each of the template's mappings (each provider's jobs queue, the hand-off lane) has its own pollers, as in Lambda.
       for (const mapping of template.eventSourceMappings(dispatch.service)) {
         if (!mapping.enabled) continue;
         const queue = localQueueOf(template, resources, mapping.sourceLogicalId);
@@ -327,7 +332,7 @@ export async function startLocalStack(
             invoke(dispatch, environments[poller] ?? handlers.dispatch, event, { traceHeader }),
           log: (line) => log(`dispatch (${mapping.logicalId}): ${line}`),
         });
-        undo.push(() => eventSource.stop());
+        eventSources.push(eventSource);
       }
     } else {
       log('LONGHAUL_DISPATCH is off: jobs stay in the queue');

@@ -336,6 +336,9 @@ describe('POST /v1/jobs', () => {
       status: 409,
       code: 'idempotency-key-in-use',
     });
+    // Never handed to the queue, it would wait for the reconciler's grace: later tests need no job active.
+    const id = deriveJobId('acme', key);
+    expect((await send('post', '/v1/jobs/{id}/cancel', `/v1/jobs/${id}/cancel`)).status).toBe(202);
   });
 
   it('answers 429 rate-limited with Retry-After to a tenant over its limit', async () => {
