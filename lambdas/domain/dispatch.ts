@@ -129,14 +129,17 @@ export async function fillFreeSlot(
     if (waiting.length === 0) return undefined;
     const shares = await deps.tenantShares(waiting.map(({ tenant }) => tenant));
     const holders = new Set(state.holders);
+    /** The tenant's own cap, as a claim and a candidate carry it (absent: none). */
+    const capOf = (tenant: string) => {
+      const cap = shares.get(tenant)?.maxInFlight;
+      return cap === undefined ? {} : { maxInFlight: cap };
+    };
     let candidates: TenantCandidate[] = waiting.map(({ tenant }) => ({
       tenant,
       weight: shares.get(tenant)?.weight ?? TENANT_DEFAULTS.weight,
       inFlight: state.tenantInFlight[tenant] ?? 0,
       ...(state.passes[tenant] === undefined ? {} : { pass: state.passes[tenant] }),
-      ...(shares.get(tenant)?.maxInFlight === undefined
-        ? {}
-        : { maxInFlight: shares.get(tenant)?.maxInFlight }),
+      ...capOf(tenant),
     }));
     let changed = false;
     while (!changed) {
@@ -153,9 +156,7 @@ export async function fillFreeSlot(
       const holder = slotHolderOf(job);
       const claimed = await pool.acquire(holder, limit, {
         tenant: choice.tenant,
-        ...(shares.get(choice.tenant)?.maxInFlight === undefined
-          ? {}
-          : { maxInFlight: shares.get(choice.tenant)?.maxInFlight }),
+        ...capOf(choice.tenant),
         pass: { expected: choice.expectedPass, next: choice.nextPass, floor: choice.floor },
       });
       if (!claimed) {

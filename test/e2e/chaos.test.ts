@@ -273,6 +273,8 @@ class Restartable {
 function clientOf(stacks: Restartable, providerUrl: string) {
   const serverErrors: string[] = [];
   const keyOfJob = new Map<string, string>();
+  /** The key of the tenant a job belongs to: another tenant's key finds nothing. */
+  const keyOf = (id: string): string => keyOfJob.get(id) ?? KEY;
   const request = async (
     method: string,
     path: string,
@@ -348,16 +350,15 @@ function clientOf(stacks: Restartable, providerUrl: string) {
       keyOfJob.set((answer.body as Job).id, key);
       return { job: answer.body as Job, replayed: answer.headers.get('idempotent-replayed') === 'true' };
     },
-    /** The key of the tenant a job belongs to: another tenant's key finds nothing. */
-    keyOf: (id: string): string => keyOfJob.get(id) ?? KEY,
+    keyOf,
     job: async (id: string): Promise<Job | undefined> => {
-      const answer = await request('GET', `/v1/jobs/${id}`, { key: keyOfJob.get(id) ?? KEY });
+      const answer = await request('GET', `/v1/jobs/${id}`, { key: keyOf(id) });
       return answer.status === 200 ? (answer.body as Job) : undefined;
     },
     events: async (id: string): Promise<string[]> =>
-      (
-        (await request('GET', `/v1/jobs/${id}/events`, { key: keyOfJob.get(id) ?? KEY })).body?.items ?? []
-      ).map((event: { type: string }) => event.type),
+      ((await request('GET', `/v1/jobs/${id}/events`, { key: keyOf(id) })).body?.items ?? []).map(
+        (event: { type: string }) => event.type,
+      ),
     /** One provider's slot item: who holds a slot, and the counter beside it. */
     slots: async (provider: ProviderName): Promise<{ holders: string[]; inFlight: number }> => {
       const { endpoints, dynamodb } = await stacks.aws();
