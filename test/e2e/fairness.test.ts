@@ -91,8 +91,9 @@ it("starts another tenant's job next, not behind a flood submitted before it", a
   const floodJobs = await allSucceeded(FLOOD, flood);
   const [smallJob] = await allSucceeded(SMALL, [small]);
 
-  // Both slots were the flood's when it came: the first one freed is its own (one more may be on its way).
-  expect(startedBefore(smallJob as JobView, floodJobs)).toBeLessThanOrEqual(1);
+  // Both slots were the flood's when it came, and either may have been handed on but not started yet:
+  // at most those two start after it arrived and before it; under FIFO it would wait for the whole flood.
+  expect(startedBefore(smallJob as JobView, floodJobs)).toBeLessThanOrEqual(2);
 });
 
 it("starts a tenant's interactive job before its standard jobs submitted earlier", async () => {

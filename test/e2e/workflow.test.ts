@@ -155,10 +155,17 @@ describe('with a deduplicating provider and MAX_IN_FLIGHT=3', () => {
       expect(checkSignature(WEBHOOK_SECRET, delivery.signature, delivery.body, now, 300)).toBe('valid');
       expect(JSON.parse(delivery.body)).toMatchObject({ id, status: 'succeeded' });
 
-      const timeline = await c.api('GET', `/v1/jobs/${id}/events`);
-      const steps = timeline.body.items
-        .filter((e: { type: string }) => e.type === 'step.succeeded')
-        .map((e: { step: string }) => e.step);
+      // The notify step records its success once the client has its webhook: read the timeline after it.
+      const steps = await pollUntil(
+        async () => {
+          const timeline = await c.api('GET', `/v1/jobs/${id}/events`);
+          const succeeded = timeline.body.items
+            .filter((e: { type: string }) => e.type === 'step.succeeded')
+            .map((e: { step: string }) => e.step);
+          return succeeded.includes('notify') ? succeeded : undefined;
+        },
+        { description: 'the notify step to succeed' },
+      );
       expect(steps).toEqual(['prepare', 'submit', 'await', 'release', 'finalize', 'notify']);
     } finally {
       receiver.closeAllConnections();
