@@ -30,6 +30,7 @@ export const PROBLEM_CODES = [
   'unsupported-media-type',
   'idempotency-key-reused',
   'rate-limited',
+  'tenant-queue-full',
   'internal-error',
   'service-unavailable',
 ] as const;

@@ -35,6 +35,7 @@ export const FIX_KINDS = [
   'timed_out',
   'reviewed',
   'slot_released',
+  'backlog_recounted',
 ] as const;
 
 /** How a submission to the provider ended: the `outcome` of ProviderLatency. */
@@ -42,6 +43,16 @@ export const PROVIDER_OUTCOMES = ['accepted', 'unavailable', 'rejected', 'ambigu
 
 /** How an operator settled a job in review: the `outcome` of JobsResolved. */
 export const RESOLUTION_OUTCOMES = ['succeeded', 'failed', 'requeue'] as const;
+
+/**
+ * The log line the reconciler writes for each tenant whose backlog a pass
+ * recounted, and its fields: the dashboard's per-tenant table is a Logs
+ * Insights query over these lines, since a tenant is never a dimension.
+ */
+export const TENANT_USAGE_LOG = {
+  message: 'tenant usage',
+  fields: ['tenant', 'queued', 'scheduled', 'inFlight'],
+} as const;
 
 export const metricCatalog = {
   JobsSubmitted: { services: ['api'], unit: 'Count', dimensions: ['jobType'], description: 'jobs accepted' },

@@ -16,6 +16,7 @@ export type ProblemCode =
   | 'unsupported-media-type'
   | 'idempotency-key-reused'
   | 'rate-limited'
+  | 'tenant-queue-full'
   | 'internal-error'
   | 'service-unavailable';
 

@@ -151,6 +151,7 @@ export class LonghaulStack extends Stack {
       jobQueue: this.jobQueue,
       httpApi: this.httpApi,
       stateMachine: this.jobWorkflow.stateMachine,
+      reconcilerLogGroup: this.reconciler.reconcileFunction.logGroup,
       functions: [
         this.httpApi.apiFunction,
         this.httpApi.authorizerFunction,

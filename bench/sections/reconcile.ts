@@ -3,6 +3,7 @@ import type { ProviderName } from '../../config/providers';
 import { DynamoDbJobStore, toItem } from '../../lambdas/adapters/dynamodb-job-store';
 import { DynamoDbReconcilerProgress } from '../../lambdas/adapters/dynamodb-reconciler-progress';
 import { DynamoDbSlotPool } from '../../lambdas/adapters/dynamodb-slot-pool';
+import { DynamoDbTenantBacklogs } from '../../lambdas/adapters/dynamodb-tenant-backlog';
 import { DynamoDbTimeline } from '../../lambdas/adapters/dynamodb-timeline';
 import { DynamoDbWaitingLines } from '../../lambdas/adapters/dynamodb-waiting-lines';
 import { SfnWorkflow } from '../../lambdas/adapters/sfn-workflow';
@@ -74,6 +75,7 @@ export async function reconcileSection(): Promise<ReconcileFigures> {
       pageSize: 100, // as the reconcile handler pages
       budgetMs: 150_000, // half the reconcile function's 5 minutes, as the handler gives it
       progress: new DynamoDbReconcilerProgress(documents, table),
+      backlogs: new DynamoDbTenantBacklogs(documents, table),
     };
     const now = new Date();
     // Active jobs queued just now: a pass reads them and has nothing to fix.

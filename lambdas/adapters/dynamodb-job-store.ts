@@ -22,7 +22,9 @@ import {
   type SubmitIntent,
 } from '../domain/job';
 import type { ActiveStatus, CreateOutcome, JobPage, JobStore, StatusChange } from '../domain/ports';
+import { inBacklog } from '../domain/tenants';
 import { countPartition } from './dynamodb-count';
+import { backlogChange, tenantStatusKey } from './dynamodb-tenant-backlog';
 
 const [byTenant, byTenantStatus, retiredActiveIndex, activeIndex] = jobTable.indexes;
 
@@ -40,6 +42,8 @@ interface StorageAttributes {
   readonly expiresAt?: number;
   /** When progress was last stored: the write refuses another closer than the interval. */
   readonly progressAt?: string;
+  /** The status the last status write moved the job from. */
+  readonly previousStatus?: JobStatus;
 }
 
 type JobItem = Job & StorageAttributes;
@@ -167,7 +171,14 @@ export class DynamoDbJobStore implements JobStore {
       ':at': stamp,
       ':tenantStatus': tenantStatusKey(job.tenantId, change.status),
     };
-    const set = ['#status = :status', 'statusAt = :at', 'updatedAt = :at', 'tenantStatus = :tenantStatus'];
+    // The status the job leaves (read in the same write) decides whether it leaves its tenant's backlog.
+    const set = [
+      'previousStatus = #status',
+      '#status = :status',
+      'statusAt = :at',
+      'updatedAt = :at',
+      'tenantStatus = :tenantStatus',
+    ];
     const remove: string[] = [];
     for (const field of [
       'error',
@@ -194,12 +205,30 @@ export class DynamoDbJobStore implements JobStore {
     from.forEach((status, i) => {
       values[`:from${i}`] = status;
     });
-    return this.conditionalUpdate(job.id, {
+    const item = await this.conditionalUpdateItem(job.id, {
       UpdateExpression: `SET ${set.join(', ')}${remove.length ? ` REMOVE ${remove.join(', ')}` : ''}`,
       ConditionExpression: `attribute_exists(pk) AND #status IN (${from.map((_, i) => `:from${i}`).join(', ')})`,
       ExpressionAttributeNames: names,
       ExpressionAttributeValues: values,
     });
+    if (!item) return undefined;
+    if (item.previousStatus && inBacklog(item.previousStatus) && !inBacklog(change.status)) {
+      await this.changeBacklog(item.tenantId, -1);
+    }
+    return fromItem(item);
+  }
+
+  /**
+   * Moves the job's tenant's backlog counter after the status write that
+   * moved the job (no transactions: a stop between the two leaves the counter
+   * off until the reconciler recounts it). A counter at 0 stays there.
+   */
+  private async changeBacklog(tenant: string, delta: 1 | -1): Promise<void> {
+    try {
+      await this.client.send(backlogChange(this.options.tableName, tenant, delta));
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    }
   }
 
   requestCancel(jobId: string, at: Date): Promise<Job | undefined> {
@@ -344,9 +373,9 @@ export class DynamoDbJobStore implements JobStore {
     });
   }
 
-  requeueForResubmission(job: Job, at: Date): Promise<Job | undefined> {
+  async requeueForResubmission(job: Job, at: Date): Promise<Job | undefined> {
     const stamp = at.toISOString();
-    return this.conditionalUpdate(job.id, {
+    const requeued = await this.conditionalUpdate(job.id, {
       UpdateExpression:
         'SET #status = :queued, activeStatus = :queued, activeKey = :activeKey, tenantStatus = :tenantStatus, statusAt = :at, updatedAt = :at, ' +
         'runs = :runs, resubmissions = :resubmissions, progress = :zero, #error = :null ' +
@@ -365,6 +394,9 @@ export class DynamoDbJobStore implements JobStore {
         ':null': null,
       },
     });
+    // An operator's requeue puts the job back in its tenant's backlog, past any cap: the job was admitted once.
+    if (requeued) await this.changeBacklog(requeued.tenantId, 1);
+    return requeued;
   }
 
   async adoptUnlistedActive(limit: number): Promise<{ adopted: number; more: boolean }> {
@@ -498,6 +530,18 @@ export class DynamoDbJobStore implements JobStore {
       'UpdateExpression' | 'ConditionExpression' | 'ExpressionAttributeNames' | 'ExpressionAttributeValues'
     >,
   ): Promise<Job | undefined> {
+    const item = await this.conditionalUpdateItem(jobId, expression);
+    return item ? fromItem(item) : undefined;
+  }
+
+  /** The same, answering with the item as stored. */
+  private async conditionalUpdateItem(
+    jobId: string,
+    expression: Pick<
+      UpdateCommandInput,
+      'UpdateExpression' | 'ConditionExpression' | 'ExpressionAttributeNames' | 'ExpressionAttributeValues'
+    >,
+  ): Promise<JobItem | undefined> {
     try {
       const { Attributes } = await this.client.send(
         new UpdateCommand({
@@ -507,7 +551,7 @@ export class DynamoDbJobStore implements JobStore {
           ReturnValues: 'ALL_NEW',
         }),
       );
-      return Attributes ? fromItem(Attributes as JobItem) : undefined;
+      return Attributes as JobItem | undefined;
     } catch (error) {
       if (error instanceof ConditionalCheckFailedException) return undefined;
       throw error;
@@ -538,13 +582,11 @@ function fromItem(item: JobItem): Job {
     activeKey: _ak,
     expiresAt: _exp,
     progressAt: _pa,
+    previousStatus: _ps,
     ...job
   } = item;
   return job;
 }
-
-/** The per-tenant status index's partition of a tenant's jobs in one status. */
-export const tenantStatusKey = (tenantId: string, status: string): string => `${tenantId}#${status}`;
 
 /** The active index's partition of a provider's jobs in one status. */
 const activeKeyOf = (provider: ProviderName, status: JobStatus): string => `${provider}#${status}`;

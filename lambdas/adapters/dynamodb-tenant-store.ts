@@ -1,5 +1,5 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { type DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { jobTable } from '../../config/layout';
 import type { TenantStore } from '../domain/ports';
 import {
@@ -10,12 +10,9 @@ import {
   USAGE_STATUSES,
 } from '../domain/tenants';
 import { countPartition } from './dynamodb-count';
-import { tenantStatusKey } from './dynamodb-job-store';
+import { tenantKey, tenantStatusKey } from './dynamodb-tenant-backlog';
 
 const [, byTenantStatus] = jobTable.indexes;
-
-/** The item of a tenant's settings: beside its jobs, in the job table. */
-export const tenantKey = (tenant: string) => ({ pk: `TENANT#${tenant}`, sk: 'TENANT' }) as const;
 
 /**
  * Each tenant's settings as one item of the job table. Its attributes are
@@ -34,7 +31,8 @@ export class DynamoDbTenantStore implements TenantStore {
     const { Item } = await this.client.send(
       new GetCommand({ TableName: this.tableName, Key: tenantKey(tenant), ConsistentRead: true }),
     );
-    return Item ? recordOf(Item) : undefined;
+    // The item may hold only the tenant's backlog counter: no settings were written.
+    return Item?.weight !== undefined ? recordOf(Item) : undefined;
   }
 
   async update(tenant: string, changes: TenantChanges, at: Date): Promise<TenantRecord> {
@@ -69,10 +67,20 @@ export class DynamoDbTenantStore implements TenantStore {
   async ensure(tenant: string, at: Date): Promise<boolean> {
     try {
       await this.client.send(
-        new PutCommand({
+        new UpdateCommand({
           TableName: this.tableName,
-          Item: { ...tenantKey(tenant), tenant, ...TENANT_DEFAULTS, updatedAt: at.toISOString() },
-          ConditionExpression: 'attribute_not_exists(pk)',
+          Key: tenantKey(tenant),
+          UpdateExpression:
+            'SET #tenant = :tenant, weight = :weight, maxQueued = :maxQueued, updatedAt = :at',
+          // The item may already hold the tenant's backlog counter, which stays.
+          ConditionExpression: 'attribute_not_exists(weight)',
+          ExpressionAttributeNames: { '#tenant': 'tenant' },
+          ExpressionAttributeValues: {
+            ':tenant': tenant,
+            ':weight': TENANT_DEFAULTS.weight,
+            ':maxQueued': TENANT_DEFAULTS.maxQueued,
+            ':at': at.toISOString(),
+          },
         }),
       );
       return true;

@@ -28,6 +28,7 @@ import { providerEvent } from '../domain/provider-events';
 import { UPLOAD_MEDIA_TYPE, UPLOAD_MEDIA_TYPES, UPLOAD_REF_PATTERN } from '../domain/requests';
 import { STREAM_TICKET_PATTERN, STREAM_TICKET_TTL_SECONDS } from '../domain/stream-tickets';
 import { MAX_WEIGHT, TENANT_DEFAULTS, TENANT_ID_PATTERN, tenantChanges } from '../domain/tenants';
+import { QUEUE_FULL_RETRY_AFTER_SECONDS } from './problems';
 
 /**
  * The OpenAPI 3.1 document of the HTTP API, served at GET /openapi.json and
@@ -251,6 +252,7 @@ const problemCodes: Record<ProblemCode, true> = {
   'unsupported-media-type': true,
   'idempotency-key-reused': true,
   'rate-limited': true,
+  'tenant-queue-full': true,
   'internal-error': true,
   'service-unavailable': true,
 };
@@ -766,6 +768,17 @@ const responses: Record<string, ResponseObject> = {
       },
     },
   ),
+  CreateJobThrottled: problemResponse(
+    429,
+    'The tenant sends too many requests (`rate-limited`), or its queued and scheduled jobs already reach its `maxQueued` (`tenant-queue-full`: nothing was stored; a retry with the same Idempotency-Key after Retry-After is safe).',
+    ['rate-limited', 'tenant-queue-full'],
+    {
+      'Retry-After': {
+        ...retryAfter,
+        description: `Seconds to wait before retrying: ${RATE_LIMIT_RETRY_AFTER_SECONDS} when rate-limited, ${QUEUE_FULL_RETRY_AFTER_SECONDS} when the tenant's queue is full.`,
+      },
+    },
+  ),
   ServerError: problemResponse(
     '5XX',
     'The service failed (`internal-error`, 500 or 502) or took too long (`service-unavailable`, 504); retry later. Retrying POST /v1/jobs with the same Idempotency-Key is always safe.',
@@ -899,6 +912,7 @@ function buildDocument(): OpenApiDocument {
             '413': problemRef('PayloadTooLarge'),
             '415': problemRef('UnsupportedMediaType'),
             '422': problemRef('IdempotencyKeyReused'),
+            '429': problemRef('CreateJobThrottled'),
           },
         },
         get: {

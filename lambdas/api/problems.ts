@@ -9,6 +9,7 @@ import {
   JobNotInReviewError,
   PayloadTooLargeError,
   TenantNotFoundError,
+  TenantQueueFullError,
   UnsupportedMediaTypeError,
   ValidationError,
 } from '../domain/errors';
@@ -22,6 +23,14 @@ export interface MappedProblem {
 
 /** Seconds a client should wait before retrying a request whose key is still in use. */
 export const IN_USE_RETRY_AFTER_SECONDS = 1;
+
+/**
+ * Seconds a tenant whose backlog is at its cap should wait before submitting
+ * again: a backlog at its cap drains by the tenant's share of the providers'
+ * slots, so a job or more starts in the meantime, while a sooner retry would
+ * most likely be refused again.
+ */
+export const QUEUE_FULL_RETRY_AFTER_SECONDS = 30;
 
 /** Maps a typed domain error to its RFC 9457 problem; anything unknown is an internal error with no detail leaked. */
 export function toProblem(error: unknown): MappedProblem {
@@ -47,6 +56,11 @@ export function toProblem(error: unknown): MappedProblem {
   if (error instanceof IdempotencyKeyInUseError) {
     return client(problem('idempotency-key-in-use', 409, 'Idempotency-Key In Use', error.message), {
       'retry-after': String(IN_USE_RETRY_AFTER_SECONDS),
+    });
+  }
+  if (error instanceof TenantQueueFullError) {
+    return client(problem('tenant-queue-full', 429, 'Tenant Queue Full', error.message), {
+      'retry-after': String(QUEUE_FULL_RETRY_AFTER_SECONDS),
     });
   }
   if (error instanceof IdempotencyKeyReusedError) {

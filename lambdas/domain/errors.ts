@@ -51,6 +51,16 @@ export class TenantNotFoundError extends Error {
   }
 }
 
+/** The tenant's queued and scheduled jobs already reach its `maxQueued`: the job was not stored. */
+export class TenantQueueFullError extends Error {
+  override readonly name = 'TenantQueueFullError';
+  constructor(readonly tenant: string) {
+    super(
+      `Tenant ${tenant} has as many queued and scheduled jobs as its maxQueued allows; nothing was stored. Retry once some have started.`,
+    );
+  }
+}
+
 export class JobAlreadyFinishedError extends Error {
   override readonly name = 'JobAlreadyFinishedError';
   constructor(

@@ -6,16 +6,19 @@ import {
   JOB_CANCELED_ERROR,
   JobAlreadyFinishedError,
   JobNotFoundError,
+  TenantQueueFullError,
   ValidationError,
 } from './errors';
 import { waitingEntryOf } from './fair-share';
 import { decideOnExisting, deriveJobId, fingerprint } from './idempotency';
 import { DEFAULT_PRIORITY, isTerminal, type Job, type JobType, newJob } from './job';
 import type {
+  CreateOutcome,
   InputStore,
   JobPage,
   JobQueue,
   JobStore,
+  TenantBacklogs,
   Timeline,
   TimelineEvent,
   WaitingLines,
@@ -29,6 +32,8 @@ export interface IntakeDeps {
   readonly queue: JobQueue;
   /** Each tenant's line of waiting jobs at each provider: a new job joins its tenant's. */
   readonly waiting: WaitingLines;
+  /** Each tenant's queued and scheduled jobs, counted against its `maxQueued`. */
+  readonly backlogs: TenantBacklogs;
   readonly inputs: InputStore;
   readonly now: () => Date;
   readonly idempotencyInProgressMs: number;
@@ -55,6 +60,11 @@ export interface SubmitResult {
  * Accepts one user action: one job per (tenant, Idempotency-Key), written
  * with one conditional write, then enqueued. A failed enqueue leaves a durable
  * `queued` job for the reconciler, so the answer is still "accepted".
+ *
+ * The job is admitted into its tenant's backlog first (one conditional
+ * write against `maxQueued`): a tenant at its cap gets TenantQueueFullError
+ * and nothing is stored or uploaded, unless the key's job exists, which is
+ * replayed as always. An admission that stores no job is taken back.
  */
 export async function submitJob(
   deps: IntakeDeps,
@@ -82,12 +92,12 @@ export async function submitJob(
     // Look before uploading, so a replay or a reused key stores nothing.
     const existing = await deps.store.get(jobId);
     if (existing) return replay(deps, existing, requestFingerprint);
-    await deps.inputs.putInput(
-      tenantId,
-      String(request.input[fileSourceOf(request.type)?.refField ?? '']),
-      file.bytes,
-      file.contentType,
-    );
+  }
+  if (!(await deps.backlogs.admit(tenantId))) {
+    // A retry of an accepted request still gets its answer; only a new job is refused.
+    const existing = await deps.store.get(jobId);
+    if (existing) return replay(deps, existing, requestFingerprint);
+    throw new TenantQueueFullError(tenantId);
   }
 
   const job = newJob(
@@ -104,8 +114,26 @@ export async function submitJob(
     },
     deps.now(),
   );
-  const outcome = await deps.store.create(job);
-  if (!outcome.created) return replay(deps, outcome.existing, requestFingerprint);
+  let outcome: CreateOutcome;
+  try {
+    if (file) {
+      await deps.inputs.putInput(
+        tenantId,
+        String(request.input[fileSourceOf(request.type)?.refField ?? '']),
+        file.bytes,
+        file.contentType,
+      );
+    }
+    outcome = await deps.store.create(job);
+  } catch (error) {
+    // Nothing was stored that counts: the admission goes back (a miss here is the reconciler's to recount).
+    await deps.backlogs.giveBack(tenantId).catch(() => {});
+    throw error;
+  }
+  if (!outcome.created) {
+    await deps.backlogs.giveBack(tenantId);
+    return replay(deps, outcome.existing, requestFingerprint);
+  }
 
   try {
     // In line before its message can reach the dispatcher; a job whose line entry is lost joins when its message is read.

@@ -360,6 +360,41 @@ export interface TenantStore {
   usage(tenant: string): Promise<TenantUsage>;
 }
 
+/**
+ * Each tenant's backlog (its queued and scheduled jobs) as a counter kept
+ * beside its settings, so that admitting a job against `maxQueued` is one
+ * conditional write, never a count. Jobs leave the backlog with the status
+ * write that takes them out of it (the job store's part); a process that
+ * stops between the two leaves the counter off, and the reconciler's
+ * recounts set it right.
+ */
+export interface TenantBacklogs {
+  /** Counts one more job into the tenant's backlog unless it already holds its `maxQueued`; false when full. */
+  admit(tenant: string): Promise<boolean>;
+  /** Takes back an admission that stored no job (a replay, a reused key, a failed write). */
+  giveBack(tenant: string): Promise<void>;
+  /** Every tenant whose backlog was ever counted: those a recount may find off. */
+  tenants(): Promise<string[]>;
+  /**
+   * Counts the tenant's queued and scheduled jobs and sets its counter to the
+   * count if the counter is off. The index counted lags writes a little, so a
+   * difference is set right only once two recounts in a row found the same
+   * counter and the same count.
+   */
+  recount(tenant: string): Promise<BacklogRecount>;
+}
+
+export interface BacklogRecount {
+  readonly tenant: string;
+  /** The counter before the recount. */
+  readonly counted: number;
+  /** The jobs found. */
+  readonly queued: number;
+  readonly scheduled: number;
+  /** Whether the counter was set to the jobs found. */
+  readonly corrected: boolean;
+}
+
 /** Which tenant names API keys carry. */
 export interface TenantKeys {
   /** Whether any API key (revoked ones included) was issued to this tenant. */

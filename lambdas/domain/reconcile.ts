@@ -1,5 +1,5 @@
 import { jobTypeModule } from '../../config/job-types';
-import { FIX_KINDS } from '../../config/metrics';
+import { FIX_KINDS, type TENANT_USAGE_LOG } from '../../config/metrics';
 import { LEGACY_PROVIDER, PROVIDER_NAMES, PROVIDERS, type ProviderName } from '../../config/providers';
 import { fillFreeSlot } from './dispatch';
 import { JOB_CANCELED_CAUSE, JOB_CANCELED_ERROR } from './errors';
@@ -21,6 +21,7 @@ import type {
   ReconcilerPosition,
   ReconcilerProgress,
   SlotPools,
+  TenantBacklogs,
   TenantShares,
   Timeline,
   WaitingLines,
@@ -67,7 +68,20 @@ export interface ReconcileDeps {
    */
   readonly budgetMs: number;
   readonly progress: ReconcilerProgress;
+  /** Tenants' backlog counters, which each pass recounts a few of (`recountBacklogs`). */
+  readonly backlogs: TenantBacklogs;
 }
+
+/** Tenants whose backlog one pass recounts: each costs a count of its queued and scheduled jobs. */
+export const BACKLOG_RECOUNTS_PER_PASS = 20;
+
+/**
+ * One tenant's jobs as a pass found them, what operators see per tenant: its
+ * queued and scheduled jobs, and the slots it holds summed over the providers.
+ */
+export type TenantUsageLine = { readonly tenant: string } & {
+  readonly [field in Exclude<(typeof TENANT_USAGE_LOG.fields)[number], 'tenant'>]: number;
+};
 
 export interface ReconcileReport {
   /** Index items read: the pass's cost, which must not grow with finished jobs. */
@@ -87,6 +101,8 @@ export interface ReconcileReport {
   errors: number;
   /** Whether the pass reached the last active job; if not, the next goes on where it stopped. */
   complete: boolean;
+  /** The tenants whose backlog this pass recounted. */
+  tenants: TenantUsageLine[];
 }
 
 const ACTIVE: readonly ActiveStatus[] = ['queued', 'running', 'needs_review'];
@@ -109,6 +125,7 @@ export async function reconcile(
     inReview: 0,
     errors: 0,
     complete: true,
+    tenants: [],
   };
   const freed = new Map<ProviderName, number>();
   const fix: Fix = async (job, kind, detail) => {
@@ -124,8 +141,13 @@ export async function reconcile(
     });
   };
   const holders = new Map<ProviderName, Set<string>>();
+  const tenantInFlight = new Map<string, number>();
   for (const provider of PROVIDER_NAMES) {
-    const held = new Set(await deps.slots(provider).holders());
+    const state = await deps.slots(provider).state();
+    const held = new Set(state.holders);
+    for (const [tenant, count] of Object.entries(state.tenantInFlight)) {
+      tenantInFlight.set(tenant, (tenantInFlight.get(tenant) ?? 0) + count);
+    }
     holders.set(provider, held);
     report.inFlightByProvider[provider] = held.size;
     report.inFlight += held.size;
@@ -211,7 +233,39 @@ export async function reconcile(
       onError('slot hand-off', error);
     }
   }
+
+  try {
+    for (const recount of await recountBacklogs(deps)) {
+      if (recount.corrected) report.fixes.backlog_recounted++;
+      const { tenant, queued, scheduled } = recount;
+      report.tenants.push({ tenant, queued, scheduled, inFlight: tenantInFlight.get(tenant) ?? 0 });
+    }
+  } catch (error) {
+    report.errors++;
+    onError('recounting backlogs', error);
+  }
   return report;
+}
+
+/**
+ * Recounts the backlog counters of up to BACKLOG_RECOUNTS_PER_PASS tenants,
+ * taking each tenant in turn from one pass to the next (by the pass's
+ * minute), so a counter a crash left off is set right within
+ * (tenants / BACKLOG_RECOUNTS_PER_PASS + 1) minutes of passes.
+ */
+async function recountBacklogs(deps: ReconcileDeps) {
+  const tenants = await deps.backlogs.tenants();
+  const turn = Math.floor(deps.now().getTime() / 60_000) * BACKLOG_RECOUNTS_PER_PASS;
+  const chosen =
+    tenants.length <= BACKLOG_RECOUNTS_PER_PASS
+      ? tenants
+      : Array.from(
+          { length: BACKLOG_RECOUNTS_PER_PASS },
+          (_, i) => tenants[(turn + i) % tenants.length] as string,
+        );
+  const recounts = [];
+  for (const tenant of chosen) recounts.push(await deps.backlogs.recount(tenant));
+  return recounts;
 }
 
 /**

@@ -61,6 +61,16 @@ export const USAGE_STATUSES = {
   inFlight: 'running',
 } as const satisfies Record<keyof TenantUsage, string>;
 
+/**
+ * The statuses a tenant's `maxQueued` caps: its backlog, the jobs it has
+ * waiting (for a slot, or for their time). A job entering one of them is
+ * admitted against the cap; a job leaving both leaves the backlog.
+ */
+export const BACKLOG_STATUSES: readonly string[] = [USAGE_STATUSES.queued, USAGE_STATUSES.scheduled];
+
+/** Whether a job in `status` counts toward its tenant's backlog. */
+export const inBacklog = (status: string): boolean => BACKLOG_STATUSES.includes(status);
+
 const weight = `must be an integer from ${MIN_WEIGHT} to ${MAX_WEIGHT}`;
 const cap = 'must be an integer of at least 1, or null for no cap';
 const atLeastOne = 'must be an integer of at least 1';

@@ -1,4 +1,5 @@
 import type { Context } from 'aws-lambda';
+import { TENANT_USAGE_LOG } from '../../config/metrics';
 import { FIX_KINDS, reconcile } from '../domain/reconcile';
 import {
   inFlightLimits,
@@ -7,6 +8,7 @@ import {
   providerAdapter,
   reconcilerProgress,
   slotPools,
+  tenantBacklogs,
   tenantShares,
   timeline,
   waitingLines,
@@ -40,6 +42,7 @@ export const handler = instrument('reconcile', async (_event: unknown, context: 
       // Half the function's time for the active jobs; the rest covers the slots and hand-offs after them.
       budgetMs: context.getRemainingTimeInMillis() / 2,
       progress: reconcilerProgress(),
+      backlogs: tenantBacklogs(),
     },
     (jobId, error) => logger.error('reconciling a job failed', { jobId, error: error as Error }),
   );
@@ -54,6 +57,9 @@ export const handler = instrument('reconcile', async (_event: unknown, context: 
   emit('ReconcilerItemsRead', report.itemsRead);
   emit('ReconcilerErrors', report.errors);
   const fixes = Object.values(report.fixes).reduce((sum, count) => sum + count, 0);
+  // One line per tenant a pass recounted: the dashboard's per-tenant table reads them (a tenant is
+  // never a metric dimension, so thousands of tenants cost no custom metrics).
+  for (const usage of report.tenants) logger.info(TENANT_USAGE_LOG.message, { ...usage });
   // Quiet passes are the norm; only a pass that changed something or failed is worth a line at INFO.
   if (fixes > 0 || report.errors > 0) logger.info('reconciliation pass', { ...report });
   else logger.debug('reconciliation pass', { ...report });

@@ -13,6 +13,7 @@ import { DynamoDbReconcilerProgress } from '../adapters/dynamodb-reconciler-prog
 import { DynamoDbSlotPool } from '../adapters/dynamodb-slot-pool';
 import { DynamoDbStreamTickets } from '../adapters/dynamodb-stream-tickets';
 import { DynamoDbSubscriptions } from '../adapters/dynamodb-subscriptions';
+import { DynamoDbTenantBacklogs } from '../adapters/dynamodb-tenant-backlog';
 import { DynamoDbTenantStore } from '../adapters/dynamodb-tenant-store';
 import { DynamoDbTimeline } from '../adapters/dynamodb-timeline';
 import { DynamoDbWaitingLines } from '../adapters/dynamodb-waiting-lines';
@@ -70,6 +71,11 @@ export const apiKeyStore = once(
 /** Tenants' settings, beside their jobs in the job table. */
 export const tenantStore = once(
   () => new DynamoDbTenantStore(documentClient(), requireEnv(resourceEnv.jobTable)),
+);
+
+/** Tenants' backlog counters, on their settings items. */
+export const tenantBacklogs = once(
+  () => new DynamoDbTenantBacklogs(documentClient(), requireEnv(resourceEnv.jobTable)),
 );
 
 /** Each function has the queues it was granted: the steps function the hand-off lane only, the api function the jobs queues only. */

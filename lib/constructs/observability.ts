@@ -9,12 +9,15 @@ import {
   type GraphWidgetProps,
   type IMetric,
   type IWidget,
+  LogQueryVisualizationType,
+  LogQueryWidget,
   type MathExpression,
   TreatMissingData,
 } from 'aws-cdk-lib/aws-cloudwatch';
-import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { type ILogGroup, LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct, type IConstruct } from 'constructs';
+import { TENANT_USAGE_LOG } from '../../config/metrics';
 import { LEGACY_PROVIDER, PROVIDER_NAMES, PROVIDERS } from '../../config/providers';
 import type { Settings } from '../../config/settings';
 import {
@@ -85,6 +88,8 @@ export interface ObservabilityProps {
   readonly stateMachine: IStateMachine;
   /** Every function of the app; each gets an errors and a throttles line. */
   readonly functions: readonly ProjectFunction[];
+  /** The reconciler's log group, whose per-tenant usage lines make the dashboard's tenants table. */
+  readonly reconcilerLogGroup: ILogGroup;
 }
 
 /**
@@ -324,6 +329,26 @@ export class Observability extends Construct {
           stage.metricLatency({ period: GRAPH_PERIOD, statistic: 'p50', label: 'p50' }),
           stage.metricLatency({ period: GRAPH_PERIOD, statistic: 'p99', label: 'p99' }),
         ],
+      }),
+    );
+
+    // Tenants are never a metric dimension (thousands of tenants would be thousands of custom
+    // metrics): their usage is the reconciler's log lines, read by one Logs Insights query.
+    const [tenant, ...usage] = TENANT_USAGE_LOG.fields;
+    this.dashboard.addWidgets(
+      new LogQueryWidget({
+        title: 'Tenants: queued, scheduled and in flight (latest recount)',
+        logGroupNames: [props.reconcilerLogGroup.logGroupName],
+        queryLines: [
+          `fields ${TENANT_USAGE_LOG.fields.join(', ')}`,
+          `filter message = "${TENANT_USAGE_LOG.message}"`,
+          `stats ${usage.map((field) => `latest(${field}) as ${field}`).join(', ')} by ${tenant}`,
+          `sort queued desc`,
+          'limit 100',
+        ],
+        view: LogQueryVisualizationType.TABLE,
+        width: 24,
+        height: 6,
       }),
     );
 

@@ -3,7 +3,7 @@ import { JOB_TYPES } from '../../config/job-types';
 import { PROVIDER_NAMES, type ProviderName } from '../../config/providers';
 import { type Job, type JobError, providerOf } from '../../lambdas/domain/job';
 import type { ActiveStatus, InFlightLimits, JobStore, SlotPools } from '../../lambdas/domain/ports';
-import { FIX_KINDS } from '../../lambdas/domain/reconcile';
+import { FIX_KINDS, type TenantUsageLine } from '../../lambdas/domain/reconcile';
 import { STEP_NAMES } from '../../lambdas/domain/workflow';
 import type { Usage } from '../usage';
 import {
@@ -62,6 +62,8 @@ export interface OpsReport {
   readonly inFlight: { current: number; limit: number; holders: readonly string[] };
   /** Each provider: its limit, slots held and jobs waiting for one. */
   readonly providers: readonly { name: string; limit: number; inFlight: number; queued: number }[];
+  /** Each tenant with active jobs: as the reconciler's usage lines report it in AWS. */
+  readonly tenants: readonly TenantUsageLine[];
   /** Each registered job type: the provider it runs on and its totals since `since`. */
   readonly jobTypes: readonly {
     type: string;
@@ -194,6 +196,7 @@ export async function opsReport(sources: OpsSources): Promise<OpsReport> {
       inFlight: holders[index]?.length ?? 0,
       queued: queued.filter((job) => providerOf(job) === name).length,
     })),
+    tenants: tenantsOf(queued, running),
     jobTypes: JOB_TYPES.map((type) => ({
       type,
       provider: sources.jobTypeProviders[type] ?? '',
@@ -230,4 +233,19 @@ export async function opsReport(sources: OpsSources): Promise<OpsReport> {
     metrics: metrics.series(),
     usage: sources.usage(),
   };
+}
+
+/** Each tenant's queued and running jobs, busiest first; scheduled jobs are not active jobs. */
+function tenantsOf(queued: readonly Job[], running: readonly Job[]): TenantUsageLine[] {
+  const lines = new Map<string, { tenant: string; queued: number; scheduled: number; inFlight: number }>();
+  const line = (tenant: string) => {
+    const found = lines.get(tenant) ?? { tenant, queued: 0, scheduled: 0, inFlight: 0 };
+    lines.set(tenant, found);
+    return found;
+  };
+  for (const job of queued) line(job.tenantId).queued++;
+  for (const job of running) line(job.tenantId).inFlight++;
+  return [...lines.values()].sort(
+    (a, b) => b.queued + b.inFlight - (a.queued + a.inFlight) || a.tenant.localeCompare(b.tenant),
+  );
 }

@@ -132,6 +132,9 @@ export interface WidgetJson {
     readonly alarms?: readonly string[];
     readonly metrics?: readonly (readonly unknown[])[];
     readonly annotations?: { readonly horizontal?: readonly { value: number; label?: string }[] };
+    /** A log query widget's query, its log groups first (`SOURCE '…' | …`). */
+    readonly query?: string;
+    readonly view?: string;
   };
 }
 

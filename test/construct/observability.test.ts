@@ -8,6 +8,7 @@ import {
   metricCatalog,
   type PROVIDER_OUTCOMES,
   type RESOLUTION_OUTCOMES,
+  TENANT_USAGE_LOG,
 } from '../../config/metrics';
 import { PROVIDER_NAMES, PROVIDERS, type ProviderName } from '../../config/providers';
 import { defaultSettings } from '../../config/settings';
@@ -249,6 +250,23 @@ describe('dashboard', () => {
     expect(longhaul('StepRetries').map((m) => m.dimensions.step)).toEqual([...WORKFLOW_STEPS]);
     expect(longhaul('ReconcilerFixes').map((m) => m.dimensions.kind)).toEqual([...FIX_KINDS]);
     for (const m of [...longhaul('StepRetries'), ...longhaul('ReconcilerFixes')]) expect(m.stat).toBe('Sum');
+  });
+
+  test("shows each tenant's queued, scheduled and in-flight jobs from the reconciler's usage lines", () => {
+    const tables = dashboard.widgets.filter((widget) => widget.type === 'log');
+    expect(tables).toHaveLength(1);
+    const { query, view } = tables[0]?.properties ?? {};
+    expect(view).toBe('table');
+    const reconcilerLogs = ref(
+      'AWS::Logs::LogGroup',
+      'Longhaul/Reconciler/ReconcileFunction/LogGroup/Resource',
+    );
+    expect(query).toBe(
+      `SOURCE '${reconcilerLogs}' | fields tenant, queued, scheduled, inFlight\n` +
+        `| filter message = "${TENANT_USAGE_LOG.message}"\n` +
+        '| stats latest(queued) as queued, latest(scheduled) as scheduled, latest(inFlight) as inFlight by tenant\n' +
+        '| sort queued desc\n| limit 100',
+    );
   });
 
   test.each(['Errors', 'Throttles'])('shows Lambda %s of every function', (name) => {

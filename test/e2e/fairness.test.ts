@@ -14,6 +14,7 @@ const SMALL = 'fair-small-key-3c4d';
 const HEAVY = 'fair-heavy-key-5e6f';
 const LIGHT = 'fair-light-key-7a8b';
 const CAPPED = 'fair-capped-key-9c0d';
+const BOUNDED = 'fair-bounded-key-1f3a';
 const ADMIN = 'fair-admin-key-2e4f';
 const FLOODED = 12;
 
@@ -29,6 +30,7 @@ beforeAll(async () => {
         `${HEAVY}:heavy`,
         `${LIGHT}:light`,
         `${CAPPED}:capped`,
+        `${BOUNDED}:bounded`,
       ].join(','),
       LONGHAUL_ADMIN_KEY: ADMIN,
       API_RATE_LIMIT: '1000',
@@ -147,4 +149,65 @@ it("holds a tenant to its own cap inside the provider's limit", async () => {
   const ledger = await simulatorCall(stack.endpoints.providerUrl)('/_sim/ledger');
   expect(ledger.submissions).toHaveLength(5);
   expect(ledger.maxConcurrent).toBe(1);
+});
+
+it("refuses a job beyond the tenant's maxQueued with 429 and stores nothing, until one leaves its queue", async () => {
+  await putTenant('bounded', { maxQueued: 2, maxInFlight: 1 });
+  await simulatorCall(stack.endpoints.providerUrl)('/_sim/faults', { mode: 'stall', count: 1 });
+  const post = (key: string, prompt: string) =>
+    fetch(`${stack.baseUrl}/v1/jobs`, {
+      method: 'POST',
+      headers: { 'x-api-key': BOUNDED, 'content-type': 'application/json', 'idempotency-key': key },
+      body: JSON.stringify({ type: 'image.generate', input: { prompt } }),
+    });
+  const accepted = async (key: string) => {
+    const response = await post(key, key);
+    expect(response.status).toBe(202);
+    return ((await response.json()) as JobView).id;
+  };
+  // The first job runs (stalled at the provider): it has left the queue, so two more fill it.
+  const running = await accepted('bounded-a');
+  await pollUntil(async () => ((await read(BOUNDED, running)).status === 'running' ? true : undefined), {
+    timeoutMs: 10_000,
+    intervalMs: 100,
+    description: 'the first job to run',
+  });
+  const queued = [await accepted('bounded-b'), await accepted('bounded-c')];
+
+  const refused = await post('bounded-d', 'bounded-d');
+
+  expect(refused.status).toBe(429);
+  expect(refused.headers.get('retry-after')).toBe('30');
+  expect(refused.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+  expect(await refused.json()).toMatchObject({ status: 429, code: 'tenant-queue-full' });
+  const listed = await fetch(`${stack.baseUrl}/v1/jobs?limit=10`, { headers: { 'x-api-key': BOUNDED } });
+  const ids = ((await listed.json()) as { items: JobView[] }).items.map((job) => job.id).sort();
+  expect(ids).toEqual([running, ...queued].sort());
+  // A retry of an accepted request is answered as always.
+  const retried = await post('bounded-c', 'bounded-c');
+  expect([retried.status, retried.headers.get('idempotent-replayed')]).toEqual([202, 'true']);
+
+  // The operator sees the same figures, through the admin API and the dashboard's report.
+  const tenant = await fetch(`${stack.baseUrl}/v1/admin/tenants/bounded`, {
+    headers: { 'x-api-key': ADMIN },
+  });
+  expect(((await tenant.json()) as { usage: unknown }).usage).toEqual({
+    queued: 2,
+    scheduled: 0,
+    inFlight: 1,
+  });
+  const report = await fetch(`${stack.baseUrl}/v1/admin/metrics`, { headers: { 'x-api-key': ADMIN } });
+  const { tenants } = (await report.json()) as { tenants: { tenant: string }[] };
+  expect(tenants.find((line) => line.tenant === 'bounded')).toEqual({
+    tenant: 'bounded',
+    queued: 2,
+    scheduled: 0,
+    inFlight: 1,
+  });
+
+  const cancel = (id: string) =>
+    fetch(`${stack.baseUrl}/v1/jobs/${id}/cancel`, { method: 'POST', headers: { 'x-api-key': BOUNDED } });
+  expect((await cancel(queued[0] as string)).status).toBe(202);
+  const later = await accepted('bounded-d');
+  for (const id of [running, queued[1] as string, later]) expect((await cancel(id)).status).toBe(202);
 });

@@ -7,7 +7,7 @@ import {
   GetUsagePlanKeysCommand,
 } from '@aws-sdk/client-api-gateway';
 import { ConditionalCheckFailedException, DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { createKey, usageKeyFor } from '../../bin/api-key';
 import { hashApiKey } from '../../lambdas/shared/api-keys';
@@ -96,27 +96,33 @@ describe('createKey', () => {
   const onPlan = (name: string) =>
     apiGateway.on(GetUsagePlanKeysCommand).resolves({ items: [{ id: 'k', name, value: 'usage-value' }] });
   const puts = () => dynamodb.commandCalls(PutCommand).map((call) => call.args[0].input);
+  const updates = () => dynamodb.commandCalls(UpdateCommand).map((call) => call.args[0].input);
 
   it("gives a tenant's key a settings record with the defaults, before the key is stored", async () => {
     onPlan('longhaul-tenant-acme');
     dynamodb.on(PutCommand).resolves({});
+    dynamodb.on(UpdateCommand).resolves({});
 
     const { apiKey, tenantCreated } = await createKey(deps, { tenantId: 'acme', admin: false });
 
     expect(tenantCreated).toBe(true);
-    expect(puts()).toEqual([
+    // Settings are added to the tenant's item, which may hold its backlog counter already.
+    expect(updates()).toEqual([
       {
         TableName: 'jobs',
-        Item: {
-          pk: 'TENANT#acme',
-          sk: 'TENANT',
-          tenant: 'acme',
-          weight: 1,
-          maxQueued: 10_000,
-          updatedAt: now.toISOString(),
+        Key: { pk: 'TENANT#acme', sk: 'TENANT' },
+        UpdateExpression: 'SET #tenant = :tenant, weight = :weight, maxQueued = :maxQueued, updatedAt = :at',
+        ConditionExpression: 'attribute_not_exists(weight)',
+        ExpressionAttributeNames: { '#tenant': 'tenant' },
+        ExpressionAttributeValues: {
+          ':tenant': 'acme',
+          ':weight': 1,
+          ':maxQueued': 10_000,
+          ':at': now.toISOString(),
         },
-        ConditionExpression: 'attribute_not_exists(pk)',
       },
+    ]);
+    expect(puts()).toEqual([
       {
         TableName: 'api-keys',
         Item: {
@@ -134,14 +140,15 @@ describe('createKey', () => {
   it("keeps a tenant's record as it is and still issues the key", async () => {
     onPlan('longhaul-tenant-acme');
     dynamodb
-      .on(PutCommand, { TableName: 'jobs' })
+      .on(UpdateCommand, { TableName: 'jobs' })
       .rejects(new ConditionalCheckFailedException({ message: 'exists', $metadata: {} }));
     dynamodb.on(PutCommand, { TableName: 'api-keys' }).resolves({});
 
     const { tenantCreated, record } = await createKey(deps, { tenantId: 'acme', admin: false });
 
     expect({ tenantCreated, tenantId: record.tenantId }).toEqual({ tenantCreated: false, tenantId: 'acme' });
-    expect(puts().map((input) => input.TableName)).toEqual(['jobs', 'api-keys']);
+    expect(updates().map((input) => input.TableName)).toEqual(['jobs']);
+    expect(puts().map((input) => input.TableName)).toEqual(['api-keys']);
   });
 
   it('gives the admin key no tenant record', async () => {

@@ -91,7 +91,7 @@ describe('transition', () => {
     const input = ddb.commandCalls(UpdateCommand)[0]?.args[0].input;
     expect(input?.ConditionExpression).toBe('attribute_exists(pk) AND #status IN (:from0)');
     expect(input?.UpdateExpression).toBe(
-      'SET #status = :status, statusAt = :at, updatedAt = :at, tenantStatus = :tenantStatus, #finishedAt = :finishedAt, expiresAt = :expiresAt REMOVE activeStatus, activeKey',
+      'SET previousStatus = #status, #status = :status, statusAt = :at, updatedAt = :at, tenantStatus = :tenantStatus, #finishedAt = :finishedAt, expiresAt = :expiresAt REMOVE activeStatus, activeKey',
     );
     expect(input?.ExpressionAttributeValues).toMatchObject({
       ':from0': 'queued',
@@ -99,6 +99,39 @@ describe('transition', () => {
       ':tenantStatus': 'acme#canceled',
       ':expiresAt': Math.floor(at.getTime() / 1000) + 30 * 86_400,
     });
+  });
+
+  it("takes a job that leaves queued out of its tenant's backlog, after its status write", async () => {
+    ddb
+      .on(UpdateCommand)
+      .resolves({ Attributes: { ...toItem({ ...job, status: 'running' }, 30), previousStatus: 'queued' } });
+
+    const updated = await store.transition(job, ['queued', 'running'], { status: 'running' }, at);
+
+    expect(updated).not.toHaveProperty('previousStatus');
+    const inputs = ddb.commandCalls(UpdateCommand).map((call) => call.args[0].input);
+    expect(inputs).toHaveLength(2);
+    expect(inputs[1]).toEqual({
+      TableName: 'jobs',
+      Key: { pk: 'TENANT#acme', sk: 'TENANT' },
+      UpdateExpression: 'ADD backlog :delta',
+      ConditionExpression: 'backlog > :zero',
+      ExpressionAttributeValues: { ':delta': -1, ':zero': 0 },
+    });
+  });
+
+  it('leaves the backlog alone for a job that was not in it, and when the status write missed', async () => {
+    ddb
+      .on(UpdateCommand)
+      .resolvesOnce({
+        Attributes: { ...toItem({ ...job, status: 'failed' }, 30), previousStatus: 'running' },
+      })
+      .rejectsOnce(new ConditionalCheckFailedException({ message: 'no', $metadata: {} }));
+
+    await store.transition(job, ['queued', 'running'], { status: 'failed' }, at);
+    await store.transition(job, ['queued'], { status: 'running' }, at);
+
+    expect(ddb.commandCalls(UpdateCommand)).toHaveLength(2);
   });
 
   it('keeps a non-terminal job in the active index', async () => {

@@ -2,8 +2,10 @@ import { type DynamoDBDocumentClient, GetCommand, PutCommand, ScanCommand } from
 import { jobTable } from '../../config/layout';
 import { DynamoDbApiKeyStore } from '../../lambdas/adapters/dynamodb-api-key-store';
 import { DynamoDbJobStore, toItem } from '../../lambdas/adapters/dynamodb-job-store';
-import { DynamoDbTenantStore, tenantKey } from '../../lambdas/adapters/dynamodb-tenant-store';
+import { DynamoDbTenantBacklogs, tenantKey } from '../../lambdas/adapters/dynamodb-tenant-backlog';
+import { DynamoDbTenantStore } from '../../lambdas/adapters/dynamodb-tenant-store';
 import { type Job, type JobStatus, newJob } from '../../lambdas/domain/job';
+import { TENANT_DEFAULTS } from '../../lambdas/domain/tenants';
 import { type DynaliteTables, startDynaliteTables } from './support/dynalite-tables';
 
 /**
@@ -178,6 +180,97 @@ describe('DynamoDbTenantStore', () => {
           .ExpressionAttributeValues[':partition'] === 't-pages#queued',
     );
     expect(queries.length).toBeGreaterThan(1);
+  });
+});
+
+describe('DynamoDbTenantBacklogs', () => {
+  const backlogs = () => new DynamoDbTenantBacklogs(db.documents, db.jobTableName);
+  const counter = async (tenant: string) => {
+    const { Item } = await db.documents.send(
+      new GetCommand({ TableName: db.jobTableName, Key: tenantKey(tenant), ConsistentRead: true }),
+    );
+    return Item?.backlog;
+  };
+
+  it("admits up to the tenant's maxQueued, then refuses, and admits again once a job leaves", async () => {
+    await tenants.update('b-cap', { maxQueued: 2 }, at);
+    await expect(backlogs().admit('b-cap')).resolves.toBe(true);
+    await expect(backlogs().admit('b-cap')).resolves.toBe(true);
+    await expect(backlogs().admit('b-cap')).resolves.toBe(false);
+    expect(await counter('b-cap')).toBe(2);
+
+    const job = await storeJob('b-cap', 'queued');
+    await jobs.transition(job, ['queued'], { status: 'running' }, at);
+
+    expect(await counter('b-cap')).toBe(1);
+    await expect(backlogs().admit('b-cap')).resolves.toBe(true);
+    // The settings on the same item are untouched by the counter.
+    await expect(tenants.get('b-cap')).resolves.toEqual({ tenant: 'b-cap', weight: 1, maxQueued: 2 });
+  });
+
+  it('caps a tenant without a record by the default, and a counter alone is no record', async () => {
+    await db.documents.send(
+      new PutCommand({
+        TableName: db.jobTableName,
+        Item: { ...tenantKey('b-default'), backlog: TENANT_DEFAULTS.maxQueued - 1 },
+      }),
+    );
+    await expect(backlogs().admit('b-default')).resolves.toBe(true);
+    await expect(backlogs().admit('b-default')).resolves.toBe(false);
+    await expect(tenants.get('b-default')).resolves.toBeUndefined();
+    await expect(tenants.ensure('b-default', at)).resolves.toBe(true);
+    expect(await counter('b-default')).toBe(TENANT_DEFAULTS.maxQueued);
+  });
+
+  it('gives back an admission, never below 0, and lists every tenant ever admitted', async () => {
+    await backlogs().admit('b-back');
+    await backlogs().giveBack('b-back');
+    await backlogs().giveBack('b-back');
+    expect(await counter('b-back')).toBe(0);
+    await expect(backlogs().tenants()).resolves.toEqual(expect.arrayContaining(['b-back', 'b-cap']));
+  });
+
+  it('moves the counter with the status writes that take jobs out of the backlog or put them back', async () => {
+    await backlogs().admit('b-moves');
+    await backlogs().admit('b-moves');
+    const [first, second] = [await storeJob('b-moves', 'queued'), await storeJob('b-moves', 'queued')];
+    await jobs.transition(first, ['queued'], { status: 'canceled' }, at);
+    // A duplicate of the same write misses its condition and moves nothing.
+    await jobs.transition(first, ['queued'], { status: 'canceled' }, at);
+    expect(await counter('b-moves')).toBe(1);
+    const running = await jobs.transition(second, ['queued'], { status: 'running' }, at);
+    const reviewed = await jobs.transition(running as Job, ['running'], { status: 'needs_review' }, at);
+    expect(await counter('b-moves')).toBe(0);
+    await jobs.requeueForResubmission(reviewed as Job, at);
+    expect(await counter('b-moves')).toBe(1);
+  });
+
+  it('sets a counter that is off right only once two recounts in a row found it off the same way', async () => {
+    for (const status of ['queued', 'queued', 'scheduled', 'running'] as const)
+      await storeJob('b-recount', status);
+    await backlogs().admit('b-recount');
+
+    await expect(backlogs().recount('b-recount')).resolves.toEqual({
+      tenant: 'b-recount',
+      counted: 1,
+      queued: 2,
+      scheduled: 1,
+      corrected: false,
+    });
+    expect(await counter('b-recount')).toBe(1);
+    await expect(backlogs().recount('b-recount')).resolves.toMatchObject({ counted: 1, corrected: true });
+    expect(await counter('b-recount')).toBe(3);
+    await expect(backlogs().recount('b-recount')).resolves.toMatchObject({ counted: 3, corrected: false });
+  });
+
+  it('leaves a counter that moved between two recounts alone', async () => {
+    await storeJob('b-moving', 'queued');
+    await backlogs().recount('b-moving');
+    await backlogs().admit('b-moving');
+    await backlogs().admit('b-moving');
+
+    await expect(backlogs().recount('b-moving')).resolves.toMatchObject({ counted: 2, corrected: false });
+    expect(await counter('b-moving')).toBe(2);
   });
 });
 

@@ -2,11 +2,14 @@ import {
   IdempotencyKeyReusedError,
   JobAlreadyFinishedError,
   JobNotFoundError,
+  TenantQueueFullError,
   ValidationError,
 } from '../../lambdas/domain/errors';
 import { deriveJobId, fingerprint } from '../../lambdas/domain/idempotency';
 import { cancelJob, getJob, type IntakeDeps, submitJob } from '../../lambdas/domain/intake';
+import type { TenantRecord } from '../../lambdas/domain/tenants';
 import {
+  MemoryBacklogs,
   MemoryInputs,
   MemoryQueue,
   MemoryStore,
@@ -15,6 +18,8 @@ import {
 } from './support/memory-ports';
 
 let clock = new Date('2026-03-01T12:00:00.000Z');
+/** Tenants' records, for their `maxQueued`. */
+let caps: Map<string, TenantRecord>;
 let deps: IntakeDeps & {
   store: MemoryStore;
   queue: MemoryQueue;
@@ -23,10 +28,13 @@ let deps: IntakeDeps & {
 };
 beforeEach(() => {
   clock = new Date('2026-03-01T12:00:00.000Z');
+  const store = new MemoryStore();
+  caps = new Map();
   deps = {
-    store: new MemoryStore(),
+    store,
     queue: new MemoryQueue(),
     waiting: new MemoryWaitingLines(),
+    backlogs: new MemoryBacklogs(store, caps),
     inputs: new MemoryInputs(),
     workflow: new MemoryWorkflow(),
     now: () => clock,
@@ -140,6 +148,59 @@ describe('submitJob', () => {
     ).rejects.toThrow(ValidationError);
     expect(deps.store.jobs.size).toBe(0);
     expect(deps.inputs.objects.size).toBe(0);
+  });
+});
+
+describe("submitJob against the tenant's maxQueued", () => {
+  const capAt = (maxQueued: number) => caps.set('acme', { tenant: 'acme', weight: 1, maxQueued });
+  const backlog = () => deps.store.backlogs.get('acme');
+
+  it('refuses a new job once the backlog holds maxQueued, storing, uploading and enqueuing nothing', async () => {
+    capAt(2);
+    await submit({ idempotencyKey: 'a' });
+    await submit({ idempotencyKey: 'b' });
+
+    const file = { bytes: new Uint8Array([1, 2]), contentType: 'image/png' };
+    await expect(submit({ idempotencyKey: 'c', file })).rejects.toThrow(TenantQueueFullError);
+    await expect(submit({ idempotencyKey: 'd' })).rejects.toThrow(TenantQueueFullError);
+
+    expect([...deps.store.jobs.values()].map((job) => job.idempotencyKey)).toEqual(['a', 'b']);
+    expect(deps.queue.messages).toHaveLength(2);
+    expect(deps.inputs.objects.size).toBe(0);
+    expect(backlog()).toBe(2);
+  });
+
+  it('still replays an accepted key at the cap, and a reused key is still refused as reused', async () => {
+    capAt(1);
+    const first = await submit();
+
+    await expect(submit()).resolves.toMatchObject({ job: { id: first.job.id }, replayed: true });
+    await expect(submit({ request: { ...request, input: { prompt: 'a dog' } } })).rejects.toThrow(
+      IdempotencyKeyReusedError,
+    );
+    expect(backlog()).toBe(1);
+  });
+
+  it('takes back the admission of a replay below the cap, and of a write that failed', async () => {
+    await submit();
+    await submit();
+    expect(backlog()).toBe(1);
+
+    deps.store.create = async () => {
+      throw new Error('table unavailable');
+    };
+    await expect(submit({ idempotencyKey: 'k2' })).rejects.toThrow('table unavailable');
+    expect(backlog()).toBe(1);
+  });
+
+  it('admits again once a job leaves the backlog', async () => {
+    capAt(1);
+    const { job } = await submit();
+    await expect(submit({ idempotencyKey: 'k2' })).rejects.toThrow(TenantQueueFullError);
+
+    await cancelJob(deps, 'acme', job.id);
+
+    await expect(submit({ idempotencyKey: 'k2' })).resolves.toMatchObject({ replayed: false });
   });
 });
 

@@ -1,9 +1,10 @@
 import { ProviderUnavailableError } from '../../lambdas/domain/errors';
 import { waitingEntryOf } from '../../lambdas/domain/fair-share';
 import { executionNameOf, type Job, newJob, providerOf, slotHolderOf } from '../../lambdas/domain/job';
-import { type ReconcileDeps, reconcile } from '../../lambdas/domain/reconcile';
+import { BACKLOG_RECOUNTS_PER_PASS, type ReconcileDeps, reconcile } from '../../lambdas/domain/reconcile';
 import {
   limits,
+  MemoryBacklogs,
   MemoryQueue,
   MemoryReconcilerProgress,
   MemoryStore,
@@ -20,8 +21,9 @@ const at = (ms: number) => new Date(t0.getTime() + ms).toISOString();
 
 function setup(options: { now?: number; deduplicates?: boolean } = {}) {
   const provider = new ScriptedProvider(options.deduplicates ?? true);
+  const store = new MemoryStore();
   const deps = {
-    store: new MemoryStore(),
+    store,
     slots: memorySlots(),
     workflow: new MemoryWorkflow(),
     queue: new MemoryQueue(),
@@ -38,6 +40,7 @@ function setup(options: { now?: number; deduplicates?: boolean } = {}) {
     pageSize: 2,
     budgetMs: 60_000,
     progress: new MemoryReconcilerProgress(),
+    backlogs: new MemoryBacklogs(store),
   };
   deps satisfies ReconcileDeps;
   let n = 0;
@@ -61,6 +64,49 @@ function setup(options: { now?: number; deduplicates?: boolean } = {}) {
   };
   return { deps, add, get: (id: string) => deps.store.jobs.get(id) as Job };
 }
+
+describe("tenants' backlogs", () => {
+  it('recounts a counter a crash left off, and reports each tenant it recounted with the slots it holds', async () => {
+    const { deps, add } = setup({ now: 10_000 });
+    add({ status: 'queued', enqueuedAt: at(9_000) });
+    add({ status: 'queued', enqueuedAt: at(9_000) });
+    const running = add({ status: 'running', startedAt: at(0) });
+    await deps.slots('longhaul-http').acquire(slotHolderOf(running), 2, { tenant: 'acme' });
+    // Five were admitted; the writes that took three out of the backlog were lost.
+    deps.store.backlogs.set('acme', 5);
+    deps.store.backlogs.set('globex', 0);
+
+    const report = await reconcile(deps);
+
+    expect(deps.store.backlogs.get('acme')).toBe(2);
+    expect(report.fixes.backlog_recounted).toBe(1);
+    expect(report.tenants).toEqual([
+      { tenant: 'acme', queued: 2, scheduled: 0, inFlight: 1 },
+      { tenant: 'globex', queued: 0, scheduled: 0, inFlight: 0 },
+    ]);
+  });
+
+  it('recounts at most BACKLOG_RECOUNTS_PER_PASS tenants a pass, and every tenant in turn', async () => {
+    const { deps } = setup();
+    const names = Array.from(
+      { length: BACKLOG_RECOUNTS_PER_PASS * 2 + 5 },
+      (_, i) => `t${String(i).padStart(3, '0')}`,
+    );
+    for (const name of names) deps.store.backlogs.set(name, 1);
+    const seen = new Set<string>();
+    let minute = 0;
+    const passes = [];
+    while (seen.size < names.length && minute < 10) {
+      const passAt = new Date(t0.getTime() + minute++ * 60_000);
+      const report = await reconcile({ ...deps, now: () => passAt });
+      passes.push(report.tenants.length);
+      for (const line of report.tenants) seen.add(line.tenant);
+    }
+    expect(passes.every((count) => count === BACKLOG_RECOUNTS_PER_PASS)).toBe(true);
+    expect(seen.size).toBe(names.length);
+    expect(minute).toBeLessThanOrEqual(3);
+  });
+});
 
 describe('queued jobs', () => {
   it('re-enqueues a job whose message was lost, once the grace has passed', async () => {

@@ -253,6 +253,16 @@ function draw(report) {
       el('td', {}, provider.queued),
     ),
   );
+  rows('tenant-rows', report.tenants, (tenant) =>
+    el(
+      'tr',
+      {},
+      el('th', { scope: 'row' }, tenant.tenant),
+      el('td', {}, tenant.queued),
+      el('td', {}, tenant.scheduled),
+      el('td', {}, tenant.inFlight),
+    ),
+  );
   rows('job-type-rows', report.jobTypes, (jobType) =>
     el(
       'tr',

@@ -27,6 +27,7 @@ import type {
   SlotPoolState,
   SlotPools,
   StatusChange,
+  TenantBacklogs,
   TenantClaim,
   TenantKeys,
   TenantShare,
@@ -41,6 +42,7 @@ import type {
 } from '../../../lambdas/domain/ports';
 import type { Provider, ProviderJobStatus, ProviderSubmission } from '../../../lambdas/domain/provider';
 import {
+  inBacklog,
   TENANT_DEFAULTS,
   type TenantChanges,
   type TenantRecord,
@@ -53,6 +55,11 @@ import {
  */
 export class MemoryStore implements JobStore {
   readonly jobs = new Map<string, Job>();
+  /** Each tenant's backlog counter, which status writes move as the table's do (see MemoryBacklogs). */
+  readonly backlogs = new Map<string, number>();
+  moveBacklog(tenant: string, delta: number) {
+    this.backlogs.set(tenant, Math.max(0, (this.backlogs.get(tenant) ?? 0) + delta));
+  }
   async create(job: Job): Promise<CreateOutcome> {
     const existing = this.jobs.get(job.id);
     if (existing) return { created: false, existing };
@@ -71,6 +78,7 @@ export class MemoryStore implements JobStore {
   async transition(job: Pick<Job, 'id'>, from: readonly JobStatus[], change: StatusChange, at: Date) {
     const current = this.jobs.get(job.id);
     if (!current || !from.includes(current.status)) return undefined;
+    if (inBacklog(current.status) && !inBacklog(change.status)) this.moveBacklog(current.tenantId, -1);
     return this.patch(job.id, { ...change, statusAt: at.toISOString(), updatedAt: at.toISOString() });
   }
   async requestCancel(jobId: string, at: Date) {
@@ -160,6 +168,7 @@ export class MemoryStore implements JobStore {
       progress: 0,
       error: null,
     });
+    this.moveBacklog(current.tenantId, 1);
     return this.jobs.get(job.id);
   }
   /** Jobs this store lists are all listed by provider already. */
@@ -386,6 +395,35 @@ export class MemoryTenants implements TenantStore {
       scheduled: count(USAGE_STATUSES.scheduled),
       inFlight: count(USAGE_STATUSES.inFlight),
     };
+  }
+}
+
+/** Tenants' backlog counters, kept in a store's `backlogs` and capped by tenants' records. */
+export class MemoryBacklogs implements TenantBacklogs {
+  constructor(
+    private readonly store: MemoryStore,
+    private readonly records: Map<string, TenantRecord> = new Map(),
+  ) {}
+  async admit(tenant: string) {
+    const cap = this.records.get(tenant)?.maxQueued ?? TENANT_DEFAULTS.maxQueued;
+    if ((this.store.backlogs.get(tenant) ?? 0) >= cap) return false;
+    this.store.moveBacklog(tenant, 1);
+    return true;
+  }
+  async giveBack(tenant: string) {
+    this.store.moveBacklog(tenant, -1);
+  }
+  async tenants() {
+    return [...this.store.backlogs.keys()].sort();
+  }
+  async recount(tenant: string) {
+    const count = (status: string) =>
+      [...this.store.jobs.values()].filter((job) => job.tenantId === tenant && job.status === status).length;
+    const counted = this.store.backlogs.get(tenant) ?? 0;
+    const queued = count(USAGE_STATUSES.queued);
+    const scheduled = count(USAGE_STATUSES.scheduled);
+    this.store.backlogs.set(tenant, queued + scheduled);
+    return { tenant, counted, queued, scheduled, corrected: counted !== queued + scheduled };
   }
 }
 

@@ -21,6 +21,7 @@ import { runStep, type StepEvent, type WorkflowDeps } from '../../../../lambdas/
 import { synthesizeWorkflowDefinition } from '../../../../lib/workflow-definition';
 import {
   limits,
+  MemoryBacklogs,
   MemoryInputs,
   MemoryLive,
   MemoryOutputs,
@@ -82,6 +83,7 @@ export class World {
   readonly slots = new MemorySlots();
   readonly queue = new MemoryQueue();
   readonly waiting = new MemoryWaitingLines();
+  readonly backlogs = new MemoryBacklogs(this.store);
   readonly timeline = new MemoryTimeline();
   readonly inputs = new MemoryInputs();
   readonly outputs = new MemoryOutputs();
@@ -165,6 +167,7 @@ export class World {
       providers: async () => provider,
       queue: scheduled(this.queue, 'queue', context),
       waiting: scheduled(this.waiting, 'waiting', context),
+      backlogs: scheduled(this.backlogs, 'backlogs', context),
       tenantShares: memoryTenantShares(),
       timeline: scheduled(this.timeline, 'timeline', context),
       inputs: scheduled(this.inputs, 'inputs', context),

@@ -1,0 +1,166 @@
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { jobTable } from '../../config/layout';
+import type { BacklogRecount, TenantBacklogs } from '../domain/ports';
+import { TENANT_DEFAULTS, USAGE_STATUSES } from '../domain/tenants';
+import { countPartition } from './dynamodb-count';
+
+const [, byTenantStatus] = jobTable.indexes;
+
+/** The item of a tenant's settings and backlog counter: beside its jobs, in the job table. */
+export const tenantKey = (tenant: string) => ({ pk: `TENANT#${tenant}`, sk: 'TENANT' }) as const;
+
+/** The item that lists every tenant whose backlog was ever counted, for the reconciler's recounts. */
+export const backlogRegistryKey = { pk: 'BACKLOGS', sk: 'TENANTS' } as const;
+
+/** The per-tenant status index's partition of a tenant's jobs in one status. */
+export const tenantStatusKey = (tenantId: string, status: string): string => `${tenantId}#${status}`;
+
+/**
+ * The one write that takes a job out of its tenant's backlog (`delta` -1) or
+ * puts it back in without a cap (+1, an operator's requeue): the job store
+ * sends it after the status write that moved the job. It never goes below 0.
+ */
+export function backlogChange(tableName: string, tenant: string, delta: 1 | -1): UpdateCommand {
+  return new UpdateCommand({
+    TableName: tableName,
+    Key: tenantKey(tenant),
+    UpdateExpression: 'ADD backlog :delta',
+    ...(delta < 0 ? { ConditionExpression: 'backlog > :zero' } : {}),
+    ExpressionAttributeValues: { ':delta': delta, ...(delta < 0 ? { ':zero': 0 } : {}) },
+  });
+}
+
+/**
+ * Tenants' backlog counters, each on its tenant's settings item, so the cap
+ * and the count are compared in the one conditional write that admits a job
+ * (no read, no count). The counter's attributes are named so that no index
+ * of the table picks the item up. A tenant without a record is capped by the
+ * default `maxQueued`.
+ */
+export class DynamoDbTenantBacklogs implements TenantBacklogs {
+  constructor(
+    private readonly client: DynamoDBDocumentClient,
+    private readonly tableName: string,
+  ) {}
+
+  async admit(tenant: string): Promise<boolean> {
+    let backlog: number;
+    try {
+      const { Attributes } = await this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: tenantKey(tenant),
+          UpdateExpression: 'ADD backlog :one',
+          ConditionExpression:
+            'attribute_not_exists(backlog) OR backlog < maxQueued OR (attribute_not_exists(maxQueued) AND backlog < :defaultMax)',
+          ExpressionAttributeValues: { ':one': 1, ':defaultMax': TENANT_DEFAULTS.maxQueued },
+          ReturnValues: 'UPDATED_NEW',
+        }),
+      );
+      backlog = Number(Attributes?.backlog ?? 1);
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return false;
+      throw error;
+    }
+    // A counter that leaves 0 may be new: listing it again costs a write only then.
+    if (backlog === 1) await this.register(tenant);
+    return true;
+  }
+
+  async giveBack(tenant: string): Promise<void> {
+    try {
+      await this.client.send(backlogChange(this.tableName, tenant, -1));
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    }
+  }
+
+  async tenants(): Promise<string[]> {
+    const { Item } = await this.client.send(
+      new GetCommand({ TableName: this.tableName, Key: backlogRegistryKey, ConsistentRead: true }),
+    );
+    return [...((Item?.tenants as Set<string> | undefined) ?? [])].sort();
+  }
+
+  async recount(tenant: string): Promise<BacklogRecount> {
+    const { Item } = await this.client.send(
+      new GetCommand({
+        TableName: this.tableName,
+        Key: tenantKey(tenant),
+        ConsistentRead: true,
+        ProjectionExpression: 'backlog, backlogCheck',
+      }),
+    );
+    const counted = Number(Item?.backlog ?? 0);
+    const [queued, scheduled] = await Promise.all([
+      this.count(tenantStatusKey(tenant, USAGE_STATUSES.queued)),
+      this.count(tenantStatusKey(tenant, USAGE_STATUSES.scheduled)),
+    ]);
+    const found = queued + scheduled;
+    const check = `${counted}:${found}`;
+    const result = { tenant, counted, queued, scheduled };
+    if (found === counted) {
+      if (Item?.backlogCheck !== undefined) await this.settle(tenant, counted, 'REMOVE backlogCheck', {});
+      return { ...result, corrected: false };
+    }
+    // Seen off once: remember what was seen; seen off the same way again: set it right.
+    if (Item?.backlogCheck !== check) {
+      await this.settle(tenant, counted, 'SET backlogCheck = :check', { ':check': check });
+      return { ...result, corrected: false };
+    }
+    const corrected = await this.settle(tenant, counted, 'SET backlog = :found REMOVE backlogCheck', {
+      ':found': found,
+    });
+    return { ...result, corrected };
+  }
+
+  /** One write to the counter's item, if the counter still holds what the recount read. */
+  private async settle(
+    tenant: string,
+    counted: number,
+    update: string,
+    values: Record<string, unknown>,
+  ): Promise<boolean> {
+    try {
+      await this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: tenantKey(tenant),
+          UpdateExpression: update,
+          ConditionExpression:
+            counted === 0 ? 'attribute_not_exists(backlog) OR backlog = :counted' : 'backlog = :counted',
+          ExpressionAttributeValues: { ...values, ':counted': counted },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return false;
+      throw error;
+    }
+  }
+
+  private async register(tenant: string): Promise<void> {
+    await this.client.send(
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: backlogRegistryKey,
+        UpdateExpression: 'ADD tenants :tenant',
+        ExpressionAttributeValues: { ':tenant': new Set([tenant]) },
+      }),
+    );
+  }
+
+  /** The jobs of one partition of the per-tenant status index. */
+  private count(partition: string): Promise<number> {
+    return countPartition(
+      this.client,
+      {
+        tableName: this.tableName,
+        indexName: byTenantStatus.name,
+        partitionKey: byTenantStatus.partitionKey,
+      },
+      partition,
+    );
+  }
+}
