@@ -95,8 +95,8 @@ const fields = {
   slotWaitMaxSeconds: {
     env: 'SLOT_WAIT_MAX_SECONDS',
     schema: int(1, 900),
-    default: 30,
-    doc: 'longest a queued job waits before looking for a free slot again (a released slot is handed to the oldest waiting job at once)',
+    default: 300,
+    doc: "longest a queued job waits before its message looks for a free slot again; a freed slot is handed to the job whose turn it is at once, so this is only the fallback's period (and the reconciler counts a queued job's message lost after QUEUED_GRACE_MS plus this)",
   },
   dispatchTimeoutSeconds: {
     env: 'DISPATCH_TIMEOUT_SECONDS',

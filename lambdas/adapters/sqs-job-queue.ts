@@ -8,6 +8,8 @@ import type { EnqueueOptions, JobQueue, QueuedJobRef } from '../domain/ports';
 export const jobMessage = z.object({
   jobId: z.string().regex(/^job_[a-z2-7]{26}$/),
   deferrals: z.number().int().min(0).optional(),
+  /** The job was put in its line before this message was sent. */
+  inLine: z.literal(true).optional(),
 });
 export type JobMessage = z.infer<typeof jobMessage>;
 
@@ -48,6 +50,7 @@ export class SqsJobQueue implements JobQueue {
     const body: JobMessage = {
       jobId: job.id,
       ...(options.deferrals ? { deferrals: options.deferrals } : {}),
+      ...(options.inLine ? { inLine: true as const } : {}),
     };
     await this.client.send(
       new SendMessageCommand({

@@ -42,6 +42,7 @@ async function dispatchRecord(record: SQSRecord): Promise<void> {
     },
     message.jobId,
     message.deferrals ?? 0,
+    message.inLine === true,
   );
   // A start is counted by the workflow, once: a job handed a slot may be dispatched twice.
   if (outcome === 'deferred') emit('SlotWaits', 1);

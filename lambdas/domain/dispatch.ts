@@ -25,9 +25,6 @@ export interface DispatchDeps extends FillDeps {
 
 export type DispatchOutcome = 'started' | 'dropped' | 'deferred';
 
-/** A waiting job's message puts it in its line again every this many waits (see `dispatchJob`). */
-const REJOIN_EVERY = 5;
-
 /**
  * Hands a queued job to the workflow once it holds a slot of its provider.
  * A job that holds none joins its tenant's waiting line, and free slots are
@@ -42,6 +39,7 @@ export async function dispatchJob(
   deps: DispatchDeps,
   jobId: string,
   deferrals: number,
+  inLine = false,
 ): Promise<DispatchOutcome> {
   const job = await deps.store.get(jobId);
   if (job?.status !== 'queued') return 'dropped';
@@ -49,10 +47,10 @@ export async function dispatchJob(
   const holders = await deps.slots(provider).holders();
   if (!holdsOwnSlot(new Set(holders), job)) {
     const full = holders.length >= deps.maxInFlight[provider];
-    // The first message of a chain (intake's, the reconciler's, an operator's requeue) puts the job
-    // in its line, and so does every fifth wait: a job whose entry was lost, or that was queued
-    // before jobs waited in lines, is never left out for long. Other waits cost no writes.
-    if (!full || deferrals % REJOIN_EVERY === 0) await deps.waiting.add(waitingEntryOf(job));
+    // Every look puts the job in its line (again: a lost entry, or a job queued before jobs waited in
+    // lines, is never left out for long; looks at a full provider are minutes apart), except the first
+    // look of intake's message, which put it there just before sending.
+    if (!(inLine && deferrals === 0)) await deps.waiting.add(waitingEntryOf(job));
     if (
       full ||
       !(await fillFreeSlots({ ...deps, start: (chosen) => startJob(deps, chosen) }, provider, job.id))
@@ -60,7 +58,12 @@ export async function dispatchJob(
       // The touch tells the reconciler this job's message is alive, so it does not enqueue another.
       await deps.store.touchEnqueued(job.id, deps.now());
       await deps.queue.enqueue(job, {
-        delaySeconds: deferDelaySeconds(deferrals, deps.maxWaitSeconds, deps.random),
+        // At a full provider the job's turn comes through its line (a release hands the slot on), so its
+        // message only looks again after about the longest wait: a backlog of thousands costs a few
+        // messages a second, not hundreds. A slot lost to another chooser is looked for again soon.
+        delaySeconds: full
+          ? waitDelaySeconds(deps.maxWaitSeconds, deps.random)
+          : deferDelaySeconds(deferrals, deps.maxWaitSeconds, deps.random),
         deferrals: deferrals + 1,
       });
       return 'deferred';
@@ -241,6 +244,11 @@ async function firstInLine(
     }
     if (!removed) return 'busy';
   }
+}
+
+/** Between half of `maxSeconds` and all of it, at random, so the waiting jobs' looks spread out. */
+export function waitDelaySeconds(maxSeconds: number, random: () => number): number {
+  return Math.max(1, Math.round(maxSeconds * (0.5 + random() / 2)));
 }
 
 /** Exponential backoff with full jitter: 1, 2, 4 … up to `maxSeconds`, times a random fraction, at least 1 s. */

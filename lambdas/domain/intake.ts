@@ -138,7 +138,7 @@ export async function submitJob(
   try {
     // In line before its message can reach the dispatcher; a job whose line entry is lost joins when its message is read.
     await deps.waiting.add(waitingEntryOf(job));
-    await deps.queue.enqueue(job);
+    await deps.queue.enqueue(job, { inLine: true });
   } catch (enqueueError) {
     return { job, replayed: false, enqueueError };
   }

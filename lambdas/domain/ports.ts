@@ -314,6 +314,8 @@ export interface EnqueueOptions {
    * the dispatcher by the hand-off lane, ahead of jobs still waiting for one.
    */
   readonly handOff?: boolean;
+  /** The sender put the job in its tenant's line already (intake): its first look need not do it again. */
+  readonly inLine?: boolean;
 }
 
 /** What the queue needs of a job: its id, and its provider, whose own queue it waits in. */

@@ -1,4 +1,4 @@
-import { deferDelaySeconds, dispatchJob } from '../../lambdas/domain/dispatch';
+import { deferDelaySeconds, dispatchJob, waitDelaySeconds } from '../../lambdas/domain/dispatch';
 import { executionNameOf, type Job, newJob, slotHolderOf } from '../../lambdas/domain/job';
 import {
   limits,
@@ -57,14 +57,19 @@ describe('dispatchJob', () => {
     expect(await deps.slots.holders()).toEqual([slotHolderOf(job)]);
   });
 
-  it('defers a job without a slot as a new delayed message, counting its waits', async () => {
+  it('defers a job at a full provider as a new message delayed by about the longest wait, counting its waits', async () => {
     const { deps, add } = setup(1);
     const first = add(0);
     const second = add(1);
     await dispatchJob(deps, first.id, 0);
     await expect(dispatchJob(deps, second.id, 3)).resolves.toBe('deferred');
+    // Its turn comes through its line; the message is only the look that follows if that was missed.
     expect(deps.queue.messages).toEqual([
-      { jobId: second.id, provider: 'longhaul-http', options: { delaySeconds: 4, deferrals: 4 } },
+      {
+        jobId: second.id,
+        provider: 'longhaul-http',
+        options: { delaySeconds: waitDelaySeconds(deps.maxWaitSeconds, deps.random), deferrals: 4 },
+      },
     ]);
     expect(deps.workflow.started).toEqual([executionNameOf(first)]);
   });
@@ -98,6 +103,13 @@ describe('dispatchJob', () => {
   it('drops a message for an unknown job', async () => {
     const { deps } = setup(1);
     await expect(dispatchJob(deps, 'job_zzzzzzzzzzzzzzzzzzzzzzzzzz', 0)).resolves.toBe('dropped');
+  });
+});
+
+describe('waitDelaySeconds', () => {
+  it('is between half the longest wait and all of it, and at least a second', () => {
+    expect([0, 0.5, 1].map((r) => waitDelaySeconds(30, () => r))).toEqual([15, 23, 30]);
+    expect(waitDelaySeconds(1, () => 0)).toBe(1);
   });
 });
 

@@ -231,14 +231,18 @@ it('gives the slot back and puts the job back in line when its hand-off cannot b
   expect(deps.waiting.entries().map((entry) => entry.jobId)).toEqual([job.id]);
 });
 
-it('defers a job at a full provider without writing it in line again, but for every fifth wait', async () => {
+it("skips writing the job in line on the first look of intake's message only, which put it there", async () => {
   const { submit, deps, pool } = setup(1);
   await pool.acquire('job_holder', 1);
   const job = await submit('acme');
   const marks = () => deps.waiting.marks.get('longhaul-http#acme');
-
-  expect(await dispatchJob(deps, job.id, 3)).toBe('deferred');
   expect(marks()).toBe(1);
-  expect(await dispatchJob(deps, job.id, 5)).toBe('deferred');
+
+  expect(await dispatchJob(deps, job.id, 0, true)).toBe('deferred');
+  expect(marks()).toBe(1);
+  // Any other look puts it in line again: the reconciler's message, and each later wait.
+  expect(await dispatchJob(deps, job.id, 0)).toBe('deferred');
   expect(marks()).toBe(2);
+  expect(await dispatchJob(deps, job.id, 1)).toBe('deferred');
+  expect(marks()).toBe(3);
 });

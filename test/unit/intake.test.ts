@@ -22,6 +22,7 @@ let clock = new Date('2026-03-01T12:00:00.000Z');
 let caps: Map<string, TenantRecord>;
 let deps: IntakeDeps & {
   store: MemoryStore;
+  waiting: MemoryWaitingLines;
   queue: MemoryQueue;
   inputs: MemoryInputs;
   workflow: MemoryWorkflow;
@@ -53,7 +54,10 @@ describe('submitJob', () => {
 
     expect(replayed).toBe(false);
     expect(job).toMatchObject({ id: deriveJobId('acme', 'k1'), status: 'queued', progress: 0, attempts: 0 });
-    expect(deps.queue.messages).toEqual([{ jobId: job.id, provider: 'longhaul-http', options: {} }]);
+    expect(deps.queue.messages).toEqual([
+      { jobId: job.id, provider: 'longhaul-http', options: { inLine: true } },
+    ]);
+    expect(deps.waiting.entries().map((entry) => entry.jobId)).toEqual([job.id]);
     expect(deps.store.jobs.get(job.id)?.enqueuedAt).toBe(clock.toISOString());
   });
 

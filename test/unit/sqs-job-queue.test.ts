@@ -55,11 +55,11 @@ describe('the hand-off lane', () => {
   it("sends a job handed a slot to the hand-off queue, and every other job to its provider's queue", async () => {
     const lanes = new SqsJobQueue(client(), { jobs, handOff: HAND_OFF });
     await lanes.enqueue({ id: 'job_x', provider: 'deepgram' }, { handOff: true });
-    await lanes.enqueue({ id: 'job_y', provider: 'deepgram' });
+    await lanes.enqueue({ id: 'job_y', provider: 'deepgram' }, { inLine: true });
     await lanes.enqueue({ id: 'job_z', provider: 'replicate' }, { delaySeconds: 8, deferrals: 2 });
     expect(sent()).toEqual([
       { QueueUrl: HAND_OFF, MessageBody: '{"jobId":"job_x"}' },
-      { QueueUrl: TRANSCRIPTS, MessageBody: '{"jobId":"job_y"}' },
+      { QueueUrl: TRANSCRIPTS, MessageBody: '{"jobId":"job_y","inLine":true}' },
       { QueueUrl: IMAGES, MessageBody: '{"jobId":"job_z","deferrals":2}', DelaySeconds: 8 },
     ]);
   });
