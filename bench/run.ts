@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { runPeer } from './peer/bullmq';
 import { acceptThenDropSection } from './sections/ambiguity';
 import { backPressureSection } from './sections/backpressure';
+import { choiceSection } from './sections/choice';
 import { coldStartSection } from './sections/coldstart';
 import { costSection } from './sections/cost';
 import { fairnessSection } from './sections/fairness';
@@ -30,6 +31,7 @@ const SECTIONS = [
   'peer',
   'providers',
   'fairness',
+  'choice',
 ] as const;
 type Section = (typeof SECTIONS)[number];
 
@@ -67,6 +69,7 @@ async function main(): Promise<void> {
   if (wanted.has('peer')) results.peer = await runPeer(print);
   if (wanted.has('providers')) results.providers = await providersSection();
   if (wanted.has('fairness')) results.fairness = await fairnessSection();
+  if (wanted.has('choice')) results.choice = await choiceSection();
   results.durationS = round((performance.now() - started) / 1000, 0);
   printSummary(results);
   writeFileSync(RESULTS_FILE, `${JSON.stringify(results, null, 2)}\n`);

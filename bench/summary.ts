@@ -1,6 +1,7 @@
 import type { PeerFigures } from './peer/bullmq';
 import type { DropFigures } from './sections/ambiguity';
 import type { BurstFigures } from './sections/backpressure';
+import type { ChoiceFigures } from './sections/choice';
 import type { HandlerFigures } from './sections/coldstart';
 import type { CostFigures } from './sections/cost';
 import type { FairnessFigures } from './sections/fairness';
@@ -27,6 +28,7 @@ export interface Results {
   peer?: PeerFigures;
   providers?: ProvidersFigures;
   fairness?: FairnessFigures;
+  choice?: ChoiceFigures;
 }
 
 type Row = [figure: string, longhaul: string, peer: string];

@@ -9,6 +9,7 @@ import {
   utilizationPct,
 } from '../support/burst';
 import { fmt, print, round, sizeFromEnv, tally } from '../support/common';
+import { cpuMeter } from '../support/cpu';
 import { type BenchStack, type ProviderLedger, startBenchStack } from '../support/stack';
 
 /**
@@ -46,6 +47,12 @@ export interface ProvidersRun {
   readonly transcriptionStartWait: StartWaits;
   readonly imageStartWait?: StartWaits;
   readonly outcome: Record<string, number>;
+  /**
+   * Cores the local stack's processes kept busy on average over the run (1 =
+   * one core all the time): every function, emulator and the simulator share
+   * one Node process, whose JavaScript runs on one core.
+   */
+  readonly stackCores?: number;
 }
 
 export interface ProvidersFigures {
@@ -104,6 +111,7 @@ export async function providersSection(): Promise<ProvidersFigures> {
 
 async function run(s: BenchStack, images: number, transcriptions: number): Promise<ProvidersRun> {
   await s.provider('/_sim/reset', {});
+  const cores = cpuMeter(s.stack.pid);
   const started = performance.now();
   const none: Submissions = { ids: [], latencies: [] };
   const [drawn, heard] = await Promise.all([
@@ -146,12 +154,17 @@ async function run(s: BenchStack, images: number, transcriptions: number): Promi
     ...(imagesMs === undefined ? [] : [use(IMAGE, images, imagesMs)]),
     use(AUDIO, transcriptions, transcriptionsMs),
   ];
+  const stackCores = cores();
   const transcriptionStartWait = startWaits(await jobsRanOn(s, heard.ids, AUDIO));
   const imageStartWait = images > 0 ? startWaits(await jobsRanOn(s, drawn.ids, IMAGE)) : undefined;
   print(`measured: outcome ${JSON.stringify(outcome)}`);
   print(`measured: transcription start wait p50 / p95 / max = ${waits(transcriptionStartWait)}`);
   if (imageStartWait) print(`measured: image start wait p50 / p95 / max = ${waits(imageStartWait)}`);
+  if (stackCores !== undefined) {
+    print(`measured: the local stack kept ${fmt(stackCores, 2)} cores busy on average over the run`);
+  }
   return {
+    ...(stackCores === undefined ? {} : { stackCores: round(stackCores, 2) }),
     images,
     transcriptions,
     providers,

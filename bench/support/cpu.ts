@@ -1,0 +1,66 @@
+import { readdirSync, readFileSync } from 'node:fs';
+
+/**
+ * CPU time used by a process and its descendants (Linux `/proc`): what the
+ * local stack spends, so a section can say whether the one process that runs
+ * every function and emulator was busy all the time. Undefined where there
+ * is no `/proc`.
+ */
+
+/** Clock ticks per second of `/proc/<pid>/stat` (USER_HZ, 100 on Linux). */
+const TICKS_PER_S = 100;
+
+interface ProcStat {
+  readonly pid: number;
+  readonly ppid: number;
+  readonly ticks: number;
+}
+
+function readStat(pid: string): ProcStat | undefined {
+  try {
+    const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name is in parentheses and may hold spaces: the fields after it are fixed.
+    const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+    return {
+      pid: Number(pid),
+      ppid: Number(fields[1]),
+      ticks: Number(fields[11]) + Number(fields[12]),
+    };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Seconds of CPU the process tree under `root` has used so far. */
+export function cpuSecondsOfTree(root: number): number | undefined {
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc').filter((name) => /^\d+$/.test(name));
+  } catch {
+    return undefined;
+  }
+  const stats = entries.flatMap((pid) => readStat(pid) ?? []);
+  const children = new Map<number, ProcStat[]>();
+  for (const stat of stats) children.set(stat.ppid, [...(children.get(stat.ppid) ?? []), stat]);
+  const rootStat = stats.find((stat) => stat.pid === root);
+  if (!rootStat) return undefined;
+  let ticks = 0;
+  const pending = [rootStat];
+  while (pending.length > 0) {
+    const stat = pending.pop() as ProcStat;
+    ticks += stat.ticks;
+    pending.push(...(children.get(stat.pid) ?? []));
+  }
+  return ticks / TICKS_PER_S;
+}
+
+/** Starts measuring; the returned function gives the cores the tree kept busy on average since (1 = one core all the time). */
+export function cpuMeter(root: number): () => number | undefined {
+  const startedCpu = cpuSecondsOfTree(root);
+  const startedAt = performance.now();
+  return () => {
+    const now = cpuSecondsOfTree(root);
+    if (startedCpu === undefined || now === undefined) return undefined;
+    return (now - startedCpu) / ((performance.now() - startedAt) / 1000);
+  };
+}
