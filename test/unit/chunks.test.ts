@@ -38,7 +38,7 @@ describe('planChunks', () => {
     fc.assert(
       fc.property(
         fc.double({ min: 0.001, max: 10 * 3600, noNaN: true }),
-        fc.integer({ min: 10, max: 3_600 }),
+        fc.integer({ min: 60, max: 3_600 }),
         (duration, chunkSeconds) => {
           const chunks = planChunks(duration, chunkSeconds);
           const total = chunks.reduce((sum, chunk) => sum + chunk.durationSeconds, 0);
