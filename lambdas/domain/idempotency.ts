@@ -9,7 +9,7 @@ import {
 import type { Job } from './job';
 
 /** 1..255 visible ASCII characters, as the contract allows. */
-const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
+export const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 
 export function requireIdempotencyKey(value: string | undefined): string {
   if (value === undefined || !KEY_PATTERN.test(value)) {
