@@ -11,6 +11,7 @@ import {
 import { problem } from '../../config/problems';
 import type { ProviderName } from '../../config/providers';
 import { bodyLimits } from '../../config/settings';
+import { firstLookOf } from '../domain/dispatch';
 import {
   ForbiddenError,
   JobNotFoundError,
@@ -19,7 +20,7 @@ import {
 } from '../domain/errors';
 import { JOB_ID_PATTERN, requireIdempotencyKey } from '../domain/idempotency';
 import { cancelJob, createUpload, getJob, jobTimeline, listJobs, submitJob } from '../domain/intake';
-import { SUBMISSION_TAG_PATTERN } from '../domain/job';
+import { type Job, SUBMISSION_TAG_PATTERN } from '../domain/job';
 import {
   createMultipartUpload,
   parseCompleteMultipart,
@@ -80,6 +81,16 @@ const intake = () => ({
   now,
   idempotencyInProgressMs: settings.idempotencyInProgressMs,
   jobTypeProviders: settings.jobTypeProviders,
+  firstLook: (job: Job) =>
+    firstLookOf(
+      {
+        slots: slotPools(),
+        maxInFlight: inFlightLimits(),
+        maxWaitSeconds: settings.slotWaitMaxSeconds,
+        random: Math.random,
+      },
+      job,
+    ),
 });
 
 type Route = (event: APIGatewayProxyEvent, tenantId: string) => Promise<APIGatewayProxyResult>;

@@ -2,6 +2,7 @@ import type { ProviderName } from '../../config/providers';
 import { chooseTenant, type TenantCandidate, waitingEntryOf } from './fair-share';
 import { executionNameOf, type Job, providerOf, slotHolderOf } from './job';
 import type {
+  EnqueueOptions,
   InFlightLimits,
   JobQueue,
   JobStore,
@@ -244,6 +245,29 @@ async function firstInLine(
     }
     if (!removed) return 'busy';
   }
+}
+
+export interface FirstLookDeps {
+  readonly slots: SlotPools;
+  readonly maxInFlight: InFlightLimits;
+  /** The longest wait between two looks of a waiting job's message (`SLOT_WAIT_MAX_SECONDS`). */
+  readonly maxWaitSeconds: number;
+  readonly random: () => number;
+}
+
+/**
+ * How a new job's first message, sent once the job is in its line, should
+ * travel: at once while its provider has a free slot, else delayed like a
+ * waiting job's look. Its turn then comes through its line, and a flood of
+ * jobs into a full provider costs the dispatcher nothing until their looks
+ * are due (one read of the pool here, against a dispatcher invocation, two
+ * reads, a write and a message per job).
+ */
+export async function firstLookOf(deps: FirstLookDeps, job: Job): Promise<EnqueueOptions> {
+  const provider = providerOf(job);
+  const held = (await deps.slots(provider).holders()).length;
+  if (held < deps.maxInFlight[provider]) return { inLine: true };
+  return { inLine: true, delaySeconds: waitDelaySeconds(deps.maxWaitSeconds, deps.random), deferrals: 1 };
 }
 
 /** Between half of `maxSeconds` and all of it, at random, so the waiting jobs' looks spread out. */

@@ -14,6 +14,7 @@ import { decideOnExisting, deriveJobId, fingerprint } from './idempotency';
 import { DEFAULT_PRIORITY, isTerminal, type Job, type JobType, newJob } from './job';
 import type {
   CreateOutcome,
+  EnqueueOptions,
   InputStore,
   JobPage,
   JobQueue,
@@ -39,6 +40,8 @@ export interface IntakeDeps {
   readonly idempotencyInProgressMs: number;
   /** The provider each job type runs on (settings). */
   readonly jobTypeProviders: Readonly<Record<JobType, ProviderName>>;
+  /** How the new job's message goes: at once, or as a later look when its provider is full (`firstLookOf`). */
+  readonly firstLook: (job: Job) => Promise<EnqueueOptions>;
 }
 
 export interface InputFile {
@@ -138,7 +141,7 @@ export async function submitJob(
   try {
     // In line before its message can reach the dispatcher; a job whose line entry is lost joins when its message is read.
     await deps.waiting.add(waitingEntryOf(job));
-    await deps.queue.enqueue(job, { inLine: true });
+    await deps.queue.enqueue(job, await deps.firstLook(job));
   } catch (enqueueError) {
     return { job, replayed: false, enqueueError };
   }

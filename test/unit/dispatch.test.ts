@@ -1,4 +1,4 @@
-import { deferDelaySeconds, dispatchJob, waitDelaySeconds } from '../../lambdas/domain/dispatch';
+import { deferDelaySeconds, dispatchJob, firstLookOf, waitDelaySeconds } from '../../lambdas/domain/dispatch';
 import { executionNameOf, type Job, newJob, slotHolderOf } from '../../lambdas/domain/job';
 import {
   limits,
@@ -103,6 +103,23 @@ describe('dispatchJob', () => {
   it('drops a message for an unknown job', async () => {
     const { deps } = setup(1);
     await expect(dispatchJob(deps, 'job_zzzzzzzzzzzzzzzzzzzzzzzzzz', 0)).resolves.toBe('dropped');
+  });
+});
+
+describe('firstLookOf', () => {
+  it("sends a new job's message at once while its provider has a free slot, and as a later look once it is full", async () => {
+    const { deps, add } = setup(1);
+    const first = add(0);
+    const second = add(1);
+    await expect(firstLookOf(deps, first)).resolves.toEqual({ inLine: true });
+
+    await dispatchJob(deps, first.id, 0);
+
+    await expect(firstLookOf(deps, second)).resolves.toEqual({
+      inLine: true,
+      delaySeconds: waitDelaySeconds(deps.maxWaitSeconds, deps.random),
+      deferrals: 1,
+    });
   });
 });
 

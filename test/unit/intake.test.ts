@@ -41,6 +41,7 @@ beforeEach(() => {
     now: () => clock,
     idempotencyInProgressMs: 30_000,
     jobTypeProviders: { 'image.generate': 'longhaul-http', 'audio.transcribe': 'longhaul-http' },
+    firstLook: async () => ({ inLine: true }),
   };
 });
 

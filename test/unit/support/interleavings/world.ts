@@ -1,6 +1,6 @@
 import type fc from 'fast-check';
 import { defaultSettings, type Settings } from '../../../../config/settings';
-import { dispatchJob } from '../../../../lambdas/domain/dispatch';
+import { dispatchJob, firstLookOf } from '../../../../lambdas/domain/dispatch';
 import { deriveJobId } from '../../../../lambdas/domain/idempotency';
 import { cancelJob, submitJob } from '../../../../lambdas/domain/intake';
 import {
@@ -289,21 +289,32 @@ export class World {
   // The entry points a workload drives.
 
   submit(job: number) {
-    return this.spawn(`submit ${job}`, (actor) =>
-      submitJob(
+    return this.spawn(`submit ${job}`, (actor) => {
+      const ports = this.ports(actor);
+      return submitJob(
         {
-          ...this.ports(actor),
+          ...ports,
           now: this.now,
           idempotencyInProgressMs: this.settings.idempotencyInProgressMs,
           jobTypeProviders: { 'image.generate': 'longhaul-http', 'audio.transcribe': 'longhaul-http' },
+          firstLook: (submitted) =>
+            firstLookOf(
+              {
+                slots: ports.slots,
+                maxInFlight: limits(this.settings.maxInFlight),
+                maxWaitSeconds: this.settings.slotWaitMaxSeconds,
+                random: () => 0.5,
+              },
+              submitted,
+            ),
         },
         {
           tenantId: TENANT,
           idempotencyKey: keyOf(job),
           request: { type: 'image.generate', input: { prompt: `p${job}` } },
         },
-      ),
-    );
+      );
+    });
   }
 
   /** The queue delivers the job's latest message again (at-least-once). */
