@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { mediaTypeMatches } from '../../config/job-types/job-type';
+import type { Problem } from '../../config/problems';
 import type { ProviderName } from '../../config/providers';
 import { mapWithConcurrency } from './concurrency';
 import {
@@ -12,7 +13,7 @@ import {
 } from './errors';
 import { waitingEntryOf } from './fair-share';
 import { decideOnExisting, deriveJobId, fingerprint } from './idempotency';
-import { DEFAULT_PRIORITY, isTerminal, type Job, type JobType, newJob } from './job';
+import { DEFAULT_PRIORITY, isTerminal, type Job, type JobResource, type JobType, newJob } from './job';
 import type {
   CreateOutcome,
   InputStore,
@@ -25,7 +26,7 @@ import type {
   WaitingLines,
   Workflow,
 } from './ports';
-import type { CreateJobRequest, CreateUploadRequest, ListJobsQuery } from './requests';
+import type { BatchEntry, CreateJobRequest, CreateUploadRequest, ListJobsQuery } from './requests';
 import { fileSourceOf } from './requests';
 
 export interface IntakeDeps {
@@ -128,10 +129,19 @@ export async function submitJob(
   return { job, replayed: false };
 }
 
-/** One item of a batch as the request parsed it: a job request under its key, or why the item is refused. */
-export type BatchEntry =
-  | { readonly idempotencyKey: string; readonly request: CreateJobRequest }
-  | { readonly error: unknown };
+/** One item's answer in a batch's response. */
+export interface BatchItemResult {
+  /** The item's key as given (null when it gave none that is a string). */
+  readonly idempotencyKey: string | null;
+  /** The status a single POST /v1/jobs with the item's key and body would have answered. */
+  readonly status: number;
+  /** The job, when the item was accepted (new or replayed). */
+  readonly job?: JobResource;
+  /** Why the item was refused, when it was. */
+  readonly problem?: Problem;
+  /** The key's job existed: the answer repeats the first one. */
+  readonly replayed: boolean;
+}
 
 /** What one item of a batch got: what a single submission of it would have, the result or the error. */
 export type BatchItemOutcome = { readonly result: SubmitResult } | { readonly error: unknown };

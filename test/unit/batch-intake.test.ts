@@ -6,13 +6,13 @@ import {
 } from '../../lambdas/domain/errors';
 import { deriveJobId } from '../../lambdas/domain/idempotency';
 import {
-  type BatchEntry,
   type BatchItemOutcome,
   type IntakeDeps,
   submitBatch,
   submitJob,
 } from '../../lambdas/domain/intake';
 import type { Job } from '../../lambdas/domain/job';
+import type { BatchEntry } from '../../lambdas/domain/requests';
 import type { TenantRecord } from '../../lambdas/domain/tenants';
 import {
   MemoryBacklogs,
