@@ -257,14 +257,16 @@ export async function submitBatch(
  */
 async function enterLines(deps: IntakeDeps, jobs: readonly Job[]): Promise<Map<string, SubmitResult>> {
   const results = new Map<string, SubmitResult>();
-  const lined: Job[] = [];
-  await mapWithConcurrency(jobs, BATCH_WRITES_AT_ONCE, async (job) => {
-    try {
-      await deps.waiting.add(waitingEntryOf(job));
-      lined.push(job);
-    } catch (enqueueError) {
-      results.set(job.id, { job, replayed: false, enqueueError });
-    }
+  let notInLine: ReadonlyMap<string, unknown>;
+  try {
+    notInLine = jobs.length > 0 ? await deps.waiting.addMany(jobs.map(waitingEntryOf)) : new Map();
+  } catch (error) {
+    notInLine = new Map(jobs.map((job) => [job.id, error]));
+  }
+  const lined = jobs.filter((job) => {
+    if (!notInLine.has(job.id)) return true;
+    results.set(job.id, { job, replayed: false, enqueueError: notInLine.get(job.id) });
+    return false;
   });
   let failed: ReadonlyMap<string, unknown>;
   try {

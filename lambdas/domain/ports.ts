@@ -206,6 +206,12 @@ export interface WaitingTenant {
 export interface WaitingLines {
   /** Puts the job in its tenant's line and marks the tenant waiting. Idempotent. */
   add(entry: WaitingEntry): Promise<void>;
+  /**
+   * Puts many jobs in their lines as `add` does, the entries written together
+   * and each tenant marked once after its entries. Answers the jobs that
+   * could not be put in line, each with its error.
+   */
+  addMany(entries: readonly WaitingEntry[]): Promise<ReadonlyMap<string, unknown>>;
   remove(entry: WaitingEntry): Promise<void>;
   tenants(provider: ProviderName): Promise<readonly WaitingTenant[]>;
   /** The first `limit` entries of the tenant's line, in order. */

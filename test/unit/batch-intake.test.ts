@@ -5,12 +5,7 @@ import {
   ValidationError,
 } from '../../lambdas/domain/errors';
 import { deriveJobId } from '../../lambdas/domain/idempotency';
-import {
-  type BatchItemOutcome,
-  type IntakeDeps,
-  submitBatch,
-  submitJob,
-} from '../../lambdas/domain/intake';
+import { type BatchItemOutcome, type IntakeDeps, submitBatch, submitJob } from '../../lambdas/domain/intake';
 import type { Job } from '../../lambdas/domain/job';
 import type { BatchEntry } from '../../lambdas/domain/requests';
 import type { TenantRecord } from '../../lambdas/domain/tenants';
@@ -197,6 +192,22 @@ describe('submitBatch', () => {
     expect(deps.store.jobs.get(idOf('b'))?.enqueuedAt).toBeUndefined();
     expect(deps.store.jobs.get(idOf('a'))?.enqueuedAt).toBe(clock.toISOString());
     expect(backlog()).toBe(2);
+  });
+
+  it('puts the new jobs in their lines in one batch, and leaves a job whose entry failed unsent for the reconciler', async () => {
+    deps.waiting.refusing.add(idOf('b'));
+
+    const outcomes = await submit([item('a'), item('b'), item('c')]);
+
+    expect(summary(outcomes)).toEqual([
+      `accepted ${idOf('a')}`,
+      `accepted ${idOf('b')}`,
+      `accepted ${idOf('c')}`,
+    ]);
+    expect(deps.waiting.batches).toEqual([[idOf('a'), idOf('b'), idOf('c')]]);
+    expect((outcomes[1] as { result: { enqueueError?: unknown } }).result.enqueueError).toBeInstanceOf(Error);
+    expect(deps.queue.batches).toEqual([[idOf('a'), idOf('c')]]);
+    expect(deps.store.jobs.get(idOf('b'))?.enqueuedAt).toBeUndefined();
   });
 
   it('refuses an item whose body has no canonical form, alone', async () => {

@@ -320,6 +320,19 @@ export class MemoryWaitingLines implements WaitingLines {
     this.lines.set(key, line);
     this.marks.set(key, (this.marks.get(key) ?? 0) + 1);
   }
+  /** Jobs whose line entries a batch add fails to write. */
+  readonly refusing = new Set<string>();
+  /** The job ids of each addMany, to tell a batch's writes from one per job. */
+  readonly batches: (readonly string[])[] = [];
+  async addMany(entries: readonly WaitingEntry[]) {
+    this.batches.push(entries.map((entry) => entry.jobId));
+    const failed = new Map<string, unknown>();
+    for (const entry of entries) {
+      if (this.refusing.has(entry.jobId)) failed.set(entry.jobId, new Error('table unavailable'));
+      else await this.add(entry);
+    }
+    return failed;
+  }
   async remove(entry: WaitingEntry) {
     this.lines.get(MemoryWaitingLines.line(entry.provider, entry.tenant))?.delete(entry.place);
   }
