@@ -8,7 +8,7 @@ import {
 } from '../../config/problems';
 import { PROVIDER_NAMES, PROVIDERS } from '../../config/providers';
 import { bodyLimits, defaultSettings } from '../../config/settings';
-import { IDEMPOTENCY_KEY_PATTERN, JOB_ID_PATTERN } from '../domain/idempotency';
+import { JOB_ID_PATTERN, KEY_PATTERN } from '../domain/idempotency';
 import {
   DEFAULT_PRIORITY,
   JOB_PRIORITIES,
@@ -467,7 +467,7 @@ const schemas: Record<string, Schema> = {
     description:
       'A CreateJobRequest with the Idempotency-Key a single POST /v1/jobs would send: the same key space, so a single submission with the key lands on the same job.',
     properties: {
-      idempotencyKey: { type: 'string', pattern: IDEMPOTENCY_KEY_PATTERN.source },
+      idempotencyKey: { type: 'string', pattern: KEY_PATTERN.source },
       ...createJobRequest.properties,
       runAt: {
         type: 'string',
@@ -1385,7 +1385,7 @@ function buildDocument(): OpenApiDocument {
           required: true,
           description:
             'Names the user action: mint one per action (a UUID) and send it with every retry of that action.',
-          schema: { type: 'string', pattern: IDEMPOTENCY_KEY_PATTERN.source },
+          schema: { type: 'string', pattern: KEY_PATTERN.source },
         },
         Limit: {
           name: 'limit',

@@ -9,14 +9,14 @@ import {
 import type { Job } from './job';
 
 /** 1..255 visible ASCII characters, as the contract allows. */
-export const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
+export const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 
 /** The key, or IdempotencyKeyMissingError naming where it was looked for (`where`, the header by default). */
 export function requireIdempotencyKey(
   value: string | undefined,
   where = 'The Idempotency-Key header',
 ): string {
-  if (value === undefined || !IDEMPOTENCY_KEY_PATTERN.test(value)) {
+  if (value === undefined || !KEY_PATTERN.test(value)) {
     throw new IdempotencyKeyMissingError(
       value === undefined ? `${where} is required.` : `${where} must be 1 to 255 visible ASCII characters.`,
     );
