@@ -16,11 +16,14 @@ import {
 import { type OperationId, operations } from './routes';
 import {
   type AdminJob,
+  type BatchItem,
+  type BatchItemResult,
   type CreateJobRequest,
   FILE_INPUT_FIELD,
   type FileInput,
   type Job,
   type JobStatus,
+  MAX_BATCH_ITEMS,
   type MultipartUploadState,
   type MultipartUploadTicket,
   type Page,
@@ -299,6 +302,30 @@ export class Longhaul {
       replayed: answer.headers.get('idempotent-replayed') === 'true',
       location: answer.headers.get('location') ?? `/v1/jobs/${job.id}`,
     };
+  }
+
+  /**
+   * Submits up to 1,000 user actions in one request; each item carries its
+   * action's idempotency key, so retrying the batch (which is done on network
+   * errors, 5xx and 429 like `createJob`) never makes a job twice. Answers
+   * each item in item order: `status` 202 with its `job`, or its `problem`.
+   * Items refused with a status worth retrying (409, 429, 5xx) can be sent
+   * again, alone or in another batch, under the same keys.
+   */
+  async submitBatch(
+    items: readonly BatchItem[],
+    options: RequestOptions = {},
+  ): Promise<readonly BatchItemResult[]> {
+    if (items.length < 1 || items.length > MAX_BATCH_ITEMS) {
+      throw new LonghaulUsageError(`A batch has 1 to ${MAX_BATCH_ITEMS} items, not ${items.length}.`);
+    }
+    const text = JSON.stringify({ items });
+    const answer = await this.call('createJobBatch', {
+      ...options,
+      operationHeaders: { 'content-type': 'application/json' },
+      body: () => text,
+    });
+    return (answer.body as { items: readonly BatchItemResult[] }).items;
   }
 
   async getJob(jobId: string, options: RequestOptions = {}): Promise<Job> {

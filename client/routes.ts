@@ -21,6 +21,8 @@ export interface Operation {
 export const operations = {
   getHealth: { method: 'GET', path: '/healthz', auth: 'none', retry: 'idempotent' },
   createJob: { method: 'POST', path: '/v1/jobs', auth: 'tenant', retry: 'idempotent' },
+  // Every item carries its own key: a repeated batch replays what was accepted and creates nothing twice.
+  createJobBatch: { method: 'POST', path: '/v1/jobs/batch', auth: 'tenant', retry: 'idempotent' },
   listJobs: { method: 'GET', path: '/v1/jobs', auth: 'tenant', retry: 'idempotent' },
   getJob: { method: 'GET', path: '/v1/jobs/{id}', auth: 'tenant', retry: 'idempotent' },
   // Cancel is idempotent by contract: a canceled job is returned as it is.

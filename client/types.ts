@@ -193,6 +193,30 @@ type Submission<T extends JobType> = {
 
 export type CreateJobRequest = { [T in JobType]: Submission<T> }[JobType];
 
+/** The most items one `submitBatch` takes. */
+export const MAX_BATCH_ITEMS = 1000;
+
+/**
+ * One item of a batch: a job request under the idempotency key of its user
+ * action (the same key space as `createJob`'s). No file part: upload files
+ * with `uploadFile` and put the ref into the input.
+ */
+export type BatchItem = {
+  [T in JobType]: Omit<Submission<T>, 'file'> & { readonly idempotencyKey: string };
+}[JobType];
+
+/** One item's answer: what `createJob` with its key and request would have got, as a status and a job or a problem. */
+export type BatchItemResult = {
+  /** The item's key (null when it gave none that is a string). */
+  readonly idempotencyKey: string | null;
+  /** 202 accepted (new or replayed), or the problem's status: 400, 409, 422, 429, 5xx. */
+  readonly status: number;
+  readonly job?: Job;
+  readonly problem?: Problem;
+  /** The key's job existed already. */
+  readonly replayed: boolean;
+};
+
 export type Resolution = {
   readonly outcome: 'succeeded' | 'failed' | 'requeue';
   /** Why; recorded in the job's timeline. */

@@ -107,6 +107,7 @@ export const routes = [
     openBecause: 'it is the public description of the API and reads no data',
   },
   { method: 'POST', path: '/v1/jobs', auth: 'tenant' },
+  { method: 'POST', path: '/v1/jobs/batch', auth: 'tenant' },
   { method: 'GET', path: '/v1/jobs', auth: 'tenant' },
   { method: 'GET', path: '/v1/jobs/{id}', auth: 'tenant' },
   { method: 'POST', path: '/v1/jobs/{id}/cancel', auth: 'tenant' },

@@ -87,11 +87,10 @@ async function measureShape(tenants: number, jobsPerTenant: number): Promise<Cho
 
     const { client, counts } = counting(db.documents);
     const pool = new DynamoDbSlotPool(client, table, PROVIDER);
-    const noQueue: JobQueue = {
-      enqueue: async () => {
-        throw new Error('a choice here starts its job itself');
-      },
+    const startsItself = async (): Promise<never> => {
+      throw new Error('a choice here starts its job itself');
     };
+    const noQueue: JobQueue = { enqueue: startsItself, enqueueMany: startsItself };
     const deps = {
       store: new DynamoDbJobStore(client, { tableName: table, retentionDays: 30 }),
       slots: () => pool,

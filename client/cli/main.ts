@@ -10,6 +10,8 @@ import {
 import { Longhaul, type UserAction } from '../longhaul';
 import {
   type AdminJob,
+  type BatchItem,
+  type BatchItemResult,
   type CreateJobRequest,
   DEFAULT_PRIORITY,
   type FileInput,
@@ -18,11 +20,19 @@ import {
   JOB_TYPE_INPUTS,
   type Job,
   type JobStatus,
+  MAX_BATCH_ITEMS,
 } from '../types';
 import { SDK_VERSION } from '../version';
 import type { WebSocketConstructor } from '../wait';
 import { type InputTable, inputFlagOptions, inputFlagsHelp, inputFromFlags } from './input-flags';
-import { formatJob, formatJobTable, formatTimeline, ProgressBar, type Stream } from './output';
+import {
+  formatBatchResults,
+  formatJob,
+  formatJobTable,
+  formatTimeline,
+  ProgressBar,
+  type Stream,
+} from './output';
 import { UsageError } from './usage-error';
 
 /**
@@ -240,9 +250,28 @@ const commands: Record<string, Command> = {
   },
 };
 
+/** `batch`: a JSON Lines file of batch items, sent MAX_BATCH_ITEMS to a request. */
+const batchCommand: Command = {
+  summary: 'submit the jobs of a JSON Lines file, one item per line',
+  usage: `longhaul batch <file.jsonl> [--key-prefix <prefix>]
+  each line: {"idempotencyKey": "…", "type": "…", "input": {…}, "webhookUrl"?: "…", "priority"?: "…"}
+  (blank lines are skipped; more than ${MAX_BATCH_ITEMS} lines go in several requests)
+  --key-prefix <p>  a line without an idempotencyKey gets <p>:<line number>, so running
+                    the same file again with the same prefix submits nothing twice
+  Prints one line per item: its status, its key, and its job or why it was refused.
+  Exits 1 if any item was refused.`,
+  options: { 'key-prefix': { type: 'string' } },
+  positionals: ['file'],
+  run: submitBatchFile,
+};
+
 const GROUPS = new Set(['jobs', 'review', 'dlq']);
 
-const COMMANDS: Readonly<Record<string, Command>> = { submit: submitCommand(JOB_TYPE_INPUTS), ...commands };
+const COMMANDS: Readonly<Record<string, Command>> = {
+  submit: submitCommand(JOB_TYPE_INPUTS),
+  batch: batchCommand,
+  ...commands,
+};
 
 const USAGE = `Usage: longhaul <command> [options]
 
@@ -641,6 +670,62 @@ async function submit(c: Context, table: InputTable): Promise<number> {
     io.stderr.write(`follow it: longhaul jobs wait ${created.job.id}\n`);
   }
   return EXIT.ok;
+}
+
+/** The items of a JSON Lines file, each line checked to be an object; a line without a key gets one from `keyPrefix`. */
+function readBatchFile(path: string, keyPrefix: string | undefined): BatchItem[] {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch {
+    throw new UsageError(`Cannot read ${path}.`);
+  }
+  const items: BatchItem[] = [];
+  for (const [index, line] of text.split('\n').entries()) {
+    if (line.trim() === '') continue;
+    let item: unknown;
+    try {
+      item = JSON.parse(line);
+    } catch (error) {
+      throw new UsageError(`${path} line ${index + 1} is not JSON: ${(error as Error).message}`);
+    }
+    if (!item || typeof item !== 'object' || Array.isArray(item)) {
+      throw new UsageError(`${path} line ${index + 1} must be a JSON object.`);
+    }
+    const record = item as Record<string, unknown>;
+    if (record.idempotencyKey === undefined) {
+      if (keyPrefix === undefined) {
+        throw new UsageError(
+          `${path} line ${index + 1} has no idempotencyKey: give each line one, or pass --key-prefix.`,
+        );
+      }
+      record.idempotencyKey = `${keyPrefix}:${index + 1}`;
+    }
+    items.push(record as BatchItem);
+  }
+  if (items.length === 0) throw new UsageError(`${path} holds no items.`);
+  return items;
+}
+
+async function submitBatchFile(c: Context): Promise<number> {
+  const path = c.positionals[0] as string;
+  const keyPrefix = typeof c.values['key-prefix'] === 'string' ? c.values['key-prefix'] : undefined;
+  const items = readBatchFile(path, keyPrefix);
+  const results: BatchItemResult[] = [];
+  for (let at = 0; at < items.length; at += MAX_BATCH_ITEMS) {
+    const answered = await c
+      .client()
+      .submitBatch(items.slice(at, at + MAX_BATCH_ITEMS), { signal: c.io.signal });
+    results.push(...answered);
+    if (!c.json) c.io.stdout.write(formatBatchResults(answered));
+  }
+  const refused = results.filter((result) => result.status !== 202).length;
+  const replayed = results.filter((result) => result.replayed).length;
+  if (c.json) c.io.stdout.write(`${JSON.stringify({ items: results }, null, 2)}\n`);
+  c.io.stderr.write(
+    `${results.length - refused} accepted (${replayed} already submitted), ${refused} refused\n`,
+  );
+  return refused === 0 ? EXIT.ok : EXIT.error;
 }
 
 async function waitAndPrint(c: Context, jobId: string): Promise<number> {

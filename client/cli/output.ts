@@ -1,4 +1,4 @@
-import type { AdminJob, Job, Page, TimelineEvent } from '../types';
+import type { AdminJob, BatchItemResult, Job, Page, TimelineEvent } from '../types';
 import type { WaitUpdate } from '../wait';
 
 /** How the CLI shows things to people; `--json` bypasses all of this. */
@@ -33,6 +33,23 @@ export function formatJob(job: Job | AdminJob): string {
     ...fields.map(([name, value]) => `  ${name.padEnd(width)}${value}`),
   ];
   return `${lines.join('\n')}\n`;
+}
+
+/** One line per batch item, in item order: its status and key, then its job or why it was refused. */
+export function formatBatchResults(results: readonly BatchItemResult[]): string {
+  return results
+    .map((result) => {
+      const head = `${result.status}  ${result.idempotencyKey ?? '(no key)'}`;
+      if (result.job) {
+        return `${head}  ${result.job.id}  ${result.job.status}${result.replayed ? '  (already submitted)' : ''}\n`;
+      }
+      const problem = result.problem;
+      const fields = (problem?.errors ?? []).map(
+        (error) => `\n    ${error.pointer ?? error.parameter ?? ''}: ${error.detail}`,
+      );
+      return `${head}  ${problem?.code ?? 'refused'}: ${problem?.detail ?? ''}${fields.join('')}\n`;
+    })
+    .join('');
 }
 
 export function formatJobTable(page: Pick<Page<Job | AdminJob>, 'items'>): string {

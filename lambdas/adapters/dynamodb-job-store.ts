@@ -92,10 +92,12 @@ export class DynamoDbJobStore implements JobStore {
         ConsistentRead: true,
       }),
     );
-    if (!Item) return undefined;
-    const item = Item as JobItem;
-    if (item.expiresAt !== undefined && item.expiresAt < epochSeconds(new Date())) return undefined;
-    return fromItem(item);
+    if (!Item || hasExpired(Item as JobItem, new Date())) return undefined;
+    return fromItem(Item as JobItem);
+  }
+
+  getMany(jobIds: readonly string[]): Promise<ReadonlyMap<string, Job>> {
+    return this.readAll([...new Set(jobIds)]);
   }
 
   async markEnqueued(jobId: string, at: Date): Promise<void> {
@@ -499,9 +501,14 @@ export class DynamoDbJobStore implements JobStore {
     };
   }
 
-  /** The jobs with these ids, read consistently from the table in batches of 100. */
+  /**
+   * The jobs with these ids, read consistently from the table in batches of
+   * 100 (BatchGetItem's most), keys it left unprocessed asked again with
+   * backoff. An expired job lingering until TTL deletes it is gone, as for `get`.
+   */
   private async readAll(ids: readonly string[]): Promise<Map<string, Job>> {
     const jobs = new Map<string, Job>();
+    const now = new Date();
     for (let at = 0; at < ids.length; at += 100) {
       let keys: Record<string, unknown>[] = ids
         .slice(at, at + 100)
@@ -514,7 +521,7 @@ export class DynamoDbJobStore implements JobStore {
           }),
         );
         for (const item of (Responses?.[this.options.tableName] ?? []) as JobItem[]) {
-          jobs.set(item.pk, fromItem(item));
+          if (!hasExpired(item, now)) jobs.set(item.pk, fromItem(item));
         }
         keys = (UnprocessedKeys?.[this.options.tableName]?.Keys ?? []) as Record<string, unknown>[];
       }
@@ -590,6 +597,11 @@ function fromItem(item: JobItem): Job {
 
 /** The active index's partition of a provider's jobs in one status. */
 const activeKeyOf = (provider: ProviderName, status: JobStatus): string => `${provider}#${status}`;
+
+/** A finished job past its retention: TTL deletes it within days, and its key is free again at once. */
+function hasExpired(item: JobItem, now: Date): boolean {
+  return item.expiresAt !== undefined && item.expiresAt < epochSeconds(now);
+}
 
 function epochSeconds(at: Date): number {
   return Math.floor(at.getTime() / 1000);

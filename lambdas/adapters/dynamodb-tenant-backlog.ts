@@ -7,6 +7,9 @@ import { countPartition } from './dynamodb-count';
 
 const [, byTenantStatus] = jobTable.indexes;
 
+/** Readings of the counter a batch's admission makes before it gives up (answering that the backlog is full). */
+const ADMIT_ATTEMPTS = 5;
+
 /** The item of a tenant's settings and backlog counter: beside its jobs, in the job table. */
 export const tenantKey = (tenant: string) => ({ pk: `TENANT#${tenant}`, sk: 'TENANT' }) as const;
 
@@ -68,10 +71,70 @@ export class DynamoDbTenantBacklogs implements TenantBacklogs {
     return true;
   }
 
-  async giveBack(tenant: string): Promise<void> {
+  /**
+   * A batch's admissions in one write, not one per job: the counter and the
+   * cap are read, and `ADD backlog :count` is conditioned on the room the
+   * reading found (`backlog <= cap - count`) and on the cap being the one read,
+   * so concurrent admissions can never take the backlog past the cap. When
+   * another writer took some of the room meanwhile, the write misses and the
+   * next reading admits fewer.
+   */
+  async admitUpTo(tenant: string, wanted: number): Promise<number> {
+    for (let attempt = 0; wanted > 0 && attempt < ADMIT_ATTEMPTS; attempt++) {
+      const { Item } = await this.client.send(
+        new GetCommand({
+          TableName: this.tableName,
+          Key: tenantKey(tenant),
+          ConsistentRead: true,
+          ProjectionExpression: 'backlog, maxQueued',
+        }),
+      );
+      const ownCap = Item?.maxQueued === undefined ? undefined : Number(Item.maxQueued);
+      const cap = ownCap ?? TENANT_DEFAULTS.maxQueued;
+      const count = Math.min(wanted, cap - Number(Item?.backlog ?? 0));
+      if (count <= 0) return 0;
+      try {
+        const { Attributes } = await this.client.send(
+          new UpdateCommand({
+            TableName: this.tableName,
+            Key: tenantKey(tenant),
+            UpdateExpression: 'ADD backlog :count',
+            ConditionExpression: `(attribute_not_exists(backlog) OR backlog <= :room) AND ${
+              ownCap === undefined ? 'attribute_not_exists(maxQueued)' : 'maxQueued = :cap'
+            }`,
+            ExpressionAttributeValues: {
+              ':count': count,
+              ':room': cap - count,
+              ...(ownCap === undefined ? {} : { ':cap': ownCap }),
+            },
+            ReturnValues: 'UPDATED_NEW',
+          }),
+        );
+        if (Number(Attributes?.backlog ?? count) === count) await this.register(tenant);
+        return count;
+      } catch (error) {
+        if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      }
+    }
+    return 0;
+  }
+
+  async giveBack(tenant: string, count = 1): Promise<void> {
+    if (count <= 0) return;
     try {
-      await this.client.send(backlogChange(this.tableName, tenant, -1));
+      await this.client.send(
+        count === 1
+          ? backlogChange(this.tableName, tenant, -1)
+          : new UpdateCommand({
+              TableName: this.tableName,
+              Key: tenantKey(tenant),
+              UpdateExpression: 'ADD backlog :delta',
+              ConditionExpression: 'backlog >= :count',
+              ExpressionAttributeValues: { ':delta': -count, ':count': count },
+            }),
+      );
     } catch (error) {
+      // A counter already below what is given back is off; the reconciler's recount sets it right.
       if (!(error instanceof ConditionalCheckFailedException)) throw error;
     }
   }

@@ -1,5 +1,6 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import {
+  BatchWriteCommand,
   DeleteCommand,
   type DynamoDBDocumentClient,
   PutCommand,
@@ -7,7 +8,13 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import type { ProviderName } from '../../config/providers';
+import { chunksOf, mapWithConcurrency } from '../domain/concurrency';
 import type { WaitingEntry, WaitingLines, WaitingTenant } from '../domain/ports';
+
+/** BatchWriteItem takes at most 25 items. */
+const ENTRIES_PER_WRITE = 25;
+/** Writes of a batch's entries that DynamoDB left unprocessed before they are given up. */
+const WRITE_ATTEMPTS = 4;
 
 /** One tenant's line at one provider: its entries sort by their place. */
 const lineKey = (provider: ProviderName, tenant: string) => `WAIT#${provider}#${tenant}`;
@@ -29,21 +36,84 @@ export class DynamoDbWaitingLines implements WaitingLines {
   ) {}
 
   async add(entry: WaitingEntry): Promise<void> {
-    await this.client.send(
-      new PutCommand({
-        TableName: this.tableName,
-        Item: { pk: lineKey(entry.provider, entry.tenant), sk: entry.place, jobId: entry.jobId },
-      }),
-    );
+    await this.client.send(new PutCommand({ TableName: this.tableName, Item: this.entryItem(entry) }));
     // After the entry: a retire that read the marks before this one finds them moved and keeps the tenant.
+    await this.mark(entry.provider, entry.tenant, 1);
+  }
+
+  private entryItem(entry: WaitingEntry) {
+    return { pk: lineKey(entry.provider, entry.tenant), sk: entry.place, jobId: entry.jobId };
+  }
+
+  /** Counts `count` more jobs put in the tenant's line into its marker, which marks it waiting. */
+  private async mark(provider: ProviderName, tenant: string, count: number): Promise<void> {
     await this.client.send(
       new UpdateCommand({
         TableName: this.tableName,
-        Key: { pk: waitingKey(entry.provider), sk: entry.tenant },
+        Key: { pk: waitingKey(provider), sk: tenant },
         UpdateExpression: 'ADD marks :one',
-        ExpressionAttributeValues: { ':one': 1 },
+        ExpressionAttributeValues: { ':one': count },
       }),
     );
+  }
+
+  /**
+   * The entries go 25 to a BatchWriteItem, which has no conditions and needs
+   * none here: an entry is keyed by its job, so writing it again changes
+   * nothing. Items DynamoDB leaves unprocessed are written again with backoff.
+   * Then one `ADD marks :count` per tenant and provider, after its entries as
+   * in `add`.
+   */
+  async addMany(entries: readonly WaitingEntry[]): Promise<ReadonlyMap<string, unknown>> {
+    const failed = new Map<string, unknown>();
+    const unique = [...new Map(entries.map((entry) => [entry.jobId, entry])).values()];
+    await mapWithConcurrency(chunksOf(unique, ENTRIES_PER_WRITE), 4, async (chunk) => {
+      let pending = chunk;
+      for (let attempt = 1; pending.length > 0; attempt++) {
+        let unprocessed: readonly Record<string, unknown>[];
+        try {
+          const { UnprocessedItems } = await this.client.send(
+            new BatchWriteCommand({
+              RequestItems: {
+                [this.tableName]: pending.map((entry) => ({ PutRequest: { Item: this.entryItem(entry) } })),
+              },
+            }),
+          );
+          unprocessed = (UnprocessedItems?.[this.tableName] ?? []).map(
+            (request) => request.PutRequest?.Item ?? {},
+          );
+        } catch (error) {
+          for (const entry of pending) failed.set(entry.jobId, error);
+          return;
+        }
+        const left = new Set(unprocessed.map((item) => item.jobId));
+        pending = pending.filter((entry) => left.has(entry.jobId));
+        if (pending.length === 0) return;
+        if (attempt >= WRITE_ATTEMPTS) {
+          for (const entry of pending)
+            failed.set(entry.jobId, new Error('DynamoDB left the line entry unprocessed'));
+          return;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 50 * 2 ** attempt));
+      }
+    });
+    const tenants = new Map<string, WaitingEntry[]>();
+    for (const entry of unique) {
+      if (failed.has(entry.jobId)) continue;
+      const key = `${entry.provider}\n${entry.tenant}`;
+      tenants.set(key, [...(tenants.get(key) ?? []), entry]);
+    }
+    await Promise.all(
+      [...tenants.values()].map(async (line) => {
+        const [first] = line as [WaitingEntry];
+        try {
+          await this.mark(first.provider, first.tenant, line.length);
+        } catch (error) {
+          for (const entry of line) failed.set(entry.jobId, error);
+        }
+      }),
+    );
+    return failed;
   }
 
   async remove(entry: WaitingEntry): Promise<void> {

@@ -19,7 +19,17 @@ import {
   ValidationError,
 } from '../domain/errors';
 import { JOB_ID_PATTERN, requireIdempotencyKey } from '../domain/idempotency';
-import { cancelJob, createUpload, getJob, jobTimeline, listJobs, submitJob } from '../domain/intake';
+import {
+  type BatchItemOutcome,
+  type BatchItemResult,
+  cancelJob,
+  createUpload,
+  getJob,
+  jobTimeline,
+  listJobs,
+  submitBatch,
+  submitJob,
+} from '../domain/intake';
 import { type Job, SUBMISSION_TAG_PATTERN } from '../domain/job';
 import {
   createMultipartUpload,
@@ -31,7 +41,13 @@ import { listActiveJobs, parseResolution, providerStatuses, resolveJob } from '.
 import { presentJob } from '../domain/present';
 import { applyProgress, ProgressThrottle } from '../domain/progress';
 import { applyProviderEvent } from '../domain/provider-events';
-import { parseCreateJob, parseCreateUpload, parseListJobs, UPLOAD_REF_PATTERN } from '../domain/requests';
+import {
+  parseBatch,
+  parseCreateJob,
+  parseCreateUpload,
+  parseListJobs,
+  UPLOAD_REF_PATTERN,
+} from '../domain/requests';
 import { issueStreamTicket, STREAM_TICKET_TTL_SECONDS } from '../domain/stream-tickets';
 import { getTenant, parseTenantChanges, parseTenantName, putTenant } from '../domain/tenants';
 import {
@@ -132,6 +148,36 @@ const tenantRoutes: Partial<Record<RouteKey, Route>> = {
       ...(replayed ? { 'idempotent-replayed': 'true' } : {}),
     });
   },
+  'POST /v1/jobs/batch': async (event, tenantId) => {
+    const items = parseBatch(jsonBody(event, bodyLimits.jsonBytes), policy);
+    const outcomes = await submitBatch(intake(), { tenantId, entries: items.map((item) => item.entry) });
+    const results = await Promise.all(
+      outcomes.map((outcome, index) => batchItemResult(items[index]?.idempotencyKey ?? null, outcome)),
+    );
+    const count = (test: (result: BatchItemResult) => boolean) => results.filter(test).length;
+    const accepted = results.filter((result) => result.job && !result.replayed);
+    for (const [jobType, jobs] of Object.entries(
+      Object.groupBy(accepted, (result) => result.job?.type ?? ''),
+    )) {
+      emit('JobsSubmitted', jobs?.length ?? 0, { jobType });
+    }
+    const replayed = count((result) => result.replayed);
+    if (replayed > 0) emit('IdempotentReplays', replayed);
+    const notEnqueued = outcomes.filter((outcome) => 'result' in outcome && outcome.result.enqueueError);
+    if (notEnqueued.length > 0) {
+      emit('EnqueueFailures', notEnqueued.length);
+      logger.error('jobs stored but not enqueued; the reconciler will enqueue them', {
+        jobs: notEnqueued.length,
+      });
+    }
+    logger.info('batch accepted', {
+      items: results.length,
+      accepted: accepted.length,
+      replayed,
+      refused: count((result) => result.problem !== undefined),
+    });
+    return json(200, { items: results });
+  },
   'GET /v1/jobs': async (event, tenantId) => {
     const page = await listJobs(jobStore(), tenantId, parseListJobs(event.queryStringParameters ?? {}));
     return json(200, {
@@ -205,6 +251,20 @@ const tenantRoutes: Partial<Record<RouteKey, Route>> = {
     return json(201, ticket);
   },
 };
+
+/** An item's outcome as a single POST /v1/jobs would have answered it: the job with 202, or its problem. */
+async function batchItemResult(
+  idempotencyKey: string | null,
+  outcome: BatchItemOutcome,
+): Promise<BatchItemResult> {
+  if ('result' in outcome) {
+    const { job, replayed } = outcome.result;
+    return { idempotencyKey, status: 202, job: await presentJob(job, outputUrls), replayed };
+  }
+  const mapped = toProblem(outcome.error);
+  if (!mapped.clientError) logger.error('batch item failed', outcome.error as Error);
+  return { idempotencyKey, status: mapped.problem.status, problem: mapped.problem, replayed: false };
+}
 
 /** Tenants' settings, and which names are tenants': those that API keys carry. */
 const tenants = () => ({ tenants: tenantStore(), keys: apiKeyStore(), now });

@@ -8,7 +8,7 @@ import {
 } from '../../config/problems';
 import { PROVIDER_NAMES, PROVIDERS } from '../../config/providers';
 import { bodyLimits, defaultSettings } from '../../config/settings';
-import { JOB_ID_PATTERN } from '../domain/idempotency';
+import { JOB_ID_PATTERN, KEY_PATTERN } from '../domain/idempotency';
 import {
   DEFAULT_PRIORITY,
   JOB_PRIORITIES,
@@ -25,7 +25,12 @@ import {
 } from '../domain/multipart-uploads';
 import { RESULT_SCHEMAS } from '../domain/present';
 import { providerEvent } from '../domain/provider-events';
-import { UPLOAD_MEDIA_TYPE, UPLOAD_MEDIA_TYPES, UPLOAD_REF_PATTERN } from '../domain/requests';
+import {
+  MAX_BATCH_ITEMS,
+  UPLOAD_MEDIA_TYPE,
+  UPLOAD_MEDIA_TYPES,
+  UPLOAD_REF_PATTERN,
+} from '../domain/requests';
 import { STREAM_TICKET_PATTERN, STREAM_TICKET_TTL_SECONDS } from '../domain/stream-tickets';
 import { MAX_WEIGHT, TENANT_DEFAULTS, TENANT_ID_PATTERN, tenantChanges } from '../domain/tenants';
 import { QUEUE_FULL_RETRY_AFTER_SECONDS } from './problems';
@@ -316,6 +321,23 @@ const jobRequired = [
   'updatedAt',
 ] as const;
 
+const createJobRequest = {
+  type: 'object',
+  description:
+    'The type selects the input schema. A webhookUrl must be https and public in AWS (http and loopback are allowed locally).',
+  oneOf: Object.entries(JOB_TYPE_SCHEMAS).map(([type, schemas]) => ({
+    properties: { type: { const: type }, input: schemaRef(schemas.input) },
+  })),
+  properties: {
+    type: schemaRef('JobType'),
+    input: { type: 'object' },
+    webhookUrl: { type: 'string', format: 'uri', maxLength: 2048 },
+    priority: schemaRef('JobPriority'),
+  },
+  required: ['type', 'input'],
+  additionalProperties: false,
+} as const;
+
 const schemas: Record<string, Schema> = {
   JobType: { type: 'string', enum: [...JOB_TYPES] },
   JobPriority: {
@@ -425,20 +447,61 @@ const schemas: Record<string, Schema> = {
       [module.schemaNames.input, jobTypeInputSchema(module)],
     ]),
   ),
-  CreateJobRequest: {
+  CreateJobRequest: createJobRequest,
+  CreateJobBatch: {
+    type: 'object',
+    description: `Job requests submitted together, each under its own idempotency key; at most ${bodyLimits.jsonBytes} bytes in all.`,
+    properties: {
+      items: {
+        type: 'array',
+        minItems: 1,
+        maxItems: MAX_BATCH_ITEMS,
+        items: schemaRef('CreateJobBatchItem'),
+      },
+    },
+    required: ['items'],
+    additionalProperties: false,
+  },
+  CreateJobBatchItem: {
+    ...createJobRequest,
+    description:
+      'A CreateJobRequest with the Idempotency-Key a single POST /v1/jobs would send: the same key space, so a single submission with the key lands on the same job.',
+    properties: {
+      idempotencyKey: { type: 'string', pattern: KEY_PATTERN.source },
+      ...createJobRequest.properties,
+      runAt: {
+        type: 'string',
+        format: 'date-time',
+        description: 'Not supported yet: an item with runAt is refused with a validation problem.',
+      },
+    },
+    required: ['idempotencyKey', ...createJobRequest.required],
+  },
+  CreateJobBatchResult: {
+    type: 'object',
+    properties: { items: { type: 'array', items: schemaRef('CreateJobBatchItemResult') } },
+    required: ['items'],
+    additionalProperties: false,
+  },
+  CreateJobBatchItemResult: {
     type: 'object',
     description:
-      'The type selects the input schema. A webhookUrl must be https and public in AWS (http and loopback are allowed locally).',
-    oneOf: Object.entries(JOB_TYPE_SCHEMAS).map(([type, schemas]) => ({
-      properties: { type: { const: type }, input: schemaRef(schemas.input) },
-    })),
+      "One item's answer, in the order of the items: what POST /v1/jobs with its key and body would have answered.",
     properties: {
-      type: schemaRef('JobType'),
-      input: { type: 'object' },
-      webhookUrl: { type: 'string', format: 'uri', maxLength: 2048 },
-      priority: schemaRef('JobPriority'),
+      idempotencyKey: {
+        type: ['string', 'null'],
+        description: 'The key the item gave; null when it gave none that is a string.',
+      },
+      status: {
+        type: 'integer',
+        description:
+          'The status POST /v1/jobs would have answered: 202 accepted (new or replayed), 400 invalid, 409 key in use, 422 key reused, 429 tenant queue full, 5xx failed (retry the item with its key).',
+      },
+      job: { ...schemaRef('Job'), description: 'With status 202.' },
+      problem: { ...schemaRef('Problem'), description: 'With any other status.' },
+      replayed: { type: 'boolean', description: "The key's job existed already: the first answer repeated." },
     },
-    required: ['type', 'input'],
+    required: ['idempotencyKey', 'status', 'replayed'],
     additionalProperties: false,
   },
   CreateJobMultipart: {
@@ -937,6 +1000,29 @@ function buildDocument(): OpenApiDocument {
           },
         },
       },
+      '/v1/jobs/batch': {
+        post: {
+          operationId: 'createJobBatch',
+          summary: 'Submit many jobs at once',
+          description: `Up to ${MAX_BATCH_ITEMS} user actions in one request, each with its own idempotency key, answered item by item in item order. An invalid item is refused alone; the others are accepted. A key given twice is one job: the first item with it decides, a later one with the same body is answered as a replay and one with another body as a reused key (422). Retrying the whole batch is safe: every accepted item is replayed, nothing is created twice.`,
+          tags: ['jobs'],
+          security: tenantSecurity,
+          requestBody: { required: true, content: jsonContent(schemaRef('CreateJobBatch')) },
+          responses: {
+            '200': {
+              description: "Each item's answer, in item order.",
+              content: jsonContent(schemaRef('CreateJobBatchResult')),
+            },
+            '400': {
+              ...problemRef('ValidationFailed'),
+              description: `The body is not \`{items}\` with 1 to ${MAX_BATCH_ITEMS} items (\`validation-failed\`); nothing was stored.`,
+            },
+            ...authenticated,
+            '413': problemRef('PayloadTooLarge'),
+            '415': problemRef('UnsupportedMediaType'),
+          },
+        },
+      },
       '/v1/jobs/{id}': {
         get: {
           operationId: 'getJob',
@@ -1299,7 +1385,7 @@ function buildDocument(): OpenApiDocument {
           required: true,
           description:
             'Names the user action: mint one per action (a UUID) and send it with every retry of that action.',
-          schema: { type: 'string', pattern: '^[\\x21-\\x7e]{1,255}$' },
+          schema: { type: 'string', pattern: KEY_PATTERN.source },
         },
         Limit: {
           name: 'limit',

@@ -11,12 +11,14 @@ import type { Job } from './job';
 /** 1..255 visible ASCII characters, as the contract allows. */
 export const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 
-export function requireIdempotencyKey(value: string | undefined): string {
+/** The key, or IdempotencyKeyMissingError naming where it was looked for (`where`, the header by default). */
+export function requireIdempotencyKey(
+  value: string | undefined,
+  where = 'The Idempotency-Key header',
+): string {
   if (value === undefined || !KEY_PATTERN.test(value)) {
     throw new IdempotencyKeyMissingError(
-      value === undefined
-        ? 'The Idempotency-Key header is required.'
-        : 'The Idempotency-Key header must be 1 to 255 visible ASCII characters.',
+      value === undefined ? `${where} is required.` : `${where} must be 1 to 255 visible ASCII characters.`,
     );
   }
   return value;

@@ -1,6 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { mediaTypeMatches } from '../../config/job-types/job-type';
+import type { Problem } from '../../config/problems';
 import type { ProviderName } from '../../config/providers';
+import { mapWithConcurrency } from './concurrency';
 import {
   JOB_CANCELED_CAUSE,
   JOB_CANCELED_ERROR,
@@ -11,7 +13,15 @@ import {
 } from './errors';
 import { waitingEntryOf } from './fair-share';
 import { decideOnExisting, deriveJobId, fingerprint } from './idempotency';
-import { DEFAULT_PRIORITY, isTerminal, type Job, type JobType, newJob } from './job';
+import {
+  DEFAULT_PRIORITY,
+  isTerminal,
+  type Job,
+  type JobResource,
+  type JobType,
+  newJob,
+  providerOf,
+} from './job';
 import type {
   CreateOutcome,
   EnqueueOptions,
@@ -25,7 +35,7 @@ import type {
   WaitingLines,
   Workflow,
 } from './ports';
-import type { CreateJobRequest, CreateUploadRequest, ListJobsQuery } from './requests';
+import type { BatchEntry, CreateJobRequest, CreateUploadRequest, ListJobsQuery } from './requests';
 import { fileSourceOf } from './requests';
 
 export interface IntakeDeps {
@@ -80,43 +90,20 @@ export async function submitJob(
 ): Promise<SubmitResult> {
   const { tenantId, idempotencyKey, file } = command;
   const request = file ? withFileRef(command.request, file) : command.request;
-  const priority = request.priority ?? DEFAULT_PRIORITY;
-  const requestFingerprint = fingerprint({
-    type: request.type,
-    input: request.input,
-    webhookUrl: request.webhookUrl ?? null,
-    // The default is left out, so a job stored before jobs had a priority still matches its replay
-    // (and asking for `standard` is the same request as not asking).
-    ...(priority !== DEFAULT_PRIORITY ? { priority } : {}),
-  });
-  const jobId = deriveJobId(tenantId, idempotencyKey);
+  const { job, requestFingerprint } = draftJob(deps, tenantId, idempotencyKey, request);
 
   if (file) {
     // Look before uploading, so a replay or a reused key stores nothing.
-    const existing = await deps.store.get(jobId);
+    const existing = await deps.store.get(job.id);
     if (existing) return replay(deps, existing, requestFingerprint);
   }
   if (!(await deps.backlogs.admit(tenantId))) {
     // A retry of an accepted request still gets its answer; only a new job is refused.
-    const existing = await deps.store.get(jobId);
+    const existing = await deps.store.get(job.id);
     if (existing) return replay(deps, existing, requestFingerprint);
     throw new TenantQueueFullError(tenantId);
   }
 
-  const job = newJob(
-    {
-      id: jobId,
-      tenantId,
-      type: request.type,
-      provider: deps.jobTypeProviders[request.type],
-      priority,
-      input: request.input,
-      ...(request.webhookUrl !== undefined ? { webhookUrl: request.webhookUrl } : {}),
-      idempotencyKey,
-      fingerprint: requestFingerprint,
-    },
-    deps.now(),
-  );
   let outcome: CreateOutcome;
   try {
     if (file) {
@@ -153,7 +140,230 @@ export async function submitJob(
   return { job, replayed: false };
 }
 
-function replay(deps: IntakeDeps, existing: Job, requestFingerprint: string): SubmitResult {
+/** One item's answer in a batch's response. */
+export interface BatchItemResult {
+  /** The item's key as given (null when it gave none that is a string). */
+  readonly idempotencyKey: string | null;
+  /** The status a single POST /v1/jobs with the item's key and body would have answered. */
+  readonly status: number;
+  /** The job, when the item was accepted (new or replayed). */
+  readonly job?: JobResource;
+  /** Why the item was refused, when it was. */
+  readonly problem?: Problem;
+  /** The key's job existed: the answer repeats the first one. */
+  readonly replayed: boolean;
+}
+
+/** What one item of a batch got: what a single submission of it would have, the result or the error. */
+export type BatchItemOutcome = { readonly result: SubmitResult } | { readonly error: unknown };
+
+/** Conditional writes of one batch in flight at once. */
+const BATCH_WRITES_AT_ONCE = 25;
+
+/**
+ * Accepts many user actions in one request, each item answered as a single
+ * submission with its key and body would be (same job ids, same replays,
+ * same refusals), with the work batched: one BatchGetItem read per 100 keys
+ * finds the jobs that exist, one admission takes the tenant's backlog for all
+ * the new ones at once (those beyond `maxQueued` are refused, in item order),
+ * each new job is created by its own conditional write (BatchWriteItem has no
+ * conditions, so it would overwrite a job a concurrent request just created:
+ * a second run and a second charge), 25 at a time, and the jobs are sent ten
+ * to a queue message batch. A job stored but not enqueued is accepted and left
+ * to the reconciler, as a single one is.
+ *
+ * A key given twice is one job: the first valid item with it decides; a
+ * later item with the same body repeats its answer as a replay, one with
+ * another body is refused as a reused key.
+ */
+export async function submitBatch(
+  deps: IntakeDeps,
+  command: { readonly tenantId: string; readonly entries: readonly BatchEntry[] },
+): Promise<BatchItemOutcome[]> {
+  const { tenantId, entries } = command;
+  const outcomes = new Array<BatchItemOutcome>(entries.length);
+  type Draft = { readonly index: number; readonly job: Job; readonly requestFingerprint: string };
+  const firsts = new Map<string, Draft>();
+  const repeats: Draft[] = [];
+  entries.forEach((entry, index) => {
+    if ('error' in entry) {
+      outcomes[index] = { error: entry.error };
+      return;
+    }
+    let draft: Draft;
+    try {
+      draft = { index, ...draftJob(deps, tenantId, entry.idempotencyKey, entry.request) };
+    } catch (error) {
+      outcomes[index] = { error };
+      return;
+    }
+    if (firsts.has(draft.job.id)) repeats.push(draft);
+    else firsts.set(draft.job.id, draft);
+  });
+
+  const existing = firsts.size > 0 ? await deps.store.getMany([...firsts.keys()]) : new Map<string, Job>();
+  const fresh: Draft[] = [];
+  for (const draft of firsts.values()) {
+    const found = existing.get(draft.job.id);
+    if (found) outcomes[draft.index] = settle(() => replay(deps, found, draft.requestFingerprint));
+    else fresh.push(draft);
+  }
+  const admitted = fresh.length > 0 ? await deps.backlogs.admitUpTo(tenantId, fresh.length) : 0;
+  for (const draft of fresh.slice(admitted)) {
+    outcomes[draft.index] = { error: new TenantQueueFullError(tenantId) };
+  }
+
+  const created: Draft[] = [];
+  let unused = 0;
+  await mapWithConcurrency(fresh.slice(0, admitted), BATCH_WRITES_AT_ONCE, async (draft) => {
+    try {
+      const outcome = await deps.store.create(draft.job);
+      if (outcome.created) {
+        created.push(draft);
+        return;
+      }
+      // Created meanwhile by a concurrent request with the key: answered as a single submission would be.
+      unused++;
+      outcomes[draft.index] = settle(() => replay(deps, outcome.existing, draft.requestFingerprint));
+    } catch (error) {
+      unused++;
+      outcomes[draft.index] = { error };
+    }
+  });
+  // Admissions that stored no job go back in one write (a miss is the reconciler's to recount).
+  if (unused > 0) await deps.backlogs.giveBack(tenantId, unused).catch(() => {});
+
+  const stored = await enterLines(
+    deps,
+    created.sort((a, b) => a.index - b.index).map((draft) => draft.job),
+  );
+  for (const draft of created) {
+    outcomes[draft.index] = { result: stored.get(draft.job.id) ?? { job: draft.job, replayed: false } };
+  }
+
+  for (const repeat of repeats) {
+    const first = firsts.get(repeat.job.id) as Draft;
+    const outcome = outcomes[first.index] as BatchItemOutcome;
+    // As a single submission right after the first would be answered: a replay of its job (in use while
+    // that job is not yet enqueued), the first's refusal again, or a reused key for another body.
+    outcomes[repeat.index] =
+      'result' in outcome || repeat.requestFingerprint !== first.requestFingerprint
+        ? settle(() =>
+            replay(
+              deps,
+              'result' in outcome ? asStored(outcome.result, deps.now()) : first.job,
+              repeat.requestFingerprint,
+            ),
+          )
+        : outcome;
+  }
+  return outcomes;
+}
+
+/**
+ * Puts a batch's new jobs in their lines, then sends their messages in
+ * batches and records each enqueue, as `submitJob` does for one: a job whose
+ * line entry or message failed is answered with `enqueueError` and left to
+ * the reconciler.
+ */
+async function enterLines(deps: IntakeDeps, jobs: readonly Job[]): Promise<Map<string, SubmitResult>> {
+  const results = new Map<string, SubmitResult>();
+  let notInLine: ReadonlyMap<string, unknown>;
+  try {
+    notInLine = jobs.length > 0 ? await deps.waiting.addMany(jobs.map(waitingEntryOf)) : new Map();
+  } catch (error) {
+    notInLine = new Map(jobs.map((job) => [job.id, error]));
+  }
+  const lined = jobs.filter((job) => {
+    if (!notInLine.has(job.id)) return true;
+    results.set(job.id, { job, replayed: false, enqueueError: notInLine.get(job.id) });
+    return false;
+  });
+  // One first look per provider: its jobs' messages go at once, or as later looks if it is full.
+  const byProvider = new Map<ProviderName, Job[]>();
+  for (const job of lined) byProvider.set(providerOf(job), [...(byProvider.get(providerOf(job)) ?? []), job]);
+  const failed = new Map<string, unknown>();
+  for (const jobs of byProvider.values()) {
+    try {
+      const sent = await deps.queue.enqueueMany(jobs, await deps.firstLook(jobs[0] as Job));
+      for (const [id, error] of sent) failed.set(id, error);
+    } catch (error) {
+      for (const job of jobs) failed.set(job.id, error);
+    }
+  }
+  const enqueued = lined.filter((job) => {
+    if (!failed.has(job.id)) return true;
+    results.set(job.id, { job, replayed: false, enqueueError: failed.get(job.id) });
+    return false;
+  });
+  await mapWithConcurrency(enqueued, BATCH_WRITES_AT_ONCE, async (job) => {
+    try {
+      await deps.store.markEnqueued(job.id, deps.now());
+      results.set(job.id, { job, replayed: false });
+    } catch (markEnqueuedError) {
+      results.set(job.id, { job, replayed: false, markEnqueuedError });
+    }
+  });
+  return results;
+}
+
+/** The job of a submission as it is now stored: its enqueue is recorded unless the result says it is not. */
+function asStored(result: SubmitResult, now: Date): Job {
+  if (result.replayed || result.enqueueError !== undefined || result.markEnqueuedError !== undefined) {
+    return result.job;
+  }
+  return { ...result.job, enqueuedAt: result.job.enqueuedAt ?? now.toISOString() };
+}
+
+function settle(answer: () => SubmitResult): BatchItemOutcome {
+  try {
+    return { result: answer() };
+  } catch (error) {
+    return { error };
+  }
+}
+
+/**
+ * The job a request makes under its key, not yet stored, and the request's
+ * fingerprint: what a later request with the key must match to be a replay.
+ */
+function draftJob(
+  deps: Pick<IntakeDeps, 'now' | 'jobTypeProviders'>,
+  tenantId: string,
+  idempotencyKey: string,
+  request: CreateJobRequest,
+): { readonly job: Job; readonly requestFingerprint: string } {
+  const priority = request.priority ?? DEFAULT_PRIORITY;
+  const requestFingerprint = fingerprint({
+    type: request.type,
+    input: request.input,
+    webhookUrl: request.webhookUrl ?? null,
+    // The default is left out, so a job stored before jobs had a priority still matches its replay
+    // (and asking for `standard` is the same request as not asking).
+    ...(priority !== DEFAULT_PRIORITY ? { priority } : {}),
+  });
+  const job = newJob(
+    {
+      id: deriveJobId(tenantId, idempotencyKey),
+      tenantId,
+      type: request.type,
+      provider: deps.jobTypeProviders[request.type],
+      priority,
+      input: request.input,
+      ...(request.webhookUrl !== undefined ? { webhookUrl: request.webhookUrl } : {}),
+      idempotencyKey,
+      fingerprint: requestFingerprint,
+    },
+    deps.now(),
+  );
+  return { job, requestFingerprint };
+}
+
+function replay(
+  deps: Pick<IntakeDeps, 'now' | 'idempotencyInProgressMs'>,
+  existing: Job,
+  requestFingerprint: string,
+): SubmitResult {
   return {
     job: decideOnExisting(existing, requestFingerprint, deps.now(), deps.idempotencyInProgressMs),
     replayed: true,

@@ -26,6 +26,11 @@ export interface JobStore {
   /** Creates the job with one conditional write unless a job with its id exists, which it then returns. */
   create(job: Job): Promise<CreateOutcome>;
   get(jobId: string): Promise<Job | undefined>;
+  /**
+   * The jobs of these ids that exist, read consistently (a batch's keys are
+   * looked up together, not one read each); an id with no job is absent.
+   */
+  getMany(jobIds: readonly string[]): Promise<ReadonlyMap<string, Job>>;
   /** Records that the job's queue message was sent: intake for this key is complete. */
   markEnqueued(jobId: string, at: Date): Promise<void>;
   /** Newest first. Throws a ValidationError for a cursor it did not issue. */
@@ -201,6 +206,12 @@ export interface WaitingTenant {
 export interface WaitingLines {
   /** Puts the job in its tenant's line and marks the tenant waiting. Idempotent. */
   add(entry: WaitingEntry): Promise<void>;
+  /**
+   * Puts many jobs in their lines as `add` does, the entries written together
+   * and each tenant marked once after its entries. Answers the jobs that
+   * could not be put in line, each with its error.
+   */
+  addMany(entries: readonly WaitingEntry[]): Promise<ReadonlyMap<string, unknown>>;
   remove(entry: WaitingEntry): Promise<void>;
   tenants(provider: ProviderName): Promise<readonly WaitingTenant[]>;
   /** The first `limit` entries of the tenant's line, in order. */
@@ -328,6 +339,11 @@ export interface JobQueue {
    * At-least-once: the consumer tolerates duplicates.
    */
   enqueue(job: QueuedJobRef, options?: EnqueueOptions): Promise<void>;
+  /**
+   * Enqueues many jobs alike, several to a request. Answers the jobs that
+   * could not be enqueued, each with its error; the others were.
+   */
+  enqueueMany(jobs: readonly QueuedJobRef[], options?: EnqueueOptions): Promise<ReadonlyMap<string, unknown>>;
 }
 
 export interface InputStore {
@@ -373,8 +389,13 @@ export interface TenantStore {
 export interface TenantBacklogs {
   /** Counts one more job into the tenant's backlog unless it already holds its `maxQueued`; false when full. */
   admit(tenant: string): Promise<boolean>;
-  /** Takes back an admission that stored no job (a replay, a reused key, a failed write). */
-  giveBack(tenant: string): Promise<void>;
+  /**
+   * Counts up to `wanted` more jobs into the tenant's backlog at once, as many
+   * as its `maxQueued` leaves room for; answers how many (0 when full).
+   */
+  admitUpTo(tenant: string, wanted: number): Promise<number>;
+  /** Takes back admissions that stored no job (a replay, a reused key, a failed write): one, or `count`. */
+  giveBack(tenant: string, count?: number): Promise<void>;
   /** Every tenant whose backlog was ever counted: those a recount may find off. */
   tenants(): Promise<string[]>;
   /**

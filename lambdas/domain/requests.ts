@@ -9,6 +9,7 @@ import {
 } from '../../config/job-types';
 import { UPLOAD_REF_PATTERN } from '../../config/job-types/common';
 import { type FieldError, ValidationError } from './errors';
+import { requireIdempotencyKey } from './idempotency';
 import { JOB_PRIORITIES, JOB_STATUSES, type JobPriority } from './job';
 
 /**
@@ -64,6 +65,81 @@ export function parseCreateJob(body: unknown, policy: RequestPolicy): CreateJobR
     ...(webhookUrl !== undefined ? { webhookUrl } : {}),
     ...(priority !== undefined ? { priority } : {}),
   };
+}
+
+/** The most items one batch of submissions takes. */
+export const MAX_BATCH_ITEMS = 1000;
+
+const batchEnvelope = z.strictObject({
+  items: z
+    .array(z.unknown(), { error: `must be an array of 1 to ${MAX_BATCH_ITEMS} job requests` })
+    .min(1, `must be an array of 1 to ${MAX_BATCH_ITEMS} job requests`)
+    .max(MAX_BATCH_ITEMS, `must be an array of 1 to ${MAX_BATCH_ITEMS} job requests`),
+});
+
+/** One item of a batch as parsed: a job request under its key, or why the item is refused. */
+export type BatchEntry =
+  | { readonly idempotencyKey: string; readonly request: CreateJobRequest }
+  | { readonly error: unknown };
+
+export interface ParsedBatchItem {
+  /** The item's key as given, echoed in its answer; null when it gave none that is a string. */
+  readonly idempotencyKey: string | null;
+  readonly entry: BatchEntry;
+}
+
+/**
+ * Validates a batch of submissions. An envelope that is not `{items}` with 1
+ * to MAX_BATCH_ITEMS items refuses the whole batch; otherwise each item is
+ * checked as a single POST /v1/jobs is (its key as the Idempotency-Key
+ * header, the rest by `parseCreateJob`) and an invalid item is refused alone,
+ * with pointers into the batch's body.
+ */
+export function parseBatch(body: unknown, policy: RequestPolicy): ParsedBatchItem[] {
+  const envelope = batchEnvelope.safeParse(body);
+  if (!envelope.success) throw toValidationError(envelope.error);
+  return envelope.data.items.map((item, index) => parseBatchItem(item, `/items/${index}`, policy));
+}
+
+function parseBatchItem(item: unknown, at: string, policy: RequestPolicy): ParsedBatchItem {
+  if (typeof item !== 'object' || item === null || Array.isArray(item)) {
+    return {
+      idempotencyKey: null,
+      entry: {
+        error: new ValidationError(`The batch item ${at} is invalid.`, [
+          { pointer: at, detail: 'must be an object' },
+        ]),
+      },
+    };
+  }
+  const { idempotencyKey, runAt, ...request } = item as Record<string, unknown>;
+  const key = typeof idempotencyKey === 'string' ? idempotencyKey : null;
+  try {
+    requireIdempotencyKey(key ?? undefined, `The idempotencyKey of ${at}`);
+  } catch (error) {
+    return { idempotencyKey: key, entry: { error } };
+  }
+  const errors: FieldError[] = [];
+  if (runAt !== undefined) {
+    errors.push({
+      pointer: `${at}/runAt`,
+      detail: 'scheduled jobs are not supported yet: leave runAt out to run the job now',
+    });
+  }
+  let parsed: CreateJobRequest | undefined;
+  try {
+    parsed = parseCreateJob(request, policy);
+  } catch (error) {
+    if (!(error instanceof ValidationError)) throw error;
+    errors.push(...error.errors.map((field) => ({ ...field, pointer: `${at}${field.pointer ?? ''}` })));
+  }
+  if (errors.length > 0 || parsed === undefined) {
+    return {
+      idempotencyKey: key,
+      entry: { error: new ValidationError(`The batch item ${at} is invalid.`, errors) },
+    };
+  }
+  return { idempotencyKey: key, entry: { idempotencyKey: key as string, request: parsed } };
 }
 
 /**

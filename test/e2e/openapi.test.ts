@@ -350,6 +350,46 @@ describe('POST /v1/jobs', () => {
   });
 });
 
+describe('POST /v1/jobs/batch', () => {
+  it("answers each item as POST /v1/jobs would, and documents the batch's refusals", async () => {
+    const key = freshKey();
+    const items = [
+      { idempotencyKey: key, ...imageJob('batched') },
+      { idempotencyKey: key, ...imageJob('batched') },
+      { idempotencyKey: key, ...imageJob('another') },
+      { idempotencyKey: freshKey(), type: 'image.generate', input: { prompt: '' } },
+      { ...imageJob() },
+    ];
+    const answer = await send('post', '/v1/jobs/batch', '/v1/jobs/batch', { json: { items } });
+    expect(answer.status).toBe(200);
+    expect(answer.body.items.map((item: { status: number }) => item.status)).toEqual([
+      202, 202, 422, 400, 400,
+    ]);
+
+    const cases: [string, Send, number, string][] = [
+      ['no key', { key: null, json: { items } }, 401, 'unauthorized'],
+      ['the admin key', { key: ADMIN_KEY, json: { items } }, 403, 'forbidden'],
+      ['no items', { json: { items: [] } }, 400, 'validation-failed'],
+      [
+        'a body over 1 MiB',
+        { json: { items: [imageJob('x'.repeat(1024 * 1024 + 10))] } },
+        413,
+        'payload-too-large',
+      ],
+      [
+        'text/plain',
+        { body: 'hello', headers: { 'content-type': 'text/plain' } },
+        415,
+        'unsupported-media-type',
+      ],
+    ];
+    for (const [what, request, status, code] of cases) {
+      const refused = await send('post', '/v1/jobs/batch', '/v1/jobs/batch', request);
+      expect({ what, status: refused.status, code: refused.body?.code }).toEqual({ what, status, code });
+    }
+  });
+});
+
 describe('reading and canceling jobs', () => {
   it('lists, gets, cancels and reads timelines, and documents their refusals', async () => {
     const created = await send('post', '/v1/jobs', '/v1/jobs', {
@@ -815,6 +855,12 @@ describe('coverage', () => {
       'createJob 413',
       'createJob 415',
       'createJob 422',
+      'createJobBatch 200',
+      'createJobBatch 400',
+      'createJobBatch 401',
+      'createJobBatch 403',
+      'createJobBatch 413',
+      'createJobBatch 415',
       'listJobs 200',
       'listJobs 400',
       'listJobs 401',

@@ -1,3 +1,6 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { JOB_TYPE_INPUTS, type JobTypeInput, SDK_VERSION } from '../../client';
 import { EXIT, runCli } from '../../client/cli/main';
 import { sleep } from '../../client/retry';
@@ -500,6 +503,109 @@ describe('listing and admin commands', () => {
 
     const redrive = await run(['dlq', 'redrive'], [() => json(202, { taskHandle: 'task-1' })]);
     expect(redrive.stdout).toBe('dead-letter redrive started (task task-1)\n');
+  });
+});
+
+describe('batch', () => {
+  const directory = mkdtempSync(join(tmpdir(), 'longhaul-cli-batch-'));
+  let files = 0;
+  const file = (text: string) => {
+    const path = join(directory, `items-${++files}.jsonl`);
+    writeFileSync(path, text);
+    return path;
+  };
+  const line = (item: Record<string, unknown>) => JSON.stringify(item);
+  const cat = { type: 'image.generate', input: { prompt: 'a cat' } };
+  const accepted = (key: string, replayed = false) => ({
+    idempotencyKey: key,
+    status: 202,
+    job: job('queued', { idempotencyKey: key }),
+    replayed,
+  });
+  const refused = {
+    idempotencyKey: 'b',
+    status: 400,
+    problem: {
+      type: 'urn:longhaul:problem:validation-failed',
+      title: 'Validation Failed',
+      status: 400,
+      detail: 'The batch item /items/1 is invalid.',
+      code: 'validation-failed',
+      errors: [{ pointer: '/items/1/input/prompt', detail: 'Too small' }],
+    },
+    replayed: false,
+  };
+
+  it('sends the lines of the file as one batch and prints each item, exiting 1 if any was refused', async () => {
+    const path = file(
+      `${line({ idempotencyKey: 'a', ...cat })}\n\n${line({ idempotencyKey: 'b', ...cat, input: { prompt: '' } })}\n`,
+    );
+
+    const result = await run(['batch', path], [() => json(200, { items: [accepted('a', true), refused] })]);
+
+    expect(result.sent.map((sent) => `${sent.method} ${sent.url}`)).toEqual([
+      `POST ${URL_BASE}/v1/jobs/batch`,
+    ]);
+    expect(result.sent[0]?.headers.get('content-type')).toBe('application/json');
+    expect(JSON.parse(result.sent[0]?.body as string)).toEqual({
+      items: [
+        { idempotencyKey: 'a', ...cat },
+        { idempotencyKey: 'b', ...cat, input: { prompt: '' } },
+      ],
+    });
+    expect(result.stdout).toBe(
+      `202  a  ${job().id}  queued  (already submitted)\n400  b  validation-failed: The batch item /items/1 is invalid.\n    /items/1/input/prompt: Too small\n`,
+    );
+    expect(result.stderr).toBe('1 accepted (1 already submitted), 1 refused\n');
+    expect(result.code).toBe(EXIT.error);
+  });
+
+  it('names lines without a key after --key-prefix and their line number, and prints JSON with --json', async () => {
+    const path = file(`${line(cat)}\n${line({ idempotencyKey: 'own', ...cat })}\n${line(cat)}`);
+
+    const result = await run(
+      ['batch', path, '--key-prefix', 'prompts-v1', '--json'],
+      [() => json(200, { items: [accepted('prompts-v1:1'), accepted('own'), accepted('prompts-v1:3')] })],
+    );
+
+    expect(
+      JSON.parse(result.sent[0]?.body as string).items.map(
+        (item: { idempotencyKey: string }) => item.idempotencyKey,
+      ),
+    ).toEqual(['prompts-v1:1', 'own', 'prompts-v1:3']);
+    expect(JSON.parse(result.stdout).items).toHaveLength(3);
+    expect(result.code).toBe(EXIT.ok);
+  });
+
+  it('sends a file of more than 1000 lines in requests of 1000', async () => {
+    const path = file(
+      Array.from({ length: 1001 }, (_, n) => line({ idempotencyKey: `k${n}`, ...cat })).join('\n'),
+    );
+    const answer = (count: number, from: number) => () =>
+      json(200, { items: Array.from({ length: count }, (_, n) => accepted(`k${from + n}`)) });
+
+    const result = await run(['batch', path], [answer(1000, 0), answer(1, 1000)]);
+
+    expect(result.sent.map((sent) => JSON.parse(sent.body as string).items.length)).toEqual([1000, 1]);
+    expect(result.stderr).toBe('1001 accepted (0 already submitted), 0 refused\n');
+    expect(result.code).toBe(EXIT.ok);
+  });
+
+  it('refuses a file it cannot use, naming the line, sending nothing', async () => {
+    const cases: [string, string][] = [
+      [file(`${line({ idempotencyKey: 'a', ...cat })}\n{not json`), 'line 2 is not JSON'],
+      [file('[1]'), 'line 1 must be a JSON object'],
+      [file(line(cat)), 'line 1 has no idempotencyKey: give each line one, or pass --key-prefix'],
+      [file('\n\n'), 'holds no items'],
+      [join(directory, 'missing.jsonl'), 'Cannot read'],
+    ];
+    for (const [path, message] of cases) {
+      const result = await run(['batch', path]);
+      expect(result.code).toBe(EXIT.usage);
+      expect(result.stderr).toContain(message);
+      expect(result.sent).toEqual([]);
+    }
+    expect((await run(['batch'])).stderr).toContain('batch takes <file>');
   });
 });
 

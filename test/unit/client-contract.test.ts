@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
 import {
   type AdminJob,
+  type BatchItem,
+  type BatchItemResult,
   DEFAULT_PRIORITY,
   FILE_INPUT_FIELD,
   JOB_PRIORITIES,
@@ -10,6 +12,7 @@ import {
   type JobOf,
   type JobType,
   type LiveMessage,
+  MAX_BATCH_ITEMS,
   type MultipartUploadTicket,
   operations,
   PROBLEM_CODES,
@@ -25,7 +28,10 @@ import { JOB_TYPES_PATH, renderJobTypes } from '../../client/scripts/job-types';
 import { JOB_TYPE_MODULES } from '../../config/job-types';
 import type { Problem as ServerProblem } from '../../config/problems';
 import { JOB_TYPE_SCHEMAS, openApiDocument } from '../../lambdas/api/openapi';
-import type { UploadTicket as ServerUploadTicket } from '../../lambdas/domain/intake';
+import type {
+  BatchItemResult as ServerBatchItemResult,
+  UploadTicket as ServerUploadTicket,
+} from '../../lambdas/domain/intake';
 import {
   type JobResource,
   DEFAULT_PRIORITY as SERVER_DEFAULT_PRIORITY,
@@ -38,6 +44,7 @@ import type {
   LiveMessage as ServerLiveMessage,
   TimelineEvent as ServerTimelineEvent,
 } from '../../lambdas/domain/ports';
+import { MAX_BATCH_ITEMS as SERVER_MAX_BATCH_ITEMS } from '../../lambdas/domain/requests';
 import type { IssuedStreamTicket } from '../../lambdas/domain/stream-tickets';
 import type {
   TenantUsage as ServerTenantUsage,
@@ -188,8 +195,52 @@ describe('the SDK types', () => {
       Equals<Tenant, TenantResource>,
       Equals<TenantUsage, ServerTenantUsage>,
       Equals<TenantSettings, Readonly<TenantChanges>>,
-    ] = [true, true, true, true, true, true, true, true, true, true, true, true];
-    expect(same).toEqual([true, true, true, true, true, true, true, true, true, true, true, true]);
+      // A batch item's answer is the server's, its job narrowed by type as above.
+      Extends<BatchItemResult, ServerBatchItemResult>,
+      Equals<keyof BatchItemResult, keyof ServerBatchItemResult>,
+    ] = [true, true, true, true, true, true, true, true, true, true, true, true, true, true];
+    expect(same).toEqual([
+      true,
+      true,
+      true,
+      true,
+      true,
+      true,
+      true,
+      true,
+      true,
+      true,
+      true,
+      true,
+      true,
+      true,
+    ]);
+  });
+
+  it("name exactly the documented fields of a batch item and its answer, and the server's item limit", () => {
+    const itemFields: Record<keyof BatchItem, true> = {
+      idempotencyKey: true,
+      type: true,
+      input: true,
+      webhookUrl: true,
+      priority: true,
+    };
+    const resultFields: Record<keyof BatchItemResult, true> = {
+      idempotencyKey: true,
+      status: true,
+      job: true,
+      problem: true,
+      replayed: true,
+    };
+    const documentedItem = Object.keys(schemas.CreateJobBatchItem.properties).filter(
+      (name) => name !== 'runAt',
+    );
+    expect(Object.keys(itemFields).sort()).toEqual(documentedItem.sort());
+    expect(Object.keys(resultFields).sort()).toEqual(
+      Object.keys(schemas.CreateJobBatchItemResult.properties).sort(),
+    );
+    expect(MAX_BATCH_ITEMS).toBe(SERVER_MAX_BATCH_ITEMS);
+    expect(schemas.CreateJobBatch.properties.items.maxItems).toBe(MAX_BATCH_ITEMS);
   });
 
   it('type each job by its type, from client/job-types.ts generated from the document (`npx tsx client/scripts/job-types.ts`)', () => {

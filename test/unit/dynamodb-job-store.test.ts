@@ -75,6 +75,45 @@ describe('create', () => {
   });
 });
 
+describe('getMany', () => {
+  const idOf = (n: number) => `job_${String(n).padStart(26, 'a')}`;
+  const keyOf = (id: string) => ({ pk: id, sk: 'JOB' });
+
+  it("reads a batch's jobs 100 keys to a request, consistently, asking again for the keys left unprocessed", async () => {
+    const ids = Array.from({ length: 150 }, (_, n) => idOf(n));
+    const expired = {
+      ...job,
+      id: idOf(1),
+      status: 'succeeded' as const,
+      finishedAt: '2020-01-01T00:00:00.000Z',
+    };
+    ddb
+      .on(BatchGetCommand)
+      .resolvesOnce({
+        Responses: { jobs: [toItem({ ...job, id: idOf(0) }, 30), toItem(expired, 30)] },
+        UnprocessedKeys: { jobs: { Keys: [keyOf(idOf(2))], ConsistentRead: true } },
+      })
+      .resolvesOnce({ Responses: { jobs: [toItem({ ...job, id: idOf(2) }, 30)] } })
+      .resolves({ Responses: { jobs: [toItem({ ...job, id: idOf(120) }, 30)] } });
+
+    const found = await store.getMany([...ids, idOf(0)]);
+
+    expect(ddb.commandCalls(BatchGetCommand).map((call) => call.args[0].input)).toEqual([
+      { RequestItems: { jobs: { Keys: ids.slice(0, 100).map(keyOf), ConsistentRead: true } } },
+      { RequestItems: { jobs: { Keys: [keyOf(idOf(2))], ConsistentRead: true } } },
+      { RequestItems: { jobs: { Keys: ids.slice(100).map(keyOf), ConsistentRead: true } } },
+    ]);
+    // A finished job past its retention is gone, as for a single read; the rest have no job.
+    expect([...found.keys()].sort()).toEqual([idOf(0), idOf(120), idOf(2)].sort());
+    expect(found.get(idOf(2))).toEqual({ ...job, id: idOf(2) });
+  });
+
+  it('sends nothing for no ids', async () => {
+    await expect(store.getMany([])).resolves.toEqual(new Map());
+    expect(ddb.commandCalls(BatchGetCommand)).toHaveLength(0);
+  });
+});
+
 describe('transition', () => {
   it('moves status only from the allowed statuses and expires terminal jobs after the retention', async () => {
     ddb.on(UpdateCommand).resolves({ Attributes: toItem({ ...job, status: 'canceled' }, 30) });

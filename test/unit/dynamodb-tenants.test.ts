@@ -230,6 +230,85 @@ describe('DynamoDbTenantBacklogs', () => {
     await expect(backlogs().tenants()).resolves.toEqual(expect.arrayContaining(['b-back', 'b-cap']));
   });
 
+  it("admits a batch's jobs with one read and one write, as many as maxQueued leaves room for", async () => {
+    await tenants.update('b-many', { maxQueued: 5 }, at);
+    const requests: { input: unknown }[] = [];
+    const recording = {
+      send: (command: { input: unknown }) => {
+        requests.push(command);
+        return db.documents.send(command as never);
+      },
+    } as unknown as DynamoDBDocumentClient;
+    const batch = new DynamoDbTenantBacklogs(recording, db.jobTableName);
+    await backlogs().admit('b-many');
+
+    await expect(batch.admitUpTo('b-many', 3)).resolves.toBe(3);
+    expect(requests.map((request) => request.input)).toEqual([
+      {
+        TableName: db.jobTableName,
+        Key: tenantKey('b-many'),
+        ConsistentRead: true,
+        ProjectionExpression: 'backlog, maxQueued',
+      },
+      {
+        TableName: db.jobTableName,
+        Key: tenantKey('b-many'),
+        UpdateExpression: 'ADD backlog :count',
+        ConditionExpression: '(attribute_not_exists(backlog) OR backlog <= :room) AND maxQueued = :cap',
+        ExpressionAttributeValues: { ':count': 3, ':room': 2, ':cap': 5 },
+        ReturnValues: 'UPDATED_NEW',
+      },
+    ]);
+    // One place left: a batch of 10 gets it, the next gets none, and nothing was written for it.
+    await expect(batch.admitUpTo('b-many', 10)).resolves.toBe(1);
+    requests.length = 0;
+    await expect(batch.admitUpTo('b-many', 10)).resolves.toBe(0);
+    expect(requests).toHaveLength(1);
+    expect(await counter('b-many')).toBe(5);
+  });
+
+  it('admits fewer when another admission took some of the room between the reading and the write', async () => {
+    await tenants.update('b-race', { maxQueued: 4 }, at);
+    let raced = false;
+    const racing = {
+      send: async (command: { input: { UpdateExpression?: string } }) => {
+        if (command.input.UpdateExpression === 'ADD backlog :count' && !raced) {
+          raced = true;
+          // Another request takes three places after this one read an empty backlog.
+          for (let n = 0; n < 3; n++) await backlogs().admit('b-race');
+        }
+        return db.documents.send(command as never);
+      },
+    } as unknown as DynamoDBDocumentClient;
+
+    await expect(new DynamoDbTenantBacklogs(racing, db.jobTableName).admitUpTo('b-race', 4)).resolves.toBe(1);
+    expect(await counter('b-race')).toBe(4);
+  });
+
+  it('caps a batch of a tenant without a record by the default, on the condition that it still has none', async () => {
+    await db.documents.send(
+      new PutCommand({
+        TableName: db.jobTableName,
+        Item: { ...tenantKey('b-many-default'), backlog: TENANT_DEFAULTS.maxQueued - 2 },
+      }),
+    );
+    await expect(backlogs().admitUpTo('b-many-default', 5)).resolves.toBe(2);
+    expect(await counter('b-many-default')).toBe(TENANT_DEFAULTS.maxQueued);
+    // A first admission lists the tenant for the recounts, as a single one does.
+    await backlogs().admitUpTo('b-many-first', 3);
+    await expect(backlogs().tenants()).resolves.toEqual(expect.arrayContaining(['b-many-first']));
+  });
+
+  it("gives back a batch's unused admissions in one write, never below 0", async () => {
+    await backlogs().admitUpTo('b-many-back', 5);
+    await backlogs().giveBack('b-many-back', 3);
+    expect(await counter('b-many-back')).toBe(2);
+    await backlogs().giveBack('b-many-back', 3);
+    expect(await counter('b-many-back')).toBe(2);
+    await backlogs().giveBack('b-many-back', 0);
+    expect(await counter('b-many-back')).toBe(2);
+  });
+
   it('moves the counter with the status writes that take jobs out of the backlog or put them back', async () => {
     await backlogs().admit('b-moves');
     await backlogs().admit('b-moves');

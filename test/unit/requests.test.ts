@@ -1,5 +1,7 @@
-import { ValidationError } from '../../lambdas/domain/errors';
+import { IdempotencyKeyMissingError, ValidationError } from '../../lambdas/domain/errors';
 import {
+  MAX_BATCH_ITEMS,
+  parseBatch,
   parseCreateJob,
   parseCreateUpload,
   parseListJobs,
@@ -199,5 +201,93 @@ describe('parseCreateUpload', () => {
         (e) => e.pointer,
       ),
     ).toEqual(['/contentType']);
+  });
+});
+
+describe('parseBatch', () => {
+  const cat = { type: 'image.generate', input: { prompt: 'a cat' } };
+  const errorOf = (entry: object) => (entry as { error: unknown }).error;
+
+  it('parses each item as a single submission, its key as the Idempotency-Key header', () => {
+    expect(parseBatch({ items: [{ idempotencyKey: 'k1', ...cat, priority: 'batch' }] }, strict)).toEqual([
+      {
+        idempotencyKey: 'k1',
+        entry: { idempotencyKey: 'k1', request: { ...cat, priority: 'batch' } },
+      },
+    ]);
+  });
+
+  it('refuses an invalid item alone, with pointers into the batch, and keeps the valid ones', () => {
+    const items = parseBatch(
+      {
+        items: [
+          { idempotencyKey: 'a', ...cat },
+          {
+            idempotencyKey: 'b',
+            type: 'image.generate',
+            input: { prompt: '' },
+            webhookUrl: 'http://10.0.0.1/x',
+          },
+          { idempotencyKey: 'c', ...cat, colour: 'red' },
+          'not an object',
+        ],
+      },
+      strict,
+    );
+
+    expect(items.map((item) => item.idempotencyKey)).toEqual(['a', 'b', 'c', null]);
+    expect('request' in items[0]!.entry).toBe(true);
+    expect((errorOf(items[1]!.entry) as ValidationError).errors.map((e) => e.pointer)).toEqual([
+      '/items/1/input/prompt',
+    ]);
+    expect((errorOf(items[2]!.entry) as ValidationError).errors).toEqual([
+      { pointer: '/items/2', detail: 'unknown field(s): colour' },
+    ]);
+    expect((errorOf(items[3]!.entry) as ValidationError).errors).toEqual([
+      { pointer: '/items/3', detail: 'must be an object' },
+    ]);
+  });
+
+  it('refuses runAt by name until scheduled jobs exist, beside the other errors of the item', () => {
+    const [item] = parseBatch(
+      { items: [{ idempotencyKey: 'a', ...cat, input: {}, runAt: '2026-03-01T12:00:00Z' }] },
+      strict,
+    );
+    expect((errorOf(item!.entry) as ValidationError).errors).toEqual([
+      {
+        pointer: '/items/0/runAt',
+        detail: 'scheduled jobs are not supported yet: leave runAt out to run the job now',
+      },
+      { pointer: '/items/0/input/prompt', detail: expect.any(String) },
+    ]);
+  });
+
+  it('refuses a missing or malformed key as a single submission without the header is refused', () => {
+    const items = parseBatch(
+      { items: [{ ...cat }, { idempotencyKey: 'has space', ...cat }, { idempotencyKey: 7, ...cat }] },
+      strict,
+    );
+    expect(items.map((item) => item.idempotencyKey)).toEqual([null, 'has space', null]);
+    for (const item of items) expect(errorOf(item.entry)).toBeInstanceOf(IdempotencyKeyMissingError);
+    expect((errorOf(items[1]!.entry) as Error).message).toBe(
+      'The idempotencyKey of /items/1 must be 1 to 255 visible ASCII characters.',
+    );
+  });
+
+  it.each([
+    ['no items', {}],
+    ['an empty list', { items: [] }],
+    ['too many items', { items: Array.from({ length: MAX_BATCH_ITEMS + 1 }, () => ({})) }],
+    ['items that are not a list', { items: { a: 1 } }],
+    ['a field beside items', { items: [{}], dryRun: true }],
+    ['a list', [{}]],
+  ])('refuses the whole batch for %s', (_name, body) => {
+    expect(errorsOf(() => parseBatch(body, strict)).length).toBeGreaterThan(0);
+  });
+
+  it('names the limit when the batch is too long', () => {
+    expect(errorsOf(() => parseBatch({ items: Array(MAX_BATCH_ITEMS + 1).fill({}) }, strict))).toEqual([
+      { pointer: '/items', detail: 'must be an array of 1 to 1000 job requests' },
+    ]);
   });
 });

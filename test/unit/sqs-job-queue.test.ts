@@ -1,4 +1,4 @@
-import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { SendMessageBatchCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { mockClient } from 'aws-sdk-client-mock';
 import { SqsJobQueue } from '../../lambdas/adapters/sqs-job-queue';
 
@@ -83,4 +83,89 @@ describe('the hand-off lane', () => {
 
 it('needs at least one queue', () => {
   expect(() => new SqsJobQueue(client(), { jobs: {} })).toThrow('SqsJobQueue needs a jobs queue');
+});
+
+describe('enqueueMany', () => {
+  const batches = () => sqs.commandCalls(SendMessageBatchCommand).map((call) => call.args[0].input);
+  const ids = (count: number, provider: 'replicate' | 'deepgram', from = 0) =>
+    Array.from({ length: count }, (_, n) => ({ id: `job_${provider}_${from + n}`, provider }));
+  const entry = (id: string) => ({ Id: id, MessageBody: JSON.stringify({ jobId: id, inLine: true }) });
+
+  beforeEach(() => {
+    sqs.on(SendMessageBatchCommand).resolves({ Successful: [], Failed: [] });
+  });
+
+  it("sends ten messages to a request, each provider's jobs to its own queue, and each job once", async () => {
+    const images = ids(12, 'replicate');
+    const transcripts = ids(3, 'deepgram');
+    const failed = await new SqsJobQueue(client(), { jobs }).enqueueMany(
+      [...images, ...transcripts, images[0] as (typeof images)[number]],
+      { inLine: true },
+    );
+
+    expect(failed).toEqual(new Map());
+    expect(batches()).toEqual([
+      { QueueUrl: IMAGES, Entries: images.slice(0, 10).map((job) => entry(job.id)) },
+      { QueueUrl: IMAGES, Entries: images.slice(10).map((job) => entry(job.id)) },
+      { QueueUrl: TRANSCRIPTS, Entries: transcripts.map((job) => entry(job.id)) },
+    ]);
+    expect(sent()).toEqual([]);
+  });
+
+  it("sends again the entries SQS failed on its side, and answers those that were the sender's fault", async () => {
+    const [a, b, c] = ids(3, 'replicate');
+    sqs
+      .on(SendMessageBatchCommand)
+      .resolvesOnce({
+        Failed: [
+          { Id: a?.id, SenderFault: false, Code: 'InternalError' },
+          { Id: b?.id, SenderFault: true, Code: 'InvalidParameterValue', Message: 'too long' },
+        ],
+      })
+      .resolves({ Failed: [] });
+
+    const failed = await new SqsJobQueue(client(), { jobs }).enqueueMany(
+      [a, b, c].filter((job) => !!job),
+      {
+        inLine: true,
+      },
+    );
+
+    expect(batches()).toEqual([
+      { QueueUrl: IMAGES, Entries: [entry(a?.id as string), entry(b?.id as string), entry(c?.id as string)] },
+      { QueueUrl: IMAGES, Entries: [entry(a?.id as string)] },
+    ]);
+    expect([...failed.keys()]).toEqual([b?.id]);
+    expect(String(failed.get(b?.id as string))).toContain('InvalidParameterValue too long');
+  });
+
+  it('gives up on an entry SQS keeps failing after three sends, and on every entry of a batch that failed whole', async () => {
+    const [a] = ids(1, 'replicate');
+    const [d] = ids(1, 'deepgram');
+    sqs
+      .on(SendMessageBatchCommand, { QueueUrl: IMAGES })
+      .resolves({ Failed: [{ Id: a?.id, SenderFault: false, Code: 'InternalError' }] })
+      .on(SendMessageBatchCommand, { QueueUrl: TRANSCRIPTS })
+      .rejects(new Error('queue unavailable'));
+
+    const failed = await new SqsJobQueue(client(), { jobs }).enqueueMany([a, d].filter((job) => !!job));
+
+    expect(batches().filter((input) => input.QueueUrl === IMAGES)).toHaveLength(3);
+    expect(batches().filter((input) => input.QueueUrl === TRANSCRIPTS)).toHaveLength(1);
+    expect([...failed.keys()].sort()).toEqual([a?.id, d?.id].sort());
+    expect(String(failed.get(d?.id as string))).toContain('queue unavailable');
+  });
+
+  it("answers a job whose provider's queue the function was not given as not enqueued, and sends the rest", async () => {
+    const [a] = ids(1, 'replicate');
+    const [d] = ids(1, 'deepgram');
+    const failed = await new SqsJobQueue(client(), { jobs: { replicate: IMAGES } }).enqueueMany(
+      [a, d].filter((job) => !!job),
+    );
+
+    expect(batches()).toEqual([
+      { QueueUrl: IMAGES, Entries: [{ Id: a?.id, MessageBody: JSON.stringify({ jobId: a?.id }) }] },
+    ]);
+    expect(String(failed.get(d?.id as string))).toContain('no jobs queue of provider deepgram');
+  });
 });

@@ -69,6 +69,12 @@ export class MemoryStore implements JobStore {
   async get(jobId: string) {
     return this.jobs.get(jobId);
   }
+  /** Ids asked for by each getMany, to tell a batch's one lookup from a read per item. */
+  readonly lookups: (readonly string[])[] = [];
+  async getMany(jobIds: readonly string[]) {
+    this.lookups.push(jobIds);
+    return new Map(jobIds.flatMap((id) => (this.jobs.has(id) ? [[id, this.jobs.get(id) as Job]] : [])));
+  }
   async markEnqueued(jobId: string, at: Date) {
     this.patch(jobId, { enqueuedAt: at.toISOString() });
   }
@@ -208,9 +214,22 @@ export class MemoryLive implements LiveChannel {
 export class MemoryQueue implements JobQueue {
   readonly messages: { jobId: string; provider: ProviderName; options: EnqueueOptions }[] = [];
   failing = false;
+  /** Jobs whose messages a batch enqueue fails to send, as SQS fails single entries of a batch. */
+  readonly refusing = new Set<string>();
+  /** The job ids of each enqueueMany, to tell batched sends from one send per job. */
+  readonly batches: (readonly string[])[] = [];
   async enqueue(job: QueuedJobRef, options: EnqueueOptions = {}) {
     if (this.failing) throw new Error('queue unavailable');
     this.messages.push({ jobId: job.id, provider: providerOf(job), options });
+  }
+  async enqueueMany(jobs: readonly QueuedJobRef[], options: EnqueueOptions = {}) {
+    this.batches.push(jobs.map((job) => job.id));
+    const failed = new Map<string, unknown>();
+    for (const job of jobs) {
+      if (this.failing || this.refusing.has(job.id)) failed.set(job.id, new Error('queue unavailable'));
+      else this.messages.push({ jobId: job.id, provider: providerOf(job), options });
+    }
+    return failed;
   }
 }
 
@@ -300,6 +319,19 @@ export class MemoryWaitingLines implements WaitingLines {
     line.set(entry.place, entry);
     this.lines.set(key, line);
     this.marks.set(key, (this.marks.get(key) ?? 0) + 1);
+  }
+  /** Jobs whose line entries a batch add fails to write. */
+  readonly refusing = new Set<string>();
+  /** The job ids of each addMany, to tell a batch's writes from one per job. */
+  readonly batches: (readonly string[])[] = [];
+  async addMany(entries: readonly WaitingEntry[]) {
+    this.batches.push(entries.map((entry) => entry.jobId));
+    const failed = new Map<string, unknown>();
+    for (const entry of entries) {
+      if (this.refusing.has(entry.jobId)) failed.set(entry.jobId, new Error('table unavailable'));
+      else await this.add(entry);
+    }
+    return failed;
   }
   async remove(entry: WaitingEntry) {
     this.lines.get(MemoryWaitingLines.line(entry.provider, entry.tenant))?.delete(entry.place);
@@ -410,8 +442,14 @@ export class MemoryBacklogs implements TenantBacklogs {
     this.store.moveBacklog(tenant, 1);
     return true;
   }
-  async giveBack(tenant: string) {
-    this.store.moveBacklog(tenant, -1);
+  async admitUpTo(tenant: string, wanted: number) {
+    const cap = this.records.get(tenant)?.maxQueued ?? TENANT_DEFAULTS.maxQueued;
+    const count = Math.max(0, Math.min(wanted, cap - (this.store.backlogs.get(tenant) ?? 0)));
+    this.store.moveBacklog(tenant, count);
+    return count;
+  }
+  async giveBack(tenant: string, count = 1) {
+    this.store.moveBacklog(tenant, -count);
   }
   async tenants() {
     return [...this.store.backlogs.keys()].sort();
