@@ -1,4 +1,5 @@
 import { type DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { jobTable } from '../../config/layout';
 
 /** The items of one partition of an index, counted a page (1 MB of index) at a time: nothing is read back. */
 export async function countPartition(
@@ -24,4 +25,19 @@ export async function countPartition(
     start = LastEvaluatedKey;
   } while (start);
   return count;
+}
+
+const [, byTenantStatus] = jobTable.indexes;
+
+/** The jobs of one partition (a tenant's status) of the job table's per-tenant status index. */
+export function countTenantJobs(
+  client: DynamoDBDocumentClient,
+  tableName: string,
+  partition: string,
+): Promise<number> {
+  return countPartition(
+    client,
+    { tableName, indexName: byTenantStatus.name, partitionKey: byTenantStatus.partitionKey },
+    partition,
+  );
 }

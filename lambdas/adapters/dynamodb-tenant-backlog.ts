@@ -1,11 +1,8 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { jobTable } from '../../config/layout';
 import type { BacklogRecount, TenantBacklogs } from '../domain/ports';
 import { TENANT_DEFAULTS, USAGE_STATUSES } from '../domain/tenants';
-import { countPartition } from './dynamodb-count';
-
-const [, byTenantStatus] = jobTable.indexes;
+import { countTenantJobs } from './dynamodb-count';
 
 /** Readings of the counter a batch's admission makes before it gives up (answering that the backlog is full). */
 const ADMIT_ATTEMPTS = 5;
@@ -157,8 +154,8 @@ export class DynamoDbTenantBacklogs implements TenantBacklogs {
     );
     const counted = Number(Item?.backlog ?? 0);
     const [queued, scheduled] = await Promise.all([
-      this.count(tenantStatusKey(tenant, USAGE_STATUSES.queued)),
-      this.count(tenantStatusKey(tenant, USAGE_STATUSES.scheduled)),
+      countTenantJobs(this.client, this.tableName, tenantStatusKey(tenant, USAGE_STATUSES.queued)),
+      countTenantJobs(this.client, this.tableName, tenantStatusKey(tenant, USAGE_STATUSES.scheduled)),
     ]);
     const found = queued + scheduled;
     const check = `${counted}:${found}`;
@@ -211,19 +208,6 @@ export class DynamoDbTenantBacklogs implements TenantBacklogs {
         UpdateExpression: 'ADD tenants :tenant',
         ExpressionAttributeValues: { ':tenant': new Set([tenant]) },
       }),
-    );
-  }
-
-  /** The jobs of one partition of the per-tenant status index. */
-  private count(partition: string): Promise<number> {
-    return countPartition(
-      this.client,
-      {
-        tableName: this.tableName,
-        indexName: byTenantStatus.name,
-        partitionKey: byTenantStatus.partitionKey,
-      },
-      partition,
     );
   }
 }

@@ -1,6 +1,5 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { jobTable } from '../../config/layout';
 import type { TenantStore } from '../domain/ports';
 import {
   TENANT_DEFAULTS,
@@ -9,10 +8,8 @@ import {
   type TenantUsage,
   USAGE_STATUSES,
 } from '../domain/tenants';
-import { countPartition } from './dynamodb-count';
+import { countTenantJobs } from './dynamodb-count';
 import { tenantKey, tenantStatusKey } from './dynamodb-tenant-backlog';
-
-const [, byTenantStatus] = jobTable.indexes;
 
 /**
  * Each tenant's settings as one item of the job table. Its attributes are
@@ -91,26 +88,14 @@ export class DynamoDbTenantStore implements TenantStore {
   }
 
   async usage(tenant: string): Promise<TenantUsage> {
-    const count = (status: string) => this.count(tenantStatusKey(tenant, status));
+    const count = (status: string) =>
+      countTenantJobs(this.client, this.tableName, tenantStatusKey(tenant, status));
     const [queued, scheduled, inFlight] = await Promise.all([
       count(USAGE_STATUSES.queued),
       count(USAGE_STATUSES.scheduled),
       count(USAGE_STATUSES.inFlight),
     ]);
     return { queued, scheduled, inFlight };
-  }
-
-  /** The jobs of one partition of the per-tenant status index. */
-  private count(partition: string): Promise<number> {
-    return countPartition(
-      this.client,
-      {
-        tableName: this.tableName,
-        indexName: byTenantStatus.name,
-        partitionKey: byTenantStatus.partitionKey,
-      },
-      partition,
-    );
   }
 }
 
