@@ -128,7 +128,9 @@ export async function submitJob(
   try {
     // In line before its message can reach the dispatcher; a job whose line entry is lost joins when its message is read.
     await deps.waiting.add(waitingEntryOf(job));
-    await deps.queue.enqueue(job, await deps.firstLook(job));
+    // A first look that cannot tell whether the provider is full sends the message at once.
+    const look = await deps.firstLook(job).catch((): EnqueueOptions => ({ inLine: true }));
+    await deps.queue.enqueue(job, look);
   } catch (enqueueError) {
     return { job, replayed: false, enqueueError };
   }
@@ -285,7 +287,8 @@ async function enterLines(deps: IntakeDeps, jobs: readonly Job[]): Promise<Map<s
   const failed = new Map<string, unknown>();
   for (const jobs of byProvider.values()) {
     try {
-      const sent = await deps.queue.enqueueMany(jobs, await deps.firstLook(jobs[0] as Job));
+      const look = await deps.firstLook(jobs[0] as Job).catch((): EnqueueOptions => ({ inLine: true }));
+      const sent = await deps.queue.enqueueMany(jobs, look);
       for (const [id, error] of sent) failed.set(id, error);
     } catch (error) {
       for (const job of jobs) failed.set(job.id, error);

@@ -113,6 +113,20 @@ describe('submitJob', () => {
     );
   });
 
+  it('sends the message at once when the first look cannot read the provider', async () => {
+    deps = {
+      ...deps,
+      firstLook: async () => {
+        throw new Error('table unavailable');
+      },
+    };
+    const { job, enqueueError } = await submit();
+    expect(enqueueError).toBeUndefined();
+    expect(deps.queue.messages).toEqual([
+      { jobId: job.id, provider: 'longhaul-http', options: { inLine: true } },
+    ]);
+  });
+
   it('keeps a job whose enqueue failed, reports it, and answers in-use then replays it', async () => {
     deps.queue.failing = true;
     const { job, enqueueError } = await submit();

@@ -1,4 +1,5 @@
 import type fc from 'fast-check';
+import type { ProviderName } from '../../../../config/providers';
 import { defaultSettings, type Settings } from '../../../../config/settings';
 import { dispatchJob, firstLookOf } from '../../../../lambdas/domain/dispatch';
 import { deriveJobId } from '../../../../lambdas/domain/idempotency';
@@ -69,6 +70,9 @@ export interface Violation {
   readonly trail: readonly string[];
 }
 
+/** The provider every job of a workload runs on. */
+const WORLD_PROVIDER: ProviderName = 'longhaul-http';
+
 /**
  * Longhaul in memory: the store, slots, queue and timeline of memory-ports.ts,
  * the simulated provider and Step Functions, and the domain's entry points
@@ -80,7 +84,10 @@ export class World {
   clock = T0;
   readonly settings: Settings;
   readonly store = new MemoryStore();
+  /** The pool of the one provider the workloads' jobs run on. */
   readonly slots = new MemorySlots();
+  /** The other providers' pools: empty, as each provider's slots are its own. */
+  private readonly otherPools = new Map<ProviderName, MemorySlots>();
   readonly queue = new MemoryQueue();
   readonly waiting = new MemoryWaitingLines();
   readonly backlogs = new MemoryBacklogs(this.store);
@@ -151,6 +158,12 @@ export class World {
   }
 
   /** The ports as one actor sees them: every call scheduled, faults applied, invariants checked after it. */
+  private otherPool(provider: ProviderName): MemorySlots {
+    const pool = this.otherPools.get(provider) ?? new MemorySlots();
+    this.otherPools.set(provider, pool);
+    return pool;
+  }
+
   ports(actor: Actor) {
     const context = {
       scheduler: this.scheduler,
@@ -163,7 +176,7 @@ export class World {
     const provider = scheduled(this.provider, 'provider', context);
     return {
       store: scheduled(this.store, 'store', context),
-      slots: () => slots,
+      slots: (provider: ProviderName) => (provider === WORLD_PROVIDER ? slots : this.otherPool(provider)),
       providers: async () => provider,
       queue: scheduled(this.queue, 'queue', context),
       waiting: scheduled(this.waiting, 'waiting', context),
