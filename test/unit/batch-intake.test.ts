@@ -10,30 +10,22 @@ import type { Job } from '../../lambdas/domain/job';
 import type { BatchEntry } from '../../lambdas/domain/requests';
 import type { TenantRecord } from '../../lambdas/domain/tenants';
 import {
-  MemoryBacklogs,
-  MemoryInputs,
-  MemoryQueue,
-  MemoryStore,
-  MemoryWaitingLines,
+  type MemoryQueue,
+  type MemoryStore,
+  type MemoryWaitingLines,
+  memoryIntake,
 } from './support/memory-ports';
 
 const clock = new Date('2026-03-01T12:00:00.000Z');
 let caps: Map<string, TenantRecord>;
 let deps: IntakeDeps & { store: MemoryStore; waiting: MemoryWaitingLines; queue: MemoryQueue };
 beforeEach(() => {
-  const store = new MemoryStore();
-  caps = new Map();
-  deps = {
-    store,
-    queue: new MemoryQueue(),
-    waiting: new MemoryWaitingLines(),
-    backlogs: new MemoryBacklogs(store, caps),
-    inputs: new MemoryInputs(),
-    now: () => clock,
-    idempotencyInProgressMs: 30_000,
-    jobTypeProviders: { 'image.generate': 'longhaul-http', 'audio.transcribe': 'deepgram' },
-    firstLook: async () => ({ inLine: true }),
-  };
+  const intake = memoryIntake(() => clock, {
+    'image.generate': 'longhaul-http',
+    'audio.transcribe': 'deepgram',
+  });
+  caps = intake.caps;
+  deps = intake.deps;
 });
 
 const cat = { type: 'image.generate' as const, input: { prompt: 'a cat' } };
@@ -250,12 +242,6 @@ describe('submitBatch', () => {
 
 /** The job a single submission of `cat` under the key would store. */
 async function draft(key: string): Promise<Job> {
-  const scratch = {
-    ...deps,
-    store: new MemoryStore(),
-    queue: new MemoryQueue(),
-    waiting: new MemoryWaitingLines(),
-  };
-  scratch.backlogs = new MemoryBacklogs(scratch.store);
+  const scratch = memoryIntake(deps.now, deps.jobTypeProviders).deps;
   return (await submitJob(scratch, { tenantId: 'acme', idempotencyKey: key, request: cat })).job;
 }

@@ -9,12 +9,12 @@ import { deriveJobId, fingerprint } from '../../lambdas/domain/idempotency';
 import { cancelJob, getJob, type IntakeDeps, submitJob } from '../../lambdas/domain/intake';
 import type { TenantRecord } from '../../lambdas/domain/tenants';
 import {
-  MemoryBacklogs,
-  MemoryInputs,
-  MemoryQueue,
-  MemoryStore,
-  MemoryWaitingLines,
+  type MemoryInputs,
+  type MemoryQueue,
+  type MemoryStore,
+  type MemoryWaitingLines,
   MemoryWorkflow,
+  memoryIntake,
 } from './support/memory-ports';
 
 let clock = new Date('2026-03-01T12:00:00.000Z');
@@ -29,20 +29,12 @@ let deps: IntakeDeps & {
 };
 beforeEach(() => {
   clock = new Date('2026-03-01T12:00:00.000Z');
-  const store = new MemoryStore();
-  caps = new Map();
-  deps = {
-    store,
-    queue: new MemoryQueue(),
-    waiting: new MemoryWaitingLines(),
-    backlogs: new MemoryBacklogs(store, caps),
-    inputs: new MemoryInputs(),
-    workflow: new MemoryWorkflow(),
-    now: () => clock,
-    idempotencyInProgressMs: 30_000,
-    jobTypeProviders: { 'image.generate': 'longhaul-http', 'audio.transcribe': 'longhaul-http' },
-    firstLook: async () => ({ inLine: true }),
-  };
+  const intake = memoryIntake(() => clock, {
+    'image.generate': 'longhaul-http',
+    'audio.transcribe': 'longhaul-http',
+  });
+  caps = intake.caps;
+  deps = { ...intake.deps, workflow: new MemoryWorkflow() };
 });
 
 const request = { type: 'image.generate' as const, input: { prompt: 'a cat', width: 512 } };

@@ -552,3 +552,26 @@ export class ScriptedProvider implements Provider {
     this.canceled.push(providerJobId);
   }
 }
+
+/** Intake's ports in memory, with the tenants' records (`caps`) its admissions read. */
+export function memoryIntake(
+  now: () => Date,
+  jobTypeProviders: Readonly<Record<'image.generate' | 'audio.transcribe', ProviderName>>,
+) {
+  const store = new MemoryStore();
+  const caps = new Map<string, TenantRecord>();
+  return {
+    caps,
+    deps: {
+      store,
+      queue: new MemoryQueue(),
+      waiting: new MemoryWaitingLines(),
+      backlogs: new MemoryBacklogs(store, caps),
+      inputs: new MemoryInputs(),
+      now,
+      idempotencyInProgressMs: 30_000,
+      jobTypeProviders,
+      firstLook: async (): Promise<EnqueueOptions> => ({ inLine: true }),
+    },
+  };
+}
