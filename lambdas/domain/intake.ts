@@ -128,9 +128,7 @@ export async function submitJob(
   try {
     // In line before its message can reach the dispatcher; a job whose line entry is lost joins when its message is read.
     await deps.waiting.add(waitingEntryOf(job));
-    // A first look that cannot tell whether the provider is full sends the message at once.
-    const look = await deps.firstLook(job).catch((): EnqueueOptions => ({ inLine: true }));
-    await deps.queue.enqueue(job, look);
+    await deps.queue.enqueue(job, await firstLook(deps, job));
   } catch (enqueueError) {
     return { job, replayed: false, enqueueError };
   }
@@ -287,8 +285,7 @@ async function enterLines(deps: IntakeDeps, jobs: readonly Job[]): Promise<Map<s
   const failed = new Map<string, unknown>();
   for (const jobs of byProvider.values()) {
     try {
-      const look = await deps.firstLook(jobs[0] as Job).catch((): EnqueueOptions => ({ inLine: true }));
-      const sent = await deps.queue.enqueueMany(jobs, look);
+      const sent = await deps.queue.enqueueMany(jobs, await firstLook(deps, jobs[0] as Job));
       for (const [id, error] of sent) failed.set(id, error);
     } catch (error) {
       for (const job of jobs) failed.set(job.id, error);
@@ -360,6 +357,11 @@ function draftJob(
     deps.now(),
   );
   return { job, requestFingerprint };
+}
+
+/** The job's first look; one that cannot tell whether the provider is full sends the message at once. */
+function firstLook(deps: Pick<IntakeDeps, 'firstLook'>, job: Job): Promise<EnqueueOptions> {
+  return deps.firstLook(job).catch((): EnqueueOptions => ({ inLine: true }));
 }
 
 function replay(
