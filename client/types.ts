@@ -70,6 +70,8 @@ type JobBase = {
   readonly updatedAt: string;
   readonly startedAt?: string;
   readonly finishedAt?: string;
+  /** The job an operator replayed as this one. */
+  readonly replayOf?: string;
 };
 
 /**

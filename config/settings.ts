@@ -188,6 +188,18 @@ const fields = {
     default: 5,
     doc: 'alarm when this many jobs fail within 5 minutes',
   },
+  bulkMaxPerRequest: {
+    env: 'BULK_MAX_PER_REQUEST',
+    schema: int(1, 1000),
+    default: 100,
+    doc: 'most jobs one POST /v1/jobs/cancel looks at; more matching jobs are left to the nextCursor its answer carries',
+  },
+  replayMaxPerRequest: {
+    env: 'REPLAY_MAX_PER_REQUEST',
+    schema: int(1, 500),
+    default: 50,
+    doc: 'most jobs one POST /v1/admin/jobs/replay looks at (replays or refuses); the rest are left to the nextCursor its answer carries',
+  },
   allowPrivateWebhooks: {
     env: 'ALLOW_PRIVATE_WEBHOOKS',
     schema: flag,

@@ -21,7 +21,14 @@ import {
   providerOf,
   type SubmitIntent,
 } from '../domain/job';
-import type { ActiveStatus, CreateOutcome, JobPage, JobStore, StatusChange } from '../domain/ports';
+import type {
+  ActiveStatus,
+  CreateOutcome,
+  JobPage,
+  JobStore,
+  StatusChange,
+  TenantJobQuery,
+} from '../domain/ports';
 import { inBacklog } from '../domain/tenants';
 import { countPartition } from './dynamodb-count';
 import { backlogChange, tenantStatusKey } from './dynamodb-tenant-backlog';
@@ -116,10 +123,7 @@ export class DynamoDbJobStore implements JobStore {
     }
   }
 
-  async listByTenant(
-    tenantId: string,
-    query: { readonly status?: JobStatus; readonly limit: number; readonly cursor?: string },
-  ): Promise<JobPage> {
+  async listByTenant(tenantId: string, query: TenantJobQuery): Promise<JobPage> {
     const index = query.status === undefined ? byTenant : byTenantStatus;
     const partition = query.status === undefined ? tenantId : tenantStatusKey(tenantId, query.status);
     const start = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
@@ -129,10 +133,26 @@ export class DynamoDbJobStore implements JobStore {
       [index.partitionKey]: partition,
       [index.sortKey]: at.createdAt,
     });
+    const range = createdRange(query);
+    if (range === 'empty') return { items: [], nextCursor: null };
+    const values: Record<string, unknown> = { ':partition': partition, ':now': epochSeconds(new Date()) };
+    const names: Record<string, string> = { '#partition': index.partitionKey };
+    let keyCondition = '#partition = :partition';
+    if (range) {
+      names['#created'] = index.sortKey;
+      Object.assign(values, range.values);
+      keyCondition += ` AND ${range.condition}`;
+    }
     // An expired job lingers until TTL deletes it (up to days later) but is gone for its
     // tenant, so it is filtered out. A filter applies after the read's Limit, so pages are
     // read until one item more than asked is found: that item tells whether another page
     // exists, and the last page has no cursor.
+    let filter = 'attribute_not_exists(expiresAt) OR expiresAt >= :now';
+    if (query.type !== undefined) {
+      names['#type'] = 'type';
+      values[':type'] = query.type;
+      filter = `(${filter}) AND #type = :type`;
+    }
     const found: JobItem[] = [];
     let exclusiveStartKey: Record<string, unknown> | undefined = start ? keyOf(start) : undefined;
     do {
@@ -140,10 +160,10 @@ export class DynamoDbJobStore implements JobStore {
         new QueryCommand({
           TableName: this.options.tableName,
           IndexName: index.name,
-          KeyConditionExpression: '#partition = :partition',
-          FilterExpression: 'attribute_not_exists(expiresAt) OR expiresAt >= :now',
-          ExpressionAttributeNames: { '#partition': index.partitionKey },
-          ExpressionAttributeValues: { ':partition': partition, ':now': epochSeconds(new Date()) },
+          KeyConditionExpression: keyCondition,
+          FilterExpression: filter,
+          ExpressionAttributeNames: names,
+          ExpressionAttributeValues: values,
           ScanIndexForward: false,
           Limit: query.limit + 1 - found.length,
           ExclusiveStartKey: exclusiveStartKey,
@@ -605,6 +625,27 @@ function hasExpired(item: JobItem, now: Date): boolean {
 
 function epochSeconds(at: Date): number {
   return Math.floor(at.getTime() / 1000);
+}
+
+/**
+ * The key condition of a listing's creation window. Both bounds are exclusive,
+ * and DynamoDB has one range operator for two bounds, BETWEEN, which includes
+ * them: `createdAt` is stored to the millisecond, so the window becomes the
+ * inclusive one a millisecond inside each bound.
+ */
+function createdRange(
+  query: Pick<TenantJobQuery, 'createdAfter' | 'createdBefore'>,
+): { condition: string; values: Record<string, string> } | undefined | 'empty' {
+  const shift = (at: string, ms: number) => new Date(Date.parse(at) + ms).toISOString();
+  const from = query.createdAfter === undefined ? undefined : shift(query.createdAfter, 1);
+  const to = query.createdBefore === undefined ? undefined : shift(query.createdBefore, -1);
+  if (from !== undefined && to !== undefined) {
+    if (from > to) return 'empty';
+    return { condition: '#created BETWEEN :from AND :to', values: { ':from': from, ':to': to } };
+  }
+  if (from !== undefined) return { condition: '#created >= :from', values: { ':from': from } };
+  if (to !== undefined) return { condition: '#created <= :to', values: { ':to': to } };
+  return undefined;
 }
 
 function encodeCursor(job: Job): string {

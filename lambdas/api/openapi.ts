@@ -304,6 +304,11 @@ const jobFields = {
   updatedAt: timestamp,
   startedAt: timestamp,
   finishedAt: timestamp,
+  replayOf: {
+    type: 'string',
+    pattern: JOB_ID_PATTERN.source,
+    description: 'The job an operator replayed as this one (POST /v1/admin/jobs/replay); absent on other jobs.',
+  },
 } as const;
 const jobRequired = [
   'id',

@@ -86,11 +86,13 @@ export async function submitJob(
     readonly idempotencyKey: string;
     readonly request: CreateJobRequest;
     readonly file?: InputFile;
+    /** The job an operator replays as this one (`replayJobs`); not part of the request's fingerprint. */
+    readonly replayOf?: string;
   },
 ): Promise<SubmitResult> {
-  const { tenantId, idempotencyKey, file } = command;
+  const { tenantId, idempotencyKey, file, replayOf } = command;
   const request = file ? withFileRef(command.request, file) : command.request;
-  const { job, requestFingerprint } = draftJob(deps, tenantId, idempotencyKey, request);
+  const { job, requestFingerprint } = draftJob(deps, tenantId, idempotencyKey, request, replayOf);
 
   if (file) {
     // Look before uploading, so a replay or a reused key stores nothing.
@@ -332,6 +334,7 @@ function draftJob(
   tenantId: string,
   idempotencyKey: string,
   request: CreateJobRequest,
+  replayOf?: string,
 ): { readonly job: Job; readonly requestFingerprint: string } {
   const priority = request.priority ?? DEFAULT_PRIORITY;
   const requestFingerprint = fingerprint({
@@ -353,6 +356,7 @@ function draftJob(
       ...(request.webhookUrl !== undefined ? { webhookUrl: request.webhookUrl } : {}),
       idempotencyKey,
       fingerprint: requestFingerprint,
+      ...(replayOf !== undefined ? { replayOf } : {}),
     },
     deps.now(),
   );

@@ -66,6 +66,8 @@ export interface Job {
   readonly runs?: number;
   /** Operator requeues: each sends the job to the provider again, under a new idempotency key. */
   readonly resubmissions?: number;
+  /** The job an operator replayed as this one (`POST /v1/admin/jobs/replay`). */
+  readonly replayOf?: string;
 }
 
 /** The job's priority: the one it was submitted with, or the default for jobs stored before jobs had one. */
@@ -202,6 +204,7 @@ export interface JobResource {
   readonly updatedAt: string;
   readonly startedAt?: string;
   readonly finishedAt?: string;
+  readonly replayOf?: string;
 }
 
 export function toResource(job: Job): JobResource {
@@ -222,6 +225,7 @@ export function toResource(job: Job): JobResource {
     updatedAt: job.updatedAt,
     ...(job.startedAt !== undefined ? { startedAt: job.startedAt } : {}),
     ...(job.finishedAt !== undefined ? { finishedAt: job.finishedAt } : {}),
+    ...(job.replayOf !== undefined ? { replayOf: job.replayOf } : {}),
   };
 }
 
@@ -237,6 +241,8 @@ export interface NewJob {
   readonly webhookUrl?: string;
   readonly idempotencyKey: string;
   readonly fingerprint: string;
+  /** The job an operator replayed as this one. */
+  readonly replayOf?: string;
 }
 
 export function newJob(spec: NewJob, now: Date): Job {

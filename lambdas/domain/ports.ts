@@ -1,5 +1,5 @@
 import type { ProviderName } from '../../config/providers';
-import type { Job, JobError, JobStatus, ProviderOutcome, SubmitIntent } from './job';
+import type { Job, JobError, JobStatus, JobType, ProviderOutcome, SubmitIntent } from './job';
 import type { TenantChanges, TenantRecord, TenantUsage } from './tenants';
 
 /** Ports of the job domain; each has one AWS adapter under `lambdas/adapters/`. */
@@ -10,6 +10,18 @@ export interface JobPage {
   readonly items: readonly Job[];
   /** Opaque; pass back as `cursor` for the next page. Null on the last page. */
   readonly nextCursor: string | null;
+}
+
+/** Which of a tenant's jobs a listing reads, a page at a time. */
+export interface TenantJobQuery {
+  readonly status?: JobStatus;
+  readonly type?: JobType;
+  /** Only jobs created strictly after this instant (ISO 8601 in UTC, as `createdAt` is stored). */
+  readonly createdAfter?: string;
+  /** Only jobs created strictly before this instant (ISO 8601 in UTC). */
+  readonly createdBefore?: string;
+  readonly limit: number;
+  readonly cursor?: string;
 }
 
 export interface StatusChange {
@@ -34,10 +46,7 @@ export interface JobStore {
   /** Records that the job's queue message was sent: intake for this key is complete. */
   markEnqueued(jobId: string, at: Date): Promise<void>;
   /** Newest first. Throws a ValidationError for a cursor it did not issue. */
-  listByTenant(
-    tenantId: string,
-    query: { readonly status?: JobStatus; readonly limit: number; readonly cursor?: string },
-  ): Promise<JobPage>;
+  listByTenant(tenantId: string, query: TenantJobQuery): Promise<JobPage>;
   /**
    * Moves the job to a new status only if it is currently in one of `from`
    * (a conditional write, so a late or duplicate event never moves it

@@ -137,6 +137,7 @@ describe('the SDK types', () => {
       updatedAt: true,
       startedAt: true,
       finishedAt: true,
+      replayOf: true,
     };
     const adminFields: Record<keyof AdminJob, true> = { ...jobFields, tenantId: true };
     const eventFields: Record<keyof TimelineEvent, true> = {

@@ -211,6 +211,52 @@ describe('listByTenant', () => {
     });
   });
 
+  it('reads only the creation window, both bounds exclusive, and filters by type', async () => {
+    ddb.on(QueryCommand).resolves({ Items: [] });
+
+    await store.listByTenant('acme', {
+      status: 'queued',
+      type: 'audio.transcribe',
+      createdAfter: '2026-03-01T12:00:00.000Z',
+      createdBefore: '2026-03-01T13:00:00.000Z',
+      limit: 10,
+    });
+    await store.listByTenant('acme', { createdAfter: '2026-03-01T12:00:00.000Z', limit: 10 });
+    await store.listByTenant('acme', { createdBefore: '2026-03-01T12:00:00.000Z', limit: 10 });
+
+    const calls = ddb.commandCalls(QueryCommand).map((call) => call.args[0].input);
+    expect(calls[0]).toMatchObject({
+      IndexName: 'byTenantStatus',
+      KeyConditionExpression: '#partition = :partition AND #created BETWEEN :from AND :to',
+      FilterExpression: '(attribute_not_exists(expiresAt) OR expiresAt >= :now) AND #type = :type',
+      ExpressionAttributeNames: { '#partition': 'tenantStatus', '#created': 'createdAt', '#type': 'type' },
+      ExpressionAttributeValues: {
+        ':partition': 'acme#queued',
+        ':from': '2026-03-01T12:00:00.001Z',
+        ':to': '2026-03-01T12:59:59.999Z',
+        ':type': 'audio.transcribe',
+      },
+    });
+    expect(calls[1]).toMatchObject({
+      KeyConditionExpression: '#partition = :partition AND #created >= :from',
+      ExpressionAttributeValues: { ':from': '2026-03-01T12:00:00.001Z' },
+    });
+    expect(calls[2]).toMatchObject({
+      KeyConditionExpression: '#partition = :partition AND #created <= :to',
+      ExpressionAttributeValues: { ':to': '2026-03-01T11:59:59.999Z' },
+    });
+  });
+
+  it('reads nothing for a window with no millisecond inside it', async () => {
+    const page = await store.listByTenant('acme', {
+      createdAfter: '2026-03-01T12:00:00.000Z',
+      createdBefore: '2026-03-01T12:00:00.001Z',
+      limit: 10,
+    });
+    expect(page).toEqual({ items: [], nextCursor: null });
+    expect(ddb.commandCalls(QueryCommand)).toHaveLength(0);
+  });
+
   it('leaves out expired jobs that TTL has not deleted yet, reading on until the page is full', async () => {
     // The filter ran on the first read: of three items read, one was left (two had expired).
     ddb

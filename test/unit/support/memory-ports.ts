@@ -29,6 +29,7 @@ import type {
   StatusChange,
   TenantBacklogs,
   TenantClaim,
+  TenantJobQuery,
   TenantKeys,
   TenantShare,
   TenantShares,
@@ -78,9 +79,34 @@ export class MemoryStore implements JobStore {
   async markEnqueued(jobId: string, at: Date) {
     this.patch(jobId, { enqueuedAt: at.toISOString() });
   }
-  async listByTenant(): Promise<JobPage> {
-    return { items: [...this.jobs.values()], nextCursor: null };
+  /**
+   * Newest first (then by id), the cursor the last job's key, as the index's is: a page after
+   * jobs left the listing (canceled out of a status) goes on where the last one stopped.
+   */
+  async listByTenant(tenantId: string, query: TenantJobQuery): Promise<JobPage> {
+    this.listings.push({ tenantId, query });
+    const all = [...this.jobs.values()]
+      .filter(
+        (job) =>
+          job.tenantId === tenantId &&
+          (query.status === undefined || job.status === query.status) &&
+          (query.type === undefined || job.type === query.type) &&
+          (query.createdAfter === undefined || Date.parse(job.createdAt) > Date.parse(query.createdAfter)) &&
+          (query.createdBefore === undefined || Date.parse(job.createdAt) < Date.parse(query.createdBefore)),
+      )
+      .sort((a, b) => b.createdAt.localeCompare(a.createdAt) || b.id.localeCompare(a.id));
+    const after = (job: Job) => {
+      if (!query.cursor) return true;
+      const [createdAt = '', id = ''] = query.cursor.split('|');
+      return job.createdAt < createdAt || (job.createdAt === createdAt && job.id < id);
+    };
+    const rest = all.filter(after);
+    const items = rest.slice(0, query.limit);
+    const last = items.at(-1);
+    return { items, nextCursor: rest.length > query.limit && last ? `${last.createdAt}|${last.id}` : null };
   }
+  /** Each listing asked for, to tell a bounded walk from one that reads everything. */
+  readonly listings: { readonly tenantId: string; readonly query: TenantJobQuery }[] = [];
   async transition(job: Pick<Job, 'id'>, from: readonly JobStatus[], change: StatusChange, at: Date) {
     const current = this.jobs.get(job.id);
     if (!current || !from.includes(current.status)) return undefined;

@@ -1,0 +1,408 @@
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+import { mapWithConcurrency } from './concurrency';
+import {
+  IdempotencyKeyInUseError,
+  IdempotencyKeyReusedError,
+  JobAlreadyFinishedError,
+  JobNotFoundError,
+  TenantQueueFullError,
+  ValidationError,
+} from './errors';
+import { fingerprint } from './idempotency';
+import { cancelJob, type IntakeDeps, submitJob } from './intake';
+import {
+  isTerminal,
+  JOB_STATUSES,
+  JOB_TYPES,
+  type Job,
+  type JobStatus,
+  type JobType,
+  priorityOf,
+  providerMayBeRunning,
+} from './job';
+import type { JobStore, TenantJobQuery, Timeline, Workflow } from './ports';
+import { toValidationError } from './requests';
+
+/**
+ * Acting on many jobs at once: a tenant cancels its own jobs by filter, an
+ * operator replays finished jobs as new ones. Both walk the per-tenant
+ * listings (one status at a time, within the filter's creation window) and
+ * act on at most a setting's worth of jobs per request; the answer's
+ * `nextCursor` says where the next request goes on. Each job is acted on by
+ * the single-job use case (`cancelJob`, `submitJob`), so a bulk request is
+ * only ever what that many single requests would be.
+ */
+
+const dateTime = z.iso.datetime({
+  offset: true,
+  error: 'must be an RFC 3339 date-time, e.g. 2026-03-01T12:00:00Z',
+});
+const statusList = z
+  .array(z.enum(JOB_STATUSES, { error: `must be one of ${JOB_STATUSES.join(', ')}` }), {
+    error: 'must be an array of statuses',
+  })
+  .min(1, 'must name at least one status');
+const windowFields = {
+  type: z.enum(JOB_TYPES, { error: `must be one of ${JOB_TYPES.join(', ')}` }).optional(),
+  createdAfter: dateTime.optional(),
+  createdBefore: dateTime.optional(),
+};
+const afterBeforeBefore = (
+  filter: { readonly createdAfter?: string | undefined; readonly createdBefore?: string | undefined },
+  context: z.core.$RefinementCtx,
+) => {
+  if (filter.createdAfter === undefined || filter.createdBefore === undefined) return;
+  if (Date.parse(filter.createdAfter) >= Date.parse(filter.createdBefore)) {
+    context.addIssue({ code: 'custom', path: ['createdBefore'], message: 'must be later than createdAfter' });
+  }
+};
+const cursor = z.string().min(1).max(2048).optional();
+
+/** `POST /v1/jobs/cancel`'s body. */
+export const cancelJobsRequest = z.strictObject({
+  filter: z.strictObject({ status: statusList.optional(), ...windowFields }).superRefine(afterBeforeBefore),
+  dryRun: z.boolean({ error: 'must be true or false' }).optional(),
+  cursor,
+});
+export type CancelJobsRequest = z.infer<typeof cancelJobsRequest>;
+
+/** `POST /v1/admin/jobs/replay`'s body. */
+export const replayJobsRequest = z.strictObject({
+  filter: z
+    .strictObject({
+      tenant: z.string().min(1).max(128).optional(),
+      status: statusList,
+      ...windowFields,
+    })
+    .superRefine(afterBeforeBefore),
+  dryRun: z.boolean({ error: 'must be true or false' }).optional(),
+  note: z.string({ error: 'must say why' }).trim().min(1, 'must say why').max(1000),
+  cursor,
+});
+export type ReplayJobsRequest = z.infer<typeof replayJobsRequest>;
+
+export function parseCancelJobs(body: unknown): CancelJobsRequest {
+  const parsed = cancelJobsRequest.safeParse(body);
+  if (!parsed.success) throw toValidationError(parsed.error);
+  return parsed.data;
+}
+
+export function parseReplayJobs(body: unknown): ReplayJobsRequest {
+  const parsed = replayJobsRequest.safeParse(body);
+  if (!parsed.success) throw toValidationError(parsed.error);
+  return parsed.data;
+}
+
+/** The statuses a cancel can move a job out of: every one but the terminal ones. */
+export const CANCELABLE_STATUSES: readonly JobStatus[] = JOB_STATUSES.filter((status) => !isTerminal(status));
+
+/** Cancels of one request in flight at once. */
+const ACTIONS_AT_ONCE = 10;
+
+/** One listing a walk goes through: a tenant's jobs in one status. */
+interface Listing {
+  readonly tenant: string;
+  readonly status: JobStatus;
+}
+
+/** Where a walk stopped: the listing, the store's cursor in it, and the filter it was made for. */
+const walkCursor = z.strictObject({
+  t: z.string().min(1),
+  s: z.enum(JOB_STATUSES),
+  c: z.string().min(1).max(2048).optional(),
+  f: z.string().min(1),
+});
+type WalkPosition = z.infer<typeof walkCursor>;
+
+const encodeWalk = (position: WalkPosition): string =>
+  Buffer.from(JSON.stringify(position), 'utf8').toString('base64url');
+
+function decodeWalk(value: string, filterTag: string): WalkPosition {
+  let position: WalkPosition | undefined;
+  try {
+    position = walkCursor.parse(JSON.parse(Buffer.from(value, 'base64url').toString('utf8')));
+  } catch {
+    position = undefined;
+  }
+  if (!position || position.f !== filterTag) {
+    throw new ValidationError('The request body is invalid.', [
+      { pointer: '/cursor', detail: 'must be a nextCursor returned for this same filter' },
+    ]);
+  }
+  return position;
+}
+
+/** A filter's short fingerprint: a cursor is good only with the filter it was made for. */
+const filterTagOf = (filter: unknown): string => fingerprint(filter).slice(0, 16);
+
+/**
+ * Reads the listings in order, from the cursor's position, handing each job
+ * to `visit`, until `budget` jobs were read or every listing is done. Each
+ * read asks for no more than the budget left, so a request reads about what
+ * it acts on. Answers the jobs read and the cursor of the rest (null: none).
+ */
+async function walk(
+  store: Pick<JobStore, 'listByTenant'>,
+  listings: readonly Listing[],
+  query: Pick<TenantJobQuery, 'type' | 'createdAfter' | 'createdBefore'>,
+  filterTag: string,
+  from: string | undefined,
+  budget: number,
+): Promise<{ readonly jobs: readonly Job[]; readonly nextCursor: string | null }> {
+  let index = 0;
+  let storeCursor: string | undefined;
+  if (from !== undefined) {
+    const position = decodeWalk(from, filterTag);
+    index = listings.findIndex((listing) => listing.tenant === position.t && listing.status === position.s);
+    if (index < 0) {
+      throw new ValidationError('The request body is invalid.', [
+        { pointer: '/cursor', detail: 'must be a nextCursor returned for this same filter' },
+      ]);
+    }
+    storeCursor = position.c;
+  }
+  const jobs: Job[] = [];
+  while (index < listings.length) {
+    const listing = listings[index] as Listing;
+    if (jobs.length >= budget) {
+      return {
+        jobs,
+        nextCursor: encodeWalk({
+          t: listing.tenant,
+          s: listing.status,
+          f: filterTag,
+          ...(storeCursor ? { c: storeCursor } : {}),
+        }),
+      };
+    }
+    const page = await store.listByTenant(listing.tenant, {
+      ...query,
+      status: listing.status,
+      limit: budget - jobs.length,
+      ...(storeCursor ? { cursor: storeCursor } : {}),
+    });
+    jobs.push(...page.items);
+    if (page.nextCursor) {
+      storeCursor = page.nextCursor;
+    } else {
+      storeCursor = undefined;
+      index++;
+    }
+  }
+  return { jobs, nextCursor: null };
+}
+
+/** The store query of a filter's type and creation window, the instants in UTC as `createdAt` is stored. */
+function windowOf(filter: {
+  readonly type?: JobType | undefined;
+  readonly createdAfter?: string | undefined;
+  readonly createdBefore?: string | undefined;
+}): Pick<TenantJobQuery, 'type' | 'createdAfter' | 'createdBefore'> {
+  const utc = (at: string) => new Date(Date.parse(at)).toISOString();
+  return {
+    ...(filter.type !== undefined ? { type: filter.type } : {}),
+    ...(filter.createdAfter !== undefined ? { createdAfter: utc(filter.createdAfter) } : {}),
+    ...(filter.createdBefore !== undefined ? { createdBefore: utc(filter.createdBefore) } : {}),
+  };
+}
+
+export interface BulkCancelResult {
+  /** The tenant's unfinished jobs this request found matching the filter. */
+  readonly matched: number;
+  /** Of those, the jobs now canceled (0 on a dry run). */
+  readonly canceled: number;
+  /** Of those, jobs in review: they keep their status and carry the cancel request for an operator. */
+  readonly cancelRequested: number;
+  /** Where the next request with the same filter goes on; null when every matching job was looked at. */
+  readonly nextCursor: string | null;
+  /** The jobs canceled, for the caller's metrics. */
+  readonly canceledJobs: readonly Job[];
+}
+
+/**
+ * Cancels the tenant's unfinished jobs that match the filter, at most
+ * `maxPerRequest` of them, each exactly as `POST /v1/jobs/{id}/cancel` would
+ * (`cancelJob`: a conditional transition; a running job's waiting step is
+ * told, and the workflow cancels at the provider and frees the slot). Only
+ * the unfinished statuses' listings are read, so finished jobs cost nothing
+ * and a filter naming only finished statuses matches nothing. A job that
+ * finished between the listing and its cancel is skipped. A dry run only
+ * counts. Run again, it finds the canceled jobs gone from their listings.
+ */
+export async function cancelJobs(
+  deps: Pick<IntakeDeps, 'store' | 'now'> & { readonly workflow: Pick<Workflow, 'failTask'> },
+  tenantId: string,
+  request: CancelJobsRequest,
+  maxPerRequest: number,
+): Promise<BulkCancelResult> {
+  const { filter } = request;
+  const statuses = CANCELABLE_STATUSES.filter((status) => !filter.status || filter.status.includes(status));
+  const { jobs, nextCursor } = await walk(
+    deps.store,
+    statuses.map((status) => ({ tenant: tenantId, status })),
+    windowOf(filter),
+    filterTagOf(filter),
+    request.cursor,
+    maxPerRequest,
+  );
+  if (request.dryRun) {
+    return { matched: jobs.length, canceled: 0, cancelRequested: 0, nextCursor, canceledJobs: [] };
+  }
+  const outcomes = await mapWithConcurrency(jobs, ACTIONS_AT_ONCE, async (job) => {
+    try {
+      return await cancelJob(deps, tenantId, job.id);
+    } catch (error) {
+      // Finished or expired since it was listed: nothing left to cancel.
+      if (error instanceof JobAlreadyFinishedError || error instanceof JobNotFoundError) return undefined;
+      throw error;
+    }
+  });
+  const canceledJobs = outcomes.filter((job): job is Job => job?.status === 'canceled');
+  return {
+    matched: jobs.length,
+    canceled: canceledJobs.length,
+    cancelRequested: outcomes.filter((job) => job?.status === 'needs_review').length,
+    nextCursor,
+    canceledJobs,
+  };
+}
+
+/** Why a matching job was not replayed. */
+export type ReplayRefusal =
+  /** In review: its provider submission may have been charged, outcome unknown; an operator resolves it first. */
+  | 'needs-review'
+  /** Not finished: it may still run (and be charged); replay it once it is. */
+  | 'not-finished'
+  /** Finished, but its provider submission's outcome was never known (it may still run there). */
+  | 'provider-outcome-unknown'
+  /** The tenant's queued and scheduled jobs reach its `maxQueued`. */
+  | 'tenant-queue-full'
+  /** The same replay is being accepted by another request right now; retry the request. */
+  | 'replay-in-progress'
+  /** The replay's key names a job with another body (a tenant's own submission took it). */
+  | 'key-taken';
+
+export interface ReplayResult {
+  /** Jobs this request found matching the filter, replayed or refused. */
+  readonly matched: number;
+  /** New jobs this request created. */
+  readonly replayed: number;
+  /** Jobs replayed with this note before (a retried request): their replay is listed, not made again. */
+  readonly alreadyReplayed: number;
+  readonly refused: readonly { readonly id: string; readonly reason: ReplayRefusal }[];
+  /** Each replay this request made or found: the new job's id and the job it replays. */
+  readonly jobs: readonly { readonly id: string; readonly replayOf: string; readonly tenantId: string }[];
+  readonly nextCursor: string | null;
+}
+
+export interface ReplayDeps extends IntakeDeps {
+  readonly timeline: Pick<Timeline, 'record'>;
+}
+
+/**
+ * The idempotency key of a job's replay under an operator's note: the same
+ * request retried (after a timeout, or a crash midway) lands on the same new
+ * jobs and replays nothing twice; a deliberate second replay says so with
+ * another note. The key lives with the new job, so for the job retention.
+ */
+export const replayKeyOf = (original: Pick<Job, 'id'>, note: string): string =>
+  `replay:${original.id}:${createHash('sha256').update(note.trim(), 'utf8').digest('base64url').slice(0, 22)}`;
+
+/** Why a job may not be replayed, or undefined when it may. */
+function refusalOf(job: Job): ReplayRefusal | undefined {
+  if (job.status === 'needs_review') return 'needs-review';
+  if (!isTerminal(job.status)) return 'not-finished';
+  if (providerMayBeRunning(job)) return 'provider-outcome-unknown';
+  return undefined;
+}
+
+/**
+ * Replays the jobs that match the filter, at most `maxPerRequest` of them:
+ * each finished job becomes a new job with the same tenant, type, input,
+ * webhook and priority, `replayOf` naming the original, which is never
+ * touched. Each replay goes through intake as a submission would (the
+ * tenant's `maxQueued`, its line, its provider's slots through dispatch),
+ * under a key derived from the original and the note (`replayKeyOf`). Jobs
+ * whose provider submission may have been charged with no known outcome, and
+ * jobs not finished, are refused with the reason. Without a tenant, every
+ * tenant that ever had a job admitted is walked, one per-tenant listing each.
+ */
+export async function replayJobs(
+  deps: ReplayDeps,
+  request: ReplayJobsRequest,
+  maxPerRequest: number,
+): Promise<ReplayResult> {
+  const { filter, note } = request;
+  const tenants = filter.tenant !== undefined ? [filter.tenant] : await deps.backlogs.tenants();
+  const statuses = JOB_STATUSES.filter((status) => filter.status.includes(status));
+  const { jobs, nextCursor } = await walk(
+    deps.store,
+    tenants.flatMap((tenant) => statuses.map((status) => ({ tenant, status }))),
+    windowOf(filter),
+    filterTagOf(filter),
+    request.cursor,
+    maxPerRequest,
+  );
+  const refused: { id: string; reason: ReplayRefusal }[] = [];
+  const replays: { id: string; replayOf: string; tenantId: string }[] = [];
+  let replayed = 0;
+  let alreadyReplayed = 0;
+  const replayable = jobs.filter((job) => {
+    const reason = refusalOf(job);
+    if (reason) refused.push({ id: job.id, reason });
+    return reason === undefined;
+  });
+  if (!request.dryRun) {
+    await mapWithConcurrency(replayable, ACTIONS_AT_ONCE, async (original) => {
+      try {
+        const { job, replayed: found } = await submitJob(deps, {
+          tenantId: original.tenantId,
+          idempotencyKey: replayKeyOf(original, note),
+          request: {
+            type: original.type,
+            input: original.input,
+            ...(original.webhookUrl !== undefined ? { webhookUrl: original.webhookUrl } : {}),
+            priority: priorityOf(original),
+          },
+          replayOf: original.id,
+        });
+        replays.push({ id: job.id, replayOf: original.id, tenantId: job.tenantId });
+        if (found) {
+          alreadyReplayed++;
+          return;
+        }
+        replayed++;
+        await deps.timeline
+          .record(job.id, {
+            at: deps.now().toISOString(),
+            type: 'operator.replayed',
+            detail: `${original.id}: ${note}`,
+          })
+          .catch(() => {});
+      } catch (error) {
+        const reason = submitRefusalOf(error);
+        if (!reason) throw error;
+        refused.push({ id: original.id, reason });
+      }
+    });
+  }
+  const order = new Map(jobs.map((job, index) => [job.id, index]));
+  const inOrder = <T extends { readonly id: string }>(items: T[], key: (item: T) => string) =>
+    items.sort((a, b) => (order.get(key(a)) ?? 0) - (order.get(key(b)) ?? 0));
+  return {
+    matched: jobs.length,
+    replayed,
+    alreadyReplayed,
+    refused: inOrder(refused, (item) => item.id),
+    jobs: inOrder(replays, (item) => item.replayOf),
+    nextCursor,
+  };
+}
+
+function submitRefusalOf(error: unknown): ReplayRefusal | undefined {
+  if (error instanceof TenantQueueFullError) return 'tenant-queue-full';
+  if (error instanceof IdempotencyKeyInUseError) return 'replay-in-progress';
+  if (error instanceof IdempotencyKeyReusedError) return 'key-taken';
+  return undefined;
+}
