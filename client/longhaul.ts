@@ -18,10 +18,13 @@ import {
   type AdminJob,
   type BatchItem,
   type BatchItemResult,
+  type BulkOptions,
+  type CancelJobsResult,
   type CreateJobRequest,
   FILE_INPUT_FIELD,
   type FileInput,
   type Job,
+  type JobFilter,
   type JobStatus,
   MAX_BATCH_ITEMS,
   type MultipartUploadState,
@@ -30,6 +33,8 @@ import {
   type Problem,
   type ProviderStatus,
   type RedriveStarted,
+  type ReplayFilter,
+  type ReplayResult,
   type Resolution,
   type StreamTicket,
   type Tenant,
@@ -355,6 +360,44 @@ export class Longhaul {
     return (await this.call('cancelJob', { ...options, path: { id: jobId } })).body as Job;
   }
 
+  /**
+   * Cancels the tenant's jobs that match `filter`, each as `cancelJob` would.
+   * One request does at most the server's BULK_MAX_PER_REQUEST jobs: while
+   * the answer has a `nextCursor`, call again with it (or use `cancelAllJobs`).
+   * `dryRun` only counts. Safe to retry: a canceled job is not matched again.
+   */
+  async cancelJobs(
+    filter: JobFilter,
+    bulk: BulkOptions = {},
+    options: RequestOptions = {},
+  ): Promise<CancelJobsResult> {
+    const text = JSON.stringify({ filter, ...bulk });
+    const answer = await this.call('cancelJobs', {
+      ...options,
+      operationHeaders: { 'content-type': 'application/json' },
+      body: () => text,
+    });
+    return answer.body as CancelJobsResult;
+  }
+
+  /** `cancelJobs` request after request until no `nextCursor` is left; the answers' counts added up. */
+  async cancelAllJobs(
+    filter: JobFilter,
+    bulk: Pick<BulkOptions, 'dryRun'> = {},
+    options: RequestOptions = {},
+  ): Promise<Omit<CancelJobsResult, 'nextCursor'>> {
+    const total = { matched: 0, canceled: 0, cancelRequested: 0 };
+    let cursor: string | undefined;
+    do {
+      const page = await this.cancelJobs(filter, { ...bulk, ...(cursor ? { cursor } : {}) }, options);
+      total.matched += page.matched;
+      total.canceled += page.canceled;
+      total.cancelRequested += page.cancelRequested;
+      cursor = page.nextCursor ?? undefined;
+    } while (cursor);
+    return total;
+  }
+
   /** The job's timeline, oldest first. */
   async jobEvents(jobId: string, options: RequestOptions = {}): Promise<readonly TimelineEvent[]> {
     const answer = await this.call('getJobEvents', { ...options, path: { id: jobId } });
@@ -630,6 +673,28 @@ export class Longhaul {
       body: () => JSON.stringify(resolution),
     });
     return answer.body as Job;
+  }
+
+  /**
+   * Replays finished jobs as new ones with `replayOf` (admin key). `note`
+   * says why; the same note replays a job once however often the request is
+   * repeated, another note replays it again. One request does at most the
+   * server's REPLAY_MAX_PER_REQUEST jobs: while the answer has a
+   * `nextCursor`, call again with it and the same filter and note.
+   */
+  async replayJobs(
+    filter: ReplayFilter,
+    note: string,
+    bulk: BulkOptions = {},
+    options: RequestOptions = {},
+  ): Promise<ReplayResult> {
+    const text = JSON.stringify({ filter, note, ...bulk });
+    const answer = await this.call('adminReplayJobs', {
+      ...options,
+      operationHeaders: { 'content-type': 'application/json' },
+      body: () => text,
+    });
+    return answer.body as ReplayResult;
   }
 
   /** Moves the dead-letter queue back to the jobs queue (admin key). */

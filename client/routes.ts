@@ -23,6 +23,8 @@ export const operations = {
   createJob: { method: 'POST', path: '/v1/jobs', auth: 'tenant', retry: 'idempotent' },
   // Every item carries its own key: a repeated batch replays what was accepted and creates nothing twice.
   createJobBatch: { method: 'POST', path: '/v1/jobs/batch', auth: 'tenant', retry: 'idempotent' },
+  // A canceled job is not matched again, so a repeated bulk cancel cancels nothing twice.
+  cancelJobs: { method: 'POST', path: '/v1/jobs/cancel', auth: 'tenant', retry: 'idempotent' },
   listJobs: { method: 'GET', path: '/v1/jobs', auth: 'tenant', retry: 'idempotent' },
   getJob: { method: 'GET', path: '/v1/jobs/{id}', auth: 'tenant', retry: 'idempotent' },
   // Cancel is idempotent by contract: a canceled job is returned as it is.
@@ -69,6 +71,8 @@ export const operations = {
     auth: 'admin',
     retry: 'unprocessed',
   },
+  // Each replay's key comes from its original and the note: a repeated request replays nothing twice.
+  adminReplayJobs: { method: 'POST', path: '/v1/admin/jobs/replay', auth: 'admin', retry: 'idempotent' },
   adminRedriveDeadLetters: {
     method: 'POST',
     path: '/v1/admin/dlq/redrive',

@@ -108,6 +108,7 @@ export const routes = [
   },
   { method: 'POST', path: '/v1/jobs', auth: 'tenant' },
   { method: 'POST', path: '/v1/jobs/batch', auth: 'tenant' },
+  { method: 'POST', path: '/v1/jobs/cancel', auth: 'tenant' },
   { method: 'GET', path: '/v1/jobs', auth: 'tenant' },
   { method: 'GET', path: '/v1/jobs/{id}', auth: 'tenant' },
   { method: 'POST', path: '/v1/jobs/{id}/cancel', auth: 'tenant' },
@@ -122,6 +123,7 @@ export const routes = [
   { method: 'GET', path: '/v1/admin/tenants/{tenant}', auth: 'admin' },
   { method: 'PUT', path: '/v1/admin/tenants/{tenant}', auth: 'admin' },
   { method: 'POST', path: '/v1/admin/jobs/{id}/resolve', auth: 'admin' },
+  { method: 'POST', path: '/v1/admin/jobs/replay', auth: 'admin' },
   { method: 'POST', path: '/v1/admin/dlq/redrive', auth: 'admin' },
 ] as const satisfies readonly RouteLayout[];
 

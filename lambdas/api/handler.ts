@@ -11,6 +11,7 @@ import {
 import { problem } from '../../config/problems';
 import type { ProviderName } from '../../config/providers';
 import { bodyLimits } from '../../config/settings';
+import { cancelJobs, parseCancelJobs, parseReplayJobs, replayJobs } from '../domain/bulk';
 import { firstLookOf } from '../domain/dispatch';
 import {
   ForbiddenError,
@@ -203,6 +204,20 @@ const tenantRoutes: Partial<Record<RouteKey, Route>> = {
     if (job.status === 'canceled') emit('JobsCanceled', 1, { jobType: job.type });
     return json(202, await presentJob(job, outputUrls));
   },
+  'POST /v1/jobs/cancel': async (event, tenantId) => {
+    const request = parseCancelJobs(jsonBody(event, bodyLimits.jsonBytes));
+    const { canceledJobs, ...result } = await cancelJobs(
+      { store: liveJobStore(), workflow: workflow(), now },
+      tenantId,
+      request,
+      settings.bulkMaxPerRequest,
+    );
+    for (const [jobType, jobs] of Object.entries(Object.groupBy(canceledJobs, (job) => job.type))) {
+      emit('JobsCanceled', jobs?.length ?? 0, { jobType });
+    }
+    logger.info('bulk cancel', { filter: request.filter, dryRun: request.dryRun ?? false, ...result });
+    return json(200, result);
+  },
   'POST /v1/jobs/{id}/stream-ticket': async (event, tenantId) => {
     const job = await getJob(jobStore(), tenantId, pathId(event));
     const ticket = await issueStreamTicket(
@@ -324,6 +339,24 @@ const adminRoutes: Partial<
     logger.info('job resolved by an operator', { jobId: job.id, outcome: resolution.outcome });
     emit('JobsResolved', 1, { outcome: resolution.outcome });
     return json(200, await presentJob(job, outputUrls));
+  },
+  'POST /v1/admin/jobs/replay': async (event) => {
+    const request = parseReplayJobs(jsonBody(event, bodyLimits.jsonBytes));
+    const result = await replayJobs(
+      { ...intake(), timeline: timeline() },
+      request,
+      settings.replayMaxPerRequest,
+    );
+    logger.info('jobs replayed by an operator', {
+      filter: request.filter,
+      dryRun: request.dryRun ?? false,
+      note: request.note,
+      matched: result.matched,
+      replayed: result.replayed,
+      alreadyReplayed: result.alreadyReplayed,
+      refused: result.refused.length,
+    });
+    return json(200, result);
   },
   'POST /v1/admin/dlq/redrive': async () => {
     const { taskHandle } = await deadLetters().redrive();

@@ -8,6 +8,7 @@ import {
 } from '../../config/problems';
 import { PROVIDER_NAMES, PROVIDERS } from '../../config/providers';
 import { bodyLimits, defaultSettings } from '../../config/settings';
+import { CANCELABLE_STATUSES, cancelJobsRequest, REPLAY_REFUSALS, replayJobsRequest } from '../domain/bulk';
 import { JOB_ID_PATTERN, KEY_PATTERN } from '../domain/idempotency';
 import {
   DEFAULT_PRIORITY,
@@ -307,7 +308,8 @@ const jobFields = {
   replayOf: {
     type: 'string',
     pattern: JOB_ID_PATTERN.source,
-    description: 'The job an operator replayed as this one (POST /v1/admin/jobs/replay); absent on other jobs.',
+    description:
+      'The job an operator replayed as this one (POST /v1/admin/jobs/replay); absent on other jobs.',
   },
 } as const;
 const jobRequired = [
@@ -532,6 +534,102 @@ const schemas: Record<string, Schema> = {
       },
     },
     required: ['items', 'nextCursor'],
+    additionalProperties: false,
+  },
+  CancelJobsRequest: {
+    ...fromZod(cancelJobsRequest),
+    description: `Which of the tenant's jobs to cancel: those in one of \`status\` (default: every unfinished status), of \`type\`, created strictly after \`createdAfter\` and strictly before \`createdBefore\` (RFC 3339; createdAfter must be earlier). \`dryRun\` only counts. \`cursor\` is the previous answer's nextCursor, with the same filter.`,
+  },
+  CancelJobsResult: {
+    type: 'object',
+    properties: {
+      matched: {
+        type: 'integer',
+        minimum: 0,
+        description: `The tenant's unfinished jobs (${CANCELABLE_STATUSES.join(', ')}) this request found matching the filter: at most BULK_MAX_PER_REQUEST (${defaultSettings.bulkMaxPerRequest} by default). Finished jobs are never matched.`,
+      },
+      canceled: {
+        type: 'integer',
+        minimum: 0,
+        description: 'Of those, the jobs now canceled; 0 on a dry run.',
+      },
+      cancelRequested: {
+        type: 'integer',
+        minimum: 0,
+        description:
+          'Of those, jobs in review: they keep their status and carry the cancel request; only an operator settles them.',
+      },
+      nextCursor: {
+        type: ['string', 'null'],
+        description:
+          'More jobs may match: send the same filter again with this as `cursor`. Null when every matching job was looked at.',
+      },
+    },
+    required: ['matched', 'canceled', 'cancelRequested', 'nextCursor'],
+    additionalProperties: false,
+  },
+  ReplayJobsRequest: {
+    ...fromZod(replayJobsRequest),
+    description:
+      "Which jobs to replay: of `tenant` (default: every tenant's), in one of `status`, of `type`, created strictly between `createdAfter` and `createdBefore` (RFC 3339). `note` says why; the same note replays a job once however often the request is retried, another note replays it again. `dryRun` only counts and refuses. `cursor` is the previous answer's nextCursor, with the same filter.",
+  },
+  ReplayJobsResult: {
+    type: 'object',
+    properties: {
+      matched: {
+        type: 'integer',
+        minimum: 0,
+        description: `Jobs this request found matching the filter, replayed or refused: at most REPLAY_MAX_PER_REQUEST (${defaultSettings.replayMaxPerRequest} by default).`,
+      },
+      replayed: {
+        type: 'integer',
+        minimum: 0,
+        description: 'New jobs this request created; 0 on a dry run.',
+      },
+      alreadyReplayed: {
+        type: 'integer',
+        minimum: 0,
+        description:
+          'Jobs replayed with this note before (a retried request): their replay is in `jobs`, not made again.',
+      },
+      refused: {
+        type: 'array',
+        items: {
+          type: 'object',
+          properties: {
+            id: { type: 'string', pattern: JOB_ID_PATTERN.source },
+            reason: {
+              type: 'string',
+              enum: [...REPLAY_REFUSALS],
+              description:
+                "`needs-review`: its provider submission may have been charged with no known outcome; resolve it first. `not-finished`: it may still run. `provider-outcome-unknown`: finished, but a submission of it may still run at the provider. `tenant-queue-full`: the tenant is at its maxQueued; replay later. `replay-in-progress`: the same replay is being accepted right now; retry the request. `key-taken`: the replay's key names another job.",
+            },
+          },
+          required: ['id', 'reason'],
+          additionalProperties: false,
+        },
+      },
+      jobs: {
+        type: 'array',
+        description: 'Each replay made or found by this request.',
+        items: {
+          type: 'object',
+          properties: {
+            id: { type: 'string', pattern: JOB_ID_PATTERN.source },
+            replayOf: { type: 'string', pattern: JOB_ID_PATTERN.source },
+            tenantId: { type: 'string' },
+          },
+          required: ['id', 'replayOf', 'tenantId'],
+          additionalProperties: false,
+        },
+      },
+      nextCursor: {
+        type: ['string', 'null'],
+        description:
+          'More jobs may match: send the same filter and note again with this as `cursor`. Null when every matching job was looked at.',
+      },
+    },
+    required: ['matched', 'replayed', 'alreadyReplayed', 'refused', 'jobs', 'nextCursor'],
     additionalProperties: false,
   },
   AdminJobPage: {
@@ -1028,6 +1126,30 @@ function buildDocument(): OpenApiDocument {
           },
         },
       },
+      '/v1/jobs/cancel': {
+        post: {
+          operationId: 'cancelJobs',
+          summary: "Cancel the tenant's jobs that match a filter",
+          description: `Each matching unfinished job is canceled as POST /v1/jobs/{id}/cancel would cancel it: queued jobs at once, running ones stopped at the provider, jobs in review keep their status and carry the request. At most BULK_MAX_PER_REQUEST (${defaultSettings.bulkMaxPerRequest} by default) jobs per request; follow \`nextCursor\` for the rest. Safe to retry: a canceled job is not matched again.`,
+          tags: ['jobs'],
+          security: tenantSecurity,
+          requestBody: { required: true, content: jsonContent(schemaRef('CancelJobsRequest')) },
+          responses: {
+            '200': {
+              description: 'What the request matched and canceled.',
+              content: jsonContent(schemaRef('CancelJobsResult')),
+            },
+            '400': {
+              ...problemRef('ValidationFailed'),
+              description:
+                'The filter is invalid: an unknown status, type or field, a time that is not RFC 3339, createdAfter not before createdBefore, or a cursor of another filter (`validation-failed`, with pointers); nothing was changed.',
+            },
+            ...authenticated,
+            '413': problemRef('PayloadTooLarge'),
+            '415': problemRef('UnsupportedMediaType'),
+          },
+        },
+      },
       '/v1/jobs/{id}': {
         get: {
           operationId: 'getJob',
@@ -1263,6 +1385,26 @@ function buildDocument(): OpenApiDocument {
             ...authenticated,
             '404': problemRef('NotFound'),
             '409': problemRef('NotResolvable'),
+            '413': problemRef('PayloadTooLarge'),
+            '415': problemRef('UnsupportedMediaType'),
+          },
+        },
+      },
+      '/v1/admin/jobs/replay': {
+        post: {
+          operationId: 'adminReplayJobs',
+          summary: 'Replay finished jobs as new ones',
+          description: `Each matching finished job becomes a new job (same tenant, type, input, webhookUrl, priority) with \`replayOf\`; the original is never touched. Replays go through intake like any submission: they queue, count toward the tenant's maxQueued and take provider slots only through dispatch. A job in review, an unfinished job, or one whose provider submission may still run is refused with the reason. At most REPLAY_MAX_PER_REQUEST (${defaultSettings.replayMaxPerRequest} by default) jobs per request; follow \`nextCursor\` for the rest. Retrying with the same note replays nothing twice.`,
+          tags: ['admin'],
+          security: adminSecurity,
+          requestBody: { required: true, content: jsonContent(schemaRef('ReplayJobsRequest')) },
+          responses: {
+            '200': {
+              description: 'What the request matched, replayed and refused.',
+              content: jsonContent(schemaRef('ReplayJobsResult')),
+            },
+            '400': problemRef('ValidationFailed'),
+            ...authenticated,
             '413': problemRef('PayloadTooLarge'),
             '415': problemRef('UnsupportedMediaType'),
           },

@@ -268,20 +268,23 @@ export async function cancelJobs(
   };
 }
 
-/** Why a matching job was not replayed. */
-export type ReplayRefusal =
-  /** In review: its provider submission may have been charged, outcome unknown; an operator resolves it first. */
-  | 'needs-review'
-  /** Not finished: it may still run (and be charged); replay it once it is. */
-  | 'not-finished'
-  /** Finished, but its provider submission's outcome was never known (it may still run there). */
-  | 'provider-outcome-unknown'
-  /** The tenant's queued and scheduled jobs reach its `maxQueued`. */
-  | 'tenant-queue-full'
-  /** The same replay is being accepted by another request right now; retry the request. */
-  | 'replay-in-progress'
-  /** The replay's key names a job with another body (a tenant's own submission took it). */
-  | 'key-taken';
+/**
+ * Why a matching job was not replayed: in review (its provider submission may
+ * have been charged, outcome unknown; an operator resolves it first); not
+ * finished (it may still run and be charged); finished with a submission whose
+ * outcome was never known (it may still run there); its tenant at its
+ * `maxQueued`; the same replay being accepted by another request right now;
+ * the replay's key naming a job with another body.
+ */
+export const REPLAY_REFUSALS = [
+  'needs-review',
+  'not-finished',
+  'provider-outcome-unknown',
+  'tenant-queue-full',
+  'replay-in-progress',
+  'key-taken',
+] as const;
+export type ReplayRefusal = (typeof REPLAY_REFUSALS)[number];
 
 export interface ReplayResult {
   /** Jobs this request found matching the filter, replayed or refused. */

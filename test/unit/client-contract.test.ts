@@ -3,6 +3,7 @@ import {
   type AdminJob,
   type BatchItem,
   type BatchItemResult,
+  type CancelJobsResult,
   DEFAULT_PRIORITY,
   FILE_INPUT_FIELD,
   JOB_PRIORITIES,
@@ -17,6 +18,7 @@ import {
   operations,
   PROBLEM_CODES,
   type Problem,
+  type ReplayResult,
   type StreamTicket,
   type Tenant,
   type TenantSettings,
@@ -28,6 +30,7 @@ import { JOB_TYPES_PATH, renderJobTypes } from '../../client/scripts/job-types';
 import { JOB_TYPE_MODULES } from '../../config/job-types';
 import type { Problem as ServerProblem } from '../../config/problems';
 import { JOB_TYPE_SCHEMAS, openApiDocument } from '../../lambdas/api/openapi';
+import type { BulkCancelResult, ReplayResult as ServerReplayResult } from '../../lambdas/domain/bulk';
 import type {
   BatchItemResult as ServerBatchItemResult,
   UploadTicket as ServerUploadTicket,
@@ -199,8 +202,13 @@ describe('the SDK types', () => {
       // A batch item's answer is the server's, its job narrowed by type as above.
       Extends<BatchItemResult, ServerBatchItemResult>,
       Equals<keyof BatchItemResult, keyof ServerBatchItemResult>,
-    ] = [true, true, true, true, true, true, true, true, true, true, true, true, true, true];
+      // Bulk answers are the server's, as the handlers send them.
+      Equals<CancelJobsResult, Omit<BulkCancelResult, 'canceledJobs'>>,
+      Equals<ReplayResult, ServerReplayResult>,
+    ] = [true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true];
     expect(same).toEqual([
+      true,
+      true,
       true,
       true,
       true,
