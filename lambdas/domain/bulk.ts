@@ -21,6 +21,7 @@ import {
   priorityOf,
   providerMayBeRunning,
 } from './job';
+import { RESOLVED_FAILED_CODE } from './operator';
 import type { JobStore, TenantJobQuery, Timeline, Workflow } from './ports';
 import { toValidationError } from './requests';
 
@@ -316,7 +317,10 @@ export const replayKeyOf = (original: Pick<Job, 'id'>, note: string): string =>
 function refusalOf(job: Job): ReplayRefusal | undefined {
   if (job.status === 'needs_review') return 'needs-review';
   if (!isTerminal(job.status)) return 'not-finished';
-  if (providerMayBeRunning(job)) return 'provider-outcome-unknown';
+  // A success, or an operator's resolution, is a known outcome even where the submission's bookkeeping
+  // was never settled (a job resolved out of review keeps its intent).
+  const known = job.status === 'succeeded' || job.error?.code === RESOLVED_FAILED_CODE;
+  if (providerMayBeRunning(job) && !known) return 'provider-outcome-unknown';
   return undefined;
 }
 

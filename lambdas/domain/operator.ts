@@ -13,6 +13,9 @@ const resolution = z.strictObject({
 });
 export type Resolution = z.infer<typeof resolution>;
 
+/** The error code of a job an operator resolved as failed: its provider outcome is known, by the operator's word. */
+export const RESOLVED_FAILED_CODE = 'resolved_failed';
+
 export function parseResolution(body: unknown): Resolution {
   const parsed = resolution.safeParse(body);
   if (!parsed.success) {
@@ -62,7 +65,7 @@ export async function resolveJob(
         ? { status: 'succeeded', progress: 100, error: null, finishedAt: now.toISOString() }
         : {
             status: 'failed',
-            error: { code: 'resolved_failed', message: note },
+            error: { code: RESOLVED_FAILED_CODE, message: note },
             finishedAt: now.toISOString(),
           },
       now,

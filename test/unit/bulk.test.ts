@@ -358,6 +358,19 @@ describe('replayJobs', () => {
     expect(newJobs().map((j) => j.replayOf)).toEqual([failed.id]);
   });
 
+  it('replays a job an operator resolved out of review: its outcome is known by the operator', async () => {
+    const intent = { submitIntent: { attemptId: 'a1', at: clock.toISOString() } };
+    const resolved = await job('r', 'failed', {
+      patch: { ...intent, error: { code: 'resolved_failed', message: 'checked with the provider' } },
+    });
+    const canceled = await job('c', 'canceled', { patch: intent });
+
+    const result = await replay({ filter: { status: ['failed', 'canceled'] }, note: 'x' });
+
+    expect(result.refused).toEqual([{ id: canceled.id, reason: 'provider-outcome-unknown' }]);
+    expect(newJobs().map((j) => j.replayOf)).toEqual([resolved.id]);
+  });
+
   it('run twice with the same note replays nothing twice; another note replays again', async () => {
     const failed = await job('f', 'failed');
     const body = { filter: { status: ['failed'] }, note: 'after the outage' };
