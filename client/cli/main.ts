@@ -19,8 +19,11 @@ import {
   JOB_STATUSES,
   JOB_TYPE_INPUTS,
   type Job,
+  type JobFilter,
   type JobStatus,
   MAX_BATCH_ITEMS,
+  type ReplayFilter,
+  type ReplayResult,
 } from '../types';
 import { SDK_VERSION } from '../version';
 import type { WebSocketConstructor } from '../wait';
@@ -108,13 +111,14 @@ interface Command {
   readonly usage: string;
   readonly summary: string;
   readonly options: Options;
-  /** Names of the positional arguments, all required. */
+  /** Names of the positional arguments; required unless the name ends in `?` (only trailing ones may). */
   readonly positionals: readonly string[];
   readonly run: (context: Context) => Promise<number>;
 }
 
 interface Context {
   readonly io: CliIo;
+  /** Flag values; a flag that may be repeated (`multiple`) has its values in an array, read through `repeated`. */
   readonly values: Record<string, string | boolean | undefined>;
   readonly positionals: readonly string[];
   readonly json: boolean;
@@ -129,6 +133,14 @@ const pageOptions = {
 } as const satisfies Options;
 
 const waitOptions = { timeout: { type: 'string' } } as const satisfies Options;
+
+const bulkCancelOptions = {
+  filter: { type: 'string', multiple: true },
+  'created-after': { type: 'string' },
+  'created-before': { type: 'string' },
+  all: { type: 'boolean' },
+  'dry-run': { type: 'boolean' },
+} as const satisfies Options;
 
 /** Jobs listed when neither --limit nor --all is given. */
 const DEFAULT_LIST_LIMIT = 20;
@@ -187,11 +199,20 @@ const commands: Record<string, Command> = {
     run: async (c) => printJob(c, await c.client().getJob(id(c), { signal: c.io.signal })),
   },
   'jobs cancel': {
-    summary: 'cancel a job',
-    usage: 'longhaul jobs cancel <id>',
-    options: {},
-    positionals: ['id'],
-    run: async (c) => printJob(c, await c.client().cancelJob(id(c), { signal: c.io.signal })),
+    summary: 'cancel a job, or every job a filter matches',
+    usage: `longhaul jobs cancel <id>
+       longhaul jobs cancel --filter <filter> [--created-after <time>] [--created-before <time>] [--dry-run]
+       longhaul jobs cancel --all [--dry-run]
+  --filter <f>          status=<status>[,<status>…] and/or type=<type>, comma-separated,
+                        e.g. status=queued,running,type=image.generate (may be repeated)
+  --created-after <t>   only jobs created after this RFC 3339 time (e.g. 2026-03-01T12:00:00Z)
+  --created-before <t>  only jobs created before this RFC 3339 time
+  --all                 every unfinished job (a bulk cancel names a filter or --all)
+  --dry-run             count the jobs it would cancel, cancel none
+  Finished jobs are never matched. Requests follow one another until every matching job was seen.`,
+    options: bulkCancelOptions,
+    positionals: ['id?'],
+    run: cancelCommand,
   },
   'jobs events': {
     summary: "show a job's timeline",
@@ -232,6 +253,29 @@ const commands: Record<string, Command> = {
         throw new UsageError('--note is required: say why.');
       return printJob(c, await c.client().resolve(id(c), { outcome, note }, { signal: c.io.signal }));
     },
+  },
+  'review replay': {
+    summary: 'replay finished jobs as new ones (admin key)',
+    usage: `longhaul review replay --status <status>[,<status>…] --note <why> [--tenant <tenant>] [--type <type>]
+                      [--created-after <time>] [--created-before <time>] [--dry-run]
+  --status <s>          the statuses to replay, e.g. failed or failed,canceled (required)
+  --note <why>          why; the same note replays a job once however often the command is run,
+                        another note replays it again
+  --tenant <t>          only this tenant's jobs (default: every tenant's)
+  --dry-run             count and list refusals, replay nothing
+  Jobs in review, unfinished jobs and jobs whose provider outcome is unknown are refused, with the reason.
+  Requests follow one another until every matching job was seen. Exits 1 if any job was refused.`,
+    options: {
+      status: { type: 'string' },
+      note: { type: 'string' },
+      tenant: { type: 'string' },
+      type: { type: 'string' },
+      'created-after': { type: 'string' },
+      'created-before': { type: 'string' },
+      'dry-run': { type: 'boolean' },
+    },
+    positionals: [],
+    run: replayCommand,
   },
   'dlq redrive': {
     summary: 'move dead letters back to the jobs queue (admin key)',
@@ -328,11 +372,14 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       io.stdout.write(commandHelp(command));
       return EXIT.ok;
     }
-    if (parsed.positionals.length !== command.positionals.length) {
-      const expected = command.positionals.map((p) => `<${p}>`).join(' ');
+    const required = command.positionals.filter((p) => !p.endsWith('?')).length;
+    if (parsed.positionals.length < required || parsed.positionals.length > command.positionals.length) {
+      const expected = command.positionals
+        .map((p) => (p.endsWith('?') ? `[<${p.slice(0, -1)}>]` : `<${p}>`))
+        .join(' ');
       throw new UsageError(`${name} takes ${expected || 'no arguments'}.`);
     }
-    const values = parsed.values as Record<string, string | boolean | undefined>;
+    const values = parsed.values as Context['values'];
     let client: Longhaul | undefined;
     return await command.run({
       io,
@@ -479,6 +526,119 @@ function reportError(error: unknown, io: CliIo, json: boolean, command?: string)
     );
   }
   return failure.exitCode;
+}
+
+/**
+ * `--filter status=queued,running,type=image.generate`: comma-separated
+ * `key=value` pairs; a value without a key is one more status. Repeated
+ * flags add up.
+ */
+export function parseFilterFlags(values: readonly string[]): { status?: JobStatus[]; type?: string } {
+  const statuses: JobStatus[] = [];
+  let type: string | undefined;
+  for (const value of values) {
+    let key: string | undefined;
+    for (const token of value.split(',').map((part) => part.trim())) {
+      if (token === '') continue;
+      const at = token.indexOf('=');
+      const name = at < 0 ? key : token.slice(0, at).trim();
+      const item = at < 0 ? token : token.slice(at + 1).trim();
+      if (name === 'status') {
+        statuses.push(oneOf('--filter status', item, JOB_STATUSES));
+      } else if (name === 'type' && at >= 0) {
+        if (type !== undefined && type !== item) throw new UsageError('--filter names one type.');
+        type = item;
+      } else {
+        throw new UsageError(`--filter takes status=<status>[,<status>…] and type=<type>, not "${token}".`);
+      }
+      key = name;
+    }
+  }
+  return { ...(statuses.length > 0 ? { status: statuses } : {}), ...(type !== undefined ? { type } : {}) };
+}
+
+/** The values of a flag that may be given more than once. */
+const repeated = (c: Context, flag: string): string[] =>
+  ((c.values as Record<string, unknown>)[flag] as string[] | undefined) ?? [];
+
+/** The filter's creation window from `--created-after` and `--created-before`. */
+function createdWindow(c: Context): { createdAfter?: string; createdBefore?: string } {
+  const after = c.values['created-after'];
+  const before = c.values['created-before'];
+  return {
+    ...(typeof after === 'string' ? { createdAfter: after } : {}),
+    ...(typeof before === 'string' ? { createdBefore: before } : {}),
+  };
+}
+
+async function cancelCommand(c: Context): Promise<number> {
+  const filterFlags = repeated(c, 'filter');
+  const window = createdWindow(c);
+  const bulk = filterFlags.length > 0 || Object.keys(window).length > 0 || c.values.all === true;
+  if (c.positionals[0] !== undefined) {
+    if (bulk || c.values['dry-run']) {
+      throw new UsageError('Cancel one job by its id, or jobs by --filter or --all, not both.');
+    }
+    return printJob(c, await c.client().cancelJob(id(c), { signal: c.io.signal }));
+  }
+  if (!bulk) throw new UsageError('Name a job id, a --filter, or --all for every unfinished job.');
+  if (c.values.all && filterFlags.length > 0) throw new UsageError('--all and --filter do not go together.');
+  const filter = { ...parseFilterFlags(filterFlags), ...window } as JobFilter;
+  const dryRun = c.values['dry-run'] === true;
+  const total = await c.client().cancelAllJobs(filter, { dryRun }, { signal: c.io.signal });
+  c.io.stdout.write(
+    c.json
+      ? `${JSON.stringify({ ...total, dryRun }, null, 2)}\n`
+      : dryRun
+        ? `${total.matched} job(s) match; none canceled (dry run)\n`
+        : `${total.matched} job(s) matched, ${total.canceled} canceled` +
+          (total.cancelRequested > 0 ? `, ${total.cancelRequested} in review carry the request` : '') +
+          '\n',
+  );
+  return EXIT.ok;
+}
+
+async function replayCommand(c: Context): Promise<number> {
+  const note = c.values.note;
+  if (typeof note !== 'string' || note.trim() === '') throw new UsageError('--note is required: say why.');
+  if (typeof c.values.status !== 'string')
+    throw new UsageError('--status is required, e.g. --status failed.');
+  const status = parseFilterFlags([`status=${c.values.status}`]).status ?? [];
+  const filter = {
+    status,
+    ...(typeof c.values.tenant === 'string' ? { tenant: c.values.tenant } : {}),
+    ...(typeof c.values.type === 'string' ? { type: c.values.type } : {}),
+    ...createdWindow(c),
+  } as ReplayFilter;
+  const dryRun = c.values['dry-run'] === true;
+  const total = { matched: 0, replayed: 0, alreadyReplayed: 0 };
+  const refused: ReplayResult['refused'][number][] = [];
+  const jobs: ReplayResult['jobs'][number][] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await c
+      .client()
+      .replayJobs(filter, note, { dryRun, ...(cursor ? { cursor } : {}) }, { signal: c.io.signal });
+    total.matched += page.matched;
+    total.replayed += page.replayed;
+    total.alreadyReplayed += page.alreadyReplayed;
+    refused.push(...page.refused);
+    jobs.push(...page.jobs);
+    cursor = page.nextCursor ?? undefined;
+  } while (cursor);
+  if (c.json) {
+    c.io.stdout.write(`${JSON.stringify({ ...total, refused, jobs, dryRun }, null, 2)}\n`);
+  } else {
+    const lines = [
+      `${total.matched} job(s) matched, ${total.replayed} replayed` +
+        (total.alreadyReplayed > 0 ? `, ${total.alreadyReplayed} replayed before with this note` : '') +
+        (dryRun ? ' (dry run)' : ''),
+      ...jobs.map((job) => `  ${job.replayOf} -> ${job.id}  ${job.tenantId}`),
+      ...refused.map((item) => `  ${item.id} refused: ${item.reason}`),
+    ];
+    c.io.stdout.write(`${lines.join('\n')}\n`);
+  }
+  return refused.length > 0 ? EXIT.error : EXIT.ok;
 }
 
 function id(c: Context): string {

@@ -756,3 +756,96 @@ describe('submit flags, derived from the job types (client/job-types.ts)', () =>
     expect(result.sent).toEqual([]);
   });
 });
+
+describe('bulk cancel and replay', () => {
+  const cancelAnswer =
+    (matched: number, canceled: number, nextCursor: string | null = null) =>
+    () =>
+      json(200, { matched, canceled, cancelRequested: 0, nextCursor });
+
+  it('cancels by filter and window, following the cursor until every matching job was seen', async () => {
+    const result = await run(
+      [
+        'jobs',
+        'cancel',
+        '--filter',
+        'status=queued,running,type=image.generate',
+        '--created-after',
+        '2026-03-01T00:00:00Z',
+      ],
+      [cancelAnswer(100, 100, 'c1'), cancelAnswer(7, 6)],
+    );
+
+    expect(result).toMatchObject({ code: EXIT.ok, stdout: '107 job(s) matched, 106 canceled\n' });
+    const filter = {
+      status: ['queued', 'running'],
+      type: 'image.generate',
+      createdAfter: '2026-03-01T00:00:00Z',
+    };
+    expect(result.sent.map((sent) => [sent.method, sent.url, JSON.parse(String(sent.body))])).toEqual([
+      ['POST', `${URL_BASE}/v1/jobs/cancel`, { filter, dryRun: false }],
+      ['POST', `${URL_BASE}/v1/jobs/cancel`, { filter, dryRun: false, cursor: 'c1' }],
+    ]);
+    expect(result.sent[0]?.headers.get('x-api-key')).toBe('tenant-key');
+  });
+
+  it('counts only on --dry-run, and takes --all for every unfinished job', async () => {
+    const result = await run(['jobs', 'cancel', '--all', '--dry-run'], [cancelAnswer(3, 0)]);
+    expect(result).toMatchObject({ code: EXIT.ok, stdout: '3 job(s) match; none canceled (dry run)\n' });
+    expect(JSON.parse(String(result.sent[0]?.body))).toEqual({ filter: {}, dryRun: true });
+  });
+
+  it('still cancels one job by its id', async () => {
+    const result = await run(
+      ['jobs', 'cancel', 'job_cliclicliclicliclicliclicl'],
+      [() => json(202, job('canceled'))],
+    );
+    expect(result.code).toBe(EXIT.ok);
+    expect(result.sent.map((sent) => sent.url)).toEqual([
+      `${URL_BASE}/v1/jobs/job_cliclicliclicliclicliclicl/cancel`,
+    ]);
+  });
+
+  it.each([
+    [['jobs', 'cancel'], 'Name a job id, a --filter, or --all'],
+    [['jobs', 'cancel', 'job_x', '--all'], 'not both'],
+    [['jobs', 'cancel', '--filter', 'status=paused'], '--filter status must be one of'],
+    [['jobs', 'cancel', '--filter', 'colour=red'], '--filter takes status=<status>'],
+    [['jobs', 'cancel', '--all', '--filter', 'status=queued'], '--all and --filter do not go together'],
+    [['review', 'replay', '--status', 'failed'], '--note is required'],
+    [['review', 'replay', '--note', 'x'], '--status is required'],
+  ])('refuses %j with a usage error, sending nothing', async (argv, message) => {
+    const result = await run(argv);
+    expect({ code: result.code, sent: result.sent.length }).toEqual({ code: EXIT.usage, sent: 0 });
+    expect(result.stderr).toContain(message);
+  });
+
+  it('replays with the admin key, lists each replay and refusal, and exits 1 when any was refused', async () => {
+    const result = await run(
+      ['review', 'replay', '--status', 'failed,needs_review', '--tenant', 'acme', '--note', 'provider fixed'],
+      [
+        () =>
+          json(200, {
+            matched: 2,
+            replayed: 1,
+            alreadyReplayed: 0,
+            refused: [{ id: 'job_b', reason: 'needs-review' }],
+            jobs: [{ id: 'job_new', replayOf: 'job_a', tenantId: 'acme' }],
+            nextCursor: null,
+          }),
+      ],
+    );
+
+    expect(result.code).toBe(EXIT.error);
+    expect(result.stdout).toBe(
+      '2 job(s) matched, 1 replayed\n  job_a -> job_new  acme\n  job_b refused: needs-review\n',
+    );
+    expect(result.sent[0]?.url).toBe(`${URL_BASE}/v1/admin/jobs/replay`);
+    expect(result.sent[0]?.headers.get('x-api-key')).toBe('admin-key');
+    expect(JSON.parse(String(result.sent[0]?.body))).toEqual({
+      filter: { status: ['failed', 'needs_review'], tenant: 'acme' },
+      note: 'provider fixed',
+      dryRun: false,
+    });
+  });
+});
