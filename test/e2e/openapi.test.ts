@@ -639,6 +639,49 @@ describe('admin routes', () => {
   });
 });
 
+describe('bulk cancel and replay', () => {
+  it('answer as documented, and refuse bad filters and the wrong key', async () => {
+    // A dry run over every unfinished job, and a cancel whose window holds none: nothing of the other tests changes.
+    const dry = await send('post', '/v1/jobs/cancel', '/v1/jobs/cancel', {
+      json: { filter: {}, dryRun: true },
+    });
+    expect(dry.body).toMatchObject({ canceled: 0, cancelRequested: 0 });
+    const none = await send('post', '/v1/jobs/cancel', '/v1/jobs/cancel', {
+      json: { filter: { status: ['queued'], createdBefore: '2000-01-01T00:00:00Z' } },
+    });
+    expect(none.body).toEqual({ matched: 0, canceled: 0, cancelRequested: 0, nextCursor: null });
+    const bad = await send('post', '/v1/jobs/cancel', '/v1/jobs/cancel', {
+      json: { filter: { createdAfter: '2026-03-02T00:00:00Z', createdBefore: '2026-03-01T00:00:00Z' } },
+    });
+    expect(bad.body.errors).toEqual([
+      { pointer: '/filter/createdBefore', detail: 'must be later than createdAfter' },
+    ]);
+    expect(
+      (await send('post', '/v1/jobs/cancel', '/v1/jobs/cancel', { key: null, json: { filter: {} } })).status,
+    ).toBe(401);
+
+    const replay = await send('post', '/v1/admin/jobs/replay', '/v1/admin/jobs/replay', {
+      key: ADMIN_KEY,
+      json: {
+        filter: { tenant: 'acme', status: ['succeeded', 'needs_review'] },
+        note: 'document check',
+        dryRun: true,
+      },
+    });
+    expect(replay.body).toMatchObject({ replayed: 0, alreadyReplayed: 0, jobs: [] });
+    expect(replay.body.matched).toBeGreaterThan(0);
+    const noNote = await send('post', '/v1/admin/jobs/replay', '/v1/admin/jobs/replay', {
+      key: ADMIN_KEY,
+      json: { filter: { status: ['failed'] } },
+    });
+    expect(noNote.body.errors).toEqual([{ pointer: '/note', detail: 'must say why' }]);
+    const tenantKey = await send('post', '/v1/admin/jobs/replay', '/v1/admin/jobs/replay', {
+      json: { filter: { status: ['failed'] }, note: 'x' },
+    });
+    expect(tenantKey.status).toBe(403);
+  });
+});
+
 describe('admin tenant routes', () => {
   it("reads and sets a tenant's settings, and refuses bad input, unknown names and tenant keys", async () => {
     const template = '/v1/admin/tenants/{tenant}';
@@ -903,6 +946,12 @@ describe('coverage', () => {
       'adminPutTenant 403',
       'adminRedriveDeadLetters 202',
       'adminRedriveDeadLetters 403',
+      'cancelJobs 200',
+      'cancelJobs 400',
+      'cancelJobs 401',
+      'adminReplayJobs 200',
+      'adminReplayJobs 400',
+      'adminReplayJobs 403',
       'receiveProviderEvent 204',
       'receiveProviderEvent 400',
       'receiveProviderEvent 401',
