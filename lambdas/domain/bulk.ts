@@ -24,6 +24,7 @@ import {
 import { RESOLVED_FAILED_CODE } from './operator';
 import type { JobStore, TenantJobQuery, Timeline, Workflow } from './ports';
 import { toValidationError } from './requests';
+import { TENANT_ID_PATTERN, TENANT_ID_RULE } from './tenants';
 
 /**
  * Acting on many jobs at once: a tenant cancels its own jobs by filter, an
@@ -72,7 +73,7 @@ export type CancelJobsRequest = z.infer<typeof cancelJobsRequest>;
 export const replayJobsRequest = z.strictObject({
   filter: z
     .strictObject({
-      tenant: z.string().min(1).max(128).optional(),
+      tenant: z.string().regex(TENANT_ID_PATTERN, `must be a tenant name: ${TENANT_ID_RULE}`).optional(),
       status: statusList,
       ...windowFields,
     })
@@ -98,8 +99,15 @@ export function parseReplayJobs(body: unknown): ReplayJobsRequest {
 /** The statuses a cancel can move a job out of: every one but the terminal ones. */
 export const CANCELABLE_STATUSES: readonly JobStatus[] = JOB_STATUSES.filter((status) => !isTerminal(status));
 
-/** Cancels of one request in flight at once. */
+/** Cancels or replays of one request in flight at once. */
 const ACTIONS_AT_ONCE = 10;
+
+/**
+ * The most listings (one query each) one request reads. Listings with no
+ * matching job take none of the job bound, so without this a replay across
+ * thousands of tenants could spend its whole time on empty queries.
+ */
+export const LISTINGS_PER_REQUEST = 100;
 
 /** One listing a walk goes through: a tenant's jobs in one status. */
 interface Listing {
@@ -138,10 +146,10 @@ function decodeWalk(value: string, filterTag: string): WalkPosition {
 const filterTagOf = (filter: unknown): string => fingerprint(filter).slice(0, 16);
 
 /**
- * Reads the listings in order, from the cursor's position, handing each job
- * to `visit`, until `budget` jobs were read or every listing is done. Each
- * read asks for no more than the budget left, so a request reads about what
- * it acts on. Answers the jobs read and the cursor of the rest (null: none).
+ * Reads the listings in order, from the cursor's position, until `budget`
+ * jobs or LISTINGS_PER_REQUEST listings were read, or every listing is done.
+ * Each read asks for no more than the budget left, so a request reads about
+ * what it acts on. Answers the jobs read and the cursor of the rest (null: none).
  */
 async function walk(
   store: Pick<JobStore, 'listByTenant'>,
@@ -164,9 +172,10 @@ async function walk(
     storeCursor = position.c;
   }
   const jobs: Job[] = [];
+  let reads = 0;
   while (index < listings.length) {
     const listing = listings[index] as Listing;
-    if (jobs.length >= budget) {
+    if (jobs.length >= budget || reads >= LISTINGS_PER_REQUEST) {
       return {
         jobs,
         nextCursor: encodeWalk({
@@ -183,6 +192,7 @@ async function walk(
       limit: budget - jobs.length,
       ...(storeCursor ? { cursor: storeCursor } : {}),
     });
+    reads++;
     jobs.push(...page.items);
     if (page.nextCursor) {
       storeCursor = page.nextCursor;

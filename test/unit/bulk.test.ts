@@ -1,5 +1,6 @@
 import {
   cancelJobs,
+  LISTINGS_PER_REQUEST,
   parseCancelJobs,
   parseReplayJobs,
   type ReplayDeps,
@@ -438,5 +439,20 @@ describe('replayJobs', () => {
         .map((j) => `${j.tenantId} ${j.replayOf}`)
         .sort(),
     ).toEqual([`acme ${mine.id}`, `globex ${theirs.id}`]);
+  });
+
+  it('reads at most LISTINGS_PER_REQUEST listings a request, so tenants with nothing to replay cost bounded time', async () => {
+    const failed = await job('f', 'failed', { tenant: 'zeta' });
+    // Tenants that had jobs admitted once, with none failed now.
+    for (let n = 0; n < LISTINGS_PER_REQUEST + 20; n++)
+      deps.store.backlogs.set(`quiet-${String(n).padStart(3, '0')}`, 0);
+    const body = { filter: { status: ['failed'] }, note: 'x' };
+
+    const first = await replay(body);
+    expect(first).toMatchObject({ matched: 0, replayed: 0, nextCursor: expect.any(String) });
+    expect(deps.store.listings).toHaveLength(LISTINGS_PER_REQUEST);
+    const second = await replay({ ...body, cursor: first.nextCursor });
+    expect(second).toMatchObject({ matched: 1, replayed: 1, nextCursor: null });
+    expect(newJobs().map((j) => j.replayOf)).toEqual([failed.id]);
   });
 });
