@@ -289,24 +289,19 @@ async function promoteDue(
   await mapWithConcurrency(due, PROMOTIONS_AT_ONCE, async (job) => {
     try {
       const moved = await deps.store.transition(job, ['scheduled'], { status: 'queued' }, now);
-      if (moved) promoted.push(moved);
+      if (!moved) return; // canceled, or moved by an overlapping pass
+      promoted.push(moved);
+      await fix(moved, 'promoted', `due at ${moved.runAt}`);
     } catch (error) {
       report.errors++;
       onError(job.id, error);
     }
   });
-  const sent = await enterLines(
+  // A job whose message fails here is answered with its error by enterLines and left to the queued repair.
+  await enterLines(
     deps,
     promoted.sort((a, b) => (a.runAt ?? '').localeCompare(b.runAt ?? '')),
   );
-  for (const job of promoted) {
-    const unsent = sent.get(job.id)?.enqueueError !== undefined;
-    await fix(
-      job,
-      'promoted',
-      `due at ${job.runAt}${unsent ? '; its message is left to the queued repair' : ''}`,
-    );
-  }
 }
 
 /**
