@@ -10,6 +10,7 @@ import { fairnessSection } from './sections/fairness';
 import { progressSection } from './sections/progress';
 import { providersSection } from './sections/providers';
 import { reconcileSection } from './sections/reconcile';
+import { scheduleSection } from './sections/schedule';
 import { printSummary, type Results } from './summary';
 import { machine, print, round } from './support/common';
 
@@ -32,6 +33,7 @@ const SECTIONS = [
   'providers',
   'fairness',
   'choice',
+  'schedule',
 ] as const;
 type Section = (typeof SECTIONS)[number];
 
@@ -70,6 +72,7 @@ async function main(): Promise<void> {
   if (wanted.has('providers')) results.providers = await providersSection();
   if (wanted.has('fairness')) results.fairness = await fairnessSection();
   if (wanted.has('choice')) results.choice = await choiceSection();
+  if (wanted.has('schedule')) results.schedule = await scheduleSection();
   results.durationS = round((performance.now() - started) / 1000, 0);
   printSummary(results);
   writeFileSync(RESULTS_FILE, `${JSON.stringify(results, null, 2)}\n`);

@@ -8,6 +8,7 @@ import type { FairnessFigures } from './sections/fairness';
 import type { ProgressFigures } from './sections/progress';
 import type { ProvidersFigures, ProviderUse } from './sections/providers';
 import type { ReconcileFigures } from './sections/reconcile';
+import type { ScheduleFigures } from './sections/schedule';
 import type { StartWaits } from './support/burst';
 import { fmt, type Machine, print } from './support/common';
 import { type Bound, boundText, ratioText, type SharedStarts, waitsText } from './support/fairness';
@@ -29,6 +30,7 @@ export interface Results {
   providers?: ProvidersFigures;
   fairness?: FairnessFigures;
   choice?: ChoiceFigures;
+  schedule?: ScheduleFigures;
 }
 
 type Row = [figure: string, longhaul: string, peer: string];
@@ -205,6 +207,15 @@ function summaryRows(r: Results): Row[] {
     rows.push([
       `reconciler items read per pass, ${r.reconcile.active} active + ${r.reconcile.runs.map((run) => run.finished.toLocaleString('en-US')).join(' / ')} finished`,
       r.reconcile.runs.map((run) => String(run.itemsRead)).join(' / '),
+      none,
+    ]);
+  }
+  if (r.schedule) {
+    rows.push([
+      `scheduled job lateness p50 / p99 / max, reconciler every ${r.schedule.runs.map((run) => `${run.reconcileIntervalMs / 1000} s`).join(' / ')}`,
+      r.schedule.runs
+        .map((run) => `${run.latenessP50Ms} / ${run.latenessP99Ms} / ${run.latenessMaxMs} ms`)
+        .join('; '),
       none,
     ]);
   }

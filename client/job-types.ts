@@ -7,7 +7,15 @@ import type { JobOf } from './types';
 export const JOB_TYPES = ['image.generate', 'audio.transcribe'] as const;
 export type JobType = (typeof JOB_TYPES)[number];
 
-export const JOB_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'canceled', 'needs_review'] as const;
+export const JOB_STATUSES = [
+  'scheduled',
+  'queued',
+  'running',
+  'succeeded',
+  'failed',
+  'canceled',
+  'needs_review',
+] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
 
 export const JOB_PRIORITIES = ['interactive', 'standard', 'batch'] as const;

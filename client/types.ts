@@ -66,6 +66,8 @@ type JobBase = {
   readonly attempts: number;
   readonly idempotencyKey: string;
   readonly webhookUrl?: string;
+  /** When the job was to run: the runAt it was submitted with, or its creation time. */
+  readonly runAt: string;
   readonly createdAt: string;
   readonly updatedAt: string;
   readonly startedAt?: string;
@@ -189,6 +191,12 @@ type Submission<T extends JobType> = {
   readonly webhookUrl?: string;
   /** @default 'standard' */
   readonly priority?: JobPriority;
+  /**
+   * When to run the job: a Date, or RFC 3339 text with a time zone offset, at
+   * most 365 days ahead (the deployment's SCHEDULE_MAX_AHEAD_DAYS). Until then
+   * the job is `scheduled`; absent or past, it runs now.
+   */
+  readonly runAt?: Date | string;
   /** Fills `sourceImageRef` (image.generate) or `audioRef` (audio.transcribe). */
   readonly file?: FileInput;
 };

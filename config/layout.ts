@@ -51,10 +51,23 @@ export const jobTable = {
     // jobs only, each provider's apart. Keys only: readers read each job from the table,
     // which the index lags anyway, and a hot partition carries no copies of inputs.
     { name: 'activeByProvider', partitionKey: 'activeKey', sortKey: 'statusAt', projection: 'KEYS_ONLY' },
+    // Sparse: `dueShard` exists only while a job is `scheduled`, keyed by its `runAt`, so a
+    // reconciler pass finds the jobs now due with one Query (`runAt <= now`) whatever is
+    // scheduled further ahead: one index write per scheduled job and one read per pass,
+    // against a create and a delete per job (and a quota of schedules) with EventBridge
+    // Scheduler. Scheduled jobs are not in `activeByProvider`: nothing there waits for them.
+    { name: 'due', partitionKey: 'dueShard', sortKey: 'runAt', projection: 'KEYS_ONLY' },
   ],
 } as const satisfies TableLayout;
 
 export const JOB_ITEM_SORT_KEY = 'JOB';
+
+/**
+ * The one `dueShard` of the `due` index. A single partition takes about 1,000
+ * index writes a second, far above any rate of scheduling seen here; DynamoDB
+ * splits a hot partition by its sort key (runAt) before that matters.
+ */
+export const DUE_SHARD = 'scheduled';
 
 /**
  * Live-progress subscriptions: one item per WebSocket connection, found by

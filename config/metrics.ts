@@ -36,6 +36,8 @@ export const FIX_KINDS = [
   'reviewed',
   'slot_released',
   'backlog_recounted',
+  // Not a repair: a scheduled job found due and sent on its way, counted with the rest of a pass's work.
+  'promoted',
 ] as const;
 
 /** How a submission to the provider ended: the `outcome` of ProviderLatency. */

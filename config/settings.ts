@@ -58,6 +58,18 @@ const fields = {
     default: 30_000,
     doc: 'a queued job older than this with no execution is re-enqueued',
   },
+  scheduleMaxAheadDays: {
+    env: 'SCHEDULE_MAX_AHEAD_DAYS',
+    schema: int(1, 365),
+    default: 365,
+    doc: 'how far ahead a job may be scheduled (runAt); a later runAt is refused',
+  },
+  schedulePromotionsPerPass: {
+    env: 'SCHEDULE_PROMOTIONS_PER_PASS',
+    schema: int(1, 10_000),
+    default: 1000,
+    doc: 'due scheduled jobs one reconciler pass moves to queued; more wait for the next pass',
+  },
   jobTimeoutMs: {
     env: 'JOB_TIMEOUT_MS',
     schema: int(10_000, 31_536_000_000),

@@ -76,6 +76,8 @@ export async function reconcileSection(): Promise<ReconcileFigures> {
       budgetMs: 150_000, // half the reconcile function's 5 minutes, as the handler gives it
       progress: new DynamoDbReconcilerProgress(documents, table),
       backlogs: new DynamoDbTenantBacklogs(documents, table),
+      firstLook: async () => ({ inLine: true }),
+      promotionsPerPass: 1000,
     };
     const now = new Date();
     // Active jobs queued just now: a pass reads them and has nothing to fix.

@@ -68,10 +68,12 @@ export type { Ledger, ProviderLedger } from '../../local/provider-sim/simulator'
 
 export const TERMINAL = ['succeeded', 'failed', 'canceled', 'needs_review'] as const;
 
-/** What a submission may say besides its prompt: whose it is (the bench tenant by default) and its priority. */
+/** What a submission may say besides its prompt: whose it is (the bench tenant by default), its priority and runAt. */
 export interface SubmitOptions {
   readonly tenant?: string;
   readonly priority?: JobPriority;
+  /** When the job is to run (RFC 3339); absent: now. */
+  readonly runAt?: string;
 }
 
 /** A job's timestamps as the job table holds them. */
@@ -277,9 +279,14 @@ export async function startBenchStack(
       const counted = await requests();
       return { requests: counted, usage: await usage() };
     },
-    submit: (prompt, { tenant, priority } = {}) =>
+    submit: (prompt, { tenant, priority, runAt } = {}) =>
       createJob(
-        JSON.stringify({ type: 'image.generate', input: { prompt }, ...(priority ? { priority } : {}) }),
+        JSON.stringify({
+          type: 'image.generate',
+          input: { prompt },
+          ...(priority ? { priority } : {}),
+          ...(runAt ? { runAt } : {}),
+        }),
         { 'content-type': 'application/json' },
         tenant,
       ),

@@ -153,6 +153,7 @@ const submitOptions = {
   'content-type': { type: 'string' },
   webhook: { type: 'string' },
   priority: { type: 'string' },
+  at: { type: 'string' },
   wait: { type: 'boolean' },
   'idempotency-key': { type: 'string' },
   ...waitOptions,
@@ -164,13 +165,15 @@ const SUBMIT_FLAGS: ReadonlySet<string> = new Set([...Object.keys(common), ...Ob
 function submitCommand(table: InputTable): Command {
   return {
     summary: 'submit a job',
-    usage: `longhaul submit --type <type> [input] [--file <path>] [--webhook <url>] [--priority <priority>] [--wait [--timeout <s>]] [--idempotency-key <key>]
+    usage: `longhaul submit --type <type> [input] [--file <path>] [--webhook <url>] [--priority <priority>] [--at <time>] [--wait [--timeout <s>]] [--idempotency-key <key>]
   input: --input '<json>' | --input @file.json, and/or the flags of its type
          (a flag overrides the same field of --input):
 ${inputFlagsHelp(table, SUBMIT_FLAGS, '    ')}
   --file             up to 4 MiB sent with the job, up to 32 MiB in one upload, larger in resumable parts
   --content-type     of --file (default: from its extension)
   --priority         ${JOB_PRIORITIES.join(', ')} (default ${DEFAULT_PRIORITY}): which of your waiting jobs goes first
+  --at <time>        run the job then, not now: RFC 3339 with an offset (2030-01-31T09:00:00Z), at most 365 days ahead;
+                     until then it is scheduled (a past time runs it now)
   --wait             follow progress on stderr and print the finished job
   --timeout <s>      with --wait: stop waiting after this many seconds (exit 7; the job goes on)
   --idempotency-key  resume an earlier submission (its key is printed when it starts)`,
@@ -298,7 +301,7 @@ const commands: Record<string, Command> = {
 const batchCommand: Command = {
   summary: 'submit the jobs of a JSON Lines file, one item per line',
   usage: `longhaul batch <file.jsonl> [--key-prefix <prefix>]
-  each line: {"idempotencyKey": "…", "type": "…", "input": {…}, "webhookUrl"?: "…", "priority"?: "…"}
+  each line: {"idempotencyKey": "…", "type": "…", "input": {…}, "webhookUrl"?: "…", "priority"?: "…", "runAt"?: "…"}
   (blank lines are skipped; more than ${MAX_BATCH_ITEMS} lines go in several requests)
   --key-prefix <p>  a line without an idempotencyKey gets <p>:<line number>, so running
                     the same file again with the same prefix submits nothing twice
@@ -788,11 +791,14 @@ function submissionOf(
   const webhookUrl = typeof values.webhook === 'string' ? values.webhook : undefined;
   const priority =
     values.priority === undefined ? undefined : oneOf('--priority', values.priority, JOB_PRIORITIES);
+  // Sent as written: the API refuses a time that is not RFC 3339 or too far ahead, naming why.
+  const runAt = typeof values.at === 'string' ? values.at : undefined;
   return {
     type,
     input,
     ...(webhookUrl !== undefined ? { webhookUrl } : {}),
     ...(priority !== undefined ? { priority } : {}),
+    ...(runAt !== undefined ? { runAt } : {}),
     ...(file ? { file } : {}),
   } as CreateJobRequest;
 }

@@ -20,6 +20,8 @@ export function formatJob(job: Job | AdminJob): string {
   field('input', JSON.stringify(job.input));
   field('attempts', String(job.attempts));
   field('created', job.createdAt);
+  // Only for a job that was asked to run at another time than its creation.
+  if (job.runAt !== job.createdAt) field('run at', job.runAt);
   field('started', job.startedAt);
   field('finished', job.finishedAt);
   if (job.webhookUrl !== undefined) field('webhook', job.webhookUrl);

@@ -9,7 +9,7 @@ import {
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import { z } from 'zod';
-import { JOB_ITEM_SORT_KEY, jobTable } from '../../config/layout';
+import { DUE_SHARD, JOB_ITEM_SORT_KEY, jobTable } from '../../config/layout';
 import type { ProviderName } from '../../config/providers';
 import { ValidationError } from '../domain/errors';
 import {
@@ -33,7 +33,7 @@ import { inBacklog } from '../domain/tenants';
 import { countPartition } from './dynamodb-count';
 import { backlogChange, tenantStatusKey } from './dynamodb-tenant-backlog';
 
-const [byTenant, byTenantStatus, retiredActiveIndex, activeIndex] = jobTable.indexes;
+const [byTenant, byTenantStatus, retiredActiveIndex, activeIndex, dueIndex] = jobTable.indexes;
 
 /** Attributes the table adds to a job for its keys, indexes and TTL; never part of the job. */
 interface StorageAttributes {
@@ -43,8 +43,10 @@ interface StorageAttributes {
   readonly tenantStatus: string;
   /** The status while not terminal (the retired active index). */
   readonly activeStatus?: JobStatus;
-  /** `<provider>#<status>` while not terminal: the sparse active-jobs index. */
+  /** `<provider>#<status>` while not terminal nor scheduled: the sparse active-jobs index. */
   readonly activeKey?: string;
+  /** DUE_SHARD while scheduled: with `runAt`, the key of the sparse due-jobs index. */
+  readonly dueShard?: string;
   /** Epoch seconds after which DynamoDB TTL may delete the finished job (and its idempotency key). */
   readonly expiresAt?: number;
   /** When progress was last stored: the write refuses another closer than the interval. */
@@ -220,10 +222,14 @@ export class DynamoDbJobStore implements JobStore {
       set.push('expiresAt = :expiresAt');
       values[':expiresAt'] = epochSeconds(at) + this.options.retentionDays * 86_400;
       remove.push('activeStatus', 'activeKey');
+    } else if (change.status === 'scheduled') {
+      throw new Error(`Job ${job.id} cannot go back to scheduled.`);
     } else {
       set.push('activeStatus = :status', 'activeKey = :activeKey');
       values[':activeKey'] = activeKeyOf(providerOf(job), change.status);
     }
+    // A job leaving `scheduled` leaves the due index in the same write.
+    if (from.includes('scheduled')) remove.push('dueShard');
     from.forEach((status, i) => {
       values[`:from${i}`] = status;
     });
@@ -521,6 +527,32 @@ export class DynamoDbJobStore implements JobStore {
     };
   }
 
+  async listDue(now: Date, limit: number): Promise<readonly Job[]> {
+    const keys: Pick<JobItem, 'pk'>[] = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const { Items = [], LastEvaluatedKey } = await this.client.send(
+        new QueryCommand({
+          TableName: this.options.tableName,
+          IndexName: dueIndex.name,
+          KeyConditionExpression: '#shard = :shard AND #runAt <= :now',
+          ExpressionAttributeNames: { '#shard': dueIndex.partitionKey, '#runAt': dueIndex.sortKey },
+          ExpressionAttributeValues: { ':shard': DUE_SHARD, ':now': now.toISOString() },
+          Limit: limit - keys.length,
+          ...(start ? { ExclusiveStartKey: start } : {}),
+        }),
+      );
+      keys.push(...(Items as Pick<JobItem, 'pk'>[]));
+      start = LastEvaluatedKey;
+    } while (start && keys.length < limit);
+    const jobs = await this.readAll(keys.map((key) => key.pk));
+    // Earliest due first, as listed; a job that left `scheduled` since the index saw it is left out.
+    return keys.flatMap((key) => {
+      const job = jobs.get(key.pk);
+      return job?.status === 'scheduled' ? [job] : [];
+    });
+  }
+
   /**
    * The jobs with these ids, read consistently from the table in batches of
    * 100 (BatchGetItem's most), keys it left unprocessed asked again with
@@ -593,7 +625,10 @@ export function toItem(job: Job, retentionDays: number): JobItem {
     pk: job.id,
     sk: JOB_ITEM_SORT_KEY,
     tenantStatus: tenantStatusKey(job.tenantId, job.status),
-    ...(terminal ? {} : { activeStatus: job.status, activeKey: activeKeyOf(providerOf(job), job.status) }),
+    ...(terminal || job.status === 'scheduled'
+      ? {}
+      : { activeStatus: job.status, activeKey: activeKeyOf(providerOf(job), job.status) }),
+    ...(job.status === 'scheduled' ? { dueShard: DUE_SHARD } : {}),
     ...(terminal
       ? { expiresAt: epochSeconds(new Date(job.finishedAt ?? job.updatedAt)) + retentionDays * 86_400 }
       : {}),
@@ -607,6 +642,7 @@ function fromItem(item: JobItem): Job {
     tenantStatus: _ts,
     activeStatus: _as,
     activeKey: _ak,
+    dueShard: _ds,
     expiresAt: _exp,
     progressAt: _pa,
     previousStatus: _ps,

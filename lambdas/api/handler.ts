@@ -79,8 +79,12 @@ import { openApiDocument } from './openapi';
 import { toProblem } from './problems';
 
 const settings = runtimeSettings();
-const policy = { allowPrivateWebhooks: settings.allowPrivateWebhooks };
 const now = () => new Date();
+const policy = {
+  allowPrivateWebhooks: settings.allowPrivateWebhooks,
+  scheduleMaxAheadDays: settings.scheduleMaxAheadDays,
+  now,
+};
 /** Progress reaches storage about once a second per job; every tick still streams live. */
 const progressThrottle = new ProgressThrottle(1000);
 /** A job whose provider reports progress is alive: its waiting step hears so at most once a minute. */

@@ -140,6 +140,13 @@ function fromZod(schema: z.ZodType): Schema {
 }
 
 const timestamp = { type: 'string', format: 'date-time' } as const;
+/** When a job is to run, on every request that creates one. */
+const runAtField = {
+  type: 'string',
+  format: 'date-time',
+  description:
+    'When the job is to run: RFC 3339 with a time zone offset, at most SCHEDULE_MAX_AHEAD_DAYS (365 by default) days ahead. Ahead of now, the job is stored `scheduled` and starts, given a free slot, within one reconciler period of it; absent or past, it runs now. Part of the request the Idempotency-Key stands for.',
+} as const;
 
 /** The query parameters every provider's webhook URL carries: the job and its submission. */
 const providerWebhookQuery = [
@@ -301,6 +308,10 @@ const jobFields = {
   attempts: { type: 'integer', minimum: 0, description: 'Submissions to the provider so far.' },
   idempotencyKey: { type: 'string', description: 'The Idempotency-Key the job was created with.' },
   webhookUrl: { type: 'string', description: 'Where the job is POSTed when it finishes.' },
+  runAt: {
+    ...timestamp,
+    description: 'The runAt the job was submitted with (UTC), or its creation time when it had none.',
+  },
   createdAt: timestamp,
   updatedAt: timestamp,
   startedAt: timestamp,
@@ -324,6 +335,7 @@ const jobRequired = [
   'error',
   'attempts',
   'idempotencyKey',
+  'runAt',
   'createdAt',
   'updatedAt',
 ] as const;
@@ -340,6 +352,7 @@ const createJobRequest = {
     input: { type: 'object' },
     webhookUrl: { type: 'string', format: 'uri', maxLength: 2048 },
     priority: schemaRef('JobPriority'),
+    runAt: runAtField,
   },
   required: ['type', 'input'],
   additionalProperties: false,
@@ -357,7 +370,7 @@ const schemas: Record<string, Schema> = {
     type: 'string',
     enum: [...JOB_STATUSES],
     description:
-      'Terminal: succeeded, failed, canceled. `needs_review` is left only by an operator or by the reconciler proving the outcome. A status never moves backwards.',
+      '`scheduled`: waiting for its runAt. Terminal: succeeded, failed, canceled. `needs_review` is left only by an operator or by the reconciler proving the outcome. A status never moves backwards.',
   },
   Job: {
     type: 'object',
@@ -476,11 +489,6 @@ const schemas: Record<string, Schema> = {
     properties: {
       idempotencyKey: { type: 'string', pattern: KEY_PATTERN.source },
       ...createJobRequest.properties,
-      runAt: {
-        type: 'string',
-        format: 'date-time',
-        description: 'Not supported yet: an item with runAt is refused with a validation problem.',
-      },
     },
     required: ['idempotencyKey', ...createJobRequest.required],
   },
@@ -519,6 +527,7 @@ const schemas: Record<string, Schema> = {
       input: { type: 'object', description: 'The input, as JSON text.' },
       webhookUrl: { type: 'string', format: 'uri', maxLength: 2048 },
       priority: schemaRef('JobPriority'),
+      runAt: runAtField,
       file: { type: 'string', contentMediaType: 'application/octet-stream' },
     },
     required: ['type', 'input'],

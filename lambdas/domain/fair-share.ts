@@ -7,7 +7,7 @@
  * the ports.
  */
 
-import { type Job, type JobPriority, priorityOf, providerOf } from './job';
+import { dueAtOf, type Job, type JobPriority, priorityOf, providerOf } from './job';
 import type { WaitingEntry } from './ports';
 import { MAX_WEIGHT, MIN_WEIGHT } from './tenants';
 
@@ -158,12 +158,12 @@ function ranksBefore(a: Contender, b: Contender): boolean {
   return a.candidate.tenant < b.candidate.tenant;
 }
 
-/** Where the job waits: its tenant's line at its provider, at its place by priority and age. */
+/** Where the job waits: its tenant's line at its provider, at its place by priority and age (from when it was due). */
 export const waitingEntryOf = (
-  job: Pick<Job, 'id' | 'tenantId' | 'provider' | 'priority' | 'createdAt'>,
+  job: Pick<Job, 'id' | 'tenantId' | 'provider' | 'priority' | 'createdAt' | 'runAt'>,
 ): WaitingEntry => ({
   provider: providerOf(job),
   tenant: job.tenantId,
-  place: waitingSortKey(priorityOf(job), job.createdAt, job.id),
+  place: waitingSortKey(priorityOf(job), dueAtOf(job), job.id),
   jobId: job.id,
 });

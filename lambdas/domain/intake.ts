@@ -126,6 +126,8 @@ export async function submitJob(
     await deps.backlogs.giveBack(tenantId);
     return replay(deps, outcome.existing, requestFingerprint);
   }
+  // Stored, and sent nowhere until it is due: the reconciler finds it then (`promoteDue`).
+  if (job.status === 'scheduled') return { job, replayed: false };
 
   try {
     // In line before its message can reach the dispatcher; a job whose line entry is lost joins when its message is read.
@@ -235,9 +237,13 @@ export async function submitBatch(
   // Admissions that stored no job go back in one write (a miss is the reconciler's to recount).
   if (unused > 0) await deps.backlogs.giveBack(tenantId, unused).catch(() => {});
 
+  // Scheduled jobs are stored and answered; they join their lines when the reconciler finds them due.
   const stored = await enterLines(
     deps,
-    created.sort((a, b) => a.index - b.index).map((draft) => draft.job),
+    created
+      .sort((a, b) => a.index - b.index)
+      .map((draft) => draft.job)
+      .filter((job) => job.status !== 'scheduled'),
   );
   for (const draft of created) {
     outcomes[draft.index] = { result: stored.get(draft.job.id) ?? { job: draft.job, replayed: false } };
@@ -263,12 +269,16 @@ export async function submitBatch(
 }
 
 /**
- * Puts a batch's new jobs in their lines, then sends their messages in
- * batches and records each enqueue, as `submitJob` does for one: a job whose
- * line entry or message failed is answered with `enqueueError` and left to
- * the reconciler.
+ * Puts `queued` jobs that were never sent in their lines, then sends their
+ * messages in batches and records each enqueue, as `submitJob` does for one:
+ * a batch's new jobs, and scheduled jobs the reconciler found due. A job
+ * whose line entry or message failed is answered with `enqueueError` and
+ * left to the reconciler's repair of queued jobs without a message.
  */
-async function enterLines(deps: IntakeDeps, jobs: readonly Job[]): Promise<Map<string, SubmitResult>> {
+export async function enterLines(
+  deps: Pick<IntakeDeps, 'waiting' | 'queue' | 'store' | 'now' | 'firstLook'>,
+  jobs: readonly Job[],
+): Promise<Map<string, SubmitResult>> {
   const results = new Map<string, SubmitResult>();
   let notInLine: ReadonlyMap<string, unknown>;
   try {
@@ -344,6 +354,8 @@ function draftJob(
     // The default is left out, so a job stored before jobs had a priority still matches its replay
     // (and asking for `standard` is the same request as not asking).
     ...(priority !== DEFAULT_PRIORITY ? { priority } : {}),
+    // Left out when absent, so jobs stored before jobs had a runAt still match their replays.
+    ...(request.runAt !== undefined ? { runAt: request.runAt } : {}),
   });
   const job = newJob(
     {
@@ -352,6 +364,7 @@ function draftJob(
       type: request.type,
       provider: deps.jobTypeProviders[request.type],
       priority,
+      ...(request.runAt !== undefined ? { runAt: request.runAt } : {}),
       input: request.input,
       ...(request.webhookUrl !== undefined ? { webhookUrl: request.webhookUrl } : {}),
       idempotencyKey,
@@ -425,7 +438,8 @@ export function listJobs(store: JobStore, tenantId: string, query: ListJobsQuery
 
 /**
  * Cancels a job. Idempotent: a canceled job is returned as it is. A queued job
- * is canceled at once (the dispatcher drops its message). A running job is
+ * is canceled at once (the dispatcher drops its message), and so is a
+ * scheduled one (it had none, and leaves the due index in the same write). A running job is
  * marked canceled with a conditional write (so a late completion cannot undo
  * it), and its waiting workflow step is failed with JobCanceled: the workflow's
  * settle path then cancels at the provider, notifies and frees the slot. A job
@@ -494,6 +508,9 @@ export async function createUpload(
  */
 export async function jobTimeline(timeline: Timeline, job: Job): Promise<TimelineEvent[]> {
   const derived: TimelineEvent[] = [{ at: job.createdAt, type: 'job.accepted' }];
+  if (job.runAt !== undefined && job.runAt > job.createdAt) {
+    derived.push({ at: job.createdAt, type: 'job.scheduled', detail: `to run at ${job.runAt}` });
+  }
   if (job.enqueuedAt) derived.push({ at: job.enqueuedAt, type: 'job.enqueued' });
   const recorded = await timeline.list(job.id, job.createdAt);
   return [...derived, ...recorded].sort((a, b) => a.at.localeCompare(b.at));

@@ -5,7 +5,16 @@ import { LEGACY_PROVIDER, type ProviderName } from '../../config/providers';
 
 export { JOB_TYPES, type JobType };
 
-export const JOB_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'canceled', 'needs_review'] as const;
+/** `scheduled`: waiting for its `runAt`, stored but sent nowhere until the reconciler finds it due. */
+export const JOB_STATUSES = [
+  'scheduled',
+  'queued',
+  'running',
+  'succeeded',
+  'failed',
+  'canceled',
+  'needs_review',
+] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
 
 /**
@@ -33,6 +42,8 @@ export interface Job {
   readonly provider?: ProviderName;
   /** Absent on jobs stored before jobs had one: those are `standard` (`priorityOf`). */
   readonly priority?: JobPriority;
+  /** When the job was asked to run (RFC 3339, UTC); absent: at once. A job whose runAt is ahead waits `scheduled`. */
+  readonly runAt?: string;
   readonly status: JobStatus;
   readonly progress: number;
   readonly input: Record<string, unknown>;
@@ -72,6 +83,14 @@ export interface Job {
 
 /** The job's priority: the one it was submitted with, or the default for jobs stored before jobs had one. */
 export const priorityOf = (job: Pick<Job, 'priority'>): JobPriority => job.priority ?? DEFAULT_PRIORITY;
+
+/**
+ * When the job became due: its `runAt`, unless that was already past when it
+ * was submitted. A job waits in its tenant's line from then, so a runAt in the
+ * past never buys a place ahead of jobs submitted before it.
+ */
+export const dueAtOf = (job: Pick<Job, 'createdAt' | 'runAt'>): string =>
+  job.runAt !== undefined && job.runAt > job.createdAt ? job.runAt : job.createdAt;
 
 /** The provider that runs the job: the one intake chose, or the only one there was before. */
 export const providerOf = (job: Pick<Job, 'provider'>): ProviderName => job.provider ?? LEGACY_PROVIDER;
@@ -200,6 +219,8 @@ export interface JobResource {
   readonly attempts: number;
   readonly idempotencyKey: string;
   readonly webhookUrl?: string;
+  /** The runAt the job was submitted with, or its creation time when it had none (it ran at once). */
+  readonly runAt: string;
   readonly createdAt: string;
   readonly updatedAt: string;
   readonly startedAt?: string;
@@ -221,6 +242,7 @@ export function toResource(job: Job): JobResource {
     attempts: job.attempts,
     idempotencyKey: job.idempotencyKey,
     ...(job.webhookUrl !== undefined ? { webhookUrl: job.webhookUrl } : {}),
+    runAt: job.runAt ?? job.createdAt,
     createdAt: job.createdAt,
     updatedAt: job.updatedAt,
     ...(job.startedAt !== undefined ? { startedAt: job.startedAt } : {}),
@@ -237,6 +259,8 @@ export interface NewJob {
   readonly provider?: ProviderName;
   /** Absent: the default. */
   readonly priority?: JobPriority;
+  /** Absent: at once. Ahead of `now`, the job is stored `scheduled`. */
+  readonly runAt?: string;
   readonly input: Record<string, unknown>;
   readonly webhookUrl?: string;
   readonly idempotencyKey: string;
@@ -250,7 +274,7 @@ export function newJob(spec: NewJob, now: Date): Job {
   return {
     ...spec,
     priority: spec.priority ?? DEFAULT_PRIORITY,
-    status: 'queued',
+    status: spec.runAt !== undefined && spec.runAt > at ? 'scheduled' : 'queued',
     progress: 0,
     result: null,
     error: null,

@@ -124,6 +124,12 @@ export interface JobStore {
    * adopted and whether it stopped before the end.
    */
   adoptUnlistedActive(limit: number): Promise<{ readonly adopted: number; readonly more: boolean }>;
+  /**
+   * Up to `limit` scheduled jobs whose runAt is at or before `now`, earliest
+   * first, from the sparse due index, each read again from the table (the
+   * index lags it: a job that left `scheduled` since is left out).
+   */
+  listDue(now: Date, limit: number): Promise<readonly Job[]>;
   /** How many of one provider's active jobs have this status (the sparse index, counted, not read). */
   countActive(provider: ProviderName, status: ActiveStatus): Promise<number>;
   listActive(

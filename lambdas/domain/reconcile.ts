@@ -1,8 +1,10 @@
 import { jobTypeModule } from '../../config/job-types';
 import { FIX_KINDS, type TENANT_USAGE_LOG } from '../../config/metrics';
 import { LEGACY_PROVIDER, PROVIDER_NAMES, PROVIDERS, type ProviderName } from '../../config/providers';
+import { mapWithConcurrency } from './concurrency';
 import { fillFreeSlot } from './dispatch';
 import { JOB_CANCELED_CAUSE, JOB_CANCELED_ERROR } from './errors';
+import { enterLines } from './intake';
 import {
   currentExecutionOf,
   executionNameOf,
@@ -15,6 +17,7 @@ import {
 } from './job';
 import type {
   ActiveStatus,
+  EnqueueOptions,
   InFlightLimits,
   JobQueue,
   JobStore,
@@ -70,6 +73,10 @@ export interface ReconcileDeps {
   readonly progress: ReconcilerProgress;
   /** Tenants' backlog counters, which each pass recounts a few of (`recountBacklogs`). */
   readonly backlogs: TenantBacklogs;
+  /** How a due scheduled job's message goes, as intake's for a new job (`firstLookOf`). */
+  readonly firstLook: (job: Job) => Promise<EnqueueOptions>;
+  /** Due scheduled jobs one pass moves to `queued` (SCHEDULE_PROMOTIONS_PER_PASS); the rest wait for the next. */
+  readonly promotionsPerPass: number;
 }
 
 /** Tenants whose backlog one pass recounts: each costs a count of its queued and scheduled jobs. */
@@ -153,6 +160,14 @@ export async function reconcile(
     report.inFlight += held.size;
   }
   const seen = new Set<string>();
+
+  // Scheduled jobs now due go first: a pass's period is all the lateness they may have.
+  try {
+    await promoteDue(deps, fix, report, onError);
+  } catch (error) {
+    report.errors++;
+    onError('promoting due scheduled jobs', error);
+  }
 
   // Active jobs stored before the per-provider index existed join it first, so this pass lists them.
   // Once a pass finds none left, the retired index can go (the release after this one drops it).
@@ -245,6 +260,48 @@ export async function reconcile(
     onError('recounting backlogs', error);
   }
   return report;
+}
+
+/** Due jobs whose move to `queued` is in flight at once. */
+const PROMOTIONS_AT_ONCE = 25;
+
+/**
+ * Moves the scheduled jobs now due (the due index, earliest first, at most
+ * `promotionsPerPass`) to `queued`, each by a conditional write from
+ * `scheduled`, so of two overlapping passes only one moves a job and only
+ * that one sends it; then sends them as intake sends new jobs (`enterLines`:
+ * into their lines, one first look per provider, batched messages). A pass
+ * that stops between the two leaves a `queued` job with no message, which
+ * the queued repair (`reconcileQueued`) re-enqueues once its grace has passed,
+ * as it does for intake's lost messages. The job stays in its tenant's
+ * backlog throughout: `queued` counts as `scheduled` did.
+ */
+async function promoteDue(
+  deps: ReconcileDeps,
+  fix: Fix,
+  report: ReconcileReport,
+  onError: (job: string, error: unknown) => void,
+): Promise<void> {
+  const now = deps.now();
+  const due = await deps.store.listDue(now, deps.promotionsPerPass);
+  report.itemsRead += due.length;
+  const promoted: Job[] = [];
+  await mapWithConcurrency(due, PROMOTIONS_AT_ONCE, async (job) => {
+    try {
+      const moved = await deps.store.transition(job, ['scheduled'], { status: 'queued' }, now);
+      if (!moved) return; // canceled, or moved by an overlapping pass
+      promoted.push(moved);
+      await fix(moved, 'promoted', `due at ${moved.runAt}`);
+    } catch (error) {
+      report.errors++;
+      onError(job.id, error);
+    }
+  });
+  // A job whose message fails here is answered with its error by enterLines and left to the queued repair.
+  await enterLines(
+    deps,
+    promoted.sort((a, b) => (a.runAt ?? '').localeCompare(b.runAt ?? '')),
+  );
 }
 
 /**

@@ -27,11 +27,18 @@ export const inputSchemas: Readonly<Record<JobType, z.ZodType<Record<string, unk
 /** What a multipart `file` part may be for a job type, from its module; undefined when it takes none. */
 export const fileSourceOf = (type: JobType): FileSource | undefined => jobTypeModule(type).file;
 
+const RUN_AT_FORMAT = 'must be an RFC 3339 date-time with a time zone offset, e.g. 2030-01-31T09:00:00Z';
+
 const createJobEnvelope = z.strictObject({
   type: z.enum(JOB_TYPES, { error: `must be one of ${JOB_TYPES.join(', ')}` }),
   input: z.record(z.string(), z.unknown(), { error: 'must be an object' }),
   webhookUrl: z.string().max(2048).optional(),
   priority: z.enum(JOB_PRIORITIES, { error: `must be one of ${JOB_PRIORITIES.join(', ')}` }).optional(),
+  runAt: z
+    .string({ error: RUN_AT_FORMAT })
+    .max(64, RUN_AT_FORMAT)
+    .pipe(z.iso.datetime({ offset: true, error: RUN_AT_FORMAT }))
+    .optional(),
 });
 
 export interface CreateJobRequest {
@@ -40,11 +47,16 @@ export interface CreateJobRequest {
   readonly webhookUrl?: string;
   /** Absent: the default (`standard`). */
   readonly priority?: JobPriority;
+  /** When the job is to run, as the instant in UTC (`toISOString`); absent: now. */
+  readonly runAt?: string;
 }
 
 export interface RequestPolicy {
   /** Whether webhook targets may be plain http, loopback or private addresses. */
   readonly allowPrivateWebhooks: boolean;
+  /** How many days ahead a runAt may be (SCHEDULE_MAX_AHEAD_DAYS). */
+  readonly scheduleMaxAheadDays: number;
+  readonly now: () => Date;
 }
 
 /** Validates a job creation request and returns it normalized (input parsed by its type's schema). */
@@ -59,12 +71,37 @@ export function parseCreateJob(body: unknown, policy: RequestPolicy): CreateJobR
     if (problem)
       throw new ValidationError('The request is invalid.', [{ pointer: '/webhookUrl', detail: problem }]);
   }
+  const runAt = envelope.data.runAt === undefined ? undefined : parseRunAt(envelope.data.runAt, policy);
   return {
     type,
     input: parsedInput.data as Record<string, unknown>,
     ...(webhookUrl !== undefined ? { webhookUrl } : {}),
     ...(priority !== undefined ? { priority } : {}),
+    ...(runAt !== undefined ? { runAt } : {}),
   };
+}
+
+/**
+ * A runAt as the instant it names, in UTC, so two spellings of one instant
+ * are one request; refused beyond `scheduleMaxAheadDays` from now. A past
+ * runAt is kept as given: the job runs now, and a retry of the request later
+ * is still the same request.
+ */
+function parseRunAt(value: string, policy: RequestPolicy): string {
+  const at = new Date(value);
+  if (Number.isNaN(at.getTime())) {
+    throw new ValidationError('The request body is invalid.', [{ pointer: '/runAt', detail: RUN_AT_FORMAT }]);
+  }
+  const latest = policy.now().getTime() + policy.scheduleMaxAheadDays * 86_400_000;
+  if (at.getTime() > latest) {
+    throw new ValidationError('The request body is invalid.', [
+      {
+        pointer: '/runAt',
+        detail: `must be at most ${policy.scheduleMaxAheadDays} days ahead (no later than ${new Date(latest).toISOString()})`,
+      },
+    ]);
+  }
+  return at.toISOString();
 }
 
 /** The most items one batch of submissions takes. */
@@ -112,7 +149,7 @@ function parseBatchItem(item: unknown, at: string, policy: RequestPolicy): Parse
       },
     };
   }
-  const { idempotencyKey, runAt, ...request } = item as Record<string, unknown>;
+  const { idempotencyKey, ...request } = item as Record<string, unknown>;
   const key = typeof idempotencyKey === 'string' ? idempotencyKey : null;
   try {
     requireIdempotencyKey(key ?? undefined, `The idempotencyKey of ${at}`);
@@ -120,12 +157,6 @@ function parseBatchItem(item: unknown, at: string, policy: RequestPolicy): Parse
     return { idempotencyKey: key, entry: { error } };
   }
   const errors: FieldError[] = [];
-  if (runAt !== undefined) {
-    errors.push({
-      pointer: `${at}/runAt`,
-      detail: 'scheduled jobs are not supported yet: leave runAt out to run the job now',
-    });
-  }
   let parsed: CreateJobRequest | undefined;
   try {
     parsed = parseCreateJob(request, policy);
@@ -147,7 +178,10 @@ function parseBatchItem(item: unknown, at: string, policy: RequestPolicy): Parse
  * own network (SSRF) when the deployment does not allow them. Hostnames that
  * resolve to private addresses are refused again when the webhook is sent.
  */
-export function webhookUrlProblem(value: string, policy: RequestPolicy): string | undefined {
+export function webhookUrlProblem(
+  value: string,
+  policy: Pick<RequestPolicy, 'allowPrivateWebhooks'>,
+): string | undefined {
   let url: URL;
   try {
     url = new URL(value);

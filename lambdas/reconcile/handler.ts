@@ -1,5 +1,6 @@
 import type { Context } from 'aws-lambda';
 import { TENANT_USAGE_LOG } from '../../config/metrics';
+import { firstLookOf } from '../domain/dispatch';
 import { FIX_KINDS, reconcile } from '../domain/reconcile';
 import {
   inFlightLimits,
@@ -43,6 +44,17 @@ export const handler = instrument('reconcile', async (_event: unknown, context: 
       budgetMs: context.getRemainingTimeInMillis() / 2,
       progress: reconcilerProgress(),
       backlogs: tenantBacklogs(),
+      firstLook: (job) =>
+        firstLookOf(
+          {
+            slots: slotPools(),
+            maxInFlight: inFlightLimits(),
+            maxWaitSeconds: settings.slotWaitMaxSeconds,
+            random: Math.random,
+          },
+          job,
+        ),
+      promotionsPerPass: settings.schedulePromotionsPerPass,
     },
     (jobId, error) => logger.error('reconciling a job failed', { jobId, error: error as Error }),
   );

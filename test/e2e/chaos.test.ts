@@ -178,11 +178,14 @@ interface Job {
   readonly status: string;
   readonly error: { code: string; message: string } | null;
   readonly idempotencyKey: string;
+  readonly runAt: string;
+  readonly startedAt?: string;
 }
 
 interface JobBody {
   readonly type: JobType;
   readonly input: Record<string, unknown>;
+  readonly runAt?: string;
 }
 
 interface Aws {
@@ -457,6 +460,8 @@ interface ChaosPlan {
   readonly duplicateDeliveries: number;
   readonly duplicateSubmissionRate: number;
   readonly cancelRate: number;
+  /** Share of jobs submitted with a runAt a few seconds ahead: stored scheduled, promoted by the reconciler. */
+  readonly scheduledRate: number;
 }
 
 interface ChaosOutcome {
@@ -464,6 +469,8 @@ interface ChaosOutcome {
   readonly accepted: Map<string, string>;
   /** Ids whose cancel was answered 202. */
   readonly canceled: Set<string>;
+  /** Accepted job ids submitted with a runAt ahead. */
+  readonly scheduled: Set<string>;
   /** Jobs that held a provider slot when a kill struck: under way, at their provider or on their way there. */
   readonly underWayAtKill: Set<string>;
   readonly replays: number;
@@ -490,6 +497,7 @@ async function runChaos(
 ): Promise<ChaosOutcome> {
   const accepted = new Map<string, string>();
   const canceled = new Set<string>();
+  const scheduled = new Set<string>();
   const underWayAtKill = new Set<string>();
   let replays = 0;
   const started = Date.now();
@@ -498,12 +506,16 @@ async function runChaos(
 
   for (let i = 0; i < plan.jobs; i++) {
     const idem = `chaos-${SEED}-${i}`;
-    const body = plan.bodyOf(i);
+    const planned = plan.bodyOf(i);
     // Two tenants share the providers; an upload is the first tenant's, so its jobs stay there.
-    const key = i % 2 === 1 && !('audioRef' in body.input) ? OTHER_KEY : KEY;
+    const key = i % 2 === 1 && !('audioRef' in planned.input) ? OTHER_KEY : KEY;
     const when = rng.int(0, plan.windowMs);
     const repeat = rng.chance(plan.duplicateSubmissionRate) ? rng.int(0, 3000) : undefined;
     const cancelAfter = rng.chance(plan.cancelRate) ? rng.int(0, 4000) : undefined;
+    // Due a few seconds after it is sent (a repeat sends the same runAt): a kill may fall between the two.
+    const runIn = rng.chance(plan.scheduledRate) ? rng.int(500, 5000) : undefined;
+    const body =
+      runIn === undefined ? planned : { ...planned, runAt: new Date(started + when + runIn).toISOString() };
     tasks.push(
       (async () => {
         await at(when);
@@ -513,6 +525,7 @@ async function runChaos(
           repeat === undefined ? undefined : sleep(repeat).then(() => client.submit(idem, body, key));
         const { job } = await first;
         accepted.set(idem, job.id);
+        if (runIn !== undefined) scheduled.add(job.id);
         if (second) {
           const again = await second;
           if (again.job.id !== job.id)
@@ -607,7 +620,7 @@ async function runChaos(
   );
 
   await Promise.all(tasks);
-  return { accepted, canceled, underWayAtKill, replays };
+  return { accepted, canceled, scheduled, underWayAtKill, replays };
 }
 
 /** How long the simulator runs the jobs canceled at their provider: long enough for the cancel to land first. */
@@ -984,6 +997,13 @@ async function lossViolations(client: Client, ids: readonly string[]): Promise<s
   return violations;
 }
 
+/** A job submitted with a runAt ahead never starts before it, kills and restarts or not. */
+function earlyStarts(finals: readonly Job[], scheduled: ReadonlySet<string>): string[] {
+  return finals
+    .filter((job) => scheduled.has(job.id) && job.startedAt !== undefined && job.startedAt < job.runAt)
+    .map((job) => `${job.id} started at ${job.startedAt}, before its runAt ${job.runAt}`);
+}
+
 /** One scenario's provider and stack, and its log. */
 interface Scenario {
   readonly simulator: RunningSimulator;
@@ -1134,6 +1154,7 @@ describe('chaos', () => {
         duplicateDeliveries: Math.round(JOBS / 5),
         duplicateSubmissionRate: 0.15,
         cancelRate: 0.08,
+        scheduledRate: 0.2,
       };
       log(
         `seed ${SEED}, ${JOBS} jobs ${JSON.stringify(countBy(bodies, (body) => body.type))}, limits ${JSON.stringify(Object.fromEntries(providers.map((p) => [p, limitOf(p)])))}, ` +
@@ -1159,7 +1180,7 @@ describe('chaos', () => {
         underWayAtKill: chaos.underWayAtKill,
       });
       log(
-        `accepted ${chaosIds.length} jobs (${chaos.replays} replays, ${chaos.canceled.size} cancels accepted)`,
+        `accepted ${chaosIds.length} jobs (${chaos.replays} replays, ${chaos.canceled.size} cancels accepted, ${chaos.scheduled.size} scheduled)`,
       );
       // One job per key, every key accepted.
       expect(chaos.accepted.size).toBe(JOBS);
@@ -1184,6 +1205,7 @@ describe('chaos', () => {
           .filter((job) => job.provider !== settings.jobTypeProviders[job.type])
           .map((job) => `${job.id} ran on ${job.provider}, not on its job type's own provider`),
         ...(await slotViolations(client, providers, jobs, log)),
+        ...earlyStarts(finals, chaos.scheduled),
       ];
       const charges = new Map<ProviderName, ChargedJob[]>();
       for (const provider of providers) {
@@ -1263,6 +1285,7 @@ describe('chaos', () => {
         duplicateDeliveries: Math.round(jobCount / 4),
         duplicateSubmissionRate: 0.2,
         cancelRate: 0.08,
+        scheduledRate: 0.2,
       };
       const faults = faultsByProvider(plan.faults);
       log(
@@ -1272,7 +1295,9 @@ describe('chaos', () => {
 
       const chaos = await runChaos(plan, stacks, client, rng, log);
       const ids = [...chaos.accepted.values()];
-      log(`accepted ${ids.length} jobs (${chaos.replays} replays, ${chaos.canceled.size} cancels accepted)`);
+      log(
+        `accepted ${ids.length} jobs (${chaos.replays} replays, ${chaos.canceled.size} cancels accepted, ${chaos.scheduled.size} scheduled)`,
+      );
       expect(chaos.accepted.size).toBe(jobCount);
       expect(new Set(ids).size).toBe(jobCount);
 
@@ -1286,6 +1311,7 @@ describe('chaos', () => {
           .filter((job) => job.status === 'canceled' && !chaos.canceled.has(job.id))
           .map((job) => `${job.id} is canceled, but nobody canceled it`),
         ...(await slotViolations(client, providers, jobs, log)),
+        ...earlyStarts(finals, chaos.scheduled),
       ];
       for (const provider of providers) {
         const chaosAt: ProviderChaos = {

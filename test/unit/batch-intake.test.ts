@@ -7,7 +7,7 @@ import {
 import { deriveJobId } from '../../lambdas/domain/idempotency';
 import { type BatchItemOutcome, type IntakeDeps, submitBatch, submitJob } from '../../lambdas/domain/intake';
 import type { Job } from '../../lambdas/domain/job';
-import type { BatchEntry } from '../../lambdas/domain/requests';
+import type { BatchEntry, CreateJobRequest } from '../../lambdas/domain/requests';
 import type { TenantRecord } from '../../lambdas/domain/tenants';
 import {
   type MemoryQueue,
@@ -30,7 +30,10 @@ beforeEach(() => {
 
 const cat = { type: 'image.generate' as const, input: { prompt: 'a cat' } };
 const dog = { type: 'image.generate' as const, input: { prompt: 'a dog' } };
-const item = (idempotencyKey: string, request: typeof cat = cat): BatchEntry => ({ idempotencyKey, request });
+const item = (idempotencyKey: string, request: CreateJobRequest = cat): BatchEntry => ({
+  idempotencyKey,
+  request,
+});
 const submit = (entries: readonly BatchEntry[]) => submitBatch(deps, { tenantId: 'acme', entries });
 const idOf = (key: string) => deriveJobId('acme', key);
 const backlog = () => deps.store.backlogs.get('acme') ?? 0;
@@ -245,3 +248,19 @@ async function draft(key: string): Promise<Job> {
   const scratch = memoryIntake(deps.now, deps.jobTypeProviders).deps;
   return (await submitJob(scratch, { tenantId: 'acme', idempotencyKey: key, request: cat })).job;
 }
+
+describe('submitBatch with runAt', () => {
+  it('stores the scheduled items as scheduled, in the backlog, and sends only the others', async () => {
+    const runAt = '2026-03-01T13:00:00.000Z';
+    const scheduled = { ...cat, runAt };
+
+    const outcomes = await submit([item('a', scheduled), item('b', dog)]);
+
+    expect(summary(outcomes)).toEqual([`accepted ${idOf('a')}`, `accepted ${idOf('b')}`]);
+    expect(deps.store.jobs.get(idOf('a'))).toMatchObject({ status: 'scheduled', runAt });
+    expect(deps.store.jobs.get(idOf('a'))?.enqueuedAt).toBeUndefined();
+    expect(deps.queue.messages.map((message) => message.jobId)).toEqual([idOf('b')]);
+    expect(deps.waiting.entries().map((entry) => entry.jobId)).toEqual([idOf('b')]);
+    expect(backlog()).toBe(2);
+  });
+});

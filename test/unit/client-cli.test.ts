@@ -249,6 +249,21 @@ describe('submit', () => {
     expect(result.stdout).toBe(`${job().id} queued\n`);
   });
 
+  it('schedules the job with --at, sending the time as written', async () => {
+    const runAt = '2030-01-31T09:00:00+01:00';
+    const result = await run(
+      ['submit', '--type', 'image.generate', '--prompt', 'later', '--at', runAt],
+      [() => json(202, job('scheduled', { runAt: '2030-01-31T08:00:00.000Z' }))],
+    );
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.sent[0]?.body as string)).toEqual({
+      type: 'image.generate',
+      input: { prompt: 'later' },
+      runAt,
+    });
+    expect(result.stdout).toBe(`${job().id} scheduled\n`);
+  });
+
   it('resumes with --idempotency-key and prints the job as JSON with --json', async () => {
     const result = await run(
       [

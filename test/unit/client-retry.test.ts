@@ -377,6 +377,30 @@ describe('files', () => {
     }
   });
 
+  it('sends a runAt given as a Date as its instant in UTC, in a JSON body and in a multipart one', async () => {
+    const transport = scripted([() => accepted(), () => accepted(), () => accepted()]);
+    const { longhaul } = client(transport);
+    const runAt = new Date('2030-01-31T09:00:00.000Z');
+    await longhaul.createJob(longhaul.userAction(), {
+      type: 'image.generate',
+      input: { prompt: 'x' },
+      runAt,
+    });
+    await longhaul.createJob(longhaul.userAction(), {
+      type: 'image.generate',
+      input: { prompt: 'x' },
+      runAt: '2030-01-31T10:00:00+01:00',
+      file: { data: png, contentType: 'image/png' },
+    });
+    await longhaul.submitBatch([
+      { idempotencyKey: 'b1', type: 'image.generate', input: { prompt: 'x' }, runAt },
+    ]);
+
+    expect(JSON.parse(transport.sent[0]?.body as string).runAt).toBe('2030-01-31T09:00:00.000Z');
+    expect((transport.sent[1]!.body as FormData).get('runAt')).toBe('2030-01-31T10:00:00+01:00');
+    expect(JSON.parse(transport.sent[2]?.body as string).items[0].runAt).toBe('2030-01-31T09:00:00.000Z');
+  });
+
   it('uploads a file over 4 MiB once, however often the job request is retried', async () => {
     const big = new Uint8Array(4 * 1024 * 1024 + 1);
     const ticket = {

@@ -65,6 +65,7 @@ const job = (status: JobStatus, progress: number): Job => ({
   error: null,
   attempts: 1,
   idempotencyKey: 'k',
+  runAt: '2026-01-01T00:00:00.000Z',
   createdAt: '2026-01-01T00:00:00.000Z',
   updatedAt: '2026-01-01T00:00:01.000Z',
 });

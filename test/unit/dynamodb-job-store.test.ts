@@ -439,3 +439,99 @@ describe('the per-provider active index', () => {
     });
   });
 });
+
+describe('the due index of scheduled jobs', () => {
+  const runAt = '2026-03-02T08:00:00.000Z';
+  const scheduled = newJob({ ...job, runAt }, at);
+
+  it('writes a scheduled job into the due index only, not the active one', async () => {
+    ddb.on(PutCommand).resolves({});
+
+    await store.create(scheduled);
+
+    const item = ddb.commandCalls(PutCommand)[0]?.args[0].input.Item;
+    expect(item).toMatchObject({
+      status: 'scheduled',
+      dueShard: 'scheduled',
+      runAt,
+      tenantStatus: 'acme#scheduled',
+    });
+    expect(item).not.toHaveProperty('activeKey');
+    expect(item).not.toHaveProperty('activeStatus');
+    // A job due at once carries its runAt but is in no due index.
+    expect(toItem(newJob({ ...job, runAt: '2026-03-01T11:00:00.000Z' }, at), 30)).not.toHaveProperty(
+      'dueShard',
+    );
+  });
+
+  it('takes a job leaving scheduled out of the due index in its status write, into the active one', async () => {
+    ddb.on(UpdateCommand).resolves({
+      Attributes: { ...toItem({ ...scheduled, status: 'queued' }, 30), previousStatus: 'scheduled' },
+    });
+
+    const moved = await store.transition(scheduled, ['scheduled'], { status: 'queued' }, at);
+
+    expect(moved).not.toHaveProperty('dueShard');
+    const inputs = ddb.commandCalls(UpdateCommand).map((call) => call.args[0].input);
+    // Still in the backlog as queued: no counter write.
+    expect(inputs).toHaveLength(1);
+    expect(inputs[0]?.ConditionExpression).toBe('attribute_exists(pk) AND #status IN (:from0)');
+    expect(inputs[0]?.UpdateExpression).toBe(
+      'SET previousStatus = #status, #status = :status, statusAt = :at, updatedAt = :at, tenantStatus = :tenantStatus, activeStatus = :status, activeKey = :activeKey REMOVE dueShard',
+    );
+    expect(inputs[0]?.ExpressionAttributeValues).toMatchObject({
+      ':from0': 'scheduled',
+      ':status': 'queued',
+    });
+  });
+
+  it("cancels a scheduled job out of the due index and its tenant's backlog", async () => {
+    ddb.on(UpdateCommand).resolves({
+      Attributes: { ...toItem({ ...scheduled, status: 'canceled' }, 30), previousStatus: 'scheduled' },
+    });
+
+    await store.transition(
+      scheduled,
+      ['scheduled'],
+      { status: 'canceled', finishedAt: at.toISOString() },
+      at,
+    );
+
+    const inputs = ddb.commandCalls(UpdateCommand).map((call) => call.args[0].input);
+    expect(inputs[0]?.UpdateExpression).toMatch(/ REMOVE activeStatus, activeKey, dueShard$/);
+    expect(inputs[1]).toMatchObject({
+      Key: { pk: 'TENANT#acme', sk: 'TENANT' },
+      ExpressionAttributeValues: { ':delta': -1, ':zero': 0 },
+    });
+  });
+
+  it('finds the jobs due by one query on runAt, reads each from the table and drops those that left scheduled', async () => {
+    ddb.on(QueryCommand).resolves({
+      Items: [
+        { pk: 'job_a', sk: 'JOB', dueShard: 'scheduled', runAt: '2026-03-01T11:59:00.000Z' },
+        { pk: 'job_b', sk: 'JOB', dueShard: 'scheduled', runAt: '2026-03-01T11:59:30.000Z' },
+      ],
+    });
+    ddb.on(BatchGetCommand).resolves({
+      Responses: {
+        jobs: [
+          toItem({ ...scheduled, id: 'job_a', runAt: '2026-03-01T11:59:00.000Z', status: 'scheduled' }, 30),
+          toItem({ ...scheduled, id: 'job_b', status: 'canceled', finishedAt: at.toISOString() }, 30),
+        ],
+      },
+    });
+
+    const due = await store.listDue(at, 50);
+
+    expect(ddb.commandCalls(QueryCommand)).toHaveLength(1);
+    expect(ddb.commandCalls(QueryCommand)[0]?.args[0].input).toEqual({
+      TableName: 'jobs',
+      IndexName: 'due',
+      KeyConditionExpression: '#shard = :shard AND #runAt <= :now',
+      ExpressionAttributeNames: { '#shard': 'dueShard', '#runAt': 'runAt' },
+      ExpressionAttributeValues: { ':shard': 'scheduled', ':now': at.toISOString() },
+      Limit: 50,
+    });
+    expect(due.map((found) => found.id)).toEqual(['job_a']);
+  });
+});

@@ -289,3 +289,61 @@ describe('cancelJob', () => {
     expect(deps.store.jobs.get(job.id)?.status).toBe('queued');
   });
 });
+
+describe('scheduled jobs (runAt)', () => {
+  const later = '2026-03-01T12:05:00.000Z';
+  const scheduled = { ...request, runAt: later };
+
+  it('stores a job with a runAt ahead as scheduled, counted in the backlog, and sends it nowhere', async () => {
+    const { job, replayed } = await submit({ request: scheduled });
+
+    expect(replayed).toBe(false);
+    expect(deps.store.jobs.get(job.id)).toMatchObject({ status: 'scheduled', runAt: later });
+    expect(deps.store.jobs.get(job.id)?.enqueuedAt).toBeUndefined();
+    expect(deps.queue.messages).toEqual([]);
+    expect(deps.waiting.entries()).toEqual([]);
+    expect(deps.store.backlogs.get('acme')).toBe(1);
+  });
+
+  it('runs a job whose runAt has passed now, as one without', async () => {
+    const { job } = await submit({ request: { ...request, runAt: '2026-03-01T11:00:00.000Z' } });
+
+    expect(job.status).toBe('queued');
+    expect(deps.queue.messages.map((message) => message.jobId)).toEqual([job.id]);
+    // Its place in line is its submission's, never the earlier runAt's.
+    expect(deps.waiting.entries()[0]?.place.slice(0, 16)).toBe(
+      String(Date.parse(clock.toISOString()) + 10 * 60_000).padStart(16, '0'),
+    );
+  });
+
+  it('replays a scheduled job for its key and body at once (no in-use answer), and refuses another runAt', async () => {
+    const first = await submit({ request: scheduled });
+
+    await expect(submit({ request: scheduled })).resolves.toMatchObject({
+      job: { id: first.job.id, status: 'scheduled' },
+      replayed: true,
+    });
+    await expect(submit({ request: { ...request, runAt: '2026-03-01T12:06:00.000Z' } })).rejects.toThrow(
+      IdempotencyKeyReusedError,
+    );
+    await expect(submit({ request })).rejects.toThrow(IdempotencyKeyReusedError);
+    expect(deps.store.jobs.size).toBe(1);
+  });
+
+  it('counts scheduled jobs against maxQueued', async () => {
+    caps.set('acme', { tenant: 'acme', weight: 1, maxQueued: 1 });
+    await submit({ request: scheduled });
+    await expect(submit({ idempotencyKey: 'k2' })).rejects.toThrow(TenantQueueFullError);
+  });
+
+  it('cancels a scheduled job at once, out of the backlog, with nothing sent', async () => {
+    const { job } = await submit({ request: scheduled });
+
+    const canceled = await cancelJob(deps, 'acme', job.id);
+
+    expect(canceled).toMatchObject({ status: 'canceled', finishedAt: clock.toISOString() });
+    expect(deps.store.backlogs.get('acme')).toBe(0);
+    expect(deps.queue.messages).toEqual([]);
+    expect(deps.workflow.failed).toEqual([]);
+  });
+});

@@ -2,7 +2,7 @@ import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { parseMultipartJob } from '../../lambdas/api/multipart';
 import { PayloadTooLargeError, ValidationError } from '../../lambdas/domain/errors';
 
-const policy = { allowPrivateWebhooks: false };
+const policy = { allowPrivateWebhooks: false, scheduleMaxAheadDays: 365, now: () => new Date() };
 
 async function eventOf(form: FormData): Promise<APIGatewayProxyEvent> {
   const request = new Request('http://localhost/', { method: 'POST', body: form });

@@ -1,6 +1,7 @@
 import { ProviderUnavailableError } from '../../lambdas/domain/errors';
 import { waitingEntryOf } from '../../lambdas/domain/fair-share';
 import { executionNameOf, type Job, newJob, providerOf, slotHolderOf } from '../../lambdas/domain/job';
+import type { EnqueueOptions } from '../../lambdas/domain/ports';
 import { BACKLOG_RECOUNTS_PER_PASS, type ReconcileDeps, reconcile } from '../../lambdas/domain/reconcile';
 import {
   limits,
@@ -41,6 +42,8 @@ function setup(options: { now?: number; deduplicates?: boolean } = {}) {
     budgetMs: 60_000,
     progress: new MemoryReconcilerProgress(),
     backlogs: new MemoryBacklogs(store),
+    firstLook: async (): Promise<EnqueueOptions> => ({ inLine: true }),
+    promotionsPerPass: 10,
   };
   deps satisfies ReconcileDeps;
   let n = 0;
@@ -603,5 +606,121 @@ describe('slots taken before they were named by submission', () => {
     deps.workflow.statuses.set('e1', 'SUCCEEDED');
     await reconcile(deps);
     expect(await deps.slots.holders()).toEqual([]);
+  });
+});
+
+describe('scheduled jobs', () => {
+  /** A job stored `scheduled` at t0 to run `runInMs` later. */
+  const scheduledJob = (add: ReturnType<typeof setup>['add'], runInMs: number) =>
+    add({ status: 'scheduled', runAt: at(runInMs) });
+
+  it('moves the jobs now due to queued and sends each as intake sends a new job; the others wait', async () => {
+    const { deps, add, get } = setup({ now: 10_000 });
+    const due = scheduledJob(add, 5_000);
+    const justDue = scheduledJob(add, 10_000);
+    const later = scheduledJob(add, 60_000);
+    deps.store.backlogs.set('acme', 3);
+
+    const report = await reconcile(deps);
+
+    expect(get(due.id)).toMatchObject({ status: 'queued', statusAt: at(10_000), enqueuedAt: at(10_000) });
+    expect(get(justDue.id).status).toBe('queued');
+    expect(get(later.id).status).toBe('scheduled');
+    expect(deps.queue.batches).toEqual([[due.id, justDue.id]]);
+    expect(deps.queue.messages.map((message) => [message.jobId, message.options])).toEqual([
+      [due.id, { inLine: true }],
+      [justDue.id, { inLine: true }],
+    ]);
+    // In line from when it was due, not from when it was submitted.
+    expect(deps.waiting.entries().find((entry) => entry.jobId === due.id)).toEqual(
+      waitingEntryOf(get(due.id)),
+    );
+    expect(waitingEntryOf(get(due.id)).place.slice(0, 16)).toBe(
+      String(t0.getTime() + 5_000 + 10 * 60_000).padStart(16, '0'),
+    );
+    expect(report.fixes.promoted).toBe(2);
+    expect(deps.timeline.types(due.id)).toEqual(['reconciler.promoted']);
+    // Still in the backlog, as queued.
+    expect(deps.store.backlogs.get('acme')).toBe(3);
+  });
+
+  it('starts a due job once when two passes overlap: one status write wins, and only it sends', async () => {
+    const { deps, add, get } = setup({ now: 10_000 });
+    const jobs = [scheduledJob(add, 1_000), scheduledJob(add, 2_000), scheduledJob(add, 3_000)];
+
+    const reports = await Promise.all([reconcile(deps), reconcile(deps)]);
+
+    expect(deps.queue.messages.map((message) => message.jobId).sort()).toEqual(
+      jobs.map((job) => job.id).sort(),
+    );
+    expect(reports[0]!.fixes.promoted + reports[1]!.fixes.promoted).toBe(3);
+    for (const job of jobs) expect(deps.timeline.types(job.id)).toEqual(['reconciler.promoted']);
+    for (const job of jobs) expect(get(job.id).status).toBe('queued');
+  });
+
+  it('moves at most promotionsPerPass jobs a pass, earliest due first', async () => {
+    const { deps, add, get } = setup({ now: 10_000 });
+    const jobs = [3_000, 1_000, 2_000].map((ms) => scheduledJob(add, ms));
+
+    await reconcile({ ...deps, promotionsPerPass: 2 });
+
+    expect(jobs.map((job) => get(job.id).status)).toEqual(['scheduled', 'queued', 'queued']);
+  });
+
+  it('leaves a promoted job whose message failed to the queued repair, which sends it after its grace', async () => {
+    const { deps, add, get } = setup({ now: 10_000 });
+    const job = scheduledJob(add, 5_000);
+    deps.queue.failing = true;
+
+    const first = await reconcile(deps);
+
+    expect(get(job.id)).toMatchObject({ status: 'queued', statusAt: at(10_000) });
+    expect(get(job.id).enqueuedAt).toBeUndefined();
+    expect(first.fixes.promoted).toBe(1);
+    expect(deps.timeline.events.get(job.id)?.[0]?.detail).toBe(`due at ${at(5_000)}`);
+
+    deps.queue.failing = false;
+    // Not before QUEUED_GRACE_MS plus SLOT_WAIT_MAX_SECONDS from the promotion: the message may only be slow.
+    await reconcile({ ...deps, now: () => new Date(t0.getTime() + 10_000 + 30_000) });
+    expect(deps.queue.messages).toEqual([]);
+    const repair = await reconcile({ ...deps, now: () => new Date(t0.getTime() + 10_000 + 36_000) });
+    expect(deps.queue.messages.map((message) => message.jobId)).toEqual([job.id]);
+    expect(repair.fixes.requeued).toBe(1);
+  });
+
+  it('never moves a canceled scheduled job, and the cancel took it out of the backlog', async () => {
+    const { deps, add, get } = setup({ now: 10_000 });
+    const job = scheduledJob(add, 5_000);
+    deps.store.backlogs.set('acme', 1);
+    await deps.store.transition(
+      job,
+      ['scheduled'],
+      { status: 'canceled', finishedAt: at(1_000) },
+      new Date(at(1_000)),
+    );
+
+    const report = await reconcile(deps);
+
+    expect(get(job.id).status).toBe('canceled');
+    expect(deps.queue.messages).toEqual([]);
+    expect(report.fixes.promoted).toBe(0);
+    expect(deps.store.backlogs.get('acme')).toBe(0);
+  });
+
+  it('takes a promoted job out of the backlog once it leaves queued, as any queued job', async () => {
+    const { deps, add, get } = setup({ now: 10_000 });
+    const job = scheduledJob(add, 5_000);
+    deps.store.backlogs.set('acme', 1);
+
+    await reconcile(deps);
+    expect(deps.store.backlogs.get('acme')).toBe(1);
+    await deps.store.transition(
+      get(job.id),
+      ['queued'],
+      { status: 'running', startedAt: at(11_000) },
+      new Date(at(11_000)),
+    );
+
+    expect(deps.store.backlogs.get('acme')).toBe(0);
   });
 });

@@ -8,8 +8,9 @@ import {
   webhookUrlProblem,
 } from '../../lambdas/domain/requests';
 
-const strict = { allowPrivateWebhooks: false };
-const local = { allowPrivateWebhooks: true };
+const NOW = new Date('2030-01-01T00:00:00.000Z');
+const strict = { allowPrivateWebhooks: false, scheduleMaxAheadDays: 365, now: () => NOW };
+const local = { ...strict, allowPrivateWebhooks: true };
 
 function errorsOf(fn: () => unknown) {
   try {
@@ -22,6 +23,47 @@ function errorsOf(fn: () => unknown) {
 }
 
 describe('parseCreateJob', () => {
+  const cat = { type: 'image.generate', input: { prompt: 'a cat' } };
+  const RUN_AT_FORMAT = 'must be an RFC 3339 date-time with a time zone offset, e.g. 2030-01-31T09:00:00Z';
+
+  it.each([
+    ['UTC', '2030-03-01T12:00:00Z', '2030-03-01T12:00:00.000Z'],
+    ['an offset, as the same instant in UTC', '2030-03-01T12:00:00.250-05:30', '2030-03-01T17:30:00.250Z'],
+    ['a past instant, kept: the job runs now', '2029-01-01T00:00:00Z', '2029-01-01T00:00:00.000Z'],
+    ['exactly the furthest day ahead', '2031-01-01T00:00:00Z', '2031-01-01T00:00:00.000Z'],
+  ])('takes a runAt in %s', (_, runAt, expected) => {
+    expect(parseCreateJob({ ...cat, runAt }, strict)).toEqual({ ...cat, runAt: expected });
+  });
+
+  it.each([
+    ['a date without a time', '2030-03-01'],
+    ['a time without an offset', '2030-03-01T12:00:00'],
+    ['words', 'tomorrow'],
+    ['an impossible date', '2030-02-31T12:00:00Z'],
+    ['a number', 1_900_000_000],
+    ['null', null],
+  ])('refuses a runAt that is %s, pointing at it', (_, runAt) => {
+    expect(errorsOf(() => parseCreateJob({ ...cat, runAt }, strict))).toEqual([
+      { pointer: '/runAt', detail: RUN_AT_FORMAT },
+    ]);
+  });
+
+  it('refuses a runAt beyond scheduleMaxAheadDays from now, naming the limit', () => {
+    expect(errorsOf(() => parseCreateJob({ ...cat, runAt: '2031-01-01T00:00:00.001Z' }, strict))).toEqual([
+      {
+        pointer: '/runAt',
+        detail: 'must be at most 365 days ahead (no later than 2031-01-01T00:00:00.000Z)',
+      },
+    ]);
+    expect(
+      errorsOf(() =>
+        parseCreateJob({ ...cat, runAt: '2030-01-03T00:00:00Z' }, { ...strict, scheduleMaxAheadDays: 1 }),
+      ),
+    ).toEqual([
+      { pointer: '/runAt', detail: 'must be at most 1 days ahead (no later than 2030-01-02T00:00:00.000Z)' },
+    ]);
+  });
+
   it('accepts a minimal image job', () => {
     expect(parseCreateJob({ type: 'image.generate', input: { prompt: 'a cat' } }, strict)).toEqual({
       type: 'image.generate',
@@ -248,17 +290,32 @@ describe('parseBatch', () => {
     ]);
   });
 
-  it('refuses runAt by name until scheduled jobs exist, beside the other errors of the item', () => {
-    const [item] = parseBatch(
-      { items: [{ idempotencyKey: 'a', ...cat, input: {}, runAt: '2026-03-01T12:00:00Z' }] },
+  it('takes runAt on an item as a single submission does, and refuses a bad one with a pointer into the batch', () => {
+    const [scheduled, late, bad] = parseBatch(
+      {
+        items: [
+          { idempotencyKey: 'a', ...cat, runAt: '2030-01-02T09:00:00+02:00' },
+          { idempotencyKey: 'b', ...cat, runAt: '2031-01-02T00:00:00Z' },
+          { idempotencyKey: 'c', ...cat, runAt: 'next tuesday' },
+        ],
+      },
       strict,
     );
-    expect((errorOf(item!.entry) as ValidationError).errors).toEqual([
+    expect(scheduled!.entry).toEqual({
+      idempotencyKey: 'a',
+      request: { ...cat, runAt: '2030-01-02T07:00:00.000Z' },
+    });
+    expect((errorOf(late!.entry) as ValidationError).errors).toEqual([
       {
-        pointer: '/items/0/runAt',
-        detail: 'scheduled jobs are not supported yet: leave runAt out to run the job now',
+        pointer: '/items/1/runAt',
+        detail: 'must be at most 365 days ahead (no later than 2031-01-01T00:00:00.000Z)',
       },
-      { pointer: '/items/0/input/prompt', detail: expect.any(String) },
+    ]);
+    expect((errorOf(bad!.entry) as ValidationError).errors).toEqual([
+      {
+        pointer: '/items/2/runAt',
+        detail: 'must be an RFC 3339 date-time with a time zone offset, e.g. 2030-01-31T09:00:00Z',
+      },
     ]);
   });
 

@@ -207,6 +207,13 @@ export class MemoryStore implements JobStore {
   async adoptUnlistedActive() {
     return { adopted: 0, more: false };
   }
+  async listDue(now: Date, limit: number) {
+    // Earliest runAt first, as the due index's sort key orders them.
+    return [...this.jobs.values()]
+      .filter((job) => job.status === 'scheduled' && (job.runAt ?? '') <= now.toISOString())
+      .sort((a, b) => (a.runAt ?? '').localeCompare(b.runAt ?? ''))
+      .slice(0, limit);
+  }
   async countActive(provider: ProviderName, status: ActiveStatus) {
     return [...this.jobs.values()].filter((job) => job.status === status && providerOf(job) === provider)
       .length;

@@ -423,9 +423,10 @@ export class World {
   reconcilePass(crashAfterCalls?: number) {
     return this.spawn(
       'reconciler',
-      (actor) =>
-        reconcile({
-          ...this.ports(actor),
+      (actor) => {
+        const ports = this.ports(actor);
+        return reconcile({
+          ...ports,
           now: this.now,
           maxInFlight: limits(this.settings.maxInFlight),
           queuedGraceMs: this.settings.queuedGraceMs,
@@ -435,7 +436,19 @@ export class World {
           // As the reconcile handler gives it: half the invocation's time.
           budgetMs: LAMBDA_TIMEOUT_MS / 2,
           progress: this.reconcilerProgress,
-        }),
+          firstLook: (due) =>
+            firstLookOf(
+              {
+                slots: ports.slots,
+                maxInFlight: limits(this.settings.maxInFlight),
+                maxWaitSeconds: this.settings.slotWaitMaxSeconds,
+                random: () => 0.5,
+              },
+              due,
+            ),
+          promotionsPerPass: 10,
+        });
+      },
       crashAfterCalls,
     );
   }
