@@ -66,6 +66,8 @@ type JobBase = {
   readonly attempts: number;
   readonly idempotencyKey: string;
   readonly webhookUrl?: string;
+  /** The recurring schedule whose firing created the job. */
+  readonly scheduleId?: string;
   readonly createdAt: string;
   readonly updatedAt: string;
   readonly startedAt?: string;

@@ -86,11 +86,13 @@ export async function submitJob(
     readonly idempotencyKey: string;
     readonly request: CreateJobRequest;
     readonly file?: InputFile;
+    /** The recurring schedule whose firing this is; part of the request a replay must repeat. */
+    readonly scheduleId?: string;
   },
 ): Promise<SubmitResult> {
-  const { tenantId, idempotencyKey, file } = command;
+  const { tenantId, idempotencyKey, file, scheduleId } = command;
   const request = file ? withFileRef(command.request, file) : command.request;
-  const { job, requestFingerprint } = draftJob(deps, tenantId, idempotencyKey, request);
+  const { job, requestFingerprint } = draftJob(deps, tenantId, idempotencyKey, request, scheduleId);
 
   if (file) {
     // Look before uploading, so a replay or a reused key stores nothing.
@@ -332,6 +334,7 @@ function draftJob(
   tenantId: string,
   idempotencyKey: string,
   request: CreateJobRequest,
+  scheduleId?: string,
 ): { readonly job: Job; readonly requestFingerprint: string } {
   const priority = request.priority ?? DEFAULT_PRIORITY;
   const requestFingerprint = fingerprint({
@@ -341,6 +344,8 @@ function draftJob(
     // The default is left out, so a job stored before jobs had a priority still matches its replay
     // (and asking for `standard` is the same request as not asking).
     ...(priority !== DEFAULT_PRIORITY ? { priority } : {}),
+    // Only a schedule's firing has one, so a tenant's own request under the key never matches it.
+    ...(scheduleId !== undefined ? { scheduleId } : {}),
   });
   const job = newJob(
     {
@@ -353,6 +358,7 @@ function draftJob(
       ...(request.webhookUrl !== undefined ? { webhookUrl: request.webhookUrl } : {}),
       idempotencyKey,
       fingerprint: requestFingerprint,
+      ...(scheduleId !== undefined ? { scheduleId } : {}),
     },
     deps.now(),
   );

@@ -66,6 +66,8 @@ export interface Job {
   readonly runs?: number;
   /** Operator requeues: each sends the job to the provider again, under a new idempotency key. */
   readonly resubmissions?: number;
+  /** The recurring schedule whose firing created the job. */
+  readonly scheduleId?: string;
 }
 
 /** The job's priority: the one it was submitted with, or the default for jobs stored before jobs had one. */
@@ -198,6 +200,8 @@ export interface JobResource {
   readonly attempts: number;
   readonly idempotencyKey: string;
   readonly webhookUrl?: string;
+  /** The recurring schedule whose firing created the job. */
+  readonly scheduleId?: string;
   readonly createdAt: string;
   readonly updatedAt: string;
   readonly startedAt?: string;
@@ -218,6 +222,7 @@ export function toResource(job: Job): JobResource {
     attempts: job.attempts,
     idempotencyKey: job.idempotencyKey,
     ...(job.webhookUrl !== undefined ? { webhookUrl: job.webhookUrl } : {}),
+    ...(job.scheduleId !== undefined ? { scheduleId: job.scheduleId } : {}),
     createdAt: job.createdAt,
     updatedAt: job.updatedAt,
     ...(job.startedAt !== undefined ? { startedAt: job.startedAt } : {}),
@@ -237,6 +242,8 @@ export interface NewJob {
   readonly webhookUrl?: string;
   readonly idempotencyKey: string;
   readonly fingerprint: string;
+  /** The recurring schedule whose firing creates the job. */
+  readonly scheduleId?: string;
 }
 
 export function newJob(spec: NewJob, now: Date): Job {

@@ -133,6 +133,7 @@ describe('the SDK types', () => {
       attempts: true,
       idempotencyKey: true,
       webhookUrl: true,
+      scheduleId: true,
       createdAt: true,
       updatedAt: true,
       startedAt: true,
