@@ -20,7 +20,10 @@ export function intakeDeps(): IntakeDeps {
     queue: jobQueue(),
     waiting: waitingLines(),
     backlogs: tenantBacklogs(),
-    inputs: inputStore(),
+    // Only multipart submissions upload; functions that never take a file (the fire function) have no bucket.
+    get inputs() {
+      return inputStore();
+    },
     now: () => new Date(),
     idempotencyInProgressMs: settings.idempotencyInProgressMs,
     jobTypeProviders: settings.jobTypeProviders,
