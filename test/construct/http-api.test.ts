@@ -270,6 +270,7 @@ describe('usage plan and stage', () => {
         'ProviderSecretArn',
         'ProviderSecretArnDeepgram',
         'ProviderSecretArnReplicate',
+        'ScheduleGroupName',
         'StateMachineArn',
         'StreamUrl',
         'UsagePlanId',

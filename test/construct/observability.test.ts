@@ -53,7 +53,7 @@ const inWidget = (title: string) => graphed.filter((m) => m.widget === title);
 describe('traces', () => {
   test('every Lambda function traces actively', () => {
     const functions = Object.values(template.findResources('AWS::Lambda::Function'));
-    expect(functions).toHaveLength(6);
+    expect(functions).toHaveLength(7);
     for (const fn of functions) expect(fn.Properties.TracingConfig).toEqual({ Mode: 'Active' });
   });
 
@@ -310,8 +310,8 @@ describe('dashboard', () => {
 describe('alarms', () => {
   test('every alarm notifies the alarm topic on alarm and on recovery', () => {
     const alarms = Object.values(template.findResources('AWS::CloudWatch::Alarm'));
-    // Eleven, and one on the age of the oldest message of each provider's jobs queue.
-    expect(alarms).toHaveLength(11 + PROVIDER_NAMES.length);
+    // Twelve (one on the schedules' dead letters), and one on the age of the oldest message of each provider's jobs queue.
+    expect(alarms).toHaveLength(12 + PROVIDER_NAMES.length);
     for (const alarm of alarms) {
       expect(alarm.Properties).toEqual(
         expect.objectContaining({ AlarmActions: [topic], OKActions: [topic] }),
