@@ -194,17 +194,19 @@ export async function startSchedulerEmulator(options: {
   let firing: Promise<void> | undefined;
   /** Fires each enabled schedule's due occurrences, oldest first; one pass at a time. */
   function fireDue(): Promise<void> {
-    firing ??= (async () => {
-      try {
-        for (const schedule of [...schedules.values()]) {
-          if (schedule.State === 'DISABLED') continue;
-          await fireSchedule(schedule);
-        }
-      } finally {
-        firing = undefined;
+    if (firing) return firing;
+    const pass = (async () => {
+      // Settled before the pass starts, so a pass that finds nothing to wait on cannot leave itself behind.
+      await Promise.resolve();
+      for (const schedule of [...schedules.values()]) {
+        if (schedule.State === 'DISABLED') continue;
+        await fireSchedule(schedule);
       }
     })();
-    return firing;
+    firing = pass;
+    return pass.finally(() => {
+      if (firing === pass) firing = undefined;
+    });
   }
 
   async function fireSchedule(schedule: StoredSchedule): Promise<void> {
