@@ -115,6 +115,22 @@ test('a firing creates one job with the schedule id under schedule:<id>:<time>; 
   await advanceClock(180_000);
   expect((await scheduledJobs(id)).length).toBe(1);
 
+  // Enabled again, it fires on its own minute grid: one more job, under the next firing's key.
+  const enabled = await call('PATCH', `/v1/schedules/${id}`, { json: { enabled: true } });
+  expect([enabled.status, enabled.body.enabled]).toEqual([200, true]);
+  await advanceClock(60_000);
+  const jobs = await pollUntil(
+    async () => {
+      const found = await scheduledJobs(id);
+      return found.length === 2 && found;
+    },
+    { description: 'the firing after re-enabling' },
+  );
+  const keys = jobs.map((each) => each.idempotencyKey).sort();
+  expect(keys[0]).toBe(key);
+  expect(keys[1]).toMatch(new RegExp(`^schedule:${id}:\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:00Z$`));
+  expect((keys[1] ?? '') > key).toBe(true);
+
   expect((await call('GET', `/v1/schedules/${id}`, { apiKey: 'other-key-7c1d' })).status).toBe(404);
   expect((await call('GET', '/v1/schedules')).body.items.map((s: { id: string }) => s.id)).toEqual([id]);
   expect((await call('DELETE', `/v1/schedules/${id}`)).status).toBe(204);
