@@ -222,7 +222,11 @@ describe('dashboard', () => {
         m.expression?.includes(name.charAt(0).toLowerCase() + name.slice(1)),
       );
       const parts = inWidget('Jobs per minute').filter((m) => m.name === name);
-      expect(parts.map((m) => m.dimensions.jobType).sort()).toEqual([...JOB_TYPE_VALUES].sort());
+      // Each job type from each function that emits it (JobsSubmitted: the API and the schedules' firings).
+      const services = metricCatalog[name as keyof typeof metricCatalog].services;
+      expect(parts.map((m) => `${m.dimensions.service} ${m.dimensions.jobType}`).sort()).toEqual(
+        services.flatMap((service) => JOB_TYPE_VALUES.map((type) => `${service} ${type}`)).sort(),
+      );
       expect(total?.period).toBe(60);
       expect(total?.expression).toBe(`SUM([${parts.map((m) => `FILL(${m.id}, 0)`).join(', ')}])`);
     },
