@@ -21,6 +21,7 @@ import {
   type BulkOptions,
   type CancelJobsResult,
   type CreateJobRequest,
+  type CreateScheduleRequest,
   FILE_INPUT_FIELD,
   type FileInput,
   type Job,
@@ -36,6 +37,7 @@ import {
   type ReplayFilter,
   type ReplayResult,
   type Resolution,
+  type Schedule,
   type StreamTicket,
   type Tenant,
   type TenantSettings,
@@ -353,6 +355,72 @@ export class Longhaul {
       (cursor, want) => this.listJobPage({ ...query, cursor, limit: pageSize(query.limit, want) }, options),
       query.cursor,
     );
+  }
+
+  /**
+   * Creates the action's recurring schedule. Retried like `createJob`, always
+   * with the action's key, so the answer is the one schedule of this action.
+   */
+  async createSchedule(
+    action: UserAction,
+    request: CreateScheduleRequest,
+    options: RequestOptions = {},
+  ): Promise<{ readonly schedule: Schedule; readonly replayed: boolean }> {
+    const text = JSON.stringify(request);
+    const answer = await this.call('createSchedule', {
+      ...options,
+      operationHeaders: { 'idempotency-key': action.idempotencyKey, 'content-type': 'application/json' },
+      body: () => text,
+    });
+    return {
+      schedule: answer.body as Schedule,
+      replayed: answer.headers.get('idempotent-replayed') === 'true',
+    };
+  }
+
+  async getSchedule(scheduleId: string, options: RequestOptions = {}): Promise<Schedule> {
+    return (await this.call('getSchedule', { ...options, path: { id: scheduleId } })).body as Schedule;
+  }
+
+  /** One page of the tenant's schedules, in id order. */
+  async listSchedulePage(
+    query: { readonly limit?: number; readonly cursor?: string } = {},
+    options: RequestOptions = {},
+  ): Promise<Page<Schedule>> {
+    return (await this.call('listSchedules', { ...options, query: { ...query } })).body as Page<Schedule>;
+  }
+
+  /** The tenant's schedules, fetched page by page as they are reached. */
+  listSchedules(
+    query: { readonly limit?: number; readonly cursor?: string } = {},
+    options: RequestOptions = {},
+  ): PagedList<Schedule> {
+    return new PagedList(
+      (cursor, want) =>
+        this.listSchedulePage({ ...query, cursor, limit: pageSize(query.limit, want) }, options),
+      query.cursor,
+    );
+  }
+
+  /** Enables or disables a schedule; idempotent. A disabled schedule creates no job from that moment. */
+  async updateSchedule(
+    scheduleId: string,
+    changes: { readonly enabled: boolean },
+    options: RequestOptions = {},
+  ): Promise<Schedule> {
+    const text = JSON.stringify(changes);
+    const answer = await this.call('updateSchedule', {
+      ...options,
+      path: { id: scheduleId },
+      operationHeaders: { 'content-type': 'application/json' },
+      body: () => text,
+    });
+    return answer.body as Schedule;
+  }
+
+  /** Deletes a schedule; the jobs it created stay. A schedule already deleted is a `not-found` error. */
+  async deleteSchedule(scheduleId: string, options: RequestOptions = {}): Promise<void> {
+    await this.call('deleteSchedule', { ...options, path: { id: scheduleId } });
   }
 
   /** Idempotent: a canceled job comes back as it is; a finished one is a `job-already-finished` error. */

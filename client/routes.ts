@@ -6,7 +6,7 @@
 export type Auth = 'none' | 'tenant' | 'admin';
 
 export interface Operation {
-  readonly method: 'GET' | 'POST' | 'PUT';
+  readonly method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   /** `{id}` segments are path parameters. */
   readonly path: string;
   readonly auth: Auth;
@@ -60,6 +60,14 @@ export const operations = {
     auth: 'tenant',
     retry: 'unprocessed',
   },
+  // Every schedule carries its Idempotency-Key: a repeated create replays the first schedule.
+  createSchedule: { method: 'POST', path: '/v1/schedules', auth: 'tenant', retry: 'idempotent' },
+  listSchedules: { method: 'GET', path: '/v1/schedules', auth: 'tenant', retry: 'idempotent' },
+  getSchedule: { method: 'GET', path: '/v1/schedules/{id}', auth: 'tenant', retry: 'idempotent' },
+  // Setting `enabled` again leaves the same schedule.
+  updateSchedule: { method: 'PATCH', path: '/v1/schedules/{id}', auth: 'tenant', retry: 'idempotent' },
+  // A repeated delete of a deleted schedule is a 404, which tells the caller it is gone.
+  deleteSchedule: { method: 'DELETE', path: '/v1/schedules/{id}', auth: 'tenant', retry: 'idempotent' },
   adminListJobs: { method: 'GET', path: '/v1/admin/jobs', auth: 'admin', retry: 'idempotent' },
   adminListProviders: { method: 'GET', path: '/v1/admin/providers', auth: 'admin', retry: 'idempotent' },
   adminGetTenant: { method: 'GET', path: '/v1/admin/tenants/{tenant}', auth: 'admin', retry: 'idempotent' },

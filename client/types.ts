@@ -68,6 +68,8 @@ type JobBase = {
   readonly webhookUrl?: string;
   /** When the job was to run: the runAt it was submitted with, or its creation time. */
   readonly runAt: string;
+  /** The recurring schedule whose firing created the job. */
+  readonly scheduleId?: string;
   readonly createdAt: string;
   readonly updatedAt: string;
   readonly startedAt?: string;
@@ -225,6 +227,32 @@ export type BatchItemResult = {
   readonly problem?: Problem;
   /** The key's job existed already. */
   readonly replayed: boolean;
+};
+
+/** A job template as a schedule fires it: what `createJob` takes, without a file (upload it first and put its ref in the input). */
+export type ScheduledJob = { [T in JobType]: Omit<Submission<T>, 'file'> }[JobType];
+
+/** A recurring schedule: each firing creates one job from `job` under the key `schedule:<id>:<fire time>`. */
+export type Schedule = {
+  readonly id: string;
+  /** EventBridge Scheduler `rate(…)` or `cron(…)`. */
+  readonly expression: string;
+  /** IANA time zone the expression is evaluated in. */
+  readonly timezone: string;
+  readonly job: ScheduledJob;
+  readonly enabled: boolean;
+  /** The next firing; null while disabled or when the expression never fires again. */
+  readonly nextRunAt: string | null;
+  readonly createdAt: string;
+};
+
+export type CreateScheduleRequest = {
+  readonly expression: string;
+  /** @default 'UTC' */
+  readonly timezone?: string;
+  readonly job: ScheduledJob;
+  /** @default true */
+  readonly enabled?: boolean;
 };
 
 export type Resolution = {

@@ -97,7 +97,7 @@ export const apiKeyTable = {
 export type RouteAuth = 'none' | 'tenant' | 'admin';
 
 export interface RouteLayout {
-  readonly method: 'GET' | 'POST' | 'PUT';
+  readonly method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   /** API Gateway resource path; `{name}` segments are path parameters. */
   readonly path: string;
   readonly auth: RouteAuth;
@@ -131,6 +131,11 @@ export const routes = [
   { method: 'POST', path: '/v1/uploads/multipart', auth: 'tenant' },
   { method: 'POST', path: '/v1/uploads/{ref}/parts', auth: 'tenant' },
   { method: 'POST', path: '/v1/uploads/{ref}/complete', auth: 'tenant' },
+  { method: 'POST', path: '/v1/schedules', auth: 'tenant' },
+  { method: 'GET', path: '/v1/schedules', auth: 'tenant' },
+  { method: 'GET', path: '/v1/schedules/{id}', auth: 'tenant' },
+  { method: 'PATCH', path: '/v1/schedules/{id}', auth: 'tenant' },
+  { method: 'DELETE', path: '/v1/schedules/{id}', auth: 'tenant' },
   { method: 'GET', path: '/v1/admin/jobs', auth: 'admin' },
   { method: 'GET', path: '/v1/admin/providers', auth: 'admin' },
   { method: 'GET', path: '/v1/admin/tenants/{tenant}', auth: 'admin' },
@@ -204,6 +209,14 @@ export const resourceEnv = {
   streamUrl: 'STREAM_URL',
   deadLetterQueueArn: 'DEAD_LETTER_QUEUE_ARN',
   jobQueueArn: 'JOB_QUEUE_ARN',
+  /** The EventBridge Scheduler group every tenant schedule's trigger is created in. */
+  scheduleGroup: 'SCHEDULE_GROUP_NAME',
+  /** The fire function, which every trigger invokes. */
+  scheduleTargetArn: 'SCHEDULE_TARGET_ARN',
+  /** The role EventBridge Scheduler invokes the fire function with. */
+  scheduleRoleArn: 'SCHEDULE_ROLE_ARN',
+  /** Where EventBridge Scheduler puts a firing it could not deliver. */
+  scheduleDeadLetterQueueArn: 'SCHEDULE_DEAD_LETTER_QUEUE_ARN',
   /** `true` where the S3 endpoint only serves path-style URLs (the local emulator). */
   s3ForcePathStyle: 'S3_FORCE_PATH_STYLE',
 } as const;

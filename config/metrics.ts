@@ -11,7 +11,7 @@ import { PROVIDER_NAMES } from './providers';
 
 export const METRIC_NAMESPACE = 'Longhaul';
 
-export type Service = 'api' | 'dispatch' | 'workflow' | 'reconcile' | 'stream' | 'authorizer';
+export type Service = 'api' | 'dispatch' | 'workflow' | 'reconcile' | 'stream' | 'authorizer' | 'fire';
 export type MetricUnit = 'Count' | 'Milliseconds';
 
 export interface MetricSpec {
@@ -57,15 +57,21 @@ export const TENANT_USAGE_LOG = {
 } as const;
 
 export const metricCatalog = {
-  JobsSubmitted: { services: ['api'], unit: 'Count', dimensions: ['jobType'], description: 'jobs accepted' },
+  // The schedules' fire function submits through intake too.
+  JobsSubmitted: {
+    services: ['api', 'fire'],
+    unit: 'Count',
+    dimensions: ['jobType'],
+    description: 'jobs accepted',
+  },
   IdempotentReplays: {
-    services: ['api'],
+    services: ['api', 'fire'],
     unit: 'Count',
     dimensions: [],
     description: 'requests answered by replay',
   },
   EnqueueFailures: {
-    services: ['api'],
+    services: ['api', 'fire'],
     unit: 'Count',
     dimensions: [],
     description: 'jobs stored but not enqueued',

@@ -218,6 +218,20 @@ const fields = {
     default: false,
     doc: 'whether webhook targets may be http, loopback or private addresses',
   },
+  scheduleRetryAttempts: {
+    env: 'SCHEDULE_RETRY_ATTEMPTS',
+    // EventBridge Scheduler's own bounds on a target's MaximumRetryAttempts.
+    schema: int(0, 185),
+    default: 3,
+    doc: "times EventBridge Scheduler retries a schedule's firing that its function failed; a firing is idempotent, so a retry never makes a second job",
+  },
+  scheduleMaxEventAgeSeconds: {
+    env: 'SCHEDULE_MAX_EVENT_AGE_SECONDS',
+    // EventBridge Scheduler's own bounds on a target's MaximumEventAgeInSeconds.
+    schema: int(60, 86_400),
+    default: 3600,
+    doc: "how long EventBridge Scheduler keeps retrying a firing before it goes to the schedules' dead-letter queue",
+  },
 } as const;
 
 type Fields = typeof fields;

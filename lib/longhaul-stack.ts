@@ -8,6 +8,7 @@ import { JobDispatcher } from './constructs/job-dispatcher';
 import { JobInputs } from './constructs/job-inputs';
 import { JobOutputs } from './constructs/job-outputs';
 import { JobQueue } from './constructs/job-queue';
+import { JobSchedules } from './constructs/job-schedules';
 import { JobStore } from './constructs/job-store';
 import { JobWorkflow } from './constructs/job-workflow';
 import { LiveProgress } from './constructs/live-progress';
@@ -58,6 +59,7 @@ export class LonghaulStack extends Stack {
   public readonly jobDispatcher: JobDispatcher;
   public readonly liveProgress: LiveProgress;
   public readonly reconciler: Reconciler;
+  public readonly jobSchedules: JobSchedules;
   public readonly observability: Observability;
 
   constructor(scope: Construct, id: string, props: LonghaulStackProps) {
@@ -129,6 +131,13 @@ export class LonghaulStack extends Stack {
       providerSecrets: this.providerSecrets.providerSecrets,
       alarms: this.alarms,
     });
+    this.jobSchedules = new JobSchedules(this, 'Schedules', {
+      settings,
+      jobTable: this.jobStore.jobTable,
+      jobQueues: this.jobQueue.queues,
+      manager: this.httpApi.apiFunction,
+      alarms: this.alarms,
+    });
     this.liveProgress = new LiveProgress(this, 'LiveProgress', {
       settings,
       jobTable: this.jobStore.jobTable,
@@ -159,6 +168,7 @@ export class LonghaulStack extends Stack {
         this.workflowSteps.stepsFunction,
         this.reconciler.reconcileFunction,
         this.liveProgress.streamFunction,
+        this.jobSchedules.fireFunction,
       ],
     });
 
@@ -201,6 +211,10 @@ export class LonghaulStack extends Stack {
         ]),
       ),
       WebhookSecretArn: [this.providerSecrets.webhookSecret.secretArn, 'Key that signs webhooks to clients'],
+      ScheduleGroupName: [
+        this.jobSchedules.scheduleGroup.scheduleGroupName,
+        "EventBridge Scheduler group of tenants' schedules, one Scheduler schedule per Longhaul schedule",
+      ],
       AlarmTopicArn: [this.alarms.topic.topicArn, 'SNS topic of every Longhaul alarm'],
       DashboardUrl: [this.observability.dashboardUrl, 'CloudWatch dashboard of Longhaul in the console'],
     };

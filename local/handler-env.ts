@@ -18,6 +18,7 @@ export interface EmulatorEndpoints {
   readonly s3: string;
   readonly sfn: string;
   readonly secretsManager: string;
+  readonly scheduler: string;
 }
 
 /** What the handlers reach beyond the tables, queues and buckets. */
@@ -30,6 +31,13 @@ export interface WorkflowWiring {
   readonly apiBaseUrl: string;
   /** The local WebSocket API's management endpoint, where live messages are posted to connections. */
   readonly streamCallbackUrl: string;
+  /** What tenant schedules' triggers are made of: the template's group, the fire function, a role, a dead-letter queue. */
+  readonly schedules: {
+    readonly groupName: string;
+    readonly targetArn: string;
+    readonly roleArn: string;
+    readonly deadLetterQueueArn: string;
+  };
 }
 
 /** Variables a developer may set to change how handlers log locally; everything else is fixed. */
@@ -82,6 +90,7 @@ export function handlerEnvironment(input: {
     AWS_ENDPOINT_URL_SFN: endpoints.sfn,
     // The SDK derives the name from the service id "Secrets Manager".
     AWS_ENDPOINT_URL_SECRETS_MANAGER: endpoints.secretsManager,
+    AWS_ENDPOINT_URL_SCHEDULER: endpoints.scheduler,
     [resourceEnv.jobTable]: resources.jobTableName,
     [resourceEnv.apiKeyTable]: resources.apiKeyTableName,
     [resourceEnv.connectionTable]: resources.connectionTableName,
@@ -100,6 +109,10 @@ export function handlerEnvironment(input: {
     [resourceEnv.webhookSecretArn]: wiring.webhookSecretArn,
     [resourceEnv.apiBaseUrl]: wiring.apiBaseUrl,
     [resourceEnv.streamCallbackUrl]: wiring.streamCallbackUrl,
+    [resourceEnv.scheduleGroup]: wiring.schedules.groupName,
+    [resourceEnv.scheduleTargetArn]: wiring.schedules.targetArn,
+    [resourceEnv.scheduleRoleArn]: wiring.schedules.roleArn,
+    [resourceEnv.scheduleDeadLetterQueueArn]: wiring.schedules.deadLetterQueueArn,
     // fauxqs serves buckets by path; virtual-hosted names under 127.0.0.1 do not resolve.
     [resourceEnv.s3ForcePathStyle]: 'true',
     // PROVIDER_IDEMPOTENT among them: what the provider adapter believes (contract section 2).

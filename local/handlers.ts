@@ -22,6 +22,9 @@ export type StreamHandler = (event: WebSocketEvent, context: Context) => Promise
 /** One reconciliation pass per invocation; the schedule's event carries nothing it reads. */
 export type ReconcileHandler = (event: unknown, context: Context) => Promise<unknown>;
 
+/** One firing of a tenant's schedule: the Input its Scheduler schedule carries. */
+export type FireHandler = (event: unknown, context: Context) => Promise<unknown>;
+
 export interface LocalHandlers {
   readonly api: ApiHandler;
   readonly authorizer: AuthorizerHandler;
@@ -29,6 +32,7 @@ export interface LocalHandlers {
   readonly workflow: WorkflowHandler;
   readonly stream: StreamHandler;
   readonly reconcile: ReconcileHandler;
+  readonly fire: FireHandler;
 }
 
 /**
@@ -44,15 +48,16 @@ export async function loadHandlers(): Promise<LocalHandlers> {
       throw new Error(`the ${name} handler failed to load: ${(error as Error).message}`, { cause: error });
     }
   };
-  const [api, authorizer, dispatch, workflow, stream, reconcile] = await Promise.all([
+  const [api, authorizer, dispatch, workflow, stream, reconcile, fire] = await Promise.all([
     load<ApiHandler>('api', import('../lambdas/api/handler.js')),
     load<AuthorizerHandler>('authorizer', import('../lambdas/authorizer/handler.js')),
     load<DispatchHandler>('dispatch', import('../lambdas/dispatch/handler.js')),
     load<WorkflowHandler>('workflow', import('../lambdas/workflow/handler.js')),
     load<StreamHandler>('stream', import('../lambdas/stream/handler.js')),
     load<ReconcileHandler>('reconcile', import('../lambdas/reconcile/handler.js')),
+    load<FireHandler>('fire', import('../lambdas/fire/handler.js')),
   ]);
-  return { api, authorizer, dispatch, workflow, stream, reconcile };
+  return { api, authorizer, dispatch, workflow, stream, reconcile, fire };
 }
 
 /**

@@ -11,6 +11,8 @@
 export interface Authorization {
   readonly action: string;
   readonly resource: string;
+  /** Condition keys the service sets on the request (`iam:PassedToService` for a passed role). */
+  readonly context?: Readonly<Record<string, string>>;
 }
 
 /** The parts of a signed HTTP request the mapping reads. */
@@ -50,6 +52,8 @@ export function authorizations(request: SignedRequest, scope: RequestScope): Aut
       return secretsManager(request);
     case 'execute-api':
       return manageConnections(request, scope);
+    case 'scheduler':
+      return scheduler(request, scope);
     default:
       return undefined;
   }
@@ -276,6 +280,49 @@ function secretsManager(request: SignedRequest): Authorization[] | undefined {
   // A secret named rather than given by ARN would need the ARN's random suffix, which only the service knows.
   if (!secretId?.startsWith('arn:') || !/^[A-Z][A-Za-z]+$/.test(parsed.op)) return undefined;
   return [{ action: `secretsmanager:${parsed.op}`, resource: secretId }];
+}
+
+/**
+ * EventBridge Scheduler's schedule operations (REST-JSON, `/schedules/{Name}`),
+ * on the schedule in its group; creating or updating one also passes its
+ * target's role to Scheduler, which IAM checks as `iam:PassRole`.
+ */
+function scheduler(request: SignedRequest, scope: RequestScope): Authorization[] | undefined {
+  const match = request.path.match(/^\/schedules\/([^/]+)$/);
+  if (!match) return undefined;
+  const operations: Record<string, string> = {
+    POST: 'CreateSchedule',
+    PUT: 'UpdateSchedule',
+    DELETE: 'DeleteSchedule',
+    GET: 'GetSchedule',
+  };
+  const op = operations[request.method.toUpperCase()];
+  if (!op) return undefined;
+  let body: Record<string, unknown> = {};
+  try {
+    body = request.body ? (JSON.parse(request.body) as Record<string, unknown>) : {};
+  } catch {
+    return undefined;
+  }
+  const query = request.query.groupName;
+  const group = str(body.GroupName) ?? (typeof query === 'string' ? query : undefined) ?? 'default';
+  const name = decodeURIComponent(match[1] as string);
+  const authorizations: Authorization[] = [
+    {
+      action: `scheduler:${op}`,
+      resource: `arn:aws:scheduler:${scope.region}:${scope.accountId}:schedule/${group}/${name}`,
+    },
+  ];
+  const role = str((body.Target as { RoleArn?: unknown } | undefined)?.RoleArn);
+  if (op === 'CreateSchedule' || op === 'UpdateSchedule') {
+    if (!role) return undefined;
+    authorizations.push({
+      action: 'iam:PassRole',
+      resource: role,
+      context: { 'iam:PassedToService': 'scheduler.amazonaws.com' },
+    });
+  }
+  return authorizations;
 }
 
 function manageConnections(request: SignedRequest, scope: RequestScope): Authorization[] | undefined {

@@ -146,18 +146,23 @@ export class IamPolicies {
   }
 
   /** Whether the function of `service` may do `action` on `resource`. */
-  decide(service: string, { action, resource }: Authorization): Promise<IamDecision> {
-    const key = `${service} ${action} ${resource}`;
+  decide(service: string, { action, resource, context = {} }: Authorization): Promise<IamDecision> {
+    const key = `${service} ${action} ${resource} ${JSON.stringify(context)}`;
     let decision = this.#decisions.get(key);
     if (!decision) {
       if (this.#decisions.size >= MAX_CACHED_DECISIONS) this.#decisions.clear();
-      decision = this.simulate(service, action, resource);
+      decision = this.simulate(service, action, resource, context);
       this.#decisions.set(key, decision);
     }
     return decision;
   }
 
-  private async simulate(service: string, action: string, resource: string): Promise<IamDecision> {
+  private async simulate(
+    service: string,
+    action: string,
+    resource: string,
+    context: Readonly<Record<string, string>>,
+  ): Promise<IamDecision> {
     const principal = this.principal(service);
     const simulation: Simulation = {
       identityPolicies: this.policies(service).map((policy, index) => ({ name: `policy${index}`, policy })),
@@ -167,7 +172,7 @@ export class IamPolicies {
         action,
         principal,
         resource: { accountId: LOCAL_ACCOUNT_ID, resource },
-        contextVariables: {},
+        contextVariables: { ...context },
       },
     } as Simulation;
     const result = await runSimulation(simulation, {});

@@ -32,6 +32,7 @@ export const FUNCTION_SERVICES = [
   'workflow',
   'stream',
   'reconcile',
+  'fire',
 ] as const;
 export type FunctionService = (typeof FUNCTION_SERVICES)[number];
 

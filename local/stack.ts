@@ -11,6 +11,7 @@ import { seedApiKeys } from './api-keys';
 import type { LocalConfig } from './config';
 import { lockDataDir, writeFileAtomically } from './data-dir';
 import { startDynamoDbEmulator } from './emulators/dynamodb';
+import { startSchedulerEmulator } from './emulators/scheduler';
 import { startSecretsManagerEmulator } from './emulators/secrets-manager';
 import { startSqsS3Emulator } from './emulators/sqs-s3';
 import { startSqsEventSource } from './event-source';
@@ -24,7 +25,7 @@ import {
 } from './handler-env';
 import { type LocalHandlers, loadDispatchEnvironment, loadHandlers } from './handlers';
 import { enforceIam } from './iam';
-import { invoke, LOCAL_ACCOUNT_ID, localFunctions, useTemplateFunctions } from './lambda';
+import { functionArn, invoke, LOCAL_ACCOUNT_ID, localFunctions, useTemplateFunctions } from './lambda';
 import { setThrottleFault } from './lambda-service';
 import { startOps } from './ops';
 import { startProvider } from './provider';
@@ -88,6 +89,10 @@ export interface LocalStackInfo {
   readonly streamUrl: string;
   /** The WebSocket API's management endpoint (`@connections`), for an ApiGatewayManagementApiClient's `endpoint`. */
   readonly streamCallbackUrl: string;
+  /** EventBridge Scheduler: tenants' schedules' triggers; `POST /_scheduler/clock {advanceMs}` moves its clock on. */
+  readonly schedulerEndpoint: string;
+  /** The schedule group the triggers live in, as the template names it. */
+  readonly scheduleGroupName: string;
 }
 
 /** Secret names in the local Secrets Manager; the ARNs reach the handlers as in AWS. */
@@ -267,13 +272,31 @@ export async function startLocalStack(
     });
     undo.push(() => webSocketApi.close());
 
+    const fireArn = functionArn(localFunctions.fire);
+    const scheduler = await startSchedulerEmulator({
+      host: LOCAL_HOST,
+      region: LOCAL_REGION,
+      accountId: LOCAL_ACCOUNT_ID,
+      file: join(config.dataDir, 'scheduler.json'),
+      // Scheduler's target is the fire function, invoked as Lambda invokes it, once the handlers have loaded.
+      invoke: async (arn, input) => {
+        if (arn !== fireArn) throw new Error(`no local function ${arn}`);
+        const handlers = await handlersReady.promise;
+        return invoke(localFunctions.fire, handlers.fire, input);
+      },
+      log,
+    });
+    undo.push(() => scheduler.stop());
+
     const endpoints: EmulatorEndpoints = {
       dynamodb: dynamodb.endpoint,
       sqs: sqsS3.endpoint,
       s3: sqsS3.endpoint,
       sfn: workflow.endpoint,
       secretsManager: secrets.endpoint,
+      scheduler: scheduler.endpoint,
     };
+    const scheduleGroupName = template.scheduleGroupName();
     const environment = handlerEnvironment({
       settings,
       endpoints,
@@ -284,6 +307,13 @@ export async function startLocalStack(
         webhookSecretArn,
         apiBaseUrl: gateway.url,
         streamCallbackUrl: webSocketApi.callbackUrl,
+        schedules: {
+          groupName: scheduleGroupName,
+          targetArn: fireArn,
+          roleArn: `arn:aws:iam::${LOCAL_ACCOUNT_ID}:role/longhaul-local-scheduler`,
+          // Not a local queue: the emulator logs a firing it gives up on instead.
+          deadLetterQueueArn: `arn:aws:sqs:${LOCAL_REGION}:${LOCAL_ACCOUNT_ID}:longhaul-local-schedule-dead-letters`,
+        },
       },
       env: process.env,
     });
@@ -359,6 +389,8 @@ export async function startLocalStack(
       providerUrl: provider.url,
       streamUrl: webSocketApi.url,
       streamCallbackUrl: webSocketApi.callbackUrl,
+      schedulerEndpoint: scheduler.endpoint,
+      scheduleGroupName,
     };
     const infoFile = localInfoFile(config.dataDir);
     writeFileAtomically(infoFile, `${JSON.stringify(info, null, 2)}\n`);

@@ -143,6 +143,16 @@ export class LocalTemplate {
     });
   }
 
+  /** The name of the one EventBridge Scheduler schedule group, where tenants' schedules live. */
+  scheduleGroupName(): string {
+    const groups = this.resourcesOfType('AWS::Scheduler::ScheduleGroup');
+    const name = groups[0]?.[1].Properties?.Name;
+    if (groups.length !== 1 || typeof name !== 'string') {
+      throw new Error(`${this.source}: expected one schedule group with a Name, found ${groups.length}`);
+    }
+    return name;
+  }
+
   /** The function whose Powertools service name is `service`. */
   function(service: string): FunctionFacts {
     const matches = this.functions().filter((fn) => fn.service === service);

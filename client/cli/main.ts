@@ -24,6 +24,8 @@ import {
   MAX_BATCH_ITEMS,
   type ReplayFilter,
   type ReplayResult,
+  type Schedule,
+  type ScheduledJob,
 } from '../types';
 import { SDK_VERSION } from '../version';
 import type { WebSocketConstructor } from '../wait';
@@ -312,13 +314,140 @@ const batchCommand: Command = {
   run: submitBatchFile,
 };
 
-const GROUPS = new Set(['jobs', 'review', 'dlq']);
+/** `schedules …`: a tenant's recurring schedules. */
+const scheduleCommands: Record<string, Command> = {
+  'schedules create': {
+    summary: 'create a recurring schedule that submits a job at each firing',
+    usage: `longhaul schedules create --expression <expr> --type <type> --input '<json>' [--timezone <tz>] [--webhook <url>] [--priority <priority>] [--disabled] [--idempotency-key <key>]
+  --expression       rate(<n> minutes|hours|days) or cron(<min> <hour> <day-of-month> <month> <day-of-week> <year>)
+  --timezone         IANA time zone the expression is evaluated in (default UTC)
+  --input            the job's input: '<json>' or @file.json
+  --disabled         create it disabled (enable it later)
+  --idempotency-key  resume an earlier creation (its key is printed when it starts)`,
+    options: {
+      expression: { type: 'string' },
+      timezone: { type: 'string' },
+      type: { type: 'string' },
+      input: { type: 'string' },
+      webhook: { type: 'string' },
+      priority: { type: 'string' },
+      disabled: { type: 'boolean' },
+      'idempotency-key': { type: 'string' },
+    },
+    positionals: [],
+    run: createScheduleCommand,
+  },
+  'schedules list': {
+    summary: "list the tenant's schedules",
+    usage: `longhaul schedules list [--limit <n>] [--cursor <cursor>] [--all]`,
+    options: { limit: { type: 'string' }, cursor: { type: 'string' }, all: { type: 'boolean' } },
+    positionals: [],
+    run: async (c) => {
+      const limit = c.values.all ? undefined : (integer('--limit', c.values.limit) ?? DEFAULT_LIST_LIMIT);
+      const cursor = typeof c.values.cursor === 'string' ? c.values.cursor : undefined;
+      const items = await c
+        .client()
+        .listSchedules(cursor ? { cursor } : {}, { signal: c.io.signal })
+        .toArray(limit === undefined ? {} : { limit });
+      c.io.stdout.write(
+        c.json ? `${JSON.stringify({ items }, null, 2)}\n` : items.map(formatScheduleLine).join(''),
+      );
+      return EXIT.ok;
+    },
+  },
+  'schedules get': {
+    summary: 'show a schedule',
+    usage: 'longhaul schedules get <id>',
+    options: {},
+    positionals: ['id'],
+    run: async (c) => printSchedule(c, await c.client().getSchedule(id(c), { signal: c.io.signal })),
+  },
+  'schedules enable': {
+    summary: 'enable a schedule',
+    usage: 'longhaul schedules enable <id>',
+    options: {},
+    positionals: ['id'],
+    run: async (c) =>
+      printSchedule(c, await c.client().updateSchedule(id(c), { enabled: true }, { signal: c.io.signal })),
+  },
+  'schedules disable': {
+    summary: 'disable a schedule: it creates no job until enabled again',
+    usage: 'longhaul schedules disable <id>',
+    options: {},
+    positionals: ['id'],
+    run: async (c) =>
+      printSchedule(c, await c.client().updateSchedule(id(c), { enabled: false }, { signal: c.io.signal })),
+  },
+  'schedules delete': {
+    summary: 'delete a schedule (the jobs it created stay)',
+    usage: 'longhaul schedules delete <id>',
+    options: {},
+    positionals: ['id'],
+    run: async (c) => {
+      const scheduleId = id(c);
+      await c.client().deleteSchedule(scheduleId, { signal: c.io.signal });
+      c.io.stdout.write(
+        c.json ? `${JSON.stringify({ id: scheduleId, deleted: true })}\n` : `${scheduleId} deleted\n`,
+      );
+      return EXIT.ok;
+    },
+  },
+};
+
+const GROUPS = new Set(['jobs', 'review', 'dlq', 'schedules']);
 
 const COMMANDS: Readonly<Record<string, Command>> = {
   submit: submitCommand(JOB_TYPE_INPUTS),
   batch: batchCommand,
   ...commands,
+  ...scheduleCommands,
 };
+
+function formatScheduleLine(schedule: Schedule): string {
+  const state = schedule.enabled ? `next ${schedule.nextRunAt ?? 'never'}` : 'disabled';
+  return `${schedule.id}  ${schedule.expression} ${schedule.timezone}  ${schedule.job.type}  ${state}\n`;
+}
+
+function printSchedule(c: Context, schedule: Schedule): number {
+  c.io.stdout.write(c.json ? `${JSON.stringify(schedule, null, 2)}\n` : formatScheduleLine(schedule));
+  return EXIT.ok;
+}
+
+async function createScheduleCommand(c: Context): Promise<number> {
+  const { values, io } = c;
+  if (typeof values.expression !== 'string') throw new UsageError('--expression is required.');
+  const type = jobTypeOf(values, JOB_TYPE_INPUTS);
+  if (typeof values.input !== 'string') throw new UsageError("--input is required: '<json>' or @file.json.");
+  const priority =
+    values.priority === undefined ? undefined : oneOf('--priority', values.priority, JOB_PRIORITIES);
+  const job = {
+    type,
+    input: readInputFlag(values.input),
+    ...(typeof values.webhook === 'string' ? { webhookUrl: values.webhook } : {}),
+    ...(priority !== undefined ? { priority } : {}),
+  } as ScheduledJob;
+  const client = c.client();
+  const resumeKey = typeof values['idempotency-key'] === 'string' ? values['idempotency-key'] : undefined;
+  let action: UserAction;
+  try {
+    action = client.userAction(resumeKey);
+  } catch (error) {
+    throw new UsageError(`--idempotency-key: ${(error as Error).message}`);
+  }
+  if (!resumeKey) io.stderr.write(`idempotency key: ${action.idempotencyKey}\n`);
+  const { schedule, replayed } = await client.createSchedule(
+    action,
+    {
+      expression: values.expression,
+      ...(typeof values.timezone === 'string' ? { timezone: values.timezone } : {}),
+      job,
+      ...(values.disabled ? { enabled: false } : {}),
+    },
+    { signal: io.signal },
+  );
+  if (replayed) io.stderr.write(`${schedule.id}: already created with this key; this is that schedule\n`);
+  return printSchedule(c, schedule);
+}
 
 const USAGE = `Usage: longhaul <command> [options]
 

@@ -12,14 +12,14 @@ import { problem } from '../../config/problems';
 import type { ProviderName } from '../../config/providers';
 import { bodyLimits } from '../../config/settings';
 import { cancelJobs, parseCancelJobs, parseReplayJobs, replayJobs } from '../domain/bulk';
-import { firstLookOf } from '../domain/dispatch';
 import {
   ForbiddenError,
   JobNotFoundError,
+  ScheduleNotFoundError,
   UnsupportedMediaTypeError,
   ValidationError,
 } from '../domain/errors';
-import { JOB_ID_PATTERN, requireIdempotencyKey } from '../domain/idempotency';
+import { JOB_ID_PATTERN, requireIdempotencyKey, SCHEDULE_ID_PATTERN } from '../domain/idempotency';
 import {
   type BatchItemOutcome,
   type BatchItemResult,
@@ -31,7 +31,7 @@ import {
   submitBatch,
   submitJob,
 } from '../domain/intake';
-import { type Job, SUBMISSION_TAG_PATTERN } from '../domain/job';
+import { SUBMISSION_TAG_PATTERN } from '../domain/job';
 import {
   createMultipartUpload,
   parseCompleteMultipart,
@@ -49,6 +49,17 @@ import {
   parseListJobs,
   UPLOAD_REF_PATTERN,
 } from '../domain/requests';
+import {
+  createSchedule,
+  deleteSchedule,
+  getSchedule,
+  listSchedules,
+  parseCreateSchedule,
+  parseListSchedules,
+  parseUpdateSchedule,
+  presentSchedule,
+  setScheduleEnabled,
+} from '../domain/schedules';
 import { issueStreamTicket, STREAM_TICKET_TTL_SECONDS } from '../domain/stream-tickets';
 import { getTenant, parseTenantChanges, parseTenantName, putTenant } from '../domain/tenants';
 import {
@@ -63,15 +74,16 @@ import {
   multipartInputs,
   outputStore,
   providerAdapter,
+  scheduleStore,
+  scheduleTriggers,
   slotPools,
   streamTickets,
-  tenantBacklogs,
   tenantStore,
   timeline,
-  waitingLines,
   workflow,
 } from '../shared/aws';
 import { runtimeSettings } from '../shared/env';
+import { intakeDeps } from '../shared/intake';
 import { emit, instrument, logger } from '../shared/observability';
 import { basePath, bodyBytes, header, json, jsonBody, mediaType, problemResult } from './http';
 import { parseMultipartJob } from './multipart';
@@ -93,26 +105,7 @@ const heartbeatThrottle = new ProgressThrottle(60_000);
 /** Output URLs are signed only for jobs that have outputs, so intake never needs the output bucket. */
 const outputUrls = { outputUrl: (key: string) => outputStore().outputUrl(key) };
 
-const intake = () => ({
-  store: jobStore(),
-  queue: jobQueue(),
-  waiting: waitingLines(),
-  backlogs: tenantBacklogs(),
-  inputs: inputStore(),
-  now,
-  idempotencyInProgressMs: settings.idempotencyInProgressMs,
-  jobTypeProviders: settings.jobTypeProviders,
-  firstLook: (job: Job) =>
-    firstLookOf(
-      {
-        slots: slotPools(),
-        maxInFlight: inFlightLimits(),
-        maxWaitSeconds: settings.slotWaitMaxSeconds,
-        random: Math.random,
-      },
-      job,
-    ),
-});
+const intake = intakeDeps;
 
 type Route = (event: APIGatewayProxyEvent, tenantId: string) => Promise<APIGatewayProxyResult>;
 
@@ -269,7 +262,54 @@ const tenantRoutes: Partial<Record<RouteKey, Route>> = {
     );
     return json(201, ticket);
   },
+  'POST /v1/schedules': async (event, tenantId) => {
+    const idempotencyKey = requireIdempotencyKey(header(event, 'idempotency-key'));
+    const request = parseCreateSchedule(jsonBody(event, bodyLimits.jsonBytes), policy, now());
+    const { schedule, replayed } = await createSchedule(schedules(), { tenantId, idempotencyKey, request });
+    logger.info(replayed ? 'schedule replayed' : 'schedule created', { scheduleId: schedule.id });
+    return json(201, presentSchedule(schedule, now()), {
+      location: `${basePath(event)}/v1/schedules/${schedule.id}`,
+      ...(replayed ? { 'idempotent-replayed': 'true' } : {}),
+    });
+  },
+  'GET /v1/schedules': async (event, tenantId) => {
+    const page = await listSchedules(
+      scheduleStore(),
+      tenantId,
+      parseListSchedules(event.queryStringParameters ?? {}),
+    );
+    const at = now();
+    return json(200, {
+      items: page.items.map((schedule) => presentSchedule(schedule, at)),
+      nextCursor: page.nextCursor,
+    });
+  },
+  'GET /v1/schedules/{id}': async (event, tenantId) =>
+    json(200, presentSchedule(await getSchedule(scheduleStore(), tenantId, scheduleIdOf(event)), now())),
+  'PATCH /v1/schedules/{id}': async (event, tenantId) => {
+    const id = scheduleIdOf(event);
+    const { enabled } = parseUpdateSchedule(jsonBody(event, bodyLimits.jsonBytes));
+    const schedule = await setScheduleEnabled(schedules(), tenantId, id, enabled);
+    logger.info(enabled ? 'schedule enabled' : 'schedule disabled', { scheduleId: id });
+    return json(200, presentSchedule(schedule, now()));
+  },
+  'DELETE /v1/schedules/{id}': async (event, tenantId) => {
+    const id = scheduleIdOf(event);
+    await deleteSchedule(schedules(), tenantId, id);
+    logger.info('schedule deleted', { scheduleId: id });
+    return { statusCode: 204, headers: { 'cache-control': 'no-store' }, body: '' };
+  },
 };
+
+/** The schedules' ports: their items and the triggers that fire them. */
+const schedules = () => ({ schedules: scheduleStore(), triggers: scheduleTriggers(), now });
+
+/** The `{id}` of a schedule's path; anything that cannot be a schedule id is a missing schedule. */
+function scheduleIdOf(event: APIGatewayProxyEvent): string {
+  const id = event.pathParameters?.id;
+  if (!id || !SCHEDULE_ID_PATTERN.test(id)) throw new ScheduleNotFoundError(id && id.length <= 64 ? id : '');
+  return id;
+}
 
 /** An item's outcome as a single POST /v1/jobs would have answered it: the job with 202, or its problem. */
 async function batchItemResult(

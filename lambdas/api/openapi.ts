@@ -7,9 +7,10 @@ import {
   RATE_LIMIT_RETRY_AFTER_SECONDS,
 } from '../../config/problems';
 import { PROVIDER_NAMES, PROVIDERS } from '../../config/providers';
+import { MAX_EXPRESSION_LENGTH } from '../../config/schedule-expressions';
 import { bodyLimits, defaultSettings } from '../../config/settings';
 import { CANCELABLE_STATUSES, cancelJobsRequest, REPLAY_REFUSALS, replayJobsRequest } from '../domain/bulk';
-import { JOB_ID_PATTERN, KEY_PATTERN } from '../domain/idempotency';
+import { JOB_ID_PATTERN, KEY_PATTERN, SCHEDULE_ID_PATTERN } from '../domain/idempotency';
 import {
   DEFAULT_PRIORITY,
   JOB_PRIORITIES,
@@ -32,6 +33,7 @@ import {
   UPLOAD_MEDIA_TYPES,
   UPLOAD_REF_PATTERN,
 } from '../domain/requests';
+import { DEFAULT_TIMEZONE } from '../domain/schedules';
 import { STREAM_TICKET_PATTERN, STREAM_TICKET_TTL_SECONDS } from '../domain/stream-tickets';
 import { MAX_WEIGHT, TENANT_DEFAULTS, TENANT_ID_PATTERN, tenantChanges } from '../domain/tenants';
 import { QUEUE_FULL_RETRY_AFTER_SECONDS } from './problems';
@@ -95,7 +97,7 @@ export interface OperationObject {
   readonly responses: Readonly<Record<string, ResponseObject | Reference>>;
 }
 
-export type PathItem = Partial<Record<'get' | 'post' | 'put', OperationObject>>;
+export type PathItem = Partial<Record<'get' | 'post' | 'put' | 'patch' | 'delete', OperationObject>>;
 
 export interface OpenApiDocument {
   readonly openapi: '3.1.0';
@@ -311,6 +313,12 @@ const jobFields = {
   runAt: {
     ...timestamp,
     description: 'The runAt the job was submitted with (UTC), or its creation time when it had none.',
+  },
+  scheduleId: {
+    type: 'string',
+    pattern: SCHEDULE_ID_PATTERN.source,
+    description:
+      'The recurring schedule whose firing created the job; its idempotencyKey is then `schedule:<scheduleId>:<fire time, RFC 3339>`.',
   },
   createdAt: timestamp,
   updatedAt: timestamp,
@@ -641,6 +649,72 @@ const schemas: Record<string, Schema> = {
     required: ['matched', 'replayed', 'alreadyReplayed', 'refused', 'jobs', 'nextCursor'],
     additionalProperties: false,
   },
+  Schedule: {
+    type: 'object',
+    description:
+      'A recurring schedule: each firing creates one job from `job` under the key `schedule:<id>:<fire time>`.',
+    properties: {
+      id: {
+        type: 'string',
+        pattern: SCHEDULE_ID_PATTERN.source,
+        description: 'Derived from (tenant, Idempotency-Key).',
+      },
+      expression: { type: 'string', description: 'EventBridge Scheduler `rate(…)` or `cron(…)` expression.' },
+      timezone: { type: 'string', description: 'IANA time zone the expression is evaluated in.' },
+      job: schemaRef('CreateJobRequest'),
+      enabled: { type: 'boolean' },
+      nextRunAt: {
+        type: ['string', 'null'],
+        format: 'date-time',
+        description: 'The next firing; null while disabled or when the expression never fires again.',
+      },
+      createdAt: timestamp,
+    },
+    required: ['id', 'expression', 'timezone', 'job', 'enabled', 'nextRunAt', 'createdAt'],
+    additionalProperties: false,
+  },
+  CreateScheduleRequest: {
+    type: 'object',
+    description:
+      "At most one firing a minute. `job` is validated exactly as POST /v1/jobs validates a job, except that it takes no `runAt` (each firing's job runs at the firing); any invalid member is a 400 naming it, and nothing is stored.",
+    properties: {
+      expression: {
+        type: 'string',
+        maxLength: MAX_EXPRESSION_LENGTH,
+        description:
+          '`rate(<n> minute|minutes|hour|hours|day|days)` (singular for 1), or `cron(<minutes> <hours> <day-of-month> <month> <day-of-week> <year>)` with `?` in exactly one of the day fields; `L`, `W`, `#`, ranges, lists, steps and the names JAN-DEC and SUN-SAT as EventBridge Scheduler takes them.',
+        examples: ['rate(15 minutes)', 'cron(0 9 ? * MON-FRI *)'],
+      },
+      timezone: {
+        type: 'string',
+        default: DEFAULT_TIMEZONE,
+        description:
+          'IANA time zone name; daylight saving time is followed (a skipped time does not fire, a repeated one fires once).',
+      },
+      job: schemaRef('CreateJobRequest'),
+      enabled: { type: 'boolean', default: true },
+    },
+    required: ['expression', 'job'],
+    additionalProperties: false,
+  },
+  UpdateScheduleRequest: {
+    type: 'object',
+    properties: { enabled: { type: 'boolean' } },
+    required: ['enabled'],
+    additionalProperties: false,
+  },
+  SchedulePage: {
+    type: 'object',
+    properties: {
+      items: { type: 'array', items: schemaRef('Schedule') },
+      nextCursor: {
+        type: ['string', 'null'],
+        description: 'Pass as `cursor` for the next page; null on the last page.',
+      },
+    },
+    required: ['items', 'nextCursor'],
+    additionalProperties: false,
+  },
   AdminJobPage: {
     type: 'object',
     properties: {
@@ -898,6 +972,14 @@ const responses: Record<string, ResponseObject> = {
     ['forbidden'],
   ),
   NotFound: problemResponse(404, "No such job, or another tenant's (`not-found`).", ['not-found']),
+  ScheduleNotFound: problemResponse(404, "No such schedule, or another tenant's (`not-found`).", [
+    'not-found',
+  ]),
+  CreateScheduleRefused: problemResponse(
+    400,
+    'The Idempotency-Key header is missing or malformed (`idempotency-key-missing`), or the body is invalid (`validation-failed`: a bad or too frequent expression, an unknown time zone, an invalid job); nothing was stored.',
+    ['idempotency-key-missing', 'validation-failed'],
+  ),
   TenantNotFound: problemResponse(
     404,
     'Neither an API key nor a record carries this tenant name (`not-found`).',
@@ -976,6 +1058,7 @@ const tenantSecurity = [{ apiKey: [] }] as const;
 const adminSecurity = [{ adminKey: [] }] as const;
 
 const jobIdParameter = ref('parameters', 'JobId');
+const scheduleIdParameter = ref('parameters', 'ScheduleId');
 const tenantParameter = ref('parameters', 'Tenant');
 
 function buildDocument(): OpenApiDocument {
@@ -1013,6 +1096,7 @@ function buildDocument(): OpenApiDocument {
     tags: [
       { name: 'jobs', description: 'Submit, follow and cancel jobs.' },
       { name: 'uploads', description: 'Inputs larger than a multipart body allows.' },
+      { name: 'schedules', description: 'Recurring schedules that submit jobs.' },
       { name: 'admin', description: 'Operator routes; the admin key only.' },
       { name: 'provider', description: 'Called by the media provider, not by clients.' },
       { name: 'meta', description: 'Health and this document.' },
@@ -1303,6 +1387,97 @@ function buildDocument(): OpenApiDocument {
           },
         },
       },
+      '/v1/schedules': {
+        post: {
+          operationId: 'createSchedule',
+          summary: 'Create a recurring schedule',
+          description:
+            'Idempotent under the Idempotency-Key, as POST /v1/jobs is: the same key and body answer the same schedule with `Idempotent-Replayed: true`; another body under the key is a 422. In AWS each schedule is an EventBridge Scheduler schedule that invokes Longhaul at each firing.',
+          tags: ['schedules'],
+          security: tenantSecurity,
+          parameters: [ref('parameters', 'IdempotencyKey')],
+          requestBody: { required: true, content: jsonContent(schemaRef('CreateScheduleRequest')) },
+          responses: {
+            '201': {
+              description: 'The schedule (new, or the first answer replayed).',
+              headers: {
+                Location: {
+                  description: 'The schedule (path of GET /v1/schedules/{id}, with the stage prefix).',
+                  required: true,
+                  schema: { type: 'string' },
+                },
+                'Idempotent-Replayed': {
+                  description: 'Present (`true`) when this answer repeats the first answer for this key.',
+                  schema: { const: 'true' },
+                },
+              },
+              content: jsonContent(schemaRef('Schedule')),
+            },
+            '400': problemRef('CreateScheduleRefused'),
+            ...authenticated,
+            '413': problemRef('PayloadTooLarge'),
+            '415': problemRef('UnsupportedMediaType'),
+            '422': problemRef('IdempotencyKeyReused'),
+          },
+        },
+        get: {
+          operationId: 'listSchedules',
+          summary: "List the tenant's schedules, in id order",
+          tags: ['schedules'],
+          security: tenantSecurity,
+          parameters: [ref('parameters', 'Limit'), ref('parameters', 'Cursor')],
+          responses: {
+            '200': { description: 'A page of schedules.', content: jsonContent(schemaRef('SchedulePage')) },
+            '400': problemRef('ValidationFailed'),
+            ...authenticated,
+          },
+        },
+      },
+      '/v1/schedules/{id}': {
+        get: {
+          operationId: 'getSchedule',
+          summary: 'Get a schedule',
+          tags: ['schedules'],
+          security: tenantSecurity,
+          parameters: [scheduleIdParameter],
+          responses: {
+            '200': { description: 'The schedule.', content: jsonContent(schemaRef('Schedule')) },
+            ...authenticated,
+            '404': problemRef('ScheduleNotFound'),
+          },
+        },
+        patch: {
+          operationId: 'updateSchedule',
+          summary: 'Enable or disable a schedule',
+          description:
+            'Idempotent. A disabled schedule creates no job from that moment, whatever firing is already on its way.',
+          tags: ['schedules'],
+          security: tenantSecurity,
+          parameters: [scheduleIdParameter],
+          requestBody: { required: true, content: jsonContent(schemaRef('UpdateScheduleRequest')) },
+          responses: {
+            '200': { description: 'The schedule as it now is.', content: jsonContent(schemaRef('Schedule')) },
+            '400': problemRef('ValidationFailed'),
+            ...authenticated,
+            '404': problemRef('ScheduleNotFound'),
+            '413': problemRef('PayloadTooLarge'),
+            '415': problemRef('UnsupportedMediaType'),
+          },
+        },
+        delete: {
+          operationId: 'deleteSchedule',
+          summary: 'Delete a schedule',
+          description: 'Jobs it created stay. A deleted schedule is not found afterwards.',
+          tags: ['schedules'],
+          security: tenantSecurity,
+          parameters: [scheduleIdParameter],
+          responses: {
+            '204': { description: 'Deleted.' },
+            ...authenticated,
+            '404': problemRef('ScheduleNotFound'),
+          },
+        },
+      },
       '/v1/admin/jobs': {
         get: {
           operationId: 'adminListJobs',
@@ -1520,6 +1695,13 @@ function buildDocument(): OpenApiDocument {
       schemas,
       responses,
       parameters: {
+        ScheduleId: {
+          name: 'id',
+          in: 'path',
+          required: true,
+          description: "The schedule's id; another tenant's is not found.",
+          schema: { type: 'string' },
+        },
         JobId: {
           name: 'id',
           in: 'path',

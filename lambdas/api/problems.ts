@@ -8,6 +8,7 @@ import {
   JobNotFoundError,
   JobNotInReviewError,
   PayloadTooLargeError,
+  ScheduleNotFoundError,
   TenantNotFoundError,
   TenantQueueFullError,
   UnsupportedMediaTypeError,
@@ -66,7 +67,11 @@ export function toProblem(error: unknown): MappedProblem {
   if (error instanceof IdempotencyKeyReusedError) {
     return client(problem('idempotency-key-reused', 422, 'Idempotency-Key Reused', error.message));
   }
-  if (error instanceof JobNotFoundError || error instanceof TenantNotFoundError) {
+  if (
+    error instanceof JobNotFoundError ||
+    error instanceof TenantNotFoundError ||
+    error instanceof ScheduleNotFoundError
+  ) {
     return client(problem('not-found', 404, 'Not Found', error.message));
   }
   if (error instanceof JobAlreadyFinishedError) {

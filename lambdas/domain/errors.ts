@@ -43,6 +43,14 @@ export class JobNotFoundError extends Error {
   }
 }
 
+/** The tenant has no schedule of this id (another tenant's is indistinguishable from none). */
+export class ScheduleNotFoundError extends Error {
+  override readonly name = 'ScheduleNotFoundError';
+  constructor(readonly scheduleId: string) {
+    super(`No schedule ${scheduleId}.`);
+  }
+}
+
 /** Neither a record nor an API key carries this tenant name. */
 export class TenantNotFoundError extends Error {
   override readonly name = 'TenantNotFoundError';

@@ -75,6 +75,17 @@ export function deriveJobId(tenantId: string, idempotencyKey: string): string {
 export const JOB_ID_PATTERN = /^job_[a-z2-7]{26}$/;
 
 /**
+ * A schedule's id, derived from (tenant, key) as a job's is, in a key space of
+ * its own: a schedule and a job may be created under the same key.
+ */
+export function deriveScheduleId(tenantId: string, idempotencyKey: string): string {
+  const digest = createHash('sha256').update(`schedule\n${tenantId}\n${idempotencyKey}`, 'utf8').digest();
+  return `sch_${base32(digest.subarray(0, 17)).slice(0, 26)}`;
+}
+
+export const SCHEDULE_ID_PATTERN = /^sch_[a-z2-7]{26}$/;
+
+/**
  * What to answer when the key's job already exists: the original job (a
  * replay), or an error when the body differs or the first request is still
  * being processed (written but not yet handed to the queue, within the window).

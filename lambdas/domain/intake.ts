@@ -88,11 +88,16 @@ export async function submitJob(
     readonly file?: InputFile;
     /** The job an operator replays as this one (`replayJobs`); not part of the request's fingerprint. */
     readonly replayOf?: string;
+    /** The recurring schedule whose firing this is; part of the request a replay must repeat. */
+    readonly scheduleId?: string;
   },
 ): Promise<SubmitResult> {
-  const { tenantId, idempotencyKey, file, replayOf } = command;
+  const { tenantId, idempotencyKey, file, replayOf, scheduleId } = command;
   const request = file ? withFileRef(command.request, file) : command.request;
-  const { job, requestFingerprint } = draftJob(deps, tenantId, idempotencyKey, request, replayOf);
+  const { job, requestFingerprint } = draftJob(deps, tenantId, idempotencyKey, request, {
+    replayOf,
+    scheduleId,
+  });
 
   if (file) {
     // Look before uploading, so a replay or a reused key stores nothing.
@@ -344,7 +349,7 @@ function draftJob(
   tenantId: string,
   idempotencyKey: string,
   request: CreateJobRequest,
-  replayOf?: string,
+  origin: { readonly replayOf?: string | undefined; readonly scheduleId?: string | undefined } = {},
 ): { readonly job: Job; readonly requestFingerprint: string } {
   const priority = request.priority ?? DEFAULT_PRIORITY;
   const requestFingerprint = fingerprint({
@@ -356,6 +361,8 @@ function draftJob(
     ...(priority !== DEFAULT_PRIORITY ? { priority } : {}),
     // Left out when absent, so jobs stored before jobs had a runAt still match their replays.
     ...(request.runAt !== undefined ? { runAt: request.runAt } : {}),
+    // Only a schedule's firing has one, so a tenant's own request under the key never matches it.
+    ...(origin.scheduleId !== undefined ? { scheduleId: origin.scheduleId } : {}),
   });
   const job = newJob(
     {
@@ -369,7 +376,8 @@ function draftJob(
       ...(request.webhookUrl !== undefined ? { webhookUrl: request.webhookUrl } : {}),
       idempotencyKey,
       fingerprint: requestFingerprint,
-      ...(replayOf !== undefined ? { replayOf } : {}),
+      ...(origin.replayOf !== undefined ? { replayOf: origin.replayOf } : {}),
+      ...(origin.scheduleId !== undefined ? { scheduleId: origin.scheduleId } : {}),
     },
     deps.now(),
   );

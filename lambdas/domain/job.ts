@@ -79,6 +79,8 @@ export interface Job {
   readonly resubmissions?: number;
   /** The job an operator replayed as this one (`POST /v1/admin/jobs/replay`). */
   readonly replayOf?: string;
+  /** The recurring schedule whose firing created the job. */
+  readonly scheduleId?: string;
 }
 
 /** The job's priority: the one it was submitted with, or the default for jobs stored before jobs had one. */
@@ -221,6 +223,8 @@ export interface JobResource {
   readonly webhookUrl?: string;
   /** The runAt the job was submitted with, or its creation time when it had none (it ran at once). */
   readonly runAt: string;
+  /** The recurring schedule whose firing created the job. */
+  readonly scheduleId?: string;
   readonly createdAt: string;
   readonly updatedAt: string;
   readonly startedAt?: string;
@@ -243,6 +247,7 @@ export function toResource(job: Job): JobResource {
     idempotencyKey: job.idempotencyKey,
     ...(job.webhookUrl !== undefined ? { webhookUrl: job.webhookUrl } : {}),
     runAt: job.runAt ?? job.createdAt,
+    ...(job.scheduleId !== undefined ? { scheduleId: job.scheduleId } : {}),
     createdAt: job.createdAt,
     updatedAt: job.updatedAt,
     ...(job.startedAt !== undefined ? { startedAt: job.startedAt } : {}),
@@ -267,6 +272,8 @@ export interface NewJob {
   readonly fingerprint: string;
   /** The job an operator replayed as this one. */
   readonly replayOf?: string;
+  /** The recurring schedule whose firing creates the job. */
+  readonly scheduleId?: string;
 }
 
 export function newJob(spec: NewJob, now: Date): Job {

@@ -1,6 +1,7 @@
 import { ApiGatewayManagementApiClient } from '@aws-sdk/client-apigatewaymanagementapi';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
+import { SchedulerClient } from '@aws-sdk/client-scheduler';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
@@ -10,6 +11,7 @@ import { ApiGatewayLiveChannel } from '../adapters/apigateway-live-channel';
 import { DynamoDbApiKeyStore } from '../adapters/dynamodb-api-key-store';
 import { DynamoDbJobStore } from '../adapters/dynamodb-job-store';
 import { DynamoDbReconcilerProgress } from '../adapters/dynamodb-reconciler-progress';
+import { DynamoDbScheduleStore } from '../adapters/dynamodb-schedule-store';
 import { DynamoDbSlotPool } from '../adapters/dynamodb-slot-pool';
 import { DynamoDbStreamTickets } from '../adapters/dynamodb-stream-tickets';
 import { DynamoDbSubscriptions } from '../adapters/dynamodb-subscriptions';
@@ -20,6 +22,7 @@ import { DynamoDbWaitingLines } from '../adapters/dynamodb-waiting-lines';
 import { S3InputStore } from '../adapters/s3-input-store';
 import { S3MultipartInputs } from '../adapters/s3-multipart-inputs';
 import { S3OutputStore } from '../adapters/s3-output-store';
+import { SchedulerScheduleTriggers } from '../adapters/scheduler-schedule-triggers';
 import { SfnWorkflow } from '../adapters/sfn-workflow';
 import { SqsDeadLetters } from '../adapters/sqs-dead-letters';
 import { SqsJobQueue } from '../adapters/sqs-job-queue';
@@ -102,6 +105,24 @@ export const inputStore = once(() => new S3InputStore(s3Client(), requireEnv(res
 
 export const multipartInputs = once(
   () => new S3MultipartInputs(s3Client(), requireEnv(resourceEnv.inputBucket)),
+);
+
+/** Tenants' recurring schedules, beside their jobs in the job table. */
+export const scheduleStore = once(
+  () => new DynamoDbScheduleStore(documentClient(), requireEnv(resourceEnv.jobTable)),
+);
+
+/** The EventBridge Scheduler schedules that fire them. */
+export const scheduleTriggers = once(
+  () =>
+    new SchedulerScheduleTriggers(tracer.captureAWSv3Client(new SchedulerClient({})), {
+      groupName: requireEnv(resourceEnv.scheduleGroup),
+      targetArn: requireEnv(resourceEnv.scheduleTargetArn),
+      roleArn: requireEnv(resourceEnv.scheduleRoleArn),
+      deadLetterQueueArn: requireEnv(resourceEnv.scheduleDeadLetterQueueArn),
+      retryAttempts: runtimeSettings().scheduleRetryAttempts,
+      maxEventAgeSeconds: runtimeSettings().scheduleMaxEventAgeSeconds,
+    }),
 );
 
 export const streamTickets = once(

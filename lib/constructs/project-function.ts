@@ -3,6 +3,7 @@ import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import {
   type IGrantable,
   type IPrincipal,
+  type IRole,
   Policy,
   PolicyStatement,
   Role,
@@ -358,6 +359,44 @@ export class ProjectFunction extends Construct implements IGrantable {
   }
 
   /** Sets the handler's `resourceEnv[key]` to an address it calls or hands out; no permission goes with it. */
+  /**
+   * Lets the handler keep one EventBridge Scheduler schedule per tenant
+   * schedule in `group` (create, update, delete; nothing else and no other
+   * group), each invoking `target` with `role`, which only Scheduler may be
+   * passed, and sets the variables naming all four.
+   */
+  public useScheduleTriggers(triggers: {
+    readonly groupName: string;
+    readonly groupSchedulesArn: string;
+    readonly targetArn: string;
+    readonly role: IRole;
+    readonly deadLetterQueueArn: string;
+  }): this {
+    this.lambdaFunction.addEnvironment(resourceEnv.scheduleGroup, triggers.groupName);
+    this.lambdaFunction.addEnvironment(resourceEnv.scheduleTargetArn, triggers.targetArn);
+    this.lambdaFunction.addEnvironment(resourceEnv.scheduleRoleArn, triggers.role.roleArn);
+    this.lambdaFunction.addEnvironment(resourceEnv.scheduleDeadLetterQueueArn, triggers.deadLetterQueueArn);
+    this.role.addToPrincipalPolicy(
+      new PolicyStatement({
+        actions: ['scheduler:CreateSchedule', 'scheduler:UpdateSchedule', 'scheduler:DeleteSchedule'],
+        resources: [`${triggers.groupSchedulesArn}/*`],
+      }),
+    );
+    this.role.addToPrincipalPolicy(
+      new PolicyStatement({
+        actions: ['iam:PassRole'],
+        resources: [triggers.role.roleArn],
+        conditions: { StringEquals: { 'iam:PassedToService': 'scheduler.amazonaws.com' } },
+      }),
+    );
+    acknowledge(
+      this.role,
+      iam5ResourceFinding(this, triggers.groupSchedulesArn, '/*'),
+      'Each tenant schedule is a Scheduler schedule named by its id at run time, so they are managed on every schedule ("/*") of Longhaul\'s own schedule group; schedules of other groups stay out of reach.',
+    );
+    return this;
+  }
+
   public useUrl(key: UrlEnvKey, url: string): this {
     return this.setResourceEnv(key, url);
   }

@@ -271,6 +271,7 @@ describe('usage plan and stage', () => {
         'ProviderSecretArn',
         'ProviderSecretArnDeepgram',
         'ProviderSecretArnReplicate',
+        'ScheduleGroupName',
         'StateMachineArn',
         'StreamUrl',
         'UsagePlanId',

@@ -1,4 +1,5 @@
 import { App, Stack, Validations } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
 import { Policy, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Bucket } from 'aws-cdk-lib/aws-s3';
 import { Queue } from 'aws-cdk-lib/aws-sqs';
@@ -118,6 +119,9 @@ test('every acknowledgement is one reviewed here, with a reason', () => {
   // Logical ids end in a hash; the finding names the resource by it.
   const withoutHash = (id: string) => id.replace(/<(\w+?)[0-9A-F]{8}(\.\w+)?>/g, '<$1$2>');
   // Posting to live clients, on every connection of the one stage only.
+  const scheduleGroupName = Object.values(
+    Template.fromStack(longhaul.stack).findResources('AWS::Scheduler::ScheduleGroup'),
+  )[0]?.Properties.Name as string;
   const manageConnections = (role: string) =>
     `${role}/DefaultPolicy/Resource AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:execute-api:<AWS::Region>:<AWS::AccountId>:<LiveProgressWebSocketApi>/live/POST/@connections/*]`;
   expect(found.map(({ at, id }) => `${at} ${withoutHash(id)}`).sort()).toEqual(
@@ -160,6 +164,11 @@ test('every acknowledgement is one reviewed here, with a reason', () => {
       manageConnections('Longhaul/Api/ApiFunction/Role'),
       manageConnections('Longhaul/WorkflowSteps/StepsFunction/Role'),
       manageConnections('Longhaul/Reconciler/ReconcileFunction/Role'),
+      // Tenants' schedules, named at run time, in Longhaul's own schedule group only.
+      `Longhaul/Api/ApiFunction/Role/DefaultPolicy/Resource AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:scheduler:<AWS::Region>:<AWS::AccountId>:schedule/${scheduleGroupName}/*]`,
+      'Longhaul/Schedules/DeadLetterQueue/Resource AwsSolutions-SQS3',
+      'Longhaul/Schedules/FireFunction/Role/DefaultPolicy/Resource AwsSolutions-IAM5[Resource::*]',
+      'Longhaul/Schedules/FireFunction/Role/DefaultPolicy/Resource AwsSolutions-IAM5[Resource::<JobStoreJobTable.Arn>/index/*]',
     ].sort(),
   );
   for (const { reason } of found) expect(reason.length).toBeGreaterThan(40);

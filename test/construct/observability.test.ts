@@ -53,7 +53,7 @@ const inWidget = (title: string) => graphed.filter((m) => m.widget === title);
 describe('traces', () => {
   test('every Lambda function traces actively', () => {
     const functions = Object.values(template.findResources('AWS::Lambda::Function'));
-    expect(functions).toHaveLength(6);
+    expect(functions).toHaveLength(7);
     for (const fn of functions) expect(fn.Properties.TracingConfig).toEqual({ Mode: 'Active' });
   });
 
@@ -222,7 +222,11 @@ describe('dashboard', () => {
         m.expression?.includes(name.charAt(0).toLowerCase() + name.slice(1)),
       );
       const parts = inWidget('Jobs per minute').filter((m) => m.name === name);
-      expect(parts.map((m) => m.dimensions.jobType).sort()).toEqual([...JOB_TYPE_VALUES].sort());
+      // Each job type from each function that emits it (JobsSubmitted: the API and the schedules' firings).
+      const services = metricCatalog[name as keyof typeof metricCatalog].services;
+      expect(parts.map((m) => `${m.dimensions.service} ${m.dimensions.jobType}`).sort()).toEqual(
+        services.flatMap((service) => JOB_TYPE_VALUES.map((type) => `${service} ${type}`)).sort(),
+      );
       expect(total?.period).toBe(60);
       expect(total?.expression).toBe(`SUM([${parts.map((m) => `FILL(${m.id}, 0)`).join(', ')}])`);
     },
@@ -310,8 +314,8 @@ describe('dashboard', () => {
 describe('alarms', () => {
   test('every alarm notifies the alarm topic on alarm and on recovery', () => {
     const alarms = Object.values(template.findResources('AWS::CloudWatch::Alarm'));
-    // Eleven, and one on the age of the oldest message of each provider's jobs queue.
-    expect(alarms).toHaveLength(11 + PROVIDER_NAMES.length);
+    // Twelve (one on the schedules' dead letters), and one on the age of the oldest message of each provider's jobs queue.
+    expect(alarms).toHaveLength(12 + PROVIDER_NAMES.length);
     for (const alarm of alarms) {
       expect(alarm.Properties).toEqual(
         expect.objectContaining({ AlarmActions: [topic], OKActions: [topic] }),

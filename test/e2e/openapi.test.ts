@@ -34,7 +34,7 @@ const THROTTLED_KEY = 'openapi-throttled-key-0b7d';
 const ADMIN_KEY = 'openapi-admin-key-88e1';
 const PROVIDER_SECRET = 'openapi-provider-webhook-secret-0123456789';
 
-type Method = 'get' | 'post' | 'put';
+type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
 /** Compiles schemas in place inside the document, so their `#/components/...` references resolve. */
 function documentValidator() {
@@ -434,6 +434,54 @@ describe('reading and canceling jobs', () => {
     await settled(stalled.body.id, ['running']);
     const canceled = await send('post', '/v1/jobs/{id}/cancel', `/v1/jobs/${stalled.body.id}/cancel`);
     expect({ status: canceled.status, job: canceled.body.status }).toEqual({ status: 202, job: 'canceled' });
+  });
+});
+
+describe('schedules', () => {
+  it('creates, replays, lists, gets, disables and deletes a schedule, and documents its refusals', async () => {
+    const key = freshKey();
+    const request = { expression: 'cron(0 9 ? * MON-FRI *)', timezone: 'Europe/Berlin', job: imageJob() };
+    const created = await send('post', '/v1/schedules', '/v1/schedules', {
+      idempotencyKey: key,
+      json: request,
+    });
+    expect(created.status).toBe(201);
+    const id = created.body.id as string;
+    const replayed = await send('post', '/v1/schedules', '/v1/schedules', {
+      idempotencyKey: key,
+      json: request,
+    });
+    expect([replayed.status, replayed.body.id]).toEqual([201, id]);
+    const reused = await send('post', '/v1/schedules', '/v1/schedules', {
+      idempotencyKey: key,
+      json: { ...request, expression: 'rate(1 hour)' },
+    });
+    expect(reused.status).toBe(422);
+    const invalid = await send('post', '/v1/schedules', '/v1/schedules', {
+      idempotencyKey: freshKey(),
+      json: { ...request, expression: 'rate(0 minutes)' },
+    });
+    expect(invalid.body.code).toBe('validation-failed');
+    expect((await send('post', '/v1/schedules', '/v1/schedules', { json: request })).status).toBe(400);
+
+    expect((await send('get', '/v1/schedules', '/v1/schedules?limit=5')).status).toBe(200);
+    expect((await send('get', '/v1/schedules', '/v1/schedules?limit=0')).status).toBe(400);
+    expect((await send('get', '/v1/schedules/{id}', `/v1/schedules/${id}`)).status).toBe(200);
+    expect((await send('get', '/v1/schedules/{id}', `/v1/schedules/${id}`, { key: OTHER_KEY })).status).toBe(
+      404,
+    );
+    const disabled = await send('patch', '/v1/schedules/{id}', `/v1/schedules/${id}`, {
+      json: { enabled: false },
+    });
+    expect([disabled.status, disabled.body.nextRunAt]).toEqual([200, null]);
+    expect(
+      (await send('patch', '/v1/schedules/{id}', `/v1/schedules/${id}`, { json: { on: 1 } })).status,
+    ).toBe(400);
+    expect((await send('delete', '/v1/schedules/{id}', `/v1/schedules/${id}`)).status).toBe(204);
+    expect((await send('delete', '/v1/schedules/{id}', `/v1/schedules/${id}`)).status).toBe(404);
+    expect(
+      (await send('patch', '/v1/schedules/{id}', `/v1/schedules/${id}`, { json: { enabled: true } })).status,
+    ).toBe(404);
   });
 });
 
@@ -915,6 +963,18 @@ describe('coverage', () => {
       'cancelJob 409',
       'getJobEvents 200',
       'getJobEvents 404',
+      'createSchedule 201',
+      'createSchedule 400',
+      'createSchedule 422',
+      'listSchedules 200',
+      'listSchedules 400',
+      'getSchedule 200',
+      'getSchedule 404',
+      'updateSchedule 200',
+      'updateSchedule 400',
+      'updateSchedule 404',
+      'deleteSchedule 204',
+      'deleteSchedule 404',
       'createUpload 201',
       'createUpload 400',
       'createUpload 415',

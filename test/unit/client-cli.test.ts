@@ -864,3 +864,77 @@ describe('bulk cancel and replay', () => {
     });
   });
 });
+
+describe('longhaul schedules', () => {
+  const schedule = (enabled = true) => ({
+    id: 'sch_cliclicliclicliclicliclicl',
+    expression: 'rate(1 hour)',
+    timezone: 'Europe/Berlin',
+    job: { type: 'image.generate', input: { prompt: 'x' } },
+    enabled,
+    nextRunAt: enabled ? '2026-01-01T01:00:00.000Z' : null,
+    createdAt: '2026-01-01T00:00:00.000Z',
+  });
+
+  it('creates a schedule under a fresh idempotency key with the job template, and prints it', async () => {
+    const { code, stdout, stderr, sent } = await run(
+      [
+        'schedules',
+        'create',
+        '--expression',
+        'rate(1 hour)',
+        '--timezone',
+        'Europe/Berlin',
+        '--type',
+        'image.generate',
+        '--input',
+        '{"prompt":"x"}',
+      ],
+      [() => json(201, schedule())],
+    );
+    expect(code).toBe(EXIT.ok);
+    expect(sent.map((s) => [s.method, s.url])).toEqual([['POST', `${URL_BASE}/v1/schedules`]]);
+    expect(JSON.parse(String(sent[0]?.body))).toEqual({
+      expression: 'rate(1 hour)',
+      timezone: 'Europe/Berlin',
+      job: { type: 'image.generate', input: { prompt: 'x' } },
+    });
+    expect(sent[0]?.headers.get('idempotency-key')).toMatch(/\S+/);
+    expect(stderr).toContain(`idempotency key: ${sent[0]?.headers.get('idempotency-key')}`);
+    expect(stdout).toBe(
+      'sch_cliclicliclicliclicliclicl  rate(1 hour) Europe/Berlin  image.generate  next 2026-01-01T01:00:00.000Z\n',
+    );
+  });
+
+  it('disables, enables and deletes by id, with the method and body each needs', async () => {
+    const id = 'sch_cliclicliclicliclicliclicl';
+    const disabled = await run(['schedules', 'disable', id], [() => json(200, schedule(false))]);
+    expect([disabled.sent[0]?.method, disabled.sent[0]?.url, String(disabled.sent[0]?.body)]).toEqual([
+      'PATCH',
+      `${URL_BASE}/v1/schedules/${id}`,
+      '{"enabled":false}',
+    ]);
+    expect(disabled.stdout).toContain('disabled');
+    const enabled = await run(['schedules', 'enable', id], [() => json(200, schedule())]);
+    expect(String(enabled.sent[0]?.body)).toBe('{"enabled":true}');
+    const deleted = await run(['schedules', 'delete', id], [() => new Response(null, { status: 204 })]);
+    expect([deleted.code, deleted.sent[0]?.method, deleted.stdout]).toEqual([
+      EXIT.ok,
+      'DELETE',
+      `${id} deleted\n`,
+    ]);
+  });
+
+  it('refuses a create without an expression, before sending anything', async () => {
+    const { code, sent, stderr } = await run([
+      'schedules',
+      'create',
+      '--type',
+      'image.generate',
+      '--input',
+      '{}',
+    ]);
+    expect([code, sent.length]).toEqual([EXIT.usage, 0]);
+    expect(stderr).toContain('--expression is required.');
+  });
+});

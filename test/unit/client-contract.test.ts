@@ -137,6 +137,7 @@ describe('the SDK types', () => {
       idempotencyKey: true,
       webhookUrl: true,
       runAt: true,
+      scheduleId: true,
       createdAt: true,
       updatedAt: true,
       startedAt: true,

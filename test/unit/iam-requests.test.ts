@@ -178,3 +178,35 @@ it('cannot read unsigned requests, other services, or operations it does not kno
   expect(authorizations(rest('s3', 'PUT', '/inputs', { policy: '' }), scope)).toBeUndefined();
   expect(authorizations(json('dynamodb', 'DynamoDB_20120810.PutItem', {}), scope)).toBeUndefined();
 });
+
+describe('EventBridge Scheduler', () => {
+  const schedule = 'arn:aws:scheduler:us-east-1:000000000000:schedule/longhaul/sch_a';
+  const role = 'arn:aws:iam::000000000000:role/scheduler';
+  const body = JSON.stringify({ GroupName: 'longhaul', Target: { Arn: 'arn:fn', RoleArn: role } });
+
+  it('names the schedule in its group, and a create or update passes its role to Scheduler', () => {
+    for (const [method, action] of [
+      ['POST', 'CreateSchedule'],
+      ['PUT', 'UpdateSchedule'],
+    ] as const) {
+      expect(authorizations({ ...rest('scheduler', method, '/schedules/sch_a'), body }, scope)).toEqual([
+        { action: `scheduler:${action}`, resource: schedule },
+        {
+          action: 'iam:PassRole',
+          resource: role,
+          context: { 'iam:PassedToService': 'scheduler.amazonaws.com' },
+        },
+      ]);
+    }
+    expect(
+      authorizations(rest('scheduler', 'DELETE', '/schedules/sch_a', { groupName: 'longhaul' }), scope),
+    ).toEqual([{ action: 'scheduler:DeleteSchedule', resource: schedule }]);
+  });
+
+  it('cannot read a create without a role, or an unknown path', () => {
+    expect(
+      authorizations({ ...rest('scheduler', 'POST', '/schedules/sch_a'), body: '{}' }, scope),
+    ).toBeUndefined();
+    expect(authorizations(rest('scheduler', 'GET', '/schedule-groups/longhaul'), scope)).toBeUndefined();
+  });
+});

@@ -42,6 +42,12 @@ import type {
   Workflow,
 } from '../../../lambdas/domain/ports';
 import type { Provider, ProviderJobStatus, ProviderSubmission } from '../../../lambdas/domain/provider';
+import type {
+  Schedule,
+  ScheduleCreateOutcome,
+  ScheduleStore,
+  ScheduleTriggers,
+} from '../../../lambdas/domain/schedules';
 import {
   inBacklog,
   TENANT_DEFAULTS,
@@ -607,4 +613,66 @@ export function memoryIntake(
       firstLook: async (): Promise<EnqueueOptions> => ({ inLine: true }),
     },
   };
+}
+
+/** Schedule items in memory, each tenant's apart, as the DynamoDB store keeps them. */
+export class MemorySchedules implements ScheduleStore {
+  readonly items = new Map<string, Schedule>();
+  private key = (tenantId: string, id: string) => `${tenantId}\n${id}`;
+  async create(schedule: Schedule): Promise<ScheduleCreateOutcome> {
+    const existing = this.items.get(this.key(schedule.tenantId, schedule.id));
+    if (existing) return { created: false, existing };
+    this.items.set(this.key(schedule.tenantId, schedule.id), schedule);
+    return { created: true };
+  }
+  async get(tenantId: string, id: string) {
+    return this.items.get(this.key(tenantId, id));
+  }
+  async list(tenantId: string, query: { readonly limit: number; readonly cursor?: string }) {
+    const all = [...this.items.values()]
+      .filter((schedule) => schedule.tenantId === tenantId)
+      .sort((a, b) => a.id.localeCompare(b.id))
+      .filter((schedule) => query.cursor === undefined || schedule.id > query.cursor);
+    const items = all.slice(0, query.limit);
+    return { items, nextCursor: all.length > query.limit ? (items.at(-1)?.id ?? null) : null };
+  }
+  async setEnabled(tenantId: string, id: string, enabled: boolean, at: Date) {
+    const current = this.items.get(this.key(tenantId, id));
+    if (!current) return undefined;
+    const { syncedAt: _synced, ...rest } = current;
+    const updated = { ...rest, enabled, updatedAt: at.toISOString() };
+    this.items.set(this.key(tenantId, id), updated);
+    return updated;
+  }
+  async markSynced(schedule: Pick<Schedule, 'tenantId' | 'id' | 'updatedAt'>, at: Date) {
+    const current = this.items.get(this.key(schedule.tenantId, schedule.id));
+    if (current?.updatedAt !== schedule.updatedAt) return;
+    this.items.set(this.key(schedule.tenantId, schedule.id), { ...current, syncedAt: at.toISOString() });
+  }
+  async delete(tenantId: string, id: string) {
+    this.items.delete(this.key(tenantId, id));
+  }
+}
+
+/** Triggers in memory: what each schedule's trigger says now, and a failure to script. */
+export class MemoryTriggers implements ScheduleTriggers {
+  readonly triggers = new Map<string, { enabled: boolean; firstRunAt?: string }>();
+  failNext = 0;
+  async put(schedule: Schedule, firstRunAt: Date | undefined) {
+    if (this.failNext > 0) {
+      this.failNext--;
+      throw new Error('Scheduler unavailable');
+    }
+    this.triggers.set(schedule.id, {
+      enabled: schedule.enabled,
+      ...(firstRunAt ? { firstRunAt: firstRunAt.toISOString() } : {}),
+    });
+  }
+  async remove(id: string) {
+    if (this.failNext > 0) {
+      this.failNext--;
+      throw new Error('Scheduler unavailable');
+    }
+    this.triggers.delete(id);
+  }
 }

@@ -1,0 +1,150 @@
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import {
+  DeleteCommand,
+  type DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
+import { z } from 'zod';
+import { jobTable } from '../../config/layout';
+import { ValidationError } from '../domain/errors';
+import type { Schedule, ScheduleCreateOutcome, SchedulePage, ScheduleStore } from '../domain/schedules';
+
+const SCHEDULE_SORT_PREFIX = 'SCHEDULE#';
+
+/**
+ * A tenant's schedules as items of the job table, all in one partition per
+ * tenant (`SCHEDULES#<tenant>`, sorted by id): a read names the tenant, so
+ * another tenant's schedule is never found, and a listing is one query. The
+ * schedule is kept in one map attribute, so no index of the table (tenant
+ * listings of jobs, active jobs) ever picks the item up.
+ */
+export class DynamoDbScheduleStore implements ScheduleStore {
+  constructor(
+    private readonly client: DynamoDBDocumentClient,
+    private readonly tableName: string,
+  ) {}
+
+  async create(schedule: Schedule): Promise<ScheduleCreateOutcome> {
+    try {
+      await this.client.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: { ...keyOf(schedule.tenantId, schedule.id), schedule },
+          ConditionExpression: 'attribute_not_exists(#pk)',
+          ExpressionAttributeNames: { '#pk': jobTable.partitionKey },
+        }),
+      );
+      return { created: true };
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    }
+    const existing = await this.get(schedule.tenantId, schedule.id);
+    if (!existing) throw new Error(`Schedule ${schedule.id} could neither be created nor read.`);
+    return { created: false, existing };
+  }
+
+  async get(tenantId: string, scheduleId: string): Promise<Schedule | undefined> {
+    const { Item } = await this.client.send(
+      new GetCommand({ TableName: this.tableName, Key: keyOf(tenantId, scheduleId), ConsistentRead: true }),
+    );
+    return Item?.schedule as Schedule | undefined;
+  }
+
+  async list(
+    tenantId: string,
+    query: { readonly limit: number; readonly cursor?: string },
+  ): Promise<SchedulePage> {
+    const start = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
+    const { Items = [], LastEvaluatedKey } = await this.client.send(
+      new QueryCommand({
+        TableName: this.tableName,
+        KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :prefix)',
+        ExpressionAttributeNames: { '#pk': jobTable.partitionKey, '#sk': jobTable.sortKey },
+        ExpressionAttributeValues: { ':pk': partitionOf(tenantId), ':prefix': SCHEDULE_SORT_PREFIX },
+        ConsistentRead: true,
+        Limit: query.limit,
+        ExclusiveStartKey: start === undefined ? undefined : keyOf(tenantId, start),
+      }),
+    );
+    const items = Items.map((item) => item.schedule as Schedule);
+    const last = items.at(-1);
+    return {
+      items,
+      nextCursor:
+        LastEvaluatedKey && last ? Buffer.from(JSON.stringify({ id: last.id })).toString('base64url') : null,
+    };
+  }
+
+  async setEnabled(
+    tenantId: string,
+    scheduleId: string,
+    enabled: boolean,
+    at: Date,
+  ): Promise<Schedule | undefined> {
+    try {
+      const { Attributes } = await this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: keyOf(tenantId, scheduleId),
+          UpdateExpression: 'SET #s.enabled = :enabled, #s.updatedAt = :at REMOVE #s.syncedAt',
+          ConditionExpression: 'attribute_exists(#pk)',
+          ExpressionAttributeNames: { '#s': 'schedule', '#pk': jobTable.partitionKey },
+          ExpressionAttributeValues: { ':enabled': enabled, ':at': at.toISOString() },
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      return Attributes?.schedule as Schedule | undefined;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return undefined;
+      throw error;
+    }
+  }
+
+  async markSynced(schedule: Pick<Schedule, 'tenantId' | 'id' | 'updatedAt'>, at: Date): Promise<void> {
+    try {
+      await this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: keyOf(schedule.tenantId, schedule.id),
+          UpdateExpression: 'SET #s.syncedAt = :at',
+          // A change made since the trigger was put is not what the trigger says.
+          ConditionExpression: '#s.updatedAt = :updatedAt',
+          ExpressionAttributeNames: { '#s': 'schedule' },
+          ExpressionAttributeValues: { ':at': at.toISOString(), ':updatedAt': schedule.updatedAt },
+        }),
+      );
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    }
+  }
+
+  async delete(tenantId: string, scheduleId: string): Promise<void> {
+    await this.client.send(
+      new DeleteCommand({ TableName: this.tableName, Key: keyOf(tenantId, scheduleId) }),
+    );
+  }
+}
+
+const partitionOf = (tenantId: string): string => `SCHEDULES#${tenantId}`;
+
+function keyOf(tenantId: string, scheduleId: string): Record<string, string> {
+  return {
+    [jobTable.partitionKey]: partitionOf(tenantId),
+    [jobTable.sortKey]: `${SCHEDULE_SORT_PREFIX}${scheduleId}`,
+  };
+}
+
+const cursorSchema = z.strictObject({ id: z.string().regex(/^sch_[a-z2-7]{26}$/) });
+
+function decodeCursor(cursor: string): string {
+  try {
+    return cursorSchema.parse(JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'))).id;
+  } catch {
+    throw new ValidationError('The request query is invalid.', [
+      { parameter: 'cursor', detail: 'must be a nextCursor this API returned' },
+    ]);
+  }
+}

@@ -1,0 +1,41 @@
+import { fireSchedule, parseFiring } from '../domain/schedules';
+import { scheduleStore } from '../shared/aws';
+import { intakeDeps } from '../shared/intake';
+import { emit, instrument, logger } from '../shared/observability';
+
+/**
+ * One firing of a tenant's schedule, invoked by its EventBridge Scheduler
+ * schedule: submits the schedule's job through intake under the firing's
+ * key, or nothing for a schedule that is disabled or gone. A malformed event
+ * is logged and dropped (a retry could not make it valid); any other failure
+ * is thrown, so Scheduler retries the firing, which replays the same job.
+ */
+export const handler = instrument('fire', async (event: unknown) => {
+  let firing: ReturnType<typeof parseFiring>;
+  try {
+    firing = parseFiring(event);
+  } catch (error) {
+    logger.error('firing refused: not an event of a Longhaul schedule', error as Error);
+    return { outcome: 'malformed' };
+  }
+  logger.appendKeys({ tenantId: firing.tenantId, scheduleId: firing.scheduleId });
+  const outcome = await fireSchedule({ schedules: scheduleStore(), intake: intakeDeps() }, firing);
+  if (outcome.kind !== 'submitted') {
+    logger.warn('firing created no job', { reason: outcome.reason, scheduledTime: firing.scheduledTime });
+    return { outcome: outcome.reason };
+  }
+  const { job, replayed, enqueueError } = outcome.result;
+  logger.appendKeys({ jobId: job.id });
+  if (replayed) {
+    emit('IdempotentReplays', 1);
+    logger.info('firing replayed', { scheduledTime: firing.scheduledTime });
+  } else {
+    emit('JobsSubmitted', 1, { jobType: job.type });
+    logger.info('scheduled job accepted', { jobType: job.type, scheduledTime: firing.scheduledTime });
+  }
+  if (enqueueError) {
+    emit('EnqueueFailures', 1);
+    logger.error('job stored but not enqueued; the reconciler will enqueue it', enqueueError as Error);
+  }
+  return { outcome: replayed ? 'replayed' : 'submitted', jobId: job.id };
+});
