@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { runPeer } from './peer/bullmq';
 import { acceptThenDropSection } from './sections/ambiguity';
 import { backPressureSection } from './sections/backpressure';
+import { batchSection } from './sections/batch';
 import { choiceSection } from './sections/choice';
 import { coldStartSection } from './sections/coldstart';
 import { costSection } from './sections/cost';
@@ -34,6 +35,7 @@ const SECTIONS = [
   'fairness',
   'choice',
   'schedule',
+  'batch',
 ] as const;
 type Section = (typeof SECTIONS)[number];
 
@@ -73,6 +75,7 @@ async function main(): Promise<void> {
   if (wanted.has('fairness')) results.fairness = await fairnessSection();
   if (wanted.has('choice')) results.choice = await choiceSection();
   if (wanted.has('schedule')) results.schedule = await scheduleSection();
+  if (wanted.has('batch')) results.batch = await batchSection();
   results.durationS = round((performance.now() - started) / 1000, 0);
   printSummary(results);
   writeFileSync(RESULTS_FILE, `${JSON.stringify(results, null, 2)}\n`);

@@ -1,6 +1,7 @@
 import type { PeerFigures } from './peer/bullmq';
 import type { DropFigures } from './sections/ambiguity';
 import type { BurstFigures } from './sections/backpressure';
+import type { AcceptanceRun, BatchFigures } from './sections/batch';
 import type { ChoiceFigures } from './sections/choice';
 import type { HandlerFigures } from './sections/coldstart';
 import type { CostFigures } from './sections/cost';
@@ -31,6 +32,7 @@ export interface Results {
   fairness?: FairnessFigures;
   choice?: ChoiceFigures;
   schedule?: ScheduleFigures;
+  batch?: BatchFigures;
 }
 
 type Row = [figure: string, longhaul: string, peer: string];
@@ -42,6 +44,13 @@ const outcomeText = (outcome: Record<string, number>) =>
   Object.entries(outcome)
     .map(([status, n]) => `${n} ${status}`)
     .join(', ');
+
+/** The requests to one service, `dynamodb` or `sqs`, added up, with each operation's share. */
+export function requestsOf(requests: Readonly<Record<string, number>>, service: string): string {
+  const mine = Object.entries(requests).filter(([operation]) => operation.startsWith(`${service}:`));
+  const total = mine.reduce((sum, [, n]) => sum + n, 0);
+  return `${total} (${mine.map(([operation, n]) => `${operation.slice(service.length + 1)} ${n}`).join(', ')})`;
+}
 
 function drop(results: readonly { providerIdempotent: boolean }[] | undefined, idempotent: boolean) {
   return results?.find((r) => r.providerIdempotent === idempotent) as
@@ -175,6 +184,33 @@ function summaryRows(r: Results): Row[] {
       ],
     );
   }
+  const batch = r.batch;
+  if (batch) {
+    const { longhaul, peer } = batch;
+    const rate = (run: AcceptanceRun) => `${run.jobsPerS} jobs/s (${fmt(run.seconds, 1)} s)`;
+    rows.push(
+      [
+        `jobs accepted per second, ${longhaul.batch.jobs} in batches of ${batch.batchSize} (peer: Queue.addBulk)`,
+        rate(longhaul.batch),
+        rate(peer.addBulk),
+      ],
+      [
+        `jobs accepted per second, ${longhaul.single.jobs} one at a time from ${longhaul.single.clients} clients (peer: Queue.add)`,
+        rate(longhaul.single),
+        rate(peer.add),
+      ],
+      [
+        `answer time of a ${batch.batchSize}-item batch, p50 / max (Longhaul's API timeout ${longhaul.apiTimeoutS} s; API Gateway's ${batch.awsIntegrationTimeoutS} s)`,
+        ms(longhaul.batch.answerP50Ms, longhaul.batch.answerMaxMs),
+        ms(peer.addBulk.answerP50Ms, peer.addBulk.answerMaxMs),
+      ],
+      [
+        `DynamoDB / SQS requests per ${batch.batchSize}-item batch`,
+        `${requestsOf(longhaul.requestsPerBatch, 'dynamodb')} / ${requestsOf(longhaul.requestsPerBatch, 'sqs')}`,
+        none,
+      ],
+    );
+  }
   for (const idempotent of [true, false]) {
     const ours = drop(r.acceptThenDrop, idempotent);
     const theirs = drop(p?.acceptThenDrop, idempotent);
@@ -266,6 +302,23 @@ export function verdicts(r: Results): { peer: string[]; longhaul: string[] } {
       'interactive job start wait behind a backlog',
       f.priority.longhaul.startWait,
       f.priority.peer.startWait,
+    );
+  }
+  const batch = r.batch;
+  if (batch) {
+    compare(
+      `jobs accepted per second in batches of ${batch.batchSize}`,
+      batch.longhaul.batch.jobsPerS,
+      batch.peer.addBulk.jobsPerS,
+      false,
+      ' jobs/s',
+    );
+    compare(
+      'jobs accepted per second one at a time',
+      batch.longhaul.single.jobsPerS,
+      batch.peer.add.jobsPerS,
+      false,
+      ' jobs/s',
     );
   }
   const p = r.peer;

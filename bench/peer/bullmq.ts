@@ -273,6 +273,32 @@ export class PeerClient {
     return { id: (JSON.parse(text) as { id: string }).id, ms };
   }
 
+  /**
+   * Adds jobs in one request, one `Queue.addBulk` at the peer, each under a
+   * fresh Idempotency-Key; returns how long the intake took to answer.
+   */
+  async submitBatch(prompts: readonly string[]): Promise<{ ids: string[]; ms: number }> {
+    const items = prompts.map((prompt) => ({
+      idempotencyKey: `${this.keyPrefix}-bench-${++this.submitted}`,
+      type: 'image.generate',
+      input: { prompt },
+    }));
+    const started = performance.now();
+    const response = await fetch(`${this.peer.url}/v1/jobs/batch`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ items }),
+    });
+    const text = await response.text();
+    const ms = performance.now() - started;
+    if (response.status !== 200) throw new Error(`batch answered ${response.status}: ${text.slice(0, 300)}`);
+    const answered = (JSON.parse(text) as { items: { id: string }[] }).items;
+    if (answered.length !== items.length) {
+      throw new Error(`batch of ${items.length} answered ${answered.length} items`);
+    }
+    return { ids: answered.map((item) => item.id), ms };
+  }
+
   async state(id: string): Promise<string> {
     return (await this.job(id)).status;
   }

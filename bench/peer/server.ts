@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type Job, Queue, Worker } from 'bullmq';
+import { type Job, type JobsOptions, Queue, Worker } from 'bullmq';
 import { z } from 'zod';
 import { JOB_PRIORITIES, type JobPriority } from '../../lambdas/domain/job';
 import type { GenerationOutput } from '../../local/provider-sim/outputs';
@@ -22,7 +22,8 @@ import { PEER_PRIORITIES } from './priorities';
  * `job.updateProgress`, which is how BullMQ stores progress and streams it to
  * QueueEvents listeners. A request that names a `priority` gets BullMQ's own
  * job priority (`PEER_PRIORITIES`); one that names none is added as BullMQ
- * adds jobs by default, first in, first out. The provider is the simulator
+ * adds jobs by default, first in, first out. `POST /v1/jobs/batch` adds up
+ * to a thousand such jobs with one `Queue.addBulk`. The provider is the simulator
  * Longhaul runs against, in this process, as in Longhaul's local stack.
  *
  * Run by bench/peer/bullmq.ts as `tsx bench/peer/server.ts`. Environment:
@@ -34,6 +35,8 @@ import { PEER_PRIORITIES } from './priorities';
 const HOST = '127.0.0.1';
 const QUEUE_NAME = 'generations';
 const MAX_BODY_BYTES = 1024 * 1024;
+/** As many jobs as Longhaul's batch route takes in one request. */
+const MAX_BATCH_JOBS = 1000;
 const SIGNATURE_TOLERANCE_SECONDS = 300;
 /** The provider contract's Idempotency-Key, less `:`, which BullMQ does not allow in a job id. */
 const IDEMPOTENCY_KEY = /^[\x21-\x39\x3b-\x7e]{1,255}$/;
@@ -104,6 +107,20 @@ const jobRequestSchema = z.strictObject({
   type: z.literal('image.generate'),
   input: z.strictObject({ prompt: z.string().min(1).max(4000) }),
   priority: z.enum(JOB_PRIORITIES).optional(),
+});
+
+const batchRequestSchema = z.strictObject({
+  items: z
+    .array(
+      jobRequestSchema.extend({
+        idempotencyKey: z
+          .string()
+          .regex(IDEMPOTENCY_KEY)
+          .refine((key) => !/^\d+$/.test(key), 'must not be a plain integer'),
+      }),
+    )
+    .min(1)
+    .max(MAX_BATCH_JOBS),
 });
 
 const providerEventSchema = z.discriminatedUnion('type', [
@@ -253,14 +270,24 @@ async function main(): Promise<void> {
       }
       if (/^\d+$/.test(key)) throw new HttpError(400, 'Idempotency-Key must not be a plain integer.');
       const { priority, ...request } = parseJobRequest(await readBody(req));
-      const job = await queue.add('generate', request, {
-        jobId: key,
-        attempts: 3,
-        backoff: { type: 'exponential', delay: 1000 },
-        removeOnComplete: false,
-        ...(priority === undefined ? {} : { priority: PEER_PRIORITIES[priority] }),
-      });
+      const job = await queue.add('generate', request, jobOptions(key, priority));
       sendJson(res, 202, { id: job.id });
+    },
+    /**
+     * Many jobs in one request, added with one `Queue.addBulk`: BullMQ's own
+     * way to add jobs in bulk, one round trip to Redis for all of them.
+     */
+    async addJobs(req: IncomingMessage, res: ServerResponse) {
+      const parsed = batchRequestSchema.safeParse(parseJson(await readBody(req)));
+      if (!parsed.success) throw new HttpError(400, z.prettifyError(parsed.error));
+      const jobs = await queue.addBulk(
+        parsed.data.items.map(({ idempotencyKey, priority, ...request }) => ({
+          name: 'generate',
+          data: request,
+          opts: jobOptions(idempotencyKey, priority),
+        })),
+      );
+      sendJson(res, 200, { items: jobs.map((job) => ({ id: job.id })) });
     },
     async describeJob(res: ServerResponse, id: string) {
       const job = await queue.getJob(id);
@@ -304,6 +331,7 @@ async function main(): Promise<void> {
     const jobRoute = /^\/v1\/jobs\/([^/]+)$/.exec(path);
     const handled = (async () => {
       if (method === 'POST' && path === '/v1/jobs') return routes.addJob(req, res);
+      if (method === 'POST' && path === '/v1/jobs/batch') return routes.addJobs(req, res);
       if (method === 'GET' && jobRoute) return routes.describeJob(res, decodeURIComponent(jobRoute[1] ?? ''));
       if (method === 'POST' && path === '/provider/events') return routes.receiveProviderEvent(req, res);
       if (method === 'GET' && path === '/_peer/stats') return routes.stats(res);
@@ -355,6 +383,17 @@ async function closeWorker(worker: Worker, graceMs: number): Promise<void> {
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** How every job is added, alone or in bulk: keyed by its Idempotency-Key, three attempts. */
+function jobOptions(key: string, priority: JobPriority | undefined): JobsOptions {
+  return {
+    jobId: key,
+    attempts: 3,
+    backoff: { type: 'exponential', delay: 1000 },
+    removeOnComplete: false,
+    ...(priority === undefined ? {} : { priority: PEER_PRIORITIES[priority] }),
+  };
 }
 
 function parseJobRequest(body: string): GenerationRequest & { readonly priority?: JobPriority } {

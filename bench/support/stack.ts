@@ -4,12 +4,15 @@ import { join } from 'node:path';
 import { GetExecutionHistoryCommand } from '@aws-sdk/client-sfn';
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { JOB_ITEM_SORT_KEY, jobTable } from '../../config/layout';
+import { loadSettings } from '../../config/settings';
 import { executionArn } from '../../lambdas/adapters/sfn-workflow';
 import type { Job, JobPriority, JobResource } from '../../lambdas/domain/job';
 import type { Ledger } from '../../local/provider-sim/simulator';
+import { loadTemplate } from '../../local/template';
 import type { Usage } from '../../local/usage';
 import {
   documentClient,
+  GENERIC_PROVIDER_FOR_EVERY_JOB_TYPE,
   pollUntil,
   queueDepth,
   type RunningLocalStack,
@@ -37,7 +40,7 @@ const COUNTER = join(__dirname, 'request-counter.cjs');
 const [byTenant] = jobTable.indexes;
 
 /** The API key of one of a section's own tenants. */
-const tenantKey = (tenant: string) => (tenant === BENCH_TENANT ? TENANT_KEY : `bench-key-${tenant}`);
+export const tenantKey = (tenant: string) => (tenant === BENCH_TENANT ? TENANT_KEY : `bench-key-${tenant}`);
 
 const BASE_ENV = {
   LONGHAUL_ADMIN_KEY: ADMIN_KEY,
@@ -107,6 +110,8 @@ export interface BenchStack {
   transitions(ids: readonly string[]): Promise<number[]>;
   /** Messages in a queue: visible, in flight and delayed. */
   queueDepth(queueUrl: string): Promise<number>;
+  /** The timeout of one of the stack's functions (`api`, `dispatch`, …), as its template sets it. */
+  functionTimeoutSeconds(service: string): number;
   provider(path: string, body?: unknown): Promise<unknown>;
   ledger(): Promise<Ledger>;
   stop(): Promise<void>;
@@ -164,16 +169,14 @@ export async function startBenchStack(
 ): Promise<BenchStack> {
   const countDir = mkdtempSync(join(tmpdir(), 'longhaul-bench-counts-'));
   const tenants = [BENCH_TENANT, ...(options.tenants ?? [])];
-  const stack = await startLocalStack({
-    env: {
-      ...BASE_ENV,
-      LONGHAUL_API_KEYS: tenants.map((tenant) => `${tenantKey(tenant)}:${tenant}`).join(','),
-      ...env,
-      BENCH_COUNT_DIR: countDir,
-      NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --require ${COUNTER}`.trim(),
-    },
-    readyTimeoutMs: 60_000,
-  });
+  const stackEnv = {
+    ...BASE_ENV,
+    LONGHAUL_API_KEYS: tenants.map((tenant) => `${tenantKey(tenant)}:${tenant}`).join(','),
+    ...env,
+    BENCH_COUNT_DIR: countDir,
+    NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --require ${COUNTER}`.trim(),
+  };
+  const stack = await startLocalStack({ env: stackEnv, readyTimeoutMs: 60_000 });
   const e = stack.endpoints;
   const documents = documentClient(e);
   const sfn = sfnClient(e);
@@ -396,6 +399,15 @@ export async function startBenchStack(
         }),
       ),
     queueDepth: (queueUrl) => queueDepth(sqs, queueUrl),
+    functionTimeoutSeconds: (service) => {
+      // The template the stack runs, read with the settings it runs with (a cache hit once it started).
+      const settings = loadSettings({ ...process.env, ...GENERIC_PROVIDER_FOR_EVERY_JOB_TYPE, ...stackEnv });
+      const fn = loadTemplate(settings)
+        .functions()
+        .find((candidate) => candidate.service === service);
+      if (!fn) throw new Error(`the template has no ${service} function`);
+      return fn.timeoutSeconds;
+    },
     provider,
     ledger: async () => (await provider('/_sim/ledger')) as Ledger,
     stop: async () => {

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { PurgeQueueCommand, ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { JOB_TYPE_MODULES, type JobType } from '../../config/job-types';
+import { JOB_ITEM_SORT_KEY } from '../../config/layout';
 import { PROVIDERS, type ProviderName } from '../../config/providers';
 import {
   loadSettings,
@@ -13,6 +14,7 @@ import {
   type Settings,
 } from '../../config/settings';
 import { slotPoolKey } from '../../lambdas/adapters/dynamodb-slot-pool';
+import { deriveJobId } from '../../lambdas/domain/idempotency';
 import { jobIdOf } from '../../lambdas/domain/job';
 import {
   FAULT_MODES,
@@ -53,7 +55,12 @@ import { type ChargedJob, chargedJobs } from './support/provider-jobs';
  * review at a timeout, and a job canceled while Deepgram runs it keeps its
  * slot until Deepgram is done, or, its callback lost, until the job timeout
  * has passed: jobs canceled while their provider runs them show what a cancel
- * does at each provider, before the chaos begins. The second scenario runs the
+ * does at each provider, before the chaos begins. A batch of jobs
+ * (`POST /v1/jobs/batch`) is sent just before the first kill, which strikes
+ * once the stack has begun to store it, mostly before it answers; its client
+ * then sends the very same batch (same keys, same bodies) until every item
+ * is accepted, and each key must have one job, final, charged at most once
+ * by providers that cannot deduplicate. The second scenario runs the
  * generic provider (`longhaul-http`), whose deduplication can be switched on:
  * with it on, an ambiguous submission is resent under the same key through
  * brownouts and a kill, and still charged once. The two run at once, each on
@@ -77,6 +84,8 @@ const SEED =
     ? Math.floor(Math.random() * 2 ** 31)
     : Number(process.env.CHAOS_SEED ?? 424_242);
 const BIG = JOBS > 60;
+/** Items of the batch sent across the main scenario's first kill. */
+const BATCH_ITEMS = Math.max(8, Math.round(JOBS / 10));
 
 const MAX_IN_FLIGHT = 3;
 // Long enough for a healthy job that draws several submission faults in a row: four timeouts
@@ -89,6 +98,8 @@ const RECONCILE_INTERVAL_MS = 2000;
 const DISPATCH_TIMEOUT_SECONDS = 10;
 const SIM_JOB_MS = 400;
 const KEY = 'chaos-key-5b7e21';
+/** The tenant of KEY (LONGHAUL_API_KEYS in chaosEnv). */
+const TENANT = 'acme';
 /** A second tenant sharing the providers: every other job that needs no upload is its. */
 const OTHER_KEY = 'chaos-other-key-8d31c4';
 const ADMIN = 'chaos-admin-key-90af3c';
@@ -445,6 +456,12 @@ interface FaultGroup {
   readonly modes: readonly FaultMode[];
 }
 
+/** A batch sent across a kill: what its item `n` asks for. */
+interface ChaosBatch {
+  readonly items: number;
+  readonly bodyOf: (n: number) => JobBody;
+}
+
 interface ChaosPlan {
   /** The providers the jobs run on. */
   readonly providers: readonly ProviderName[];
@@ -462,6 +479,8 @@ interface ChaosPlan {
   readonly cancelRate: number;
   /** Share of jobs submitted with a runAt a few seconds ahead: stored scheduled, promoted by the reconciler. */
   readonly scheduledRate: number;
+  /** Sent just before the first kill, then again until all of it is accepted. */
+  readonly batch?: ChaosBatch;
 }
 
 interface ChaosOutcome {
@@ -474,6 +493,8 @@ interface ChaosOutcome {
   /** Jobs that held a provider slot when a kill struck: under way, at their provider or on their way there. */
   readonly underWayAtKill: Set<string>;
   readonly replays: number;
+  /** The batch's accepted job ids, by idempotency key. */
+  readonly batch: Map<string, string>;
 }
 
 /** Every fault of the groups, by the provider it was aimed at. */
@@ -499,6 +520,7 @@ async function runChaos(
   const canceled = new Set<string>();
   const scheduled = new Set<string>();
   const underWayAtKill = new Set<string>();
+  let batch = new Map<string, string>();
   let replays = 0;
   const started = Date.now();
   const at = (ms: number) => sleep(Math.max(0, started + ms - Date.now()));
@@ -602,7 +624,7 @@ async function runChaos(
   ).sort((a, b) => a - b);
   tasks.push(
     (async () => {
-      for (const when of killTimes) {
+      for (const [index, when] of killTimes.entries()) {
         await at(when);
         await pollUntil(async () => (await client.ledger()).submissions.length >= 1, {
           timeoutMs: 60_000,
@@ -612,17 +634,102 @@ async function runChaos(
           await Promise.all(plan.providers.map(async (provider) => (await client.slots(provider)).holders))
         ).flat();
         for (const holder of underWay) underWayAtKill.add(jobIdOf(holder));
+        const across = index === 0 && plan.batch ? await batchUnderWay(plan.batch, stacks, log) : undefined;
         log(`SIGKILL at ${Date.now() - started} ms, ${underWay.length} job(s) under way`);
         await stacks.killAndRestart();
         log(`restarted at ${Date.now() - started} ms`);
+        if (across) batch = await retryBatch(across, client, log);
       }
     })(),
   );
 
   await Promise.all(tasks);
-  return { accepted, canceled, scheduled, underWayAtKill, replays };
+  return { accepted, canceled, scheduled, underWayAtKill, replays, batch };
 }
 
+/** A batch's items, and the answer to its first sending if one came before the kill. */
+interface BatchAcrossKill {
+  readonly items: readonly ({ readonly idempotencyKey: string } & JobBody)[];
+  readonly firstAnswer: Promise<string>;
+}
+
+/**
+ * Sends a batch once and returns when the stack has begun to store it (one
+ * of its jobs is in the table) or has answered, whichever comes first: the
+ * kill that follows strikes in the middle of the request or just after it.
+ */
+async function batchUnderWay(
+  batch: ChaosBatch,
+  stacks: Restartable,
+  log: (line: string) => void,
+): Promise<BatchAcrossKill> {
+  const items = Array.from({ length: batch.items }, (_, n) => ({
+    idempotencyKey: `chaos-${SEED}-batch-${n}`,
+    ...batch.bodyOf(n),
+  }));
+  const stack = await stacks.up();
+  const { dynamodb, endpoints } = await stacks.aws();
+  let answered = false;
+  const firstAnswer = fetch(`${stack.baseUrl}/v1/jobs/batch`, {
+    method: 'POST',
+    headers: { 'x-api-key': KEY, 'content-type': 'application/json' },
+    body: JSON.stringify({ items }),
+  }).then(
+    (response) => `answered ${response.status}`,
+    (error: Error) => `cut off (${error.message})`,
+  );
+  void firstAnswer.then(() => {
+    answered = true;
+  });
+  // Items are created in order, 25 at a time: the first is among the first stored.
+  const first = { pk: deriveJobId(TENANT, items[0]?.idempotencyKey ?? ''), sk: JOB_ITEM_SORT_KEY };
+  await pollUntil(
+    async () =>
+      answered ||
+      (await dynamodb
+        .send(new GetCommand({ TableName: endpoints.jobTableName, Key: first, ConsistentRead: true }))
+        .then(
+          ({ Item }) => Item !== undefined,
+          () => false,
+        )),
+    { timeoutMs: 30_000, intervalMs: 5, description: 'the batch to reach the stack' },
+  );
+  log(`batch of ${items.length} ${answered ? 'answered' : 'being stored'} at the kill`);
+  return { items, firstAnswer };
+}
+
+/**
+ * The client's side of a batch cut off by a kill: the same batch again until
+ * every item is accepted. An item whose job was stored but not yet enqueued
+ * answers 409 (key in use) until the reconciler has sent it. Returns each
+ * key's job id; an item refused for good is an error.
+ */
+async function retryBatch(
+  { items, firstAnswer }: BatchAcrossKill,
+  client: Client,
+  log: (line: string) => void,
+): Promise<Map<string, string>> {
+  log(`the batch's first sending: ${await firstAnswer}`);
+  const deadline = Date.now() + 120_000;
+  for (let sendings = 2; ; sendings++) {
+    const { status, body } = await client.request('POST', '/v1/jobs/batch', { body: { items } });
+    if (status !== 200) throw new Error(`the batch answered ${status}: ${JSON.stringify(body)}`);
+    const answer: { status: number; idempotencyKey: string; job?: Job; problem?: { code: string } }[] =
+      body.items;
+    const waiting = answer.filter(
+      (item) =>
+        (item.status === 409 && item.problem?.code === 'idempotency-key-in-use') || item.status === 429,
+    );
+    const refused = answer.filter((item) => item.status !== 202 && !waiting.includes(item));
+    if (refused.length > 0) throw new Error(`batch items refused: ${JSON.stringify(refused)}`);
+    if (waiting.length === 0) {
+      log(`batch of ${items.length} accepted at its sending ${sendings}`);
+      return new Map(answer.map((item) => [item.idempotencyKey, item.job?.id ?? '']));
+    }
+    if (Date.now() > deadline) throw new Error(`batch items still waiting: ${JSON.stringify(waiting)}`);
+    await sleep(1000);
+  }
+}
 /** How long the simulator runs the jobs canceled at their provider: long enough for the cancel to land first. */
 const CANCELED_JOB_MS = 4000;
 
@@ -981,6 +1088,26 @@ async function providerViolations(
   return { violations, charges };
 }
 
+/**
+ * No key of the batch made a second job: the tenant's jobs under the batch's
+ * keys are exactly the ones its answers named.
+ */
+async function batchDuplicates(client: Client, batch: ReadonlyMap<string, string>): Promise<string[]> {
+  const found: Job[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await client.request('GET', `/v1/jobs?limit=100${cursor ? `&cursor=${cursor}` : ''}`);
+    found.push(...(page.body.items as Job[]).filter((job) => batch.has(job.idempotencyKey)));
+    cursor = page.body.nextCursor ?? undefined;
+  } while (cursor);
+  const extra = found.filter((job) => batch.get(job.idempotencyKey) !== job.id);
+  const missing = [...batch.values()].filter((id) => !found.some((job) => job.id === id));
+  return [
+    ...extra.map((job) => `${job.id} is a second job for the batch key ${job.idempotencyKey}`),
+    ...missing.map((id) => `${id}, a job of the batch, is not in its tenant's list`),
+  ];
+}
+
 /** No job lost: every accepted id is found again, final, and a failure or review says why. */
 async function lossViolations(client: Client, ids: readonly string[]): Promise<string[]> {
   const violations: string[] = [];
@@ -1116,6 +1243,9 @@ describe('chaos', () => {
       const audioRef = await client.uploadAudio();
       const bodyOf = (type: JobType, n: number): JobBody => ({ type, input: INPUTS[type](n, audioRef) });
       const bodies = Array.from({ length: JOBS }, (_, n) => bodyOf(rng.pick(JOB_TYPE_MODULES).name, n));
+      const batchBodies = Array.from({ length: BATCH_ITEMS }, (_, n) =>
+        bodyOf(rng.pick(JOB_TYPE_MODULES).name, JOBS + n),
+      );
 
       // The ambiguous faults of a provider that cannot deduplicate are armed before the first
       // submission, so each meets a job's one submission: that job is reviewed, not resent.
@@ -1155,6 +1285,7 @@ describe('chaos', () => {
         duplicateSubmissionRate: 0.15,
         cancelRate: 0.08,
         scheduledRate: 0.2,
+        batch: { items: BATCH_ITEMS, bodyOf: (n) => batchBodies[n] as JobBody },
       };
       log(
         `seed ${SEED}, ${JOBS} jobs ${JSON.stringify(countBy(bodies, (body) => body.type))}, limits ${JSON.stringify(Object.fromEntries(providers.map((p) => [p, limitOf(p)])))}, ` +
@@ -1185,8 +1316,12 @@ describe('chaos', () => {
       // One job per key, every key accepted.
       expect(chaos.accepted.size).toBe(JOBS);
       expect(new Set(chaosIds).size).toBe(JOBS);
+      // The batch too: each of its keys answered with the one job that key names, across the kill.
+      const batchIds = [...chaos.batch.values()];
+      expect(chaos.batch.size).toBe(BATCH_ITEMS);
+      expect([...chaos.batch]).toEqual([...chaos.batch.keys()].map((key) => [key, deriveJobId(TENANT, key)]));
 
-      const ids = [...chaosIds, ...canceledAtProvider.map((c) => c.id)];
+      const ids = [...chaosIds, ...batchIds, ...canceledAtProvider.map((c) => c.id)];
       const jobs = await settleAll(client, ids, BIG ? JOBS * 2000 : 150_000);
       const finals = [...jobs.values()];
       for (const provider of providers)
@@ -1206,6 +1341,7 @@ describe('chaos', () => {
           .map((job) => `${job.id} ran on ${job.provider}, not on its job type's own provider`),
         ...(await slotViolations(client, providers, jobs, log)),
         ...earlyStarts(finals, chaos.scheduled),
+        ...(await batchDuplicates(client, chaos.batch)),
       ];
       const charges = new Map<ProviderName, ChargedJob[]>();
       for (const provider of providers) {
