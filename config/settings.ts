@@ -188,6 +188,66 @@ const fields = {
     default: 5,
     doc: 'alarm when this many jobs fail within 5 minutes',
   },
+  transcribeChunkSeconds: {
+    env: 'TRANSCRIBE_CHUNK_SECONDS',
+    schema: int(10, 7200),
+    default: 600,
+    doc: 'audio.publish: length of the pieces a recording is cut into for transcription, one provider submission (and slot) each',
+  },
+  publishRenditionsKbps: {
+    env: 'PUBLISH_RENDITIONS_KBPS',
+    schema: z
+      .string()
+      .regex(/^\d{2,3}(,\d{2,3})*$/, 'must be bit rates in kbit/s separated by commas, such as 64,128')
+      .refine((value) => {
+        const rates = value.split(',').map(Number);
+        return new Set(rates).size === rates.length && rates.every((rate) => rate >= 16 && rate <= 320);
+      }, 'must list distinct bit rates from 16 to 320 kbit/s'),
+    default: '64,128',
+    doc: 'audio.publish: the AAC renditions of the HLS stream, in kbit/s',
+  },
+  publishSegmentSeconds: {
+    env: 'PUBLISH_SEGMENT_SECONDS',
+    schema: int(1, 30),
+    default: 6,
+    doc: 'audio.publish: target length of an HLS segment',
+  },
+  publishMaxDurationSeconds: {
+    env: 'PUBLISH_MAX_DURATION_SECONDS',
+    schema: int(1, 86_400),
+    default: 6 * 3600,
+    doc: 'audio.publish: longest recording accepted; a longer one fails as input_too_long before anything is charged',
+  },
+  computeLambdaMaxAudioSeconds: {
+    env: 'COMPUTE_LAMBDA_MAX_AUDIO_SECONDS',
+    schema: int(0, 86_400),
+    default: 2 * 3600,
+    doc: 'audio.publish: longest recording whose compute steps run on Lambda; a longer one runs on Fargate',
+  },
+  computeMemoryMb: {
+    env: 'COMPUTE_MEMORY_MB',
+    schema: int(512, 10_240),
+    default: 3008,
+    doc: 'memory of the compute function (Lambda gives CPU in proportion: about 2 vCPUs at 3008 MB)',
+  },
+  computeEphemeralStorageMb: {
+    env: 'COMPUTE_EPHEMERAL_STORAGE_MB',
+    schema: int(512, 10_240),
+    default: 4096,
+    doc: "the compute function's /tmp, which holds the input, its chunks and the stream while they are uploaded",
+  },
+  computeTimeoutSeconds: {
+    env: 'COMPUTE_TIMEOUT_SECONDS',
+    schema: int(60, 900),
+    default: 900,
+    doc: 'timeout of one compute step on Lambda (its most: 15 minutes)',
+  },
+  computeConcurrency: {
+    env: 'COMPUTE_CONCURRENCY',
+    schema: int(1, 1000),
+    default: 10,
+    doc: 'compute steps running at once on Lambda (reserved concurrency), so a burst of uploads cannot take the account’s whole concurrency',
+  },
   allowPrivateWebhooks: {
     env: 'ALLOW_PRIVATE_WEBHOOKS',
     schema: flag,
@@ -276,6 +336,11 @@ export function loadSettings(env: Readonly<Record<string, string | undefined>>):
     // Step Functions requires a task's heartbeat to be shorter than its timeout.
     problems.push(
       `AWAIT_HEARTBEAT_SECONDS (${settings.awaitHeartbeatSeconds}) must be shorter than JOB_TIMEOUT_MS (${settings.jobTimeoutMs} ms)`,
+    );
+  }
+  if (problems.length === 0 && settings.computeLambdaMaxAudioSeconds > settings.publishMaxDurationSeconds) {
+    problems.push(
+      `COMPUTE_LAMBDA_MAX_AUDIO_SECONDS (${settings.computeLambdaMaxAudioSeconds}) must not exceed PUBLISH_MAX_DURATION_SECONDS (${settings.publishMaxDurationSeconds})`,
     );
   }
   if (problems.length > 0) throw new SettingsError(problems);
@@ -411,3 +476,10 @@ export const bodyLimits = {
   multipartBytes: ((LAMBDA_SYNC_REQUEST_BYTES - 256 * 1024) / 4) * 3,
   fileBytes: 4 * 1024 * 1024,
 } as const;
+
+/** The AAC renditions of a published stream, in kbit/s, lowest first (the master playlist's order). */
+export const publishRenditionsKbps = (settings: Pick<Settings, 'publishRenditionsKbps'>): number[] =>
+  settings.publishRenditionsKbps
+    .split(',')
+    .map(Number)
+    .sort((a, b) => a - b);
