@@ -35,6 +35,7 @@ import type {
   Workflow,
 } from './ports';
 import type { Provider } from './provider';
+import { jobOutputPrefix } from './publish';
 import { releaseOwnSlot } from './slots';
 
 /**
@@ -584,10 +585,10 @@ async function storeOutput(
   job: Job,
   output: JobOutput,
 ): Promise<Record<string, unknown>> {
-  const prefix = `outputs/${encodeURIComponent(job.tenantId)}/${job.id}`;
+  const prefix = jobOutputPrefix(job);
   const result: Record<string, unknown> = { ...output.result };
   for (const file of output.files) {
-    const key = `${prefix}/${file.fileName}`;
+    const key = `${prefix}${file.fileName}`;
     const { content } = file;
     const body =
       'bytes' in content
