@@ -24,6 +24,18 @@ export const LOG_RETENTION_DAYS = [
  */
 export const MAX_PRESIGNED_URL_TTL_SECONDS = 12 * 3600;
 
+/** The CPU sizes of a Fargate task, in CPU units, and the memory each allows (MiB). */
+const FARGATE_CPU = [256, 512, 1024, 2048, 4096, 8192, 16384] as const;
+const FARGATE_MEMORY_MB: Readonly<Record<number, readonly [number, number]>> = {
+  256: [512, 2048],
+  512: [1024, 4096],
+  1024: [2048, 8192],
+  2048: [4096, 16_384],
+  4096: [8192, 30_720],
+  8192: [16_384, 61_440],
+  16384: [32_768, 122_880],
+};
+
 const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 const flag = z.enum(['0', '1', 'true', 'false']).transform((v) => v === '1' || v === 'true');
 
@@ -248,6 +260,26 @@ const fields = {
     default: 10,
     doc: 'compute steps running at once on Lambda (reserved concurrency), so a burst of uploads cannot take the account’s whole concurrency',
   },
+  computeFargateCpu: {
+    env: 'COMPUTE_FARGATE_CPU',
+    schema: z.coerce.number().refine((v) => FARGATE_CPU.includes(v as (typeof FARGATE_CPU)[number]), {
+      message: `must be one of ${FARGATE_CPU.join(', ')}`,
+    }),
+    default: 2048,
+    doc: 'CPU units (1024 = one vCPU) of the Fargate task that runs compute steps too long for Lambda',
+  },
+  computeFargateMemoryMb: {
+    env: 'COMPUTE_FARGATE_MEMORY_MB',
+    schema: int(512, 122_880),
+    default: 8192,
+    doc: 'memory of the Fargate compute task, within what Fargate allows for its CPU',
+  },
+  computeFargateStorageGib: {
+    env: 'COMPUTE_FARGATE_STORAGE_GIB',
+    schema: int(21, 200),
+    default: 50,
+    doc: "the Fargate compute task's ephemeral storage, which holds a long recording, its chunks and its stream",
+  },
   allowPrivateWebhooks: {
     env: 'ALLOW_PRIVATE_WEBHOOKS',
     schema: flag,
@@ -341,6 +373,16 @@ export function loadSettings(env: Readonly<Record<string, string | undefined>>):
   if (problems.length === 0 && settings.computeLambdaMaxAudioSeconds > settings.publishMaxDurationSeconds) {
     problems.push(
       `COMPUTE_LAMBDA_MAX_AUDIO_SECONDS (${settings.computeLambdaMaxAudioSeconds}) must not exceed PUBLISH_MAX_DURATION_SECONDS (${settings.publishMaxDurationSeconds})`,
+    );
+  }
+  const fargateMemory = FARGATE_MEMORY_MB[settings.computeFargateCpu];
+  if (
+    problems.length === 0 &&
+    fargateMemory &&
+    (settings.computeFargateMemoryMb < fargateMemory[0] || settings.computeFargateMemoryMb > fargateMemory[1])
+  ) {
+    problems.push(
+      `COMPUTE_FARGATE_MEMORY_MB (${settings.computeFargateMemoryMb}) must be from ${fargateMemory[0]} to ${fargateMemory[1]} with COMPUTE_FARGATE_CPU ${settings.computeFargateCpu}`,
     );
   }
   if (problems.length > 0) throw new SettingsError(problems);

@@ -1,10 +1,11 @@
+import { computeTaskEnv } from '../../config/layout';
 import { loadSettings } from '../../config/settings';
 import { COMPUTE_STEPS, type ComputeStep, runComputeStep } from '../domain/compute';
 import { computeDeps } from './deps';
 
 /**
  * The Fargate task's entrypoint (and the local stack's child process for
- * both paths): one compute step, named by COMPUTE_STEP and COMPUTE_JOB_ID,
+ * both paths): one compute step, named by `computeTaskEnv` (config/layout.ts),
  * which the `ecs:runTask.sync` state sets through container overrides. The
  * step records its outcome under the job, an error included, and the state
  * after the task collects it and raises a recorded error again: an ECS
@@ -13,10 +14,12 @@ import { computeDeps } from './deps';
  * outcome and the step is retried.
  */
 async function main(): Promise<number> {
-  const step = process.env.COMPUTE_STEP as ComputeStep;
-  const jobId = process.env.COMPUTE_JOB_ID ?? '';
+  const step = process.env[computeTaskEnv.step] as ComputeStep;
+  const jobId = process.env[computeTaskEnv.jobId] ?? '';
   if (!COMPUTE_STEPS.includes(step) || jobId === '') {
-    console.error(`COMPUTE_STEP must be one of ${COMPUTE_STEPS.join(', ')} and COMPUTE_JOB_ID a job id.`);
+    console.error(
+      `${computeTaskEnv.step} must be one of ${COMPUTE_STEPS.join(', ')} and ${computeTaskEnv.jobId} a job id.`,
+    );
     return 2;
   }
   const deps = computeDeps(loadSettings(process.env));

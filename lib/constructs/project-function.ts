@@ -1,4 +1,4 @@
-import { type Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { type Duration, RemovalPolicy, Size } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import {
   type IGrantable,
@@ -78,6 +78,20 @@ export interface ProjectFunctionProps {
    */
   readonly memorySize?: number;
 
+  /**
+   * Size of the function's `/tmp`, in MB (512 to 10240): a compute step keeps its
+   * input and what it makes there.
+   * @default 512
+   */
+  readonly ephemeralStorageMb?: number;
+
+  /**
+   * Concurrent executions reserved for the function, which also caps them: a
+   * burst of its events cannot take the account's whole concurrency.
+   * @default - none: the function shares the account's unreserved concurrency
+   */
+  readonly reservedConcurrency?: number;
+
   /** Powertools service name: the `service` of every log line, metric and trace of this function. */
   readonly serviceName: string;
 
@@ -130,6 +144,20 @@ export class ProjectFunction extends Construct implements IGrantable {
         `ProjectFunction ${this.node.path}: memorySize must be an integer from 128 to 10240 MB, got ${memorySize}`,
       );
     }
+    const ephemeralStorageMb = props.ephemeralStorageMb ?? 512;
+    if (!Number.isInteger(ephemeralStorageMb) || ephemeralStorageMb < 512 || ephemeralStorageMb > 10_240) {
+      throw new Error(
+        `ProjectFunction ${this.node.path}: ephemeralStorageMb must be an integer from 512 to 10240 MB, got ${ephemeralStorageMb}`,
+      );
+    }
+    if (
+      props.reservedConcurrency !== undefined &&
+      !(Number.isInteger(props.reservedConcurrency) && props.reservedConcurrency >= 1)
+    ) {
+      throw new Error(
+        `ProjectFunction ${this.node.path}: reservedConcurrency must be a positive integer, got ${props.reservedConcurrency}`,
+      );
+    }
     if (props.serviceName.trim() === '') {
       throw new Error(`ProjectFunction ${this.node.path}: serviceName must not be empty`);
     }
@@ -175,6 +203,12 @@ export class ProjectFunction extends Construct implements IGrantable {
       tracing: Tracing.ACTIVE,
       timeout: props.timeout,
       memorySize,
+      ...(props.ephemeralStorageMb === undefined
+        ? {}
+        : { ephemeralStorageSize: Size.mebibytes(ephemeralStorageMb) }),
+      ...(props.reservedConcurrency === undefined
+        ? {}
+        : { reservedConcurrentExecutions: props.reservedConcurrency }),
       role: this.role,
       logGroup: this.logGroup,
       description: props.description,

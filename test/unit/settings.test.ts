@@ -103,6 +103,19 @@ describe('loadSettings', () => {
     expect(() => loadSettings({ COMPUTE_TIMEOUT_SECONDS: '901' })).toThrow(/COMPUTE_TIMEOUT_SECONDS="901"/);
   });
 
+  it('refuses a Fargate memory its CPU size does not allow', () => {
+    expect(loadSettings({ COMPUTE_FARGATE_CPU: '1024', COMPUTE_FARGATE_MEMORY_MB: '8192' })).toMatchObject({
+      computeFargateCpu: 1024,
+      computeFargateMemoryMb: 8192,
+    });
+    expect(() => loadSettings({ COMPUTE_FARGATE_CPU: '1024', COMPUTE_FARGATE_MEMORY_MB: '8193' })).toThrow(
+      /COMPUTE_FARGATE_MEMORY_MB \(8193\) must be from 2048 to 8192 with COMPUTE_FARGATE_CPU 1024/,
+    );
+    expect(() => loadSettings({ COMPUTE_FARGATE_CPU: '3000' })).toThrow(
+      /COMPUTE_FARGATE_CPU="3000": must be one of 256/,
+    );
+  });
+
   it('round-trips through the environment handed to functions', () => {
     const settings = loadSettings({ MAX_IN_FLIGHT: '3', RECONCILE_SCHEDULE: 'rate(5 minutes)' });
     expect(loadSettings(settingsEnvironment(settings))).toEqual(settings);
