@@ -1,7 +1,14 @@
 import { copyFile, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { FfmpegMedia } from '../../lambdas/adapters/ffmpeg-media';
+import {
+  FfmpegMedia,
+  lastProgressSeconds,
+  mediaBinaries,
+  runTool,
+} from '../../lambdas/adapters/ffmpeg-media';
 import { InvalidJobInputError } from '../../lambdas/domain/errors';
 import { parseMediaPlaylist } from '../../lambdas/domain/hls';
 import { INPUT_INVALID, UndecodableAudioError } from '../../lambdas/domain/media';
@@ -182,6 +189,58 @@ describe('transcodeStep and servePlaylists', () => {
       expect(rewritten.segments).toEqual(
         original.segments.map((s) => ({ ...s, uri: `https://outputs.example/${base}/${s.uri}` })),
       );
+    }
+  });
+
+  it('plays in ffmpeg from presigned URLs alone, for as long as the recording lasts', async () => {
+    const { deps, outputs } = setUp('sermon.m4a');
+    const stream = await transcodeStep(deps, JOB);
+    // A bucket that answers only signed requests: every URL a player follows must carry its signature.
+    const requests: string[] = [];
+    const server = createServer((request, response) => {
+      const url = new URL(request.url ?? '/', 'http://bucket');
+      requests.push(url.pathname);
+      const object = outputs.objects.get(decodeURIComponent(url.pathname.slice(1)));
+      if (url.searchParams.get('X-Amz-Signature') !== 'signed' || !object || request.headers.authorization) {
+        response.statusCode = 403;
+        response.end();
+        return;
+      }
+      response.setHeader('content-type', object.contentType);
+      response.end(object.body);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const bucket = Object.assign(Object.create(outputs) as MemoryOutputs, {
+        outputUrl: async (key: string) => `${origin}/${encodeURIComponent(key)}?X-Amz-Signature=signed`,
+      });
+      const { playlistUrl } = await servePlaylists(bucket, JOB, stream);
+      const run = await runTool(
+        mediaBinaries().ffmpeg,
+        [
+          '-nostdin',
+          '-v',
+          'error',
+          '-i',
+          playlistUrl,
+          '-map',
+          '0:a:0',
+          '-f',
+          'null',
+          '-progress',
+          'pipe:1',
+          '-',
+        ],
+        { timeoutMs: 60_000 },
+      );
+      expect({ exitCode: run.exitCode, stderr: run.stderr }).toEqual({ exitCode: 0, stderr: '' });
+      // Within one segment of the recording.
+      expect(Math.abs(lastProgressSeconds(run.stdout) - SECONDS)).toBeLessThan(PLAN.segmentSeconds);
+      expect(requests.some((path) => path.includes('served'))).toBe(true);
+      expect(requests.some((path) => path.endsWith('.m4s'))).toBe(true);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
     }
   });
 
