@@ -11,11 +11,28 @@ import { AssetUnavailableError, InvalidJobInputError } from '../domain/errors';
  * download is worth a retry (`AssetUnavailable`).
  */
 export async function downloadToFile(url: string, file: string, timeoutMs: number): Promise<void> {
+  const signal = AbortSignal.timeout(timeoutMs);
+  let target = url;
   let response: Response;
-  try {
-    response = await fetch(url, { redirect: 'follow', signal: AbortSignal.timeout(timeoutMs) });
-  } catch (error) {
-    throw new AssetUnavailableError(`The input could not be fetched: ${(error as Error).message}`);
+  for (let hop = 0; ; hop++) {
+    try {
+      response = await fetch(target, { redirect: 'manual', signal });
+    } catch (error) {
+      throw new AssetUnavailableError(`The input could not be fetched: ${(error as Error).message}`);
+    }
+    const location = response.headers.get('location');
+    if (response.status < 300 || response.status >= 400 || location === null) break;
+    await response.body?.cancel();
+    const next = new URL(location, target);
+    // Followed by hand: an https input must not be redirected to plain http, where a compute
+    // task's own metadata endpoints answer (ECS serves the task role's credentials over http).
+    if (next.protocol !== 'https:' || hop >= MAX_REDIRECTS) {
+      throw new InvalidJobInputError(
+        `[input_not_found] The input redirects to ${next.protocol === 'https:' ? 'too many places' : `a ${next.protocol.slice(0, -1)} URL`}; only https is followed, at most ${MAX_REDIRECTS} times.`,
+        'input_not_found',
+      );
+    }
+    target = next.href;
   }
   if (response.status === 403 || response.status === 404 || response.status === 410) {
     await response.body?.cancel();
@@ -34,3 +51,6 @@ export async function downloadToFile(url: string, file: string, timeoutMs: numbe
     throw new AssetUnavailableError(`The input's download broke off: ${(error as Error).message}`);
   }
 }
+
+/** Redirects followed for one input: fetch's default of 20 is more than any media host needs. */
+const MAX_REDIRECTS = 5;

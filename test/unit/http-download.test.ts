@@ -15,6 +15,11 @@ let dir: string;
 beforeAll(async () => {
   dir = await mkdtemp(path.join(tmpdir(), 'longhaul-download-'));
   server = createServer((request, response) => {
+    if (request.url === '/to-http') {
+      response.writeHead(302, { location: 'http://169.254.170.2/v2/credentials/x', connection: 'close' });
+      response.end();
+      return;
+    }
     const status = Number(request.url?.slice(1));
     response.statusCode = Number.isInteger(status) && status > 0 ? status : 200;
     // Each download on its own connection, as separate compute steps make them.
@@ -52,4 +57,12 @@ it('leaves an unreachable host to a retry', async () => {
   await expect(downloadToFile('http://127.0.0.1:1/audio', path.join(dir, 'z'), 5000)).rejects.toBeInstanceOf(
     AssetUnavailableError,
   );
+});
+
+it('refuses a redirect to plain http, where metadata endpoints answer', async () => {
+  const failure = downloadToFile(`${base}/to-http`, path.join(dir, 'r'), 5000);
+  await expect(failure).rejects.toMatchObject({
+    code: 'input_not_found',
+    message: '[input_not_found] The input redirects to a http URL; only https is followed, at most 5 times.',
+  });
 });
