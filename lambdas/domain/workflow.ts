@@ -35,7 +35,7 @@ import type {
   Workflow,
 } from './ports';
 import type { Provider } from './provider';
-import { jobOutputPrefix } from './publish';
+import { discardOutputs, jobOutputPrefix } from './publish';
 import { releaseOwnSlot } from './slots';
 
 /**
@@ -340,6 +340,11 @@ const steps: Record<StepName, (deps: WorkflowDeps, event: StepEvent) => Promise<
 
   async fail(deps, event) {
     const job = await loadJob(deps, event.jobId);
+    // Also on a retry whose first try failed the job but stopped before its outputs were gone.
+    if (job.status === 'failed') {
+      await discardOutputs(deps.outputs, job);
+      return null;
+    }
     if (isTerminal(job.status) || job.status === 'needs_review') return null;
     const error = jobErrorOf(event.error);
     if (unresolvedSubmission(job)) {
@@ -369,7 +374,11 @@ const steps: Record<StepName, (deps: WorkflowDeps, event: StepEvent) => Promise<
       { status: 'failed', error, finishedAt: now.toISOString() },
       now,
     );
-    if (failed) deps.observe?.({ kind: 'finished', jobType: job.type, status: 'failed' });
+    if (failed) {
+      deps.observe?.({ kind: 'finished', jobType: job.type, status: 'failed' });
+      // A failed job leaves no partial outputs behind (a stream, chunks, a transcript half written).
+      await discardOutputs(deps.outputs, job);
+    }
     return null;
   },
 

@@ -50,8 +50,12 @@ export type ResourceEnvKey =
 export type TableAccess = 'getItem' | 'itemReadWrite' | 'read' | 'readWrite';
 /** What a function may do with a queue: `send` messages, or `consume` them. */
 export type QueueAccess = 'send' | 'consume';
-/** What a function may do with a bucket's objects: `read` (GetObject) or `readWrite` (GetObject, PutObject). */
-export type BucketAccess = 'read' | 'readWrite';
+/**
+ * What a function may do with a bucket's objects: `read` (GetObject),
+ * `readWrite` (GetObject, PutObject) or `readWriteDelete` (those, DeleteObject,
+ * and ListBucket on the bucket: deleting by prefix lists the keys first).
+ */
+export type BucketAccess = 'read' | 'readWrite' | 'readWriteDelete';
 
 /** Environment variables ProjectFunction sets itself; `environment` may not override them. */
 const OWN_ENV_PREFIXES = ['POWERTOOLS_', 'NODE_OPTIONS'] as const;
@@ -314,8 +318,17 @@ export class ProjectFunction extends Construct implements IGrantable {
 
   /** Grants `access` to the objects of `bucket` and sets the handler's `resourceEnv[key]` to its name. */
   public useBucket(key: BucketEnvKey, bucket: IBucket, access: BucketAccess): this {
-    const actions = access === 'read' ? ['s3:GetObject'] : ['s3:GetObject', 's3:PutObject'];
+    const actions = {
+      read: ['s3:GetObject'],
+      readWrite: ['s3:GetObject', 's3:PutObject'],
+      readWriteDelete: ['s3:GetObject', 's3:PutObject', 's3:DeleteObject'],
+    }[access];
     this.role.addToPrincipalPolicy(new PolicyStatement({ actions, resources: [bucket.arnForObjects('*')] }));
+    if (access === 'readWriteDelete') {
+      this.role.addToPrincipalPolicy(
+        new PolicyStatement({ actions: ['s3:ListBucket'], resources: [bucket.bucketArn] }),
+      );
+    }
     if (bucket.encryptionKey) {
       if (access === 'read') bucket.encryptionKey.grantDecrypt(this.role);
       else bucket.encryptionKey.grantEncryptDecrypt(this.role);
