@@ -237,6 +237,13 @@ export const jobQueueEnv = (provider: string): string =>
     ? resourceEnv.jobQueueUrl
     : `${resourceEnv.jobQueueUrl}_${providerEnvSuffix(provider)}`;
 
+/**
+ * The environment through which a Fargate compute task learns its step and
+ * job: the `ecs:runTask.sync` state sets them as container overrides, the
+ * task's entrypoint reads them.
+ */
+export const computeTaskEnv = { step: 'COMPUTE_STEP', jobId: 'COMPUTE_JOB_ID' } as const;
+
 /** What the authorizer hands the api handler in `requestContext.authorizer`. */
 export interface AuthorizerContext {
   readonly tenantId: string;

@@ -24,6 +24,18 @@ export const LOG_RETENTION_DAYS = [
  */
 export const MAX_PRESIGNED_URL_TTL_SECONDS = 12 * 3600;
 
+/** The CPU sizes of a Fargate task, in CPU units, and the memory each allows (MiB). */
+const FARGATE_CPU = [256, 512, 1024, 2048, 4096, 8192, 16384] as const;
+const FARGATE_MEMORY_MB: Readonly<Record<number, readonly [number, number]>> = {
+  256: [512, 2048],
+  512: [1024, 4096],
+  1024: [2048, 8192],
+  2048: [4096, 16_384],
+  4096: [8192, 30_720],
+  8192: [16_384, 61_440],
+  16384: [32_768, 122_880],
+};
+
 const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 const flag = z.enum(['0', '1', 'true', 'false']).transform((v) => v === '1' || v === 'true');
 
@@ -212,6 +224,86 @@ const fields = {
     default: 50,
     doc: 'most jobs one POST /v1/admin/jobs/replay looks at (replays or refuses); the rest are left to the nextCursor its answer carries',
   },
+  transcribeChunkSeconds: {
+    env: 'TRANSCRIBE_CHUNK_SECONDS',
+    schema: int(10, 7200),
+    default: 600,
+    doc: 'audio.publish: length of the pieces a recording is cut into for transcription, one provider submission (and slot) each',
+  },
+  publishRenditionsKbps: {
+    env: 'PUBLISH_RENDITIONS_KBPS',
+    schema: z
+      .string()
+      .regex(/^\d{2,3}(,\d{2,3})*$/, 'must be bit rates in kbit/s separated by commas, such as 64,128')
+      .refine((value) => {
+        const rates = value.split(',').map(Number);
+        return new Set(rates).size === rates.length && rates.every((rate) => rate >= 16 && rate <= 320);
+      }, 'must list distinct bit rates from 16 to 320 kbit/s'),
+    default: '64,128',
+    doc: 'audio.publish: the AAC renditions of the HLS stream, in kbit/s',
+  },
+  publishSegmentSeconds: {
+    env: 'PUBLISH_SEGMENT_SECONDS',
+    schema: int(1, 30),
+    default: 6,
+    doc: 'audio.publish: target length of an HLS segment',
+  },
+  publishMaxDurationSeconds: {
+    env: 'PUBLISH_MAX_DURATION_SECONDS',
+    schema: int(1, 86_400),
+    default: 6 * 3600,
+    doc: 'audio.publish: longest recording accepted; a longer one fails as input_too_long before anything is charged',
+  },
+  computeLambdaMaxAudioSeconds: {
+    env: 'COMPUTE_LAMBDA_MAX_AUDIO_SECONDS',
+    schema: int(0, 86_400),
+    default: 2 * 3600,
+    doc: 'audio.publish: longest recording whose compute steps run on Lambda; a longer one runs on Fargate',
+  },
+  computeMemoryMb: {
+    env: 'COMPUTE_MEMORY_MB',
+    schema: int(512, 10_240),
+    default: 3008,
+    doc: 'memory of the compute function (Lambda gives CPU in proportion: about 2 vCPUs at 3008 MB)',
+  },
+  computeEphemeralStorageMb: {
+    env: 'COMPUTE_EPHEMERAL_STORAGE_MB',
+    schema: int(512, 10_240),
+    default: 4096,
+    doc: "the compute function's /tmp, which holds the input, its chunks and the stream while they are uploaded",
+  },
+  computeTimeoutSeconds: {
+    env: 'COMPUTE_TIMEOUT_SECONDS',
+    schema: int(60, 900),
+    default: 900,
+    doc: 'timeout of one compute step on Lambda (its most: 15 minutes)',
+  },
+  computeConcurrency: {
+    env: 'COMPUTE_CONCURRENCY',
+    schema: int(1, 1000),
+    default: 10,
+    doc: 'compute steps running at once on Lambda (reserved concurrency), so a burst of uploads cannot take the account’s whole concurrency',
+  },
+  computeFargateCpu: {
+    env: 'COMPUTE_FARGATE_CPU',
+    schema: z.coerce.number().refine((v) => FARGATE_CPU.includes(v as (typeof FARGATE_CPU)[number]), {
+      message: `must be one of ${FARGATE_CPU.join(', ')}`,
+    }),
+    default: 2048,
+    doc: 'CPU units (1024 = one vCPU) of the Fargate task that runs compute steps too long for Lambda',
+  },
+  computeFargateMemoryMb: {
+    env: 'COMPUTE_FARGATE_MEMORY_MB',
+    schema: int(512, 122_880),
+    default: 8192,
+    doc: 'memory of the Fargate compute task, within what Fargate allows for its CPU',
+  },
+  computeFargateStorageGib: {
+    env: 'COMPUTE_FARGATE_STORAGE_GIB',
+    schema: int(21, 200),
+    default: 50,
+    doc: "the Fargate compute task's ephemeral storage, which holds a long recording, its chunks and its stream",
+  },
   allowPrivateWebhooks: {
     env: 'ALLOW_PRIVATE_WEBHOOKS',
     schema: flag,
@@ -314,6 +406,21 @@ export function loadSettings(env: Readonly<Record<string, string | undefined>>):
     // Step Functions requires a task's heartbeat to be shorter than its timeout.
     problems.push(
       `AWAIT_HEARTBEAT_SECONDS (${settings.awaitHeartbeatSeconds}) must be shorter than JOB_TIMEOUT_MS (${settings.jobTimeoutMs} ms)`,
+    );
+  }
+  if (problems.length === 0 && settings.computeLambdaMaxAudioSeconds > settings.publishMaxDurationSeconds) {
+    problems.push(
+      `COMPUTE_LAMBDA_MAX_AUDIO_SECONDS (${settings.computeLambdaMaxAudioSeconds}) must not exceed PUBLISH_MAX_DURATION_SECONDS (${settings.publishMaxDurationSeconds})`,
+    );
+  }
+  const fargateMemory = FARGATE_MEMORY_MB[settings.computeFargateCpu];
+  if (
+    problems.length === 0 &&
+    fargateMemory &&
+    (settings.computeFargateMemoryMb < fargateMemory[0] || settings.computeFargateMemoryMb > fargateMemory[1])
+  ) {
+    problems.push(
+      `COMPUTE_FARGATE_MEMORY_MB (${settings.computeFargateMemoryMb}) must be from ${fargateMemory[0]} to ${fargateMemory[1]} with COMPUTE_FARGATE_CPU ${settings.computeFargateCpu}`,
     );
   }
   if (problems.length > 0) throw new SettingsError(problems);
@@ -449,3 +556,10 @@ export const bodyLimits = {
   multipartBytes: ((LAMBDA_SYNC_REQUEST_BYTES - 256 * 1024) / 4) * 3,
   fileBytes: 4 * 1024 * 1024,
 } as const;
+
+/** The AAC renditions of a published stream, in kbit/s, lowest first (the master playlist's order). */
+export const publishRenditionsKbps = (settings: Pick<Settings, 'publishRenditionsKbps'>): number[] =>
+  settings.publishRenditionsKbps
+    .split(',')
+    .map(Number)
+    .sort((a, b) => a - b);

@@ -1,24 +1,14 @@
 import { z } from 'zod';
 import {
-  httpsUrl,
-  languageTag,
+  audioSourceInput,
   type Transcript,
   transcriptOutput,
   transcriptResult,
   transcriptSchema,
-  uploadRef,
 } from './common';
 import { defineJobType, OutputInvalidError } from './job-type';
 
-const input = z
-  .strictObject({
-    audioUrl: httpsUrl.optional(),
-    audioRef: uploadRef.optional(),
-    language: languageTag.optional(),
-  })
-  .refine((value) => (value.audioUrl === undefined) !== (value.audioRef === undefined), {
-    message: 'exactly one of audioUrl or audioRef is required',
-  });
+const input = audioSourceInput;
 
 /** Deepgram's pre-recorded response, as far as a transcript needs it. */
 const deepgramResponse = z.object({

@@ -17,6 +17,17 @@ export const languageTag = z
   .string()
   .regex(/^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$/, 'must be a BCP 47 language tag such as en or pt-BR');
 
+/** A recording to work on: an upload or an https URL, exactly one; and its language, if known. */
+export const audioSourceInput = z
+  .strictObject({
+    audioUrl: httpsUrl.optional(),
+    audioRef: uploadRef.optional(),
+    language: languageTag.optional(),
+  })
+  .refine((value) => (value.audioUrl === undefined) !== (value.audioRef === undefined), {
+    message: 'exactly one of audioUrl or audioRef is required',
+  });
+
 /** Characters of a transcript kept on the job itself; the whole transcript is behind `transcriptUrl`. */
 export const TRANSCRIPT_PREVIEW_CHARS = 500;
 

@@ -1,4 +1,10 @@
-import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import {
+  DeleteObjectsCommand,
+  GetObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  type S3Client,
+} from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { OutputStore } from '../domain/ports';
 import { isMissing } from './s3-input-store';
@@ -24,6 +30,36 @@ export class S3OutputStore implements OutputStore {
       if ((error as { name?: string }).name === 'NoSuchKey' || isMissing(error)) return undefined;
       throw error;
     }
+  }
+
+  /**
+   * A page of the listing (at most 1,000 keys) is deleted with one
+   * DeleteObjects, which takes as many; a key that failed to go fails the
+   * call, so a retry deletes what is left.
+   */
+  async deleteOutputs(prefix: string): Promise<number> {
+    if (prefix === '') throw new RangeError('Refusing to delete every output: the prefix is empty.');
+    let deleted = 0;
+    let token: string | undefined;
+    do {
+      const page = await this.client.send(
+        new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, ContinuationToken: token }),
+      );
+      const keys = (page.Contents ?? []).flatMap(({ Key }) => (Key ? [{ Key }] : []));
+      if (keys.length > 0) {
+        const { Errors } = await this.client.send(
+          new DeleteObjectsCommand({ Bucket: this.bucket, Delete: { Objects: keys, Quiet: true } }),
+        );
+        if (Errors && Errors.length > 0) {
+          throw new Error(
+            `${Errors.length} outputs under ${prefix} could not be deleted (first: ${Errors[0]?.Key}: ${Errors[0]?.Code}).`,
+          );
+        }
+        deleted += keys.length;
+      }
+      token = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (token);
+    return deleted;
   }
 
   async outputUrl(key: string): Promise<string> {

@@ -328,6 +328,8 @@ export interface OutputStore {
   outputUrl(key: string): Promise<string>;
   /** A stored output's bytes, or undefined if there is none. */
   getOutput(key: string): Promise<Uint8Array | undefined>;
+  /** Deletes every output whose key starts with `prefix`; answers how many there were. */
+  deleteOutputs(prefix: string): Promise<number>;
 }
 
 export interface EnqueueOptions {

@@ -35,6 +35,7 @@ import type {
   Workflow,
 } from './ports';
 import type { Provider } from './provider';
+import { discardOutputs, jobOutputPrefix } from './publish';
 import { releaseOwnSlot } from './slots';
 
 /**
@@ -339,6 +340,11 @@ const steps: Record<StepName, (deps: WorkflowDeps, event: StepEvent) => Promise<
 
   async fail(deps, event) {
     const job = await loadJob(deps, event.jobId);
+    // Also on a retry whose first try failed the job but stopped before its outputs were gone.
+    if (job.status === 'failed') {
+      await discardOutputs(deps.outputs, job);
+      return null;
+    }
     if (isTerminal(job.status) || job.status === 'needs_review') return null;
     const error = jobErrorOf(event.error);
     if (unresolvedSubmission(job)) {
@@ -368,7 +374,11 @@ const steps: Record<StepName, (deps: WorkflowDeps, event: StepEvent) => Promise<
       { status: 'failed', error, finishedAt: now.toISOString() },
       now,
     );
-    if (failed) deps.observe?.({ kind: 'finished', jobType: job.type, status: 'failed' });
+    if (failed) {
+      deps.observe?.({ kind: 'finished', jobType: job.type, status: 'failed' });
+      // A failed job leaves no partial outputs behind (a stream, chunks, a transcript half written).
+      await discardOutputs(deps.outputs, job);
+    }
     return null;
   },
 
@@ -584,10 +594,10 @@ async function storeOutput(
   job: Job,
   output: JobOutput,
 ): Promise<Record<string, unknown>> {
-  const prefix = `outputs/${encodeURIComponent(job.tenantId)}/${job.id}`;
+  const prefix = jobOutputPrefix(job);
   const result: Record<string, unknown> = { ...output.result };
   for (const file of output.files) {
-    const key = `${prefix}/${file.fileName}`;
+    const key = `${prefix}${file.fileName}`;
     const { content } = file;
     const body =
       'bytes' in content

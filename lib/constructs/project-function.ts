@@ -1,4 +1,4 @@
-import { type Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { type Duration, RemovalPolicy, Size } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import {
   type IGrantable,
@@ -51,8 +51,12 @@ export type ResourceEnvKey =
 export type TableAccess = 'getItem' | 'itemReadWrite' | 'read' | 'readWrite';
 /** What a function may do with a queue: `send` messages, or `consume` them. */
 export type QueueAccess = 'send' | 'consume';
-/** What a function may do with a bucket's objects: `read` (GetObject) or `readWrite` (GetObject, PutObject). */
-export type BucketAccess = 'read' | 'readWrite';
+/**
+ * What a function may do with a bucket's objects: `read` (GetObject),
+ * `readWrite` (GetObject, PutObject) or `readWriteDelete` (those, DeleteObject,
+ * and ListBucket on the bucket: deleting by prefix lists the keys first).
+ */
+export type BucketAccess = 'read' | 'readWrite' | 'readWriteDelete';
 
 /** Environment variables ProjectFunction sets itself; `environment` may not override them. */
 const OWN_ENV_PREFIXES = ['POWERTOOLS_', 'NODE_OPTIONS'] as const;
@@ -78,6 +82,20 @@ export interface ProjectFunctionProps {
    * @default 512
    */
   readonly memorySize?: number;
+
+  /**
+   * Size of the function's `/tmp`, in MB (512 to 10240): a compute step keeps its
+   * input and what it makes there.
+   * @default 512
+   */
+  readonly ephemeralStorageMb?: number;
+
+  /**
+   * Concurrent executions reserved for the function, which also caps them: a
+   * burst of its events cannot take the account's whole concurrency.
+   * @default - none: the function shares the account's unreserved concurrency
+   */
+  readonly reservedConcurrency?: number;
 
   /** Powertools service name: the `service` of every log line, metric and trace of this function. */
   readonly serviceName: string;
@@ -131,6 +149,20 @@ export class ProjectFunction extends Construct implements IGrantable {
         `ProjectFunction ${this.node.path}: memorySize must be an integer from 128 to 10240 MB, got ${memorySize}`,
       );
     }
+    const ephemeralStorageMb = props.ephemeralStorageMb ?? 512;
+    if (!Number.isInteger(ephemeralStorageMb) || ephemeralStorageMb < 512 || ephemeralStorageMb > 10_240) {
+      throw new Error(
+        `ProjectFunction ${this.node.path}: ephemeralStorageMb must be an integer from 512 to 10240 MB, got ${ephemeralStorageMb}`,
+      );
+    }
+    if (
+      props.reservedConcurrency !== undefined &&
+      !(Number.isInteger(props.reservedConcurrency) && props.reservedConcurrency >= 1)
+    ) {
+      throw new Error(
+        `ProjectFunction ${this.node.path}: reservedConcurrency must be a positive integer, got ${props.reservedConcurrency}`,
+      );
+    }
     if (props.serviceName.trim() === '') {
       throw new Error(`ProjectFunction ${this.node.path}: serviceName must not be empty`);
     }
@@ -176,6 +208,12 @@ export class ProjectFunction extends Construct implements IGrantable {
       tracing: Tracing.ACTIVE,
       timeout: props.timeout,
       memorySize,
+      ...(props.ephemeralStorageMb === undefined
+        ? {}
+        : { ephemeralStorageSize: Size.mebibytes(ephemeralStorageMb) }),
+      ...(props.reservedConcurrency === undefined
+        ? {}
+        : { reservedConcurrentExecutions: props.reservedConcurrency }),
       role: this.role,
       logGroup: this.logGroup,
       description: props.description,
@@ -281,8 +319,17 @@ export class ProjectFunction extends Construct implements IGrantable {
 
   /** Grants `access` to the objects of `bucket` and sets the handler's `resourceEnv[key]` to its name. */
   public useBucket(key: BucketEnvKey, bucket: IBucket, access: BucketAccess): this {
-    const actions = access === 'read' ? ['s3:GetObject'] : ['s3:GetObject', 's3:PutObject'];
+    const actions = {
+      read: ['s3:GetObject'],
+      readWrite: ['s3:GetObject', 's3:PutObject'],
+      readWriteDelete: ['s3:GetObject', 's3:PutObject', 's3:DeleteObject'],
+    }[access];
     this.role.addToPrincipalPolicy(new PolicyStatement({ actions, resources: [bucket.arnForObjects('*')] }));
+    if (access === 'readWriteDelete') {
+      this.role.addToPrincipalPolicy(
+        new PolicyStatement({ actions: ['s3:ListBucket'], resources: [bucket.bucketArn] }),
+      );
+    }
     if (bucket.encryptionKey) {
       if (access === 'read') bucket.encryptionKey.grantDecrypt(this.role);
       else bucket.encryptionKey.grantEncryptDecrypt(this.role);

@@ -65,7 +65,7 @@ export class WorkflowSteps extends Construct {
       // The release step hands a freed slot to the job that waited longest, through the dispatcher.
       .useQueue('handOffQueueUrl', props.handOffQueue, 'send')
       .useBucket('inputBucket', props.inputBucket, 'read')
-      .useBucket('outputBucket', props.outputBucket, 'readWrite')
+      .useBucket('outputBucket', props.outputBucket, 'readWriteDelete')
       .useProviderSecrets(props.providerSecrets)
       .useSecret('webhookSecretArn', props.webhookSecret)
       .useUrl('apiBaseUrl', props.apiBaseUrl)

@@ -47,6 +47,16 @@ it('resolves references through the handler environment and derives ARNs from na
   ).resolves.toBe(true);
 });
 
+it("lets the workflow delete a failed job's outputs, and nothing of the inputs", async () => {
+  await expect(allowed('workflow', 's3:ListBucket', 'arn:aws:s3:::longhaul-outputs')).resolves.toBe(true);
+  await expect(
+    allowed('workflow', 's3:DeleteObject', 'arn:aws:s3:::longhaul-outputs/outputs/dev/job_1/hls/master.m3u8'),
+  ).resolves.toBe(true);
+  await expect(
+    allowed('workflow', 's3:DeleteObject', 'arn:aws:s3:::longhaul-inputs/inputs/dev/x'),
+  ).resolves.toBe(false);
+});
+
 it('denies what a role was not granted', async () => {
   await expect(
     allowed('authorizer', 'dynamodb:PutItem', 'arn:aws:dynamodb:us-east-1:000000000000:table/longhaul-jobs'),

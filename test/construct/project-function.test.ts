@@ -140,6 +140,15 @@ describe('props', () => {
     );
   });
 
+  test('rejects a /tmp size or reserved concurrency Lambda does not offer', () => {
+    expect(create({ ephemeralStorageMb: 20_000 })).toThrow(
+      'ProjectFunction Test/Fn: ephemeralStorageMb must be an integer from 512 to 10240 MB, got 20000',
+    );
+    expect(create({ reservedConcurrency: 0 })).toThrow(
+      'ProjectFunction Test/Fn: reservedConcurrency must be a positive integer, got 0',
+    );
+  });
+
   test('rejects an empty service name', () => {
     expect(create({ serviceName: ' ' })).toThrow('ProjectFunction Test/Fn: serviceName must not be empty');
   });

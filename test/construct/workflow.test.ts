@@ -560,7 +560,7 @@ describe('steps function', () => {
     expect(variables.JOB_QUEUE_URL).toBeUndefined();
   });
 
-  test('reads inputs, reads and writes outputs, reads both secrets and sends to the hand-off lane, nothing more', () => {
+  test('reads inputs, reads, writes and deletes outputs, reads both secrets and sends to the hand-off lane, nothing more', () => {
     const statements = policyStatements(template, `${STEPS_PATH}/Role/DefaultPolicy/Resource`);
     const bucketObjects = (path: string) => ({
       'Fn::Join': ['', [{ 'Fn::GetAtt': [logicalIdAt(template, 'AWS::S3::Bucket', path), 'Arn'] }, '/*']],
@@ -573,8 +573,19 @@ describe('steps function', () => {
       },
       {
         Effect: 'Allow',
-        Action: ['s3:GetObject', 's3:PutObject'],
+        Action: ['s3:DeleteObject', 's3:GetObject', 's3:PutObject'],
         Resource: bucketObjects('Longhaul/JobOutputs/OutputBucket/Resource'),
+      },
+      // A failed job's outputs are deleted by prefix, which lists the keys first.
+      {
+        Effect: 'Allow',
+        Action: 's3:ListBucket',
+        Resource: {
+          'Fn::GetAtt': [
+            logicalIdAt(template, 'AWS::S3::Bucket', 'Longhaul/JobOutputs/OutputBucket/Resource'),
+            'Arn',
+          ],
+        },
       },
     ]);
     const [reads] = statementsFor(statements, 'secretsmanager');

@@ -1,4 +1,5 @@
-import { S3Client } from '@aws-sdk/client-s3';
+import { DeleteObjectsCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { mockClient } from 'aws-sdk-client-mock';
 import { S3OutputStore, signedUrlLifetimeSeconds } from '../../lambdas/adapters/s3-output-store';
 
 /** The lifetime a presigned URL claims, from its X-Amz-Expires. */
@@ -48,5 +49,51 @@ describe('signedUrlLifetimeSeconds', () => {
     expect(
       signedUrlLifetimeSeconds(ttl, expiresAt === undefined ? undefined : new Date(expiresAt), now),
     ).toBe(expected);
+  });
+});
+
+describe('S3OutputStore.deleteOutputs', () => {
+  const s3 = mockClient(S3Client);
+  const store = new S3OutputStore(new S3Client({ region: 'us-east-1' }), 'outputs', 3600);
+  beforeEach(() => s3.reset());
+
+  it('deletes every page of keys under the prefix, one DeleteObjects per page', async () => {
+    s3.on(ListObjectsV2Command, { ContinuationToken: undefined }).resolves({
+      Contents: [{ Key: 'outputs/t/job_1/a' }, { Key: 'outputs/t/job_1/b' }],
+      IsTruncated: true,
+      NextContinuationToken: 'page-2',
+    });
+    s3.on(ListObjectsV2Command, { ContinuationToken: 'page-2' }).resolves({
+      Contents: [{ Key: 'outputs/t/job_1/c' }],
+      IsTruncated: false,
+    });
+    s3.on(DeleteObjectsCommand).resolves({});
+
+    await expect(store.deleteOutputs('outputs/t/job_1/')).resolves.toBe(3);
+
+    expect(s3.commandCalls(ListObjectsV2Command).map((call) => call.args[0].input)).toEqual([
+      { Bucket: 'outputs', Prefix: 'outputs/t/job_1/', ContinuationToken: undefined },
+      { Bucket: 'outputs', Prefix: 'outputs/t/job_1/', ContinuationToken: 'page-2' },
+    ]);
+    expect(s3.commandCalls(DeleteObjectsCommand).map((call) => call.args[0].input)).toEqual([
+      {
+        Bucket: 'outputs',
+        Delete: { Objects: [{ Key: 'outputs/t/job_1/a' }, { Key: 'outputs/t/job_1/b' }], Quiet: true },
+      },
+      { Bucket: 'outputs', Delete: { Objects: [{ Key: 'outputs/t/job_1/c' }], Quiet: true } },
+    ]);
+  });
+
+  it('fails when a key could not be deleted, so a retry deletes what is left', async () => {
+    s3.on(ListObjectsV2Command).resolves({ Contents: [{ Key: 'outputs/t/job_1/a' }] });
+    s3.on(DeleteObjectsCommand).resolves({ Errors: [{ Key: 'outputs/t/job_1/a', Code: 'AccessDenied' }] });
+    await expect(store.deleteOutputs('outputs/t/job_1/')).rejects.toThrow(
+      '1 outputs under outputs/t/job_1/ could not be deleted (first: outputs/t/job_1/a: AccessDenied).',
+    );
+  });
+
+  it('refuses an empty prefix, which would delete every job’s outputs', async () => {
+    await expect(store.deleteOutputs('')).rejects.toThrow(RangeError);
+    expect(s3.calls()).toHaveLength(0);
   });
 });

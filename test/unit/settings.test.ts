@@ -1,6 +1,7 @@
 import {
   defaultSettings,
   loadSettings,
+  publishRenditionsKbps,
   queueVisibilityTimeoutSeconds,
   SettingsError,
   settingsEnvironment,
@@ -72,6 +73,48 @@ describe('loadSettings', () => {
       expect(() => loadSettings({ [name]: '43201' })).toThrow(new RegExp(`${name}="43201": .*43200`));
     },
   );
+
+  it('gives audio.publish its media defaults: 600 s chunks, 64 and 128 kbit/s renditions, 6 s segments', () => {
+    expect(defaultSettings).toMatchObject({
+      transcribeChunkSeconds: 600,
+      publishSegmentSeconds: 6,
+      computeTimeoutSeconds: 900,
+    });
+    expect(publishRenditionsKbps(defaultSettings)).toEqual([64, 128]);
+    expect(publishRenditionsKbps(loadSettings({ PUBLISH_RENDITIONS_KBPS: '192,48' }))).toEqual([48, 192]);
+  });
+
+  it.each(['64,64', '8', '64;128', '64,400', ''])('refuses the renditions %j unless empty', (value) => {
+    if (value === '') {
+      expect(loadSettings({ PUBLISH_RENDITIONS_KBPS: value }).publishRenditionsKbps).toBe('64,128');
+    } else {
+      expect(() => loadSettings({ PUBLISH_RENDITIONS_KBPS: value })).toThrow(
+        /^[\s\S]*PUBLISH_RENDITIONS_KBPS=/,
+      );
+    }
+  });
+
+  it('refuses a Lambda threshold above the longest recording accepted', () => {
+    expect(() =>
+      loadSettings({ PUBLISH_MAX_DURATION_SECONDS: '3600', COMPUTE_LAMBDA_MAX_AUDIO_SECONDS: '3601' }),
+    ).toThrow(
+      /COMPUTE_LAMBDA_MAX_AUDIO_SECONDS \(3601\) must not exceed PUBLISH_MAX_DURATION_SECONDS \(3600\)/,
+    );
+    expect(() => loadSettings({ COMPUTE_TIMEOUT_SECONDS: '901' })).toThrow(/COMPUTE_TIMEOUT_SECONDS="901"/);
+  });
+
+  it('refuses a Fargate memory its CPU size does not allow', () => {
+    expect(loadSettings({ COMPUTE_FARGATE_CPU: '1024', COMPUTE_FARGATE_MEMORY_MB: '8192' })).toMatchObject({
+      computeFargateCpu: 1024,
+      computeFargateMemoryMb: 8192,
+    });
+    expect(() => loadSettings({ COMPUTE_FARGATE_CPU: '1024', COMPUTE_FARGATE_MEMORY_MB: '8193' })).toThrow(
+      /COMPUTE_FARGATE_MEMORY_MB \(8193\) must be from 2048 to 8192 with COMPUTE_FARGATE_CPU 1024/,
+    );
+    expect(() => loadSettings({ COMPUTE_FARGATE_CPU: '3000' })).toThrow(
+      /COMPUTE_FARGATE_CPU="3000": must be one of 256/,
+    );
+  });
 
   it('round-trips through the environment handed to functions', () => {
     const settings = loadSettings({ MAX_IN_FLIGHT: '3', RECONCILE_SCHEDULE: 'rate(5 minutes)' });

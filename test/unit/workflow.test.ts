@@ -602,6 +602,32 @@ describe('a job the provider accepted', () => {
     expect(await deps.slots.holders()).toEqual([]);
   });
 
+  it("deletes a failed job's outputs, also on a retry, and no other job's", async () => {
+    const { step, current, deps, job } = setup({ job: { status: 'running' } });
+    const outputs = deps.outputs as MemoryOutputs;
+    const mine = `outputs/acme/${job.id}/hls/master.m3u8`;
+    const others = `outputs/acme/${job.id}x/transcript.json`;
+    await outputs.putOutput(mine, '#EXTM3U', 'application/vnd.apple.mpegurl');
+    await outputs.putOutput(others, '{}', 'application/json');
+
+    await step('fail', { error: { Error: 'InvalidJobInput', Cause: '[input_invalid] not audio' } });
+    expect(current()).toMatchObject({ status: 'failed', error: { code: 'input_invalid' } });
+    expect([...outputs.objects.keys()]).toEqual([others]);
+
+    await outputs.putOutput(mine, '#EXTM3U', 'application/vnd.apple.mpegurl');
+    await step('fail', { error: { Error: 'InvalidJobInput', Cause: '[input_invalid] not audio' } });
+    expect([...outputs.objects.keys()]).toEqual([others]);
+  });
+
+  it('keeps the outputs of a job that goes to review instead of failing', async () => {
+    const { step, current, deps, job } = setup({ job: { status: 'running', providerJobId: 'gen_1' } });
+    const outputs = deps.outputs as MemoryOutputs;
+    await outputs.putOutput(`outputs/acme/${job.id}/transcript.json`, '{}', 'application/json');
+    await step('fail', { error: { Error: 'States.Timeout' } });
+    expect(current().status).toBe('needs_review');
+    expect(outputs.objects.size).toBe(1);
+  });
+
   it('is not checked again by a restarted run, whose presigned input may have expired', async () => {
     const { step, deps } = setup({
       job: {

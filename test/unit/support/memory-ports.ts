@@ -302,6 +302,11 @@ export class MemoryOutputs implements OutputStore {
     if (!object) return undefined;
     return typeof object.body === 'string' ? new TextEncoder().encode(object.body) : object.body;
   }
+  async deleteOutputs(prefix: string) {
+    const keys = [...this.objects.keys()].filter((key) => key.startsWith(prefix));
+    for (const key of keys) this.objects.delete(key);
+    return keys.length;
+  }
 }
 
 export class MemorySlots implements SlotPool {

@@ -1,0 +1,162 @@
+import { chunkWordsFromDeepgram } from '../../config/job-types/audio-publish';
+import { OutputInvalidError } from '../../config/job-types/job-type';
+import { InvalidJobInputError } from './errors';
+import { type Job, providerKeyOf } from './job';
+import type { JobStore, OutputStore } from './ports';
+import {
+  indexStep,
+  jobOutputPrefix,
+  type PublishDeps,
+  type PublishJob,
+  probeStep,
+  type StoredChunk,
+  splitStep,
+  transcodeStep,
+} from './publish';
+import type { ChunkTranscript } from './transcript';
+
+/**
+ * One entrypoint for the compute steps, whichever compute runs them: the
+ * compute Lambda calls it with the state's payload and answers the result;
+ * the Fargate task (an `ecs:runTask.sync` state, whose output is the ECS
+ * task's description, not the container's answer) calls it with the same
+ * event from its environment. Both record the outcome under the job
+ * (`compute/<step>.json`), so the state after a Fargate task reads it back
+ * with `collectComputeOutcome`, and so the steps pass keys to each other,
+ * never payloads that could outgrow Step Functions' 256 KiB.
+ */
+
+export const COMPUTE_STEPS = ['probe', 'transcode', 'split', 'index'] as const;
+export type ComputeStep = (typeof COMPUTE_STEPS)[number];
+
+export interface ComputeEvent {
+  readonly step: ComputeStep;
+  readonly jobId: string;
+}
+
+export interface ComputeDeps extends PublishDeps {
+  readonly store: Pick<JobStore, 'get'>;
+}
+
+/** A step's outcome as recorded: its result, or the error it ended with. */
+export type ComputeOutcome =
+  | { readonly ok: true; readonly result: unknown }
+  | {
+      readonly ok: false;
+      readonly error: { readonly name: string; readonly message: string; readonly code?: string };
+    };
+
+/** Where a step's outcome is kept. */
+export const computeOutcomeKey = (job: Pick<Job, 'id' | 'tenantId'>, step: ComputeStep): string =>
+  `${jobOutputPrefix(job)}compute/${step}.json`;
+
+/** Where the provider's transcript of one chunk is kept, for the index step. */
+export const chunkTranscriptKey = (job: Pick<Job, 'id' | 'tenantId'>, index: number): string =>
+  `${jobOutputPrefix(job)}transcripts/chunk-${index}.json`;
+
+/** The job went away (expired, deleted): a compute step has nothing to do. */
+export class ComputeJobMissingError extends Error {
+  override readonly name = 'JobSettled';
+}
+
+/** Runs one compute step of a job and records its outcome; throws what the step threw, after recording it. */
+export async function runComputeStep(deps: ComputeDeps, event: ComputeEvent): Promise<unknown> {
+  const job = await deps.store.get(event.jobId);
+  if (!job) throw new ComputeJobMissingError(`Job ${event.jobId} no longer exists.`);
+  const key = computeOutcomeKey(job, event.step);
+  let outcome: ComputeOutcome;
+  try {
+    outcome = { ok: true, result: await STEPS[event.step](deps, job) };
+  } catch (error) {
+    const failure = error as Error & { code?: unknown };
+    outcome = {
+      ok: false,
+      error: {
+        name: failure.name,
+        message: failure.message,
+        ...(typeof failure.code === 'string' ? { code: failure.code } : {}),
+      },
+    };
+    await deps.outputs.putOutput(key, JSON.stringify(outcome), 'application/json');
+    throw error;
+  }
+  await deps.outputs.putOutput(key, JSON.stringify(outcome), 'application/json');
+  return outcome.result;
+}
+
+/**
+ * A step's recorded outcome as its own answer: the result, or the error it
+ * ended with, raised again under its name so the state machine's Retry and
+ * Catch treat a step that ran on Fargate as one that ran on Lambda.
+ */
+export async function collectComputeOutcome(
+  deps: { readonly store: Pick<JobStore, 'get'>; readonly outputs: Pick<OutputStore, 'getOutput'> },
+  event: ComputeEvent,
+): Promise<unknown> {
+  const job = await deps.store.get(event.jobId);
+  if (!job) throw new ComputeJobMissingError(`Job ${event.jobId} no longer exists.`);
+  const bytes = await deps.outputs.getOutput(computeOutcomeKey(job, event.step));
+  // A task that stopped before recording anything (killed, out of memory): a retry runs the step again.
+  if (!bytes)
+    throw new ComputeOutcomeMissingError(`The ${event.step} step of ${job.id} recorded no outcome.`);
+  const outcome = JSON.parse(new TextDecoder().decode(bytes)) as ComputeOutcome;
+  if (outcome.ok) return outcome.result;
+  throw recordedError(outcome.error);
+}
+
+/** A compute task ended without recording an outcome. */
+export class ComputeOutcomeMissingError extends Error {
+  override readonly name = 'ComputeOutcomeMissing';
+}
+
+function recordedError(error: { name: string; message: string; code?: string }): Error {
+  const raised =
+    error.name === 'InvalidJobInput' && error.code
+      ? new InvalidJobInputError(error.message, error.code)
+      : Object.assign(new Error(error.message), { name: error.name });
+  return raised;
+}
+
+/** A chunk's words; a transcript without any fails the job as `output_invalid`, as a single submission's would. */
+function chunkWords(index: number, raw: unknown): ReturnType<typeof chunkWordsFromDeepgram> {
+  try {
+    return chunkWordsFromDeepgram(raw);
+  } catch (error) {
+    if (!(error instanceof OutputInvalidError)) throw error;
+    throw new InvalidJobInputError(
+      `[output_invalid] The provider returned an unusable transcript of chunk ${index}: ${error.message}`,
+      'output_invalid',
+    );
+  }
+}
+
+const publishJobOf = (job: Job): PublishJob => ({
+  id: job.id,
+  tenantId: job.tenantId,
+  input: {
+    ...(typeof job.input.audioUrl === 'string' ? { audioUrl: job.input.audioUrl } : {}),
+    ...(typeof job.input.audioRef === 'string' ? { audioRef: job.input.audioRef } : {}),
+  },
+});
+
+const STEPS: Record<ComputeStep, (deps: ComputeDeps, job: Job) => Promise<unknown>> = {
+  probe: (deps, job) => probeStep(deps, publishJobOf(job)),
+  transcode: (deps, job) => transcodeStep(deps, publishJobOf(job)),
+  // Chunk keys derive from the job's provider key, which an operator's requeue renews: a requeued
+  // job's chunks are new submissions, as a requeued job's single submission is.
+  split: (deps, job) => splitStep(deps, publishJobOf(job), providerKeyOf(job)),
+  async index(deps, job) {
+    const split = await collectComputeOutcome(deps, { step: 'split', jobId: job.id });
+    const chunks: ChunkTranscript[] = [];
+    let heard: string | undefined;
+    for (const chunk of split as StoredChunk[]) {
+      const bytes = await deps.outputs.getOutput(chunkTranscriptKey(job, chunk.index));
+      if (!bytes) throw new Error(`Chunk ${chunk.index} of ${job.id} has no transcript.`);
+      const { words, language } = chunkWords(chunk.index, JSON.parse(new TextDecoder().decode(bytes)));
+      heard ??= language;
+      chunks.push({ offsetSeconds: chunk.offsetSeconds, words });
+    }
+    const language = typeof job.input.language === 'string' ? job.input.language : (heard ?? 'und');
+    return indexStep(deps.outputs, job, chunks, language);
+  },
+};

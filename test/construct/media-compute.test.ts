@@ -1,0 +1,153 @@
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { App, Stack } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { AttributeType, Table } from 'aws-cdk-lib/aws-dynamodb';
+import { Bucket } from 'aws-cdk-lib/aws-s3';
+import { DefinitionBody, StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { computeTaskEnv } from '../../config/layout';
+import { loadSettings } from '../../config/settings';
+import { MediaCompute } from '../../lib/constructs/media-compute';
+import { cdkJsonContext, grantsOn, logicalIdAt, policyStatements, SYNTH_TIMEOUT_MS } from './longhaul-app';
+
+jest.setTimeout(SYNTH_TIMEOUT_MS);
+
+/** The compute places of audio.publish, in a small stack of their own with a state running a step on Fargate. */
+
+const settings = loadSettings({
+  COMPUTE_MEMORY_MB: '4096',
+  COMPUTE_EPHEMERAL_STORAGE_MB: '6144',
+  COMPUTE_TIMEOUT_SECONDS: '600',
+  COMPUTE_CONCURRENCY: '7',
+  COMPUTE_FARGATE_CPU: '4096',
+  COMPUTE_FARGATE_MEMORY_MB: '16384',
+  COMPUTE_FARGATE_STORAGE_GIB: '80',
+});
+
+let app: App;
+let stack: Stack;
+let template: Template;
+const ids: Record<string, string> = {};
+
+beforeAll(() => {
+  // No bundling: the compute function's bundle is not what these tests read.
+  app = new App({
+    context: {
+      ...cdkJsonContext(),
+      'aws:cdk:enable-path-metadata': true,
+      'aws:cdk:enable-asset-metadata': true,
+      'aws:cdk:bundling-stacks': [],
+    },
+  });
+  stack = new Stack(app, 'Media', { env: { account: '123456789012', region: 'eu-west-1' } });
+  const jobTable = new Table(stack, 'Jobs', { partitionKey: { name: 'pk', type: AttributeType.STRING } });
+  const inputBucket = new Bucket(stack, 'Inputs');
+  const outputBucket = new Bucket(stack, 'Outputs');
+  const compute = new MediaCompute(stack, 'Compute', { settings, jobTable, inputBucket, outputBucket });
+  new StateMachine(stack, 'Workflow', {
+    definitionBody: DefinitionBody.fromChainable(
+      compute.fargateStep(stack, 'transcode-on-fargate', 'transcode'),
+    ),
+  });
+  template = Template.fromStack(stack);
+  ids.jobs = stack.getLogicalId(jobTable.node.defaultChild as never);
+  ids.inputs = stack.getLogicalId(inputBucket.node.defaultChild as never);
+  ids.outputs = stack.getLogicalId(outputBucket.node.defaultChild as never);
+});
+
+test('the compute function is sized and bounded by the settings', () => {
+  template.hasResourceProperties('AWS::Lambda::Function', {
+    Description: 'Longhaul audio.publish compute steps (probe, transcode, split, index) that fit Lambda',
+    MemorySize: 4096,
+    EphemeralStorage: { Size: 6144 },
+    Timeout: 600,
+    ReservedConcurrentExecutions: 7,
+    Architectures: ['arm64'],
+  });
+});
+
+test('the compute function may read its job and inputs and write outputs, nothing more', () => {
+  const statements = policyStatements(template, 'Media/Compute/ComputeFunction/Role/DefaultPolicy/Resource');
+  expect(grantsOn(statements, ids.jobs as string).map(([action]) => action)).toEqual(['dynamodb:GetItem']);
+  expect(grantsOn(statements, ids.inputs as string).map(([action]) => action)).toEqual(['s3:GetObject']);
+  expect(
+    grantsOn(statements, ids.outputs as string)
+      .map(([action]) => action)
+      .sort(),
+  ).toEqual(['s3:GetObject', 's3:PutObject']);
+});
+
+test('the Fargate task is sized by the settings, on arm64, with its image staged but not built', () => {
+  const id = logicalIdAt(template, 'AWS::ECS::TaskDefinition', 'Media/Compute/TaskDefinition/Resource');
+  const task = template.toJSON().Resources[id].Properties;
+  expect(task).toMatchObject({
+    Cpu: '4096',
+    Memory: '16384',
+    EphemeralStorage: { SizeInGiB: 80 },
+    RequiresCompatibilities: ['FARGATE'],
+    RuntimePlatform: { CpuArchitecture: 'ARM64', OperatingSystemFamily: 'LINUX' },
+  });
+  const container = task.ContainerDefinitions[0];
+  const environment = Object.fromEntries(
+    container.Environment.map(({ Name, Value }: { Name: string; Value: unknown }) => [Name, Value]),
+  );
+  expect(environment).toMatchObject({ TRANSCRIBE_CHUNK_SECONDS: '600', COMPUTE_FARGATE_CPU: '4096' });
+  // Synthesis staged the narrowed build context: the Dockerfile and sources, no node_modules.
+  const asset = readdirSync(app.outdir).find(
+    (name) =>
+      name.startsWith('asset.') && existsSync(join(app.outdir, name, 'lambdas', 'compute', 'Dockerfile')),
+  );
+  expect(asset).toBeDefined();
+  const staged = readdirSync(join(app.outdir, asset as string)).sort();
+  expect(staged).toEqual(['config', 'lambdas', 'package-lock.json', 'package.json', 'tsconfig.json']);
+});
+
+test('the task role may read its job and inputs and write outputs, nothing more', () => {
+  const statements = policyStatements(
+    template,
+    'Media/Compute/TaskDefinition/TaskRole/DefaultPolicy/Resource',
+  );
+  expect(grantsOn(statements, ids.jobs as string).map(([action]) => action)).toEqual(['dynamodb:GetItem']);
+  expect(grantsOn(statements, ids.inputs as string).map(([action]) => action)).toEqual(['s3:GetObject']);
+  expect(
+    grantsOn(statements, ids.outputs as string)
+      .map(([action]) => action)
+      .sort(),
+  ).toEqual(['s3:GetObject', 's3:PutObject']);
+  expect(statements.flatMap((s) => [s.Action].flat()).sort()).toEqual([
+    'dynamodb:GetItem',
+    's3:GetObject',
+    's3:GetObject',
+    's3:PutObject',
+  ]);
+});
+
+test('a Fargate step runs the task with ecs:runTask.sync, naming its step and job in the overrides', () => {
+  const id = logicalIdAt(template, 'AWS::StepFunctions::StateMachine', 'Media/Workflow/Resource');
+  // The definition is a Fn::Join of ASL text and references; its text parts, unescaped, name the parameters.
+  const text = JSON.stringify(template.toJSON().Resources[id].Properties.DefinitionString).replace(
+    /\\"/g,
+    '"',
+  );
+  expect(text).toContain(':states:::ecs:runTask.sync');
+  expect(text).toContain(`"Name":"${computeTaskEnv.step}","Value":"transcode"`);
+  expect(text).toContain(`"Name":"${computeTaskEnv.jobId}","Value.$":"$.jobId"`);
+  expect(text).toContain('"AssignPublicIp":"ENABLED"');
+});
+
+test('the task runs in public subnets without a NAT gateway, reaching S3 and DynamoDB through gateway endpoints', () => {
+  template.resourceCountIs('AWS::EC2::NatGateway', 0);
+  template.resourceCountIs('AWS::EC2::VPCEndpoint', 2);
+  template.resourceCountIs('AWS::EC2::FlowLog', 1);
+});
+
+test('AwsSolutions reports nothing in the compute places that is not acknowledged', () => {
+  const compute = stack.node.findChild('Compute');
+  const report = new AwsSolutionsChecks().validateScope(compute);
+  expect(
+    report.violations.flatMap((violation) =>
+      violation.violatingResources.map((resource) => `${violation.ruleName} at ${resource.constructPath}`),
+    ),
+  ).toEqual([]);
+});

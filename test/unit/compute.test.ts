@@ -1,0 +1,169 @@
+import { writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import {
+  type ComputeDeps,
+  ComputeOutcomeMissingError,
+  chunkTranscriptKey,
+  collectComputeOutcome,
+  computeOutcomeKey,
+  runComputeStep,
+} from '../../lambdas/domain/compute';
+import { InvalidJobInputError } from '../../lambdas/domain/errors';
+import { type Job, newJob, providerKeyOf } from '../../lambdas/domain/job';
+import { type AudioChunk, type MediaTools, UndecodableAudioError } from '../../lambdas/domain/media';
+import { MemoryOutputs, MemoryStore } from './support/memory-ports';
+
+/** The one entrypoint of the compute steps, over fake media tools: what it records and what it answers. */
+
+const clock = new Date('2026-05-01T10:00:00.000Z');
+
+function setUp(
+  media: Partial<MediaTools> = {},
+  input: Record<string, unknown> = { audioUrl: 'https://media.example/s.mp3' },
+) {
+  const store = new MemoryStore();
+  const job = newJob(
+    {
+      id: 'job_bbbbbbbbbbbbbbbbbbbbbbbbbb',
+      tenantId: 'acme',
+      type: 'audio.transcribe',
+      input,
+      idempotencyKey: 'k1',
+      fingerprint: 'f1',
+    },
+    clock,
+  ) as Job;
+  store.jobs.set(job.id, job);
+  const outputs = new MemoryOutputs();
+  const deps: ComputeDeps = {
+    store,
+    outputs,
+    media: {
+      probe: async () => ({ durationSeconds: 125, codec: 'mp3', channels: 2, sampleRate: 44_100 }),
+      transcodeToHls: async () => {
+        throw new Error('not used');
+      },
+      splitIntoChunks: async (_file, outDir, chunkSeconds) => {
+        const chunks: AudioChunk[] = [0, 1].map((index) => ({
+          index,
+          path: `${outDir}/chunk-${index}.flac`,
+          offsetSeconds: index * chunkSeconds,
+          durationSeconds: chunkSeconds,
+        }));
+        for (const chunk of chunks) await writeFile(chunk.path, `flac ${chunk.index}`);
+        return chunks;
+      },
+      ...media,
+    },
+    inputs: { downloadUrl: async () => 'https://inputs.example/x' },
+    download: async (_url, file) => writeFile(file, 'audio'),
+    scratchRoot: tmpdir(),
+    plan: {
+      renditionsKbps: [64, 128],
+      segmentSeconds: 6,
+      chunkSeconds: 60,
+      maxDurationSeconds: 3600,
+      lambdaMaxAudioSeconds: 100,
+    },
+    inputUrlTtlSeconds: 900,
+  };
+  return { deps, job, outputs, store };
+}
+
+const outcomeOf = (outputs: MemoryOutputs, key: string) => JSON.parse(String(outputs.objects.get(key)?.body));
+
+const deepgramWords = (words: { word: string; start: number; end: number }[], language?: string) =>
+  JSON.stringify({
+    results: {
+      channels: [
+        { ...(language ? { detected_language: language } : {}), alternatives: [{ transcript: '', words }] },
+      ],
+    },
+  });
+
+describe('runComputeStep', () => {
+  it('answers the step’s result and records it under the job for a Fargate task’s next state', async () => {
+    const { deps, job, outputs } = setUp();
+    const result = await runComputeStep(deps, { step: 'probe', jobId: job.id });
+    expect(result).toEqual({ durationSeconds: 125, codec: 'mp3', channels: 2, compute: 'fargate' });
+    expect(outcomeOf(outputs, computeOutcomeKey(job, 'probe'))).toEqual({ ok: true, result });
+    await expect(collectComputeOutcome(deps, { step: 'probe', jobId: job.id })).resolves.toEqual(result);
+  });
+
+  it('records the error a step ended with, and raises it again by name when collected', async () => {
+    const { deps, job, outputs } = setUp({
+      probe: async () => {
+        throw new UndecodableAudioError('The input is not audio.');
+      },
+    });
+    await expect(runComputeStep(deps, { step: 'probe', jobId: job.id })).rejects.toBeInstanceOf(
+      UndecodableAudioError,
+    );
+    expect(outcomeOf(outputs, computeOutcomeKey(job, 'probe'))).toEqual({
+      ok: false,
+      error: {
+        name: 'InvalidJobInput',
+        message: '[input_invalid] The input is not audio.',
+        code: 'input_invalid',
+      },
+    });
+    const collected = collectComputeOutcome(deps, { step: 'probe', jobId: job.id });
+    await expect(collected).rejects.toBeInstanceOf(InvalidJobInputError);
+    await expect(collected).rejects.toMatchObject({
+      code: 'input_invalid',
+      message: '[input_invalid] The input is not audio.',
+    });
+  });
+
+  it('collects nothing from a task that stopped before recording: the state retries it', async () => {
+    const { deps, job } = setUp();
+    await expect(collectComputeOutcome(deps, { step: 'transcode', jobId: job.id })).rejects.toBeInstanceOf(
+      ComputeOutcomeMissingError,
+    );
+  });
+
+  it('finds nothing to do for a job that no longer exists', async () => {
+    const { deps } = setUp();
+    await expect(runComputeStep(deps, { step: 'probe', jobId: 'job_gone' })).rejects.toMatchObject({
+      name: 'JobSettled',
+    });
+  });
+
+  it('keys the chunks from the job’s provider key, then indexes their transcripts at their offsets', async () => {
+    const { deps, job, outputs } = setUp({}, { audioUrl: 'https://media.example/s.mp3' });
+    const chunks = (await runComputeStep(deps, { step: 'split', jobId: job.id })) as {
+      idempotencyKey: string;
+    }[];
+    expect(chunks.map((c) => c.idempotencyKey)).toEqual(
+      [0, 1].map((i) => `${providerKeyOf(job)}:chunk-${i}`),
+    );
+    await outputs.putOutput(
+      chunkTranscriptKey(job, 1),
+      deepgramWords([{ word: 'amen.', start: 1, end: 1.5 }], 'es'),
+      'application/json',
+    );
+    await outputs.putOutput(
+      chunkTranscriptKey(job, 0),
+      deepgramWords([{ word: 'grace', start: 2, end: 2.5 }], 'es'),
+      'application/json',
+    );
+    const index = (await runComputeStep(deps, { step: 'index', jobId: job.id })) as { transcriptKey: string };
+    const transcript = JSON.parse(String(outputs.objects.get(index.transcriptKey)?.body));
+    expect(transcript).toMatchObject({
+      language: 'es',
+      text: 'grace amen.',
+      passages: [{ start: 2, end: 61.5, text: 'grace amen.' }],
+    });
+  });
+
+  it('fails the index as output_invalid when a chunk’s transcript has no words, naming the chunk', async () => {
+    const { deps, job, outputs } = setUp();
+    await runComputeStep(deps, { step: 'split', jobId: job.id });
+    await outputs.putOutput(chunkTranscriptKey(job, 0), deepgramWords([]), 'application/json');
+    await outputs.putOutput(chunkTranscriptKey(job, 1), '{"results":{}}', 'application/json');
+    await expect(runComputeStep(deps, { step: 'index', jobId: job.id })).rejects.toMatchObject({
+      code: 'output_invalid',
+      message: expect.stringContaining('chunk 1'),
+    });
+  });
+});
