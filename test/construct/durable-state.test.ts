@@ -194,10 +194,10 @@ describe('job queue', () => {
   });
 
   test.each(providerQueues)(
-    'the %s takes new jobs from the api, lost ones from the reconciler and waiting ones from the dispatcher, which alone consumes it',
+    'the %s takes new jobs from the api and from schedule firings, lost ones from the reconciler and waiting ones from the dispatcher, which alone consumes it',
     (_name, path) => {
       const who = servicesActingOn(path);
-      expect(who('sqs:SendMessage')).toEqual(['api', 'dispatch', 'reconcile']);
+      expect(who('sqs:SendMessage')).toEqual(['api', 'dispatch', 'fire', 'reconcile']);
       expect(who('sqs:ReceiveMessage')).toEqual(['dispatch']);
       expect(who('sqs:DeleteMessage')).toEqual(['dispatch']);
     },
@@ -207,7 +207,8 @@ describe('job queue', () => {
     const dlq = logicalIdAt(template, 'AWS::SQS::Queue', 'Longhaul/JobQueue/DeadLetterQueue/Resource');
     const queue = template.toJSON().Resources[dlq];
     expect(queue.Properties).toEqual({ MessageRetentionPeriod: 1_209_600, SqsManagedSseEnabled: true });
-    template.resourceCountIs('AWS::SQS::Queue', PROVIDER_NAMES.length + 2);
+    // One queue per provider, the hand-off queue, this dead-letter queue and the schedule firings' own.
+    template.resourceCountIs('AWS::SQS::Queue', PROVIDER_NAMES.length + 3);
   });
 
   test.each<[name: string, path: string]>([
@@ -241,6 +242,8 @@ describe('job queue', () => {
     // The others, on the age of the oldest message of each queue, are tested with the other alarms in observability.test.ts.
     expect(queueAlarms).toEqual([
       ...[...PROVIDER_NAMES, 'hand-off'].map(() => 'ApproximateAgeOfOldestMessage'),
+      // This dead-letter queue's and the schedule firings' (tested in job-schedules.test.ts).
+      'ApproximateNumberOfMessagesVisible',
       'ApproximateNumberOfMessagesVisible',
     ]);
     template.hasResourceProperties('AWS::CloudWatch::Alarm', {

@@ -110,8 +110,8 @@ test('the only managed policy in the stack is the one of API Gateway’s CloudWa
   ]);
 });
 
-test('there are eleven log groups (six functions, two API access and two API execution logs, the workflow), all with the configured retention', () => {
-  template.resourceCountIs('AWS::Logs::LogGroup', 11);
+test('there are twelve log groups (seven functions, two API access and two API execution logs, the workflow), all with the configured retention', () => {
+  template.resourceCountIs('AWS::Logs::LogGroup', 12);
   template.allResourcesProperties('AWS::Logs::LogGroup', {
     RetentionInDays: defaultSettings.logRetentionDays,
   });

@@ -32,7 +32,7 @@ beforeAll(() => {
 
 test('the handlers get the overridden settings in their environment', () => {
   const functions = Object.values(template.findResources('AWS::Lambda::Function'));
-  expect(functions).toHaveLength(6);
+  expect(functions).toHaveLength(7);
   for (const fn of functions) {
     expect(fn.Properties.Environment.Variables).toEqual(expect.objectContaining(env));
   }

@@ -586,6 +586,8 @@ describe('reading, listing and canceling', () => {
       attempts: 0,
       idempotencyKey: expect.any(String),
       createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+      // Asked to run now, so it was to run when it was created.
+      runAt: read.body?.createdAt,
       updatedAt: expect.any(String),
     });
     expectProblem(await call('GET', '/v1/jobs/job_doesnotexist'), 404, 'not-found');

@@ -167,6 +167,7 @@ describe('cancelJobs', () => {
     ]);
     // Finished statuses' listings are never read.
     expect(deps.store.listings.map((listing) => listing.query.status)).toEqual([
+      'scheduled',
       'queued',
       'running',
       'needs_review',
