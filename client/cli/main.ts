@@ -362,22 +362,8 @@ const scheduleCommands: Record<string, Command> = {
     positionals: ['id'],
     run: async (c) => printSchedule(c, await c.client().getSchedule(id(c), { signal: c.io.signal })),
   },
-  'schedules enable': {
-    summary: 'enable a schedule',
-    usage: 'longhaul schedules enable <id>',
-    options: {},
-    positionals: ['id'],
-    run: async (c) =>
-      printSchedule(c, await c.client().updateSchedule(id(c), { enabled: true }, { signal: c.io.signal })),
-  },
-  'schedules disable': {
-    summary: 'disable a schedule: it creates no job until enabled again',
-    usage: 'longhaul schedules disable <id>',
-    options: {},
-    positionals: ['id'],
-    run: async (c) =>
-      printSchedule(c, await c.client().updateSchedule(id(c), { enabled: false }, { signal: c.io.signal })),
-  },
+  'schedules enable': setScheduleEnabled(true, 'enable a schedule'),
+  'schedules disable': setScheduleEnabled(false, 'disable a schedule: it creates no job until enabled again'),
   'schedules delete': {
     summary: 'delete a schedule (the jobs it created stay)',
     usage: 'longhaul schedules delete <id>',
@@ -406,6 +392,19 @@ const COMMANDS: Readonly<Record<string, Command>> = {
 function formatScheduleLine(schedule: Schedule): string {
   const state = schedule.enabled ? `next ${schedule.nextRunAt ?? 'never'}` : 'disabled';
   return `${schedule.id}  ${schedule.expression} ${schedule.timezone}  ${schedule.job.type}  ${state}\n`;
+}
+
+/** `schedules enable` and `schedules disable`: one PATCH of `enabled`. */
+function setScheduleEnabled(enabled: boolean, summary: string): Command {
+  const verb = enabled ? 'enable' : 'disable';
+  return {
+    summary,
+    usage: `longhaul schedules ${verb} <id>`,
+    options: {},
+    positionals: ['id'],
+    run: async (c) =>
+      printSchedule(c, await c.client().updateSchedule(id(c), { enabled }, { signal: c.io.signal })),
+  };
 }
 
 function printSchedule(c: Context, schedule: Schedule): number {

@@ -227,8 +227,8 @@ function isPrivateHost(hostname: string): boolean {
   return false;
 }
 
-const listJobsQuery = z.strictObject({
-  status: z.enum(JOB_STATUSES, { error: `must be one of ${JOB_STATUSES.join(', ')}` }).optional(),
+/** The query fields of every paged listing: a page of 1 to 100 items (20 by default) after an opaque cursor. */
+export const PAGE_QUERY_FIELDS = {
   limit: z.coerce
     .number({ error: 'must be an integer from 1 to 100' })
     .int('must be an integer from 1 to 100')
@@ -236,6 +236,11 @@ const listJobsQuery = z.strictObject({
     .max(100, 'must be an integer from 1 to 100')
     .default(20),
   cursor: z.string().min(1).max(2048).optional(),
+};
+
+const listJobsQuery = z.strictObject({
+  status: z.enum(JOB_STATUSES, { error: `must be one of ${JOB_STATUSES.join(', ')}` }).optional(),
+  ...PAGE_QUERY_FIELDS,
 });
 export type ListJobsQuery = z.infer<typeof listJobsQuery>;
 

@@ -15,7 +15,13 @@ import {
 } from './errors';
 import { deriveScheduleId, fingerprint } from './idempotency';
 import { type IntakeDeps, type SubmitResult, submitJob } from './intake';
-import { type CreateJobRequest, parseCreateJob, type RequestPolicy, toValidationError } from './requests';
+import {
+  type CreateJobRequest,
+  PAGE_QUERY_FIELDS,
+  parseCreateJob,
+  type RequestPolicy,
+  toValidationError,
+} from './requests';
 
 /**
  * Recurring schedules: a tenant's job template fired on an EventBridge
@@ -167,15 +173,7 @@ export function parseUpdateSchedule(body: unknown): { readonly enabled: boolean 
   return parsed.data;
 }
 
-const listQuery = z.strictObject({
-  limit: z.coerce
-    .number({ error: 'must be an integer from 1 to 100' })
-    .int('must be an integer from 1 to 100')
-    .min(1, 'must be an integer from 1 to 100')
-    .max(100, 'must be an integer from 1 to 100')
-    .default(20),
-  cursor: z.string().min(1).max(2048).optional(),
-});
+const listQuery = z.strictObject(PAGE_QUERY_FIELDS);
 
 export function parseListSchedules(query: Record<string, string | undefined>): z.infer<typeof listQuery> {
   const parsed = listQuery.safeParse(query);
