@@ -394,6 +394,19 @@ function formatScheduleLine(schedule: Schedule): string {
   return `${schedule.id}  ${schedule.expression} ${schedule.timezone}  ${schedule.job.type}  ${state}\n`;
 }
 
+/** The user action a submission is one of: a fresh key, or the one `--idempotency-key` resumes. */
+function userActionOf(
+  client: ReturnType<Context['client']>,
+  values: Context['values'],
+): { readonly action: UserAction; readonly resumeKey: string | undefined } {
+  const resumeKey = typeof values['idempotency-key'] === 'string' ? values['idempotency-key'] : undefined;
+  try {
+    return { action: client.userAction(resumeKey), resumeKey };
+  } catch (error) {
+    throw new UsageError(`--idempotency-key: ${(error as Error).message}`);
+  }
+}
+
 /** `schedules enable` and `schedules disable`: one PATCH of `enabled`. */
 function setScheduleEnabled(enabled: boolean, summary: string): Command {
   const verb = enabled ? 'enable' : 'disable';
@@ -426,13 +439,7 @@ async function createScheduleCommand(c: Context): Promise<number> {
     ...(priority !== undefined ? { priority } : {}),
   } as ScheduledJob;
   const client = c.client();
-  const resumeKey = typeof values['idempotency-key'] === 'string' ? values['idempotency-key'] : undefined;
-  let action: UserAction;
-  try {
-    action = client.userAction(resumeKey);
-  } catch (error) {
-    throw new UsageError(`--idempotency-key: ${(error as Error).message}`);
-  }
+  const { action, resumeKey } = userActionOf(client, values);
   if (!resumeKey) io.stderr.write(`idempotency key: ${action.idempotencyKey}\n`);
   const { schedule, replayed } = await client.createSchedule(
     action,
@@ -941,13 +948,7 @@ async function submit(c: Context, table: InputTable): Promise<number> {
   const file = typeof values.file === 'string' ? await readFileInput(values.file, contentType) : undefined;
   const request = submissionOf(type, values, file, table);
   const client = c.client();
-  const resumeKey = typeof values['idempotency-key'] === 'string' ? values['idempotency-key'] : undefined;
-  let action: UserAction;
-  try {
-    action = client.userAction(resumeKey);
-  } catch (error) {
-    throw new UsageError(`--idempotency-key: ${(error as Error).message}`);
-  }
+  const { action, resumeKey } = userActionOf(client, values);
   if (!resumeKey) {
     io.stderr.write(
       `idempotency key: ${action.idempotencyKey}\n  (if this is interrupted, resume it with --idempotency-key ${action.idempotencyKey})\n`,
