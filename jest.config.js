@@ -17,9 +17,9 @@ const common = {
 
 module.exports = {
   reporters: ['default', '<rootDir>/test/support/summary-reporter.js'],
-  // Most of the end-to-end time is spent waiting on timers of the local stacks, not computing: with
-  // two workers on two cores the suite kept 1.5 cores busy, so a third worker fills the waits.
-  maxWorkers: 3,
+  // Most of the end-to-end time is spent waiting on timers of the local stacks, not computing: two
+  // workers on two cores keep the suite well inside its budget.
+  maxWorkers: 2,
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
     { ...common, displayName: 'construct', testMatch: ['<rootDir>/test/construct/**/*.test.ts'] },
