@@ -132,7 +132,7 @@ export async function startLocalStack(options: StartOptions = {}): Promise<Runni
     if (ownsDataDir) rmSync(dataDir, { recursive: true, force: true });
   };
 
-  const readyTimeoutMs = options.readyTimeoutMs ?? 30_000;
+  const readyTimeoutMs = options.readyTimeoutMs ?? 60_000;
   const baseUrl = await new Promise<string>((resolveReady, rejectReady) => {
     const timer = setTimeout(() => {
       killGroup();
