@@ -23,7 +23,7 @@ import {
 } from './job';
 import { RESOLVED_FAILED_CODE } from './operator';
 import type { JobStore, TenantJobQuery, Timeline, Workflow } from './ports';
-import { toValidationError } from './requests';
+import { PAGE_QUERY_FIELDS, RFC3339_INSTANT, toValidationError } from './requests';
 import { TENANT_ID_PATTERN, TENANT_ID_RULE } from './tenants';
 
 /**
@@ -36,10 +36,6 @@ import { TENANT_ID_PATTERN, TENANT_ID_RULE } from './tenants';
  * only ever what that many single requests would be.
  */
 
-const dateTime = z.iso.datetime({
-  offset: true,
-  error: 'must be an RFC 3339 date-time, e.g. 2026-03-01T12:00:00Z',
-});
 const statusList = z
   .array(z.enum(JOB_STATUSES, { error: `must be one of ${JOB_STATUSES.join(', ')}` }), {
     error: 'must be an array of statuses',
@@ -47,8 +43,8 @@ const statusList = z
   .min(1, 'must name at least one status');
 const windowFields = {
   type: z.enum(JOB_TYPES, { error: `must be one of ${JOB_TYPES.join(', ')}` }).optional(),
-  createdAfter: dateTime.optional(),
-  createdBefore: dateTime.optional(),
+  createdAfter: RFC3339_INSTANT.optional(),
+  createdBefore: RFC3339_INSTANT.optional(),
 };
 const afterBeforeBefore = (
   filter: { readonly createdAfter?: string | undefined; readonly createdBefore?: string | undefined },
@@ -59,7 +55,7 @@ const afterBeforeBefore = (
     context.addIssue({ code: 'custom', path: ['createdBefore'], message: 'must be later than createdAfter' });
   }
 };
-const cursor = z.string().min(1).max(2048).optional();
+const { cursor } = PAGE_QUERY_FIELDS;
 
 /** `POST /v1/jobs/cancel`'s body. */
 export const cancelJobsRequest = z.strictObject({
@@ -119,7 +115,7 @@ interface Listing {
 const walkCursor = z.strictObject({
   t: z.string().min(1),
   s: z.enum(JOB_STATUSES),
-  c: z.string().min(1).max(2048).optional(),
+  c: cursor,
   f: z.string().min(1),
 });
 type WalkPosition = z.infer<typeof walkCursor>;
@@ -134,13 +130,14 @@ function decodeWalk(value: string, filterTag: string): WalkPosition {
   } catch {
     position = undefined;
   }
-  if (!position || position.f !== filterTag) {
-    throw new ValidationError('The request body is invalid.', [
-      { pointer: '/cursor', detail: 'must be a nextCursor returned for this same filter' },
-    ]);
-  }
+  if (!position || position.f !== filterTag) throw badCursor();
   return position;
 }
+
+const badCursor = () =>
+  new ValidationError('The request body is invalid.', [
+    { pointer: '/cursor', detail: 'must be a nextCursor returned for this same filter' },
+  ]);
 
 /** A filter's short fingerprint: a cursor is good only with the filter it was made for. */
 const filterTagOf = (filter: unknown): string => fingerprint(filter).slice(0, 16);
@@ -164,11 +161,7 @@ async function walk(
   if (from !== undefined) {
     const position = decodeWalk(from, filterTag);
     index = listings.findIndex((listing) => listing.tenant === position.t && listing.status === position.s);
-    if (index < 0) {
-      throw new ValidationError('The request body is invalid.', [
-        { pointer: '/cursor', detail: 'must be a nextCursor returned for this same filter' },
-      ]);
-    }
+    if (index < 0) throw badCursor();
     storeCursor = position.c;
   }
   const jobs: Job[] = [];

@@ -29,16 +29,18 @@ export const fileSourceOf = (type: JobType): FileSource | undefined => jobTypeMo
 
 const RUN_AT_FORMAT = 'must be an RFC 3339 date-time with a time zone offset, e.g. 2030-01-31T09:00:00Z';
 
+/** An instant as requests give one: RFC 3339 with a time zone offset. */
+export const RFC3339_INSTANT = z
+  .string({ error: RUN_AT_FORMAT })
+  .max(64, RUN_AT_FORMAT)
+  .pipe(z.iso.datetime({ offset: true, error: RUN_AT_FORMAT }));
+
 const createJobEnvelope = z.strictObject({
   type: z.enum(JOB_TYPES, { error: `must be one of ${JOB_TYPES.join(', ')}` }),
   input: z.record(z.string(), z.unknown(), { error: 'must be an object' }),
   webhookUrl: z.string().max(2048).optional(),
   priority: z.enum(JOB_PRIORITIES, { error: `must be one of ${JOB_PRIORITIES.join(', ')}` }).optional(),
-  runAt: z
-    .string({ error: RUN_AT_FORMAT })
-    .max(64, RUN_AT_FORMAT)
-    .pipe(z.iso.datetime({ offset: true, error: RUN_AT_FORMAT }))
-    .optional(),
+  runAt: RFC3339_INSTANT.optional(),
 });
 
 export interface CreateJobRequest {

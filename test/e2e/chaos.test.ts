@@ -710,25 +710,29 @@ async function retryBatch(
   log: (line: string) => void,
 ): Promise<Map<string, string>> {
   log(`the batch's first sending: ${await firstAnswer}`);
-  const deadline = Date.now() + 120_000;
-  for (let sendings = 2; ; sendings++) {
-    const { status, body } = await client.request('POST', '/v1/jobs/batch', { body: { items } });
-    if (status !== 200) throw new Error(`the batch answered ${status}: ${JSON.stringify(body)}`);
-    const answer: { status: number; idempotencyKey: string; job?: Job; problem?: { code: string } }[] =
-      body.items;
-    const waiting = answer.filter(
-      (item) =>
-        (item.status === 409 && item.problem?.code === 'idempotency-key-in-use') || item.status === 429,
-    );
-    const refused = answer.filter((item) => item.status !== 202 && !waiting.includes(item));
-    if (refused.length > 0) throw new Error(`batch items refused: ${JSON.stringify(refused)}`);
-    if (waiting.length === 0) {
-      log(`batch of ${items.length} accepted at its sending ${sendings}`);
-      return new Map(answer.map((item) => [item.idempotencyKey, item.job?.id ?? '']));
-    }
-    if (Date.now() > deadline) throw new Error(`batch items still waiting: ${JSON.stringify(waiting)}`);
-    await sleep(1000);
-  }
+  let sendings = 1;
+  const outcome = await pollUntil(
+    async () => {
+      sendings++;
+      const { status, body } = await client.request('POST', '/v1/jobs/batch', { body: { items } });
+      if (status !== 200) return { refused: `the batch answered ${status}: ${JSON.stringify(body)}` };
+      const answer: { status: number; idempotencyKey: string; job?: Job; problem?: { code: string } }[] =
+        body.items;
+      const waiting = answer.filter(
+        (item) =>
+          (item.status === 409 && item.problem?.code === 'idempotency-key-in-use') || item.status === 429,
+      );
+      const refused = answer.filter((item) => item.status !== 202 && !waiting.includes(item));
+      if (refused.length > 0) return { refused: `batch items refused: ${JSON.stringify(refused)}` };
+      // Items stored but not yet sent wait for the reconciler: send the batch again.
+      if (waiting.length > 0) return undefined;
+      return { accepted: new Map(answer.map((item) => [item.idempotencyKey, item.job?.id ?? ''])) };
+    },
+    { timeoutMs: 120_000, intervalMs: 250, description: 'every item of the batch to be accepted' },
+  );
+  if ('refused' in outcome) throw new Error(outcome.refused);
+  log(`batch of ${items.length} accepted at its sending ${sendings}`);
+  return outcome.accepted;
 }
 /** How long the simulator runs the jobs canceled at their provider: long enough for the cancel to land first. */
 const CANCELED_JOB_MS = 4000;
