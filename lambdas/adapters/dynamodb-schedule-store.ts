@@ -10,6 +10,7 @@ import {
 import { z } from 'zod';
 import { jobTable } from '../../config/layout';
 import { ValidationError } from '../domain/errors';
+import { SCHEDULE_ID_PATTERN } from '../domain/idempotency';
 import type { Schedule, ScheduleCreateOutcome, SchedulePage, ScheduleStore } from '../domain/schedules';
 
 const SCHEDULE_SORT_PREFIX = 'SCHEDULE#';
@@ -137,7 +138,7 @@ function keyOf(tenantId: string, scheduleId: string): Record<string, string> {
   };
 }
 
-const cursorSchema = z.strictObject({ id: z.string().regex(/^sch_[a-z2-7]{26}$/) });
+const cursorSchema = z.strictObject({ id: z.string().regex(SCHEDULE_ID_PATTERN) });
 
 function decodeCursor(cursor: string): string {
   try {

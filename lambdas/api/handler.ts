@@ -83,7 +83,7 @@ import {
   workflow,
 } from '../shared/aws';
 import { runtimeSettings } from '../shared/env';
-import { intakeDeps } from '../shared/intake';
+import { intakeDeps, recordSubmission } from '../shared/intake';
 import { emit, instrument, logger } from '../shared/observability';
 import { basePath, bodyBytes, header, json, jsonBody, mediaType, problemResult } from './http';
 import { parseMultipartJob } from './multipart';
@@ -127,19 +127,9 @@ const tenantRoutes: Partial<Record<RouteKey, Route>> = {
         `Send application/json or multipart/form-data${type ? `, not ${type}` : ''}.`,
       );
     }
-    const { job, replayed, enqueueError, markEnqueuedError } = await submitJob(intake(), command);
-    logger.appendKeys({ jobId: job.id });
-    if (replayed) {
-      emit('IdempotentReplays', 1);
-      logger.info('idempotent replay');
-    } else {
-      emit('JobsSubmitted', 1, { jobType: job.type });
-      logger.info('job accepted', { jobType: job.type });
-    }
-    if (enqueueError) {
-      emit('EnqueueFailures', 1);
-      logger.error('job stored but not enqueued; the reconciler will enqueue it', enqueueError as Error);
-    }
+    const submitted = await submitJob(intake(), command);
+    recordSubmission(submitted);
+    const { job, replayed, markEnqueuedError } = submitted;
     if (markEnqueuedError) logger.warn('job enqueued but not marked as such', markEnqueuedError as Error);
     return json(202, await presentJob(job, outputUrls), {
       location: `${basePath(event)}/v1/jobs/${job.id}`,

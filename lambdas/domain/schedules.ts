@@ -13,7 +13,7 @@ import {
   TenantQueueFullError,
   ValidationError,
 } from './errors';
-import { deriveScheduleId, fingerprint } from './idempotency';
+import { deriveScheduleId, fingerprint, SCHEDULE_ID_PATTERN } from './idempotency';
 import { type IntakeDeps, type SubmitResult, submitJob } from './intake';
 import {
   type CreateJobRequest,
@@ -330,7 +330,7 @@ export interface Firing {
 
 const firingSchema = z.strictObject({
   tenantId: z.string().min(1).max(128),
-  scheduleId: z.string().regex(/^sch_[a-z2-7]{26}$/),
+  scheduleId: z.string().regex(SCHEDULE_ID_PATTERN),
   scheduledTime: z.iso.datetime({ offset: true }),
 });
 

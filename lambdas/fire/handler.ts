@@ -1,7 +1,7 @@
 import { fireSchedule, parseFiring } from '../domain/schedules';
 import { scheduleStore } from '../shared/aws';
-import { intakeDeps } from '../shared/intake';
-import { emit, instrument, logger } from '../shared/observability';
+import { intakeDeps, recordSubmission } from '../shared/intake';
+import { instrument, logger } from '../shared/observability';
 
 /**
  * One firing of a tenant's schedule, invoked by its EventBridge Scheduler
@@ -24,18 +24,7 @@ export const handler = instrument('fire', async (event: unknown) => {
     logger.warn('firing created no job', { reason: outcome.reason, scheduledTime: firing.scheduledTime });
     return { outcome: outcome.reason };
   }
-  const { job, replayed, enqueueError } = outcome.result;
-  logger.appendKeys({ jobId: job.id });
-  if (replayed) {
-    emit('IdempotentReplays', 1);
-    logger.info('firing replayed', { scheduledTime: firing.scheduledTime });
-  } else {
-    emit('JobsSubmitted', 1, { jobType: job.type });
-    logger.info('scheduled job accepted', { jobType: job.type, scheduledTime: firing.scheduledTime });
-  }
-  if (enqueueError) {
-    emit('EnqueueFailures', 1);
-    logger.error('job stored but not enqueued; the reconciler will enqueue it', enqueueError as Error);
-  }
+  recordSubmission(outcome.result, { scheduledTime: firing.scheduledTime });
+  const { job, replayed } = outcome.result;
   return { outcome: replayed ? 'replayed' : 'submitted', jobId: job.id };
 });

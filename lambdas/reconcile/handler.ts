@@ -1,6 +1,5 @@
 import type { Context } from 'aws-lambda';
 import { TENANT_USAGE_LOG } from '../../config/metrics';
-import { firstLookOf } from '../domain/dispatch';
 import { FIX_KINDS, reconcile } from '../domain/reconcile';
 import {
   inFlightLimits,
@@ -16,6 +15,7 @@ import {
   workflow,
 } from '../shared/aws';
 import { runtimeSettings } from '../shared/env';
+import { firstLook } from '../shared/intake';
 import { emit, instrument, logger } from '../shared/observability';
 
 const settings = runtimeSettings();
@@ -44,16 +44,7 @@ export const handler = instrument('reconcile', async (_event: unknown, context: 
       budgetMs: context.getRemainingTimeInMillis() / 2,
       progress: reconcilerProgress(),
       backlogs: tenantBacklogs(),
-      firstLook: (job) =>
-        firstLookOf(
-          {
-            slots: slotPools(),
-            maxInFlight: inFlightLimits(),
-            maxWaitSeconds: settings.slotWaitMaxSeconds,
-            random: Math.random,
-          },
-          job,
-        ),
+      firstLook,
       promotionsPerPass: settings.schedulePromotionsPerPass,
     },
     (jobId, error) => logger.error('reconciling a job failed', { jobId, error: error as Error }),
