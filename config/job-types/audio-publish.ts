@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { ProviderRequests } from '../providers';
-import { audioSourceInput } from './common';
+import { audioSourceInput, deepgramChannels } from './common';
 import { OutputInvalidError } from './job-type';
 
 /**
@@ -77,27 +77,18 @@ export function deepgramChunkRequest(
 
 const deepgramWords = z.object({
   results: z.object({
-    channels: z
-      .array(
-        z.object({
-          detected_language: z.string().optional(),
-          alternatives: z
-            .array(
-              z.object({
-                words: z.array(
-                  z.looseObject({
-                    word: z.string(),
-                    start: z.number().min(0),
-                    end: z.number().min(0),
-                    punctuated_word: z.string().optional(),
-                  }),
-                ),
-              }),
-            )
-            .min(1),
-        }),
-      )
-      .min(1),
+    channels: deepgramChannels(
+      z.object({
+        words: z.array(
+          z.looseObject({
+            word: z.string(),
+            start: z.number().min(0),
+            end: z.number().min(0),
+            punctuated_word: z.string().optional(),
+          }),
+        ),
+      }),
+    ),
   }),
 });
 

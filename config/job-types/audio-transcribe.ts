@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import {
   audioSourceInput,
+  deepgramChannels,
   type Transcript,
   transcriptOutput,
   transcriptResult,
@@ -14,21 +15,12 @@ const input = audioSourceInput;
 const deepgramResponse = z.object({
   metadata: z.object({ duration: z.number().optional() }).loose().optional(),
   results: z.object({
-    channels: z
-      .array(
-        z.object({
-          detected_language: z.string().optional(),
-          alternatives: z
-            .array(
-              z.object({
-                transcript: z.string(),
-                words: z.array(z.object({ start: z.number(), end: z.number() }).loose()).optional(),
-              }),
-            )
-            .min(1),
-        }),
-      )
-      .min(1),
+    channels: deepgramChannels(
+      z.object({
+        transcript: z.string(),
+        words: z.array(z.object({ start: z.number(), end: z.number() }).loose()).optional(),
+      }),
+    ),
     utterances: z.array(z.object({ start: z.number(), end: z.number(), transcript: z.string() })).optional(),
   }),
 });

@@ -83,3 +83,12 @@ export const imageTypeOfUrl = (url: string): string => {
   };
   return (extension && known[extension]) || 'application/octet-stream';
 };
+
+/**
+ * Deepgram's pre-recorded `results.channels`: each with the language it heard
+ * and its alternatives, best first, read as far as `alternative` says.
+ */
+export const deepgramChannels = <Alternative extends z.ZodType>(alternative: Alternative) =>
+  z
+    .array(z.object({ detected_language: z.string().optional(), alternatives: z.array(alternative).min(1) }))
+    .min(1);
