@@ -104,6 +104,7 @@ export class LonghaulStack extends Stack {
       settings,
       jobTable: this.jobStore.jobTable,
       handOffQueue: this.jobQueue.handOffQueue,
+      jobQueues: this.jobQueue.queues,
       inputBucket: this.jobInputs.inputBucket,
       outputBucket: this.jobOutputs.outputBucket,
       providerSecrets: this.providerSecrets.providerSecrets,

@@ -1,9 +1,10 @@
-import { chunkWordsFromDeepgram } from '../../config/job-types/audio-publish';
+import { CHUNK_TRANSCRIPT_FILE, chunkWordsFromDeepgram } from '../../config/job-types/audio-publish';
 import { OutputInvalidError } from '../../config/job-types/job-type';
 import { InvalidJobInputError } from './errors';
 import { type Job, providerKeyOf } from './job';
 import type { JobStore, OutputStore } from './ports';
 import {
+  chunkOutputPrefix,
   indexStep,
   jobOutputPrefix,
   type PublishDeps,
@@ -50,9 +51,9 @@ export type ComputeOutcome =
 export const computeOutcomeKey = (job: Pick<Job, 'id' | 'tenantId'>, step: ComputeStep): string =>
   `${jobOutputPrefix(job)}compute/${step}.json`;
 
-/** Where the provider's transcript of one chunk is kept, for the index step. */
+/** Where the provider's transcript of one chunk is kept (by its chunk job), for the index step. */
 export const chunkTranscriptKey = (job: Pick<Job, 'id' | 'tenantId'>, index: number): string =>
-  `${jobOutputPrefix(job)}transcripts/chunk-${index}.json`;
+  `${chunkOutputPrefix(job, index)}${CHUNK_TRANSCRIPT_FILE}`;
 
 /** The job went away (expired, deleted): a compute step has nothing to do. */
 export class ComputeJobMissingError extends Error {

@@ -58,6 +58,8 @@ function setup(options: { deduplicates?: boolean; job?: Partial<Job> } = {}) {
     waiting: new MemoryWaitingLines(),
     tenantShares: memoryTenantShares(),
     maxInFlight: limits(2),
+    backlogs: { admitPastCap: async () => {} },
+    firstLook: async () => ({ inLine: true }),
     provider,
     providers: async () => provider,
     timeline: new MemoryTimeline(),
