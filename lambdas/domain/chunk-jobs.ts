@@ -1,7 +1,15 @@
 import { deriveJobId, fingerprint } from './idempotency';
 import { sendToLine } from './intake';
 import { type Job, newJob, priorityOf, providerOf } from './job';
-import type { EnqueueOptions, JobQueue, JobStore, TenantBacklogs, Timeline, WaitingLines, Workflow } from './ports';
+import type {
+  EnqueueOptions,
+  JobQueue,
+  JobStore,
+  TenantBacklogs,
+  Timeline,
+  WaitingLines,
+  Workflow,
+} from './ports';
 import type { StoredChunk } from './publish';
 
 /**

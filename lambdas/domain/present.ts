@@ -29,7 +29,8 @@ export async function presentJob(
   for (const [name, value] of Object.entries(job.result)) {
     const file = OUTPUT_KEY.exec(name)?.[1];
     if (file && typeof value === 'string') result[`${file}Url`] = await outputs.outputUrl(value);
-    else if (name === STREAM_FIELD) Object.assign(result, await servePlaylists(outputs, job, value as TranscodeResult));
+    else if (name === STREAM_FIELD)
+      Object.assign(result, await servePlaylists(outputs, job, value as TranscodeResult));
     else result[name] = value;
   }
   return { ...resource, result };

@@ -1,7 +1,7 @@
 import { jobTypeModule } from '../../config/job-types';
 import { FIX_KINDS, type TENANT_USAGE_LOG } from '../../config/metrics';
-import { resumeParent } from './chunk-jobs';
 import { LEGACY_PROVIDER, PROVIDER_NAMES, PROVIDERS, type ProviderName } from '../../config/providers';
+import { resumeParent } from './chunk-jobs';
 import { mapWithConcurrency } from './concurrency';
 import { fillFreeSlot } from './dispatch';
 import { JOB_CANCELED_CAUSE, JOB_CANCELED_ERROR } from './errors';

@@ -202,7 +202,8 @@ const steps: Record<StepName, (deps: WorkflowDeps, event: StepEvent) => Promise<
     // A restarted run of a job already sent to the provider does not look at its input again: a
     // presigned audioUrl may have expired since, and the provider has what it needs.
     if (!job.providerJobId && !job.submitIntent) await checkInput(deps, job);
-    return null;
+    // The state machine routes on it: one submission, or audio.publish's compute steps and chunk jobs.
+    return { flow: takesSlot(job) ? 'submission' : 'publish' };
   },
 
   async submit(deps, event) {
@@ -330,7 +331,8 @@ const steps: Record<StepName, (deps: WorkflowDeps, event: StepEvent) => Promise<
   },
 
   async transcribe(deps, event) {
-    if (!event.taskToken || !event.chunk) throw new Error('The transcribe step needs a task token and a chunk.');
+    if (!event.taskToken || !event.chunk)
+      throw new Error('The transcribe step needs a task token and a chunk.');
     const job = await loadJob(deps, event.jobId);
     if (job.status !== 'running') throw new JobSettledError(`Job ${job.id} is ${job.status}.`);
     await awaitChunk(deps, job, event.chunk, event.taskToken);

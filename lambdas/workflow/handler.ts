@@ -19,8 +19,8 @@ import {
   waitingLines,
   workflow,
 } from '../shared/aws';
-import { firstLook } from '../shared/intake';
 import { requireEnv, runtimeSettings } from '../shared/env';
+import { firstLook } from '../shared/intake';
 import { emit, instrument, logger } from '../shared/observability';
 import { webhookSigningSecret } from '../shared/secrets';
 import { deliverSignedWebhook, fetchOutput, probeUrl } from '../shared/webhooks';
