@@ -2,7 +2,7 @@ import { CHUNK_TRANSCRIPT_FILE, chunkWordsFromDeepgram } from '../../config/job-
 import { OutputInvalidError } from '../../config/job-types/job-type';
 import { InvalidJobInputError } from './errors';
 import { type Job, providerKeyOf } from './job';
-import type { JobStore, OutputStore } from './ports';
+import type { JobStore, OutputStore, Timeline } from './ports';
 import {
   chunkOutputPrefix,
   indexStep,
@@ -37,6 +37,9 @@ export interface ComputeEvent {
 
 export interface ComputeDeps extends PublishDeps {
   readonly store: Pick<JobStore, 'get'>;
+  /** The job's timeline: each compute step is named there as the steps function's are. */
+  readonly timeline: Pick<Timeline, 'record'>;
+  readonly now: () => Date;
 }
 
 /** A step's outcome as recorded: its result, or the error it ended with. */
@@ -65,11 +68,21 @@ export async function runComputeStep(deps: ComputeDeps, event: ComputeEvent): Pr
   const job = await deps.store.get(event.jobId);
   if (!job) throw new ComputeJobMissingError(`Job ${event.jobId} no longer exists.`);
   const key = computeOutcomeKey(job, event.step);
+  const record = (type: string, detail?: string) =>
+    deps.timeline.record(job.id, {
+      at: deps.now().toISOString(),
+      type,
+      step: event.step,
+      ...(detail ? { detail } : {}),
+    });
+  await record('step.started');
   let outcome: ComputeOutcome;
   try {
     outcome = { ok: true, result: await STEPS[event.step](deps, job) };
+    await record('step.succeeded');
   } catch (error) {
     const failure = error as Error & { code?: unknown };
+    await record('step.failed', `${failure.name}: ${failure.message}`).catch(() => {});
     outcome = {
       ok: false,
       error: {
