@@ -224,6 +224,9 @@ export const resourceEnv = {
 /** The output objects a provider's completion webhook may leave for finalize (`providerOutputKeyOf`). */
 export const PROVIDER_OUTPUT_OBJECTS = 'outputs/*/provider-output-*';
 
+/** The copies of a stream's playlists, written with fresh signatures each time the job is shown (`servePlaylists`). */
+export const SERVED_STREAM_OBJECTS = 'outputs/*/served/*';
+
 /** The Secrets Manager secret (JSON `{apiKey?, webhookSecret, baseUrl?}`) of one provider. */
 export const providerSecretEnv = (provider: string): string =>
   `PROVIDER_SECRET_ARN_${providerEnvSuffix(provider)}`;
