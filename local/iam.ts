@@ -32,6 +32,9 @@ export interface IamDecision {
 const unresolvedArn = (logicalId: string) =>
   `arn:aws:cloudformation:${LOCAL_REGION}:${LOCAL_ACCOUNT_ID}:unresolved/${logicalId}`;
 
+/** Whether a value of {@link localReferences} is its placeholder: the reference has no local value. */
+export const isUnresolved = (value: string): boolean => value.startsWith(unresolvedArn(''));
+
 /**
  * The values the template's references take locally. The handlers find their
  * resources by environment variable, and the template sets each of those
