@@ -5,11 +5,12 @@ import { createInterface } from 'node:readline';
 import { computeContainer, resourceEnv } from '../config/layout';
 import type { IntrinsicLookup } from '../lib/workflow-definition';
 import { LOCAL_REGION } from './handler-env';
-import { isUnresolved, localReferences } from './iam';
+import { assumedRole, isUnresolved, localReferences, requestScope, resolvePolicy } from './iam';
+import type { RequestScope } from './iam-requests';
 import { LOCAL_ACCOUNT_ID } from './lambda';
 import type { Json } from './stepfunctions/definition';
 import type { RunTask } from './stepfunctions/execution';
-import type { LocalTemplate } from './template';
+import { getAttTarget, type LocalTemplate, type PolicyDocumentJson } from './template';
 
 /**
  * ECS for the local stack: what an `ecs:runTask.sync` state starts. The
@@ -20,6 +21,8 @@ import type { LocalTemplate } from './template';
  * state's container overrides, and the endpoints and dummy credentials the
  * local handlers get. ffmpeg is the npm packages' build for this machine:
  * the image's FFMPEG_PATH is the image's, not the template's, so it is unset.
+ * Every AWS call of the task is checked against its task role's policies
+ * from the template, as the functions' are (local/task-iam.ts, loaded first).
  *
  * The state's answer is the stopped task's description, in `DescribeTasks`'
  * shape; the local Step Functions fails the state when a container exited
@@ -34,6 +37,18 @@ const REPO_ROOT = join(__dirname, '..');
 const CONTAINER_ENTRIES: Readonly<Record<string, string>> = {
   [computeContainer.name]: computeContainer.entry,
 };
+
+/** Where the local stack hands a task its task role's resolved policies; local/task-iam.ts reads it. */
+export const TASK_IAM_ENV = 'LONGHAUL_LOCAL_TASK_IAM';
+
+/** What TASK_IAM_ENV holds, as JSON. */
+export interface TaskIam {
+  readonly principal: string;
+  readonly policies: readonly PolicyDocumentJson[];
+  readonly scope: RequestScope;
+}
+
+const TASK_IAM_PRELOAD = join(__dirname, 'task-iam.ts');
 
 /** ECS waits 30 s by default; locally a stopped task has 2 s to exit on its own. */
 const STOP_GRACE_MS = 2_000;
@@ -101,6 +116,8 @@ interface TaskDefinitionFacts {
   readonly family: string;
   readonly cpu?: string;
   readonly memory?: string;
+  /** The task role's logical id; a task without one has no credentials, so IAM allows it nothing. */
+  readonly taskRoleId?: string;
   readonly containers: readonly {
     readonly name: string;
     readonly environment: Readonly<Record<string, unknown>>;
@@ -116,6 +133,9 @@ function taskDefinitions(template: LocalTemplate): TaskDefinitionFacts[] {
       family,
       ...(typeof props.Cpu === 'string' ? { cpu: props.Cpu } : {}),
       ...(typeof props.Memory === 'string' ? { memory: props.Memory } : {}),
+      ...(props.TaskRoleArn === undefined
+        ? {}
+        : { taskRoleId: getAttTarget(props.TaskRoleArn, `${logicalId}.TaskRoleArn`) }),
       containers: ((props.ContainerDefinitions ?? []) as Record<string, unknown>[]).map((container) => ({
         name: String(container.Name),
         environment: Object.fromEntries(
@@ -184,7 +204,7 @@ export function startLocalEcs(options: {
       }
       return { name: container.name, entry };
     });
-    const { aws, containers } = await prepared;
+    const { aws, containers, taskPolicies, scope } = await prepared;
     const taskId = randomUUID().replaceAll('-', '');
     const taskArn = arn(`task/${clusterArn.slice(clusterArn.indexOf('/') + 1)}/${taskId}`);
     const createdAt = Date.now();
@@ -196,11 +216,17 @@ export function startLocalEcs(options: {
     try {
       exits = await Promise.all(
         entries.map(({ name, entry }) => {
+          const iam: TaskIam = {
+            principal: assumedRole(definition.taskRoleId ?? 'no-task-role', taskId),
+            policies: taskPolicies.get(definition.arn) ?? [],
+            scope,
+          };
           const environment: Record<string, string> = {
             ...baseEnvironment(),
             ...aws,
             ...containers.get(`${definition.arn}/${name}`),
             ...overrides.get(name),
+            [TASK_IAM_ENV]: JSON.stringify(iam),
           };
           const exited = runContainer(entry, environment, stopped.signal, (line) =>
             log(`ecs task ${taskId.slice(0, 8)} (${name}): ${line}`),
@@ -266,7 +292,12 @@ function prepareEnvironments(
   template: LocalTemplate,
   definitions: readonly TaskDefinitionFacts[],
   handlerEnvironment: Readonly<Record<string, string>>,
-): { aws: Record<string, string>; containers: Map<string, Record<string, string>> } {
+): {
+  aws: Record<string, string>;
+  containers: Map<string, Record<string, string>>;
+  taskPolicies: Map<string, PolicyDocumentJson[]>;
+  scope: RequestScope;
+} {
   const reference = localReferences(template, handlerEnvironment);
   const resolveValue = (value: unknown, where: string): string => {
     if (typeof value === 'string') return value;
@@ -302,7 +333,17 @@ function prepareEnvironments(
         (name.startsWith('AWS_') && !name.startsWith('AWS_LAMBDA_')) || name === resourceEnv.s3ForcePathStyle,
     ),
   );
-  return { aws, containers };
+  const taskPolicies = new Map(
+    definitions.map((definition) => [
+      definition.arn,
+      definition.taskRoleId === undefined
+        ? []
+        : template
+            .policiesOfRole(definition.taskRoleId)
+            .map((document) => resolvePolicy(document, reference)),
+    ]),
+  );
+  return { aws, containers, taskPolicies, scope: requestScope(template) };
 }
 
 function clusterOf(value: Json | undefined, clusters: ReadonlySet<string>): string {
@@ -387,11 +428,15 @@ function runContainer(
       resolve(143);
       return;
     }
-    const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, entry)], {
-      cwd: REPO_ROOT,
-      env: environment,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child: ChildProcess = spawn(
+      process.execPath,
+      ['--import', 'tsx', '--import', TASK_IAM_PRELOAD, join(REPO_ROOT, entry)],
+      {
+        cwd: REPO_ROOT,
+        env: environment,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     for (const stream of [child.stdout, child.stderr]) {
       if (stream) createInterface({ input: stream }).on('line', log);
     }

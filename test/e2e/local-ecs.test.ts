@@ -51,10 +51,25 @@ const template = new LocalTemplate(
         },
       },
       Cluster: { Type: 'AWS::ECS::Cluster', Properties: {} },
+      TaskRole: { Type: 'AWS::IAM::Role', Properties: {} },
+      TaskRolePolicy: {
+        Type: 'AWS::IAM::Policy',
+        Properties: {
+          Roles: [{ Ref: 'TaskRole' }],
+          PolicyDocument: {
+            Version: '2012-10-17',
+            Statement: [
+              { Effect: 'Allow', Action: 'dynamodb:GetItem', Resource: { 'Fn::GetAtt': ['Jobs', 'Arn'] } },
+            ],
+          },
+        },
+      },
+      WebSocketStage: { Type: 'AWS::ApiGatewayV2::Stage', Properties: { StageName: 'live' } },
       Task: {
         Type: 'AWS::ECS::TaskDefinition',
         Properties: {
           Family: FAMILY,
+          TaskRoleArn: { 'Fn::GetAtt': ['TaskRole', 'Arn'] },
           Cpu: '1024',
           Memory: '2048',
           ContainerDefinitions: [
@@ -110,6 +125,7 @@ const definition = {
                 { Name: computeTaskEnv.jobId, 'Value.$': '$.jobId' },
                 { Name: 'FIXTURE_EXIT_CODE', 'Value.$': '$.exitCode' },
                 { Name: 'FIXTURE_SLEEP_MS', 'Value.$': '$.sleepMs' },
+                { Name: 'FIXTURE_TABLE', 'Value.$': '$.table' },
               ],
             },
           ],
@@ -181,13 +197,13 @@ describe('ecs:runTask.sync on the local Step Functions endpoint', () => {
 
   const run = async (
     machine: string,
-    input: { step?: string; jobId: string; exitCode?: string; sleepMs?: string },
+    input: { step?: string; jobId: string; exitCode?: string; sleepMs?: string; table?: string },
   ): Promise<string> => {
     const started = await sfn.send(
       new StartExecutionCommand({
         stateMachineArn: emulator.stateMachineArn(machine),
         name: input.jobId,
-        input: JSON.stringify({ step: 'transcode', exitCode: '0', sleepMs: '0', ...input }),
+        input: JSON.stringify({ step: 'transcode', exitCode: '0', sleepMs: '0', table: '', ...input }),
       }),
     );
     return started.executionArn as string;
@@ -272,6 +288,32 @@ describe('ecs:runTask.sync on the local Step Functions endpoint', () => {
     expect(environment.FFMPEG_PATH).toBeUndefined();
   });
 
+  test("the task's AWS calls are allowed only what its task role's policies in the template allow", async () => {
+    const callOf = (jobId: string) =>
+      eventually(() => {
+        const line = lines.find((l) => l.includes('FIXTURE_CALL ') && l.includes(`"jobId":"${jobId}"`));
+        return line
+          ? (JSON.parse(line.slice(line.indexOf('FIXTURE_CALL ') + 13)) as { outcome: string })
+          : undefined;
+      }, `the call of ${jobId}`);
+    await Promise.all([
+      closed(await run('fixture-task', { jobId: 'job-own-table', table: 'local-jobs' })),
+      closed(await run('fixture-task', { jobId: 'job-other-table', table: 'someone-elses-table' })),
+    ]);
+    // Allowed, so it is sent, and nothing listens at the endpoint.
+    expect((await callOf('job-own-table')).outcome).not.toBe('AccessDeniedException');
+    expect((await callOf('job-other-table')).outcome).toBe('AccessDeniedException');
+    expect(
+      lines.some((line) =>
+        line.includes(
+          'denied dynamodb:GetItem on arn:aws:dynamodb:us-east-1:000000000000:table/someone-elses-table',
+        ),
+      ),
+    ).toBe(true);
+    // The task never sees the policies it is held to.
+    expect((await reportOf('job-own-table')).environment.LONGHAUL_LOCAL_TASK_IAM).toBeUndefined();
+  });
+
   test('stopping the execution stops its task', async () => {
     const executionArn = await run('fixture-task', { jobId: 'job-stopped', sleepMs: '60000' });
     const { pid } = await reportOf('job-stopped');
@@ -326,7 +368,13 @@ describe('ecs:runTask.sync on the local Step Functions endpoint', () => {
       const { executionArn } = await client.send(
         new StartExecutionCommand({
           stateMachineArn: local.stateMachineArn('refused'),
-          input: JSON.stringify({ step: 'probe', jobId: 'job-refused', exitCode: '0', sleepMs: '0' }),
+          input: JSON.stringify({
+            step: 'probe',
+            jobId: 'job-refused',
+            exitCode: '0',
+            sleepMs: '0',
+            table: '',
+          }),
         }),
       );
       const execution = await eventually(async () => {
