@@ -247,6 +247,14 @@ export const jobQueueEnv = (provider: string): string =>
  */
 export const computeTaskEnv = { step: 'COMPUTE_STEP', jobId: 'COMPUTE_JOB_ID' } as const;
 
+/**
+ * The Fargate compute task's one container, by the name its task definition
+ * and the state's container overrides give it, and the source its image runs
+ * (`lambdas/compute/Dockerfile`'s task target), which the local stack runs in
+ * its place.
+ */
+export const computeContainer = { name: 'compute', entry: 'lambdas/compute/task.ts' } as const;
+
 /** What the authorizer hands the api handler in `requestContext.authorizer`. */
 export interface AuthorizerContext {
   readonly tenantId: string;

@@ -19,7 +19,7 @@ import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import { IntegrationPattern, JsonPath } from 'aws-cdk-lib/aws-stepfunctions';
 import { EcsFargateLaunchTarget, EcsRunTask } from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import { Construct } from 'constructs';
-import { computeTaskEnv, resourceEnv } from '../../config/layout';
+import { computeContainer, computeTaskEnv, resourceEnv } from '../../config/layout';
 import { type Settings, settingsEnvironment } from '../../config/settings';
 import { REPO_ROOT } from '../handlers';
 import { acknowledge, acknowledgeActionsOnAnyResource, iam5ResourceFinding } from '../nag';
@@ -134,7 +134,7 @@ export class MediaCompute extends Construct {
       retention: settings.logRetentionDays as RetentionDays,
       removalPolicy: RemovalPolicy.RETAIN,
     });
-    this.container = this.taskDefinition.addContainer('compute', {
+    this.container = this.taskDefinition.addContainer(computeContainer.name, {
       image: ContainerImage.fromAsset(IMAGE_CONTEXT, {
         file: DOCKERFILE,
         target: COMPUTE_IMAGE_TARGETS.task,
