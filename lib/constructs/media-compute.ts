@@ -97,6 +97,11 @@ export class MediaCompute extends Construct {
       .useTable('jobTable', props.jobTable, 'getItem')
       .useBucket('inputBucket', props.inputBucket, 'read')
       .useBucket('outputBucket', props.outputBucket, 'readWrite');
+    // Each step names itself in its job's timeline: timeline events are new items (PutItem), never updates.
+    this.computeFunction.role.addToPrincipalPolicy(
+      new PolicyStatement({ actions: ['dynamodb:PutItem'], resources: [props.jobTable.tableArn] }),
+    );
+    props.jobTable.encryptionKey?.grantEncrypt(this.computeFunction.role);
 
     const flowLogs = new LogGroup(this, 'FlowLogs', {
       retention: settings.logRetentionDays as RetentionDays,
@@ -154,9 +159,12 @@ export class MediaCompute extends Construct {
     // The task role: what the compute steps do, as the function's role allows them and no more.
     const taskRole = this.taskDefinition.taskRole;
     taskRole.addToPrincipalPolicy(
-      new PolicyStatement({ actions: ['dynamodb:GetItem'], resources: [props.jobTable.tableArn] }),
+      new PolicyStatement({
+        actions: ['dynamodb:GetItem', 'dynamodb:PutItem'],
+        resources: [props.jobTable.tableArn],
+      }),
     );
-    props.jobTable.encryptionKey?.grantDecrypt(taskRole);
+    props.jobTable.encryptionKey?.grantEncryptDecrypt(taskRole);
     taskRole.addToPrincipalPolicy(
       new PolicyStatement({ actions: ['s3:GetObject'], resources: [props.inputBucket.arnForObjects('*')] }),
     );
