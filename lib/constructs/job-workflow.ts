@@ -26,6 +26,7 @@ import {
 } from 'aws-cdk-lib/aws-stepfunctions';
 import { LambdaInvoke } from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import { Construct } from 'constructs';
+import { JOB_TYPE_MODULES } from '../../config/job-types';
 import { PUBLISH_TIMEOUT_MS } from '../../config/job-types/audio-publish';
 import type { WorkflowStep } from '../../config/layout';
 import type { Settings } from '../../config/settings';
@@ -524,7 +525,12 @@ export class JobWorkflow extends Construct {
       itemsPath: '$.split.value',
       itemSelector: { 'jobId.$': '$.jobId', 'chunk.$': '$$.Map.Item.Value' },
       // Only keeps one job's chunks from all waiting at once; the slots hold the provider's limit.
-      maxConcurrency: settings.providers[settings.jobTypeProviders['audio.publish']].maxInFlight,
+      maxConcurrency: Math.max(
+        1,
+        ...JOB_TYPE_MODULES.filter((module) => module.flow === 'publish').map(
+          (module) => settings.providers[settings.jobTypeProviders[module.name]].maxInFlight,
+        ),
+      ),
       resultPath: JsonPath.DISCARD,
     });
     chunks.itemProcessor(transcribe);
