@@ -96,9 +96,13 @@ test("the compute function is an arm64 container image of the Dockerfile's funct
   expect(fn.Properties.Environment.Variables.FFMPEG_PATH).toBeUndefined();
 });
 
-test('the compute function may read its job and inputs and write outputs, nothing more', () => {
+test('the compute function may read its job, write its timeline, read inputs and write outputs, nothing more', () => {
   const statements = policyStatements(template, 'Media/Compute/ComputeFunction/Role/DefaultPolicy/Resource');
-  expect(grantsOn(statements, ids.jobs as string).map(([action]) => action)).toEqual(['dynamodb:GetItem']);
+  // Its job read, and its timeline events written (new items only).
+  expect(grantsOn(statements, ids.jobs as string).map(([action]) => action)).toEqual([
+    'dynamodb:GetItem',
+    'dynamodb:PutItem',
+  ]);
   expect(grantsOn(statements, ids.inputs as string).map(([action]) => action)).toEqual(['s3:GetObject']);
   expect(
     grantsOn(statements, ids.outputs as string)
@@ -156,12 +160,16 @@ test('the Dockerfile has the two targets the images name, each running its own e
   expect(functionStage).toContain('FFMPEG_PATH=/opt/bin/ffmpeg');
 });
 
-test('the task role may read its job and inputs and write outputs, nothing more', () => {
+test('the task role may read its job, write its timeline, read inputs and write outputs, nothing more', () => {
   const statements = policyStatements(
     template,
     'Media/Compute/TaskDefinition/TaskRole/DefaultPolicy/Resource',
   );
-  expect(grantsOn(statements, ids.jobs as string).map(([action]) => action)).toEqual(['dynamodb:GetItem']);
+  // Its job read, and its timeline events written (new items only).
+  expect(grantsOn(statements, ids.jobs as string).map(([action]) => action)).toEqual([
+    'dynamodb:GetItem',
+    'dynamodb:PutItem',
+  ]);
   expect(grantsOn(statements, ids.inputs as string).map(([action]) => action)).toEqual(['s3:GetObject']);
   expect(
     grantsOn(statements, ids.outputs as string)
@@ -170,6 +178,7 @@ test('the task role may read its job and inputs and write outputs, nothing more'
   ).toEqual(['s3:GetObject', 's3:PutObject']);
   expect(statements.flatMap((s) => [s.Action].flat()).sort()).toEqual([
     'dynamodb:GetItem',
+    'dynamodb:PutItem',
     's3:GetObject',
     's3:GetObject',
     's3:PutObject',
