@@ -1,0 +1,326 @@
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { isJobType } from '../../config/job-types';
+import { jobTypeProviderEnv, loadSettings, type Settings } from '../../config/settings';
+import { mediaBinaries, runTool, toolMessages } from '../../lambdas/adapters/ffmpeg-media';
+import { planChunks } from '../../lambdas/domain/chunks';
+import type { TimelineEvent } from '../../lambdas/domain/ports';
+import { generateTestAudio } from '../../test/support/test-audio';
+import { PRICES_AS_OF, PRICES_REGION, prices } from '../prices';
+import { fmt, print, round } from '../support/common';
+import { runStepProcess, type StepRun } from '../support/compute-run';
+import { startBenchStack } from '../support/stack';
+
+/**
+ * audio.publish on an hour of audio. (1) Its compute steps, each run by the
+ * code the compute function runs (`runComputeStep` with the ffmpeg tools and
+ * the settings' plan) in a process of its own, timed and watched for memory.
+ * (2)-(4) Whole jobs on the local stack, once with the recording cut into
+ * 600 s chunks and once into one 3,600 s chunk, transcribed by the simulated
+ * Deepgram at a real-time factor: the transcription's makespan, the charges
+ * per chunk and the job's state transitions. (5) What the measured compute
+ * time costs at list prices on Lambda and on Fargate.
+ *
+ * The recording is a 60 s speech-like WAV made by ffmpeg, looped 60 times
+ * into a 64 kbit/s mono MP3 (a sermon upload's usual shape), in a temp
+ * directory removed afterwards; `BENCH_MEDIA_AUDIO` names a file to use
+ * instead.
+ */
+
+const AUDIO_SECONDS = 3600;
+const CHUNKINGS = [600, 3600] as const;
+/** The simulated Deepgram's processing per second of audio (its dialect's real-time factor). */
+const REAL_TIME_FACTOR = 0.01;
+/** Each chunk's fixed part at the simulated provider, on top of its audio's share. */
+const SIM_JOB_MS = 1000;
+const JOB_TIMEOUT_MS = 20 * 60_000;
+const PUBLISH = 'audio.publish';
+
+export interface MeasuredStep extends StepRun {
+  readonly chunkSeconds?: number;
+  readonly chunks?: number;
+}
+
+export interface TranscriptionRun {
+  readonly chunkSeconds: number;
+  readonly status: string;
+  readonly chunks: number;
+  /** Deepgram submissions the job made (the simulator's ledger). */
+  readonly charges: number;
+  /** `probe` done → `transcribe` done: cutting, submitting and waiting for every chunk. */
+  readonly transcribeS?: number;
+  /** First chunk accepted by the provider → `transcribe` done. */
+  readonly providerSpanS?: number;
+  readonly jobS?: number;
+  readonly stateTransitions: number;
+}
+
+export interface ComputeCost {
+  readonly place: 'lambda' | 'fargate';
+  readonly size: string;
+  readonly billedSeconds: number;
+  readonly usdPerAudioHour: number;
+  readonly basis: string;
+}
+
+export interface MediaFigures {
+  readonly audio: { readonly seconds: number; readonly format: string; readonly bytes: number };
+  readonly steps: readonly MeasuredStep[];
+  readonly transcription:
+    | { readonly measured: true; readonly runs: readonly TranscriptionRun[] }
+    | { readonly measured: false; readonly reason: string };
+  readonly cost: {
+    readonly compute: readonly ComputeCost[];
+    /** Step Functions transitions of the 600 s-chunk job at list price; absent when not measured. */
+    readonly stateTransitionsUsdPerAudioHour?: number;
+    readonly prices: { readonly region: string; readonly asOf: string; readonly file: string };
+  };
+}
+
+export async function mediaSection(): Promise<MediaFigures> {
+  print(`\n## audio.publish on ${AUDIO_SECONDS / 60} minutes of audio`);
+  const dir = mkdtempSync(join(tmpdir(), 'longhaul-bench-media-'));
+  try {
+    const audioFile = process.env.BENCH_MEDIA_AUDIO || (await makeRecording(dir));
+    const audio = { seconds: AUDIO_SECONDS, format: 'MP3, 64 kbit/s mono', bytes: statSync(audioFile).size };
+    print(`recording: ${audioFile} (${fmt(audio.bytes / 1024 ** 2, 1)} MiB)`);
+
+    const steps = await computeSteps(audioFile, dir);
+    const transcription = isJobType(PUBLISH)
+      ? { measured: true as const, runs: await transcriptionRuns(readFileSync(audioFile)) }
+      : {
+          measured: false as const,
+          reason: `${PUBLISH} is not accepted by the API on this branch yet (not in config/job-types)`,
+        };
+    if (!transcription.measured) print(`\n(2)-(4) not measured: ${transcription.reason}`);
+    const cost = computeCost(steps, transcription, loadSettings({}));
+    printCost(cost, transcription);
+    return { audio, steps, transcription, cost };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** An hour of speech-like audio: one generated minute, looped and encoded once (generating an hour sample by sample takes minutes). */
+async function makeRecording(dir: string): Promise<string> {
+  const started = performance.now();
+  const minute = join(dir, 'minute.wav');
+  await generateTestAudio(minute, { seconds: 60, kind: 'speechlike' });
+  const file = join(dir, 'sermon.mp3');
+  const run = await runTool(
+    mediaBinaries().ffmpeg,
+    ['-nostdin', '-hide_banner', '-v', 'error', '-y', '-stream_loop', String(AUDIO_SECONDS / 60 - 1)].concat([
+      '-i',
+      minute,
+      '-c:a',
+      'libmp3lame',
+      '-b:a',
+      '64k',
+      file,
+    ]),
+    { timeoutMs: 15 * 60_000 },
+  );
+  if (run.exitCode !== 0) throw new Error(`could not make the recording: ${toolMessages(run.stderr, file)}`);
+  print(`made the recording in ${fmt((performance.now() - started) / 1000, 1)} s`);
+  return file;
+}
+
+/** (1) probe, transcode and split (600 s and 3,600 s chunks), one process each, one after another. */
+async function computeSteps(audioFile: string, dir: string): Promise<MeasuredStep[]> {
+  print('\n### (1) compute steps, measured: each in its own process, as the compute function runs them');
+  print(
+    '| step | step time | process wall time | CPU (tree) | peak RSS of the tree | peak RSS per program |',
+  );
+  print('|---|---:|---:|---:|---:|---|');
+  const runs: [string, number | undefined][] = [
+    ['probe', undefined],
+    ['transcode', undefined],
+    ...CHUNKINGS.map((seconds) => ['split', seconds] as [string, number]),
+  ];
+  const steps: MeasuredStep[] = [];
+  for (const [step, chunkSeconds] of runs) {
+    const work = mkdtempSync(join(dir, `${step}-`));
+    try {
+      const run = await runStepProcess(step, audioFile, work, {
+        ...(chunkSeconds === undefined ? {} : { TRANSCRIBE_CHUNK_SECONDS: String(chunkSeconds) }),
+      });
+      const chunks = Array.isArray(run.result) ? run.result.length : undefined;
+      const measured: MeasuredStep = {
+        ...run,
+        wallS: round(run.wallS, 2),
+        stepS: round(run.stepS, 2),
+        cpuS: round(run.cpuS, 2),
+        // A split's answer lists every chunk: its count is what matters here.
+        result: chunks === undefined ? run.result : `${chunks} chunks`,
+        ...(chunkSeconds === undefined ? {} : { chunkSeconds }),
+        ...(chunks === undefined ? {} : { chunks }),
+      };
+      steps.push(measured);
+      const name = chunkSeconds === undefined ? step : `${step}, ${chunkSeconds} s chunks (${chunks})`;
+      const programs = Object.entries(run.peakByProgramMiB)
+        .map(([program, mib]) => `${program} ${fmt(mib, 0)}`)
+        .join(', ');
+      print(
+        `| ${name} | ${fmt(run.stepS, 1)} s | ${fmt(run.wallS, 1)} s | ${fmt(run.cpuS, 1)} s | ${fmt(run.peakTreeRssMiB, 0)} MiB | ${programs} (MiB) |`,
+      );
+    } finally {
+      rmSync(work, { recursive: true, force: true });
+    }
+  }
+  return steps;
+}
+
+/** (2)-(4) One job per chunking, each on a stack of its own (the chunk length is a stack setting). */
+async function transcriptionRuns(audio: Buffer): Promise<TranscriptionRun[]> {
+  print(
+    `\n### (2)-(4) whole jobs on the local stack: Deepgram simulated at ${SIM_JOB_MS} ms + ${REAL_TIME_FACTOR} x the chunk's audio`,
+  );
+  const runs: TranscriptionRun[] = [];
+  for (const chunkSeconds of CHUNKINGS) {
+    const s = await startBenchStack({
+      [jobTypeProviderEnv(PUBLISH)]: 'deepgram',
+      TRANSCRIBE_CHUNK_SECONDS: String(chunkSeconds),
+      SIM_JOB_MS: String(SIM_JOB_MS),
+    });
+    try {
+      await s.provider('/_sim/config', { provider: 'deepgram', realTimeFactor: REAL_TIME_FACTOR });
+      const chargedBefore = (await s.ledger()).byProvider?.deepgram.submissions.length ?? 0;
+      const ref = await s.upload(audio, 'audio/mpeg');
+      const { id } = await s.submitJob(PUBLISH, { audioRef: ref, language: 'en' });
+      const [status = 'unknown'] = await s.settle([id], JOB_TIMEOUT_MS);
+      const job = await s.job(id);
+      const events = await s.events(id);
+      const charges = ((await s.ledger()).byProvider?.deepgram.submissions ?? []).slice(chargedBefore);
+      const [stateTransitions = 0] = await s.transitions([id]);
+      const probed = stepDone(events, 'probe');
+      const transcribed = stepDone(events, 'transcribe');
+      const firstCharge = charges[0] ? Date.parse(charges[0].acceptedAt) : undefined;
+      const seconds = (from: number | undefined, to: number | undefined) =>
+        from === undefined || to === undefined ? undefined : round((to - from) / 1000, 2);
+      const run: TranscriptionRun = {
+        chunkSeconds,
+        status,
+        chunks: planChunks(AUDIO_SECONDS, chunkSeconds).length,
+        charges: charges.length,
+        stateTransitions,
+        ...optional('transcribeS', seconds(probed, transcribed)),
+        ...optional('providerSpanS', seconds(firstCharge, transcribed)),
+        ...optional(
+          'jobS',
+          seconds(Date.parse(job.createdAt), job.finishedAt ? Date.parse(job.finishedAt) : undefined),
+        ),
+      };
+      runs.push(run);
+      const shown = (value: number | undefined) =>
+        value === undefined ? 'not in the timeline' : `${value} s`;
+      print(
+        `${chunkSeconds} s chunks: ${status}; ${run.charges} Deepgram charges for ${run.chunks} chunks` +
+          `${run.charges === run.chunks ? ' (one each, none twice)' : ' (NOT one per chunk)'}; ` +
+          `transcription (probe done → transcribe done) ${shown(run.transcribeS)}, ` +
+          `first chunk accepted → transcribe done ${shown(run.providerSpanS)}, whole job ${shown(run.jobS)}; ` +
+          `${stateTransitions} state transitions`,
+      );
+      const steps = [...new Set(events.flatMap((event) => (event.step ? [event.step] : [])))];
+      print(`  timeline steps: ${steps.join(', ') || 'none'}`);
+    } finally {
+      await s.stop();
+    }
+  }
+  return runs;
+}
+
+/** When the timeline recorded the step's success (the last one, should it have been retried). */
+function stepDone(events: readonly TimelineEvent[], step: string): number | undefined {
+  const done = events.filter((event) => event.step === step && event.type === 'step.succeeded').at(-1);
+  return done ? Date.parse(done.at) : undefined;
+}
+
+const optional = <K extends string>(key: K, value: number | undefined) =>
+  (value === undefined ? {} : { [key]: value }) as { [P in K]?: number };
+
+/**
+ * (5) The compute steps' measured time at list prices, for an hour of audio:
+ * on Lambda each step is one invocation billed by the millisecond at the
+ * function's memory and /tmp; on Fargate each step is one task billed per
+ * second, at least a minute, at the task's vCPU, memory and storage. Index
+ * (merging the transcripts) is not in it: it needs the chunks' transcripts,
+ * which only a whole job makes.
+ */
+export function computeCost(
+  steps: readonly Pick<MeasuredStep, 'step' | 'stepS' | 'wallS' | 'chunkSeconds'>[],
+  transcription: MediaFigures['transcription'],
+  settings: Settings,
+): MediaFigures['cost'] {
+  // A job cuts its recording once, at the configured chunk length.
+  const billed = steps.filter(
+    (step) => step.chunkSeconds === undefined || step.chunkSeconds === settings.transcribeChunkSeconds,
+  );
+  const names = billed.map((step) => step.step).join(' + ');
+  const lambdaGb = settings.computeMemoryMb / 1024;
+  const lambdaTmpGb = Math.max(0, settings.computeEphemeralStorageMb - 512) / 1024;
+  const lambdaSeconds = billed.reduce((sum, step) => sum + Math.ceil(step.stepS * 1000) / 1000, 0);
+  const lambdaUsd =
+    lambdaSeconds * lambdaGb * prices.lambdaArmPerGbSecond.usd +
+    lambdaSeconds * lambdaTmpGb * prices.lambdaEphemeralStoragePerGbSecond.usd +
+    billed.length * prices.lambdaPerRequest.usd;
+  const vcpu = settings.computeFargateCpu / 1024;
+  const fargateGb = settings.computeFargateMemoryMb / 1024;
+  const extraStorageGb = Math.max(0, settings.computeFargateStorageGib - 20);
+  // The process's whole run, start included, as a task is billed from start to stop.
+  const fargateSeconds = billed.reduce((sum, step) => sum + Math.max(60, Math.ceil(step.wallS)), 0);
+  const fargateUsd =
+    (fargateSeconds / 3600) *
+    (vcpu * prices.fargateArmPerVcpuHour.usd +
+      fargateGb * prices.fargateArmPerGbHour.usd +
+      extraStorageGb * prices.fargateEphemeralStoragePerGbHour.usd);
+  const compute: ComputeCost[] = [
+    {
+      place: 'lambda',
+      size: `${settings.computeMemoryMb} MB, ${settings.computeEphemeralStorageMb} MB /tmp, arm64`,
+      billedSeconds: round(lambdaSeconds, 2),
+      usdPerAudioHour: round(lambdaUsd, 5),
+      basis: `measured step time of ${names} x GB-s, /tmp GB-s and request list prices`,
+    },
+    {
+      place: 'fargate',
+      size: `${vcpu} vCPU, ${fargateGb} GB, ${settings.computeFargateStorageGib} GiB storage, arm64`,
+      billedSeconds: fargateSeconds,
+      usdPerAudioHour: round(fargateUsd, 5),
+      basis: `measured process time of ${names}, each a task billed for at least 60 s, x vCPU-hour, GB-hour and storage list prices`,
+    },
+  ];
+  const run = transcription.measured
+    ? transcription.runs.find((r) => r.chunkSeconds === settings.transcribeChunkSeconds)
+    : undefined;
+  const stateTransitionsUsd =
+    run === undefined ? undefined : run.stateTransitions * prices.stepFunctionsStandardPerTransition.usd;
+  return {
+    compute,
+    ...(stateTransitionsUsd === undefined
+      ? {}
+      : { stateTransitionsUsdPerAudioHour: round(stateTransitionsUsd, 5) }),
+    prices: { region: PRICES_REGION, asOf: PRICES_AS_OF, file: 'bench/prices.ts' },
+  };
+}
+
+function printCost(cost: MediaFigures['cost'], transcription: MediaFigures['transcription']): void {
+  print(
+    '\n### (5) AWS cost per hour of audio: computed from measured time x list price (this machine: 2 x86 cores; Graviton at these sizes will differ)',
+  );
+  print('| place | size | billed | USD per hour of audio | basis |');
+  print('|---|---|---:|---:|---|');
+  for (const line of cost.compute) {
+    print(
+      `| ${line.place} | ${line.size} | ${fmt(line.billedSeconds, 1)} s | ${fmt(line.usdPerAudioHour, 5)} | ${line.basis} |`,
+    );
+  }
+  const run = transcription.measured
+    ? transcription.runs.find((r) => r.chunkSeconds === loadSettings({}).transcribeChunkSeconds)
+    : undefined;
+  print(
+    cost.stateTransitionsUsdPerAudioHour === undefined || run === undefined
+      ? '| Step Functions | | | not measured | needs whole jobs on the local stack |'
+      : `| Step Functions | Standard | ${run.stateTransitions} transitions | ${fmt(cost.stateTransitionsUsdPerAudioHour, 5)} | counted in the ${run.chunkSeconds} s-chunk job's execution history x list price |`,
+  );
+}
