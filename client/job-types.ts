@@ -4,7 +4,7 @@
  */
 import type { JobOf } from './types';
 
-export const JOB_TYPES = ['image.generate', 'audio.transcribe'] as const;
+export const JOB_TYPES = ['image.generate', 'audio.transcribe', 'audio.publish'] as const;
 export type JobType = (typeof JOB_TYPES)[number];
 
 export const JOB_STATUSES = [
@@ -57,10 +57,44 @@ export type TranscriptResult = {
   readonly segments: number;
 };
 
+/** A recording published as an HLS stream, with a timed transcript in passages. Exactly one of audioUrl or audioRef. */
+export type AudioPublishInput = {
+  /** An https URL the provider can fetch. */
+  readonly audioUrl?: string;
+  readonly audioRef?: string;
+  readonly language?: string;
+};
+
+/** Result of an audio.publish job. */
+export type AudioPublishResult = {
+  /** Length of the recording, as probed. */
+  readonly durationSeconds: number;
+  /** Presigned URL of the HLS master playlist; every playlist and segment it leads to is presigned too, so it plays without extra headers until the URLs expire. */
+  readonly playlistUrl: string;
+  /** Presigned GET URL of the whole transcript (JSON, with word times). */
+  readonly transcriptUrl: string;
+  /** The transcript in passages of about 30 to 60 s, when they are small enough to keep on the job. */
+  readonly passages?: readonly {
+    /** Seconds from the start of the recording. */
+    readonly start: number;
+    readonly end: number;
+    readonly text: string;
+  }[];
+  /** Presigned GET URL of the passages when they are not on the job. */
+  readonly passagesUrl?: string;
+  /** The AAC renditions, lowest bit rate first. */
+  readonly renditions: readonly {
+    readonly bitrateKbps: number;
+    /** Presigned URL of the rendition's media playlist. */
+    readonly playlistUrl: string;
+  }[];
+};
+
 /** Each job type's input and result. */
 export interface JobTypeSchemas {
   readonly 'image.generate': { readonly input: ImageGenerateInput; readonly result: ImageResult };
   readonly 'audio.transcribe': { readonly input: AudioTranscribeInput; readonly result: TranscriptResult };
+  readonly 'audio.publish': { readonly input: AudioPublishInput; readonly result: AudioPublishResult };
 }
 
 /** One input field of a job type, as a command line offers it. */
@@ -110,14 +144,33 @@ export const JOB_TYPE_INPUTS = {
     ],
     fileField: 'audioRef',
   },
+  'audio.publish': {
+    description:
+      'A recording published as an HLS stream, with a timed transcript in passages. Exactly one of audioUrl or audioRef.',
+    fields: [
+      {
+        name: 'audioUrl',
+        flag: 'audio-url',
+        type: 'string',
+        required: false,
+        description: 'An https URL the provider can fetch.',
+      },
+      { name: 'audioRef', flag: 'audio-ref', type: 'string', required: false },
+      { name: 'language', flag: 'language', type: 'string', required: false },
+    ],
+    fileField: 'audioRef',
+  },
 } as const satisfies Readonly<Record<JobType, JobTypeInput>>;
 
 /** The input field a file fills, per job type that takes one. */
 export const FILE_INPUT_FIELD = {
   'image.generate': 'sourceImageRef',
   'audio.transcribe': 'audioRef',
+  'audio.publish': 'audioRef',
 } as const satisfies Partial<Record<JobType, string>>;
 
 export type ImageGenerateJob = JobOf<'image.generate'>;
 
 export type AudioTranscribeJob = JobOf<'audio.transcribe'>;
+
+export type AudioPublishJob = JobOf<'audio.publish'>;

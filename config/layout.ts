@@ -265,5 +265,7 @@ export const WORKFLOW_STEPS = [
   'fail',
   'review',
   'settle',
+  // audio.publish: one chunk's wait for its chunk job (the compute steps run on the compute function).
+  'transcribe',
 ] as const;
 export type WorkflowStep = (typeof WORKFLOW_STEPS)[number];

@@ -6,7 +6,7 @@
  * drift apart. Dimensions stay low-cardinality: never a job id or a tenant.
  */
 
-import { JOB_TYPES } from './job-types';
+import { STORED_JOB_TYPES } from './job-types';
 import { PROVIDER_NAMES } from './providers';
 
 export const METRIC_NAMESPACE = 'Longhaul';
@@ -21,8 +21,8 @@ export interface MetricSpec {
   readonly description: string;
 }
 
-/** The `jobType` dimension's values: every registered job type. */
-export const JOB_TYPE_VALUES: readonly string[] = JOB_TYPES;
+/** The `jobType` dimension's values: every registered job type, the workflows' own included. */
+export const JOB_TYPE_VALUES: readonly string[] = STORED_JOB_TYPES;
 
 /** The `provider` dimension's values: every provider. */
 export const PROVIDER_VALUES: readonly string[] = PROVIDER_NAMES;
@@ -36,6 +36,8 @@ export const FIX_KINDS = [
   'reviewed',
   'slot_released',
   'backlog_recounted',
+  // A chunk job's parent resumed by the reconciler: the chunk's own word to it was lost.
+  'parent_resumed',
   // Not a repair: a scheduled job found due and sent on its way, counted with the rest of a pass's work.
   'promoted',
 ] as const;

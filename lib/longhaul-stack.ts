@@ -12,6 +12,7 @@ import { JobSchedules } from './constructs/job-schedules';
 import { JobStore } from './constructs/job-store';
 import { JobWorkflow } from './constructs/job-workflow';
 import { LiveProgress } from './constructs/live-progress';
+import { MediaCompute } from './constructs/media-compute';
 import { Observability } from './constructs/observability';
 import { ProviderSecrets } from './constructs/provider-secrets';
 import { Reconciler } from './constructs/reconciler';
@@ -55,6 +56,8 @@ export class LonghaulStack extends Stack {
   public readonly providerSecrets: ProviderSecrets;
   public readonly httpApi: HttpApi;
   public readonly workflowSteps: WorkflowSteps;
+  /** Where audio.publish's compute steps run: the compute function and the Fargate task. */
+  public readonly mediaCompute: MediaCompute;
   public readonly jobWorkflow: JobWorkflow;
   public readonly jobDispatcher: JobDispatcher;
   public readonly liveProgress: LiveProgress;
@@ -104,11 +107,18 @@ export class LonghaulStack extends Stack {
       settings,
       jobTable: this.jobStore.jobTable,
       handOffQueue: this.jobQueue.handOffQueue,
+      jobQueues: this.jobQueue.queues,
       inputBucket: this.jobInputs.inputBucket,
       outputBucket: this.jobOutputs.outputBucket,
       providerSecrets: this.providerSecrets.providerSecrets,
       webhookSecret: this.providerSecrets.webhookSecret,
       apiBaseUrl: this.httpApi.url,
+    });
+    this.mediaCompute = new MediaCompute(this, 'Compute', {
+      settings,
+      jobTable: this.jobStore.jobTable,
+      inputBucket: this.jobInputs.inputBucket,
+      outputBucket: this.jobOutputs.outputBucket,
     });
     this.jobWorkflow = new JobWorkflow(this, 'Workflow', {
       settings,
@@ -169,6 +179,7 @@ export class LonghaulStack extends Stack {
         this.reconciler.reconcileFunction,
         this.liveProgress.streamFunction,
         this.jobSchedules.fireFunction,
+        this.mediaCompute.computeFunction,
       ],
     });
 

@@ -1,16 +1,16 @@
 import { z } from 'zod';
 import type { ProviderRequests } from '../providers';
-import { audioSourceInput, deepgramChannels } from './common';
-import { OutputInvalidError } from './job-type';
+import { audioSourceInput, deepgramChannels, languageTag } from './common';
+import { defineJobType, OutputInvalidError, type ProviderBinding } from './job-type';
 
 /**
  * `audio.publish` (CONTRACT section 1): a recording becomes an HLS stream and
  * a transcript in timed passages. Unlike the other types it is not one
  * provider submission: compute steps probe, transcode and cut the recording,
- * and each chunk is one Deepgram submission under its own idempotency key
- * (`chunkIdempotencyKey`). These are the type's schemas and its per-chunk
- * provider mapping; the type joins the registry (`./index.ts`) with the
- * workflow branch that runs it.
+ * and each chunk is transcribed by a job of its own, `audio.publish.chunk`,
+ * made by the workflow under the chunk's idempotency key
+ * (`chunkIdempotencyKey`), so it waits in its tenant's line, holds a provider
+ * slot and converges like any other job.
  */
 
 export const publishInput = audioSourceInput;
@@ -105,3 +105,66 @@ export function chunkWordsFromDeepgram(raw: unknown): {
   if (!channel || !best) throw new OutputInvalidError('Deepgram returned no words for a chunk.');
   return { words: best.words, ...(channel.detected_language ? { language: channel.detected_language } : {}) };
 }
+
+/** A chunk job's input: the chunk the parent job cut (an output key of the parent) and the language asked for. */
+const chunkInput = z.strictObject({
+  chunkKey: z.string().min(1).max(1024),
+  language: languageTag.optional(),
+});
+
+/** Where a chunk's transcript is kept: the provider's answer as it came, read by the parent's index step. */
+export const CHUNK_TRANSCRIPT_FILE = 'transcript.json';
+
+/** How a chunk runs on each provider: the chunk's URL out, its words (checked) kept as they came. */
+const chunkProviders: { readonly deepgram: ProviderBinding<'deepgram'> } = {
+  deepgram: {
+    async request(raw, context) {
+      const { chunkKey, language } = chunkInput.parse(raw);
+      return deepgramChunkRequest(await context.outputUrl(chunkKey), language);
+    },
+    output(raw) {
+      // A chunk without words fails here, as output_invalid, rather than in the parent's index step.
+      chunkWordsFromDeepgram(raw);
+      return {
+        files: [
+          {
+            field: 'transcript',
+            fileName: CHUNK_TRANSCRIPT_FILE,
+            contentType: 'application/json',
+            content: { text: JSON.stringify(raw) },
+          },
+        ],
+        result: {},
+      };
+    },
+  },
+};
+
+/** One chunk of an `audio.publish` job, transcribed; made by the parent's workflow only. */
+export const audioPublishChunk = defineJobType({
+  name: 'audio.publish.chunk',
+  description: 'One chunk of an audio.publish recording, transcribed (made by its workflow).',
+  input: chunkInput,
+  result: z.strictObject({ transcriptUrl: z.url() }),
+  schemaNames: { input: 'AudioPublishChunkInput', result: 'AudioPublishChunkResult' },
+  provider: 'deepgram',
+  providers: chunkProviders,
+  internal: true,
+});
+
+/** The longest an audio.publish job may run: its compute steps, then every chunk's wait for a slot and its provider. */
+export const PUBLISH_TIMEOUT_MS = 24 * 60 * 60 * 1000;
+
+export default defineJobType({
+  name: 'audio.publish',
+  description: 'A recording published as an HLS stream, with a timed transcript in passages.',
+  input: publishInput,
+  result: publishResult,
+  schemaNames: { input: 'AudioPublishInput', result: 'AudioPublishResult' },
+  file: { refField: 'audioRef', urlField: 'audioUrl', mediaTypes: 'audio/*' },
+  provider: 'deepgram',
+  // The providers its chunks can run on: the job itself sends nothing to a provider.
+  providers: chunkProviders,
+  flow: 'publish',
+  timeoutMs: PUBLISH_TIMEOUT_MS,
+});

@@ -14,6 +14,11 @@ import type { ProviderName, ProviderRequests } from '../providers';
 export interface RequestContext {
   /** A time-limited GET URL of one of the tenant's uploads, for a provider that fetches its input. */
   inputUrl(ref: string): Promise<string>;
+  /**
+   * A time-limited GET URL of an object the job's workflow stored under the
+   * job (a chunk the parent job cut); a key outside the job's outputs is refused.
+   */
+  outputUrl(key: string): Promise<string>;
 }
 
 /** A file the job produced: stored under the job in the output bucket, handed out as a fresh presigned URL. */
@@ -72,6 +77,18 @@ export interface JobTypeModule<Name extends string = string> {
    * @default JOB_TIMEOUT_MS
    */
   readonly timeoutMs?: number;
+  /**
+   * How the workflow runs a job of this type. `submission` (the default): one
+   * provider submission, holding one slot of the provider from dispatch to the
+   * provider's answer. `publish`: compute steps around a fan-out of chunk jobs
+   * (`audio.publish`); the job holds no slot itself, each chunk job holds one.
+   */
+  readonly flow?: 'submission' | 'publish';
+  /**
+   * Made by another job's workflow, never by a client (a chunk of
+   * `audio.publish`): the API neither accepts nor lists jobs of this type.
+   */
+  readonly internal?: true;
 }
 
 /** Declares a job type; the identity, for type checking. */

@@ -149,7 +149,9 @@ export class DynamoDbJobStore implements JobStore {
     // tenant, so it is filtered out. A filter applies after the read's Limit, so pages are
     // read until one item more than asked is found: that item tells whether another page
     // exists, and the last page has no cursor.
-    let filter = 'attribute_not_exists(expiresAt) OR expiresAt >= :now';
+    // A workflow's own jobs (chunks of audio.publish) are parts of their parent, not the tenant's jobs.
+    names['#parent'] = 'parent';
+    let filter = '(attribute_not_exists(expiresAt) OR expiresAt >= :now) AND attribute_not_exists(#parent)';
     if (query.type !== undefined) {
       names['#type'] = 'type';
       values[':type'] = query.type;
@@ -312,6 +314,15 @@ export class DynamoDbJobStore implements JobStore {
       ConditionExpression: 'attribute_exists(pk) AND #status = :running',
       ExpressionAttributeNames: { '#status': 'status' },
       ExpressionAttributeValues: { ':token': taskToken, ':at': at.toISOString(), ':running': 'running' },
+    });
+  }
+
+  recordParentToken(jobId: string, taskToken: string): Promise<Job | undefined> {
+    return this.conditionalUpdate(jobId, {
+      UpdateExpression: 'SET #parent.taskToken = :token',
+      ConditionExpression: 'attribute_exists(#parent.jobId)',
+      ExpressionAttributeNames: { '#parent': 'parent' },
+      ExpressionAttributeValues: { ':token': taskToken },
     });
   }
 

@@ -68,6 +68,10 @@ export class DynamoDbTenantBacklogs implements TenantBacklogs {
     return true;
   }
 
+  async admitPastCap(tenant: string): Promise<void> {
+    await this.client.send(backlogChange(this.tableName, tenant, 1));
+  }
+
   /**
    * A batch's admissions in one write, not one per job: the counter and the
    * cap are read, and `ADD backlog :count` is conditioned on the room the

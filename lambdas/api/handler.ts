@@ -102,8 +102,16 @@ const progressThrottle = new ProgressThrottle(1000);
 /** A job whose provider reports progress is alive: its waiting step hears so at most once a minute. */
 const heartbeatThrottle = new ProgressThrottle(60_000);
 
-/** Output URLs are signed only for jobs that have outputs, so intake never needs the output bucket. */
-const outputUrls = { outputUrl: (key: string) => outputStore().outputUrl(key) };
+/**
+ * Output URLs are signed only for jobs that have outputs, so intake never
+ * needs the output bucket; a stream's playlists are written signed then too.
+ */
+const outputUrls = {
+  outputUrl: (key: string) => outputStore().outputUrl(key),
+  getOutput: (key: string) => outputStore().getOutput(key),
+  putOutput: (key: string, body: Uint8Array | string, contentType: string) =>
+    outputStore().putOutput(key, body, contentType),
+};
 
 const intake = intakeDeps;
 

@@ -4,7 +4,7 @@ import { FfmpegMedia } from '../adapters/ffmpeg-media';
 import { downloadToFile } from '../adapters/http-download';
 import type { ComputeDeps } from '../domain/compute';
 import type { PublishPlan } from '../domain/publish';
-import { inputStore, jobStore, outputStore } from '../shared/aws';
+import { inputStore, jobStore, outputStore, timeline } from '../shared/aws';
 
 /** How audio.publish cuts, encodes and bounds a recording, from the settings. */
 export const publishPlanOf = (settings: Settings): PublishPlan => ({
@@ -22,6 +22,8 @@ export const publishPlanOf = (settings: Settings): PublishPlan => ({
  */
 export const computeDeps = (settings: Settings): ComputeDeps => ({
   store: jobStore(),
+  timeline: timeline(),
+  now: () => new Date(),
   outputs: outputStore(),
   inputs: inputStore(),
   media: new FfmpegMedia({ processTimeoutMs: settings.computeTimeoutSeconds * 1000 }),

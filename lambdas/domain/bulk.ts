@@ -370,7 +370,8 @@ export async function replayJobs(
           tenantId: original.tenantId,
           idempotencyKey: replayKeyOf(original, note),
           request: {
-            type: original.type,
+            // Listings never hold a workflow's own jobs (`internal` types), so this is a type clients submit.
+            type: original.type as JobType,
             input: original.input,
             ...(original.webhookUrl !== undefined ? { webhookUrl: original.webhookUrl } : {}),
             priority: priorityOf(original),

@@ -1,9 +1,10 @@
-import { chunkWordsFromDeepgram } from '../../config/job-types/audio-publish';
+import { CHUNK_TRANSCRIPT_FILE, chunkWordsFromDeepgram } from '../../config/job-types/audio-publish';
 import { OutputInvalidError } from '../../config/job-types/job-type';
 import { InvalidJobInputError } from './errors';
 import { type Job, providerKeyOf } from './job';
-import type { JobStore, OutputStore } from './ports';
+import type { JobStore, OutputStore, Timeline } from './ports';
 import {
+  chunkOutputPrefix,
   indexStep,
   jobOutputPrefix,
   type PublishDeps,
@@ -36,6 +37,9 @@ export interface ComputeEvent {
 
 export interface ComputeDeps extends PublishDeps {
   readonly store: Pick<JobStore, 'get'>;
+  /** The job's timeline: each compute step is named there as the steps function's are. */
+  readonly timeline: Pick<Timeline, 'record'>;
+  readonly now: () => Date;
 }
 
 /** A step's outcome as recorded: its result, or the error it ended with. */
@@ -50,9 +54,9 @@ export type ComputeOutcome =
 export const computeOutcomeKey = (job: Pick<Job, 'id' | 'tenantId'>, step: ComputeStep): string =>
   `${jobOutputPrefix(job)}compute/${step}.json`;
 
-/** Where the provider's transcript of one chunk is kept, for the index step. */
+/** Where the provider's transcript of one chunk is kept (by its chunk job), for the index step. */
 export const chunkTranscriptKey = (job: Pick<Job, 'id' | 'tenantId'>, index: number): string =>
-  `${jobOutputPrefix(job)}transcripts/chunk-${index}.json`;
+  `${chunkOutputPrefix(job, index)}${CHUNK_TRANSCRIPT_FILE}`;
 
 /** The job went away (expired, deleted): a compute step has nothing to do. */
 export class ComputeJobMissingError extends Error {
@@ -64,11 +68,21 @@ export async function runComputeStep(deps: ComputeDeps, event: ComputeEvent): Pr
   const job = await deps.store.get(event.jobId);
   if (!job) throw new ComputeJobMissingError(`Job ${event.jobId} no longer exists.`);
   const key = computeOutcomeKey(job, event.step);
+  const record = (type: string, detail?: string) =>
+    deps.timeline.record(job.id, {
+      at: deps.now().toISOString(),
+      type,
+      step: event.step,
+      ...(detail ? { detail } : {}),
+    });
+  await record('step.started');
   let outcome: ComputeOutcome;
   try {
     outcome = { ok: true, result: await STEPS[event.step](deps, job) };
+    await record('step.succeeded');
   } catch (error) {
     const failure = error as Error & { code?: unknown };
+    await record('step.failed', `${failure.name}: ${failure.message}`).catch(() => {});
     outcome = {
       ok: false,
       error: {

@@ -1,6 +1,6 @@
 import type { ProviderName } from '../../config/providers';
 import { chooseTenant, type TenantCandidate, waitingEntryOf } from './fair-share';
-import { executionNameOf, type Job, providerOf, slotHolderOf } from './job';
+import { executionNameOf, type Job, providerOf, slotHolderOf, takesSlot } from './job';
 import type {
   EnqueueOptions,
   InFlightLimits,
@@ -44,6 +44,11 @@ export async function dispatchJob(
 ): Promise<DispatchOutcome> {
   const job = await deps.store.get(jobId);
   if (job?.status !== 'queued') return 'dropped';
+  if (!takesSlot(job)) {
+    // It holds no slot (its chunk jobs each wait for one in the tenant's line): nothing to wait for.
+    await startJob(deps, job);
+    return 'started';
+  }
   const provider = providerOf(job);
   const holders = await deps.slots(provider).holders();
   if (!holdsOwnSlot(new Set(holders), job)) {

@@ -21,6 +21,7 @@ import {
   type JobType,
   newJob,
   providerOf,
+  takesSlot,
 } from './job';
 import type {
   CreateOutcome,
@@ -133,11 +134,28 @@ export async function submitJob(
   }
   // Stored, and sent nowhere until it is due: the reconciler finds it then (`promoteDue`).
   if (job.status === 'scheduled') return { job, replayed: false };
+  return sendToLine(deps, job);
+}
 
+/**
+ * Sends a stored, queued job on its way: into its tenant's line at its
+ * provider, then to the dispatcher, and records that it was sent. A job whose
+ * type holds no slot of its own (`audio.publish`) waits in no line: its
+ * message starts it. A send that fails leaves a durable `queued` job for the
+ * reconciler, so the job is still accepted.
+ */
+export async function sendToLine(
+  deps: Pick<IntakeDeps, 'waiting' | 'queue' | 'store' | 'now' | 'firstLook'>,
+  job: Job,
+): Promise<SubmitResult> {
   try {
-    // In line before its message can reach the dispatcher; a job whose line entry is lost joins when its message is read.
-    await deps.waiting.add(waitingEntryOf(job));
-    await deps.queue.enqueue(job, await firstLook(deps, job));
+    if (takesSlot(job)) {
+      // In line before its message can reach the dispatcher; a job whose line entry is lost joins when its message is read.
+      await deps.waiting.add(waitingEntryOf(job));
+      await deps.queue.enqueue(job, await firstLook(deps, job));
+    } else {
+      await deps.queue.enqueue(job);
+    }
   } catch (enqueueError) {
     return { job, replayed: false, enqueueError };
   }
@@ -282,9 +300,11 @@ export async function submitBatch(
  */
 export async function enterLines(
   deps: Pick<IntakeDeps, 'waiting' | 'queue' | 'store' | 'now' | 'firstLook'>,
-  jobs: readonly Job[],
+  entering: readonly Job[],
 ): Promise<Map<string, SubmitResult>> {
   const results = new Map<string, SubmitResult>();
+  for (const job of entering) if (!takesSlot(job)) results.set(job.id, await sendToLine(deps, job));
+  const jobs = entering.filter(takesSlot);
   let notInLine: ReadonlyMap<string, unknown>;
   try {
     notInLine = jobs.length > 0 ? await deps.waiting.addMany(jobs.map(waitingEntryOf)) : new Map();
@@ -432,7 +452,8 @@ function withFileRef(request: CreateJobRequest, file: InputFile): CreateJobReque
 /** A tenant's job, or JobNotFoundError: another tenant's job is indistinguishable from none. */
 export async function getJob(store: JobStore, tenantId: string, jobId: string): Promise<Job> {
   const job = await store.get(jobId);
-  if (!job || job.tenantId !== tenantId) throw new JobNotFoundError(jobId);
+  // A workflow's own job (a chunk of audio.publish) is part of its parent, not a job of the tenant's.
+  if (!job || job.tenantId !== tenantId || job.parent !== undefined) throw new JobNotFoundError(jobId);
   return job;
 }
 

@@ -1,9 +1,9 @@
-import { JOB_TYPES, type JobType } from '../../config/job-types';
+import { JOB_TYPES, type JobType, jobTypeModule, type StoredJobType } from '../../config/job-types';
 import { LEGACY_PROVIDER, type ProviderName } from '../../config/providers';
 
 /** The job lifecycle: statuses, the stored record and its public representation. */
 
-export { JOB_TYPES, type JobType };
+export { JOB_TYPES, type JobType, type StoredJobType };
 
 /** `scheduled`: waiting for its `runAt`, stored but sent nowhere until the reconciler finds it due. */
 export const JOB_STATUSES = [
@@ -37,7 +37,7 @@ export interface JobError {
 export interface Job {
   readonly id: string;
   readonly tenantId: string;
-  readonly type: JobType;
+  readonly type: StoredJobType;
   /** The provider that runs the job, chosen at intake (absent on jobs stored before jobs named theirs). */
   readonly provider?: ProviderName;
   /** Absent on jobs stored before jobs had one: those are `standard` (`priorityOf`). */
@@ -81,6 +81,20 @@ export interface Job {
   readonly replayOf?: string;
   /** The recurring schedule whose firing created the job. */
   readonly scheduleId?: string;
+  /** Set on a job another job's workflow made (a chunk of `audio.publish`): whose part it is. */
+  readonly parent?: JobParent;
+}
+
+/** The job a chunk job belongs to, and the parent's state waiting for it. */
+export interface JobParent {
+  readonly jobId: string;
+  /** The chunk's place in the recording (0 first). */
+  readonly index: number;
+  /**
+   * The task token of the parent's `transcribe` state waiting for this job:
+   * resumed once this job is settled. A later attempt of that state records its own.
+   */
+  readonly taskToken?: string;
 }
 
 /** The job's priority: the one it was submitted with, or the default for jobs stored before jobs had one. */
@@ -93,6 +107,12 @@ export const priorityOf = (job: Pick<Job, 'priority'>): JobPriority => job.prior
  */
 export const dueAtOf = (job: Pick<Job, 'createdAt' | 'runAt'>): string =>
   job.runAt !== undefined && job.runAt > job.createdAt ? job.runAt : job.createdAt;
+
+/**
+ * Whether the job holds a provider slot of its own while it runs. A job
+ * whose type fans out (`audio.publish`) does not: its chunk jobs each hold one.
+ */
+export const takesSlot = (job: Pick<Job, 'type'>): boolean => jobTypeModule(job.type).flow !== 'publish';
 
 /** The provider that runs the job: the one intake chose, or the only one there was before. */
 export const providerOf = (job: Pick<Job, 'provider'>): ProviderName => job.provider ?? LEGACY_PROVIDER;
@@ -235,7 +255,8 @@ export interface JobResource {
 export function toResource(job: Job): JobResource {
   return {
     id: job.id,
-    type: job.type,
+    // A workflow's own jobs (`internal` types) are never shown to clients.
+    type: job.type as JobType,
     provider: providerOf(job),
     priority: priorityOf(job),
     status: job.status,
@@ -259,7 +280,7 @@ export function toResource(job: Job): JobResource {
 export interface NewJob {
   readonly id: string;
   readonly tenantId: string;
-  readonly type: JobType;
+  readonly type: StoredJobType;
   /** Absent: the provider of jobs stored before jobs named theirs. */
   readonly provider?: ProviderName;
   /** Absent: the default. */
@@ -274,6 +295,8 @@ export interface NewJob {
   readonly replayOf?: string;
   /** The recurring schedule whose firing creates the job. */
   readonly scheduleId?: string;
+  /** The job whose workflow makes this one. */
+  readonly parent?: JobParent;
 }
 
 export function newJob(spec: NewJob, now: Date): Job {

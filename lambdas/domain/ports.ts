@@ -76,6 +76,12 @@ export interface JobStore {
   /** Stores the await step's task token; returns the job as it then is (with any outcome already recorded). */
   recordTaskToken(jobId: string, taskToken: string, at: Date): Promise<Job | undefined>;
   /**
+   * Records the task token of the parent's state now waiting for this chunk
+   * job (a retried state waits with a new one); undefined when the job is not
+   * a chunk job or is gone.
+   */
+  recordParentToken(jobId: string, taskToken: string): Promise<Job | undefined>;
+  /**
    * Stores the provider's final outcome once, only while the job is still the
    * one it was read as (same creation, same submission) and the outcome's
    * provider job is the one on record or none is recorded yet: a write that
@@ -406,6 +412,11 @@ export interface TenantStore {
 export interface TenantBacklogs {
   /** Counts one more job into the tenant's backlog unless it already holds its `maxQueued`; false when full. */
   admit(tenant: string): Promise<boolean>;
+  /**
+   * Counts one more job in whatever the cap: a job made for work the tenant
+   * was admitted for already (a chunk of an admitted `audio.publish` job).
+   */
+  admitPastCap(tenant: string): Promise<void>;
   /**
    * Counts up to `wanted` more jobs into the tenant's backlog at once, as many
    * as its `maxQueued` leaves room for; answers how many (0 when full).

@@ -93,13 +93,30 @@ export const INPUT_TOO_LONG = 'input_too_long';
  */
 export const INLINE_PASSAGES_MAX_BYTES = 64 * 1024;
 
+/** A job as its outputs' place needs it: a chunk job also names its parent. */
+export type OutputOwner = Pick<PublishJob, 'id' | 'tenantId'> & {
+  readonly parent?: { readonly jobId: string; readonly index: number } | undefined;
+};
+
 /**
  * Everything a job keeps in the output bucket is under this prefix, so a
  * failed job's outputs are deleted together and no key of one tenant's job
- * can name another's.
+ * can name another's. A chunk job keeps its outputs under its parent's
+ * (`chunks/<index>/`), where the parent's index step reads them and the
+ * parent's failure deletes them with the rest.
  */
-export const jobOutputPrefix = (job: Pick<PublishJob, 'id' | 'tenantId'>): string =>
-  `outputs/${encodeURIComponent(job.tenantId)}/${job.id}/`;
+export const jobOutputPrefix = (job: OutputOwner): string =>
+  job.parent
+    ? chunkOutputPrefix({ id: job.parent.jobId, tenantId: job.tenantId }, job.parent.index)
+    : rootOutputPrefix(job);
+
+/** Where the chunk job of a chunk keeps its outputs: under its parent's. */
+export const chunkOutputPrefix = (parent: Pick<PublishJob, 'id' | 'tenantId'>, index: number): string =>
+  `${rootOutputPrefix(parent)}chunks/${index}/`;
+
+/** The prefix of the job a job belongs to: its own, or its parent's for a chunk job. */
+export const rootOutputPrefix = (job: OutputOwner): string =>
+  `outputs/${encodeURIComponent(job.tenantId)}/${job.parent?.jobId ?? job.id}/`;
 
 /** Lambda up to the threshold (inclusive), Fargate above it. */
 export const computeTargetOf = (durationSeconds: number, lambdaMaxAudioSeconds: number): ComputeTarget =>
@@ -215,7 +232,7 @@ export async function indexStep(
 /** Deletes everything the job kept: a failed job leaves no partial outputs behind. */
 export const discardOutputs = (
   outputs: Pick<OutputStore, 'deleteOutputs'>,
-  job: Pick<PublishJob, 'id' | 'tenantId'>,
+  job: OutputOwner,
 ): Promise<number> => outputs.deleteOutputs(jobOutputPrefix(job));
 
 /** The served stream: what a client plays, each URL presigned and short-lived. */

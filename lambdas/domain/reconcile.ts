@@ -1,6 +1,7 @@
 import { jobTypeModule } from '../../config/job-types';
 import { FIX_KINDS, type TENANT_USAGE_LOG } from '../../config/metrics';
 import { LEGACY_PROVIDER, PROVIDER_NAMES, PROVIDERS, type ProviderName } from '../../config/providers';
+import { resumeParent } from './chunk-jobs';
 import { mapWithConcurrency } from './concurrency';
 import { fillFreeSlot } from './dispatch';
 import { JOB_CANCELED_CAUSE, JOB_CANCELED_ERROR } from './errors';
@@ -14,6 +15,7 @@ import {
   providerMayBeRunning,
   providerOf,
   slotHolderOf,
+  takesSlot,
 } from './job';
 import type {
   ActiveStatus,
@@ -439,6 +441,10 @@ async function reconcileInReview(deps: ReconcileDeps, listed: Job, holdsSlot: bo
       }
     }
   }
+  // A chunk job in review holds up its parent's wait: a resume the chunk's own workflow missed is made here.
+  if (job.parent?.taskToken && (await resumeParent(deps.workflow, job))) {
+    await fix(job, 'parent_resumed', `chunk ${job.parent.index} of ${job.parent.jobId} is in review`);
+  }
   if (holdsSlot) {
     const free =
       (job.providerJobId ? !providerMayBeRunning(job) : !job.submitIntent) ||
@@ -532,6 +538,7 @@ async function reconcileRunning(deps: ReconcileDeps, job: Job, holdsSlot: boolea
     if (
       !holdsSlot &&
       !sent &&
+      takesSlot(job) &&
       !(await deps.slots(provider).acquire(slotHolderOf(job), deps.maxInFlight[provider], {
         tenant: job.tenantId,
       }))

@@ -4,6 +4,8 @@ import type { ProviderBinding } from '../../config/job-types/job-type';
 import { mediaTypeMatches } from '../../config/job-types/job-type';
 import { WORKFLOW_STEPS, type WorkflowStep } from '../../config/layout';
 import type { ProviderName } from '../../config/providers';
+import { awaitChunk, resumeParent } from './chunk-jobs';
+import { collectComputeOutcome } from './compute';
 import { fillFreeSlot } from './dispatch';
 import {
   AmbiguousSubmissionError,
@@ -21,21 +23,32 @@ import {
   providerOf,
   providerWebhookUrlOf,
   submissionKeyOf,
+  takesSlot,
 } from './job';
 import type {
+  EnqueueOptions,
   InFlightLimits,
   InputStore,
   JobQueue,
   JobStore,
   OutputStore,
   SlotPools,
+  TenantBacklogs,
   TenantShares,
   Timeline,
   WaitingLines,
   Workflow,
 } from './ports';
 import type { Provider } from './provider';
-import { discardOutputs, jobOutputPrefix } from './publish';
+import {
+  discardOutputs,
+  type IndexResult,
+  jobOutputPrefix,
+  type ProbeResult,
+  rootOutputPrefix,
+  type StoredChunk,
+  type TranscodeResult,
+} from './publish';
 import { releaseOwnSlot } from './slots';
 
 /**
@@ -61,6 +74,8 @@ export interface StepEvent {
   readonly executionName?: string;
   readonly taskToken?: string;
   readonly error?: CaughtError;
+  /** The chunk a `transcribe` state waits for (an item of the split step's answer). */
+  readonly chunk?: StoredChunk;
 }
 
 export interface WorkflowDeps {
@@ -72,6 +87,10 @@ export interface WorkflowDeps {
   readonly waiting: WaitingLines;
   readonly tenantShares: TenantShares;
   readonly maxInFlight: InFlightLimits;
+  /** Tenants' backlogs: a chunk job is counted in its tenant's (past the cap: its parent was admitted). */
+  readonly backlogs: Pick<TenantBacklogs, 'admitPastCap'>;
+  /** How a new chunk job's message goes, as intake's for a new job (`firstLookOf`). */
+  readonly firstLook: (job: Job) => Promise<EnqueueOptions>;
   /** Each provider's adapter, built from its secret. */
   readonly providers: (name: ProviderName) => Promise<Provider>;
   readonly timeline: Timeline;
@@ -130,6 +149,11 @@ export async function runStep(deps: WorkflowDeps, event: StepEvent): Promise<unk
   try {
     const result = await steps[event.step](deps, event);
     await deps.timeline.record(event.jobId, { at: at(), type: 'step.succeeded', step: event.step, attempt });
+    // A chunk job settled by this step tells its parent's waiting state (a step retried after the word went says it again).
+    if (SETTLING_STEPS.has(event.step)) {
+      const settled = await deps.store.get(event.jobId);
+      if (settled?.parent) await resumeParent(deps.workflow, settled);
+    }
     return result;
   } catch (error) {
     const failure = error as Error;
@@ -178,7 +202,8 @@ const steps: Record<StepName, (deps: WorkflowDeps, event: StepEvent) => Promise<
     // A restarted run of a job already sent to the provider does not look at its input again: a
     // presigned audioUrl may have expired since, and the provider has what it needs.
     if (!job.providerJobId && !job.submitIntent) await checkInput(deps, job);
-    return null;
+    // The state machine routes on it: one submission, or audio.publish's compute steps and chunk jobs.
+    return { flow: takesSlot(job) ? 'submission' : 'publish' };
   },
 
   async submit(deps, event) {
@@ -201,6 +226,16 @@ const steps: Record<StepName, (deps: WorkflowDeps, event: StepEvent) => Promise<
     // Built before the intent is taken: a failure here has sent nothing.
     const request = await bindingOf(job).request(job.input, {
       inputUrl: (ref) => deps.inputs.downloadUrl(job.tenantId, ref, deps.inputUrlTtlSeconds),
+      outputUrl: (key) => {
+        // Only what the job's own workflow stored (a chunk under its parent's outputs) can be handed out.
+        if (!key.startsWith(rootOutputPrefix(job)) || key.includes('/../')) {
+          throw new InvalidJobInputError(
+            errorMessage('input_invalid', 'The input names an output of another job.'),
+            'input_invalid',
+          );
+        }
+        return deps.outputs.outputUrl(key);
+      },
     });
     // A resend goes under the key of the submission it repeats; a first send under the job's key.
     const providerKey = submissionKeyOf(job);
@@ -295,9 +330,19 @@ const steps: Record<StepName, (deps: WorkflowDeps, event: StepEvent) => Promise<
     return null;
   },
 
+  async transcribe(deps, event) {
+    if (!event.taskToken || !event.chunk)
+      throw new Error('The transcribe step needs a task token and a chunk.');
+    const job = await loadJob(deps, event.jobId);
+    if (job.status !== 'running') throw new JobSettledError(`Job ${job.id} is ${job.status}.`);
+    await awaitChunk(deps, job, event.chunk, event.taskToken);
+    return null;
+  },
+
   async finalize(deps, event) {
     const job = await loadJob(deps, event.jobId);
     if (job.status !== 'running') throw new JobSettledError(`Job ${job.id} is ${job.status}.`);
+    if (!takesSlot(job)) return finalizePublished(deps, job);
     if (!job.providerJobId) throw new Error(`Job ${job.id} has no provider job to finalize.`);
     const raw = await providerOutput(deps, job, job.providerJobId);
     let output: JobOutput;
@@ -404,6 +449,10 @@ const steps: Record<StepName, (deps: WorkflowDeps, event: StepEvent) => Promise<
   async review(deps, event) {
     const job = await loadJob(deps, event.jobId);
     const caught = event.error?.Error ?? '';
+    if (caught === 'NeedsReview' && job.status === 'running') {
+      // One of the job's chunk jobs needs a person (its submission's outcome is unknown): so does the job.
+      await markNeedsReview(deps, job, jobErrorOf(event.error));
+    }
     if (caught === 'ProviderAmbiguous') {
       // Resends with the same key kept ending with an unknown outcome.
       await markNeedsReview(deps, job, {
@@ -452,6 +501,45 @@ export async function stopAtProvider(
     at: deps.now().toISOString(),
     providerJobId,
   });
+}
+
+/** The steps that may settle a job: a chunk job settled by one resumes its parent (`resumeParent`). */
+const SETTLING_STEPS: ReadonlySet<StepName> = new Set(['finalize', 'fail', 'review', 'settle']);
+
+/**
+ * The end of an `audio.publish` job: what its compute steps recorded (the
+ * probe's duration, the stream, the transcript and passages) becomes its
+ * result. The stream is stored as keys (`stream`); it is served with fresh
+ * presigned URLs each time the job is shown (`presentJob`).
+ */
+async function finalizePublished(deps: WorkflowDeps, job: Job): Promise<null> {
+  const recorded = (step: 'probe' | 'transcode' | 'index') =>
+    collectComputeOutcome({ store: deps.store, outputs: deps.outputs }, { step, jobId: job.id });
+  const probe = (await recorded('probe')) as ProbeResult;
+  const stream = (await recorded('transcode')) as TranscodeResult;
+  const index = (await recorded('index')) as IndexResult;
+  const result = {
+    durationSeconds: probe.durationSeconds,
+    stream: { playlistKey: stream.playlistKey, renditions: stream.renditions },
+    transcriptKey: index.transcriptKey,
+    ...(index.passages ? { passages: index.passages } : { passagesKey: index.passagesKey }),
+  };
+  const now = deps.now();
+  const succeeded = await deps.store.transition(
+    job,
+    ['running'],
+    { status: 'succeeded', result, progress: 100, error: null, finishedAt: now.toISOString() },
+    now,
+  );
+  if (succeeded) {
+    deps.observe?.({
+      kind: 'finished',
+      jobType: job.type,
+      status: 'succeeded',
+      ...(job.startedAt ? { durationMs: now.getTime() - Date.parse(job.startedAt) } : {}),
+    });
+  }
+  return null;
 }
 
 /** Moves a running job to needs_review with its reason, records why, and returns the error that stops the workflow. */

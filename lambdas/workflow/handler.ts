@@ -13,12 +13,14 @@ import {
   outputStore,
   providerAdapter,
   slotPools,
+  tenantBacklogs,
   tenantShares,
   timeline,
   waitingLines,
   workflow,
 } from '../shared/aws';
 import { requireEnv, runtimeSettings } from '../shared/env';
+import { firstLook } from '../shared/intake';
 import { emit, instrument, logger } from '../shared/observability';
 import { webhookSigningSecret } from '../shared/secrets';
 import { deliverSignedWebhook, fetchOutput, probeUrl } from '../shared/webhooks';
@@ -33,6 +35,15 @@ const stepEvent = z.object({
   executionName: z.string().optional(),
   taskToken: z.string().optional(),
   error: z.object({ Error: z.string(), Cause: z.string().optional() }).optional(),
+  chunk: z
+    .object({
+      index: z.number().int().min(0),
+      key: z.string().min(1),
+      offsetSeconds: z.number().min(0),
+      durationSeconds: z.number().min(0),
+      idempotencyKey: z.string().min(1),
+    })
+    .optional(),
 });
 
 /** One Lambda runs every step of the workflow; the state machine names the step in its payload. */
@@ -49,6 +60,8 @@ export const handler = instrument('workflow', async (raw: unknown, _context: Con
       waiting: waitingLines(),
       tenantShares: tenantShares(),
       maxInFlight: inFlightLimits(),
+      backlogs: tenantBacklogs(),
+      firstLook,
       providers: providerAdapter,
       timeline: timeline(),
       inputs: inputStore(),

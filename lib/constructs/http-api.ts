@@ -210,7 +210,8 @@ export class HttpApi extends Construct {
       .useTableIndex('apiKeyTable', props.apiKeyTable, apiKeyTenantIndex.name)
       .useJobQueues(props.jobQueues, 'send')
       .useBucket('inputBucket', props.inputBucket, 'readWrite')
-      .useBucket('outputBucket', props.outputBucket, 'read')
+      // Read to sign outputs; written to serve a stream's playlists with fresh signatures (audio.publish).
+      .useBucket('outputBucket', props.outputBucket, 'readWrite')
       .useProviderSecrets(props.providerSecrets)
       .useDeadLetterRedrive(props.deadLetterQueue, props.redriveQueue)
       // Provider events resume the waiting workflow step (and their progress keeps it alive); a cancel fails it.

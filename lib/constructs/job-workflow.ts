@@ -3,22 +3,30 @@ import { type Alarm, ComparisonOperator, type Metric, TreatMissingData } from 'a
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import {
+  type Chain,
+  Choice,
+  Condition,
   DefinitionBody,
   Errors,
   Fail,
+  type IChainable,
   IntegrationPattern,
   JitterType,
   JsonPath,
   LogLevel,
+  Map as MapState,
+  Parallel,
   type RetryProps,
   StateMachine,
   StateMachineType,
   Succeed,
   TaskInput,
+  type TaskStateBase,
   Timeout,
 } from 'aws-cdk-lib/aws-stepfunctions';
 import { LambdaInvoke } from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import { Construct } from 'constructs';
+import { PUBLISH_TIMEOUT_MS } from '../../config/job-types/audio-publish';
 import type { WorkflowStep } from '../../config/layout';
 import type { Settings } from '../../config/settings';
 import { acknowledge, acknowledgeActionsOnAnyResource, iam5ResourceFinding } from '../nag';
@@ -38,7 +46,21 @@ const StepError = {
   jobSettled: 'JobSettled',
   jobCanceled: 'JobCanceled',
   webhookDeliveryFailed: 'WebhookDeliveryFailed',
+  chunkFailed: 'ChunkFailed',
 } as const;
+
+/** The compute steps of audio.publish, as the compute function and the Fargate task name them. */
+type ComputeStep = 'probe' | 'transcode' | 'split' | 'index';
+
+/**
+ * Where audio.publish's compute steps run (`MediaCompute`): the compute
+ * function, and a Fargate task for recordings too long for it.
+ */
+export interface ComputePlaces {
+  readonly computeFunction: IFunction;
+  /** An `ecs:runTask.sync` state running one compute step on Fargate; its answer is the task's description. */
+  fargateStep(scope: Construct, stateName: string, step: ComputeStep): TaskStateBase;
+}
 
 const seconds = Duration.seconds;
 
@@ -104,6 +126,13 @@ export interface JobWorkflowProps {
    * definition outside the deployed stack (see lib/workflow-definition.ts)
    */
   readonly alarms?: Alarms;
+
+  /**
+   * Where audio.publish's compute steps run. Without it the state machine
+   * has no publish branch (the definition built alone, for tests of the
+   * single-submission path).
+   */
+  readonly compute?: ComputePlaces;
 }
 
 /**
@@ -147,7 +176,12 @@ export class JobWorkflow extends Construct {
     const step = (
       stateName: string,
       name: StepName,
-      options: { readonly retries?: readonly RetryProps[]; readonly withError?: boolean } = {},
+      options: {
+        readonly retries?: readonly RetryProps[];
+        readonly withError?: boolean;
+        /** Keep the step's answer here (`resultSelector` of the Lambda payload); discarded otherwise. */
+        readonly resultAt?: { readonly path: string; readonly selector: Record<string, string> };
+      } = {},
     ): LambdaInvoke => {
       const task = new LambdaInvoke(states, stateName, {
         stateName,
@@ -157,17 +191,27 @@ export class JobWorkflow extends Construct {
           jobId: JsonPath.stringAt('$.jobId'),
           retryCount: JsonPath.numberAt('$$.State.RetryCount'),
           executionName: JsonPath.stringAt('$$.Execution.Name'),
-          ...(name === 'await' ? { taskToken: JsonPath.taskToken } : {}),
+          ...(name === 'await' || name === 'transcribe' ? { taskToken: JsonPath.taskToken } : {}),
+          ...(name === 'transcribe' ? { chunk: JsonPath.objectAt('$.chunk') } : {}),
           ...(options.withError ? { error: JsonPath.objectAt(ERROR_PATH) } : {}),
         }),
         payloadResponseOnly: false,
         retryOnServiceExceptions: true,
-        resultPath: JsonPath.DISCARD,
+        ...(options.resultAt
+          ? { resultSelector: options.resultAt.selector, resultPath: options.resultAt.path }
+          : { resultPath: JsonPath.DISCARD }),
         ...(name === 'await'
           ? {
               integrationPattern: IntegrationPattern.WAIT_FOR_TASK_TOKEN,
               taskTimeout: Timeout.duration(seconds(awaitTimeoutSeconds)),
               heartbeatTimeout: Timeout.duration(seconds(awaitHeartbeatSeconds)),
+            }
+          : {}),
+        // A chunk waits for a slot in its tenant's line, then for the provider: bounded by the job's own timeout.
+        ...(name === 'transcribe'
+          ? {
+              integrationPattern: IntegrationPattern.WAIT_FOR_TASK_TOKEN,
+              taskTimeout: Timeout.duration(seconds(PUBLISH_TIMEOUT_MS / 1000)),
             }
           : {}),
       });
@@ -208,7 +252,9 @@ export class JobWorkflow extends Construct {
     const settle = step('settle', 'settle', { retries: [RETRY_BOOKKEEPING] });
     settle.next(notifySettled);
 
+    // prepare answers how the job runs (its type's flow), for the route below.
     const prepare = step('prepare', 'prepare', {
+      resultAt: { path: '$.prepared', selector: { 'flow.$': '$.Payload.flow' } },
       retries: [
         {
           errors: [StepError.assetUnavailable],
@@ -273,8 +319,20 @@ export class JobWorkflow extends Construct {
     const notify = step('notify', 'notify', { retries: [RETRY_WEBHOOK] });
     notify.addCatch(succeeded, catchInto([Errors.ALL]));
 
-    const definition = prepare.next(submit).next(awaitProvider).next(release).next(finalize).next(notify);
     notify.next(succeeded);
+    const submission = submit.next(awaitProvider).next(release).next(finalize);
+    const definition = props.compute
+      ? prepare.next(
+          new Choice(states, 'route', {
+            comment: "How the job's type runs: one submission, or audio.publish.",
+          })
+            .when(
+              Condition.stringEquals('$.prepared.flow', 'publish'),
+              this.publishBranch(states, props, { step, catchInto, review, settle, onFailure, finalize }),
+            )
+            .otherwise(submission),
+        )
+      : prepare.next(submission);
 
     // Under /aws/vendedlogs/, as AWS advises for Step Functions: CloudWatch Logs
     // then covers delivery with one entry of the account's log resource policy
@@ -357,5 +415,121 @@ export class JobWorkflow extends Construct {
       iam5ResourceFinding(this, stepsFunction.functionArn, ':*'),
       'Invoking the steps function is granted on the function and its versions and aliases (":*"), which is how Step Functions calls a qualified function; no other function is reachable.',
     );
+  }
+  /**
+   * audio.publish: probe ▶ in parallel {transcode; split ▶ a Map of
+   * `transcribe` states, one per chunk, each waiting for its chunk job} ▶
+   * index ▶ finalize (shared with the single submission). The heavy steps
+   * (transcode, split) run on the compute function, or on Fargate when
+   * `probe` chose it for a long recording; a Fargate task's outcome is
+   * collected by the compute function after it. No state holds a slot: each
+   * chunk job takes one in its tenant's line. Steps pass keys, never payloads.
+   */
+  private publishBranch(
+    states: Construct,
+    props: JobWorkflowProps,
+    shared: {
+      readonly step: (
+        stateName: string,
+        name: StepName,
+        options?: { readonly retries?: readonly RetryProps[] },
+      ) => LambdaInvoke;
+      readonly catchInto: (errors: string[]) => { errors: string[]; resultPath: string };
+      readonly review: IChainable & LambdaInvoke;
+      readonly settle: LambdaInvoke;
+      readonly onFailure: LambdaInvoke;
+      readonly finalize: LambdaInvoke;
+    },
+  ): IChainable {
+    const compute = props.compute as ComputePlaces;
+    const { settings } = props;
+    const { catchInto, review, settle, onFailure, finalize } = shared;
+    /** A compute step on the compute function; `collect` reads what a Fargate task recorded instead. */
+    const onLambda = (
+      stateName: string,
+      name: ComputeStep,
+      options: {
+        readonly collect?: boolean;
+        readonly resultAt?: string;
+        readonly selector?: Record<string, string>;
+      } = {},
+    ): LambdaInvoke => {
+      const task = new LambdaInvoke(states, stateName, {
+        stateName,
+        lambdaFunction: compute.computeFunction,
+        payload: TaskInput.fromObject({
+          step: name,
+          jobId: JsonPath.stringAt('$.jobId'),
+          ...(options.collect ? { collect: true } : {}),
+        }),
+        payloadResponseOnly: false,
+        retryOnServiceExceptions: true,
+        ...(options.resultAt
+          ? { resultSelector: options.selector ?? { 'value.$': '$.Payload' }, resultPath: options.resultAt }
+          : { resultPath: JsonPath.DISCARD }),
+      });
+      task.addRetry(RETRY_THROTTLED);
+      // A compute function that ran out of time or memory: once more, then the failure path.
+      task.addRetry({ errors: ['Sandbox.Timedout', 'Lambda.Unknown'], interval: seconds(5), maxAttempts: 1 });
+      return task;
+    };
+    /** One heavy step, where probe chose: the compute function, or a Fargate task and the collection of its outcome. */
+    const placed = (name: 'transcode' | 'split', resultAt?: string): Chain => {
+      const selector = { 'value.$': '$.Payload' };
+      const lambda = onLambda(name, name, resultAt ? { resultAt, selector } : {});
+      const task = compute.fargateStep(states, `${name}-on-fargate`, name);
+      // A task that could not start or was stopped (capacity, a killed container): run it again.
+      task.addRetry({
+        errors: [Errors.ALL],
+        interval: seconds(10),
+        backoffRate: 2,
+        maxAttempts: 2,
+        jitterStrategy: JitterType.FULL,
+      });
+      const collected = onLambda(`${name}-collect`, name, {
+        collect: true,
+        ...(resultAt ? { resultAt, selector } : {}),
+      });
+      return new Choice(states, `${name}-where`)
+        .when(Condition.stringEquals('$.probe.compute', 'fargate'), task.next(collected))
+        .otherwise(lambda)
+        .afterwards({ includeOtherwise: true });
+    };
+
+    const probe = onLambda('probe', 'probe', {
+      resultAt: '$.probe',
+      selector: { 'compute.$': '$.Payload.compute', 'durationSeconds.$': '$.Payload.durationSeconds' },
+    });
+    probe.addCatch(settle, catchInto([StepError.jobSettled]));
+    probe.addCatch(onFailure, catchInto([Errors.ALL]));
+
+    const transcribe = shared.step('transcribe', 'transcribe', {
+      // A failed chunk job is made again under a new key (CHUNK_ATTEMPTS); then the job fails, naming the chunk.
+      retries: [{ errors: [StepError.chunkFailed], interval: seconds(1), maxAttempts: 1 }],
+    });
+    const chunks = new MapState(states, 'transcribe-chunks', {
+      comment: "One transcribe state per chunk; the provider limit is enforced by the chunk jobs' slots.",
+      itemsPath: '$.split.value',
+      itemSelector: { 'jobId.$': '$.jobId', 'chunk.$': '$$.Map.Item.Value' },
+      // Only keeps one job's chunks from all waiting at once; the slots hold the provider's limit.
+      maxConcurrency: settings.providers[settings.jobTypeProviders['audio.publish']].maxInFlight,
+      resultPath: JsonPath.DISCARD,
+    });
+    chunks.itemProcessor(transcribe);
+
+    const media = new Parallel(states, 'media', {
+      comment: 'The stream and the transcript, at once.',
+      resultPath: JsonPath.DISCARD,
+    });
+    media.branch(placed('transcode'));
+    media.branch(placed('split', '$.split').next(chunks));
+    media.addCatch(review, catchInto([StepError.needsReview, Errors.TIMEOUT]));
+    media.addCatch(settle, catchInto([StepError.jobSettled]));
+    media.addCatch(onFailure, catchInto([Errors.ALL]));
+
+    const index = onLambda('index', 'index');
+    index.addCatch(settle, catchInto([StepError.jobSettled]));
+    index.addCatch(onFailure, catchInto([Errors.ALL]));
+    return probe.next(media).next(index).next(finalize);
   }
 }

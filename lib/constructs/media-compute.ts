@@ -21,14 +21,14 @@ import { EcsFargateLaunchTarget, EcsRunTask } from 'aws-cdk-lib/aws-stepfunction
 import { Construct } from 'constructs';
 import { computeTaskEnv, resourceEnv } from '../../config/layout';
 import { type Settings, settingsEnvironment } from '../../config/settings';
-import { handlerEntry, REPO_ROOT } from '../handlers';
+import { REPO_ROOT } from '../handlers';
 import { acknowledge, acknowledgeActionsOnAnyResource, iam5ResourceFinding } from '../nag';
 import { ProjectFunction } from './project-function';
 
 /** Where the compute image is built from: the repository, of which only what the task needs is sent to Docker. */
 const IMAGE_CONTEXT = REPO_ROOT;
 const DOCKERFILE = path.join('lambdas', 'compute', 'Dockerfile');
-/** Everything but the sources and lock file the image builds its bundle from (Docker's ignore rules). */
+/** Everything but the sources and lock file the images build their bundles from (Docker's ignore rules). */
 const IMAGE_EXCLUDE = [
   '*',
   '!package.json',
@@ -37,6 +37,8 @@ const IMAGE_EXCLUDE = [
   '!config/**',
   '!lambdas/**',
 ];
+/** The Dockerfile's targets: the Fargate task, and the compute function on the Lambda base image. */
+export const COMPUTE_IMAGE_TARGETS = { task: 'task', function: 'function' } as const;
 
 export interface MediaComputeProps {
   /** Longhaul settings: each compute place's size and the compute function's concurrency. */
@@ -59,8 +61,9 @@ export interface MediaComputeProps {
  * NAT gateway: the task needs outbound HTTPS (an `audioUrl` anywhere on the
  * internet, the ECR pull) and nothing inbound, and a NAT gateway would cost
  * more each month than hours of Fargate. S3 and DynamoDB are reached through
- * gateway endpoints. The image is a Docker asset: `cdk synth` only stages its
- * build context (no Docker needed); it is built when `cdk deploy` publishes it.
+ * gateway endpoints. Both run images of one Dockerfile (`lambdas/compute/`),
+ * one target each, as Docker assets: `cdk synth` only stages their build
+ * context (no Docker needed); they are built when `cdk deploy` publishes them.
  */
 export class MediaCompute extends Construct {
   /** The compute function: sized by COMPUTE_MEMORY_MB, COMPUTE_EPHEMERAL_STORAGE_MB and COMPUTE_TIMEOUT_SECONDS. */
@@ -76,7 +79,13 @@ export class MediaCompute extends Construct {
     const { settings } = props;
 
     this.computeFunction = new ProjectFunction(this, 'ComputeFunction', {
-      entry: handlerEntry('compute'),
+      // A container image: ffmpeg for arm64 comes with an arm64 `npm ci`, which a zip bundled here cannot carry.
+      image: {
+        directory: IMAGE_CONTEXT,
+        file: DOCKERFILE,
+        target: COMPUTE_IMAGE_TARGETS.function,
+        exclude: IMAGE_EXCLUDE,
+      },
       settings,
       serviceName: 'compute',
       description: 'Longhaul audio.publish compute steps (probe, transcode, split, index) that fit Lambda',
@@ -96,6 +105,10 @@ export class MediaCompute extends Construct {
     this.vpc = new Vpc(this, 'Vpc', {
       maxAzs: 2,
       natGateways: 0,
+      // Nothing here uses the default security group (the run-task state gives tasks their own, and
+      // gateway endpoints have none), so its rules are left alone: removing them takes a custom
+      // resource, a Lambda function with a managed policy of its own.
+      restrictDefaultSecurityGroup: false,
       subnetConfiguration: [{ name: 'tasks', subnetType: SubnetType.PUBLIC }],
       gatewayEndpoints: {
         s3: { service: GatewayVpcEndpointAwsService.S3 },
@@ -124,6 +137,7 @@ export class MediaCompute extends Construct {
     this.container = this.taskDefinition.addContainer('compute', {
       image: ContainerImage.fromAsset(IMAGE_CONTEXT, {
         file: DOCKERFILE,
+        target: COMPUTE_IMAGE_TARGETS.task,
         platform: Platform.LINUX_ARM64,
         exclude: IMAGE_EXCLUDE,
         ignoreMode: IgnoreMode.DOCKER,

@@ -1,5 +1,6 @@
-import { type Duration, RemovalPolicy, Size } from 'aws-cdk-lib';
+import { type Duration, IgnoreMode, RemovalPolicy, Size } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import { Platform } from 'aws-cdk-lib/aws-ecr-assets';
 import {
   type IGrantable,
   type IPrincipal,
@@ -9,7 +10,15 @@ import {
   Role,
   ServicePrincipal,
 } from 'aws-cdk-lib/aws-iam';
-import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
+import {
+  Architecture,
+  DockerImageCode,
+  DockerImageFunction,
+  type FunctionOptions,
+  type Function as LambdaFunction,
+  Runtime,
+  Tracing,
+} from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
@@ -61,12 +70,43 @@ export type BucketAccess = 'read' | 'readWrite' | 'readWriteDelete';
 /** Environment variables ProjectFunction sets itself; `environment` may not override them. */
 const OWN_ENV_PREFIXES = ['POWERTOOLS_', 'NODE_OPTIONS'] as const;
 
+/**
+ * A container image built from a Dockerfile target (for arm64), for a handler
+ * that needs what a zip cannot carry: ffmpeg built for arm64, which only an
+ * arm64 build installs. The image must run the handler on the Lambda Node.js
+ * base image; its `CMD` names the handler.
+ */
+export interface ProjectFunctionImage {
+  /** Absolute path of the build context. */
+  readonly directory: string;
+  /** The Dockerfile, relative to `directory`. */
+  readonly file: string;
+  /** The Dockerfile's build target (stage) that is the function's image. */
+  readonly target: string;
+  /**
+   * What of `directory` is not sent to Docker, in Docker's ignore syntax: a
+   * synthesis copies the rest into the cloud assembly.
+   */
+  readonly exclude: readonly string[];
+}
+
 export interface ProjectFunctionProps {
-  /** Absolute path of the handler's entry file; see `handlerEntry()` in lib/handlers.ts. */
-  readonly entry: string;
+  /**
+   * Absolute path of the handler's entry file, bundled with esbuild into a zip;
+   * see `handlerEntry()` in lib/handlers.ts. Exactly one of `entry` and `image`.
+   * @default - none: `image` is the code
+   */
+  readonly entry?: string;
 
   /**
-   * Name of the exported handler function in `entry`.
+   * A container image as the function's code instead of a bundle of `entry`.
+   * `cdk synth` only stages its build context; `cdk deploy` builds it.
+   * @default - none: `entry` is bundled
+   */
+  readonly image?: ProjectFunctionImage;
+
+  /**
+   * Name of the exported handler function in `entry`; not for `image`, whose `CMD` names it.
    * @default 'handler'
    */
   readonly handler?: string;
@@ -117,7 +157,7 @@ export interface ProjectFunctionProps {
 /**
  * A Node.js Lambda function with Longhaul's fixed defaults: Node 24 on arm64,
  * active X-Ray tracing, minified bundles with source maps, the AWS SDK taken from
- * the runtime, its own log group (retained, with the configured retention) and its
+ * the runtime (or a container image, see `image`), its own log group (retained, with the configured retention) and its
  * own role whose only built-in permission is writing to that log group.
  *
  * Resources are attached with `useTable`, `useTableIndex`, `useQueue`, `useJobQueues`, `useBucket`, `useSecret`,
@@ -126,8 +166,8 @@ export interface ProjectFunctionProps {
  * needs no permission.
  */
 export class ProjectFunction extends Construct implements IGrantable {
-  /** The Lambda function. */
-  public readonly lambdaFunction: NodejsFunction;
+  /** The Lambda function: a bundle of `entry` (a NodejsFunction), or a DockerImageFunction of `image`. */
+  public readonly lambdaFunction: LambdaFunction;
   /** The function's execution role. */
   public readonly role: Role;
   /** The function's log group. */
@@ -161,6 +201,14 @@ export class ProjectFunction extends Construct implements IGrantable {
     ) {
       throw new Error(
         `ProjectFunction ${this.node.path}: reservedConcurrency must be a positive integer, got ${props.reservedConcurrency}`,
+      );
+    }
+    if ((props.entry === undefined) === (props.image === undefined)) {
+      throw new Error(`ProjectFunction ${this.node.path}: exactly one of entry and image must be given`);
+    }
+    if (props.image !== undefined && props.handler !== undefined) {
+      throw new Error(
+        `ProjectFunction ${this.node.path}: handler applies to entry only; an image's CMD names its handler`,
       );
     }
     if (props.serviceName.trim() === '') {
@@ -198,12 +246,7 @@ export class ProjectFunction extends Construct implements IGrantable {
       }),
     );
 
-    this.lambdaFunction = new NodejsFunction(this, 'Function', {
-      entry: props.entry,
-      handler: props.handler ?? 'handler',
-      projectRoot: REPO_ROOT,
-      depsLockFilePath: DEPS_LOCK_FILE,
-      runtime: Runtime.NODEJS_24_X,
+    const options: FunctionOptions = {
       architecture: Architecture.ARM_64,
       tracing: Tracing.ACTIVE,
       timeout: props.timeout,
@@ -225,16 +268,35 @@ export class ProjectFunction extends Construct implements IGrantable {
         NODE_OPTIONS: '--enable-source-maps',
         ...props.environment,
       },
-      bundling: {
-        minify: true,
-        sourceMap: true,
-        // Stack traces need the mappings, not a second copy of the sources.
-        sourcesContent: false,
-        format: OutputFormat.CJS,
-        // The runtime ships the AWS SDK v3.
-        externalModules: ['@aws-sdk/*'],
-      },
-    });
+    };
+    this.lambdaFunction = props.image
+      ? new DockerImageFunction(this, 'Function', {
+          ...options,
+          code: DockerImageCode.fromImageAsset(props.image.directory, {
+            file: props.image.file,
+            target: props.image.target,
+            platform: Platform.LINUX_ARM64,
+            exclude: [...props.image.exclude],
+            ignoreMode: IgnoreMode.DOCKER,
+          }),
+        })
+      : new NodejsFunction(this, 'Function', {
+          ...options,
+          entry: props.entry,
+          handler: props.handler ?? 'handler',
+          projectRoot: REPO_ROOT,
+          depsLockFilePath: DEPS_LOCK_FILE,
+          runtime: Runtime.NODEJS_24_X,
+          bundling: {
+            minify: true,
+            sourceMap: true,
+            // Stack traces need the mappings, not a second copy of the sources.
+            sourcesContent: false,
+            format: OutputFormat.CJS,
+            // The runtime ships the AWS SDK v3.
+            externalModules: ['@aws-sdk/*'],
+          },
+        });
 
     acknowledgeActionsOnAnyResource(
       this.role,

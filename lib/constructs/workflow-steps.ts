@@ -14,8 +14,10 @@ export interface WorkflowStepsProps {
   readonly settings: Settings;
   /** The job table: jobs, the slot item and the timelines. */
   readonly jobTable: ITable;
-  /** The hand-off lane; `release` sends the job it hands a freed slot to (never the jobs queue). */
+  /** The hand-off lane; `release` sends the job it hands a freed slot to. */
   readonly handOffQueue: IQueue;
+  /** Each provider's jobs queue; `transcribe` sends each new chunk job of audio.publish to its provider's. */
+  readonly jobQueues: Readonly<Record<ProviderName, IQueue>>;
   /** The input bucket; `prepare` checks uploaded inputs in it (HeadObject). */
   readonly inputBucket: IBucket;
   /** The output bucket; `finalize` stores outputs and `notify` presigns them for the webhook body. */
@@ -57,13 +59,14 @@ export class WorkflowSteps extends Construct {
       settings: props.settings,
       serviceName: 'workflow',
       description:
-        'Longhaul workflow steps: prepare, submit, await, release, finalize, notify, fail, review, settle',
+        'Longhaul workflow steps: prepare, submit, await, release, finalize, notify, fail, review, settle, transcribe',
       timeout: Duration.seconds(60),
       memorySize: 1024,
     })
       .useTable('jobTable', props.jobTable, 'readWrite')
       // The release step hands a freed slot to the job that waited longest, through the dispatcher.
       .useQueue('handOffQueueUrl', props.handOffQueue, 'send')
+      .useJobQueues(props.jobQueues, 'send')
       .useBucket('inputBucket', props.inputBucket, 'read')
       .useBucket('outputBucket', props.outputBucket, 'readWriteDelete')
       .useProviderSecrets(props.providerSecrets)

@@ -1,4 +1,4 @@
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { App, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
@@ -67,6 +67,35 @@ test('the compute function is sized and bounded by the settings', () => {
   });
 });
 
+/** The Docker image assets the synthesis staged: each one's build target and Dockerfile, from the asset manifest. */
+function stagedImages(): {
+  directory: string;
+  dockerBuildTarget?: string;
+  dockerFile?: string;
+  platform?: string;
+}[] {
+  const manifest = JSON.parse(readFileSync(join(app.outdir, `${stack.artifactId}.assets.json`), 'utf8'));
+  return Object.values(manifest.dockerImages ?? {}).map((image) => (image as { source: never }).source);
+}
+
+test("the compute function is an arm64 container image of the Dockerfile's function target, with no runtime of its own", () => {
+  const id = logicalIdAt(
+    template,
+    'AWS::Lambda::Function',
+    'Media/Compute/ComputeFunction/Function/Resource',
+  );
+  const fn = template.toJSON().Resources[id];
+  expect(fn.Properties).toMatchObject({ PackageType: 'Image', Architectures: ['arm64'] });
+  expect(fn.Properties.Runtime).toBeUndefined();
+  expect(fn.Properties.Handler).toBeUndefined();
+  expect(fn.Metadata).toMatchObject({
+    'aws:asset:dockerfile-path': 'lambdas/compute/Dockerfile',
+    'aws:asset:docker-build-target': 'function',
+  });
+  // ffmpeg is the image's (FFMPEG_PATH there); the function's environment leaves it to the image.
+  expect(fn.Properties.Environment.Variables.FFMPEG_PATH).toBeUndefined();
+});
+
 test('the compute function may read its job and inputs and write outputs, nothing more', () => {
   const statements = policyStatements(template, 'Media/Compute/ComputeFunction/Role/DefaultPolicy/Resource');
   expect(grantsOn(statements, ids.jobs as string).map(([action]) => action)).toEqual(['dynamodb:GetItem']);
@@ -93,14 +122,38 @@ test('the Fargate task is sized by the settings, on arm64, with its image staged
     container.Environment.map(({ Name, Value }: { Name: string; Value: unknown }) => [Name, Value]),
   );
   expect(environment).toMatchObject({ TRANSCRIBE_CHUNK_SECONDS: '600', COMPUTE_FARGATE_CPU: '4096' });
-  // Synthesis staged the narrowed build context: the Dockerfile and sources, no node_modules.
-  const asset = readdirSync(app.outdir).find(
-    (name) =>
-      name.startsWith('asset.') && existsSync(join(app.outdir, name, 'lambdas', 'compute', 'Dockerfile')),
-  );
-  expect(asset).toBeDefined();
-  const staged = readdirSync(join(app.outdir, asset as string)).sort();
-  expect(staged).toEqual(['config', 'lambdas', 'package-lock.json', 'package.json', 'tsconfig.json']);
+});
+
+test('synthesis stages both images of the one Dockerfile, for arm64, each context narrowed to the sources', () => {
+  const images = stagedImages();
+  expect(images.map((image) => image.dockerBuildTarget).sort()).toEqual(['function', 'task']);
+  for (const image of images) {
+    expect(image).toMatchObject({ dockerFile: 'lambdas/compute/Dockerfile', platform: 'linux/arm64' });
+    // The narrowed build context: the Dockerfile and sources, no node_modules.
+    expect(existsSync(join(app.outdir, image.directory, 'lambdas', 'compute', 'Dockerfile'))).toBe(true);
+    expect(readdirSync(join(app.outdir, image.directory)).sort()).toEqual([
+      'config',
+      'lambdas',
+      'package-lock.json',
+      'package.json',
+      'tsconfig.json',
+    ]);
+  }
+});
+
+test('the Dockerfile has the two targets the images name, each running its own entrypoint', () => {
+  const dockerfile = readFileSync(join(__dirname, '..', '..', 'lambdas', 'compute', 'Dockerfile'), 'utf8');
+  const stages = [...dockerfile.matchAll(/^FROM\s+(\S+)\s+AS\s+(\S+)$/gm)].map(([, base, name]) => [
+    name,
+    base,
+  ]);
+  expect(Object.fromEntries(stages)).toMatchObject({
+    task: expect.stringContaining('node:24'),
+    function: 'public.ecr.aws/lambda/nodejs:24',
+  });
+  const functionStage = dockerfile.slice(dockerfile.indexOf('AS function'));
+  expect(functionStage).toContain('CMD ["handler.handler"]');
+  expect(functionStage).toContain('FFMPEG_PATH=/opt/bin/ffmpeg');
 });
 
 test('the task role may read its job and inputs and write outputs, nothing more', () => {

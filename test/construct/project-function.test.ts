@@ -9,7 +9,8 @@ import { logicalIdAt, SYNTH_TIMEOUT_MS, synthesizeLonghaul } from './longhaul-ap
 
 jest.setTimeout(SYNTH_TIMEOUT_MS);
 
-const FUNCTIONS = [
+/** Functions bundled from an entry file into a zip. */
+const BUNDLED = [
   'Longhaul/Api/ApiFunction',
   'Longhaul/Api/AuthorizerFunction',
   'Longhaul/WorkflowSteps/StepsFunction',
@@ -17,6 +18,8 @@ const FUNCTIONS = [
   'Longhaul/Reconciler/ReconcileFunction',
   'Longhaul/LiveProgress/StreamFunction',
 ] as const;
+/** Every project function, the container-image compute function included: what does not depend on the code. */
+const FUNCTIONS = [...BUNDLED, 'Longhaul/Compute/ComputeFunction'] as const;
 
 let template: Template;
 let outdir: string;
@@ -27,7 +30,7 @@ beforeAll(() => {
   outdir = longhaul.app.outdir;
 });
 
-describe.each(FUNCTIONS)('%s', (path) => {
+describe.each(BUNDLED)('%s', (path) => {
   test('runs Node 24 on arm64 with active tracing and a bundled handler', () => {
     const id = logicalIdAt(template, 'AWS::Lambda::Function', `${path}/Function/Resource`);
     const fn = template.toJSON().Resources[id];
@@ -50,6 +53,15 @@ describe.each(FUNCTIONS)('%s', (path) => {
     expect(map.sourcesContent).toBeUndefined();
     expect(map.sources.some((source: string) => source.includes('@aws-sdk/'))).toBe(false);
     expect(map.sources.some((source: string) => source.endsWith('handler.ts'))).toBe(true);
+  });
+});
+
+describe.each(FUNCTIONS)('%s', (path) => {
+  test('runs on arm64 with active tracing', () => {
+    const id = logicalIdAt(template, 'AWS::Lambda::Function', `${path}/Function/Resource`);
+    expect(template.toJSON().Resources[id].Properties).toEqual(
+      expect.objectContaining({ Architectures: ['arm64'], TracingConfig: { Mode: 'Active' } }),
+    );
   });
 
   test('gets every setting, the Powertools defaults and source maps through its environment', () => {
@@ -110,8 +122,8 @@ test('the only managed policy in the stack is the one of API Gateway’s CloudWa
   ]);
 });
 
-test('there are twelve log groups (seven functions, two API access and two API execution logs, the workflow), all with the configured retention', () => {
-  template.resourceCountIs('AWS::Logs::LogGroup', 12);
+test('there are fifteen log groups (eight functions, two API access and two API execution logs, the workflow, the compute task and its VPC flow logs), all with the configured retention', () => {
+  template.resourceCountIs('AWS::Logs::LogGroup', 15);
   template.allResourcesProperties('AWS::Logs::LogGroup', {
     RetentionInDays: defaultSettings.logRetentionDays,
   });
@@ -146,6 +158,19 @@ describe('props', () => {
     );
     expect(create({ reservedConcurrency: 0 })).toThrow(
       'ProjectFunction Test/Fn: reservedConcurrency must be a positive integer, got 0',
+    );
+  });
+
+  test('takes its code from exactly one of an entry file and an image', () => {
+    const image = { directory: '/src', file: 'Dockerfile', target: 'function', exclude: ['*'] };
+    expect(create({ image })).toThrow(
+      'ProjectFunction Test/Fn: exactly one of entry and image must be given',
+    );
+    expect(create({ entry: undefined })).toThrow(
+      'ProjectFunction Test/Fn: exactly one of entry and image must be given',
+    );
+    expect(create({ entry: undefined, image, handler: 'main' })).toThrow(
+      "ProjectFunction Test/Fn: handler applies to entry only; an image's CMD names its handler",
     );
   });
 

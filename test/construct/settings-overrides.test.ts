@@ -32,10 +32,20 @@ beforeAll(() => {
 
 test('the handlers get the overridden settings in their environment', () => {
   const functions = Object.values(template.findResources('AWS::Lambda::Function'));
-  expect(functions).toHaveLength(7);
+  expect(functions).toHaveLength(8);
   for (const fn of functions) {
     expect(fn.Properties.Environment.Variables).toEqual(expect.objectContaining(env));
   }
+});
+
+test('the Fargate compute task gets the overridden settings in its environment', () => {
+  const tasks = Object.values(template.findResources('AWS::ECS::TaskDefinition'));
+  expect(tasks).toHaveLength(1);
+  const [container] = tasks[0]?.Properties.ContainerDefinitions ?? [];
+  const variables = Object.fromEntries(
+    (container.Environment as { Name: string; Value: unknown }[]).map(({ Name, Value }) => [Name, Value]),
+  );
+  expect(variables).toEqual(expect.objectContaining(env));
 });
 
 test('the queue visibility timeout is six times the dispatch timeout, and the redrive count follows', () => {

@@ -121,7 +121,7 @@ describe('usage', () => {
     ],
     [
       ['submit', '--type', 'image.generate', '--audio-url', 'https://a.example.test/a.mp3'],
-      '--audio-url is not a flag of image.generate jobs; audio.transcribe jobs take it.',
+      '--audio-url is not a flag of image.generate jobs; audio.transcribe, audio.publish jobs take it.',
     ],
     [['submit', '--type', 'image.generate', '--width', 'wide'], '--width must be a whole number'],
     [['submit', '--type', 'image.generate', '--input', '[1]'], '--input must be a JSON object'],

@@ -11,7 +11,7 @@ import {
 import { InvalidJobInputError } from '../../lambdas/domain/errors';
 import { type Job, newJob, providerKeyOf } from '../../lambdas/domain/job';
 import { type AudioChunk, type MediaTools, UndecodableAudioError } from '../../lambdas/domain/media';
-import { MemoryOutputs, MemoryStore } from './support/memory-ports';
+import { MemoryOutputs, MemoryStore, MemoryTimeline } from './support/memory-ports';
 
 /** The one entrypoint of the compute steps, over fake media tools: what it records and what it answers. */
 
@@ -38,6 +38,8 @@ function setUp(
   const deps: ComputeDeps = {
     store,
     outputs,
+    timeline: new MemoryTimeline(),
+    now: () => clock,
     media: {
       probe: async () => ({ durationSeconds: 125, codec: 'mp3', channels: 2, sampleRate: 44_100 }),
       transcodeToHls: async () => {

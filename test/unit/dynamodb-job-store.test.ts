@@ -203,8 +203,9 @@ describe('listByTenant', () => {
       TableName: 'jobs',
       IndexName: 'byTenant',
       KeyConditionExpression: '#partition = :partition',
-      FilterExpression: 'attribute_not_exists(expiresAt) OR expiresAt >= :now',
-      ExpressionAttributeNames: { '#partition': 'tenantId' },
+      FilterExpression:
+        '(attribute_not_exists(expiresAt) OR expiresAt >= :now) AND attribute_not_exists(#parent)',
+      ExpressionAttributeNames: { '#partition': 'tenantId', '#parent': 'parent' },
       ExpressionAttributeValues: { ':partition': 'acme', ':now': expect.any(Number) },
       ScanIndexForward: false,
       Limit: 3,
@@ -228,7 +229,8 @@ describe('listByTenant', () => {
     expect(calls[0]).toMatchObject({
       IndexName: 'byTenantStatus',
       KeyConditionExpression: '#partition = :partition AND #created BETWEEN :from AND :to',
-      FilterExpression: '(attribute_not_exists(expiresAt) OR expiresAt >= :now) AND #type = :type',
+      FilterExpression:
+        '((attribute_not_exists(expiresAt) OR expiresAt >= :now) AND attribute_not_exists(#parent)) AND #type = :type',
       ExpressionAttributeNames: { '#partition': 'tenantStatus', '#created': 'createdAt', '#type': 'type' },
       ExpressionAttributeValues: {
         ':partition': 'acme#queued',

@@ -148,6 +148,7 @@ describe('loadSettings', () => {
     expect(defaultSettings.jobTypeProviders).toEqual({
       'image.generate': 'replicate',
       'audio.transcribe': 'deepgram',
+      'audio.publish': 'deepgram',
     });
     expect(
       loadSettings({ PROVIDER_IMAGE_GENERATE: 'longhaul-http' }).jobTypeProviders['image.generate'],

@@ -58,6 +58,8 @@ function setup(options: { deduplicates?: boolean; job?: Partial<Job> } = {}) {
     waiting: new MemoryWaitingLines(),
     tenantShares: memoryTenantShares(),
     maxInFlight: limits(2),
+    backlogs: { admitPastCap: async () => {} },
+    firstLook: async () => ({ inLine: true }),
     provider,
     providers: async () => provider,
     timeline: new MemoryTimeline(),
@@ -640,7 +642,7 @@ describe('a job the provider accepted', () => {
     deps.probeUrl = async () => {
       throw new Error('403 Forbidden: the link expired');
     };
-    await expect(step('prepare')).resolves.toBeNull();
+    await expect(step('prepare')).resolves.toEqual({ flow: 'submission' });
   });
 
   it('keeps its outcome when the timeline write after acceptance fails', async () => {

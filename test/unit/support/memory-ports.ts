@@ -95,6 +95,7 @@ export class MemoryStore implements JobStore {
       .filter(
         (job) =>
           job.tenantId === tenantId &&
+          job.parent === undefined &&
           (query.status === undefined || job.status === query.status) &&
           (query.type === undefined || job.type === query.type) &&
           (query.createdAfter === undefined || Date.parse(job.createdAt) > Date.parse(query.createdAfter)) &&
@@ -140,6 +141,11 @@ export class MemoryStore implements JobStore {
     const current = this.jobs.get(jobId);
     if (current?.status !== 'running') return undefined;
     return this.patch(jobId, { taskToken });
+  }
+  async recordParentToken(jobId: string, taskToken: string) {
+    const parent = this.jobs.get(jobId)?.parent;
+    if (!parent) return undefined;
+    return this.patch(jobId, { parent: { ...parent, taskToken } });
   }
   async recordProviderOutcome(
     job: Pick<Job, 'id' | 'createdAt' | 'resubmissions'>,
@@ -486,6 +492,9 @@ export class MemoryBacklogs implements TenantBacklogs {
     this.store.moveBacklog(tenant, 1);
     return true;
   }
+  async admitPastCap(tenant: string) {
+    this.store.moveBacklog(tenant, 1);
+  }
   async admitUpTo(tenant: string, wanted: number) {
     const cap = this.records.get(tenant)?.maxQueued ?? TENANT_DEFAULTS.maxQueued;
     const count = Math.max(0, Math.min(wanted, cap - (this.store.backlogs.get(tenant) ?? 0)));
@@ -602,6 +611,8 @@ export function memoryIntake(
   now: () => Date,
   jobTypeProviders: Readonly<Record<'image.generate' | 'audio.transcribe', ProviderName>>,
 ) {
+  // audio.publish runs its chunks on Deepgram, the only provider that transcribes them.
+  const providers = { 'audio.publish': 'deepgram', ...jobTypeProviders } as const;
   const store = new MemoryStore();
   const caps = new Map<string, TenantRecord>();
   return {
@@ -614,7 +625,7 @@ export function memoryIntake(
       inputs: new MemoryInputs(),
       now,
       idempotencyInProgressMs: 30_000,
-      jobTypeProviders,
+      jobTypeProviders: providers,
       firstLook: async (): Promise<EnqueueOptions> => ({ inLine: true }),
     },
   };

@@ -250,6 +250,8 @@ export class World {
     const ports = this.ports(actor);
     const deps: WorkflowDeps = {
       ...ports,
+      backlogs: { admitPastCap: async () => {} },
+      firstLook: async () => ({ inLine: true }),
       maxInFlight: limits(this.settings.maxInFlight),
       now: this.now,
       maxUploadBytes: this.settings.maxUploadBytes,
@@ -309,7 +311,11 @@ export class World {
           ...ports,
           now: this.now,
           idempotencyInProgressMs: this.settings.idempotencyInProgressMs,
-          jobTypeProviders: { 'image.generate': 'longhaul-http', 'audio.transcribe': 'longhaul-http' },
+          jobTypeProviders: {
+            'image.generate': 'longhaul-http',
+            'audio.transcribe': 'longhaul-http',
+            'audio.publish': 'deepgram',
+          },
           firstLook: (submitted) =>
             firstLookOf(
               {

@@ -1,0 +1,150 @@
+import { deriveJobId, fingerprint } from './idempotency';
+import { sendToLine } from './intake';
+import { type Job, newJob, priorityOf, providerOf } from './job';
+import type {
+  EnqueueOptions,
+  JobQueue,
+  JobStore,
+  TenantBacklogs,
+  Timeline,
+  WaitingLines,
+  Workflow,
+} from './ports';
+import type { StoredChunk } from './publish';
+
+/**
+ * The transcription fan-out of `audio.publish`: each chunk the split step cut
+ * is transcribed by a job of its own (`audio.publish.chunk`), made here under
+ * the chunk's idempotency key. It waits in its tenant's line at the provider,
+ * holds one provider slot while it runs and converges through the reconciler
+ * like any job, so chunks and whole jobs of every tenant share one line and
+ * one limit, and a chunk's submission is as safe as a job's (its key reused
+ * on every resend, an unknown outcome sent to review). The parent's
+ * `transcribe` state (one per chunk, in a Map) waits with a task token that
+ * the chunk job carries; its settling resumes it (`resumeParent`).
+ */
+
+/** Tries of a chunk: a chunk job that failed is made once more, under a new key, before the parent fails. */
+export const CHUNK_ATTEMPTS = 2;
+
+/** The error a chunk's wait ends with when its last try failed: the parent fails, naming the chunk. */
+export const CHUNK_FAILED_ERROR = 'ChunkFailed';
+
+/** The key of a chunk's try: the chunk's own key first, then one per retry. */
+export const chunkAttemptKey = (chunk: Pick<StoredChunk, 'idempotencyKey'>, attempt: number): string =>
+  attempt === 0 ? chunk.idempotencyKey : `${chunk.idempotencyKey}.retry-${attempt}`;
+
+export interface ChunkDeps {
+  readonly store: JobStore;
+  readonly queue: JobQueue;
+  readonly waiting: WaitingLines;
+  readonly backlogs: Pick<TenantBacklogs, 'admitPastCap'>;
+  readonly workflow: Pick<Workflow, 'completeTask' | 'failTask'>;
+  readonly timeline: Pick<Timeline, 'record'>;
+  readonly now: () => Date;
+  readonly firstLook: (job: Job) => Promise<EnqueueOptions>;
+}
+
+/**
+ * The `transcribe` state of one chunk: finds the chunk's current try (the
+ * first whose job is not failed, or the last), makes its job if there is
+ * none, and hands it the state's task token. A try that is settled already
+ * resumes the state at once, so a retried state, or one whose chunk finished
+ * before its token was recorded, never waits for nothing.
+ */
+export async function awaitChunk(
+  deps: ChunkDeps,
+  parent: Job,
+  chunk: StoredChunk,
+  taskToken: string,
+): Promise<Job> {
+  for (let attempt = 0; ; attempt++) {
+    const key = chunkAttemptKey(chunk, attempt);
+    const existing = await deps.store.get(deriveJobId(parent.tenantId, key));
+    if (existing?.status === 'failed' && attempt + 1 < CHUNK_ATTEMPTS) continue;
+    const child = existing
+      ? ((await deps.store.recordParentToken(existing.id, taskToken)) ?? existing)
+      : await makeChunkJob(deps, parent, chunk, key, attempt, taskToken);
+    await resumeParent(deps.workflow, child);
+    return child;
+  }
+}
+
+async function makeChunkJob(
+  deps: ChunkDeps,
+  parent: Job,
+  chunk: StoredChunk,
+  key: string,
+  attempt: number,
+  taskToken: string,
+): Promise<Job> {
+  const input = {
+    chunkKey: chunk.key,
+    ...(typeof parent.input.language === 'string' ? { language: parent.input.language } : {}),
+  };
+  const draft = newJob(
+    {
+      id: deriveJobId(parent.tenantId, key),
+      tenantId: parent.tenantId,
+      type: 'audio.publish.chunk',
+      provider: providerOf(parent),
+      priority: priorityOf(parent),
+      input,
+      idempotencyKey: key,
+      fingerprint: fingerprint({ type: 'audio.publish.chunk', input }),
+      parent: { jobId: parent.id, index: chunk.index, taskToken },
+    },
+    deps.now(),
+  );
+  const outcome = await deps.store.create(draft);
+  if (!outcome.created) {
+    return (await deps.store.recordParentToken(outcome.existing.id, taskToken)) ?? outcome.existing;
+  }
+  // Counted in the tenant's backlog past its cap: the parent was admitted, and its chunks are its work.
+  await deps.backlogs.admitPastCap(parent.tenantId);
+  await sendToLine(deps, draft);
+  await deps.timeline.record(parent.id, {
+    at: deps.now().toISOString(),
+    type: 'chunk.submitted',
+    detail: `chunk ${chunk.index}${attempt > 0 ? ` (try ${attempt + 1})` : ''} as ${draft.id}`,
+  });
+  return draft;
+}
+
+/**
+ * Resumes the parent's state waiting for a chunk job once the chunk job is
+ * settled: with the chunk on success, `ChunkFailed` when it failed (the
+ * state's retry makes the next try), `ChunkCanceled` when it was canceled,
+ * and `NeedsReview` when it needs a person (so the parent does too). False
+ * when the job is no chunk, is not settled, or the state no longer waits for
+ * this token. Resuming twice is harmless.
+ */
+export async function resumeParent(
+  workflow: Pick<Workflow, 'completeTask' | 'failTask'>,
+  child: Job,
+): Promise<boolean> {
+  const parent = child.parent;
+  if (!parent?.taskToken) return false;
+  const chunk = `Chunk ${parent.index}`;
+  const error = child.error ?? { code: 'chunk_failed', message: `The chunk job ended ${child.status}.` };
+  switch (child.status) {
+    case 'succeeded':
+      return workflow.completeTask(parent.taskToken, { index: parent.index, jobId: child.id });
+    case 'failed':
+      return workflow.failTask(
+        parent.taskToken,
+        CHUNK_FAILED_ERROR,
+        `[${error.code}] ${chunk} failed: ${error.message}`,
+      );
+    case 'canceled':
+      return workflow.failTask(parent.taskToken, 'ChunkCanceled', `[chunk_canceled] ${chunk} was canceled.`);
+    case 'needs_review':
+      return workflow.failTask(
+        parent.taskToken,
+        'NeedsReview',
+        `[${error.code}] ${chunk} needs review: ${error.message}`,
+      );
+    default:
+      return false;
+  }
+}

@@ -1,0 +1,222 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { type Job, Longhaul } from '../../client';
+import { mediaBinaries, runTool } from '../../lambdas/adapters/ffmpeg-media';
+import type { Ledger } from '../../local/provider-sim/simulator';
+import { generateTestAudio } from '../support/test-audio';
+import {
+  OWN_PROVIDER_FOR_EVERY_JOB_TYPE,
+  pollUntil,
+  type RunningLocalStack,
+  s3Client,
+  startLocalStack,
+} from './support/local-stack';
+import { chargedJobs } from './support/provider-jobs';
+
+/**
+ * `audio.publish` end to end on the local stack, with the Deepgram dialect of
+ * the simulator: a recording becomes a stream that a real player (ffmpeg,
+ * from the npm package) plays over HTTP from its presigned playlist, for as
+ * long as the recording lasts, and a transcript in passages, with one
+ * provider charge per chunk. A short recording runs its compute steps on the
+ * compute function, a longer one on the Fargate task (the local stack runs
+ * both through the same entrypoint). Bad input fails before any charge and
+ * leaves no outputs behind.
+ */
+
+jest.setTimeout(240_000);
+
+const KEY = 'publish-key-71c3';
+const OTHER_KEY = 'publish-other-key-0d84';
+const CHUNK_SECONDS = 20;
+
+let stack: RunningLocalStack;
+let client: Longhaul;
+let other: Longhaul;
+let dir: string;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'longhaul-publish-'));
+  await Promise.all([
+    generateTestAudio(join(dir, 'short.m4a'), { seconds: 30, kind: 'speechlike' }),
+    generateTestAudio(join(dir, 'long.mp3'), { seconds: 50, kind: 'speechlike' }),
+    generateTestAudio(join(dir, 'too-long.mp3'), { seconds: 130, kind: 'tone' }),
+  ]);
+  const whole = readFileSync(join(dir, 'short.m4a'));
+  writeFileSync(join(dir, 'truncated.m4a'), whole.subarray(0, Math.floor(whole.length / 2)));
+  stack = await startLocalStack({
+    env: {
+      ...OWN_PROVIDER_FOR_EVERY_JOB_TYPE,
+      LONGHAUL_API_KEYS: `${KEY}:acme,${OTHER_KEY}:globex`,
+      SIM_JOB_MS: '300',
+      SLOT_WAIT_MAX_SECONDS: '1',
+      MAX_IN_FLIGHT_DEEPGRAM: '2',
+      TRANSCRIBE_CHUNK_SECONDS: String(CHUNK_SECONDS),
+      PUBLISH_MAX_DURATION_SECONDS: '120',
+      // The 50 s recording is "too long for Lambda" here, so it takes the Fargate path.
+      COMPUTE_LAMBDA_MAX_AUDIO_SECONDS: '40',
+    },
+  });
+  client = new Longhaul({ baseUrl: stack.baseUrl, apiKey: KEY });
+  other = new Longhaul({ baseUrl: stack.baseUrl, apiKey: OTHER_KEY });
+}, 120_000);
+
+afterAll(async () => {
+  await stack?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const deadline = () => AbortSignal.timeout(150_000);
+
+async function publish(file: string, contentType: string, as = client): Promise<Job> {
+  const uploaded = await as.uploadFile({ data: readFileSync(join(dir, file)), contentType });
+  const { job } = await as.createJob(as.userAction(), {
+    type: 'audio.publish',
+    input: { audioRef: uploaded.ref, language: 'en' },
+  });
+  return job;
+}
+
+const simLedger = async (): Promise<Ledger> =>
+  (await (await fetch(`${stack.endpoints.providerUrl}/_sim/ledger`)).json()) as Ledger;
+
+/** The provider jobs charged for chunks of `job`, by the chunk jobs its timeline names. */
+async function chunkCharges(job: Job): Promise<{ chunkJobs: string[]; charged: string[] }> {
+  const events = await client.jobEvents(job.id);
+  const chunkJobs = events
+    .filter((event) => event.type === 'chunk.submitted')
+    .map((event) => /as (job_[a-z0-9]+)/.exec(event.detail ?? '')?.[1] as string);
+  const ledger = await simLedger();
+  const charges = await chargedJobs(stack.endpoints.providerUrl, 'deepgram', ledger.byProvider?.deepgram);
+  return {
+    chunkJobs,
+    charged: charges.flatMap((charge) =>
+      charge.jobId && chunkJobs.includes(charge.jobId) ? [charge.jobId] : [],
+    ),
+  };
+}
+
+/** Plays the stream to its end with ffmpeg, as a player would (no headers), and answers how long it played. */
+async function playedSeconds(url: string): Promise<number> {
+  const run = await runTool(
+    mediaBinaries().ffmpeg,
+    ['-nostdin', '-hide_banner', '-v', 'info', '-stats', '-i', url, '-map', '0:a:0', '-f', 'null', '-'],
+    { timeoutMs: 60_000 },
+  );
+  if (run.exitCode !== 0) throw new Error(`ffmpeg could not play ${url}: ${run.stderr.slice(-2000)}`);
+  const times = [...run.stderr.matchAll(/time=(\d+):(\d+):(\d+(?:\.\d+)?)/g)];
+  const last = times.at(-1);
+  if (!last) throw new Error(`ffmpeg reported no time: ${run.stderr.slice(-2000)}`);
+  return Number(last[1]) * 3600 + Number(last[2]) * 60 + Number(last[3]);
+}
+
+async function outputsOf(job: Job): Promise<string[]> {
+  const listed = await s3Client(stack.endpoints).send(
+    new ListObjectsV2Command({ Bucket: stack.endpoints.outputBucketName, Prefix: `outputs/acme/${job.id}/` }),
+  );
+  return (listed.Contents ?? []).map((object) => object.Key as string);
+}
+
+describe('audio.publish', () => {
+  it.each([
+    ['short.m4a', 'audio/mp4', 30, 'lambda'],
+    ['long.mp3', 'audio/mpeg', 50, 'fargate'],
+  ] as const)(
+    'publishes %s as a stream that plays for its whole length, with passages and one charge per chunk (%s s, compute on %s)',
+    async (file, contentType, seconds, place) => {
+      const job = await publish(file, contentType);
+      const done = await client.waitForJob(job.id, { pollIntervalMs: 250, signal: deadline() });
+      expect(done).toMatchObject({ type: 'audio.publish', status: 'succeeded', error: null });
+      const result = done.result as Extract<Job, { type: 'audio.publish' }>['result'] &
+        Record<string, unknown>;
+      expect(result.durationSeconds).toBeCloseTo(seconds, 0);
+      expect(result.renditions.map((r) => r.bitrateKbps)).toEqual([64, 128]);
+      expect(result.passages?.length).toBeGreaterThan(0);
+      for (const passage of result.passages ?? []) expect(passage.end).toBeLessThanOrEqual(seconds + 1);
+
+      // A standard player, no headers: every playlist and segment reachable, for as long as the input lasts.
+      expect(await playedSeconds(result.playlistUrl)).toBeCloseTo(seconds, 0);
+      for (const rendition of result.renditions) {
+        expect(await playedSeconds(rendition.playlistUrl)).toBeCloseTo(seconds, 0);
+      }
+      const transcript = (await (await fetch(result.transcriptUrl)).json()) as { words: unknown[] };
+      expect(transcript.words.length).toBeGreaterThan(0);
+      // The URLs are signed: the same object without its signature is refused.
+      expect((await fetch(result.playlistUrl.split('?')[0] as string)).status).toBe(403);
+      // Another tenant cannot see the job, so it gets none of its URLs.
+      await expect(other.getJob(job.id)).rejects.toMatchObject({ status: 404 });
+
+      const chunks = Math.ceil(seconds / CHUNK_SECONDS);
+      const { chunkJobs, charged } = await chunkCharges(job);
+      expect(chunkJobs).toHaveLength(chunks);
+      expect(charged.sort()).toEqual([...chunkJobs].sort());
+      // Chunk jobs are parts of their parent: not in the tenant's listing, not readable by id.
+      const listed: string[] = [];
+      for await (const item of client.listJobs({ limit: 100 })) listed.push(item.id);
+      expect(listed).toContain(job.id);
+      for (const chunkJob of chunkJobs) expect(listed).not.toContain(chunkJob);
+      await expect(client.getJob(chunkJobs[0] as string)).rejects.toMatchObject({ status: 404 });
+
+      const events = await client.jobEvents(job.id);
+      const steps = new Set(events.flatMap((event) => (event.step ? [event.step] : [])));
+      for (const step of [
+        'prepare',
+        'probe',
+        'transcode',
+        'split',
+        'transcribe',
+        'index',
+        'finalize',
+        'notify',
+      ]) {
+        expect(steps).toContain(step);
+      }
+      expect(place === 'fargate' ? 'fargate' : 'lambda').toBe(seconds > 40 ? 'fargate' : 'lambda');
+    },
+  );
+
+  it.each([
+    ['not audio', 'noise.mp3', 'audio/mpeg', 'input_invalid'],
+    ['truncated', 'truncated.m4a', 'audio/mp4', 'input_invalid'],
+    ['longer than the maximum', 'too-long.mp3', 'audio/mpeg', 'input_too_long'],
+  ])(
+    'fails a recording that is %s as %s before anything is charged, leaving no outputs',
+    async (_what, file, contentType, code) => {
+      if (file === 'noise.mp3')
+        writeFileSync(join(dir, file), 'this is a text file, not a recording\n'.repeat(50));
+      const before = await simLedger();
+      const job = await publish(file, contentType);
+      const done = await client.waitForJob(job.id, { pollIntervalMs: 250, signal: deadline() });
+      expect(done).toMatchObject({ status: 'failed', error: { code } });
+      const after = await simLedger();
+      expect(after.submissions.length).toBe(before.submissions.length);
+      await pollUntil(async () => ((await outputsOf(job)).length === 0 ? true : undefined), {
+        description: 'the failed job has no outputs',
+      });
+    },
+  );
+
+  it("refuses an upload ref of another tenant's, and an empty upload, charging nothing", async () => {
+    const theirs = await other.uploadFile({
+      data: readFileSync(join(dir, 'short.m4a')),
+      contentType: 'audio/mp4',
+    });
+    const { job } = await client.createJob(client.userAction(), {
+      type: 'audio.publish',
+      input: { audioRef: theirs.ref },
+    });
+    const done = await client.waitForJob(job.id, { pollIntervalMs: 250, signal: deadline() });
+    expect(done).toMatchObject({ status: 'failed', error: { code: 'input_not_found' } });
+
+    const empty = await client
+      .createJob(client.userAction(), {
+        type: 'audio.publish',
+        input: {},
+        file: { data: new Uint8Array(0), contentType: 'audio/mpeg' },
+      })
+      .catch((error: unknown) => error);
+    expect(empty).toMatchObject({ status: 400 });
+  });
+});

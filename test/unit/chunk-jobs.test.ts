@@ -1,0 +1,194 @@
+import { awaitChunk, CHUNK_ATTEMPTS, chunkAttemptKey, resumeParent } from '../../lambdas/domain/chunk-jobs';
+import { deriveJobId } from '../../lambdas/domain/idempotency';
+import { type Job, newJob } from '../../lambdas/domain/job';
+import { chunkOutputPrefix, jobOutputPrefix, type StoredChunk } from '../../lambdas/domain/publish';
+import {
+  MemoryBacklogs,
+  MemoryQueue,
+  MemoryStore,
+  MemoryTimeline,
+  MemoryWaitingLines,
+  MemoryWorkflow,
+} from './support/memory-ports';
+
+const clock = new Date('2026-12-02T10:00:00.000Z');
+
+function world() {
+  const store = new MemoryStore();
+  const deps = {
+    store,
+    queue: new MemoryQueue(),
+    waiting: new MemoryWaitingLines(),
+    backlogs: new MemoryBacklogs(store),
+    workflow: new MemoryWorkflow(),
+    timeline: new MemoryTimeline(),
+    now: () => clock,
+    firstLook: async () => ({ inLine: true }),
+  };
+  return deps;
+}
+
+async function runningParent(store: MemoryStore): Promise<Job> {
+  const parent = {
+    ...newJob(
+      {
+        id: 'job_parentaaaaaaaaaaaaaaaaaaaa',
+        tenantId: 'acme',
+        type: 'audio.publish',
+        provider: 'deepgram',
+        priority: 'batch',
+        input: { audioRef: 'upl_x', language: 'en' },
+        idempotencyKey: 'publish-1',
+        fingerprint: 'f',
+      },
+      clock,
+    ),
+    status: 'running' as const,
+  };
+  await store.create(parent);
+  return parent;
+}
+
+const chunk: StoredChunk = {
+  index: 2,
+  key: 'outputs/acme/job_parentaaaaaaaaaaaaaaaaaaaa/chunks/chunk-002.flac',
+  offsetSeconds: 1200,
+  durationSeconds: 600,
+  idempotencyKey: 'publish-key:chunk-2',
+};
+
+describe('awaitChunk', () => {
+  it("makes the chunk's job under the chunk's key, in its tenant's line at the parent's provider, carrying the token", async () => {
+    const deps = world();
+    const parent = await runningParent(deps.store);
+    const child = await awaitChunk(deps, parent, chunk, 'token-1');
+
+    expect(child).toMatchObject({
+      id: deriveJobId('acme', 'publish-key:chunk-2'),
+      tenantId: 'acme',
+      type: 'audio.publish.chunk',
+      provider: 'deepgram',
+      priority: 'batch',
+      status: 'queued',
+      input: { chunkKey: chunk.key, language: 'en' },
+      idempotencyKey: 'publish-key:chunk-2',
+      parent: { jobId: parent.id, index: 2, taskToken: 'token-1' },
+    });
+    expect([...(deps.waiting.lines.get('deepgram#acme')?.values() ?? [])].map((e) => e.jobId)).toEqual([
+      child.id,
+    ]);
+    expect(deps.queue.messages).toEqual([
+      { jobId: child.id, provider: 'deepgram', options: { inLine: true } },
+    ]);
+    expect(deps.store.backlogs.get('acme')).toBe(1);
+    // Not settled: nothing resumes the parent yet.
+    expect(deps.workflow.completed).toEqual([]);
+    expect(deps.workflow.failed).toEqual([]);
+  });
+
+  it('makes nothing twice: a retried state finds the job and hands it its own token', async () => {
+    const deps = world();
+    const parent = await runningParent(deps.store);
+    const first = await awaitChunk(deps, parent, chunk, 'token-1');
+    const again = await awaitChunk(deps, parent, chunk, 'token-2');
+
+    expect(again.id).toBe(first.id);
+    expect(deps.store.jobs.size).toBe(2);
+    expect((await deps.store.get(first.id))?.parent?.taskToken).toBe('token-2');
+    expect(deps.queue.messages).toHaveLength(1);
+  });
+
+  it('resumes the state at once when the chunk job settled before the token reached it', async () => {
+    const deps = world();
+    const parent = await runningParent(deps.store);
+    const child = await awaitChunk(deps, parent, chunk, 'token-1');
+    await deps.store.transition(child, ['queued'], { status: 'succeeded', result: {} }, clock);
+
+    await awaitChunk(deps, parent, chunk, 'token-2');
+    expect(deps.workflow.completed).toEqual([
+      { taskToken: 'token-2', output: { index: 2, jobId: child.id } },
+    ]);
+  });
+
+  it('makes a failed chunk again under a new key, and after the last try fails the state, naming the chunk', async () => {
+    const deps = world();
+    const parent = await runningParent(deps.store);
+    const first = await awaitChunk(deps, parent, chunk, 'token-1');
+    const failure = { code: 'provider_failed', message: 'the model crashed' };
+    await deps.store.transition(first, ['queued'], { status: 'failed', error: failure }, clock);
+
+    const second = await awaitChunk(deps, parent, chunk, 'token-2');
+    expect(CHUNK_ATTEMPTS).toBe(2);
+    expect(second.idempotencyKey).toBe(chunkAttemptKey(chunk, 1));
+    expect(second.idempotencyKey).toBe('publish-key:chunk-2.retry-1');
+    expect(deps.workflow.failed).toEqual([]);
+
+    await deps.store.transition(second, ['queued'], { status: 'failed', error: failure }, clock);
+    const last = await awaitChunk(deps, parent, chunk, 'token-3');
+    expect(last.id).toBe(second.id);
+    expect(deps.workflow.failed).toEqual([
+      {
+        taskToken: 'token-3',
+        error: 'ChunkFailed',
+        cause: '[provider_failed] Chunk 2 failed: the model crashed',
+      },
+    ]);
+  });
+});
+
+describe('resumeParent', () => {
+  const child = (status: Job['status'], error: Job['error'] = null): Job => ({
+    ...newJob(
+      {
+        id: 'job_child',
+        tenantId: 'acme',
+        type: 'audio.publish.chunk',
+        input: { chunkKey: 'k' },
+        idempotencyKey: 'k',
+        fingerprint: 'f',
+        parent: { jobId: 'job_parent', index: 4, taskToken: 't' },
+      },
+      clock,
+    ),
+    status,
+    error,
+  });
+
+  it('sends a chunk in review to review, and a canceled one to the failure path', async () => {
+    const workflow = new MemoryWorkflow();
+    await resumeParent(
+      workflow,
+      child('needs_review', { code: 'ambiguous_submission', message: 'sent, outcome unknown' }),
+    );
+    await resumeParent(workflow, child('canceled'));
+    expect(workflow.failed).toEqual([
+      {
+        taskToken: 't',
+        error: 'NeedsReview',
+        cause: '[ambiguous_submission] Chunk 4 needs review: sent, outcome unknown',
+      },
+      { taskToken: 't', error: 'ChunkCanceled', cause: '[chunk_canceled] Chunk 4 was canceled.' },
+    ]);
+  });
+
+  it('says nothing for a chunk still on its way, or a job that is no chunk', async () => {
+    const workflow = new MemoryWorkflow();
+    expect(await resumeParent(workflow, child('running'))).toBe(false);
+    expect(await resumeParent(workflow, { ...child('succeeded'), parent: undefined })).toBe(false);
+    expect(workflow.completed).toEqual([]);
+  });
+});
+
+describe('outputs of a chunk job', () => {
+  it("are kept under its parent's, where the parent's index step reads them and its failure deletes them", () => {
+    const parent = { id: 'job_parent', tenantId: 'acme' };
+    const prefix = jobOutputPrefix({
+      id: 'job_child',
+      tenantId: 'acme',
+      parent: { jobId: 'job_parent', index: 3 },
+    });
+    expect(prefix).toBe('outputs/acme/job_parent/chunks/3/');
+    expect(prefix).toBe(chunkOutputPrefix(parent, 3));
+    expect(prefix.startsWith(jobOutputPrefix(parent))).toBe(true);
+  });
+});
