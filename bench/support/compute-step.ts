@@ -82,6 +82,9 @@ async function main(): Promise<void> {
   await mkdir(scratchRoot, { recursive: true });
   const deps: ComputeDeps = {
     store: { get: async (id) => (id === job.id ? job : undefined) },
+    // The step names itself in the job's timeline; nobody reads it here.
+    timeline: { record: async () => {} },
+    now: () => new Date(),
     outputs: new DirectoryOutputs(path.join(workDir, 'outputs')),
     inputs: {
       downloadUrl: async () => {

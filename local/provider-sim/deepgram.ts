@@ -410,7 +410,11 @@ function transcriptResponse(transcription: Transcription): Record<string, unknow
   });
   const words = sentences.flatMap((sentence) => sentence.words);
   const transcript = sentences.map((sentence) => sentence.text).join(' ');
-  const paragraphs = Map.groupBy(sentences, (sentence) => sentence.segment.paragraph);
+  const paragraphs = new Map<number, typeof sentences>();
+  for (const sentence of sentences) {
+    const paragraph = sentence.segment.paragraph;
+    paragraphs.set(paragraph, [...(paragraphs.get(paragraph) ?? []), sentence]);
+  }
   const alternative = {
     transcript,
     confidence: WORD_CONFIDENCE,
