@@ -124,6 +124,10 @@ export class LonghaulStack extends Stack {
       settings,
       stepsFunction: this.workflowSteps.stepsFunction.lambdaFunction,
       alarms: this.alarms,
+      compute: {
+        computeFunction: this.mediaCompute.computeFunction.lambdaFunction,
+        fargateStep: (scope, stateName, step) => this.mediaCompute.fargateStep(scope, stateName, step),
+      },
     });
     this.jobDispatcher = new JobDispatcher(this, 'Dispatcher', {
       settings,

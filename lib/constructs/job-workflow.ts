@@ -320,6 +320,7 @@ export class JobWorkflow extends Construct {
     notify.addCatch(succeeded, catchInto([Errors.ALL]));
 
     notify.next(succeeded);
+    finalize.next(notify);
     const submission = submit.next(awaitProvider).next(release).next(finalize);
     const definition = props.compute
       ? prepare.next(
@@ -407,9 +408,20 @@ export class JobWorkflow extends Construct {
         'xray:GetSamplingTargets',
         'xray:PutTelemetryRecords',
         'xray:PutTraceSegments',
+        ...(props.compute ? ['ecs:DescribeTasks', 'ecs:StopTask'] : []),
       ],
-      'Step Functions delivers its logs through CloudWatch Logs log delivery, whose actions (and the resource-policy and log-group lookups it makes) the Step Functions and CloudWatch Logs guides require on "*"; the X-Ray actions support no resource-level permissions. The role may invoke no function but the steps function.',
+      'Step Functions delivers its logs through CloudWatch Logs log delivery, whose actions (and the resource-policy and log-group lookups it makes) the Step Functions and CloudWatch Logs guides require on "*"; the X-Ray actions support no resource-level permissions. ' +
+        (props.compute
+          ? 'An ecs:runTask.sync state watches and stops the task it started with ecs:DescribeTasks and ecs:StopTask, which Step Functions grants on "*" because the task ARN is known only at run time; ecs:RunTask itself is granted on the one task definition. The role may invoke no function but the steps and compute functions.'
+          : 'The role may invoke no function but the steps function.'),
     );
+    if (props.compute) {
+      acknowledge(
+        this.stateMachine.role,
+        iam5ResourceFinding(this, props.compute.computeFunction.functionArn, ':*'),
+        'Invoking the compute function is granted on the function and its versions and aliases (":*"), which is how Step Functions calls a qualified function.',
+      );
+    }
     acknowledge(
       this.stateMachine.role,
       iam5ResourceFinding(this, stepsFunction.functionArn, ':*'),
@@ -493,7 +505,7 @@ export class JobWorkflow extends Construct {
       return new Choice(states, `${name}-where`)
         .when(Condition.stringEquals('$.probe.compute', 'fargate'), task.next(collected))
         .otherwise(lambda)
-        .afterwards({ includeOtherwise: true });
+        .afterwards();
     };
 
     const probe = onLambda('probe', 'probe', {

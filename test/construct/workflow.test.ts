@@ -22,8 +22,10 @@ import {
 jest.setTimeout(SYNTH_TIMEOUT_MS);
 
 const STEPS_ARN = 'arn:aws:lambda:us-east-1:000000000000:function:longhaul-workflow';
+const COMPUTE_ARN = 'arn:aws:lambda:us-east-1:000000000000:function:longhaul-compute';
 const STEPS_PATH = 'Longhaul/WorkflowSteps/StepsFunction';
 const DISPATCH_PATH = 'Longhaul/Dispatcher/DispatchFunction';
+const COMPUTE_PATH = 'Longhaul/Compute/ComputeFunction';
 
 type Json = Record<string, any>;
 
@@ -45,9 +47,22 @@ beforeAll(() => {
   );
   stepsFunctionId = logicalIdAt(template, 'AWS::Lambda::Function', `${STEPS_PATH}/Function/Resource`);
   const stepsArn = JSON.stringify({ 'Fn::GetAtt': [stepsFunctionId, 'Arn'] });
-  const resolved = resolveIntrinsics(resources[stateMachineId].Properties.DefinitionString, (node) =>
-    JSON.stringify(node) === stepsArn ? STEPS_ARN : undefined,
-  );
+  const computeArn = JSON.stringify({
+    'Fn::GetAtt': [
+      logicalIdAt(template, 'AWS::Lambda::Function', `${COMPUTE_PATH}/Function/Resource`),
+      'Arn',
+    ],
+  });
+  // The Fargate states' cluster, subnets and security groups stand as `<logical id>`.
+  const resolved = resolveIntrinsics(resources[stateMachineId].Properties.DefinitionString, (node) => {
+    const text = JSON.stringify(node);
+    if (text === stepsArn) return STEPS_ARN;
+    if (text === computeArn) return COMPUTE_ARN;
+    const named =
+      (node as { 'Fn::GetAtt'?: [string]; Ref?: string })['Fn::GetAtt']?.[0] ??
+      (node as { Ref?: string }).Ref;
+    return named && named in resources ? `<${named}>` : undefined;
+  });
   definition = JSON.parse(resolved as string);
   states = definition.States;
 });
@@ -77,24 +92,49 @@ describe('state machine', () => {
     ]);
   });
 
-  test('its role may invoke the steps function (and its versions) and nothing else by name', () => {
+  test('its role may invoke the steps and compute functions, run the one compute task, and nothing else by name', () => {
     const statements = policyStatements(
       template,
       'Longhaul/Workflow/StateMachine/Role/DefaultPolicy/Resource',
     );
-    const stepsArn = { 'Fn::GetAtt': [stepsFunctionId, 'Arn'] };
+    const arnOf = (id: string) => ({ 'Fn::GetAtt': [id, 'Arn'] });
+    const stepsArn = arnOf(stepsFunctionId);
+    const computeArn = arnOf(
+      logicalIdAt(template, 'AWS::Lambda::Function', `${COMPUTE_PATH}/Function/Resource`),
+    );
     expect(statementsFor(statements, 'lambda')).toEqual([
       {
         Effect: 'Allow',
         Action: 'lambda:InvokeFunction',
-        Resource: [stepsArn, { 'Fn::Join': ['', [stepsArn, ':*']] }],
+        Resource: [
+          computeArn,
+          stepsArn,
+          { 'Fn::Join': ['', [computeArn, ':*']] },
+          { 'Fn::Join': ['', [stepsArn, ':*']] },
+        ],
       },
     ]);
-    // What is left on "*" is log delivery and X-Ray, which name no resources.
-    const rest = statements.filter((s) => !statementsFor([s], 'lambda').length);
-    for (const statement of rest) {
-      expect(statement.Resource).toBe('*');
-      for (const action of [statement.Action].flat()) expect(action).toMatch(/^(logs|xray):/);
+    const taskDefinition = logicalIdAt(
+      template,
+      'AWS::ECS::TaskDefinition',
+      'Longhaul/Compute/TaskDefinition/Resource',
+    );
+    expect(statements).toContainEqual({
+      Effect: 'Allow',
+      Action: 'ecs:RunTask',
+      Resource: { Ref: taskDefinition },
+    });
+    const passed = statements.find((statement) => statement.Action === 'iam:PassRole');
+    expect(passed?.Resource).toEqual([
+      arnOf(
+        logicalIdAt(template, 'AWS::IAM::Role', 'Longhaul/Compute/TaskDefinition/ExecutionRole/Resource'),
+      ),
+      arnOf(logicalIdAt(template, 'AWS::IAM::Role', 'Longhaul/Compute/TaskDefinition/TaskRole/Resource')),
+    ]);
+    // What is left on "*" is log delivery, X-Ray, and watching or stopping the task a state started.
+    for (const statement of statements.filter((s) => s.Resource === '*')) {
+      for (const action of [statement.Action].flat())
+        expect(action).toMatch(/^(logs:|xray:|ecs:DescribeTasks$|ecs:StopTask$)/);
     }
   });
 });
@@ -140,7 +180,7 @@ describe('definition', () => {
     [
       'prepare',
       'prepare',
-      'submit',
+      'route',
       [
         {
           ErrorEquals: ['AssetUnavailable'],
@@ -224,7 +264,14 @@ describe('definition', () => {
   test('starts at prepare and has exactly the contract’s states', () => {
     expect(definition.StartAt).toBe('prepare');
     expect(Object.keys(states).sort()).toEqual(
-      [...tasks.map(([name]) => name), 'succeeded', 'settled', 'failed', 'needs-review'].sort(),
+      [
+        ...tasks.map(([name]) => name),
+        ...PUBLISH_STATES,
+        'succeeded',
+        'settled',
+        'failed',
+        'needs-review',
+      ].sort(),
     );
   });
 
@@ -247,7 +294,8 @@ describe('definition', () => {
             step === 'await'
               ? 'arn:aws:states:::lambda:invoke.waitForTaskToken'
               : 'arn:aws:states:::lambda:invoke',
-          ResultPath: null,
+          // prepare keeps the job's flow for the route; every other step's answer is dropped.
+          ResultPath: name === 'prepare' ? '$.prepared' : null,
           Next: next,
         }),
       );
@@ -299,7 +347,7 @@ describe('definition', () => {
     expect(states.await.HeartbeatSeconds).toBeLessThan(states.await.TimeoutSeconds);
   });
 
-  test('no other task has a state timeout: the steps function’s own timeout bounds each invocation', () => {
+  test('no other task at the top level has a state timeout: the functions’ own timeouts bound each invocation', () => {
     const timed = Object.entries(states)
       .filter(([, state]) => state.TimeoutSeconds !== undefined || state.HeartbeatSeconds !== undefined)
       .map(([name]) => name);
@@ -307,9 +355,134 @@ describe('definition', () => {
   });
 });
 
+/** The states of audio.publish's branch at the top level of the definition (the rest are nested in `media`). */
+const PUBLISH_STATES = ['route', 'probe', 'media', 'index'];
+
+describe('the publish branch', () => {
+  /** Every state of the definition, nested ones (Parallel branches, Map processors) included. */
+  const everyState = (from: Json): Record<string, Json> =>
+    Object.fromEntries(
+      Object.entries(from).flatMap(([name, state]) => [
+        [name, state],
+        ...(state.Branches ?? []).flatMap((branch: Json) => Object.entries(everyState(branch.States))),
+        ...(state.ItemProcessor ? Object.entries(everyState(state.ItemProcessor.States)) : []),
+      ]),
+    );
+  let all: Record<string, Json>;
+  beforeAll(() => {
+    all = everyState(states);
+  });
+
+  test('prepare routes on the flow it answers: audio.publish to probe, every other type to submit', () => {
+    expect(states.prepare.ResultSelector).toEqual({ 'flow.$': '$.Payload.flow' });
+    expect(states.route).toEqual({
+      Type: 'Choice',
+      Comment: expect.any(String),
+      Choices: [{ Variable: '$.prepared.flow', StringEquals: 'publish', Next: 'probe' }],
+      Default: 'submit',
+    });
+  });
+
+  test('runs probe, then transcode beside the chunks, then index, then the shared finalize', () => {
+    expect(states.probe).toMatchObject({
+      Resource: 'arn:aws:states:::lambda:invoke',
+      Parameters: { FunctionName: COMPUTE_ARN, Payload: { step: 'probe', 'jobId.$': '$.jobId' } },
+      ResultPath: '$.probe',
+      Next: 'media',
+    });
+    expect(states.media.Type).toBe('Parallel');
+    expect(states.media.Next).toBe('index');
+    expect(states.media.Catch).toEqual([
+      { ErrorEquals: ['NeedsReview', 'States.Timeout'], ResultPath: '$.error', Next: 'review' },
+      { ErrorEquals: ['JobSettled'], ResultPath: '$.error', Next: 'settle' },
+      { ErrorEquals: ['States.ALL'], ResultPath: '$.error', Next: 'on-failure' },
+    ]);
+    expect(states.index).toMatchObject({ Parameters: { FunctionName: COMPUTE_ARN }, Next: 'finalize' });
+    expect(states.media.Branches.map((branch: Json) => branch.StartAt)).toEqual([
+      'transcode-where',
+      'split-where',
+    ]);
+  });
+
+  test.each(['transcode', 'split'])(
+    '%s runs on the compute function, or on Fargate when probe chose it, whose outcome the compute function collects',
+    (step) => {
+      expect(all[`${step}-where`]).toMatchObject({
+        Type: 'Choice',
+        Choices: [{ Variable: '$.probe.compute', StringEquals: 'fargate', Next: `${step}-on-fargate` }],
+        Default: step,
+      });
+      expect(all[step]?.Parameters).toEqual({
+        FunctionName: COMPUTE_ARN,
+        Payload: { step, 'jobId.$': '$.jobId' },
+      });
+      expect(all[`${step}-on-fargate`]).toMatchObject({
+        Resource: 'arn:aws:states:::ecs:runTask.sync',
+        Next: `${step}-collect`,
+        Parameters: {
+          LaunchType: 'FARGATE',
+          Overrides: {
+            ContainerOverrides: [
+              {
+                Name: 'compute',
+                Environment: [
+                  { Name: 'COMPUTE_STEP', Value: step },
+                  { Name: 'COMPUTE_JOB_ID', 'Value.$': '$.jobId' },
+                ],
+              },
+            ],
+          },
+        },
+      });
+      expect(all[`${step}-on-fargate`]?.Retry).toEqual([
+        expect.objectContaining({ ErrorEquals: ['States.ALL'] }),
+      ]);
+      expect(all[`${step}-collect`]?.Parameters).toEqual({
+        FunctionName: COMPUTE_ARN,
+        Payload: { step, 'jobId.$': '$.jobId', collect: true },
+      });
+    },
+  );
+
+  test("fans the chunks out to transcribe states that wait for their chunk jobs, bounded by the provider's limit", () => {
+    const map = all['transcribe-chunks'] as Json;
+    expect(map).toMatchObject({
+      Type: 'Map',
+      ItemsPath: '$.split.value',
+      ItemSelector: { 'jobId.$': '$.jobId', 'chunk.$': '$$.Map.Item.Value' },
+      MaxConcurrency: defaultSettings.providers.deepgram.maxInFlight,
+      ResultPath: null,
+    });
+    expect(all['split-collect']?.ResultPath).toBe('$.split');
+    expect(all.transcribe).toMatchObject({
+      Resource: 'arn:aws:states:::lambda:invoke.waitForTaskToken',
+      Parameters: {
+        FunctionName: STEPS_ARN,
+        Payload: { step: 'transcribe', 'chunk.$': '$.chunk', 'taskToken.$': '$$.Task.Token' },
+      },
+      TimeoutSeconds: 24 * 3600,
+    });
+    expect(all.transcribe?.HeartbeatSeconds).toBeUndefined();
+    expect(all.transcribe?.Retry).toContainEqual({
+      ErrorEquals: ['ChunkFailed'],
+      IntervalSeconds: 1,
+      MaxAttempts: 1,
+    });
+  });
+});
+
 describe('synthesizeWorkflowDefinition', () => {
-  test('equals the deployed definition, with the function ARN it is given', () => {
-    expect(synthesizeWorkflowDefinition(defaultSettings, STEPS_ARN)).toEqual(definition);
+  test("is the deployed definition's single-submission path, with the function ARN it is given", () => {
+    const alone = synthesizeWorkflowDefinition(defaultSettings, STEPS_ARN) as Json;
+    expect(Object.keys(alone.States).sort()).toEqual(
+      Object.keys(states)
+        .filter((name) => !PUBLISH_STATES.includes(name))
+        .sort(),
+    );
+    for (const [name, state] of Object.entries(alone.States)) {
+      // Without compute places there is no route: prepare goes straight to submit.
+      expect(state).toEqual(name === 'prepare' ? { ...states.prepare, Next: 'submit' } : states[name]);
+    }
   });
 
   test('follows the settings: the await timeout rounded up to whole seconds, and a heartbeat below it', () => {
@@ -556,11 +729,11 @@ describe('steps function', () => {
       }),
     );
     expect(variables.STATE_MACHINE_ARN).toBeUndefined();
-    // It only hands off slots; the jobs queue is for jobs still looking for one.
-    expect(variables.JOB_QUEUE_URL).toBeUndefined();
+    // A new chunk job of audio.publish goes to its provider's jobs queue, as a new job from intake.
+    expect(variables).toEqual(expect.objectContaining(jobQueueEnvironment(template)));
   });
 
-  test('reads inputs, reads, writes and deletes outputs, reads both secrets and sends to the hand-off lane, nothing more', () => {
+  test('reads inputs, reads, writes and deletes outputs, reads both secrets and sends to the hand-off lane and the jobs queues, nothing more', () => {
     const statements = policyStatements(template, `${STEPS_PATH}/Role/DefaultPolicy/Resource`);
     const bucketObjects = (path: string) => ({
       'Fn::Join': ['', [{ 'Fn::GetAtt': [logicalIdAt(template, 'AWS::S3::Bucket', path), 'Arn'] }, '/*']],
@@ -611,12 +784,15 @@ describe('steps function', () => {
       {
         Effect: 'Allow',
         Action: ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage'],
-        Resource: {
-          'Fn::GetAtt': [
-            logicalIdAt(template, 'AWS::SQS::Queue', 'Longhaul/JobQueue/HandOffQueue/Resource'),
-            'Arn',
-          ],
-        },
+        Resource: [
+          ...Object.values(jobQueueIds(template)).map((id) => ({ 'Fn::GetAtt': [id, 'Arn'] })),
+          {
+            'Fn::GetAtt': [
+              logicalIdAt(template, 'AWS::SQS::Queue', 'Longhaul/JobQueue/HandOffQueue/Resource'),
+              'Arn',
+            ],
+          },
+        ].sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b))),
       },
     ]);
   });
