@@ -305,17 +305,17 @@ export function mediaRows(m: MediaFigures): Row[] {
       value === undefined ? 'not in the timeline' : `${fmt(value, 1)} s`;
     rows.push(
       [
-        `audio.publish transcription makespan (probe done → transcribe done), ${t.runs.map((r) => `${r.chunkSeconds} s`).join(' / ')} chunks`,
-        t.runs.map((r) => seconds(r.transcribeS)).join(' / '),
+        `audio.publish transcription makespan (split done → transcribe done; first chunk job started → last finished), ${t.runs.map((r) => `${r.chunkSeconds} s`).join(' / ')} chunks`,
+        t.runs.map((r) => `${seconds(r.transcribeS)} (${seconds(r.providerSpanS)})`).join(' / '),
         '',
       ],
       [
         `Deepgram charges per job / chunks, ${t.runs.map((r) => `${r.chunkSeconds} s`).join(' / ')} chunks`,
-        t.runs.map((r) => `${r.charges} / ${r.chunks}`).join('; '),
+        t.runs.map((r) => `${r.charges} / ${r.chunks} (${r.chunksCharged} chunks charged)`).join('; '),
         '',
       ],
       [
-        `state transitions per audio.publish job, ${t.runs.map((r) => `${r.chunkSeconds} s`).join(' / ')} chunks`,
+        `state transitions per audio.publish job and its chunk jobs, ${t.runs.map((r) => `${r.chunkSeconds} s`).join(' / ')} chunks`,
         t.runs.map((r) => String(r.stateTransitions)).join(' / '),
         '',
       ],

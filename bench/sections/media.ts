@@ -2,13 +2,15 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isJobType } from '../../config/job-types';
-import { jobTypeProviderEnv, loadSettings, type Settings } from '../../config/settings';
+import { loadSettings, providerSettingEnv, type Settings } from '../../config/settings';
 import { mediaBinaries, runTool, toolMessages } from '../../lambdas/adapters/ffmpeg-media';
 import { planChunks } from '../../lambdas/domain/chunks';
 import type { TimelineEvent } from '../../lambdas/domain/ports';
+import { OWN_PROVIDER_FOR_EVERY_JOB_TYPE } from '../../test/e2e/support/local-stack';
+import { chargedJobs } from '../../test/e2e/support/provider-jobs';
 import { generateTestAudio } from '../../test/support/test-audio';
 import { PRICES_AS_OF, PRICES_REGION, prices } from '../prices';
-import { fmt, print, round } from '../support/common';
+import { fmt, print, round, sizeFromEnv } from '../support/common';
 import { runStepProcess, type StepRun } from '../support/compute-run';
 import { startBenchStack } from '../support/stack';
 
@@ -25,15 +27,17 @@ import { startBenchStack } from '../support/stack';
  * The recording is a 60 s speech-like WAV made by ffmpeg, looped 60 times
  * into a 64 kbit/s mono MP3 (a sermon upload's usual shape), in a temp
  * directory removed afterwards; `BENCH_MEDIA_AUDIO` names a file to use
- * instead.
+ * instead (of `BENCH_MEDIA_SECONDS`, default 3600, whole minutes).
  */
 
-const AUDIO_SECONDS = 3600;
+/** The recording's length, in whole minutes (`BENCH_MEDIA_SECONDS` changes it). */
+const AUDIO_SECONDS = sizeFromEnv(process.env, 'BENCH_MEDIA_SECONDS', 3600);
 const CHUNKINGS = [600, 3600] as const;
 /** The simulated Deepgram's processing per second of audio (its dialect's real-time factor). */
 const REAL_TIME_FACTOR = 0.01;
 /** Each chunk's fixed part at the simulated provider, on top of its audio's share. */
 const SIM_JOB_MS = 1000;
+const DEEPGRAM_LIMIT = 3;
 const JOB_TIMEOUT_MS = 20 * 60_000;
 const PUBLISH = 'audio.publish';
 
@@ -46,14 +50,18 @@ export interface TranscriptionRun {
   readonly chunkSeconds: number;
   readonly status: string;
   readonly chunks: number;
-  /** Deepgram submissions the job made (the simulator's ledger). */
+  /** Deepgram submissions made for the job's chunk jobs (the simulator's ledger, read back per chunk job). */
   readonly charges: number;
-  /** `probe` done → `transcribe` done: cutting, submitting and waiting for every chunk. */
+  /** Distinct chunks among those charges: equal to `charges` when none was charged twice. */
+  readonly chunksCharged: number;
+  /** `split` done → `transcribe` done: every chunk submitted, waited for and back. */
   readonly transcribeS?: number;
-  /** First chunk accepted by the provider → `transcribe` done. */
+  /** The first chunk job started → the last one finished (their items' `startedAt` and `finishedAt`). */
   readonly providerSpanS?: number;
   readonly jobS?: number;
+  /** The job's execution and each chunk job's, added up. */
   readonly stateTransitions: number;
+  readonly parentStateTransitions: number;
 }
 
 export interface ComputeCost {
@@ -87,14 +95,9 @@ export async function mediaSection(): Promise<MediaFigures> {
     print(`recording: ${audioFile} (${fmt(audio.bytes / 1024 ** 2, 1)} MiB)`);
 
     const steps = await computeSteps(audioFile, dir);
-    const transcription = isJobType(PUBLISH)
-      ? { measured: true as const, runs: await transcriptionRuns(readFileSync(audioFile)) }
-      : {
-          measured: false as const,
-          reason: `${PUBLISH} is not accepted by the API on this branch yet (not in config/job-types)`,
-        };
+    const transcription = await transcriptionOrReason(readFileSync(audioFile));
     if (!transcription.measured) print(`\n(2)-(4) not measured: ${transcription.reason}`);
-    const cost = computeCost(steps, transcription, loadSettings({}));
+    const cost = computeCost(steps, transcription, loadSettings({}), AUDIO_SECONDS);
     printCost(cost, transcription);
     return { audio, steps, transcription, cost };
   } finally {
@@ -171,15 +174,37 @@ async function computeSteps(audioFile: string, dir: string): Promise<MeasuredSte
   return steps;
 }
 
+/**
+ * (2)-(4), or why they were not measured: the type not accepted yet, or the
+ * local stack unable to run it. Nothing is estimated in their place.
+ */
+async function transcriptionOrReason(audio: Buffer): Promise<MediaFigures['transcription']> {
+  if (!isJobType(PUBLISH)) {
+    return {
+      measured: false,
+      reason: `${PUBLISH} is not accepted by the API on this branch yet (not in config/job-types)`,
+    };
+  }
+  try {
+    return { measured: true, runs: await transcriptionRuns(audio) };
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    const reason = `the local stack could not run ${PUBLISH}: ${message.split('\n')[0]}`;
+    const detail = message.split('\n').find((line) => line.includes('could not start'));
+    return { measured: false, reason: detail ? `${reason} (${detail.trim()})` : reason };
+  }
+}
+
 /** (2)-(4) One job per chunking, each on a stack of its own (the chunk length is a stack setting). */
 async function transcriptionRuns(audio: Buffer): Promise<TranscriptionRun[]> {
   print(
-    `\n### (2)-(4) whole jobs on the local stack: Deepgram simulated at ${SIM_JOB_MS} ms + ${REAL_TIME_FACTOR} x the chunk's audio`,
+    `\n### (2)-(4) whole jobs on the local stack: Deepgram (limit ${DEEPGRAM_LIMIT}) simulated at ${SIM_JOB_MS} ms + ${REAL_TIME_FACTOR} x each chunk's audio`,
   );
   const runs: TranscriptionRun[] = [];
   for (const chunkSeconds of CHUNKINGS) {
     const s = await startBenchStack({
-      [jobTypeProviderEnv(PUBLISH)]: 'deepgram',
+      ...OWN_PROVIDER_FOR_EVERY_JOB_TYPE,
+      [providerSettingEnv('deepgram').maxInFlight]: String(DEEPGRAM_LIMIT),
       TRANSCRIBE_CHUNK_SECONDS: String(chunkSeconds),
       SIM_JOB_MS: String(SIM_JOB_MS),
     });
@@ -189,37 +214,66 @@ async function transcriptionRuns(audio: Buffer): Promise<TranscriptionRun[]> {
       const ref = await s.upload(audio, 'audio/mpeg');
       const { id } = await s.submitJob(PUBLISH, { audioRef: ref, language: 'en' });
       const [status = 'unknown'] = await s.settle([id], JOB_TIMEOUT_MS);
-      const job = await s.job(id);
+      const [job] = await s.jobTimes([id]);
       const events = await s.events(id);
-      const charges = ((await s.ledger()).byProvider?.deepgram.submissions ?? []).slice(chargedBefore);
-      const [stateTransitions = 0] = await s.transitions([id]);
-      const probed = stepDone(events, 'probe');
-      const transcribed = stepDone(events, 'transcribe');
-      const firstCharge = charges[0] ? Date.parse(charges[0].acceptedAt) : undefined;
+      // Each chunk is a job of its own, named in the parent's timeline; a retried chunk is a new one.
+      const chunkJobs = new Map(
+        events.flatMap((event) => {
+          const named = /^chunk (\d+).* as (job_[a-z0-9]+)$/.exec(event.detail ?? '');
+          return event.type === 'chunk.submitted' && named ? [[named[2] as string, Number(named[1])]] : [];
+        }),
+      );
+      const ledger = (await s.ledger()).byProvider?.deepgram;
+      const charges = (
+        await chargedJobs(s.stack.endpoints.providerUrl, 'deepgram', {
+          submissions: (ledger?.submissions ?? []).slice(chargedBefore),
+          maxConcurrent: 0,
+          running: 0,
+        })
+      ).flatMap((charge) => {
+        const index = charge.jobId === undefined ? undefined : chunkJobs.get(charge.jobId);
+        return index === undefined ? [] : [index];
+      });
+      const chunkTimes = await s.jobTimes([...chunkJobs.keys()]);
+      const [parentTransitions = 0] = await s.transitions([id]);
+      const chunkTransitions = await s.transitions([...chunkJobs.keys()]);
+      const stateTransitions = chunkTransitions.reduce((sum, n) => sum + n, parentTransitions);
       const seconds = (from: number | undefined, to: number | undefined) =>
         from === undefined || to === undefined ? undefined : round((to - from) / 1000, 2);
+      const instants = (values: (string | undefined)[]) =>
+        values.flatMap((value) => (value === undefined ? [] : [Date.parse(value)]));
+      const chunkStarts = instants(chunkTimes.map((chunk) => chunk.startedAt));
+      const chunkEnds = instants(chunkTimes.map((chunk) => chunk.finishedAt));
       const run: TranscriptionRun = {
         chunkSeconds,
         status,
         chunks: planChunks(AUDIO_SECONDS, chunkSeconds).length,
         charges: charges.length,
+        chunksCharged: new Set(charges).size,
         stateTransitions,
-        ...optional('transcribeS', seconds(probed, transcribed)),
-        ...optional('providerSpanS', seconds(firstCharge, transcribed)),
+        parentStateTransitions: parentTransitions,
+        ...optional('transcribeS', seconds(stepDone(events, 'split'), stepDone(events, 'transcribe'))),
+        ...optional(
+          'providerSpanS',
+          seconds(
+            chunkStarts.length > 0 ? Math.min(...chunkStarts) : undefined,
+            chunkEnds.length > 0 ? Math.max(...chunkEnds) : undefined,
+          ),
+        ),
         ...optional(
           'jobS',
-          seconds(Date.parse(job.createdAt), job.finishedAt ? Date.parse(job.finishedAt) : undefined),
+          seconds(Date.parse(job?.createdAt ?? ''), job?.finishedAt ? Date.parse(job.finishedAt) : undefined),
         ),
       };
       runs.push(run);
       const shown = (value: number | undefined) =>
         value === undefined ? 'not in the timeline' : `${value} s`;
       print(
-        `${chunkSeconds} s chunks: ${status}; ${run.charges} Deepgram charges for ${run.chunks} chunks` +
-          `${run.charges === run.chunks ? ' (one each, none twice)' : ' (NOT one per chunk)'}; ` +
-          `transcription (probe done → transcribe done) ${shown(run.transcribeS)}, ` +
-          `first chunk accepted → transcribe done ${shown(run.providerSpanS)}, whole job ${shown(run.jobS)}; ` +
-          `${stateTransitions} state transitions`,
+        `${chunkSeconds} s chunks: ${status}; ${run.charges} Deepgram charges for ${run.chunks} chunks, ${run.chunksCharged} chunks charged` +
+          `${run.charges === run.chunks && run.chunksCharged === run.chunks ? ' (one each, none twice)' : ' (NOT one per chunk)'}; ` +
+          `transcription (split done → transcribe done) ${shown(run.transcribeS)}, ` +
+          `first chunk started → last chunk finished ${shown(run.providerSpanS)}, whole job ${shown(run.jobS)}; ` +
+          `state transitions ${stateTransitions} (the job's execution ${parentTransitions}, its ${chunkTransitions.length} chunk jobs' ${chunkTransitions.join(' + ')})`,
       );
       const steps = [...new Set(events.flatMap((event) => (event.step ? [event.step] : [])))];
       print(`  timeline steps: ${steps.join(', ') || 'none'}`);
@@ -251,7 +305,9 @@ export function computeCost(
   steps: readonly Pick<MeasuredStep, 'step' | 'stepS' | 'wallS' | 'chunkSeconds'>[],
   transcription: MediaFigures['transcription'],
   settings: Settings,
+  audioSeconds = 3600,
 ): MediaFigures['cost'] {
+  const perHour = 3600 / audioSeconds;
   // A job cuts its recording once, at the configured chunk length.
   const billed = steps.filter(
     (step) => step.chunkSeconds === undefined || step.chunkSeconds === settings.transcribeChunkSeconds,
@@ -279,14 +335,14 @@ export function computeCost(
       place: 'lambda',
       size: `${settings.computeMemoryMb} MB, ${settings.computeEphemeralStorageMb} MB /tmp, arm64`,
       billedSeconds: round(lambdaSeconds, 2),
-      usdPerAudioHour: round(lambdaUsd, 5),
+      usdPerAudioHour: round(lambdaUsd * perHour, 5),
       basis: `measured step time of ${names} x GB-s, /tmp GB-s and request list prices`,
     },
     {
       place: 'fargate',
       size: `${vcpu} vCPU, ${fargateGb} GB, ${settings.computeFargateStorageGib} GiB storage, arm64`,
       billedSeconds: fargateSeconds,
-      usdPerAudioHour: round(fargateUsd, 5),
+      usdPerAudioHour: round(fargateUsd * perHour, 5),
       basis: `measured process time of ${names}, each a task billed for at least 60 s, x vCPU-hour, GB-hour and storage list prices`,
     },
   ];
@@ -294,7 +350,9 @@ export function computeCost(
     ? transcription.runs.find((r) => r.chunkSeconds === settings.transcribeChunkSeconds)
     : undefined;
   const stateTransitionsUsd =
-    run === undefined ? undefined : run.stateTransitions * prices.stepFunctionsStandardPerTransition.usd;
+    run === undefined
+      ? undefined
+      : run.stateTransitions * prices.stepFunctionsStandardPerTransition.usd * perHour;
   return {
     compute,
     ...(stateTransitionsUsd === undefined

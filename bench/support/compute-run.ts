@@ -42,7 +42,9 @@ function status(pid: number): { name: string; rssKiB: number; hwmKiB: number } |
     const field = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? 0);
     // The program, not the thread name (Node names its main thread MainThread).
     const program = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[0] ?? '';
-    const name = basename(program) || 'unknown';
+    const name = basename(program);
+    // An ended process not yet waited for has no command line and holds no memory.
+    if (name === '') return undefined;
     return { name, rssKiB: field('VmRSS'), hwmKiB: field('VmHWM') };
   } catch {
     return undefined; // it ended between listing and reading

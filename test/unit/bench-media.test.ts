@@ -83,8 +83,24 @@ describe('computeCost', () => {
       {
         measured: true,
         runs: [
-          { chunkSeconds: 3600, status: 'succeeded', chunks: 1, charges: 1, stateTransitions: 20 },
-          { chunkSeconds: 600, status: 'succeeded', chunks: 6, charges: 6, stateTransitions: 40 },
+          {
+            chunkSeconds: 3600,
+            status: 'succeeded',
+            chunks: 1,
+            charges: 1,
+            chunksCharged: 1,
+            stateTransitions: 20,
+            parentStateTransitions: 12,
+          },
+          {
+            chunkSeconds: 600,
+            status: 'succeeded',
+            chunks: 6,
+            charges: 6,
+            chunksCharged: 6,
+            stateTransitions: 40,
+            parentStateTransitions: 16,
+          },
         ],
       },
       settings,
