@@ -32,6 +32,8 @@ import { startBenchStack } from '../support/stack';
 
 /** The recording's length, in whole minutes (`BENCH_MEDIA_SECONDS` changes it). */
 const AUDIO_SECONDS = sizeFromEnv(process.env, 'BENCH_MEDIA_SECONDS', 3600);
+if (AUDIO_SECONDS % 60 !== 0)
+  throw new Error(`BENCH_MEDIA_SECONDS must be whole minutes, got ${AUDIO_SECONDS}`);
 const CHUNKINGS = [600, 3600] as const;
 /** The simulated Deepgram's processing per second of audio (its dialect's real-time factor). */
 const REAL_TIME_FACTOR = 0.01;
@@ -111,17 +113,13 @@ async function makeRecording(dir: string): Promise<string> {
   const minute = join(dir, 'minute.wav');
   await generateTestAudio(minute, { seconds: 60, kind: 'speechlike' });
   const file = join(dir, 'sermon.mp3');
+  const loops = String(AUDIO_SECONDS / 60 - 1);
   const run = await runTool(
     mediaBinaries().ffmpeg,
-    ['-nostdin', '-hide_banner', '-v', 'error', '-y', '-stream_loop', String(AUDIO_SECONDS / 60 - 1)].concat([
-      '-i',
-      minute,
-      '-c:a',
-      'libmp3lame',
-      '-b:a',
-      '64k',
-      file,
-    ]),
+    [
+      ...['-nostdin', '-hide_banner', '-v', 'error', '-y', '-stream_loop', loops, '-i', minute],
+      ...['-c:a', 'libmp3lame', '-b:a', '64k', file],
+    ],
     { timeoutMs: 15 * 60_000 },
   );
   if (run.exitCode !== 0) throw new Error(`could not make the recording: ${toolMessages(run.stderr, file)}`);
