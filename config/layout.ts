@@ -224,6 +224,9 @@ export const resourceEnv = {
 /** The output objects a provider's completion webhook may leave for finalize (`providerOutputKeyOf`). */
 export const PROVIDER_OUTPUT_OBJECTS = 'outputs/*/provider-output-*';
 
+/** The copies of a stream's playlists, written with fresh signatures each time the job is shown (`servePlaylists`). */
+export const SERVED_STREAM_OBJECTS = 'outputs/*/served/*';
+
 /** The Secrets Manager secret (JSON `{apiKey?, webhookSecret, baseUrl?}`) of one provider. */
 export const providerSecretEnv = (provider: string): string =>
   `PROVIDER_SECRET_ARN_${providerEnvSuffix(provider)}`;
@@ -243,6 +246,14 @@ export const jobQueueEnv = (provider: string): string =>
  * task's entrypoint reads them.
  */
 export const computeTaskEnv = { step: 'COMPUTE_STEP', jobId: 'COMPUTE_JOB_ID' } as const;
+
+/**
+ * The Fargate compute task's one container, by the name its task definition
+ * and the state's container overrides give it, and the source its image runs
+ * (`lambdas/compute/Dockerfile`'s task target), which the local stack runs in
+ * its place.
+ */
+export const computeContainer = { name: 'compute', entry: 'lambdas/compute/task.ts' } as const;
 
 /** What the authorizer hands the api handler in `requestContext.authorizer`. */
 export interface AuthorizerContext {

@@ -25,6 +25,9 @@ export type ReconcileHandler = (event: unknown, context: Context) => Promise<unk
 /** One firing of a tenant's schedule: the Input its Scheduler schedule carries. */
 export type FireHandler = (event: unknown, context: Context) => Promise<unknown>;
 
+/** One compute step of audio.publish, or the collection of one a Fargate task ran. */
+export type ComputeHandler = (event: unknown, context: Context) => Promise<unknown>;
+
 export interface LocalHandlers {
   readonly api: ApiHandler;
   readonly authorizer: AuthorizerHandler;
@@ -33,6 +36,7 @@ export interface LocalHandlers {
   readonly stream: StreamHandler;
   readonly reconcile: ReconcileHandler;
   readonly fire: FireHandler;
+  readonly compute: ComputeHandler;
 }
 
 /**
@@ -48,7 +52,7 @@ export async function loadHandlers(): Promise<LocalHandlers> {
       throw new Error(`the ${name} handler failed to load: ${(error as Error).message}`, { cause: error });
     }
   };
-  const [api, authorizer, dispatch, workflow, stream, reconcile, fire] = await Promise.all([
+  const [api, authorizer, dispatch, workflow, stream, reconcile, fire, compute] = await Promise.all([
     load<ApiHandler>('api', import('../lambdas/api/handler.js')),
     load<AuthorizerHandler>('authorizer', import('../lambdas/authorizer/handler.js')),
     load<DispatchHandler>('dispatch', import('../lambdas/dispatch/handler.js')),
@@ -56,8 +60,10 @@ export async function loadHandlers(): Promise<LocalHandlers> {
     load<StreamHandler>('stream', import('../lambdas/stream/handler.js')),
     load<ReconcileHandler>('reconcile', import('../lambdas/reconcile/handler.js')),
     load<FireHandler>('fire', import('../lambdas/fire/handler.js')),
+    // A container-image function in AWS; its handler is the same source, and ffmpeg the npm packages' build.
+    load<ComputeHandler>('compute', import('../lambdas/compute/handler.js')),
   ]);
-  return { api, authorizer, dispatch, workflow, stream, reconcile, fire };
+  return { api, authorizer, dispatch, workflow, stream, reconcile, fire, compute };
 }
 
 /**

@@ -32,6 +32,9 @@ export interface IamDecision {
 const unresolvedArn = (logicalId: string) =>
   `arn:aws:cloudformation:${LOCAL_REGION}:${LOCAL_ACCOUNT_ID}:unresolved/${logicalId}`;
 
+/** Whether a value of {@link localReferences} is its placeholder: the reference has no local value. */
+export const isUnresolved = (value: string): boolean => value.startsWith(unresolvedArn(''));
+
 /**
  * The values the template's references take locally. The handlers find their
  * resources by environment variable, and the template sets each of those
@@ -122,50 +125,36 @@ export function resolvePolicy(
 /** Decisions are cached: the policies have no conditions that vary per request. */
 const MAX_CACHED_DECISIONS = 10_000;
 
-export class IamPolicies {
-  readonly #policies = new Map<string, PolicyDocumentJson[]>();
+/** One principal's identity policies, resolved, and what IAM decides on them. */
+export class PrincipalPolicies {
   readonly #decisions = new Map<string, Promise<IamDecision>>();
 
   constructor(
-    private readonly template: LocalTemplate,
-    private readonly reference: (logicalId: string, attribute?: string) => string,
+    /** The principal AWS names in an AccessDenied message. */
+    readonly principal: string,
+    readonly policies: readonly PolicyDocumentJson[],
   ) {}
 
-  /** The principal AWS names in an AccessDenied message for a function's calls. */
-  principal(service: string): string {
-    return `arn:aws:sts::${LOCAL_ACCOUNT_ID}:assumed-role/${this.template.function(service).roleLogicalId}/longhaul-${service}`;
-  }
-
-  policies(service: string): PolicyDocumentJson[] {
-    let found = this.#policies.get(service);
-    if (!found) {
-      found = this.template.rolePolicies(service).map((document) => resolvePolicy(document, this.reference));
-      this.#policies.set(service, found);
-    }
-    return found;
-  }
-
-  /** Whether the function of `service` may do `action` on `resource`. */
-  decide(service: string, { action, resource, context = {} }: Authorization): Promise<IamDecision> {
-    const key = `${service} ${action} ${resource} ${JSON.stringify(context)}`;
+  /** Whether the principal may do `action` on `resource`. */
+  decide({ action, resource, context = {} }: Authorization): Promise<IamDecision> {
+    const key = `${action} ${resource} ${JSON.stringify(context)}`;
     let decision = this.#decisions.get(key);
     if (!decision) {
       if (this.#decisions.size >= MAX_CACHED_DECISIONS) this.#decisions.clear();
-      decision = this.simulate(service, action, resource, context);
+      decision = this.simulate(action, resource, context);
       this.#decisions.set(key, decision);
     }
     return decision;
   }
 
   private async simulate(
-    service: string,
     action: string,
     resource: string,
     context: Readonly<Record<string, string>>,
   ): Promise<IamDecision> {
-    const principal = this.principal(service);
+    const principal = this.principal;
     const simulation: Simulation = {
-      identityPolicies: this.policies(service).map((policy, index) => ({ name: `policy${index}`, policy })),
+      identityPolicies: this.policies.map((policy, index) => ({ name: `policy${index}`, policy })),
       serviceControlPolicies: [],
       resourceControlPolicies: [],
       request: {
@@ -189,6 +178,46 @@ export class IamPolicies {
     };
   }
 }
+
+/** The functions' policies, by service name, as the template attaches them to each function's role. */
+export class IamPolicies {
+  readonly #byService = new Map<string, PrincipalPolicies>();
+
+  constructor(
+    private readonly template: LocalTemplate,
+    private readonly reference: (logicalId: string, attribute?: string) => string,
+  ) {}
+
+  /** The principal AWS names in an AccessDenied message for a function's calls. */
+  principal(service: string): string {
+    return this.of(service).principal;
+  }
+
+  policies(service: string): readonly PolicyDocumentJson[] {
+    return this.of(service).policies;
+  }
+
+  /** Whether the function of `service` may do `action` on `resource`. */
+  decide(service: string, authorization: Authorization): Promise<IamDecision> {
+    return this.of(service).decide(authorization);
+  }
+
+  of(service: string): PrincipalPolicies {
+    let found = this.#byService.get(service);
+    if (!found) {
+      found = new PrincipalPolicies(
+        assumedRole(this.template.function(service).roleLogicalId, `longhaul-${service}`),
+        this.template.rolePolicies(service).map((document) => resolvePolicy(document, this.reference)),
+      );
+      this.#byService.set(service, found);
+    }
+    return found;
+  }
+}
+
+/** How AWS names a role's session in an AccessDenied message. */
+export const assumedRole = (roleLogicalId: string, session: string): string =>
+  `arn:aws:sts::${LOCAL_ACCOUNT_ID}:assumed-role/${roleLogicalId}/${session}`;
 
 /** The answer the service gives a request IAM denies, in its own protocol. */
 export function accessDeniedResponse(
@@ -267,11 +296,37 @@ export function enforceIam(options: {
     options.template,
     localReferences(options.template, options.handlerEnvironment),
   );
-  const scope: RequestScope = {
+  return checkRequests({
+    scope: requestScope(options.template),
+    // Calls made outside an invocation (the local stack itself, tests, the simulator) are not checked.
+    principal: () => {
+      const invocation = currentInvocation();
+      return invocation && { name: invocation.fn.service, policies: policies.of(invocation.fn.service) };
+    },
+    log: options.log,
+  });
+}
+
+/** The services' view of the local account: region, account and the WebSocket API the functions post to. */
+export function requestScope(template: LocalTemplate): RequestScope {
+  return {
     region: LOCAL_REGION,
     accountId: LOCAL_ACCOUNT_ID,
-    webSocket: { apiId: LOCAL_API_ID, stage: options.template.webSocketStageName() },
+    webSocket: { apiId: LOCAL_API_ID, stage: template.webSocketStageName() },
   };
+}
+
+/**
+ * Checks every AWS request this process sends through the SDK's Node HTTP
+ * handler against the policies of the principal `principal()` names for it
+ * (none: not checked), until the returned function is called.
+ */
+export function checkRequests(options: {
+  readonly scope: RequestScope;
+  readonly principal: () => { readonly name: string; readonly policies: PrincipalPolicies } | undefined;
+  readonly log: (line: string) => void;
+}): () => void {
+  const { scope } = options;
   const prototype = NodeHttpHandler.prototype;
   const original = prototype.handle;
   async function handle(
@@ -279,10 +334,10 @@ export function enforceIam(options: {
     request: Parameters<NodeHttpHandler['handle']>[0],
     handlerOptions?: Parameters<NodeHttpHandler['handle']>[1],
   ): Promise<{ response: HttpResponse }> {
-    const invocation = currentInvocation();
-    if (!invocation) return original.call(this, request, handlerOptions);
+    const caller = options.principal();
+    if (!caller) return original.call(this, request, handlerOptions);
     const service = signingService(request.headers);
-    const fn = invocation.fn.service;
+    const { name: fn, policies } = caller;
     const wanted = authorizations(
       {
         method: request.method,
@@ -294,12 +349,12 @@ export function enforceIam(options: {
       scope,
     );
     if (!wanted) {
-      const message = `User: ${policies.principal(fn)} is not authorized to perform this request: the local stack cannot tell which IAM action ${request.method} ${request.path} (${service ?? 'unsigned'}) needs`;
+      const message = `User: ${policies.principal} is not authorized to perform this request: the local stack cannot tell which IAM action ${request.method} ${request.path} (${service ?? 'unsigned'}) needs`;
       options.log(`IAM: ${fn}: ${message}`);
       return { response: accessDeniedResponse(service, request.method, message) };
     }
     for (const authorization of wanted) {
-      const decision = await policies.decide(fn, authorization);
+      const decision = await policies.decide(authorization);
       if (!decision.allowed) {
         options.log(`IAM: ${fn}: denied ${authorization.action} on ${authorization.resource}`);
         return {
@@ -312,7 +367,7 @@ export function enforceIam(options: {
     if (service === 's3' && result.response.statusCode === 404 && read?.action === 's3:GetObject') {
       // S3 hides whether a key exists from a caller that may not list the bucket.
       const bucketArn = read.resource.slice(0, read.resource.indexOf('/'));
-      const list = await policies.decide(fn, { action: 's3:ListBucket', resource: bucketArn });
+      const list = await policies.decide({ action: 's3:ListBucket', resource: bucketArn });
       if (!list.allowed) {
         (result.response.body as Readable | undefined)?.destroy?.();
         return { response: accessDeniedResponse(service, request.method, 'Access Denied') };

@@ -33,8 +33,12 @@ export const FUNCTION_SERVICES = [
   'stream',
   'reconcile',
   'fire',
+  'compute',
 ] as const;
 export type FunctionService = (typeof FUNCTION_SERVICES)[number];
+
+/** A local function's name: its ARN names it so, and the local Step Functions invokes it by it. */
+export const localFunctionName = (service: string): string => `longhaul-${service}`;
 
 const fromTemplate = new Map<FunctionService, LocalFunction>();
 
@@ -47,7 +51,7 @@ export function useTemplateFunctions(template: LocalTemplate): void {
   for (const service of FUNCTION_SERVICES) {
     const fn = template.function(service);
     fromTemplate.set(service, {
-      name: `longhaul-${service}`,
+      name: localFunctionName(service),
       service,
       timeoutMs: fn.timeoutSeconds * 1000,
       memoryMb: fn.memoryMb,

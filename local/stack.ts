@@ -10,6 +10,7 @@ import type { Settings } from '../config/settings';
 import { seedApiKeys } from './api-keys';
 import type { LocalConfig } from './config';
 import { lockDataDir, writeFileAtomically } from './data-dir';
+import { startLocalEcs } from './ecs';
 import { startDynamoDbEmulator } from './emulators/dynamodb';
 import { startSchedulerEmulator } from './emulators/scheduler';
 import { startSecretsManagerEmulator } from './emulators/secrets-manager';
@@ -39,7 +40,7 @@ import { startLocalWorkflow } from './workflow';
  * The whole local stack, started in this order and stopped in reverse:
  * emulators, resources and seeded keys, the secrets endpoint, the provider
  * (the simulator, unless PROVIDER_URL names one), the ops view (local/ops,
- * capturing the handlers' metrics), the Step Functions endpoint,
+ * capturing the handlers' metrics), ECS (local/ecs.ts) and the Step Functions endpoint,
  * the gateway and the WebSocket API on its port, then the handler environment
  * and the handlers, the event source mapping that feeds the jobs queue to the
  * dispatch handler, and last the reconciler's schedule, whose first pass runs
@@ -230,12 +231,18 @@ export async function startLocalStack(
 
     // Settled once the handlers have loaded; never rejected, so nothing waits on a failure that has its own report.
     const handlersReady = deferred<LocalHandlers>();
+    // Tasks resumed executions start wait for the environment, which names endpoints that do not listen yet.
+    const environmentReady = deferred<Record<string, string>>();
+    const ecs = startLocalEcs({ template, handlerEnvironment: environmentReady.promise, log });
+    // Stopped after Step Functions: an execution let go of must not see its task's exit as a failure.
+    undo.push(() => ecs.close());
     const workflow = await startLocalWorkflow({
       host: LOCAL_HOST,
       region: LOCAL_REGION,
       dataDir: join(config.dataDir, 'stepfunctions'),
       template,
-      workflowHandler: handlersReady.promise.then((handlers) => handlers.workflow),
+      handlers: handlersReady.promise,
+      runTask: ecs.runTask,
     });
     undo.push(() => workflow.close());
 
@@ -318,6 +325,8 @@ export async function startLocalStack(
       env: process.env,
     });
     applyHandlerEnvironment(process.env, environment);
+    environmentReady.resolve(environment);
+    await ecs.ready;
     // Before the handlers load, so no call of theirs escapes their role's policies.
     undo.push(enforceIam({ template, handlerEnvironment: environment, log }));
     const handlers = await loadHandlers();

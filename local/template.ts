@@ -295,7 +295,11 @@ export class LocalTemplate {
 
   /** Every identity policy attached to the function's role, inline and as `AWS::IAM::Policy`, unresolved. */
   rolePolicies(service: string): PolicyDocumentJson[] {
-    const roleId = this.function(service).roleLogicalId;
+    return this.policiesOfRole(this.function(service).roleLogicalId);
+  }
+
+  /** Every identity policy attached to the role `roleId`, inline and as `AWS::IAM::Policy`, unresolved. */
+  policiesOfRole(roleId: string): PolicyDocumentJson[] {
     const role = this.resource(roleId, 'AWS::IAM::Role').Properties ?? {};
     if (((role.ManagedPolicyArns as unknown[] | undefined) ?? []).length > 0) {
       // Their documents are not in the template; evaluating without them would deny what AWS allows.
@@ -348,7 +352,7 @@ export function refTarget(value: unknown): string | undefined {
   return typeof ref === 'string' ? ref : undefined;
 }
 
-function getAttTarget(value: unknown, where: string): string {
+export function getAttTarget(value: unknown, where: string): string {
   const att = (value as { 'Fn::GetAtt'?: unknown } | null)?.['Fn::GetAtt'];
   if (Array.isArray(att) && typeof att[0] === 'string') return att[0];
   throw new Error(`${where} is not an Fn::GetAtt: ${JSON.stringify(value)}`);

@@ -1,15 +1,29 @@
 import { randomUUID } from 'node:crypto';
-import { resolveIntrinsics } from '../lib/workflow-definition';
-import type { WorkflowHandler } from './handlers';
-import { functionArn, InvocationTimeoutError, invoke, LOCAL_ACCOUNT_ID, localFunctions } from './lambda';
+import { type IntrinsicLookup, resolveIntrinsics } from '../lib/workflow-definition';
+import { ecsReferenceLookup } from './ecs';
+import type { LocalHandlers } from './handlers';
+import {
+  functionArn,
+  InvocationTimeoutError,
+  invoke,
+  LOCAL_ACCOUNT_ID,
+  type LocalFunction,
+  localFunctionName,
+  localFunctions,
+} from './lambda';
 import { type LocalStepFunctions, startLocalStepFunctions } from './stepfunctions';
+import type { RunTask } from './stepfunctions/execution';
 import type { LocalTemplate } from './template';
 
 /**
  * The media workflow on the local Step Functions endpoint: the definition of
- * the template's state machine, its Task states invoking the workflow handler
- * as Lambda would.
+ * the template's state machine, its Task states invoking the workflow and
+ * compute handlers as Lambda would, and running the compute task as ECS
+ * would (local/ecs.ts).
  */
+
+/** The functions the state machine invokes. */
+const WORKFLOW_FUNCTIONS = ['workflow', 'compute'] as const satisfies readonly (keyof LocalHandlers)[];
 
 export const WORKFLOW_STATE_MACHINE_NAME = 'longhaul-jobs';
 
@@ -33,20 +47,21 @@ export async function startLocalWorkflow(options: {
   readonly dataDir: string;
   readonly template: LocalTemplate;
   /**
-   * Settles once the handler environment is in place and the handler has
+   * Settles once the handler environment is in place and the handlers have
    * loaded. Executions left running by the previous process resume as soon as
    * the endpoint starts; their first invocations wait for it.
    */
-  readonly workflowHandler: Promise<WorkflowHandler>;
+  readonly handlers: Promise<Pick<LocalHandlers, (typeof WORKFLOW_FUNCTIONS)[number]>>;
+  /** Runs the `ecs:runTask.sync` states' tasks (local/ecs.ts). */
+  readonly runTask: RunTask;
 }): Promise<LocalWorkflow> {
-  const fn = localFunctions.workflow;
-  const stepsFunctionId = options.template.function(fn.service).logicalId;
-  const definitionString = resolveIntrinsics(options.template.stateMachine().definitionString, (node) => {
-    const [logicalId, attribute] = (node['Fn::GetAtt'] ?? []) as unknown[];
-    return logicalId === stepsFunctionId && attribute === 'Arn' ? functionArn(fn) : undefined;
-  });
-  if (typeof definitionString !== 'string') throw new Error('the state machine has no definition string');
-  const definition = JSON.parse(definitionString) as object;
+  const definition = localWorkflowDefinition(options.template);
+  const functions = new Map<string, LocalFunction & { service: (typeof WORKFLOW_FUNCTIONS)[number] }>(
+    WORKFLOW_FUNCTIONS.map((service) => [
+      localFunctions[service].name,
+      { ...localFunctions[service], service },
+    ]),
+  );
   const stepFunctions: LocalStepFunctions = await startLocalStepFunctions({
     host: options.host,
     region: options.region,
@@ -56,14 +71,16 @@ export async function startLocalWorkflow(options: {
       {
         name: WORKFLOW_STATE_MACHINE_NAME,
         definition,
+        runTask: options.runTask,
         async invokeLambda(functionName, payload) {
-          if (functionName !== fn.name) {
+          const fn = functions.get(functionName);
+          if (!fn) {
             throw lambdaServiceError(
               'Lambda.ResourceNotFoundException',
               `Function not found: ${functionArn({ name: functionName })}`,
             );
           }
-          const handler = await options.workflowHandler;
+          const handler = (await options.handlers)[fn.service];
           try {
             return await invoke(fn, handler, payload);
           } catch (error) {
@@ -85,4 +102,30 @@ export async function startLocalWorkflow(options: {
     stateMachineArn: stepFunctions.stateMachineArn(WORKFLOW_STATE_MACHINE_NAME),
     close: () => stepFunctions.close(),
   };
+}
+
+/**
+ * The template's state machine definition with every reference resolved
+ * locally: the functions it invokes (their local ARNs) and what its run-task
+ * states name (cluster, task definition, subnets, security groups). A
+ * reference with no local value throws, naming it.
+ */
+export function localWorkflowDefinition(template: LocalTemplate): object {
+  const services = new Set<string>(WORKFLOW_FUNCTIONS);
+  const functionIds = new Map(
+    template
+      .functions()
+      .filter((fn) => services.has(fn.service))
+      .map((fn) => [fn.logicalId, { name: localFunctionName(fn.service) }]),
+  );
+  const ecs = ecsReferenceLookup(template);
+  const lookup: IntrinsicLookup = (node) => {
+    const [logicalId, attribute] = (node['Fn::GetAtt'] ?? []) as unknown[];
+    const fn = functionIds.get(logicalId as string);
+    if (fn && attribute === 'Arn') return functionArn(fn);
+    return ecs(node);
+  };
+  const definitionString = resolveIntrinsics(template.stateMachine().definitionString, lookup);
+  if (typeof definitionString !== 'string') throw new Error('the state machine has no definition string');
+  return JSON.parse(definitionString) as object;
 }

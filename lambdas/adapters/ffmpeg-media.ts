@@ -29,8 +29,8 @@ export interface MediaBinaries {
 
 /**
  * Where the programs are: `FFMPEG_PATH` and `FFPROBE_PATH` when set (the
- * Lambda layer and the Fargate image bring their own builds, for their
- * architecture), else the binary the npm packages installed for this machine.
+ * compute function's and the Fargate task's images bring their own builds,
+ * for arm64), else the binary the npm packages installed for this machine.
  */
 export function mediaBinaries(env: NodeJS.ProcessEnv = process.env): MediaBinaries {
   return {

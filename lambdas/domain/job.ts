@@ -1,5 +1,6 @@
 import { JOB_TYPES, type JobType, jobTypeModule, type StoredJobType } from '../../config/job-types';
 import { LEGACY_PROVIDER, type ProviderName } from '../../config/providers';
+import { jobOutputPrefix } from './publish';
 
 /** The job lifecycle: statuses, the stored record and its public representation. */
 
@@ -178,9 +179,8 @@ export const submissionTagOf = (job: Pick<Job, 'createdAt' | 'resubmissions'>): 
 
 /** Where a provider's reported output is kept until finalize makes the job's result of it (PROVIDER_OUTPUT_OBJECTS). */
 export const providerOutputKeyOf = (
-  job: Pick<Job, 'id' | 'tenantId' | 'createdAt' | 'resubmissions'>,
-): string =>
-  `outputs/${encodeURIComponent(job.tenantId)}/${job.id}/provider-output-${submissionTagOf(job)}.json`;
+  job: Pick<Job, 'id' | 'tenantId' | 'createdAt' | 'resubmissions' | 'parent'>,
+): string => `${jobOutputPrefix(job)}provider-output-${submissionTagOf(job)}.json`;
 
 /** What a provider webhook URL's `submission` must look like. */
 export const SUBMISSION_TAG_PATTERN = /^[0-9a-z]{1,12}\.(0|[1-9][0-9]{0,5})$/;

@@ -30,6 +30,7 @@ import {
   apiKeyTable,
   binaryMediaTypes,
   PROVIDER_OUTPUT_OBJECTS,
+  SERVED_STREAM_OBJECTS,
   type RouteKey,
   type RouteLayout,
 } from '../../config/layout';
@@ -210,24 +211,32 @@ export class HttpApi extends Construct {
       .useTableIndex('apiKeyTable', props.apiKeyTable, apiKeyTenantIndex.name)
       .useJobQueues(props.jobQueues, 'send')
       .useBucket('inputBucket', props.inputBucket, 'readWrite')
-      // Read to sign outputs; written to serve a stream's playlists with fresh signatures (audio.publish).
-      .useBucket('outputBucket', props.outputBucket, 'readWrite')
+      .useBucket('outputBucket', props.outputBucket, 'read')
       .useProviderSecrets(props.providerSecrets)
       .useDeadLetterRedrive(props.deadLetterQueue, props.redriveQueue)
       // Provider events resume the waiting workflow step (and their progress keeps it alive); a cancel fails it.
       .allowTaskResponses();
     // A provider's completion may carry the output it hands over only then: kept beside the job's
-    // outputs for finalize, and nothing else of the output bucket is written here.
+    // outputs for finalize. A stream's playlists are written signed each time its job is shown
+    // (audio.publish). Nothing else of the output bucket is written here.
     this.apiFunction.role.addToPrincipalPolicy(
       new PolicyStatement({
         actions: ['s3:PutObject'],
-        resources: [props.outputBucket.arnForObjects(PROVIDER_OUTPUT_OBJECTS)],
+        resources: [
+          props.outputBucket.arnForObjects(PROVIDER_OUTPUT_OBJECTS),
+          props.outputBucket.arnForObjects(SERVED_STREAM_OBJECTS),
+        ],
       }),
     );
     acknowledge(
       this.apiFunction.role,
       iam5ResourceFinding(this, props.outputBucket.bucketArn, `/${PROVIDER_OUTPUT_OBJECTS}`),
       "A provider's reported output is kept under its job, whose id is known only at run time; the grant is PutObject on those keys of this one bucket, nothing else of it.",
+    );
+    acknowledge(
+      this.apiFunction.role,
+      iam5ResourceFinding(this, props.outputBucket.bucketArn, `/${SERVED_STREAM_OBJECTS}`),
+      "A stream's served playlists are kept under its job, whose id is known only at run time; the grant is PutObject on those keys of this one bucket, nothing else of it.",
     );
 
     this.authorizerFunction = new ProjectFunction(this, 'AuthorizerFunction', {

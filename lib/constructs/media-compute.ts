@@ -19,7 +19,7 @@ import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import { IntegrationPattern, JsonPath } from 'aws-cdk-lib/aws-stepfunctions';
 import { EcsFargateLaunchTarget, EcsRunTask } from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import { Construct } from 'constructs';
-import { computeTaskEnv, resourceEnv } from '../../config/layout';
+import { computeContainer, computeTaskEnv, resourceEnv } from '../../config/layout';
 import { type Settings, settingsEnvironment } from '../../config/settings';
 import { REPO_ROOT } from '../handlers';
 import { acknowledge, acknowledgeActionsOnAnyResource, iam5ResourceFinding } from '../nag';
@@ -97,6 +97,11 @@ export class MediaCompute extends Construct {
       .useTable('jobTable', props.jobTable, 'getItem')
       .useBucket('inputBucket', props.inputBucket, 'read')
       .useBucket('outputBucket', props.outputBucket, 'readWrite');
+    // Each step names itself in its job's timeline: timeline events are new items (PutItem), never updates.
+    this.computeFunction.role.addToPrincipalPolicy(
+      new PolicyStatement({ actions: ['dynamodb:PutItem'], resources: [props.jobTable.tableArn] }),
+    );
+    props.jobTable.encryptionKey?.grantEncrypt(this.computeFunction.role);
 
     const flowLogs = new LogGroup(this, 'FlowLogs', {
       retention: settings.logRetentionDays as RetentionDays,
@@ -134,7 +139,7 @@ export class MediaCompute extends Construct {
       retention: settings.logRetentionDays as RetentionDays,
       removalPolicy: RemovalPolicy.RETAIN,
     });
-    this.container = this.taskDefinition.addContainer('compute', {
+    this.container = this.taskDefinition.addContainer(computeContainer.name, {
       image: ContainerImage.fromAsset(IMAGE_CONTEXT, {
         file: DOCKERFILE,
         target: COMPUTE_IMAGE_TARGETS.task,
@@ -154,9 +159,12 @@ export class MediaCompute extends Construct {
     // The task role: what the compute steps do, as the function's role allows them and no more.
     const taskRole = this.taskDefinition.taskRole;
     taskRole.addToPrincipalPolicy(
-      new PolicyStatement({ actions: ['dynamodb:GetItem'], resources: [props.jobTable.tableArn] }),
+      new PolicyStatement({
+        actions: ['dynamodb:GetItem', 'dynamodb:PutItem'],
+        resources: [props.jobTable.tableArn],
+      }),
     );
-    props.jobTable.encryptionKey?.grantDecrypt(taskRole);
+    props.jobTable.encryptionKey?.grantEncryptDecrypt(taskRole);
     taskRole.addToPrincipalPolicy(
       new PolicyStatement({ actions: ['s3:GetObject'], resources: [props.inputBucket.arnForObjects('*')] }),
     );

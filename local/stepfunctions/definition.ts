@@ -18,7 +18,11 @@ import { ExecutionError, StateMachine, type StateMachineDefinition } from 'aws-l
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
-export type TaskKind = 'lambda:invoke' | 'lambda:invoke.waitForTaskToken' | 'lambda-function';
+export type TaskKind =
+  | 'lambda:invoke'
+  | 'lambda:invoke.waitForTaskToken'
+  | 'lambda-function'
+  | 'ecs:runTask.sync';
 
 export interface TaskLimits {
   readonly timeoutSeconds?: number;
@@ -59,6 +63,7 @@ const INTERPRETER_TASK_TIMEOUT_SECONDS = 2_147_483;
 export const EXECUTION_CONTEXT_KEY = '__Execution';
 
 const LAMBDA_INVOKE = /^arn:aws[a-z-]*:states:[a-z0-9-]*:\d*:lambda:invoke(\.waitForTaskToken)?$/;
+const ECS_RUN_TASK_SYNC = /^arn:aws[a-z-]*:states:[a-z0-9-]*:\d*:ecs:runTask\.sync$/;
 const LAMBDA_FUNCTION =
   /^arn:aws[a-z-]*:lambda:[a-z0-9-]+:\d{12}:function:([A-Za-z0-9_-]+)(?::[A-Za-z0-9$_-]+)?$/;
 
@@ -145,9 +150,10 @@ function compileTask(
   let kind: TaskKind;
   if (invoke) kind = invoke[1] ? 'lambda:invoke.waitForTaskToken' : 'lambda:invoke';
   else if (lambdaFunction) kind = 'lambda-function';
+  else if (ECS_RUN_TASK_SYNC.test(resource)) kind = 'ecs:runTask.sync';
   else {
     return fail(
-      `Task state ${name} uses ${resource}; locally only lambda:invoke, lambda:invoke.waitForTaskToken and Lambda function ARNs run`,
+      `Task state ${name} uses ${resource}; locally only lambda:invoke, lambda:invoke.waitForTaskToken, ecs:runTask.sync and Lambda function ARNs run`,
     );
   }
 

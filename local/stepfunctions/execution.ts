@@ -5,11 +5,13 @@ import {
   functionNameOf,
   type Json,
   statesRuntimeError,
+  type TaskLimits,
   type TaskSpec,
 } from './definition';
 import type { ExecutionRecord, ExecutionStatus, ExecutionStore } from './store';
 import {
   ExecutionHaltedError,
+  ecsTaskOutcome,
   isTimeout,
   jsonCopy,
   lambdaFunctionError,
@@ -22,6 +24,16 @@ import type { TaskTokens } from './tokens';
 
 export type InvokeLambda = (functionName: string, payload: unknown) => Promise<unknown>;
 
+/**
+ * Runs an ECS task from a `ecs:runTask.sync` state's Parameters (a JSON
+ * copy) and settles once it has stopped, with the task's description
+ * (`DescribeTasks`' shape). `signal` aborts once the state no longer waits
+ * (a timeout, StopExecution, the emulator closing): the task must then be
+ * stopped, and the promise settle once it has. A rejection fails the state
+ * with the error's name and message.
+ */
+export type RunTask = (parameters: Json, options: { readonly signal: AbortSignal }) => Promise<Json>;
+
 export interface MachineRuntime {
   readonly name: string;
   readonly arn: string;
@@ -30,6 +42,8 @@ export interface MachineRuntime {
   readonly definition: string;
   readonly compiled: CompiledDefinition;
   readonly invokeLambda: InvokeLambda;
+  /** Runs `ecs:runTask.sync` states; without it they fail with States.Runtime. */
+  readonly runTask?: RunTask;
 }
 
 export interface ExecutionEnvironment {
@@ -216,6 +230,7 @@ export class RunningExecution {
       spec.limits(rawInput, context),
     ]);
     if (this.halted) throw new ExecutionHaltedError();
+    if (spec.kind === 'ecs:runTask.sync') return this.runEcsTask(spec, input, limits);
 
     const lambdaFunction = spec.kind === 'lambda-function';
     const resourceType = 'lambda';
@@ -332,6 +347,68 @@ export class RunningExecution {
     } finally {
       this.attempts.delete(attempt);
       if (token) this.env.tokens.revoke(token);
+    }
+  }
+
+  /**
+   * `ecs:runTask.sync`: the task runs until it stops, and the state ends with
+   * its description, or fails as Step Functions fails it. A task the state no
+   * longer waits for (timed out, stopped, let go of) is stopped, and the
+   * attempt settles only once it has, so nothing outlives its execution.
+   */
+  private async runEcsTask(spec: TaskSpec, parameters: Json, limits: TaskLimits): Promise<Json> {
+    const resourceType = 'ecs';
+    const resource = 'runTask.sync';
+    const runTask = this.machine.runTask;
+    if (!runTask) throw statesRuntimeError(`${spec.stateName} runs an ECS task, and none runs here`);
+    const attempt = new TaskAttempt(limits, (name, cause) =>
+      timeoutError(this.env.timeoutErrorClass, name, cause),
+    );
+    this.attempts.add(attempt);
+    const record = (type: string, details: Record<string, unknown>) =>
+      this.env.store.appendEvent(this.executionArn, type, details);
+    const abort = new AbortController();
+    let task: Promise<Json> | undefined;
+    try {
+      record('TaskScheduled', {
+        taskScheduledEventDetails: {
+          resourceType,
+          resource,
+          region: this.env.region,
+          parameters: JSON.stringify(parameters),
+          ...(limits.timeoutSeconds === undefined ? {} : { timeoutInSeconds: limits.timeoutSeconds }),
+        },
+      });
+      record('TaskStarted', { taskStartedEventDetails: { resourceType, resource } });
+      task = Promise.resolve().then(() => runTask(jsonCopy(parameters), { signal: abort.signal }));
+      task.then(
+        (described) => {
+          const outcome = ecsTaskOutcome(described);
+          if (outcome.ok) attempt.succeed(jsonCopy(described));
+          else attempt.fail(outcome.error);
+        },
+        (error: unknown) => attempt.fail(error instanceof Error ? error : new Error(String(error))),
+      );
+      const output = await attempt.outcome;
+      record('TaskSucceeded', {
+        taskSucceededEventDetails: { resourceType, resource, output: JSON.stringify(output) },
+      });
+      return output;
+    } catch (error) {
+      if (!(error instanceof ExecutionHaltedError)) {
+        const failure = error as Error;
+        const outcome = { error: failure.name, cause: failure.message };
+        if (isTimeout(failure)) {
+          record('TaskTimedOut', { taskTimedOutEventDetails: { resourceType, resource, ...outcome } });
+        } else {
+          record('TaskFailed', { taskFailedEventDetails: { resourceType, resource, ...outcome } });
+        }
+      }
+      throw error;
+    } finally {
+      this.attempts.delete(attempt);
+      abort.abort();
+      await task?.catch(() => undefined);
     }
   }
 

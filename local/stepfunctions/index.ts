@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import { compileDefinition } from './definition';
-import type { InvokeLambda, MachineRuntime } from './execution';
+import type { InvokeLambda, MachineRuntime, RunTask } from './execution';
 import { createApiServer } from './server';
 import { isValidName, StepFunctionsService } from './service';
 import { ExecutionStore } from './store';
@@ -16,9 +16,10 @@ import { loadTimeoutErrorClass } from './tasks';
  * running (Longhaul's steps are idempotent, so a rerun stands in for Step
  * Functions' durable progress).
  *
- * Runs: `arn:aws:states:::lambda:invoke`, `...:lambda:invoke.waitForTaskToken`
- * and Lambda function ARNs as Task resources; any other resource is refused
- * at start-up. JSONPath definitions only.
+ * Runs: `arn:aws:states:::lambda:invoke`, `...:lambda:invoke.waitForTaskToken`,
+ * `...:ecs:runTask.sync` (through the machine's `runTask`) and Lambda
+ * function ARNs as Task resources; any other resource is refused at
+ * start-up. JSONPath definitions only.
  *
  * Where it differs from Step Functions:
  * - a restarted execution reruns from its first state, under the definition
@@ -46,6 +47,14 @@ export interface LocalStateMachine {
    * Resumed executions call it as soon as the emulator has started.
    */
   readonly invokeLambda: InvokeLambda;
+  /**
+   * Runs the ECS task of an `ecs:runTask.sync` state, from its Parameters
+   * once they are evaluated, and settles once the task has stopped (see
+   * `RunTask`). A container that exited with anything but 0 fails the state
+   * with `States.TaskFailed`, the description as its cause.
+   * @default - none: such a state fails with States.Runtime
+   */
+  readonly runTask?: RunTask;
 }
 
 export interface LocalStepFunctionsOptions {
@@ -89,7 +98,7 @@ export async function startLocalStepFunctions(
   const arnOf = (name: string) => `arn:aws:states:${region}:${accountId}:stateMachine:${name}`;
 
   const machines = new Map<string, MachineRuntime>();
-  for (const { name, definition, invokeLambda } of options.stateMachines) {
+  for (const { name, definition, invokeLambda, runTask } of options.stateMachines) {
     if (!isValidName(name)) throw new Error(`${JSON.stringify(name)} is not a valid state machine name`);
     const arn = arnOf(name);
     if (machines.has(arn)) throw new Error(`state machine ${name} is defined twice`);
@@ -100,6 +109,7 @@ export async function startLocalStepFunctions(
       definition: JSON.stringify(definition),
       compiled: compileDefinition(name, definition),
       invokeLambda,
+      ...(runTask ? { runTask } : {}),
     });
   }
   const timeoutErrorClass = await loadTimeoutErrorClass();

@@ -108,6 +108,23 @@ export function lambdaFunctionError(thrown: unknown): Error {
   return error;
 }
 
+/**
+ * How `ecs:runTask.sync` ends once the task has stopped: with the task's
+ * description, or `States.TaskFailed` (the description as its cause) when a
+ * container exited with anything but 0, as Step Functions fails it.
+ */
+export function ecsTaskOutcome(
+  task: Json,
+): { readonly ok: true } | { readonly ok: false; readonly error: Error } {
+  const containers = ((task as { Containers?: unknown } | null)?.Containers ?? []) as {
+    ExitCode?: unknown;
+  }[];
+  if (containers.length > 0 && containers.every((container) => container.ExitCode === 0)) return { ok: true };
+  const error = new Error(JSON.stringify(task));
+  error.name = 'States.TaskFailed';
+  return { ok: false, error };
+}
+
 /** The result of the optimized `lambda:invoke` integration (request-response). */
 export function lambdaInvokeOutput(payload: Json, statusCode = 200): Json {
   const requestId = randomUUID();

@@ -194,10 +194,10 @@ describe('job queue', () => {
   });
 
   test.each(providerQueues)(
-    'the %s takes new jobs from the api and from schedule firings, lost ones from the reconciler and waiting ones from the dispatcher, which alone consumes it',
+    'the %s takes new jobs from the api, schedule firings and the workflow (chunk jobs), lost ones from the reconciler and waiting ones from the dispatcher, which alone consumes it',
     (_name, path) => {
       const who = servicesActingOn(path);
-      expect(who('sqs:SendMessage')).toEqual(['api', 'dispatch', 'fire', 'reconcile']);
+      expect(who('sqs:SendMessage')).toEqual(['api', 'dispatch', 'fire', 'reconcile', 'workflow']);
       expect(who('sqs:ReceiveMessage')).toEqual(['dispatch']);
       expect(who('sqs:DeleteMessage')).toEqual(['dispatch']);
     },

@@ -452,7 +452,7 @@ describe('api function', () => {
     });
   });
 
-  test("reads output objects (to presign their URLs) and writes only a provider's reported output", () => {
+  test("reads output objects (to presign their URLs) and writes only a provider's reported output and a stream's served playlists", () => {
     const statements = policyStatements(template, 'Longhaul/Api/ApiFunction/Role/DefaultPolicy/Resource');
     const output = logicalIdAt(template, 'AWS::S3::Bucket', 'Longhaul/JobOutputs/OutputBucket/Resource');
     expect(statementsFor(statements, 's3')).toEqual(
@@ -465,9 +465,10 @@ describe('api function', () => {
         {
           Effect: 'Allow',
           Action: 's3:PutObject',
-          Resource: {
-            'Fn::Join': ['', [{ 'Fn::GetAtt': [output, 'Arn'] }, '/outputs/*/provider-output-*']],
-          },
+          Resource: [
+            { 'Fn::Join': ['', [{ 'Fn::GetAtt': [output, 'Arn'] }, '/outputs/*/provider-output-*']] },
+            { 'Fn::Join': ['', [{ 'Fn::GetAtt': [output, 'Arn'] }, '/outputs/*/served/*']] },
+          ],
         },
       ]),
     );

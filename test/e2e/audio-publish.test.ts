@@ -124,7 +124,7 @@ describe('audio.publish', () => {
     ['short.m4a', 'audio/mp4', 30, 'lambda'],
     ['long.mp3', 'audio/mpeg', 50, 'fargate'],
   ] as const)(
-    'publishes %s as a stream that plays for its whole length, with passages and one charge per chunk (%s s, compute on %s)',
+    'publishes %s (%s, %s s, compute on %s) as a stream that plays for its whole length, with passages and one charge per chunk',
     async (file, contentType, seconds, place) => {
       const job = await publish(file, contentType);
       const done = await client.waitForJob(job.id, { pollIntervalMs: 250, signal: deadline() });
