@@ -300,12 +300,18 @@ export function mediaRows(m: MediaFigures): Row[] {
       `not measured: ${t.reason}`,
       '',
     ]);
+  } else if (t.runs.some((r) => r.status !== 'succeeded')) {
+    rows.push([
+      `audio.publish whole jobs, ${t.runs.map((r) => `${r.chunkSeconds} s`).join(' / ')} chunks, ${hour}`,
+      t.runs.map((r) => `${r.status}${r.error ? ` (${r.error})` : ''}`).join(' / '),
+      '',
+    ]);
   } else {
     const seconds = (value: number | undefined) =>
       value === undefined ? 'not in the timeline' : `${fmt(value, 1)} s`;
     rows.push(
       [
-        `audio.publish transcription makespan (split done → transcribe done; first chunk job started → last finished), ${t.runs.map((r) => `${r.chunkSeconds} s`).join(' / ')} chunks`,
+        `audio.publish transcription makespan (split done → last chunk job finished; first chunk job started → last finished), ${t.runs.map((r) => `${r.chunkSeconds} s`).join(' / ')} chunks`,
         t.runs.map((r) => `${seconds(r.transcribeS)} (${seconds(r.providerSpanS)})`).join(' / '),
         '',
       ],

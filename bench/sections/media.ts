@@ -51,12 +51,18 @@ export interface MeasuredStep extends StepRun {
 export interface TranscriptionRun {
   readonly chunkSeconds: number;
   readonly status: string;
+  /** Why the job did not succeed: its error as its client reads it. */
+  readonly error?: string;
   readonly chunks: number;
   /** Deepgram submissions made for the job's chunk jobs (the simulator's ledger, read back per chunk job). */
   readonly charges: number;
   /** Distinct chunks among those charges: equal to `charges` when none was charged twice. */
   readonly chunksCharged: number;
-  /** `split` done → `transcribe` done: every chunk submitted, waited for and back. */
+  /**
+   * `split` done → the last chunk job finished: every chunk submitted, waited
+   * for and back (the timeline's `transcribe` marks each chunk's submission,
+   * not its end).
+   */
   readonly transcribeS?: number;
   /** The first chunk job started → the last one finished (their items' `startedAt` and `finishedAt`). */
   readonly providerSpanS?: number;
@@ -213,6 +219,7 @@ async function transcriptionRuns(audio: Buffer): Promise<TranscriptionRun[]> {
       const { id } = await s.submitJob(PUBLISH, { audioRef: ref, language: 'en' });
       const [status = 'unknown'] = await s.settle([id], JOB_TIMEOUT_MS);
       const [job] = await s.jobTimes([id]);
+      const { error } = await s.job(id);
       const events = await s.events(id);
       // Each chunk is a job of its own, named in the parent's timeline; a retried chunk is a new one.
       const chunkJobs = new Map(
@@ -242,21 +249,21 @@ async function transcriptionRuns(audio: Buffer): Promise<TranscriptionRun[]> {
         values.flatMap((value) => (value === undefined ? [] : [Date.parse(value)]));
       const chunkStarts = instants(chunkTimes.map((chunk) => chunk.startedAt));
       const chunkEnds = instants(chunkTimes.map((chunk) => chunk.finishedAt));
+      const lastEnd =
+        chunkEnds.length === chunkJobs.size && chunkEnds.length > 0 ? Math.max(...chunkEnds) : undefined;
       const run: TranscriptionRun = {
         chunkSeconds,
         status,
+        ...(error ? { error: `${error.code}: ${error.message.split('\n')[0]}` } : {}),
         chunks: planChunks(AUDIO_SECONDS, chunkSeconds).length,
         charges: charges.length,
         chunksCharged: new Set(charges).size,
         stateTransitions,
         parentStateTransitions: parentTransitions,
-        ...optional('transcribeS', seconds(stepDone(events, 'split'), stepDone(events, 'transcribe'))),
+        ...optional('transcribeS', seconds(stepDone(events, 'split'), lastEnd)),
         ...optional(
           'providerSpanS',
-          seconds(
-            chunkStarts.length > 0 ? Math.min(...chunkStarts) : undefined,
-            chunkEnds.length > 0 ? Math.max(...chunkEnds) : undefined,
-          ),
+          seconds(chunkStarts.length > 0 ? Math.min(...chunkStarts) : undefined, lastEnd),
         ),
         ...optional(
           'jobS',
@@ -267,9 +274,9 @@ async function transcriptionRuns(audio: Buffer): Promise<TranscriptionRun[]> {
       const shown = (value: number | undefined) =>
         value === undefined ? 'not in the timeline' : `${value} s`;
       print(
-        `${chunkSeconds} s chunks: ${status}; ${run.charges} Deepgram charges for ${run.chunks} chunks, ${run.chunksCharged} chunks charged` +
+        `${chunkSeconds} s chunks: ${status}${run.error ? ` (${run.error})` : ''}; ${run.charges} Deepgram charges for ${run.chunks} chunks, ${run.chunksCharged} chunks charged` +
           `${run.charges === run.chunks && run.chunksCharged === run.chunks ? ' (one each, none twice)' : ' (NOT one per chunk)'}; ` +
-          `transcription (split done → transcribe done) ${shown(run.transcribeS)}, ` +
+          `transcription (split done → last chunk job finished) ${shown(run.transcribeS)}, ` +
           `first chunk started → last chunk finished ${shown(run.providerSpanS)}, whole job ${shown(run.jobS)}; ` +
           `state transitions ${stateTransitions} (the job's execution ${parentTransitions}, its ${chunkTransitions.length} chunk jobs' ${chunkTransitions.join(' + ')})`,
       );
