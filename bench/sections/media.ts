@@ -352,7 +352,9 @@ export function computeCost(
     },
   ];
   const run = transcription.measured
-    ? transcription.runs.find((r) => r.chunkSeconds === settings.transcribeChunkSeconds)
+    ? transcription.runs.find(
+        (r) => r.chunkSeconds === settings.transcribeChunkSeconds && r.status === 'succeeded',
+      )
     : undefined;
   const stateTransitionsUsd =
     run === undefined
@@ -379,7 +381,9 @@ function printCost(cost: MediaFigures['cost'], transcription: MediaFigures['tran
     );
   }
   const run = transcription.measured
-    ? transcription.runs.find((r) => r.chunkSeconds === loadSettings({}).transcribeChunkSeconds)
+    ? transcription.runs.find(
+        (r) => r.chunkSeconds === loadSettings({}).transcribeChunkSeconds && r.status === 'succeeded',
+      )
     : undefined;
   print(
     cost.stateTransitionsUsdPerAudioHour === undefined || run === undefined
