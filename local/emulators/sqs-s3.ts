@@ -127,6 +127,19 @@ export async function startSqsS3Emulator(options: {
     if (!selfClient) throw new Error('the SQS emulator is not listening yet');
     return selfClient;
   });
+  // The buckets are private, as Longhaul's are in AWS: a request neither signed (an SDK call's
+  // Authorization header) nor presigned is refused, and so is a presigned URL past its expiry.
+  app.addHook('onRequest', async (request, reply) => {
+    const refusal = refusalOf(request.headers.authorization, new URL(request.url, 'http://local').searchParams);
+    if (!refusal) return;
+    await reply
+      .status(403)
+      .header('content-type', 'application/xml')
+      .send(
+        `<?xml version="1.0" encoding="UTF-8"?><Error><Code>AccessDenied</Code><Message>${refusal}</Message></Error>`,
+      );
+    return reply;
+  });
   app.addHook('preHandler', async (request, reply) => {
     const target = request.headers['x-amz-target'];
     if (request.method !== 'POST' || typeof target !== 'string' || !target.startsWith(SQS_TARGET_PREFIX))
@@ -270,4 +283,20 @@ class TraceHeaders {
       if (oldest !== undefined) this.byMessageId.delete(oldest);
     }
   }
+}
+
+/** Why S3 would refuse a request to a private bucket: unsigned, or presigned and expired; undefined if it would not. */
+export function refusalOf(
+  authorization: string | undefined,
+  query: URLSearchParams,
+  now: Date = new Date(),
+): string | undefined {
+  if (authorization) return undefined;
+  if (!query.has('X-Amz-Signature')) return 'Access Denied';
+  const signedAt = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/.exec(query.get('X-Amz-Date') ?? '');
+  const expires = Number(query.get('X-Amz-Expires'));
+  if (!signedAt || !Number.isFinite(expires)) return 'Access Denied';
+  const [, y, mo, d, h, mi, se] = signedAt;
+  const start = Date.UTC(Number(y), Number(mo) - 1, Number(d), Number(h), Number(mi), Number(se));
+  return now.getTime() > start + expires * 1000 ? 'Request has expired' : undefined;
 }

@@ -2,8 +2,10 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { GetExecutionHistoryCommand } from '@aws-sdk/client-sfn';
 import { type Job, Longhaul } from '../../client';
 import { mediaBinaries, runTool } from '../../lambdas/adapters/ffmpeg-media';
+import { executionNameOf } from '../../lambdas/domain/job';
 import type { Ledger } from '../../local/provider-sim/simulator';
 import { generateTestAudio } from '../support/test-audio';
 import {
@@ -11,6 +13,7 @@ import {
   pollUntil,
   type RunningLocalStack,
   s3Client,
+  sfnClient,
   startLocalStack,
 } from './support/local-stack';
 import { chargedJobs } from './support/provider-jobs';
@@ -112,6 +115,17 @@ async function playedSeconds(url: string): Promise<number> {
   return Number(last[1]) * 3600 + Number(last[2]) * 60 + Number(last[3]);
 }
 
+/** The states the job's execution entered, in order, from Step Functions' history of it. */
+async function statesEntered(job: Job): Promise<string[]> {
+  const executionArn = `${stack.endpoints.stateMachineArn.replace(':stateMachine:', ':execution:')}:${executionNameOf(job)}`;
+  const history = await sfnClient(stack.endpoints).send(
+    new GetExecutionHistoryCommand({ executionArn, maxResults: 1000 }),
+  );
+  return (history.events ?? []).flatMap((event) =>
+    event.stateEnteredEventDetails?.name ? [event.stateEnteredEventDetails.name] : [],
+  );
+}
+
 async function outputsOf(job: Job): Promise<string[]> {
   const listed = await s3Client(stack.endpoints).send(
     new ListObjectsV2Command({ Bucket: stack.endpoints.outputBucketName, Prefix: `outputs/acme/${job.id}/` }),
@@ -173,7 +187,13 @@ describe('audio.publish', () => {
       ]) {
         expect(steps).toContain(step);
       }
-      expect(place === 'fargate' ? 'fargate' : 'lambda').toBe(seconds > 40 ? 'fargate' : 'lambda');
+      // The heavy steps ran where probe chose: the compute function, or the Fargate task.
+      const entered = await statesEntered(job);
+      const onFargate = ['transcode-on-fargate', 'transcode-collect', 'split-on-fargate', 'split-collect'];
+      const onLambda = ['transcode', 'split'];
+      for (const state of place === 'fargate' ? onFargate : onLambda) expect(entered).toContain(state);
+      for (const state of place === 'fargate' ? onLambda : onFargate) expect(entered).not.toContain(state);
+      expect(entered.filter((state) => state === 'transcribe')).toHaveLength(chunks);
     },
   );
 

@@ -76,9 +76,12 @@ export class LocalStackStartError extends Error {
   }
 }
 
-/** `PROVIDER_<JOB_TYPE>=longhaul-http` for every job type. */
+/** `PROVIDER_<JOB_TYPE>=longhaul-http` for every job type that can run there (audio.publish's chunks need Deepgram). */
 export const GENERIC_PROVIDER_FOR_EVERY_JOB_TYPE: Readonly<Record<string, string>> = Object.fromEntries(
-  JOB_TYPES.map((type) => [jobTypeProviderEnv(type), 'longhaul-http']),
+  JOB_TYPE_MODULES.filter((module) => 'longhaul-http' in module.providers).map((module) => [
+    jobTypeProviderEnv(module.name),
+    'longhaul-http',
+  ]),
 );
 
 /** Each job type on its own provider, as `npm start` runs them: unsets the suites' default. */
