@@ -294,6 +294,9 @@ export function mediaRows(m: MediaFigures): Row[] {
       ),
   ];
   const t = m.transcription;
+  const chunkings = t.measured
+    ? `${t.runs[0]?.audioSeconds} s recording in ${t.runs.map((r) => `${r.chunkSeconds} s`).join(' / ')} chunks`
+    : '';
   if (!t.measured) {
     rows.push([
       `audio.publish transcription, charges, state transitions, ${hour}`,
@@ -302,7 +305,7 @@ export function mediaRows(m: MediaFigures): Row[] {
     ]);
   } else if (t.runs.some((r) => r.status !== 'succeeded')) {
     rows.push([
-      `audio.publish whole jobs, ${t.runs.map((r) => `${r.chunkSeconds} s`).join(' / ')} chunks, ${hour}`,
+      `audio.publish whole jobs, ${chunkings}`,
       t.runs.map((r) => `${r.status}${r.error ? ` (${r.error})` : ''}`).join(' / '),
       '',
     ]);
@@ -311,17 +314,17 @@ export function mediaRows(m: MediaFigures): Row[] {
       value === undefined ? 'not in the timeline' : `${fmt(value, 1)} s`;
     rows.push(
       [
-        `audio.publish transcription makespan (split done → last chunk job finished; first chunk job started → last finished), ${t.runs.map((r) => `${r.chunkSeconds} s`).join(' / ')} chunks`,
+        `audio.publish transcription makespan (split done → last chunk job finished; first chunk job started → last finished), ${chunkings}`,
         t.runs.map((r) => `${seconds(r.transcribeS)} (${seconds(r.providerSpanS)})`).join(' / '),
         '',
       ],
       [
-        `Deepgram charges per job / chunks, ${t.runs.map((r) => `${r.chunkSeconds} s`).join(' / ')} chunks`,
+        `Deepgram charges per job / chunks, ${chunkings}`,
         t.runs.map((r) => `${r.charges} / ${r.chunks} (${r.chunksCharged} chunks charged)`).join('; '),
         '',
       ],
       [
-        `state transitions per audio.publish job and its chunk jobs, ${t.runs.map((r) => `${r.chunkSeconds} s`).join(' / ')} chunks`,
+        `state transitions per audio.publish job and its chunk jobs, ${chunkings}`,
         t.runs.map((r) => String(r.stateTransitions)).join(' / '),
         '',
       ],

@@ -35,6 +35,15 @@ const AUDIO_SECONDS = sizeFromEnv(process.env, 'BENCH_MEDIA_SECONDS', 3600);
 if (AUDIO_SECONDS % 60 !== 0)
   throw new Error(`BENCH_MEDIA_SECONDS must be whole minutes, got ${AUDIO_SECONDS}`);
 const CHUNKINGS = [600, 3600] as const;
+/**
+ * Whole jobs run on the recording's first five minutes, cut into 60 s chunks
+ * and into one 300 s chunk, the hour's two chunkings at a twelfth of the
+ * scale: the local S3 emulator (fauxqs) refuses request bodies over 11 MiB,
+ * which the hour's upload in one PUT and its 600 s FLAC chunks exceed (the
+ * split step fails storing them), where S3 takes up to 5 GB in one PUT.
+ */
+const JOB_SECONDS = 300;
+const JOB_CHUNKINGS = [60, 300] as const;
 /** The simulated Deepgram's processing per second of audio (its dialect's real-time factor). */
 const REAL_TIME_FACTOR = 0.01;
 /** Each chunk's fixed part at the simulated provider, on top of its audio's share. */
@@ -49,6 +58,8 @@ export interface MeasuredStep extends StepRun {
 }
 
 export interface TranscriptionRun {
+  /** The recording the job published. */
+  readonly audioSeconds: number;
   readonly chunkSeconds: number;
   readonly status: string;
   /** Why the job did not succeed: its error as its client reads it. */
@@ -88,8 +99,13 @@ export interface MediaFigures {
     | { readonly measured: false; readonly reason: string };
   readonly cost: {
     readonly compute: readonly ComputeCost[];
-    /** Step Functions transitions of the 600 s-chunk job at list price; absent when not measured. */
-    readonly stateTransitionsUsdPerAudioHour?: number;
+    /** Step Functions transitions of each whole job that succeeded (its chunk jobs' included), at list price. */
+    readonly stateTransitionsPerJob: readonly {
+      readonly audioSeconds: number;
+      readonly chunks: number;
+      readonly transitions: number;
+      readonly usdPerJob: number;
+    }[];
     readonly prices: { readonly region: string; readonly asOf: string; readonly file: string };
   };
 }
@@ -103,10 +119,10 @@ export async function mediaSection(): Promise<MediaFigures> {
     print(`recording: ${audioFile} (${fmt(audio.bytes / 1024 ** 2, 1)} MiB)`);
 
     const steps = await computeSteps(audioFile, dir);
-    const transcription = await transcriptionOrReason(readFileSync(audioFile));
+    const transcription = await transcriptionOrReason(readFileSync(await firstMinutes(audioFile, dir)));
     if (!transcription.measured) print(`\n(2)-(4) not measured: ${transcription.reason}`);
     const cost = computeCost(steps, transcription, loadSettings({}), AUDIO_SECONDS);
-    printCost(cost, transcription);
+    printCost(cost);
     return { audio, steps, transcription, cost };
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -130,6 +146,31 @@ async function makeRecording(dir: string): Promise<string> {
   );
   if (run.exitCode !== 0) throw new Error(`could not make the recording: ${toolMessages(run.stderr, file)}`);
   print(`made the recording in ${fmt((performance.now() - started) / 1000, 1)} s`);
+  return file;
+}
+
+/** The recording's first `JOB_SECONDS`, its MP3 frames copied as they are. */
+async function firstMinutes(audioFile: string, dir: string): Promise<string> {
+  const file = join(dir, `first-${JOB_SECONDS}s.mp3`);
+  const run = await runTool(
+    mediaBinaries().ffmpeg,
+    [
+      '-nostdin',
+      '-hide_banner',
+      '-v',
+      'error',
+      '-y',
+      '-i',
+      audioFile,
+      '-t',
+      String(JOB_SECONDS),
+      '-c',
+      'copy',
+      file,
+    ],
+    { timeoutMs: 60_000 },
+  );
+  if (run.exitCode !== 0) throw new Error(`could not cut the recording: ${toolMessages(run.stderr, file)}`);
   return file;
 }
 
@@ -202,10 +243,10 @@ async function transcriptionOrReason(audio: Buffer): Promise<MediaFigures['trans
 /** (2)-(4) One job per chunking, each on a stack of its own (the chunk length is a stack setting). */
 async function transcriptionRuns(audio: Buffer): Promise<TranscriptionRun[]> {
   print(
-    `\n### (2)-(4) whole jobs on the local stack: Deepgram (limit ${DEEPGRAM_LIMIT}) simulated at ${SIM_JOB_MS} ms + ${REAL_TIME_FACTOR} x each chunk's audio`,
+    `\n### (2)-(4) whole jobs on the local stack, on the recording's first ${JOB_SECONDS / 60} minutes (the local S3 emulator takes request bodies up to 11 MiB, which the hour's upload and 600 s chunks exceed): Deepgram (limit ${DEEPGRAM_LIMIT}) simulated at ${SIM_JOB_MS} ms + ${REAL_TIME_FACTOR} x each chunk's audio`,
   );
   const runs: TranscriptionRun[] = [];
-  for (const chunkSeconds of CHUNKINGS) {
+  for (const chunkSeconds of JOB_CHUNKINGS) {
     const s = await startBenchStack({
       ...OWN_PROVIDER_FOR_EVERY_JOB_TYPE,
       [providerSettingEnv('deepgram').maxInFlight]: String(DEEPGRAM_LIMIT),
@@ -255,7 +296,8 @@ async function transcriptionRuns(audio: Buffer): Promise<TranscriptionRun[]> {
         chunkSeconds,
         status,
         ...(error ? { error: `${error.code}: ${error.message.split('\n')[0]}` } : {}),
-        chunks: planChunks(AUDIO_SECONDS, chunkSeconds).length,
+        audioSeconds: JOB_SECONDS,
+        chunks: planChunks(JOB_SECONDS, chunkSeconds).length,
         charges: charges.length,
         chunksCharged: new Set(charges).size,
         stateTransitions,
@@ -351,25 +393,22 @@ export function computeCost(
       basis: `measured process time of ${names}, each a task billed for at least 60 s, x vCPU-hour, GB-hour and storage list prices`,
     },
   ];
-  const run = transcription.measured
-    ? transcription.runs.find(
-        (r) => r.chunkSeconds === settings.transcribeChunkSeconds && r.status === 'succeeded',
-      )
-    : undefined;
-  const stateTransitionsUsd =
-    run === undefined
-      ? undefined
-      : run.stateTransitions * prices.stepFunctionsStandardPerTransition.usd * perHour;
+  const stateTransitionsPerJob = (transcription.measured ? transcription.runs : [])
+    .filter((r) => r.status === 'succeeded')
+    .map((r) => ({
+      audioSeconds: r.audioSeconds,
+      chunks: r.chunks,
+      transitions: r.stateTransitions,
+      usdPerJob: round(r.stateTransitions * prices.stepFunctionsStandardPerTransition.usd, 6),
+    }));
   return {
     compute,
-    ...(stateTransitionsUsd === undefined
-      ? {}
-      : { stateTransitionsUsdPerAudioHour: round(stateTransitionsUsd, 5) }),
+    stateTransitionsPerJob,
     prices: { region: PRICES_REGION, asOf: PRICES_AS_OF, file: 'bench/prices.ts' },
   };
 }
 
-function printCost(cost: MediaFigures['cost'], transcription: MediaFigures['transcription']): void {
+function printCost(cost: MediaFigures['cost']): void {
   print(
     '\n### (5) AWS cost per hour of audio: computed from measured time x list price (this machine: 2 x86 cores; Graviton at these sizes will differ)',
   );
@@ -380,14 +419,12 @@ function printCost(cost: MediaFigures['cost'], transcription: MediaFigures['tran
       `| ${line.place} | ${line.size} | ${fmt(line.billedSeconds, 1)} s | ${fmt(line.usdPerAudioHour, 5)} | ${line.basis} |`,
     );
   }
-  const run = transcription.measured
-    ? transcription.runs.find(
-        (r) => r.chunkSeconds === loadSettings({}).transcribeChunkSeconds && r.status === 'succeeded',
-      )
-    : undefined;
-  print(
-    cost.stateTransitionsUsdPerAudioHour === undefined || run === undefined
-      ? '| Step Functions | | | not measured | needs whole jobs on the local stack |'
-      : `| Step Functions | Standard | ${run.stateTransitions} transitions | ${fmt(cost.stateTransitionsUsdPerAudioHour, 5)} | counted in the ${run.chunkSeconds} s-chunk job's execution history x list price |`,
-  );
+  if (cost.stateTransitionsPerJob.length === 0) {
+    print('| Step Functions | | | not measured | needs whole jobs that succeeded on the local stack |');
+  }
+  for (const job of cost.stateTransitionsPerJob) {
+    print(
+      `| Step Functions | Standard | ${job.transitions} transitions | ${fmt(job.usdPerJob, 6)} per job | a ${job.audioSeconds} s job of ${job.chunks} chunks: counted in its and its chunk jobs' execution histories x list price |`,
+    );
+  }
 }

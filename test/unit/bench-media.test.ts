@@ -74,17 +74,18 @@ describe('computeCost', () => {
         30 * prices.fargateEphemeralStoragePerGbHour.usd);
     expect(fargate).toMatchObject({ place: 'fargate', billedSeconds: 191 });
     expect(fargate?.usdPerAudioHour).toBeCloseTo(fargateUsd, 5);
-    expect(cost).not.toHaveProperty('stateTransitionsUsdPerAudioHour');
+    expect(cost.stateTransitionsPerJob).toEqual([]);
   });
 
-  it('prices the state transitions of the job cut at the configured chunk length', () => {
+  it('prices the state transitions of each whole job that succeeded', () => {
     const cost = computeCost(
       steps,
       {
         measured: true,
         runs: [
           {
-            chunkSeconds: 3600,
+            audioSeconds: 300,
+            chunkSeconds: 300,
             status: 'succeeded',
             chunks: 1,
             charges: 1,
@@ -93,8 +94,9 @@ describe('computeCost', () => {
             parentStateTransitions: 12,
           },
           {
-            chunkSeconds: 600,
-            status: 'succeeded',
+            audioSeconds: 300,
+            chunkSeconds: 60,
+            status: 'failed',
             chunks: 6,
             charges: 6,
             chunksCharged: 6,
@@ -105,7 +107,9 @@ describe('computeCost', () => {
       },
       settings,
     );
-    expect(cost.stateTransitionsUsdPerAudioHour).toBeCloseTo(40 * 0.000025, 8);
+    expect(cost.stateTransitionsPerJob).toEqual([
+      { audioSeconds: 300, chunks: 1, transitions: 20, usdPerJob: 0.0005 },
+    ]);
   });
 });
 
@@ -115,7 +119,7 @@ describe('mediaRows', () => {
       audio: { seconds: 3600, format: 'MP3', bytes: 1 },
       steps: [],
       transcription: notMeasured,
-      cost: { compute: [], prices: { region: 'us-east-1', asOf: '2026-12-02', file: 'bench/prices.ts' } },
+      cost: { compute: [], stateTransitionsPerJob: [], prices: { region: 'us-east-1', asOf: '2026-12-02', file: 'bench/prices.ts' } },
     });
     expect(rows).toContainEqual([
       'audio.publish transcription, charges, state transitions, 60-min MP3',
