@@ -355,23 +355,7 @@ const steps: Record<StepName, (deps: WorkflowDeps, event: StepEvent) => Promise<
         'output_invalid',
       );
     }
-    const result = await storeOutput(deps, job, output);
-    const now = deps.now();
-    const succeeded = await deps.store.transition(
-      job,
-      ['running'],
-      { status: 'succeeded', result, progress: 100, error: null, finishedAt: now.toISOString() },
-      now,
-    );
-    if (succeeded) {
-      deps.observe?.({
-        kind: 'finished',
-        jobType: job.type,
-        status: 'succeeded',
-        ...(job.startedAt ? { durationMs: now.getTime() - Date.parse(job.startedAt) } : {}),
-      });
-    }
-    return null;
+    return succeed(deps, job, await storeOutput(deps, job, output));
   },
 
   async notify(deps, event) {
@@ -524,6 +508,11 @@ async function finalizePublished(deps: WorkflowDeps, job: Job): Promise<null> {
     transcriptKey: index.transcriptKey,
     ...(index.passages ? { passages: index.passages } : { passagesKey: index.passagesKey }),
   };
+  return succeed(deps, job, result);
+}
+
+/** Moves a running job to succeeded with its result, and counts it. */
+async function succeed(deps: WorkflowDeps, job: Job, result: Record<string, unknown>): Promise<null> {
   const now = deps.now();
   const succeeded = await deps.store.transition(
     job,

@@ -88,7 +88,8 @@ it('lets exactly the workflow steps and the reconciler send to the hand-off queu
   expect(senders).toEqual(['workflow', 'reconcile']);
   await expect(allowed('dispatch', 'sqs:ReceiveMessage', lane)).resolves.toBe(true);
   await expect(allowed('dispatch', 'sqs:DeleteMessage', lane)).resolves.toBe(true);
-  // The steps function hands slots off only; the jobs queue is not its to send to.
-  await expect(allowed('workflow', 'sqs:SendMessage', jobs)).resolves.toBe(false);
+  // The steps function sends the chunk jobs of audio.publish to the jobs queue, as intake sends new jobs.
+  await expect(allowed('workflow', 'sqs:SendMessage', jobs)).resolves.toBe(true);
+  await expect(allowed('stream', 'sqs:SendMessage', jobs)).resolves.toBe(false);
   await expect(allowed('reconcile', 'sqs:SendMessage', jobs)).resolves.toBe(true);
 });

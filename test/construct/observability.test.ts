@@ -1,5 +1,6 @@
 import { Duration } from 'aws-cdk-lib';
 import type { Template } from 'aws-cdk-lib/assertions';
+import { STORED_JOB_TYPES } from '../../config/job-types';
 import { WORKFLOW_STEPS } from '../../config/layout';
 import {
   FIX_KINDS,
@@ -12,7 +13,6 @@ import {
 } from '../../config/metrics';
 import { PROVIDER_NAMES, PROVIDERS, type ProviderName } from '../../config/providers';
 import { defaultSettings } from '../../config/settings';
-import { STORED_JOB_TYPES } from '../../config/job-types';
 import type { Resolution } from '../../lambdas/domain/operator';
 import type { Observation } from '../../lambdas/domain/workflow';
 import { dimensionValues, longhaulMetric } from '../../lib/metrics';
@@ -372,7 +372,10 @@ describe('alarms', () => {
     );
     const [expression, ...series] = alarm.Metrics;
     // One series per service and job type (an alarm takes at most 10 metrics, the expression included).
-    const reviewSeries = Array.from({ length: 2 * JOB_TYPE_VALUES.length }, (_, i) => `jobsNeedingReview${i}`);
+    const reviewSeries = Array.from(
+      { length: 2 * JOB_TYPE_VALUES.length },
+      (_, i) => `jobsNeedingReview${i}`,
+    );
     expect(reviewSeries.length + 1).toBeLessThanOrEqual(10);
     expect(expression).toEqual(
       expect.objectContaining({

@@ -108,8 +108,11 @@ test('the dispatch function times out at DISPATCH_TIMEOUT_SECONDS', () => {
 test('the await step waits up to JOB_TIMEOUT_MS with the configured heartbeat', () => {
   const machines = Object.values(template.findResources('AWS::StepFunctions::StateMachine'));
   expect(machines).toHaveLength(1);
+  // Every reference (the functions, the Fargate task's cluster and network) stands for some value.
   const definition = resolveIntrinsics(machines[0]?.Properties.DefinitionString, (node) =>
-    'Fn::GetAtt' in node ? 'arn:aws:lambda:us-east-1:000000000000:function:steps' : undefined,
+    'Fn::GetAtt' in node || ('Ref' in node && !String(node.Ref).startsWith('AWS::'))
+      ? 'arn:aws:lambda:us-east-1:000000000000:function:steps'
+      : undefined,
   );
   const awaitState = JSON.parse(definition as string).States.await;
   expect(awaitState).toEqual(expect.objectContaining({ TimeoutSeconds: 3 * 86_400, HeartbeatSeconds: 300 }));

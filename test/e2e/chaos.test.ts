@@ -1,4 +1,4 @@
-import { appendFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -24,6 +24,7 @@ import {
   type RunningSimulator,
   startSimulator,
 } from '../../local/provider-sim/simulator';
+import { generateTestAudio } from '../support/test-audio';
 import {
   documentClient,
   GENERIC_PROVIDER_FOR_EVERY_JOB_TYPE,
@@ -125,7 +126,16 @@ const RECOVERS_LOST_WEBHOOKS: { readonly [P in ProviderName]: boolean } = {
 const INPUTS: { readonly [T in JobType]: (n: number, audioRef: string) => Record<string, unknown> } = {
   'image.generate': (n) => ({ prompt: `chaos ${n}` }),
   'audio.transcribe': (_n, audioRef) => ({ audioRef, language: 'en' }),
+  // Given a real recording (its ref): see publishUnderChaos.
+  'audio.publish': (_n, audioRef) => ({ audioRef, language: 'en' }),
 };
+
+/** The types the chaos draws its jobs from: audio.publish has a phase of its own (publishUnderChaos). */
+const DRAWN_TYPES = JOB_TYPE_MODULES.filter((module) => module.flow !== 'publish');
+
+/** The length of audio.publish's recording in the chaos, and of its chunks: three chunk jobs each. */
+const RECORDING_SECONDS = 12;
+const CHUNK_SECONDS = 5;
 
 /**
  * Faults that keep the job's slot until the job timeout has passed: an
@@ -369,6 +379,9 @@ function clientOf(stacks: Restartable, providerUrl: string) {
       const answer = await request('GET', `/v1/jobs/${id}`, { key: keyOf(id) });
       return answer.status === 200 ? (answer.body as Job) : undefined;
     },
+    /** The job's timeline, as its events are. */
+    steps: async (id: string): Promise<{ type: string; step?: string; detail?: string }[]> =>
+      (await request('GET', `/v1/jobs/${id}/events`, { key: keyOf(id) })).body?.items ?? [],
     events: async (id: string): Promise<string[]> =>
       ((await request('GET', `/v1/jobs/${id}/events`, { key: keyOf(id) })).body?.items ?? []).map(
         (event: { type: string }) => event.type,
@@ -389,16 +402,18 @@ function clientOf(stacks: Restartable, providerUrl: string) {
       };
     },
     /** A recording for the jobs that transcribe one, uploaded once: its ref. */
-    uploadAudio: async (): Promise<string> => {
-      const bytes = new TextEncoder().encode('RIFF chaos recording');
+    uploadAudio: async (
+      bytes: Uint8Array = new TextEncoder().encode('RIFF chaos recording'),
+      contentType = 'audio/wav',
+    ): Promise<string> => {
       const ticket = await request('POST', '/v1/uploads', {
-        body: { contentType: 'audio/wav', contentLength: bytes.length },
+        body: { contentType, contentLength: bytes.length },
       });
       if (ticket.status !== 201)
         throw new Error(`upload answered ${ticket.status}: ${JSON.stringify(ticket.body)}`);
       const put = await fetch(ticket.body.uploadUrl, {
         method: 'PUT',
-        headers: { 'content-type': 'audio/wav' },
+        headers: { 'content-type': contentType },
         body: bytes,
       });
       if (!put.ok) throw new Error(`upload PUT answered ${put.status}`);
@@ -898,6 +913,7 @@ function chaosEnv(idempotent: boolean): Record<string, string> {
     // Lambda's recursion detection is always on in the local stack.
     LONGHAUL_FAULT_THROTTLE: '0.05',
     LONGHAUL_FAULT_GSI_LAG_MS: '400',
+    TRANSCRIBE_CHUNK_SECONDS: String(CHUNK_SECONDS),
   };
 }
 
@@ -973,6 +989,7 @@ async function slotViolations(
   providers: readonly ProviderName[],
   jobs: ReadonlyMap<string, Job>,
   log: (line: string) => void,
+  chunkJobs: ReadonlyMap<string, Job> = new Map(),
 ): Promise<string[]> {
   const violations: string[] = [];
   await Promise.all(
@@ -988,6 +1005,8 @@ async function slotViolations(
           )
           .map((job) => job.id),
       );
+      // A chunk job holds its slot as its parent would: one in review may, while its provider may run it.
+      for (const [chunk, parent] of chunkJobs) if (mayHold.has(parent.id)) mayHold.add(chunk);
       let seen = await client.slots(provider);
       const within = async (timeoutMs: number, done: (slots: typeof seen) => boolean) =>
         pollUntil(
@@ -1046,7 +1065,12 @@ function chargeViolations(
     else if (times > 1) violations.push(`${jobId} charged ${times} times at ${provider}`);
   }
   for (const job of finals)
-    if (job.provider === provider && job.status === 'succeeded' && !perJob[job.id])
+    if (
+      job.provider === provider &&
+      job.type !== 'audio.publish' &&
+      job.status === 'succeeded' &&
+      !perJob[job.id]
+    )
       violations.push(`${job.id} succeeded without a charge at ${provider}`);
   const maxConcurrent = ledger?.maxConcurrent ?? 0;
   if (maxConcurrent > chaos.limit)
@@ -1136,6 +1160,100 @@ function earlyStarts(finals: readonly Job[], scheduled: ReadonlySet<string>): st
 }
 
 /** One scenario's provider and stack, and its log. */
+/** What the audio.publish phase left for the checks: its jobs, the faults it dealt Deepgram, and what each must end as. */
+interface Published {
+  readonly jobs: readonly string[];
+  readonly faults: readonly FaultMode[];
+  readonly expected: ReadonlyMap<string, { readonly status: string; readonly code?: RegExp }>;
+}
+
+/**
+ * audio.publish through the chaos's worst, before the rest of it: a job whose
+ * stack is killed (SIGKILL) in the middle of its transcode, then one of whose
+ * chunks fails at Deepgram (its chunk job is made again under a new key), so
+ * it still succeeds; and a job one of whose chunk's completion webhook is
+ * lost, which Deepgram cannot give back: that chunk ends in review at the
+ * timeout, and its parent with it. The rest of the chaos runs on top of the
+ * second.
+ */
+async function publishUnderChaos(
+  client: Client,
+  stacks: Restartable,
+  log: (line: string) => void,
+): Promise<Published> {
+  const file = join(tmpdir(), `chaos-recording-${SEED}-${process.pid}.m4a`);
+  await generateTestAudio(file, { seconds: RECORDING_SECONDS, kind: 'speechlike' });
+  const audioRef = await client.uploadAudio(readFileSync(file), 'audio/mp4');
+  rmSync(file, { force: true });
+  const body: JobBody = { type: 'audio.publish', input: INPUTS['audio.publish'](0, audioRef) };
+  const deepgramCharges = async () => (await client.providerLedger('deepgram'))?.submissions.length ?? 0;
+
+  const { job: killed } = await client.submit(`chaos-${SEED}-publish-killed`, body);
+  await pollUntil(
+    async () =>
+      (await client.steps(killed.id)).some((e) => e.type === 'step.started' && e.step === 'transcode'),
+    { timeoutMs: 60_000, intervalMs: 20, description: 'the transcode under way' },
+  );
+  await stacks.killAndRestart();
+  log(`killed in the middle of ${killed.id}'s transcode`);
+  await client.fault('fail-job', 'deepgram');
+  await pollUntil(async () => FINAL.includes((await client.job(killed.id))?.status ?? ''), {
+    timeoutMs: 120_000,
+    intervalMs: 250,
+    description: `${killed.id} to be final`,
+  });
+
+  const { job: lost } = await client.submit(`chaos-${SEED}-publish-lost`, body);
+  const before = await deepgramCharges();
+  await client.fault('lose-webhooks', 'deepgram');
+  // The fault is dealt to the next submission at Deepgram: one of this job's chunks.
+  await pollUntil(async () => (await deepgramCharges()) > before, {
+    timeoutMs: 60_000,
+    intervalMs: 100,
+    description: `a chunk of ${lost.id} at Deepgram`,
+  });
+  log(
+    `audio.publish: ${killed.id} killed mid-transcode with a failing chunk, ${lost.id} with a lost chunk webhook`,
+  );
+  return {
+    jobs: [killed.id, lost.id],
+    faults: ['fail-job', 'lose-webhooks'],
+    expected: new Map([
+      [killed.id, { status: 'succeeded' }],
+      [lost.id, { status: 'needs_review', code: /^(provider|job)_timeout$/ }],
+    ]),
+  };
+}
+
+/** The audio.publish jobs ended as their faults say: the one killed mid-transcode succeeded, the other is in review. */
+function publishViolations(finals: readonly Job[], published: Published): string[] {
+  return [...published.expected].flatMap(([id, expected]) => {
+    const job = finals.find((final) => final.id === id);
+    const matches =
+      job?.status === expected.status && (!expected.code || expected.code.test(job.error?.code ?? ''));
+    return matches
+      ? []
+      : [`audio.publish ${id} is ${job?.status} (${job?.error?.code}), not ${expected.status}`];
+  });
+}
+
+/**
+ * Every chunk job of the audio.publish jobs among `finals`, with its parent:
+ * from the parents' timelines (`chunk.submitted`), since chunk jobs are not
+ * the tenant's to list or read.
+ */
+async function chunkJobsOf(client: Client, finals: readonly Job[]): Promise<Map<string, Job>> {
+  const chunks = new Map<string, Job>();
+  for (const parent of finals.filter((job) => job.type === 'audio.publish')) {
+    for (const event of await client.steps(parent.id)) {
+      const chunk =
+        event.type === 'chunk.submitted' ? /as (job_[a-z0-9]+)/.exec(event.detail ?? '')?.[1] : undefined;
+      if (chunk) chunks.set(chunk, parent);
+    }
+  }
+  return chunks;
+}
+
 interface Scenario {
   readonly simulator: RunningSimulator;
   readonly stacks: Restartable;
@@ -1246,9 +1364,9 @@ describe('chaos', () => {
       const client = clientOf(stacks, simulator.url);
       const audioRef = await client.uploadAudio();
       const bodyOf = (type: JobType, n: number): JobBody => ({ type, input: INPUTS[type](n, audioRef) });
-      const bodies = Array.from({ length: JOBS }, (_, n) => bodyOf(rng.pick(JOB_TYPE_MODULES).name, n));
+      const bodies = Array.from({ length: JOBS }, (_, n) => bodyOf(rng.pick(DRAWN_TYPES).name, n));
       const batchBodies = Array.from({ length: BATCH_ITEMS }, (_, n) =>
-        bodyOf(rng.pick(JOB_TYPE_MODULES).name, JOBS + n),
+        bodyOf(rng.pick(DRAWN_TYPES).name, JOBS + n),
       );
 
       // The ambiguous faults of a provider that cannot deduplicate are armed before the first
@@ -1303,6 +1421,10 @@ describe('chaos', () => {
       log(
         `canceled at the providers: ${canceledAtProvider.map((c) => `${c.id} at ${c.provider}`).join(', ')}`,
       );
+      // audio.publish first, alone at the providers, so each fault it is dealt meets one of its chunks.
+      const published = await publishUnderChaos(client, stacks, log);
+      faults.set('deepgram', [...(faults.get('deepgram') ?? []), ...published.faults]);
+
       for (const group of prearmed) for (const mode of group.modes) await client.fault(mode, group.provider);
 
       const chaos = await runChaos(plan, stacks, client, rng, log);
@@ -1325,7 +1447,7 @@ describe('chaos', () => {
       expect(chaos.batch.size).toBe(BATCH_ITEMS);
       expect([...chaos.batch]).toEqual([...chaos.batch.keys()].map((key) => [key, deriveJobId(TENANT, key)]));
 
-      const ids = [...chaosIds, ...batchIds, ...canceledAtProvider.map((c) => c.id)];
+      const ids = [...chaosIds, ...batchIds, ...canceledAtProvider.map((c) => c.id), ...published.jobs];
       const jobs = await settleAll(client, ids, BIG ? JOBS * 2000 : 150_000);
       const finals = [...jobs.values()];
       for (const provider of providers)
@@ -1343,13 +1465,21 @@ describe('chaos', () => {
         ...finals
           .filter((job) => job.provider !== settings.jobTypeProviders[job.type])
           .map((job) => `${job.id} ran on ${job.provider}, not on its job type's own provider`),
-        ...(await slotViolations(client, providers, jobs, log)),
+        ...(await slotViolations(client, providers, jobs, log, await chunkJobsOf(client, finals))),
         ...earlyStarts(finals, chaos.scheduled),
         ...(await batchDuplicates(client, chaos.batch)),
       ];
       const charges = new Map<ProviderName, ChargedJob[]>();
       for (const provider of providers) {
-        const atProvider = await providerViolations(client, chaosAt(provider), ids, finals, log);
+        // A chunk job of audio.publish is charged in its parent's stead.
+        const chunks = [...(await chunkJobsOf(client, finals)).keys()];
+        const atProvider = await providerViolations(
+          client,
+          chaosAt(provider),
+          [...ids, ...chunks],
+          finals,
+          log,
+        );
         charges.set(provider, atProvider.charges);
         violations.push(...atProvider.violations);
         // Each ambiguous fault armed before the chaos met a job's one submission: that job is in
@@ -1366,8 +1496,10 @@ describe('chaos', () => {
       violations.push(...(await queueViolations(stacks, settings)));
       violations.push(...(await deadLetterViolations(stacks, finals)));
       violations.push(...client.serverErrors.map((error) => `server error: ${error}`));
+      violations.push(...publishViolations(finals, published));
       expect(violations).toEqual([]);
-      expect(stacks.restarts).toBe(plan.kills);
+      // The chaos's kills, and the one in the middle of a transcode.
+      expect(stacks.restarts).toBe(plan.kills + 1);
     },
   );
 

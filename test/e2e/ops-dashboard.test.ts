@@ -17,6 +17,9 @@ import { pollUntil, type RunningLocalStack, startLocalStack } from './support/lo
 
 jest.setTimeout(60_000);
 
+/** The generic provider, which every job type runs on here but audio.publish, and Deepgram, which runs its chunks. */
+const PROVIDERS_IN_USE = 2;
+
 const TENANT_KEY = 'ops-tenant-key-5d21';
 const ADMIN_KEY = 'ops-admin-key-9e47';
 const SIM_JOB_MS = 400;
@@ -129,13 +132,14 @@ test('/v1/admin/metrics reports the burst as CloudWatch would: 5 submitted, 4 su
     canceled: 0,
     needsReview: 0,
   });
-  expect(report.inFlight).toEqual({ current: 0, limit: 2, holders: [] });
+  // The providers job types run on: the generic one, and Deepgram for audio.publish's chunks.
+  expect(report.inFlight).toEqual({ current: 0, limit: 2 * PROVIDERS_IN_USE, holders: [] });
   // Every provider with its own limit, and every registered job type with the provider it runs on.
   expect(report.providers).toEqual(
     PROVIDER_NAMES.map((name) => ({ name, limit: 2, inFlight: 0, queued: 0 })),
   );
   expect(report.jobTypes.map((t: { type: string; provider: string }) => [t.type, t.provider])).toEqual(
-    JOB_TYPES.map((type) => [type, 'longhaul-http']),
+    JOB_TYPES.map((type) => [type, type === 'audio.publish' ? 'deepgram' : 'longhaul-http']),
   );
   expect(report.jobTypes.reduce((sum: number, t: { submitted: number }) => sum + t.submitted, 0)).toBe(5);
   expect(report.queue.depth).toBe(0);
@@ -232,7 +236,7 @@ describe('/dashboard in a browser', () => {
 
     const inFlight = page.getByRole('definition').filter({ hasText: /^\d+ \/ \d+$/ });
     await inFlight.waitFor({ timeout: 10_000 });
-    expect(await inFlight.textContent()).toBe('0 / 2');
+    expect(await inFlight.textContent()).toBe(`0 / ${2 * PROVIDERS_IN_USE}`);
 
     // The failed job, with its status, in the recent jobs.
     const row = page.getByRole('row').filter({ hasText: failedJobId });

@@ -62,10 +62,12 @@ beforeAll(async () => {
           calls.push(call);
           const script = scripts[call.jobId];
           if (!script) throw new Error(`no script for ${call.jobId}`);
-          return script(
+          const answer = await script(
             call,
             calls.filter((c) => c.jobId === call.jobId),
           );
+          // prepare answers how the job runs, which the route after it reads: one submission here.
+          return call.step === 'prepare' && answer === null ? { flow: 'submission' } : answer;
         },
       },
     ],

@@ -7,7 +7,7 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { JOB_TYPE_MODULES, JOB_TYPES } from '../../../config/job-types';
+import { JOB_TYPE_MODULES } from '../../../config/job-types';
 import { jobTypeProviderEnv } from '../../../config/settings';
 import { queueCounts } from '../../../local/ops/report';
 import type { LocalStackInfo } from '../../../local/stack';
