@@ -119,7 +119,11 @@ describe('mediaRows', () => {
       audio: { seconds: 3600, format: 'MP3', bytes: 1 },
       steps: [],
       transcription: notMeasured,
-      cost: { compute: [], stateTransitionsPerJob: [], prices: { region: 'us-east-1', asOf: '2026-12-02', file: 'bench/prices.ts' } },
+      cost: {
+        compute: [],
+        stateTransitionsPerJob: [],
+        prices: { region: 'us-east-1', asOf: '2026-12-02', file: 'bench/prices.ts' },
+      },
     });
     expect(rows).toContainEqual([
       'audio.publish transcription, charges, state transitions, 60-min MP3',
