@@ -1,8 +1,9 @@
 /**
  * Unit prices the floor-cost figures use: AWS list prices, us-east-1, on-demand,
  * after free tiers, in US dollars. Sources are the AWS pricing pages named
- * below, as of the date recorded here; they were not fetched when the bench
- * runs, so check them before quoting a figure as current.
+ * below, as of the date recorded here (the Fargate and Lambda ephemeral
+ * storage prices on the date in their source); they were not fetched when
+ * the bench runs, so check them before quoting a figure as current.
  */
 export const PRICES_AS_OF = '2026-11-29';
 export const PRICES_REGION = 'us-east-1';
@@ -47,6 +48,25 @@ export const prices = {
   s3PutPerRequest: {
     usd: 0.005 / 1000,
     source: 'Amazon S3 pricing (S3 Standard PUT/POST: $0.005 per 1,000 requests)',
+  },
+  lambdaEphemeralStoragePerGbSecond: {
+    usd: 0.0000000309,
+    source:
+      'AWS Lambda pricing (ephemeral storage: $0.0000000309 per GB-second configured above the 512 MB included; recorded 2026-12-02)',
+  },
+  fargateArmPerVcpuHour: {
+    usd: 0.03238,
+    source:
+      'AWS Fargate pricing (Linux/ARM: $0.03238 per vCPU-hour, billed per second with a one-minute minimum; recorded 2026-12-02)',
+  },
+  fargateArmPerGbHour: {
+    usd: 0.00356,
+    source: 'AWS Fargate pricing (Linux/ARM: $0.00356 per GB-hour of memory; recorded 2026-12-02)',
+  },
+  fargateEphemeralStoragePerGbHour: {
+    usd: 0.000111,
+    source:
+      'AWS Fargate pricing (ephemeral storage: $0.000111 per GB-hour configured above the 20 GB included; recorded 2026-12-02)',
   },
   s3GetPerRequest: {
     usd: 0.0004 / 1000,

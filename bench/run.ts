@@ -8,6 +8,7 @@ import { choiceSection } from './sections/choice';
 import { coldStartSection } from './sections/coldstart';
 import { costSection } from './sections/cost';
 import { fairnessSection } from './sections/fairness';
+import { mediaSection } from './sections/media';
 import { progressSection } from './sections/progress';
 import { providersSection } from './sections/providers';
 import { reconcileSection } from './sections/reconcile';
@@ -36,6 +37,7 @@ const SECTIONS = [
   'choice',
   'schedule',
   'batch',
+  'media',
 ] as const;
 type Section = (typeof SECTIONS)[number];
 
@@ -76,6 +78,7 @@ async function main(): Promise<void> {
   if (wanted.has('choice')) results.choice = await choiceSection();
   if (wanted.has('schedule')) results.schedule = await scheduleSection();
   if (wanted.has('batch')) results.batch = await batchSection();
+  if (wanted.has('media')) results.media = await mediaSection();
   results.durationS = round((performance.now() - started) / 1000, 0);
   printSummary(results);
   writeFileSync(RESULTS_FILE, `${JSON.stringify(results, null, 2)}\n`);

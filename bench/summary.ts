@@ -6,6 +6,7 @@ import type { ChoiceFigures } from './sections/choice';
 import type { HandlerFigures } from './sections/coldstart';
 import type { CostFigures } from './sections/cost';
 import type { FairnessFigures } from './sections/fairness';
+import type { MediaFigures } from './sections/media';
 import type { ProgressFigures } from './sections/progress';
 import type { ProvidersFigures, ProviderUse } from './sections/providers';
 import type { ReconcileFigures } from './sections/reconcile';
@@ -33,6 +34,7 @@ export interface Results {
   choice?: ChoiceFigures;
   schedule?: ScheduleFigures;
   batch?: BatchFigures;
+  media?: MediaFigures;
 }
 
 type Row = [figure: string, longhaul: string, peer: string];
@@ -211,6 +213,7 @@ function summaryRows(r: Results): Row[] {
       ],
     );
   }
+  if (r.media) rows.push(...mediaRows(r.media));
   for (const idempotent of [true, false]) {
     const ours = drop(r.acceptThenDrop, idempotent);
     const theirs = drop(p?.acceptThenDrop, idempotent);
@@ -264,6 +267,74 @@ function summaryRows(r: Results): Row[] {
       none,
     ]);
   }
+  return rows;
+}
+
+/** audio.publish on an hour of audio: compute steps, transcription by chunks, and their cost. */
+export function mediaRows(m: MediaFigures): Row[] {
+  const hour = `${m.audio.seconds / 60}-min ${m.audio.format}`;
+  const step = (name: string, chunkSeconds?: number) =>
+    m.steps.find((s) => s.step === name && s.chunkSeconds === chunkSeconds);
+  const stepText = (s: MediaFigures['steps'][number] | undefined) =>
+    s ? `${fmt(s.stepS, 1)} s, peak RSS ${fmt(s.peakTreeRssMiB, 0)} MiB` : 'not measured';
+  const rows: Row[] = [
+    [
+      `audio.publish transcode, ${hour}: step time, peak RSS (process and ffmpeg)`,
+      stepText(step('transcode')),
+      '',
+    ],
+    ...m.steps
+      .filter((s) => s.step === 'split')
+      .map(
+        (s): Row => [
+          `audio.publish split into ${s.chunkSeconds} s chunks (${s.chunks}), ${hour}`,
+          stepText(s),
+          '',
+        ],
+      ),
+  ];
+  const t = m.transcription;
+  const chunkings = t.measured
+    ? `${t.runs[0]?.audioSeconds} s recording in ${t.runs.map((r) => `${r.chunkSeconds} s`).join(' / ')} chunks`
+    : '';
+  if (!t.measured) {
+    rows.push([
+      `audio.publish transcription, charges, state transitions, ${hour}`,
+      `not measured: ${t.reason}`,
+      '',
+    ]);
+  } else if (t.runs.some((r) => r.status !== 'succeeded')) {
+    rows.push([
+      `audio.publish whole jobs, ${chunkings}`,
+      t.runs.map((r) => `${r.status}${r.error ? ` (${r.error})` : ''}`).join(' / '),
+      '',
+    ]);
+  } else {
+    const seconds = (value: number | undefined) =>
+      value === undefined ? 'not in the timeline' : `${fmt(value, 1)} s`;
+    rows.push(
+      [
+        `audio.publish transcription makespan (split done → last chunk job finished; first chunk job started → last finished), ${chunkings}`,
+        t.runs.map((r) => `${seconds(r.transcribeS)} (${seconds(r.providerSpanS)})`).join(' / '),
+        '',
+      ],
+      [
+        `Deepgram charges per job / chunks, ${chunkings}`,
+        t.runs.map((r) => `${r.charges} / ${r.chunks} (${r.chunksCharged} chunks charged)`).join('; '),
+        '',
+      ],
+      [
+        `state transitions per audio.publish job and its chunk jobs, ${chunkings}`,
+        t.runs.map((r) => String(r.stateTransitions)).join(' / '),
+        '',
+      ],
+    );
+  }
+  rows.push([
+    'audio.publish compute per hour of audio, Lambda / Fargate (measured time x list price)',
+    m.cost.compute.map((c) => `$${fmt(c.usdPerAudioHour, 4)}`).join(' / '),
+    '',
+  ]);
   return rows;
 }
 

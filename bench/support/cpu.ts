@@ -8,12 +8,15 @@ import { readdirSync, readFileSync } from 'node:fs';
  */
 
 /** Clock ticks per second of `/proc/<pid>/stat` (USER_HZ, 100 on Linux). */
-const TICKS_PER_S = 100;
+export const TICKS_PER_S = 100;
 
-interface ProcStat {
+export interface ProcStat {
   readonly pid: number;
   readonly ppid: number;
+  /** CPU ticks the process itself used. */
   readonly ticks: number;
+  /** CPU ticks of its children that ended and were waited for (no longer in the tree). */
+  readonly reapedTicks: number;
 }
 
 function readStat(pid: string): ProcStat | undefined {
@@ -25,14 +28,15 @@ function readStat(pid: string): ProcStat | undefined {
       pid: Number(pid),
       ppid: Number(fields[1]),
       ticks: Number(fields[11]) + Number(fields[12]),
+      reapedTicks: Number(fields[13]) + Number(fields[14]),
     };
   } catch {
     return undefined;
   }
 }
 
-/** Seconds of CPU the process tree under `root` has used so far. */
-export function cpuSecondsOfTree(root: number): number | undefined {
+/** The live processes of the tree under `root`, root first; undefined where there is no `/proc` or no such process. */
+export function processTree(root: number): ProcStat[] | undefined {
   let entries: string[];
   try {
     entries = readdirSync('/proc').filter((name) => /^\d+$/.test(name));
@@ -44,14 +48,20 @@ export function cpuSecondsOfTree(root: number): number | undefined {
   for (const stat of stats) children.set(stat.ppid, [...(children.get(stat.ppid) ?? []), stat]);
   const rootStat = stats.find((stat) => stat.pid === root);
   if (!rootStat) return undefined;
-  let ticks = 0;
+  const tree: ProcStat[] = [];
   const pending = [rootStat];
   while (pending.length > 0) {
     const stat = pending.pop() as ProcStat;
-    ticks += stat.ticks;
+    tree.push(stat);
     pending.push(...(children.get(stat.pid) ?? []));
   }
-  return ticks / TICKS_PER_S;
+  return tree;
+}
+
+/** Seconds of CPU the process tree under `root` has used so far. */
+export function cpuSecondsOfTree(root: number): number | undefined {
+  const tree = processTree(root);
+  return tree && tree.reduce((sum, stat) => sum + stat.ticks, 0) / TICKS_PER_S;
 }
 
 /** Starts measuring; the returned function gives the cores the tree kept busy on average since (1 = one core all the time). */

@@ -7,6 +7,7 @@ import { JOB_ITEM_SORT_KEY, jobTable } from '../../config/layout';
 import { loadSettings } from '../../config/settings';
 import { executionArn } from '../../lambdas/adapters/sfn-workflow';
 import type { Job, JobPriority, JobResource } from '../../lambdas/domain/job';
+import type { TimelineEvent } from '../../lambdas/domain/ports';
 import type { Ledger } from '../../local/provider-sim/simulator';
 import { loadTemplate } from '../../local/template';
 import type { Usage } from '../../local/usage';
@@ -96,6 +97,12 @@ export interface BenchStack {
   submit(prompt: string, options?: SubmitOptions): Promise<{ id: string; ms: number }>;
   /** Submits one `audio.transcribe` job as multipart, with a few bytes of `audio/wav` as its file. */
   submitTranscription(name: string): Promise<{ id: string; ms: number }>;
+  /** Submits one job of any type through `POST /v1/jobs` as the bench tenant. */
+  submitJob(type: string, input: Record<string, unknown>): Promise<{ id: string; ms: number }>;
+  /** Uploads a file through `POST /v1/uploads` and its presigned PUT; answers the `ref` a job input names. */
+  upload(bytes: Uint8Array, contentType: string): Promise<string>;
+  /** The job's timeline as its client reads it: `GET /v1/jobs/{id}/events`. */
+  events(id: string): Promise<TimelineEvent[]>;
   /** A job as its client sees it: `GET /v1/jobs/{id}`. */
   job(id: string): Promise<JobResource>;
   /** Every job of a tenant with its timestamps, read from the job table's per-tenant index. */
@@ -299,6 +306,31 @@ export async function startBenchStack(
       form.set('input', JSON.stringify({ language: 'en' }));
       form.set('file', new Blob([Buffer.from(`RIFF${name}`)], { type: 'audio/wav' }), `${name}.wav`);
       return createJob(form, {});
+    },
+    submitJob: (type, input) =>
+      createJob(JSON.stringify({ type, input }), { 'content-type': 'application/json' }),
+    upload: async (bytes, contentType) => {
+      const response = await fetch(`${stack.baseUrl}/v1/uploads`, {
+        method: 'POST',
+        headers: { 'x-api-key': TENANT_KEY, 'content-type': 'application/json' },
+        body: JSON.stringify({ contentType, contentLength: bytes.length }),
+      });
+      if (response.status !== 201) throw new Error(`POST /v1/uploads answered ${response.status}`);
+      const ticket = (await response.json()) as { ref: string; uploadUrl: string };
+      const put = await fetch(ticket.uploadUrl, {
+        method: 'PUT',
+        headers: { 'content-type': contentType },
+        body: bytes,
+      });
+      if (!put.ok) throw new Error(`the upload's PUT answered ${put.status}`);
+      return ticket.ref;
+    },
+    events: async (id) => {
+      const response = await fetch(`${stack.baseUrl}/v1/jobs/${encodeURIComponent(id)}/events`, {
+        headers: { 'x-api-key': TENANT_KEY },
+      });
+      if (response.status !== 200) throw new Error(`GET /v1/jobs/${id}/events answered ${response.status}`);
+      return ((await response.json()) as { items: TimelineEvent[] }).items;
     },
     job: async (id) => {
       const response = await fetch(`${stack.baseUrl}/v1/jobs/${encodeURIComponent(id)}`, {

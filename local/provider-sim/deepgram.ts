@@ -1,5 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { type HeardAudio, hearBytes, hearUrl } from './audio';
 import { DEFAULT_DEEPGRAM_API_KEY_ID, DEFAULT_DEEPGRAM_PROJECT_ID } from './defaults';
 import type { Dialect, SimulatorContext } from './dialect';
 import { answerAccepted, type FaultMode, jobFault } from './faults';
@@ -22,6 +23,14 @@ import { SAMPLE_TRANSCRIPT_SEGMENTS } from './outputs';
  * come back in `metadata.extra` (a `callback_secret` there is the documented
  * way to check a callback), and `dg-token` carries the API Key Identifier of
  * the key that submitted the request.
+ *
+ * Like Deepgram, it listens to the audio: when the body or the `url` is a
+ * FLAC or WAV file whose length it can read (see ./audio), the request takes
+ * `jobMs` plus that length times the dialect's `realTimeFactor`, and the
+ * transcript covers the whole length (the sample transcript repeated and
+ * stretched to fit), so chunks of one recording transcribed apart merge
+ * into a transcript of all of it. Audio it cannot fetch or read gets the
+ * 8-second sample transcript after `jobMs`, as before it listened.
  */
 
 export interface DeepgramOptions {
@@ -47,6 +56,8 @@ interface Transcription {
   readonly path: string;
   readonly created: string;
   readonly sha256: string;
+  /** The audio's length as heard, else the sample transcript's. */
+  readonly audioSeconds: number;
   readonly options: ListenOptions;
   readonly job: Job;
   /** The caller waiting for the answer when no callback was given. */
@@ -139,7 +150,8 @@ export class DeepgramDialect implements Dialect {
         },
       );
     }
-    const transcription = this.accept(req, options, audio, fault);
+    const heard = audio.url === undefined ? hearBytes(audio.bytes) : await hearUrl(audio.url);
+    const transcription = this.accept(req, options, audio.bytes, heard, fault);
     answerAccepted(fault, req, () => {
       if (options.callback) sendJson(res, 200, { request_id: transcription.requestId });
       else transcription.held = res;
@@ -150,21 +162,23 @@ export class DeepgramDialect implements Dialect {
     req: IncomingMessage,
     options: ListenOptions,
     audio: Buffer,
+    heard: HeardAudio | undefined,
     fault: FaultMode | undefined,
   ): Transcription {
-    const { jobMs, progressHz } = this.context.config(this.provider);
+    const { jobMs, progressHz, realTimeFactor } = this.context.config(this.provider);
     const requestId = randomUUID();
     const transcription: Transcription = {
       requestId,
       path: (req.url ?? '').slice('/deepgram'.length),
       created: new Date().toISOString(),
-      sha256: createHash('sha256').update(audio).digest('hex'),
+      sha256: heard?.sha256 ?? createHash('sha256').update(audio).digest('hex'),
+      audioSeconds: heard?.durationSeconds ?? TRANSCRIPT_DURATION,
       options,
       job: this.context.runner.start({
         id: requestId,
         provider: this.provider,
         idempotencyKey: null,
-        jobMs,
+        jobMs: jobMs + (heard ? Math.round(heard.durationSeconds * realTimeFactor * 1000) : 0),
         progressHz,
         fault: jobFault(fault),
         hooks: { progress: () => {}, finished: (outcome) => this.finish(transcription, outcome) },
@@ -232,8 +246,8 @@ export class DeepgramDialect implements Dialect {
                 code === 200
                   ? {
                       details: {
-                        duration: TRANSCRIPT_DURATION,
-                        total_audio: TRANSCRIPT_DURATION,
+                        duration: round(transcription.audioSeconds),
+                        total_audio: round(transcription.audioSeconds),
                         channels: 1,
                         streams: 1,
                         models: [DEEPGRAM_MODEL_UUID],
@@ -301,11 +315,12 @@ function listenOptions(query: URLSearchParams): ListenOptions {
   };
 }
 
-async function readAudio(req: IncomingMessage): Promise<Buffer> {
+/** The audio as sent: its bytes, or the URL it is at (whose text stands for it until it is heard). */
+async function readAudio(req: IncomingMessage): Promise<{ bytes: Buffer; url?: string }> {
   const body = await readBody(req);
   if (!(req.headers['content-type'] ?? '').includes('application/json')) {
     if (body.length === 0) throw deepgramError(400, 'Bad Request', 'Bad Request: the request body is empty.');
-    return body;
+    return { bytes: body };
   }
   let url: unknown;
   try {
@@ -316,7 +331,7 @@ async function readAudio(req: IncomingMessage): Promise<Buffer> {
   if (typeof url !== 'string' || !URL.canParse(url)) {
     throw deepgramError(400, 'Bad Request', 'Bad Request: a JSON body must have a valid "url".');
   }
-  return Buffer.from(url);
+  return { bytes: Buffer.from(url), url };
 }
 
 function features(options: ListenOptions): string[] {
@@ -344,8 +359,8 @@ interface Word {
 
 const round = (seconds: number) => Math.round(seconds * 1000) / 1000;
 
-/** The segment's words, spread evenly over its time. */
-function wordsOf(segment: (typeof SAMPLE_TRANSCRIPT_SEGMENTS)[number]): Word[] {
+/** The sentence's words, spread evenly over its time. */
+function wordsOf(segment: { readonly text: string; readonly start: number; readonly end: number }): Word[] {
   const tokens = segment.text.split(' ');
   const step = (segment.end - segment.start) / tokens.length;
   return tokens.map((token, index) => ({
@@ -357,16 +372,49 @@ function wordsOf(segment: (typeof SAMPLE_TRANSCRIPT_SEGMENTS)[number]): Word[] {
   }));
 }
 
+/** A sentence of the transcript where it falls in the audio, and which paragraph it belongs to. */
+interface TimedSentence {
+  readonly text: string;
+  readonly start: number;
+  readonly end: number;
+  readonly paragraph: number;
+}
+
+/**
+ * The sample transcript over `durationSeconds` of audio: repeated as many
+ * times as fits best (at least once), each repetition a paragraph, every
+ * time stretched by one factor so the last sentence ends where the audio
+ * does. Over the sample's own 8 s it is the sample, times unchanged.
+ */
+export function sentencesOver(durationSeconds: number): TimedSentence[] {
+  const repetitions = Math.max(1, Math.round(durationSeconds / TRANSCRIPT_DURATION));
+  const stretch = durationSeconds / (repetitions * TRANSCRIPT_DURATION);
+  return Array.from({ length: repetitions }, (_, paragraph) => {
+    const offset = paragraph * TRANSCRIPT_DURATION;
+    return SAMPLE_TRANSCRIPT_SEGMENTS.map((segment) => ({
+      text: segment.text,
+      start: round((offset + segment.start) * stretch),
+      end: round((offset + segment.end) * stretch),
+      paragraph,
+    }));
+  }).flat();
+}
+
 /** The pre-recorded response body, deterministic but for ids and times. */
 function transcriptResponse(transcription: Transcription): Record<string, unknown> {
-  const { options } = transcription;
-  const sentences = SAMPLE_TRANSCRIPT_SEGMENTS.map((segment) => {
-    const words = wordsOf(segment);
-    const text = options.punctuate ? segment.text : words.map((word) => word.word).join(' ');
-    return { segment, words, text };
+  const { options, audioSeconds } = transcription;
+  const sentences = sentencesOver(audioSeconds).map((sentence) => {
+    const words = wordsOf(sentence);
+    const text = options.punctuate ? sentence.text : words.map((word) => word.word).join(' ');
+    return { segment: sentence, words, text };
   });
   const words = sentences.flatMap((sentence) => sentence.words);
   const transcript = sentences.map((sentence) => sentence.text).join(' ');
+  const paragraphs = new Map<number, typeof sentences>();
+  for (const sentence of sentences) {
+    const paragraph = sentence.segment.paragraph;
+    paragraphs.set(paragraph, [...(paragraphs.get(paragraph) ?? []), sentence]);
+  }
   const alternative = {
     transcript,
     confidence: WORD_CONFIDENCE,
@@ -375,19 +423,19 @@ function transcriptResponse(transcription: Transcription): Record<string, unknow
     ...(options.paragraphs
       ? {
           paragraphs: {
-            transcript: `\n${transcript}`,
-            paragraphs: [
-              {
-                sentences: sentences.map(({ segment, text }) => ({
-                  text,
-                  start: segment.start,
-                  end: segment.end,
-                })),
-                num_words: words.length,
-                start: 0,
-                end: TRANSCRIPT_DURATION,
-              },
-            ],
+            transcript: `\n${[...paragraphs.values()]
+              .map((paragraph) => paragraph.map((sentence) => sentence.text).join(' '))
+              .join('\n\n')}`,
+            paragraphs: [...paragraphs.values()].map((paragraph) => ({
+              sentences: paragraph.map(({ segment, text }) => ({
+                text,
+                start: segment.start,
+                end: segment.end,
+              })),
+              num_words: paragraph.reduce((sum, sentence) => sum + sentence.words.length, 0),
+              start: paragraph[0]?.segment.start ?? 0,
+              end: paragraph.at(-1)?.segment.end ?? 0,
+            })),
           },
         }
       : {}),
@@ -398,7 +446,7 @@ function transcriptResponse(transcription: Transcription): Record<string, unknow
       request_id: transcription.requestId,
       sha256: transcription.sha256,
       created: transcription.created,
-      duration: TRANSCRIPT_DURATION,
+      duration: round(audioSeconds),
       channels: 1,
       models: [DEEPGRAM_MODEL_UUID],
       model_info: {

@@ -11,6 +11,11 @@ export interface DialectConfig {
   readonly idempotent: boolean;
   /** How long output files stay downloadable after a job completes. */
   readonly outputTtlMs: number;
+  /**
+   * Milliseconds of processing, beyond `jobMs`, per millisecond of audio the
+   * dialect could hear (Deepgram only: see ./deepgram).
+   */
+  readonly realTimeFactor: number;
 }
 
 /** The parts of the simulator every dialect shares: one fault queue, one ledger (behind the runner), one outbox. */

@@ -6,8 +6,10 @@ import {
 } from './defaults';
 import { REPLICATE_WEBHOOK_SECRET_FORMAT } from './replicate';
 import {
+  DEFAULT_DEEPGRAM_REAL_TIME_FACTOR,
   DEFAULT_OUTPUT_TTL_MS,
   MAX_OUTPUT_TTL_MS,
+  MAX_REAL_TIME_FACTOR,
   type RunningSimulator,
   type SimulatorOptions,
   startSimulator,
@@ -19,6 +21,15 @@ import {
  * Prints the ready line on stdout; everything else goes to stderr. The default
  * dialect credentials live in ./defaults, which the local stack can import
  * without starting anything.
+ *
+ * Besides the contract's `SIM_*` settings: `SIM_OUTPUT_TTL_MS` (how long
+ * Replicate outputs stay downloadable), `SIM_REPLICATE_WEBHOOK_SECRET`,
+ * `SIM_DEEPGRAM_API_KEY_ID`, `SIM_DEEPGRAM_PROJECT_ID`, and
+ * `SIM_DEEPGRAM_REAL_TIME_FACTOR` (default 0.01): how long Deepgram takes
+ * per second of FLAC or WAV audio whose length it can read, on top of
+ * `SIM_JOB_MS`, so an hour takes 36 s more than a minute does. `POST
+ * /_sim/config {provider: "deepgram", realTimeFactor}` changes it while
+ * running, which is how a local stack's simulator is set.
  */
 
 /** How long SIGINT/SIGTERM may take before the process exits regardless. */
@@ -74,6 +85,15 @@ const environmentSchema = z.object({
   ),
   SIM_DEEPGRAM_API_KEY_ID: z.preprocess(unsetIfEmpty, z.string().default(DEFAULT_DEEPGRAM_API_KEY_ID)),
   SIM_DEEPGRAM_PROJECT_ID: z.preprocess(unsetIfEmpty, z.string().default(DEFAULT_DEEPGRAM_PROJECT_ID)),
+  SIM_DEEPGRAM_REAL_TIME_FACTOR: z.preprocess(
+    unsetIfEmpty,
+    z
+      .string()
+      .regex(/^\d+(\.\d+)?$/, 'must be a number')
+      .transform(Number)
+      .pipe(z.number().max(MAX_REAL_TIME_FACTOR, `must be at most ${MAX_REAL_TIME_FACTOR}`))
+      .default(DEFAULT_DEEPGRAM_REAL_TIME_FACTOR),
+  ),
   PROVIDER_API_KEY: z.preprocess(unsetIfEmpty, z.string().optional()),
 });
 
@@ -105,6 +125,7 @@ function readOptions(env: NodeJS.ProcessEnv): SimulatorOptions & { port: number 
     replicateWebhookSecret: settings.SIM_REPLICATE_WEBHOOK_SECRET,
     deepgramApiKeyId: settings.SIM_DEEPGRAM_API_KEY_ID,
     deepgramProjectId: settings.SIM_DEEPGRAM_PROJECT_ID,
+    deepgramRealTimeFactor: settings.SIM_DEEPGRAM_REAL_TIME_FACTOR,
     apiKey: settings.PROVIDER_API_KEY,
     log,
   };
@@ -146,7 +167,7 @@ async function main(): Promise<void> {
   }
   log(
     `jobMs=${options.jobMs} progressHz=${options.progressHz} idempotent=${options.idempotent}` +
-      ` outputTtlMs=${options.outputTtlMs}` +
+      ` outputTtlMs=${options.outputTtlMs} deepgramRealTimeFactor=${options.deepgramRealTimeFactor}` +
       ` auth=${options.apiKey ? 'bearer' : 'none'}`,
   );
   process.stdout.write(`longhaul sim: ready at ${simulator.url}\n`);

@@ -37,6 +37,12 @@ export interface SimulatorOptions {
   readonly idempotent: boolean;
   /** How long Replicate output files stay downloadable after completion. @default 3_600_000, as Replicate's one hour */
   readonly outputTtlMs?: number;
+  /**
+   * How long Deepgram takes per second of audio whose length it can read
+   * (FLAC or WAV), on top of `jobMs`: 0.01 is an hour of audio in 36 s.
+   * @default DEFAULT_DEEPGRAM_REAL_TIME_FACTOR
+   */
+  readonly deepgramRealTimeFactor?: number;
   /** Secret for the `Provider-Signature` on every generic webhook. */
   readonly webhookSecret: string;
   /** Standard Webhooks secret (`whsec_<base64 key>`) Replicate webhooks are signed with. @default DEFAULT_REPLICATE_WEBHOOK_SECRET */
@@ -72,12 +78,20 @@ export interface SimulatorConfig {
 
 export const DEFAULT_OUTPUT_TTL_MS = 3_600_000;
 export const MAX_OUTPUT_TTL_MS = 7 * 86_400_000;
+/**
+ * A hosted batch speech model works through audio far faster than real
+ * time: at 0.01 an hour takes 36 s and a 10-minute chunk 6 s, besides
+ * `jobMs`. 0 makes every request last `jobMs` alone.
+ */
+export const DEFAULT_DEEPGRAM_REAL_TIME_FACTOR = 0.01;
+export const MAX_REAL_TIME_FACTOR = 100;
 
 const configSchema = z.strictObject({
   jobMs: z.number().int().min(1).max(86_400_000),
   progressHz: z.number().positive().max(1000),
   idempotent: z.boolean(),
   outputTtlMs: z.number().int().min(0).max(MAX_OUTPUT_TTL_MS),
+  realTimeFactor: z.number().min(0).max(MAX_REAL_TIME_FACTOR),
 });
 
 const configPatchSchema = configSchema
@@ -100,10 +114,10 @@ const faultSchema = z.strictObject({
 
 /** What one dialect's `/_sim/config` answer shows: only the settings that dialect uses. */
 function configView(provider: ProviderName, config: DialectConfig) {
-  const { jobMs, progressHz, idempotent, outputTtlMs } = config;
+  const { jobMs, progressHz, idempotent, outputTtlMs, realTimeFactor } = config;
   if (provider === 'longhaul-http') return { jobMs, progressHz, idempotent };
   if (provider === 'replicate') return { jobMs, progressHz, outputTtlMs };
-  return { jobMs, progressHz };
+  return { jobMs, progressHz, realTimeFactor };
 }
 
 class ProviderSimulator {
@@ -225,6 +239,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
     progressHz: options.progressHz,
     idempotent: options.idempotent,
     outputTtlMs: options.outputTtlMs ?? DEFAULT_OUTPUT_TTL_MS,
+    realTimeFactor: options.deepgramRealTimeFactor ?? DEFAULT_DEEPGRAM_REAL_TIME_FACTOR,
   });
   if (!parsed.success) throw new Error(`Invalid simulator options: ${z.prettifyError(parsed.error)}`);
   if (!options.webhookSecret) throw new Error('Invalid simulator options: webhookSecret must not be empty.');

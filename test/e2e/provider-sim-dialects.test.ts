@@ -11,6 +11,7 @@ import {
 import { SAMPLE_PNG_BASE64 } from '../../local/provider-sim/outputs';
 import { SIMULATED_PREDICTION_ERROR } from '../../local/provider-sim/replicate';
 import {
+  DEFAULT_DEEPGRAM_REAL_TIME_FACTOR,
   type FaultMode,
   type Ledger,
   type ProviderName,
@@ -700,7 +701,11 @@ describe('dialects side by side', () => {
       progressHz: PROGRESS_HZ,
       outputTtlMs: 10,
     });
-    expect(await sim('/_sim/config?provider=deepgram')).toEqual({ jobMs: JOB_MS, progressHz: PROGRESS_HZ });
+    expect(await sim('/_sim/config?provider=deepgram')).toEqual({
+      jobMs: JOB_MS,
+      progressHz: PROGRESS_HZ,
+      realTimeFactor: DEFAULT_DEEPGRAM_REAL_TIME_FACTOR,
+    });
     expect(await sim('/_sim/config')).toEqual({ jobMs: JOB_MS, progressHz: PROGRESS_HZ, idempotent: true });
 
     expect(await sim('/_sim/config', { progressHz: 5 })).toEqual({
@@ -734,6 +739,7 @@ describe('npm run sim with dialect settings', () => {
       SIM_REPLICATE_WEBHOOK_SECRET: secret,
       SIM_DEEPGRAM_API_KEY_ID: 'key-id-from-env',
       SIM_DEEPGRAM_PROJECT_ID: 'project-from-env',
+      SIM_DEEPGRAM_REAL_TIME_FACTOR: '0.5',
     });
     try {
       const line = await waitFor(
@@ -746,6 +752,11 @@ describe('npm run sim with dialect settings', () => {
         jobMs: 200,
         progressHz: 10,
         outputTtlMs: 1234,
+      });
+      expect(await simulatorCall(url)('/_sim/config?provider=deepgram')).toEqual({
+        jobMs: 200,
+        progressHz: 10,
+        realTimeFactor: 0.5,
       });
 
       const client = new Replicate({ auth: 'unused', baseUrl: `${url}/replicate/v1` });
