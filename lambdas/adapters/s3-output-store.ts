@@ -1,13 +1,19 @@
 import {
+  CompleteMultipartUploadCommand,
+  CreateMultipartUploadCommand,
   DeleteObjectsCommand,
   GetObjectCommand,
   ListObjectsV2Command,
   PutObjectCommand,
   type S3Client,
+  UploadPartCommand,
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { OutputStore } from '../domain/ports';
 import { isMissing } from './s3-input-store';
+
+/** Outputs above this go in parts of this size (S3's parts are 5 MiB at least, but the last). */
+export const OUTPUT_PART_BYTES = 8 * 1024 * 1024;
 
 export class S3OutputStore implements OutputStore {
   constructor(
@@ -17,8 +23,47 @@ export class S3OutputStore implements OutputStore {
   ) {}
 
   async putOutput(key: string, body: Uint8Array | string, contentType: string): Promise<void> {
+    const bytes = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
+    if (bytes.byteLength <= OUTPUT_PART_BYTES) {
+      await this.client.send(
+        new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: bytes, ContentType: contentType }),
+      );
+      return;
+    }
+    await this.putInParts(key, bytes, contentType);
+  }
+
+  /**
+   * A large output (a chunk of a long recording) in parts: S3 takes one PUT
+   * up to 5 GB, but parts keep each request small, so one slow or failed
+   * request costs one part, not the object. An upload left incomplete by a
+   * failure is aborted by the bucket's lifecycle rule within a day.
+   */
+  private async putInParts(key: string, bytes: Uint8Array, contentType: string): Promise<void> {
+    const { UploadId } = await this.client.send(
+      new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: key, ContentType: contentType }),
+    );
+    const parts: { ETag?: string; PartNumber: number }[] = [];
+    for (let offset = 0; offset < bytes.byteLength; offset += OUTPUT_PART_BYTES) {
+      const PartNumber = parts.length + 1;
+      const { ETag } = await this.client.send(
+        new UploadPartCommand({
+          Bucket: this.bucket,
+          Key: key,
+          UploadId,
+          PartNumber,
+          Body: bytes.subarray(offset, offset + OUTPUT_PART_BYTES),
+        }),
+      );
+      parts.push({ ETag, PartNumber });
+    }
     await this.client.send(
-      new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: body, ContentType: contentType }),
+      new CompleteMultipartUploadCommand({
+        Bucket: this.bucket,
+        Key: key,
+        UploadId,
+        MultipartUpload: { Parts: parts },
+      }),
     );
   }
 

@@ -1,6 +1,18 @@
-import { DeleteObjectsCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import {
+  CompleteMultipartUploadCommand,
+  CreateMultipartUploadCommand,
+  DeleteObjectsCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  S3Client,
+  UploadPartCommand,
+} from '@aws-sdk/client-s3';
 import { mockClient } from 'aws-sdk-client-mock';
-import { S3OutputStore, signedUrlLifetimeSeconds } from '../../lambdas/adapters/s3-output-store';
+import {
+  OUTPUT_PART_BYTES,
+  S3OutputStore,
+  signedUrlLifetimeSeconds,
+} from '../../lambdas/adapters/s3-output-store';
 
 /** The lifetime a presigned URL claims, from its X-Amz-Expires. */
 const claimedLifetime = (url: string) => Number(new URL(url).searchParams.get('X-Amz-Expires'));
@@ -95,5 +107,38 @@ describe('S3OutputStore.deleteOutputs', () => {
   it('refuses an empty prefix, which would delete every job’s outputs', async () => {
     await expect(store.deleteOutputs('')).rejects.toThrow(RangeError);
     expect(s3.calls()).toHaveLength(0);
+  });
+});
+
+describe('S3OutputStore.putOutput', () => {
+  it('puts a small output in one request and a large one in parts of OUTPUT_PART_BYTES', async () => {
+    const s3 = mockClient(S3Client);
+    s3.on(CreateMultipartUploadCommand).resolves({ UploadId: 'up-1' });
+    s3.on(UploadPartCommand).callsFake((input) => ({ ETag: `"etag-${input.PartNumber}"` }));
+    const store = new S3OutputStore(new S3Client({ region: 'us-east-1' }), 'outputs', 3600);
+
+    await store.putOutput('outputs/acme/job_1/transcript.json', '{}', 'application/json');
+    expect(s3.commandCalls(PutObjectCommand)).toHaveLength(1);
+
+    const large = new Uint8Array(2 * OUTPUT_PART_BYTES + 5);
+    await store.putOutput('outputs/acme/job_1/chunks/chunk-000.flac', large, 'audio/flac');
+    const parts = s3.commandCalls(UploadPartCommand).map((call) => call.args[0].input);
+    expect(parts.map((part) => [part.PartNumber, (part.Body as Uint8Array).byteLength])).toEqual([
+      [1, OUTPUT_PART_BYTES],
+      [2, OUTPUT_PART_BYTES],
+      [3, 5],
+    ]);
+    expect(s3.commandCalls(CompleteMultipartUploadCommand)[0]?.args[0].input).toMatchObject({
+      UploadId: 'up-1',
+      MultipartUpload: {
+        Parts: [
+          { ETag: '"etag-1"', PartNumber: 1 },
+          { ETag: '"etag-2"', PartNumber: 2 },
+          { ETag: '"etag-3"', PartNumber: 3 },
+        ],
+      },
+    });
+    expect(s3.commandCalls(PutObjectCommand)).toHaveLength(1);
+    s3.restore();
   });
 });
