@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GetExecutionHistoryCommand } from '@aws-sdk/client-sfn';
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { Longhaul } from '../../client/longhaul';
 import { JOB_ITEM_SORT_KEY, jobTable } from '../../config/layout';
 import { loadSettings } from '../../config/settings';
 import { executionArn } from '../../lambdas/adapters/sfn-workflow';
@@ -309,22 +310,14 @@ export async function startBenchStack(
     },
     submitJob: (type, input) =>
       createJob(JSON.stringify({ type, input }), { 'content-type': 'application/json' }),
-    upload: async (bytes, contentType) => {
-      const response = await fetch(`${stack.baseUrl}/v1/uploads`, {
-        method: 'POST',
-        headers: { 'x-api-key': TENANT_KEY, 'content-type': 'application/json' },
-        body: JSON.stringify({ contentType, contentLength: bytes.length }),
-      });
-      if (response.status !== 201) throw new Error(`POST /v1/uploads answered ${response.status}`);
-      const ticket = (await response.json()) as { ref: string; uploadUrl: string };
-      const put = await fetch(ticket.uploadUrl, {
-        method: 'PUT',
-        headers: { 'content-type': contentType },
-        body: bytes,
-      });
-      if (!put.ok) throw new Error(`the upload's PUT answered ${put.status}`);
-      return ticket.ref;
-    },
+    // Through the SDK, as a client would: a large file goes in presigned parts.
+    upload: async (bytes, contentType) =>
+      (
+        await new Longhaul({ baseUrl: stack.baseUrl, apiKey: TENANT_KEY }).uploadFile({
+          data: bytes,
+          contentType,
+        })
+      ).ref,
     events: async (id) => {
       const response = await fetch(`${stack.baseUrl}/v1/jobs/${encodeURIComponent(id)}/events`, {
         headers: { 'x-api-key': TENANT_KEY },

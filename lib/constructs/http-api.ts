@@ -30,9 +30,9 @@ import {
   apiKeyTable,
   binaryMediaTypes,
   PROVIDER_OUTPUT_OBJECTS,
-  SERVED_STREAM_OBJECTS,
   type RouteKey,
   type RouteLayout,
+  SERVED_STREAM_OBJECTS,
 } from '../../config/layout';
 import {
   type GatewayResponseType,

@@ -130,7 +130,10 @@ export async function startSqsS3Emulator(options: {
   // The buckets are private, as Longhaul's are in AWS: a request neither signed (an SDK call's
   // Authorization header) nor presigned is refused, and so is a presigned URL past its expiry.
   app.addHook('onRequest', async (request, reply) => {
-    const refusal = refusalOf(request.headers.authorization, new URL(request.url, 'http://local').searchParams);
+    const refusal = refusalOf(
+      request.headers.authorization,
+      new URL(request.url, 'http://local').searchParams,
+    );
     if (!refusal) return;
     await reply
       .status(403)
