@@ -150,15 +150,6 @@ export class DeepgramDialect implements Dialect {
         },
       );
     }
-    if (audio.url !== undefined && options.callback) {
-      // With a callback, Deepgram answers at once and fetches the audio afterwards: the answer
-      // never waits for the fetch.
-      const requestId = randomUUID();
-      const url = audio.url;
-      answerAccepted(fault, req, () => sendJson(res, 200, { request_id: requestId }));
-      this.accept(req, options, audio.bytes, await hearUrl(url), fault, requestId);
-      return;
-    }
     const heard = audio.url === undefined ? hearBytes(audio.bytes) : await hearUrl(audio.url);
     const transcription = this.accept(req, options, audio.bytes, heard, fault);
     answerAccepted(fault, req, () => {
@@ -173,9 +164,9 @@ export class DeepgramDialect implements Dialect {
     audio: Buffer,
     heard: HeardAudio | undefined,
     fault: FaultMode | undefined,
-    requestId: string = randomUUID(),
   ): Transcription {
     const { jobMs, progressHz, realTimeFactor } = this.context.config(this.provider);
+    const requestId = randomUUID();
     const transcription: Transcription = {
       requestId,
       path: (req.url ?? '').slice('/deepgram'.length),

@@ -147,10 +147,17 @@ describe('a job on the local stack with its own simulated provider', () => {
       // The workflow ran on the local Step Functions endpoint, as an execution named after the job and its creation.
       const sfn = sfnClient(stack.endpoints);
       try {
-        const execution = await sfn.send(
-          new DescribeExecutionCommand({
-            executionArn: `${stack.endpoints.stateMachineArn.replace(':stateMachine:', ':execution:')}:${executionNameOf(job)}`,
-          }),
+        // The job is succeeded at finalize; its execution ends a moment later, after notify.
+        const execution = await pollUntil(
+          async () => {
+            const described = await sfn.send(
+              new DescribeExecutionCommand({
+                executionArn: `${stack.endpoints.stateMachineArn.replace(':stateMachine:', ':execution:')}:${executionNameOf(job)}`,
+              }),
+            );
+            return described.status === 'RUNNING' ? undefined : described;
+          },
+          { description: 'the execution to end' },
         );
         expect(execution.status).toBe('SUCCEEDED');
         expect(JSON.parse(execution.input ?? '{}')).toMatchObject({ jobId: job.id });
