@@ -45,7 +45,7 @@ export interface RunningLocalStack {
   readonly exited: Promise<Exit>;
   /** SIGTERM, then waits for the exit; SIGKILL if it has not exited within `deadlineMs`. */
   stop(deadlineMs?: number): Promise<void>;
-  /** SIGKILL to the stack and tsx: a crash, with no chance to clean up. */
+  /** SIGKILL to the stack and what it started: a crash, with no chance to clean up. */
   kill(): void;
   /** Everything the process printed so far (stdout and stderr interleaved; the last 256 KiB). */
   output(): string;
@@ -96,11 +96,13 @@ export function temporaryDataDir(): string {
 export async function startLocalStack(options: StartOptions = {}): Promise<RunningLocalStack> {
   const ownsDataDir = options.dataDir === undefined;
   const dataDir = options.dataDir ?? temporaryDataDir();
-  const child: ChildProcess = spawn(join(BIN, 'tsx'), ['local/main.ts'], {
+  // Node itself with tsx as a loader, not the tsx CLI: the CLI relays a signal to the stack only if
+  // the stack acknowledges it within 30 ms, else kills it (exit 143), which a busy stack can miss.
+  const child: ChildProcess = spawn(join(BIN, 'node'), ['--import', 'tsx', 'local/main.ts'], {
     cwd: options.root ?? ROOT,
     env: {
       ...process.env,
-      // The package's own Node (24, as in Lambda) runs tsx, whatever node runs jest.
+      // The package's own Node (24, as in Lambda) runs the stack, whatever node runs jest.
       PATH: `${BIN}${delimiter}${process.env.PATH ?? ''}`,
       PORT: '0',
       SIM_PORT: '0',
@@ -111,8 +113,7 @@ export async function startLocalStack(options: StartOptions = {}): Promise<Runni
       ...options.env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
-    // Its own process group: tsx runs the stack in a child process, which a
-    // SIGKILL of tsx alone would leave running.
+    // Its own process group, so a kill takes whatever the stack started with it.
     detached: true,
   });
   const killGroup = () => {
