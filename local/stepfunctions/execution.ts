@@ -337,10 +337,8 @@ export class RunningExecution {
               ? { lambdaFunctionTimedOutEventDetails: outcome }
               : { lambdaFunctionFailedEventDetails: outcome },
           );
-        } else if (isTimeout(failure)) {
-          record('TaskTimedOut', { taskTimedOutEventDetails: { resourceType, resource, ...outcome } });
         } else {
-          record('TaskFailed', { taskFailedEventDetails: { resourceType, resource, ...outcome } });
+          this.recordTaskFailure(failure, resourceType, resource);
         }
       }
       throw error;
@@ -356,6 +354,20 @@ export class RunningExecution {
    * longer waits for (timed out, stopped, let go of) is stopped, and the
    * attempt settles only once it has, so nothing outlives its execution.
    */
+  /** A task's failure in the history: TaskTimedOut when a timeout ended it, else TaskFailed. */
+  private recordTaskFailure(failure: Error, resourceType: string, resource: string): void {
+    const outcome = { error: failure.name, cause: failure.message };
+    if (isTimeout(failure)) {
+      this.env.store.appendEvent(this.executionArn, 'TaskTimedOut', {
+        taskTimedOutEventDetails: { resourceType, resource, ...outcome },
+      });
+    } else {
+      this.env.store.appendEvent(this.executionArn, 'TaskFailed', {
+        taskFailedEventDetails: { resourceType, resource, ...outcome },
+      });
+    }
+  }
+
   private async runEcsTask(spec: TaskSpec, parameters: Json, limits: TaskLimits): Promise<Json> {
     const resourceType = 'ecs';
     const resource = 'runTask.sync';
@@ -395,15 +407,8 @@ export class RunningExecution {
       });
       return output;
     } catch (error) {
-      if (!(error instanceof ExecutionHaltedError)) {
-        const failure = error as Error;
-        const outcome = { error: failure.name, cause: failure.message };
-        if (isTimeout(failure)) {
-          record('TaskTimedOut', { taskTimedOutEventDetails: { resourceType, resource, ...outcome } });
-        } else {
-          record('TaskFailed', { taskFailedEventDetails: { resourceType, resource, ...outcome } });
-        }
-      }
+      if (!(error instanceof ExecutionHaltedError))
+        this.recordTaskFailure(error as Error, resourceType, resource);
       throw error;
     } finally {
       this.attempts.delete(attempt);
