@@ -1463,6 +1463,8 @@ describe('chaos', () => {
       const ids = [...chaosIds, ...batchIds, ...canceledAtProvider.map((c) => c.id), ...published.jobs];
       const jobs = await settleAll(client, ids, BIG ? JOBS * 2000 : 150_000);
       const finals = [...jobs.values()];
+      // audio.publish's chunk jobs, read once from their parents' timelines.
+      const chunkJobs = await chunkJobsOf(client, finals);
       for (const provider of providers)
         log(
           `final at ${provider}: ${JSON.stringify(summarize(finals.filter((job) => job.provider === provider)))}`,
@@ -1478,18 +1480,17 @@ describe('chaos', () => {
         ...finals
           .filter((job) => job.provider !== settings.jobTypeProviders[job.type])
           .map((job) => `${job.id} ran on ${job.provider}, not on its job type's own provider`),
-        ...(await slotViolations(client, providers, jobs, log, await chunkJobsOf(client, finals))),
+        ...(await slotViolations(client, providers, jobs, log, chunkJobs)),
         ...earlyStarts(finals, chaos.scheduled),
         ...(await batchDuplicates(client, chaos.batch)),
       ];
       const charges = new Map<ProviderName, ChargedJob[]>();
       for (const provider of providers) {
         // A chunk job of audio.publish is charged in its parent's stead.
-        const chunks = [...(await chunkJobsOf(client, finals)).keys()];
         const atProvider = await providerViolations(
           client,
           chaosAt(provider),
-          [...ids, ...chunks],
+          [...ids, ...chunkJobs.keys()],
           finals,
           log,
         );
