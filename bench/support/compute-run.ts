@@ -25,7 +25,11 @@ export interface StepRun {
   readonly cpuS: number;
   /** The most resident memory (VmRSS) the tree held at once, over 50 ms samples. */
   readonly peakTreeRssMiB: number;
-  /** Each program's own peak resident memory (VmHWM), the largest seen per name. */
+  /**
+   * Each program's own peak resident memory (VmRSS), the largest seen per name,
+   * read in the same samples as the tree's: so no program's peak can exceed the
+   * tree's, as a kernel high-water mark taken between two samples could.
+   */
   readonly peakByProgramMiB: Readonly<Record<string, number>>;
   readonly result: unknown;
 }
@@ -36,7 +40,7 @@ export interface StepRun {
  */
 const NOT_OF_THE_STEP = new Set(['esbuild']);
 
-function status(pid: number): { name: string; rssKiB: number; hwmKiB: number } | undefined {
+function status(pid: number): { name: string; rssKiB: number } | undefined {
   try {
     const text = readFileSync(`/proc/${pid}/status`, 'utf8');
     const field = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? 0);
@@ -45,7 +49,7 @@ function status(pid: number): { name: string; rssKiB: number; hwmKiB: number } |
     const name = basename(program);
     // An ended process not yet waited for has no command line and holds no memory.
     if (name === '') return undefined;
-    return { name, rssKiB: field('VmRSS'), hwmKiB: field('VmHWM') };
+    return { name, rssKiB: field('VmRSS') };
   } catch {
     return undefined; // it ended between listing and reading
   }
@@ -86,7 +90,7 @@ export function runStepProcess(
       // A running process's own ticks, plus those of its children that ended: none is counted twice.
       ticks += proc.ticks + proc.reapedTicks;
       treeKiB += seen.rssKiB;
-      peakByProgram[seen.name] = Math.max(peakByProgram[seen.name] ?? 0, seen.hwmKiB);
+      peakByProgram[seen.name] = Math.max(peakByProgram[seen.name] ?? 0, seen.rssKiB);
     }
     peakTreeKiB = Math.max(peakTreeKiB, treeKiB);
     cpuTicks = Math.max(cpuTicks, ticks);
