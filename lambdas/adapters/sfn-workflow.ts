@@ -35,12 +35,16 @@ export class SfnWorkflow implements Workflow {
     return this.stateMachineArn;
   }
 
-  async start(executionName: string, input: { readonly jobId: string }): Promise<void> {
+  async start(
+    executionName: string,
+    input: { readonly jobId: string },
+    stateMachine?: string,
+  ): Promise<void> {
     try {
       // Standard workflows treat a repeated name with the same input as the same execution.
       await this.client.send(
         new StartExecutionCommand({
-          stateMachineArn: this.machine(),
+          stateMachineArn: stateMachine ?? this.machine(),
           name: executionName,
           input: JSON.stringify(input),
         }),

@@ -79,9 +79,16 @@ export async function dispatchJob(
   return 'started';
 }
 
-/** Starts the workflow of a job that holds its slot (named after the job: a second start is the same execution). */
-async function startJob(deps: Pick<DispatchDeps, 'workflow' | 'timeline' | 'now'>, job: Job): Promise<void> {
-  await deps.workflow.start(executionNameOf(job), { jobId: job.id });
+/**
+ * Starts the workflow of a job that holds its slot (named after the job: a second start is the same
+ * execution), on `stateMachine` when the caller runs in one and knows it.
+ */
+export async function startJob(
+  deps: Pick<DispatchDeps, 'workflow' | 'timeline' | 'now'>,
+  job: Job,
+  stateMachine?: string,
+): Promise<void> {
+  await deps.workflow.start(executionNameOf(job), { jobId: job.id }, stateMachine);
   await deps.timeline.record(job.id, { at: deps.now().toISOString(), type: 'job.dispatched' });
 }
 
@@ -94,8 +101,9 @@ export interface FillDeps {
   readonly maxInFlight: InFlightLimits;
   readonly now: () => Date;
   /**
-   * Starts a chosen job at once, where the caller may (the dispatcher); without
-   * it the job goes to the dispatcher by the hand-off lane.
+   * Starts a chosen job at once, where the caller may (the dispatcher, a step
+   * that freed a slot); without it, or when it fails, the job goes to the
+   * dispatcher by the hand-off lane.
    */
   readonly start?: (job: Job) => Promise<void>;
 }
@@ -172,11 +180,17 @@ export async function fillFreeSlot(
         changed = true;
         continue;
       }
-      await deps.waiting.remove(entry);
-      if (job.id === self) return job.id;
-      if (await deps.store.touchEnqueued(job.id, deps.now())) {
-        if (deps.start) await deps.start(job);
-        else await handOff(deps, job, entry, () => pool.release(holder, choice.tenant));
+      if (job.id === self) {
+        await deps.waiting.remove(entry);
+        return job.id;
+      }
+      // Both at once: the line entry is only a pointer, and the touch proves the job still waits.
+      const [, stillQueued] = await Promise.all([
+        deps.waiting.remove(entry),
+        deps.store.touchEnqueued(job.id, deps.now()),
+      ]);
+      if (stillQueued) {
+        await startOrHandOff(deps, job, entry, () => pool.release(holder, choice.tenant));
         return job.id;
       }
       // It left `queued` after it was read: the slot is its own only if it runs.
@@ -185,6 +199,28 @@ export async function fillFreeSlot(
     }
   }
   return undefined;
+}
+
+/**
+ * Starts a job given a slot where the caller can, else (or if the start
+ * failed: its execution may not exist) sends it to the dispatcher by the
+ * hand-off lane, whose start is idempotent by the execution's name.
+ */
+async function startOrHandOff(
+  deps: FillDeps,
+  job: Job,
+  entry: WaitingEntry,
+  giveBack: () => Promise<unknown>,
+): Promise<void> {
+  if (deps.start) {
+    try {
+      await deps.start(job);
+      return;
+    } catch {
+      // The lane below is the fallback; its message starts the same execution.
+    }
+  }
+  await handOff(deps, job, entry, giveBack);
 }
 
 /**

@@ -283,8 +283,12 @@ export interface Timeline {
 
 /** The workflow engine (Step Functions): executions named after jobs, and task tokens. */
 export interface Workflow {
-  /** Starts (or finds the running) execution with this name; idempotent for the same name and input. */
-  start(executionName: string, input: { readonly jobId: string }): Promise<void>;
+  /**
+   * Starts (or finds the running) execution with this name; idempotent for the same name and input.
+   * `stateMachine` names the machine where the caller learned it from its own execution (a step
+   * handing its slot on); otherwise the configured one.
+   */
+  start(executionName: string, input: { readonly jobId: string }, stateMachine?: string): Promise<void>;
   stop(executionName: string, cause: string): Promise<void>;
   /** The execution's status, or `NOT_FOUND` if it was never started. */
   status(executionName: string): Promise<ExecutionStatus>;

@@ -6,7 +6,7 @@ import { WORKFLOW_STEPS, type WorkflowStep } from '../../config/layout';
 import type { ProviderName } from '../../config/providers';
 import { awaitChunk, resumeParent } from './chunk-jobs';
 import { collectComputeOutcome } from './compute';
-import { fillFreeSlot } from './dispatch';
+import { type FillDeps, fillFreeSlot, startJob } from './dispatch';
 import {
   AmbiguousSubmissionError,
   InvalidJobInputError,
@@ -71,6 +71,8 @@ export interface StepEvent {
   readonly jobId: string;
   /** `$$.State.RetryCount`: 0 on the first try. */
   readonly retryCount?: number;
+  /** `$$.StateMachine.Id`, given to the steps that may free a slot: the next job's execution starts there. */
+  readonly stateMachineArn?: string;
   readonly executionName?: string;
   readonly taskToken?: string;
   readonly error?: CaughtError;
@@ -317,16 +319,10 @@ const steps: Record<StepName, (deps: WorkflowDeps, event: StepEvent) => Promise<
     if (await releaseOwnSlot(deps.slots, job)) {
       await deps.timeline.record(event.jobId, { at: deps.now().toISOString(), type: 'slot.released' });
     }
-    // Also on a retry whose first try released the slot but stopped before the hand-off.
-    // The job that gets the slot records it: another tenant's job id is not for this one's timeline.
-    const next = await fillFreeSlot(deps, providerOf(job));
-    if (next) {
-      await deps.timeline.record(next, {
-        at: deps.now().toISOString(),
-        type: 'slot.received',
-        detail: 'a slot another job released',
-      });
-    }
+    // Also on a retry whose first try released the slot but stopped before the hand-off. Every free
+    // slot is filled, not only this one: a choice that lost a race earlier may have left one free.
+    // The job that gets a slot records it: another tenant's job id is not for this one's timeline.
+    await handSlotsOn(deps, providerOf(job), event.stateMachineArn);
     return null;
   },
 
@@ -485,6 +481,26 @@ export async function stopAtProvider(
     at: deps.now().toISOString(),
     providerJobId,
   });
+}
+
+/**
+ * Gives the provider's free slots to the jobs whose turn it is, each started at
+ * once on `stateMachine` (the caller's own) or, without it, sent by the
+ * hand-off lane. Bounded by the limit: each slot is filled once.
+ */
+async function handSlotsOn(deps: WorkflowDeps, provider: ProviderName, stateMachine?: string): Promise<void> {
+  const fill: FillDeps = stateMachine
+    ? { ...deps, start: (next) => startJob(deps, next, stateMachine) }
+    : deps;
+  for (let filled = 0; filled < deps.maxInFlight[provider]; filled++) {
+    const next = await fillFreeSlot(fill, provider);
+    if (next === undefined) return;
+    await deps.timeline.record(next, {
+      at: deps.now().toISOString(),
+      type: 'slot.received',
+      detail: 'a slot another job released',
+    });
+  }
 }
 
 /** The steps that may settle a job: a chunk job settled by one resumes its parent (`resumeParent`). */

@@ -33,6 +33,7 @@ const stepEvent = z.object({
   jobId: z.string().min(1),
   retryCount: z.number().int().min(0).optional(),
   executionName: z.string().optional(),
+  stateMachineArn: z.string().optional(),
   taskToken: z.string().optional(),
   error: z.object({ Error: z.string(), Cause: z.string().optional() }).optional(),
   chunk: z

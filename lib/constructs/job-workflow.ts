@@ -1,5 +1,6 @@
 import { Aws, Duration, Fn, Names, RemovalPolicy } from 'aws-cdk-lib';
 import { type Alarm, ComparisonOperator, type Metric, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
+import { Policy, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import {
@@ -64,6 +65,9 @@ export interface ComputePlaces {
 }
 
 const seconds = Duration.seconds;
+
+/** The steps that may free a provider slot (`release`, and `settle` and `review`, which release): they hand it on. */
+const HANDS_SLOTS_ON: ReadonlySet<StepName> = new Set(['release', 'settle', 'review']);
 
 /**
  * Lambda refused to start the steps function: the account's or the function's
@@ -194,6 +198,8 @@ export class JobWorkflow extends Construct {
           executionName: JsonPath.stringAt('$$.Execution.Name'),
           ...(name === 'await' || name === 'transcribe' ? { taskToken: JsonPath.taskToken } : {}),
           ...(name === 'transcribe' ? { chunk: JsonPath.objectAt('$.chunk') } : {}),
+          // A step that may free a slot starts the next job's execution itself, on its own state machine.
+          ...(HANDS_SLOTS_ON.has(name) ? { stateMachineArn: JsonPath.stringAt('$$.StateMachine.Id') } : {}),
           ...(options.withError ? { error: JsonPath.objectAt(ERROR_PATH) } : {}),
         }),
         payloadResponseOnly: false,
@@ -353,6 +359,17 @@ export class JobWorkflow extends Construct {
       definitionBody: DefinitionBody.fromChainable(definition),
       tracingEnabled: true,
       logs: { destination: this.logGroup, level: LogLevel.ERROR, includeExecutionData: false },
+    });
+    // A freed slot goes straight to the next job's execution. A policy of its own: the steps function's
+    // default policy cannot name the state machine that names the function.
+    new Policy(this, 'StartNextJob', {
+      roles: stepsFunction.role ? [stepsFunction.role] : [],
+      statements: [
+        new PolicyStatement({
+          actions: ['states:StartExecution'],
+          resources: [this.stateMachine.stateMachineArn],
+        }),
+      ],
     });
 
     // No alarm on ExecutionsFailed: a failed execution is usually a job that

@@ -308,6 +308,10 @@ describe('definition', () => {
           'executionName.$': '$$.Execution.Name',
           ...(step === 'await' ? { 'taskToken.$': '$$.Task.Token' } : {}),
           ...(withError ? { 'error.$': '$.error' } : {}),
+          // The steps that may free a slot start the next job on their own state machine.
+          ...(['release', 'settle', 'review'].includes(step)
+            ? { 'stateMachineArn.$': '$$.StateMachine.Id' }
+            : {}),
         },
       });
       // The payload is the handler's whole input; Step Functions' envelope stays out of it.
@@ -795,6 +799,20 @@ describe('steps function', () => {
         ].sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b))),
       },
     ]);
+  });
+
+  test('may start executions of its own state machine only, in a policy of its own', () => {
+    expect(policyStatements(template, 'Longhaul/Workflow/StartNextJob/Resource')).toEqual([
+      { Effect: 'Allow', Action: 'states:StartExecution', Resource: { Ref: stateMachineId } },
+    ]);
+    const policy = logicalIdAt(template, 'AWS::IAM::Policy', 'Longhaul/Workflow/StartNextJob/Resource');
+    expect(resources[policy].Properties.Roles).toEqual([
+      { Ref: logicalIdAt(template, 'AWS::IAM::Role', `${STEPS_PATH}/Role/Resource`) },
+    ]);
+    // Not in the default policy: the state machine names the function, so the function cannot wait for it.
+    expect(
+      statementsFor(policyStatements(template, `${STEPS_PATH}/Role/DefaultPolicy/Resource`), 'states'),
+    ).not.toContainEqual(expect.objectContaining({ Action: 'states:StartExecution' }));
   });
 
   test('may answer task tokens, in a policy of its own that grants nothing else', () => {

@@ -422,6 +422,57 @@ describe('handing a released slot to the job whose turn it is', () => {
     expect(deps.timeline.types(older.id)).toEqual(['slot.received']);
   });
 
+  const MACHINE = 'arn:aws:states:us-east-1:123456789012:stateMachine:Longhaul';
+
+  it('starts the chosen job on its own state machine at once, with no hand-off message', async () => {
+    const { step, deps, job } = setup({ job: { status: 'succeeded' } });
+    const older = waiting('job_bbbbbbbbbbbbbbbbbbbbbbbbbb', '2026-05-01T09:00:00.000Z');
+    await enter(deps, older);
+    await deps.slots.acquire(slotHolderOf(job), 1);
+
+    await step('release', { stateMachineArn: MACHINE });
+
+    expect(await deps.slots.holders()).toEqual([slotHolderOf(older)]);
+    expect(deps.queue.messages).toEqual([]);
+    expect(deps.workflow.started).toEqual([executionNameOf(older)]);
+    expect(deps.workflow.machines.get(executionNameOf(older))).toBe(MACHINE);
+    expect(deps.waiting.entries()).toEqual([]);
+    expect(deps.timeline.types(older.id)).toEqual(['job.dispatched', 'slot.received']);
+  });
+
+  it('sends the chosen job by the hand-off lane when its start fails, keeping its slot', async () => {
+    const { step, deps, job } = setup({ job: { status: 'succeeded' } });
+    const older = waiting('job_bbbbbbbbbbbbbbbbbbbbbbbbbb', '2026-05-01T09:00:00.000Z');
+    await enter(deps, older);
+    await deps.slots.acquire(slotHolderOf(job), 1);
+    deps.workflow.failStarts = 1;
+
+    await step('release', { stateMachineArn: MACHINE });
+
+    expect(await deps.slots.holders()).toEqual([slotHolderOf(older)]);
+    expect(deps.workflow.started).toEqual([]);
+    expect(deps.queue.messages).toEqual([
+      { jobId: older.id, provider: 'longhaul-http', options: { handOff: true } },
+    ]);
+  });
+
+  it('fills every free slot, not only the one it freed', async () => {
+    const { step, deps, job } = setup({ job: { status: 'succeeded' } });
+    const jobs = ['b', 'c', 'e', 'f'].map((letter, i) =>
+      waiting(`job_${letter.repeat(26)}`, `2026-05-01T09:0${i}:00.000Z`),
+    );
+    await enter(deps, ...jobs);
+    // A limit of 3 with only this job holding one: two slots were left free by earlier lost races.
+    deps.maxInFlight['longhaul-http'] = 3;
+    await deps.slots.acquire(slotHolderOf(job), 3);
+
+    await step('release', { stateMachineArn: MACHINE });
+
+    expect(deps.workflow.started).toEqual(jobs.slice(0, 3).map((queued) => executionNameOf(queued)));
+    expect((await deps.slots.holders()).length).toBe(3);
+    expect(deps.waiting.entries().map((entry) => entry.jobId)).toEqual([jobs[3]?.id]);
+  });
+
   it('passes over a queued job that already holds a slot, and never goes past the limit', async () => {
     const { step, deps, job } = setup({ job: { status: 'succeeded' } });
     const dispatched = waiting('job_bbbbbbbbbbbbbbbbbbbbbbbbbb', '2026-05-01T09:00:00.000Z');

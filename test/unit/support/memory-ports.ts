@@ -566,8 +566,17 @@ export class MemoryWorkflow implements Workflow {
   readonly stopped: string[] = [];
   readonly completed: { taskToken: string; output: unknown }[] = [];
   readonly failed: { taskToken: string; error: string; cause: string }[] = [];
-  async start(executionName: string) {
+  /** The state machine each execution was started on, when the caller named one. */
+  readonly machines = new Map<string, string>();
+  /** Set to make the next starts fail, as a throttled StartExecution would. */
+  failStarts = 0;
+  async start(executionName: string, _input: { readonly jobId: string }, stateMachine?: string) {
+    if (this.failStarts > 0) {
+      this.failStarts--;
+      throw new Error('Rate exceeded');
+    }
     if (!this.started.includes(executionName)) this.started.push(executionName);
+    if (stateMachine) this.machines.set(executionName, stateMachine);
   }
   async stop(executionName: string) {
     this.stopped.push(executionName);
