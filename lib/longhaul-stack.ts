@@ -112,7 +112,7 @@ export class LonghaulStack extends Stack {
       outputBucket: this.jobOutputs.outputBucket,
       providerSecrets: this.providerSecrets.providerSecrets,
       webhookSecret: this.providerSecrets.webhookSecret,
-      apiBaseUrl: this.httpApi.url,
+      apiBaseUrl: this.httpApi.handedOutUrl,
     });
     this.mediaCompute = new MediaCompute(this, 'Compute', {
       settings,
@@ -129,6 +129,8 @@ export class LonghaulStack extends Stack {
         fargateStep: (scope, stateName, step) => this.mediaCompute.fargateStep(scope, stateName, step),
       },
     });
+    // A job's events show its steps from its executions' histories.
+    this.httpApi.apiFunction.useExecutionHistory('stateMachineArn', this.jobWorkflow.stateMachine);
     this.jobDispatcher = new JobDispatcher(this, 'Dispatcher', {
       settings,
       jobTable: this.jobStore.jobTable,

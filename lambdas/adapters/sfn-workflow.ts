@@ -1,5 +1,7 @@
 import {
   DescribeExecutionCommand,
+  GetExecutionHistoryCommand,
+  type HistoryEvent,
   ExecutionAlreadyExists,
   ExecutionDoesNotExist,
   InvalidToken,
@@ -12,7 +14,8 @@ import {
   TaskDoesNotExist,
   TaskTimedOut,
 } from '@aws-sdk/client-sfn';
-import type { ExecutionStatus, Workflow } from '../domain/ports';
+import { WORKFLOW_STEPS } from '../../config/layout';
+import type { ExecutionStatus, TimelineEvent, Workflow } from '../domain/ports';
 
 /** Execution ARN of a named execution: `arn:…:stateMachine:NAME` → `arn:…:execution:NAME:EXECUTION`. */
 export function executionArn(stateMachineArn: string, executionName: string): string {
@@ -81,6 +84,30 @@ export class SfnWorkflow implements Workflow {
     }
   }
 
+  async stepEvents(executionName: string): Promise<readonly TimelineEvent[]> {
+    const history: HistoryEvent[] = [];
+    let nextToken: string | undefined;
+    try {
+      do {
+        const page = await this.client.send(
+          new GetExecutionHistoryCommand({
+            executionArn: executionArn(this.machine(), executionName),
+            maxResults: 1000,
+            // The scheduled task's parameters name the step and its retry; nothing else of the data is kept.
+            includeExecutionData: true,
+            ...(nextToken ? { nextToken } : {}),
+          }),
+        );
+        history.push(...(page.events ?? []));
+        nextToken = page.nextToken;
+      } while (nextToken);
+    } catch (error) {
+      if (error instanceof ExecutionDoesNotExist) return [];
+      throw error;
+    }
+    return stepEventsOf(history);
+  }
+
   async heartbeat(taskToken: string): Promise<boolean> {
     try {
       await this.client.send(new SendTaskHeartbeatCommand({ taskToken }));
@@ -110,4 +137,65 @@ export class SfnWorkflow implements Workflow {
       throw failure;
     }
   }
+}
+
+const STEPS: ReadonlySet<string> = new Set(WORKFLOW_STEPS);
+
+/**
+ * The steps function's tasks in an execution's history, as timeline events:
+ * each task's scheduling is a start (a retry past the first attempt), its
+ * success an end, its failure or timeout a failure with the error. The step and
+ * the attempt come from the payload the state machine hands the function
+ * (`step`, `retryCount`); tasks of other functions (the compute steps, which
+ * record their own) are left out.
+ */
+export function stepEventsOf(history: readonly HistoryEvent[]): TimelineEvent[] {
+  const events: TimelineEvent[] = [];
+  let current: { step: string; attempt: number } | undefined;
+  for (const event of history) {
+    const at = (event.timestamp ?? new Date(0)).toISOString();
+    if (event.type === 'TaskScheduled') {
+      current = stepOf(event.taskScheduledEventDetails?.parameters);
+      if (current) {
+        events.push({
+          at,
+          type: current.attempt > 1 ? 'step.retry' : 'step.started',
+          step: current.step,
+          attempt: current.attempt,
+        });
+      }
+    } else if (current && event.type === 'TaskSucceeded') {
+      events.push({ at, type: 'step.succeeded', ...current });
+      current = undefined;
+    } else if (current && (event.type === 'TaskFailed' || event.type === 'TaskTimedOut')) {
+      const details = event.taskFailedEventDetails ?? event.taskTimedOutEventDetails;
+      events.push({ at, type: 'step.failed', ...current, detail: failureDetail(details?.error, details?.cause) });
+      current = undefined;
+    }
+  }
+  return events;
+}
+
+function stepOf(parameters: string | undefined): { step: string; attempt: number } | undefined {
+  try {
+    const payload = (JSON.parse(parameters ?? '') as { Payload?: { step?: unknown; retryCount?: unknown } })
+      .Payload;
+    if (typeof payload?.step !== 'string' || !STEPS.has(payload.step)) return undefined;
+    const retries = typeof payload.retryCount === 'number' ? payload.retryCount : 0;
+    return { step: payload.step, attempt: retries + 1 };
+  } catch {
+    return undefined;
+  }
+}
+
+/** `Error: message`, the message taken out of a Lambda error's JSON cause where it is one. */
+function failureDetail(error: string | undefined, cause: string | undefined): string {
+  let message = cause ?? '';
+  try {
+    const parsed = JSON.parse(message) as { errorMessage?: unknown };
+    if (typeof parsed.errorMessage === 'string') message = parsed.errorMessage;
+  } catch {
+    // A plain-text cause is the message itself.
+  }
+  return `${error ?? 'States.TaskFailed'}: ${message}`.slice(0, 1000);
 }

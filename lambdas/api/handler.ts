@@ -187,7 +187,7 @@ const tenantRoutes: Partial<Record<RouteKey, Route>> = {
   },
   'GET /v1/jobs/{id}/events': async (event, tenantId) => {
     const job = await getJob(jobStore(), tenantId, pathId(event));
-    return json(200, { items: await jobTimeline(timeline(), job) });
+    return json(200, { items: await jobTimeline(timeline(), workflow(), job) });
   },
   'POST /v1/jobs/{id}/cancel': async (event, tenantId) => {
     const job = await cancelJob(

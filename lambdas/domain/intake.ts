@@ -15,6 +15,7 @@ import { waitingEntryOf } from './fair-share';
 import { decideOnExisting, deriveJobId, fingerprint } from './idempotency';
 import {
   DEFAULT_PRIORITY,
+  executionNameOf,
   isTerminal,
   type Job,
   type JobResource,
@@ -535,12 +536,23 @@ export async function createUpload(
  * The job's timeline, oldest first: events derived from the job itself
  * (accepted, enqueued) followed by those the workflow recorded.
  */
-export async function jobTimeline(timeline: Timeline, job: Job): Promise<TimelineEvent[]> {
+export async function jobTimeline(
+  timeline: Timeline,
+  workflow: Pick<Workflow, 'stepEvents'>,
+  job: Job,
+): Promise<TimelineEvent[]> {
   const derived: TimelineEvent[] = [{ at: job.createdAt, type: 'job.accepted' }];
   if (job.runAt !== undefined && job.runAt > job.createdAt) {
     derived.push({ at: job.createdAt, type: 'job.scheduled', detail: `to run at ${job.runAt}` });
   }
   if (job.enqueuedAt) derived.push({ at: job.enqueuedAt, type: 'job.enqueued' });
-  const recorded = await timeline.list(job.id, job.createdAt);
-  return [...derived, ...recorded].sort((a, b) => a.at.localeCompare(b.at));
+  // The steps of every run the job had: the first, then one per restart (`runs`).
+  const runs = Array.from({ length: (job.runs ?? 0) + 1 }, (_, run) =>
+    executionNameOf({ ...job, runs: run === 0 ? undefined : run }),
+  );
+  const [recorded, ...steps] = await Promise.all([
+    timeline.list(job.id, job.createdAt),
+    ...runs.map((name) => workflow.stepEvents(name)),
+  ]);
+  return [...derived, ...recorded, ...steps.flat()].sort((a, b) => a.at.localeCompare(b.at));
 }

@@ -139,35 +139,19 @@ export class JobSettledError extends Error {
 
 const errorMessage = (code: string, message: string) => `[${code}] ${message}`;
 
+/**
+ * Runs one step. Its start, end, retries and failure are in the execution's
+ * history, which the job's timeline reads (`stepEventsOf`): a step writes
+ * nothing of its own for them.
+ */
 export async function runStep(deps: WorkflowDeps, event: StepEvent): Promise<unknown> {
-  const attempt = (event.retryCount ?? 0) + 1;
-  const at = () => deps.now().toISOString();
-  await deps.timeline.record(event.jobId, {
-    at: at(),
-    type: attempt > 1 ? 'step.retry' : 'step.started',
-    step: event.step,
-    attempt,
-  });
-  try {
-    const result = await steps[event.step](deps, event);
-    await deps.timeline.record(event.jobId, { at: at(), type: 'step.succeeded', step: event.step, attempt });
-    // A chunk job settled by this step tells its parent's waiting state (a step retried after the word went says it again).
-    if (SETTLING_STEPS.has(event.step)) {
-      const settled = await deps.store.get(event.jobId);
-      if (settled?.parent) await resumeParent(deps.workflow, settled);
-    }
-    return result;
-  } catch (error) {
-    const failure = error as Error;
-    await deps.timeline.record(event.jobId, {
-      at: at(),
-      type: 'step.failed',
-      step: event.step,
-      attempt,
-      detail: `${failure.name}: ${failure.message}`,
-    });
-    throw error;
+  const result = await steps[event.step](deps, event);
+  // A chunk job settled by this step tells its parent's waiting state (a step retried after the word went says it again).
+  if (SETTLING_STEPS.has(event.step)) {
+    const settled = await deps.store.get(event.jobId);
+    if (settled?.parent) await resumeParent(deps.workflow, settled);
   }
+  return result;
 }
 
 async function loadJob(deps: WorkflowDeps, jobId: string): Promise<Job> {

@@ -1,4 +1,4 @@
-import { type Duration, IgnoreMode, RemovalPolicy, Size } from 'aws-cdk-lib';
+import { ArnFormat, type Duration, IgnoreMode, RemovalPolicy, Size, Stack } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { Platform } from 'aws-cdk-lib/aws-ecr-assets';
 import {
@@ -24,7 +24,7 @@ import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
-import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
+import type { IStateMachine, StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { jobQueueEnv, providerSecretEnv, resourceEnv } from '../../config/layout';
 import type { ProviderName } from '../../config/providers';
@@ -464,6 +464,30 @@ export class ProjectFunction extends Construct implements IGrantable {
    */
   public useStateMachine(key: StateMachineEnvKey, stateMachine: IStateMachine): this {
     stateMachine.grantStartExecution(this.role);
+    return this.setResourceEnv(key, stateMachine.stateMachineArn);
+  }
+
+  /**
+   * Grants reading the history of `stateMachine`'s executions (and nothing else on
+   * them), where a job's steps are recorded, and sets the handler's
+   * `resourceEnv[key]` to its ARN. Executions are named after jobs at run time,
+   * so the grant covers every execution of this one state machine.
+   */
+  public useExecutionHistory(key: StateMachineEnvKey, stateMachine: StateMachine): this {
+    const executions = Stack.of(this).formatArn({
+      service: 'states',
+      resource: 'execution',
+      resourceName: `${stateMachine.stateMachineName}:*`,
+      arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+    });
+    this.role.addToPrincipalPolicy(
+      new PolicyStatement({ actions: ['states:GetExecutionHistory'], resources: [executions] }),
+    );
+    acknowledge(
+      this.role,
+      iam5ResourceFinding(this, executions, ''),
+      'Executions are named after their job at run time, so reading a job\'s step history is granted on every execution (":*") of this one state machine, and on nothing else of it.',
+    );
     return this.setResourceEnv(key, stateMachine.stateMachineArn);
   }
 

@@ -482,7 +482,7 @@ describe('api function', () => {
     expect(read?.Resource).toHaveLength(PROVIDER_NAMES.length);
   });
 
-  test('may answer task tokens and send heartbeats (provider events resume a step and keep it alive, a cancel fails it), and start no execution', () => {
+  test('may answer task tokens and send heartbeats (provider events resume a step and keep it alive, a cancel fails it), read executions’ histories, and start no execution', () => {
     expect(policyStatements(template, 'Longhaul/Api/ApiFunction/TaskResponsePolicy/Resource')).toEqual([
       {
         Effect: 'Allow',
@@ -491,7 +491,36 @@ describe('api function', () => {
       },
     ]);
     const statements = policyStatements(template, 'Longhaul/Api/ApiFunction/Role/DefaultPolicy/Resource');
-    expect(statementsFor(statements, 'states')).toEqual([]);
+    const machine = logicalIdAt(
+      template,
+      'AWS::StepFunctions::StateMachine',
+      'Longhaul/Workflow/StateMachine/Resource',
+    );
+    // A job's steps are read from its executions' histories, named after the job at run time.
+    expect(statementsFor(statements, 'states')).toEqual([
+      {
+        Effect: 'Allow',
+        Action: 'states:GetExecutionHistory',
+        Resource: {
+          'Fn::Join': [
+            '',
+            [
+              'arn:',
+              { Ref: 'AWS::Partition' },
+              ':states:',
+              { Ref: 'AWS::Region' },
+              ':',
+              { Ref: 'AWS::AccountId' },
+              ':execution:',
+              { 'Fn::GetAtt': [machine, 'Name'] },
+              ':*',
+            ],
+          ],
+        },
+      },
+    ]);
+    const fn = logicalIdAt(template, 'AWS::Lambda::Function', 'Longhaul/Api/ApiFunction/Function/Resource');
+    expect(resources[fn]?.Properties.Environment.Variables.STATE_MACHINE_ARN).toEqual({ Ref: machine });
   });
 
   test('finds the output bucket and the provider secret through its environment', () => {

@@ -128,6 +128,8 @@ test('every acknowledgement is one reviewed here, with a reason', () => {
     [
       'Longhaul/JobInputs/AccessLogBucket/Resource AwsSolutions-S1',
       'Longhaul/Api/ApiFunction/Role/DefaultPolicy/Resource AwsSolutions-IAM5[Resource::*]',
+      // A job's steps are read from the histories of its executions, named at run time.
+      'Longhaul/Api/ApiFunction/Role/DefaultPolicy/Resource AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:<WorkflowStateMachine.Name>:*]',
       'Longhaul/Api/ApiFunction/Role/DefaultPolicy/Resource AwsSolutions-IAM5[Resource::<JobStoreJobTable.Arn>/index/*]',
       'Longhaul/Api/ApiFunction/Role/DefaultPolicy/Resource AwsSolutions-IAM5[Resource::<JobInputsInputBucket.Arn>/*]',
       'Longhaul/Api/ApiFunction/Role/DefaultPolicy/Resource AwsSolutions-IAM5[Resource::<JobOutputsOutputBucket.Arn>/*]',

@@ -4,7 +4,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { DynamoDbTimeline } from '../../lambdas/adapters/dynamodb-timeline';
 import { jobTimeline } from '../../lambdas/domain/intake';
 import { newJob } from '../../lambdas/domain/job';
-import { MemoryTimeline } from './support/memory-ports';
+import { MemoryTimeline, MemoryWorkflow } from './support/memory-ports';
 
 const documentClient = DynamoDBDocumentClient.from(new DynamoDBClient({ region: 'us-east-1' }));
 const ddb = mockClient(documentClient);
@@ -60,7 +60,7 @@ describe('jobTimeline', () => {
     );
     await memory.record(jobId, { at: '2026-04-01T00:00:01.000Z', type: 'job.dispatched' });
 
-    const events = await jobTimeline(memory, again);
+    const events = await jobTimeline(memory, new MemoryWorkflow(), again);
 
     expect(events.map((e) => e.type)).toEqual(['job.accepted', 'job.dispatched']);
   });

@@ -578,6 +578,11 @@ export class MemoryWorkflow implements Workflow {
     if (!this.started.includes(executionName)) this.started.push(executionName);
     if (stateMachine) this.machines.set(executionName, stateMachine);
   }
+  /** Each execution's step events, as its history would show them. */
+  readonly histories = new Map<string, TimelineEvent[]>();
+  async stepEvents(executionName: string): Promise<readonly TimelineEvent[]> {
+    return this.histories.get(executionName) ?? [];
+  }
   async stop(executionName: string) {
     this.stopped.push(executionName);
   }

@@ -1,5 +1,5 @@
 import type fc from 'fast-check';
-import type { ExecutionStatus, Workflow } from '../../../../lambdas/domain/ports';
+import type { ExecutionStatus, TimelineEvent, Workflow } from '../../../../lambdas/domain/ports';
 import type { CaughtError, StepEvent } from '../../../../lambdas/domain/workflow';
 import { Actor } from './scheduled';
 
@@ -90,6 +90,11 @@ export class SimulatedStepFunctions implements Workflow {
     private readonly scheduler: fc.Scheduler,
     private readonly now: () => number,
   ) {}
+
+  /** The harness checks outcomes, not the timeline: its executions keep no history. */
+  async stepEvents(): Promise<readonly TimelineEvent[]> {
+    return [];
+  }
 
   async start(executionName: string, input: { readonly jobId: string }) {
     if (this.executions.has(executionName)) return;

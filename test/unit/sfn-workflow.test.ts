@@ -1,0 +1,160 @@
+import {
+  ExecutionDoesNotExist,
+  GetExecutionHistoryCommand,
+  type HistoryEvent,
+  SFNClient,
+} from '@aws-sdk/client-sfn';
+import { mockClient } from 'aws-sdk-client-mock';
+import { SfnWorkflow, stepEventsOf } from '../../lambdas/adapters/sfn-workflow';
+import { jobTimeline } from '../../lambdas/domain/intake';
+import { executionNameOf, newJob } from '../../lambdas/domain/job';
+import { MemoryTimeline, MemoryWorkflow } from './support/memory-ports';
+
+const MACHINE = 'arn:aws:states:us-east-1:123456789012:stateMachine:Longhaul';
+const STEPS_FUNCTION = 'arn:aws:lambda:us-east-1:123456789012:function:longhaul-workflow';
+
+let id = 0;
+const at = (second: number) => new Date(Date.UTC(2026, 4, 1, 9, 0, second));
+/** A task of the steps function as the history shows it: scheduled with its payload, then its end. */
+const scheduled = (second: number, payload: Record<string, unknown>): HistoryEvent => ({
+  id: ++id,
+  timestamp: at(second),
+  type: 'TaskScheduled',
+  taskScheduledEventDetails: {
+    resourceType: 'lambda',
+    resource: 'invoke',
+    region: 'us-east-1',
+    parameters: JSON.stringify({ FunctionName: STEPS_FUNCTION, Payload: payload }),
+  },
+});
+const event = (second: number, type: HistoryEvent['type'], details: Partial<HistoryEvent> = {}) =>
+  ({ id: ++id, timestamp: at(second), type, ...details }) as HistoryEvent;
+
+describe('a job’s step events, read from its execution’s history', () => {
+  it('are each step’s start, retry, end and failure, with its attempt and error', () => {
+    const history: HistoryEvent[] = [
+      event(0, 'ExecutionStarted'),
+      event(0, 'TaskStateEntered', { stateEnteredEventDetails: { name: 'prepare' } }),
+      scheduled(1, { step: 'prepare', jobId: 'job_a', retryCount: 0 }),
+      event(1, 'TaskStarted'),
+      event(2, 'TaskSucceeded'),
+      scheduled(3, { step: 'submit', jobId: 'job_a', retryCount: 0 }),
+      event(4, 'TaskFailed', {
+        taskFailedEventDetails: {
+          resourceType: 'lambda',
+          resource: 'invoke',
+          error: 'ProviderUnavailable',
+          cause: JSON.stringify({ errorType: 'ProviderUnavailable', errorMessage: 'Provider answered 503.' }),
+        },
+      }),
+      scheduled(6, { step: 'submit', jobId: 'job_a', retryCount: 1 }),
+      event(7, 'TaskSucceeded'),
+      // The compute function's steps record their own events: they are left out here.
+      scheduled(8, { step: 'probe', jobId: 'job_a' }),
+      event(9, 'TaskSucceeded'),
+      scheduled(10, { step: 'await', jobId: 'job_a', retryCount: 0, taskToken: 't' }),
+      event(20, 'TaskTimedOut', {
+        taskTimedOutEventDetails: {
+          resourceType: 'lambda',
+          resource: 'invoke.waitForTaskToken',
+          error: 'States.Timeout',
+          cause: 'late',
+        },
+      }),
+    ];
+
+    expect(stepEventsOf(history)).toEqual([
+      { at: at(1).toISOString(), type: 'step.started', step: 'prepare', attempt: 1 },
+      { at: at(2).toISOString(), type: 'step.succeeded', step: 'prepare', attempt: 1 },
+      { at: at(3).toISOString(), type: 'step.started', step: 'submit', attempt: 1 },
+      {
+        at: at(4).toISOString(),
+        type: 'step.failed',
+        step: 'submit',
+        attempt: 1,
+        detail: 'ProviderUnavailable: Provider answered 503.',
+      },
+      { at: at(6).toISOString(), type: 'step.retry', step: 'submit', attempt: 2 },
+      { at: at(7).toISOString(), type: 'step.succeeded', step: 'submit', attempt: 2 },
+      { at: at(10).toISOString(), type: 'step.started', step: 'await', attempt: 1 },
+      {
+        at: at(20).toISOString(),
+        type: 'step.failed',
+        step: 'await',
+        attempt: 1,
+        detail: 'States.Timeout: late',
+      },
+    ]);
+  });
+
+  it('are read page by page from the named execution, with the data that names each step', async () => {
+    const sfn = mockClient(SFNClient);
+    sfn
+      .on(GetExecutionHistoryCommand)
+      .resolvesOnce({ events: [scheduled(1, { step: 'prepare', retryCount: 0 })], nextToken: 'page-2' })
+      .resolvesOnce({ events: [event(2, 'TaskSucceeded')] });
+
+    const events = await new SfnWorkflow(new SFNClient({}), MACHINE).stepEvents('job_a-g1');
+
+    expect(events.map((e) => e.type)).toEqual(['step.started', 'step.succeeded']);
+    expect(sfn.commandCalls(GetExecutionHistoryCommand).map((call) => call.args[0].input)).toEqual([
+      {
+        executionArn: 'arn:aws:states:us-east-1:123456789012:execution:Longhaul:job_a-g1',
+        maxResults: 1000,
+        includeExecutionData: true,
+      },
+      {
+        executionArn: 'arn:aws:states:us-east-1:123456789012:execution:Longhaul:job_a-g1',
+        maxResults: 1000,
+        includeExecutionData: true,
+        nextToken: 'page-2',
+      },
+    ]);
+    sfn.restore();
+  });
+
+  it('are none for an execution that never started', async () => {
+    const sfn = mockClient(SFNClient);
+    sfn
+      .on(GetExecutionHistoryCommand)
+      .rejects(new ExecutionDoesNotExist({ message: 'Execution Does Not Exist', $metadata: {} }));
+
+    await expect(new SfnWorkflow(new SFNClient({}), MACHINE).stepEvents('job_a-g1')).resolves.toEqual([]);
+    sfn.restore();
+  });
+
+  it('come from every run of the job, between what Longhaul recorded, in time order', async () => {
+    const job = {
+      ...newJob(
+        {
+          id: 'job_aaaaaaaaaaaaaaaaaaaaaaaaaa',
+          tenantId: 'acme',
+          type: 'image.generate',
+          input: { prompt: 'a cat' },
+          idempotencyKey: 'k1',
+          fingerprint: 'f',
+        },
+        at(0),
+      ),
+      runs: 1,
+    };
+    const timeline = new MemoryTimeline();
+    await timeline.record(job.id, { at: at(3).toISOString(), type: 'provider.accepted' });
+    const workflow = new MemoryWorkflow();
+    workflow.histories.set(executionNameOf({ ...job, runs: undefined }), [
+      { at: at(1).toISOString(), type: 'step.started', step: 'submit', attempt: 1 },
+    ]);
+    workflow.histories.set(executionNameOf(job), [
+      { at: at(5).toISOString(), type: 'step.started', step: 'submit', attempt: 1 },
+    ]);
+
+    const events = await jobTimeline(timeline, workflow, job);
+
+    expect(events.map((e) => `${e.at.slice(17, 19)} ${e.type}`)).toEqual([
+      '00 job.accepted',
+      '01 step.started',
+      '03 provider.accepted',
+      '05 step.started',
+    ]);
+  });
+});
