@@ -1,9 +1,9 @@
 import {
   DescribeExecutionCommand,
-  GetExecutionHistoryCommand,
-  type HistoryEvent,
   ExecutionAlreadyExists,
   ExecutionDoesNotExist,
+  GetExecutionHistoryCommand,
+  type HistoryEvent,
   InvalidToken,
   SendTaskFailureCommand,
   SendTaskHeartbeatCommand,
@@ -169,7 +169,12 @@ export function stepEventsOf(history: readonly HistoryEvent[]): TimelineEvent[] 
       current = undefined;
     } else if (current && (event.type === 'TaskFailed' || event.type === 'TaskTimedOut')) {
       const details = event.taskFailedEventDetails ?? event.taskTimedOutEventDetails;
-      events.push({ at, type: 'step.failed', ...current, detail: failureDetail(details?.error, details?.cause) });
+      events.push({
+        at,
+        type: 'step.failed',
+        ...current,
+        detail: failureDetail(details?.error, details?.cause),
+      });
       current = undefined;
     }
   }
