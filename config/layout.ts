@@ -43,9 +43,6 @@ export const jobTable = {
     { name: 'byTenant', partitionKey: 'tenantId', sortKey: 'createdAt', projection: 'ALL' },
     // Per-tenant listing filtered by status (`tenantStatus` = `<tenant>#<status>`).
     { name: 'byTenantStatus', partitionKey: 'tenantStatus', sortKey: 'createdAt', projection: 'ALL' },
-    // Retired: no reader since `activeByProvider`. CloudFormation creates or deletes one
-    // index per update, so this one goes in the release after the one that added that.
-    { name: 'active', partitionKey: 'activeStatus', sortKey: 'statusAt', projection: 'ALL' },
     // Sparse: `activeKey` (`<provider>#<status>`) exists only while a job is not terminal,
     // so its readers (the reconciler, hand-offs, the admin review list) pay for active
     // jobs only, each provider's apart. Keys only: readers read each job from the table,

@@ -33,7 +33,7 @@ import { inBacklog } from '../domain/tenants';
 import { countPartition } from './dynamodb-count';
 import { backlogChange, tenantStatusKey } from './dynamodb-tenant-backlog';
 
-const [byTenant, byTenantStatus, retiredActiveIndex, activeIndex, dueIndex] = jobTable.indexes;
+const [byTenant, byTenantStatus, activeIndex, dueIndex] = jobTable.indexes;
 
 /** Attributes the table adds to a job for its keys, indexes and TTL; never part of the job. */
 interface StorageAttributes {
@@ -41,7 +41,7 @@ interface StorageAttributes {
   readonly sk: string;
   /** `<tenant>#<status>`: key of the per-tenant status listing. */
   readonly tenantStatus: string;
-  /** The status while not terminal (the retired active index). */
+  /** The status while not terminal, written by releases that had a status-keyed active index; read by none. */
   readonly activeStatus?: JobStatus;
   /** `<provider>#<status>` while not terminal nor scheduled: the sparse active-jobs index. */
   readonly activeKey?: string;
@@ -223,11 +223,11 @@ export class DynamoDbJobStore implements JobStore {
     if (isTerminal(change.status)) {
       set.push('expiresAt = :expiresAt');
       values[':expiresAt'] = epochSeconds(at) + this.options.retentionDays * 86_400;
-      remove.push('activeStatus', 'activeKey');
+      remove.push('activeKey');
     } else if (change.status === 'scheduled') {
       throw new Error(`Job ${job.id} cannot go back to scheduled.`);
     } else {
-      set.push('activeStatus = :status', 'activeKey = :activeKey');
+      set.push('activeKey = :activeKey');
       values[':activeKey'] = activeKeyOf(providerOf(job), change.status);
     }
     // A job leaving `scheduled` leaves the due index in the same write.
@@ -416,7 +416,7 @@ export class DynamoDbJobStore implements JobStore {
     const stamp = at.toISOString();
     const requeued = await this.conditionalUpdate(job.id, {
       UpdateExpression:
-        'SET #status = :queued, activeStatus = :queued, activeKey = :activeKey, tenantStatus = :tenantStatus, statusAt = :at, updatedAt = :at, ' +
+        'SET #status = :queued, activeKey = :activeKey, tenantStatus = :tenantStatus, statusAt = :at, updatedAt = :at, ' +
         'runs = :runs, resubmissions = :resubmissions, progress = :zero, #error = :null ' +
         'REMOVE submitIntent, providerJobId, providerOutcome, taskToken, executionName, enqueuedAt',
       ConditionExpression: 'attribute_exists(pk) AND #status = :review',
@@ -436,47 +436,6 @@ export class DynamoDbJobStore implements JobStore {
     // An operator's requeue puts the job back in its tenant's backlog, past any cap: the job was admitted once.
     if (requeued) await this.changeBacklog(requeued.tenantId, 1);
     return requeued;
-  }
-
-  async adoptUnlistedActive(limit: number): Promise<{ adopted: number; more: boolean }> {
-    let adopted = 0;
-    let read = 0;
-    for (const status of ['queued', 'running', 'needs_review'] as const) {
-      let start: Record<string, unknown> | undefined;
-      do {
-        if (read >= limit) return { adopted, more: true };
-        const {
-          Items = [],
-          LastEvaluatedKey,
-          ScannedCount = 0,
-        } = await this.client.send(
-          new QueryCommand({
-            TableName: this.options.tableName,
-            IndexName: retiredActiveIndex.name,
-            KeyConditionExpression: '#partition = :status',
-            FilterExpression: 'attribute_not_exists(activeKey)',
-            ProjectionExpression: 'pk, provider',
-            ExpressionAttributeNames: { '#partition': retiredActiveIndex.partitionKey },
-            ExpressionAttributeValues: { ':status': status },
-            Limit: limit - read,
-            ...(start ? { ExclusiveStartKey: start } : {}),
-          }),
-        );
-        read += ScannedCount;
-        start = LastEvaluatedKey;
-        for (const item of Items as Pick<JobItem, 'pk' | 'provider'>[]) {
-          // Only while the job is still in the status the retired index listed it under.
-          const done = await this.conditionalUpdate(item.pk, {
-            UpdateExpression: 'SET activeKey = :key',
-            ConditionExpression: 'attribute_not_exists(activeKey) AND #status = :status',
-            ExpressionAttributeNames: { '#status': 'status' },
-            ExpressionAttributeValues: { ':key': activeKeyOf(providerOf(item), status), ':status': status },
-          });
-          if (done) adopted++;
-        }
-      } while (start);
-    }
-    return { adopted, more: false };
   }
 
   async countActive(provider: ProviderName, status: ActiveStatus): Promise<number> {
@@ -638,7 +597,7 @@ export function toItem(job: Job, retentionDays: number): JobItem {
     tenantStatus: tenantStatusKey(job.tenantId, job.status),
     ...(terminal || job.status === 'scheduled'
       ? {}
-      : { activeStatus: job.status, activeKey: activeKeyOf(providerOf(job), job.status) }),
+      : { activeKey: activeKeyOf(providerOf(job), job.status) }),
     ...(job.status === 'scheduled' ? { dueShard: DUE_SHARD } : {}),
     ...(terminal
       ? { expiresAt: epochSeconds(new Date(job.finishedAt ?? job.updatedAt)) + retentionDays * 86_400 }

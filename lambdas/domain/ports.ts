@@ -124,13 +124,6 @@ export interface JobStore {
    * index keeps keys only, and lags the table).
    */
   /**
-   * Lists, in the per-provider active index, the active jobs stored before
-   * that index existed (they are only in the retired one), reading at most
-   * `limit` index items, so every reader sees them. Returns how many it
-   * adopted and whether it stopped before the end.
-   */
-  adoptUnlistedActive(limit: number): Promise<{ readonly adopted: number; readonly more: boolean }>;
-  /**
    * Up to `limit` scheduled jobs whose runAt is at or before `now`, earliest
    * first, from the sparse due index, each read again from the table (the
    * index lags it: a job that left `scheduled` since is left out).

@@ -99,8 +99,6 @@ export interface ReconcileReport {
   fixes: Record<FixKind, number>;
   /** Jobs this pass sent to review, by job type. */
   reviewedByType: Record<string, number>;
-  /** Active jobs stored before the per-provider index that this pass added to it. */
-  adopted: number;
   /** Slots held when the pass began: the in-flight gauge. */
   inFlight: number;
   /** The same, per provider. */
@@ -125,7 +123,6 @@ export async function reconcile(
     jobsChecked: 0,
     fixes: Object.fromEntries(FIX_KINDS.map((kind) => [kind, 0])) as Record<FixKind, number>,
     reviewedByType: {},
-    adopted: 0,
     inFlight: 0,
     inFlightByProvider: Object.fromEntries(PROVIDER_NAMES.map((name) => [name, 0])) as Record<
       ProviderName,
@@ -169,15 +166,6 @@ export async function reconcile(
   } catch (error) {
     report.errors++;
     onError('promoting due scheduled jobs', error);
-  }
-
-  // Active jobs stored before the per-provider index existed join it first, so this pass lists them.
-  // Once a pass finds none left, the retired index can go (the release after this one drops it).
-  try {
-    report.adopted = (await deps.store.adoptUnlistedActive(deps.pageSize * 10)).adopted;
-  } catch (error) {
-    report.errors++;
-    onError('adopting active jobs stored before the per-provider index', error);
   }
 
   const startedAt = deps.now().getTime();

@@ -735,7 +735,7 @@ describe('enqueue failure', () => {
         Key: { pk: created.body?.id, sk: JOB_ITEM_SORT_KEY },
       }),
     );
-    expect(Item).toMatchObject({ status: 'queued', activeStatus: 'queued' });
+    expect(Item).toMatchObject({ status: 'queued', activeKey: 'longhaul-http#queued' });
     expect(Item?.enqueuedAt).toBeUndefined();
   });
 });

@@ -47,7 +47,6 @@ describe('create', () => {
         sk: 'JOB',
         tenantId: 'acme',
         tenantStatus: 'acme#queued',
-        activeStatus: 'queued',
         status: 'queued',
         idempotencyKey: 'k1',
         fingerprint: 'f1',
@@ -130,7 +129,7 @@ describe('transition', () => {
     const input = ddb.commandCalls(UpdateCommand)[0]?.args[0].input;
     expect(input?.ConditionExpression).toBe('attribute_exists(pk) AND #status IN (:from0)');
     expect(input?.UpdateExpression).toBe(
-      'SET previousStatus = #status, #status = :status, statusAt = :at, updatedAt = :at, tenantStatus = :tenantStatus, #finishedAt = :finishedAt, expiresAt = :expiresAt REMOVE activeStatus, activeKey',
+      'SET previousStatus = #status, #status = :status, statusAt = :at, updatedAt = :at, tenantStatus = :tenantStatus, #finishedAt = :finishedAt, expiresAt = :expiresAt REMOVE activeKey',
     );
     expect(input?.ExpressionAttributeValues).toMatchObject({
       ':from0': 'queued',
@@ -177,7 +176,8 @@ describe('transition', () => {
     ddb.on(UpdateCommand).resolves({ Attributes: toItem({ ...job, status: 'running' }, 30) });
     await store.transition(job, ['queued'], { status: 'running' }, at);
     const input = ddb.commandCalls(UpdateCommand)[0]?.args[0].input;
-    expect(input?.UpdateExpression).toContain('activeStatus = :status');
+    expect(input?.UpdateExpression).toContain('activeKey = :activeKey');
+    expect(input?.UpdateExpression).not.toContain('activeStatus');
     expect(input?.UpdateExpression).not.toContain('REMOVE');
   });
 
@@ -410,36 +410,6 @@ describe('the per-provider active index', () => {
     expect(page.items.map((item) => item.id)).toEqual(['job_a']);
     expect(page.itemsRead).toBe(2);
   });
-
-  it('adopts active jobs stored before it, listed only in the retired index, while their status holds', async () => {
-    ddb
-      .on(QueryCommand)
-      .callsFake((input) =>
-        input.ExpressionAttributeValues[':status'] === 'running'
-          ? { Items: [{ pk: 'job_old' }], ScannedCount: 3 }
-          : { Items: [], ScannedCount: 0 },
-      );
-    ddb.on(UpdateCommand).resolves({ Attributes: toItem({ ...job, id: 'job_old', status: 'running' }, 30) });
-
-    await expect(store.adoptUnlistedActive(100)).resolves.toEqual({ adopted: 1, more: false });
-
-    expect(ddb.commandCalls(QueryCommand).map((call) => call.args[0].input)).toEqual(
-      ['queued', 'running', 'needs_review'].map((status) =>
-        expect.objectContaining({
-          IndexName: 'active',
-          FilterExpression: 'attribute_not_exists(activeKey)',
-          ExpressionAttributeValues: { ':status': status },
-        }),
-      ),
-    );
-    expect(ddb.commandCalls(UpdateCommand)[0]?.args[0].input).toMatchObject({
-      Key: { pk: 'job_old', sk: 'JOB' },
-      UpdateExpression: 'SET activeKey = :key',
-      ConditionExpression: 'attribute_not_exists(activeKey) AND #status = :status',
-      // Stored before jobs named their provider: the only provider there was.
-      ExpressionAttributeValues: { ':key': 'longhaul-http#running', ':status': 'running' },
-    });
-  });
 });
 
 describe('the due index of scheduled jobs', () => {
@@ -479,7 +449,7 @@ describe('the due index of scheduled jobs', () => {
     expect(inputs).toHaveLength(1);
     expect(inputs[0]?.ConditionExpression).toBe('attribute_exists(pk) AND #status IN (:from0)');
     expect(inputs[0]?.UpdateExpression).toBe(
-      'SET previousStatus = #status, #status = :status, statusAt = :at, updatedAt = :at, tenantStatus = :tenantStatus, activeStatus = :status, activeKey = :activeKey REMOVE dueShard',
+      'SET previousStatus = #status, #status = :status, statusAt = :at, updatedAt = :at, tenantStatus = :tenantStatus, activeKey = :activeKey REMOVE dueShard',
     );
     expect(inputs[0]?.ExpressionAttributeValues).toMatchObject({
       ':from0': 'scheduled',
@@ -500,7 +470,7 @@ describe('the due index of scheduled jobs', () => {
     );
 
     const inputs = ddb.commandCalls(UpdateCommand).map((call) => call.args[0].input);
-    expect(inputs[0]?.UpdateExpression).toMatch(/ REMOVE activeStatus, activeKey, dueShard$/);
+    expect(inputs[0]?.UpdateExpression).toMatch(/ REMOVE activeKey, dueShard$/);
     expect(inputs[1]).toMatchObject({
       Key: { pk: 'TENANT#acme', sk: 'TENANT' },
       ExpressionAttributeValues: { ':delta': -1, ':zero': 0 },

@@ -216,9 +216,6 @@ export class MemoryStore implements JobStore {
     return this.jobs.get(job.id);
   }
   /** Jobs this store lists are all listed by provider already. */
-  async adoptUnlistedActive() {
-    return { adopted: 0, more: false };
-  }
   async listDue(now: Date, limit: number) {
     // Earliest runAt first, as the due index's sort key orders them.
     return [...this.jobs.values()]
