@@ -142,8 +142,8 @@ export class SfnWorkflow implements Workflow {
 const STEPS: ReadonlySet<string> = new Set(WORKFLOW_STEPS);
 
 /**
- * The steps function's tasks in an execution's history, as timeline events:
- * each task's scheduling is a start (a retry past the first attempt), its
+ * The execution's start (`job.dispatched`) and the steps function's tasks in
+ * its history, as timeline events: each task's scheduling is a start (a retry past the first attempt), its
  * success an end, its failure or timeout a failure with the error. The step and
  * the attempt come from the payload the state machine hands the function
  * (`step`, `retryCount`); tasks of other functions (the compute steps, which
@@ -154,7 +154,9 @@ export function stepEventsOf(history: readonly HistoryEvent[]): TimelineEvent[] 
   let current: { step: string; attempt: number } | undefined;
   for (const event of history) {
     const at = (event.timestamp ?? new Date(0)).toISOString();
-    if (event.type === 'TaskScheduled') {
+    if (event.type === 'ExecutionStarted') {
+      events.push({ at, type: 'job.dispatched' });
+    } else if (event.type === 'TaskScheduled') {
       current = stepOf(event.taskScheduledEventDetails?.parameters);
       if (current) {
         events.push({

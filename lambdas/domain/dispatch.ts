@@ -84,12 +84,12 @@ export async function dispatchJob(
  * execution), on `stateMachine` when the caller runs in one and knows it.
  */
 export async function startJob(
-  deps: Pick<DispatchDeps, 'workflow' | 'timeline' | 'now'>,
+  deps: Pick<DispatchDeps, 'workflow'>,
   job: Job,
   stateMachine?: string,
 ): Promise<void> {
+  // The timeline shows the start from the execution's history (`job.dispatched`): nothing to write here.
   await deps.workflow.start(executionNameOf(job), { jobId: job.id }, stateMachine);
-  await deps.timeline.record(job.id, { at: deps.now().toISOString(), type: 'job.dispatched' });
 }
 
 export interface FillDeps {

@@ -284,9 +284,10 @@ export interface Workflow {
   start(executionName: string, input: { readonly jobId: string }, stateMachine?: string): Promise<void>;
   stop(executionName: string, cause: string): Promise<void>;
   /**
-   * The steps' starts, retries, ends and failures in the execution's history,
-   * oldest first (`step.started`, `step.retry`, `step.succeeded`, `step.failed`);
-   * none for an execution that was never started.
+   * The execution's start (`job.dispatched`) and its steps' starts, retries,
+   * ends and failures (`step.started`, `step.retry`, `step.succeeded`,
+   * `step.failed`) from its history, oldest first; none for an execution that
+   * was never started.
    */
   stepEvents(executionName: string): Promise<readonly TimelineEvent[]>;
   /** The execution's status, or `NOT_FOUND` if it was never started. */

@@ -145,13 +145,7 @@ const errorMessage = (code: string, message: string) => `[${code}] ${message}`;
  * nothing of its own for them.
  */
 export async function runStep(deps: WorkflowDeps, event: StepEvent): Promise<unknown> {
-  const result = await steps[event.step](deps, event);
-  // A chunk job settled by this step tells its parent's waiting state (a step retried after the word went says it again).
-  if (SETTLING_STEPS.has(event.step)) {
-    const settled = await deps.store.get(event.jobId);
-    if (settled?.parent) await resumeParent(deps.workflow, settled);
-  }
-  return result;
+  return steps[event.step](deps, event);
 }
 
 async function loadJob(deps: WorkflowDeps, jobId: string): Promise<Job> {
@@ -160,7 +154,26 @@ async function loadJob(deps: WorkflowDeps, jobId: string): Promise<Job> {
   return job;
 }
 
-const steps: Record<StepName, (deps: WorkflowDeps, event: StepEvent) => Promise<unknown>> = {
+type Step = (deps: WorkflowDeps, event: StepEvent) => Promise<unknown>;
+
+/**
+ * A step that may settle the job it loads. A chunk job settled by it tells its
+ * parent's waiting state, also on a retry after the word went (it says it
+ * again); only a chunk job is read again for that, the parent being fixed.
+ */
+function settling(body: (deps: WorkflowDeps, event: StepEvent, job: Job) => Promise<unknown>): Step {
+  return async (deps, event) => {
+    const job = await loadJob(deps, event.jobId);
+    const result = await body(deps, event, job);
+    if (job.parent) {
+      const settled = await deps.store.get(job.id);
+      if (settled) await resumeParent(deps.workflow, settled);
+    }
+    return result;
+  };
+}
+
+const steps: Record<StepName, Step> = {
   async prepare(deps, event) {
     let job = await loadJob(deps, event.jobId);
     if (job.status === 'queued') {
@@ -300,13 +313,16 @@ const steps: Record<StepName, (deps: WorkflowDeps, event: StepEvent) => Promise<
     // An older run's step (its execution outlived an operator's requeue) frees nothing of the new run's.
     if (event.executionName && event.executionName !== currentExecutionOf(job)) return null;
     if (providerMayBeRunning(job)) return null;
-    if (await releaseOwnSlot(deps.slots, job)) {
-      await deps.timeline.record(event.jobId, { at: deps.now().toISOString(), type: 'slot.released' });
-    }
+    const released = await releaseOwnSlot(deps.slots, job);
+    const at = deps.now().toISOString();
     // Also on a retry whose first try released the slot but stopped before the hand-off. Every free
     // slot is filled, not only this one: a choice that lost a race earlier may have left one free.
     // The job that gets a slot records it: another tenant's job id is not for this one's timeline.
-    await handSlotsOn(deps, providerOf(job), event.stateMachineArn);
+    // The release's own record waits for nobody: the next job's start comes first.
+    await Promise.all([
+      handSlotsOn(deps, providerOf(job), event.stateMachineArn),
+      released ? deps.timeline.record(event.jobId, { at, type: 'slot.released' }) : undefined,
+    ]);
     return null;
   },
 
@@ -319,8 +335,7 @@ const steps: Record<StepName, (deps: WorkflowDeps, event: StepEvent) => Promise<
     return null;
   },
 
-  async finalize(deps, event) {
-    const job = await loadJob(deps, event.jobId);
+  finalize: settling(async (deps, _event, job) => {
     if (job.status !== 'running') throw new JobSettledError(`Job ${job.id} is ${job.status}.`);
     if (!takesSlot(job)) return finalizePublished(deps, job);
     if (!job.providerJobId) throw new Error(`Job ${job.id} has no provider job to finalize.`);
@@ -336,7 +351,7 @@ const steps: Record<StepName, (deps: WorkflowDeps, event: StepEvent) => Promise<
       );
     }
     return succeed(deps, job, await storeOutput(deps, job, output));
-  },
+  }),
 
   async notify(deps, event) {
     const job = await loadJob(deps, event.jobId);
@@ -347,8 +362,7 @@ const steps: Record<StepName, (deps: WorkflowDeps, event: StepEvent) => Promise<
     return null;
   },
 
-  async fail(deps, event) {
-    const job = await loadJob(deps, event.jobId);
+  fail: settling(async (deps, event, job) => {
     // Also on a retry whose first try failed the job but stopped before its outputs were gone.
     if (job.status === 'failed') {
       await discardOutputs(deps.outputs, job);
@@ -389,11 +403,10 @@ const steps: Record<StepName, (deps: WorkflowDeps, event: StepEvent) => Promise<
       await discardOutputs(deps.outputs, job);
     }
     return null;
-  },
+  }),
 
-  async settle(deps, event) {
-    // The job was finished elsewhere (canceled by its client, resolved by an operator or the reconciler).
-    const job = await loadJob(deps, event.jobId);
+  // The job was finished elsewhere (canceled by its client, resolved by an operator or the reconciler).
+  settle: settling(async (deps, event, job) => {
     if (job.status === 'needs_review') return null;
     if (job.status === 'canceled' && job.providerJobId && !job.providerOutcome) {
       try {
@@ -408,10 +421,9 @@ const steps: Record<StepName, (deps: WorkflowDeps, event: StepEvent) => Promise<
     }
     await steps.release(deps, event);
     return null;
-  },
+  }),
 
-  async review(deps, event) {
-    const job = await loadJob(deps, event.jobId);
+  review: settling(async (deps, event, job) => {
     const caught = event.error?.Error ?? '';
     if (caught === 'NeedsReview' && job.status === 'running') {
       // One of the job's chunk jobs needs a person (its submission's outcome is unknown): so does the job.
@@ -442,7 +454,7 @@ const steps: Record<StepName, (deps: WorkflowDeps, event: StepEvent) => Promise<
     // Ambiguous submissions keep their slot: the provider may be running the job,
     // and the reconciler frees it once the job timeout has passed.
     return null;
-  },
+  }),
 };
 
 /**
@@ -486,9 +498,6 @@ async function handSlotsOn(deps: WorkflowDeps, provider: ProviderName, stateMach
     });
   }
 }
-
-/** The steps that may settle a job: a chunk job settled by one resumes its parent (`resumeParent`). */
-const SETTLING_STEPS: ReadonlySet<StepName> = new Set(['finalize', 'fail', 'review', 'settle']);
 
 /**
  * The end of an `audio.publish` job: what its compute steps recorded (the

@@ -64,6 +64,7 @@ describe('a job’s step events, read from its execution’s history', () => {
     ];
 
     expect(stepEventsOf(history)).toEqual([
+      { at: at(0).toISOString(), type: 'job.dispatched' },
       { at: at(1).toISOString(), type: 'step.started', step: 'prepare', attempt: 1 },
       { at: at(2).toISOString(), type: 'step.succeeded', step: 'prepare', attempt: 1 },
       { at: at(3).toISOString(), type: 'step.started', step: 'submit', attempt: 1 },
