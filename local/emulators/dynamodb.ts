@@ -1,4 +1,4 @@
-import { createServer, request as httpRequest, type IncomingMessage, type Server } from 'node:http';
+import { Agent, createServer, request as httpRequest, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
   BatchWriteItemCommand,
@@ -14,7 +14,8 @@ import {
 import dynalite = require('dynalite');
 
 /**
- * DynamoDB, emulated by dynalite on LevelDB. Verified against what Longhaul
+ * DynamoDB, emulated by dynalite on LevelDB behind a proxy of ours, which
+ * passes each request to dynalite and its answer back untouched. Verified against what Longhaul
  * relies on: conditional PutItem and UpdateItem, GSIs with ALL and KEYS_ONLY
  * projections, sparse indexes and ExclusiveStartKey paging on a GSI query.
  * Not implemented: UpdateTimeToLive (UnknownOperationException) and TTL expiry,
@@ -26,7 +27,7 @@ import dynalite = require('dynalite');
  * reads (Query and Scan naming an `IndexName`) are answered by a second,
  * in-memory dynalite that replays every successful write `indexLagMs` later,
  * in order; it starts as a copy of the tables. Everything else reads the
- * tables themselves, as before.
+ * tables themselves.
  */
 export interface DynamoDbEmulator {
   readonly endpoint: string;
@@ -46,26 +47,44 @@ export async function startDynamoDbEmulator(options: {
 }): Promise<DynamoDbEmulator> {
   // Tables still pass through CREATING (callers wait for ACTIVE as in AWS), just without the emulator's 500 ms pause.
   const instant = { createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 };
-  const tables = await listen(dynalite({ path: options.path, ...instant }), options.host);
   const lagMs = options.indexLagMs ?? 0;
-  if (lagMs <= 0) return { endpoint: tables.endpoint, stop: tables.stop };
-
-  const index = await listen(dynalite(instant), options.host);
-  try {
-    await copyTables(tables.endpoint, index.endpoint);
-  } catch (error) {
-    await Promise.allSettled([tables.stop(), index.stop()]);
+  const started: Listening[] = [];
+  const start = async (server: Server) => {
+    const listening = await listen(server, options.host);
+    started.push(listening);
+    return listening;
+  };
+  const abandon = async (error: unknown): Promise<never> => {
+    await Promise.allSettled(started.map((server) => server.stop()));
     throw error;
+  };
+  let tables: Listening;
+  let index: Listening | undefined;
+  try {
+    tables = await start(dynalite({ path: options.path, ...instant }));
+    if (lagMs > 0) {
+      index = await start(dynalite(instant));
+      await copyTables(tables.endpoint, index.endpoint);
+    }
+  } catch (error) {
+    return abandon(error);
   }
+
+  // Every hop to dynalite reuses a connection: the proxy sits in front of every request of the local stack.
+  const agent = new Agent({ keepAlive: true });
+  const send = (endpoint: string, forward: Forwarded) => sendTo(agent, endpoint, forward);
+
   // One replay after another, each at its write's time plus the lag, so the index sees the writes in order.
   let replays: Promise<void> = Promise.resolve();
   const replay = (forward: Forwarded) => {
+    if (!index) return;
     const due = Date.now() + lagMs;
+    const target = index.endpoint;
     replays = replays.then(async () => {
       const wait = due - Date.now();
       if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
       // A write that succeeded on the tables succeeds on their copy, which has seen every write before it.
-      await send(index.endpoint, forward).catch(() => undefined);
+      await send(target, forward).catch(() => undefined);
     });
   };
 
@@ -79,19 +98,23 @@ export async function startDynamoDbEmulator(options: {
       };
       const operation = String(req.headers['x-amz-target'] ?? '').replace(TARGET_PREFIX, '');
       const indexRead = (operation === 'Query' || operation === 'Scan') && hasIndexName(forward.body);
-      const answer = await send(indexRead ? index.endpoint : tables.endpoint, forward);
+      const answer = await send(index && indexRead ? index.endpoint : tables.endpoint, forward);
       if (answer.status === 200 && WRITES.has(operation)) replay(forward);
-      if (answer.status === 200 && TABLE_CHANGES.has(operation)) await send(index.endpoint, forward);
+      if (answer.status === 200 && TABLE_CHANGES.has(operation) && index) await send(index.endpoint, forward);
       res.writeHead(answer.status, answer.headers);
       res.end(answer.body);
     })().catch(() => res.destroy());
   });
-  const front = await listen(proxy, options.host);
+  const front = await start(proxy).catch(async (error: unknown) => {
+    agent.destroy();
+    return abandon(error);
+  });
   return {
     endpoint: front.endpoint,
     async stop() {
       await front.stop();
-      await Promise.all([tables.stop(), index.stop()]);
+      await Promise.all([tables.stop(), index?.stop()]);
+      agent.destroy();
     },
   };
 }
@@ -107,6 +130,11 @@ interface Answer {
   readonly status: number;
   readonly headers: IncomingMessage['headers'];
   readonly body: Buffer;
+}
+
+interface Listening {
+  readonly endpoint: string;
+  stop(): Promise<void>;
 }
 
 function hasIndexName(body: Buffer): boolean {
@@ -126,12 +154,12 @@ function readAll(req: IncomingMessage): Promise<Buffer> {
   });
 }
 
-function send(endpoint: string, forward: Forwarded): Promise<Answer> {
+function sendTo(agent: Agent, endpoint: string, forward: Forwarded): Promise<Answer> {
   const url = new URL(forward.path, endpoint);
   return new Promise((resolve, reject) => {
     const outgoing = httpRequest(
       url,
-      { method: forward.method, headers: { ...forward.headers, host: url.host } },
+      { method: forward.method, headers: { ...forward.headers, host: url.host }, agent },
       (incoming) => {
         readAll(incoming).then(
           (body) => resolve({ status: incoming.statusCode ?? 500, headers: incoming.headers, body }),
@@ -144,7 +172,7 @@ function send(endpoint: string, forward: Forwarded): Promise<Answer> {
   });
 }
 
-async function listen(server: Server, host: string): Promise<{ endpoint: string; stop(): Promise<void> }> {
+async function listen(server: Server, host: string): Promise<Listening> {
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(0, host, () => {
