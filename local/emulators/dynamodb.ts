@@ -1,5 +1,14 @@
-import { Agent, createServer, request as httpRequest, type IncomingMessage, type Server } from 'node:http';
+import { randomBytes } from 'node:crypto';
+import {
+  Agent,
+  createServer,
+  request as httpRequest,
+  type IncomingMessage,
+  type OutgoingHttpHeaders,
+  type Server,
+} from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { crc32 } from 'node:zlib';
 import {
   BatchWriteItemCommand,
   CreateTableCommand,
@@ -13,21 +22,28 @@ import {
 
 import dynalite = require('dynalite');
 
+import { type Call, type PlainWrite, type Reply, Transactions } from './dynamodb-transactions';
+import { ReadersWriterLock } from './readers-writer-lock';
+
 /**
- * DynamoDB, emulated by dynalite on LevelDB behind a proxy of ours, which
- * passes each request to dynalite and its answer back untouched. Verified against what Longhaul
- * relies on: conditional PutItem and UpdateItem, GSIs with ALL and KEYS_ONLY
- * projections, sparse indexes and ExclusiveStartKey paging on a GSI query.
- * Not implemented: UpdateTimeToLive (UnknownOperationException) and TTL expiry,
- * TransactWriteItems, ReturnValuesOnConditionCheckFailure.
+ * DynamoDB, emulated by dynalite on LevelDB behind a proxy of ours. Verified
+ * against what Longhaul relies on: conditional PutItem and UpdateItem, GSIs
+ * with ALL and KEYS_ONLY projections, sparse indexes and ExclusiveStartKey
+ * paging on a GSI query. Not implemented: UpdateTimeToLive
+ * (UnknownOperationException) and TTL expiry, ReturnValuesOnConditionCheckFailure.
+ *
+ * dynalite has no TransactWriteItems nor TransactGetItems; the proxy adds them
+ * (see dynamodb-transactions.ts) and passes every other request to dynalite
+ * and its answer back untouched. Every request holds a readers-writer lock
+ * shared; a transaction holds it alone, so no request sees one half done.
  *
  * dynalite's indexes are updated with their table, but DynamoDB's global
  * secondary indexes are eventually consistent: an index read may miss a write
  * made a moment ago, or still see what it overwrote. With `indexLagMs`, index
  * reads (Query and Scan naming an `IndexName`) are answered by a second,
  * in-memory dynalite that replays every successful write `indexLagMs` later,
- * in order; it starts as a copy of the tables. Everything else reads the
- * tables themselves.
+ * in order (a transaction's as the single-item writes it made); it starts as
+ * a copy of the tables. Everything else reads the tables themselves.
  */
 export interface DynamoDbEmulator {
   readonly endpoint: string;
@@ -35,8 +51,15 @@ export interface DynamoDbEmulator {
 }
 
 const TARGET_PREFIX = 'DynamoDB_20120810.';
-const WRITES = new Set(['PutItem', 'UpdateItem', 'DeleteItem', 'BatchWriteItem', 'TransactWriteItems']);
+const WRITES = new Set(['PutItem', 'UpdateItem', 'DeleteItem', 'BatchWriteItem']);
 const TABLE_CHANGES = new Set(['CreateTable', 'UpdateTable', 'DeleteTable']);
+/** What the proxy's own requests to dynalite carry: dynalite wants a signature's form, never checks one. */
+const OWN_HEADERS = {
+  'content-type': 'application/x-amz-json-1.0',
+  authorization:
+    'AWS4-HMAC-SHA256 Credential=local/20260101/us-east-1/dynamodb/aws4_request, SignedHeaders=host, Signature=0',
+  'x-amz-date': '20260101T000000Z',
+};
 
 export async function startDynamoDbEmulator(options: {
   readonly host: string;
@@ -59,9 +82,11 @@ export async function startDynamoDbEmulator(options: {
     throw error;
   };
   let tables: Listening;
+  let validator: Listening;
   let index: Listening | undefined;
   try {
     tables = await start(dynalite({ path: options.path, ...instant }));
+    validator = await start(dynalite(instant));
     if (lagMs > 0) {
       index = await start(dynalite(instant));
       await copyTables(tables.endpoint, index.endpoint);
@@ -73,6 +98,12 @@ export async function startDynamoDbEmulator(options: {
   // Every hop to dynalite reuses a connection: the proxy sits in front of every request of the local stack.
   const agent = new Agent({ keepAlive: true });
   const send = (endpoint: string, forward: Forwarded) => sendTo(agent, endpoint, forward);
+  const call =
+    (endpoint: string): Call =>
+    async (operation, body) => {
+      const answer = await send(endpoint, ownRequest(operation, body));
+      return { status: answer.status, body: JSON.parse(answer.body.toString('utf8')) as Reply['body'] };
+    };
 
   // One replay after another, each at its write's time plus the lag, so the index sees the writes in order.
   let replays: Promise<void> = Promise.resolve();
@@ -88,6 +119,45 @@ export async function startDynamoDbEmulator(options: {
     });
   };
 
+  const lock = new ReadersWriterLock();
+  const transactions = new Transactions({
+    tables: call(tables.endpoint),
+    validator: call(validator.endpoint),
+    lock,
+    replay: (writes: readonly PlainWrite[]) => {
+      for (const write of writes) replay(ownRequest(write.operation, write.body));
+    },
+  });
+
+  /** dynalite's answer to a request, with what a success implies for the index and the key schemas. */
+  const passOn = async (operation: string, forward: Forwarded): Promise<Answer> => {
+    const answer = await send(tables.endpoint, forward);
+    if (answer.status === 200 && WRITES.has(operation)) replay(forward);
+    if (answer.status === 200 && TABLE_CHANGES.has(operation)) {
+      transactions.forgetTables();
+      if (index) await send(index.endpoint, forward);
+    }
+    return answer;
+  };
+
+  const transact = async (operation: string, forward: Forwarded): Promise<Answer> => {
+    // What dynalite checks before any operation's own validation (content type, JSON, a signature's
+    // form) it checks here on the request sent as a ListTables to the validator, which has no tables:
+    // anything but a 200 is dynalite's answer to the request itself.
+    const gate = await send(validator.endpoint, {
+      ...forward,
+      headers: { ...forward.headers, 'x-amz-target': `${TARGET_PREFIX}ListTables` },
+    });
+    if (gate.status !== 200) return gate;
+    const parsed: unknown = JSON.parse(forward.body.toString('utf8'));
+    const request = isObject(parsed) ? parsed : {};
+    const reply =
+      operation === 'TransactWriteItems'
+        ? await transactions.write(request)
+        : await transactions.get(request);
+    return answerOf(reply, forward.headers['content-type']);
+  };
+
   const proxy = createServer((req, res) => {
     void (async () => {
       const forward: Forwarded = {
@@ -97,10 +167,17 @@ export async function startDynamoDbEmulator(options: {
         body: await readAll(req),
       };
       const operation = String(req.headers['x-amz-target'] ?? '').replace(TARGET_PREFIX, '');
-      const indexRead = (operation === 'Query' || operation === 'Scan') && hasIndexName(forward.body);
-      const answer = await send(index && indexRead ? index.endpoint : tables.endpoint, forward);
-      if (answer.status === 200 && WRITES.has(operation)) replay(forward);
-      if (answer.status === 200 && TABLE_CHANGES.has(operation) && index) await send(index.endpoint, forward);
+      let answer: Answer;
+      if (index && (operation === 'Query' || operation === 'Scan') && hasIndexName(forward.body)) {
+        answer = await send(index.endpoint, forward);
+      } else if (
+        forward.method === 'POST' &&
+        (operation === 'TransactWriteItems' || operation === 'TransactGetItems')
+      ) {
+        answer = await transact(operation, forward);
+      } else {
+        answer = await lock.shared(() => passOn(operation, forward));
+      }
       res.writeHead(answer.status, answer.headers);
       res.end(answer.body);
     })().catch(() => res.destroy());
@@ -113,7 +190,7 @@ export async function startDynamoDbEmulator(options: {
     endpoint: front.endpoint,
     async stop() {
       await front.stop();
-      await Promise.all([tables.stop(), index?.stop()]);
+      await Promise.all([tables.stop(), validator.stop(), index?.stop()]);
       agent.destroy();
     },
   };
@@ -128,13 +205,50 @@ interface Forwarded {
 
 interface Answer {
   readonly status: number;
-  readonly headers: IncomingMessage['headers'];
+  readonly headers: IncomingMessage['headers'] | OutgoingHttpHeaders;
   readonly body: Buffer;
 }
 
 interface Listening {
   readonly endpoint: string;
   stop(): Promise<void>;
+}
+
+function ownRequest(operation: string, body: object): Forwarded {
+  const payload = Buffer.from(JSON.stringify(body));
+  return {
+    method: 'POST',
+    path: '/',
+    headers: {
+      ...OWN_HEADERS,
+      'x-amz-target': `${TARGET_PREFIX}${operation}`,
+      'content-length': `${payload.length}`,
+    },
+    body: payload,
+  };
+}
+
+/** An answer of the proxy's own, framed as dynalite frames its answers. */
+function answerOf(reply: Reply, requestType: string | undefined): Answer {
+  const body = Buffer.from(JSON.stringify(reply.body));
+  const type =
+    requestType?.split(';')[0]?.trim() === 'application/json'
+      ? 'application/json'
+      : 'application/x-amz-json-1.0';
+  return {
+    status: reply.status,
+    headers: {
+      'x-amzn-RequestId': randomBytes(39).toString('base64').toUpperCase().replace(/[+/]/g, '0'),
+      'x-amz-crc32': `${crc32(body)}`,
+      'content-type': type,
+      'content-length': `${body.length}`,
+    },
+    body,
+  };
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function hasIndexName(body: Buffer): boolean {
