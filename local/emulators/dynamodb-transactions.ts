@@ -210,6 +210,16 @@ export class Transactions {
     });
   }
 
+  /**
+   * The item stored under the key of `keyOrItem` in `table`, read consistently; the
+   * caller holds the lock alone, so it is the item a refused write was refused on.
+   */
+  async current(table: string, keyOrItem: Item): Promise<Item | undefined> {
+    const schema = await this.schemaOf(table);
+    const key = schema && keyIn(schema, keyOrItem, false);
+    return key && 'key' in key ? this.read({ table, key: key.key }) : undefined;
+  }
+
   /** The first action, in request order, that a single-item request would be refused for on its own. */
   private async refusalOf(
     requests: readonly { operation: string; body: Json }[],

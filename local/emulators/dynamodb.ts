@@ -22,7 +22,7 @@ import {
 
 import dynalite = require('dynalite');
 
-import { type Call, type PlainWrite, type Reply, Transactions } from './dynamodb-transactions';
+import { type Call, type Item, type PlainWrite, type Reply, Transactions } from './dynamodb-transactions';
 import { ReadersWriterLock } from './readers-writer-lock';
 
 /**
@@ -30,12 +30,17 @@ import { ReadersWriterLock } from './readers-writer-lock';
  * against what Longhaul relies on: conditional PutItem and UpdateItem, GSIs
  * with ALL and KEYS_ONLY projections, sparse indexes and ExclusiveStartKey
  * paging on a GSI query. Not implemented: UpdateTimeToLive
- * (UnknownOperationException) and TTL expiry, ReturnValuesOnConditionCheckFailure.
+ * (UnknownOperationException) and TTL expiry.
  *
- * dynalite has no TransactWriteItems nor TransactGetItems; the proxy adds them
- * (see dynamodb-transactions.ts) and passes every other request to dynalite
- * and its answer back untouched. Every request holds a readers-writer lock
- * shared; a transaction holds it alone, so no request sees one half done.
+ * dynalite has no TransactWriteItems, TransactGetItems nor
+ * ReturnValuesOnConditionCheckFailure; the proxy adds them (see
+ * dynamodb-transactions.ts) and passes every other request to dynalite and
+ * its answer back untouched. Every request holds a readers-writer lock shared;
+ * a transaction holds it alone, so no request sees one half done. A write
+ * asking ReturnValuesOnConditionCheckFailure ALL_OLD runs as any other; when
+ * its condition fails, it runs again holding the lock alone and, failing
+ * again, reads the item it failed on before anything else can change it
+ * (a success the second time is a success at that later moment).
  *
  * dynalite's indexes are updated with their table, but DynamoDB's global
  * secondary indexes are eventually consistent: an index read may miss a write
@@ -53,6 +58,13 @@ export interface DynamoDbEmulator {
 const TARGET_PREFIX = 'DynamoDB_20120810.';
 const WRITES = new Set(['PutItem', 'UpdateItem', 'DeleteItem', 'BatchWriteItem']);
 const TABLE_CHANGES = new Set(['CreateTable', 'UpdateTable', 'DeleteTable']);
+const RETURN_ON_FAILURE = 'ReturnValuesOnConditionCheckFailure';
+/** The writes that take ReturnValuesOnConditionCheckFailure, and where each names its item. */
+const ITEM_OF = new Map([
+  ['PutItem', 'Item'],
+  ['UpdateItem', 'Key'],
+  ['DeleteItem', 'Key'],
+]);
 /** What the proxy's own requests to dynalite carry: dynalite wants a signature's form, never checks one. */
 const OWN_HEADERS = {
   'content-type': 'application/x-amz-json-1.0',
@@ -158,6 +170,34 @@ export async function startDynamoDbEmulator(options: {
     return answerOf(reply, forward.headers['content-type']);
   };
 
+  const conditionalWrite = async (
+    operation: string,
+    forward: Forwarded,
+    request: Record<string, unknown>,
+  ): Promise<Answer> => {
+    const wanted = request[RETURN_ON_FAILURE];
+    if (wanted !== 'ALL_OLD' && wanted !== 'NONE') {
+      const message =
+        `1 validation error detected: Value '${String(wanted)}' at 'returnValuesOnConditionCheckFailure' ` +
+        'failed to satisfy constraint: Member must satisfy enum value set: [ALL_OLD, NONE]';
+      return answerOf(
+        { status: 400, body: { __type: 'com.amazon.coral.validate#ValidationException', message } },
+        forward.headers['content-type'],
+      );
+    }
+    const first = await lock.shared(() => passOn(operation, forward));
+    if (wanted === 'NONE' || !conditionFailed(first)) return first;
+    return lock.exclusive(async () => {
+      const again = await passOn(operation, forward);
+      if (!conditionFailed(again)) return again;
+      const item = await transactions.current(
+        String(request.TableName),
+        request[ITEM_OF.get(operation) ?? 'Key'] as Item,
+      );
+      return item ? withItem(again, item) : again;
+    });
+  };
+
   const proxy = createServer((req, res) => {
     void (async () => {
       const forward: Forwarded = {
@@ -176,7 +216,10 @@ export async function startDynamoDbEmulator(options: {
       ) {
         answer = await transact(operation, forward);
       } else {
-        answer = await lock.shared(() => passOn(operation, forward));
+        const request = ITEM_OF.has(operation) ? askingOldItem(forward.body) : undefined;
+        answer = request
+          ? await conditionalWrite(operation, forward, request)
+          : await lock.shared(() => passOn(operation, forward));
       }
       res.writeHead(answer.status, answer.headers);
       res.end(answer.body);
@@ -245,6 +288,31 @@ function answerOf(reply: Reply, requestType: string | undefined): Answer {
     },
     body,
   };
+}
+
+/** dynalite's ConditionalCheckFailedException with the item it failed on, as DynamoDB answers ALL_OLD. */
+function withItem(answer: Answer, item: Item): Answer {
+  const body = Buffer.from(JSON.stringify({ ...JSON.parse(answer.body.toString('utf8')), Item: item }));
+  return {
+    ...answer,
+    headers: { ...answer.headers, 'x-amz-crc32': `${crc32(body)}`, 'content-length': `${body.length}` },
+    body,
+  };
+}
+
+function conditionFailed(answer: Answer): boolean {
+  return answer.status === 400 && answer.body.includes('#ConditionalCheckFailedException"');
+}
+
+/** The request of a single-item write naming ReturnValuesOnConditionCheckFailure, parsed; undefined for any other. */
+function askingOldItem(body: Buffer): Record<string, unknown> | undefined {
+  if (!body.includes(RETURN_ON_FAILURE)) return undefined;
+  try {
+    const request: unknown = JSON.parse(body.toString('utf8'));
+    return isObject(request) && request[RETURN_ON_FAILURE] != null ? request : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

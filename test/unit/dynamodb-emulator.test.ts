@@ -2,9 +2,11 @@ import {
   type AttributeValue,
   BatchGetItemCommand,
   ConditionalCheckFailedException,
+  DeleteItemCommand,
   DynamoDBServiceException,
   GetItemCommand,
   IdempotentParameterMismatchException,
+  PutItemCommand,
   ResourceNotFoundException,
   TransactGetItemsCommand,
   TransactionCanceledException,
@@ -31,8 +33,9 @@ import {
 
 /**
  * The local DynamoDB emulator (dynalite behind our proxy) as the real SDK v3
- * clients see it: TransactWriteItems and TransactGetItems as AWS answers
- * them, isolation under concurrency, the lagging index and a restart.
+ * clients see it: TransactWriteItems, TransactGetItems and
+ * ReturnValuesOnConditionCheckFailure as AWS answers them, isolation under
+ * concurrency, the lagging index and a restart.
  */
 
 jest.setTimeout(60_000);
@@ -503,6 +506,7 @@ describe('isolation', () => {
           UpdateExpression: 'ADD c :one',
           ConditionExpression: 'c < :limit',
           ExpressionAttributeValues: { ':one': { N: '1' }, ':limit': { N: '10' } },
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
       ),
     );
@@ -519,7 +523,13 @@ describe('isolation', () => {
       if (result.status === 'rejected') expect(result.reason).toBeInstanceOf(TransactionCanceledException);
     }
     for (const result of singleResults) {
-      if (result.status === 'rejected') expect(result.reason).toBeInstanceOf(ConditionalCheckFailedException);
+      if (result.status === 'rejected') {
+        expect(result.reason).toBeInstanceOf(ConditionalCheckFailedException);
+        expect((result.reason as ConditionalCheckFailedException).Item).toEqual({
+          pk: { S: key('counter') },
+          c: { N: '10' },
+        });
+      }
     }
     // Each transaction that went through wrote its ledger entry, and none that was cancelled did.
     const ledger = await db.documents.send(
@@ -666,6 +676,167 @@ describe('TransactGetItems', () => {
       { Code: 'None' },
       { Code: 'ValidationError', Message: 'The provided key element does not match the schema' },
     ]);
+  });
+});
+
+describe('ReturnValuesOnConditionCheckFailure', () => {
+  it('answers a failed PutItem, UpdateItem and DeleteItem with the item as stored', async () => {
+    const key = keys();
+    const stored = { pk: { S: key('a') }, v: { N: '1' }, tags: { SS: ['x'] } };
+    await db.client.send(new PutItemCommand({ TableName: TABLE, Item: stored }));
+    const unless = { ConditionExpression: 'v > :v', ExpressionAttributeValues: { ':v': { N: '5' } } };
+
+    const refusals = [
+      await refusalOf(() =>
+        db.client.send(
+          new PutItemCommand({
+            TableName: TABLE,
+            Item: { pk: { S: key('a') }, v: { N: '9' } },
+            ...unless,
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          }),
+        ),
+      ),
+      await refusalOf(() =>
+        db.client.send(
+          new UpdateItemCommand({
+            TableName: TABLE,
+            Key: { pk: { S: key('a') } },
+            UpdateExpression: 'SET v = :v',
+            ...unless,
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          }),
+        ),
+      ),
+      await refusalOf(() =>
+        db.client.send(
+          new DeleteItemCommand({
+            TableName: TABLE,
+            Key: { pk: { S: key('a') } },
+            ...unless,
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          }),
+        ),
+      ),
+    ];
+
+    for (const error of refusals) {
+      expect(error).toBeInstanceOf(ConditionalCheckFailedException);
+      expect(error.message).toBe('The conditional request failed');
+      expect((error as ConditionalCheckFailedException).Item).toEqual(stored);
+    }
+    expect(
+      (await db.client.send(new GetItemCommand({ TableName: TABLE, Key: { pk: { S: key('a') } } }))).Item,
+    ).toEqual(stored);
+  });
+
+  it('carries no item when none was asked for or none is stored, and lets a write that holds through', async () => {
+    const key = keys();
+    await put({ pk: key('a'), v: 1 });
+    const condition = { ConditionExpression: 'attribute_not_exists(pk)' };
+
+    const notAsked = await refusalOf(() =>
+      db.client.send(
+        new PutItemCommand({
+          TableName: TABLE,
+          Item: { pk: { S: key('a') } },
+          ...condition,
+          ReturnValuesOnConditionCheckFailure: 'NONE',
+        }),
+      ),
+    );
+    const absent = await refusalOf(() =>
+      db.client.send(
+        new DeleteItemCommand({
+          TableName: TABLE,
+          Key: { pk: { S: key('absent') } },
+          ConditionExpression: 'attribute_exists(pk)',
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      ),
+    );
+    const wrote = await db.client.send(
+      new PutItemCommand({
+        TableName: TABLE,
+        Item: { pk: { S: key('b') }, v: { N: '2' } },
+        ...condition,
+        ReturnValues: 'ALL_OLD',
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      }),
+    );
+    const badValue = await refusalOf(() =>
+      db.client.send(
+        new PutItemCommand({
+          TableName: TABLE,
+          Item: { pk: { S: key('c') } },
+          ReturnValuesOnConditionCheckFailure: 'ALL_NEW' as never,
+        }),
+      ),
+    );
+
+    expect(notAsked).toBeInstanceOf(ConditionalCheckFailedException);
+    expect((notAsked as ConditionalCheckFailedException).Item).toBeUndefined();
+    expect(absent).toBeInstanceOf(ConditionalCheckFailedException);
+    expect((absent as ConditionalCheckFailedException).Item).toBeUndefined();
+    expect(wrote.Attributes).toBeUndefined();
+    expect(await read(key('b'))).toEqual({ pk: key('b'), v: 2 });
+    expect(badValue.name).toBe('ValidationException');
+    expect(badValue.message).toBe(
+      "1 validation error detected: Value 'ALL_NEW' at 'returnValuesOnConditionCheckFailure' failed to satisfy " +
+        'constraint: Member must satisfy enum value set: [ALL_OLD, NONE]',
+    );
+    expect(await read(key('c'))).toBeUndefined();
+  });
+
+  it('answers the item the write failed on while other writers keep changing it', async () => {
+    const key = keys();
+    const flip = { pk: { S: key('flip') } };
+    await db.client.send(new PutItemCommand({ TableName: TABLE, Item: { ...flip, side: { S: 'a' } } }));
+    let flipping = true;
+    // Other writers keep turning the item to side a or side b, at random: a write that holds only on
+    // side a and fails must be answered with the item on side b, the one it failed on.
+    const flipper = async () => {
+      while (flipping) {
+        await db.client.send(
+          new UpdateItemCommand({
+            TableName: TABLE,
+            Key: flip,
+            UpdateExpression: 'SET side = :side',
+            ExpressionAttributeValues: { ':side': { S: Math.random() < 0.5 ? 'b' : 'a' } },
+          }),
+        );
+      }
+    };
+    const refusals: ConditionalCheckFailedException[] = [];
+    const attempter = async () => {
+      for (let attempt = 0; attempt < 80; attempt += 1) {
+        try {
+          await db.client.send(
+            new UpdateItemCommand({
+              TableName: TABLE,
+              Key: flip,
+              UpdateExpression: 'SET tries = :attempt',
+              ConditionExpression: 'side = :a',
+              ExpressionAttributeValues: { ':a': { S: 'a' }, ':attempt': { N: String(attempt) } },
+              ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+            }),
+          );
+        } catch (error) {
+          if (!(error instanceof ConditionalCheckFailedException)) throw error;
+          refusals.push(error);
+        }
+      }
+    };
+    const flippers = [flipper(), flipper(), flipper()];
+    try {
+      await Promise.all([attempter(), attempter(), attempter()]);
+    } finally {
+      flipping = false;
+      await Promise.all(flippers);
+    }
+
+    expect(refusals.length).toBeGreaterThan(0);
+    expect(refusals.map((refusal) => refusal.Item?.side)).toEqual(refusals.map(() => ({ S: 'b' })));
   });
 });
 
