@@ -849,7 +849,7 @@ describe('the lagging index', () => {
   });
 
   it("replays a transaction's writes late and in order, and nothing of a cancelled one", async () => {
-    lagging = await startEmulatedDynamoDb({ indexLagMs: 1_500 });
+    lagging = await startEmulatedDynamoDb({ indexLagMs: 3_000 });
     const { client, documents } = lagging;
     await createTable(client, 'grouped', { groupIndex: true });
     await documents.send(new PutCommand({ TableName: 'grouped', Item: { pk: 'moved', group: 'other' } }));
@@ -902,9 +902,10 @@ describe('the lagging index', () => {
       }),
     );
 
-    // The index still shows what the transaction overwrote, then all of it at once.
+    // The index still shows what the transaction overwrote, then all of it, and nothing of the cancelled one.
+    // (Item by item, as a global secondary index catches up in AWS: a read in between may see part of it.)
     expect(await inGroup()).toEqual(['gone']);
-    expect(await eventually(inGroup, (pks) => pks.join() !== 'gone')).toEqual(['moved', 'new']);
+    expect(await eventually(inGroup, (pks) => pks.join() === 'moved,new')).toEqual(['moved', 'new']);
   });
 });
 
