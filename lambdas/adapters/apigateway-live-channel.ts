@@ -6,10 +6,14 @@ import {
 import type { LiveChannel, LiveMessage } from '../domain/ports';
 import type { DynamoDbSubscriptions, Subscriber } from './dynamodb-subscriptions';
 
-/** How long a job's subscriber list is reused: ticks come ten a second, subscriptions change rarely. */
+/**
+ * How long a job's subscriber list is reused, watched or not: ticks come ten a
+ * second, subscriptions change rarely, and a lookup is a read per job per
+ * interval (a minute's job nobody watches costs 60, not 240). A new watcher's
+ * ticks start within the interval; its first status and stored progress it
+ * reads from the job.
+ */
 const SUBSCRIBERS_TTL_MS = 1000;
-/** A job nobody watches is looked up again sooner, so a new watcher misses little. */
-const NO_SUBSCRIBERS_TTL_MS = 250;
 /**
  * PostToConnection answers 410 Gone until the connection's `$connect` has
  * returned, and the subscription is written during `$connect`: a connection
@@ -63,7 +67,7 @@ export class ApiGatewayLiveChannel implements LiveChannel {
     const connections = await this.subscriptions.connectionsOf(jobId);
     this.cache.set(jobId, {
       connections,
-      until: now + (connections.length ? SUBSCRIBERS_TTL_MS : NO_SUBSCRIBERS_TTL_MS),
+      until: now + SUBSCRIBERS_TTL_MS,
     });
     if (this.cache.size > 10_000) {
       const oldest = this.cache.keys().next().value;

@@ -90,3 +90,25 @@ test('removes an old subscription whose connection answers Gone, with a conditio
   ]);
   expect(management.commandCalls(PostToConnectionCommand)).toHaveLength(1);
 });
+
+test('looks up the watchers of a job nobody watches at most once a second, whatever the tick rate', async () => {
+  dynamodb.on(QueryCommand).resolves({ Items: [] });
+  let now = NOW;
+  const live = new ApiGatewayLiveChannel(
+    new ApiGatewayManagementApiClient({ region: 'us-east-1', endpoint: 'https://ws.example' }),
+    new DynamoDbSubscriptions(
+      DynamoDBDocumentClient.from(new DynamoDBClient({ region: 'us-east-1' })),
+      'connections',
+    ),
+    () => now,
+  );
+
+  // Three seconds of ticks at ten a second.
+  for (let i = 0; i < 30; i++) {
+    await live.publish(tick);
+    now += 100;
+  }
+
+  expect(dynamodb.commandCalls(QueryCommand)).toHaveLength(3);
+  expect(management.commandCalls(PostToConnectionCommand)).toHaveLength(0);
+});
