@@ -6,6 +6,7 @@ import type {
   InFlightLimits,
   JobQueue,
   JobStore,
+  SlotPoolState,
   SlotPools,
   TenantShares,
   Timeline,
@@ -50,12 +51,17 @@ export async function dispatchJob(
     return 'started';
   }
   const provider = providerOf(job);
-  const holders = await deps.slots(provider).holders();
-  if (!holdsOwnSlot(new Set(holders), job)) {
-    const full = holders.length >= deps.maxInFlight[provider];
-    // Every look puts the job in its line (again: a lost entry, or a job queued before jobs waited in
-    // lines, is never left out for long; looks at a full provider are minutes apart), except the first
-    // look of intake's message, which put it there just before sending.
+  const state = await deps.slots(provider).state();
+  if (!holdsOwnSlot(new Set(state.holders), job)) {
+    const full = state.holders.length >= deps.maxInFlight[provider];
+    // A free slot nobody waits for is taken at once: no line to join and leave again.
+    if (!full && !inLine && (await takeUncontendedSlot(deps, job, state))) {
+      await startJob(deps, job);
+      return 'started';
+    }
+    // Every other look puts the job in its line (again: a lost entry, or a job queued before jobs waited
+    // in lines, is never left out for long; looks at a full provider are minutes apart), except the
+    // first look of intake's message, which put it there just before sending.
     if (!(inLine && deferrals === 0)) await deps.waiting.add(waitingEntryOf(job));
     if (
       full ||
@@ -78,6 +84,48 @@ export async function dispatchJob(
   await startJob(deps, job);
   return 'started';
 }
+
+/**
+ * Takes a free slot for `job` when no tenant waits at its provider: the fair
+ * choice among the waiting has nobody to weigh it against. The tenant's pass
+ * moves on as if it had been chosen (so its share counts what it took this
+ * way), and the same conditional update enforces the limit, the tenant's cap
+ * and that pass. False when someone waits, the tenant is at its cap, or the
+ * slot went to another meanwhile: the job then takes its turn in its line.
+ */
+async function takeUncontendedSlot(deps: FillDeps, job: Job, state: SlotPoolState): Promise<boolean> {
+  const provider = providerOf(job);
+  if ((await deps.waiting.tenants(provider)).length > 0) return false;
+  const shares = await deps.tenantShares([job.tenantId]);
+  const candidate = candidateOf(job.tenantId, shares, state);
+  const choice = chooseTenant([candidate], state.floor);
+  if (!choice) return false;
+  return deps.slots(provider).acquire(slotHolderOf(job), deps.maxInFlight[provider], {
+    tenant: job.tenantId,
+    ...capOf(candidate),
+    pass: { expected: choice.expectedPass, next: choice.nextPass, floor: choice.floor },
+  });
+}
+
+/** A tenant as the fair choice weighs it: its share, and its slots and pass as the pool holds them. */
+function candidateOf(
+  tenant: string,
+  shares: ReadonlyMap<string, { readonly weight: number; readonly maxInFlight?: number }>,
+  state: SlotPoolState,
+): TenantCandidate {
+  const share = shares.get(tenant);
+  return {
+    tenant,
+    weight: share?.weight ?? TENANT_DEFAULTS.weight,
+    inFlight: state.tenantInFlight[tenant] ?? 0,
+    ...(state.passes[tenant] === undefined ? {} : { pass: state.passes[tenant] }),
+    ...(share?.maxInFlight === undefined ? {} : { maxInFlight: share.maxInFlight }),
+  };
+}
+
+/** The tenant's own cap, as a claim carries it (absent: none). */
+const capOf = (candidate: TenantCandidate) =>
+  candidate.maxInFlight === undefined ? {} : { maxInFlight: candidate.maxInFlight };
 
 /**
  * Starts the workflow of a job that holds its slot (named after the job: a second start is the same
@@ -146,18 +194,7 @@ export async function fillFreeSlot(
     if (waiting.length === 0) return undefined;
     const shares = await deps.tenantShares(waiting.map(({ tenant }) => tenant));
     const holders = new Set(state.holders);
-    /** The tenant's own cap, as a claim and a candidate carry it (absent: none). */
-    const capOf = (tenant: string) => {
-      const cap = shares.get(tenant)?.maxInFlight;
-      return cap === undefined ? {} : { maxInFlight: cap };
-    };
-    let candidates: TenantCandidate[] = waiting.map(({ tenant }) => ({
-      tenant,
-      weight: shares.get(tenant)?.weight ?? TENANT_DEFAULTS.weight,
-      inFlight: state.tenantInFlight[tenant] ?? 0,
-      ...(state.passes[tenant] === undefined ? {} : { pass: state.passes[tenant] }),
-      ...capOf(tenant),
-    }));
+    let candidates: TenantCandidate[] = waiting.map(({ tenant }) => candidateOf(tenant, shares, state));
     let changed = false;
     while (!changed) {
       const choice = chooseTenant(candidates, state.floor);
@@ -171,9 +208,10 @@ export async function fillFreeSlot(
       }
       const { job, entry } = next;
       const holder = slotHolderOf(job);
+      const chosen = candidates.find(({ tenant }) => tenant === choice.tenant);
       const claimed = await pool.acquire(holder, limit, {
         tenant: choice.tenant,
-        ...capOf(choice.tenant),
+        ...(chosen ? capOf(chosen) : {}),
         pass: { expected: choice.expectedPass, next: choice.nextPass, floor: choice.floor },
       });
       if (!claimed) {
@@ -245,16 +283,17 @@ async function handOff(
 
 /**
  * Fills free slots of `provider` one by one while any is free and a job waits
- * for it; true once `self` was given one. Bounded by the limit: each slot is
- * filled once.
+ * for it, `self`'s turn included; true if `self` was given one. Bounded by the
+ * limit: each slot is filled once, and none is left free while a job waits.
  */
 export async function fillFreeSlots(deps: FillDeps, provider: ProviderName, self: string): Promise<boolean> {
+  let served = false;
   for (let filled = 0; filled < deps.maxInFlight[provider]; filled++) {
-    const chosen = await fillFreeSlot(deps, provider, self);
-    if (chosen === undefined) return false;
-    if (chosen === self) return true;
+    const chosen = await fillFreeSlot(deps, provider, served ? undefined : self);
+    if (chosen === undefined) break;
+    if (chosen === self) served = true;
   }
-  return false;
+  return served;
 }
 
 /**
@@ -307,7 +346,8 @@ export interface FirstLookDeps {
 export async function firstLookOf(deps: FirstLookDeps, job: Job): Promise<EnqueueOptions> {
   const provider = providerOf(job);
   const held = (await deps.slots(provider).holders()).length;
-  if (held < deps.maxInFlight[provider]) return { inLine: true };
+  // A free slot: the dispatcher takes it at once if nobody waits, and puts the job in line if somebody does.
+  if (held < deps.maxInFlight[provider]) return {};
   return { inLine: true, delaySeconds: waitDelaySeconds(deps.maxWaitSeconds, deps.random), deferrals: 1 };
 }
 

@@ -151,9 +151,11 @@ export async function sendToLine(
 ): Promise<SubmitResult> {
   try {
     if (takesSlot(job)) {
-      // In line before its message can reach the dispatcher; a job whose line entry is lost joins when its message is read.
-      await deps.waiting.add(waitingEntryOf(job));
-      await deps.queue.enqueue(job, await firstLook(deps, job));
+      // At a full provider, in line before its message can reach the dispatcher (a job whose line entry
+      // is lost joins when its message is read); with a slot free, the dispatcher decides.
+      const look = await firstLook(deps, job);
+      if (look.inLine) await deps.waiting.add(waitingEntryOf(job));
+      await deps.queue.enqueue(job, look);
     } else {
       await deps.queue.enqueue(job);
     }
@@ -323,7 +325,9 @@ export async function enterLines(
   const failed = new Map<string, unknown>();
   for (const jobs of byProvider.values()) {
     try {
-      const sent = await deps.queue.enqueueMany(jobs, await firstLook(deps, jobs[0] as Job));
+      // In line already, free slot or not: the dispatcher need not put them there again.
+      const look = { ...(await firstLook(deps, jobs[0] as Job)), inLine: true };
+      const sent = await deps.queue.enqueueMany(jobs, look);
       for (const [id, error] of sent) failed.set(id, error);
     } catch (error) {
       for (const job of jobs) failed.set(job.id, error);

@@ -119,11 +119,6 @@ export interface JobStore {
    */
   requeueForResubmission(job: Job, at: Date): Promise<Job | undefined>;
   /**
-   * One provider's active jobs (queued, running, needs_review) of one status,
-   * oldest first, from the sparse index, each read again from the table (the
-   * index keeps keys only, and lags the table).
-   */
-  /**
    * Up to `limit` scheduled jobs whose runAt is at or before `now`, earliest
    * first, from the sparse due index, each read again from the table (the
    * index lags it: a job that left `scheduled` since is left out).
@@ -131,6 +126,11 @@ export interface JobStore {
   listDue(now: Date, limit: number): Promise<readonly Job[]>;
   /** How many of one provider's active jobs have this status (the sparse index, counted, not read). */
   countActive(provider: ProviderName, status: ActiveStatus): Promise<number>;
+  /**
+   * One provider's active jobs (queued, running, needs_review) of one status,
+   * oldest first, from the sparse index, each read again from the table (the
+   * index keeps keys only, and lags the table).
+   */
   listActive(
     provider: ProviderName,
     status: ActiveStatus,

@@ -1,4 +1,5 @@
 import { deferDelaySeconds, dispatchJob, firstLookOf, waitDelaySeconds } from '../../lambdas/domain/dispatch';
+import { waitingEntryOf } from '../../lambdas/domain/fair-share';
 import { executionNameOf, type Job, newJob, slotHolderOf } from '../../lambdas/domain/job';
 import {
   limits,
@@ -57,6 +58,46 @@ describe('dispatchJob', () => {
     expect(await deps.slots.holders()).toEqual([slotHolderOf(job)]);
   });
 
+  it('takes a free slot nobody waits for without joining a line, moving its tenant’s pass on', async () => {
+    const { deps, add } = setup(2);
+    const job = add(0);
+    await expect(dispatchJob(deps, job.id, 0)).resolves.toBe('started');
+    expect(deps.waiting.marks.size).toBe(0); // never put in a line
+    expect(deps.waiting.entries()).toEqual([]);
+    const state = await deps.slots.pool('longhaul-http').state();
+    expect(state.tenantInFlight).toEqual({ acme: 1 });
+    expect(state.passes.acme).toBeGreaterThan(0);
+  });
+
+  it('puts a job in its line when another tenant waits, and the fair choice gives out the free slot', async () => {
+    const { deps, add } = setup(2);
+    const waiting = {
+      ...newJob(
+        {
+          id: 'job_wwwwwwwwwwwwwwwwwwwwwwwwww',
+          tenantId: 'globex',
+          type: 'image.generate',
+          input: { prompt: 'x' },
+          idempotencyKey: 'kw',
+          fingerprint: 'f',
+        },
+        new Date(clock.getTime() - 60_000),
+      ),
+    } as Job;
+    deps.store.jobs.set(waiting.id, waiting);
+    await deps.waiting.add(waitingEntryOf(waiting));
+    const job = add(0);
+
+    await expect(dispatchJob(deps, job.id, 0)).resolves.toBe('started');
+
+    // Both slots go by the fair choice (a tie, broken by name): none is left free while globex waits.
+    expect([...deps.workflow.started].sort()).toEqual(
+      [executionNameOf(job), executionNameOf(waiting)].sort(),
+    );
+    expect(deps.waiting.marks.get('longhaul-http#acme')).toBe(1); // it joined its line to be weighed
+    expect(deps.waiting.entries()).toEqual([]);
+  });
+
   it('defers a job at a full provider as a new message delayed by about the longest wait, counting its waits', async () => {
     const { deps, add } = setup(1);
     const first = add(0);
@@ -78,8 +119,10 @@ describe('dispatchJob', () => {
     const { deps, add } = setup(3);
     const jobs = Array.from({ length: 10 }, (_, n) => add(n));
     const outcomes = await Promise.all(jobs.map((job) => dispatchJob(deps, job.id, 0)));
-    expect(outcomes.filter((o) => o === 'started')).toHaveLength(3);
+    // A dispatch that fills free slots may start another waiting job than its own, whose own look then defers.
+    expect(deps.workflow.started).toHaveLength(3);
     expect(await deps.slots.holders()).toHaveLength(3);
+    expect(outcomes.filter((o) => o !== 'started' && o !== 'deferred')).toEqual([]);
   });
 
   it('lets a redelivered message of a job that holds its slot start it again (idempotently)', async () => {
@@ -111,7 +154,8 @@ describe('firstLookOf', () => {
     const { deps, add } = setup(1);
     const first = add(0);
     const second = add(1);
-    await expect(firstLookOf(deps, first)).resolves.toEqual({ inLine: true });
+    // Not put in line: the dispatcher takes the free slot at once unless somebody waits.
+    await expect(firstLookOf(deps, first)).resolves.toEqual({});
 
     await dispatchJob(deps, first.id, 0);
 
