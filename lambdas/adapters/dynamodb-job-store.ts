@@ -1,10 +1,11 @@
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import {
   BatchGetCommand,
   type DynamoDBDocumentClient,
   GetCommand,
   PutCommand,
   QueryCommand,
+  TransactWriteCommand,
   UpdateCommand,
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
@@ -26,12 +27,16 @@ import type {
   CreateOutcome,
   JobPage,
   JobStore,
+  SlotGrant,
+  SlotGrantOutcome,
   StatusChange,
   TenantJobQuery,
 } from '../domain/ports';
 import { inBacklog } from '../domain/tenants';
 import { countPartition } from './dynamodb-count';
+import { acquireUpdate, slotPoolKey } from './dynamodb-slot-pool';
 import { backlogChange, tenantStatusKey } from './dynamodb-tenant-backlog';
+import { lineEntryKey } from './dynamodb-waiting-lines';
 
 const [byTenant, byTenantStatus, activeIndex, dueIndex] = jobTable.indexes;
 
@@ -349,6 +354,68 @@ export class DynamoDbJobStore implements JobStore {
       },
     });
     return updated ?? this.get(job.id);
+  }
+
+  async startWithSlot(grant: SlotGrant, at: Date): Promise<SlotGrantOutcome> {
+    const { job } = grant;
+    const stamp = at.toISOString();
+    const executionName = executionNameOf(job);
+    try {
+      await this.client.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Update: {
+                TableName: this.options.tableName,
+                ...acquireUpdate(slotPoolKey(providerOf(job)), grant.holder, grant.limit, grant.claim),
+              },
+            },
+            {
+              Update: {
+                TableName: this.options.tableName,
+                Key: { pk: job.id, sk: JOB_ITEM_SORT_KEY },
+                UpdateExpression:
+                  'SET previousStatus = #status, #status = :running, statusAt = :at, updatedAt = :at, ' +
+                  'tenantStatus = :tenantStatus, activeKey = :activeKey, startedAt = :at, executionName = :name, enqueuedAt = :at',
+                ConditionExpression: 'attribute_exists(pk) AND #status = :queued AND createdAt = :createdAt',
+                ExpressionAttributeNames: { '#status': 'status' },
+                ExpressionAttributeValues: {
+                  ':running': 'running',
+                  ':queued': 'queued',
+                  ':at': stamp,
+                  ':tenantStatus': tenantStatusKey(job.tenantId, 'running'),
+                  ':activeKey': activeKeyOf(providerOf(job), 'running'),
+                  ':name': executionName,
+                  ':createdAt': job.createdAt,
+                },
+              },
+            },
+            ...(grant.entry
+              ? [{ Delete: { TableName: this.options.tableName, Key: lineEntryKey(grant.entry) } }]
+              : []),
+          ],
+        }),
+      );
+    } catch (error) {
+      if (!(error instanceof TransactionCanceledException)) throw error;
+      const [slot, started] = error.CancellationReasons ?? [];
+      if (started?.Code === 'ConditionalCheckFailed') return { refused: 'job' };
+      if (slot?.Code === 'ConditionalCheckFailed') return { refused: 'slot' };
+      throw error;
+    }
+    // It left `queued`, so its tenant's backlog (a stop before this is the reconciler's to recount).
+    await this.changeBacklog(job.tenantId, -1);
+    return {
+      granted: {
+        ...job,
+        status: 'running',
+        statusAt: stamp,
+        updatedAt: stamp,
+        startedAt: stamp,
+        executionName,
+        enqueuedAt: stamp,
+      },
+    };
   }
 
   async touchEnqueued(jobId: string, at: Date): Promise<boolean> {

@@ -19,6 +19,61 @@ const tenantHoldersAttribute = (tenant: string) => `tenantHolders#${tenant}`;
 const tenantPassAttribute = (tenant: string) => `pass#${tenant}`;
 
 /**
+ * The conditional update that takes a slot of the pool item `key` for
+ * `holder`: the count and the holders together, the tenant's holders and pass
+ * with a claim, refused at the limit, at the tenant's cap, when the tenant's
+ * pass moved since it was read, or when the holder has one already. Alone it
+ * is `acquire`; in a transaction, a slot's grant (`startWithSlot`).
+ */
+export function acquireUpdate(
+  key: { readonly pk: string; readonly sk: string },
+  holder: string,
+  limit: number,
+  claim?: TenantClaim,
+) {
+  const add = ['inFlight :one', 'holders :holder'];
+  const set: string[] = [];
+  const conditions = [
+    '(attribute_not_exists(inFlight) OR inFlight < :limit)',
+    'NOT contains(holders, :holderId)',
+  ];
+  const names: Record<string, string> = {};
+  const values: Record<string, unknown> = {
+    ':one': 1,
+    ':holder': new Set([holder]),
+    ':holderId': holder,
+    ':limit': limit,
+  };
+  if (claim) {
+    names['#tenantHolders'] = tenantHoldersAttribute(claim.tenant);
+    add.push('#tenantHolders :holder');
+    if (claim.maxInFlight !== undefined) {
+      conditions.push('(attribute_not_exists(#tenantHolders) OR size(#tenantHolders) < :cap)');
+      values[':cap'] = claim.maxInFlight;
+    }
+    if (claim.pass) {
+      names['#pass'] = tenantPassAttribute(claim.tenant);
+      set.push('#pass = :nextPass', '#floor = :floor');
+      names['#floor'] = 'floor';
+      values[':nextPass'] = claim.pass.next;
+      values[':floor'] = claim.pass.floor;
+      if (claim.pass.expected === undefined) conditions.push('attribute_not_exists(#pass)');
+      else {
+        conditions.push('#pass = :expectedPass');
+        values[':expectedPass'] = claim.pass.expected;
+      }
+    }
+  }
+  return {
+    Key: key,
+    UpdateExpression: `${set.length ? `SET ${set.join(', ')} ` : ''}ADD ${add.join(', ')}`,
+    ConditionExpression: conditions.join(' AND '),
+    ...(Object.keys(names).length ? { ExpressionAttributeNames: names } : {}),
+    ExpressionAttributeValues: values,
+  };
+}
+
+/**
  * The in-flight limit as one DynamoDB item: a counter and the holders' ids,
  * changed only by conditional updates (the AWS sample "Controlling concurrency
  * in distributed systems using AWS Step Functions"). The count and the set are
@@ -43,49 +98,9 @@ export class DynamoDbSlotPool implements SlotPool {
   }
 
   async acquire(holder: string, limit: number, claim?: TenantClaim): Promise<boolean> {
-    const add = ['inFlight :one', 'holders :holder'];
-    const set: string[] = [];
-    const conditions = [
-      '(attribute_not_exists(inFlight) OR inFlight < :limit)',
-      'NOT contains(holders, :holderId)',
-    ];
-    const names: Record<string, string> = {};
-    const values: Record<string, unknown> = {
-      ':one': 1,
-      ':holder': new Set([holder]),
-      ':holderId': holder,
-      ':limit': limit,
-    };
-    if (claim) {
-      names['#tenantHolders'] = tenantHoldersAttribute(claim.tenant);
-      add.push('#tenantHolders :holder');
-      if (claim.maxInFlight !== undefined) {
-        conditions.push('(attribute_not_exists(#tenantHolders) OR size(#tenantHolders) < :cap)');
-        values[':cap'] = claim.maxInFlight;
-      }
-      if (claim.pass) {
-        names['#pass'] = tenantPassAttribute(claim.tenant);
-        set.push('#pass = :nextPass', '#floor = :floor');
-        names['#floor'] = 'floor';
-        values[':nextPass'] = claim.pass.next;
-        values[':floor'] = claim.pass.floor;
-        if (claim.pass.expected === undefined) conditions.push('attribute_not_exists(#pass)');
-        else {
-          conditions.push('#pass = :expectedPass');
-          values[':expectedPass'] = claim.pass.expected;
-        }
-      }
-    }
     try {
       await this.client.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: this.key,
-          UpdateExpression: `${set.length ? `SET ${set.join(', ')} ` : ''}ADD ${add.join(', ')}`,
-          ConditionExpression: conditions.join(' AND '),
-          ...(Object.keys(names).length ? { ExpressionAttributeNames: names } : {}),
-          ExpressionAttributeValues: values,
-        }),
+        new UpdateCommand({ TableName: this.tableName, ...acquireUpdate(this.key, holder, limit, claim) }),
       );
       return true;
     } catch (error) {

@@ -18,6 +18,11 @@ const WRITE_ATTEMPTS = 4;
 
 /** One tenant's line at one provider: its entries sort by their place. */
 const lineKey = (provider: ProviderName, tenant: string) => `WAIT#${provider}#${tenant}`;
+/** The key of a waiting job's entry in its tenant's line. */
+export const lineEntryKey = (entry: Pick<WaitingEntry, 'provider' | 'tenant' | 'place'>) => ({
+  pk: lineKey(entry.provider, entry.tenant),
+  sk: entry.place,
+});
 /** The set of tenants whose line at the provider may hold jobs, one item each. */
 const waitingKey = (provider: ProviderName) => `WAITING#${provider}`;
 
@@ -42,7 +47,7 @@ export class DynamoDbWaitingLines implements WaitingLines {
   }
 
   private entryItem(entry: WaitingEntry) {
-    return { pk: lineKey(entry.provider, entry.tenant), sk: entry.place, jobId: entry.jobId };
+    return { ...lineEntryKey(entry), jobId: entry.jobId };
   }
 
   /** Counts `count` more jobs put in the tenant's line into its marker, which marks it waiting. */
@@ -120,7 +125,7 @@ export class DynamoDbWaitingLines implements WaitingLines {
     await this.client.send(
       new DeleteCommand({
         TableName: this.tableName,
-        Key: { pk: lineKey(entry.provider, entry.tenant), sk: entry.place },
+        Key: lineEntryKey(entry),
       }),
     );
   }

@@ -2,6 +2,7 @@ import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-p
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { jobMessage } from '../adapters/sqs-job-queue';
 import { dispatchJob } from '../domain/dispatch';
+import { queueWaitMsOf } from '../domain/job';
 import {
   inFlightLimits,
   jobQueue,
@@ -39,12 +40,16 @@ async function dispatchRecord(record: SQSRecord): Promise<void> {
       maxWaitSeconds: settings.slotWaitMaxSeconds,
       now: () => new Date(),
       random: Math.random,
+      // A job's start is counted where its slot is granted, once: a granted job's prepare moves nothing.
+      observeStart: (job) => {
+        emit('JobsStarted', 1);
+        emit('QueueWait', queueWaitMsOf(job), { jobType: job.type });
+      },
     },
     message.jobId,
     message.deferrals ?? 0,
     message.inLine === true,
   );
-  // A start is counted by the workflow, once: a job handed a slot may be dispatched twice.
   if (outcome === 'deferred') emit('SlotWaits', 1);
   else if (outcome === 'dropped') emit('DuplicatesDropped', 1);
   logger.info('job dispatched', { outcome });

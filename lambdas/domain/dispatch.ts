@@ -44,6 +44,15 @@ export async function dispatchJob(
   inLine = false,
 ): Promise<DispatchOutcome> {
   const job = await deps.store.get(jobId);
+  // Given its slot and started in one write, its start sent by the hand-off lane: the same execution, by name.
+  if (
+    job &&
+    grantedNotStarted(job) &&
+    holdsOwnSlot(new Set(await deps.slots(providerOf(job)).holders()), job)
+  ) {
+    await startJob(deps, job);
+    return 'started';
+  }
   if (job?.status !== 'queued') return 'dropped';
   if (!takesSlot(job)) {
     // It holds no slot (its chunk jobs each wait for one in the tenant's line): nothing to wait for.
@@ -55,9 +64,12 @@ export async function dispatchJob(
   if (!holdsOwnSlot(new Set(state.holders), job)) {
     const full = state.holders.length >= deps.maxInFlight[provider];
     // A free slot nobody waits for is taken at once: no line to join and leave again.
-    if (!full && !inLine && (await takeUncontendedSlot(deps, job, state))) {
-      await startJob(deps, job);
-      return 'started';
+    if (!full && !inLine) {
+      const granted = await takeUncontendedSlot(deps, job, state);
+      if (granted) {
+        await startJob(deps, granted);
+        return 'started';
+      }
     }
     // Every other look puts the job in its line (again: a lost entry, or a job queued before jobs waited
     // in lines, is never left out for long; looks at a full provider are minutes apart), except the
@@ -93,19 +105,41 @@ export async function dispatchJob(
  * and that pass. False when someone waits, the tenant is at its cap, or the
  * slot went to another meanwhile: the job then takes its turn in its line.
  */
-async function takeUncontendedSlot(deps: FillDeps, job: Job, state: SlotPoolState): Promise<boolean> {
+async function takeUncontendedSlot(deps: FillDeps, job: Job, state: SlotPoolState): Promise<Job | undefined> {
   const provider = providerOf(job);
-  if ((await deps.waiting.tenants(provider)).length > 0) return false;
+  if ((await deps.waiting.tenants(provider)).length > 0) return undefined;
   const shares = await deps.tenantShares([job.tenantId]);
   const candidate = candidateOf(job.tenantId, shares, state);
   const choice = chooseTenant([candidate], state.floor);
-  if (!choice) return false;
-  return deps.slots(provider).acquire(slotHolderOf(job), deps.maxInFlight[provider], {
-    tenant: job.tenantId,
-    ...capOf(candidate),
-    pass: { expected: choice.expectedPass, next: choice.nextPass, floor: choice.floor },
-  });
+  if (!choice) return undefined;
+  const outcome = await deps.store.startWithSlot(
+    {
+      job,
+      holder: slotHolderOf(job),
+      limit: deps.maxInFlight[provider],
+      claim: {
+        tenant: job.tenantId,
+        ...capOf(candidate),
+        pass: { expected: choice.expectedPass, next: choice.nextPass, floor: choice.floor },
+      },
+    },
+    deps.now(),
+  );
+  if (!('granted' in outcome)) return undefined;
+  deps.observeStart?.(outcome.granted);
+  return outcome.granted;
 }
+
+/**
+ * A job given its slot and moved to `running` in one write whose execution
+ * may not have started yet: nothing of the run is recorded beyond its name.
+ */
+export const grantedNotStarted = (job: Job): boolean =>
+  job.status === 'running' &&
+  job.executionName === executionNameOf(job) &&
+  job.submitIntent === undefined &&
+  job.providerJobId === undefined &&
+  job.taskToken === undefined;
 
 /** A tenant as the fair choice weighs it: its share, and its slots and pass as the pool holds them. */
 function candidateOf(
@@ -141,7 +175,9 @@ export async function startJob(
 }
 
 export interface FillDeps {
-  readonly store: Pick<JobStore, 'get' | 'touchEnqueued'>;
+  readonly store: Pick<JobStore, 'get' | 'touchEnqueued' | 'startWithSlot'>;
+  /** Hears each job that a grant started (its wait in the queue ends there), for metrics. */
+  readonly observeStart?: (job: Job) => void;
   readonly slots: SlotPools;
   readonly queue: JobQueue;
   readonly waiting: WaitingLines;
@@ -207,32 +243,31 @@ export async function fillFreeSlot(
         continue;
       }
       const { job, entry } = next;
-      const holder = slotHolderOf(job);
       const chosen = candidates.find(({ tenant }) => tenant === choice.tenant);
-      const claimed = await pool.acquire(holder, limit, {
-        tenant: choice.tenant,
-        ...(chosen ? capOf(chosen) : {}),
-        pass: { expected: choice.expectedPass, next: choice.nextPass, floor: choice.floor },
-      });
-      if (!claimed) {
-        changed = true;
-        continue;
-      }
-      if (job.id === self) {
-        await deps.waiting.remove(entry);
+      // The slot, the job's start and its leaving the line in one write: never a slot taken for a job
+      // that does not run, nor a job running without its slot.
+      const outcome = await deps.store.startWithSlot(
+        {
+          job,
+          holder: slotHolderOf(job),
+          limit,
+          claim: {
+            tenant: choice.tenant,
+            ...(chosen ? capOf(chosen) : {}),
+            pass: { expected: choice.expectedPass, next: choice.nextPass, floor: choice.floor },
+          },
+          entry,
+        },
+        deps.now(),
+      );
+      if ('granted' in outcome) {
+        deps.observeStart?.(outcome.granted);
+        if (job.id !== self) await startOrHandOff(deps, outcome.granted);
         return job.id;
       }
-      // Both at once: the line entry is only a pointer, and the touch proves the job still waits.
-      const [, stillQueued] = await Promise.all([
-        deps.waiting.remove(entry),
-        deps.store.touchEnqueued(job.id, deps.now()),
-      ]);
-      if (stillQueued) {
-        await startOrHandOff(deps, job, entry, () => pool.release(holder, choice.tenant));
-        return job.id;
-      }
-      // It left `queued` after it was read: the slot is its own only if it runs.
-      if ((await deps.store.get(job.id))?.status !== 'running') await pool.release(holder, choice.tenant);
+      // It left `queued` after it was read (canceled, say): its entry goes. Or another chooser changed
+      // the pool: the choice is made again.
+      if (outcome.refused === 'job') await deps.waiting.remove(entry);
       changed = true;
     }
   }
@@ -240,45 +275,22 @@ export async function fillFreeSlot(
 }
 
 /**
- * Starts a job given a slot where the caller can, else (or if the start
+ * Starts a job given its slot where the caller can, else (or if the start
  * failed: its execution may not exist) sends it to the dispatcher by the
- * hand-off lane, whose start is idempotent by the execution's name.
+ * hand-off lane, whose start is the same execution by its name. A job whose
+ * start and message both failed runs without an execution: the reconciler
+ * starts it under the same name.
  */
-async function startOrHandOff(
-  deps: FillDeps,
-  job: Job,
-  entry: WaitingEntry,
-  giveBack: () => Promise<unknown>,
-): Promise<void> {
+async function startOrHandOff(deps: FillDeps, job: Job): Promise<void> {
   if (deps.start) {
     try {
       await deps.start(job);
       return;
     } catch {
-      // The lane below is the fallback; its message starts the same execution.
+      // The lane below is the fallback.
     }
   }
-  await handOff(deps, job, entry, giveBack);
-}
-
-/**
- * Sends a job given a slot to the dispatcher by the hand-off lane. A message
- * that cannot be sent started nothing: the slot is given back and the job put
- * back in its line, so neither waits for the job's own delayed message.
- */
-async function handOff(
-  deps: FillDeps,
-  job: Job,
-  entry: WaitingEntry,
-  giveBack: () => Promise<unknown>,
-): Promise<void> {
-  try {
-    await deps.queue.enqueue(job, { handOff: true });
-  } catch (error) {
-    await giveBack();
-    await deps.waiting.add(entry);
-    throw error;
-  }
+  await deps.queue.enqueue(job, { handOff: true });
 }
 
 /**

@@ -314,3 +314,7 @@ export function newJob(spec: NewJob, now: Date): Job {
     statusAt: at,
   };
 }
+
+/** How long the job waited in the queue: from its creation to its start. */
+export const queueWaitMsOf = (job: Pick<Job, 'createdAt' | 'startedAt' | 'updatedAt'>): number =>
+  Date.parse(job.startedAt ?? job.updatedAt) - Date.parse(job.createdAt);

@@ -91,6 +91,17 @@ export interface JobStore {
     job: Pick<Job, 'id' | 'createdAt' | 'resubmissions'>,
     outcome: ProviderOutcome,
   ): Promise<Job | undefined>;
+  /**
+   * Gives a queued job its provider slot and starts it, all or nothing (one
+   * transaction): the slot taken as `SlotPool.acquire` takes it (the limit, the
+   * tenant's cap and pass are its conditions, so the limit is still enforced in
+   * that one item's update), the job moved from `queued` to `running` under the
+   * name of its execution, and its line entry, if any, removed. Refused when
+   * the slot cannot be taken (`slot`) or the job is no longer the queued job it
+   * was read as (`job`, which wins when both hold); nothing is written then.
+   * The job leaves its tenant's backlog as any move out of `queued` does.
+   */
+  startWithSlot(grant: SlotGrant, at: Date): Promise<SlotGrantOutcome>;
   /** A queued job's message was (re)sent now; false if the job is no longer queued. */
   touchEnqueued(jobId: string, at: Date): Promise<boolean>;
   /**
@@ -139,6 +150,20 @@ export interface JobStore {
 }
 
 export type ActiveStatus = 'queued' | 'running' | 'needs_review';
+
+/** A provider slot given to a queued job, with its start (`JobStore.startWithSlot`). */
+export interface SlotGrant {
+  /** The job as read, queued. */
+  readonly job: Job;
+  /** Its slot's holder (`slotHolderOf`). */
+  readonly holder: string;
+  readonly limit: number;
+  readonly claim: TenantClaim;
+  /** Its entry in its tenant's line, if it waited in one. */
+  readonly entry?: WaitingEntry;
+}
+
+export type SlotGrantOutcome = { readonly granted: Job } | { readonly refused: 'slot' | 'job' };
 
 /**
  * One provider's in-flight slots: one counter with the holders, so its limit

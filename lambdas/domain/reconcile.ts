@@ -3,7 +3,7 @@ import { FIX_KINDS, type TENANT_USAGE_LOG } from '../../config/metrics';
 import { LEGACY_PROVIDER, PROVIDER_NAMES, PROVIDERS, type ProviderName } from '../../config/providers';
 import { resumeParent } from './chunk-jobs';
 import { mapWithConcurrency } from './concurrency';
-import { fillFreeSlot } from './dispatch';
+import { fillFreeSlot, grantedNotStarted } from './dispatch';
 import { JOB_CANCELED_CAUSE, JOB_CANCELED_ERROR } from './errors';
 import { enterLines } from './intake';
 import {
@@ -495,6 +495,16 @@ async function reconcileRunning(deps: ReconcileDeps, job: Job, holdsSlot: boolea
     const current = (await deps.store.get(job.id)) ?? moved;
     if (!providerMayBeRunning(current)) await releaseOwnSlot(deps.slots, current);
     await fix(job, 'timed_out');
+    return;
+  }
+
+  if (execution === 'NOT_FOUND' && grantedNotStarted(job)) {
+    // Given its slot and started in one write, its execution not started yet: its granter's start may
+    // be on its way. Once that had time, the start is made here under the same name (the granter's,
+    // if it comes after all, is the same execution).
+    if (now.getTime() - Date.parse(job.statusAt) < deps.queuedGraceMs) return;
+    await deps.workflow.start(executionName, { jobId: job.id });
+    await fix(job, 'restarted', 'given its slot, its execution never started');
     return;
   }
 

@@ -22,6 +22,7 @@ import {
   providerMayBeRunning,
   providerOf,
   providerWebhookUrlOf,
+  queueWaitMsOf,
   submissionKeyOf,
   takesSlot,
 } from './job';
@@ -188,13 +189,7 @@ const steps: Record<StepName, Step> = {
         },
         now,
       );
-      if (started) {
-        deps.observe?.({
-          kind: 'started',
-          jobType: started.type,
-          queueWaitMs: now.getTime() - Date.parse(started.createdAt),
-        });
-      }
+      if (started) observeStarted(deps, started);
       job = started ?? (await loadJob(deps, event.jobId));
     }
     if (job.status !== 'running') throw new JobSettledError(`Job ${job.id} is ${job.status}.`);
@@ -479,15 +474,26 @@ export async function stopAtProvider(
   });
 }
 
+/** A job's start, once: by prepare for a job that takes no slot, by the grant of its slot for the others. */
+function observeStarted(deps: Pick<WorkflowDeps, 'observe'>, job: Job): void {
+  deps.observe?.({
+    kind: 'started',
+    jobType: job.type,
+    queueWaitMs: queueWaitMsOf(job),
+  });
+}
+
 /**
  * Gives the provider's free slots to the jobs whose turn it is, each started at
  * once on `stateMachine` (the caller's own) or, without it, sent by the
  * hand-off lane. Bounded by the limit: each slot is filled once.
  */
 async function handSlotsOn(deps: WorkflowDeps, provider: ProviderName, stateMachine?: string): Promise<void> {
-  const fill: FillDeps = stateMachine
-    ? { ...deps, start: (next) => startJob(deps, next, stateMachine) }
-    : deps;
+  const fill: FillDeps = {
+    ...deps,
+    ...(stateMachine ? { start: (next: Job) => startJob(deps, next, stateMachine) } : {}),
+    observeStart: (next) => observeStarted(deps, next),
+  };
   for (let filled = 0; filled < deps.maxInFlight[provider]; filled++) {
     const next = await fillFreeSlot(fill, provider);
     if (next === undefined) return;

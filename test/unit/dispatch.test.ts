@@ -2,6 +2,7 @@ import { deferDelaySeconds, dispatchJob, firstLookOf, waitDelaySeconds } from '.
 import { waitingEntryOf } from '../../lambdas/domain/fair-share';
 import { executionNameOf, type Job, newJob, slotHolderOf } from '../../lambdas/domain/job';
 import {
+  granting,
   limits,
   MemoryQueue,
   MemoryStore,
@@ -15,7 +16,7 @@ import {
 const clock = new Date('2026-05-01T10:00:00.000Z');
 
 function setup(maxInFlight: number) {
-  const deps = {
+  const deps = granting({
     store: new MemoryStore(),
     slots: memorySlots(),
     workflow: new MemoryWorkflow(),
@@ -27,7 +28,7 @@ function setup(maxInFlight: number) {
     maxWaitSeconds: 30,
     now: () => clock,
     random: () => 0.5,
-  };
+  });
   const add = (n: number, status: Job['status'] = 'queued') => {
     const job = {
       ...newJob(

@@ -3,6 +3,7 @@ import { waitingEntryOf } from '../../lambdas/domain/fair-share';
 import { executionNameOf, type Job, type JobPriority, newJob, slotHolderOf } from '../../lambdas/domain/job';
 import type { TenantShare } from '../../lambdas/domain/ports';
 import {
+  granting,
   limits,
   MemoryQueue,
   MemoryStore,
@@ -31,7 +32,7 @@ const jobIdNumbered = (n: number): string => {
 
 function setup(maxInFlight: number, shares: Record<string, TenantShare> = {}) {
   let clock = T0;
-  const deps = {
+  const deps = granting({
     store: new MemoryStore(),
     slots: memorySlots(),
     workflow: new MemoryWorkflow(),
@@ -43,7 +44,7 @@ function setup(maxInFlight: number, shares: Record<string, TenantShare> = {}) {
     maxWaitSeconds: 30,
     now: () => new Date(clock),
     random: () => 0.5,
-  };
+  });
   let n = 0;
   /** A job of `tenant` as intake leaves it: stored queued and in its tenant's line. */
   const submit = async (tenant: string, priority: JobPriority = 'standard') => {
@@ -220,15 +221,17 @@ it('starts the job whose turn it is with the free slot, and defers the one it di
   expect(deps.queue.messages.map((m) => [m.jobId, m.options.handOff ?? false])).toEqual([[later.id, false]]);
 });
 
-it('gives the slot back and puts the job back in line when its hand-off cannot be sent', async () => {
+it('keeps the slot with the job it started when its hand-off cannot be sent: the job runs, for the reconciler to start', async () => {
   const { submit, deps, pool } = setup(1);
   const job = await submit('acme');
   deps.queue.failing = true;
 
   await expect(fillFreeSlot(deps as FillDeps, 'longhaul-http')).rejects.toThrow('queue unavailable');
 
-  expect(await pool.holders()).toEqual([]);
-  expect(deps.waiting.entries().map((entry) => entry.jobId)).toEqual([job.id]);
+  // Given its slot and started in one write: never a slot without its job running, nor the reverse.
+  expect(await pool.holders()).toEqual([slotHolderOf(job)]);
+  expect(deps.store.jobs.get(job.id)?.status).toBe('running');
+  expect(deps.waiting.entries()).toEqual([]);
 });
 
 it("skips writing the job in line on the first look of intake's message only, which put it there", async () => {

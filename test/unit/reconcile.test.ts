@@ -4,6 +4,7 @@ import { executionNameOf, type Job, newJob, providerOf, slotHolderOf } from '../
 import type { EnqueueOptions } from '../../lambdas/domain/ports';
 import { BACKLOG_RECOUNTS_PER_PASS, type ReconcileDeps, reconcile } from '../../lambdas/domain/reconcile';
 import {
+  granting,
   limits,
   MemoryBacklogs,
   MemoryQueue,
@@ -23,7 +24,7 @@ const at = (ms: number) => new Date(t0.getTime() + ms).toISOString();
 function setup(options: { now?: number; deduplicates?: boolean } = {}) {
   const provider = new ScriptedProvider(options.deduplicates ?? true);
   const store = new MemoryStore();
-  const deps = {
+  const deps = granting({
     store,
     slots: memorySlots(),
     workflow: new MemoryWorkflow(),
@@ -44,7 +45,7 @@ function setup(options: { now?: number; deduplicates?: boolean } = {}) {
     backlogs: new MemoryBacklogs(store),
     firstLook: async (): Promise<EnqueueOptions> => ({ inLine: true }),
     promotionsPerPass: 10,
-  };
+  });
   deps satisfies ReconcileDeps;
   let n = 0;
   const add = (patch: Partial<Job>) => {
@@ -231,6 +232,29 @@ describe('running jobs', () => {
     await reconcile(deps);
     expect(get(job.id)).toMatchObject({ status: 'needs_review', error: { code: 'ambiguous_submission' } });
     expect(deps.workflow.started).toEqual([]);
+  });
+
+  it('starts a job given its slot whose execution never started, under the same name, once its start had time', async () => {
+    const { deps, add, get } = setup({ now: 10_000 });
+    const job = add({ status: 'running', statusAt: at(5_000), startedAt: at(5_000) });
+    const granted = add({ ...job, id: 'job_zzzzzzzzzzzzzzzzzzzzzzzzzz' });
+    deps.store.jobs.set(job.id, { ...get(job.id), executionName: executionNameOf(job) });
+    deps.store.jobs.set(granted.id, { ...granted, executionName: executionNameOf(granted) });
+    await deps.slots.acquire(slotHolderOf(job), 2);
+    await deps.slots.acquire(slotHolderOf(granted), 2);
+
+    // Within the grace its granter's start may still be on its way: nothing.
+    expect((await reconcile(deps)).fixes.restarted).toBe(0);
+    expect(deps.workflow.started).toEqual([]);
+
+    const later = { ...deps, now: () => new Date(t0.getTime() + 40_000) };
+    const report = await reconcile(later);
+
+    expect(report.fixes.restarted).toBe(2);
+    // The name the grant gave it, no new run: a late start of the granter's is the same execution.
+    expect(deps.workflow.started.sort()).toEqual([executionNameOf(job), executionNameOf(granted)].sort());
+    expect(get(job.id).runs).toBeUndefined();
+    expect(await deps.slots.holders()).toHaveLength(2);
   });
 
   it('is safe when two passes overlap: one restart, one execution', async () => {

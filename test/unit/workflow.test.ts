@@ -15,6 +15,7 @@ import {
 } from '../../lambdas/domain/job';
 import { jobErrorOf, runStep, type StepEvent, type WorkflowDeps } from '../../lambdas/domain/workflow';
 import {
+  granting,
   limits,
   MemoryInputs,
   MemoryOutputs,
@@ -51,7 +52,7 @@ function setup(options: { deduplicates?: boolean; job?: Partial<Job> } = {}) {
   store.jobs.set(job.id, job);
   const delivered: string[] = [];
   const provider = new ScriptedProvider(options.deduplicates ?? true);
-  const deps = {
+  const deps = granting({
     store,
     slots: memorySlots(),
     queue: new MemoryQueue(),
@@ -76,7 +77,7 @@ function setup(options: { deduplicates?: boolean; job?: Partial<Job> } = {}) {
       return 'sent' as const;
     },
     probeUrl: async () => ({ size: 10, contentType: 'audio/mpeg' }),
-  };
+  });
   deps satisfies WorkflowDeps;
   const step = (name: StepEvent['step'], extra: Partial<StepEvent> = {}) =>
     runStep(deps, { step: name, jobId: job.id, executionName: executionNameOf(job), ...extra });
@@ -493,17 +494,15 @@ describe('handing a released slot to the job whose turn it is', () => {
     expect(deps.waiting.entries()).toEqual([]);
   });
 
-  it('gives back a slot taken for a job that was canceled between the read and the take', async () => {
+  it('takes no slot for a job canceled between the read and the grant, and drops its entry', async () => {
     const { step, deps, job } = setup({ job: { status: 'succeeded' } });
     const raced = waiting('job_bbbbbbbbbbbbbbbbbbbbbbbbbb', '2026-05-01T09:00:00.000Z');
     await enter(deps, raced);
-    const pool = deps.slots.pool(providerOf(raced));
-    const acquire = pool.acquire.bind(pool);
-    pool.acquire = async (holder, limit, claim) => {
-      const taken = await acquire(holder, limit, claim);
-      if (holder === slotHolderOf(raced))
-        deps.store.jobs.set(raced.id, { ...raced, status: 'canceled' } as Job);
-      return taken;
+    const grant = deps.store.startWithSlot.bind(deps.store);
+    deps.store.startWithSlot = async (request, at) => {
+      // Canceled after the choice read it queued, before the grant's write.
+      if (request.job.id === raced.id) deps.store.jobs.set(raced.id, { ...raced, status: 'canceled' } as Job);
+      return grant(request, at);
     };
     await deps.slots.acquire(slotHolderOf(job), 1);
 
@@ -511,6 +510,8 @@ describe('handing a released slot to the job whose turn it is', () => {
 
     expect(await deps.slots.holders()).toEqual([]);
     expect(deps.queue.messages).toEqual([]);
+    expect(deps.workflow.started).toEqual([]);
+    expect(deps.waiting.entries()).toEqual([]);
   });
 
   it('hands off nothing while the slot stays held for an unresolved submission, or when nobody waits', async () => {

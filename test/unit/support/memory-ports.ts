@@ -23,6 +23,8 @@ import type {
   QueuedJobRef,
   ReconcilerPosition,
   ReconcilerProgress,
+  SlotGrant,
+  SlotGrantOutcome,
   SlotPool,
   SlotPoolState,
   SlotPools,
@@ -160,6 +162,35 @@ export class MemoryStore implements JobStore {
     return current.providerOutcome || !same ? current : this.patch(job.id, { providerOutcome: outcome });
   }
 
+  /** The slot pools and lines a grant writes with the job, as one table holds them all: a setup wires them. */
+  granting?: {
+    readonly pool: (provider: ProviderName) => MemorySlots;
+    readonly waiting?: MemoryWaitingLines;
+  };
+  /** Each grant's job id, whatever its outcome. */
+  readonly grants: string[] = [];
+  async startWithSlot(grant: SlotGrant, at: Date): Promise<SlotGrantOutcome> {
+    if (!this.granting) throw new Error('MemoryStore: wire `granting` to grant slots');
+    this.grants.push(grant.job.id);
+    // All of it at once, with no await in between: a transaction.
+    const current = this.jobs.get(grant.job.id);
+    if (current?.status !== 'queued' || current.createdAt !== grant.job.createdAt) return { refused: 'job' };
+    if (!this.granting.pool(providerOf(current)).take(grant.holder, grant.limit, grant.claim)) {
+      return { refused: 'slot' };
+    }
+    if (grant.entry) this.granting.waiting?.removeNow(grant.entry);
+    this.moveBacklog(current.tenantId, -1);
+    const stamp = at.toISOString();
+    const granted = this.patch(current.id, {
+      status: 'running',
+      statusAt: stamp,
+      updatedAt: stamp,
+      startedAt: stamp,
+      executionName: executionNameOf(current),
+      enqueuedAt: stamp,
+    }) as Job;
+    return { granted };
+  }
   async touchEnqueued(jobId: string, at: Date) {
     if (this.jobs.get(jobId)?.status !== 'queued') return false;
     this.patch(jobId, { enqueuedAt: at.toISOString() });
@@ -320,6 +351,11 @@ export class MemorySlots implements SlotPool {
   floor = 0;
   async acquire(holder: string, limit: number, claim?: TenantClaim) {
     if (this.held.has(holder)) return true;
+    return this.take(holder, limit, claim);
+  }
+  /** The conditional update itself, at once: refused for a holder that has a slot already, as the item's condition is. */
+  take(holder: string, limit: number, claim?: TenantClaim): boolean {
+    if (this.held.has(holder)) return false;
     if (this.held.size >= limit) return false;
     if (claim) {
       const mine = this.byTenant.get(claim.tenant) ?? new Set<string>();
@@ -381,6 +417,9 @@ export class MemoryWaitingLines implements WaitingLines {
     return failed;
   }
   async remove(entry: WaitingEntry) {
+    this.removeNow(entry);
+  }
+  removeNow(entry: WaitingEntry) {
     this.lines.get(MemoryWaitingLines.line(entry.provider, entry.tenant))?.delete(entry.place);
   }
   async tenants(provider: ProviderName) {
@@ -436,6 +475,14 @@ export function memorySlots(): MemorySlotPools {
     holders: () => legacy.holders(),
     state: () => legacy.state(),
   });
+}
+
+/** Wires a store to the pools and lines its slot grants write with the job, as one table holds them all. */
+export function granting<
+  D extends { store: MemoryStore; slots: MemorySlotPools; waiting?: MemoryWaitingLines },
+>(deps: D): D {
+  deps.store.granting = { pool: deps.slots.pool, ...(deps.waiting ? { waiting: deps.waiting } : {}) };
+  return deps;
 }
 
 /** The same in-flight limit at every provider. */

@@ -81,6 +81,7 @@ const PORT_FAULTS: readonly (readonly [string, string])[] = [
   ['store', 'transition'],
   ['store', 'recordProviderOutcome'],
   ['store', 'get'],
+  ['store', 'startWithSlot'],
   ['timeline', 'record'],
   ['workflow', 'completeTask'],
   ['workflow', 'failTask'],

@@ -138,6 +138,11 @@ export class World {
       () => this.clock,
     );
     this.deliveriesLeft = options.deliveries;
+    // A grant writes the pool, the job and the line in one transaction: one scheduled store call.
+    this.store.granting = {
+      pool: (provider) => (provider === WORLD_PROVIDER ? this.slots : this.otherPool(provider)),
+      waiting: this.waiting,
+    };
     this.jobIds = Array.from({ length: options.jobs }, (_, i) => deriveJobId(TENANT, keyOf(i)));
   }
 
