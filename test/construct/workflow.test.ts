@@ -681,12 +681,6 @@ describe('steps function', () => {
 
   test('finds its resources through its environment, and has no STATE_MACHINE_ARN (it would be circular)', () => {
     const queue = logicalIdAt(template, 'AWS::SQS::Queue', 'Longhaul/JobQueue/HandOffQueue/Resource');
-    const restApi = logicalIdAt(template, 'AWS::ApiGateway::RestApi', 'Longhaul/Api/RestApi/Resource');
-    const stage = logicalIdAt(
-      template,
-      'AWS::ApiGateway::Stage',
-      'Longhaul/Api/RestApi/DeploymentStage.prod/Resource',
-    );
     const variables = resources[stepsFunctionId].Properties.Environment.Variables;
     expect(variables).toEqual(
       expect.objectContaining({
@@ -707,20 +701,15 @@ describe('steps function', () => {
             'Longhaul/Secrets/WebhookSigningSecret/Resource',
           ),
         },
-        // Each provider's webhook route is under it.
-        API_BASE_URL: {
-          'Fn::Join': [
-            '',
-            [
-              'https://',
-              { Ref: restApi },
-              '.execute-api.',
-              { Ref: 'AWS::Region' },
-              '.',
-              { Ref: 'AWS::URLSuffix' },
-              '/',
-              { Ref: stage },
-            ],
+        // Each provider's webhook route's path is under it.
+        PROVIDER_EVENTS_URL: {
+          'Fn::GetAtt': [
+            logicalIdAt(
+              template,
+              'AWS::Lambda::Url',
+              'Longhaul/ProviderEvents/EventsFunction/Function/FunctionUrl/Resource',
+            ),
+            'FunctionUrl',
           ],
         },
         // The release step hands a freed slot to the job that waited longest, through the dispatcher.
