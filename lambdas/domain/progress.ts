@@ -143,9 +143,13 @@ export async function applyProgress(
   let job = recalled?.job;
   let persisted = false;
   if (!recalled) {
+    // A write is tried where it may land: a tick of a job last seen running this submission, behind it.
     const last = deps.memory.last(jobId);
     const mayMoveForward =
-      last === undefined || (last.job?.status === 'running' && last.job.progress < rounded);
+      last === undefined ||
+      (last.job?.status === 'running' &&
+        last.job.progress < rounded &&
+        concerns(last.job, source.providerJobId, source.submission));
     const submission = source.submission === undefined ? undefined : submissionOfTag(source.submission);
     let stored: Job | undefined;
     // A tag that names no submission concerns no job: the read below says so.

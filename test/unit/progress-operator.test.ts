@@ -228,6 +228,25 @@ describe('progress', () => {
     expect(live.messages.map((m) => m.progress)).toEqual([20, 30]);
   });
 
+  it("reads, and tries no write, once an interval for the ticks of a submission that is not the job's", async () => {
+    const { memory, job } = store({ status: 'running', resubmissions: 1, providerJobId: 'gen_new' });
+    const { store: counting, requests } = counted(memory);
+    const live = new MemoryLive();
+    let clock = t0.getTime();
+    const deps = { store: counting, live, memory: new ProgressMemory(1000), now: () => new Date(clock) };
+
+    // The replaced submission's provider job keeps ticking for 3 s.
+    for (let tick = 0; tick < 30; tick++) {
+      clock = t0.getTime() + tick * 100;
+      await applyProgress(deps, job.id, tick + 1, tick1);
+    }
+
+    // The first tick knew nothing and tried its write; after that, one read a second.
+    expect(requests).toEqual({ writes: 1, reads: 3 });
+    expect(live.messages).toEqual([]);
+    expect(memory.jobs.get(job.id)?.progress).toBe(0);
+  });
+
   it('writes nothing for a tick whose tag names no submission', async () => {
     const { memory, job } = store({ status: 'running', providerJobId: 'gen_1' });
     const { store: counting, requests } = counted(memory);
