@@ -77,7 +77,7 @@ export function jobCost(measured: Measured, transitions: number, writeUnitsPerWr
       'API Gateway REST requests',
       measured.restApiRequests,
       prices.apiGatewayRestPerRequest.usd,
-      'counted: submit and provider webhooks (the bench polls the table, not the API)',
+      'counted: submit (providers post to the provider events function URL, a Lambda invocation each; the bench polls the table, not the API)',
     ),
     line(
       'API Gateway WebSocket messages',

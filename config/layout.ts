@@ -194,8 +194,12 @@ export const resourceEnv = {
   stateMachineArn: 'STATE_MACHINE_ARN',
   /** Secrets Manager secret (string) that signs webhooks to clients. */
   webhookSecretArn: 'WEBHOOK_SECRET_ARN',
-  /** Longhaul's base URL: each provider's webhook route is under it, given to the provider with each submission. */
-  apiBaseUrl: 'API_BASE_URL',
+  /**
+   * The provider events function's URL: each provider's webhook route's path
+   * is under it, given to the provider with each submission (the REST API
+   * serves the same paths, for providers given them before).
+   */
+  providerEventsUrl: 'PROVIDER_EVENTS_URL',
   connectionTable: 'CONNECTION_TABLE_NAME',
   /** The WebSocket API's management endpoint (`https://{api}.execute-api.{region}.amazonaws.com/{stage}`). */
   streamCallbackUrl: 'STREAM_CALLBACK_URL',

@@ -14,6 +14,7 @@ import { JobWorkflow } from './constructs/job-workflow';
 import { LiveProgress } from './constructs/live-progress';
 import { MediaCompute } from './constructs/media-compute';
 import { Observability } from './constructs/observability';
+import { ProviderEvents } from './constructs/provider-events';
 import { ProviderSecrets } from './constructs/provider-secrets';
 import { Reconciler } from './constructs/reconciler';
 import { WorkflowSteps } from './constructs/workflow-steps';
@@ -55,6 +56,8 @@ export class LonghaulStack extends Stack {
   public readonly jobOutputs: JobOutputs;
   public readonly providerSecrets: ProviderSecrets;
   public readonly httpApi: HttpApi;
+  /** Where providers post their webhooks (a function URL), off the REST API. */
+  public readonly providerEvents: ProviderEvents;
   public readonly workflowSteps: WorkflowSteps;
   /** Where audio.publish's compute steps run: the compute function and the Fargate task. */
   public readonly mediaCompute: MediaCompute;
@@ -103,6 +106,12 @@ export class LonghaulStack extends Stack {
       outputBucket: this.jobOutputs.outputBucket,
       providerSecrets: this.providerSecrets.providerSecrets,
     });
+    this.providerEvents = new ProviderEvents(this, 'ProviderEvents', {
+      settings,
+      jobTable: this.jobStore.jobTable,
+      outputBucket: this.jobOutputs.outputBucket,
+      providerSecrets: this.providerSecrets.providerSecrets,
+    });
     this.workflowSteps = new WorkflowSteps(this, 'WorkflowSteps', {
       settings,
       jobTable: this.jobStore.jobTable,
@@ -112,7 +121,7 @@ export class LonghaulStack extends Stack {
       outputBucket: this.jobOutputs.outputBucket,
       providerSecrets: this.providerSecrets.providerSecrets,
       webhookSecret: this.providerSecrets.webhookSecret,
-      apiBaseUrl: this.httpApi.handedOutUrl,
+      providerEventsUrl: this.providerEvents.url,
     });
     this.mediaCompute = new MediaCompute(this, 'Compute', {
       settings,
@@ -163,6 +172,7 @@ export class LonghaulStack extends Stack {
     // Whatever moves a job between statuses, or hears its progress, tells the clients watching it.
     for (const fn of [
       this.httpApi.apiFunction,
+      this.providerEvents.eventsFunction,
       this.workflowSteps.stepsFunction,
       this.reconciler.reconcileFunction,
     ]) {
@@ -180,6 +190,7 @@ export class LonghaulStack extends Stack {
       functions: [
         this.httpApi.apiFunction,
         this.httpApi.authorizerFunction,
+        this.providerEvents.eventsFunction,
         this.jobDispatcher.dispatchFunction,
         this.workflowSteps.stepsFunction,
         this.reconciler.reconcileFunction,
@@ -194,6 +205,10 @@ export class LonghaulStack extends Stack {
       StreamUrl: [
         this.liveProgress.url,
         'WebSocket URL of live job progress; connect with ?ticket=<ticket> from POST /v1/jobs/{id}/stream-ticket',
+      ],
+      ProviderEventsUrl: [
+        this.providerEvents.url,
+        "URL of the provider events function; each provider's webhooks are posted to its route's path under it",
       ],
       UsagePlanId: [
         this.httpApi.usagePlan.usagePlanId,

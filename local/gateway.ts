@@ -82,6 +82,18 @@ export interface GatewayOptions {
   readonly log: (line: string) => void;
   /** Matched before the API's routes. */
   readonly localRoutes?: readonly LocalRoute[];
+  /**
+   * Other endpoints on the same port, each under a path prefix of its own
+   * (the function URLs): what is under one never reaches the REST API, its
+   * request count or its throttles.
+   */
+  readonly mounts?: readonly Mount[];
+}
+
+/** An endpoint served on the gateway's port under `prefix`. */
+export interface Mount {
+  readonly prefix: string;
+  serve(req: IncomingMessage, res: ServerResponse): Promise<void>;
 }
 
 /** Lambda's limit on a synchronous invocation's response; past it API Gateway answers 502. */
@@ -241,6 +253,11 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const target = req.url ?? '/';
+    const mount = options.mounts?.find(
+      ({ prefix }) => target === prefix || target.startsWith(`${prefix}/`) || target.startsWith(`${prefix}?`),
+    );
+    if (mount) return mount.serve(req, res);
     const request = gatewayRequest(req, randomUUID(), Date.now());
     const local = matchLocal(request.method, request.path);
     if (local) return serveLocal(request, local, res);

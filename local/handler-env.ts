@@ -27,8 +27,12 @@ export interface WorkflowWiring {
   /** Each provider's secret in the local Secrets Manager. */
   readonly providerSecretArns: Readonly<Record<ProviderName, string>>;
   readonly webhookSecretArn: string;
-  /** The gateway's URL, under which each provider's webhook route lives. */
-  readonly apiBaseUrl: string;
+  /**
+   * Each variable the template sets to a function URL, with that URL as the
+   * local stack serves it (the provider events function's, under which each
+   * provider's webhook route's path is handed to the provider).
+   */
+  readonly functionUrls: Readonly<Record<string, string>>;
   /** The local WebSocket API's management endpoint, where live messages are posted to connections. */
   readonly streamCallbackUrl: string;
   /** What tenant schedules' triggers are made of: the template's group, the fire function, a role, a dead-letter queue. */
@@ -107,7 +111,7 @@ export function handlerEnvironment(input: {
       Object.entries(wiring.providerSecretArns).map(([provider, arn]) => [providerSecretEnv(provider), arn]),
     ),
     [resourceEnv.webhookSecretArn]: wiring.webhookSecretArn,
-    [resourceEnv.apiBaseUrl]: wiring.apiBaseUrl,
+    ...wiring.functionUrls,
     [resourceEnv.streamCallbackUrl]: wiring.streamCallbackUrl,
     [resourceEnv.scheduleGroup]: wiring.schedules.groupName,
     [resourceEnv.scheduleTargetArn]: wiring.schedules.targetArn,

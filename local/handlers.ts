@@ -1,6 +1,7 @@
 import type {
   APIGatewayAuthorizerResult,
   APIGatewayProxyEvent,
+  APIGatewayProxyEventV2,
   APIGatewayProxyResult,
   APIGatewayRequestAuthorizerEvent,
   Context,
@@ -10,6 +11,11 @@ import type {
 import type { WebSocketEvent } from './websocket-api/events';
 
 export type ApiHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
+/** Providers' webhooks through the function's URL (payload format 2.0). */
+export type ProviderEventsHandler = (
+  event: APIGatewayProxyEventV2,
+  context: Context,
+) => Promise<APIGatewayProxyResult>;
 export type AuthorizerHandler = (
   event: APIGatewayRequestAuthorizerEvent,
   context: Context,
@@ -31,6 +37,7 @@ export type ComputeHandler = (event: unknown, context: Context) => Promise<unkno
 export interface LocalHandlers {
   readonly api: ApiHandler;
   readonly authorizer: AuthorizerHandler;
+  readonly providerEvents: ProviderEventsHandler;
   readonly dispatch: DispatchHandler;
   readonly workflow: WorkflowHandler;
   readonly stream: StreamHandler;
@@ -52,18 +59,20 @@ export async function loadHandlers(): Promise<LocalHandlers> {
       throw new Error(`the ${name} handler failed to load: ${(error as Error).message}`, { cause: error });
     }
   };
-  const [api, authorizer, dispatch, workflow, stream, reconcile, fire, compute] = await Promise.all([
-    load<ApiHandler>('api', import('../lambdas/api/handler.js')),
-    load<AuthorizerHandler>('authorizer', import('../lambdas/authorizer/handler.js')),
-    load<DispatchHandler>('dispatch', import('../lambdas/dispatch/handler.js')),
-    load<WorkflowHandler>('workflow', import('../lambdas/workflow/handler.js')),
-    load<StreamHandler>('stream', import('../lambdas/stream/handler.js')),
-    load<ReconcileHandler>('reconcile', import('../lambdas/reconcile/handler.js')),
-    load<FireHandler>('fire', import('../lambdas/fire/handler.js')),
-    // A container-image function in AWS; its handler is the same source, and ffmpeg the npm packages' build.
-    load<ComputeHandler>('compute', import('../lambdas/compute/handler.js')),
-  ]);
-  return { api, authorizer, dispatch, workflow, stream, reconcile, fire, compute };
+  const [api, authorizer, providerEvents, dispatch, workflow, stream, reconcile, fire, compute] =
+    await Promise.all([
+      load<ApiHandler>('api', import('../lambdas/api/handler.js')),
+      load<AuthorizerHandler>('authorizer', import('../lambdas/authorizer/handler.js')),
+      load<ProviderEventsHandler>('provider-events', import('../lambdas/provider-events/handler.js')),
+      load<DispatchHandler>('dispatch', import('../lambdas/dispatch/handler.js')),
+      load<WorkflowHandler>('workflow', import('../lambdas/workflow/handler.js')),
+      load<StreamHandler>('stream', import('../lambdas/stream/handler.js')),
+      load<ReconcileHandler>('reconcile', import('../lambdas/reconcile/handler.js')),
+      load<FireHandler>('fire', import('../lambdas/fire/handler.js')),
+      // A container-image function in AWS; its handler is the same source, and ffmpeg the npm packages' build.
+      load<ComputeHandler>('compute', import('../lambdas/compute/handler.js')),
+    ]);
+  return { api, authorizer, providerEvents, dispatch, workflow, stream, reconcile, fire, compute };
 }
 
 /**

@@ -28,6 +28,7 @@ export interface LocalFunction {
 export const FUNCTION_SERVICES = [
   'api',
   'authorizer',
+  'provider-events',
   'dispatch',
   'workflow',
   'stream',

@@ -17,6 +17,7 @@ import { startSecretsManagerEmulator } from './emulators/secrets-manager';
 import { startSqsS3Emulator } from './emulators/sqs-s3';
 import { startSqsEventSource } from './event-source';
 import { loadFaults } from './faults';
+import { functionUrlEndpoint, functionUrlOf } from './function-urls';
 import { type Gateway, startGateway } from './gateway';
 import {
   applyHandlerEnvironment,
@@ -90,6 +91,11 @@ export interface LocalStackInfo {
   readonly streamUrl: string;
   /** The WebSocket API's management endpoint (`@connections`), for an ApiGatewayManagementApiClient's `endpoint`. */
   readonly streamCallbackUrl: string;
+  /**
+   * Each function URL, by its function's service name: `provider-events` is
+   * where providers post their webhooks, each under its route's path.
+   */
+  readonly functionUrls: Readonly<Record<string, string>>;
   /** EventBridge Scheduler: tenants' schedules' triggers; `POST /_scheduler/clock {advanceMs}` moves its clock on. */
   readonly schedulerEndpoint: string;
   /** The schedule group the triggers live in, as the template names it. */
@@ -120,6 +126,14 @@ function deferred<T>(): { promise: Promise<T>; resolve: (value: T) => void } {
     resolve = settle;
   });
   return { promise, resolve };
+}
+
+/** The function behind a function URL of the template: only the provider events function has one. */
+function urlFunctionOf(service: string): 'provider-events' {
+  if (service !== 'provider-events') {
+    throw new Error(`the template has a function URL of ${service}, which the local stack does not serve`);
+  }
+  return service;
 }
 
 export interface LocalStack {
@@ -246,6 +260,16 @@ export async function startLocalStack(
     });
     undo.push(() => workflow.close());
 
+    // Each function URL of the template, on the gateway's port under a prefix of its own.
+    const functionUrls = template.functionUrls().map((facts) => {
+      const service = urlFunctionOf(facts.service);
+      return functionUrlEndpoint({
+        facts,
+        fn: () => localFunctions[service],
+        handler: handlersReady.promise.then((handlers) => handlers.providerEvents),
+        log,
+      });
+    });
     let gateway: Gateway;
     try {
       gateway = await startGateway({
@@ -257,6 +281,7 @@ export async function startLocalStack(
         handlers: handlersReady.promise,
         log,
         localRoutes: ops.routes,
+        mounts: functionUrls,
       });
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') {
@@ -312,7 +337,11 @@ export async function startLocalStack(
         stateMachineArn: workflow.stateMachineArn,
         providerSecretArns,
         webhookSecretArn,
-        apiBaseUrl: gateway.url,
+        functionUrls: Object.fromEntries(
+          functionUrls.flatMap((endpoint) =>
+            endpoint.facts.variables.map((variable) => [variable, functionUrlOf(gateway.url, endpoint)]),
+          ),
+        ),
         streamCallbackUrl: webSocketApi.callbackUrl,
         schedules: {
           groupName: scheduleGroupName,
@@ -398,6 +427,9 @@ export async function startLocalStack(
       providerUrl: provider.url,
       streamUrl: webSocketApi.url,
       streamCallbackUrl: webSocketApi.callbackUrl,
+      functionUrls: Object.fromEntries(
+        functionUrls.map((endpoint) => [endpoint.facts.service, functionUrlOf(gateway.url, endpoint)]),
+      ),
       schedulerEndpoint: scheduler.endpoint,
       scheduleGroupName,
     };

@@ -94,6 +94,19 @@ export interface QueueFacts {
   readonly redrive?: { readonly deadLetterLogicalId: string; readonly maxReceiveCount: number };
 }
 
+/** A Lambda function URL (`AWS::Lambda::Url`) and the function it invokes. */
+export interface FunctionUrlFacts {
+  readonly logicalId: string;
+  readonly functionLogicalId: string;
+  /** The invoked function's Powertools service name. */
+  readonly service: string;
+  readonly authType: 'NONE' | 'AWS_IAM';
+  /** How the response goes back: whole (`BUFFERED`, the default) or streamed. */
+  readonly invokeMode: 'BUFFERED' | 'RESPONSE_STREAM';
+  /** The environment variables of any function that the template sets to this URL (`Fn::GetAtt … FunctionUrl`). */
+  readonly variables: readonly string[];
+}
+
 export interface ThrottleFacts {
   readonly rateLimit: number;
   readonly burstLimit: number;
@@ -139,6 +152,44 @@ export class LocalTemplate {
         recursiveLoop: props.RecursiveLoop === 'Allow' ? 'Allow' : 'Terminate',
         roleLogicalId: getAttTarget(props.Role, `${logicalId}.Role`),
         environment,
+      };
+    });
+  }
+
+  /**
+   * Every function URL, with the function it invokes and the variables
+   * through which functions are told it (a provider's webhook URL is made of
+   * one).
+   */
+  functionUrls(): FunctionUrlFacts[] {
+    const functions = this.functions();
+    return this.resourcesOfType('AWS::Lambda::Url').map(([logicalId, resource]) => {
+      const props = resource.Properties ?? {};
+      if (props.Qualifier !== undefined) {
+        throw new Error(`${this.source}: function URL ${logicalId} has a qualifier, which is not emulated`);
+      }
+      const functionLogicalId = getAttTarget(props.TargetFunctionArn, `${logicalId}.TargetFunctionArn`);
+      const target = functions.find((fn) => fn.logicalId === functionLogicalId);
+      if (!target)
+        throw new Error(`${this.source}: function URL ${logicalId} names no function of the template`);
+      const authType = props.AuthType;
+      if (authType !== 'NONE' && authType !== 'AWS_IAM') {
+        throw new Error(`${this.source}: function URL ${logicalId} has no AuthType`);
+      }
+      const variables = new Set<string>();
+      for (const fn of functions) {
+        for (const [variable, value] of Object.entries(fn.environment)) {
+          const att = (value as { 'Fn::GetAtt'?: unknown } | null)?.['Fn::GetAtt'];
+          if (Array.isArray(att) && att[0] === logicalId && att[1] === 'FunctionUrl') variables.add(variable);
+        }
+      }
+      return {
+        logicalId,
+        functionLogicalId,
+        service: target.service,
+        authType,
+        invokeMode: props.InvokeMode === 'RESPONSE_STREAM' ? 'RESPONSE_STREAM' : 'BUFFERED',
+        variables: [...variables].sort(),
       };
     });
   }

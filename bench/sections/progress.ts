@@ -2,7 +2,8 @@ import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { JOB_ITEM_SORT_KEY } from '../../config/layout';
 import { DynamoDbJobStore, toItem } from '../../lambdas/adapters/dynamodb-job-store';
 import { submissionTagOf } from '../../lambdas/domain/job';
-import { applyProgress, ProgressThrottle } from '../../lambdas/domain/progress';
+import type { ProgressTick } from '../../lambdas/domain/ports';
+import { applyProgress, ProgressMemory } from '../../lambdas/domain/progress';
 import { documentClient } from '../../test/e2e/support/local-stack';
 import { fmt, median, print, round, sleep, tally } from '../support/common';
 import { benchJob } from '../support/jobs';
@@ -107,14 +108,14 @@ async function progressDomain(
     const deps = {
       store: {
         get: (jobId: string) => store.get(jobId),
-        recordProgress: async (jobId: string, progress: number, at: Date, notSince: Date) => {
-          const changed = await store.recordProgress(jobId, progress, at, notSince);
+        recordProgressTick: async (jobId: string, tick: ProgressTick) => {
+          const changed = await store.recordProgressTick(jobId, tick);
           if (changed) wrote++;
           return changed;
         },
       },
       live: { publish: async () => {} },
-      throttle: new ProgressThrottle(1000), // as the api handler configures it
+      memory: new ProgressMemory(1000), // as the provider webhooks configure it
       now: () => new Date(clock),
     };
     for (let tick = 1; tick <= ticks; tick++) {

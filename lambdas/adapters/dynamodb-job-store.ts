@@ -27,6 +27,7 @@ import type {
   CreateOutcome,
   JobPage,
   JobStore,
+  ProgressTick,
   SlotGrant,
   SlotGrantOutcome,
   StatusChange,
@@ -444,23 +445,6 @@ export class DynamoDbJobStore implements JobStore {
     return updated !== undefined;
   }
 
-  async recordProgress(jobId: string, progress: number, at: Date, notSince: Date): Promise<boolean> {
-    const updated = await this.conditionalUpdate(jobId, {
-      UpdateExpression: 'SET progress = :progress, progressAt = :at, updatedAt = :at',
-      ConditionExpression:
-        'attribute_exists(pk) AND #status = :running AND progress < :progress AND ' +
-        '(attribute_not_exists(progressAt) OR progressAt <= :notSince)',
-      ExpressionAttributeNames: { '#status': 'status' },
-      ExpressionAttributeValues: {
-        ':progress': progress,
-        ':at': at.toISOString(),
-        ':notSince': notSince.toISOString(),
-        ':running': 'running',
-      },
-    });
-    return updated !== undefined;
-  }
-
   recordNewRun(job: Job, at: Date): Promise<Job | undefined> {
     const next = (job.runs ?? 0) + 1;
     const nextJob = { ...job, runs: next };
@@ -652,6 +636,38 @@ export class DynamoDbJobStore implements JobStore {
       if (error instanceof ConditionalCheckFailedException) return undefined;
       throw error;
     }
+  }
+
+  /**
+   * The condition is `concerns()` of the domain for a running job, with the
+   * throttle and the forward move: a tick that passes it needed no read.
+   */
+  recordProgressTick(jobId: string, tick: ProgressTick): Promise<Job | undefined> {
+    const values: Record<string, unknown> = {
+      ':progress': tick.progress,
+      ':at': tick.at.toISOString(),
+      ':notSince': tick.notSince.toISOString(),
+      ':running': 'running',
+      ':providerJobId': tick.providerJobId,
+      ':submission': tick.submission?.number ?? 0,
+    };
+    let submission =
+      tick.submission === undefined || tick.submission.number === 0
+        ? '(attribute_not_exists(resubmissions) OR resubmissions = :submission)'
+        : 'resubmissions = :submission';
+    if (tick.submission !== undefined) {
+      submission = `createdAt = :createdAt AND ${submission}`;
+      values[':createdAt'] = tick.submission.createdAt;
+    }
+    return this.conditionalUpdate(jobId, {
+      UpdateExpression: 'SET progress = :progress, progressAt = :at, updatedAt = :at',
+      ConditionExpression:
+        `attribute_exists(pk) AND #status = :running AND ${submission} AND ` +
+        '(providerJobId = :providerJobId OR (attribute_not_exists(providerJobId) AND attribute_exists(submitIntent))) AND ' +
+        'progress < :progress AND (attribute_not_exists(progressAt) OR progressAt <= :notSince)',
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: values,
+    });
   }
 }
 

@@ -8,8 +8,6 @@ import {
   allRoutes as routeLayout,
   STREAM_PATH,
 } from '../../config/layout';
-import { problem } from '../../config/problems';
-import type { ProviderName } from '../../config/providers';
 import { bodyLimits } from '../../config/settings';
 import { cancelJobs, parseCancelJobs, parseReplayJobs, replayJobs } from '../domain/bulk';
 import {
@@ -31,7 +29,6 @@ import {
   submitBatch,
   submitJob,
 } from '../domain/intake';
-import { SUBMISSION_TAG_PATTERN } from '../domain/job';
 import {
   createMultipartUpload,
   parseCompleteMultipart,
@@ -40,8 +37,6 @@ import {
 } from '../domain/multipart-uploads';
 import { listActiveJobs, parseResolution, providerStatuses, resolveJob } from '../domain/operator';
 import { presentJob } from '../domain/present';
-import { applyProgress, ProgressThrottle } from '../domain/progress';
-import { applyProviderEvent } from '../domain/provider-events';
 import {
   parseBatch,
   parseCreateJob,
@@ -69,11 +64,9 @@ import {
   inputStore,
   jobQueue,
   jobStore,
-  liveChannel,
   liveJobStore,
   multipartInputs,
   outputStore,
-  providerAdapter,
   scheduleStore,
   scheduleTriggers,
   slotPools,
@@ -85,6 +78,7 @@ import {
 import { runtimeSettings } from '../shared/env';
 import { intakeDeps, recordSubmission } from '../shared/intake';
 import { emit, instrument, logger } from '../shared/observability';
+import { answerProviderWebhook } from '../shared/provider-webhooks';
 import { basePath, bodyBytes, header, json, jsonBody, mediaType, problemResult } from './http';
 import { parseMultipartJob } from './multipart';
 import { openApiDocument } from './openapi';
@@ -97,10 +91,6 @@ const policy = {
   scheduleMaxAheadDays: settings.scheduleMaxAheadDays,
   now,
 };
-/** Progress reaches storage about once a second per job; every tick still streams live. */
-const progressThrottle = new ProgressThrottle(1000);
-/** A job whose provider reports progress is alive: its waiting step hears so at most once a minute. */
-const heartbeatThrottle = new ProgressThrottle(60_000);
 
 /**
  * Output URLs are signed only for jobs that have outputs, so intake never
@@ -415,86 +405,21 @@ const openRoutes: Partial<Record<RouteKey, (event: APIGatewayProxyEvent) => Prom
     ...Object.fromEntries(
       providerWebhookRoutes.map((route) => [
         `${route.method} ${route.path}`,
-        (event: APIGatewayProxyEvent) => providerWebhook(route.provider, event),
+        (event: APIGatewayProxyEvent) =>
+          answerProviderWebhook(
+            route.provider,
+            {
+              headers: Object.fromEntries(
+                Object.entries(event.headers ?? {}).map(([name, value]) => [name.toLowerCase(), value]),
+              ),
+              query: event.queryStringParameters ?? {},
+              body: bodyBytes(event),
+            },
+            event.requestContext.requestId,
+          ),
       ]),
     ),
   };
-
-/**
- * A provider's webhook: verified by that provider's adapter (each signs
- * differently) before anything of it is read, then applied to the job and
- * submission its URL names. Progress streams live and is stored about once a
- * second; a final event resumes the waiting step.
- */
-async function providerWebhook(
-  provider: ProviderName,
-  event: APIGatewayProxyEvent,
-): Promise<APIGatewayProxyResult> {
-  const bytes = bodyBytes(event);
-  if (bytes.length > bodyLimits.jsonBytes) {
-    return problemResult(
-      problem('payload-too-large', 413, 'Payload Too Large', 'Provider events are small.'),
-    );
-  }
-  const adapter = await providerAdapter(provider);
-  const request = {
-    headers: Object.fromEntries(
-      Object.entries(event.headers ?? {}).map(([name, value]) => [name.toLowerCase(), value]),
-    ),
-    query: event.queryStringParameters ?? {},
-    body: bytes.toString('utf8'),
-  };
-  const check = adapter.verify(request, Math.floor(Date.now() / 1000));
-  if (check !== 'valid') {
-    logger.warn('provider event refused', { provider, signature: check });
-    return problemResult(
-      problem(
-        'unauthorized',
-        401,
-        'Unauthorized',
-        `Missing, stale or invalid ${provider} webhook signature.`,
-      ),
-    );
-  }
-  const jobId = request.query.jobId;
-  if (!jobId || !JOB_ID_PATTERN.test(jobId)) {
-    throw new ValidationError('The provider event is invalid.', [
-      { parameter: 'jobId', detail: 'must be a job id' },
-    ]);
-  }
-  const submission = request.query.submission;
-  if (submission !== undefined && !SUBMISSION_TAG_PATTERN.test(submission)) {
-    throw new ValidationError('The provider event is invalid.', [
-      { parameter: 'submission', detail: 'must be the submission tag of the webhook URL Longhaul gave' },
-    ]);
-  }
-  logger.appendKeys({ jobId });
-  for (const providerEvent of adapter.parse(request)) {
-    if (providerEvent.type === 'progress') {
-      await applyProgress(
-        {
-          store: jobStore(),
-          live: liveChannel(),
-          throttle: progressThrottle,
-          now,
-          heartbeat: { throttle: heartbeatThrottle, workflow: workflow() },
-        },
-        jobId,
-        providerEvent.progress,
-        { providerJobId: providerEvent.id, submission },
-      );
-    } else {
-      const outcome = await applyProviderEvent(
-        { store: jobStore(), workflow: workflow(), timeline: timeline(), now, outputs: outputStore() },
-        jobId,
-        providerEvent,
-        submission,
-      );
-      logger.info('provider event applied', { provider, outcome });
-    }
-  }
-  return { statusCode: 204, headers: { 'cache-control': 'no-store' }, body: '' };
-}
 
 const authOf = new Map<string, string>(
   routeLayout.map((route) => [`${route.method} ${route.path}`, route.auth]),

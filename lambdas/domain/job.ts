@@ -186,6 +186,18 @@ export const providerOutputKeyOf = (
 export const SUBMISSION_TAG_PATTERN = /^[0-9a-z]{1,12}\.(0|[1-9][0-9]{0,5})$/;
 
 /**
+ * The job record and submission a webhook URL's tag names (`submissionTagOf`
+ * read back), or undefined for a tag that is not one.
+ */
+export const submissionOfTag = (tag: string): { createdAt: string; number: number } | undefined => {
+  if (!SUBMISSION_TAG_PATTERN.test(tag)) return undefined;
+  const [generation = '', number = ''] = tag.split('.');
+  const created = new Date(Number.parseInt(generation, 36));
+  if (Number.isNaN(created.getTime())) return undefined;
+  return { createdAt: created.toISOString(), number: Number(number) };
+};
+
+/**
  * Where the provider posts the events of the job's current submission. The
  * submission in the URL ties each event to the submission it belongs to: a late event
  * of a submission an operator has replaced cannot touch the new one.

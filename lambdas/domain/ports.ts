@@ -112,11 +112,15 @@ export interface JobStore {
    */
   claimRequeue(job: Pick<Job, 'id' | 'enqueuedAt'>, at: Date): Promise<boolean>;
   /**
-   * Persists progress of a running job if it moves forward and no progress
-   * was stored after `notSince`; never moves a finished job or lowers
-   * progress. True if written.
+   * Stores a provider tick's progress with one conditional write that holds
+   * only if the tick concerns the job as it is now (it is running, the tick's
+   * submission is its current one, and the tick's provider job is the one on
+   * record or one is being submitted), the progress moves forward, and no
+   * progress was stored after `notSince`. Never moves a finished job or lowers
+   * progress. Returns the job as the write left it, or undefined when the
+   * condition did not hold (nothing is read then).
    */
-  recordProgress(jobId: string, progress: number, at: Date, notSince: Date): Promise<boolean>;
+  recordProgressTick(jobId: string, tick: ProgressTick): Promise<Job | undefined>;
   /**
    * Starts a new run of the job's workflow: `runs` goes from the job's value to
    * the next one (a conditional write, so of two overlapping callers one wins).
@@ -164,6 +168,29 @@ export interface SlotGrant {
 }
 
 export type SlotGrantOutcome = { readonly granted: Job } | { readonly refused: 'slot' | 'job' };
+
+/** A provider's progress tick, as the job store checks it in the write that stores it. */
+export interface ProgressTick {
+  /** 0..100, whole. */
+  readonly progress: number;
+  readonly at: Date;
+  /** The write is refused if progress was stored after this: about one write per job per interval. */
+  readonly notSince: Date;
+  /** The provider job the tick is about. */
+  readonly providerJobId: string;
+  /**
+   * The job record and submission its webhook URL named (`submissionOfTag`);
+   * absent for URLs made before they carried one, which belong to the first
+   * submission.
+   */
+  readonly submission?: SubmissionRef;
+}
+
+/** One provider submission of one job record: the record's creation time and the submission's number. */
+export interface SubmissionRef {
+  readonly createdAt: string;
+  readonly number: number;
+}
 
 /**
  * One provider's in-flight slots: one counter with the holders, so its limit

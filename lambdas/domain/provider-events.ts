@@ -112,7 +112,11 @@ export async function applyProviderEvent(
  * provider can answer before the submit step stores the id). Running jobs and
  * jobs in review (whose outcome is evidence) qualify.
  */
-export function concerns(job: Job, providerJobId: string, submission: string | undefined): boolean {
+export function concerns(
+  job: Pick<Job, 'status' | 'providerJobId' | 'submitIntent' | 'createdAt' | 'resubmissions'>,
+  providerJobId: string,
+  submission: string | undefined,
+): boolean {
   if (job.status !== 'running' && job.status !== 'needs_review') return false;
   if (!isCurrentSubmission(job, submission)) return false;
   if (job.providerJobId !== undefined) return job.providerJobId === providerJobId;
@@ -135,5 +139,7 @@ function ranOnAfterCancel(job: Job, providerJobId: string, submission: string | 
 }
 
 /** Webhook URLs made before submissions were tagged carry none: they are the first submission's. */
-const isCurrentSubmission = (job: Job, submission: string | undefined): boolean =>
-  submission === undefined ? submissionOf(job) === 0 : submission === submissionTagOf(job);
+const isCurrentSubmission = (
+  job: Pick<Job, 'createdAt' | 'resubmissions'>,
+  submission: string | undefined,
+): boolean => (submission === undefined ? submissionOf(job) === 0 : submission === submissionTagOf(job));

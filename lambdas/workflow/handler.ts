@@ -26,7 +26,8 @@ import { webhookSigningSecret } from '../shared/secrets';
 import { deliverSignedWebhook, fetchOutput, probeUrl } from '../shared/webhooks';
 
 const settings = runtimeSettings();
-const apiBaseUrl = requireEnv(resourceEnv.apiBaseUrl);
+/** Where providers post their webhooks: the provider events function's URL, each provider's route's path under it. */
+const providerEventsUrl = requireEnv(resourceEnv.providerEventsUrl).replace(/\/+$/, '');
 
 const stepEvent = z.object({
   step: z.enum(STEP_NAMES),
@@ -70,7 +71,7 @@ export const handler = instrument('workflow', async (raw: unknown, _context: Con
       workflow: workflow(),
       now: () => new Date(),
       maxUploadBytes: settings.maxUploadBytes,
-      providerWebhookUrl: (provider) => `${apiBaseUrl}${PROVIDERS[provider].webhookPath}`,
+      providerWebhookUrl: (provider) => `${providerEventsUrl}${PROVIDERS[provider].webhookPath}`,
       fetchOutput: (url) => fetchOutput(url, settings.providerSubmitTimeoutMs * 3),
       inputUrlTtlSeconds: settings.uploadUrlTtlSeconds,
       probeUrl: (url) => probeUrl(url, settings.webhookTimeoutMs),

@@ -162,13 +162,7 @@ export class HttpApi extends Construct {
   public readonly methods: ReadonlyMap<string, Method>;
   /** Base URL of the API, without a trailing slash: `${url}/v1/jobs` is the jobs collection. */
   public readonly url: string;
-  /**
-   * The same address with the stage named by its name, not by a reference to the
-   * stage: for functions that only hand it out (the steps give it to providers),
-   * so they need not wait for the deployment, which waits for the API's function,
-   * which reads the state machine that invokes them.
-   */
-  public readonly handedOutUrl: string;
+
   /** Percentage of the stage's requests answered 5xx, per 5 minutes. */
   public readonly serverErrorRate: MathExpression;
   /** In ALARM while `serverErrorRate` is at least `alarmApi5xxPercent`. */
@@ -317,7 +311,6 @@ export class HttpApi extends Construct {
       retention: settings.logRetentionDays as RetentionDays,
     });
     this.url = `https://${this.restApi.restApiId}.execute-api.${Aws.REGION}.${Aws.URL_SUFFIX}/${stage.stageName}`;
-    this.handedOutUrl = `https://${this.restApi.restApiId}.execute-api.${Aws.REGION}.${Aws.URL_SUFFIX}/${stageName}`;
 
     this.authorizer = new RequestAuthorizer(this, 'Authorizer', {
       handler: this.authorizerFunction.lambdaFunction,

@@ -41,7 +41,7 @@ export type BucketEnvKey = Extract<keyof typeof resourceEnv, 'inputBucket' | 'ou
 export type SecretEnvKey = Extract<keyof typeof resourceEnv, 'webhookSecretArn'>;
 export type StateMachineEnvKey = Extract<keyof typeof resourceEnv, 'stateMachineArn'>;
 /** Addresses a handler is told about but needs no permission for. */
-export type UrlEnvKey = Extract<keyof typeof resourceEnv, 'apiBaseUrl' | 'streamCallbackUrl'>;
+export type UrlEnvKey = Extract<keyof typeof resourceEnv, 'providerEventsUrl' | 'streamCallbackUrl'>;
 export type ResourceEnvKey =
   | TableEnvKey
   | QueueEnvKey
@@ -53,11 +53,12 @@ export type ResourceEnvKey =
 
 /**
  * What a function may do with a table: `getItem` (point reads of the base table
- * only), `itemReadWrite` (reads and writes of single items of the base table:
- * no queries, scans or indexes), `read` (reads, queries and scans, indexes
- * included) or `readWrite`.
+ * only), `itemReadUpdate` (point reads, puts and updates of single items of the
+ * base table: no deletes, queries, scans or indexes), `itemReadWrite` (reads
+ * and writes of single items of the base table, deletes included), `read`
+ * (reads, queries and scans, indexes included) or `readWrite`.
  */
-export type TableAccess = 'getItem' | 'itemReadWrite' | 'read' | 'readWrite';
+export type TableAccess = 'getItem' | 'itemReadUpdate' | 'itemReadWrite' | 'read' | 'readWrite';
 /** What a function may do with a queue: `send` messages, or `consume` them. */
 export type QueueAccess = 'send' | 'consume';
 /**
@@ -325,10 +326,16 @@ export class ProjectFunction extends Construct implements IGrantable {
         );
         table.encryptionKey?.grantDecrypt(this.role);
         break;
+      case 'itemReadUpdate':
       case 'itemReadWrite':
         this.role.addToPrincipalPolicy(
           new PolicyStatement({
-            actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
+            actions: [
+              'dynamodb:GetItem',
+              'dynamodb:PutItem',
+              'dynamodb:UpdateItem',
+              ...(access === 'itemReadWrite' ? ['dynamodb:DeleteItem'] : []),
+            ],
             resources: [table.tableArn],
           }),
         );

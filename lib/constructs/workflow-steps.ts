@@ -27,9 +27,11 @@ export interface WorkflowStepsProps {
   readonly providerSecrets: Readonly<Record<ProviderName, ISecret>>;
   /** The key that signs client webhooks. */
   readonly webhookSecret: ISecret;
-  /** Longhaul's provider webhook endpoint, handed to the provider with each submission. */
-  /** Longhaul's base URL, under which each provider's webhook route lives. */
-  readonly apiBaseUrl: string;
+  /**
+   * The provider events function's URL, under which each provider's webhook
+   * route's path is handed to the provider with each submission.
+   */
+  readonly providerEventsUrl: string;
 
   /**
    * Entry file of the steps handler.
@@ -71,7 +73,7 @@ export class WorkflowSteps extends Construct {
       .useBucket('outputBucket', props.outputBucket, 'readWriteDelete')
       .useProviderSecrets(props.providerSecrets)
       .useSecret('webhookSecretArn', props.webhookSecret)
-      .useUrl('apiBaseUrl', props.apiBaseUrl)
+      .useUrl('providerEventsUrl', props.providerEventsUrl)
       // The await step resumes itself when the provider finished before its token was stored.
       .allowTaskResponses();
   }

@@ -268,6 +268,7 @@ describe('usage plan and stage', () => {
         ...PROVIDER_NAMES.map((provider) => `JobQueueUrl${providerIdSuffix(provider)}`),
         'JobTableName',
         'OutputBucketName',
+        'ProviderEventsUrl',
         'ProviderSecretArn',
         'ProviderSecretArnDeepgram',
         'ProviderSecretArnReplicate',

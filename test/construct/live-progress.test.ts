@@ -16,6 +16,7 @@ const PATH = 'Longhaul/LiveProgress';
 /** Every function that moves jobs between statuses or hears their progress. */
 const PUBLISHERS = [
   'Longhaul/Api/ApiFunction',
+  'Longhaul/ProviderEvents/EventsFunction',
   'Longhaul/WorkflowSteps/StepsFunction',
   'Longhaul/Reconciler/ReconcileFunction',
 ] as const;

@@ -141,6 +141,10 @@ test('every acknowledgement is one reviewed here, with a reason', () => {
       'Longhaul/Api/RestApi/CloudWatchRole/Resource AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
       'Longhaul/Api/RestApi/DeploymentStage.prod/Resource AwsSolutions-APIG3',
       ...routeAcknowledgements,
+      // Providers' webhooks off the REST API: X-Ray, the task tokens, a completion's output under its job.
+      'Longhaul/ProviderEvents/EventsFunction/Role/DefaultPolicy/Resource AwsSolutions-IAM5[Resource::*]',
+      'Longhaul/ProviderEvents/EventsFunction/Role/DefaultPolicy/Resource AwsSolutions-IAM5[Resource::<JobOutputsOutputBucket.Arn>/outputs/*/provider-output-*]',
+      'Longhaul/ProviderEvents/EventsFunction/TaskResponsePolicy/Resource AwsSolutions-IAM5[Resource::*]',
       'Longhaul/Secrets/ProviderSecret/Resource AwsSolutions-SMG4',
       'Longhaul/Secrets/ProviderSecretDeepgram/Resource AwsSolutions-SMG4',
       'Longhaul/Secrets/ProviderSecretReplicate/Resource AwsSolutions-SMG4',
@@ -166,6 +170,7 @@ test('every acknowledgement is one reviewed here, with a reason', () => {
       'Longhaul/LiveProgress/WebSocketApi/$disconnect-Route/Resource AwsSolutions-APIG4',
       'Longhaul/LiveProgress/WebSocketApi/$default-Route/Resource AwsSolutions-APIG4',
       manageConnections('Longhaul/Api/ApiFunction/Role'),
+      manageConnections('Longhaul/ProviderEvents/EventsFunction/Role'),
       manageConnections('Longhaul/WorkflowSteps/StepsFunction/Role'),
       manageConnections('Longhaul/Reconciler/ReconcileFunction/Role'),
       // Tenants' schedules, named at run time, in Longhaul's own schedule group only.

@@ -53,7 +53,7 @@ const inWidget = (title: string) => graphed.filter((m) => m.widget === title);
 describe('traces', () => {
   test('every Lambda function traces actively', () => {
     const functions = Object.values(template.findResources('AWS::Lambda::Function'));
-    expect(functions).toHaveLength(8);
+    expect(functions).toHaveLength(9);
     for (const fn of functions) expect(fn.Properties.TracingConfig).toEqual({ Mode: 'Active' });
   });
 

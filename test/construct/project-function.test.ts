@@ -122,8 +122,8 @@ test('the only managed policy in the stack is the one of API Gateway’s CloudWa
   ]);
 });
 
-test('there are fifteen log groups (eight functions, two API access and two API execution logs, the workflow, the compute task and its VPC flow logs), all with the configured retention', () => {
-  template.resourceCountIs('AWS::Logs::LogGroup', 15);
+test('there are sixteen log groups (nine functions, two API access and two API execution logs, the workflow, the compute task and its VPC flow logs), all with the configured retention', () => {
+  template.resourceCountIs('AWS::Logs::LogGroup', 16);
   template.allResourcesProperties('AWS::Logs::LogGroup', {
     RetentionInDays: defaultSettings.logRetentionDays,
   });

@@ -32,7 +32,8 @@ beforeAll(() => {
 
 test('the handlers get the overridden settings in their environment', () => {
   const functions = Object.values(template.findResources('AWS::Lambda::Function'));
-  expect(functions).toHaveLength(8);
+  // api, authorizer, dispatch, steps, provider events, reconcile, fire, stream and compute.
+  expect(functions).toHaveLength(9);
   for (const fn of functions) {
     expect(fn.Properties.Environment.Variables).toEqual(expect.objectContaining(env));
   }

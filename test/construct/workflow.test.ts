@@ -685,7 +685,6 @@ describe('steps function', () => {
 
   test('finds its resources through its environment, and has no STATE_MACHINE_ARN (it would be circular)', () => {
     const queue = logicalIdAt(template, 'AWS::SQS::Queue', 'Longhaul/JobQueue/HandOffQueue/Resource');
-    const restApi = logicalIdAt(template, 'AWS::ApiGateway::RestApi', 'Longhaul/Api/RestApi/Resource');
     const variables = resources[stepsFunctionId].Properties.Environment.Variables;
     expect(variables).toEqual(
       expect.objectContaining({
@@ -706,20 +705,15 @@ describe('steps function', () => {
             'Longhaul/Secrets/WebhookSigningSecret/Resource',
           ),
         },
-        // Each provider's webhook route is under it.
-        API_BASE_URL: {
-          'Fn::Join': [
-            '',
-            [
-              'https://',
-              { Ref: restApi },
-              '.execute-api.',
-              { Ref: 'AWS::Region' },
-              '.',
-              { Ref: 'AWS::URLSuffix' },
-              // The stage's name, not a reference to it: the deployment waits for the api function, which reads the state machine.
-              '/prod',
-            ],
+        // Each provider's webhook route's path is under it.
+        PROVIDER_EVENTS_URL: {
+          'Fn::GetAtt': [
+            logicalIdAt(
+              template,
+              'AWS::Lambda::Url',
+              'Longhaul/ProviderEvents/EventsFunction/Function/FunctionUrl/Resource',
+            ),
+            'FunctionUrl',
           ],
         },
         // The release step hands a freed slot to the job that waited longest, through the dispatcher.

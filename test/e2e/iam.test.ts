@@ -81,33 +81,43 @@ describe('the synthesized policies', () => {
   });
 });
 
+/**
+ * The synthesized template with `action` taken out of the policies of the
+ * function of `service`, as if lib/ had forgotten that grant; answers the
+ * doctored file, in `directory`.
+ */
+function withoutGrant(directory: string, service: string, action: string): string {
+  const settings = loadSettings(localSettingsEnvironment({ ...process.env, ...env }));
+  const json = JSON.parse(readFileSync(synthesizedTemplatePath(settings), 'utf8')) as TemplateJson;
+  const template = new LocalTemplate(json, 'the synthesized template');
+  const role = template.function(service).roleLogicalId;
+  let removed = 0;
+  for (const resource of Object.values(json.Resources)) {
+    const props = resource.Properties as {
+      Roles?: { Ref?: string }[];
+      PolicyDocument?: { Statement: { Action: string | string[] }[] };
+    };
+    if (resource.Type !== 'AWS::IAM::Policy' || !props.Roles?.some((r) => r.Ref === role)) continue;
+    for (const statement of props.PolicyDocument?.Statement ?? []) {
+      const actions = [statement.Action].flat();
+      if (!actions.includes(action)) continue;
+      statement.Action = actions.filter((other) => other !== action);
+      removed += 1;
+    }
+  }
+  expect(removed).toBe(1);
+  const file = join(directory, `without-${service}-${action.replace(':', '-')}.template.json`);
+  writeFileSync(file, JSON.stringify(json));
+  return file;
+}
+
 describe('a template with a grant removed', () => {
   const directory = mkdtempSync(join(tmpdir(), 'longhaul-iam-'));
   let stack: RunningLocalStack;
 
   beforeAll(async () => {
-    const settings = loadSettings(localSettingsEnvironment({ ...process.env, ...env }));
-    const json = JSON.parse(readFileSync(synthesizedTemplatePath(settings), 'utf8')) as TemplateJson;
-    const template = new LocalTemplate(json, 'the synthesized template');
     // The workflow steps' write to the output bucket, as if lib/ had forgotten grantWrite.
-    const role = template.function('workflow').roleLogicalId;
-    let removed = 0;
-    for (const resource of Object.values(json.Resources)) {
-      const props = resource.Properties as {
-        Roles?: { Ref?: string }[];
-        PolicyDocument?: { Statement: unknown[] };
-      };
-      if (resource.Type !== 'AWS::IAM::Policy' || !props.Roles?.some((r) => r.Ref === role)) continue;
-      const statements = props.PolicyDocument?.Statement ?? [];
-      const kept = statements.filter(
-        (statement) => ![(statement as { Action: unknown }).Action].flat().includes('s3:PutObject'),
-      );
-      removed += statements.length - kept.length;
-      statements.splice(0, statements.length, ...kept);
-    }
-    expect(removed).toBe(1);
-    const file = join(directory, 'doctored.template.json');
-    writeFileSync(file, JSON.stringify(json));
+    const file = withoutGrant(directory, 'workflow', 's3:PutObject');
     stack = await startLocalStack({ env: { ...env, [TEMPLATE_ENV]: file } });
   });
   afterAll(async () => {
@@ -134,6 +144,34 @@ describe('a template with a grant removed', () => {
     );
     expect(stack.output()).toMatch(
       /IAM: workflow: denied s3:PutObject on arn:aws:s3:::longhaul-outputs\/outputs\/acme\/job_\w+\//,
+    );
+  });
+});
+
+describe("a template without the provider events function's write of a job", () => {
+  const directory = mkdtempSync(join(tmpdir(), 'longhaul-iam-'));
+  let stack: RunningLocalStack;
+
+  beforeAll(async () => {
+    const file = withoutGrant(directory, 'provider-events', 'dynamodb:UpdateItem');
+    stack = await startLocalStack({ env: { ...env, [TEMPLATE_ENV]: file } });
+  });
+  afterAll(async () => {
+    await stack?.stop();
+    rmSync(directory, { recursive: true, force: true });
+  });
+
+  it("denies a provider's progress tick its write, as that function's own role says", async () => {
+    const job = await createJob(stack, 'iam-no-tick-write', {
+      type: 'image.generate',
+      input: { prompt: 'a lighthouse' },
+    });
+    await pollUntil(
+      async () =>
+        /IAM: provider-events: denied dynamodb:UpdateItem on arn:aws:dynamodb:[\w-]+:\d+:table\//.test(
+          stack.output(),
+        ),
+      { timeoutMs: 30_000, intervalMs: 100, description: `a tick of ${job.id} denied its write` },
     );
   });
 });

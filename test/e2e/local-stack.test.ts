@@ -107,6 +107,23 @@ describe('local stack', () => {
     expect(stack.endpoints.region).toBe('us-east-1');
   });
 
+  it("serves the provider events function's URL on its port, as the template declares it", async () => {
+    const url = stack.endpoints.functionUrls['provider-events'];
+    expect(url).toBe(`${stack.baseUrl}/lambda-url/longhaul-provider-events/`);
+    // The function answers, not the gateway: its own problems, with its request id.
+    const elsewhere = await fetch(`${url}v1/jobs`, { method: 'POST', body: '{}' });
+    expect(await expectProblem(elsewhere, 404, 'not-found')).toMatchObject({
+      detail: 'No provider posts its events to POST /v1/jobs.',
+      instance: expect.stringMatching(/^urn:longhaul:request:[0-9a-f-]{36}$/),
+    });
+    const unsigned = await fetch(`${url}v1/provider/events?jobId=job_${'a'.repeat(26)}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ type: 'progress', id: 'gen_1', progress: 5, at: new Date().toISOString() }),
+    });
+    await expectProblem(unsigned, 401, 'unauthorized');
+  });
+
   it('answers GET /healthz without a key', async () => {
     const response = await fetch(`${stack.baseUrl}/healthz`);
     expect(response.status).toBe(200);

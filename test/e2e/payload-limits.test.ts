@@ -5,7 +5,9 @@ import { type RunningLocalStack, startLocalStack } from './support/local-stack';
  * Bodies the REST API takes (up to 10 MiB) but that cannot reach the api
  * function: Lambda refuses an event over 6 MB, and a multipart body travels
  * base64-encoded in it. Each gets 413 `payload-too-large`, as does a body that
- * reaches the function over the product's multipart limit.
+ * reaches the function over the product's multipart limit. The provider
+ * events function's URL has Lambda's limit alone: past it Lambda answers
+ * itself, below it the function refuses what is larger than a provider event.
  */
 
 jest.setTimeout(120_000);
@@ -59,5 +61,36 @@ test('a multipart body that reaches the function over the multipart limit gets 4
   expect(await post(bodyLimits.multipartBytes + 1)).toEqual({
     status: 413,
     body: expect.objectContaining({ code: 'payload-too-large' }),
+  });
+});
+
+describe('the provider events URL', () => {
+  const postEvent = (body: Buffer, contentType: string) =>
+    fetch(
+      `${stack.endpoints.functionUrls['provider-events']}v1/provider/events?jobId=job_${'a'.repeat(26)}`,
+      {
+        method: 'POST',
+        headers: { 'content-type': contentType },
+        body,
+      },
+    );
+
+  test('a body larger than a provider event reaches the function and gets its 413 problem', async () => {
+    const response = await postEvent(Buffer.alloc(2 * 1024 * 1024, 0x20), 'application/json');
+    expect(response.status).toBe(413);
+    expect(response.headers.get('content-type')).toBe('application/problem+json');
+    expect(await response.json()).toMatchObject({ code: 'payload-too-large' });
+  });
+
+  test.each([
+    ['of 6.5 MB', 6.5 * 1024 * 1024, 'application/json'],
+    ['of 4.8 MB that is not text (base64-encoded, over 6 MB)', 4.8 * 1024 * 1024, 'image/png'],
+  ])('a body %s never reaches the function: Lambda answers 413 itself', async (_, bytes, contentType) => {
+    const response = await postEvent(Buffer.alloc(bytes, 0x20), contentType);
+    expect(response.status).toBe(413);
+    expect(response.headers.get('x-amzn-errortype')).toBe('RequestEntityTooLargeException');
+    expect(await response.json()).toEqual({
+      Message: `Request must be smaller than ${LAMBDA_SYNC_REQUEST_BYTES} bytes for the InvokeFunction operation`,
+    });
   });
 });

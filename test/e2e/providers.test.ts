@@ -2,7 +2,9 @@ import { createHmac } from 'node:crypto';
 import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import { Webhook } from 'standardwebhooks';
 import { PROVIDERS } from '../../config/providers';
+import { parseLocalConfig } from '../../local/config';
 import { DEFAULT_REPLICATE_WEBHOOK_SECRET } from '../../local/provider-sim/defaults';
+import type { Usage } from '../../local/usage';
 import {
   OWN_PROVIDER_FOR_EVERY_JOB_TYPE,
   pollUntil,
@@ -52,7 +54,11 @@ const TRANSCRIPTION_START_MS = 1500;
 let stack: RunningLocalStack;
 let counter = 0;
 
+/** Requests this file sent to the REST API. */
+let apiRequests = 0;
+
 async function api(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
+  apiRequests += 1;
   const response = await fetch(`${stack.baseUrl}${path}`, {
     method,
     headers: { 'x-api-key': KEY, ...headers },
@@ -64,6 +70,14 @@ async function api(method: string, path: string, body?: unknown, headers: Record
 }
 
 const sim = () => simulatorCall(stack.endpoints.providerUrl);
+/** Where each dialect lives on the simulator. */
+const dialects = parseLocalConfig({}).provider.dialects;
+
+/** The stack's metered usage: Lambda invocations by function, and REST API requests. */
+async function usage(): Promise<Usage> {
+  const response = await fetch(`${stack.baseUrl}/v1/admin/metrics`, { headers: { 'x-api-key': ADMIN_KEY } });
+  return ((await response.json()) as { usage: Usage }).usage;
+}
 const ledger = async (provider: 'replicate' | 'deepgram'): Promise<ProviderLedger> =>
   (await sim()('/_sim/ledger')).byProvider?.[provider] ?? { submissions: [], maxConcurrent: 0, running: 0 };
 
@@ -112,6 +126,8 @@ beforeEach(async () => {
 
 describe('the shipped job types on their own providers', () => {
   it('generates an image on Replicate, kept in the output bucket before Replicate deletes it', async () => {
+    const before = await usage();
+    const sent = apiRequests;
     const id = await submitImage('a lighthouse at dusk');
     const job = await settled(id);
 
@@ -123,6 +139,21 @@ describe('the shipped job types on their own providers', () => {
     expect(image.subarray(1, 4).toString('latin1')).toBe('PNG');
     expect((await ledger('replicate')).submissions).toHaveLength(1);
     expect((await ledger('deepgram')).submissions).toHaveLength(0);
+
+    // Replicate was given the provider events function's URL, and its webhooks went there: each an
+    // invocation of that function, none a REST API request (the REST API saw this test's own only).
+    const [charge] = (await ledger('replicate')).submissions;
+    const prediction = await sim()(`${dialects.replicate.basePath}/predictions/${charge?.id}`);
+    const eventsUrl = stack.endpoints.functionUrls['provider-events'];
+    const webhookUrl = `${eventsUrl}v1/provider/replicate/events?jobId=${id}&submission=`;
+    expect(String(prediction.webhook).slice(0, webhookUrl.length)).toBe(webhookUrl);
+    const after = await usage();
+    const invocations = (name: string) =>
+      (after.lambda[name]?.invocations ?? 0) - (before.lambda[name]?.invocations ?? 0);
+    // Replicate throttles its progress webhooks to one each half second: a 1.5 s job's, its start and completion.
+    expect(invocations('longhaul-provider-events')).toBeGreaterThanOrEqual(3);
+    expect(after.restApiRequests - before.restApiRequests).toBe(apiRequests - sent);
+    expect(invocations('longhaul-api')).toBe(apiRequests - sent);
   });
 
   it('transcribes an upload on Deepgram, from the transcript its callback carried', async () => {

@@ -314,33 +314,78 @@ describe('markEnqueued', () => {
   });
 });
 
-describe('recordProgress', () => {
-  it('refuses, in the write itself, progress stored closer than the interval to the last', async () => {
-    ddb.on(UpdateCommand).resolves({ Attributes: toItem({ ...job, status: 'running', progress: 40 }, 30) });
+describe('recordProgressTick', () => {
+  const tick = {
+    progress: 40,
+    at,
+    notSince: new Date(at.getTime() - 1000),
+    providerJobId: 'gen_1',
+    submission: { createdAt: job.createdAt, number: 0 },
+  };
 
-    await expect(store.recordProgress(job.id, 40, at, new Date(at.getTime() - 1000))).resolves.toBe(true);
+  it('checks in the write itself what a read would: the job, its submission, its provider job, the interval', async () => {
+    const stored = toItem({ ...job, status: 'running', progress: 40, taskToken: 'token-1' }, 30);
+    ddb.on(UpdateCommand).resolves({ Attributes: { ...stored, progressAt: at.toISOString() } });
 
+    await expect(store.recordProgressTick(job.id, tick)).resolves.toEqual({
+      ...job,
+      status: 'running',
+      progress: 40,
+      taskToken: 'token-1',
+    });
+
+    expect(ddb.commandCalls(GetCommand)).toHaveLength(0);
     expect(ddb.commandCalls(UpdateCommand)[0]?.args[0].input).toEqual({
       TableName: 'jobs',
       Key: { pk: job.id, sk: 'JOB' },
       UpdateExpression: 'SET progress = :progress, progressAt = :at, updatedAt = :at',
       ConditionExpression:
-        'attribute_exists(pk) AND #status = :running AND progress < :progress AND ' +
-        '(attribute_not_exists(progressAt) OR progressAt <= :notSince)',
+        'attribute_exists(pk) AND #status = :running AND createdAt = :createdAt AND ' +
+        '(attribute_not_exists(resubmissions) OR resubmissions = :submission) AND ' +
+        '(providerJobId = :providerJobId OR (attribute_not_exists(providerJobId) AND attribute_exists(submitIntent))) AND ' +
+        'progress < :progress AND (attribute_not_exists(progressAt) OR progressAt <= :notSince)',
       ExpressionAttributeNames: { '#status': 'status' },
       ExpressionAttributeValues: {
         ':progress': 40,
         ':at': '2026-03-01T12:00:00.000Z',
         ':notSince': '2026-03-01T11:59:59.000Z',
         ':running': 'running',
+        ':providerJobId': 'gen_1',
+        ':submission': 0,
+        ':createdAt': job.createdAt,
       },
       ReturnValues: 'ALL_NEW',
     });
   });
 
-  it('answers false when the condition refused the write', async () => {
+  it("holds a later submission's tick to that submission", async () => {
     ddb.on(UpdateCommand).rejects(conditionFailed());
-    await expect(store.recordProgress(job.id, 40, at, at)).resolves.toBe(false);
+    await store.recordProgressTick(job.id, { ...tick, submission: { createdAt: job.createdAt, number: 2 } });
+    const input = ddb.commandCalls(UpdateCommand)[0]?.args[0].input;
+    expect(input?.ConditionExpression).toContain(
+      ' AND createdAt = :createdAt AND resubmissions = :submission AND ',
+    );
+    expect(input?.ExpressionAttributeValues).toMatchObject({ ':submission': 2, ':createdAt': job.createdAt });
+  });
+
+  it('holds a tick of a URL without a submission to the first submission of whichever record', async () => {
+    ddb.on(UpdateCommand).rejects(conditionFailed());
+    const { submission: _none, ...untagged } = tick;
+    await store.recordProgressTick(job.id, untagged);
+    const input = ddb.commandCalls(UpdateCommand)[0]?.args[0].input;
+    expect(input?.ConditionExpression).toBe(
+      'attribute_exists(pk) AND #status = :running AND ' +
+        '(attribute_not_exists(resubmissions) OR resubmissions = :submission) AND ' +
+        '(providerJobId = :providerJobId OR (attribute_not_exists(providerJobId) AND attribute_exists(submitIntent))) AND ' +
+        'progress < :progress AND (attribute_not_exists(progressAt) OR progressAt <= :notSince)',
+    );
+    expect(input?.ExpressionAttributeValues).not.toHaveProperty(':createdAt');
+  });
+
+  it('answers undefined, and reads nothing, when the condition refused the write', async () => {
+    ddb.on(UpdateCommand).rejects(conditionFailed());
+    await expect(store.recordProgressTick(job.id, tick)).resolves.toBeUndefined();
+    expect(ddb.commandCalls(GetCommand)).toHaveLength(0);
   });
 });
 

@@ -9,7 +9,6 @@ import {
   type Job,
   newJob,
   providerKeyOf,
-  providerOf,
   slotHolderOf,
   submissionTagOf,
 } from '../../lambdas/domain/job';

@@ -20,6 +20,7 @@ import type {
   LiveChannel,
   LiveMessage,
   OutputStore,
+  ProgressTick,
   QueuedJobRef,
   ReconcilerPosition,
   ReconcilerProgress,
@@ -202,17 +203,27 @@ export class MemoryStore implements JobStore {
     this.patch(job.id, { enqueuedAt: at.toISOString() });
     return true;
   }
-  async recordProgress(jobId: string, progress: number, at: Date, notSince: Date) {
+  /** The table's condition on a tick's write, checked on the job as it is (see DynamoDbJobStore). */
+  async recordProgressTick(jobId: string, tick: ProgressTick) {
     const current = this.jobs.get(jobId);
-    if (current?.status !== 'running' || current.progress >= progress) return false;
+    if (current?.status !== 'running' || current.progress >= tick.progress) return undefined;
+    if (tick.submission !== undefined && current.createdAt !== tick.submission.createdAt) return undefined;
+    if ((current.resubmissions ?? 0) !== (tick.submission?.number ?? 0)) return undefined;
+    if (
+      current.providerJobId === undefined
+        ? current.submitIntent === undefined
+        : current.providerJobId !== tick.providerJobId
+    ) {
+      return undefined;
+    }
     const last = this.progressAt.get(jobId);
-    if (last !== undefined && last > notSince.getTime()) return false;
+    if (last !== undefined && last > tick.notSince.getTime()) return undefined;
     this.progressWrites++;
-    this.progressAt.set(jobId, at.getTime());
-    this.patch(jobId, { progress, updatedAt: at.toISOString() });
-    return true;
+    this.progressAt.set(jobId, tick.at.getTime());
+    return this.patch(jobId, { progress: tick.progress, updatedAt: tick.at.toISOString() });
   }
   private readonly progressAt = new Map<string, number>();
+  /** Progress writes that the condition let through. */
   progressWrites = 0;
   async recordNewRun(job: Job) {
     const current = this.jobs.get(job.id);

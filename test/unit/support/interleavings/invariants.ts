@@ -15,7 +15,8 @@ export const INVARIANTS = {
     'once faults stop, reconciler passes converge every job to a terminal state or needs_review, and release every slot',
   progressOfCurrentRun:
     'a progress tick never raises the stored progress of, nor keeps alive the waiting step of, a submission it was not sent for',
-  liveStatusTrue: 'live progress messages never claim running for a job that is not running',
+  liveStatusTrue:
+    'live progress messages never claim running for a job that left running more than one progress interval before',
 } as const;
 export type Invariant = keyof typeof INVARIANTS;
 
@@ -148,7 +149,7 @@ export function* callInvariants(world: World, call: PortCall): Generator<Breach>
   if (!tick || call.fault === 'before') return;
   const job = world.job(tick.run.jobId);
   const current = job ? slotHolderOf(job) : undefined;
-  const stored = call.port === 'store' && call.method === 'recordProgress' && call.result === true;
+  const stored = call.port === 'store' && call.method === 'recordProgressTick' && call.result !== undefined;
   const keptAlive = call.port === 'workflow' && call.method === 'heartbeat' && call.result === true;
   if ((stored || keptAlive) && tick.run.holder !== current) {
     yield {
@@ -159,11 +160,16 @@ export function* callInvariants(world: World, call: PortCall): Generator<Breach>
   }
   if (call.port === 'live' && call.method === 'publish') {
     const message = call.args[0] as LiveMessage;
+    // A tick inside the interval after the environment last asked storage streams what it learned
+    // then: a job not running now must have entered its status more than an interval before the
+    // message for the claim to be stale beyond that.
     if (
       message.type === 'progress' &&
       message.status === 'running' &&
       tick.statusOnArrival !== 'running' &&
-      job?.status !== 'running'
+      job?.status !== 'running' &&
+      (job === undefined ||
+        Date.parse(job.statusAt) <= Date.parse(message.at) - world.progressMemory.intervalMs)
     ) {
       yield {
         invariant: 'liveStatusTrue',

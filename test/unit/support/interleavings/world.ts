@@ -14,7 +14,7 @@ import {
   slotHolderOf,
 } from '../../../../lambdas/domain/job';
 import { resolveJob } from '../../../../lambdas/domain/operator';
-import { applyProgress, ProgressThrottle } from '../../../../lambdas/domain/progress';
+import { applyProgress, ProgressMemory, ProgressThrottle } from '../../../../lambdas/domain/progress';
 import type { ProviderEvent } from '../../../../lambdas/domain/provider';
 import { applyProviderEvent } from '../../../../lambdas/domain/provider-events';
 import { reconcile } from '../../../../lambdas/domain/reconcile';
@@ -97,8 +97,8 @@ export class World {
   readonly live = new MemoryLive();
   /** Where the reconciler's passes stopped: one table, shared by every pass. */
   readonly reconcilerProgress = new MemoryReconcilerProgress();
-  /** The API function's throttles: one warm environment takes every tick. */
-  readonly progressThrottle = new ProgressThrottle(1000);
+  /** One warm environment takes every tick: its memory of jobs and its heartbeat throttle. */
+  readonly progressMemory = new ProgressMemory(1000);
   readonly heartbeatThrottle = new ProgressThrottle(60_000);
   readonly provider: SimulatedProvider;
   readonly stepFunctions: SimulatedStepFunctions;
@@ -394,7 +394,7 @@ export class World {
           {
             store: ports.store,
             live: ports.live,
-            throttle: this.progressThrottle,
+            memory: this.progressMemory,
             now: this.now,
             heartbeat: { throttle: this.heartbeatThrottle, workflow: ports.workflow },
           },

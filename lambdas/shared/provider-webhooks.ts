@@ -1,0 +1,127 @@
+import type { APIGatewayProxyResult } from 'aws-lambda';
+import { type Problem, problem } from '../../config/problems';
+import type { ProviderName } from '../../config/providers';
+import { bodyLimits } from '../../config/settings';
+import { problemResult } from '../api/http';
+import { toProblem } from '../api/problems';
+import { ValidationError } from '../domain/errors';
+import { JOB_ID_PATTERN } from '../domain/idempotency';
+import { SUBMISSION_TAG_PATTERN } from '../domain/job';
+import { applyProgress, ProgressMemory, ProgressThrottle } from '../domain/progress';
+import { applyProviderEvent } from '../domain/provider-events';
+import { jobStore, liveChannel, outputStore, providerAdapter, timeline, workflow } from './aws';
+import { logger } from './observability';
+
+/**
+ * A provider's webhook, whichever endpoint it reached (the REST API's route
+ * or the provider events function's URL): verified by that provider's
+ * adapter (each signs differently) before anything of it is read, then
+ * applied to the job and submission its URL names. Progress streams live and
+ * is stored about once a second; a final event resumes the waiting step.
+ */
+
+/** A webhook as it arrived: header names in lower case, the query's last value of each name, the raw body. */
+export interface ProviderWebhookDelivery {
+  readonly headers: Readonly<Record<string, string | undefined>>;
+  readonly query: Readonly<Record<string, string | undefined>>;
+  readonly body: Buffer;
+}
+
+const now = () => new Date();
+/**
+ * What this environment last learned of each job: ticks inside a second of
+ * that stream without a request, and storage sees about one write per job a
+ * second.
+ */
+const progressMemory = new ProgressMemory(1000);
+/** A job whose provider reports progress is alive: its waiting step hears so at most once a minute. */
+const heartbeatThrottle = new ProgressThrottle(60_000);
+
+/**
+ * Answers the webhook: 204 once applied (or ignored, so the provider stops
+ * retrying), else an RFC 9457 problem: 413 for a body larger than a provider
+ * event, 401 for a signature the provider's adapter refuses, 400 for a URL
+ * that names no job or submission or an event that does not parse.
+ * `requestId` names the occurrence in a problem's `instance`.
+ */
+export async function answerProviderWebhook(
+  provider: ProviderName,
+  delivery: ProviderWebhookDelivery,
+  requestId: string,
+): Promise<APIGatewayProxyResult> {
+  const instance = `urn:longhaul:request:${requestId}`;
+  try {
+    const refused = await receive(provider, delivery);
+    if (refused) return problemResult({ ...refused, instance });
+    return { statusCode: 204, headers: { 'cache-control': 'no-store' }, body: '' };
+  } catch (error) {
+    const mapped = toProblem(error);
+    if (mapped.clientError) logger.info('provider event refused', { provider, code: mapped.problem.code });
+    else logger.error('provider event failed', error as Error);
+    return problemResult({ ...mapped.problem, instance }, mapped.headers);
+  }
+}
+
+/** Applies the webhook's events; answers the problem it was refused with, if it was. */
+async function receive(
+  provider: ProviderName,
+  delivery: ProviderWebhookDelivery,
+): Promise<Problem | undefined> {
+  if (delivery.body.length > bodyLimits.jsonBytes) {
+    return problem('payload-too-large', 413, 'Payload Too Large', 'Provider events are small.');
+  }
+  const adapter = await providerAdapter(provider);
+  const request = {
+    headers: delivery.headers,
+    query: delivery.query,
+    body: delivery.body.toString('utf8'),
+  };
+  const check = adapter.verify(request, Math.floor(Date.now() / 1000));
+  if (check !== 'valid') {
+    logger.warn('provider event refused', { provider, signature: check });
+    return problem(
+      'unauthorized',
+      401,
+      'Unauthorized',
+      `Missing, stale or invalid ${provider} webhook signature.`,
+    );
+  }
+  const jobId = request.query.jobId;
+  if (!jobId || !JOB_ID_PATTERN.test(jobId)) {
+    throw new ValidationError('The provider event is invalid.', [
+      { parameter: 'jobId', detail: 'must be a job id' },
+    ]);
+  }
+  const submission = request.query.submission;
+  if (submission !== undefined && !SUBMISSION_TAG_PATTERN.test(submission)) {
+    throw new ValidationError('The provider event is invalid.', [
+      { parameter: 'submission', detail: 'must be the submission tag of the webhook URL Longhaul gave' },
+    ]);
+  }
+  logger.appendKeys({ jobId });
+  for (const providerEvent of adapter.parse(request)) {
+    if (providerEvent.type === 'progress') {
+      await applyProgress(
+        {
+          store: jobStore(),
+          live: liveChannel(),
+          memory: progressMemory,
+          now,
+          heartbeat: { throttle: heartbeatThrottle, workflow: workflow() },
+        },
+        jobId,
+        providerEvent.progress,
+        { providerJobId: providerEvent.id, submission },
+      );
+    } else {
+      const outcome = await applyProviderEvent(
+        { store: jobStore(), workflow: workflow(), timeline: timeline(), now, outputs: outputStore() },
+        jobId,
+        providerEvent,
+        submission,
+      );
+      logger.info('provider event applied', { provider, outcome });
+    }
+  }
+  return undefined;
+}
