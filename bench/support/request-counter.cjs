@@ -28,6 +28,8 @@ if (dir) {
   const original = http.request;
   http.request = function countedRequest(...args) {
     const options = typeof args[0] === 'object' && !(args[0] instanceof URL) ? args[0] : args[1];
+    // The local DynamoDB's own hops to dynalite (EMULATOR_HOP_HEADER in local/emulators/dynamodb.ts) are not the stack's requests.
+    if (header(options?.headers, 'x-longhaul-emulator-hop')) return original.apply(this, args);
     const target = header(options?.headers, 'x-amz-target');
     const auth = header(options?.headers, 'authorization') ?? '';
     const service = /Credential=[^/]+\/[^/]+\/[^/]+\/([^/]+)\//.exec(auth)?.[1];

@@ -336,12 +336,24 @@ function readAll(req: IncomingMessage): Promise<Buffer> {
   });
 }
 
+/**
+ * Marks the proxy's own requests to dynalite, which are the emulator's
+ * workings, not requests of the stack: the bench's request counter
+ * (bench/support/request-counter.cjs, checked by test/unit/bench-cost.test.ts)
+ * leaves them out.
+ */
+export const EMULATOR_HOP_HEADER = 'x-longhaul-emulator-hop';
+
 function sendTo(agent: Agent, endpoint: string, forward: Forwarded): Promise<Answer> {
   const url = new URL(forward.path, endpoint);
   return new Promise((resolve, reject) => {
     const outgoing = httpRequest(
       url,
-      { method: forward.method, headers: { ...forward.headers, host: url.host }, agent },
+      {
+        method: forward.method,
+        headers: { ...forward.headers, host: url.host, [EMULATOR_HOP_HEADER]: '1' },
+        agent,
+      },
       (incoming) => {
         readAll(incoming).then(
           (body) => resolve({ status: incoming.statusCode ?? 500, headers: incoming.headers, body }),

@@ -1,7 +1,10 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fixedMonthlyCost, itemBytes, jobCost } from '../../bench/cost';
 import { prices } from '../../bench/prices';
 import { keysChargedTwice } from '../../bench/sections/ambiguity';
 import { verdicts } from '../../bench/summary';
+import { EMULATOR_HOP_HEADER } from '../../local/emulators/dynamodb';
 
 /** The bench's cost model: counted calls times the unit prices, nothing added, nothing dropped. */
 
@@ -145,4 +148,9 @@ describe('the summary says plainly which side came out ahead', () => {
   it('says nothing without the peer', () => {
     expect(verdicts({ ...results, peer: undefined })).toEqual({ peer: [], longhaul: [] });
   });
+});
+
+test("the request counter leaves out the local DynamoDB's own hops to dynalite, which the stack never made", () => {
+  const counter = readFileSync(join(__dirname, '../../bench/support/request-counter.cjs'), 'utf8');
+  expect(counter).toContain(`header(options?.headers, '${EMULATOR_HOP_HEADER}')`);
 });
