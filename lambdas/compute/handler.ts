@@ -1,5 +1,5 @@
 import type { Context } from 'aws-lambda';
-import { z } from 'zod';
+import * as z from 'zod';
 import { COMPUTE_STEPS, collectComputeOutcome, runComputeStep } from '../domain/compute';
 import { jobStore, outputStore } from '../shared/aws';
 import { runtimeSettings } from '../shared/env';

@@ -1,6 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { DeepgramClient } from '@deepgram/sdk';
-import { z } from 'zod';
+import * as z from 'zod';
 import { ProviderUnavailableError } from '../domain/errors';
 import type {
   ProviderEvent,

@@ -1,5 +1,5 @@
 import type { APIGatewayProxyResult, Context } from 'aws-lambda';
-import { z } from 'zod';
+import * as z from 'zod';
 import { JOB_ID_PATTERN } from '../domain/idempotency';
 import { redeemStreamTicket } from '../domain/stream-tickets';
 import { hashApiKey } from '../shared/api-keys';

@@ -1,5 +1,5 @@
 import type { Context } from 'aws-lambda';
-import { z } from 'zod';
+import * as z from 'zod';
 import { resourceEnv } from '../../config/layout';
 import { PROVIDERS } from '../../config/providers';
 import { isTerminal } from '../domain/job';
