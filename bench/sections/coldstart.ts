@@ -43,7 +43,6 @@ export async function coldStartSection(): Promise<HandlerFigures[]> {
     POWERTOOLS_SERVICE_NAME: 'bench',
     POWERTOOLS_METRICS_NAMESPACE: 'Longhaul',
     POWERTOOLS_LOG_LEVEL: 'WARN',
-    POWERTOOLS_TRACE_ENABLED: 'false',
   };
   const figures: HandlerFigures[] = [];
   try {

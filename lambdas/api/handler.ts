@@ -540,7 +540,6 @@ function callerOf(event: APIGatewayProxyEvent, role: 'tenant' | 'admin'): string
 }
 
 export const handler = instrument(
-  'api',
   async (event: APIGatewayProxyEvent, _context: Context): Promise<APIGatewayProxyResult> => {
     const key = `${event.httpMethod} ${event.resource}` as RouteKey;
     try {

@@ -11,7 +11,6 @@ import { instrument, logger } from '../shared/observability';
  * Throwing `Unauthorized` is how a Lambda authorizer asks the gateway for a 401.
  */
 export const handler = instrument(
-  'authorizer',
   async (event: APIGatewayRequestAuthorizerEvent, _context: Context): Promise<APIGatewayAuthorizerResult> => {
     const apiKey = header({ headers: event.headers ?? {} }, API_KEY_HEADER);
     if (!apiKey) throw new Error('Unauthorized');

@@ -16,7 +16,7 @@ const computeEvent = z.object({
 });
 
 /** The compute function: runs one compute step of audio.publish, or collects one a Fargate task ran. */
-export const handler = instrument('compute', async (raw: unknown, _context: Context): Promise<unknown> => {
+export const handler = instrument(async (raw: unknown, _context: Context): Promise<unknown> => {
   const event = computeEvent.parse(raw);
   logger.appendKeys({ jobId: event.jobId, step: event.step });
   if (event.collect) return collectComputeOutcome({ store: jobStore(), outputs: outputStore() }, event);

@@ -52,7 +52,6 @@ async function dispatchRecord(record: SQSRecord): Promise<void> {
 }
 
 export const handler = instrument(
-  'dispatch',
   (event: SQSEvent, context: Context): Promise<SQSBatchResponse> =>
     processPartialResponse(event, dispatchRecord, processor, { context }),
 );

@@ -10,7 +10,7 @@ import { instrument, logger } from '../shared/observability';
  * is logged and dropped (a retry could not make it valid); any other failure
  * is thrown, so Scheduler retries the firing, which replays the same job.
  */
-export const handler = instrument('fire', async (event: unknown) => {
+export const handler = instrument(async (event: unknown) => {
   let firing: ReturnType<typeof parseFiring>;
   try {
     firing = parseFiring(event);

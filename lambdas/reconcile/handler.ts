@@ -23,7 +23,7 @@ const settings = runtimeSettings();
 const PAGE_SIZE = 100;
 
 /** One reconciliation pass, run on a schedule; overlapping passes are safe. */
-export const handler = instrument('reconcile', async (_event: unknown, context: Context) => {
+export const handler = instrument(async (_event: unknown, context: Context) => {
   const report = await reconcile(
     {
       store: liveJobStore(),

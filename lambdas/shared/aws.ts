@@ -36,7 +36,6 @@ import {
   providerAdapters,
 } from '../providers';
 import { requireEnv, runtimeSettings } from './env';
-import { tracer } from './observability';
 import { providerSecretValue } from './secrets';
 
 /**
@@ -54,7 +53,7 @@ function once<T>(create: () => T): () => T {
 }
 
 const documentClient = once(() =>
-  DynamoDBDocumentClient.from(tracer.captureAWSv3Client(new DynamoDBClient({})), {
+  DynamoDBDocumentClient.from(new DynamoDBClient({}), {
     marshallOptions: { removeUndefinedValues: true },
   }),
 );
@@ -84,7 +83,7 @@ export const tenantBacklogs = once(
 /** Each function has the queues it was granted: the steps function the hand-off lane only, the api function the jobs queues only. */
 export const jobQueue = once(
   () =>
-    new SqsJobQueue(tracer.captureAWSv3Client(new SQSClient({})), {
+    new SqsJobQueue(new SQSClient({}), {
       jobs: Object.fromEntries(
         PROVIDER_NAMES.flatMap((provider) => {
           const url = process.env[jobQueueEnv(provider)];
@@ -95,10 +94,8 @@ export const jobQueue = once(
     }),
 );
 
-const s3Client = once(() =>
-  tracer.captureAWSv3Client(
-    new S3Client({ forcePathStyle: process.env[resourceEnv.s3ForcePathStyle] === 'true' }),
-  ),
+const s3Client = once(
+  () => new S3Client({ forcePathStyle: process.env[resourceEnv.s3ForcePathStyle] === 'true' }),
 );
 
 export const inputStore = once(() => new S3InputStore(s3Client(), requireEnv(resourceEnv.inputBucket)));
@@ -115,7 +112,7 @@ export const scheduleStore = once(
 /** The EventBridge Scheduler schedules that fire them. */
 export const scheduleTriggers = once(
   () =>
-    new SchedulerScheduleTriggers(tracer.captureAWSv3Client(new SchedulerClient({})), {
+    new SchedulerScheduleTriggers(new SchedulerClient({}), {
       groupName: requireEnv(resourceEnv.scheduleGroup),
       targetArn: requireEnv(resourceEnv.scheduleTargetArn),
       roleArn: requireEnv(resourceEnv.scheduleRoleArn),
@@ -143,8 +140,7 @@ export const timeline = once(
 
 /** Task tokens work without the state machine ARN, so functions that only resume steps need not know it. */
 export const workflow = once(
-  () =>
-    new SfnWorkflow(tracer.captureAWSv3Client(new SFNClient({})), process.env[resourceEnv.stateMachineArn]),
+  () => new SfnWorkflow(new SFNClient({}), process.env[resourceEnv.stateMachineArn]),
 );
 
 export const outputStore = once(
@@ -218,9 +214,7 @@ export const subscriptions = once(
 export const liveChannel = once(
   () =>
     new ApiGatewayLiveChannel(
-      tracer.captureAWSv3Client(
-        new ApiGatewayManagementApiClient({ endpoint: requireEnv(resourceEnv.streamCallbackUrl) }),
-      ),
+      new ApiGatewayManagementApiClient({ endpoint: requireEnv(resourceEnv.streamCallbackUrl) }),
       subscriptions(),
     ),
 );
@@ -230,7 +224,7 @@ export const liveJobStore = once(() => publishingStatusChanges(jobStore(), liveC
 
 export const deadLetters = once(
   () =>
-    new SqsDeadLetters(tracer.captureAWSv3Client(new SQSClient({})), {
+    new SqsDeadLetters(new SQSClient({}), {
       deadLetterQueueArn: requireEnv(resourceEnv.deadLetterQueueArn),
       jobQueueArn: requireEnv(resourceEnv.jobQueueArn),
     }),

@@ -37,7 +37,6 @@ const refuse = (statusCode: number, reason: string): APIGatewayProxyResult => {
  * are answered by nothing: receiving them is what keeps the connection open.
  */
 export const handler = instrument(
-  'stream',
   async (event: WebSocketEvent, _context: Context): Promise<APIGatewayProxyResult> => {
     const { routeKey, connectionId } = event.requestContext;
     if (routeKey === '$disconnect') {

@@ -47,7 +47,7 @@ const stepEvent = z.object({
 });
 
 /** One Lambda runs every step of the workflow; the state machine names the step in its payload. */
-export const handler = instrument('workflow', async (raw: unknown, _context: Context): Promise<unknown> => {
+export const handler = instrument(async (raw: unknown, _context: Context): Promise<unknown> => {
   const event = stepEvent.parse(raw);
   logger.appendKeys({ jobId: event.jobId, step: event.step, executionName: event.executionName });
   if ((event.retryCount ?? 0) > 0) emit('StepRetries', 1, { step: event.step });
