@@ -62,29 +62,24 @@ import {
 } from '../domain/schedules';
 import { issueStreamTicket, STREAM_TICKET_TTL_SECONDS } from '../domain/stream-tickets';
 import { getTenant, parseTenantChanges, parseTenantName, putTenant } from '../domain/tenants';
-import {
-  apiKeyStore,
-  deadLetters,
-  inFlightLimits,
-  inputStore,
-  jobQueue,
-  jobStore,
-  liveChannel,
-  liveJobStore,
-  multipartInputs,
-  outputStore,
-  providerAdapter,
-  scheduleStore,
-  scheduleTriggers,
-  slotPools,
-  streamTickets,
-  tenantStore,
-  timeline,
-  workflow,
-} from '../shared/aws';
 import { runtimeSettings } from '../shared/env';
 import { intakeDeps, recordSubmission } from '../shared/intake';
 import { emit, instrument, logger } from '../shared/observability';
+import { apiKeyStore } from '../shared/ports/api-key-store';
+import { deadLetters } from '../shared/ports/dead-letters';
+import { inputStore, multipartInputs } from '../shared/ports/inputs';
+import { jobQueue } from '../shared/ports/job-queue';
+import { jobStore } from '../shared/ports/job-store';
+import { liveChannel, liveJobStore } from '../shared/ports/live-channel';
+import { outputStore } from '../shared/ports/output-store';
+import { providerAdapter } from '../shared/ports/providers';
+import { scheduleStore } from '../shared/ports/schedule-store';
+import { scheduleTriggers } from '../shared/ports/schedule-triggers';
+import { inFlightLimits, slotPools } from '../shared/ports/slots';
+import { streamTickets } from '../shared/ports/stream-tickets';
+import { tenantStore } from '../shared/ports/tenants';
+import { timeline } from '../shared/ports/timeline';
+import { workflow } from '../shared/ports/workflow';
 import { basePath, bodyBytes, header, json, jsonBody, mediaType, problemResult } from './http';
 import { parseMultipartJob } from './multipart';
 import { openApiDocument } from './openapi';
@@ -113,7 +108,7 @@ const outputUrls = {
     outputStore().putOutput(key, body, contentType),
 };
 
-const intake = intakeDeps;
+const intake = () => intakeDeps(inputStore);
 
 type Route = (event: APIGatewayProxyEvent, tenantId: string) => Promise<APIGatewayProxyResult>;
 

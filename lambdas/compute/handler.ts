@@ -1,9 +1,10 @@
 import type { Context } from 'aws-lambda';
 import * as z from 'zod';
 import { COMPUTE_STEPS, collectComputeOutcome, runComputeStep } from '../domain/compute';
-import { jobStore, outputStore } from '../shared/aws';
 import { runtimeSettings } from '../shared/env';
 import { instrument, logger } from '../shared/observability';
+import { jobStore } from '../shared/ports/job-store';
+import { outputStore } from '../shared/ports/output-store';
 import { computeDeps } from './deps';
 
 const settings = runtimeSettings();

@@ -3,8 +3,11 @@ import * as z from 'zod';
 import { JOB_ID_PATTERN } from '../domain/idempotency';
 import { redeemStreamTicket } from '../domain/stream-tickets';
 import { hashApiKey } from '../shared/api-keys';
-import { apiKeyStore, jobStore, streamTickets, subscriptions } from '../shared/aws';
 import { instrument, logger } from '../shared/observability';
+import { apiKeyStore } from '../shared/ports/api-key-store';
+import { jobStore } from '../shared/ports/job-store';
+import { streamTickets } from '../shared/ports/stream-tickets';
+import { subscriptions } from '../shared/ports/subscriptions';
 
 /** How long a subscription lives if its disconnect is never seen (API Gateway closes connections after 2 h). */
 const SUBSCRIPTION_TTL_SECONDS = 2 * 60 * 60;
