@@ -82,7 +82,6 @@ import { timeline } from '../shared/ports/timeline';
 import { workflow } from '../shared/ports/workflow';
 import { basePath, bodyBytes, header, json, jsonBody, mediaType, problemResult } from './http';
 import { parseMultipartJob } from './multipart';
-import { openApiDocument } from './openapi';
 import { toProblem } from './problems';
 
 const settings = runtimeSettings();
@@ -406,7 +405,10 @@ const adminRoutes: Partial<
 const openRoutes: Partial<Record<RouteKey, (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult>>> =
   {
     'GET /healthz': async () => json(200, { status: 'ok' }),
-    'GET /openapi.json': async () => json(200, openApiDocument, { 'cache-control': 'public, max-age=300' }),
+    // Loaded on the first request for it, not at every cold start: building the document converts
+    // every request schema to JSON Schema, the largest part of this function's module init.
+    'GET /openapi.json': async () =>
+      json(200, (await import('./openapi.js')).openApiDocument, { 'cache-control': 'public, max-age=300' }),
     ...Object.fromEntries(
       providerWebhookRoutes.map((route) => [
         `${route.method} ${route.path}`,
