@@ -261,9 +261,10 @@ function summaryRows(r: Results): Row[] {
   if (r.coldStart && r.coldStart.length > 0) {
     const sizes = r.coldStart.map((h) => h.bundleKiB);
     const inits = r.coldStart.map((h) => h.initMs);
+    const cpu = r.coldStart.map((h) => h.initCpuMs);
     rows.push([
       `handler bundle / module init (${r.coldStart.length} handlers)`,
-      `${Math.round(Math.min(...sizes))}–${Math.round(Math.max(...sizes))} KiB / ${Math.min(...inits)}–${Math.max(...inits)} ms`,
+      `${Math.round(Math.min(...sizes))}–${Math.round(Math.max(...sizes))} KiB / ${Math.min(...inits)}–${Math.max(...inits)} ms (CPU ${Math.min(...cpu)}–${Math.max(...cpu)} ms)`,
       none,
     ]);
   }

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { JOB_TYPE_MODULES, type JobType, jobTypeEnvSuffix } from './job-types';
 import { isProviderName, PROVIDER_NAMES, PROVIDERS, type ProviderName, providerEnvSuffix } from './providers';
 

@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { ProviderName } from '../config/providers';
 import { ADMIN_TENANT_ID, TENANT_ID_PATTERN, TENANT_ID_RULE } from '../lambdas/domain/tenants';
 import { DEFAULT_REPLICATE_WEBHOOK_SECRET } from './provider-sim/defaults';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * Faults of AWS that the local stack can switch on, so tests (the chaos

@@ -125,8 +125,6 @@ export function handlerEnvironment(input: {
     POWERTOOLS_METRICS_NAMESPACE: 'Longhaul',
     // POWERTOOLS_DEV alone turns metrics off; the local ops view (local/ops) reads them from stdout.
     POWERTOOLS_METRICS_DISABLED: 'false',
-    // X-Ray has no daemon here.
-    POWERTOOLS_TRACE_ENABLED: 'false',
     // The SDK sends an invocation's trace header (whose Lineage feeds recursive loop
     // detection) only inside Lambda, which it tells by this variable being set.
     AWS_LAMBDA_FUNCTION_NAME: 'longhaul-local',

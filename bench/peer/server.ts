@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type Job, type JobsOptions, Queue, Worker } from 'bullmq';
-import { z } from 'zod';
+import * as z from 'zod';
 import { JOB_PRIORITIES, type JobPriority } from '../../lambdas/domain/job';
 import type { GenerationOutput } from '../../local/provider-sim/outputs';
 import { PROVIDER_SIGNATURE_HEADER, verifyProviderSignature } from '../../local/provider-sim/signature';

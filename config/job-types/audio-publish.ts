@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { ProviderRequests } from '../providers';
 import { audioSourceInput, deepgramChannels, languageTag } from './common';
 import { defineJobType, OutputInvalidError, type ProviderBinding } from './job-type';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { imageExtension, imageTypeOfUrl, uploadRef } from './common';
 import { defineJobType, OutputInvalidError } from './job-type';
 

@@ -9,7 +9,7 @@ import {
   UpdateCommand,
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
-import { z } from 'zod';
+import * as z from 'zod';
 import { DUE_SHARD, JOB_ITEM_SORT_KEY, jobTable } from '../../config/layout';
 import type { ProviderName } from '../../config/providers';
 import { ValidationError } from '../domain/errors';

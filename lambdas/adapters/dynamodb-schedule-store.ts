@@ -7,7 +7,7 @@ import {
   QueryCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
-import { z } from 'zod';
+import * as z from 'zod';
 import { jobTable } from '../../config/layout';
 import { ValidationError } from '../domain/errors';
 import { SCHEDULE_ID_PATTERN } from '../domain/idempotency';

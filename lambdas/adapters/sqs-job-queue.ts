@@ -5,7 +5,7 @@ import {
   SendMessageCommand,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { ProviderName } from '../../config/providers';
 import { chunksOf, mapWithConcurrency } from '../domain/concurrency';
 import { providerOf } from '../domain/job';

@@ -1,5 +1,5 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import { z } from 'zod';
+import * as z from 'zod';
 import {
   type AuthorizerContext,
   providerWebhookRoutes,
@@ -57,31 +57,26 @@ import {
 } from '../domain/schedules';
 import { issueStreamTicket, STREAM_TICKET_TTL_SECONDS } from '../domain/stream-tickets';
 import { getTenant, parseTenantChanges, parseTenantName, putTenant } from '../domain/tenants';
-import {
-  apiKeyStore,
-  deadLetters,
-  inFlightLimits,
-  inputStore,
-  jobQueue,
-  jobStore,
-  liveJobStore,
-  multipartInputs,
-  outputStore,
-  scheduleStore,
-  scheduleTriggers,
-  slotPools,
-  streamTickets,
-  tenantStore,
-  timeline,
-  workflow,
-} from '../shared/aws';
 import { runtimeSettings } from '../shared/env';
 import { intakeDeps, recordSubmission } from '../shared/intake';
 import { emit, instrument, logger } from '../shared/observability';
+import { apiKeyStore } from '../shared/ports/api-key-store';
+import { deadLetters } from '../shared/ports/dead-letters';
+import { inputStore, multipartInputs } from '../shared/ports/inputs';
+import { jobQueue } from '../shared/ports/job-queue';
+import { jobStore } from '../shared/ports/job-store';
+import { liveJobStore } from '../shared/ports/live-channel';
+import { outputStore } from '../shared/ports/output-store';
+import { scheduleStore } from '../shared/ports/schedule-store';
+import { scheduleTriggers } from '../shared/ports/schedule-triggers';
+import { inFlightLimits, slotPools } from '../shared/ports/slots';
+import { streamTickets } from '../shared/ports/stream-tickets';
+import { tenantStore } from '../shared/ports/tenants';
+import { timeline } from '../shared/ports/timeline';
+import { workflow } from '../shared/ports/workflow';
 import { answerProviderWebhook } from '../shared/provider-webhooks';
 import { basePath, bodyBytes, header, json, jsonBody, mediaType, problemResult } from './http';
 import { parseMultipartJob } from './multipart';
-import { openApiDocument } from './openapi';
 import { toProblem } from './problems';
 
 const settings = runtimeSettings();
@@ -103,7 +98,7 @@ const outputUrls = {
     outputStore().putOutput(key, body, contentType),
 };
 
-const intake = intakeDeps;
+const intake = () => intakeDeps(inputStore);
 
 type Route = (event: APIGatewayProxyEvent, tenantId: string) => Promise<APIGatewayProxyResult>;
 
@@ -401,7 +396,10 @@ const adminRoutes: Partial<
 const openRoutes: Partial<Record<RouteKey, (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult>>> =
   {
     'GET /healthz': async () => json(200, { status: 'ok' }),
-    'GET /openapi.json': async () => json(200, openApiDocument, { 'cache-control': 'public, max-age=300' }),
+    // Loaded on the first request for it, not at every cold start: building the document converts
+    // every request schema to JSON Schema, the largest part of this function's module init.
+    'GET /openapi.json': async () =>
+      json(200, (await import('./openapi.js')).openApiDocument, { 'cache-control': 'public, max-age=300' }),
     ...Object.fromEntries(
       providerWebhookRoutes.map((route) => [
         `${route.method} ${route.path}`,
@@ -465,7 +463,6 @@ function callerOf(event: APIGatewayProxyEvent, role: 'tenant' | 'admin'): string
 }
 
 export const handler = instrument(
-  'api',
   async (event: APIGatewayProxyEvent, _context: Context): Promise<APIGatewayProxyResult> => {
     const key = `${event.httpMethod} ${event.resource}` as RouteKey;
     try {

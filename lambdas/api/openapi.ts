@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { JOB_TYPE_MODULES, type JobTypeModule } from '../../config/job-types';
 import { API_KEY_HEADER, STREAM_PATH } from '../../config/layout';
 import {

@@ -2,8 +2,8 @@ import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent, Cont
 import { API_KEY_HEADER, type AuthorizerContext } from '../../config/layout';
 import { header } from '../api/http';
 import { hashApiKey } from '../shared/api-keys';
-import { apiKeyStore } from '../shared/aws';
 import { instrument, logger } from '../shared/observability';
+import { apiKeyStore } from '../shared/ports/api-key-store';
 
 /**
  * REQUEST authorizer over hashed API keys. The gateway caches the decision per
@@ -11,7 +11,6 @@ import { instrument, logger } from '../shared/observability';
  * Throwing `Unauthorized` is how a Lambda authorizer asks the gateway for a 401.
  */
 export const handler = instrument(
-  'authorizer',
   async (event: APIGatewayRequestAuthorizerEvent, _context: Context): Promise<APIGatewayAuthorizerResult> => {
     const apiKey = header({ headers: event.headers ?? {} }, API_KEY_HEADER);
     if (!apiKey) throw new Error('Unauthorized');

@@ -4,7 +4,10 @@ import { FfmpegMedia } from '../adapters/ffmpeg-media';
 import { downloadToFile } from '../adapters/http-download';
 import type { ComputeDeps } from '../domain/compute';
 import type { PublishPlan } from '../domain/publish';
-import { inputStore, jobStore, outputStore, timeline } from '../shared/aws';
+import { inputStore } from '../shared/ports/inputs';
+import { jobStore } from '../shared/ports/job-store';
+import { outputStore } from '../shared/ports/output-store';
+import { timeline } from '../shared/ports/timeline';
 
 /** How audio.publish cuts, encodes and bounds a recording, from the settings. */
 export const publishPlanOf = (settings: Settings): PublishPlan => ({

@@ -1,9 +1,10 @@
 import type { Context } from 'aws-lambda';
-import { z } from 'zod';
+import * as z from 'zod';
 import { COMPUTE_STEPS, collectComputeOutcome, runComputeStep } from '../domain/compute';
-import { jobStore, outputStore } from '../shared/aws';
 import { runtimeSettings } from '../shared/env';
 import { instrument, logger } from '../shared/observability';
+import { jobStore } from '../shared/ports/job-store';
+import { outputStore } from '../shared/ports/output-store';
 import { computeDeps } from './deps';
 
 const settings = runtimeSettings();
@@ -16,7 +17,7 @@ const computeEvent = z.object({
 });
 
 /** The compute function: runs one compute step of audio.publish, or collects one a Fargate task ran. */
-export const handler = instrument('compute', async (raw: unknown, _context: Context): Promise<unknown> => {
+export const handler = instrument(async (raw: unknown, _context: Context): Promise<unknown> => {
   const event = computeEvent.parse(raw);
   logger.appendKeys({ jobId: event.jobId, step: event.step });
   if (event.collect) return collectComputeOutcome({ store: jobStore(), outputs: outputStore() }, event);

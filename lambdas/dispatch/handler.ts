@@ -3,18 +3,14 @@ import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda'
 import { jobMessage } from '../adapters/sqs-job-queue';
 import { dispatchJob } from '../domain/dispatch';
 import { queueWaitMsOf } from '../domain/job';
-import {
-  inFlightLimits,
-  jobQueue,
-  jobStore,
-  slotPools,
-  tenantShares,
-  timeline,
-  waitingLines,
-  workflow,
-} from '../shared/aws';
 import { runtimeSettings } from '../shared/env';
 import { emit, instrument, logger } from '../shared/observability';
+import { jobQueue } from '../shared/ports/job-queue';
+import { jobStore } from '../shared/ports/job-store';
+import { inFlightLimits, slotPools, waitingLines } from '../shared/ports/slots';
+import { tenantShares } from '../shared/ports/tenants';
+import { timeline } from '../shared/ports/timeline';
+import { workflow } from '../shared/ports/workflow';
 
 const settings = runtimeSettings();
 const processor = new BatchProcessor(EventType.SQS);
@@ -57,7 +53,6 @@ async function dispatchRecord(record: SQSRecord): Promise<void> {
 }
 
 export const handler = instrument(
-  'dispatch',
   (event: SQSEvent, context: Context): Promise<SQSBatchResponse> =>
     processPartialResponse(event, dispatchRecord, processor, { context }),
 );

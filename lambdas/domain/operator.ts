@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { PROVIDER_NAMES, type ProviderName } from '../../config/providers';
 import { JobAlreadyFinishedError, JobNotFoundError, JobNotInReviewError, ValidationError } from './errors';
 import { isTerminal, type Job } from './job';

@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import type * as z from 'zod';
 import { JOB_TYPE_MODULES } from '../../config/job-types';
 import { type Job, type JobResource, type JobType, toResource } from './job';
 import type { OutputStore } from './ports';

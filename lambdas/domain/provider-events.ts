@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { ValidationError } from './errors';
 import { type Job, type ProviderOutcome, providerOutputKeyOf, submissionOf, submissionTagOf } from './job';
 import type { JobStore, OutputStore, Timeline, Workflow } from './ports';

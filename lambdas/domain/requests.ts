@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { z } from 'zod';
+import * as z from 'zod';
 import {
   type FileSource,
   JOB_TYPE_MODULES,

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { TenantNotFoundError, ValidationError } from './errors';
 import type { TenantKeys, TenantShare, TenantShares, TenantStore } from './ports';
 import { toValidationError } from './requests';

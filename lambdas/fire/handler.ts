@@ -1,7 +1,12 @@
 import { fireSchedule, parseFiring } from '../domain/schedules';
-import { scheduleStore } from '../shared/aws';
 import { intakeDeps, recordSubmission } from '../shared/intake';
 import { instrument, logger } from '../shared/observability';
+import { scheduleStore } from '../shared/ports/schedule-store';
+
+/** A firing submits its schedule's JSON request, never a file: the fire function has no input bucket. */
+const noInputs = (): never => {
+  throw new Error('The fire function has no input bucket');
+};
 
 /**
  * One firing of a tenant's schedule, invoked by its EventBridge Scheduler
@@ -10,7 +15,7 @@ import { instrument, logger } from '../shared/observability';
  * is logged and dropped (a retry could not make it valid); any other failure
  * is thrown, so Scheduler retries the firing, which replays the same job.
  */
-export const handler = instrument('fire', async (event: unknown) => {
+export const handler = instrument(async (event: unknown) => {
   let firing: ReturnType<typeof parseFiring>;
   try {
     firing = parseFiring(event);
@@ -19,7 +24,7 @@ export const handler = instrument('fire', async (event: unknown) => {
     return { outcome: 'malformed' };
   }
   logger.appendKeys({ tenantId: firing.tenantId, scheduleId: firing.scheduleId });
-  const outcome = await fireSchedule({ schedules: scheduleStore(), intake: intakeDeps() }, firing);
+  const outcome = await fireSchedule({ schedules: scheduleStore(), intake: intakeDeps(noInputs) }, firing);
   if (outcome.kind !== 'submitted') {
     logger.warn('firing created no job', { reason: outcome.reason, scheduledTime: firing.scheduledTime });
     return { outcome: outcome.reason };

@@ -21,7 +21,6 @@ const providerOfPath = new Map<string, ProviderName>(
 );
 
 export const handler = instrument(
-  'provider-events',
   async (event: APIGatewayProxyEventV2, _context: Context): Promise<APIGatewayProxyResult> => {
     const { method } = event.requestContext.http;
     const provider = method === 'POST' ? providerOfPath.get(event.rawPath) : undefined;

@@ -1,6 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { DeepgramClient } from '@deepgram/sdk';
-import { z } from 'zod';
+import { MediaClient } from '@deepgram/sdk/listen/v1/media';
+import { RequestsClient } from '@deepgram/sdk/manage/v1/projects/requests';
+import * as z from 'zod';
 import { ProviderUnavailableError } from '../domain/errors';
 import type {
   ProviderEvent,
@@ -89,14 +90,17 @@ export const deepgram: ProviderFactory<'deepgram'> = (config) => {
       `The deepgram provider needs a webhookSecret of ${MIN_SECRET_LENGTH} or more characters.`,
     );
   }
-  const client = (exchange: OneExchange, timeoutMs: number) =>
-    new DeepgramClient({
-      apiKey,
-      baseUrl: config.baseUrl,
-      fetch: exchange.fetch,
-      maxRetries: 0,
-      timeoutInSeconds: Math.ceil(timeoutMs / 1000),
-    });
+  // The SDK's clients of the two endpoints used, not the whole DeepgramClient, whose
+  // every API (and WebSocket library) would be about 200 KiB of each bundle that has
+  // the providers. They send the same requests: the same generated clients, the same
+  // `Token` authorization, without the session id header of streaming connections.
+  const options = (exchange: OneExchange, timeoutMs: number) => ({
+    apiKey,
+    baseUrl: config.baseUrl,
+    fetch: exchange.fetch,
+    maxRetries: 0,
+    timeoutInSeconds: Math.ceil(timeoutMs / 1000),
+  });
 
   return {
     name: NAME,
@@ -108,7 +112,7 @@ export const deepgram: ProviderFactory<'deepgram'> = (config) => {
       const exchange = new OneExchange(config.submitTimeoutMs);
       let answer: unknown;
       try {
-        answer = await client(exchange, config.submitTimeoutMs).listen.v1.media.transcribeUrl(
+        answer = await new MediaClient(options(exchange, config.submitTimeoutMs)).transcribeUrl(
           { url: request.url, callback },
           // As query parameters, as the API documents them: the SDK puts options it does not know into the body.
           { queryParams: { ...request.options }, maxRetries: 0 },
@@ -136,7 +140,7 @@ export const deepgram: ProviderFactory<'deepgram'> = (config) => {
       const exchange = new OneExchange(config.readTimeoutMs);
       let answer: unknown;
       try {
-        answer = await client(exchange, config.readTimeoutMs).manage.v1.projects.requests.get(
+        answer = await new RequestsClient(options(exchange, config.readTimeoutMs)).get(
           config.projectId,
           providerJobId,
           { maxRetries: 0 },

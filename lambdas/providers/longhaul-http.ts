@@ -1,6 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { ProviderEvent, ProviderJobStatus } from '../domain/provider';
 import { providerEvent } from '../domain/provider-events';
 import { checkSignature } from '../shared/signature';

@@ -1,6 +1,6 @@
 import Replicate, { parseProgressFromLogs } from 'replicate';
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { ProviderEvent, ProviderJobState, ProviderJobStatus, WebhookCheck } from '../domain/provider';
 import {
   deduplicatesOf,

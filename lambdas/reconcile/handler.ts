@@ -1,29 +1,24 @@
 import type { Context } from 'aws-lambda';
 import { TENANT_USAGE_LOG } from '../../config/metrics';
 import { FIX_KINDS, reconcile } from '../domain/reconcile';
-import {
-  inFlightLimits,
-  jobQueue,
-  liveJobStore,
-  providerAdapter,
-  reconcilerProgress,
-  slotPools,
-  tenantBacklogs,
-  tenantShares,
-  timeline,
-  waitingLines,
-  workflow,
-} from '../shared/aws';
 import { runtimeSettings } from '../shared/env';
 import { firstLook } from '../shared/intake';
 import { emit, instrument, logger } from '../shared/observability';
+import { jobQueue } from '../shared/ports/job-queue';
+import { liveJobStore } from '../shared/ports/live-channel';
+import { providerAdapter } from '../shared/ports/providers';
+import { reconcilerProgress } from '../shared/ports/reconciler-progress';
+import { inFlightLimits, slotPools, waitingLines } from '../shared/ports/slots';
+import { tenantBacklogs, tenantShares } from '../shared/ports/tenants';
+import { timeline } from '../shared/ports/timeline';
+import { workflow } from '../shared/ports/workflow';
 
 const settings = runtimeSettings();
 /** Active jobs read per index query. */
 const PAGE_SIZE = 100;
 
 /** One reconciliation pass, run on a schedule; overlapping passes are safe. */
-export const handler = instrument('reconcile', async (_event: unknown, context: Context) => {
+export const handler = instrument(async (_event: unknown, context: Context) => {
   const report = await reconcile(
     {
       store: liveJobStore(),

@@ -1,29 +1,29 @@
 import { firstLookOf } from '../domain/dispatch';
 import type { IntakeDeps, SubmitResult } from '../domain/intake';
 import type { Job } from '../domain/job';
-import {
-  inFlightLimits,
-  inputStore,
-  jobQueue,
-  jobStore,
-  slotPools,
-  tenantBacklogs,
-  waitingLines,
-} from './aws';
+import type { InputStore } from '../domain/ports';
 import { runtimeSettings } from './env';
 import { emit, logger } from './observability';
+import { jobQueue } from './ports/job-queue';
+import { jobStore } from './ports/job-store';
+import { inFlightLimits, slotPools, waitingLines } from './ports/slots';
+import { tenantBacklogs } from './ports/tenants';
 
-/** Intake's ports, for every function that submits jobs: the API's routes and the schedules' firings. */
-export function intakeDeps(): IntakeDeps {
+/**
+ * Intake's ports, for every function that submits jobs: the API's routes and
+ * the schedules' firings. The input bucket is the caller's to give, read only
+ * when a multipart submission uploads: a function that never takes a file
+ * (the fire function) neither has the bucket nor loads the S3 client.
+ */
+export function intakeDeps(inputs: () => InputStore): IntakeDeps {
   const settings = runtimeSettings();
   return {
     store: jobStore(),
     queue: jobQueue(),
     waiting: waitingLines(),
     backlogs: tenantBacklogs(),
-    // Only multipart submissions upload; functions that never take a file (the fire function) have no bucket.
     get inputs() {
-      return inputStore();
+      return inputs();
     },
     now: () => new Date(),
     idempotencyInProgressMs: settings.idempotencyInProgressMs,

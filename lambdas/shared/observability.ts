@@ -1,18 +1,30 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
-import { Tracer } from '@aws-lambda-powertools/tracer';
 import type { Context } from 'aws-lambda';
 import { METRIC_NAMESPACE, type MetricName, metricCatalog } from '../../config/metrics';
 
 /**
  * One Powertools style for every handler: module-level instances, and
- * {@link instrument} around the handler function for context, cold start,
- * tracing and metric flushing. Service name and namespace come from the
- * POWERTOOLS_* environment the stack sets.
+ * {@link instrument} around the handler function for context, cold start and
+ * metric flushing. Service name and namespace come from the POWERTOOLS_*
+ * environment the stack sets.
+ *
+ * No Powertools Tracer. It is a wrapper of the X-Ray SDK (aws-xray-sdk-core,
+ * cls-hooked, semver: about 110 KiB of every bundle, and their load at every
+ * cold start), which AWS has put in maintenance mode in favour of
+ * OpenTelemetry. Active tracing does not need it: Lambda records each
+ * invocation's segment (initialization, invocation, overhead) itself, and the
+ * SDK v3 passes the invocation's trace header on to the services it calls, so
+ * the API Gateway -> Lambda -> SQS -> Lambda -> Step Functions chain stays one
+ * trace, and every log line carries its `xray_trace_id`. What goes is the
+ * inside of an invocation: a subsegment per SDK or HTTP call, the ColdStart
+ * and Service annotations and errors as trace metadata. Per-call latency is
+ * left to the provider-latency metric and to the logs; a handler that ever
+ * needs call-level traces should get OpenTelemetry (the ADOT layer), not the
+ * X-Ray SDK back.
  */
 export const logger = new Logger();
 export const metrics = new Metrics({ namespace: METRIC_NAMESPACE });
-export const tracer = new Tracer();
 
 /**
  * Emits one metric of the catalog (config/metrics.ts). Metrics with
@@ -36,33 +48,18 @@ export function emit(
 }
 
 export function instrument<E, R>(
-  name: string,
   handler: (event: E, context: Context) => Promise<R>,
 ): (event: E, context: Context) => Promise<R> {
   let coldStart = true;
   return async (event, context) => {
     logger.addContext(context);
-    const parent = tracer.getSegment();
-    const segment = parent?.addNewSubsegment(`## ${name}`);
-    if (segment) tracer.setSegment(segment);
-    if (coldStart) {
-      metrics.captureColdStartMetric();
-      tracer.annotateColdStart();
-    }
+    if (coldStart) metrics.captureColdStartMetric();
     coldStart = false;
-    tracer.addServiceNameAnnotation();
     try {
       return await handler(event, context);
-    } catch (error) {
-      if (segment) tracer.addErrorAsMetadata(error as Error);
-      throw error;
     } finally {
       if (metrics.hasStoredMetrics()) metrics.publishStoredMetrics();
       logger.resetKeys();
-      if (segment && parent) {
-        segment.close();
-        tracer.setSegment(parent);
-      }
     }
   };
 }

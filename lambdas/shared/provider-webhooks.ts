@@ -9,8 +9,13 @@ import { JOB_ID_PATTERN } from '../domain/idempotency';
 import { SUBMISSION_TAG_PATTERN } from '../domain/job';
 import { applyProgress, ProgressMemory, ProgressThrottle } from '../domain/progress';
 import { applyProviderEvent } from '../domain/provider-events';
-import { jobStore, liveChannel, outputStore, providerAdapter, timeline, workflow } from './aws';
 import { logger } from './observability';
+import { jobStore } from './ports/job-store';
+import { liveChannel } from './ports/live-channel';
+import { outputStore } from './ports/output-store';
+import { providerAdapter } from './ports/providers';
+import { timeline } from './ports/timeline';
+import { workflow } from './ports/workflow';
 
 /**
  * A provider's webhook, whichever endpoint it reached (the REST API's route

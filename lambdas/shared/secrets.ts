@@ -1,5 +1,5 @@
 import { getSecret } from '@aws-lambda-powertools/parameters/secrets';
-import { z } from 'zod';
+import * as z from 'zod';
 import { providerSecretEnv, resourceEnv } from '../../config/layout';
 import type { ProviderName } from '../../config/providers';
 import { requireEnv } from './env';

@@ -1,10 +1,13 @@
 import type { APIGatewayProxyResult, Context } from 'aws-lambda';
-import { z } from 'zod';
+import * as z from 'zod';
 import { JOB_ID_PATTERN } from '../domain/idempotency';
 import { redeemStreamTicket } from '../domain/stream-tickets';
 import { hashApiKey } from '../shared/api-keys';
-import { apiKeyStore, jobStore, streamTickets, subscriptions } from '../shared/aws';
 import { instrument, logger } from '../shared/observability';
+import { apiKeyStore } from '../shared/ports/api-key-store';
+import { jobStore } from '../shared/ports/job-store';
+import { streamTickets } from '../shared/ports/stream-tickets';
+import { subscriptions } from '../shared/ports/subscriptions';
 
 /** How long a subscription lives if its disconnect is never seen (API Gateway closes connections after 2 h). */
 const SUBSCRIPTION_TTL_SECONDS = 2 * 60 * 60;
@@ -37,7 +40,6 @@ const refuse = (statusCode: number, reason: string): APIGatewayProxyResult => {
  * are answered by nothing: receiving them is what keeps the connection open.
  */
 export const handler = instrument(
-  'stream',
   async (event: WebSocketEvent, _context: Context): Promise<APIGatewayProxyResult> => {
     const { routeKey, connectionId } = event.requestContext;
     if (routeKey === '$disconnect') {

@@ -1,27 +1,22 @@
 import type { Context } from 'aws-lambda';
-import { z } from 'zod';
+import * as z from 'zod';
 import { resourceEnv } from '../../config/layout';
 import { PROVIDERS } from '../../config/providers';
 import { isTerminal } from '../domain/job';
 import { presentJob } from '../domain/present';
 import { runStep, STEP_NAMES } from '../domain/workflow';
-import {
-  inFlightLimits,
-  inputStore,
-  jobQueue,
-  liveJobStore,
-  outputStore,
-  providerAdapter,
-  slotPools,
-  tenantBacklogs,
-  tenantShares,
-  timeline,
-  waitingLines,
-  workflow,
-} from '../shared/aws';
 import { requireEnv, runtimeSettings } from '../shared/env';
 import { firstLook } from '../shared/intake';
 import { emit, instrument, logger } from '../shared/observability';
+import { inputStore } from '../shared/ports/inputs';
+import { jobQueue } from '../shared/ports/job-queue';
+import { liveJobStore } from '../shared/ports/live-channel';
+import { outputStore } from '../shared/ports/output-store';
+import { providerAdapter } from '../shared/ports/providers';
+import { inFlightLimits, slotPools, waitingLines } from '../shared/ports/slots';
+import { tenantBacklogs, tenantShares } from '../shared/ports/tenants';
+import { timeline } from '../shared/ports/timeline';
+import { workflow } from '../shared/ports/workflow';
 import { webhookSigningSecret } from '../shared/secrets';
 import { deliverSignedWebhook, fetchOutput, probeUrl } from '../shared/webhooks';
 
@@ -49,7 +44,7 @@ const stepEvent = z.object({
 });
 
 /** One Lambda runs every step of the workflow; the state machine names the step in its payload. */
-export const handler = instrument('workflow', async (raw: unknown, _context: Context): Promise<unknown> => {
+export const handler = instrument(async (raw: unknown, _context: Context): Promise<unknown> => {
   const event = stepEvent.parse(raw);
   logger.appendKeys({ jobId: event.jobId, step: event.step, executionName: event.executionName });
   if ((event.retryCount ?? 0) > 0) emit('StepRetries', 1, { step: event.step });

@@ -16,10 +16,9 @@ import {
   DockerImageFunction,
   type FunctionOptions,
   type Function as LambdaFunction,
-  Runtime,
   Tracing,
 } from 'aws-cdk-lib/aws-lambda';
-import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
@@ -29,6 +28,7 @@ import { Construct } from 'constructs';
 import { jobQueueEnv, providerSecretEnv, resourceEnv } from '../../config/layout';
 import type { ProviderName } from '../../config/providers';
 import { type Settings, settingsEnvironment } from '../../config/settings';
+import { HANDLER_BUNDLING, HANDLER_NODE_OPTIONS, HANDLER_RUNTIME } from '../bundling';
 import { DEPS_LOCK_FILE, REPO_ROOT } from '../handlers';
 import { acknowledge, acknowledgeActionsOnAnyResource, iam5ResourceFinding } from '../nag';
 
@@ -266,7 +266,7 @@ export class ProjectFunction extends Construct implements IGrantable {
         POWERTOOLS_SERVICE_NAME: props.serviceName,
         POWERTOOLS_METRICS_NAMESPACE: 'Longhaul',
         POWERTOOLS_LOG_LEVEL: 'INFO',
-        NODE_OPTIONS: '--enable-source-maps',
+        NODE_OPTIONS: HANDLER_NODE_OPTIONS,
         ...props.environment,
       },
     };
@@ -287,16 +287,8 @@ export class ProjectFunction extends Construct implements IGrantable {
           handler: props.handler ?? 'handler',
           projectRoot: REPO_ROOT,
           depsLockFilePath: DEPS_LOCK_FILE,
-          runtime: Runtime.NODEJS_24_X,
-          bundling: {
-            minify: true,
-            sourceMap: true,
-            // Stack traces need the mappings, not a second copy of the sources.
-            sourcesContent: false,
-            format: OutputFormat.CJS,
-            // The runtime ships the AWS SDK v3.
-            externalModules: ['@aws-sdk/*'],
-          },
+          runtime: HANDLER_RUNTIME,
+          bundling: { ...HANDLER_BUNDLING, externalModules: [...HANDLER_BUNDLING.externalModules] },
         });
 
     acknowledgeActionsOnAnyResource(

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Dialect, SimulatorContext } from './dialect';
 import { answerAccepted, type FaultMode, jobFault } from './faults';
 import { allow, genericError, hasApiKey, isoNow, parse, readJson, sendJson, singleHeader } from './http';

@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { z } from 'zod';
+import type * as z from 'zod';
 
 /**
  * HTTP plumbing every dialect shares. Each dialect answers errors in its own

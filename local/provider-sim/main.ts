@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import {
   DEFAULT_DEEPGRAM_API_KEY_ID,
   DEFAULT_DEEPGRAM_PROJECT_ID,

@@ -1,6 +1,6 @@
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { z } from 'zod';
+import * as z from 'zod';
 import { DEFAULT_REPLICATE_WEBHOOK_SECRET } from './defaults';
 import type { Dialect, SimulatorContext } from './dialect';
 import { answerAccepted, type FaultMode, jobFault } from './faults';

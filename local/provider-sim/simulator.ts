@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { z } from 'zod';
+import * as z from 'zod';
 import { DeepgramDialect } from './deepgram';
 import type { Dialect, DialectConfig, SimulatorContext } from './dialect';
 import { FAULT_MODES, FaultQueue, PROVIDERS, type ProviderName } from './faults';

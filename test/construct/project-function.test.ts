@@ -1,8 +1,11 @@
 import { readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App, Duration, Stack } from 'aws-cdk-lib';
 import type { Template } from 'aws-cdk-lib/assertions';
+import { build } from 'esbuild';
 import { defaultSettings, settingsEnvironment } from '../../config/settings';
+import { handlerBuildOptions } from '../../lib/bundling';
 import { ProjectFunction, type ProjectFunctionProps } from '../../lib/constructs/project-function';
 import { handlerEntry } from '../../lib/handlers';
 import { logicalIdAt, SYNTH_TIMEOUT_MS, synthesizeLonghaul } from './longhaul-app';
@@ -17,6 +20,7 @@ const BUNDLED = [
   'Longhaul/Dispatcher/DispatchFunction',
   'Longhaul/Reconciler/ReconcileFunction',
   'Longhaul/LiveProgress/StreamFunction',
+  'Longhaul/Schedules/FireFunction',
 ] as const;
 /** Every project function, the container-image compute function included: what does not depend on the code. */
 const FUNCTIONS = [...BUNDLED, 'Longhaul/Compute/ComputeFunction'] as const;
@@ -53,6 +57,22 @@ describe.each(BUNDLED)('%s', (path) => {
     expect(map.sourcesContent).toBeUndefined();
     expect(map.sources.some((source: string) => source.includes('@aws-sdk/'))).toBe(false);
     expect(map.sources.some((source: string) => source.endsWith('handler.ts'))).toBe(true);
+  });
+
+  // What the bench's cold-start section bundles and loads (bench/sections/coldstart.ts).
+  test('ships the very bundle handlerBuildOptions builds from its handler', async () => {
+    const id = logicalIdAt(template, 'AWS::Lambda::Function', `${path}/Function/Resource`);
+    const assetDir = join(outdir, template.toJSON().Resources[id].Metadata['aws:asset:path']);
+    const map = JSON.parse(readFileSync(join(assetDir, 'index.js.map'), 'utf8'));
+    const name: string = map.sources
+      .map((source: string) => /(?:^|\/)lambdas\/([^/]+)\/handler\.ts$/.exec(source)?.[1])
+      .find(Boolean);
+    expect(name).toEqual(expect.any(String));
+    // Not written: only the name of the output matters, which the bundle's sourceMappingURL carries.
+    const outfile = join(tmpdir(), 'index.js');
+    const built = await build({ ...handlerBuildOptions(handlerEntry(name), outfile), write: false });
+    const bundle = built.outputFiles.find((file) => file.path === outfile);
+    expect(Buffer.from(bundle?.contents ?? []).equals(readFileSync(join(assetDir, 'index.js')))).toBe(true);
   });
 });
 

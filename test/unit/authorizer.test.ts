@@ -5,7 +5,6 @@ import { hashApiKey } from '../../lambdas/shared/api-keys';
 
 process.env.API_KEY_TABLE_NAME = 'api-keys';
 process.env.POWERTOOLS_LOG_LEVEL = 'SILENT';
-process.env.POWERTOOLS_TRACE_ENABLED = 'false';
 
 const ddb = mockClient(DynamoDBDocumentClient);
 const { handler } =

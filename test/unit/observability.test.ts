@@ -18,7 +18,6 @@ const write = jest.spyOn(process.stdout, 'write').mockImplementation((chunk: str
 Object.assign(process.env, {
   POWERTOOLS_SERVICE_NAME: 'api',
   POWERTOOLS_LOG_LEVEL: 'INFO',
-  POWERTOOLS_TRACE_ENABLED: 'false',
   POWERTOOLS_DEV: 'false',
   AWS_REGION: 'us-east-1',
   JOB_TABLE_NAME: 'jobs',
