@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
-import { discardRest, readBody, TOO_LARGE } from './gateway/body';
+import { discardRest, isHttpStatus, readBody, TOO_LARGE } from './gateway/body';
 import { InvocationTimeoutError, invoke, type LocalFunction, localFunctionName } from './lambda';
 import { isLambdaServiceError, SYNC_REQUEST_PAYLOAD_BYTES } from './lambda-service';
 import type { FunctionUrlFacts } from './template';
@@ -174,14 +174,7 @@ function writeResult(res: ServerResponse, result: unknown, requestId: string): b
   } | null;
   if (structured && typeof structured === 'object' && 'statusCode' in structured) {
     const { statusCode } = structured;
-    if (
-      typeof statusCode !== 'number' ||
-      !Number.isInteger(statusCode) ||
-      statusCode < 100 ||
-      statusCode > 599
-    ) {
-      return false;
-    }
+    if (!isHttpStatus(statusCode)) return false;
     if (structured.body !== undefined && structured.body !== null && typeof structured.body !== 'string')
       return false;
     status = statusCode;

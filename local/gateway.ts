@@ -11,7 +11,14 @@ import {
 } from '../config/problems';
 import type { Settings } from '../config/settings';
 import { CachingAuthorizer } from './gateway/authorizer';
-import { declaredTooLarge, discardRest, GATEWAY_MAX_BODY_BYTES, readBody, TOO_LARGE } from './gateway/body';
+import {
+  declaredTooLarge,
+  discardRest,
+  GATEWAY_MAX_BODY_BYTES,
+  isHttpStatus,
+  readBody,
+  TOO_LARGE,
+} from './gateway/body';
 import {
   authorizerEvent,
   type GatewayRequest,
@@ -142,14 +149,7 @@ function writeProxyResult(res: ServerResponse, result: unknown, requestId: strin
   if (!result || typeof result !== 'object') return false;
   const { statusCode, headers, multiValueHeaders, body, isBase64Encoded } =
     result as Partial<APIGatewayProxyResult>;
-  if (
-    typeof statusCode !== 'number' ||
-    !Number.isInteger(statusCode) ||
-    statusCode < 100 ||
-    statusCode > 599
-  ) {
-    return false;
-  }
+  if (!isHttpStatus(statusCode)) return false;
   if (body !== undefined && body !== null && typeof body !== 'string') return false;
   if (isBase64Encoded !== undefined && typeof isBase64Encoded !== 'boolean') return false;
   const merged = new Map<string, { name: string; values: string[] }>();

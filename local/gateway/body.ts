@@ -73,3 +73,7 @@ export function discardRest(req: IncomingMessage, maxBytes: number, maxMs: numbe
   req.once('close', () => clearTimeout(timer));
   req.resume();
 }
+
+/** Whether a function's answer names an HTTP status both gateways pass on: a whole number from 100 to 599. */
+export const isHttpStatus = (value: unknown): value is number =>
+  typeof value === 'number' && Number.isInteger(value) && value >= 100 && value <= 599;
