@@ -22,6 +22,8 @@ export interface Results {
   machine: Machine;
   startedAt: string;
   durationS: number;
+  /** Each section's wall time, in the order they ran. */
+  sectionsS?: Record<string, number>;
   progress?: ProgressFigures;
   reconcile?: ReconcileFigures;
   backPressure?: BurstFigures;
@@ -433,6 +435,10 @@ export function printSummary(results: Results): void {
   print('| figure | Longhaul | BullMQ peer |');
   print('|---|---|---|');
   for (const [figure, ours, theirs] of summaryRows(results)) print(`| ${figure} | ${ours} | ${theirs} |`);
+  const sections = Object.entries(results.sectionsS ?? {});
+  if (sections.length > 0) {
+    print(`\nSection wall times: ${sections.map(([name, s]) => `${name} ${s} s`).join(', ')}`);
+  }
   const { peer, longhaul } = verdicts(results);
   if (peer.length + longhaul.length === 0) return;
   print('\nWhere the peer does better:');
