@@ -6,7 +6,15 @@
  * writes the counts to BENCH_COUNT_DIR/<pid>.json when it loads, on SIGUSR2
  * (bench/support/stack.ts asks before each reading) and at exit. A DynamoDB
  * UpdateItem whose body carries the progress condition is counted apart.
- * It changes no request; it only looks.
+ *
+ * DynamoDB is also counted as AWS bills it (./dynamodb-units.cjs): the reads
+ * and writes each request performs (a batch's or a transaction's items each
+ * count), the read and write units the emulator reports, for which every
+ * request asks it (`ReturnConsumedCapacity: INDEXES`; nothing else in a
+ * request or its answer changes, and the handlers read no such field), and
+ * the global secondary index writes, which the emulator does not report:
+ * those are worked out from each item before and after a write, as the
+ * emulator hands both to its own index update.
  */
 const http = require('node:http');
 const fs = require('node:fs');
@@ -14,9 +22,14 @@ const path = require('node:path');
 
 const dir = process.env.BENCH_COUNT_DIR;
 if (dir) {
+  const units = require('./dynamodb-units.cjs');
   const counts = {};
+  const capacity = {};
   const add = (key) => {
     counts[key] = (counts[key] ?? 0) + 1;
+  };
+  const addCapacity = (key, n) => {
+    if (n) capacity[key] = (capacity[key] ?? 0) + n;
   };
   const header = (headers, name) => {
     if (!headers) return undefined;
@@ -25,6 +38,55 @@ if (dir) {
     }
     return undefined;
   };
+  /** Reads the request's body and its answer, asking for the units consumed where the request did not. */
+  const countDynamoDb = (request, operation) => {
+    const end = request.end;
+    request.end = function countedEnd(body, ...rest) {
+      let parsed;
+      try {
+        parsed = body === undefined ? {} : JSON.parse(String(body));
+      } catch {
+        return end.call(this, body, ...rest);
+      }
+      if (operation === 'UpdateItem' && String(body).includes('progress < :progress')) {
+        add('dynamodb:UpdateItem(progress)');
+      }
+      const items = units.requestItems(operation, parsed);
+      addCapacity('reads', items.reads);
+      addCapacity('writes', items.writes);
+      let sent = body;
+      if (parsed.ReturnConsumedCapacity === undefined && !this.headersSent) {
+        sent = JSON.stringify({ ...parsed, ReturnConsumedCapacity: 'INDEXES' });
+        this.setHeader('content-length', Buffer.byteLength(sent));
+      }
+      this.once('response', (response) => {
+        const chunks = [];
+        const push = response.push;
+        response.push = function tappedPush(chunk, ...more) {
+          if (chunk === null) {
+            settle(Buffer.concat(chunks));
+          } else {
+            chunks.push(Buffer.from(chunk));
+          }
+          return push.call(this, chunk, ...more);
+        };
+        const settle = (raw) => {
+          let answer;
+          try {
+            answer = JSON.parse(raw.toString('utf8'));
+          } catch {
+            answer = undefined;
+          }
+          const used = units.requestUnits(operation, parsed, response.statusCode, answer);
+          addCapacity('read-units', used.read);
+          addCapacity('write-units', used.write);
+          if (used.estimated) addCapacity('estimated-requests', 1);
+        };
+      });
+      return end.call(this, sent, ...rest);
+    };
+  };
+
   const original = http.request;
   http.request = function countedRequest(...args) {
     const options = typeof args[0] === 'object' && !(args[0] instanceof URL) ? args[0] : args[1];
@@ -35,18 +97,53 @@ if (dir) {
     if (target) key = `${service ?? 'aws'}:${target.split('.').pop()}`;
     else if (service) key = `${service}:${options?.method ?? 'GET'}`;
     const request = original.apply(this, args);
-    if (key) {
-      add(key);
-      if (key === 'dynamodb:UpdateItem') {
-        const end = request.end;
-        request.end = function countedEnd(body, ...rest) {
-          if (body && String(body).includes('progress < :progress')) add('dynamodb:UpdateItem(progress)');
-          return end.call(this, body, ...rest);
-        };
-      }
-    }
+    if (!key) return request;
+    add(key);
+    if (key.startsWith('dynamodb:')) countDynamoDb(request, key.slice('dynamodb:'.length));
     return request;
   };
+
+  const countIndexWrites = (db) => {
+    const updateIndexes = db.updateIndexes;
+    db.updateIndexes = function countedUpdateIndexes(store, table, before, after, ...rest) {
+      try {
+        const tableKeys = table.KeySchema.map((keyPart) => keyPart.AttributeName);
+        for (const index of table.GlobalSecondaryIndexes ?? []) {
+          const n = units.indexWriteUnits(index, tableKeys, before, after);
+          addCapacity('index-write-units', n);
+          addCapacity(`index-write-units:${table.TableName}/${index.IndexName}`, n);
+        }
+      } catch {
+        // Counting never stands in the way of a write.
+      }
+      return updateIndexes.call(this, store, table, before, after, ...rest);
+    };
+  };
+
+  // dynalite reports only the table's units of a write; each of its writes goes through its index update
+  // with the item before and after, which is all the index rules need. Hooked once dynalite is loaded.
+  const Module = require('node:module');
+  let dynaliteDb;
+  try {
+    dynaliteDb = require.resolve('dynalite/db', { paths: [__dirname] });
+  } catch {
+    dynaliteDb = undefined;
+  }
+  if (dynaliteDb) {
+    // Left in place once dynalite is hooked (a loader installed after it may call it), doing nothing more.
+    let hooked = false;
+    const load = Module._load;
+    Module._load = function loadWatchingDynalite(...args) {
+      const loaded = load.apply(this, args);
+      const db = hooked ? undefined : require.cache[dynaliteDb]?.exports;
+      if (db && typeof db.updateIndexes === 'function') {
+        hooked = true;
+        countIndexWrites(db);
+      }
+      return loaded;
+    };
+  }
+
   const file = path.join(dir, `${process.pid}.json`);
   // Written whole and renamed into place, so a reader never sees half a file;
   // `flushes` tells the reader that the file is newer than its request.
@@ -54,7 +151,7 @@ if (dir) {
   const flush = () => {
     try {
       flushes++;
-      fs.writeFileSync(`${file}.tmp`, JSON.stringify({ flushes, counts }));
+      fs.writeFileSync(`${file}.tmp`, JSON.stringify({ flushes, counts, capacity }));
       fs.renameSync(`${file}.tmp`, file);
     } catch {
       // The directory may be gone once the bench has finished.
