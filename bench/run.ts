@@ -8,6 +8,7 @@ import { choiceSection } from './sections/choice';
 import { coldStartSection } from './sections/coldstart';
 import { costSection } from './sections/cost';
 import { fairnessSection } from './sections/fairness';
+import { handOffSection } from './sections/handoff';
 import { mediaSection } from './sections/media';
 import { progressSection } from './sections/progress';
 import { providersSection } from './sections/providers';
@@ -28,6 +29,7 @@ const SECTIONS = [
   'progress',
   'reconcile',
   'backpressure',
+  'handoff',
   'coldstart',
   'cost',
   'drop',
@@ -76,6 +78,7 @@ async function main(): Promise<void> {
   if (wanted.has('progress')) results.progress = await timed('progress', progressSection);
   if (wanted.has('reconcile')) results.reconcile = await timed('reconcile', reconcileSection);
   if (wanted.has('backpressure')) results.backPressure = await timed('backpressure', backPressureSection);
+  if (wanted.has('handoff')) results.handOff = await timed('handoff', handOffSection);
   if (wanted.has('coldstart')) results.coldStart = await timed('coldstart', coldStartSection);
   if (wanted.has('cost')) {
     // A pass over 20 active jobs, from section 2 when it ran.

@@ -6,6 +6,7 @@ import type { ChoiceFigures } from './sections/choice';
 import type { HandlerFigures } from './sections/coldstart';
 import type { CostFigures } from './sections/cost';
 import type { FairnessFigures } from './sections/fairness';
+import type { HandOffFigures } from './sections/handoff';
 import type { MediaFigures } from './sections/media';
 import type { ProgressFigures } from './sections/progress';
 import type { ProvidersFigures, ProviderUse } from './sections/providers';
@@ -27,6 +28,7 @@ export interface Results {
   progress?: ProgressFigures;
   reconcile?: ReconcileFigures;
   backPressure?: BurstFigures;
+  handOff?: HandOffFigures;
   coldStart?: HandlerFigures[];
   cost?: CostFigures;
   acceptThenDrop?: DropFigures[];

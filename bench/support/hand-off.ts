@@ -76,3 +76,121 @@ export const slotGapsText = (g: SlotGaps | undefined) =>
   g === undefined
     ? 'not measured: no slot freed while a job waited'
     : `p50 ${g.p50Ms} ms, p99 ${g.p99Ms} ms, max ${g.maxMs} ms (n=${g.gaps})`;
+
+/**
+ * One call between a job's end at the provider and the next job's
+ * acceptance: an AWS request or another HTTP call (the provider's webhook,
+ * the submission to it), a function invocation, or a state transition.
+ */
+export interface PathCall {
+  readonly kind: 'request' | 'invocation' | 'transition';
+  /** `dynamodb:UpdateItem`, `http:POST /v1/generations`; the function invoked; the state entered. */
+  readonly name: string;
+  /** What an invocation was for, or which invocation a request was made in. */
+  readonly detail?: string;
+  readonly start: number;
+  /**
+   * When it was done (epoch ms): a request once answered; an invocation or a
+   * transition once it started (what follows in it are calls of their own).
+   */
+  readonly end: number;
+  /** The job it was for, where that is known. */
+  readonly job?: string;
+}
+
+/** The counter's log entries as `PathCall`s, each request given its invocation's job. */
+export function loggedPathCalls(
+  log: readonly {
+    kind: 'request' | 'invocation';
+    name: string;
+    start: number;
+    end?: number;
+    id?: number;
+    invocation?: number;
+    detail?: string;
+  }[],
+): PathCall[] {
+  const invocations = new Map(log.filter((entry) => entry.kind === 'invocation').map((i) => [i.id, i]));
+  // A workflow step's invocation is labelled `<step> <job id>`.
+  const jobOf = (detail: string | undefined) => /^\S+ (job_\S+)$/.exec(detail ?? '')?.[1];
+  return log.map((entry): PathCall => {
+    if (entry.kind === 'invocation') {
+      const job = jobOf(entry.detail);
+      return {
+        kind: 'invocation',
+        name: entry.name,
+        ...(entry.detail ? { detail: entry.detail } : {}),
+        start: entry.start,
+        end: entry.start,
+        ...(job ? { job } : {}),
+      };
+    }
+    const within = entry.invocation === undefined ? undefined : invocations.get(entry.invocation);
+    const job = jobOf(within?.detail);
+    return {
+      kind: 'request',
+      name: entry.name,
+      ...(within ? { detail: `in ${within.name}${within.detail ? ` ${within.detail}` : ''}` } : {}),
+      start: entry.start,
+      end: entry.end ?? entry.start,
+      ...(job ? { job } : {}),
+    };
+  });
+}
+
+/** An execution's state transitions (its `...StateEntered` events) as `PathCall`s of its job. */
+export function transitionCalls(
+  job: string,
+  events: readonly { type: string; at: number; state?: string }[],
+): PathCall[] {
+  return events
+    .filter((event) => event.type.endsWith('StateEntered'))
+    .map((event) => ({
+      kind: 'transition',
+      name: event.state ?? event.type,
+      start: event.at,
+      end: event.at,
+      job,
+    }));
+}
+
+/**
+ * The calls on the way from `from` (a job's end at the provider) to `to`
+ * (the next job's acceptance), by start time: every call that started and
+ * was done in between (one still open at the acceptance, such as a queue's
+ * long poll, cannot have led to it), less those of other jobs that started
+ * after the next job's execution did (the finished job's own last steps,
+ * which run beside it).
+ */
+export function handOffCalls(
+  calls: readonly PathCall[],
+  window: {
+    readonly from: number;
+    readonly to: number;
+    readonly nextJob: string;
+    readonly nextStartedAt?: number;
+  },
+): PathCall[] {
+  const { from, to, nextJob, nextStartedAt } = window;
+  return calls
+    .filter((call) => call.start >= from && call.end <= to)
+    .filter((call) => call.job === nextJob || nextStartedAt === undefined || call.start <= nextStartedAt)
+    .sort((a, b) => a.start - b.start || a.end - b.end);
+}
+
+/**
+ * The longest chain of calls each starting once the one before it was done:
+ * how many calls happened one after another. Taking, each time, the call
+ * that is done first gives the longest such chain.
+ */
+export function sequentialChain(calls: readonly PathCall[]): PathCall[] {
+  const byEnd = [...calls].sort((a, b) => a.end - b.end || a.start - b.start);
+  const chain: PathCall[] = [];
+  let doneAt = Number.NEGATIVE_INFINITY;
+  for (const call of byEnd) {
+    if (call.start < doneAt) continue;
+    chain.push(call);
+    doneAt = call.end;
+  }
+  return chain;
+}

@@ -64,6 +64,20 @@ const BASE_ENV = {
  */
 export type DynamoDbUse = Record<string, number>;
 
+/** One entry of the counter's log (BENCH_REQUEST_LOG=1): a request or an invocation, times in epoch ms. */
+export interface LoggedCall {
+  readonly kind: 'request' | 'invocation';
+  /** `service:Operation` of a request; the function of an invocation (`api`, `workflow`, …). */
+  readonly name: string;
+  readonly start: number;
+  readonly end?: number;
+  /** An invocation's number, and the number of the invocation a request was made in. */
+  readonly id?: number;
+  readonly invocation?: number;
+  /** What an invocation was for: a workflow step and its job, a route, a batch of messages. */
+  readonly detail?: string;
+}
+
 /** One event of an execution's history: its type (`TaskStateEntered`, …), the state it entered, and when (epoch ms). */
 export interface ExecutionEvent {
   readonly type: string;
@@ -107,12 +121,16 @@ export type JobTimes = Pick<Job, 'id' | 'status' | 'createdAt' | 'startedAt' | '
 export interface BenchStackOptions {
   /** Tenants besides the bench's own, each given an API key of its own (`LONGHAUL_API_KEYS`). */
   readonly tenants?: readonly string[];
+  /** Whether the counter logs every request and invocation with its times (see `BenchStack.calls`). */
+  readonly logCalls?: boolean;
 }
 
 export interface BenchStack {
   readonly stack: RunningLocalStack;
   /** What the stack has done so far, taken before or after the work it is compared over. */
   snapshot(moment: 'before' | 'after'): Promise<Snapshot>;
+  /** Every request and invocation the stack made so far, by start time; empty unless `logCalls` was asked. */
+  calls(): Promise<LoggedCall[]>;
   /** Submits one job through the REST API; returns its id and how long the API took to answer. */
   submit(prompt: string, options?: SubmitOptions): Promise<{ id: string; ms: number }>;
   /** Submits one `audio.transcribe` job as multipart, with a few bytes of `audio/wav` as its file. */
@@ -216,6 +234,7 @@ export async function startBenchStack(
     LONGHAUL_API_KEYS: tenants.map((tenant) => `${tenantKey(tenant)}:${tenant}`).join(','),
     ...env,
     BENCH_COUNT_DIR: countDir,
+    ...(options.logCalls ? { BENCH_REQUEST_LOG: '1' } : {}),
     NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --require ${COUNTER}`.trim(),
   };
   const stack = await startLocalStack({ env: stackEnv, readyTimeoutMs: 60_000 });
@@ -237,9 +256,11 @@ export async function startBenchStack(
         flushes: number;
         counts: Record<string, number>;
         capacity?: Record<string, number>;
+        log?: LoggedCall[];
       };
     const total: Record<string, number> = {};
     const dynamodb: Record<string, number> = {};
+    const log: LoggedCall[] = [];
     for (const file of files) {
       const asked = read(file).flushes;
       let exited = false;
@@ -259,8 +280,9 @@ export async function startBenchStack(
           );
       for (const [key, n] of Object.entries(current.counts)) total[key] = (total[key] ?? 0) + n;
       for (const [key, n] of Object.entries(current.capacity ?? {})) dynamodb[key] = (dynamodb[key] ?? 0) + n;
+      log.push(...(current.log ?? []));
     }
-    return { requests: total, dynamodb };
+    return { requests: total, dynamodb, log: log.sort((a, b) => a.start - b.start) };
   };
 
   const usage = async (): Promise<Usage> => {
@@ -355,6 +377,7 @@ export async function startBenchStack(
       const { requests, dynamodb } = await counted();
       return { requests, dynamodb, usage: await usage() };
     },
+    calls: async () => (await counted()).log,
     submit: (prompt, { tenant, priority, runAt } = {}) =>
       createJob(
         JSON.stringify({

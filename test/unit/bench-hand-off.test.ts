@@ -1,4 +1,13 @@
-import { ledgerTimes, slotGapFigures, slotGaps } from '../../bench/support/hand-off';
+import {
+  handOffCalls,
+  ledgerTimes,
+  loggedPathCalls,
+  type PathCall,
+  sequentialChain,
+  slotGapFigures,
+  slotGaps,
+  transitionCalls,
+} from '../../bench/support/hand-off';
 
 /** The bench's slot gaps: from a job's end at the provider to the acceptance of the job that took its slot. */
 
@@ -59,5 +68,96 @@ describe('slot gaps', () => {
       accepted: [Date.parse('2026-01-01T00:00:00.000Z'), Date.parse('2026-01-01T00:00:00.500Z')],
       finished: [Date.parse('2026-01-01T00:00:01.250Z')],
     });
+  });
+});
+
+describe('the calls of one hand-off', () => {
+  const call = (name: string, start: number, end: number, job?: string): PathCall => ({
+    kind: 'request',
+    name,
+    start,
+    end,
+    ...(job ? { job } : {}),
+  });
+
+  it("gives each request its invocation's job, and a workflow step's invocation its job", () => {
+    const calls = loggedPathCalls([
+      { kind: 'invocation', name: 'workflow', detail: 'finalize job_a', start: 10, end: 40, id: 1 },
+      { kind: 'request', name: 'dynamodb:UpdateItem', start: 12, end: 15, invocation: 1 },
+      { kind: 'invocation', name: 'api', detail: 'POST /v1/provider/events', start: 5, end: 9, id: 2 },
+      { kind: 'request', name: 'states:SendTaskSuccess', start: 6, end: 8, invocation: 2 },
+      { kind: 'request', name: 'http:POST /v1/provider/events', start: 4 }, // no end: counted done at its start
+    ]);
+    expect(calls).toEqual([
+      { kind: 'invocation', name: 'workflow', detail: 'finalize job_a', start: 10, end: 10, job: 'job_a' },
+      {
+        kind: 'request',
+        name: 'dynamodb:UpdateItem',
+        detail: 'in workflow finalize job_a',
+        start: 12,
+        end: 15,
+        job: 'job_a',
+      },
+      { kind: 'invocation', name: 'api', detail: 'POST /v1/provider/events', start: 5, end: 5 },
+      {
+        kind: 'request',
+        name: 'states:SendTaskSuccess',
+        detail: 'in api POST /v1/provider/events',
+        start: 6,
+        end: 8,
+      },
+      { kind: 'request', name: 'http:POST /v1/provider/events', start: 4, end: 4 },
+    ]);
+  });
+
+  it("takes an execution's transitions from the states it entered", () => {
+    expect(
+      transitionCalls('job_b', [
+        { type: 'ExecutionStarted', at: 1 },
+        { type: 'TaskStateEntered', at: 2, state: 'Prepare' },
+        { type: 'TaskScheduled', at: 3 },
+        { type: 'ChoiceStateEntered', at: 4, state: 'Submitted?' },
+      ]),
+    ).toEqual([
+      { kind: 'transition', name: 'Prepare', start: 2, end: 2, job: 'job_b' },
+      { kind: 'transition', name: 'Submitted?', start: 4, end: 4, job: 'job_b' },
+    ]);
+  });
+
+  it("keeps the calls in the window, less the finished job's that ran beside the next job", () => {
+    const calls = [
+      call('before the finish', 90, 95, 'job_a'),
+      call('release', 110, 120, 'job_a'),
+      call('webhook', 105, 107),
+      call('notify, beside the next job', 160, 170, 'job_a'),
+      call('prepare', 150, 155, 'job_b'),
+      call('submit', 180, 200, 'job_b'),
+      call('after the acceptance', 230, 240, 'job_b'),
+      call('a long poll still open at the acceptance', 120, 1120),
+    ];
+    expect(
+      handOffCalls(calls, { from: 100, to: 200, nextJob: 'job_b', nextStartedAt: 140 }).map((c) => c.name),
+    ).toEqual(['webhook', 'release', 'prepare', 'submit']);
+    expect(handOffCalls(calls, { from: 100, to: 200, nextJob: 'job_b' }).map((c) => c.name)).toEqual([
+      'webhook',
+      'release',
+      'prepare',
+      'notify, beside the next job',
+      'submit',
+    ]);
+  });
+
+  it('counts the calls that happened one after another, once each, not those that overlapped', () => {
+    const chain = sequentialChain([
+      call('a', 0, 10),
+      call('b, beside a', 2, 8),
+      call('c', 10, 20),
+      { kind: 'invocation', name: 'd', start: 21, end: 21 },
+      call('e, inside d', 22, 30),
+      call('f, beside e', 25, 40),
+      { kind: 'transition', name: 'g', start: 30, end: 30 },
+    ]);
+    expect(chain.map((c) => c.name)).toEqual(['b, beside a', 'c', 'd', 'e, inside d', 'g']);
+    expect(sequentialChain([])).toEqual([]);
   });
 });
