@@ -7,6 +7,7 @@ import { submitBurst, submitOneByOne, untilProviderRanAll } from '../support/bur
 import { fmt, quantile, round, tally } from '../support/common';
 import { cpuSince } from '../support/cpu';
 import { ledgerTimes, slotGapFigures, slotGapsText } from '../support/hand-off';
+import { PEER_LEAVES_OUT } from './leaves-out';
 import { type RunningPeer, startPeerProcess } from './peer-process';
 import { RedisProbe, startRedis } from './redis';
 import type { PeerJob, PeerStats } from './server';
@@ -42,21 +43,6 @@ export interface PeerFigures {
 }
 
 type Print = (line: string) => void;
-
-/**
- * What Longhaul does on every job that the peer leaves out, so its speed and
- * CPU are read for what they buy (bench/peer/server.ts is the whole peer).
- */
-export const PEER_LEAVES_OUT = [
-  'API keys and tenant isolation',
-  'per-tenant caps and weighted fair share',
-  'a limit per provider (one concurrency for every job)',
-  'idempotency-key reuse checks (a key sent again with another body gets the first job, no 422; no 409 while in use)',
-  'a durable job table (Redis fsyncs its log once a second)',
-  'a reconciler (a lost outcome waits for the attempt timeout, then the job is submitted again)',
-  'review instead of a blind retry when a submission may have been charged',
-  'scheduled jobs, cancel, a job timeline, signed webhooks to clients and a live progress stream',
-] as const;
 
 const LIMIT = BURST.limit;
 const PROGRESS_JOB_MS = 20_000;
