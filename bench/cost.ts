@@ -25,8 +25,7 @@ const sumOf = (requests: Record<string, number>, keys: readonly string[]) =>
   keys.reduce((sum, key) => sum + (requests[key] ?? 0), 0);
 
 const RECONCILER_FUNCTION = 'longhaul-reconcile';
-const DYNAMODB_WRITES = ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'] as const;
-const DYNAMODB_READS = ['dynamodb:GetItem', 'dynamodb:Query'] as const;
+const INDEX_UNITS = 'index-write-units:';
 const SQS_REQUESTS = [
   'sqs:SendMessage',
   'sqs:SendMessageBatch',
@@ -36,13 +35,44 @@ const SQS_REQUESTS = [
   'sqs:ChangeMessageVisibilityBatch',
 ] as const;
 
+/** DynamoDB per job as the counter measured it: each item of a batch or a transaction is one read or write. */
+export interface DynamoDbPerJob {
+  readonly reads: number;
+  readonly writes: number;
+  readonly readUnits: number;
+  /** The table's write units, by item size. */
+  readonly tableWriteUnits: number;
+  /** The global secondary indexes' write units, in all and by `<table>/<index>`. */
+  readonly indexWriteUnits: number;
+  readonly indexWriteUnitsByIndex: Readonly<Record<string, number>>;
+  /** Requests whose units the emulator did not report, counted at the least AWS bills. */
+  readonly estimatedRequests: number;
+}
+
+export function dynamoDbPerJob(measured: Measured): DynamoDbPerJob {
+  const d = measured.dynamodb;
+  return {
+    reads: d.reads ?? 0,
+    writes: d.writes ?? 0,
+    readUnits: d['read-units'] ?? 0,
+    tableWriteUnits: d['write-units'] ?? 0,
+    indexWriteUnits: d['index-write-units'] ?? 0,
+    indexWriteUnitsByIndex: Object.fromEntries(
+      Object.entries(d)
+        .filter(([key]) => key.startsWith(INDEX_UNITS))
+        .map(([key, n]) => [key.slice(INDEX_UNITS.length), n]),
+    ),
+    estimatedRequests: d['estimated-requests'] ?? 0,
+  };
+}
+
 /**
  * @param measured what the stack did, per job
  * @param transitions state transitions per job, from the executions' histories
- * @param writeUnitsPerWrite write units one write of the job item costs (its size in KB, rounded up)
  */
-export function jobCost(measured: Measured, transitions: number, writeUnitsPerWrite: number): JobCost {
+export function jobCost(measured: Measured, transitions: number): JobCost {
   const r = measured.requests;
+  const dynamodb = dynamoDbPerJob(measured);
   // The reconciler runs on its schedule whether or not there are jobs: a fixed cost, see fixedMonthlyCost.
   const perJobFunctions = Object.entries(measured.lambda).filter(([name]) => name !== RECONCILER_FUNCTION);
   const lambdaFns = perJobFunctions.map(([, fn]) => fn);
@@ -51,8 +81,13 @@ export function jobCost(measured: Measured, transitions: number, writeUnitsPerWr
   const byFunction = perJobFunctions
     .map(([name, fn]) => `${name.replace(/^longhaul-/, '')} ${fn.invocations.toFixed(1)}`)
     .join(', ');
-  const writes = sumOf(r, DYNAMODB_WRITES);
-  const reads = sumOf(r, DYNAMODB_READS);
+  const byIndex = Object.entries(dynamodb.indexWriteUnitsByIndex)
+    .map(([index, n]) => `${index.replace(/^.*\//, '')} ${n.toFixed(1)}`)
+    .join(', ');
+  const estimated =
+    dynamodb.estimatedRequests > 0
+      ? `; ${dynamodb.estimatedRequests.toFixed(1)} requests not reported by the emulator, counted at the least AWS bills`
+      : '';
   const line = (service: string, perJob: number, unitUsd: number, basis: string): CostLine => ({
     service,
     perJob,
@@ -87,15 +122,17 @@ export function jobCost(measured: Measured, transitions: number, writeUnitsPerWr
     ),
     line(
       'DynamoDB write units',
-      writes * writeUnitsPerWrite,
+      dynamodb.tableWriteUnits + dynamodb.indexWriteUnits,
       prices.dynamoDbPerWriteRequestUnit.usd,
-      `counted: ${writes.toFixed(1)} writes x ${writeUnitsPerWrite} WRU (job item size)`,
+      `counted: ${dynamodb.writes.toFixed(1)} writes (a batch's or transaction's items each one): ` +
+        `table ${dynamodb.tableWriteUnits.toFixed(1)} (1 KB each, the larger of before and after, a transaction's twice, a failed condition too) ` +
+        `+ indexes ${dynamodb.indexWriteUnits.toFixed(1)} (${byIndex || 'none'})${estimated}`,
     ),
     line(
       'DynamoDB read units',
-      reads,
+      dynamodb.readUnits,
       prices.dynamoDbPerReadRequestUnit.usd,
-      `counted: ${reads.toFixed(1)} GetItem/Query, 1 RRU each (strongly consistent, ≤ 4 KB)`,
+      `counted: ${dynamodb.reads.toFixed(1)} reads, by size (4 KB each; a Query by all the items it read; eventually consistent half, a transaction's twice)`,
     ),
     line(
       'SQS requests',

@@ -8,6 +8,7 @@ import { choiceSection } from './sections/choice';
 import { coldStartSection } from './sections/coldstart';
 import { costSection } from './sections/cost';
 import { fairnessSection } from './sections/fairness';
+import { handOffSection } from './sections/handoff';
 import { mediaSection } from './sections/media';
 import { progressSection } from './sections/progress';
 import { providersSection } from './sections/providers';
@@ -28,6 +29,7 @@ const SECTIONS = [
   'progress',
   'reconcile',
   'backpressure',
+  'handoff',
   'coldstart',
   'cost',
   'drop',
@@ -62,23 +64,35 @@ async function main(): Promise<void> {
   };
   const m = results.machine;
   print(`# Longhaul bench: ${m.cores} cores (${m.cpu}), ${m.memoryGiB} GiB, Node ${m.node}, ${m.os}`);
-  if (wanted.has('progress')) results.progress = await progressSection();
-  if (wanted.has('reconcile')) results.reconcile = await reconcileSection();
-  if (wanted.has('backpressure')) results.backPressure = await backPressureSection();
-  if (wanted.has('coldstart')) results.coldStart = await coldStartSection();
+  // Each section's wall time, so the run's length can be read section by section.
+  const timed = async <T>(section: Section, run: () => Promise<T>): Promise<T> => {
+    const sectionStarted = performance.now();
+    try {
+      return await run();
+    } finally {
+      const seconds = round((performance.now() - sectionStarted) / 1000, 0);
+      results.sectionsS = { ...results.sectionsS, [section]: seconds };
+      print(`section ${section} took ${seconds} s`);
+    }
+  };
+  if (wanted.has('progress')) results.progress = await timed('progress', progressSection);
+  if (wanted.has('reconcile')) results.reconcile = await timed('reconcile', reconcileSection);
+  if (wanted.has('backpressure')) results.backPressure = await timed('backpressure', backPressureSection);
+  if (wanted.has('handoff')) results.handOff = await timed('handoff', handOffSection);
+  if (wanted.has('coldstart')) results.coldStart = await timed('coldstart', coldStartSection);
   if (wanted.has('cost')) {
     // A pass over 20 active jobs, from section 2 when it ran.
     const passMs = results.reconcile?.runs.at(-1)?.passMs ?? 20;
-    results.cost = await costSection(passMs);
+    results.cost = await timed('cost', () => costSection(passMs));
   }
-  if (wanted.has('drop')) results.acceptThenDrop = await acceptThenDropSection();
-  if (wanted.has('peer')) results.peer = await runPeer(print);
-  if (wanted.has('providers')) results.providers = await providersSection();
-  if (wanted.has('fairness')) results.fairness = await fairnessSection();
-  if (wanted.has('choice')) results.choice = await choiceSection();
-  if (wanted.has('schedule')) results.schedule = await scheduleSection();
-  if (wanted.has('batch')) results.batch = await batchSection();
-  if (wanted.has('media')) results.media = await mediaSection();
+  if (wanted.has('drop')) results.acceptThenDrop = await timed('drop', acceptThenDropSection);
+  if (wanted.has('peer')) results.peer = await timed('peer', () => runPeer(print));
+  if (wanted.has('providers')) results.providers = await timed('providers', providersSection);
+  if (wanted.has('fairness')) results.fairness = await timed('fairness', fairnessSection);
+  if (wanted.has('choice')) results.choice = await timed('choice', choiceSection);
+  if (wanted.has('schedule')) results.schedule = await timed('schedule', scheduleSection);
+  if (wanted.has('batch')) results.batch = await timed('batch', batchSection);
+  if (wanted.has('media')) results.media = await timed('media', mediaSection);
   results.durationS = round((performance.now() - started) / 1000, 0);
   printSummary(results);
   writeFileSync(RESULTS_FILE, `${JSON.stringify(results, null, 2)}\n`);

@@ -1,3 +1,4 @@
+import { printGoals } from './goals';
 import type { PeerFigures } from './peer/bullmq';
 import type { DropFigures } from './sections/ambiguity';
 import type { BurstFigures } from './sections/backpressure';
@@ -6,6 +7,7 @@ import type { ChoiceFigures } from './sections/choice';
 import type { HandlerFigures } from './sections/coldstart';
 import type { CostFigures } from './sections/cost';
 import type { FairnessFigures } from './sections/fairness';
+import type { HandOffFigures } from './sections/handoff';
 import type { MediaFigures } from './sections/media';
 import type { ProgressFigures } from './sections/progress';
 import type { ProvidersFigures, ProviderUse } from './sections/providers';
@@ -14,6 +16,7 @@ import type { ScheduleFigures } from './sections/schedule';
 import type { StartWaits } from './support/burst';
 import { fmt, type Machine, print } from './support/common';
 import { type Bound, boundText, ratioText, type SharedStarts, waitsText } from './support/fairness';
+import { slotGapsText } from './support/hand-off';
 
 /** The bench's one table: every figure, Longhaul beside the BullMQ peer, and which side came out ahead. */
 
@@ -22,9 +25,12 @@ export interface Results {
   machine: Machine;
   startedAt: string;
   durationS: number;
+  /** Each section's wall time, in the order they ran. */
+  sectionsS?: Record<string, number>;
   progress?: ProgressFigures;
   reconcile?: ReconcileFigures;
   backPressure?: BurstFigures;
+  handOff?: HandOffFigures;
   coldStart?: HandlerFigures[];
   cost?: CostFigures;
   acceptThenDrop?: DropFigures[];
@@ -107,7 +113,25 @@ function summaryRows(r: Results): Row[] {
         b ? String(b.deadLetters) : none,
         p ? String(p.burst.failedJobs) : none,
       ],
+      [
+        "a freed slot's wait for its next job in the burst (provider finish to next acceptance, while jobs waited)",
+        b ? slotGapsText(b.slotGap) : none,
+        p ? slotGapsText(p.burst.slotGap) : none,
+      ],
+      [
+        'CPU-seconds per job in the burst (Longhaul: the whole local stack; peer: its service and Redis; both: the simulator)',
+        b?.cpuSecondsPerJob === undefined ? none : fmt(b.cpuSecondsPerJob, 3),
+        p?.burst.cpuSecondsPerJob === undefined ? none : fmt(p.burst.cpuSecondsPerJob, 3),
+      ],
     );
+  }
+  const h = r.handOff;
+  if (h) {
+    rows.push([
+      `one hand-off at limit 1: provider finish to next acceptance; calls in it (requests / invocations / transitions); one after another`,
+      `${h.gapMs} ms; ${h.calls.requests} / ${h.calls.invocations} / ${h.calls.transitions}; ${h.sequential}`,
+      none,
+    ]);
   }
   const two = r.providers;
   if (two) {
@@ -229,7 +253,13 @@ function summaryRows(r: Results): Row[] {
     ]);
   }
   if (r.cost) {
+    const runs = r.cost.runs;
     rows.push(
+      [
+        `DynamoDB writes / reads per job, ${runs.map((run) => `${run.jobMs / 1000} s`).join(' / ')} job (a batch's or transaction's items each one)`,
+        runs.map((run) => `${fmt(run.dynamodb.writes, 1)} / ${fmt(run.dynamodb.reads, 1)}`).join('; '),
+        none,
+      ],
       [
         `state transitions per job, ${r.cost.runs.map((run) => `${run.jobMs / 1000} s`).join(' / ')} job`,
         r.cost.runs.map((run) => String(run.transitionsPerJob)).join(' / '),
@@ -410,6 +440,12 @@ export function verdicts(r: Results): { peer: string[]; longhaul: string[] } {
     compare('provider utilization', b.utilizationPct, p.burst.utilizationPct, false, ' %');
     compare('submit latency p50 during the burst', b.submitP50Ms, p.burst.submitP50Ms, true, ' ms');
     compare('submit latency p50 idle', b.idleP50Ms, p.burst.idleP50Ms, true, ' ms');
+    if (b.slotGap && p.burst.slotGap) {
+      compare("a freed slot's wait p50", b.slotGap.p50Ms, p.burst.slotGap.p50Ms, true, ' ms');
+    }
+    if (b.cpuSecondsPerJob !== undefined && p.burst.cpuSecondsPerJob !== undefined) {
+      compare('CPU per job in the burst', b.cpuSecondsPerJob, p.burst.cpuSecondsPerJob, true, ' CPU-s');
+    }
   }
   for (const idempotent of [true, false]) {
     const ours = drop(r.acceptThenDrop, idempotent);
@@ -434,10 +470,16 @@ export function printSummary(results: Results): void {
   print('| figure | Longhaul | BullMQ peer |');
   print('|---|---|---|');
   for (const [figure, ours, theirs] of summaryRows(results)) print(`| ${figure} | ${ours} | ${theirs} |`);
+  const sections = Object.entries(results.sectionsS ?? {});
+  if (sections.length > 0) {
+    print(`\nSection wall times: ${sections.map(([name, s]) => `${name} ${s} s`).join(', ')}`);
+  }
   const { peer, longhaul } = verdicts(results);
-  if (peer.length + longhaul.length === 0) return;
-  print('\nWhere the peer does better:');
-  for (const line of peer.length > 0 ? peer : ['nowhere in this run']) print(`- ${line}`);
-  print('Where Longhaul does better:');
-  for (const line of longhaul.length > 0 ? longhaul : ['nowhere in this run']) print(`- ${line}`);
+  if (peer.length + longhaul.length > 0) {
+    print('\nWhere the peer does better:');
+    for (const line of peer.length > 0 ? peer : ['nowhere in this run']) print(`- ${line}`);
+    print('Where Longhaul does better:');
+    for (const line of longhaul.length > 0 ? longhaul : ['nowhere in this run']) print(`- ${line}`);
+  }
+  printGoals(results, print);
 }

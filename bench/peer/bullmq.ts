@@ -5,6 +5,9 @@ import { pollUntil } from '../../test/e2e/support/local-stack';
 import { BURST, type BurstFigures } from '../sections/backpressure';
 import { submitBurst, submitOneByOne, untilProviderRanAll } from '../support/burst';
 import { fmt, quantile, round, tally } from '../support/common';
+import { cpuSince } from '../support/cpu';
+import { ledgerTimes, slotGapFigures, slotGapsText } from '../support/hand-off';
+import { PEER_LEAVES_OUT } from './leaves-out';
 import { type RunningPeer, startPeerProcess } from './peer-process';
 import { RedisProbe, startRedis } from './redis';
 import type { PeerJob, PeerStats } from './server';
@@ -61,6 +64,7 @@ export async function runPeer(print: Print): Promise<PeerFigures> {
         `setup: one Worker, concurrency ${LIMIT}; jobId = Idempotency-Key, attempts 3, exponential backoff from 1 s; ` +
           'Redis appendonly yes, appendfsync everysec, no RDB, maxmemory-policy noeviction',
       );
+      print(`what the peer does not do: ${PEER_LEAVES_OUT.join('; ')}`);
       const peer = await startPeerProcess({
         redisPort: redis.port,
         limit: LIMIT,
@@ -69,7 +73,7 @@ export async function runPeer(print: Print): Promise<PeerFigures> {
       try {
         const client = new PeerClient(peer);
         const progress = await progressWorkload(client, probe, print);
-        const burst = await burstWorkload(client, print);
+        const burst = await burstWorkload(client, [peer.pid, redis.pid], print);
         const acceptThenDrop = [
           await acceptThenDropWorkload(client, true, print),
           await acceptThenDropWorkload(client, false, print),
@@ -147,8 +151,16 @@ async function progressWorkload(
   };
 }
 
-/** Section 3's workload: idle submit latency, then 500 jobs of 1 s from 50 clients against a limit of 5. */
-async function burstWorkload(client: PeerClient, print: Print): Promise<PeerFigures['burst']> {
+/**
+ * Section 3's workload: idle submit latency, then 500 jobs of 1 s from 50
+ * clients against a limit of 5; `processes` are the peer's (its service and
+ * Redis), whose CPU the burst is charged.
+ */
+async function burstWorkload(
+  client: PeerClient,
+  processes: readonly number[],
+  print: Print,
+): Promise<PeerFigures['burst']> {
   // The very burst section 3 sends to Longhaul.
   const { jobs, clients, jobMs } = BURST;
   const config = { jobMs, progressHz: PROGRESS_HZ, idempotent: true };
@@ -158,13 +170,16 @@ async function burstWorkload(client: PeerClient, print: Print): Promise<PeerFigu
   await client.settle(idle.ids, 60_000);
 
   await client.resetProvider(config);
+  const cpu = cpuSince(processes);
   const started = performance.now();
-  const { ids, latencies } = await submitBurst((prompt) => client.submit(prompt), jobs, clients);
+  const { ids, latencies, answeredAt } = await submitBurst((prompt) => client.submit(prompt), jobs, clients);
   const submittedMs = performance.now() - started;
   await untilProviderRanAll(() => client.ledger(), jobs);
   const makespanMs = performance.now() - started;
   const outcome = await client.settle(ids, 120_000);
+  const cpuSeconds = cpu();
   const ledger = await client.ledger();
+  const slotGap = slotGapFigures({ ...ledgerTimes(ledger.submissions), queued: answeredAt, limit: LIMIT });
 
   const makespanS = makespanMs / 1000;
   const busyMs = ledger.submissions.length * jobMs;
@@ -182,6 +197,8 @@ async function burstWorkload(client: PeerClient, print: Print): Promise<PeerFigu
     idleP50Ms: round(quantile(idle.latencies, 0.5), 1),
     idleP99Ms: round(quantile(idle.latencies, 0.99), 1),
     failedJobs: outcome.failed ?? 0,
+    ...(slotGap ? { slotGap } : {}),
+    ...(cpuSeconds === undefined ? {} : { cpuSecondsPerJob: round(cpuSeconds / jobs, 3) }),
     outcome,
   };
 
@@ -203,6 +220,14 @@ async function burstWorkload(client: PeerClient, print: Print): Promise<PeerFigu
   print(
     `measured: submit latency idle p50 = ${fmt(figures.idleP50Ms, 0)} ms, p99 = ${fmt(figures.idleP99Ms, 0)} ms (n=${idle.latencies.length}, one at a time)`,
   );
+  print(
+    `measured: a freed slot's wait for its next job (provider finish -> next acceptance, while jobs waited): ${slotGapsText(slotGap)}`,
+  );
+  if (cpuSeconds !== undefined) {
+    print(
+      `measured: CPU of the peer (its service with the simulator in it, and Redis) = ${fmt(cpuSeconds, 1)} s, ${fmt(cpuSeconds / jobs, 3)} CPU-s per job`,
+    );
+  }
   print(`measured: jobs BullMQ ended as failed = ${figures.failedJobs}`);
   return figures;
 }

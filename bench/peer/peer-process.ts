@@ -23,6 +23,8 @@ export interface PeerProcessOptions {
 }
 
 export interface RunningPeer {
+  /** The process the peer runs under (tsx, with the service as its child). */
+  readonly pid: number;
   readonly url: string;
   readonly providerUrl: string;
   /** SIGTERM, then SIGKILL to the whole process group after `deadlineMs`. */
@@ -96,7 +98,13 @@ export async function startPeerProcess(options: PeerProcessOptions): Promise<Run
         );
       });
     });
-    return { url: url as string, providerUrl: providerUrl as string, stop, output: () => output };
+    return {
+      pid: child.pid as number,
+      url: url as string,
+      providerUrl: providerUrl as string,
+      stop,
+      output: () => output,
+    };
   } catch (error) {
     await stop();
     const reason = error instanceof Error ? error.message : String(error);

@@ -17,6 +17,7 @@ const HOST = '127.0.0.1';
 const OUTPUT_LIMIT = 64 * 1024;
 
 export interface RunningRedis {
+  readonly pid: number;
   readonly host: string;
   readonly port: number;
   /** SIGTERM, then SIGKILL after `deadlineMs`; removes the data directory either way. */
@@ -69,7 +70,7 @@ export async function startRedis(print: (line: string) => void): Promise<Running
     await stop();
     throw error;
   }
-  return { host: HOST, port, stop };
+  return { pid: child.pid as number, host: HOST, port, stop };
 }
 
 /** What BullMQ's production guide asks of Redis, on a port only this machine can reach. */

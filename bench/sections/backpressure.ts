@@ -1,11 +1,14 @@
 import { submitBurst, submitOneByOne, untilProviderRanAll } from '../support/burst';
 import { fmt, median, print, quantile, round, sleep, tally } from '../support/common';
+import { cpuSince } from '../support/cpu';
+import { ledgerTimes, type SlotGaps, slotGapFigures, slotGapsText } from '../support/hand-off';
 import { measuredBetween, startBenchStack } from '../support/stack';
 
 /**
  * Back-pressure: 500 jobs from 50 concurrent clients against MAX_IN_FLIGHT=5
- * and 1 s provider jobs. The provider's ledger says how many ran at once; the
- * clients time each submission.
+ * and 1 s provider jobs. The provider's ledger says how many ran at once and
+ * how long each freed slot stayed empty while jobs waited; the clients time
+ * each submission; the stack's process tree says how much CPU the burst took.
  */
 
 export interface BurstFigures {
@@ -22,6 +25,15 @@ export interface BurstFigures {
   readonly idleP99Ms: number;
   readonly deadLetters: number;
   readonly dispatchesPerJob: number;
+  /** From a job's end at the provider to the acceptance of the job that took its slot, while jobs waited. */
+  readonly slotGap?: SlotGaps;
+  /**
+   * CPU seconds the side's processes used per job, from the burst's first
+   * submission until every job was settled: for Longhaul the local stack
+   * (every function, emulator and the simulator), for the peer its service
+   * (the simulator in it) and Redis. Absent where /proc cannot be read.
+   */
+  readonly cpuSecondsPerJob?: number;
   readonly outcome: Record<string, number>;
 }
 
@@ -43,15 +55,18 @@ export async function backPressureSection(): Promise<BurstFigures> {
     await s.provider('/_sim/reset', {});
 
     const before = await s.snapshot('before');
+    const cpu = cpuSince([s.stack.pid]);
     const started = performance.now();
-    const { ids, latencies } = await submitBurst((prompt) => s.submit(prompt), jobs, clients);
+    const { ids, latencies, answeredAt } = await submitBurst((prompt) => s.submit(prompt), jobs, clients);
     const submittedS = (performance.now() - started) / 1000;
     await untilProviderRanAll(() => s.ledger(), jobs);
     const makespanMs = performance.now() - started;
     const outcome = tally(await s.settle(ids, 120_000));
     await sleep(1500);
+    const cpuSeconds = cpu();
     const measured = measuredBetween(before, await s.snapshot('after'));
     const ledger = await s.ledger();
+    const slotGap = slotGapFigures({ ...ledgerTimes(ledger.submissions), queued: answeredAt, limit });
     const deadLetters = await s.queueDepth(s.stack.endpoints.deadLetterQueueUrl);
     const busyMs = ledger.submissions.length * jobMs;
     const figures: BurstFigures = {
@@ -68,6 +83,8 @@ export async function backPressureSection(): Promise<BurstFigures> {
       idleP99Ms: Math.round(quantile(idle.latencies, 0.99)),
       deadLetters,
       dispatchesPerJob: round((measured.requests['sqs:SendMessage'] ?? 0) / jobs, 1),
+      ...(slotGap ? { slotGap } : {}),
+      ...(cpuSeconds === undefined ? {} : { cpuSecondsPerJob: round(cpuSeconds / jobs, 3) }),
       outcome,
     };
     print(`measured: outcome ${JSON.stringify(outcome)}, provider charges ${ledger.submissions.length}`);
@@ -84,6 +101,14 @@ export async function backPressureSection(): Promise<BurstFigures> {
     print(
       `measured: submit latency idle p50 ${figures.idleP50Ms} ms, p99 ${figures.idleP99Ms} ms (n=${idle.latencies.length}, one at a time)`,
     );
+    print(
+      `measured: a freed slot's wait for its next job (provider finish -> next acceptance, while jobs waited): ${slotGapsText(slotGap)}`,
+    );
+    if (cpuSeconds !== undefined) {
+      print(
+        `measured: CPU of the local stack (every function, emulator and the simulator) = ${fmt(cpuSeconds, 1)} s, ${fmt(cpuSeconds / jobs, 3)} CPU-s per job`,
+      );
+    }
     print(`measured: jobs in the dead-letter queue = ${deadLetters}`);
     print(
       `measured: dispatches per job (messages sent to the job queue) = ${fmt(figures.dispatchesPerJob, 1)}`,

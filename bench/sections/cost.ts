@@ -2,7 +2,14 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { JOB_ITEM_SORT_KEY } from '../../config/layout';
 import { loadSettings } from '../../config/settings';
 import { documentClient } from '../../test/e2e/support/local-stack';
-import { fixedMonthlyCost, itemBytes, type JobCost, jobCost } from '../cost';
+import {
+  type DynamoDbPerJob,
+  dynamoDbPerJob,
+  fixedMonthlyCost,
+  itemBytes,
+  type JobCost,
+  jobCost,
+} from '../cost';
 import { fmt, median, print, round, sleep, tally } from '../support/common';
 import { measuredBetween, perJob, startBenchStack } from '../support/stack';
 
@@ -16,6 +23,7 @@ export interface DurationCost {
   readonly jobMs: number;
   readonly jobs: number;
   readonly transitionsPerJob: number;
+  readonly dynamodb: DynamoDbPerJob;
   readonly cost: JobCost;
   readonly outcome: Record<string, number>;
 }
@@ -47,12 +55,17 @@ export async function costSection(reconcilePassMs: number): Promise<CostFigures>
       const measured = perJob(measuredBetween(before, await s.snapshot('after')), JOBS);
       const transitions = await s.transitions(ids);
       for (const id of ids) jobItemBytes = Math.max(jobItemBytes, await storedBytes(s.stack.endpoints, id));
-      const writeUnits = Math.max(1, Math.ceil(jobItemBytes / 1024));
-      const cost = jobCost(measured, median(transitions), writeUnits);
-      runs.push({ jobMs, jobs: JOBS, transitionsPerJob: median(transitions), cost, outcome });
+      const cost = jobCost(measured, median(transitions));
+      const dynamodb = dynamoDbPerJob(measured);
+      runs.push({ jobMs, jobs: JOBS, transitionsPerJob: median(transitions), dynamodb, cost, outcome });
       print(`\n### ${jobMs / 1000} s job: outcome ${JSON.stringify(outcome)}`);
       print(
         `measured: state transitions per job ${transitions.join(', ')} (StateEntered events per execution)`,
+      );
+      print(
+        `measured: DynamoDB per job: ${fmt(dynamodb.writes, 1)} writes and ${fmt(dynamodb.reads, 1)} reads ` +
+          '(each item of a batch or a transaction counted as one; a Query as one read), ' +
+          `by operation: ${dynamoDbOperations(measured.requests)}`,
       );
       print('| service | per job | USD per 1,000 jobs | basis |');
       print('|---|---:|---:|---|');
@@ -77,6 +90,13 @@ export async function costSection(reconcilePassMs: number): Promise<CostFigures>
     await s.stop();
   }
 }
+
+/** `Operation n` for each DynamoDB operation counted, per job. */
+const dynamoDbOperations = (requests: Record<string, number>) =>
+  Object.entries(requests)
+    .filter(([key]) => key.startsWith('dynamodb:') && !key.endsWith('(progress)'))
+    .map(([key, n]) => `${key.slice('dynamodb:'.length)} ${fmt(n, 1)}`)
+    .join(', ');
 
 async function storedBytes(endpoints: Parameters<typeof documentClient>[0], id: string): Promise<number> {
   const { Item } = await documentClient(endpoints).send(

@@ -113,7 +113,7 @@ async function run(s: BenchStack, images: number, transcriptions: number): Promi
   await s.provider('/_sim/reset', {});
   const cores = cpuMeter(s.stack.pid);
   const started = performance.now();
-  const none: Submissions = { ids: [], latencies: [] };
+  const none: Submissions = { ids: [], latencies: [], answeredAt: [] };
   const [drawn, heard] = await Promise.all([
     images > 0 ? submitBurst((prompt) => s.submit(prompt), images, IMAGE.clients) : none,
     submitBurst((name) => s.submitTranscription(name.replace(/\W+/g, '-')), transcriptions, AUDIO.clients),

@@ -14,19 +14,23 @@ export interface Submissions {
   readonly ids: string[];
   /** How long each submission took to be answered. */
   readonly latencies: number[];
+  /** When each answer came (epoch ms): from then on the job is the service's to run. */
+  readonly answeredAt: number[];
 }
 
 /** `count` submissions, each after the one before was answered and a short pause. */
 export async function submitOneByOne(submit: Submit, count: number): Promise<Submissions> {
   const ids: string[] = [];
   const latencies: number[] = [];
+  const answeredAt: number[] = [];
   for (let i = 0; i < count; i++) {
     const { id, ms } = await submit(`idle ${i}`);
     ids.push(id);
     latencies.push(ms);
+    answeredAt.push(Date.now());
     await sleep(50);
   }
-  return { ids, latencies };
+  return { ids, latencies, answeredAt };
 }
 
 /**
@@ -41,6 +45,7 @@ export async function submitBurst(
 ): Promise<Submissions> {
   const ids: string[] = [];
   const latencies: number[] = [];
+  const answeredAt: number[] = [];
   let next = 0;
   await Promise.all(
     Array.from({ length: clients }, async () => {
@@ -49,10 +54,11 @@ export async function submitBurst(
         const { id, ms } = await submit(`burst ${next}`);
         ids.push(id);
         latencies.push(ms);
+        answeredAt.push(Date.now());
       }
     }),
   );
-  return { ids, latencies };
+  return { ids, latencies, answeredAt };
 }
 
 /** Until the provider has accepted `jobs` submissions and runs none: the end of the makespan. */

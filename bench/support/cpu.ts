@@ -64,6 +64,26 @@ export function cpuSecondsOfTree(root: number): number | undefined {
   return tree && tree.reduce((sum, stat) => sum + stat.ticks, 0) / TICKS_PER_S;
 }
 
+/** Seconds of CPU the trees under `roots` have used so far, added up; undefined when any is unreadable. */
+export function cpuSecondsOfTrees(roots: readonly number[]): number | undefined {
+  let total = 0;
+  for (const root of roots) {
+    const seconds = cpuSecondsOfTree(root);
+    if (seconds === undefined) return undefined;
+    total += seconds;
+  }
+  return total;
+}
+
+/** Starts counting CPU; the returned function gives the seconds the trees under `roots` used since. */
+export function cpuSince(roots: readonly number[]): () => number | undefined {
+  const started = cpuSecondsOfTrees(roots);
+  return () => {
+    const now = cpuSecondsOfTrees(roots);
+    return started === undefined || now === undefined ? undefined : now - started;
+  };
+}
+
 /** Starts measuring; the returned function gives the cores the tree kept busy on average since (1 = one core all the time). */
 export function cpuMeter(root: number): () => number | undefined {
   const startedCpu = cpuSecondsOfTree(root);

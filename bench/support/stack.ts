@@ -54,16 +54,49 @@ const BASE_ENV = {
   POWERTOOLS_LOG_LEVEL: 'WARN',
 };
 
+/**
+ * DynamoDB as AWS bills it, counted by ./request-counter.cjs with the rules
+ * of ./dynamodb-units.cjs: `reads` and `writes` (each item of a batch or a
+ * transaction one), `read-units` and `write-units` (the table's, as the
+ * emulator reports them), `index-write-units` (and per index,
+ * `index-write-units:<table>/<index>`), `estimated-requests` (requests whose
+ * units the emulator did not report, counted at the least AWS bills).
+ */
+export type DynamoDbUse = Record<string, number>;
+
+/** One entry of the counter's log (BENCH_REQUEST_LOG=1): a request or an invocation, times in epoch ms. */
+export interface LoggedCall {
+  readonly kind: 'request' | 'invocation';
+  /** `service:Operation` of a request; the function of an invocation (`api`, `workflow`, …). */
+  readonly name: string;
+  readonly start: number;
+  readonly end?: number;
+  /** An invocation's number, and the number of the invocation a request was made in. */
+  readonly id?: number;
+  readonly invocation?: number;
+  /** What an invocation was for: a workflow step and its job, a route, a batch of messages. */
+  readonly detail?: string;
+}
+
+/** One event of an execution's history: its type (`TaskStateEntered`, …), the state it entered, and when (epoch ms). */
+export interface ExecutionEvent {
+  readonly type: string;
+  readonly at: number;
+  readonly state?: string;
+}
+
 /** Everything billed that the stack did up to a moment. */
 export interface Snapshot {
   /** Requests to the emulated services, by `service:Operation` (a progress UpdateItem also as `dynamodb:UpdateItem(progress)`). */
   readonly requests: Record<string, number>;
+  readonly dynamodb: DynamoDbUse;
   readonly usage: Usage;
 }
 
 /** What the stack did between two snapshots. */
 export interface Measured {
   readonly requests: Record<string, number>;
+  readonly dynamodb: DynamoDbUse;
   readonly lambda: Record<string, { invocations: number; gbSeconds: number }>;
   readonly restApiRequests: number;
 }
@@ -88,12 +121,16 @@ export type JobTimes = Pick<Job, 'id' | 'status' | 'createdAt' | 'startedAt' | '
 export interface BenchStackOptions {
   /** Tenants besides the bench's own, each given an API key of its own (`LONGHAUL_API_KEYS`). */
   readonly tenants?: readonly string[];
+  /** Whether the counter logs every request and invocation with its times (see `BenchStack.calls`). */
+  readonly logCalls?: boolean;
 }
 
 export interface BenchStack {
   readonly stack: RunningLocalStack;
   /** What the stack has done so far, taken before or after the work it is compared over. */
   snapshot(moment: 'before' | 'after'): Promise<Snapshot>;
+  /** Every request and invocation the stack made so far, by start time; empty unless `logCalls` was asked. */
+  calls(): Promise<LoggedCall[]>;
   /** Submits one job through the REST API; returns its id and how long the API took to answer. */
   submit(prompt: string, options?: SubmitOptions): Promise<{ id: string; ms: number }>;
   /** Submits one `audio.transcribe` job as multipart, with a few bytes of `audio/wav` as its file. */
@@ -116,6 +153,8 @@ export interface BenchStack {
   settle(ids: readonly string[], timeoutMs: number): Promise<string[]>;
   /** State transitions of each job's execution: the `...StateEntered` events of its history. */
   transitions(ids: readonly string[]): Promise<number[]>;
+  /** The events of the job's execution, in order. */
+  history(id: string): Promise<ExecutionEvent[]>;
   /** Messages in a queue: visible, in flight and delayed. */
   queueDepth(queueUrl: string): Promise<number>;
   /** The timeout of one of the stack's functions (`api`, `dispatch`, …), as its template sets it. */
@@ -133,13 +172,20 @@ const timesOf = ({ id, status, createdAt, startedAt, finishedAt }: Job): JobTime
   ...(finishedAt === undefined ? {} : { finishedAt }),
 });
 
-export function measuredBetween(before: Snapshot, after: Snapshot): Measured {
-  const requests = Object.fromEntries(
-    Object.entries(after.requests)
-      .map(([key, n]) => [key, n - (before.requests[key] ?? 0)] as const)
+/** Each count's growth from `before` to `after`, the ones that grew, by key. */
+const grown = (before: Record<string, number>, after: Record<string, number>): Record<string, number> =>
+  Object.fromEntries(
+    Object.entries(after)
+      .map(([key, n]) => [key, n - (before[key] ?? 0)] as const)
       .filter(([, n]) => n > 0)
       .sort(([a], [b]) => a.localeCompare(b)),
   );
+
+const divided = (counts: Record<string, number>, by: number) =>
+  Object.fromEntries(Object.entries(counts).map(([k, n]) => [k, n / by]));
+
+export function measuredBetween(before: Snapshot, after: Snapshot): Measured {
+  const requests = grown(before.requests, after.requests);
   const lambda = Object.fromEntries(
     Object.entries(after.usage.lambda)
       .map(([name, fn]) => {
@@ -154,13 +200,19 @@ export function measuredBetween(before: Snapshot, after: Snapshot): Measured {
       })
       .filter(([, fn]) => fn.invocations > 0),
   );
-  return { requests, lambda, restApiRequests: after.usage.restApiRequests - before.usage.restApiRequests };
+  return {
+    requests,
+    dynamodb: grown(before.dynamodb, after.dynamodb),
+    lambda,
+    restApiRequests: after.usage.restApiRequests - before.usage.restApiRequests,
+  };
 }
 
 /** A measurement divided by the number of jobs it covers. */
 export function perJob(measured: Measured, jobs: number): Measured {
   return {
-    requests: Object.fromEntries(Object.entries(measured.requests).map(([k, n]) => [k, n / jobs])),
+    requests: divided(measured.requests, jobs),
+    dynamodb: divided(measured.dynamodb, jobs),
     lambda: Object.fromEntries(
       Object.entries(measured.lambda).map(([name, fn]) => [
         name,
@@ -182,6 +234,7 @@ export async function startBenchStack(
     LONGHAUL_API_KEYS: tenants.map((tenant) => `${tenantKey(tenant)}:${tenant}`).join(','),
     ...env,
     BENCH_COUNT_DIR: countDir,
+    ...(options.logCalls ? { BENCH_REQUEST_LOG: '1' } : {}),
     NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --require ${COUNTER}`.trim(),
   };
   const stack = await startLocalStack({ env: stackEnv, readyTimeoutMs: 60_000 });
@@ -196,14 +249,18 @@ export async function startBenchStack(
    * added up. Each process is asked to write its counts now, and the reading
    * waits until it has: a process busy compiling a handler answers late.
    */
-  const requests = async () => {
+  const counted = async () => {
     const files = readdirSync(countDir).filter((name) => /^\d+\.json$/.test(name));
     const read = (file: string) =>
       JSON.parse(readFileSync(join(countDir, file), 'utf8')) as {
         flushes: number;
         counts: Record<string, number>;
+        capacity?: Record<string, number>;
+        log?: LoggedCall[];
       };
     const total: Record<string, number> = {};
+    const dynamodb: Record<string, number> = {};
+    const log: LoggedCall[] = [];
     for (const file of files) {
       const asked = read(file).flushes;
       let exited = false;
@@ -212,18 +269,20 @@ export async function startBenchStack(
       } catch {
         exited = true; // its file holds what it wrote at exit
       }
-      const { counts } = exited
+      const current = exited
         ? read(file)
         : await pollUntil(
             async () => {
-              const current = read(file);
-              return current.flushes > asked ? current : undefined;
+              const fresh = read(file);
+              return fresh.flushes > asked ? fresh : undefined;
             },
             { timeoutMs: 30_000, intervalMs: 20, description: `request counts of process ${file}` },
           );
-      for (const [key, n] of Object.entries(counts)) total[key] = (total[key] ?? 0) + n;
+      for (const [key, n] of Object.entries(current.counts)) total[key] = (total[key] ?? 0) + n;
+      for (const [key, n] of Object.entries(current.capacity ?? {})) dynamodb[key] = (dynamodb[key] ?? 0) + n;
+      log.push(...(current.log ?? []));
     }
-    return total;
+    return { requests: total, dynamodb, log: log.sort((a, b) => a.start - b.start) };
   };
 
   const usage = async (): Promise<Usage> => {
@@ -267,6 +326,33 @@ export async function startBenchStack(
     return { id: answer.id, ms };
   };
 
+  /** The events of the job's execution, each with its type, state and time. */
+  const history = async (id: string): Promise<ExecutionEvent[]> => {
+    const name = (await jobItem(id))?.executionName as string | undefined;
+    if (!name) throw new Error(`job ${id} has no execution`);
+    const events: ExecutionEvent[] = [];
+    let nextToken: string | undefined;
+    do {
+      const page = await sfn.send(
+        new GetExecutionHistoryCommand({
+          executionArn: executionArn(e.stateMachineArn, name),
+          includeExecutionData: false,
+          maxResults: 1000,
+          nextToken,
+        }),
+      );
+      for (const event of page.events ?? []) {
+        events.push({
+          type: event.type ?? '',
+          at: event.timestamp?.getTime() ?? Number.NaN,
+          ...(event.stateEnteredEventDetails?.name ? { state: event.stateEnteredEventDetails.name } : {}),
+        });
+      }
+      nextToken = page.nextToken;
+    } while (nextToken);
+    return events;
+  };
+
   const jobItem = async (id: string) =>
     (
       await documents.send(
@@ -285,11 +371,13 @@ export async function startBenchStack(
     snapshot: async (moment) => {
       if (moment === 'before') {
         const used = await usage();
-        return { usage: used, requests: await requests() };
+        const { requests, dynamodb } = await counted();
+        return { usage: used, requests, dynamodb };
       }
-      const counted = await requests();
-      return { requests: counted, usage: await usage() };
+      const { requests, dynamodb } = await counted();
+      return { requests, dynamodb, usage: await usage() };
     },
+    calls: async () => (await counted()).log,
     submit: (prompt, { tenant, priority, runAt } = {}) =>
       createJob(
         JSON.stringify({
@@ -403,26 +491,11 @@ export async function startBenchStack(
     },
     transitions: async (ids) =>
       Promise.all(
-        ids.map(async (id) => {
-          const name = (await jobItem(id))?.executionName as string | undefined;
-          if (!name) throw new Error(`job ${id} has no execution`);
-          let entered = 0;
-          let nextToken: string | undefined;
-          do {
-            const page = await sfn.send(
-              new GetExecutionHistoryCommand({
-                executionArn: executionArn(e.stateMachineArn, name),
-                includeExecutionData: false,
-                maxResults: 1000,
-                nextToken,
-              }),
-            );
-            entered += (page.events ?? []).filter((event) => event.type?.endsWith('StateEntered')).length;
-            nextToken = page.nextToken;
-          } while (nextToken);
-          return entered;
-        }),
+        ids.map(
+          async (id) => (await history(id)).filter((event) => event.type.endsWith('StateEntered')).length,
+        ),
       ),
+    history,
     queueDepth: (queueUrl) => queueDepth(sqs, queueUrl),
     functionTimeoutSeconds: (service) => {
       // The template the stack runs, read with the settings it runs with (a cache hit once it started).

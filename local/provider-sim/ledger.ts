@@ -5,6 +5,11 @@ export interface LedgerEntry {
   readonly id: string;
   readonly idempotencyKey: string | null;
   readonly acceptedAt: string;
+  /**
+   * When the job ended at the provider (succeeded, failed or canceled);
+   * absent while it runs, and for a job that stalled.
+   */
+  readonly finishedAt?: string;
 }
 
 export interface ProviderLedger {
@@ -22,8 +27,16 @@ export interface Ledger extends ProviderLedger {
   readonly byProvider?: Readonly<Record<ProviderName, ProviderLedger>>;
 }
 
+/** An entry as the ledger keeps it: the same record in the total and in its provider's account. */
+interface Charge {
+  readonly id: string;
+  readonly idempotencyKey: string | null;
+  readonly acceptedAt: string;
+  finishedAt?: string;
+}
+
 interface Account {
-  submissions: LedgerEntry[];
+  submissions: Charge[];
   running: number;
   maxConcurrent: number;
 }
@@ -40,22 +53,27 @@ export class ChargeLedger {
   private byProvider = new Map<ProviderName, Account>();
 
   charge(provider: ProviderName, entry: LedgerEntry): void {
+    const charge: Charge = { ...entry };
     for (const account of [this.total, this.account(provider)]) {
-      account.submissions.push(entry);
+      account.submissions.push(charge);
       account.running += 1;
       account.maxConcurrent = Math.max(account.maxConcurrent, account.running);
     }
   }
 
-  /** A charged job reached a terminal state. */
-  settled(provider: ProviderName): void {
+  /** The charged job `id` reached a terminal state at `at`. */
+  settled(provider: ProviderName, id: string, at: Date): void {
     this.total.running -= 1;
-    this.account(provider).running -= 1;
+    const account = this.account(provider);
+    account.running -= 1;
+    // The latest charge under that id: the one that ran.
+    const charge = account.submissions.findLast((candidate) => candidate.id === id);
+    if (charge) charge.finishedAt = at.toISOString();
   }
 
   snapshot(): Ledger {
     const view = (account: Account): ProviderLedger => ({
-      submissions: [...account.submissions],
+      submissions: account.submissions.map((charge) => ({ ...charge })),
       maxConcurrent: account.maxConcurrent,
       running: account.running,
     });

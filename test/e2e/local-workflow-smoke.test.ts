@@ -140,6 +140,7 @@ describe('a job on the local stack with its own simulated provider', () => {
           id: expect.stringMatching(/^gen_/),
           idempotencyKey: providerKeyOf(job),
           acceptedAt: expect.any(String),
+          finishedAt: expect.any(String),
         },
       ]);
       expect(ledger.running).toBe(0);
@@ -258,6 +259,7 @@ describe('a job on the local stack with PROVIDER_URL', () => {
           id: expect.stringMatching(/^gen_/),
           idempotencyKey: providerKeyOf(job),
           acceptedAt: expect.any(String),
+          finishedAt: expect.any(String),
         },
       ]);
     },
@@ -343,6 +345,7 @@ describe('restarting the local stack while a job is at the provider', () => {
             id: expect.stringMatching(/^gen_/),
             idempotencyKey: providerKeyOf(job),
             acceptedAt: expect.any(String),
+            finishedAt: expect.any(String),
           },
         ]);
       } finally {

@@ -254,7 +254,8 @@ describe('replicate dialect', () => {
     const first = (await (await create()).json()) as { id: string };
     const second = (await (await create()).json()) as { id: string };
     expect(first.id).not.toBe(second.id);
-    expect((await ledger()).byProvider?.replicate.submissions).toEqual([
+    // Either may already have finished: only the charges are asserted here.
+    expect((await ledger()).byProvider?.replicate.submissions).toMatchObject([
       { id: first.id, idempotencyKey: null, acceptedAt: expect.any(String) },
       { id: second.id, idempotencyKey: null, acceptedAt: expect.any(String) },
     ]);

@@ -292,7 +292,13 @@ describe('simulated provider: generations', () => {
     expect(png.pixels.length).toBe(16 * (1 + 16 * 3));
     expect(await generation(id)).toEqual({ id, status: 'succeeded', progress: 100, output });
     const after = await ledger();
-    expect(after.submissions).toEqual([{ id, idempotencyKey: 'order-1', acceptedAt: expect.any(String) }]);
+    expect(after.submissions).toEqual([
+      { id, idempotencyKey: 'order-1', acceptedAt: expect.any(String), finishedAt: expect.any(String) },
+    ]);
+    const { acceptedAt, finishedAt = '' } = after.submissions[0] ?? { acceptedAt: '' };
+    // Finished once its whole run was over, and before its last webhook was sent.
+    expect(Date.parse(finishedAt) - Date.parse(acceptedAt)).toBeGreaterThanOrEqual(JOB_MS);
+    expect(Date.parse(finishedAt)).toBeLessThanOrEqual(Date.parse(succeeded.at));
     expect([after.running, after.maxConcurrent]).toEqual([0, 1]);
   });
 
@@ -419,6 +425,8 @@ describe('simulated provider: generations', () => {
     expect((await ledger()).running).toBe(0);
     const canceled = await waitFor('the canceled webhook', () => terminalEvent(id));
     expect(canceled).toEqual({ type: 'canceled', id, at: expect.any(String) });
+    const [entry] = (await ledger()).submissions;
+    expect(Date.parse(entry?.finishedAt ?? '')).toBeLessThanOrEqual(Date.parse(canceled?.at ?? ''));
     const view = await generation(id);
     expect(view.status).toBe('canceled');
     expect(view.progress).toBeLessThan(100);
@@ -548,7 +556,8 @@ describe('simulated provider: faults', () => {
     await expect(submit({ key: 'dropped' })).rejects.toThrow();
 
     const charged = await ledger();
-    expect(charged.submissions).toEqual([
+    // The job may already have finished: only the charge is asserted here.
+    expect(charged.submissions).toMatchObject([
       { id: expect.any(String), idempotencyKey: 'dropped', acceptedAt: expect.any(String) },
     ]);
     const id = charged.submissions[0]?.id as string;
@@ -616,6 +625,7 @@ describe('simulated provider: faults', () => {
     });
     const after = await ledger();
     expect([after.submissions.length, after.running]).toEqual([1, 0]);
+    expect(Date.parse(after.submissions[0]?.finishedAt ?? '')).toBeLessThanOrEqual(Date.parse(failed.at));
   });
 
   it('stall stops progress half way and never finishes, still counting as running', async () => {
@@ -634,6 +644,8 @@ describe('simulated provider: faults', () => {
     ]);
     const after = await ledger();
     expect([after.running, after.maxConcurrent]).toEqual([1, 2]);
+    const finished = (entryId: string) => after.submissions.find((entry) => entry.id === entryId)?.finishedAt;
+    expect([finished(stalled), typeof finished(witness)]).toEqual([undefined, 'string']);
   });
 
   it('reset clears charges, faults, jobs and config changes', async () => {

@@ -47,6 +47,7 @@ test("a batch's requests are its DynamoDB and SQS calls, less the event source's
       'sqs:SendMessageBatch': 100,
       'states:StartExecution': 1,
     },
+    dynamodb: {},
     lambda: {},
     restApiRequests: 1,
   };

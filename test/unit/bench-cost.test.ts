@@ -22,6 +22,15 @@ const measured = {
     'execute-api:POST': 30,
     'states:SendTaskSuccess': 1, // an API call, not a transition
   },
+  dynamodb: {
+    reads: 5,
+    writes: 7,
+    'read-units': 4.5,
+    'write-units': 9,
+    'index-write-units': 6,
+    'index-write-units:jobs/byTenant': 4,
+    'index-write-units:jobs/byTenantStatus': 2,
+  },
   lambda: {
     'longhaul-api': { invocations: 31, gbSeconds: 0.5 },
     'longhaul-workflow': { invocations: 6, gbSeconds: 0.25 },
@@ -31,7 +40,7 @@ const measured = {
 };
 
 test('each line is the counted quantity times its unit price, per 1,000 jobs', () => {
-  const cost = jobCost(measured, 7, 2);
+  const cost = jobCost(measured, 7);
   const line = (service: string) => cost.lines.find((l) => l.service === service);
 
   expect(line('Step Functions state transitions')?.perJob).toBe(7);
@@ -39,8 +48,14 @@ test('each line is the counted quantity times its unit price, per 1,000 jobs', (
   expect(line('Lambda duration (GB-s)')?.perJob).toBeCloseTo(0.75, 9);
   expect(line('API Gateway REST requests')?.perJob).toBe(31);
   expect(line('API Gateway WebSocket messages')?.perJob).toBe(30);
-  expect(line('DynamoDB write units')?.perJob).toBe(14); // 7 writes of a 2 KB item
-  expect(line('DynamoDB read units')?.perJob).toBe(5);
+  // The table's units and the indexes', as counted; not one unit per request.
+  expect(line('DynamoDB write units')?.perJob).toBe(9 + 6);
+  expect(line('DynamoDB write units')?.basis).toContain('indexes 6.0 (byTenant 4.0, byTenantStatus 2.0)');
+  expect(line('DynamoDB read units')?.perJob).toBe(4.5);
+  expect(line('DynamoDB write units')?.usdPerThousandJobs).toBeCloseTo(
+    15 * prices.dynamoDbPerWriteRequestUnit.usd * 1000,
+    12,
+  );
   expect(line('SQS requests')?.perJob).toBe(2);
   expect(line('S3 PUT')?.perJob).toBe(1);
 
