@@ -96,13 +96,16 @@ export async function applyProviderEvent(
     ...(outputKey ? { outputKey } : {}),
   };
   const updated = await deps.store.recordProviderOutcome(job, outcome);
-  if (!job.providerOutcome) {
-    await deps.timeline.record(job.id, { at: outcome.at, type: `provider.${event.type}` });
-  }
-  if (job.status !== 'running' || !updated?.taskToken || !updated.providerOutcome) return 'recorded';
-  return (await resumeAwait(deps.workflow, updated.taskToken, updated.providerOutcome))
-    ? 'resumed'
-    : 'recorded';
+  // The resume and the timeline's record go together: a freed slot's next job waits for the resume only.
+  const [resumed] = await Promise.all([
+    job.status === 'running' && updated?.taskToken && updated.providerOutcome
+      ? resumeAwait(deps.workflow, updated.taskToken, updated.providerOutcome)
+      : false,
+    job.providerOutcome
+      ? undefined
+      : deps.timeline.record(job.id, { at: outcome.at, type: `provider.${event.type}` }),
+  ]);
+  return resumed ? 'resumed' : 'recorded';
 }
 
 /**
