@@ -2,11 +2,14 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
+import { SFNClient } from '@aws-sdk/client-sfn';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { allRoutes, STREAM_PATH } from '../config/layout';
 import { PROVIDER_NAMES, type ProviderName } from '../config/providers';
 import type { Settings } from '../config/settings';
+import { SfnWorkflow } from '../lambdas/adapters/sfn-workflow';
+import type { Workflow } from '../lambdas/domain/ports';
 import { seedApiKeys } from './api-keys';
 import type { LocalConfig } from './config';
 import { lockDataDir, writeFileAtomically } from './data-dir';
@@ -240,7 +243,16 @@ export async function startLocalStack(
     const webhookSecretArn = secrets.put(localSecretNames.webhookSigning, config.webhookSigningSecret);
 
     // Before the handlers load, so the ops view sees their first metrics.
-    const ops = startOps({ sqs: sqsClient, dynamodb: dynamodbClient, resources, settings, log });
+    // The dashboard's timelines read the executions' histories once the local Step Functions listens.
+    const histories = deferred<Pick<Workflow, 'stepEvents'>>();
+    const ops = startOps({
+      sqs: sqsClient,
+      dynamodb: dynamodbClient,
+      workflow: histories.promise,
+      resources,
+      settings,
+      log,
+    });
     undo.push(() => ops.stop());
 
     // Settled once the handlers have loaded; never rejected, so nothing waits on a failure that has its own report.
@@ -259,6 +271,9 @@ export async function startLocalStack(
       runTask: ecs.runTask,
     });
     undo.push(() => workflow.close());
+    const sfnClient = new SFNClient({ ...clientConfig, endpoint: workflow.endpoint });
+    undo.push(() => sfnClient.destroy());
+    histories.resolve(new SfnWorkflow(sfnClient, workflow.stateMachineArn));
 
     // Each function URL of the template, on the gateway's port under a prefix of its own.
     const functionUrls = template.functionUrls().map((facts) => {

@@ -10,7 +10,8 @@ import { DynamoDbJobStore } from '../../lambdas/adapters/dynamodb-job-store';
 import { DynamoDbSlotPool } from '../../lambdas/adapters/dynamodb-slot-pool';
 import { DynamoDbTimeline } from '../../lambdas/adapters/dynamodb-timeline';
 import { JOB_ID_PATTERN } from '../../lambdas/domain/idempotency';
-import type { InFlightLimits, SlotPools } from '../../lambdas/domain/ports';
+import { jobTimeline } from '../../lambdas/domain/intake';
+import type { InFlightLimits, SlotPools, Workflow } from '../../lambdas/domain/ports';
 import type { LocalRoute } from '../gateway';
 import type { LocalResources } from '../resources';
 import { usage } from '../usage';
@@ -34,6 +35,8 @@ import { opsReport } from './report';
 export interface OpsOptions {
   readonly sqs: SQSClient;
   readonly dynamodb: DynamoDBClient;
+  /** The executions' histories, where a job's steps are (settled once the local Step Functions listens). */
+  readonly workflow: Promise<Pick<Workflow, 'stepEvents'>>;
   readonly resources: Pick<LocalResources, 'jobTableName' | 'jobQueueUrl' | 'deadLetterQueueUrl'>;
   readonly settings: Pick<Settings, 'providers' | 'jobTypeProviders' | 'jobRetentionDays'>;
   readonly log: (line: string) => void;
@@ -144,7 +147,7 @@ export function startOps(options: OpsOptions): Ops {
         if (!JOB_ID_PATTERN.test(id)) return notFound();
         const job = await jobs.get(id);
         if (!job) return notFound();
-        const items = await timeline.list(id, job.createdAt);
+        const items = await jobTimeline(timeline, await options.workflow, job);
         const { tenantId, type, status, progress, attempts, error, createdAt, statusAt } = job;
         return json(200, {
           job: { id, tenantId, type, status, progress, attempts, error, createdAt, statusAt },
