@@ -31,7 +31,7 @@ import { type BenchStack, startBenchStack } from '../support/stack';
  *    accepted tenant B submits one job every 2 s. B's start waits (createdAt to startedAt), each
  *    tenant's throughput and the provider's utilization (the simulator's
  *    ledger), over a window that ends once B's last job has finished (or at a
- *    cap): A's flood would take 600 x 1 s / 5 = 120 s at best to run out, and the
+ *    cap): A's flood would take 450 x 1 s / 5 = 90 s at best to run out, and the
  *    figures are about B. The peer runs the same workload, its window ending
  *    the same way or at the latest once it is as long as Longhaul's. Where B's
  *    jobs had not all started by the end, their waits are lower bounds.
@@ -125,7 +125,7 @@ export interface FairnessFigures {
 
 /**
  * The section's sizes: `BENCH_FAIRNESS_FLOOD`, `_TRICKLE_S`, `_EACH`, `_BACKLOG`,
- * else 600, 40, 80 and 200: A's flood still outlasts B's trickle at the
+ * else 450, 30, 80 and 200: A's flood still outlasts B's trickle at the
  * provider's best rate, and the weighted floods and the backlog still each
  * hold many times the provider's five slots.
  */
@@ -136,8 +136,8 @@ export function fairnessSizes(env: Readonly<Record<string, string | undefined>>)
   backlog: number;
 } {
   return {
-    flood: sizeFromEnv(env, 'BENCH_FAIRNESS_FLOOD', 600),
-    trickleS: sizeFromEnv(env, 'BENCH_FAIRNESS_TRICKLE_S', 40),
+    flood: sizeFromEnv(env, 'BENCH_FAIRNESS_FLOOD', 450),
+    trickleS: sizeFromEnv(env, 'BENCH_FAIRNESS_TRICKLE_S', 30),
     each: sizeFromEnv(env, 'BENCH_FAIRNESS_EACH', 80),
     backlog: sizeFromEnv(env, 'BENCH_FAIRNESS_BACKLOG', 200),
   };
