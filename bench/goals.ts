@@ -80,10 +80,15 @@ function atLeast(figure: string, value: number, limit: number, show: Show, measu
   };
 }
 
-/** Longhaul's utilization as a share of the peer's, both from this run. */
-function utilizationOfPeer(figure: string, ours: number | undefined, theirs: number | undefined): GoalRow {
+/** Longhaul's utilization as a share of the peer's, both from this run; `section` is Longhaul's. */
+function utilizationOfPeer(
+  figure: string,
+  section: string,
+  ours: number | undefined,
+  theirs: number | undefined,
+): GoalRow {
   const goal = `≥ ${GOALS.utilizationOfPeerPct} % of the peer's`;
-  if (ours === undefined) return notMeasured(figure, goal, "Longhaul's side did not run");
+  if (ours === undefined) return notMeasured(figure, goal, `the ${section} section did not run`);
   if (theirs === undefined) return notMeasured(figure, goal, "the peer's side did not run in this run");
   const share = (100 * ours) / theirs;
   return atLeast(
@@ -103,6 +108,7 @@ export function goalRows(r: Results): GoalRow[] {
   rows.push(
     utilizationOfPeer(
       'provider utilization in the burst (backpressure)',
+      'backpressure',
       b?.utilizationPct,
       p?.utilizationPct,
     ),
@@ -117,6 +123,7 @@ export function goalRows(r: Results): GoalRow[] {
   rows.push(
     utilizationOfPeer(
       'provider utilization, two-tenant flood (fairness)',
+      'fairness',
       r.fairness?.flood.longhaul.utilizationPct,
       r.fairness?.flood.peer.utilizationPct,
     ),

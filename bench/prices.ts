@@ -21,13 +21,16 @@ export const prices = {
     usd: 0.0000133334,
     source: 'AWS Lambda pricing (duration, Arm: $0.0000133334 per GB-second, first 7.5B GB-seconds a month)',
   },
+  // How many units each request takes (item sizes, Query, transactions, index writes): bench/support/dynamodb-units.cjs.
   dynamoDbPerWriteRequestUnit: {
     usd: 0.625 / 1_000_000,
-    source: 'Amazon DynamoDB pricing, on-demand ($0.625 per 1M write request units, items ≤ 1 KB)',
+    source:
+      'Amazon DynamoDB pricing, on-demand, https://aws.amazon.com/dynamodb/pricing/on-demand/ ($0.625 per 1M write request units: a standard write of up to 1 KB is one, a transactional one two; checked 2026-12-05)',
   },
   dynamoDbPerReadRequestUnit: {
     usd: 0.125 / 1_000_000,
-    source: 'Amazon DynamoDB pricing, on-demand ($0.125 per 1M read request units, ≤ 4 KB)',
+    source:
+      'Amazon DynamoDB pricing, on-demand, https://aws.amazon.com/dynamodb/pricing/on-demand/ ($0.125 per 1M read request units: a strongly consistent read of up to 4 KB is one, an eventually consistent one half, a transactional one two; checked 2026-12-05)',
   },
   sqsPerRequest: {
     usd: 0.4 / 1_000_000,

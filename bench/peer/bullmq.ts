@@ -152,7 +152,7 @@ async function progressWorkload(
 }
 
 /**
- * Section 3's workload: idle submit latency, then 500 jobs of 1 s from 50
+ * Section 3's workload: idle submit latency, then the burst's jobs of 1 s from 50
  * clients against a limit of 5; `processes` are the peer's (its service and
  * Redis), whose CPU the burst is charged.
  */

@@ -31,7 +31,7 @@ import { type BenchStack, startBenchStack } from '../support/stack';
  *    accepted tenant B submits one job every 2 s. B's start waits (createdAt to startedAt), each
  *    tenant's throughput and the provider's utilization (the simulator's
  *    ledger), over a window that ends once B's last job has finished (or at a
- *    cap): A's flood would take 2,000 x 1 s / 5 = 400 s to run out, and the
+ *    cap): A's flood would take 450 x 1 s / 5 = 90 s at best to run out, and the
  *    figures are about B. The peer runs the same workload, its window ending
  *    the same way or at the latest once it is as long as Longhaul's. Where B's
  *    jobs had not all started by the end, their waits are lower bounds.
@@ -59,7 +59,7 @@ const UTILIZATION_GOAL_PCT = 90;
 const WEIGHTS = { [TENANT_A]: 3, [TENANT_B]: 1 } as const;
 const RATIO_TOLERANCE = 0.1;
 /** How long past the trickle's last submission the flood run may go on before it is stopped. */
-const FLOOD_GRACE_MS = 30_000;
+const FLOOD_GRACE_MS = 15_000;
 /** How long the weighted run may go on once both floods are accepted before it is stopped. */
 const WEIGHTED_CAP_MS = 90_000;
 /** How long the interactive job may wait before the run is stopped. */
@@ -123,7 +123,12 @@ export interface FairnessFigures {
   };
 }
 
-/** The section's sizes: `BENCH_FAIRNESS_FLOOD`, `_TRICKLE_S`, `_EACH`, `_BACKLOG`, else 2,000, 60, 120 and 500. */
+/**
+ * The section's sizes: `BENCH_FAIRNESS_FLOOD`, `_TRICKLE_S`, `_EACH`, `_BACKLOG`,
+ * else 450, 30, 80 and 200: A's flood still outlasts B's trickle at the
+ * provider's best rate, and the weighted floods and the backlog still each
+ * hold many times the provider's five slots.
+ */
 export function fairnessSizes(env: Readonly<Record<string, string | undefined>>): {
   flood: number;
   trickleS: number;
@@ -131,10 +136,10 @@ export function fairnessSizes(env: Readonly<Record<string, string | undefined>>)
   backlog: number;
 } {
   return {
-    flood: sizeFromEnv(env, 'BENCH_FAIRNESS_FLOOD', 2000),
-    trickleS: sizeFromEnv(env, 'BENCH_FAIRNESS_TRICKLE_S', 60),
-    each: sizeFromEnv(env, 'BENCH_FAIRNESS_EACH', 120),
-    backlog: sizeFromEnv(env, 'BENCH_FAIRNESS_BACKLOG', 500),
+    flood: sizeFromEnv(env, 'BENCH_FAIRNESS_FLOOD', 450),
+    trickleS: sizeFromEnv(env, 'BENCH_FAIRNESS_TRICKLE_S', 30),
+    each: sizeFromEnv(env, 'BENCH_FAIRNESS_EACH', 80),
+    backlog: sizeFromEnv(env, 'BENCH_FAIRNESS_BACKLOG', 200),
   };
 }
 

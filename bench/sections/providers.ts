@@ -62,13 +62,17 @@ export interface ProvidersFigures {
   readonly deadLetters: number;
 }
 
-/** The section's sizes: `BENCH_PROVIDERS_IMAGES` and `BENCH_PROVIDERS_AUDIO`, else 300 and 100. */
+/**
+ * The section's sizes: `BENCH_PROVIDERS_IMAGES` and `BENCH_PROVIDERS_AUDIO`,
+ * else 160 and 100: 160 images keep Replicate's five slots busy for about as
+ * long as the 100 transcriptions take on Deepgram's three.
+ */
 export function providersSizes(env: Readonly<Record<string, string | undefined>>): {
   images: number;
   transcriptions: number;
 } {
   return {
-    images: sizeFromEnv(env, 'BENCH_PROVIDERS_IMAGES', 300),
+    images: sizeFromEnv(env, 'BENCH_PROVIDERS_IMAGES', 160),
     transcriptions: sizeFromEnv(env, 'BENCH_PROVIDERS_AUDIO', 100),
   };
 }

@@ -38,7 +38,7 @@ export interface ScheduleFigures {
   readonly runs: ScheduleRun[];
 }
 
-export const SCHEDULE = { jobs: 50, spreadS: 20, leadMs: 8000, intervalsMs: [1000, 5000] } as const;
+export const SCHEDULE = { jobs: 50, spreadS: 10, leadMs: 8000, intervalsMs: [1000, 5000] } as const;
 
 export async function scheduleSection(): Promise<ScheduleFigures> {
   const { jobs, spreadS, leadMs } = SCHEDULE;

@@ -65,7 +65,7 @@ test("a batch's requests are its DynamoDB and SQS calls, less the event source's
 });
 
 test('the section submits 5,000 jobs in batches and 2,000 one at a time unless the environment says otherwise', () => {
-  expect(batchSizes({})).toEqual({ batched: 5000, single: 2000 });
+  expect(batchSizes({})).toEqual({ batched: 3000, single: 1000 });
   expect(batchSizes({ BENCH_BATCH_JOBS: '2000', BENCH_BATCH_SINGLE_JOBS: '300' })).toEqual({
     batched: 2000,
     single: 300,

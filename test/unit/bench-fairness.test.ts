@@ -147,7 +147,7 @@ test('a ratio reads as x : 1 and is checked against its target within a toleranc
 });
 
 test('the section runs its default sizes unless the environment says otherwise', () => {
-  expect(fairnessSizes({})).toEqual({ flood: 2000, trickleS: 60, each: 120, backlog: 500 });
+  expect(fairnessSizes({})).toEqual({ flood: 450, trickleS: 30, each: 80, backlog: 200 });
   expect(
     fairnessSizes({
       BENCH_FAIRNESS_FLOOD: '200',

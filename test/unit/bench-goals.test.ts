@@ -107,6 +107,9 @@ it('takes a ratio to the peer only from the same run, and never passes a figure 
     coldStart: [],
     handOff: undefined,
   });
+  expect(row(empty, 'provider utilization in the burst').verdict).toBe(
+    'not measured: the backpressure section did not run',
+  );
   expect(empty.filter((r) => r.met !== undefined).map((r) => r.figure)).toEqual([
     'Deepgram utilization, transcriptions alone (providers; the peer has no figure)',
     'provider utilization, two-tenant flood (fairness)',

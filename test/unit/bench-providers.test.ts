@@ -36,12 +36,12 @@ test('utilization is busy slot time over limit times makespan, in percent to one
 });
 
 test('the section runs 300 images and 100 transcriptions unless the environment says otherwise', () => {
-  expect(providersSizes({})).toEqual({ images: 300, transcriptions: 100 });
+  expect(providersSizes({})).toEqual({ images: 160, transcriptions: 100 });
   expect(providersSizes({ BENCH_PROVIDERS_IMAGES: '20', BENCH_PROVIDERS_AUDIO: '10' })).toEqual({
     images: 20,
     transcriptions: 10,
   });
-  expect(providersSizes({ BENCH_PROVIDERS_IMAGES: '' })).toEqual({ images: 300, transcriptions: 100 });
+  expect(providersSizes({ BENCH_PROVIDERS_IMAGES: '' })).toEqual({ images: 160, transcriptions: 100 });
 });
 
 test.each(['0', '-3', '2.5', 'many'])('a size of %j is refused by name', (size) => {
