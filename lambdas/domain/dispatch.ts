@@ -98,12 +98,13 @@ export async function dispatchJob(
 }
 
 /**
- * Takes a free slot for `job` when no tenant waits at its provider: the fair
+ * Grants `job` a free slot when no tenant waits at its provider: the fair
  * choice among the waiting has nobody to weigh it against. The tenant's pass
  * moves on as if it had been chosen (so its share counts what it took this
- * way), and the same conditional update enforces the limit, the tenant's cap
- * and that pass. False when someone waits, the tenant is at its cap, or the
- * slot went to another meanwhile: the job then takes its turn in its line.
+ * way), and the grant's conditions are the limit, the tenant's cap and that
+ * pass. Answers the started job, or undefined when someone waits, the tenant
+ * is at its cap, or the slot went to another meanwhile: the job then takes
+ * its turn in its line.
  */
 async function takeUncontendedSlot(deps: FillDeps, job: Job, state: SlotPoolState): Promise<Job | undefined> {
   const provider = providerOf(job);
