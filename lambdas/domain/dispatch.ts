@@ -342,6 +342,7 @@ async function firstInLine(
 
 export interface FirstLookDeps {
   readonly slots: SlotPools;
+  readonly waiting: Pick<WaitingLines, 'tenants'>;
   readonly maxInFlight: InFlightLimits;
   /** The longest wait between two looks of a waiting job's message (`SLOT_WAIT_MAX_SECONDS`). */
   readonly maxWaitSeconds: number;
@@ -349,18 +350,23 @@ export interface FirstLookDeps {
 }
 
 /**
- * How a new job's first message, sent once the job is in its line, should
- * travel: at once while its provider has a free slot, else delayed like a
- * waiting job's look. Its turn then comes through its line, and a flood of
- * jobs into a full provider costs the dispatcher nothing until their looks
- * are due (one read of the pool here, against a dispatcher invocation, two
- * reads, a write and a message per job).
+ * How a new job's first message should travel. With a free slot and nobody
+ * waiting at its provider, at once and outside any line: the dispatcher
+ * grants it the slot (or, if the slot went meanwhile, puts it in its line).
+ * Otherwise the job goes in its line first and its message is delayed like a
+ * waiting job's look: its turn comes through its line, and a flood of jobs
+ * into a full provider costs the dispatcher nothing until their looks are due
+ * (a read of the pool and of the waiting tenants here, against a dispatcher
+ * invocation, two reads, a write and a message per job). A slot is free for a
+ * moment whenever a release hands it on, so the waiting tenants decide: a job
+ * that skipped its line then would wait for its message behind the queue
+ * while later jobs of lower priority took the slots from the line.
  */
 export async function firstLookOf(deps: FirstLookDeps, job: Job): Promise<EnqueueOptions> {
   const provider = providerOf(job);
   const held = (await deps.slots(provider).holders()).length;
-  // A free slot: the dispatcher takes it at once if nobody waits, and puts the job in line if somebody does.
-  if (held < deps.maxInFlight[provider]) return {};
+  if (held < deps.maxInFlight[provider] && (await deps.waiting.tenants(provider)).length === 0) return {};
+  if (held < deps.maxInFlight[provider]) return { inLine: true };
   return { inLine: true, delaySeconds: waitDelaySeconds(deps.maxWaitSeconds, deps.random), deferrals: 1 };
 }
 

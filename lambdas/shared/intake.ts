@@ -37,6 +37,7 @@ export function firstLook(job: Job): ReturnType<IntakeDeps['firstLook']> {
   return firstLookOf(
     {
       slots: slotPools(),
+      waiting: waitingLines(),
       maxInFlight: inFlightLimits(),
       maxWaitSeconds: runtimeSettings().slotWaitMaxSeconds,
       random: Math.random,

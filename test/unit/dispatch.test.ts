@@ -168,6 +168,16 @@ describe('firstLookOf', () => {
   });
 });
 
+describe('firstLookOf, with a slot free for a moment while jobs wait', () => {
+  it('puts the new job in its line at once, so a release takes it by its priority', async () => {
+    const { deps, add } = setup(2);
+    const waiting = add(1);
+    await deps.waiting.add(waitingEntryOf(waiting));
+    // A release freed a slot and is handing it on: the pool shows it free.
+    await expect(firstLookOf(deps, add(0))).resolves.toEqual({ inLine: true });
+  });
+});
+
 describe('waitDelaySeconds', () => {
   it('is between half the longest wait and all of it, and at least a second', () => {
     expect([0, 0.5, 1].map((r) => waitDelaySeconds(30, () => r))).toEqual([15, 23, 30]);

@@ -325,6 +325,7 @@ export class World {
             firstLookOf(
               {
                 slots: ports.slots,
+                waiting: ports.waiting,
                 maxInFlight: limits(this.settings.maxInFlight),
                 maxWaitSeconds: this.settings.slotWaitMaxSeconds,
                 random: () => 0.5,
@@ -451,6 +452,7 @@ export class World {
             firstLookOf(
               {
                 slots: ports.slots,
+                waiting: ports.waiting,
                 maxInFlight: limits(this.settings.maxInFlight),
                 maxWaitSeconds: this.settings.slotWaitMaxSeconds,
                 random: () => 0.5,
