@@ -38,8 +38,8 @@ export interface JobQueueProps {
  * the messages that keep failing, with an alarm as soon as one lands there, and
  * each queue alarms when a job has waited too long in it.
  *
- * Beside them, the hand-off lane: a queue for jobs that were handed a freed slot
- * and already hold it. Under a backlog a jobs queue holds thousands of visible
+ * Beside them, the hand-off lane: a queue for jobs that were granted a freed slot
+ * and already hold it, when the step that granted it could not start them itself. Under a backlog a jobs queue holds thousands of visible
  * messages of jobs still looking for a slot; a hand-off sent there would wait
  * behind all of them while the slot it took sits idle. The lane has the same
  * settings, dead-letter queue and alarms as the jobs queues.

@@ -14,7 +14,7 @@ export interface WorkflowStepsProps {
   readonly settings: Settings;
   /** The job table: jobs, the slot item and the timelines. */
   readonly jobTable: ITable;
-  /** The hand-off lane; `release` sends the job it hands a freed slot to. */
+  /** The hand-off lane; `release` sends a job it granted a freed slot when it cannot start it itself. */
   readonly handOffQueue: IQueue;
   /** Each provider's jobs queue; `transcribe` sends each new chunk job of audio.publish to its provider's. */
   readonly jobQueues: Readonly<Record<ProviderName, IQueue>>;
@@ -47,8 +47,9 @@ export interface WorkflowStepsProps {
  * function's minute.
  *
  * It has no STATE_MACHINE_ARN: the state machine refers to this function, so
- * the reverse reference would be circular, and resuming a step by its task
- * token needs no ARN.
+ * the reverse reference would be circular. Resuming a step by its task token
+ * needs no ARN, and the steps that start the next job's execution are handed
+ * their machine's ARN in their payload (`$$.StateMachine.Id`).
  */
 export class WorkflowSteps extends Construct {
   /** The steps function. */
@@ -66,7 +67,7 @@ export class WorkflowSteps extends Construct {
       memorySize: 1024,
     })
       .useTable('jobTable', props.jobTable, 'readWrite')
-      // The release step hands a freed slot to the job that waited longest, through the dispatcher.
+      // The release step starts the job it granted a freed slot; the dispatcher does when that start fails.
       .useQueue('handOffQueueUrl', props.handOffQueue, 'send')
       .useJobQueues(props.jobQueues, 'send')
       .useBucket('inputBucket', props.inputBucket, 'read')

@@ -716,7 +716,7 @@ describe('steps function', () => {
             'FunctionUrl',
           ],
         },
-        // The release step hands a freed slot to the job that waited longest, through the dispatcher.
+        // The release step's fallback when it cannot start the job it granted a freed slot.
         HAND_OFF_QUEUE_URL: { Ref: queue },
         POWERTOOLS_SERVICE_NAME: 'workflow',
       }),
