@@ -1,10 +1,15 @@
-import { ConditionalCheckFailedException, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import {
+  ConditionalCheckFailedException,
+  DynamoDBClient,
+  TransactionCanceledException,
+} from '@aws-sdk/client-dynamodb';
 import {
   BatchGetCommand,
   DynamoDBDocumentClient,
   GetCommand,
   PutCommand,
   QueryCommand,
+  TransactWriteCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
@@ -550,5 +555,68 @@ describe('the due index of scheduled jobs', () => {
       Limit: 50,
     });
     expect(due.map((found) => found.id)).toEqual(['job_a']);
+  });
+});
+
+describe('startWithSlot', () => {
+  const entry = { provider: 'longhaul-http' as const, tenant: 'acme', place: '0001#job_a', jobId: job.id };
+  const grant = {
+    job,
+    holder: 'job_aaaaaaaaaaaaaaaaaaaaaaaaaa#s0',
+    limit: 5,
+    claim: { tenant: 'acme', pass: { expected: 3, next: 4, floor: 3 } },
+    entry,
+  };
+  const canceled = (codes: string[]) =>
+    new TransactionCanceledException({
+      message: 'Transaction cancelled',
+      $metadata: {},
+      CancellationReasons: codes.map((Code) => ({ Code })),
+    });
+
+  it('takes the slot, starts the job and removes its line entry in one transaction, then leaves the backlog', async () => {
+    ddb.on(TransactWriteCommand).resolves({});
+    ddb.on(UpdateCommand).resolves({});
+
+    const outcome = await store.startWithSlot(grant, at);
+
+    const [call] = ddb.commandCalls(TransactWriteCommand);
+    const items = call?.args[0].input.TransactItems ?? [];
+    expect(items).toHaveLength(3);
+    expect(items[0]?.Update).toMatchObject({
+      TableName: 'jobs',
+      Key: { pk: 'SLOTS', sk: 'SLOTS' },
+      ConditionExpression:
+        '(attribute_not_exists(inFlight) OR inFlight < :limit) AND NOT contains(holders, :holderId) AND #pass = :expectedPass',
+    });
+    expect(items[1]?.Update).toMatchObject({
+      TableName: 'jobs',
+      Key: { pk: job.id, sk: 'JOB' },
+      ConditionExpression: 'attribute_exists(pk) AND #status = :queued AND createdAt = :createdAt',
+    });
+    expect(items[2]).toEqual({
+      Delete: { TableName: 'jobs', Key: { pk: 'WAIT#longhaul-http#acme', sk: '0001#job_a' } },
+    });
+    // The backlog counter after the transaction, as any move out of queued.
+    expect(ddb.commandCalls(UpdateCommand)[0]?.args[0].input.UpdateExpression).toBe('ADD backlog :delta');
+    expect(outcome).toEqual({
+      granted: expect.objectContaining({ id: job.id, status: 'running', startedAt: at.toISOString() }),
+    });
+  });
+
+  it('tells a job that left queued from a slot that was taken, writing nothing more', async () => {
+    const reasons = [
+      ['None', 'ConditionalCheckFailed', 'None'],
+      ['ConditionalCheckFailed', 'None', 'None'],
+      // Both refused: the job's reason wins, its stale entry is for the caller to remove.
+      ['ConditionalCheckFailed', 'ConditionalCheckFailed', 'None'],
+    ];
+    ddb.on(TransactWriteCommand).callsFake(() => {
+      throw canceled(reasons.shift() ?? []);
+    });
+    await expect(store.startWithSlot(grant, at)).resolves.toEqual({ refused: 'job' });
+    await expect(store.startWithSlot(grant, at)).resolves.toEqual({ refused: 'slot' });
+    await expect(store.startWithSlot(grant, at)).resolves.toEqual({ refused: 'job' });
+    expect(ddb.commandCalls(UpdateCommand)).toHaveLength(0);
   });
 });
