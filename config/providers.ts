@@ -1,3 +1,5 @@
+import type { EmbeddingModelName, EmbeddingPurpose } from './embedding-models';
+
 /**
  * The media providers Longhaul can run jobs on: one entry each, read by the
  * CDK stack (a secret, a webhook route and a slot pool per provider), by the
@@ -27,6 +29,13 @@ export interface ProviderSpec {
   readonly cancels: boolean;
   /** Where to get the API key and the webhook signing key, for the secret's description. */
   readonly credentials: string;
+  /**
+   * How the provider answers a submission. `webhook`: it accepts the job and
+   * posts its outcome later (the workflow waits with a task token). `at-once`:
+   * the submission's own answer is the outcome (a synchronous model call), so
+   * the slot is held for the call and no webhook ever comes.
+   */
+  readonly answers: 'webhook' | 'at-once';
 }
 
 export const PROVIDERS = {
@@ -39,6 +48,7 @@ export const PROVIDERS = {
     cancels: true,
     credentials:
       'apiKey: the Bearer key of your provider; webhookSecret: the key it signs Provider-Signature with (register the generated one with it)',
+    answers: 'webhook',
   },
   replicate: {
     title: 'Replicate',
@@ -48,6 +58,7 @@ export const PROVIDERS = {
     cancels: true,
     credentials:
       'apiKey: a Replicate API token; webhookSecret: the whsec_… key of GET /v1/webhooks/default/secret',
+    answers: 'webhook',
   },
   deepgram: {
     title: 'Deepgram',
@@ -57,6 +68,22 @@ export const PROVIDERS = {
     cancels: false,
     credentials:
       'apiKey: a Deepgram API key; webhookSecret: any random string of 16 or more characters (Longhaul signs its callback URLs with it)',
+    answers: 'webhook',
+  },
+  bedrock: {
+    title: 'Amazon Bedrock',
+    // InvokeModel takes no idempotency token: a call whose answer was lost may have been billed.
+    deduplicates: false,
+    // Unset: the SDK's regional endpoint (bedrock-runtime.<region>.amazonaws.com). Set only for a
+    // Bedrock-compatible endpoint, such as the local simulator's.
+    baseUrl: '',
+    // Never called: Bedrock answers each call at once.
+    webhookPath: '/v1/provider/bedrock/events',
+    // A call cannot be stopped once sent, and it is over before a cancel could be asked.
+    cancels: false,
+    credentials:
+      'nothing to set: Longhaul calls Bedrock with its functions’ IAM roles, granted InvokeModel on the chosen model only (apiKey stays empty, webhookSecret is unused); baseUrl only to reach a Bedrock-compatible endpoint',
+    answers: 'at-once',
   },
 } as const satisfies Record<string, ProviderSpec>;
 
@@ -88,5 +115,13 @@ export interface ProviderRequests {
   readonly deepgram: {
     readonly url: string;
     readonly options: Readonly<Record<string, string | number | boolean>>;
+  };
+  /** Texts embedded by one Bedrock model (config/embedding-models.ts), in as many calls as the model needs. */
+  readonly bedrock: {
+    readonly model: EmbeddingModelName;
+    readonly texts: readonly string[];
+    readonly purpose: EmbeddingPurpose;
+    readonly dimensions: number;
+    readonly normalize: boolean;
   };
 }

@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { EMBEDDING_MODEL_NAMES, EMBEDDING_MODELS } from './embedding-models';
 import { JOB_TYPE_MODULES, type JobType, jobTypeEnvSuffix } from './job-types';
 import { isProviderName, PROVIDER_NAMES, PROVIDERS, type ProviderName, providerEnvSuffix } from './providers';
 
@@ -304,6 +305,36 @@ const fields = {
     default: 50,
     doc: "the Fargate compute task's ephemeral storage, which holds a long recording, its chunks and its stream",
   },
+  embeddingModel: {
+    env: 'EMBEDDING_MODEL',
+    schema: z.enum(EMBEDDING_MODEL_NAMES),
+    default: 'titan-text-v2',
+    doc: `audio.publish and search: the Bedrock model passages and queries are embedded with (${EMBEDDING_MODEL_NAMES.join(', ')}; config/embedding-models.ts). Changing it needs every published recording embedded again`,
+  },
+  embeddingDimensions: {
+    env: 'EMBEDDING_DIMENSIONS',
+    schema: int(1, 4096),
+    default: 1024,
+    doc: "dimensions of an embedding and of the vector index; one of the model's own",
+  },
+  embeddingNormalize: {
+    env: 'EMBEDDING_NORMALIZE',
+    schema: flag,
+    default: true,
+    doc: 'whether the model is asked for unit-length vectors (Titan; Cohere answers them anyway)',
+  },
+  embeddingPassagesPerJob: {
+    env: 'EMBEDDING_PASSAGES_PER_JOB',
+    schema: int(1, 500),
+    default: 32,
+    doc: "audio.publish: passages one embedding job sends, one provider slot each job (Titan takes one passage a call, Cohere up to 96); at most 500, S3 Vectors' most per PutVectors",
+  },
+  vectorDistanceMetric: {
+    env: 'VECTOR_DISTANCE_METRIC',
+    schema: z.enum(['cosine', 'euclidean']),
+    default: 'cosine',
+    doc: 'how the vector index compares embeddings (S3 Vectors: cosine or euclidean); fixed when the index is made',
+  },
   allowPrivateWebhooks: {
     env: 'ALLOW_PRIVATE_WEBHOOKS',
     schema: flag,
@@ -411,6 +442,15 @@ export function loadSettings(env: Readonly<Record<string, string | undefined>>):
   if (problems.length === 0 && settings.computeLambdaMaxAudioSeconds > settings.publishMaxDurationSeconds) {
     problems.push(
       `COMPUTE_LAMBDA_MAX_AUDIO_SECONDS (${settings.computeLambdaMaxAudioSeconds}) must not exceed PUBLISH_MAX_DURATION_SECONDS (${settings.publishMaxDurationSeconds})`,
+    );
+  }
+  const model = EMBEDDING_MODELS[settings.embeddingModel as keyof typeof EMBEDDING_MODELS];
+  if (
+    problems.length === 0 &&
+    !(model.dimensions as readonly number[]).includes(settings.embeddingDimensions)
+  ) {
+    problems.push(
+      `EMBEDDING_DIMENSIONS (${settings.embeddingDimensions}) must be one that ${model.title} answers with: ${model.dimensions.join(', ')}`,
     );
   }
   const fargateMemory = FARGATE_MEMORY_MB[settings.computeFargateCpu];

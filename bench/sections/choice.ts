@@ -98,7 +98,7 @@ async function measureShape(tenants: number, jobsPerTenant: number): Promise<Cho
       waiting: new DynamoDbWaitingLines(client, table),
       tenantShares: async (names: readonly string[]) =>
         new Map(names.map((name) => [name, { weight: TENANT_DEFAULTS.weight }])),
-      maxInFlight: { 'longhaul-http': LIMIT, replicate: LIMIT, deepgram: LIMIT },
+      maxInFlight: { 'longhaul-http': LIMIT, replicate: LIMIT, deepgram: LIMIT, bedrock: LIMIT },
       now: () => new Date(),
       start: async () => {},
     };

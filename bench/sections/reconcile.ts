@@ -68,7 +68,7 @@ export async function reconcileSection(): Promise<ReconcileFigures> {
         }),
       timeline: new DynamoDbTimeline(documents, { tableName: table, retentionDays: 30 }),
       now: () => new Date(),
-      maxInFlight: { 'longhaul-http': 5, replicate: 5, deepgram: 5 },
+      maxInFlight: { 'longhaul-http': 5, replicate: 5, deepgram: 5, bedrock: 5 },
       queuedGraceMs: 30_000,
       jobTimeoutMs: 600_000,
       slotWaitMaxSeconds: 1,

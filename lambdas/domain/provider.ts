@@ -33,7 +33,14 @@ export interface Provider<P extends ProviderName = ProviderName> {
   readonly name: P;
   /** Whether a repeated idempotency key is answered with the first submission instead of a new charge. */
   readonly deduplicates: boolean;
-  submit(submission: ProviderSubmission<P>): Promise<{ readonly providerJobId: string }>;
+  /**
+   * Sends the submission. A provider that answers at once (config/providers.ts
+   * `answers: 'at-once'`) returns the outcome with it: `answer.output` is what a
+   * completion webhook would have carried.
+   */
+  submit(
+    submission: ProviderSubmission<P>,
+  ): Promise<{ readonly providerJobId: string; readonly answer?: { readonly output: unknown } }>;
   /** What the provider says of its job now. ProviderUnavailableError when it cannot tell (yet). */
   status(providerJobId: string): Promise<ProviderJobStatus>;
   /** Asks the provider to stop its job; resolves only once the provider confirmed it. */

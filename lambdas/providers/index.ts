@@ -1,4 +1,5 @@
 import type { ProviderName } from '../../config/providers';
+import { bedrock } from './bedrock';
 import type { ProviderFactory } from './common';
 import { deepgram } from './deepgram';
 import { longhaulHttp } from './longhaul-http';
@@ -11,4 +12,5 @@ export const providerAdapters = {
   'longhaul-http': longhaulHttp,
   replicate,
   deepgram,
+  bedrock,
 } as const satisfies { [P in ProviderName]: ProviderFactory<P> };

@@ -115,6 +115,7 @@ describe('HttpApi', () => {
         'longhaul-http': Secret.fromSecretNameV2(scope, 'Provider', 'provider'),
         replicate: Secret.fromSecretNameV2(scope, 'ProviderReplicate', 'provider-replicate'),
         deepgram: Secret.fromSecretNameV2(scope, 'ProviderDeepgram', 'provider-deepgram'),
+        bedrock: Secret.fromSecretNameV2(scope, 'ProviderBedrock', 'provider-bedrock'),
       },
       ...overrides,
     });
@@ -191,6 +192,7 @@ describe('Reconciler', () => {
         'longhaul-http': Secret.fromSecretNameV2(scope, 'Provider', 'provider'),
         replicate: Secret.fromSecretNameV2(scope, 'ProviderReplicate', 'provider-replicate'),
         deepgram: Secret.fromSecretNameV2(scope, 'ProviderDeepgram', 'provider-deepgram'),
+        bedrock: Secret.fromSecretNameV2(scope, 'ProviderBedrock', 'provider-bedrock'),
       },
       alarms: new Alarms(scope, 'Alarms'),
     });

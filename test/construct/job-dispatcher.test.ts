@@ -22,6 +22,7 @@ beforeAll(() => {
       'longhaul-http': new Queue(stack, 'GenericJobs'),
       replicate: new Queue(stack, 'ReplicateJobs'),
       deepgram: new Queue(stack, 'DeepgramJobs'),
+      bedrock: new Queue(stack, 'BedrockJobs'),
     },
     handOffQueue: new Queue(stack, 'HandOffQueue'),
     stateMachine: new StateMachine(stack, 'Workflow', {

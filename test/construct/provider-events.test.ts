@@ -41,6 +41,7 @@ beforeAll(() => {
       'longhaul-http': new Secret(stack, 'GenericSecret'),
       replicate: new Secret(stack, 'ReplicateSecret'),
       deepgram: new Secret(stack, 'DeepgramSecret'),
+      bedrock: new Secret(stack, 'BedrockSecret'),
     },
   });
   template = Template.fromStack(stack);

@@ -120,6 +120,8 @@ const RECOVERS_LOST_WEBHOOKS: { readonly [P in ProviderName]: boolean } = {
   'longhaul-http': true,
   replicate: true,
   deepgram: false,
+  // Nothing to lose: a call's answer is its outcome.
+  bedrock: false,
 };
 
 /** Each job type's input in the chaos, from a prompt number and an uploaded recording. */
