@@ -10,9 +10,9 @@ const swc = [
 
 const common = {
   testEnvironment: 'node',
-  // canonicalize ships ES modules only; jest runs CommonJS, so it is transformed like our own code.
+  // canonicalize and stemmer ship ES modules only; jest runs CommonJS, so they are transformed like our own code.
   transform: { '^.+\\.(t|j)sx?$': swc },
-  transformIgnorePatterns: ['/node_modules/(?!canonicalize/)'],
+  transformIgnorePatterns: ['/node_modules/(?!(canonicalize|stemmer)/)'],
   // A dynamic import names the file it loads as Node resolves it, `./x.js` for x.ts (TypeScript's
   // nodenext resolution requires so); jest resolves TypeScript sources by their name alone.
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
