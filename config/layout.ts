@@ -124,6 +124,7 @@ export const routes = [
   { method: 'POST', path: '/v1/jobs/{id}/cancel', auth: 'tenant' },
   { method: 'GET', path: '/v1/jobs/{id}/events', auth: 'tenant' },
   { method: 'POST', path: '/v1/jobs/{id}/stream-ticket', auth: 'tenant' },
+  { method: 'POST', path: '/v1/search', auth: 'tenant' },
   { method: 'POST', path: '/v1/uploads', auth: 'tenant' },
   { method: 'POST', path: '/v1/uploads/multipart', auth: 'tenant' },
   { method: 'POST', path: '/v1/uploads/{ref}/parts', auth: 'tenant' },
