@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import type { ProviderRequests } from '../providers';
-import { audioSourceInput, deepgramChannels, languageTag } from './common';
+import { calendarDate, LABELS_MAX, label, TITLE_MAX_CHARS } from '../search';
+import { audioSourceFields, deepgramChannels, languageTag, oneAudioSource } from './common';
 import { defineJobType, OutputInvalidError, type ProviderBinding } from './job-type';
 
 /**
@@ -13,7 +14,21 @@ import { defineJobType, OutputInvalidError, type ProviderBinding } from './job-t
  * slot and converges like any other job.
  */
 
-export const publishInput = audioSourceInput;
+export const publishInput = z
+  .strictObject({
+    ...audioSourceFields,
+    title: z.string().min(1).max(TITLE_MAX_CHARS).optional().describe('What search shows of the recording.'),
+    date: calendarDate
+      .optional()
+      .describe('When it was preached or recorded; search filters by it. Default: the day it is published.'),
+    labels: z
+      .array(label)
+      .max(LABELS_MAX)
+      .refine((labels) => new Set(labels).size === labels.length, 'must not repeat a label')
+      .optional()
+      .describe("The recording's own labels (a series, a speaker, a place); search filters by them."),
+  })
+  .refine(...oneAudioSource);
 
 const passage = z.object({
   start: z.number().min(0).describe('Seconds from the start of the recording.'),
@@ -40,6 +55,10 @@ export const publishResult = z
       .url()
       .optional()
       .describe('Presigned GET URL of the passages when they are not on the job.'),
+    searchable: z
+      .boolean()
+      .optional()
+      .describe('Whether its passages are in the search index (POST /v1/search finds them).'),
     renditions: z
       .array(
         z.strictObject({

@@ -17,16 +17,22 @@ export const languageTag = z
   .string()
   .regex(/^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$/, 'must be a BCP 47 language tag such as en or pt-BR');
 
+/** The fields naming a recording: an upload or an https URL; and its language, if known. */
+export const audioSourceFields = {
+  audioUrl: httpsUrl.optional(),
+  audioRef: uploadRef.optional(),
+  language: languageTag.optional(),
+};
+
+/** Exactly one source: refined on every input built from {@link audioSourceFields}. */
+export const oneAudioSource = [
+  (value: { readonly audioUrl?: string; readonly audioRef?: string }) =>
+    (value.audioUrl === undefined) !== (value.audioRef === undefined),
+  { message: 'exactly one of audioUrl or audioRef is required' },
+] as const;
+
 /** A recording to work on: an upload or an https URL, exactly one; and its language, if known. */
-export const audioSourceInput = z
-  .strictObject({
-    audioUrl: httpsUrl.optional(),
-    audioRef: uploadRef.optional(),
-    language: languageTag.optional(),
-  })
-  .refine((value) => (value.audioUrl === undefined) !== (value.audioRef === undefined), {
-    message: 'exactly one of audioUrl or audioRef is required',
-  });
+export const audioSourceInput = z.strictObject(audioSourceFields).refine(...oneAudioSource);
 
 /** Characters of a transcript kept on the job itself; the whole transcript is behind `transcriptUrl`. */
 export const TRANSCRIPT_PREVIEW_CHARS = 500;

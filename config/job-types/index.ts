@@ -1,4 +1,5 @@
 import audioPublish, { audioPublishChunk } from './audio-publish';
+import { audioPublishEmbedding } from './audio-publish-embedding';
 import audioTranscribe from './audio-transcribe';
 import imageGenerate from './image-generate';
 import type { JobTypeModule } from './job-type';
@@ -10,7 +11,7 @@ import type { JobTypeModule } from './job-type';
 export const JOB_TYPE_MODULES = [imageGenerate, audioTranscribe, audioPublish] as const;
 
 /** Job types that only workflows make (`internal`): stored and run like any job, never submitted by clients. */
-export const INTERNAL_JOB_TYPE_MODULES = [audioPublishChunk] as const;
+export const INTERNAL_JOB_TYPE_MODULES = [audioPublishChunk, audioPublishEmbedding] as const;
 
 /** A job type clients submit. */
 export type JobType = (typeof JOB_TYPE_MODULES)[number]['name'];

@@ -19,6 +19,8 @@ export interface RequestContext {
    * job (a chunk the parent job cut); a key outside the job's outputs is refused.
    */
   outputUrl(key: string): Promise<string>;
+  /** The text of an object the job's workflow stored under the job, refused as `outputUrl` refuses. */
+  readOutput(key: string): Promise<string>;
 }
 
 /** A file the job produced: stored under the job in the output bucket, handed out as a fresh presigned URL. */

@@ -1,3 +1,4 @@
+import { jobTypeModule, type StoredJobType } from '../../config/job-types';
 import { deriveJobId, fingerprint } from './idempotency';
 import { sendToLine } from './intake';
 import { type Job, newJob, priorityOf, providerOf } from './job';
@@ -46,53 +47,108 @@ export interface ChunkDeps {
 }
 
 /**
- * The `transcribe` state of one chunk: finds the chunk's current try (the
- * first whose job is not failed, or the last), makes its job if there is
- * none, and hands it the state's task token. A try that is settled already
- * resumes the state at once, so a retried state, or one whose chunk finished
- * before its token was recorded, never waits for nothing.
+ * One child job of a fan-out, as its parent's waiting state makes it: its
+ * type, its place, its key (the first try's) and its input.
  */
-export async function awaitChunk(
+export interface ChildSpec {
+  readonly type: StoredJobType;
+  readonly index: number;
+  readonly stage?: 'embed';
+  readonly idempotencyKey: string;
+  readonly input: Readonly<Record<string, unknown>>;
+  /** How the parent's timeline names it: `chunk 3`. */
+  readonly label: string;
+}
+
+/**
+ * The `transcribe` state of one chunk: its chunk job, made or found (see
+ * {@link awaitChild}).
+ */
+export const awaitChunk = (
   deps: ChunkDeps,
   parent: Job,
   chunk: StoredChunk,
   taskToken: string,
+): Promise<Job> =>
+  awaitChild(
+    deps,
+    parent,
+    {
+      type: 'audio.publish.chunk',
+      index: chunk.index,
+      idempotencyKey: chunk.idempotencyKey,
+      input: {
+        chunkKey: chunk.key,
+        ...(typeof parent.input.language === 'string' ? { language: parent.input.language } : {}),
+      },
+      label: `chunk ${chunk.index}`,
+    },
+    taskToken,
+  );
+
+/**
+ * A state waiting for one child job: finds the child's current try (the
+ * first whose job is not failed, or the last), makes its job if there is
+ * none, and hands it the state's task token. A try that is settled already
+ * resumes the state at once, so a retried state, or one whose child finished
+ * before its token was recorded, never waits for nothing.
+ */
+export async function awaitChild(
+  deps: ChunkDeps,
+  parent: Job,
+  child: ChildSpec,
+  taskToken: string,
 ): Promise<Job> {
   for (let attempt = 0; ; attempt++) {
-    const key = chunkAttemptKey(chunk, attempt);
+    const key = chunkAttemptKey(child, attempt);
     const existing = await deps.store.get(deriveJobId(parent.tenantId, key));
     if (existing?.status === 'failed' && attempt + 1 < CHUNK_ATTEMPTS) continue;
-    const child = existing
+    const job = existing
       ? ((await deps.store.recordParentToken(existing.id, taskToken)) ?? existing)
-      : await makeChunkJob(deps, parent, chunk, key, attempt, taskToken);
-    await resumeParent(deps.workflow, child);
-    return child;
+      : await makeChildJob(deps, parent, child, key, attempt, taskToken);
+    await resumeParent(deps.workflow, job);
+    return job;
   }
 }
 
-async function makeChunkJob(
+/** The child's try that counts: the first that is not failed, or the last. */
+export async function currentTry(
+  store: Pick<JobStore, 'get'>,
+  parent: Pick<Job, 'tenantId'>,
+  child: Pick<ChildSpec, 'idempotencyKey'>,
+): Promise<Job | undefined> {
+  let last: Job | undefined;
+  for (let attempt = 0; attempt < CHUNK_ATTEMPTS; attempt++) {
+    last = await store.get(deriveJobId(parent.tenantId, chunkAttemptKey(child, attempt)));
+    if (last?.status !== 'failed') return last;
+  }
+  return last;
+}
+
+async function makeChildJob(
   deps: ChunkDeps,
   parent: Job,
-  chunk: StoredChunk,
+  child: ChildSpec,
   key: string,
   attempt: number,
   taskToken: string,
 ): Promise<Job> {
-  const input = {
-    chunkKey: chunk.key,
-    ...(typeof parent.input.language === 'string' ? { language: parent.input.language } : {}),
-  };
   const draft = newJob(
     {
       id: deriveJobId(parent.tenantId, key),
       tenantId: parent.tenantId,
-      type: 'audio.publish.chunk',
-      provider: providerOf(parent),
+      type: child.type,
+      provider: child.stage === 'embed' ? jobTypeModule(child.type).provider : providerOf(parent),
       priority: priorityOf(parent),
-      input,
+      input: child.input,
       idempotencyKey: key,
-      fingerprint: fingerprint({ type: 'audio.publish.chunk', input }),
-      parent: { jobId: parent.id, index: chunk.index, taskToken },
+      fingerprint: fingerprint({ type: child.type, input: child.input }),
+      parent: {
+        jobId: parent.id,
+        index: child.index,
+        ...(child.stage ? { stage: child.stage } : {}),
+        taskToken,
+      },
     },
     deps.now(),
   );
@@ -100,13 +156,13 @@ async function makeChunkJob(
   if (!outcome.created) {
     return (await deps.store.recordParentToken(outcome.existing.id, taskToken)) ?? outcome.existing;
   }
-  // Counted in the tenant's backlog past its cap: the parent was admitted, and its chunks are its work.
+  // Counted in the tenant's backlog past its cap: the parent was admitted, and its children are its work.
   await deps.backlogs.admitPastCap(parent.tenantId);
   await sendToLine(deps, draft);
   await deps.timeline.record(parent.id, {
     at: deps.now().toISOString(),
-    type: 'chunk.submitted',
-    detail: `chunk ${chunk.index}${attempt > 0 ? ` (try ${attempt + 1})` : ''} as ${draft.id}`,
+    type: child.stage === 'embed' ? 'embedding.submitted' : 'chunk.submitted',
+    detail: `${child.label}${attempt > 0 ? ` (try ${attempt + 1})` : ''} as ${draft.id}`,
   });
   return draft;
 }
@@ -125,7 +181,7 @@ export async function resumeParent(
 ): Promise<boolean> {
   const parent = child.parent;
   if (!parent?.taskToken) return false;
-  const chunk = `Chunk ${parent.index}`;
+  const chunk = parent.stage === 'embed' ? `Embedding run ${parent.index}` : `Chunk ${parent.index}`;
   const error = child.error ?? { code: 'chunk_failed', message: `The chunk job ended ${child.status}.` };
   switch (child.status) {
     case 'succeeded':

@@ -86,11 +86,17 @@ export interface Job {
   readonly parent?: JobParent;
 }
 
-/** The job a chunk job belongs to, and the parent's state waiting for it. */
+/** The job a child job (a chunk, a run of embeddings) belongs to, and the parent's state waiting for it. */
 export interface JobParent {
   readonly jobId: string;
-  /** The chunk's place in the recording (0 first). */
+  /** The child's place among its stage's children (0 first). */
   readonly index: number;
+  /**
+   * Which of the parent's fan-outs the child is part of: `embed`, a run of
+   * passages to embed; absent, a chunk of the recording to transcribe (the
+   * only kind there was before).
+   */
+  readonly stage?: 'embed';
   /**
    * The task token of the parent's `transcribe` state waiting for this job:
    * resumed once this job is settled. A later attempt of that state records its own.

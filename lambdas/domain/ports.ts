@@ -507,3 +507,50 @@ export interface TenantKeys {
   /** Whether any API key (revoked ones included) was issued to this tenant. */
   hasKeys(tenant: string): Promise<boolean>;
 }
+
+/** What a passage's vector carries beside its data: what search filters by and what a hit shows. */
+export interface PassageMetadata {
+  readonly tenant: string;
+  /** The recording: its `audio.publish` job. */
+  readonly item: string;
+  /** Days since 1970-01-01 of the recording's date: a number, so a range filter can compare it. */
+  readonly date: number;
+  readonly labels: readonly string[];
+  readonly passage: number;
+  readonly start: number;
+  readonly end: number;
+  /** Not filterable: only shown. */
+  readonly text: string;
+  readonly title?: string;
+}
+
+export interface PassageVector {
+  readonly key: string;
+  readonly data: readonly number[];
+  readonly metadata: PassageMetadata;
+}
+
+/**
+ * A filter over the filterable metadata, in the vector index's own language
+ * (S3 Vectors: `$eq`, `$in`, `$gte`, `$lte`, `$and`, …).
+ */
+export type VectorFilter = Readonly<Record<string, unknown>>;
+
+export interface VectorHit {
+  readonly key: string;
+  /** The index's distance: cosine distance (1 − similarity) or Euclidean. */
+  readonly distance: number;
+  readonly metadata: PassageMetadata;
+}
+
+/** The search index of every published passage (one per deployment). */
+export interface VectorIndex {
+  /** How the index compares vectors, fixed when it was made. */
+  readonly metric: 'cosine' | 'euclidean';
+  /** Writes (or overwrites) vectors, in calls of at most what the index takes. */
+  put(vectors: readonly PassageVector[]): Promise<void>;
+  /** Deletes vectors by key; keys with no vector are fine. */
+  delete(keys: readonly string[]): Promise<void>;
+  /** The `topK` nearest vectors that match `filter`, nearest first. */
+  query(vector: readonly number[], topK: number, filter: VectorFilter): Promise<VectorHit[]>;
+}

@@ -3,7 +3,6 @@ import { ValidationError } from './errors';
 import { type Job, type ProviderOutcome, providerOutputKeyOf, submissionOf, submissionTagOf } from './job';
 import type { JobStore, OutputStore, Timeline, Workflow } from './ports';
 import type { ProviderEvent } from './provider';
-import { resumeAwait } from './workflow';
 
 /** Events the provider posts to `/v1/provider/events?jobId=…` (signed; see shared/signature.ts). */
 export const providerEvent = z.discriminatedUnion('type', [
@@ -146,3 +145,18 @@ const isCurrentSubmission = (
   job: Pick<Job, 'createdAt' | 'resubmissions'>,
   submission: string | undefined,
 ): boolean => (submission === undefined ? submissionOf(job) === 0 : submission === submissionTagOf(job));
+
+/** Resumes the await step with what the provider reported. */
+export async function resumeAwait(
+  workflow: Workflow,
+  taskToken: string,
+  outcome: NonNullable<Job['providerOutcome']>,
+): Promise<boolean> {
+  if (outcome.status === 'succeeded')
+    return workflow.completeTask(taskToken, { providerStatus: 'succeeded' });
+  const error = outcome.error ?? {
+    code: `provider_${outcome.status}`,
+    message: `The provider job was ${outcome.status}.`,
+  };
+  return workflow.failTask(taskToken, 'ProviderJobFailed', `[${error.code}] ${error.message}`);
+}

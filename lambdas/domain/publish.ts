@@ -95,7 +95,9 @@ export const INLINE_PASSAGES_MAX_BYTES = 64 * 1024;
 
 /** A job as its outputs' place needs it: a chunk job also names its parent. */
 export type OutputOwner = Pick<PublishJob, 'id' | 'tenantId'> & {
-  readonly parent?: { readonly jobId: string; readonly index: number } | undefined;
+  readonly parent?:
+    | { readonly jobId: string; readonly index: number; readonly stage?: 'embed' | undefined }
+    | undefined;
 };
 
 /**
@@ -105,10 +107,17 @@ export type OutputOwner = Pick<PublishJob, 'id' | 'tenantId'> & {
  * (`chunks/<index>/`), where the parent's index step reads them and the
  * parent's failure deletes them with the rest.
  */
-export const jobOutputPrefix = (job: OutputOwner): string =>
-  job.parent
-    ? chunkOutputPrefix({ id: job.parent.jobId, tenantId: job.tenantId }, job.parent.index)
-    : rootOutputPrefix(job);
+export const jobOutputPrefix = (job: OutputOwner): string => {
+  if (!job.parent) return rootOutputPrefix(job);
+  const parent = { id: job.parent.jobId, tenantId: job.tenantId };
+  return job.parent.stage === 'embed'
+    ? embeddingOutputPrefix(parent, job.parent.index)
+    : chunkOutputPrefix(parent, job.parent.index);
+};
+
+/** Where the embedding job of a run of passages keeps its outputs: under its parent's. */
+export const embeddingOutputPrefix = (parent: Pick<PublishJob, 'id' | 'tenantId'>, index: number): string =>
+  `${rootOutputPrefix(parent)}embeddings/${index}/`;
 
 /** Where the chunk job of a chunk keeps its outputs: under its parent's. */
 export const chunkOutputPrefix = (parent: Pick<PublishJob, 'id' | 'tenantId'>, index: number): string =>

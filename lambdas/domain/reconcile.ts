@@ -33,8 +33,9 @@ import type {
   Workflow,
 } from './ports';
 import type { Provider } from './provider';
+import { resumeAwait } from './provider-events';
 import { holdsOwnSlot, isOwnSlot, ownHolders, releaseOwnSlot } from './slots';
-import { providerDeps, resumeAwait, stopAtProvider } from './workflow';
+import { providerDeps, stopAtProvider } from './workflow';
 
 /**
  * The reconciler: one pass over the active jobs (the sparse index, so its cost

@@ -24,6 +24,7 @@ import {
   providerWebhookUrlOf,
   queueWaitMsOf,
   submissionKeyOf,
+  submissionTagOf,
   takesSlot,
 } from './job';
 import type {
@@ -41,6 +42,7 @@ import type {
   Workflow,
 } from './ports';
 import type { Provider } from './provider';
+import { applyProviderEvent, resumeAwait } from './provider-events';
 import {
   discardOutputs,
   type IndexResult,
@@ -218,17 +220,28 @@ const steps: Record<StepName, Step> = {
     // to this resend can prove it was not.
     const earlierAttemptUnknown = job.submitIntent !== undefined;
     // Built before the intent is taken: a failure here has sent nothing.
+    // Only what the job's own workflow stored (a chunk under its parent's outputs) can be handed out or read.
+    const ownOutput = (key: string): string => {
+      if (!key.startsWith(rootOutputPrefix(job)) || key.includes('/../')) {
+        throw new InvalidJobInputError(
+          errorMessage('input_invalid', 'The input names an output of another job.'),
+          'input_invalid',
+        );
+      }
+      return key;
+    };
     const request = await bindingOf(job).request(job.input, {
       inputUrl: (ref) => deps.inputs.downloadUrl(job.tenantId, ref, deps.inputUrlTtlSeconds),
-      outputUrl: (key) => {
-        // Only what the job's own workflow stored (a chunk under its parent's outputs) can be handed out.
-        if (!key.startsWith(rootOutputPrefix(job)) || key.includes('/../')) {
+      outputUrl: (key) => deps.outputs.outputUrl(ownOutput(key)),
+      readOutput: async (key) => {
+        const bytes = await deps.outputs.getOutput(ownOutput(key));
+        if (!bytes) {
           throw new InvalidJobInputError(
-            errorMessage('input_invalid', 'The input names an output of another job.'),
-            'input_invalid',
+            errorMessage('input_not_found', `No output ${key}.`),
+            'input_not_found',
           );
         }
-        return deps.outputs.outputUrl(key);
+        return new TextDecoder().decode(bytes);
       },
     });
     // A resend goes under the key of the submission it repeats; a first send under the job's key.
@@ -251,8 +264,9 @@ const steps: Record<StepName, Step> = {
     const observeCall = (outcome: 'accepted' | 'unavailable' | 'rejected' | 'ambiguous') =>
       deps.observe?.({ kind: 'provider', outcome, latencyMs: Date.now() - sentAt });
     let providerJobId: string;
+    let answer: { readonly output: unknown } | undefined;
     try {
-      ({ providerJobId } = await provider.submit({
+      ({ providerJobId, answer } = await provider.submit({
         idempotencyKey: providerKey,
         request,
         webhookUrl: providerWebhookUrlOf(deps.providerWebhookUrl(provider.name), job),
@@ -287,8 +301,20 @@ const steps: Record<StepName, Step> = {
     }
     // Accepted: whatever fails from here on is bookkeeping, never a reason to doubt the submission.
     observeCall('accepted');
+    if (answer) {
+      // A provider that answers at once: its answer is the outcome a completion webhook would carry,
+      // kept and recorded before the submission is settled, so the await step finds it when it starts.
+      await applyProviderEvent(
+        deps,
+        job.id,
+        { type: 'succeeded', id: providerJobId, output: answer.output },
+        submissionTagOf(job),
+      );
+    }
     await deps.store.settleSubmitIntent(job.id, providerJobId, deps.now());
-    await deps.timeline.record(job.id, { at: deps.now().toISOString(), type: 'provider.accepted' });
+    if (!answer) {
+      await deps.timeline.record(job.id, { at: deps.now().toISOString(), type: 'provider.accepted' });
+    }
     return null;
   },
 
@@ -558,21 +584,6 @@ async function markNeedsReview(deps: WorkflowDeps, job: Job, reason: JobError): 
     detail: reason.message,
   });
   return new NeedsReviewError(errorMessage(reason.code, reason.message), reason.code);
-}
-
-/** Resumes the await step with what the provider reported. */
-export async function resumeAwait(
-  workflow: Workflow,
-  taskToken: string,
-  outcome: NonNullable<Job['providerOutcome']>,
-): Promise<boolean> {
-  if (outcome.status === 'succeeded')
-    return workflow.completeTask(taskToken, { providerStatus: 'succeeded' });
-  const error = outcome.error ?? {
-    code: `provider_${outcome.status}`,
-    message: `The provider job was ${outcome.status}.`,
-  };
-  return workflow.failTask(taskToken, 'ProviderJobFailed', errorMessage(error.code, error.message));
 }
 
 /** The job error for what a Catch clause caught: `[code] message` when our steps raised it. */
