@@ -283,5 +283,9 @@ export const WORKFLOW_STEPS = [
   'settle',
   // audio.publish: one chunk's wait for its chunk job (the compute steps run on the compute function).
   'transcribe',
+  // audio.publish: the runs of passages to embed, one run's wait for its embedding job, and the vectors stored.
+  'plan-embedding',
+  'embed',
+  'store-vectors',
 ] as const;
 export type WorkflowStep = (typeof WORKFLOW_STEPS)[number];

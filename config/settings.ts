@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { EMBEDDING_MODEL_NAMES, EMBEDDING_MODELS } from './embedding-models';
+import { EMBEDDING_MODEL_NAMES, EMBEDDING_MODELS, type EmbeddingModelName } from './embedding-models';
 import { JOB_TYPE_MODULES, type JobType, jobTypeEnvSuffix } from './job-types';
 import { isProviderName, PROVIDER_NAMES, PROVIDERS, type ProviderName, providerEnvSuffix } from './providers';
 
@@ -603,3 +603,16 @@ export const publishRenditionsKbps = (settings: Pick<Settings, 'publishRendition
     .split(',')
     .map(Number)
     .sort((a, b) => a - b);
+
+/** How the deployment embeds passages and queries, typed. */
+export const embeddingSettingsOf = (
+  settings: Pick<
+    Settings,
+    'embeddingModel' | 'embeddingDimensions' | 'embeddingNormalize' | 'embeddingPassagesPerJob'
+  >,
+) => ({
+  model: settings.embeddingModel as EmbeddingModelName,
+  dimensions: settings.embeddingDimensions,
+  normalize: settings.embeddingNormalize,
+  passagesPerJob: settings.embeddingPassagesPerJob,
+});

@@ -8,6 +8,7 @@ import {
   JobNotFoundError,
   JobNotInReviewError,
   PayloadTooLargeError,
+  RateLimitedError,
   ScheduleNotFoundError,
   TenantNotFoundError,
   TenantQueueFullError,
@@ -62,6 +63,11 @@ export function toProblem(error: unknown): MappedProblem {
   if (error instanceof TenantQueueFullError) {
     return client(problem('tenant-queue-full', 429, 'Tenant Queue Full', error.message), {
       'retry-after': String(QUEUE_FULL_RETRY_AFTER_SECONDS),
+    });
+  }
+  if (error instanceof RateLimitedError) {
+    return client(problem('rate-limited', 429, 'Too Many Requests', error.message), {
+      'retry-after': String(error.retryAfterSeconds),
     });
   }
   if (error instanceof IdempotencyKeyReusedError) {

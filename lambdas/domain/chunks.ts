@@ -48,6 +48,8 @@ export function planChunks(durationSeconds: number, chunkSeconds: number): Plann
 
 const MAX_KEY_LENGTH = 255;
 const CHUNK_MARK = ':chunk-';
+/** The mark of a run of passages to embed (`embeddingIdempotencyKey`). */
+const EMBED_MARK = ':embed-';
 /** Hex characters of the job key's digest kept when the key is too long to keep whole: 104 bits. */
 const DIGEST_CHARACTERS = 26;
 
@@ -60,14 +62,21 @@ const DIGEST_CHARACTERS = 26;
  * carry the suffix is shortened to a prefix plus a SHA-256 digest of the whole
  * key, which keeps keys distinct barring a hash collision.
  */
-export function chunkIdempotencyKey(jobKey: string, index: number): string {
+export const chunkIdempotencyKey = (jobKey: string, index: number): string =>
+  childIdempotencyKey(jobKey, CHUNK_MARK, index);
+
+/** The provider idempotency key of one run of a job's passages to embed, made as a chunk's is. */
+export const embeddingIdempotencyKey = (jobKey: string, index: number): string =>
+  childIdempotencyKey(jobKey, EMBED_MARK, index);
+
+function childIdempotencyKey(jobKey: string, mark: string, index: number): string {
   if (!KEY_PATTERN.test(jobKey)) {
     throw new RangeError('A job key must be 1 to 255 visible ASCII characters.');
   }
   if (!(Number.isSafeInteger(index) && index >= 0)) {
     throw new RangeError(`A chunk index is a whole number from 0, not ${index}.`);
   }
-  const suffix = `${CHUNK_MARK}${index}`;
+  const suffix = `${mark}${index}`;
   if (jobKey.length + suffix.length <= MAX_KEY_LENGTH) return `${jobKey}${suffix}`;
   const digest = createHash('sha256').update(jobKey, 'utf8').digest('hex').slice(0, DIGEST_CHARACTERS);
   const prefix = jobKey.slice(0, MAX_KEY_LENGTH - suffix.length - DIGEST_CHARACTERS - 1);

@@ -79,6 +79,17 @@ export class JobAlreadyFinishedError extends Error {
   }
 }
 
+/** Capacity the request needs is busy for now (a search's slot at the embedding provider): retry after a while. */
+export class RateLimitedError extends Error {
+  override readonly name = 'RateLimitedError';
+  constructor(
+    message: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(message);
+  }
+}
+
 export class PayloadTooLargeError extends Error {
   override readonly name = 'PayloadTooLargeError';
 }

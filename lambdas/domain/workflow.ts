@@ -8,6 +8,16 @@ import { awaitChunk, resumeParent } from './chunk-jobs';
 import { collectComputeOutcome } from './compute';
 import { type FillDeps, fillFreeSlot, startJob } from './dispatch';
 import {
+  awaitEmbedding,
+  discardVectors,
+  type EmbeddedRun,
+  type EmbeddingRun,
+  type EmbeddingSettings,
+  isSearchable,
+  planEmbedding,
+  storeVectors,
+} from './embedding';
+import {
   AmbiguousSubmissionError,
   InvalidJobInputError,
   NeedsReviewError,
@@ -38,6 +48,7 @@ import type {
   TenantBacklogs,
   TenantShares,
   Timeline,
+  VectorIndex,
   WaitingLines,
   Workflow,
 } from './ports';
@@ -81,6 +92,12 @@ export interface StepEvent {
   readonly error?: CaughtError;
   /** The chunk a `transcribe` state waits for (an item of the split step's answer). */
   readonly chunk?: StoredChunk;
+  /** The run of passages an `embed` state waits for (an item of `plan-embedding`'s answer). */
+  readonly run?: EmbeddingRun;
+  /** Where the passages to embed are (`plan-embedding`'s answer). */
+  readonly passagesKey?: string;
+  /** What the `embed` states answered, for `store-vectors`. */
+  readonly embedded?: readonly EmbeddedRun[];
 }
 
 export interface WorkflowDeps {
@@ -118,6 +135,10 @@ export interface WorkflowDeps {
   readonly inputUrlTtlSeconds: number;
   /** Hears what the steps measure, for metrics. */
   readonly observe?: (observation: Observation) => void;
+  /** The search index, where a publish job's passages go once embedded. */
+  readonly vectors: VectorIndex;
+  /** How the deployment embeds passages. */
+  readonly embedding: EmbeddingSettings;
 }
 
 /** What the steps measure along the way. */
@@ -356,6 +377,48 @@ const steps: Record<StepName, Step> = {
     return null;
   },
 
+  async 'plan-embedding'(deps, event) {
+    const job = await loadJob(deps, event.jobId);
+    if (job.status !== 'running') throw new JobSettledError(`Job ${job.id} is ${job.status}.`);
+    return planEmbedding(deps, job, deps.embedding);
+  },
+
+  async embed(deps, event) {
+    if (!event.taskToken || !event.run || !event.passagesKey)
+      throw new Error('The embed step needs a task token, a run and the passages.');
+    const job = await loadJob(deps, event.jobId);
+    if (job.status !== 'running') throw new JobSettledError(`Job ${job.id} is ${job.status}.`);
+    await awaitEmbedding(
+      deps,
+      job,
+      { passagesKey: event.passagesKey },
+      event.run,
+      deps.embedding,
+      event.taskToken,
+    );
+    return null;
+  },
+
+  async 'store-vectors'(deps, event) {
+    if (!event.passagesKey || !event.embedded)
+      throw new Error('The store-vectors step needs the embedded runs.');
+    const job = await loadJob(deps, event.jobId);
+    if (job.status !== 'running') throw new JobSettledError(`Job ${job.id} is ${job.status}.`);
+    const stored = await storeVectors(deps, job, { passagesKey: event.passagesKey }, event.embedded);
+    // Canceled while its vectors went in: they go again, and the settle path finds nothing left.
+    const now = await loadJob(deps, job.id);
+    if (now.status !== 'running') {
+      await discardVectors(deps, now);
+      throw new JobSettledError(`Job ${job.id} is ${now.status}.`);
+    }
+    await deps.timeline.record(job.id, {
+      at: deps.now().toISOString(),
+      type: 'vectors.stored',
+      detail: `${stored} passages searchable`,
+    });
+    return null;
+  },
+
   finalize: settling(async (deps, _event, job) => {
     if (job.status !== 'running') throw new JobSettledError(`Job ${job.id} is ${job.status}.`);
     if (!takesSlot(job)) return finalizePublished(deps, job);
@@ -386,6 +449,7 @@ const steps: Record<StepName, Step> = {
   fail: settling(async (deps, event, job) => {
     // Also on a retry whose first try failed the job but stopped before its outputs were gone.
     if (job.status === 'failed') {
+      await discardVectors(deps, job);
       await discardOutputs(deps.outputs, job);
       return null;
     }
@@ -420,7 +484,9 @@ const steps: Record<StepName, Step> = {
     );
     if (failed) {
       deps.observe?.({ kind: 'finished', jobType: job.type, status: 'failed' });
-      // A failed job leaves no partial outputs behind (a stream, chunks, a transcript half written).
+      // A failed job leaves no partial outputs behind (a stream, chunks, a transcript half written),
+      // and no passages in the search index.
+      await discardVectors(deps, job);
       await discardOutputs(deps.outputs, job);
     }
     return null;
@@ -429,6 +495,8 @@ const steps: Record<StepName, Step> = {
   // The job was finished elsewhere (canceled by its client, resolved by an operator or the reconciler).
   settle: settling(async (deps, event, job) => {
     if (job.status === 'needs_review') return null;
+    // A canceled publish leaves nothing searchable behind.
+    if (job.status === 'canceled' && !job.parent && !takesSlot(job)) await discardVectors(deps, job);
     if (job.status === 'canceled' && job.providerJobId && !job.providerOutcome) {
       try {
         await stopAtProvider(await providerDeps(deps, job), job, job.providerJobId);
@@ -548,6 +616,7 @@ async function finalizePublished(deps: WorkflowDeps, job: Job): Promise<null> {
     stream: { playlistKey: stream.playlistKey, renditions: stream.renditions },
     transcriptKey: index.transcriptKey,
     ...(index.passages ? { passages: index.passages } : { passagesKey: index.passagesKey }),
+    searchable: await isSearchable(deps.outputs, job),
   };
   return succeed(deps, job, result);
 }

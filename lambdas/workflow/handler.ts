@@ -2,6 +2,7 @@ import type { Context } from 'aws-lambda';
 import * as z from 'zod';
 import { resourceEnv } from '../../config/layout';
 import { PROVIDERS } from '../../config/providers';
+import { embeddingSettingsOf } from '../../config/settings';
 import { isTerminal } from '../domain/job';
 import { presentJob } from '../domain/present';
 import { runStep, STEP_NAMES } from '../domain/workflow';
@@ -16,6 +17,7 @@ import { providerAdapter } from '../shared/ports/providers';
 import { inFlightLimits, slotPools, waitingLines } from '../shared/ports/slots';
 import { tenantBacklogs, tenantShares } from '../shared/ports/tenants';
 import { timeline } from '../shared/ports/timeline';
+import { vectorIndex } from '../shared/ports/vector-index';
 import { workflow } from '../shared/ports/workflow';
 import { webhookSigningSecret } from '../shared/secrets';
 import { deliverSignedWebhook, fetchOutput, probeUrl } from '../shared/webhooks';
@@ -41,6 +43,16 @@ const stepEvent = z.object({
       idempotencyKey: z.string().min(1),
     })
     .optional(),
+  run: z
+    .object({
+      index: z.number().int().min(0),
+      from: z.number().int().min(0),
+      count: z.number().int().min(1),
+      idempotencyKey: z.string().min(1),
+    })
+    .optional(),
+  passagesKey: z.string().min(1).optional(),
+  embedded: z.array(z.object({ index: z.number().int().min(0), jobId: z.string().min(1) })).optional(),
 });
 
 /** One Lambda runs every step of the workflow; the state machine names the step in its payload. */
@@ -69,6 +81,8 @@ export const handler = instrument(async (raw: unknown, _context: Context): Promi
       providerWebhookUrl: (provider) => `${providerEventsUrl}${PROVIDERS[provider].webhookPath}`,
       fetchOutput: (url) => fetchOutput(url, settings.providerSubmitTimeoutMs * 3),
       inputUrlTtlSeconds: settings.uploadUrlTtlSeconds,
+      vectors: vectorIndex(),
+      embedding: embeddingSettingsOf(settings),
       probeUrl: (url) => probeUrl(url, settings.webhookTimeoutMs),
       observe: (observation) => {
         if (observation.kind === 'started') {

@@ -66,6 +66,9 @@ export interface ComputePlaces {
 
 const seconds = Duration.seconds;
 
+/** The steps that wait, with a task token, for a job: the provider's, or a child job of the publish flow. */
+const WAITS_FOR_A_JOB: ReadonlySet<StepName> = new Set(['await', 'transcribe', 'embed']);
+
 /** The steps that may free a provider slot (`release`, and `settle` and `review`, which release): they hand it on. */
 const HANDS_SLOTS_ON: ReadonlySet<StepName> = new Set(['release', 'settle', 'review']);
 
@@ -98,6 +101,8 @@ const RETRY_BOOKKEEPING: RetryProps = {
   backoffRate: 2,
   maxAttempts: 3,
 };
+/** A job settled elsewhere stays settled: ahead of a States.ALL retrier, it goes straight to its catch. */
+const NO_RETRY_SETTLED: RetryProps = { errors: [StepError.jobSettled], maxAttempts: 0 };
 /** Releasing a slot must happen, or the slot stays held until the reconciler frees it. */
 const RETRY_RELEASE: RetryProps = {
   errors: [Errors.ALL],
@@ -196,8 +201,17 @@ export class JobWorkflow extends Construct {
           jobId: JsonPath.stringAt('$.jobId'),
           retryCount: JsonPath.numberAt('$$.State.RetryCount'),
           executionName: JsonPath.stringAt('$$.Execution.Name'),
-          ...(name === 'await' || name === 'transcribe' ? { taskToken: JsonPath.taskToken } : {}),
+          ...(WAITS_FOR_A_JOB.has(name) ? { taskToken: JsonPath.taskToken } : {}),
           ...(name === 'transcribe' ? { chunk: JsonPath.objectAt('$.chunk') } : {}),
+          ...(name === 'embed'
+            ? { run: JsonPath.objectAt('$.run'), passagesKey: JsonPath.stringAt('$.passagesKey') }
+            : {}),
+          ...(name === 'store-vectors'
+            ? {
+                passagesKey: JsonPath.stringAt('$.embedding.passagesKey'),
+                embedded: JsonPath.listAt('$.embedded'),
+              }
+            : {}),
           // A step that may free a slot starts the next job's execution itself, on its own state machine.
           ...(HANDS_SLOTS_ON.has(name) ? { stateMachineArn: JsonPath.stringAt('$$.StateMachine.Id') } : {}),
           ...(options.withError ? { error: JsonPath.objectAt(ERROR_PATH) } : {}),
@@ -206,7 +220,10 @@ export class JobWorkflow extends Construct {
         retryOnServiceExceptions: true,
         ...(options.resultAt
           ? { resultSelector: options.resultAt.selector, resultPath: options.resultAt.path }
-          : { resultPath: JsonPath.DISCARD }),
+          : name === 'embed'
+            ? // A run's answer, {index, jobId} of its embedding job, is all the iteration passes on.
+              { resultPath: '$.embedded', outputPath: '$.embedded' }
+            : { resultPath: JsonPath.DISCARD }),
         ...(name === 'await'
           ? {
               integrationPattern: IntegrationPattern.WAIT_FOR_TASK_TOKEN,
@@ -214,8 +231,9 @@ export class JobWorkflow extends Construct {
               heartbeatTimeout: Timeout.duration(seconds(awaitHeartbeatSeconds)),
             }
           : {}),
-        // A chunk waits for a slot in its tenant's line, then for the provider: bounded by the job's own timeout.
-        ...(name === 'transcribe'
+        // A chunk (a run of passages) waits for a slot in its tenant's line, then for the provider: bounded by
+        // the job's own timeout.
+        ...(name === 'transcribe' || name === 'embed'
           ? {
               integrationPattern: IntegrationPattern.WAIT_FOR_TASK_TOKEN,
               taskTimeout: Timeout.duration(seconds(PUBLISH_TIMEOUT_MS / 1000)),
@@ -462,7 +480,10 @@ export class JobWorkflow extends Construct {
       readonly step: (
         stateName: string,
         name: StepName,
-        options?: { readonly retries?: readonly RetryProps[] },
+        options?: {
+          readonly retries?: readonly RetryProps[];
+          readonly resultAt?: { readonly path: string; readonly selector: Record<string, string> };
+        },
       ) => LambdaInvoke;
       readonly catchInto: (errors: string[]) => { errors: string[]; resultPath: string };
       readonly review: IChainable & LambdaInvoke;
@@ -565,6 +586,63 @@ export class JobWorkflow extends Construct {
     const index = onLambda('index', 'index');
     index.addCatch(settle, catchInto([StepError.jobSettled]));
     index.addCatch(onFailure, catchInto([Errors.ALL]));
-    return probe.next(media).next(index).next(finalize);
+    return probe
+      .next(media)
+      .next(index)
+      .next(this.embeddingSteps(states, props, shared))
+      .next(finalize);
+  }
+
+  /**
+   * The passages embedded and stored: plan-embedding ▶ a Map of `embed`
+   * states, one per run of passages, each waiting for its embedding job (one
+   * slot of the embedding provider each) ▶ store-vectors. A run whose job
+   * failed is made once more under a new key; the transcode and the
+   * transcription before it are never done again.
+   */
+  private embeddingSteps(
+    states: Construct,
+    props: JobWorkflowProps,
+    shared: Parameters<JobWorkflow['publishBranch']>[2],
+  ): Chain {
+    const { settings } = props;
+    const { catchInto, review, settle, onFailure } = shared;
+    const plan = shared.step('plan-embedding', 'plan-embedding', {
+      resultAt: {
+        path: '$.embedding',
+        selector: { 'passagesKey.$': '$.Payload.passagesKey', 'runs.$': '$.Payload.runs' },
+      },
+      retries: [NO_RETRY_SETTLED, RETRY_BOOKKEEPING],
+    });
+    plan.addCatch(settle, catchInto([StepError.jobSettled]));
+    plan.addCatch(onFailure, catchInto([Errors.ALL]));
+
+    const embed = shared.step('embed', 'embed', {
+      retries: [{ errors: [StepError.chunkFailed], interval: seconds(1), maxAttempts: 1 }],
+    });
+    const runs = new MapState(states, 'embed-passages', {
+      comment:
+        "One embed state per run of passages; the provider limit is enforced by the runs' jobs' slots.",
+      itemsPath: '$.embedding.runs',
+      itemSelector: {
+        'jobId.$': '$.jobId',
+        'run.$': '$$.Map.Item.Value',
+        'passagesKey.$': '$.embedding.passagesKey',
+      },
+      // Only keeps one job's runs from all waiting at once; the slots hold the provider's limit.
+      maxConcurrency: settings.providers.bedrock.maxInFlight,
+      resultPath: '$.embedded',
+    });
+    runs.itemProcessor(embed);
+    runs.addCatch(review, catchInto([StepError.needsReview, Errors.TIMEOUT]));
+    runs.addCatch(settle, catchInto([StepError.jobSettled]));
+    runs.addCatch(onFailure, catchInto([Errors.ALL]));
+
+    const store = shared.step('store-vectors', 'store-vectors', {
+      retries: [NO_RETRY_SETTLED, RETRY_RELEASE],
+    });
+    store.addCatch(settle, catchInto([StepError.jobSettled]));
+    store.addCatch(onFailure, catchInto([Errors.ALL]));
+    return plan.next(runs).next(store);
   }
 }

@@ -21,6 +21,7 @@ import {
   MemoryQueue,
   MemoryStore,
   MemoryTimeline,
+  MemoryVectorIndex,
   MemoryWaitingLines,
   MemoryWorkflow,
   memorySlots,
@@ -76,6 +77,8 @@ function setup(options: { deduplicates?: boolean; job?: Partial<Job> } = {}) {
       return 'sent' as const;
     },
     probeUrl: async () => ({ size: 10, contentType: 'audio/mpeg' }),
+    vectors: new MemoryVectorIndex(),
+    embedding: { model: 'titan-text-v2', dimensions: 256, normalize: true, passagesPerJob: 4 } as const,
   });
   deps satisfies WorkflowDeps;
   const step = (name: StepEvent['step'], extra: Partial<StepEvent> = {}) =>

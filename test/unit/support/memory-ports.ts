@@ -20,6 +20,7 @@ import type {
   LiveChannel,
   LiveMessage,
   OutputStore,
+  PassageVector,
   ProgressTick,
   QueuedJobRef,
   ReconcilerPosition,
@@ -39,6 +40,9 @@ import type {
   TenantStore,
   Timeline,
   TimelineEvent,
+  VectorFilter,
+  VectorHit,
+  VectorIndex,
   WaitingEntry,
   WaitingLines,
   WaitingTenant,
@@ -760,4 +764,63 @@ export class MemoryTriggers implements ScheduleTriggers {
     }
     this.triggers.delete(id);
   }
+}
+
+/**
+ * The search index in memory: exact nearest neighbours by the index's metric,
+ * and the filter operators Longhaul's queries use ($eq, $in, $gte, $lte, $and;
+ * an array field matches when any element does), so a unit test sees what the
+ * S3 Vectors emulator would answer.
+ */
+export class MemoryVectorIndex implements VectorIndex {
+  readonly vectors = new Map<string, PassageVector>();
+  constructor(readonly metric: 'cosine' | 'euclidean' = 'cosine') {}
+
+  async put(vectors: readonly PassageVector[]): Promise<void> {
+    for (const vector of vectors) this.vectors.set(vector.key, vector);
+  }
+
+  async delete(keys: readonly string[]): Promise<void> {
+    for (const key of keys) this.vectors.delete(key);
+  }
+
+  async query(vector: readonly number[], topK: number, filter: VectorFilter): Promise<VectorHit[]> {
+    return [...this.vectors.values()]
+      .filter((stored) => matches(stored.metadata as unknown as Record<string, unknown>, filter))
+      .map((stored) => ({
+        key: stored.key,
+        distance: this.distance(vector, stored.data),
+        metadata: stored.metadata,
+      }))
+      .sort((a, b) => a.distance - b.distance)
+      .slice(0, topK);
+  }
+
+  private distance(a: readonly number[], b: readonly number[]): number {
+    if (this.metric === 'euclidean') return Math.hypot(...a.map((x, i) => x - (b[i] as number)));
+    const dot = a.reduce((sum, x, i) => sum + x * (b[i] as number), 0);
+    return 1 - dot / (Math.hypot(...a) * Math.hypot(...b) || 1);
+  }
+}
+
+function matches(metadata: Record<string, unknown>, filter: VectorFilter): boolean {
+  return Object.entries(filter).every(([key, condition]) => {
+    if (key === '$and') return (condition as VectorFilter[]).every((part) => matches(metadata, part));
+    const value = metadata[key];
+    const values = Array.isArray(value) ? value : [value];
+    return Object.entries(condition as Record<string, unknown>).every(([operator, operand]) => {
+      switch (operator) {
+        case '$eq':
+          return values.includes(operand);
+        case '$in':
+          return values.some((v) => (operand as unknown[]).includes(v));
+        case '$gte':
+          return values.some((v) => (v as number) >= (operand as number));
+        case '$lte':
+          return values.some((v) => (v as number) <= (operand as number));
+        default:
+          throw new Error(`The memory index does not know ${operator}.`);
+      }
+    });
+  });
 }

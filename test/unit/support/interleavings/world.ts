@@ -31,6 +31,7 @@ import {
   MemorySlots,
   MemoryStore,
   MemoryTimeline,
+  MemoryVectorIndex,
   MemoryWaitingLines,
   memoryTenantShares,
 } from '../memory-ports';
@@ -265,6 +266,8 @@ export class World {
       inputUrlTtlSeconds: 900,
       deliverWebhook: async (job) => (isTerminal(job.status) ? 'sent' : 'skipped'),
       probeUrl: async () => ({ size: 10, contentType: 'audio/mpeg' }),
+      vectors: new MemoryVectorIndex(),
+      embedding: { model: 'titan-text-v2', dimensions: 256, normalize: true, passagesPerJob: 4 },
     };
     return runStep(deps, event).catch((error) => {
       if (error instanceof TypeError || error instanceof ReferenceError) this.defects.push(error);

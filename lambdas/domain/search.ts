@@ -1,0 +1,158 @@
+import { randomUUID } from 'node:crypto';
+import {
+  SEARCH_LIMIT_DEFAULT,
+  type SearchHit,
+  type SearchRequest,
+  type SearchResult,
+} from '../../config/search';
+import { dayNumberOf } from './embedding';
+import { ProviderUnavailableError, RateLimitedError } from './errors';
+import type { Job } from './job';
+import type { JobStore, OutputStore, SlotPool, VectorFilter, VectorHit, VectorIndex } from './ports';
+import { servePlaylists, type TranscodeResult } from './publish';
+
+/**
+ * `POST /v1/search`: the query embedded with the model that embedded the
+ * passages, the index asked for the nearest passages of the caller's tenant,
+ * and each hit made playable from its first word. The tenant's filter is
+ * built here from the authenticated tenant, never from the request, and every
+ * hit is checked against it again before it is shown.
+ */
+
+export interface SearchDeps {
+  readonly store: Pick<JobStore, 'get'>;
+  readonly outputs: Pick<OutputStore, 'getOutput' | 'putOutput' | 'outputUrl'>;
+  readonly vectors: Pick<VectorIndex, 'query' | 'metric'>;
+  /** The query's embedding, made under a slot of the embedding provider (`withQuerySlot`). */
+  readonly embedQuery: (text: string) => Promise<readonly number[]>;
+}
+
+export async function search(
+  deps: SearchDeps,
+  tenantId: string,
+  request: SearchRequest,
+): Promise<SearchResult> {
+  const limit = request.limit ?? SEARCH_LIMIT_DEFAULT;
+  const vector = await deps.embedQuery(request.query);
+  const hits = await deps.vectors.query(vector, limit, searchFilterOf(tenantId, request.filter));
+  const items = new Map<string, Promise<Playable | undefined>>();
+  const playableOf = (id: string) => {
+    let item = items.get(id);
+    if (!item) {
+      item = playable(deps, tenantId, id);
+      items.set(id, item);
+    }
+    return item;
+  };
+  const answered: SearchHit[] = [];
+  for (const hit of hits) {
+    // The filter already kept other tenants out; a hit that says otherwise is never shown.
+    if (hit.metadata.tenant !== tenantId) continue;
+    const item = await playableOf(hit.metadata.item);
+    if (!item) continue;
+    answered.push(hitOf(hit, item, deps.vectors.metric));
+  }
+  return { items: answered };
+}
+
+/**
+ * The index's filter: the tenant's passages, and what the request narrows them
+ * to (S3 Vectors' metadata filter language: a top-level `$and` of conditions;
+ * an array field such as `labels` matches `$in` when any element is listed).
+ */
+export function searchFilterOf(tenantId: string, filter: SearchRequest['filter']): VectorFilter {
+  const conditions: Record<string, unknown>[] = [{ tenant: { $eq: tenantId } }];
+  if (filter?.itemIds) conditions.push({ item: { $in: filter.itemIds } });
+  if (filter?.dateFrom) conditions.push({ date: { $gte: dayNumberOf(filter.dateFrom) } });
+  if (filter?.dateTo) conditions.push({ date: { $lte: dayNumberOf(filter.dateTo) } });
+  if (filter?.labels) conditions.push({ labels: { $in: filter.labels } });
+  return conditions.length === 1 ? (conditions[0] as VectorFilter) : { $and: conditions };
+}
+
+/** Higher is closer: 1 − cosine distance, or 1 / (1 + Euclidean distance). */
+export const scoreOf = (distance: number, metric: 'cosine' | 'euclidean'): number =>
+  metric === 'cosine' ? 1 - distance : 1 / (1 + distance);
+
+interface Playable {
+  readonly job: Job;
+  readonly playlistUrl: string;
+}
+
+/** The recording a hit belongs to, if it is the tenant's, published and still there, with its stream served. */
+async function playable(deps: SearchDeps, tenantId: string, itemId: string): Promise<Playable | undefined> {
+  const job = await deps.store.get(itemId);
+  if (!job || job.tenantId !== tenantId || job.status !== 'succeeded') return undefined;
+  const stream = job.result?.stream as TranscodeResult | undefined;
+  if (!stream) return undefined;
+  const served = await servePlaylists(deps.outputs, job, stream);
+  return { job, playlistUrl: served.playlistUrl };
+}
+
+function hitOf(hit: VectorHit, item: Playable, metric: 'cosine' | 'euclidean'): SearchHit {
+  const { metadata } = hit;
+  const start = metadata.start;
+  const input = item.job.input as { title?: string; date?: string; labels?: string[] };
+  return {
+    score: Number(scoreOf(hit.distance, metric).toFixed(6)),
+    item: {
+      id: item.job.id,
+      ...(input.title ? { title: input.title } : {}),
+      date: (input.date ?? item.job.createdAt).slice(0, 10),
+      labels: input.labels ?? [],
+    },
+    passage: { index: metadata.passage, start, end: metadata.end, text: metadata.text },
+    playback: {
+      playlistUrl: item.playlistUrl,
+      startSeconds: start,
+      url: `${item.playlistUrl}#t=${Number(start.toFixed(3))}`,
+    },
+  };
+}
+
+/** A query's hold on an embedding provider slot: `query_<lease end, ms>_<random>`, freed by the reconciler after its lease. */
+const QUERY_HOLDER = /^query_(\d+)_[0-9a-f]+$/;
+
+/** The lease of a query's slot: longer than the API's integration timeout, so a live query never loses it. */
+export const QUERY_SLOT_LEASE_MS = 60_000;
+
+/** When a query slot's lease ends; undefined for a holder that is no query's (a job's). */
+export function queryLeaseEndOf(holder: string): number | undefined {
+  const match = QUERY_HOLDER.exec(holder);
+  return match ? Number(match[1]) : undefined;
+}
+
+/** How long a query waits for a slot of the embedding provider before it is told to retry. */
+const SLOT_WAIT_MS = 1500;
+
+/**
+ * Runs a query's call to the embedding provider under one of its slots: the
+ * provider's limit holds for searches as for embedding jobs, in the same one
+ * place. Without a free slot for a moment, the search answers 429 with a
+ * Retry-After rather than waiting long behind the indexing of a burst.
+ */
+export async function withQuerySlot<T>(
+  pool: Pick<SlotPool, 'acquire' | 'release'>,
+  limit: number,
+  now: () => number,
+  call: () => Promise<T>,
+): Promise<T> {
+  const holder = `query_${now() + QUERY_SLOT_LEASE_MS}_${randomUUID().replaceAll('-', '')}`;
+  const deadline = now() + SLOT_WAIT_MS;
+  for (let wait = 25; !(await pool.acquire(holder, limit)); wait = Math.min(wait * 2, 400)) {
+    if (now() + wait > deadline) {
+      throw new RateLimitedError('Every embedding provider slot is busy; retry the search shortly.', 1);
+    }
+    await new Promise((resolve) => setTimeout(resolve, wait));
+  }
+  try {
+    return await call();
+  } catch (error) {
+    // The provider throttled or could not be reached: nothing was done, the search may be retried.
+    if (error instanceof ProviderUnavailableError) {
+      throw new RateLimitedError('The embedding provider is busy; retry the search shortly.', 2);
+    }
+    throw error;
+  } finally {
+    await pool.release(holder);
+  }
+}
