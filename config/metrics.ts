@@ -84,6 +84,18 @@ export const metricCatalog = {
     dimensions: ['jobType'],
     description: 'jobs canceled by clients',
   },
+  Searches: {
+    services: ['api'],
+    unit: 'Count',
+    dimensions: [],
+    description: 'searches answered',
+  },
+  SearchLatency: {
+    services: ['api'],
+    unit: 'Milliseconds',
+    dimensions: [],
+    description: 'time to answer a search: the query embedded, the index asked, the hits made playable',
+  },
   JobsResolved: {
     services: ['api'],
     unit: 'Count',

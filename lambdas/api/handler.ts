@@ -8,7 +8,7 @@ import {
   allRoutes as routeLayout,
   STREAM_PATH,
 } from '../../config/layout';
-import { bodyLimits } from '../../config/settings';
+import { bodyLimits, embeddingSettingsOf } from '../../config/settings';
 import { cancelJobs, parseCancelJobs, parseReplayJobs, replayJobs } from '../domain/bulk';
 import {
   ForbiddenError,
@@ -42,6 +42,7 @@ import {
   parseCreateJob,
   parseCreateUpload,
   parseListJobs,
+  parseSearch,
   UPLOAD_REF_PATTERN,
 } from '../domain/requests';
 import {
@@ -55,6 +56,7 @@ import {
   presentSchedule,
   setScheduleEnabled,
 } from '../domain/schedules';
+import { search, withQuerySlot } from '../domain/search';
 import { issueStreamTicket, STREAM_TICKET_TTL_SECONDS } from '../domain/stream-tickets';
 import { getTenant, parseTenantChanges, parseTenantName, putTenant } from '../domain/tenants';
 import { runtimeSettings } from '../shared/env';
@@ -67,12 +69,14 @@ import { jobQueue } from '../shared/ports/job-queue';
 import { jobStore } from '../shared/ports/job-store';
 import { liveJobStore } from '../shared/ports/live-channel';
 import { outputStore } from '../shared/ports/output-store';
+import { embeddingProvider } from '../shared/ports/providers';
 import { scheduleStore } from '../shared/ports/schedule-store';
 import { scheduleTriggers } from '../shared/ports/schedule-triggers';
 import { inFlightLimits, slotPools } from '../shared/ports/slots';
 import { streamTickets } from '../shared/ports/stream-tickets';
 import { tenantStore } from '../shared/ports/tenants';
 import { timeline } from '../shared/ports/timeline';
+import { vectorIndex } from '../shared/ports/vector-index';
 import { workflow } from '../shared/ports/workflow';
 import { answerProviderWebhook } from '../shared/provider-webhooks';
 import { basePath, bodyBytes, header, json, jsonBody, mediaType, problemResult } from './http';
@@ -128,6 +132,34 @@ const tenantRoutes: Partial<Record<RouteKey, Route>> = {
       location: `${basePath(event)}/v1/jobs/${job.id}`,
       ...(replayed ? { 'idempotent-replayed': 'true' } : {}),
     });
+  },
+  'POST /v1/search': async (event, tenantId) => {
+    const request = parseSearch(jsonBody(event, bodyLimits.jsonBytes));
+    const started = Date.now();
+    const embedding = embeddingSettingsOf(settings);
+    const result = await search(
+      {
+        store: jobStore(),
+        outputs: outputUrls,
+        vectors: vectorIndex(),
+        embedQuery: async (text) => {
+          const provider = await embeddingProvider();
+          // The same model, dimensions and normalization as the passages, under one of the provider's slots.
+          const { embeddings } = await withQuerySlot(
+            slotPools()(provider.name),
+            inFlightLimits()[provider.name],
+            Date.now,
+            () => provider.embed({ ...embedding, texts: [text], purpose: 'query' }),
+          );
+          return embeddings[0] ?? [];
+        },
+      },
+      tenantId,
+      request,
+    );
+    emit('Searches', 1);
+    emit('SearchLatency', Date.now() - started);
+    return json(200, result);
   },
   'POST /v1/jobs/batch': async (event, tenantId) => {
     const items = parseBatch(jsonBody(event, bodyLimits.jsonBytes), policy);

@@ -34,6 +34,7 @@ import type {
 } from './ports';
 import type { Provider } from './provider';
 import { resumeAwait } from './provider-events';
+import { queryLeaseEndOf } from './search';
 import { holdsOwnSlot, isOwnSlot, ownHolders, releaseOwnSlot } from './slots';
 import { providerDeps, stopAtProvider } from './workflow';
 
@@ -138,6 +139,8 @@ export async function reconcile(
   const fix: Fix = async (job, kind, detail) => {
     report.fixes[kind]++;
     if (kind === 'slot_released') freed.set(providerOf(job), (freed.get(providerOf(job)) ?? 0) + 1);
+    // A search's slot has no job and no timeline: counted, and handed on, only.
+    if (queryLeaseEndOf(job.id) !== undefined) return;
     if ((kind === 'reviewed' || kind === 'timed_out') && job.type) {
       report.reviewedByType[job.type] = (report.reviewedByType[job.type] ?? 0) + 1;
     }
@@ -329,6 +332,14 @@ async function reconcileHolder(
   holder: string,
   fix: Fix,
 ): Promise<void> {
+  const leaseEnd = queryLeaseEndOf(holder);
+  if (leaseEnd !== undefined) {
+    // A search's slot: its query is over long before its lease ends, unless its function died mid-call.
+    if (deps.now().getTime() > leaseEnd && (await deps.slots(provider).release(holder))) {
+      await fix({ id: holder, provider }, 'slot_released', "a search's lease ended");
+    }
+    return;
+  }
   const job = await deps.store.get(jobIdOf(holder));
   const release = async (detail: string) => {
     if (await deps.slots(provider).release(holder, job?.tenantId))

@@ -8,6 +8,7 @@ import {
   jobTypeModule,
 } from '../../config/job-types';
 import { UPLOAD_REF_PATTERN } from '../../config/job-types/common';
+import { type SearchRequest, searchRequest } from '../../config/search';
 import { type FieldError, ValidationError } from './errors';
 import { requireIdempotencyKey } from './idempotency';
 import { JOB_PRIORITIES, JOB_STATUSES, type JobPriority } from './job';
@@ -304,4 +305,11 @@ export function toValidationError(
 function issueDetail(issue: z.core.$ZodIssue): string {
   if (issue.code === 'unrecognized_keys') return `unknown field(s): ${issue.keys.join(', ')}`;
   return issue.message;
+}
+
+/** A `POST /v1/search` body, or a ValidationError naming every field that is wrong. */
+export function parseSearch(body: unknown): SearchRequest {
+  const parsed = searchRequest.safeParse(body);
+  if (!parsed.success) throw toValidationError(parsed.error);
+  return parsed.data;
 }

@@ -5,7 +5,13 @@ import { EMBEDDING_MODELS, type EmbeddingPurpose } from '../../config/embedding-
 import type { ProviderRequests } from '../../config/providers';
 import { AmbiguousSubmissionError, ProviderRejectedError, ProviderUnavailableError } from '../domain/errors';
 import type { ProviderJobStatus } from '../domain/provider';
-import { type Exchange, neverReached, type ProviderConfig, type ProviderFactory } from './common';
+import {
+  type Exchange,
+  neverReached,
+  type ProviderAdapter,
+  type ProviderConfig,
+  type ProviderFactory,
+} from './common';
 
 const NAME = 'bedrock';
 
@@ -112,7 +118,12 @@ function callFailure(error: unknown, call: number): Error {
 const within = (text: string, maxChars: number): string =>
   text.length > maxChars ? text.slice(0, maxChars) : text;
 
-export const bedrock: ProviderFactory<'bedrock'> = (config: ProviderConfig) => {
+/** Bedrock's adapter: a provider like the others, and the embedding call a search makes outside any job. */
+export type BedrockAdapter = ProviderAdapter<'bedrock'> & {
+  embed(request: ProviderRequests['bedrock']): Promise<BedrockEmbeddings>;
+};
+
+export const bedrock = ((config: ProviderConfig): BedrockAdapter => {
   const client = new BedrockRuntimeClient({
     ...(config.baseUrl ? { endpoint: config.baseUrl } : {}),
     maxAttempts: 1,
@@ -193,4 +204,4 @@ export const bedrock: ProviderFactory<'bedrock'> = (config: ProviderConfig) => {
     verify: () => 'mismatch',
     parse: () => [],
   };
-};
+}) satisfies ProviderFactory<'bedrock'>;

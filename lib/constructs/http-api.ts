@@ -214,6 +214,7 @@ export class HttpApi extends Construct {
       .useBucket('inputBucket', props.inputBucket, 'readWrite')
       .useBucket('outputBucket', props.outputBucket, 'read')
       .useProviderSecrets(props.providerSecrets)
+      .useEmbeddingModel(props.settings)
       .useDeadLetterRedrive(props.deadLetterQueue, props.redriveQueue)
       // Provider events resume the waiting workflow step (and their progress keeps it alive); a cancel fails it.
       .allowTaskResponses();

@@ -25,6 +25,7 @@ import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { IStateMachine, StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
+import { EMBEDDING_MODELS, type EmbeddingModelName } from '../../config/embedding-models';
 import { jobQueueEnv, providerSecretEnv, resourceEnv } from '../../config/layout';
 import type { ProviderName } from '../../config/providers';
 import { type Settings, settingsEnvironment } from '../../config/settings';
@@ -447,6 +448,24 @@ export class ProjectFunction extends Construct implements IGrantable {
       this.grantSecretRead(secret);
       this.lambdaFunction.addEnvironment(providerSecretEnv(provider), secret.secretArn);
     }
+    return this;
+  }
+
+  /**
+   * Grants invoking the deployment's embedding model (`EMBEDDING_MODEL`) and
+   * nothing else of Bedrock: `bedrock:InvokeModel` on that one foundation
+   * model in the stack's Region. The model must be enabled for the account in
+   * the Bedrock console (model access) before the first call.
+   */
+  public useEmbeddingModel(settings: Pick<Settings, 'embeddingModel'>): this {
+    const { modelId } = EMBEDDING_MODELS[settings.embeddingModel as EmbeddingModelName];
+    const stack = Stack.of(this);
+    this.role.addToPrincipalPolicy(
+      new PolicyStatement({
+        actions: ['bedrock:InvokeModel'],
+        resources: [`arn:${stack.partition}:bedrock:${stack.region}::foundation-model/${modelId}`],
+      }),
+    );
     return this;
   }
 

@@ -73,6 +73,7 @@ export class WorkflowSteps extends Construct {
       .useBucket('inputBucket', props.inputBucket, 'read')
       .useBucket('outputBucket', props.outputBucket, 'readWriteDelete')
       .useProviderSecrets(props.providerSecrets)
+      .useEmbeddingModel(props.settings)
       .useSecret('webhookSecretArn', props.webhookSecret)
       .useUrl('providerEventsUrl', props.providerEventsUrl)
       // The await step resumes itself when the provider finished before its token was stored.

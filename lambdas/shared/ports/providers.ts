@@ -5,6 +5,7 @@ import {
   type ProviderFactory,
   providerAdapters,
 } from '../../providers';
+import type { BedrockAdapter } from '../../providers/bedrock';
 import { runtimeSettings } from '../env';
 import { providerSecretValue } from '../secrets';
 
@@ -28,4 +29,9 @@ export async function providerAdapter(name: ProviderName): Promise<ProviderAdapt
   const adapter = (providerAdapters[name] as ProviderFactory<ProviderName>)(config);
   providerCache.set(name, { key, adapter });
   return adapter;
+}
+
+/** The embedding provider's adapter, for a search's query: its one call made outside any job. */
+export async function embeddingProvider(): Promise<BedrockAdapter> {
+  return (await providerAdapter('bedrock')) as BedrockAdapter;
 }
