@@ -103,6 +103,34 @@ describe('loadSettings', () => {
     expect(() => loadSettings({ COMPUTE_TIMEOUT_SECONDS: '901' })).toThrow(/COMPUTE_TIMEOUT_SECONDS="901"/);
   });
 
+  it('embeds with Titan Text Embeddings V2 at 1,024 normalized dimensions unless told otherwise', () => {
+    expect(loadSettings({})).toMatchObject({
+      embeddingModel: 'titan-text-v2',
+      embeddingDimensions: 1024,
+      embeddingNormalize: true,
+      embeddingPassagesPerJob: 32,
+      vectorDistanceMetric: 'cosine',
+    });
+    expect(loadSettings({ EMBEDDING_MODEL: 'titan-text-v2', EMBEDDING_DIMENSIONS: '256' })).toMatchObject({
+      embeddingDimensions: 256,
+    });
+  });
+
+  it('refuses dimensions the chosen model does not answer with, and a model it does not know', () => {
+    expect(() =>
+      loadSettings({ EMBEDDING_MODEL: 'cohere-multilingual-v3', EMBEDDING_DIMENSIONS: '512' }),
+    ).toThrow(
+      /EMBEDDING_DIMENSIONS \(512\) must be one that Cohere Embed Multilingual v3 answers with: 1024/,
+    );
+    expect(() => loadSettings({ EMBEDDING_DIMENSIONS: '768' })).toThrow(
+      /Amazon Titan Text Embeddings V2 answers with: 1024, 512, 256/,
+    );
+    expect(() => loadSettings({ EMBEDDING_MODEL: 'ada-002' })).toThrow(/EMBEDDING_MODEL="ada-002"/);
+    expect(() => loadSettings({ EMBEDDING_PASSAGES_PER_JOB: '501' })).toThrow(
+      /EMBEDDING_PASSAGES_PER_JOB="501"/,
+    );
+  });
+
   it('refuses a Fargate memory its CPU size does not allow', () => {
     expect(loadSettings({ COMPUTE_FARGATE_CPU: '1024', COMPUTE_FARGATE_MEMORY_MB: '8192' })).toMatchObject({
       computeFargateCpu: 1024,
@@ -165,7 +193,7 @@ describe('loadSettings', () => {
       return [];
     };
     expect(problems({ PROVIDER_IMAGE_GENERATE: 'fal' })).toEqual([
-      'PROVIDER_IMAGE_GENERATE="fal": no provider is named so (one of longhaul-http, replicate, deepgram)',
+      'PROVIDER_IMAGE_GENERATE="fal": no provider is named so (one of longhaul-http, replicate, deepgram, bedrock)',
     ]);
     expect(problems({ PROVIDER_AUDIO_TRANSCRIBE: 'replicate' })).toEqual([
       'PROVIDER_AUDIO_TRANSCRIBE="replicate": audio.transcribe cannot run on replicate (it runs on deepgram, longhaul-http)',

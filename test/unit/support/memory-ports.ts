@@ -660,7 +660,7 @@ export class ScriptedProvider implements Provider {
   readonly name = LEGACY_PROVIDER;
   readonly submissions: ProviderSubmission[] = [];
   readonly canceled: string[] = [];
-  readonly script: (Error | { providerJobId: string })[] = [];
+  readonly script: (Error | { providerJobId: string; answer?: { output: unknown } })[] = [];
   statuses = new Map<string, ProviderJobStatus>();
   constructor(readonly deduplicates: boolean) {}
   async submit(submission: ProviderSubmission) {
