@@ -278,6 +278,19 @@ describe('slots', () => {
     expect(report.fixes.slot_released).toBe(2);
   });
 
+  it('frees a search’s slot only once its lease has ended: a live query keeps it', async () => {
+    const { deps } = setup();
+    const now = deps.now().getTime();
+    const live = `query_${now + 1_000}_abc123`;
+    const dead = `query_${now - 1}_def456`;
+    await deps.slots.acquire(live, 3);
+    await deps.slots.acquire(dead, 3);
+    const report = await reconcile(deps);
+    expect(await deps.slots.holders()).toEqual([live]);
+    expect(report.fixes.slot_released).toBe(1);
+    expect(deps.timeline.types(dead)).toEqual([]);
+  });
+
   it('hands the slots it frees to the jobs whose turn it is by the hand-off lane, no more than it freed', async () => {
     const { deps, add } = setup();
     const done = add({ status: 'succeeded' });
