@@ -19,6 +19,12 @@ export interface MetricSpec {
   readonly unit: MetricUnit;
   readonly dimensions: readonly string[];
   readonly description: string;
+  /**
+   * Also emitted with `service` as its only dimension: an alarm then sums one
+   * series per service, however many values its dimensions take (CloudWatch
+   * allows 10 metrics in one alarm).
+   */
+  readonly rollup?: true;
 }
 
 /** The `jobType` dimension's values: every registered job type, the workflows' own included. */
@@ -150,6 +156,8 @@ export const metricCatalog = {
     unit: 'Count',
     dimensions: ['jobType'],
     description: 'jobs sent to review',
+    // Every job type, a workflow's own included, goes into one alarm.
+    rollup: true,
   },
   StepRetries: {
     services: ['workflow'],

@@ -70,7 +70,8 @@ export function longhaulMetric(series: LonghaulSeries, options: LonghaulMetricOp
     );
   }
   const given = Object.keys(series.dimensions).sort();
-  if (given.join() !== [...spec.dimensions].sort().join()) {
+  const rolledUp = spec.rollup === true && given.length === 0;
+  if (!rolledUp && given.join() !== [...spec.dimensions].sort().join()) {
     throw new Error(
       `lib/metrics.ts: ${series.name} has dimensions [${spec.dimensions.join(', ')}], got [${given.join(', ')}]`,
     );
@@ -110,8 +111,12 @@ export function longhaulTotal(
   options: { readonly period: Duration; readonly label: string },
 ): MathExpression {
   const id = `${name.charAt(0).toLowerCase()}${name.slice(1)}`;
+  // A metric rolled up per service is summed from those series alone (config/metrics.ts `rollup`).
+  const series = specs[name].rollup
+    ? specs[name].services.map((service) => ({ name, service, dimensions: {} }))
+    : longhaulSeries(name);
   const usingMetrics = Object.fromEntries(
-    longhaulSeries(name).map((series, index) => [
+    series.map((series, index) => [
       `${id}${index}`,
       longhaulMetric(series, { statistic: 'Sum', period: options.period }),
     ]),

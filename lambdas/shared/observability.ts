@@ -45,6 +45,7 @@ export function emit(
   const single = metrics.singleMetric();
   for (const dimension of spec.dimensions) single.addDimension(dimension, dimensions[dimension] ?? 'unknown');
   single.addMetric(name, unit, value);
+  if ('rollup' in spec) metrics.singleMetric().addMetric(name, unit, value);
 }
 
 export function instrument<E, R>(

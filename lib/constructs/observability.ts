@@ -332,6 +332,26 @@ export class Observability extends Construct {
       }),
     );
 
+    this.dashboard.addWidgets(
+      graph('Searches', {
+        left: [this.metric('Searches', 'api', {}, { ...every, label: 'searches answered' })],
+        right: [
+          this.metric(
+            'SearchLatency',
+            'api',
+            {},
+            { period: GRAPH_PERIOD, statistic: 'p50', label: 'latency p50 (ms)' },
+          ),
+          this.metric(
+            'SearchLatency',
+            'api',
+            {},
+            { period: GRAPH_PERIOD, statistic: 'p99', label: 'latency p99 (ms)' },
+          ),
+        ],
+      }),
+    );
+
     // Tenants are never a metric dimension (thousands of tenants would be thousands of custom
     // metrics): their usage is the reconciler's log lines, read by one Logs Insights query.
     const [tenant, ...usage] = TENANT_USAGE_LOG.fields;

@@ -270,6 +270,7 @@ describe('usage plan and stage', () => {
         'OutputBucketName',
         'ProviderEventsUrl',
         'ProviderSecretArn',
+        'ProviderSecretArnBedrock',
         'ProviderSecretArnDeepgram',
         'ProviderSecretArnReplicate',
         'ScheduleGroupName',

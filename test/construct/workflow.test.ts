@@ -360,7 +360,15 @@ describe('definition', () => {
 });
 
 /** The states of audio.publish's branch at the top level of the definition (the rest are nested in `media`). */
-const PUBLISH_STATES = ['route', 'probe', 'media', 'index'];
+const PUBLISH_STATES = [
+  'route',
+  'probe',
+  'media',
+  'index',
+  'plan-embedding',
+  'embed-passages',
+  'store-vectors',
+];
 
 describe('the publish branch', () => {
   /** Every state of the definition, nested ones (Parallel branches, Map processors) included. */
@@ -387,7 +395,7 @@ describe('the publish branch', () => {
     });
   });
 
-  test('runs probe, then transcode beside the chunks, then index, then the shared finalize', () => {
+  test('runs probe, then transcode beside the chunks, then index, then the embedding steps', () => {
     expect(states.probe).toMatchObject({
       Resource: 'arn:aws:states:::lambda:invoke',
       Parameters: { FunctionName: COMPUTE_ARN, Payload: { step: 'probe', 'jobId.$': '$.jobId' } },
@@ -401,7 +409,7 @@ describe('the publish branch', () => {
       { ErrorEquals: ['JobSettled'], ResultPath: '$.error', Next: 'settle' },
       { ErrorEquals: ['States.ALL'], ResultPath: '$.error', Next: 'on-failure' },
     ]);
-    expect(states.index).toMatchObject({ Parameters: { FunctionName: COMPUTE_ARN }, Next: 'finalize' });
+    expect(states.index).toMatchObject({ Parameters: { FunctionName: COMPUTE_ARN }, Next: 'plan-embedding' });
     expect(states.media.Branches.map((branch: Json) => branch.StartAt)).toEqual([
       'transcode-where',
       'split-where',
@@ -472,6 +480,78 @@ describe('the publish branch', () => {
       IntervalSeconds: 1,
       MaxAttempts: 1,
     });
+  });
+});
+
+describe('the embedding steps', () => {
+  const all = (() => {
+    const collect = (from: Json): Record<string, Json> =>
+      Object.fromEntries(
+        Object.entries(from as Record<string, Json>).flatMap(([name, state]) => [
+          [name, state],
+          ...Object.entries(state.ItemProcessor ? collect(state.ItemProcessor.States) : {}),
+        ]),
+      );
+    return collect(states);
+  })();
+
+  test('plan the runs, wait for each run’s embedding job, store the vectors, then finalize', () => {
+    expect(states['plan-embedding']).toMatchObject({
+      Parameters: { FunctionName: STEPS_ARN, Payload: { step: 'plan-embedding', 'jobId.$': '$.jobId' } },
+      ResultSelector: { 'passagesKey.$': '$.Payload.passagesKey', 'runs.$': '$.Payload.runs' },
+      ResultPath: '$.embedding',
+      Next: 'embed-passages',
+    });
+    expect(states['embed-passages']).toMatchObject({
+      Type: 'Map',
+      ItemsPath: '$.embedding.runs',
+      ItemSelector: {
+        'jobId.$': '$.jobId',
+        'run.$': '$$.Map.Item.Value',
+        'passagesKey.$': '$.embedding.passagesKey',
+      },
+      MaxConcurrency: defaultSettings.providers.bedrock.maxInFlight,
+      ResultPath: '$.embedded',
+      Next: 'store-vectors',
+    });
+    expect(states['embed-passages'].Catch).toEqual([
+      { ErrorEquals: ['NeedsReview', 'States.Timeout'], ResultPath: '$.error', Next: 'review' },
+      { ErrorEquals: ['JobSettled'], ResultPath: '$.error', Next: 'settle' },
+      { ErrorEquals: ['States.ALL'], ResultPath: '$.error', Next: 'on-failure' },
+    ]);
+    expect(all.embed).toMatchObject({
+      Resource: 'arn:aws:states:::lambda:invoke.waitForTaskToken',
+      Parameters: {
+        FunctionName: STEPS_ARN,
+        Payload: {
+          step: 'embed',
+          'run.$': '$.run',
+          'passagesKey.$': '$.passagesKey',
+          'taskToken.$': '$$.Task.Token',
+        },
+      },
+      ResultPath: '$.embedded',
+      OutputPath: '$.embedded',
+      TimeoutSeconds: 24 * 3600,
+    });
+    // A run whose job failed is made once more, under a new key; the transcode and transcription stay done.
+    expect(all.embed?.Retry).toContainEqual({
+      ErrorEquals: ['ChunkFailed'],
+      IntervalSeconds: 1,
+      MaxAttempts: 1,
+    });
+    expect(states['store-vectors']).toMatchObject({
+      Parameters: {
+        Payload: {
+          step: 'store-vectors',
+          'passagesKey.$': '$.embedding.passagesKey',
+          'embedded.$': '$.embedded',
+        },
+      },
+      Next: 'finalize',
+    });
+    // A job settled elsewhere is not retried: it goes to settle at once.
+    expect(states['store-vectors'].Retry[1]).toEqual({ ErrorEquals: ['JobSettled'], MaxAttempts: 0 });
   });
 });
 

@@ -89,6 +89,22 @@ describe('metrics', () => {
       expect(metric.dimensions).toEqual([...spec.dimensions, 'service'].sort());
     }
   });
+
+  it('roll a metric up per service too where the catalog says so, for an alarm over every job type', () => {
+    out.length = 0;
+    emit('JobsNeedingReview', 1, { jobType: 'audio.publish.embedding' });
+    metrics.publishStoredMetrics();
+    const review = documents()
+      .filter((doc) => doc._aws?.CloudWatchMetrics?.[0]?.Metrics?.[0]?.Name === 'JobsNeedingReview')
+      .map((doc) => ({
+        dimensions: [...doc._aws.CloudWatchMetrics[0].Dimensions[0]].sort(),
+        value: doc.JobsNeedingReview,
+      }));
+    expect(review).toEqual([
+      { dimensions: ['jobType', 'service'], value: 1 },
+      { dimensions: ['service'], value: 1 },
+    ]);
+  });
 });
 
 describe('logs', () => {
