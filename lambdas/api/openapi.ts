@@ -1,12 +1,12 @@
 import * as z from 'zod';
 import { JOB_TYPE_MODULES, type JobTypeModule } from '../../config/job-types';
-import { API_KEY_HEADER, STREAM_PATH } from '../../config/layout';
+import { API_KEY_HEADER, providerWebhookRoutes, STREAM_PATH } from '../../config/layout';
 import {
   PROBLEM_CONTENT_TYPE,
   type ProblemCode,
   RATE_LIMIT_RETRY_AFTER_SECONDS,
 } from '../../config/problems';
-import { PROVIDER_NAMES, PROVIDERS } from '../../config/providers';
+import { PROVIDER_NAMES, type ProviderName } from '../../config/providers';
 import { MAX_EXPRESSION_LENGTH } from '../../config/schedule-expressions';
 import { bodyLimits, defaultSettings } from '../../config/settings';
 import { CANCELABLE_STATUSES, cancelJobsRequest, REPLAY_REFUSALS, replayJobsRequest } from '../domain/bulk';
@@ -1061,6 +1061,90 @@ const jobIdParameter = ref('parameters', 'JobId');
 const scheduleIdParameter = ref('parameters', 'ScheduleId');
 const tenantParameter = ref('parameters', 'Tenant');
 
+/**
+ * Each provider's webhook route, by provider: a provider added to
+ * config/providers.ts without its entry here fails to compile. The routes'
+ * paths come from config/layout.ts, as the gateway's do.
+ */
+const providerWebhooks: Record<ProviderName, PathItem> = {
+  'longhaul-http': {
+    post: {
+      operationId: 'receiveProviderEvent',
+      summary: "The media provider's webhook",
+      description:
+        'Not for clients. Authenticated by `Provider-Signature: t=<unix>,v1=<hex HMAC-SHA256(secret, t + "." + body)>` with the provider webhook secret, at most 300 s old. Events for unknown jobs are acknowledged and ignored.',
+      tags: ['provider'],
+      security: [],
+      parameters: [
+        ...providerWebhookQuery,
+        {
+          name: 'Provider-Signature',
+          in: 'header',
+          required: true,
+          description: 'The HMAC signature of the body.',
+          schema: { type: 'string' },
+        },
+      ],
+      requestBody: { required: true, content: jsonContent(schemaRef('ProviderEvent')) },
+      responses: {
+        '204': { description: 'Applied, or ignored.' },
+        '400': problemRef('ValidationFailed'),
+        '401': problemRef('Unauthorized'),
+        '413': problemRef('PayloadTooLarge'),
+        '5XX': problemRef('ServerError'),
+      },
+    },
+  },
+  replicate: providerWebhookPath({
+    operationId: 'receiveReplicateWebhook',
+    summary: "Replicate's prediction webhooks",
+    description:
+      'Not for clients. Signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`) with the whsec_ key in the replicate secret, at most 300 s old. The body is a Replicate prediction.',
+    parameters: ['webhook-id', 'webhook-timestamp', 'webhook-signature'].map((name) => ({
+      name,
+      in: 'header',
+      required: true,
+      description: 'Standard Webhooks.',
+      schema: { type: 'string' },
+    })),
+    body: { type: 'object', description: 'A Replicate prediction (id, status, logs, output, error, …).' },
+  }),
+  deepgram: providerWebhookPath({
+    operationId: 'receiveDeepgramCallback',
+    summary: "Deepgram's transcription callbacks",
+    description:
+      'Not for clients. Deepgram signs nothing, so Longhaul signs the callback URL it gives: `sig` is the hex HMAC-SHA256 of `jobId=…&submission=…` with the webhookSecret of the deepgram secret. The body is a pre-recorded response, or an error.',
+    parameters: [
+      {
+        name: 'sig',
+        in: 'query',
+        required: true,
+        description: "Longhaul's signature of the callback URL.",
+        schema: { type: 'string', pattern: '^[0-9a-f]{64}$' },
+      },
+    ],
+    body: {
+      type: 'object',
+      description: 'A Deepgram pre-recorded response (metadata, results) or error.',
+    },
+  }),
+  bedrock: {
+    post: {
+      operationId: 'receiveBedrockWebhook',
+      summary: 'None: Amazon Bedrock answers each call at once',
+      description:
+        "Not for clients, and never called: Bedrock's answer comes with each call, so no webhook follows. The route is there because every provider has one; Bedrock's adapter accepts no signature, so every request within the size limit is refused.",
+      tags: ['provider'],
+      security: [],
+      responses: {
+        '401': problemRef('Unauthorized'),
+        '413': problemRef('PayloadTooLarge'),
+        '5XX': problemRef('ServerError'),
+      },
+    },
+  },
+};
+
 function buildDocument(): OpenApiDocument {
   return {
     openapi: '3.1.0',
@@ -1606,67 +1690,9 @@ function buildDocument(): OpenApiDocument {
           },
         },
       },
-      '/v1/provider/events': {
-        post: {
-          operationId: 'receiveProviderEvent',
-          summary: "The media provider's webhook",
-          description:
-            'Not for clients. Authenticated by `Provider-Signature: t=<unix>,v1=<hex HMAC-SHA256(secret, t + "." + body)>` with the provider webhook secret, at most 300 s old. Events for unknown jobs are acknowledged and ignored.',
-          tags: ['provider'],
-          security: [],
-          parameters: [
-            ...providerWebhookQuery,
-            {
-              name: 'Provider-Signature',
-              in: 'header',
-              required: true,
-              description: 'The HMAC signature of the body.',
-              schema: { type: 'string' },
-            },
-          ],
-          requestBody: { required: true, content: jsonContent(schemaRef('ProviderEvent')) },
-          responses: {
-            '204': { description: 'Applied, or ignored.' },
-            '400': problemRef('ValidationFailed'),
-            '401': problemRef('Unauthorized'),
-            '413': problemRef('PayloadTooLarge'),
-            '5XX': problemRef('ServerError'),
-          },
-        },
-      },
-      [PROVIDERS.replicate.webhookPath]: providerWebhookPath({
-        operationId: 'receiveReplicateWebhook',
-        summary: "Replicate's prediction webhooks",
-        description:
-          'Not for clients. Signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`) with the whsec_ key in the replicate secret, at most 300 s old. The body is a Replicate prediction.',
-        parameters: ['webhook-id', 'webhook-timestamp', 'webhook-signature'].map((name) => ({
-          name,
-          in: 'header',
-          required: true,
-          description: 'Standard Webhooks.',
-          schema: { type: 'string' },
-        })),
-        body: { type: 'object', description: 'A Replicate prediction (id, status, logs, output, error, …).' },
-      }),
-      [PROVIDERS.deepgram.webhookPath]: providerWebhookPath({
-        operationId: 'receiveDeepgramCallback',
-        summary: "Deepgram's transcription callbacks",
-        description:
-          'Not for clients. Deepgram signs nothing, so Longhaul signs the callback URL it gives: `sig` is the hex HMAC-SHA256 of `jobId=…&submission=…` with the webhookSecret of the deepgram secret. The body is a pre-recorded response, or an error.',
-        parameters: [
-          {
-            name: 'sig',
-            in: 'query',
-            required: true,
-            description: "Longhaul's signature of the callback URL.",
-            schema: { type: 'string', pattern: '^[0-9a-f]{64}$' },
-          },
-        ],
-        body: {
-          type: 'object',
-          description: 'A Deepgram pre-recorded response (metadata, results) or error.',
-        },
-      }),
+      ...Object.fromEntries(
+        providerWebhookRoutes.map((route) => [route.path, providerWebhooks[route.provider]]),
+      ),
     },
     webhooks: {
       jobFinished: {
