@@ -25,14 +25,14 @@ function pascal(name: string): string {
   return name.replace(/(^|[^A-Za-z0-9])([a-z])/g, (_, _sep: string, letter: string) => letter.toUpperCase());
 }
 
-function docComment(schema: Schema, indent: string): string {
+export function docComment(schema: Schema, indent: string): string {
   const description = schema.description;
   if (typeof description !== 'string' || description === '') return '';
   return `${indent}/** ${description.replaceAll('*/', '*\\/')} */\n`;
 }
 
 /** The TypeScript type of a (small) JSON Schema: what the job-type schemas use, nothing more. */
-function typeOf(schema: Schema, indent: string): string {
+export function typeOf(schema: Schema, indent: string): string {
   if (typeof schema.$ref === 'string') return schema.$ref.split('/').pop() as string;
   if ('const' in schema) return JSON.stringify(schema.const);
   if (Array.isArray(schema.enum)) return schema.enum.map((value) => JSON.stringify(value)).join(' | ');
