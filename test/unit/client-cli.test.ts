@@ -1,10 +1,13 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import * as z from 'zod';
 import { JOB_TYPE_INPUTS, type JobTypeInput, SDK_VERSION } from '../../client';
 import { EXIT, runCli } from '../../client/cli/main';
 import { sleep } from '../../client/retry';
-import { searchResult } from '../../config/search';
+import { inputTable } from '../../client/scripts/job-types';
+import { calendarDate, LABELS_MAX, label, searchResult, TITLE_MAX_CHARS } from '../../config/search';
+import { openApiDocument } from '../../lambdas/api/openapi';
 
 /**
  * The CLI in-process over a scripted transport: what it sends for each
@@ -671,14 +674,141 @@ describe('submit flags, derived from the job types (client/job-types.ts)', () =>
       const expected: Record<string, unknown> = {};
       for (const field of input.fields) {
         const [text, value] = sample[field.type];
-        argv.push(`--${field.flag}`, ...text);
-        expected[field.name] = value;
+        if (field.repeated) {
+          // A list: the flag once per item, each item parsed as the list's item type.
+          const item = field.type === 'boolean' ? ['true'] : text;
+          argv.push(`--${field.flag}`, ...item, `--${field.flag}`, ...item);
+          expected[field.name] = [value, value];
+        } else {
+          argv.push(`--${field.flag}`, ...text);
+          expected[field.name] = value;
+        }
       }
       const result = await run(argv, [() => json(202, job())]);
       expect(result.code).toBe(0);
       expect(JSON.parse(result.sent[0]?.body as string)).toEqual({ type, input: expected });
     },
   );
+
+  it("gives a list field a flag per item, named for one item: audio.publish's title, date and labels from its schema alone", () => {
+    // audio.publish's input as the job type defines it with what search shows and filters by.
+    const name = openApiDocument['x-job-types']['audio.publish'].input;
+    const published = openApiDocument.components.schemas[name] as { properties: Record<string, unknown> };
+    const { properties } = z.toJSONSchema(
+      z.object({
+        title: z.string().max(TITLE_MAX_CHARS).optional(),
+        date: calendarDate.optional(),
+        labels: z.array(label).max(LABELS_MAX).optional(),
+        takes: z.array(z.object({ at: z.number() })).optional(),
+      }),
+    ) as { properties: Record<string, unknown> };
+    const document = {
+      ...openApiDocument,
+      components: {
+        ...openApiDocument.components,
+        schemas: {
+          ...openApiDocument.components.schemas,
+          [name]: { ...published, properties: { ...published.properties, ...properties } },
+        },
+      },
+    };
+    const table = inputTable(document) as unknown as Readonly<Record<string, JobTypeInput>>;
+    const fields = table['audio.publish']?.fields ?? [];
+    expect(fields.filter((field) => ['title', 'date', 'labels', 'takes'].includes(field.name))).toEqual([
+      { name: 'title', flag: 'title', type: 'string', required: false },
+      {
+        name: 'date',
+        flag: 'date',
+        type: 'string',
+        required: false,
+        description: 'A calendar date, YYYY-MM-DD.',
+      },
+      { name: 'labels', flag: 'label', type: 'string', repeated: true, required: false },
+      // A list of objects has no item a flag could give: JSON text, as any other field of no scalar type.
+      { name: 'takes', flag: 'takes', type: 'json', required: false },
+    ]);
+  });
+
+  it('sends --title, --date and each --label of audio.publish into its input, once its schema has them', async () => {
+    const publish = JOB_TYPE_INPUTS['audio.publish'];
+    const withSearchFields: Readonly<Record<string, JobTypeInput>> = {
+      ...JOB_TYPE_INPUTS,
+      'audio.publish': {
+        ...publish,
+        fields: [
+          ...publish.fields,
+          { name: 'title', flag: 'title', type: 'string', required: false },
+          { name: 'date', flag: 'date', type: 'string', required: false },
+          { name: 'labels', flag: 'label', type: 'string', repeated: true, required: false },
+        ],
+      },
+    };
+    const argv = ['submit', '--type', 'audio.publish', '--audio-url', 'https://a.example.test/advent-1.mp3'];
+    const result = await run(
+      [
+        ...argv,
+        '--title',
+        'Advent 1: Waiting',
+        '--date',
+        '2025-11-30',
+        '--label',
+        'advent',
+        '--label',
+        'guest speaker',
+      ],
+      [() => json(202, job())],
+      undefined,
+      { jobTypes: withSearchFields },
+    );
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.sent[0]?.body as string)).toEqual({
+      type: 'audio.publish',
+      input: {
+        audioUrl: 'https://a.example.test/advent-1.mp3',
+        title: 'Advent 1: Waiting',
+        date: '2025-11-30',
+        labels: ['advent', 'guest speaker'],
+      },
+    });
+    const help = await run(['submit', '--help'], [], undefined, { jobTypes: withSearchFields });
+    expect(help.stdout).toMatch(/\n {6}--label <string>… +once per item of labels\n/);
+    const refused = await run(
+      ['submit', '--type', 'image.generate', '--prompt', 'x', '--label', 'advent'],
+      [],
+      undefined,
+      {
+        jobTypes: withSearchFields,
+      },
+    );
+    expect({ code: refused.code, sent: refused.sent }).toEqual({ code: EXIT.usage, sent: [] });
+    expect(refused.stderr).toContain(
+      '--label is not a flag of image.generate jobs; audio.publish jobs take it.',
+    );
+    // Where another job type's --label names one value, it is given once there.
+    const withOneLabel = {
+      ...withSearchFields,
+      'video.render': { fields: [{ name: 'label', flag: 'label', type: 'string', required: false }] },
+    } as const satisfies Readonly<Record<string, JobTypeInput>>;
+    const one = await run(
+      ['submit', '--type', 'video.render', '--label', 'a'],
+      [() => json(202, job())],
+      undefined,
+      {
+        jobTypes: withOneLabel,
+      },
+    );
+    expect(JSON.parse(one.sent[0]?.body as string)).toEqual({ type: 'video.render', input: { label: 'a' } });
+    const twice = await run(
+      ['submit', '--type', 'video.render', '--label', 'a', '--label', 'b'],
+      [],
+      undefined,
+      {
+        jobTypes: withOneLabel,
+      },
+    );
+    expect({ code: twice.code, sent: twice.sent }).toEqual({ code: EXIT.usage, sent: [] });
+    expect(twice.stderr).toContain('--label is given once for video.render jobs.');
+  });
 
   /** A job type the CLI has never seen: only the table knows it. */
   const withVideo: Readonly<Record<string, JobTypeInput>> = {
