@@ -98,7 +98,7 @@ const EXIT_CODES_HELP = `Exit codes:
 
 const ENVIRONMENT_HELP = `Environment:
   LONGHAUL_URL          the API (default http://127.0.0.1:3000; AWS: the ApiUrl output)
-  LONGHAUL_API_KEY      a tenant's API key (jobs, submit)
+  LONGHAUL_API_KEY      a tenant's API key (jobs, submit, search)
   LONGHAUL_ADMIN_KEY    the operator key (review, dlq)
   LONGHAUL_STREAM_URL   live progress WebSocket (default: the one the API names)
   LONGHAUL_ALLOW_INSECURE_HTTP=1  allow plain http to a host other than this machine`;
