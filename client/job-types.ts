@@ -103,8 +103,10 @@ export interface InputField {
   readonly name: string;
   /** Its flag, without the dashes: `audioUrl` is `--audio-url`. */
   readonly flag: string;
-  /** Its JSON type; `json` when it is none of the others (given as JSON text). */
+  /** Its JSON type, or its items' for a list; `json` when it is none of the others (given as JSON text). */
   readonly type: 'string' | 'integer' | 'number' | 'boolean' | 'json';
+  /** A list: its flag is given once per item (`--label a --label b`), and names one item. */
+  readonly repeated?: true;
   readonly required: boolean;
   readonly description?: string;
 }

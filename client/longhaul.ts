@@ -38,6 +38,8 @@ import {
   type ReplayResult,
   type Resolution,
   type Schedule,
+  type SearchRequest,
+  type SearchResult,
   type StreamTicket,
   type Tenant,
   type TenantSettings,
@@ -464,6 +466,23 @@ export class Longhaul {
       cursor = page.nextCursor ?? undefined;
     } while (cursor);
     return total;
+  }
+
+  /**
+   * The passages of the tenant's published recordings (audio.publish) closest
+   * to `request` (a query, or a query with a `limit` and a `filter`): `items`,
+   * closest first, each with the URL that plays it from its first word. A search
+   * changes nothing, so network errors, 5xx and 429 (the embedding model at
+   * capacity, say) are retried, never sooner than Retry-After.
+   */
+  async search(request: string | SearchRequest, options: RequestOptions = {}): Promise<SearchResult> {
+    const text = JSON.stringify(typeof request === 'string' ? { query: request } : request);
+    const answer = await this.call('search', {
+      ...options,
+      operationHeaders: { 'content-type': 'application/json' },
+      body: () => text,
+    });
+    return answer.body as SearchResult;
   }
 
   /** The job's timeline, oldest first. */

@@ -37,6 +37,8 @@ export const operations = {
     auth: 'tenant',
     retry: 'idempotent',
   },
+  // A search reads and changes nothing: a repeated one costs one more query embedding, nothing more.
+  search: { method: 'POST', path: '/v1/search', auth: 'tenant', retry: 'idempotent' },
   // A repeated ticket costs an unused presigned URL, nothing more.
   createUpload: { method: 'POST', path: '/v1/uploads', auth: 'tenant', retry: 'idempotent' },
   // A repeated start leaves an unused upload behind, which the bucket's lifecycle rule aborts.

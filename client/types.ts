@@ -6,6 +6,7 @@
 
 import type { JobPriority, JobStatus, JobType, JobTypeSchemas } from './job-types';
 
+export * from './api-types';
 export * from './job-types';
 
 /** Statuses a job never leaves. */

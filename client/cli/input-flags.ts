@@ -13,7 +13,7 @@ import { UsageError } from './usage-error';
 export type InputTable = Readonly<Record<string, JobTypeInput>>;
 
 type Options = NonNullable<ParseArgsConfig['options']>;
-type Values = Readonly<Record<string, string | boolean | undefined>>;
+type Values = Readonly<Record<string, string | boolean | readonly string[] | undefined>>;
 
 /**
  * The fields of a job type that get a flag: all but those whose flag the
@@ -25,17 +25,25 @@ function flagged(input: JobTypeInput, reserved: ReadonlySet<string>): readonly I
 
 /**
  * The parseArgs options of every job type's fields. A flag is boolean (takes
- * no value) only where every job type that has it says boolean.
+ * no value) only where every job type that has it says boolean, and may be
+ * repeated where any job type's field of it is a list.
  */
 export function inputFlagOptions(table: InputTable, reserved: ReadonlySet<string>): Options {
-  const booleans = new Map<string, boolean>();
+  const kinds = new Map<string, { boolean: boolean; multiple: boolean }>();
   for (const input of Object.values(table)) {
     for (const field of flagged(input, reserved)) {
-      booleans.set(field.flag, (booleans.get(field.flag) ?? true) && field.type === 'boolean');
+      const kind = kinds.get(field.flag) ?? { boolean: true, multiple: false };
+      kinds.set(field.flag, {
+        boolean: kind.boolean && field.type === 'boolean' && !field.repeated,
+        multiple: kind.multiple || field.repeated === true,
+      });
     }
   }
   return Object.fromEntries(
-    [...booleans].map(([flag, boolean]) => [flag, { type: boolean ? 'boolean' : 'string' }]),
+    [...kinds].map(([flag, kind]) => [
+      flag,
+      { type: kind.boolean ? 'boolean' : 'string', ...(kind.multiple ? { multiple: true } : {}) },
+    ]),
   );
 }
 
@@ -49,7 +57,8 @@ const PLACEHOLDER: Readonly<Record<InputField['type'], string>> = {
 
 /** The flags of each job type, for `longhaul submit --help`: one block per type, one line per flag. */
 export function inputFlagsHelp(table: InputTable, reserved: ReadonlySet<string>, indent: string): string {
-  const synopsis = (field: InputField) => `--${field.flag}${PLACEHOLDER[field.type]}`;
+  const synopsis = (field: InputField) =>
+    `--${field.flag}${field.repeated && field.type === 'boolean' ? ' <boolean>' : PLACEHOLDER[field.type]}${field.repeated ? '…' : ''}`;
   const all = Object.values(table).flatMap((input) => flagged(input, reserved));
   const typeWidth = Math.max(0, ...Object.keys(table).map((type) => type.length)) + 2;
   const flagWidth = Math.max(0, ...all.map((field) => synopsis(field).length)) + 2;
@@ -59,6 +68,7 @@ export function inputFlagsHelp(table: InputTable, reserved: ReadonlySet<string>,
     for (const field of input.fields) {
       const notes = [
         field.required ? 'required' : '',
+        field.repeated ? `once per item of ${field.name}` : '',
         field.description ?? '',
         field.name === input.fileField ? '--file fills it' : '',
       ].filter((note) => note !== '');
@@ -123,7 +133,15 @@ export function inputFromFlags(
         .map(([name]) => name);
       throw new UsageError(`--${flag} is not a flag of ${type} jobs; ${takers.join(', ')} jobs take it.`);
     }
-    input[field.name] = parsedValue(field, value);
+    // A flag another job type repeats comes as a list even where this type takes one value.
+    const given = typeof value === 'object' ? value : [value];
+    if (field.repeated) {
+      input[field.name] = given.map((item) => parsedValue(field, item));
+    } else if (given.length > 1) {
+      throw new UsageError(`--${flag} is given once for ${type} jobs.`);
+    } else {
+      input[field.name] = parsedValue(field, given[0] as string | boolean);
+    }
   }
   return input;
 }

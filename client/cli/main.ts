@@ -26,6 +26,8 @@ import {
   type ReplayResult,
   type Schedule,
   type ScheduledJob,
+  type SearchFilter,
+  type SearchRequest,
 } from '../types';
 import { SDK_VERSION } from '../version';
 import type { WebSocketConstructor } from '../wait';
@@ -34,6 +36,7 @@ import {
   formatBatchResults,
   formatJob,
   formatJobTable,
+  formatSearchHits,
   formatTimeline,
   ProgressBar,
   type Stream,
@@ -95,7 +98,7 @@ const EXIT_CODES_HELP = `Exit codes:
 
 const ENVIRONMENT_HELP = `Environment:
   LONGHAUL_URL          the API (default http://127.0.0.1:3000; AWS: the ApiUrl output)
-  LONGHAUL_API_KEY      a tenant's API key (jobs, submit)
+  LONGHAUL_API_KEY      a tenant's API key (jobs, submit, search)
   LONGHAUL_ADMIN_KEY    the operator key (review, dlq)
   LONGHAUL_STREAM_URL   live progress WebSocket (default: the one the API names)
   LONGHAUL_ALLOW_INSECURE_HTTP=1  allow plain http to a host other than this machine`;
@@ -314,6 +317,30 @@ const batchCommand: Command = {
   run: submitBatchFile,
 };
 
+/** `search`: the passages of the tenant's published recordings closest to a query. */
+const searchCommand: Command = {
+  summary: 'find the passages of published recordings that say something',
+  usage: `longhaul search "<query>" [--limit <n>] [--item <job id>]… [--from <date>] [--to <date>] [--label <label>]…
+  <query>           what the listener remembers, in their own words (quote it)
+  --limit <n>       at most n hits (the API's default when absent)
+  --item <id>       only this recording: its audio.publish job id (may be repeated)
+  --from <date>     only recordings dated this day (YYYY-MM-DD) or later
+  --to <date>       only recordings dated this day (YYYY-MM-DD) or earlier
+  --label <label>   only recordings with this label (may be repeated: any of them)
+  Prints each hit, closest first: its rank, score, where the passage is in the recording,
+  the recording's title (or id) and date, the passage's text (cut to the terminal's width)
+  and the URL that plays it from its first word. --json prints the API's answer as it is.`,
+  options: {
+    limit: { type: 'string' },
+    item: { type: 'string', multiple: true },
+    from: { type: 'string' },
+    to: { type: 'string' },
+    label: { type: 'string', multiple: true },
+  },
+  positionals: ['query'],
+  run: searchPassages,
+};
+
 /** `schedules …`: a tenant's recurring schedules. */
 const scheduleCommands: Record<string, Command> = {
   'schedules create': {
@@ -385,6 +412,7 @@ const GROUPS = new Set(['jobs', 'review', 'dlq', 'schedules']);
 const COMMANDS: Readonly<Record<string, Command>> = {
   submit: submitCommand(JOB_TYPE_INPUTS),
   batch: batchCommand,
+  search: searchCommand,
   ...commands,
   ...scheduleCommands,
 };
@@ -732,6 +760,32 @@ async function cancelCommand(c: Context): Promise<number> {
         : `${total.matched} job(s) matched, ${total.canceled} canceled` +
           (total.cancelRequested > 0 ? `, ${total.cancelRequested} in review carry the request` : '') +
           '\n',
+  );
+  return EXIT.ok;
+}
+
+/**
+ * Each flag is one field of the request, sent as written: the API refuses
+ * what is out of range or malformed, naming the field.
+ */
+async function searchPassages(c: Context): Promise<number> {
+  const limit = integer('--limit', c.values.limit);
+  const itemIds = repeated(c, 'item');
+  const labels = repeated(c, 'label');
+  const filter: SearchFilter = {
+    ...(itemIds.length > 0 ? { itemIds } : {}),
+    ...(typeof c.values.from === 'string' ? { dateFrom: c.values.from } : {}),
+    ...(typeof c.values.to === 'string' ? { dateTo: c.values.to } : {}),
+    ...(labels.length > 0 ? { labels } : {}),
+  };
+  const request: SearchRequest = {
+    query: c.positionals[0] as string,
+    ...(limit !== undefined ? { limit } : {}),
+    ...(Object.keys(filter).length > 0 ? { filter } : {}),
+  };
+  const result = await c.client().search(request, { signal: c.io.signal });
+  c.io.stdout.write(
+    c.json ? `${JSON.stringify(result, null, 2)}\n` : formatSearchHits(result, c.io.stdout.columns),
   );
   return EXIT.ok;
 }

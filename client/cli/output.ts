@@ -1,4 +1,4 @@
-import type { AdminJob, BatchItemResult, Job, Page, TimelineEvent } from '../types';
+import type { AdminJob, BatchItemResult, Job, Page, SearchResult, TimelineEvent } from '../types';
 import type { WaitUpdate } from '../wait';
 
 /** How the CLI shows things to people; `--json` bypasses all of this. */
@@ -81,6 +81,71 @@ export function formatTimeline(events: readonly TimelineEvent[]): string {
       event.detail ?? '',
     ]),
   ]);
+}
+
+/** Seconds as a listener reads a time in a recording: m:ss, or h:mm:ss from the first hour on. */
+export function clockTime(seconds: number): string {
+  const whole = Math.floor(seconds);
+  const [hours, minutes, secs] = [Math.floor(whole / 3600), Math.floor(whole / 60) % 60, whole % 60];
+  const ss = String(secs).padStart(2, '0');
+  return hours > 0 ? `${hours}:${String(minutes).padStart(2, '0')}:${ss}` : `${minutes}:${ss}`;
+}
+
+/** `line` cut to at most `width` characters, with an ellipsis; whole when `width` is unknown. */
+function cut(line: string, width: number | undefined): string {
+  const characters = Array.from(line);
+  if (width === undefined || characters.length <= width) return line;
+  return `${characters
+    .slice(0, Math.max(0, width - 1))
+    .join('')
+    .trimEnd()}…`;
+}
+
+/**
+ * Search hits, closest first: a row per hit (rank, score, where the passage
+ * is in the recording, the recording and its date), the passage's text under
+ * it cut to the terminal's width (`columns`; whole when output is no
+ * terminal), and under that the URL that plays it from its first word, never
+ * cut, since a cut URL plays nothing.
+ */
+export function formatSearchHits(result: SearchResult, columns?: number): string {
+  if (result.items.length === 0) return 'no passages found\n';
+  const header = ['#', 'SCORE', 'PASSAGE', 'RECORDING', 'DATE'];
+  const hits = result.items.map((hit, index) => ({
+    cells: [
+      String(index + 1),
+      hit.score.toFixed(3),
+      `${clockTime(hit.passage.start)}–${clockTime(hit.passage.end)}`,
+      hit.item.title ?? hit.item.id,
+      hit.item.date,
+    ],
+    // A transcript's line breaks and runs of spaces say nothing here: one line.
+    text: hit.passage.text.replace(/\s+/g, ' ').trim(),
+    url: hit.playback.url,
+  }));
+  const widths = header.map((name, column) =>
+    Math.max(name.length, ...hits.map(({ cells }) => cells[column]?.length ?? 0)),
+  );
+  const row = (cells: readonly string[]) =>
+    cut(
+      cells
+        .map((cell, column) => cell.padEnd(widths[column] ?? 0))
+        .join('  ')
+        .trimEnd(),
+      columns,
+    );
+  // The text and the URL start under the score, so the ranks stand out.
+  const indent = ' '.repeat((widths[0] ?? 0) + 2);
+  const textWidth = columns === undefined ? undefined : columns - indent.length;
+  const lines = [
+    row(header),
+    ...hits.flatMap(({ cells, text, url }) => [
+      row(cells),
+      `${indent}${cut(text, textWidth)}`,
+      `${indent}${url}`,
+    ]),
+  ];
+  return lines.map((line) => `${line}\n`).join('');
 }
 
 function table(rows: readonly (readonly string[])[]): string {

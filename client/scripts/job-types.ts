@@ -25,14 +25,14 @@ function pascal(name: string): string {
   return name.replace(/(^|[^A-Za-z0-9])([a-z])/g, (_, _sep: string, letter: string) => letter.toUpperCase());
 }
 
-function docComment(schema: Schema, indent: string): string {
+export function docComment(schema: Schema, indent: string): string {
   const description = schema.description;
   if (typeof description !== 'string' || description === '') return '';
   return `${indent}/** ${description.replaceAll('*/', '*\\/')} */\n`;
 }
 
 /** The TypeScript type of a (small) JSON Schema: what the job-type schemas use, nothing more. */
-function typeOf(schema: Schema, indent: string): string {
+export function typeOf(schema: Schema, indent: string): string {
   if (typeof schema.$ref === 'string') return schema.$ref.split('/').pop() as string;
   if ('const' in schema) return JSON.stringify(schema.const);
   if (Array.isArray(schema.enum)) return schema.enum.map((value) => JSON.stringify(value)).join(' | ');
@@ -96,6 +96,28 @@ function fieldType(schema: Schema): FieldType {
     : 'json';
 }
 
+/** A list of one scalar type: given as one flag per item, not as JSON text. */
+function listItemType(schema: Schema, schemas: Readonly<Record<string, Schema>>): FieldType | undefined {
+  const types = (Array.isArray(schema.type) ? schema.type : [schema.type]).filter((type) => type !== 'null');
+  if (types.length !== 1 || types[0] !== 'array' || !schema.items || typeof schema.items !== 'object') {
+    return undefined;
+  }
+  const item = fieldType(resolved(schema.items as Schema, schemas));
+  return item === 'json' ? undefined : item;
+}
+
+/**
+ * The name of one item of a list field, which its flag takes (`--label a
+ * --label b` fills `labels`): a final plural s dropped (`labels` → `label`,
+ * `itemIds` → `itemId`), `-ies` made `-y`; any other name stays as it is, and
+ * a flag that comes out as another field's fails the generation.
+ */
+export function itemNameOf(field: string): string {
+  if (/[^aeiou]ies$/.test(field)) return `${field.slice(0, -3)}y`;
+  if (/[^su]s$/.test(field)) return field.slice(0, -1);
+  return field;
+}
+
 /** A field's flag, without its dashes: `audioUrl` → `audio-url`, `sourceImageRef` → `source-image-ref`. */
 export function flagOf(field: string): string {
   return field
@@ -106,7 +128,7 @@ export function flagOf(field: string): string {
 }
 
 /** Each job type's input fields and file field, as plain data (the CLI builds its flags from it). */
-function inputTable(document: OpenApiDocument): Record<string, Record<string, unknown>> {
+export function inputTable(document: OpenApiDocument): Record<string, Record<string, unknown>> {
   const { schemas } = document.components;
   return Object.fromEntries(
     Object.entries(document['x-job-types']).map(([type, entry]) => {
@@ -115,7 +137,8 @@ function inputTable(document: OpenApiDocument): Record<string, Record<string, un
       const flags = new Map<string, string>();
       const fields = Object.entries((input.properties ?? {}) as Record<string, Schema>).map(([name, raw]) => {
         const property = resolved(raw, schemas);
-        const flag = flagOf(name);
+        const itemType = listItemType(property, schemas);
+        const flag = flagOf(itemType === undefined ? name : itemNameOf(name));
         const clash = flags.get(flag);
         if (clash !== undefined) throw new Error(`${type}: ${clash} and ${name} would both be --${flag}`);
         flags.set(flag, name);
@@ -123,13 +146,14 @@ function inputTable(document: OpenApiDocument): Record<string, Record<string, un
         return {
           name,
           flag,
-          type: fieldType(property),
+          type: itemType ?? fieldType(property),
+          ...(itemType !== undefined ? { repeated: true } : {}),
           required: required.has(name),
           ...(typeof description === 'string' && description !== '' ? { description } : {}),
         };
       });
       const fileField = entry['x-file-field'];
-      if (fileField !== undefined && !flags.has(flagOf(fileField))) {
+      if (fileField !== undefined && ![...flags.values()].includes(fileField)) {
         throw new Error(`${type}: x-file-field ${fileField} is not a field of ${entry.input}`);
       }
       const description = input.description;
@@ -152,8 +176,10 @@ export interface InputField {
   readonly name: string;
   /** Its flag, without the dashes: \`audioUrl\` is \`--audio-url\`. */
   readonly flag: string;
-  /** Its JSON type; \`json\` when it is none of the others (given as JSON text). */
+  /** Its JSON type, or its items' for a list; \`json\` when it is none of the others (given as JSON text). */
   readonly type: 'string' | 'integer' | 'number' | 'boolean' | 'json';
+  /** A list: its flag is given once per item (\`--label a --label b\`), and names one item. */
+  readonly repeated?: true;
   readonly required: boolean;
   readonly description?: string;
 }

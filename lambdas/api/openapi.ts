@@ -1,13 +1,21 @@
 import * as z from 'zod';
 import { JOB_TYPE_MODULES, type JobTypeModule } from '../../config/job-types';
-import { API_KEY_HEADER, STREAM_PATH } from '../../config/layout';
+import { API_KEY_HEADER, providerWebhookRoutes, STREAM_PATH } from '../../config/layout';
 import {
   PROBLEM_CONTENT_TYPE,
   type ProblemCode,
   RATE_LIMIT_RETRY_AFTER_SECONDS,
 } from '../../config/problems';
-import { PROVIDER_NAMES, PROVIDERS } from '../../config/providers';
+import { PROVIDER_NAMES, type ProviderName } from '../../config/providers';
 import { MAX_EXPRESSION_LENGTH } from '../../config/schedule-expressions';
+import {
+  SEARCH_LIMIT_MAX,
+  SEARCH_QUERY_MAX_CHARS,
+  searchFilter,
+  searchHit,
+  searchRequest,
+  searchResult,
+} from '../../config/search';
 import { bodyLimits, defaultSettings } from '../../config/settings';
 import { CANCELABLE_STATUSES, cancelJobsRequest, REPLAY_REFUSALS, replayJobsRequest } from '../domain/bulk';
 import { JOB_ID_PATTERN, KEY_PATTERN, SCHEDULE_ID_PATTERN } from '../domain/idempotency';
@@ -140,6 +148,36 @@ function fromZod(schema: z.ZodType): Schema {
   >;
   return json;
 }
+
+/**
+ * Zod schemas that refer to one another, each as JSON Schema under its name:
+ * a schema used inside another is a `$ref` to its own entry, not a copy.
+ */
+function fromZodNamed<const Name extends string>(
+  named: Readonly<Record<Name, z.ZodType>>,
+): Record<Name, Schema> {
+  const registry = z.registry<{ id: string }>();
+  for (const [id, schema] of Object.entries(named) as [Name, z.ZodType][]) registry.add(schema, { id });
+  const { schemas } = z.toJSONSchema(registry, {
+    target: 'draft-2020-12',
+    uri: (id) => `#/components/schemas/${id}`,
+  });
+  return Object.fromEntries(
+    Object.entries(schemas).map(([id, schema]) => {
+      // Without `$id`: an `$id` would make the document's own `#/components/…` references resolve against it.
+      const { $schema: _dialect, $id: _id, ...json } = schema as Record<string, unknown>;
+      return [id, json];
+    }),
+  ) as Record<Name, Schema>;
+}
+
+/** POST /v1/search's request and answer, as config/search.ts defines and the handler validates them. */
+const searchSchemas = fromZodNamed({
+  SearchRequest: searchRequest,
+  SearchFilter: searchFilter,
+  SearchResult: searchResult,
+  SearchHit: searchHit,
+});
 
 const timestamp = { type: 'string', format: 'date-time' } as const;
 /** When a job is to run, on every request that creates one. */
@@ -858,6 +896,12 @@ const schemas: Record<string, Schema> = {
     additionalProperties: false,
   },
   ProviderEvent: fromZod(providerEvent),
+  ...searchSchemas,
+  SearchFilter: {
+    ...searchSchemas.SearchFilter,
+    // What JSON Schema cannot say: the filter's refinement, which the handler checks.
+    description: `${searchSchemas.SearchFilter.description} \`dateFrom\` must not be after \`dateTo\`.`,
+  },
   ProblemCode: { type: 'string', enum: PROBLEM_CODES },
   Problem: {
     type: 'object',
@@ -1036,6 +1080,17 @@ const responses: Record<string, ResponseObject> = {
       },
     },
   ),
+  SearchRefused: problemResponse(
+    400,
+    `The body is not a search (\`validation-failed\`, with a JSON Pointer per error): a query that is empty (or only white space) or over ${SEARCH_QUERY_MAX_CHARS} characters, a field or filter key the request does not define, a limit that is not a whole number from 1 to ${SEARCH_LIMIT_MAX}, a date that is not YYYY-MM-DD, an item id that is not an audio.publish job's, or dateFrom after dateTo.`,
+    ['validation-failed'],
+  ),
+  SearchThrottled: problemResponse(
+    429,
+    'The tenant sends too many requests, or the embedding model that reads the query has no capacity right now (`rate-limited`); nothing was changed, so retrying after Retry-After is safe.',
+    ['rate-limited'],
+    { 'Retry-After': retryAfter },
+  ),
   ServerError: problemResponse(
     '5XX',
     'The service failed (`internal-error`, 500 or 502) or took too long (`service-unavailable`, 504); retry later. Retrying POST /v1/jobs with the same Idempotency-Key is always safe.',
@@ -1060,6 +1115,90 @@ const adminSecurity = [{ adminKey: [] }] as const;
 const jobIdParameter = ref('parameters', 'JobId');
 const scheduleIdParameter = ref('parameters', 'ScheduleId');
 const tenantParameter = ref('parameters', 'Tenant');
+
+/**
+ * Each provider's webhook route, by provider: a provider added to
+ * config/providers.ts without its entry here fails to compile. The routes'
+ * paths come from config/layout.ts, as the gateway's do.
+ */
+const providerWebhooks: Record<ProviderName, PathItem> = {
+  'longhaul-http': {
+    post: {
+      operationId: 'receiveProviderEvent',
+      summary: "The media provider's webhook",
+      description:
+        'Not for clients. Authenticated by `Provider-Signature: t=<unix>,v1=<hex HMAC-SHA256(secret, t + "." + body)>` with the provider webhook secret, at most 300 s old. Events for unknown jobs are acknowledged and ignored.',
+      tags: ['provider'],
+      security: [],
+      parameters: [
+        ...providerWebhookQuery,
+        {
+          name: 'Provider-Signature',
+          in: 'header',
+          required: true,
+          description: 'The HMAC signature of the body.',
+          schema: { type: 'string' },
+        },
+      ],
+      requestBody: { required: true, content: jsonContent(schemaRef('ProviderEvent')) },
+      responses: {
+        '204': { description: 'Applied, or ignored.' },
+        '400': problemRef('ValidationFailed'),
+        '401': problemRef('Unauthorized'),
+        '413': problemRef('PayloadTooLarge'),
+        '5XX': problemRef('ServerError'),
+      },
+    },
+  },
+  replicate: providerWebhookPath({
+    operationId: 'receiveReplicateWebhook',
+    summary: "Replicate's prediction webhooks",
+    description:
+      'Not for clients. Signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`) with the whsec_ key in the replicate secret, at most 300 s old. The body is a Replicate prediction.',
+    parameters: ['webhook-id', 'webhook-timestamp', 'webhook-signature'].map((name) => ({
+      name,
+      in: 'header',
+      required: true,
+      description: 'Standard Webhooks.',
+      schema: { type: 'string' },
+    })),
+    body: { type: 'object', description: 'A Replicate prediction (id, status, logs, output, error, …).' },
+  }),
+  deepgram: providerWebhookPath({
+    operationId: 'receiveDeepgramCallback',
+    summary: "Deepgram's transcription callbacks",
+    description:
+      'Not for clients. Deepgram signs nothing, so Longhaul signs the callback URL it gives: `sig` is the hex HMAC-SHA256 of `jobId=…&submission=…` with the webhookSecret of the deepgram secret. The body is a pre-recorded response, or an error.',
+    parameters: [
+      {
+        name: 'sig',
+        in: 'query',
+        required: true,
+        description: "Longhaul's signature of the callback URL.",
+        schema: { type: 'string', pattern: '^[0-9a-f]{64}$' },
+      },
+    ],
+    body: {
+      type: 'object',
+      description: 'A Deepgram pre-recorded response (metadata, results) or error.',
+    },
+  }),
+  bedrock: {
+    post: {
+      operationId: 'receiveBedrockWebhook',
+      summary: 'None: Amazon Bedrock answers each call at once',
+      description:
+        "Not for clients, and never called: Bedrock's answer comes with each call, so no webhook follows. The route is there because every provider has one; Bedrock's adapter accepts no signature, so every request within the size limit is refused.",
+      tags: ['provider'],
+      security: [],
+      responses: {
+        '401': problemRef('Unauthorized'),
+        '413': problemRef('PayloadTooLarge'),
+        '5XX': problemRef('ServerError'),
+      },
+    },
+  },
+};
 
 function buildDocument(): OpenApiDocument {
   return {
@@ -1097,6 +1236,7 @@ function buildDocument(): OpenApiDocument {
       { name: 'jobs', description: 'Submit, follow and cancel jobs.' },
       { name: 'uploads', description: 'Inputs larger than a multipart body allows.' },
       { name: 'schedules', description: 'Recurring schedules that submit jobs.' },
+      { name: 'search', description: 'Find the passages of published recordings that say something.' },
       { name: 'admin', description: 'Operator routes; the admin key only.' },
       { name: 'provider', description: 'Called by the media provider, not by clients.' },
       { name: 'meta', description: 'Health and this document.' },
@@ -1304,6 +1444,28 @@ function buildDocument(): OpenApiDocument {
             '201': { description: 'The ticket.', content: jsonContent(schemaRef('StreamTicket')) },
             ...authenticated,
             '404': problemRef('NotFound'),
+          },
+        },
+      },
+      '/v1/search': {
+        post: {
+          operationId: 'search',
+          summary: 'Find the passages of published recordings closest to a query',
+          description:
+            "Searches the passages of every recording the tenant published with audio.publish (and only the tenant's: another tenant's passages are never searched), closest first, each with a URL that plays it from its first word. Search changes nothing, so it is safe to retry.",
+          tags: ['search'],
+          security: tenantSecurity,
+          requestBody: { required: true, content: jsonContent(schemaRef('SearchRequest')) },
+          responses: {
+            '200': {
+              description: 'The hits, closest first; none when nothing published matches the filter.',
+              content: jsonContent(schemaRef('SearchResult')),
+            },
+            '400': problemRef('SearchRefused'),
+            ...authenticated,
+            '413': problemRef('PayloadTooLarge'),
+            '415': problemRef('UnsupportedMediaType'),
+            '429': problemRef('SearchThrottled'),
           },
         },
       },
@@ -1606,67 +1768,9 @@ function buildDocument(): OpenApiDocument {
           },
         },
       },
-      '/v1/provider/events': {
-        post: {
-          operationId: 'receiveProviderEvent',
-          summary: "The media provider's webhook",
-          description:
-            'Not for clients. Authenticated by `Provider-Signature: t=<unix>,v1=<hex HMAC-SHA256(secret, t + "." + body)>` with the provider webhook secret, at most 300 s old. Events for unknown jobs are acknowledged and ignored.',
-          tags: ['provider'],
-          security: [],
-          parameters: [
-            ...providerWebhookQuery,
-            {
-              name: 'Provider-Signature',
-              in: 'header',
-              required: true,
-              description: 'The HMAC signature of the body.',
-              schema: { type: 'string' },
-            },
-          ],
-          requestBody: { required: true, content: jsonContent(schemaRef('ProviderEvent')) },
-          responses: {
-            '204': { description: 'Applied, or ignored.' },
-            '400': problemRef('ValidationFailed'),
-            '401': problemRef('Unauthorized'),
-            '413': problemRef('PayloadTooLarge'),
-            '5XX': problemRef('ServerError'),
-          },
-        },
-      },
-      [PROVIDERS.replicate.webhookPath]: providerWebhookPath({
-        operationId: 'receiveReplicateWebhook',
-        summary: "Replicate's prediction webhooks",
-        description:
-          'Not for clients. Signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`) with the whsec_ key in the replicate secret, at most 300 s old. The body is a Replicate prediction.',
-        parameters: ['webhook-id', 'webhook-timestamp', 'webhook-signature'].map((name) => ({
-          name,
-          in: 'header',
-          required: true,
-          description: 'Standard Webhooks.',
-          schema: { type: 'string' },
-        })),
-        body: { type: 'object', description: 'A Replicate prediction (id, status, logs, output, error, …).' },
-      }),
-      [PROVIDERS.deepgram.webhookPath]: providerWebhookPath({
-        operationId: 'receiveDeepgramCallback',
-        summary: "Deepgram's transcription callbacks",
-        description:
-          'Not for clients. Deepgram signs nothing, so Longhaul signs the callback URL it gives: `sig` is the hex HMAC-SHA256 of `jobId=…&submission=…` with the webhookSecret of the deepgram secret. The body is a pre-recorded response, or an error.',
-        parameters: [
-          {
-            name: 'sig',
-            in: 'query',
-            required: true,
-            description: "Longhaul's signature of the callback URL.",
-            schema: { type: 'string', pattern: '^[0-9a-f]{64}$' },
-          },
-        ],
-        body: {
-          type: 'object',
-          description: 'A Deepgram pre-recorded response (metadata, results) or error.',
-        },
-      }),
+      ...Object.fromEntries(
+        providerWebhookRoutes.map((route) => [route.path, providerWebhooks[route.provider]]),
+      ),
     },
     webhooks: {
       jobFinished: {

@@ -1,9 +1,13 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import * as z from 'zod';
 import { JOB_TYPE_INPUTS, type JobTypeInput, SDK_VERSION } from '../../client';
 import { EXIT, runCli } from '../../client/cli/main';
 import { sleep } from '../../client/retry';
+import { inputTable } from '../../client/scripts/job-types';
+import { calendarDate, LABELS_MAX, label, searchResult, TITLE_MAX_CHARS } from '../../config/search';
+import { openApiDocument } from '../../lambdas/api/openapi';
 
 /**
  * The CLI in-process over a scripted transport: what it sends for each
@@ -49,13 +53,18 @@ async function run(
     readonly signal?: AbortSignal;
     /** Job types other than the generated ones. */
     readonly jobTypes?: Readonly<Record<string, JobTypeInput>>;
+    /** The width of stdout, as a terminal reports it; unset: stdout is no terminal. */
+    readonly columns?: number;
   } = {},
 ) {
   const sent: Sent[] = [];
   let stdout = '';
   let stderr = '';
   const code = await runCli(argv, {
-    stdout: { write: (text: string) => (stdout += text) },
+    stdout: {
+      write: (text: string) => (stdout += text),
+      ...(terminal.columns !== undefined ? { isTTY: true, columns: terminal.columns } : {}),
+    },
     stderr: { write: (text: string) => (stderr += text), isTTY: terminal.isTTY ?? false },
     env: { LONGHAUL_URL: URL_BASE, ...env },
     ...(terminal.signal ? { signal: terminal.signal } : {}),
@@ -665,14 +674,141 @@ describe('submit flags, derived from the job types (client/job-types.ts)', () =>
       const expected: Record<string, unknown> = {};
       for (const field of input.fields) {
         const [text, value] = sample[field.type];
-        argv.push(`--${field.flag}`, ...text);
-        expected[field.name] = value;
+        if (field.repeated) {
+          // A list: the flag once per item, each item parsed as the list's item type.
+          const item = field.type === 'boolean' ? ['true'] : text;
+          argv.push(`--${field.flag}`, ...item, `--${field.flag}`, ...item);
+          expected[field.name] = [value, value];
+        } else {
+          argv.push(`--${field.flag}`, ...text);
+          expected[field.name] = value;
+        }
       }
       const result = await run(argv, [() => json(202, job())]);
       expect(result.code).toBe(0);
       expect(JSON.parse(result.sent[0]?.body as string)).toEqual({ type, input: expected });
     },
   );
+
+  it("gives a list field a flag per item, named for one item: audio.publish's title, date and labels from its schema alone", () => {
+    // audio.publish's input as the job type defines it with what search shows and filters by.
+    const name = openApiDocument['x-job-types']['audio.publish'].input;
+    const published = openApiDocument.components.schemas[name] as { properties: Record<string, unknown> };
+    const { properties } = z.toJSONSchema(
+      z.object({
+        title: z.string().max(TITLE_MAX_CHARS).optional(),
+        date: calendarDate.optional(),
+        labels: z.array(label).max(LABELS_MAX).optional(),
+        takes: z.array(z.object({ at: z.number() })).optional(),
+      }),
+    ) as { properties: Record<string, unknown> };
+    const document = {
+      ...openApiDocument,
+      components: {
+        ...openApiDocument.components,
+        schemas: {
+          ...openApiDocument.components.schemas,
+          [name]: { ...published, properties: { ...published.properties, ...properties } },
+        },
+      },
+    };
+    const table = inputTable(document) as unknown as Readonly<Record<string, JobTypeInput>>;
+    const fields = table['audio.publish']?.fields ?? [];
+    expect(fields.filter((field) => ['title', 'date', 'labels', 'takes'].includes(field.name))).toEqual([
+      { name: 'title', flag: 'title', type: 'string', required: false },
+      {
+        name: 'date',
+        flag: 'date',
+        type: 'string',
+        required: false,
+        description: 'A calendar date, YYYY-MM-DD.',
+      },
+      { name: 'labels', flag: 'label', type: 'string', repeated: true, required: false },
+      // A list of objects has no item a flag could give: JSON text, as any other field of no scalar type.
+      { name: 'takes', flag: 'takes', type: 'json', required: false },
+    ]);
+  });
+
+  it('sends --title, --date and each --label of audio.publish into its input, once its schema has them', async () => {
+    const publish = JOB_TYPE_INPUTS['audio.publish'];
+    const withSearchFields: Readonly<Record<string, JobTypeInput>> = {
+      ...JOB_TYPE_INPUTS,
+      'audio.publish': {
+        ...publish,
+        fields: [
+          ...publish.fields,
+          { name: 'title', flag: 'title', type: 'string', required: false },
+          { name: 'date', flag: 'date', type: 'string', required: false },
+          { name: 'labels', flag: 'label', type: 'string', repeated: true, required: false },
+        ],
+      },
+    };
+    const argv = ['submit', '--type', 'audio.publish', '--audio-url', 'https://a.example.test/advent-1.mp3'];
+    const result = await run(
+      [
+        ...argv,
+        '--title',
+        'Advent 1: Waiting',
+        '--date',
+        '2025-11-30',
+        '--label',
+        'advent',
+        '--label',
+        'guest speaker',
+      ],
+      [() => json(202, job())],
+      undefined,
+      { jobTypes: withSearchFields },
+    );
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.sent[0]?.body as string)).toEqual({
+      type: 'audio.publish',
+      input: {
+        audioUrl: 'https://a.example.test/advent-1.mp3',
+        title: 'Advent 1: Waiting',
+        date: '2025-11-30',
+        labels: ['advent', 'guest speaker'],
+      },
+    });
+    const help = await run(['submit', '--help'], [], undefined, { jobTypes: withSearchFields });
+    expect(help.stdout).toMatch(/\n {6}--label <string>… +once per item of labels\n/);
+    const refused = await run(
+      ['submit', '--type', 'image.generate', '--prompt', 'x', '--label', 'advent'],
+      [],
+      undefined,
+      {
+        jobTypes: withSearchFields,
+      },
+    );
+    expect({ code: refused.code, sent: refused.sent }).toEqual({ code: EXIT.usage, sent: [] });
+    expect(refused.stderr).toContain(
+      '--label is not a flag of image.generate jobs; audio.publish jobs take it.',
+    );
+    // Where another job type's --label names one value, it is given once there.
+    const withOneLabel = {
+      ...withSearchFields,
+      'video.render': { fields: [{ name: 'label', flag: 'label', type: 'string', required: false }] },
+    } as const satisfies Readonly<Record<string, JobTypeInput>>;
+    const one = await run(
+      ['submit', '--type', 'video.render', '--label', 'a'],
+      [() => json(202, job())],
+      undefined,
+      {
+        jobTypes: withOneLabel,
+      },
+    );
+    expect(JSON.parse(one.sent[0]?.body as string)).toEqual({ type: 'video.render', input: { label: 'a' } });
+    const twice = await run(
+      ['submit', '--type', 'video.render', '--label', 'a', '--label', 'b'],
+      [],
+      undefined,
+      {
+        jobTypes: withOneLabel,
+      },
+    );
+    expect({ code: twice.code, sent: twice.sent }).toEqual({ code: EXIT.usage, sent: [] });
+    expect(twice.stderr).toContain('--label is given once for video.render jobs.');
+  });
 
   /** A job type the CLI has never seen: only the table knows it. */
   const withVideo: Readonly<Record<string, JobTypeInput>> = {
@@ -769,6 +905,165 @@ describe('submit flags, derived from the job types (client/job-types.ts)', () =>
     expect(result.code).toBe(EXIT.usage);
     expect(result.stderr).toContain(message);
     expect(result.sent).toEqual([]);
+  });
+});
+
+describe('search', () => {
+  const hit = (
+    score: number,
+    extra: { title?: string; start: number; end: number; text: string; index: number },
+  ) => ({
+    score,
+    item: {
+      id: 'job_abcdefghijklmnopqrstuvwxyz',
+      ...(extra.title !== undefined ? { title: extra.title } : {}),
+      date: '2025-11-30',
+      labels: ['advent'],
+    },
+    passage: { index: extra.index, start: extra.start, end: extra.end, text: extra.text },
+    playback: {
+      playlistUrl: 'https://media.example.test/p/master.m3u8?X-Amz-Signature=abc',
+      startSeconds: extra.start,
+      url: `https://media.example.test/p/master.m3u8?X-Amz-Signature=abc#t=${extra.start}`,
+    },
+  });
+  /** An answer of the API's shape, checked with its own schema so the fixture cannot drift from it. */
+  const answer = searchResult.parse({
+    items: [
+      hit(0.83127, {
+        title: 'Advent 1: Waiting',
+        index: 3,
+        start: 95.5,
+        end: 131.25,
+        text: 'Grace is not earned;\n  it is given. And the one who gives it asks nothing back.',
+      }),
+      hit(0.4, { index: 61, start: 3725.9, end: 3790, text: 'Wait for it.' }),
+    ],
+  });
+
+  it('prints a hit per block: rank, score, m:ss times, title or id, the text cut to the terminal, the URL whole', async () => {
+    const result = await run(['search', 'grace is a gift'], [() => json(200, answer)], undefined, {
+      columns: 70,
+    });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe(
+      [
+        '#  SCORE  PASSAGE          RECORDING                       DATE',
+        '1  0.831  1:35–2:11        Advent 1: Waiting               2025-11-30',
+        '   Grace is not earned; it is given. And the one who gives it asks no…',
+        '   https://media.example.test/p/master.m3u8?X-Amz-Signature=abc#t=95.5',
+        '2  0.400  1:02:05–1:03:10  job_abcdefghijklmnopqrstuvwxyz  2025-11-30',
+        '   Wait for it.',
+        '   https://media.example.test/p/master.m3u8?X-Amz-Signature=abc#t=3725.9',
+        '',
+      ].join('\n'),
+    );
+    expect(result.stderr).toBe('');
+  });
+
+  it('prints the whole text when stdout is no terminal, and says when nothing was found', async () => {
+    const piped = await run(['search', 'grace'], [() => json(200, answer)]);
+    expect(piped.stdout.split('\n')[2]).toBe(
+      '   Grace is not earned; it is given. And the one who gives it asks nothing back.',
+    );
+    const none = await run(['search', 'grace'], [() => json(200, { items: [] })]);
+    expect({ code: none.code, stdout: none.stdout }).toEqual({ code: 0, stdout: 'no passages found\n' });
+  });
+
+  it("prints the API's answer as it is with --json", async () => {
+    const result = await run(['search', 'grace', '--json'], [() => json(200, answer)]);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe(`${JSON.stringify(answer, null, 2)}\n`);
+  });
+
+  it('sends each flag as its field of the request, repeated flags as lists, with the tenant key', async () => {
+    const result = await run(
+      [
+        'search',
+        'grace is a gift',
+        '--limit',
+        '5',
+        '--item',
+        'job_abcdefghijklmnopqrstuvwxyz',
+        '--item',
+        'job_zyxwvutsrqponmlkjihgfedcba',
+        '--from',
+        '2025-09-01',
+        '--to',
+        '2025-12-31',
+        '--label',
+        'advent',
+        '--label',
+        'guest speaker',
+      ],
+      [() => json(200, answer)],
+    );
+    expect(result.code).toBe(0);
+    expect(result.sent.map((s) => `${s.method} ${s.url}`)).toEqual([`POST ${URL_BASE}/v1/search`]);
+    expect(result.sent[0]?.headers.get('x-api-key')).toBe('tenant-key');
+    expect(JSON.parse(result.sent[0]?.body as string)).toEqual({
+      query: 'grace is a gift',
+      limit: 5,
+      filter: {
+        itemIds: ['job_abcdefghijklmnopqrstuvwxyz', 'job_zyxwvutsrqponmlkjihgfedcba'],
+        dateFrom: '2025-09-01',
+        dateTo: '2025-12-31',
+        labels: ['advent', 'guest speaker'],
+      },
+    });
+    const bare = await run(['search', 'grace'], [() => json(200, answer)]);
+    expect(JSON.parse(bare.sent[0]?.body as string)).toEqual({ query: 'grace' });
+  });
+
+  it.each([
+    [['search'], 'search takes <query>'],
+    [['search', 'grace', 'gift'], 'search takes <query>'],
+    [['search', 'grace', '--limit', 'five'], '--limit must be a whole number'],
+    [['search', 'grace', '--speaker', 'x'], "Unknown option '--speaker'"],
+    [['search', 'grace', '--from'], "Option '--from <value>' argument missing"],
+  ])('refuses %j with a usage error and exit code 3, sending nothing', async (argv, message) => {
+    const result = await run(argv);
+    expect(result.code).toBe(EXIT.usage);
+    expect(result.stderr).toContain(message);
+    expect(result.stderr).toContain('Run longhaul search --help for usage.');
+    expect(result.sent).toEqual([]);
+  });
+
+  it("prints the API's refusal with its field errors, exit code 1, and the problem with --json", async () => {
+    const refusal = () =>
+      json(
+        400,
+        {
+          type: 'urn:longhaul:problem:validation-failed',
+          title: 'Validation Failed',
+          status: 400,
+          detail: 'The request body is invalid.',
+          code: 'validation-failed',
+          errors: [{ pointer: '/filter/dateTo', detail: 'dateFrom must not be after dateTo' }],
+        },
+        'application/problem+json',
+      );
+    const argv = ['search', 'grace', '--from', '2026-03-02', '--to', '2026-03-01'];
+    const human = await run(argv, [refusal]);
+    expect(human.code).toBe(EXIT.error);
+    expect(human.stderr).toBe(
+      'longhaul: Validation Failed (400 validation-failed): The request body is invalid.\n  /filter/dateTo: dateFrom must not be after dateTo\n',
+    );
+    expect(human.stdout).toBe('');
+    const machine = await run([...argv, '--json'], [refusal]);
+    expect(JSON.parse(machine.stdout)).toMatchObject({
+      error: { kind: 'api', exitCode: EXIT.error, problem: { code: 'validation-failed', status: 400 } },
+    });
+  });
+
+  it('is in the help, with its flags', async () => {
+    const help = await run(['--help']);
+    expect(help.stdout).toMatch(/\n {2}search {10}find the passages of published recordings/);
+    const own = await run(['search', '--help']);
+    expect(own.code).toBe(0);
+    expect(own.stdout).toMatch(/^Usage: longhaul search "<query>" \[--limit <n>\] \[--item <job id>\]…/);
+    for (const flag of ['--limit', '--item', '--from', '--to', '--label', '--json'])
+      expect(own.stdout).toContain(flag);
   });
 });
 

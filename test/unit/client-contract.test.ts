@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import type * as z from 'zod';
 import {
   type AdminJob,
   type BatchItem,
@@ -19,6 +20,10 @@ import {
   PROBLEM_CODES,
   type Problem,
   type ReplayResult,
+  type SearchFilter,
+  type SearchHit,
+  type SearchRequest,
+  type SearchResult,
   type StreamTicket,
   type Tenant,
   type TenantSettings,
@@ -26,9 +31,16 @@ import {
   type TimelineEvent,
   type UploadTicket,
 } from '../../client';
+import { API_TYPES_PATH, renderApiTypes } from '../../client/scripts/api-types';
 import { JOB_TYPES_PATH, renderJobTypes } from '../../client/scripts/job-types';
 import { JOB_TYPE_MODULES } from '../../config/job-types';
 import type { Problem as ServerProblem } from '../../config/problems';
+import type {
+  SearchHit as ServerSearchHit,
+  SearchResult as ServerSearchResult,
+  searchFilter,
+  searchRequest,
+} from '../../config/search';
 import { JOB_TYPE_SCHEMAS, openApiDocument } from '../../lambdas/api/openapi';
 import type { BulkCancelResult, ReplayResult as ServerReplayResult } from '../../lambdas/domain/bulk';
 import type {
@@ -65,6 +77,12 @@ import type {
 type Equals<X, Y> = (<T>() => T extends X ? 1 : 2) extends <T>() => T extends Y ? 1 : 2 ? true : false;
 /** `true` only if every X is a Y. */
 type Extends<X, Y> = [X] extends [Y] ? true : false;
+/** T with every member and array, however deep, read-only: the SDK's types are, the server's zod types are not. */
+type DeepReadonly<T> = T extends readonly (infer I)[]
+  ? readonly DeepReadonly<I>[]
+  : T extends object
+    ? { readonly [K in keyof T]: DeepReadonly<T[K]> }
+    : T;
 
 describe('the SDK route table', () => {
   const documented = new Map(
@@ -83,6 +101,12 @@ describe('the SDK route table', () => {
       ]),
     ),
   );
+  /** Operations providers call, not clients: every one tagged `provider`. */
+  const providerOperations = Object.values(openApiDocument.paths).flatMap((item) =>
+    Object.values(item).flatMap((operation) =>
+      operation.tags.includes('provider') ? [operation.operationId] : [],
+    ),
+  );
 
   it.each(Object.entries(operations))('calls %s as the document describes it', (operationId, operation) => {
     expect(documented.get(operationId)).toEqual({
@@ -93,12 +117,10 @@ describe('the SDK route table', () => {
   });
 
   it('covers every documented operation that clients call', () => {
-    const notForClients = [
-      'receiveProviderEvent',
-      'receiveReplicateWebhook',
-      'receiveDeepgramCallback',
-      'getOpenApiDocument',
-    ];
+    expect(providerOperations).toEqual(
+      expect.arrayContaining(['receiveProviderEvent', 'receiveReplicateWebhook', 'receiveDeepgramCallback']),
+    );
+    const notForClients = [...providerOperations, 'getOpenApiDocument'];
     expect([...documented.keys()].filter((id) => !notForClients.includes(id)).sort()).toEqual(
       Object.keys(operations).sort(),
     );
@@ -277,5 +299,17 @@ describe('the SDK types', () => {
     expect(outputOf(image)).toBe('https://out.test/x.png');
     const types: Equals<JobOf<JobType>['type'], JobType> = true;
     expect(types).toBe(true);
+  });
+
+  it('type a search as config/search.ts does, from client/api-types.ts generated from the document (`npx tsx client/scripts/api-types.ts`)', () => {
+    expect(readFileSync(API_TYPES_PATH, 'utf8')).toBe(renderApiTypes());
+    // What the SDK sends is what the handler's schema takes in; what it reads, what the handler answers.
+    const same: [
+      Equals<SearchRequest, DeepReadonly<z.input<typeof searchRequest>>>,
+      Equals<SearchFilter, DeepReadonly<z.input<typeof searchFilter>>>,
+      Equals<SearchHit, DeepReadonly<ServerSearchHit>>,
+      Equals<SearchResult, DeepReadonly<ServerSearchResult>>,
+    ] = [true, true, true, true];
+    expect(same).toEqual([true, true, true, true]);
   });
 });

@@ -1,0 +1,62 @@
+/**
+ * Generated from the OpenAPI document (lambdas/api/openapi.ts, components.schemas)
+ * by `npx tsx client/scripts/api-types.ts`. Do not edit by hand.
+ */
+
+/** A search over the passages of every recording the tenant published. */
+export type SearchRequest = {
+  /** What the listener remembers, in their own words. */
+  readonly query: string;
+  /** Hits to answer at most (default 10). */
+  readonly limit?: number;
+  readonly filter?: SearchFilter;
+};
+
+/** Narrows the search to the tenant's recordings that match every field given. `dateFrom` must not be after `dateTo`. */
+export type SearchFilter = {
+  /** Only passages of these recordings (their audio.publish job ids). */
+  readonly itemIds?: readonly string[];
+  /** Only recordings whose date is this day or later. */
+  readonly dateFrom?: string;
+  /** Only recordings whose date is this day or earlier. */
+  readonly dateTo?: string;
+  /** Only recordings that carry at least one of these labels. */
+  readonly labels?: readonly string[];
+};
+
+/** One passage a search found. */
+export type SearchHit = {
+  /** How close the passage is to the query, higher is closer: 1 − the cosine distance with a cosine index, 1 / (1 + distance) with a Euclidean one. */
+  readonly score: number;
+  readonly item: {
+    /** The recording: its audio.publish job. */
+    readonly id: string;
+    readonly title?: string;
+    /** The recording's date: the one given when it was published, else the day it was. */
+    readonly date: string;
+    readonly labels: readonly string[];
+  };
+  readonly passage: {
+    /** The passage's place in the recording's passages, from 0. */
+    readonly index: number;
+    /** Seconds from the start of the recording. */
+    readonly start: number;
+    readonly end: number;
+    readonly text: string;
+  };
+  /** How to play the passage from its first word. */
+  readonly playback: {
+    /** The presigned HLS master playlist; a player starts it at `startSeconds` (hls.js: `startPosition`). */
+    readonly playlistUrl: string;
+    /** Where the passage's first word is, in seconds. */
+    readonly startSeconds: number;
+    /** The playlist with a media fragment, `#t=<start>`, the form a browser player takes. */
+    readonly url: string;
+  };
+};
+
+/** What a search found. */
+export type SearchResult = {
+  /** Hits, closest first. */
+  readonly items: readonly SearchHit[];
+};
