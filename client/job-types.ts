@@ -63,6 +63,12 @@ export type AudioPublishInput = {
   readonly audioUrl?: string;
   readonly audioRef?: string;
   readonly language?: string;
+  /** What search shows of the recording. */
+  readonly title?: string;
+  /** When it was preached or recorded; search filters by it. Default: the day it is published. */
+  readonly date?: string;
+  /** The recording's own labels (a series, a speaker, a place); search filters by them. */
+  readonly labels?: readonly string[];
 };
 
 /** Result of an audio.publish job. */
@@ -82,6 +88,8 @@ export type AudioPublishResult = {
   }[];
   /** Presigned GET URL of the passages when they are not on the job. */
   readonly passagesUrl?: string;
+  /** Whether its passages are in the search index (POST /v1/search finds them). */
+  readonly searchable?: boolean;
   /** The AAC renditions, lowest bit rate first. */
   readonly renditions: readonly {
     readonly bitrateKbps: number;
@@ -159,6 +167,29 @@ export const JOB_TYPE_INPUTS = {
       },
       { name: 'audioRef', flag: 'audio-ref', type: 'string', required: false },
       { name: 'language', flag: 'language', type: 'string', required: false },
+      {
+        name: 'title',
+        flag: 'title',
+        type: 'string',
+        required: false,
+        description: 'What search shows of the recording.',
+      },
+      {
+        name: 'date',
+        flag: 'date',
+        type: 'string',
+        required: false,
+        description:
+          'When it was preached or recorded; search filters by it. Default: the day it is published.',
+      },
+      {
+        name: 'labels',
+        flag: 'label',
+        type: 'string',
+        repeated: true,
+        required: false,
+        description: "The recording's own labels (a series, a speaker, a place); search filters by them.",
+      },
     ],
     fileField: 'audioRef',
   },
