@@ -7,11 +7,54 @@ import {
   type SermonSource,
   WORDS_PER_SECOND,
 } from '../../bench/retrieval/set';
+import {
+  bm25Scorer,
+  embedderScorer,
+  evaluate,
+  meanReciprocalRank,
+  pessimisticRank,
+  recallAt,
+} from '../../bench/support/retrieval';
 
-/** The labelled set search quality is measured on: its size, its labels, how it refuses a bad one. */
+/** The search quality figures: the metrics on hand-made rankings, the labelled set's integrity, the scorers. */
 
 const set = loadRetrievalSet();
 const words = (text: string) => text.trim().split(/\s+/u).length;
+
+describe('metrics', () => {
+  test('recall@k is the share of queries whose passage ranked within k', () => {
+    const ranks = [1, 3, 6, 11, 5];
+
+    expect(recallAt(ranks, 5)).toBe(3 / 5);
+    expect(recallAt(ranks, 1)).toBe(1 / 5);
+    expect(recallAt(ranks, 20)).toBe(1);
+  });
+
+  test('MRR averages 1 / rank, a rank past the cutoff counting 0', () => {
+    const ranks = [1, 3, 6, 11, 2];
+
+    expect(meanReciprocalRank(ranks, 10)).toBeCloseTo((1 + 1 / 3 + 1 / 6 + 0 + 1 / 2) / 5, 12);
+    expect(meanReciprocalRank(ranks, 5)).toBeCloseTo((1 + 1 / 3 + 0 + 0 + 1 / 2) / 5, 12);
+    expect(meanReciprocalRank([1, 1], 10)).toBe(1);
+  });
+
+  test('no queries is an error, not a perfect or a zero score', () => {
+    expect(() => recallAt([], 5)).toThrow('recall of no queries');
+    expect(() => meanReciprocalRank([], 10)).toThrow('MRR of no queries');
+  });
+
+  test('a rank counts every other passage scoring at least as high: a tie is never won by order', () => {
+    const scores = [0.5, 0.9, 0.5, 0.1];
+
+    expect(pessimisticRank(scores, 1)).toBe(1);
+    expect(pessimisticRank(scores, 0)).toBe(3);
+    expect(pessimisticRank(scores, 2)).toBe(3);
+    expect(pessimisticRank(scores, 3)).toBe(4);
+    // Nothing shared with any passage: the labelled one is last, wherever it stands.
+    expect(pessimisticRank([0, 0, 0, 0], 0)).toBe(4);
+    expect(() => pessimisticRank(scores, 4)).toThrow('no passage 4 among 4');
+  });
+});
 
 describe('the labelled set', () => {
   test('has at least 20 sermons, two of them in Arabic, and at least 50 queries, some in Arabic', () => {
@@ -120,5 +163,49 @@ describe('what kind a query is', () => {
     expect(kindOf('forgiving a brother again and again', passage)).toBe('paraphrase');
     expect(kindOf('pardoning a sibling endlessly', passage)).toBe('hard');
     expect(kindOf('pardoning a brother endlessly', passage)).toBe('hard');
+  });
+});
+
+describe('scorers', () => {
+  test('the embedder scores a passage asked word for word highest, at cosine 1', () => {
+    const passage = set.passages[7]!;
+    const scores = embedderScorer(set.passages)(passage.text);
+
+    expect(scores[7]).toBeCloseTo(1, 5);
+    expect(pessimisticRank(scores, 7)).toBe(1);
+  });
+
+  test('BM25 scores 0 a passage that shares no term with the query', () => {
+    const scores = bm25Scorer(set.passages, 'stems')('Zacchaeus sycamore');
+    const zacchaeus = set.passages.map((p, i) => [p, i] as const).filter(([p]) => p.sermonId === 'zacchaeus');
+    const others = set.passages.map((_, i) => i).filter((i) => !zacchaeus.some(([, z]) => z === i));
+
+    expect(scores[zacchaeus[1]![1]]).toBeGreaterThan(0);
+    for (const i of others) expect(scores[i]).toBe(0);
+  });
+
+  test('the stemmed peer matches forms the plain one does not', () => {
+    const stemmed = bm25Scorer(set.passages, 'stems')('forgiving');
+    const plain = bm25Scorer(set.passages, 'words')('forgiving');
+    const forgive = set.passages.findIndex((p) => p.key === 'forgiving-seventy-times-seven#0');
+
+    expect(stemmed[forgive]).toBeGreaterThan(0);
+    expect(plain[forgive]).toBe(0);
+  });
+
+  test('evaluation ranks each query against every passage of the set', () => {
+    const position = new Map(set.passages.map((p, i) => [p.key, i]));
+    const oracle = (text: string) => {
+      const query = set.queries.find((q) => q.text === text)!;
+      return set.passages.map((_, i) => (i === position.get(query.expected) ? 1 : 0));
+    };
+
+    const perfect = evaluate(set, oracle);
+    const blind = evaluate(set, () => set.passages.map(() => 0));
+
+    expect(perfect).toMatchObject({ queries: set.queries.length, recallAt5: 1, mrr: 1 });
+    expect(perfect.byKind.hard.recallAt5).toBe(1);
+    expect(blind).toMatchObject({ recallAt5: 0, mrr: 0 });
+    expect(Object.values(blind.ranks).every((rank) => rank === set.passages.length)).toBe(true);
   });
 });
