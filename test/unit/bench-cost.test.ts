@@ -271,3 +271,24 @@ describe('search: embedding tokens and S3 Vectors at list prices', () => {
     );
   });
 });
+
+describe('the summary sets search quality beside its keyword peer', () => {
+  const base = {
+    command: 'npm run bench -- search',
+    machine: { cores: 2, cpu: 'cpu', memoryGiB: 24, node: 'v24', os: 'Linux' },
+    startedAt: '2026-12-06T00:00:00.000Z',
+    durationS: 40,
+  };
+  const quality = (recallAt5: number, mrr: number) => ({ recallAt5, mrr });
+
+  it('puts recall@5 and MRR on the side that did better, the peer being MiniSearch', () => {
+    const search = { quality: { embedder: quality(0.814, 0.738), bm25: quality(0.86, 0.738) } };
+
+    const { peer, longhaul } = verdicts({ ...base, search } as any);
+
+    expect(peer).toEqual([
+      'search recall@5 on the labelled set: 81.4 % (the local embedder) vs 86.0 % (MiniSearch BM25+)',
+    ]);
+    expect(longhaul).toEqual([]);
+  });
+});

@@ -1,4 +1,5 @@
 import { loadRetrievalSet } from '../../bench/retrieval/set';
+import { costAssumptions, setSize } from '../../bench/sections/search';
 import { EMBEDDING } from '../../bench/support/retrieval';
 import { measureSearchLatency, OTHER_TENANT, TENANT } from '../../bench/support/search-latency';
 import { publishedHours, seededRandom, sentencesOf } from '../../bench/support/synthetic-corpus';
@@ -169,5 +170,27 @@ describe('the latency run', () => {
         wordsPerSecond: 2.5,
       }),
     ).rejects.toThrow(`another tenant's passage`);
+  });
+});
+
+describe("the section's own figures", () => {
+  test('counts the set by language and kind', () => {
+    const size = setSize(set);
+
+    expect(size.byLanguage.en.sermons + size.byLanguage.ar.sermons).toBe(size.sermons);
+    expect(size.byKind.verbatim + size.byKind.paraphrase + size.byKind.hard).toBe(size.queries);
+    expect(size.passages).toBe(set.passages.length);
+  });
+
+  test("takes the cost's characters per word from the set's English passages", () => {
+    const assumptions = costAssumptions(set, 1000);
+
+    expect(assumptions.wordsPerHour).toBe(9000);
+    expect(assumptions.charsPerWord).toBeGreaterThan(4);
+    expect(assumptions.charsPerWord).toBeLessThan(7);
+    expect(assumptions.vector.dimensions).toBe(1024);
+    expect(assumptions.vector.nonFilterableMetadataBytes).toBe(
+      Math.round(100 * assumptions.charsPerWord) + 32,
+    );
   });
 });
