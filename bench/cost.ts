@@ -195,3 +195,184 @@ function valueBytes(value: unknown): number {
     )
   );
 }
+
+/*
+ * Search: what publishing an hour of speech and searching it costs in AWS.
+ * The embedding model's tokens (once per published hour), S3 Vectors' PUT
+ * (once) and storage (every month), and a thousand searches over an index of
+ * many hours (each query embedded, then one QueryVectors). Sizes are counted
+ * as the S3 pricing page's S3 Vectors examples count them, in binary units:
+ * 1 KB = 1,024 bytes, 1 GB = 1,024³, 1 TB = 1,024⁴.
+ */
+
+const GB = 1024 ** 3;
+const TB = 1024 ** 4;
+/** One vector dimension as S3 Vectors stores it: a float32. */
+const BYTES_PER_DIMENSION = 4;
+/** The first tier of query data processed: an index's first 100 thousand vectors. */
+const FIRST_TIER_VECTORS = 100_000;
+/** Past this many vectors in an index a cheaper tier applies (since 2026-06-16) whose price is not recorded here. */
+const LAST_PRICED_TIER_VECTORS = 10_000_000;
+
+/** One vector's parts, as S3 Vectors sizes it. */
+export interface VectorSize {
+  readonly dimensions: number;
+  /** The key: one byte a character. */
+  readonly keyBytes: number;
+  /** Metadata a query can filter on: stored, uploaded and processed by every query. */
+  readonly filterableMetadataBytes: number;
+  /** Metadata only returned with a hit (the passage's text and times): stored and uploaded, not processed. */
+  readonly nonFilterableMetadataBytes: number;
+}
+
+/** A vector's logical size: what storage and PUT are billed on. */
+export const storedBytes = (v: VectorSize) =>
+  v.dimensions * BYTES_PER_DIMENSION + v.keyBytes + v.filterableMetadataBytes + v.nonFilterableMetadataBytes;
+
+/** What a query processes of each vector in the index: its data, key and filterable metadata. */
+export const queriedBytes = (v: VectorSize) =>
+  v.dimensions * BYTES_PER_DIMENSION + v.keyBytes + v.filterableMetadataBytes;
+
+export interface VectorQueriesCost {
+  readonly requestsUsd: number;
+  /** Data processed over all the queries, in TB. */
+  readonly processedTb: number;
+  readonly processedUsd: number;
+  readonly usd: number;
+}
+
+/**
+ * `queries` QueryVectors on one index of `vectors` vectors: the request
+ * charge, and the data processed (every vector of the index, whatever the
+ * filter keeps) at the first tier's price for the first 100 thousand
+ * vectors and the second's for the rest.
+ */
+export function s3VectorsQueryCost(
+  vectors: number,
+  bytesPerVector: number,
+  queries: number,
+): VectorQueriesCost {
+  if (vectors > LAST_PRICED_TIER_VECTORS) {
+    throw new RangeError(
+      `an index of ${vectors} vectors is past ${LAST_PRICED_TIER_VECTORS}, whose query price bench/prices.ts does not record`,
+    );
+  }
+  const firstTb = (Math.min(vectors, FIRST_TIER_VECTORS) * bytesPerVector * queries) / TB;
+  const restTb = (Math.max(0, vectors - FIRST_TIER_VECTORS) * bytesPerVector * queries) / TB;
+  const requestsUsd = queries * prices.s3VectorsQueryPerRequest.usd;
+  const processedUsd =
+    firstTb * prices.s3VectorsQueryPerTbFirst100kVectors.usd +
+    restTb * prices.s3VectorsQueryPerTbOver100kVectors.usd;
+  return { requestsUsd, processedTb: firstTb + restTb, processedUsd, usd: requestsUsd + processedUsd };
+}
+
+/** What the search cost of an hour rests on; each figure's source is where the section sets it. */
+export interface SearchCostAssumptions {
+  readonly wordsPerHour: number;
+  readonly passageSeconds: number;
+  /** Characters a word takes in a transcript, its space and punctuation included. */
+  readonly charsPerWord: number;
+  /** Characters a token takes, by model: what its input tokens are counted from. */
+  readonly charsPerToken: { readonly titan: number; readonly cohere: number };
+  readonly vector: VectorSize;
+  /** The index the queries search, in published hours. */
+  readonly indexHours: number;
+  readonly queries: number;
+  /** Characters a query takes. */
+  readonly queryChars: number;
+}
+
+export interface SearchCostLine {
+  readonly item: string;
+  readonly quantity: number;
+  readonly unit: string;
+  readonly usd: number;
+}
+
+export interface SearchCost {
+  readonly passagesPerHour: number;
+  readonly tokensPerHour: { readonly titan: number; readonly cohere: number };
+  readonly storedBytesPerVector: number;
+  readonly queriedBytesPerVector: number;
+  readonly indexVectors: number;
+  /** Once, when an hour is published: embedding (Titan or Cohere) and PutVectors. */
+  readonly embedTitanUsd: number;
+  readonly embedCohereUsd: number;
+  readonly putUsd: number;
+  /** Every month the hour stays published. */
+  readonly storageUsdPerMonth: number;
+  /** `queries` searches over `indexHours`: each query embedded (Titan), then one QueryVectors. */
+  readonly queries: VectorQueriesCost & { readonly embedUsd: number; readonly totalUsd: number };
+  readonly lines: readonly SearchCostLine[];
+  readonly prices: { readonly region: string; readonly file: string };
+}
+
+export function searchCostPerHour(a: SearchCostAssumptions): SearchCost {
+  const passagesPerHour = 3600 / a.passageSeconds;
+  const chars = a.wordsPerHour * a.charsPerWord;
+  const tokensPerHour = { titan: chars / a.charsPerToken.titan, cohere: chars / a.charsPerToken.cohere };
+  const stored = storedBytes(a.vector);
+  const queried = queriedBytes(a.vector);
+  const hourGb = (passagesPerHour * stored) / GB;
+  const embedTitanUsd = tokensPerHour.titan * prices.bedrockTitanTextEmbeddingsV2PerInputToken.usd;
+  const embedCohereUsd = tokensPerHour.cohere * prices.bedrockCohereEmbedMultilingualV3PerInputToken.usd;
+  const putUsd = hourGb * prices.s3VectorsPutPerGb.usd;
+  const storageUsdPerMonth = hourGb * prices.s3VectorsStoragePerGbMonth.usd;
+  const indexVectors = a.indexHours * passagesPerHour;
+  const queryTokens = (a.queries * a.queryChars) / a.charsPerToken.titan;
+  const vectorQueries = s3VectorsQueryCost(indexVectors, queried, a.queries);
+  const embedUsd = queryTokens * prices.bedrockTitanTextEmbeddingsV2PerInputToken.usd;
+  const n = (count: number) => count.toLocaleString('en-US');
+  return {
+    passagesPerHour,
+    tokensPerHour,
+    storedBytesPerVector: stored,
+    queriedBytesPerVector: queried,
+    indexVectors,
+    embedTitanUsd,
+    embedCohereUsd,
+    putUsd,
+    storageUsdPerMonth,
+    queries: { ...vectorQueries, embedUsd, totalUsd: vectorQueries.usd + embedUsd },
+    lines: [
+      {
+        item: 'Titan Text Embeddings V2, one hour',
+        quantity: tokensPerHour.titan,
+        unit: 'input tokens',
+        usd: embedTitanUsd,
+      },
+      {
+        item: 'Cohere Embed Multilingual v3, one hour',
+        quantity: tokensPerHour.cohere,
+        unit: 'input tokens',
+        usd: embedCohereUsd,
+      },
+      { item: 'S3 Vectors PUT, one hour', quantity: hourGb, unit: 'GB uploaded', usd: putUsd },
+      {
+        item: 'S3 Vectors storage, one hour, a month',
+        quantity: hourGb,
+        unit: 'GB-month',
+        usd: storageUsdPerMonth,
+      },
+      {
+        item: `${n(a.queries)} queries embedded (Titan)`,
+        quantity: queryTokens,
+        unit: 'input tokens',
+        usd: embedUsd,
+      },
+      {
+        item: `${n(a.queries)} QueryVectors requests`,
+        quantity: a.queries,
+        unit: 'requests',
+        usd: vectorQueries.requestsUsd,
+      },
+      {
+        item: `${n(a.queries)} queries' data processed, index of ${n(a.indexHours)} h (${n(indexVectors)} vectors)`,
+        quantity: vectorQueries.processedTb,
+        unit: 'TB',
+        usd: vectorQueries.processedUsd,
+      },
+    ],
+    prices: { region: PRICES_REGION, file: 'bench/prices.ts' },
+  };
+}

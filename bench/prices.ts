@@ -75,4 +75,40 @@ export const prices = {
     usd: 0.0004 / 1000,
     source: 'Amazon S3 pricing (S3 Standard GET: $0.0004 per 1,000 requests)',
   },
+  // Search: the two embedding models config/embedding-models.ts offers, and S3 Vectors (bench/cost.ts, searchCostPerHour).
+  bedrockTitanTextEmbeddingsV2PerInputToken: {
+    usd: 0.00002 / 1000,
+    source:
+      'Amazon Bedrock pricing, https://aws.amazon.com/bedrock/pricing/, on-demand, Amazon Titan Text Embeddings V2 ($0.00002 per 1,000 input tokens; batch the same; the stored copy of the page read 2026-12-06 does not render its price tables, so the figure is the one Amazon Bedrock lists through OpenRouter, $0.02 per 1M tokens, https://openrouter.ai/amazon/titan-embed-text-v2/providers, checked 2026-12-06)',
+  },
+  bedrockCohereEmbedMultilingualV3PerInputToken: {
+    usd: 0.0001 / 1000,
+    source:
+      'Amazon Bedrock pricing, https://aws.amazon.com/bedrock/pricing/, on-demand, Cohere Embed 3 Multilingual ($0.0001 per 1,000 input tokens; the stored copy of the page read 2026-12-06 does not render its price tables, so the figure is $0.10 per 1M input tokens as listed for embed-multilingual-v3.0 at https://www.getmaxim.ai/bifrost/llm-cost-calculator/provider/cohere and in open-source tables of Bedrock prices, checked 2026-12-06)',
+  },
+  s3VectorsStoragePerGbMonth: {
+    usd: 0.06,
+    source:
+      'Amazon S3 pricing, S3 Vectors, https://aws.amazon.com/s3/pricing/ ($0.06 per GB-month of logical storage: vector data, key and all metadata; checked 2026-12-06)',
+  },
+  s3VectorsPutPerGb: {
+    usd: 0.2,
+    source:
+      'Amazon S3 pricing, S3 Vectors, https://aws.amazon.com/s3/pricing/ ($0.20 per logical GB uploaded by PutVectors: vector data, key and all metadata; checked 2026-12-06)',
+  },
+  s3VectorsQueryPerRequest: {
+    usd: 2.5 / 1_000_000,
+    source:
+      'Amazon S3 pricing, S3 Vectors, https://aws.amazon.com/s3/pricing/ ($2.50 per 1M QueryVectors requests; checked 2026-12-06)',
+  },
+  s3VectorsQueryPerTbFirst100kVectors: {
+    usd: 0.004,
+    source:
+      "Amazon S3 pricing, S3 Vectors, https://aws.amazon.com/s3/pricing/ (query data processed: $0.004 per TB for an index's first 100 thousand vectors, data processed being the average vector's data, key and filterable metadata times the vectors in the index; the page's pricing example 1; checked 2026-12-06)",
+  },
+  s3VectorsQueryPerTbOver100kVectors: {
+    usd: 0.002,
+    source:
+      "Amazon S3 pricing, S3 Vectors, https://aws.amazon.com/s3/pricing/ (query data processed: $0.002 per TB for an index's vectors past the first 100 thousand, the page's pricing example 1; indexes over 10 million vectors have paid up to 80 % less since 2026-06-16, a tier not recorded here; checked 2026-12-06)",
+  },
 } as const;

@@ -14,6 +14,7 @@ import { progressSection } from './sections/progress';
 import { providersSection } from './sections/providers';
 import { reconcileSection } from './sections/reconcile';
 import { scheduleSection } from './sections/schedule';
+import { searchSection } from './sections/search';
 import { printSummary, type Results } from './summary';
 import { machine, print, round } from './support/common';
 
@@ -40,6 +41,7 @@ const SECTIONS = [
   'schedule',
   'batch',
   'media',
+  'search',
 ] as const;
 type Section = (typeof SECTIONS)[number];
 
@@ -93,6 +95,7 @@ async function main(): Promise<void> {
   if (wanted.has('schedule')) results.schedule = await timed('schedule', scheduleSection);
   if (wanted.has('batch')) results.batch = await timed('batch', batchSection);
   if (wanted.has('media')) results.media = await timed('media', mediaSection);
+  if (wanted.has('search')) results.search = await timed('search', searchSection);
   results.durationS = round((performance.now() - started) / 1000, 0);
   printSummary(results);
   writeFileSync(RESULTS_FILE, `${JSON.stringify(results, null, 2)}\n`);

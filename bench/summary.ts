@@ -13,6 +13,7 @@ import type { ProgressFigures } from './sections/progress';
 import type { ProvidersFigures, ProviderUse } from './sections/providers';
 import type { ReconcileFigures } from './sections/reconcile';
 import type { ScheduleFigures } from './sections/schedule';
+import type { SearchFigures } from './sections/search';
 import type { StartWaits } from './support/burst';
 import { fmt, type Machine, print } from './support/common';
 import { type Bound, boundText, ratioText, type SharedStarts, waitsText } from './support/fairness';
@@ -41,6 +42,7 @@ export interface Results {
   schedule?: ScheduleFigures;
   batch?: BatchFigures;
   media?: MediaFigures;
+  search?: SearchFigures;
 }
 
 type Row = [figure: string, longhaul: string, peer: string];
@@ -238,6 +240,7 @@ function summaryRows(r: Results): Row[] {
     );
   }
   if (r.media) rows.push(...mediaRows(r.media));
+  if (r.search) rows.push(...searchRows(r.search));
   for (const idempotent of [true, false]) {
     const ours = drop(r.acceptThenDrop, idempotent);
     const theirs = drop(p?.acceptThenDrop, idempotent);
@@ -369,6 +372,38 @@ export function mediaRows(m: MediaFigures): Row[] {
   return rows;
 }
 
+const share = (value: number) => `${fmt(value * 100, 1)} %`;
+
+/** Search: quality beside the keyword peer, latency over the large index, cost per published hour. */
+export function searchRows(s: SearchFigures): Row[] {
+  const { embedder, bm25 } = s.quality;
+  const quality = (q: { recallAt5: number; mrr: number }) => `${share(q.recallAt5)} / ${fmt(q.mrr, 3)}`;
+  const c = s.cost.perHour;
+  const l = s.latency;
+  return [
+    [
+      `search recall@5 / MRR@10, ${s.set.queries} labelled queries over ${s.set.passages} passages of ${s.set.sermons} sermons (Longhaul: the local lexical embedder; peer: MiniSearch BM25+ on the same stems)`,
+      quality(embedder),
+      quality(bm25),
+    ],
+    [
+      `search recall@5 / MRR@10, the ${s.set.byKind.hard} hard paraphrases (at most one stem shared with their passage)`,
+      quality(embedder.byKind.hard),
+      quality(bm25.byKind.hard),
+    ],
+    [
+      `search latency p50 / p99, ${l.queries} queries, ${l.hours.toLocaleString('en-US')} published hours (${l.passages.toLocaleString('en-US')} passages), ${l.index}; S3 Vectors documents ${s.aws.text}`,
+      ms(l.p50Ms, l.p99Ms),
+      '',
+    ],
+    [
+      `search cost per published hour, embedding (Titan) and PutVectors once / storage a month; ${s.cost.assumptions.queries.toLocaleString('en-US')} searches over ${s.cost.assumptions.indexHours.toLocaleString('en-US')} h`,
+      `$${fmt(c.embedTitanUsd + c.putUsd, 6)} / $${fmt(c.storageUsdPerMonth, 6)}; $${fmt(c.queries.totalUsd, 4)}`,
+      '',
+    ],
+  ];
+}
+
 /** Each figure both sides measured, with which side came out ahead. */
 export function verdicts(r: Results): { peer: string[]; longhaul: string[] } {
   const peer: string[] = [];
@@ -422,6 +457,19 @@ export function verdicts(r: Results): { peer: string[]; longhaul: string[] } {
       false,
       ' jobs/s',
     );
+  }
+  const search = r.search;
+  if (search) {
+    // The search peer is MiniSearch, not BullMQ; higher is better for both figures.
+    const { embedder, bm25 } = search.quality;
+    for (const [figure, ours, theirs] of [
+      ['search recall@5 on the labelled set', share(embedder.recallAt5), share(bm25.recallAt5)],
+      ['search MRR@10 on the labelled set', fmt(embedder.mrr, 3), fmt(bm25.mrr, 3)],
+    ] as const) {
+      if (ours === theirs) continue;
+      const text = `${figure}: ${ours} (the local embedder) vs ${theirs} (MiniSearch BM25+)`;
+      (Number.parseFloat(ours) > Number.parseFloat(theirs) ? longhaul : peer).push(text);
+    }
   }
   const p = r.peer;
   if (!p) return { peer, longhaul };

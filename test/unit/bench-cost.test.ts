@@ -1,6 +1,14 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fixedMonthlyCost, itemBytes, jobCost } from '../../bench/cost';
+import {
+  fixedMonthlyCost,
+  itemBytes,
+  jobCost,
+  queriedBytes,
+  s3VectorsQueryCost,
+  searchCostPerHour,
+  storedBytes,
+} from '../../bench/cost';
 import { prices } from '../../bench/prices';
 import { keysChargedTwice } from '../../bench/sections/ambiguity';
 import { verdicts } from '../../bench/summary';
@@ -168,4 +176,119 @@ describe('the summary says plainly which side came out ahead', () => {
 test("the request counter leaves out the local DynamoDB's own hops to dynalite, which the stack never made", () => {
   const counter = readFileSync(join(__dirname, '../../bench/support/request-counter.cjs'), 'utf8');
   expect(counter).toContain(`header(options?.headers, '${EMULATOR_HOP_HEADER}')`);
+});
+
+describe('search: embedding tokens and S3 Vectors at list prices', () => {
+  const KB = 1024;
+  const TB = 1024 ** 4;
+
+  test("reproduces the S3 pricing page's S3 Vectors example 1: 1M queries on indexes of 250,000 vectors", () => {
+    // 4 KB of vector data, 1 KB of filterable and 1 KB of non-filterable metadata, a 0.17 KB key.
+    const vector = {
+      dimensions: 1024,
+      keyBytes: 0.17 * KB,
+      filterableMetadataBytes: KB,
+      nonFilterableMetadataBytes: KB,
+    };
+    expect(storedBytes(vector)).toBeCloseTo(6.17 * KB, 9);
+    expect(queriedBytes(vector)).toBeCloseTo(5.17 * KB, 9);
+
+    const cost = s3VectorsQueryCost(250_000, queriedBytes(vector), 1_000_000);
+
+    // The page: tier 1 $1.93, tier 2 $1.44, requests $2.50, total $5.87.
+    expect(cost.processedUsd).toBeCloseTo(1.93 + 1.44, 2);
+    expect(cost.requestsUsd).toBeCloseTo(2.5, 9);
+    expect(cost.usd).toBeCloseTo(5.87, 2);
+    expect(cost.processedTb).toBeCloseTo((250_000 * 5.17 * KB * 1_000_000) / TB, 6);
+  });
+
+  test("reproduces example 2's query charges: 10M queries on indexes of 10 million vectors", () => {
+    const cost = s3VectorsQueryCost(10_000_000, 5.17 * KB, 10_000_000);
+
+    // The page: tier 1 $19.26, tier 2 $953.36, requests $25.00, total $997.62.
+    expect(cost.processedUsd).toBeCloseTo(19.26 + 953.36, 1);
+    expect(cost.usd).toBeCloseTo(997.62, 1);
+  });
+
+  test('an index past 10 million vectors is refused: its cheaper tier is not recorded', () => {
+    expect(() => s3VectorsQueryCost(10_000_001, 4096, 1)).toThrow(
+      'an index of 10000001 vectors is past 10000000, whose query price bench/prices.ts does not record',
+    );
+  });
+
+  test('an hour: tokens from characters, vectors from passages, queries over the whole index', () => {
+    const cost = searchCostPerHour({
+      wordsPerHour: 9000,
+      passageSeconds: 40,
+      charsPerWord: 5,
+      charsPerToken: { titan: 5, cohere: 4 },
+      vector: {
+        dimensions: 1024,
+        keyBytes: 34,
+        filterableMetadataBytes: 128,
+        nonFilterableMetadataBytes: 600,
+      },
+      indexHours: 1000,
+      queries: 1000,
+      queryChars: 50,
+    });
+    const hourGb = (90 * (4096 + 34 + 128 + 600)) / 1024 ** 3;
+    const processedTb = (90_000 * (4096 + 34 + 128) * 1000) / TB;
+
+    expect(cost.passagesPerHour).toBe(90);
+    expect(cost.tokensPerHour).toEqual({ titan: 9000, cohere: 11_250 });
+    expect(cost.embedTitanUsd).toBeCloseTo(9000 * prices.bedrockTitanTextEmbeddingsV2PerInputToken.usd, 12);
+    expect(cost.embedTitanUsd).toBeCloseTo(0.00018, 12);
+    expect(cost.embedCohereUsd).toBeCloseTo(0.001125, 12);
+    expect(cost.putUsd).toBeCloseTo(hourGb * prices.s3VectorsPutPerGb.usd, 15);
+    expect(cost.storageUsdPerMonth).toBeCloseTo(hourGb * prices.s3VectorsStoragePerGbMonth.usd, 15);
+    expect(cost.indexVectors).toBe(90_000);
+    // 90,000 vectors: all in the first tier.
+    expect(cost.queries.processedTb).toBeCloseTo(processedTb, 12);
+    expect(cost.queries.processedUsd).toBeCloseTo(processedTb * 0.004, 12);
+    expect(cost.queries.requestsUsd).toBeCloseTo(0.0025, 12);
+    expect(cost.queries.embedUsd).toBeCloseTo(
+      10_000 * prices.bedrockTitanTextEmbeddingsV2PerInputToken.usd,
+      12,
+    );
+    expect(cost.queries.totalUsd).toBeCloseTo(0.0025 + processedTb * 0.004 + 0.0002, 12);
+    expect(cost.lines.map((line) => line.usd).reduce((a, b) => a + b, 0)).toBeCloseTo(
+      cost.embedTitanUsd +
+        cost.embedCohereUsd +
+        cost.putUsd +
+        cost.storageUsdPerMonth +
+        cost.queries.totalUsd,
+      12,
+    );
+  });
+
+  test('an index past 100 thousand vectors pays the second tier for the rest', () => {
+    const cost = s3VectorsQueryCost(150_000, 4096, 1000);
+
+    expect(cost.processedUsd).toBeCloseTo(
+      ((100_000 * 4096 * 1000) / TB) * 0.004 + ((50_000 * 4096 * 1000) / TB) * 0.002,
+      12,
+    );
+  });
+});
+
+describe('the summary sets search quality beside its keyword peer', () => {
+  const base = {
+    command: 'npm run bench -- search',
+    machine: { cores: 2, cpu: 'cpu', memoryGiB: 24, node: 'v24', os: 'Linux' },
+    startedAt: '2026-12-06T00:00:00.000Z',
+    durationS: 40,
+  };
+  const quality = (recallAt5: number, mrr: number) => ({ recallAt5, mrr });
+
+  it('puts recall@5 and MRR on the side that did better, the peer being MiniSearch', () => {
+    const search = { quality: { embedder: quality(0.814, 0.738), bm25: quality(0.86, 0.738) } };
+
+    const { peer, longhaul } = verdicts({ ...base, search } as any);
+
+    expect(peer).toEqual([
+      'search recall@5 on the labelled set: 81.4 % (the local embedder) vs 86.0 % (MiniSearch BM25+)',
+    ]);
+    expect(longhaul).toEqual([]);
+  });
 });
