@@ -425,7 +425,8 @@ describe('bedrock dialect: the ledger and the time a call takes', () => {
   });
 
   it('charges each call under the request id it answers with, counting the calls in flight at once', async () => {
-    await sim('/_sim/config', { provider: 'bedrock', jobMs: 400 });
+    // Long enough for all five to be accepted before the first is answered, even on a busy machine.
+    await sim('/_sim/config', { provider: 'bedrock', jobMs: 1000 });
     const texts = ['one', 'two words', 'three short words', 'four words in all', 'five words make a call'];
 
     const calls = Promise.all(texts.map((inputText) => invoke(TITAN, { inputText })));
