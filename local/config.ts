@@ -80,6 +80,12 @@ export const localDefaults = {
   LONGHAUL_DISPATCH: '1',
 } as const;
 
+/**
+ * Bedrock answers each call at once and sends no webhooks, but a provider's
+ * secret always holds a `webhookSecret` (in AWS a generated one nobody uses).
+ */
+const UNUSED_WEBHOOK_SECRET = 'bedrock-sends-no-webhooks';
+
 /** Variables with no default: unset means "none". */
 const optionalVariables = ['PROVIDER_URL', 'PROVIDER_API_KEY'] as const;
 type Variable = keyof typeof localDefaults | (typeof optionalVariables)[number];
@@ -242,6 +248,7 @@ export function parseLocalConfig(env: Env, cwd: string = process.cwd()): LocalCo
         'longhaul-http': { basePath: '', webhookSecret: providerWebhookSecret },
         replicate: { basePath: '/replicate/v1', webhookSecret: replicateWebhookSecret },
         deepgram: { basePath: '/deepgram', webhookSecret: deepgramCallbackSecret },
+        bedrock: { basePath: '/bedrock', webhookSecret: UNUSED_WEBHOOK_SECRET },
       }),
       ...(providerApiKey === undefined ? {} : { apiKey: providerApiKey }),
       simulator: Object.freeze(simulator),

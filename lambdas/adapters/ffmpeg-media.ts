@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import * as z from 'zod';
-import { planChunks } from '../domain/chunks';
+import { CHUNK_TAGS, planChunks } from '../domain/chunks';
 import {
   AAC_LC_CODECS,
   averageBitRate,
@@ -335,6 +335,10 @@ export class FfmpegMedia implements MediaTools {
         ...['-map', `0:${audio.streamIndex}`, '-ss', seconds(chunk.offsetSeconds)],
         ...(last ? [] : ['-t', seconds(chunk.durationSeconds)]),
         ...CHUNK_ENCODING,
+        // The recording's own tags, then the chunk's place in it (see CHUNK_TAGS).
+        ...['-map_metadata', '0'],
+        ...['-metadata', `${CHUNK_TAGS.offsetSeconds}=${seconds(chunk.offsetSeconds)}`],
+        ...['-metadata', `${CHUNK_TAGS.recordingSeconds}=${seconds(durationSeconds)}`],
         chunk.path,
       );
     }

@@ -13,6 +13,19 @@ export interface PlannedChunk {
 }
 
 /**
+ * The tags every chunk file carries beside the recording's own (which the
+ * split keeps: its title, its comment): where in the recording the chunk
+ * starts and how long the whole recording is, in seconds. A chunk met on its
+ * own, in the output bucket or by a provider that reads tags, says which
+ * part of what it is; the simulated Deepgram reads them to hear a chunk's
+ * share of a recording whose comment holds its words.
+ */
+export const CHUNK_TAGS = {
+  offsetSeconds: 'LONGHAUL_CHUNK_OFFSET',
+  recordingSeconds: 'LONGHAUL_RECORDING_DURATION',
+} as const;
+
+/**
  * A remainder shorter than this share of a chunk is folded into the chunk
  * before it: every chunk is one provider submission (a slot, a round trip, a
  * charge that may have a minimum) and every cut can split a word, so a

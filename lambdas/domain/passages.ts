@@ -19,7 +19,7 @@ export interface PassageOptions {
 export const PASSAGE_DEFAULTS = { minSeconds: 30, maxSeconds: 60, pauseSeconds: 1 } as const;
 
 /** Closing quotes and brackets may follow the mark that ends a sentence or clause. */
-const SENTENCE_END = /[.!?…]["'”’)\]]*$/u;
+export const SENTENCE_END = /[.!?…]["'”’)\]]*$/u;
 const CLAUSE_END = /[,;:—–]["'”’)\]]*$/u;
 
 /**

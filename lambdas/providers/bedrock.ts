@@ -5,13 +5,7 @@ import { EMBEDDING_MODELS, type EmbeddingPurpose } from '../../config/embedding-
 import type { ProviderRequests } from '../../config/providers';
 import { AmbiguousSubmissionError, ProviderRejectedError, ProviderUnavailableError } from '../domain/errors';
 import type { ProviderJobStatus } from '../domain/provider';
-import {
-  type Exchange,
-  neverReached,
-  type ProviderAdapter,
-  type ProviderConfig,
-  type ProviderFactory,
-} from './common';
+import { type Exchange, neverReached, type ProviderAdapter, type ProviderConfig } from './common';
 
 const NAME = 'bedrock';
 
@@ -39,9 +33,14 @@ const NAME = 'bedrock';
  * ModelNotReadyException (429) and ServiceQuotaExceededException are refusals
  * before any work: unavailable, retried later. ValidationException,
  * AccessDeniedException and ResourceNotFoundException (4xx) are definite
- * refusals. A 5xx (InternalServerException, ModelErrorException,
- * ModelTimeoutException 408) or a lost connection may have been billed:
- * InvokeModel takes no idempotency token, so that call's outcome is unknown.
+ * refusals. A 5xx (InternalServerException), the model's own failures
+ * (ModelErrorException, answered with 424; ModelTimeoutException, 408) or a
+ * lost connection may have been billed: InvokeModel takes no idempotency
+ * token, so that call's outcome is unknown.
+ *
+ * The client speaks HTTP/2, Bedrock's runtime protocol: a connection that
+ * cannot be opened shows as a canceled stream whose cause is the socket's
+ * error, and is still a call never sent.
  *
  * The SDK's own retries are off (`maxAttempts: 1`): they resend after 5xx
  * and timeouts, and a resent call is a second charge.
@@ -76,13 +75,20 @@ const UNAVAILABLE = new Set([
   'ServiceQuotaExceededException',
 ]);
 
+/**
+ * The exceptions of a model that ran and failed: billed or not, nobody can
+ * tell. ModelErrorException comes with 424, which the 4xx rule would take
+ * for a refusal before any work.
+ */
+const MODEL_FAILED = new Set(['ModelErrorException', 'ModelTimeoutException']);
+
 /** What became of one call that threw: answered with a status, never sent, or lost on the way. */
 function exchangeOf(error: unknown): Exchange {
   const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
   const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
   if (typeof status === 'number') return { kind: 'answered', status };
-  const code = (error as { code?: unknown }).code;
-  if (neverReached({ cause: error }) || code === 'ECONNREFUSED') return { kind: 'unsent', message };
+  // The socket's error is the thrown one's own code, or (HTTP/2's canceled stream) its cause's.
+  if (neverReached({ cause: error }) || neverReached(error)) return { kind: 'unsent', message };
   return { kind: 'lost', message };
 }
 
@@ -102,6 +108,9 @@ function callFailure(error: unknown, call: number): Error {
   if (exchange.kind === 'lost') {
     return new AmbiguousSubmissionError(`bedrock call outcome unknown: ${exchange.message}`);
   }
+  if (MODEL_FAILED.has(name)) {
+    return new AmbiguousSubmissionError(`bedrock answered ${what}; the model ran and may have been billed.`);
+  }
   if (UNAVAILABLE.has(name) || exchange.status === 429 || exchange.status === 503) {
     return new ProviderUnavailableError(`bedrock answered ${what}.`);
   }
@@ -118,12 +127,15 @@ function callFailure(error: unknown, call: number): Error {
 const within = (text: string, maxChars: number): string =>
   text.length > maxChars ? text.slice(0, maxChars) : text;
 
-/** Bedrock's adapter: a provider like the others, and the embedding call a search makes outside any job. */
-export type BedrockAdapter = ProviderAdapter<'bedrock'> & {
+/**
+ * The adapter, and `embed` for a caller that needs vectors now rather than a
+ * job's output (a listener's query): the same calls, classified the same way.
+ */
+export interface BedrockAdapter extends ProviderAdapter<'bedrock'> {
   embed(request: ProviderRequests['bedrock']): Promise<BedrockEmbeddings>;
-};
+}
 
-export const bedrock = ((config: ProviderConfig): BedrockAdapter => {
+export const bedrock = (config: ProviderConfig): BedrockAdapter => {
   const client = new BedrockRuntimeClient({
     ...(config.baseUrl ? { endpoint: config.baseUrl } : {}),
     maxAttempts: 1,
@@ -162,26 +174,29 @@ export const bedrock = ((config: ProviderConfig): BedrockAdapter => {
         throw callFailure(error, calls);
       }
       calls++;
+      let vectors: number[][];
       if (model.normalizeParameter) {
         const parsed = titanAnswer.safeParse(raw);
         if (!parsed.success) throw new AmbiguousSubmissionError('bedrock answered without an embedding.');
-        embeddings.push(parsed.data.embedding);
+        vectors = [parsed.data.embedding];
         inputTokens += parsed.data.inputTextTokenCount;
       } else {
         const parsed = cohereAnswer.safeParse(raw);
         if (!parsed.success || parsed.data.embeddings.length !== batch.length) {
           throw new AmbiguousSubmissionError('bedrock answered without one embedding per text.');
         }
-        embeddings.push(...parsed.data.embeddings);
+        vectors = parsed.data.embeddings;
         inputTokens += Math.ceil(batch.reduce((sum, text) => sum + text.length, 0) / 4);
       }
-    }
-    const wrong = embeddings.find((vector) => vector.length !== request.dimensions);
-    if (wrong) {
-      throw new ProviderRejectedError(
-        `bedrock answered ${wrong.length} dimensions; the index has ${request.dimensions}.`,
-        'embedding_dimensions_mismatch',
-      );
+      // At the first wrong answer: every further call would be billed for vectors the index cannot take.
+      const wrong = vectors.find((vector) => vector.length !== request.dimensions);
+      if (wrong) {
+        throw new ProviderRejectedError(
+          `bedrock answered ${wrong.length} dimensions; the index has ${request.dimensions}.`,
+          'embedding_dimensions_mismatch',
+        );
+      }
+      embeddings.push(...vectors);
     }
     return { model: model.modelId, dimensions: request.dimensions, embeddings, inputTokens, calls };
   }
@@ -204,4 +219,4 @@ export const bedrock = ((config: ProviderConfig): BedrockAdapter => {
     verify: () => 'mismatch',
     parse: () => [],
   };
-}) satisfies ProviderFactory<'bedrock'>;
+};

@@ -1,25 +1,39 @@
 import { createHash } from 'node:crypto';
+import { CHUNK_TAGS } from '../../lambdas/domain/chunks';
+import { readAudioTags } from './audio-tags';
+import type { PlaceInRecording } from './words';
 
 /**
  * What the simulated Deepgram learns of the audio it is given, as Deepgram
  * does: its length, read from the header of a FLAC (STREAMINFO) or WAV
- * (`fmt ` and `data` chunks) file, and the SHA-256 of its bytes. Anything
- * else (another format, a header without a length, a URL that does not
+ * (`fmt ` and `data` chunks) file, and the SHA-256 of its bytes. Unlike
+ * Deepgram, it also reads the recording's tags (./audio-tags): a comment
+ * there is what the recording says, and a chunk cut by Longhaul's split step
+ * names its place in its recording (CHUNK_TAGS). Audio with neither a
+ * length nor a comment it can read (another format, a URL that does not
  * answer) reads as unknown, and the dialect then answers as it always did.
  */
 
-/** Audio whose length could be read. */
+/** Audio whose length or comment could be read. */
 export interface HeardAudio {
-  readonly durationSeconds: number;
+  /** Undefined for a format whose length is not read here (an MP3, say). */
+  readonly durationSeconds: number | undefined;
   /** Of the audio's bytes, as Deepgram's `metadata.sha256`. */
   readonly sha256: string;
+  /** The recording's comment tag, when it holds a word. */
+  readonly comment: string | undefined;
+  /** Where a chunk cut by the split step lies in its recording, when its tags say. */
+  readonly place: PlaceInRecording | undefined;
 }
 
 /** Deepgram's own limit on a pre-recorded file: anything longer is not read. */
 export const MAX_AUDIO_BYTES = 2 * 1024 ** 3;
 
-/** How much of the start of a file the header readers get: a WAV's chunks before `data` fit in it. */
-const HEAD_BYTES = 64 * 1024;
+/**
+ * How much of the start of a file the header readers get: a WAV's chunks
+ * before `data` fit in it, and a comment as long as an hour's sermon.
+ */
+const HEAD_BYTES = 1024 * 1024;
 
 /** A fetch that has not finished by then reads as unknown, so no submission waits on it for long. */
 export const AUDIO_FETCH_TIMEOUT_MS = 30_000;
@@ -30,17 +44,32 @@ export function audioDurationSeconds(head: Buffer, totalBytes: number): number |
   return seconds !== undefined && Number.isFinite(seconds) && seconds > 0 ? seconds : undefined;
 }
 
+/** What the first bytes of a file of `totalBytes` tell, given its hash; undefined when nothing. */
+function heard(head: Buffer, totalBytes: number, sha256: string): HeardAudio | undefined {
+  const durationSeconds = audioDurationSeconds(head, totalBytes);
+  const tags = readAudioTags(head);
+  const comment = tags.comment !== undefined && /[\p{L}\p{N}]/u.test(tags.comment) ? tags.comment : undefined;
+  if (durationSeconds === undefined && comment === undefined) return undefined;
+  const offsetSeconds = Number(tags.all.get(CHUNK_TAGS.offsetSeconds.toLowerCase()));
+  const recordingSeconds = Number(tags.all.get(CHUNK_TAGS.recordingSeconds.toLowerCase()));
+  const placed = Number.isFinite(offsetSeconds) && offsetSeconds >= 0 && recordingSeconds > 0;
+  return {
+    durationSeconds,
+    sha256,
+    comment,
+    place: placed ? { offsetSeconds, recordingSeconds } : undefined,
+  };
+}
+
 /** Audio sent as the request's body. */
 export function hearBytes(body: Buffer): HeardAudio | undefined {
-  const durationSeconds = audioDurationSeconds(body, body.length);
-  if (durationSeconds === undefined) return undefined;
-  return { durationSeconds, sha256: createHash('sha256').update(body).digest('hex') };
+  return heard(body, body.length, createHash('sha256').update(body).digest('hex'));
 }
 
 /**
  * Audio at an http(s) URL, streamed once: hashed whole, only its head kept.
  * Undefined when it cannot be fetched within `timeoutMs`, is larger than
- * Deepgram takes, or its length cannot be read.
+ * Deepgram takes, or neither its length nor a comment can be read.
  */
 export async function hearUrl(
   url: string,
@@ -70,8 +99,7 @@ export async function hearUrl(
         headBytes += Math.min(chunk.length, HEAD_BYTES - headBytes);
       }
     }
-    const durationSeconds = audioDurationSeconds(Buffer.concat(head), totalBytes);
-    return durationSeconds === undefined ? undefined : { durationSeconds, sha256: hash.digest('hex') };
+    return heard(Buffer.concat(head), totalBytes, hash.digest('hex'));
   } catch {
     // Unreachable, refused, reset or too slow: Deepgram would not have heard it either.
     return undefined;

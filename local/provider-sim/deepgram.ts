@@ -6,7 +6,14 @@ import type { Dialect, SimulatorContext } from './dialect';
 import { answerAccepted, type FaultMode, jobFault } from './faults';
 import { HttpError, hasApiKey, readBody, sendJson } from './http';
 import type { Job, JobOutcome } from './jobs';
-import { SAMPLE_TRANSCRIPT_SEGMENTS } from './outputs';
+import {
+  commentSentences,
+  type HeardSentence,
+  roundSeconds,
+  SAMPLE_SECONDS,
+  sentencesOver,
+  WORD_CONFIDENCE,
+} from './words';
 
 /**
  * Deepgram's pre-recorded transcription (provider `deepgram`) under
@@ -31,6 +38,12 @@ import { SAMPLE_TRANSCRIPT_SEGMENTS } from './outputs';
  * stretched to fit), so chunks of one recording transcribed apart merge
  * into a transcript of all of it. Audio it cannot fetch or read gets the
  * 8-second sample transcript after `jobMs`, as before it listened.
+ *
+ * A recording whose comment tag holds words (WAV, MP3 or FLAC, as `ffmpeg
+ * -metadata comment=…` writes it) says exactly those words, spread evenly
+ * over its length (./words); a chunk cut by Longhaul's split step keeps its
+ * recording's comment and says the words of its own stretch of it, so the
+ * merged chunks read the comment back in order.
  */
 
 export interface DeepgramOptions {
@@ -58,6 +71,8 @@ interface Transcription {
   readonly sha256: string;
   /** The audio's length as heard, else the sample transcript's. */
   readonly audioSeconds: number;
+  /** What the audio says, timed. */
+  readonly sentences: readonly HeardSentence[];
   readonly options: ListenOptions;
   readonly job: Job;
   /** The caller waiting for the answer when no callback was given. */
@@ -167,18 +182,24 @@ export class DeepgramDialect implements Dialect {
   ): Transcription {
     const { jobMs, progressHz, realTimeFactor } = this.context.config(this.provider);
     const requestId = randomUUID();
+    const heardSeconds = heard?.durationSeconds;
+    const audioSeconds = heardSeconds ?? SAMPLE_SECONDS;
     const transcription: Transcription = {
       requestId,
       path: (req.url ?? '').slice('/deepgram'.length),
       created: new Date().toISOString(),
       sha256: heard?.sha256 ?? createHash('sha256').update(audio).digest('hex'),
-      audioSeconds: heard?.durationSeconds ?? TRANSCRIPT_DURATION,
+      audioSeconds,
+      sentences: heard?.comment
+        ? // A place means nothing without the length of the piece it places.
+          commentSentences(heard.comment, audioSeconds, heardSeconds === undefined ? undefined : heard.place)
+        : sentencesOver(audioSeconds),
       options,
       job: this.context.runner.start({
         id: requestId,
         provider: this.provider,
         idempotencyKey: null,
-        jobMs: jobMs + (heard ? Math.round(heard.durationSeconds * realTimeFactor * 1000) : 0),
+        jobMs: jobMs + (heardSeconds === undefined ? 0 : Math.round(heardSeconds * realTimeFactor * 1000)),
         progressHz,
         fault: jobFault(fault),
         hooks: { progress: () => {}, finished: (outcome) => this.finish(transcription, outcome) },
@@ -246,8 +267,8 @@ export class DeepgramDialect implements Dialect {
                 code === 200
                   ? {
                       details: {
-                        duration: round(transcription.audioSeconds),
-                        total_audio: round(transcription.audioSeconds),
+                        duration: roundSeconds(transcription.audioSeconds),
+                        total_audio: roundSeconds(transcription.audioSeconds),
                         channels: 1,
                         streams: 1,
                         models: [DEEPGRAM_MODEL_UUID],
@@ -269,9 +290,6 @@ export class DeepgramDialect implements Dialect {
     };
   }
 }
-
-const TRANSCRIPT_DURATION = SAMPLE_TRANSCRIPT_SEGMENTS.at(-1)?.end ?? 0;
-const WORD_CONFIDENCE = 0.99;
 
 function listenOptions(query: URLSearchParams): ListenOptions {
   const flag = (name: string) => query.get(name) === 'true';
@@ -349,62 +367,11 @@ function redactCredentials(url: URL): string {
   return copy.toString();
 }
 
-interface Word {
-  readonly word: string;
-  readonly start: number;
-  readonly end: number;
-  readonly confidence: number;
-  readonly punctuated_word: string;
-}
-
-const round = (seconds: number) => Math.round(seconds * 1000) / 1000;
-
-/** The sentence's words, spread evenly over its time. */
-function wordsOf(segment: { readonly text: string; readonly start: number; readonly end: number }): Word[] {
-  const tokens = segment.text.split(' ');
-  const step = (segment.end - segment.start) / tokens.length;
-  return tokens.map((token, index) => ({
-    word: token.toLowerCase().replace(/[^\p{L}\p{N}']/gu, ''),
-    start: round(segment.start + index * step),
-    end: round(segment.start + (index + 1) * step),
-    confidence: WORD_CONFIDENCE,
-    punctuated_word: token,
-  }));
-}
-
-/** A sentence of the transcript where it falls in the audio, and which paragraph it belongs to. */
-interface TimedSentence {
-  readonly text: string;
-  readonly start: number;
-  readonly end: number;
-  readonly paragraph: number;
-}
-
-/**
- * The sample transcript over `durationSeconds` of audio: repeated as many
- * times as fits best (at least once), each repetition a paragraph, every
- * time stretched by one factor so the last sentence ends where the audio
- * does. Over the sample's own 8 s it is the sample, times unchanged.
- */
-export function sentencesOver(durationSeconds: number): TimedSentence[] {
-  const repetitions = Math.max(1, Math.round(durationSeconds / TRANSCRIPT_DURATION));
-  const stretch = durationSeconds / (repetitions * TRANSCRIPT_DURATION);
-  return Array.from({ length: repetitions }, (_, paragraph) => {
-    const offset = paragraph * TRANSCRIPT_DURATION;
-    return SAMPLE_TRANSCRIPT_SEGMENTS.map((segment) => ({
-      text: segment.text,
-      start: round((offset + segment.start) * stretch),
-      end: round((offset + segment.end) * stretch),
-      paragraph,
-    }));
-  }).flat();
-}
-
 /** The pre-recorded response body, deterministic but for ids and times. */
 function transcriptResponse(transcription: Transcription): Record<string, unknown> {
   const { options, audioSeconds } = transcription;
-  const sentences = sentencesOver(audioSeconds).map((sentence) => {
-    const words = wordsOf(sentence);
+  const sentences = transcription.sentences.map((sentence) => {
+    const { words } = sentence;
     const text = options.punctuate ? sentence.text : words.map((word) => word.word).join(' ');
     return { segment: sentence, words, text };
   });
@@ -446,7 +413,7 @@ function transcriptResponse(transcription: Transcription): Record<string, unknow
       request_id: transcription.requestId,
       sha256: transcription.sha256,
       created: transcription.created,
-      duration: round(audioSeconds),
+      duration: roundSeconds(audioSeconds),
       channels: 1,
       models: [DEEPGRAM_MODEL_UUID],
       model_info: {

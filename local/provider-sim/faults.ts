@@ -1,7 +1,7 @@
-import type { IncomingMessage } from 'node:http';
+import { resetExchange, type SimRequest } from './http';
 
 /** The dialects the simulator speaks, each under its own provider name. */
-export const PROVIDERS = ['longhaul-http', 'replicate', 'deepgram'] as const;
+export const PROVIDERS = ['longhaul-http', 'replicate', 'deepgram', 'bedrock'] as const;
 export type ProviderName = (typeof PROVIDERS)[number];
 
 export const FAULT_MODES = [
@@ -61,9 +61,9 @@ export class FaultQueue {
  * never answers (the connection stays open until the caller gives up or the
  * simulator closes).
  */
-export function answerAccepted(fault: FaultMode | undefined, req: IncomingMessage, answer: () => void): void {
+export function answerAccepted(fault: FaultMode | undefined, req: SimRequest, answer: () => void): void {
   if (fault === 'accept-then-drop') {
-    req.socket.resetAndDestroy();
+    resetExchange(req);
     return;
   }
   if (fault === 'timeout') return;

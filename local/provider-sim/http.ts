@@ -1,5 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { Http2ServerRequest, type Http2ServerResponse, constants as http2Constants } from 'node:http2';
 import type * as z from 'zod';
 
 /**
@@ -9,6 +10,14 @@ import type * as z from 'zod';
  */
 
 const MAX_BODY_BYTES = 1024 * 1024;
+
+/**
+ * A request as either protocol the simulator speaks delivers it: HTTP/1.1,
+ * or HTTP/2 with prior knowledge for a dialect whose SDK uses it (see
+ * ./simulator).
+ */
+export type SimRequest = IncomingMessage | Http2ServerRequest;
+export type SimResponse = ServerResponse | Http2ServerResponse;
 
 export class HttpError extends Error {
   constructor(
@@ -42,7 +51,7 @@ export function describeIssues(error: z.ZodError): string {
   return error.issues.map((issue) => `${issue.path.join('.') || '(body)'}: ${issue.message}`).join('; ');
 }
 
-export async function readBody(req: IncomingMessage): Promise<Buffer> {
+export async function readBody(req: SimRequest): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req as AsyncIterable<Buffer>) {
@@ -55,7 +64,7 @@ export async function readBody(req: IncomingMessage): Promise<Buffer> {
 
 /** The parsed JSON body; `invalid` builds the dialect's own error when it is not JSON. */
 export async function readJson(
-  req: IncomingMessage,
+  req: SimRequest,
   invalid: () => HttpError = () => genericError(400, 'invalid_request', 'The body is not valid JSON.'),
 ): Promise<unknown> {
   const body = await readBody(req);
@@ -67,18 +76,17 @@ export async function readJson(
 }
 
 export function sendJson(
-  res: ServerResponse,
+  res: SimResponse,
   status: number,
   body: unknown,
   headers: Readonly<Record<string, string>> = {},
 ): void {
   if (res.headersSent || res.destroyed) return;
   const text = JSON.stringify(body);
-  res.writeHead(status, {
-    ...headers,
-    'content-type': 'application/json',
-    'content-length': Buffer.byteLength(text),
-  });
+  const all = { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) };
+  // Set one by one: the two protocols' responses share these calls, not writeHead's overloads.
+  res.statusCode = status;
+  for (const [name, value] of Object.entries(all)) res.setHeader(name, value);
   res.end(text);
 }
 
@@ -99,6 +107,16 @@ export function hasApiKey(req: IncomingMessage, scheme: string, apiKey: string |
 
 function sha256(value: string): Buffer {
   return createHash('sha256').update(value).digest();
+}
+
+/**
+ * Ends an exchange without an answer, as a connection lost mid-call: over
+ * HTTP/2 only the request's stream is reset (its connection carries other
+ * calls), over HTTP/1.1 the connection is.
+ */
+export function resetExchange(req: SimRequest): void {
+  if (req instanceof Http2ServerRequest) req.stream.close(http2Constants.NGHTTP2_INTERNAL_ERROR);
+  else req.socket.resetAndDestroy();
 }
 
 export function isoNow(): string {

@@ -26,6 +26,8 @@ export interface JobSpec {
   readonly jobMs: number;
   readonly progressHz: number;
   readonly fault: JobFault | undefined;
+  /** Recorded with the charge where the provider bills by input tokens. */
+  readonly inputTokens?: number;
   readonly hooks: JobHooks;
 }
 
@@ -79,6 +81,7 @@ export class JobRunner {
       id: spec.id,
       idempotencyKey: spec.idempotencyKey,
       acceptedAt: new Date(acceptedAtMs).toISOString(),
+      ...(spec.inputTokens === undefined ? {} : { inputTokens: spec.inputTokens }),
     });
     this.log(
       `${spec.provider}: accepted ${spec.id} (key ${spec.idempotencyKey ?? '-'}, ${spec.jobMs} ms` +

@@ -10,6 +10,8 @@ export interface LedgerEntry {
    * absent while it runs, and for a job that stalled.
    */
   readonly finishedAt?: string;
+  /** What the call was billed for, where a provider bills by input tokens (Bedrock); absent elsewhere. */
+  readonly inputTokens?: number;
 }
 
 export interface ProviderLedger {
@@ -32,6 +34,7 @@ interface Charge {
   readonly id: string;
   readonly idempotencyKey: string | null;
   readonly acceptedAt: string;
+  readonly inputTokens?: number;
   finishedAt?: string;
 }
 

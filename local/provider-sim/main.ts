@@ -6,6 +6,7 @@ import {
 } from './defaults';
 import { REPLICATE_WEBHOOK_SECRET_FORMAT } from './replicate';
 import {
+  DEFAULT_BEDROCK_JOB_MS,
   DEFAULT_DEEPGRAM_REAL_TIME_FACTOR,
   DEFAULT_OUTPUT_TTL_MS,
   MAX_OUTPUT_TTL_MS,
@@ -30,6 +31,8 @@ import {
  * `SIM_JOB_MS`, so an hour takes 36 s more than a minute does. `POST
  * /_sim/config {provider: "deepgram", realTimeFactor}` changes it while
  * running, which is how a local stack's simulator is set.
+ * `SIM_BEDROCK_JOB_MS` (default 100) is how long a Bedrock call takes
+ * instead of `SIM_JOB_MS`.
  */
 
 /** How long SIGINT/SIGTERM may take before the process exits regardless. */
@@ -94,6 +97,7 @@ const environmentSchema = z.object({
       .pipe(z.number().max(MAX_REAL_TIME_FACTOR, `must be at most ${MAX_REAL_TIME_FACTOR}`))
       .default(DEFAULT_DEEPGRAM_REAL_TIME_FACTOR),
   ),
+  SIM_BEDROCK_JOB_MS: z.preprocess(unsetIfEmpty, wholeNumber(1, 86_400_000).default(DEFAULT_BEDROCK_JOB_MS)),
   PROVIDER_API_KEY: z.preprocess(unsetIfEmpty, z.string().optional()),
 });
 
@@ -126,6 +130,7 @@ function readOptions(env: NodeJS.ProcessEnv): SimulatorOptions & { port: number 
     deepgramApiKeyId: settings.SIM_DEEPGRAM_API_KEY_ID,
     deepgramProjectId: settings.SIM_DEEPGRAM_PROJECT_ID,
     deepgramRealTimeFactor: settings.SIM_DEEPGRAM_REAL_TIME_FACTOR,
+    bedrockJobMs: settings.SIM_BEDROCK_JOB_MS,
     apiKey: settings.PROVIDER_API_KEY,
     log,
   };
@@ -168,6 +173,7 @@ async function main(): Promise<void> {
   log(
     `jobMs=${options.jobMs} progressHz=${options.progressHz} idempotent=${options.idempotent}` +
       ` outputTtlMs=${options.outputTtlMs} deepgramRealTimeFactor=${options.deepgramRealTimeFactor}` +
+      ` bedrockJobMs=${options.bedrockJobMs}` +
       ` auth=${options.apiKey ? 'bearer' : 'none'}`,
   );
   process.stdout.write(`longhaul sim: ready at ${simulator.url}\n`);

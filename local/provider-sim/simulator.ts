@@ -1,11 +1,26 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import {
+  createServer as createHttp2Server,
+  type Http2ServerRequest,
+  type Http2ServerResponse,
+} from 'node:http2';
+import { type AddressInfo, createServer as createNetServer, type Server, type Socket } from 'node:net';
 import * as z from 'zod';
+import { BedrockDialect } from './bedrock';
 import { DeepgramDialect } from './deepgram';
 import type { Dialect, DialectConfig, SimulatorContext } from './dialect';
 import { FAULT_MODES, FaultQueue, PROVIDERS, type ProviderName } from './faults';
 import { GenericDialect } from './generic';
-import { allow, genericError, HttpError, parse, readJson, sendJson } from './http';
+import {
+  allow,
+  genericError,
+  HttpError,
+  parse,
+  readJson,
+  type SimRequest,
+  type SimResponse,
+  sendJson,
+} from './http';
 import { JobRunner } from './jobs';
 import { ChargeLedger } from './ledger';
 import { ReplicateDialect } from './replicate';
@@ -13,11 +28,19 @@ import { type DeliveryPolicy, WebhookDispatcher } from './webhooks';
 
 /**
  * The simulated media provider (contract section 3): a slow, paid, external
- * API with the failure modes Longhaul has to survive. It speaks three
- * dialects: the generic API under `/v1`, Replicate's under `/replicate/v1` and
- * Deepgram's under `/deepgram/v1`. Jobs run on timers and report through
- * webhooks; the `/_sim/*` routes let tests inspect what was charged and inject
- * faults, for every dialect or for one.
+ * API with the failure modes Longhaul has to survive. It speaks four
+ * dialects: the generic API under `/v1`, Replicate's under `/replicate/v1`,
+ * Deepgram's under `/deepgram/v1` and Bedrock's runtime under `/bedrock`.
+ * Jobs run on timers and report through webhooks (Bedrock's calls are
+ * answered when they end); the `/_sim/*` routes let tests inspect what was
+ * charged and inject faults, for every dialect or for one.
+ *
+ * One port speaks HTTP/1.1 and, for the Bedrock dialect, HTTP/2 with prior
+ * knowledge: the AWS SDK's Bedrock runtime client sends every call over
+ * HTTP/2 (the service's bidirectional streams need it), and on a plain
+ * `http://` endpoint that means h2c without an upgrade, which Node's HTTP/1
+ * server cannot answer. Each connection goes to one server or the other by
+ * its first bytes.
  */
 
 export { FAULT_MODES, type FaultMode, PROVIDERS, type ProviderName } from './faults';
@@ -52,8 +75,15 @@ export interface SimulatorOptions {
   /** The project Deepgram's request lookup answers for. @default DEFAULT_DEEPGRAM_PROJECT_ID */
   readonly deepgramProjectId?: string;
   /**
+   * How long a Bedrock call takes, instead of `jobMs`: a model call is
+   * answered in a fraction of a second, not after a media job's minutes.
+   * @default DEFAULT_BEDROCK_JOB_MS
+   */
+  readonly bedrockJobMs?: number;
+  /**
    * When set, every provider API requires it: `Authorization: Bearer <apiKey>`
    * on `/v1` and `/replicate/v1`, `Authorization: Token <apiKey>` on `/deepgram/v1`.
+   * Not on `/bedrock`, whose calls are SigV4-signed by an AWS identity.
    */
   readonly apiKey?: string;
   /** Operational messages (submissions, outcomes, failed deliveries). @default silent */
@@ -85,6 +115,8 @@ export const MAX_OUTPUT_TTL_MS = 7 * 86_400_000;
  */
 export const DEFAULT_DEEPGRAM_REAL_TIME_FACTOR = 0.01;
 export const MAX_REAL_TIME_FACTOR = 100;
+/** An embedding call's time: Titan and Cohere answer one in about a tenth of a second. */
+export const DEFAULT_BEDROCK_JOB_MS = 100;
 
 const configSchema = z.strictObject({
   jobMs: z.number().int().min(1).max(86_400_000),
@@ -101,7 +133,7 @@ const configPatchSchema = configSchema
     (patch) =>
       patch.idempotent === undefined || patch.provider === undefined || patch.provider === 'longhaul-http',
     {
-      message: 'idempotent applies to longhaul-http only; Replicate and Deepgram never deduplicate',
+      message: 'idempotent applies to longhaul-http only; Replicate, Deepgram and Bedrock never deduplicate',
       path: ['idempotent'],
     },
   );
@@ -117,6 +149,8 @@ function configView(provider: ProviderName, config: DialectConfig) {
   const { jobMs, progressHz, idempotent, outputTtlMs, realTimeFactor } = config;
   if (provider === 'longhaul-http') return { jobMs, progressHz, idempotent };
   if (provider === 'replicate') return { jobMs, progressHz, outputTtlMs };
+  // A call has no progress to report: only its length matters.
+  if (provider === 'bedrock') return { jobMs };
   return { jobMs, progressHz, realTimeFactor };
 }
 
@@ -127,10 +161,12 @@ class ProviderSimulator {
   private readonly runner: JobRunner;
   private readonly webhooks: WebhookDispatcher;
   private readonly dialects: readonly Dialect[];
+  private readonly bedrock: BedrockDialect;
   origin = '';
 
   constructor(
     private readonly initialConfig: DialectConfig,
+    private readonly bedrockJobMs: number,
     options: SimulatorOptions,
     private readonly log: (line: string) => void,
   ) {
@@ -146,6 +182,7 @@ class ProviderSimulator {
       config: (provider) => this.configs[provider],
       origin: () => this.origin,
     };
+    this.bedrock = new BedrockDialect(context);
     this.dialects = [
       new GenericDialect(context, options.webhookSecret),
       new ReplicateDialect(context, options.replicateWebhookSecret),
@@ -153,7 +190,15 @@ class ProviderSimulator {
         apiKeyId: options.deepgramApiKeyId,
         projectId: options.deepgramProjectId,
       }),
+      this.bedrock,
     ];
+  }
+
+  /** Only Bedrock's SDK speaks HTTP/2; the other dialects and the controls answer HTTP/1.1, as their clients speak it. */
+  async handleHttp2(req: Http2ServerRequest, res: Http2ServerResponse): Promise<void> {
+    const path = new URL(req.url ?? '/', 'http://simulator').pathname;
+    if (await this.bedrock.handle(req, res, path, req.method)) return;
+    throw genericError(505, 'http_version_not_supported', `${path} is served over HTTP/1.1 only.`);
   }
 
   async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -226,10 +271,12 @@ class ProviderSimulator {
   }
 
   private initialConfigs(): Record<ProviderName, DialectConfig> {
-    return Object.fromEntries(PROVIDERS.map((name) => [name, this.initialConfig])) as Record<
-      ProviderName,
-      DialectConfig
-    >;
+    return Object.fromEntries(
+      PROVIDERS.map((name) => [
+        name,
+        name === 'bedrock' ? { ...this.initialConfig, jobMs: this.bedrockJobMs } : this.initialConfig,
+      ]),
+    ) as Record<ProviderName, DialectConfig>;
   }
 }
 
@@ -243,11 +290,15 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
   });
   if (!parsed.success) throw new Error(`Invalid simulator options: ${z.prettifyError(parsed.error)}`);
   if (!options.webhookSecret) throw new Error('Invalid simulator options: webhookSecret must not be empty.');
+  const bedrockJobMs = configSchema.shape.jobMs.safeParse(options.bedrockJobMs ?? DEFAULT_BEDROCK_JOB_MS);
+  if (!bedrockJobMs.success) {
+    throw new Error(`Invalid simulator options: bedrockJobMs: ${z.prettifyError(bedrockJobMs.error)}`);
+  }
   const log = options.log ?? (() => {});
-  const simulator = new ProviderSimulator(parsed.data, options, log);
+  const simulator = new ProviderSimulator(parsed.data, bedrockJobMs.data, options, log);
 
-  const server = createServer((req, res) => {
-    simulator.handle(req, res).catch((error: unknown) => {
+  const answer = (handling: Promise<void>, req: SimRequest, res: SimResponse) => {
+    handling.catch((error: unknown) => {
       if (error instanceof HttpError) {
         sendJson(res, error.status, error.body, error.headers);
         return;
@@ -257,6 +308,14 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
       );
       sendJson(res, 500, { error: { code: 'internal', message: 'Internal simulator error.' } });
     });
+  };
+  const http1 = createServer((req, res) => answer(simulator.handle(req, res), req, res));
+  const http2 = createHttp2Server((req, res) => answer(simulator.handleHttp2(req, res), req, res));
+  const sockets = new Set<Socket>();
+  const server = createNetServer((socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+    routeByProtocol(socket, http1, http2);
   });
 
   const host = options.host ?? '127.0.0.1';
@@ -279,9 +338,33 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
         simulator.stopEverything();
         server.close(() => resolve());
         // Held `timeout` answers and idle keep-alive sockets would otherwise keep close() waiting.
-        server.closeAllConnections();
+        for (const socket of sockets) socket.destroy();
       });
       return closing;
     },
   };
+}
+
+/** The HTTP/2 connection preface's first bytes: a client with prior knowledge opens with it, an HTTP/1 request never does. */
+const HTTP2_PREFACE_START = Buffer.from('PRI');
+
+/**
+ * Hands the connection to the server of the protocol its first bytes speak,
+ * those bytes put back for it to read. An error before then (a client
+ * that connects and resets) is the connection's own end, nobody's fault.
+ */
+function routeByProtocol(socket: Socket, http1: Server, http2: Server): void {
+  const ignore = () => {};
+  socket.on('error', ignore);
+  const route = () => {
+    const head = socket.read(HTTP2_PREFACE_START.length) as Buffer | null;
+    if (head === null) {
+      socket.once('readable', route);
+      return;
+    }
+    socket.unshift(head);
+    socket.off('error', ignore);
+    (head.equals(HTTP2_PREFACE_START) ? http2 : http1).emit('connection', socket);
+  };
+  socket.once('readable', route);
 }

@@ -6,7 +6,9 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { DeepgramClient } from '@deepgram/sdk';
-import { mergeChunkTranscripts } from '../../lambdas/domain/transcript';
+import { FfmpegMedia } from '../../lambdas/adapters/ffmpeg-media';
+import { indexPassages, SENTENCE_END } from '../../lambdas/domain/passages';
+import { mergeChunkTranscripts, type TranscriptWord } from '../../lambdas/domain/transcript';
 import { DEFAULT_DEEPGRAM_PROJECT_ID } from '../../local/provider-sim/defaults';
 import { type RunningSimulator, startSimulator } from '../../local/provider-sim/simulator';
 import { generateTestAudio } from '../support/test-audio';
@@ -18,7 +20,9 @@ import { WebhookInbox, waitFor } from './support/webhook-inbox';
  * file it can fetch (or is sent) makes the request last `jobMs` plus its
  * length times the real-time factor, and the transcript cover its whole
  * length, so chunks transcribed apart merge into one transcript. Audio it
- * cannot read is answered as before: the 8 s sample after `jobMs`.
+ * cannot read is answered as before: the 8 s sample after `jobMs`. A
+ * recording whose comment tag holds words says exactly those, and each
+ * chunk of it its own share.
  */
 
 jest.setTimeout(30_000);
@@ -26,6 +30,12 @@ jest.setTimeout(30_000);
 const API_KEY = 'sim-api-key';
 const JOB_MS = 300;
 const SAMPLE = 'Welcome to the long haul. Slow jobs finish exactly once. Thank you for waiting.';
+/** Eight sentences of five words: over 21 s, a word every 0.525 s and a sentence every 2.625 s. */
+const SERMON =
+  'Grace finds us where we are. It does not wait for us. Who among us has earned it? ' +
+  'None of us, not one. So we give as we received. Freely, gladly, without counting cost. ' +
+  'That is the whole story, friends. Go now in peace, amen!';
+const SAID = 'Peace be with you. And also with you!';
 
 let dir: string;
 let files: Server;
@@ -41,6 +51,9 @@ beforeAll(async () => {
     generateTestAudio(path.join(dir, 'second.flac'), { seconds: 13, kind: 'speechlike', sampleRate: 16_000 }),
     generateTestAudio(path.join(dir, 'short.wav'), { seconds: 3, kind: 'tone', sampleRate: 16_000 }),
     generateTestAudio(path.join(dir, 'song.mp3'), { seconds: 5, kind: 'tone' }),
+    generateTestAudio(path.join(dir, 'sermon.wav'), { seconds: 21, kind: 'speechlike', comment: SERMON }),
+    generateTestAudio(path.join(dir, 'said.flac'), { seconds: 6, kind: 'speechlike', comment: SAID }),
+    generateTestAudio(path.join(dir, 'said.mp3'), { seconds: 5, kind: 'speechlike', comment: SAID }),
   ]);
   // A file server standing in for the presigned URLs chunks are fetched from.
   files = createServer((req, res) => {
@@ -214,5 +227,63 @@ describe('deepgram dialect, audio it cannot read', () => {
     expect(body.results.channels[0].alternatives[0].transcript).toBe(SAMPLE);
     // At a factor of 100, any length heard would have taken minutes.
     expect(tookMs).toBeLessThan(5000);
+  });
+});
+
+describe('deepgram dialect, a recording whose comment says its words', () => {
+  const wordsOf = (body: any): TranscriptWord[] => body.results.channels[0].alternatives[0].words;
+
+  it('hears each chunk the split step cut as its share of the comment, which the merge reads back in order', async () => {
+    await simulatorCall(simulator.url)('/_sim/config', { provider: 'deepgram', realTimeFactor: 0 });
+    // As audio.publish cuts it: 16 kHz FLAC chunks, here of 6 s (the last 3 s is a chunk of its own).
+    const chunks = await new FfmpegMedia().splitIntoChunks(path.join(dir, 'sermon.wav'), dir, 6);
+    expect(chunks.map((chunk) => chunk.offsetSeconds)).toEqual([0, 6, 12, 18]);
+
+    const heard = await Promise.all(
+      chunks.map((chunk) => transcribeUrl(`${filesOrigin}/${path.basename(chunk.path)}`)),
+    );
+
+    chunks.forEach((chunk, index) => {
+      const words = wordsOf(heard[index]?.body);
+      expect(words.length).toBeGreaterThan(0);
+      for (const word of words) {
+        expect(word.start).toBeGreaterThanOrEqual(0);
+        expect(word.end).toBeLessThanOrEqual(chunk.durationSeconds);
+      }
+    });
+    const merged = mergeChunkTranscripts(
+      chunks.map((chunk, index) => ({
+        offsetSeconds: chunk.offsetSeconds,
+        words: wordsOf(heard[index]?.body),
+      })),
+    );
+    expect(merged.words.map((word) => word.punctuated_word)).toEqual(SERMON.split(' '));
+    expect(merged.text).toBe(SERMON);
+    expect(merged.words.at(-1)?.end).toBe(21);
+    // Sentences end where the comment's do, so passages can end on them.
+    const passages = indexPassages(merged.words, { minSeconds: 5, maxSeconds: 12 });
+    expect(passages.length).toBeGreaterThan(1);
+    for (const passage of passages) expect(passage.text).toMatch(SENTENCE_END);
+    expect(passages.map((passage) => passage.text).join(' ')).toBe(SERMON);
+  });
+
+  it('hears a whole FLAC as its comment over its length, in sentences', async () => {
+    const { body } = await transcribeUrl(`${filesOrigin}/said.flac`, { utterances: true });
+
+    const [alternative] = body.results.channels[0].alternatives;
+    expect(alternative.transcript).toBe(SAID);
+    expect(alternative.words.at(-1)).toMatchObject({ end: 6, punctuated_word: 'you!', word: 'you' });
+    expect(body.results.utterances.map((utterance: { transcript: string }) => utterance.transcript)).toEqual([
+      'Peace be with you.',
+      'And also with you!',
+    ]);
+  });
+
+  it('hears an MP3’s comment over the 8 s it assumes for audio whose length it does not read', async () => {
+    const { body } = await transcribeUrl(`${filesOrigin}/said.mp3`);
+
+    expect(body.metadata).toMatchObject({ duration: 8, sha256: sha256Of('said.mp3') });
+    expect(body.results.channels[0].alternatives[0].transcript).toBe(SAID);
+    expect(wordsOf(body).at(-1)?.end).toBe(8);
   });
 });

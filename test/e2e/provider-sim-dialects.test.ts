@@ -691,6 +691,7 @@ describe('dialects side by side', () => {
       'longhaul-http': { submissions: [entry(gen)], maxConcurrent: 1, running: 1 },
       replicate: { submissions: [entry(prediction)], maxConcurrent: 1, running: 1 },
       deepgram: { submissions: [entry(request_id)], maxConcurrent: 1, running: 1 },
+      bedrock: { submissions: [], maxConcurrent: 0, running: 0 },
     });
     await waitFor('all three to finish', async () => (await ledger()).running === 0);
     expect((await ledger()).maxConcurrent).toBe(3);

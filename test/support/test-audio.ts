@@ -13,6 +13,12 @@ export interface TestAudioOptions {
   readonly kind: TestAudioKind;
   /** @default 44100 */
   readonly sampleRate?: number;
+  /**
+   * Written as ffmpeg writes `-metadata comment=…`: a WAV's `INFO/ICMT`, an
+   * MP3's ID3v2 frame, a FLAC's Vorbis comment. The simulated Deepgram hears
+   * a recording with one as saying exactly its words. @default none
+   */
+  readonly comment?: string;
 }
 
 /**
@@ -44,7 +50,11 @@ export async function generateTestAudio(file: string, options: TestAudioOptions)
   const source = SOURCES[options.kind](options.seconds, options.sampleRate ?? 44_100);
   const run = await runTool(
     mediaBinaries().ffmpeg,
-    ['-nostdin', '-hide_banner', '-v', 'error', '-y', '-f', 'lavfi', '-i', source, ...encoding, file],
+    [
+      ...['-nostdin', '-hide_banner', '-v', 'error', '-y', '-f', 'lavfi', '-i', source, ...encoding],
+      ...(options.comment === undefined ? [] : ['-metadata', `comment=${options.comment}`]),
+      file,
+    ],
     // Encoding runs at hundreds of times real time; a generous bound still catches a hang.
     { timeoutMs: 60_000 + options.seconds * 100 },
   );

@@ -10,6 +10,7 @@ import {
   runTool,
   toolMessages,
 } from '../../lambdas/adapters/ffmpeg-media';
+import { CHUNK_TAGS } from '../../lambdas/domain/chunks';
 import { parseMediaPlaylist } from '../../lambdas/domain/hls';
 import { INPUT_INVALID, UndecodableAudioError } from '../../lambdas/domain/media';
 import { generateTestAudio } from '../support/test-audio';
@@ -47,6 +48,19 @@ async function ffprobe(target: string) {
     streams: { codec_name: string }[];
   };
   return { durationSeconds: Number(parsed.format.duration), codecs: parsed.streams.map((s) => s.codec_name) };
+}
+
+/** The container's tags, as ffprobe names them. */
+async function formatTags(target: string): Promise<Record<string, string>> {
+  const run = await runTool(
+    binaries.ffprobe,
+    ['-v', 'error', '-of', 'json', '-show_entries', 'format_tags', target],
+    {
+      timeoutMs: 10_000,
+    },
+  );
+  expect(run.exitCode).toBe(0);
+  return (JSON.parse(run.stdout) as { format: { tags: Record<string, string> } }).format.tags;
 }
 
 async function filesUnder(root: string): Promise<string[]> {
@@ -215,6 +229,23 @@ describe('splitIntoChunks', () => {
     });
     const total = written.reduce((sum, chunk) => sum + chunk.durationSeconds, 0);
     expect(Math.abs(total - SECONDS)).toBeLessThanOrEqual(0.1);
+  });
+
+  it('keeps the recording’s tags in every chunk and adds where in the recording the chunk lies', async () => {
+    const comment = 'In the beginning was the Word.';
+    await generateTestAudio(file('commented.wav'), { seconds: 11, kind: 'tone', comment });
+
+    const chunks = await media.splitIntoChunks(file('commented.wav'), file('commented'), 5);
+
+    const tags = await Promise.all(chunks.map((chunk) => formatTags(chunk.path)));
+    expect(tags).toEqual(
+      chunks.map((chunk) => ({
+        comment,
+        [CHUNK_TAGS.offsetSeconds]: chunk.offsetSeconds.toFixed(6),
+        [CHUNK_TAGS.recordingSeconds]: (11).toFixed(6),
+        encoder: expect.any(String),
+      })),
+    );
   });
 });
 

@@ -1,10 +1,11 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { FfmpegMedia } from '../../lambdas/adapters/ffmpeg-media';
 import { audioDurationSeconds, hearBytes } from '../../local/provider-sim/audio';
 import { generateTestAudio } from '../support/test-audio';
 
-/** The simulated Deepgram's reading of an audio file's length from its header. */
+/** The simulated Deepgram's reading of an audio file's length from its header, and of its tags. */
 
 let dir: string;
 const read = (name: string) => readFileSync(path.join(dir, name));
@@ -15,6 +16,8 @@ beforeAll(async () => {
     generateTestAudio(path.join(dir, 'a.flac'), { seconds: 7.5, kind: 'speechlike', sampleRate: 16_000 }),
     generateTestAudio(path.join(dir, 'a.wav'), { seconds: 2.5, kind: 'tone', sampleRate: 22_050 }),
     generateTestAudio(path.join(dir, 'a.mp3'), { seconds: 2, kind: 'tone' }),
+    generateTestAudio(path.join(dir, 'said.mp3'), { seconds: 2, kind: 'tone', comment: 'Amen.' }),
+    generateTestAudio(path.join(dir, 'sermon.wav'), { seconds: 9, kind: 'speechlike', comment: 'Amen.' }),
   ]);
 });
 
@@ -55,5 +58,34 @@ describe('audioDurationSeconds', () => {
     expect(audioDurationSeconds(Buffer.from('RIFF not really a wav'), 21)).toBeUndefined();
     expect(audioDurationSeconds(Buffer.alloc(0), 0)).toBeUndefined();
     expect(hearBytes(Buffer.from('https://example.com/a.wav'))).toBeUndefined();
+  });
+});
+
+describe('hearBytes', () => {
+  it('hears a chunk cut by the split step: its length, its recording’s comment, and its place in that recording', async () => {
+    const chunks = await new FfmpegMedia().splitIntoChunks(
+      path.join(dir, 'sermon.wav'),
+      path.join(dir, 'chunks'),
+      4,
+    );
+    const second = chunks[1];
+    if (!second) throw new Error('expected two chunks');
+
+    expect(hearBytes(readFileSync(second.path))).toEqual({
+      durationSeconds: second.durationSeconds,
+      sha256: expect.stringMatching(/^[0-9a-f]{64}$/),
+      comment: 'Amen.',
+      place: { offsetSeconds: 4, recordingSeconds: 9 },
+    });
+  });
+
+  it('hears the comment of a recording whose length it cannot read, and nothing of one with neither', () => {
+    expect(hearBytes(read('said.mp3'))).toMatchObject({ durationSeconds: undefined, comment: 'Amen.' });
+    expect(hearBytes(read('a.mp3'))).toBeUndefined();
+    expect(hearBytes(read('a.wav'))).toMatchObject({
+      durationSeconds: 2.5,
+      comment: undefined,
+      place: undefined,
+    });
   });
 });

@@ -30,6 +30,7 @@ const jobOfWebhook = (url: unknown): string | undefined =>
  * provider would: the generic API deduplicates by key, so its charges carry
  * the submission's key; Replicate and Deepgram take none, and their record of
  * the job keeps the webhook (callback) URL that names the Longhaul job.
+ * Bedrock keeps nothing: its charges are read from the ledger alone.
  */
 const readers: {
   readonly [P in ProviderName]: (get: Get, charge: LedgerEntry) => Promise<Omit<ChargedJob, 'providerJobId'>>;
@@ -64,6 +65,11 @@ const readers: {
       `${dialects.deepgram.basePath}/v1/projects/${DEFAULT_DEEPGRAM_PROJECT_ID}/requests/${charge.id}`,
     );
     return { jobId: jobOfWebhook(request.callback), state: request.response ? 'ended' : 'running' };
+  },
+  bedrock: async (_get, charge) => {
+    // A Bedrock call is answered when it ends and leaves no record to read back, nor anything naming
+    // the job it was for: the ledger's own entry says whether it is still running.
+    return { jobId: undefined, state: charge.finishedAt === undefined ? 'running' : 'ended' };
   },
 };
 
