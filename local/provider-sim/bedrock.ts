@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import * as z from 'zod';
 import { EMBEDDING_MODELS, type EmbeddingModelName } from '../../config/embedding-models';
 import type { Dialect, SimulatorContext } from './dialect';
@@ -77,10 +77,11 @@ function issueDetails(error: z.ZodError): string[] {
   });
 }
 
-/** What a model's answer is: its body, and the input tokens it was billed for. */
+/** What a model's answer is: its body, the input tokens it was billed for, and the texts it read. */
 interface Invocation {
   readonly answer: Readonly<Record<string, unknown>>;
   readonly inputTokens: number;
+  readonly texts: readonly string[];
 }
 
 /** One simulated model: its request's schema and the answer to a request that passed it. */
@@ -124,6 +125,7 @@ function titanModel(model: (typeof EMBEDDING_MODELS)['titan-text-v2']): Simulate
           },
         },
         inputTokens: inputTextTokenCount,
+        texts: [request.inputText],
       };
     },
   };
@@ -207,7 +209,11 @@ function cohereModel(model: (typeof EMBEDDING_MODELS)['cohere-multilingual-v3'])
               request.embedding_types.map((type) => [type, vectors.map(COHERE_ENCODINGS[type])]),
             );
       const responseType = request.embedding_types === undefined ? 'embeddings_floats' : 'embeddings_by_type';
-      return { answer: { id: requestId, embeddings, response_type: responseType, texts }, inputTokens };
+      return {
+        answer: { id: requestId, embeddings, response_type: responseType, texts },
+        inputTokens,
+        texts,
+      };
     },
   };
 }
@@ -269,7 +275,7 @@ export class BedrockDialect implements Dialect {
       throw malformed(['#: the body is not valid JSON']);
     }
     const requestId = randomUUID();
-    const { answer, inputTokens } = model.invoke(body, requestId);
+    const { answer, inputTokens, texts } = model.invoke(body, requestId);
 
     const fault = this.context.faults.take(this.provider);
     if (fault === 'reject') {
@@ -312,7 +318,12 @@ export class BedrockDialect implements Dialect {
       progressHz,
       fault: jobFault(fault),
       inputTokens,
+      inputDigests: texts.map(inputDigestOf),
       hooks: { progress: () => {}, finished },
     });
   }
 }
+
+/** What the ledger keeps of a text a call embedded: enough to tell the same text billed twice, not the text. */
+export const inputDigestOf = (text: string): string =>
+  createHash('sha256').update(text).digest('hex').slice(0, 16);

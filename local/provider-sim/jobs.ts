@@ -28,6 +28,8 @@ export interface JobSpec {
   readonly fault: JobFault | undefined;
   /** Recorded with the charge where the provider bills by input tokens. */
   readonly inputTokens?: number;
+  /** Recorded with the charge: a digest of each text it read (`inputDigestOf`). */
+  readonly inputDigests?: readonly string[];
   readonly hooks: JobHooks;
 }
 
@@ -82,6 +84,7 @@ export class JobRunner {
       idempotencyKey: spec.idempotencyKey,
       acceptedAt: new Date(acceptedAtMs).toISOString(),
       ...(spec.inputTokens === undefined ? {} : { inputTokens: spec.inputTokens }),
+      ...(spec.inputDigests === undefined ? {} : { inputDigests: spec.inputDigests }),
     });
     this.log(
       `${spec.provider}: accepted ${spec.id} (key ${spec.idempotencyKey ?? '-'}, ${spec.jobMs} ms` +

@@ -12,6 +12,11 @@ export interface LedgerEntry {
   readonly finishedAt?: string;
   /** What the call was billed for, where a provider bills by input tokens (Bedrock); absent elsewhere. */
   readonly inputTokens?: number;
+  /**
+   * A digest of each text the call was billed for reading (Bedrock), so a
+   * test can tell the same passage billed twice; absent elsewhere.
+   */
+  readonly inputDigests?: readonly string[];
 }
 
 export interface ProviderLedger {
@@ -35,6 +40,7 @@ interface Charge {
   readonly idempotencyKey: string | null;
   readonly acceptedAt: string;
   readonly inputTokens?: number;
+  readonly inputDigests?: readonly string[];
   finishedAt?: string;
 }
 

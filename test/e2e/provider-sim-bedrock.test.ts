@@ -5,7 +5,7 @@ import {
   InvokeModelCommand,
   type InvokeModelCommandOutput,
 } from '@aws-sdk/client-bedrock-runtime';
-import { SIMULATED_MODEL_ERROR } from '../../local/provider-sim/bedrock';
+import { inputDigestOf, SIMULATED_MODEL_ERROR } from '../../local/provider-sim/bedrock';
 import { embedText, tokenCountOf } from '../../local/provider-sim/embedder';
 import {
   DEFAULT_BEDROCK_JOB_MS,
@@ -446,6 +446,8 @@ describe('bedrock dialect: the ledger and the time a call takes', () => {
         acceptedAt: expect.any(String),
         finishedAt: expect.any(String),
         inputTokens: tokenCountOf(texts[index] as string),
+        // What it read, as a digest: the same passage billed twice shows as the same digest twice.
+        inputDigests: [inputDigestOf(texts[index] as string)],
       });
     });
     // Every dialect in the total too.
