@@ -263,6 +263,13 @@ export function accessDeniedResponse(
       );
     case 'secretsmanager':
       return respond(400, { 'content-type': 'application/x-amz-json-1.1' }, coral);
+    case 's3vectors':
+      // REST-JSON: the error's name in a header, its status the model's (403).
+      return respond(
+        403,
+        { 'content-type': 'application/json', 'x-amzn-errortype': 'AccessDeniedException' },
+        JSON.stringify({ message }),
+      );
     default:
       return respond(400, { 'content-type': 'application/x-amz-json-1.0' }, coral);
   }
