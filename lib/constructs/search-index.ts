@@ -3,15 +3,10 @@ import { Grant, type IGrantable } from 'aws-cdk-lib/aws-iam';
 import { CfnIndex, CfnVectorBucket } from 'aws-cdk-lib/aws-s3vectors';
 import { Construct } from 'constructs';
 import { passageIndex } from '../../config/layout';
+import { S3_VECTORS_LIMITS } from '../../config/s3-vectors';
 
 /** What a function may do with the index: `write` passages (and delete them), or `query` them. */
 export type SearchIndexAccess = 'write' | 'query';
-
-/**
- * The largest dimension S3 Vectors allows
- * (https://docs.aws.amazon.com/AmazonS3/latest/userguide/s3-vectors-limitations.html).
- */
-const MAX_DIMENSION = 4096;
 
 export interface SearchIndexProps {
   /**
@@ -66,9 +61,14 @@ export class SearchIndex extends Construct {
 
   constructor(scope: Construct, id: string, props: SearchIndexProps) {
     super(scope, id);
-    if (!Number.isInteger(props.dimension) || props.dimension < 1 || props.dimension > MAX_DIMENSION) {
+    const { minDimension, maxDimension } = S3_VECTORS_LIMITS;
+    if (
+      !Number.isInteger(props.dimension) ||
+      props.dimension < minDimension ||
+      props.dimension > maxDimension
+    ) {
       throw new Error(
-        `SearchIndex ${this.node.path}: dimension must be an integer from 1 to ${MAX_DIMENSION}, got ${props.dimension}`,
+        `SearchIndex ${this.node.path}: dimension must be an integer from ${minDimension} to ${maxDimension}, got ${props.dimension}`,
       );
     }
     if (props.distanceMetric !== 'cosine' && props.distanceMetric !== 'euclidean') {

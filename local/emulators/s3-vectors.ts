@@ -2,6 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { crc32 } from 'node:zlib';
+import { S3_VECTORS_LIMITS } from '../../config/s3-vectors';
 import { LOCAL_REGION } from '../handler-env';
 import { LOCAL_ACCOUNT_ID } from '../lambda';
 import {
@@ -31,7 +32,7 @@ import {
  * gives it). Reached with `AWS_ENDPOINT_URL_S3VECTORS`.
  *
  * It holds requests to S3 Vectors' documented limits and refuses as the
- * service does (see `S3_VECTORS_LIMITS`), checks every vector against its
+ * service does (config/s3-vectors.ts), checks every vector against its
  * index's dimension, implements the metadata filter language
  * (./s3-vectors-filter.ts) and searches exactly with the index's metric
  * (./s3-vectors-store.ts), where the service's index is approximate. Vectors
@@ -42,44 +43,6 @@ import {
  * against their roles before they leave the process (local/iam.ts), so it
  * listens on loopback only.
  */
-
-/**
- * S3 Vectors' limits as documented on 6 December 2026:
- * https://docs.aws.amazon.com/AmazonS3/latest/userguide/s3-vectors-limitations.html,
- * the API model of `@aws-sdk/client-s3vectors` (name lengths, key length,
- * list sizes) and the QueryVectors pagination of 16 June 2026
- * (https://awsapichanges.com/archive/changes/e078c6-s3vectors.html, up to
- * 10,000 results a query in pages of up to 100).
- */
-export const S3_VECTORS_LIMITS = {
-  vectorBucketsPerRegion: 10_000,
-  indexesPerBucket: 10_000,
-  minDimension: 1,
-  maxDimension: 4096,
-  /** Filterable and non-filterable metadata of one vector together, in bytes of its JSON. */
-  metadataBytes: 40 * 1024,
-  /** Filterable metadata of one vector, in bytes of its JSON. */
-  filterableMetadataBytes: 2 * 1024,
-  metadataKeysPerVector: 50,
-  nonFilterableKeysPerIndex: 10,
-  metadataKeyLength: 63,
-  vectorKeyLength: 1024,
-  /** PutVectors and DeleteVectors requests to one index, together, per second. */
-  writeRequestsPerSecond: 1000,
-  /** Vectors put and deleted in one index, together, per second. */
-  writtenVectorsPerSecond: 2500,
-  requestBytes: 20 * 1024 * 1024,
-  vectorsPerPut: 500,
-  keysPerDelete: 500,
-  keysPerGet: 100,
-  topK: 10_000,
-  queryResultsPerPage: 100,
-  listResultsPerPage: 1000,
-  listResultsDefault: 500,
-  /** ListVectors stops a page once it has gone through this much data. */
-  listPageBytes: 1024 * 1024,
-  listSegments: 16,
-} as const;
 
 /** How long a QueryVectors pagination token lives ("several minutes", https://docs.aws.amazon.com/AmazonS3/latest/userguide/s3-vectors-query.html). */
 const QUERY_SESSION_MS = 5 * 60_000;

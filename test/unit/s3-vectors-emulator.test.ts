@@ -17,7 +17,7 @@ import {
   type QueryVectorsCommandInput,
   type S3VectorsClient,
 } from '@aws-sdk/client-s3vectors';
-import { S3_VECTORS_LIMITS } from '../../local/emulators/s3-vectors';
+import { S3_VECTORS_LIMITS } from '../../config/s3-vectors';
 import {
   type EmulatedS3Vectors,
   refusal,
