@@ -62,8 +62,9 @@ export interface S3VectorsEmulatorOptions {
   readonly accountId?: string;
   /**
    * Whether PutVectors and DeleteVectors are held to an index's write rates
-   * (1,000 requests and 2,500 vectors a second), refused beyond them with
-   * TooManyRequestsException as the service does. A bench that loads a large
+   * (`writeRequestsPerSecond` and `writtenVectorsPerSecond` of
+   * config/s3-vectors.ts), refused beyond them with TooManyRequestsException as
+   * the service does. A bench that loads a large
    * index faster than a deployment could may turn them off.
    * @default true
    */
@@ -417,6 +418,8 @@ class S3Vectors {
       offset = decoded.offset;
       sessionId = decoded.session as string;
     } else {
+      // Later pages are read from this ranking, kept under the token: a query's pages never
+      // overlap or skip a vector, whatever is written between them.
       hits = index.vectors.search(query, topK, filter);
       sessionId = randomUUID();
       if (hits.length > S3_VECTORS_LIMITS.queryResultsPerPage) {
