@@ -273,6 +273,7 @@ describe('usage plan and stage', () => {
         'ProviderSecretArnDeepgram',
         'ProviderSecretArnReplicate',
         'ScheduleGroupName',
+        'SearchIndexArn',
         'StateMachineArn',
         'StreamUrl',
         'UsagePlanId',

@@ -172,7 +172,7 @@ describe('props', () => {
 });
 
 describe('in the Longhaul stack', () => {
-  test('the workflow steps write and the API queries, each on the one index and nothing else of S3 Vectors', () => {
+  test('the workflow steps write and the API queries, each on the one index and nothing else of S3 Vectors; its ARN is an output', () => {
     const { template, settings } = synthesizeLonghaul({}, { skipBundling: true });
     const indexId = logicalIdAt(template, 'AWS::S3Vectors::Index', 'Longhaul/SearchIndex/Index');
     template.hasResourceProperties('AWS::S3Vectors::Index', {
@@ -197,6 +197,7 @@ describe('in the Longhaul stack', () => {
       ['s3vectors:GetVectors', indexArn],
       ['s3vectors:QueryVectors', indexArn],
     ]);
+    template.hasOutput('SearchIndexArn', { Value: indexArn });
     // Nobody else reaches the index.
     const others = Object.entries(template.findResources('AWS::IAM::Policy'))
       .filter(([, policy]) => JSON.stringify(policy.Properties.PolicyDocument).includes('s3vectors:'))
