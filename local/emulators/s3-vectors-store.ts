@@ -106,10 +106,11 @@ export class IndexVectors {
   /** Floats per slot. */
   readonly #stride: number;
   readonly #metric: DistanceMetric;
-  readonly #memory: VectorMemory;
-  readonly #kernels: VectorKernels;
+  /** Made with the first vector: an index that holds none reserves no memory. */
+  #memory: VectorMemory | undefined;
+  #kernels: VectorKernels | undefined;
   /** A view of the whole memory; replaced whenever the memory grows. */
-  #floats: Float32Array;
+  #floats = new Float32Array(0);
   /** Cosine only: 1 / |v| of each slot, so a query costs one dot product per vector. */
   #inverseNorms = new Float64Array(1024);
   readonly #keys: string[] = [];
@@ -122,8 +123,6 @@ export class IndexVectors {
     this.#dimension = dimension;
     this.#stride = Math.ceil(dimension / KERNEL_LANES) * KERNEL_LANES;
     this.#metric = metric;
-    ({ memory: this.#memory, kernels: this.#kernels } = vectorMemory(1, MAX_PAGES));
-    this.#floats = new Float32Array(this.#memory.buffer);
   }
 
   get size(): number {
@@ -206,8 +205,9 @@ export class IndexVectors {
    * 1 − cosine similarity; euclidean distance is the L2 norm of the difference.
    */
   search(query: Float32Array, k: number, filter?: MetadataPredicate): Hit[] {
-    const floats = this.#floats;
-    floats.set(query, 0);
+    const count = this.#keys.length;
+    if (count === 0 || !this.#kernels) return [];
+    this.#floats.set(query, 0);
     let queryNorm = 0;
     for (let i = 0; i < this.#dimension; i++) queryNorm += (query[i] as number) * (query[i] as number);
     const inverseQueryNorm = 1 / Math.sqrt(queryNorm);
@@ -216,7 +216,6 @@ export class IndexVectors {
     const stride = this.#stride;
     const slotBytes = stride * 4;
     const nearest = new NearestHeap(k, this.#keys);
-    const count = this.#keys.length;
     for (let slot = 0; slot < count; slot++) {
       if (filter && !filter(this.#metadata[slot] as Metadata)) continue;
       const at = QUERY_BYTES + slot * slotBytes;
@@ -249,13 +248,17 @@ export class IndexVectors {
   /** Grows the memory (doubling, within its maximum) until `slots` slots fit. */
   #reserve(slots: number): void {
     const needed = Math.ceil((QUERY_BYTES + slots * this.#stride * 4) / PAGE_BYTES);
+    if (needed > MAX_PAGES) {
+      throw new Error(
+        `the emulator keeps at most ${slots - 1} vectors of ${this.#dimension} dimensions in an index`,
+      );
+    }
+    if (!this.#memory) {
+      ({ memory: this.#memory, kernels: this.#kernels } = vectorMemory(needed, MAX_PAGES));
+      this.#floats = new Float32Array(this.#memory.buffer);
+    }
     const pages = this.#memory.buffer.byteLength / PAGE_BYTES;
     if (needed > pages) {
-      if (needed > MAX_PAGES) {
-        throw new Error(
-          `the emulator keeps at most ${slots - 1} vectors of ${this.#dimension} dimensions in an index`,
-        );
-      }
       this.#memory.grow(Math.min(MAX_PAGES, Math.max(needed, pages * 2)) - pages);
       this.#floats = new Float32Array(this.#memory.buffer);
     }
