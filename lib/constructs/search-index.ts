@@ -34,9 +34,11 @@ export interface SearchIndexProps {
  * The semantic index of published passages: one S3 Vectors vector bucket and
  * one float32 index in it, laid out from config/layout.ts (`passageIndex`).
  *
- * Encrypted with SSE-S3 (`AES256`): the data is passages already served to the
- * tenant's listeners, and a customer-managed KMS key would add a key policy and
- * a grant to every function for no reader this key would keep out.
+ * Encrypted at rest with SSE-S3 (`AES256`), as the output bucket is: the
+ * passages are already served to the tenant's listeners, and a customer
+ * managed KMS key would only add a key to grant each function and to keep
+ * alive; IAM alone decides who reads the index.
+ *
  * Neither resource is given a name: CloudFormation generates unique ones
  * (https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/aws-resource-s3vectors-vectorbucket.html,
  * https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/aws-resource-s3vectors-index.html),
