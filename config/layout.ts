@@ -224,6 +224,24 @@ export const resourceEnv = {
   vectorIndexName: 'VECTOR_INDEX_NAME',
   /** `true` where the S3 endpoint only serves path-style URLs (the local emulator). */
   s3ForcePathStyle: 'S3_FORCE_PATH_STYLE',
+  /** The S3 Vectors vector bucket that holds the passage index (`passageIndex`). */
+  vectorBucketName: 'VECTOR_BUCKET_NAME',
+  /** The passage index in that bucket: one vector per passage of a published recording. */
+  vectorIndexName: 'VECTOR_INDEX_NAME',
+} as const;
+
+/**
+ * The S3 Vectors index of published passages, beside what the settings fix
+ * (`embeddingDimensions`, `vectorDistanceMetric`). Every other metadata key of
+ * a passage's vector (tenant, item, date, labels, start, end, passage) is
+ * filterable, which S3 Vectors makes every key not named here; these two are
+ * only shown with a hit, and stay out of the 2 KB that filterable metadata
+ * may take per vector
+ * (https://docs.aws.amazon.com/AmazonS3/latest/userguide/s3-vectors-metadata-filtering.html).
+ * They are fixed when the index is made.
+ */
+export const passageIndex = {
+  nonFilterableMetadataKeys: ['text', 'title'],
 } as const;
 
 /** The output objects a provider's completion webhook may leave for finalize (`providerOutputKeyOf`). */

@@ -2,6 +2,7 @@ import * as z from 'zod';
 import { EMBEDDING_MODEL_NAMES, EMBEDDING_MODELS, type EmbeddingModelName } from './embedding-models';
 import { JOB_TYPE_MODULES, type JobType, jobTypeEnvSuffix } from './job-types';
 import { isProviderName, PROVIDER_NAMES, PROVIDERS, type ProviderName, providerEnvSuffix } from './providers';
+import { S3_VECTORS_LIMITS } from './s3-vectors';
 
 /**
  * Longhaul's tunable settings: one typed module read by the CDK app (at synth
@@ -313,7 +314,7 @@ const fields = {
   },
   embeddingDimensions: {
     env: 'EMBEDDING_DIMENSIONS',
-    schema: int(1, 4096),
+    schema: int(S3_VECTORS_LIMITS.minDimension, S3_VECTORS_LIMITS.maxDimension),
     default: 1024,
     doc: "dimensions of an embedding and of the vector index; one of the model's own",
   },
@@ -325,7 +326,7 @@ const fields = {
   },
   embeddingPassagesPerJob: {
     env: 'EMBEDDING_PASSAGES_PER_JOB',
-    schema: int(1, 500),
+    schema: int(1, S3_VECTORS_LIMITS.vectorsPerPut),
     default: 32,
     doc: "audio.publish: passages one embedding job sends, one provider slot each job (Titan takes one passage a call, Cohere up to 96); at most 500, S3 Vectors' most per PutVectors",
   },

@@ -17,6 +17,7 @@ import { Observability } from './constructs/observability';
 import { ProviderEvents } from './constructs/provider-events';
 import { ProviderSecrets } from './constructs/provider-secrets';
 import { Reconciler } from './constructs/reconciler';
+import { SearchIndex } from './constructs/search-index';
 import { WorkflowSteps } from './constructs/workflow-steps';
 import { providerIdSuffix } from './provider-ids';
 
@@ -66,6 +67,8 @@ export class LonghaulStack extends Stack {
   public readonly liveProgress: LiveProgress;
   public readonly reconciler: Reconciler;
   public readonly jobSchedules: JobSchedules;
+  /** The passages of published recordings, embedded, for search. */
+  public readonly searchIndex: SearchIndex;
   public readonly observability: Observability;
 
   constructor(scope: Construct, id: string, props: LonghaulStackProps) {
@@ -140,6 +143,13 @@ export class LonghaulStack extends Stack {
     });
     // A job's events show its steps from its executions' histories.
     this.httpApi.apiFunction.useExecutionHistory('stateMachineArn', this.jobWorkflow.stateMachine);
+    this.searchIndex = new SearchIndex(this, 'SearchIndex', {
+      dimension: settings.embeddingDimensions,
+      distanceMetric: settings.vectorDistanceMetric,
+    });
+    // Publishing stores a recording's passages (and removes them); search reads them.
+    this.workflowSteps.stepsFunction.useSearchIndex(this.searchIndex, 'write');
+    this.httpApi.apiFunction.useSearchIndex(this.searchIndex, 'query');
     this.jobDispatcher = new JobDispatcher(this, 'Dispatcher', {
       settings,
       jobTable: this.jobStore.jobTable,
@@ -243,6 +253,10 @@ export class LonghaulStack extends Stack {
         ]),
       ),
       WebhookSecretArn: [this.providerSecrets.webhookSecret.secretArn, 'Key that signs webhooks to clients'],
+      SearchIndexArn: [
+        this.searchIndex.indexArn,
+        'S3 Vectors index of the passages of published recordings, in its own vector bucket',
+      ],
       ScheduleGroupName: [
         this.jobSchedules.scheduleGroup.scheduleGroupName,
         "EventBridge Scheduler group of tenants' schedules, one Scheduler schedule per Longhaul schedule",

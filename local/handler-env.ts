@@ -19,6 +19,7 @@ export interface EmulatorEndpoints {
   readonly sfn: string;
   readonly secretsManager: string;
   readonly scheduler: string;
+  readonly s3vectors: string;
 }
 
 /** What the handlers reach beyond the tables, queues and buckets. */
@@ -95,6 +96,8 @@ export function handlerEnvironment(input: {
     // The SDK derives the name from the service id "Secrets Manager".
     AWS_ENDPOINT_URL_SECRETS_MANAGER: endpoints.secretsManager,
     AWS_ENDPOINT_URL_SCHEDULER: endpoints.scheduler,
+    // The SDK derives the name from the service id "S3Vectors".
+    AWS_ENDPOINT_URL_S3VECTORS: endpoints.s3vectors,
     [resourceEnv.jobTable]: resources.jobTableName,
     [resourceEnv.apiKeyTable]: resources.apiKeyTableName,
     [resourceEnv.connectionTable]: resources.connectionTableName,
@@ -106,6 +109,8 @@ export function handlerEnvironment(input: {
     [resourceEnv.deadLetterQueueArn]: resources.deadLetterQueueArn,
     [resourceEnv.inputBucket]: resources.inputBucketName,
     [resourceEnv.outputBucket]: resources.outputBucketName,
+    [resourceEnv.vectorBucketName]: resources.vectorBucketName,
+    [resourceEnv.vectorIndexName]: resources.vectorIndexName,
     [resourceEnv.stateMachineArn]: wiring.stateMachineArn,
     ...Object.fromEntries(
       Object.entries(wiring.providerSecretArns).map(([provider, arn]) => [providerSecretEnv(provider), arn]),

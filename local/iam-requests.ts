@@ -1,8 +1,8 @@
 /**
  * What IAM authorizes for an AWS API request as the SDK sends it: the
  * actions and the resource ARNs each applies to, for the services the
- * handlers call (DynamoDB, SQS, S3, Step Functions, Secrets Manager and the
- * API Gateway Management API). A request this module cannot read yields
+ * handlers call (DynamoDB, SQS, S3, Step Functions, Secrets Manager, the
+ * API Gateway Management API, EventBridge Scheduler and S3 Vectors). A request this module cannot read yields
  * undefined, which the local stack denies: an unknown call is never waved
  * through.
  */
@@ -54,6 +54,8 @@ export function authorizations(request: SignedRequest, scope: RequestScope): Aut
       return manageConnections(request, scope);
     case 'scheduler':
       return scheduler(request, scope);
+    case 's3vectors':
+      return s3vectors(request, scope);
     default:
       return undefined;
   }
@@ -322,6 +324,72 @@ function scheduler(request: SignedRequest, scope: RequestScope): Authorization[]
       context: { 'iam:PassedToService': 'scheduler.amazonaws.com' },
     });
   }
+  return authorizations;
+}
+
+/** S3 Vectors' operations on an index, which IAM authorizes on the index (Index* in the Service Authorization Reference). */
+const S3_VECTORS_ON_INDEX = new Set([
+  'CreateIndex',
+  'GetIndex',
+  'DeleteIndex',
+  'PutVectors',
+  'GetVectors',
+  'DeleteVectors',
+  'ListVectors',
+  'QueryVectors',
+]);
+/** Its operations on a vector bucket. */
+const S3_VECTORS_ON_BUCKET = new Set([
+  'CreateVectorBucket',
+  'GetVectorBucket',
+  'DeleteVectorBucket',
+  'ListIndexes',
+  'GetVectorBucketPolicy',
+  'PutVectorBucketPolicy',
+  'DeleteVectorBucketPolicy',
+]);
+
+/**
+ * S3 Vectors (REST-JSON, `POST /<Operation>`), on the index or the bucket the
+ * body names by ARN or by name
+ * (https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazons3vectors.html).
+ * Some requests need a second action: a query that filters or returns
+ * metadata, and a listing that returns data or metadata, also need
+ * `s3vectors:GetVectors` (https://docs.aws.amazon.com/AmazonS3/latest/API/API_S3VectorBuckets_QueryVectors.html,
+ * https://docs.aws.amazon.com/AmazonS3/latest/API/API_S3VectorBuckets_ListVectors.html);
+ * making a bucket or an index with tags also needs `s3vectors:TagResource` on it.
+ */
+function s3vectors(request: SignedRequest, scope: RequestScope): Authorization[] | undefined {
+  const op = /^\/([A-Za-z]+)$/.exec(request.path)?.[1];
+  if (!op || request.method.toUpperCase() !== 'POST') return undefined;
+  let body: Record<string, unknown>;
+  try {
+    const parsed = JSON.parse(request.body || '{}') as unknown;
+    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return undefined;
+    body = parsed as Record<string, unknown>;
+  } catch {
+    return undefined;
+  }
+  if (op === 'ListVectorBuckets') return [{ action: 's3vectors:ListVectorBuckets', resource: '*' }];
+  const bucketName = str(body.vectorBucketName);
+  const bucketArn =
+    str(body.vectorBucketArn) ??
+    (bucketName ? `arn:aws:s3vectors:${scope.region}:${scope.accountId}:bucket/${bucketName}` : undefined);
+  const indexName = str(body.indexName);
+  const resource = S3_VECTORS_ON_INDEX.has(op)
+    ? (str(body.indexArn) ?? (bucketArn && indexName ? `${bucketArn}/index/${indexName}` : undefined))
+    : S3_VECTORS_ON_BUCKET.has(op)
+      ? bucketArn
+      : undefined;
+  if (!resource) return undefined;
+  const authorizations: Authorization[] = [{ action: `s3vectors:${op}`, resource }];
+  const readsVectors =
+    (op === 'QueryVectors' && (body.filter !== undefined || body.returnMetadata === true)) ||
+    (op === 'ListVectors' && (body.returnData === true || body.returnMetadata === true));
+  if (readsVectors) authorizations.push({ action: 's3vectors:GetVectors', resource });
+  const tagged =
+    (op === 'CreateVectorBucket' || op === 'CreateIndex') && Object.keys(body.tags ?? {}).length > 0;
+  if (tagged) authorizations.push({ action: 's3vectors:TagResource', resource });
   return authorizations;
 }
 

@@ -41,28 +41,47 @@ export const isUnresolved = (value: string): boolean => value.startsWith(unresol
  * variables with a `Ref` or `Fn::GetAtt`; the local stack sets the same
  * variables to the local resources, which ties each reference to its value.
  * What no variable names is derived from what one does (a table's ARN from
- * its name), or left unresolved.
+ * its name, an index's ARN from the names read off it), or left unresolved.
  */
 export function localReferences(
   template: LocalTemplate,
   handlerEnvironment: Readonly<Record<string, string>>,
 ): (logicalId: string, attribute?: string) => string {
   const values = new Map<string, string>();
+  /** Parts of a value the functions are told only a piece of: `Fn::Select` of its `Fn::Split` by "/". */
+  const segments = new Map<string, Map<number, string>>();
+  const keyOf = (node: { Ref?: unknown; 'Fn::GetAtt'?: unknown }): string | undefined => {
+    if (typeof node?.Ref === 'string') return node.Ref;
+    const att = node?.['Fn::GetAtt'];
+    return Array.isArray(att) ? `${att[0]}.${att[1]}` : undefined;
+  };
   for (const fn of template.functions()) {
     for (const [variable, value] of Object.entries(fn.environment)) {
       const local = handlerEnvironment[variable];
-      const node = value as { Ref?: unknown; 'Fn::GetAtt'?: unknown };
+      const node = value as { Ref?: unknown; 'Fn::GetAtt'?: unknown; 'Fn::Select'?: unknown };
       if (local === undefined) continue;
-      if (typeof node?.Ref === 'string') values.set(node.Ref, local);
-      const att = node?.['Fn::GetAtt'];
-      if (Array.isArray(att)) values.set(`${att[0]}.${att[1]}`, local);
+      const key = keyOf(node);
+      if (key !== undefined) values.set(key, local);
+      const select = node?.['Fn::Select'];
+      if (!Array.isArray(select)) continue;
+      const [position, list] = select as [unknown, { 'Fn::Split'?: unknown } | undefined];
+      const split = list?.['Fn::Split'];
+      if (Array.isArray(split) && split[0] === '/' && typeof position === 'number') {
+        const whole = keyOf(split[1] as { Ref?: unknown; 'Fn::GetAtt'?: unknown });
+        if (whole !== undefined) {
+          const parts = segments.get(whole) ?? new Map<number, string>();
+          parts.set(position, local);
+          segments.set(whole, parts);
+        }
+      }
     }
   }
-  return (logicalId, attribute) => {
+  const reference = (logicalId: string, attribute?: string): string => {
     const key = attribute === undefined ? logicalId : `${logicalId}.${attribute}`;
     const known = values.get(key);
     if (known !== undefined) return known;
-    const type = template.json.Resources[logicalId]?.Type;
+    const resource = template.json.Resources[logicalId];
+    const type = resource?.Type;
     const ref = values.get(logicalId);
     if (type === 'AWS::DynamoDB::Table' && attribute === 'Arn' && ref) {
       return `arn:aws:dynamodb:${LOCAL_REGION}:${LOCAL_ACCOUNT_ID}:table/${ref}`;
@@ -73,8 +92,27 @@ export function localReferences(
       return ref.slice(ref.lastIndexOf(':') + 1);
     }
     if (type === 'AWS::ApiGatewayV2::Api' && attribute === undefined) return LOCAL_API_ID;
+    // The functions are told S3 Vectors' names, read off the ARNs (`…:bucket/<bucket>/index/<index>`);
+    // the ARNs follow from the names. Ref and the ARN attribute are the same ARN.
+    if (
+      type === 'AWS::S3Vectors::VectorBucket' &&
+      (attribute === undefined || attribute === 'VectorBucketArn')
+    ) {
+      const name = (segments.get(`${logicalId}.VectorBucketArn`) ?? segments.get(logicalId))?.get(1);
+      if (name) return `arn:aws:s3vectors:${LOCAL_REGION}:${LOCAL_ACCOUNT_ID}:bucket/${name}`;
+    }
+    if (type === 'AWS::S3Vectors::Index' && (attribute === undefined || attribute === 'IndexArn')) {
+      const name = (segments.get(`${logicalId}.IndexArn`) ?? segments.get(logicalId))?.get(3);
+      const bucket = resource?.Properties?.VectorBucketArn as { 'Fn::GetAtt'?: unknown } | undefined;
+      const bucketId = bucket?.['Fn::GetAtt'];
+      if (name && Array.isArray(bucketId)) {
+        const bucketArn = reference(String(bucketId[0]), String(bucketId[1]));
+        if (!isUnresolved(bucketArn)) return `${bucketArn}/index/${name}`;
+      }
+    }
     return unresolvedArn(logicalId);
   };
+  return reference;
 }
 
 /** A queue's ARN from its URL (`<endpoint>/<account>/<name>`), as SQS names it. */
@@ -263,6 +301,13 @@ export function accessDeniedResponse(
       );
     case 'secretsmanager':
       return respond(400, { 'content-type': 'application/x-amz-json-1.1' }, coral);
+    case 's3vectors':
+      // REST-JSON: the error's name in a header, its status the model's (403).
+      return respond(
+        403,
+        { 'content-type': 'application/json', 'x-amzn-errortype': 'AccessDeniedException' },
+        JSON.stringify({ message }),
+      );
     default:
       return respond(400, { 'content-type': 'application/x-amz-json-1.0' }, coral);
   }

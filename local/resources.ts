@@ -10,6 +10,15 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { CreateBucketCommand, HeadBucketCommand, NotFound, type S3Client } from '@aws-sdk/client-s3';
 import {
+  CreateIndexCommand,
+  CreateVectorBucketCommand,
+  GetIndexCommand,
+  GetVectorBucketCommand,
+  type Index,
+  NotFoundException,
+  type S3VectorsClient,
+} from '@aws-sdk/client-s3vectors';
+import {
   CreateQueueCommand,
   GetQueueAttributesCommand,
   GetQueueUrlCommand,
@@ -20,7 +29,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import { jobQueueEnv, resourceEnv } from '../config/layout';
 import { LEGACY_PROVIDER, PROVIDER_NAMES, type ProviderName } from '../config/providers';
-import type { LocalTemplate, QueueFacts, TableFacts } from './template';
+import type { LocalTemplate, QueueFacts, TableFacts, VectorIndexFacts } from './template';
 
 /**
  * The local stack's resources, created as the synthesized template declares
@@ -39,6 +48,8 @@ export const localResourceNames = {
   deadLetterQueue: 'longhaul-jobs-dlq',
   inputBucket: 'longhaul-inputs',
   outputBucket: 'longhaul-outputs',
+  vectorBucket: 'longhaul-vectors',
+  vectorIndex: 'longhaul-passages',
 } as const;
 
 export interface LocalResources {
@@ -58,6 +69,10 @@ export interface LocalResources {
   readonly deadLetterQueueArn: string;
   readonly inputBucketName: string;
   readonly outputBucketName: string;
+  /** The S3 Vectors bucket of the passage index. */
+  readonly vectorBucketName: string;
+  /** The passage index. */
+  readonly vectorIndexName: string;
 }
 
 /** A local queue: its URL, and its ARN (an event source mapping's `eventSourceARN`). */
@@ -70,6 +85,7 @@ export interface ResourceClients {
   readonly dynamodb: DynamoDBClient;
   readonly sqs: SQSClient;
   readonly s3: S3Client;
+  readonly s3vectors: S3VectorsClient;
   /** Endpoint the SQS client calls; queue URLs are rebased onto it. */
   readonly sqsEndpoint: string;
 }
@@ -227,6 +243,83 @@ export async function ensureBucket(client: S3Client, bucketName: string): Promis
   }
 }
 
+/** How an existing index differs from the template, in words; empty when it matches. */
+export function vectorIndexDifferences(existing: Index, wanted: VectorIndexFacts): string[] {
+  const differences: string[] = [];
+  const compare = (what: string, have: unknown, want: unknown) => {
+    if (JSON.stringify(have) !== JSON.stringify(want)) {
+      differences.push(`${what} is ${JSON.stringify(have)}, expected ${JSON.stringify(want)}`);
+    }
+  };
+  compare('dataType', existing.dataType, wanted.dataType);
+  compare('dimension', existing.dimension, wanted.dimension);
+  compare('distanceMetric', existing.distanceMetric, wanted.distanceMetric);
+  compare(
+    'nonFilterableMetadataKeys',
+    existing.metadataConfiguration?.nonFilterableMetadataKeys ?? [],
+    wanted.nonFilterableMetadataKeys,
+  );
+  return differences;
+}
+
+const isNotFound = (error: unknown) => error instanceof NotFoundException;
+
+/**
+ * The vector bucket and index as the template declares them. An index's
+ * dimension, metric and non-filterable keys are fixed when it is made, so
+ * one in the data directory that differs from the template is an error, as a
+ * table's keys are (a deployment would have to replace it).
+ */
+export async function ensureVectorIndex(
+  client: S3VectorsClient,
+  names: { readonly bucket: string; readonly index: string },
+  facts: VectorIndexFacts,
+): Promise<void> {
+  try {
+    await client.send(new GetVectorBucketCommand({ vectorBucketName: names.bucket }));
+  } catch (error) {
+    if (!isNotFound(error)) throw error;
+    await client.send(
+      new CreateVectorBucketCommand({
+        vectorBucketName: names.bucket,
+        ...(facts.bucketEncryption
+          ? { encryptionConfiguration: facts.bucketEncryption as { sseType: 'AES256' | 'aws:kms' } }
+          : {}),
+      }),
+    );
+  }
+  let existing: Index | undefined;
+  try {
+    existing = (
+      await client.send(new GetIndexCommand({ vectorBucketName: names.bucket, indexName: names.index }))
+    ).index;
+  } catch (error) {
+    if (!isNotFound(error)) throw error;
+  }
+  if (existing) {
+    const differences = vectorIndexDifferences(existing, facts);
+    if (differences.length > 0) {
+      throw new Error(
+        `vector index ${names.index} in the data directory does not match the template (${differences.join('; ')}); ` +
+          'remove <LONGHAUL_DATA_DIR>/s3vectors to recreate it',
+      );
+    }
+    return;
+  }
+  await client.send(
+    new CreateIndexCommand({
+      vectorBucketName: names.bucket,
+      indexName: names.index,
+      dataType: facts.dataType as 'float32',
+      dimension: facts.dimension,
+      distanceMetric: facts.distanceMetric as 'cosine' | 'euclidean',
+      ...(facts.nonFilterableMetadataKeys.length > 0
+        ? { metadataConfiguration: { nonFilterableMetadataKeys: [...facts.nonFilterableMetadataKeys] } }
+        : {}),
+    }),
+  );
+}
+
 /** A queue's attributes as the template sets them; the redrive target is the local ARN of its dead-letter queue. */
 export function queueAttributes(
   queue: QueueFacts,
@@ -334,6 +427,12 @@ export async function ensureResources(
   template: LocalTemplate,
 ): Promise<LocalResources> {
   const table = (variable: string) => template.table(template.resourceOfVariable(variable));
+  const vectorIndex = template.vectorIndex(template.resourceOfVariable(resourceEnv.vectorIndexName));
+  if (template.resourceOfVariable(resourceEnv.vectorBucketName) !== vectorIndex.bucketLogicalId) {
+    throw new Error(
+      `${template.source}: the functions' ${resourceEnv.vectorBucketName} does not name the bucket of their ${resourceEnv.vectorIndexName}`,
+    );
+  }
   const [, , , queues] = await Promise.all([
     ensureTable(clients.dynamodb, localResourceNames.jobTable, table(resourceEnv.jobTable)),
     ensureTable(clients.dynamodb, localResourceNames.apiKeyTable, table(resourceEnv.apiKeyTable)),
@@ -341,6 +440,11 @@ export async function ensureResources(
     ensureJobQueues(clients, template),
     ensureBucket(clients.s3, localResourceNames.inputBucket),
     ensureBucket(clients.s3, localResourceNames.outputBucket),
+    ensureVectorIndex(
+      clients.s3vectors,
+      { bucket: localResourceNames.vectorBucket, index: localResourceNames.vectorIndex },
+      vectorIndex,
+    ),
   ]);
   return {
     jobTableName: localResourceNames.jobTable,
@@ -349,5 +453,7 @@ export async function ensureResources(
     ...queues,
     inputBucketName: localResourceNames.inputBucket,
     outputBucketName: localResourceNames.outputBucket,
+    vectorBucketName: localResourceNames.vectorBucket,
+    vectorIndexName: localResourceNames.vectorIndex,
   };
 }

@@ -2,6 +2,7 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
+import { S3VectorsClient } from '@aws-sdk/client-s3vectors';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
@@ -15,6 +16,7 @@ import type { LocalConfig } from './config';
 import { lockDataDir, writeFileAtomically } from './data-dir';
 import { startLocalEcs } from './ecs';
 import { startDynamoDbEmulator } from './emulators/dynamodb';
+import { startS3VectorsEmulator } from './emulators/s3-vectors';
 import { startSchedulerEmulator } from './emulators/scheduler';
 import { startSecretsManagerEmulator } from './emulators/secrets-manager';
 import { startSqsS3Emulator } from './emulators/sqs-s3';
@@ -68,6 +70,8 @@ export interface LocalStackInfo {
   readonly dynamodbEndpoint: string;
   readonly sqsEndpoint: string;
   readonly s3Endpoint: string;
+  /** S3 Vectors: the passage index, for an S3VectorsClient's `endpoint`. */
+  readonly s3vectorsEndpoint: string;
   readonly jobTableName: string;
   readonly apiKeyTableName: string;
   /** Live-progress subscriptions, one item per WebSocket connection. */
@@ -84,6 +88,8 @@ export interface LocalStackInfo {
   readonly deadLetterQueueArn: string;
   readonly inputBucketName: string;
   readonly outputBucketName: string;
+  readonly vectorBucketName: string;
+  readonly vectorIndexName: string;
   readonly sfnEndpoint: string;
   /** The media workflow: one execution per job, named after it. */
   readonly stateMachineArn: string;
@@ -186,6 +192,14 @@ export async function startLocalStack(
     if (sqsS3Start.status === 'rejected') throw sqsS3Start.reason;
     const dynamodb = dynamodbStart.value;
     const sqsS3 = sqsS3Start.value;
+    const s3vectors = await startS3VectorsEmulator({
+      host: LOCAL_HOST,
+      region: LOCAL_REGION,
+      accountId: LOCAL_ACCOUNT_ID,
+      dataDir: join(config.dataDir, 's3vectors'),
+      log,
+    });
+    undo.push(() => s3vectors.close());
     const clientConfig = {
       region: LOCAL_REGION,
       credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
@@ -193,14 +207,22 @@ export async function startLocalStack(
     const dynamodbClient = new DynamoDBClient({ ...clientConfig, endpoint: dynamodb.endpoint });
     const sqsClient = new SQSClient({ ...clientConfig, endpoint: sqsS3.endpoint });
     const s3Client = new S3Client({ ...clientConfig, endpoint: sqsS3.endpoint, forcePathStyle: true });
+    const s3vectorsClient = new S3VectorsClient({ ...clientConfig, endpoint: s3vectors.url });
     undo.push(() => {
       dynamodbClient.destroy();
       sqsClient.destroy();
       s3Client.destroy();
+      s3vectorsClient.destroy();
     });
 
     const resources = await ensureResources(
-      { dynamodb: dynamodbClient, sqs: sqsClient, s3: s3Client, sqsEndpoint: sqsS3.endpoint },
+      {
+        dynamodb: dynamodbClient,
+        sqs: sqsClient,
+        s3: s3Client,
+        s3vectors: s3vectorsClient,
+        sqsEndpoint: sqsS3.endpoint,
+      },
       template,
     );
     const seeded = await seedApiKeys(
@@ -342,6 +364,7 @@ export async function startLocalStack(
       sfn: workflow.endpoint,
       secretsManager: secrets.endpoint,
       scheduler: scheduler.endpoint,
+      s3vectors: s3vectors.url,
     };
     const scheduleGroupName = template.scheduleGroupName();
     const environment = handlerEnvironment({
@@ -435,6 +458,7 @@ export async function startLocalStack(
       dynamodbEndpoint: endpoints.dynamodb,
       sqsEndpoint: endpoints.sqs,
       s3Endpoint: endpoints.s3,
+      s3vectorsEndpoint: endpoints.s3vectors,
       ...resources,
       sfnEndpoint: endpoints.sfn,
       stateMachineArn: workflow.stateMachineArn,

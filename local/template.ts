@@ -107,6 +107,19 @@ export interface FunctionUrlFacts {
   readonly variables: readonly string[];
 }
 
+/** An S3 Vectors index (`AWS::S3Vectors::Index`) and the vector bucket (`AWS::S3Vectors::VectorBucket`) it is in. */
+export interface VectorIndexFacts {
+  readonly logicalId: string;
+  readonly bucketLogicalId: string;
+  readonly dataType: string;
+  readonly dimension: number;
+  readonly distanceMetric: string;
+  /** Empty when the index names none: every key is filterable. */
+  readonly nonFilterableMetadataKeys: readonly string[];
+  /** The bucket's encryption, as CreateVectorBucket takes it; absent: the service's default (SSE-S3). */
+  readonly bucketEncryption?: { readonly sseType: string; readonly kmsKeyArn?: string };
+}
+
 export interface ThrottleFacts {
   readonly rateLimit: number;
   readonly burstLimit: number;
@@ -296,6 +309,47 @@ export class LocalTemplate {
     };
   }
 
+  vectorIndex(logicalId: string): VectorIndexFacts {
+    const props = this.resource(logicalId, 'AWS::S3Vectors::Index').Properties ?? {};
+    const bucketLogicalId =
+      props.VectorBucketArn !== undefined
+        ? getAttTarget(props.VectorBucketArn, `${logicalId}.VectorBucketArn`)
+        : refTarget(props.VectorBucketName);
+    if (bucketLogicalId === undefined) {
+      throw new Error(
+        `${this.source}: index ${logicalId} names its vector bucket by neither ARN nor reference`,
+      );
+    }
+    const bucket = this.resource(bucketLogicalId, 'AWS::S3Vectors::VectorBucket').Properties ?? {};
+    const { DataType: dataType, Dimension: dimension, DistanceMetric: distanceMetric } = props;
+    if (typeof dataType !== 'string' || typeof dimension !== 'number' || typeof distanceMetric !== 'string') {
+      throw new Error(`${this.source}: index ${logicalId} lacks its DataType, Dimension or DistanceMetric`);
+    }
+    const metadata = props.MetadataConfiguration as { NonFilterableMetadataKeys?: string[] } | undefined;
+    const encryption = bucket.EncryptionConfiguration as { SseType?: string; KmsKeyArn?: string } | undefined;
+    if (props.EncryptionConfiguration !== undefined) {
+      throw new Error(
+        `${this.source}: index ${logicalId} has an encryption of its own, which is not emulated`,
+      );
+    }
+    return {
+      logicalId,
+      bucketLogicalId,
+      dataType,
+      dimension,
+      distanceMetric,
+      nonFilterableMetadataKeys: metadata?.NonFilterableMetadataKeys ?? [],
+      ...(encryption?.SseType
+        ? {
+            bucketEncryption: {
+              sseType: encryption.SseType,
+              ...(typeof encryption.KmsKeyArn === 'string' ? { kmsKeyArn: encryption.KmsKeyArn } : {}),
+            },
+          }
+        : {}),
+    };
+  }
+
   queue(logicalId: string): QueueFacts {
     const props = this.resource(logicalId, 'AWS::SQS::Queue').Properties ?? {};
     const number = (value: unknown, fallback: number) => (typeof value === 'number' ? value : fallback);
@@ -409,7 +463,16 @@ export function getAttTarget(value: unknown, where: string): string {
   throw new Error(`${where} is not an Fn::GetAtt: ${JSON.stringify(value)}`);
 }
 
+/**
+ * The resource a `Ref` or `Fn::GetAtt` names, also when only a part of it is
+ * taken: `Fn::Select` of its `Fn::Split` (a name read off an ARN).
+ */
 function intrinsicTarget(value: unknown, where: string): string {
+  const select = (value as { 'Fn::Select'?: unknown } | null)?.['Fn::Select'];
+  const split = Array.isArray(select)
+    ? (select[1] as { 'Fn::Split'?: unknown } | null)?.['Fn::Split']
+    : undefined;
+  if (Array.isArray(split)) return intrinsicTarget(split[1], where);
   return refTarget(value) ?? getAttTarget(value, where);
 }
 

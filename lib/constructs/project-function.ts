@@ -32,6 +32,7 @@ import { type Settings, settingsEnvironment } from '../../config/settings';
 import { HANDLER_BUNDLING, HANDLER_NODE_OPTIONS, HANDLER_RUNTIME } from '../bundling';
 import { DEPS_LOCK_FILE, REPO_ROOT } from '../handlers';
 import { acknowledge, acknowledgeActionsOnAnyResource, iam5ResourceFinding } from '../nag';
+import type { SearchIndex, SearchIndexAccess } from './search-index';
 
 /** Resources a handler learns through `resourceEnv` (config/layout.ts), by kind. */
 export type TableEnvKey = Extract<keyof typeof resourceEnv, 'jobTable' | 'apiKeyTable' | 'connectionTable'>;
@@ -163,7 +164,7 @@ export interface ProjectFunctionProps {
  * own role whose only built-in permission is writing to that log group.
  *
  * Resources are attached with `useTable`, `useTableIndex`, `useQueue`, `useJobQueues`, `useBucket`, `useSecret`,
- * `useStateMachine` and `useDeadLetterRedrive`, which grant the access and set the
+ * `useStateMachine`, `useDeadLetterRedrive` and `useSearchIndex`, which grant the access and set the
  * handler's environment variables in one step; `useUrl` sets an address that
  * needs no permission.
  */
@@ -402,6 +403,17 @@ export class ProjectFunction extends Construct implements IGrantable {
       'Object keys are chosen at run time (one per job input or upload), so object access is granted on every key of this one bucket; the bucket itself and every other bucket stay out of reach.',
     );
     return this.setResourceEnv(key, bucket.bucketName);
+  }
+
+  /**
+   * Grants `access` to the passage index (see `SearchIndex`) and sets the
+   * handler's VECTOR_BUCKET_NAME and VECTOR_INDEX_NAME to its bucket's and its own name.
+   */
+  public useSearchIndex(index: SearchIndex, access: SearchIndexAccess): this {
+    index.grantAccess(this.role, access);
+    this.lambdaFunction.addEnvironment(resourceEnv.vectorBucketName, index.vectorBucketName);
+    this.lambdaFunction.addEnvironment(resourceEnv.vectorIndexName, index.indexName);
+    return this;
   }
 
   /**

@@ -274,6 +274,7 @@ describe('usage plan and stage', () => {
         'ProviderSecretArnDeepgram',
         'ProviderSecretArnReplicate',
         'ScheduleGroupName',
+        'SearchIndexArn',
         'StateMachineArn',
         'StreamUrl',
         'UsagePlanId',

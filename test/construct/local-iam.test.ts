@@ -1,6 +1,19 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  CreateIndexCommand,
+  CreateVectorBucketCommand,
+  PutVectorsCommand,
+  QueryVectorsCommand,
+  S3VectorsClient,
+  S3VectorsServiceException,
+} from '@aws-sdk/client-s3vectors';
 import { providerSecretEnv, resourceEnv } from '../../config/layout';
 import { defaultSettings } from '../../config/settings';
-import { IamPolicies, localReferences } from '../../local/iam';
+import { startS3VectorsEmulator } from '../../local/emulators/s3-vectors';
+import { checkRequests, IamPolicies, localReferences, requestScope } from '../../local/iam';
+import { ensureVectorIndex, localResourceNames } from '../../local/resources';
 import { loadTemplate } from '../../local/template';
 
 jest.setTimeout(120_000);
@@ -18,6 +31,8 @@ const environment = {
   [resourceEnv.stateMachineArn]: 'arn:aws:states:us-east-1:000000000000:stateMachine:longhaul-jobs',
   [providerSecretEnv('longhaul-http')]:
     'arn:aws:secretsmanager:us-east-1:000000000000:secret:longhaul/provider-AbCdEf',
+  [resourceEnv.vectorBucketName]: localResourceNames.vectorBucket,
+  [resourceEnv.vectorIndexName]: localResourceNames.vectorIndex,
 };
 const policies = new IamPolicies(template, localReferences(template, environment));
 const allowed = async (service: string, action: string, resource: string) =>
@@ -92,4 +107,136 @@ it('lets exactly the workflow steps and the reconciler send to the hand-off queu
   await expect(allowed('workflow', 'sqs:SendMessage', jobs)).resolves.toBe(true);
   await expect(allowed('stream', 'sqs:SendMessage', jobs)).resolves.toBe(false);
   await expect(allowed('reconcile', 'sqs:SendMessage', jobs)).resolves.toBe(true);
+});
+
+describe('the passage index', () => {
+  const index = `arn:aws:s3vectors:us-east-1:000000000000:bucket/${localResourceNames.vectorBucket}/index/${localResourceNames.vectorIndex}`;
+
+  it("resolves the index's ARN from the names the functions are told, and lets exactly the workflow write and the API query", async () => {
+    const may = async (action: string, resource = index) => {
+      const services = [];
+      for (const service of [
+        'api',
+        'authorizer',
+        'provider-events',
+        'dispatch',
+        'workflow',
+        'compute',
+        'stream',
+        'reconcile',
+        'fire',
+      ]) {
+        if (await allowed(service, action, resource)) services.push(service);
+      }
+      return services;
+    };
+    await expect(may('s3vectors:PutVectors')).resolves.toEqual(['workflow']);
+    await expect(may('s3vectors:DeleteVectors')).resolves.toEqual(['workflow']);
+    await expect(may('s3vectors:QueryVectors')).resolves.toEqual(['api']);
+    await expect(may('s3vectors:GetVectors')).resolves.toEqual(['api']);
+    await expect(may('s3vectors:ListVectors')).resolves.toEqual([]);
+    await expect(may('s3vectors:QueryVectors', `${index}-other`)).resolves.toEqual([]);
+  });
+
+  it('holds the SDK calls of each role to its grants on the local S3 Vectors, which the handler environment points the SDK at', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'longhaul-local-iam-'));
+    const emulator = await startS3VectorsEmulator({ dataDir });
+    let caller: string | undefined;
+    const stopChecking = checkRequests({
+      scope: requestScope(template),
+      principal: () => (caller ? { name: caller, policies: policies.of(caller) } : undefined),
+      log: () => undefined,
+    });
+    // What the handlers do: a client with no endpoint of its own, which the SDK reads from the environment.
+    process.env.AWS_ENDPOINT_URL_S3VECTORS = emulator.url;
+    const client = new S3VectorsClient({
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+      maxAttempts: 1,
+    });
+    const at = {
+      vectorBucketName: localResourceNames.vectorBucket,
+      indexName: localResourceNames.vectorIndex,
+    };
+    const denial = async (act: Promise<unknown>) => {
+      try {
+        await act;
+      } catch (error) {
+        expect(error).toBeInstanceOf(S3VectorsServiceException);
+        return {
+          name: (error as S3VectorsServiceException).name,
+          status: (error as S3VectorsServiceException).$metadata.httpStatusCode,
+        };
+      }
+      throw new Error('expected a denial, got a success');
+    };
+    const accessDenied = { name: 'AccessDeniedException', status: 403 };
+    try {
+      await ensureVectorIndex(
+        client,
+        { bucket: at.vectorBucketName, index: at.indexName },
+        template.vectorIndex(template.resourceOfVariable(resourceEnv.vectorIndexName)),
+      );
+      const dimension = defaultSettings.embeddingDimensions;
+      const put = () =>
+        client.send(
+          new PutVectorsCommand({
+            ...at,
+            vectors: [
+              {
+                key: 'acme/job_1/0',
+                data: { float32: Array.from({ length: dimension }, () => 1) },
+                metadata: { tenant: 'acme', text: 't' },
+              },
+            ],
+          }),
+        );
+      const search = (filtered: boolean) =>
+        client.send(
+          new QueryVectorsCommand({
+            ...at,
+            topK: 1,
+            queryVector: { float32: Array.from({ length: dimension }, () => 1) },
+            ...(filtered ? { filter: { tenant: 'acme' }, returnMetadata: true } : {}),
+          }),
+        );
+      caller = 'workflow';
+      await put();
+      await expect(denial(search(false))).resolves.toEqual(accessDenied);
+      caller = 'api';
+      await expect(search(true)).resolves.toEqual(
+        expect.objectContaining({
+          vectors: [{ key: 'acme/job_1/0', metadata: { tenant: 'acme', text: 't' } }],
+        }),
+      );
+      await expect(denial(put())).resolves.toEqual(accessDenied);
+      caller = 'dispatch';
+      await expect(denial(search(false))).resolves.toEqual(accessDenied);
+      // Setting up the index itself is no function's business.
+      caller = 'workflow';
+      await expect(
+        denial(client.send(new CreateVectorBucketCommand({ vectorBucketName: 'another' }))),
+      ).resolves.toEqual(accessDenied);
+      await expect(
+        denial(
+          client.send(
+            new CreateIndexCommand({
+              ...at,
+              indexName: 'another',
+              dataType: 'float32',
+              dimension: 1,
+              distanceMetric: 'cosine',
+            }),
+          ),
+        ),
+      ).resolves.toEqual(accessDenied);
+    } finally {
+      caller = undefined;
+      delete process.env.AWS_ENDPOINT_URL_S3VECTORS;
+      client.destroy();
+      stopChecking();
+      await emulator.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
 });

@@ -13,6 +13,7 @@ import {
 } from '@aws-sdk/client-apigatewaymanagementapi';
 import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import { HeadBucketCommand } from '@aws-sdk/client-s3';
+import { GetIndexCommand, GetVectorsCommand, PutVectorsCommand } from '@aws-sdk/client-s3vectors';
 import {
   CancelMessageMoveTaskCommand,
   CreateQueueCommand,
@@ -41,6 +42,7 @@ import {
   connectionTable,
   JOB_ITEM_SORT_KEY,
   jobTable,
+  passageIndex,
   routes,
   STREAM_PATH,
 } from '../../config/layout';
@@ -62,6 +64,7 @@ import {
   queueDepth,
   type RunningLocalStack,
   s3Client,
+  s3VectorsClient,
   sqsClient,
   startLocalStack,
   temporaryDataDir,
@@ -236,6 +239,28 @@ describe('local stack', () => {
       dynamodb.destroy();
       sqs.destroy();
       s3.destroy();
+    }
+  });
+
+  it('creates the passage index in its vector bucket as the template declares it', async () => {
+    const s3vectors = s3VectorsClient(stack.endpoints);
+    try {
+      const { index } = await s3vectors.send(
+        new GetIndexCommand({
+          vectorBucketName: stack.endpoints.vectorBucketName,
+          indexName: stack.endpoints.vectorIndexName,
+        }),
+      );
+      expect(index).toEqual(
+        expect.objectContaining({
+          dataType: 'float32',
+          dimension: defaultSettings.embeddingDimensions,
+          distanceMetric: defaultSettings.vectorDistanceMetric,
+          metadataConfiguration: { nonFilterableMetadataKeys: [...passageIndex.nonFilterableMetadataKeys] },
+        }),
+      );
+    } finally {
+      s3vectors.destroy();
     }
   });
 
@@ -615,11 +640,23 @@ describe('local stack lifecycle', () => {
     async () => {
       const dataDir = temporaryDataDir();
       const item = { pk: 'job_e2e_crash', sk: JOB_ITEM_SORT_KEY, tenantId: 'dev' };
+      const passage = {
+        key: 'dev/job_e2e_crash/0',
+        data: { float32: Array.from({ length: defaultSettings.embeddingDimensions }, (_, i) => (i % 7) - 3) },
+        metadata: { tenant: 'dev', text: 'survives a crash' },
+      };
       try {
         const crashed = await startLocalStack({ dataDir });
         const documents = documentClient(crashed.endpoints);
         await documents.send(new PutCommand({ TableName: crashed.endpoints.jobTableName, Item: item }));
         documents.destroy();
+        const vectors = s3VectorsClient(crashed.endpoints);
+        const index = {
+          vectorBucketName: crashed.endpoints.vectorBucketName,
+          indexName: crashed.endpoints.vectorIndexName,
+        };
+        await vectors.send(new PutVectorsCommand({ ...index, vectors: [passage] }));
+        vectors.destroy();
         crashed.kill();
         expect(await crashed.exited).toEqual({ code: null, signal: 'SIGKILL' });
 
@@ -627,6 +664,7 @@ describe('local stack lifecycle', () => {
         expect(existsSync(join(dataDir, 'local.pid'))).toBe(true);
         const restarted = await startLocalStack({ dataDir });
         const documentsAgain = documentClient(restarted.endpoints);
+        const vectorsAgain = s3VectorsClient(restarted.endpoints);
         try {
           const { Item } = await documentsAgain.send(
             new GetCommand({
@@ -635,8 +673,19 @@ describe('local stack lifecycle', () => {
             }),
           );
           expect(Item).toEqual(item);
+          const { vectors } = await vectorsAgain.send(
+            new GetVectorsCommand({
+              vectorBucketName: restarted.endpoints.vectorBucketName,
+              indexName: restarted.endpoints.vectorIndexName,
+              keys: [passage.key],
+              returnData: true,
+              returnMetadata: true,
+            }),
+          );
+          expect(vectors).toEqual([passage]);
         } finally {
           documentsAgain.destroy();
+          vectorsAgain.destroy();
           await restarted.stop();
         }
       } finally {

@@ -210,3 +210,74 @@ describe('EventBridge Scheduler', () => {
     expect(authorizations(rest('scheduler', 'GET', '/schedule-groups/longhaul'), scope)).toBeUndefined();
   });
 });
+
+describe('S3 Vectors', () => {
+  const bucket = 'arn:aws:s3vectors:us-east-1:000000000000:bucket/vectors';
+  const index = `${bucket}/index/passages`;
+  const call = (operation: string, body: unknown): SignedRequest => ({
+    ...rest('s3vectors', 'POST', `/${operation}`),
+    body: JSON.stringify(body),
+  });
+  const byName = { vectorBucketName: 'vectors', indexName: 'passages' };
+
+  it('authorizes the data operations on the index, named by ARN or by bucket and index name', () => {
+    for (const operation of ['PutVectors', 'DeleteVectors', 'GetVectors', 'GetIndex']) {
+      expect(authorizations(call(operation, byName), scope)).toEqual([
+        { action: `s3vectors:${operation}`, resource: index },
+      ]);
+      expect(authorizations(call(operation, { indexArn: index }), scope)).toEqual([
+        { action: `s3vectors:${operation}`, resource: index },
+      ]);
+    }
+    // An index is made as an index of its bucket.
+    expect(authorizations(call('CreateIndex', byName), scope)).toEqual([
+      { action: 's3vectors:CreateIndex', resource: index },
+    ]);
+  });
+
+  it('needs GetVectors as well for a query that filters or returns metadata, and a listing that returns data or metadata', () => {
+    const query = { ...byName, topK: 3, queryVector: { float32: [1] } };
+    expect(authorizations(call('QueryVectors', { ...query, returnDistance: true }), scope)).toEqual([
+      { action: 's3vectors:QueryVectors', resource: index },
+    ]);
+    for (const extra of [{ filter: { tenant: 'acme' } }, { returnMetadata: true }]) {
+      expect(authorizations(call('QueryVectors', { ...query, ...extra }), scope)).toEqual([
+        { action: 's3vectors:QueryVectors', resource: index },
+        { action: 's3vectors:GetVectors', resource: index },
+      ]);
+    }
+    expect(authorizations(call('ListVectors', byName), scope)).toEqual([
+      { action: 's3vectors:ListVectors', resource: index },
+    ]);
+    for (const extra of [{ returnData: true }, { returnMetadata: true }]) {
+      expect(authorizations(call('ListVectors', { ...byName, ...extra }), scope)).toEqual([
+        { action: 's3vectors:ListVectors', resource: index },
+        { action: 's3vectors:GetVectors', resource: index },
+      ]);
+    }
+  });
+
+  it('authorizes bucket operations on the bucket, a tagged creation with TagResource too, and listing buckets on "*"', () => {
+    expect(authorizations(call('GetVectorBucket', { vectorBucketName: 'vectors' }), scope)).toEqual([
+      { action: 's3vectors:GetVectorBucket', resource: bucket },
+    ]);
+    expect(
+      authorizations(call('CreateVectorBucket', { vectorBucketName: 'vectors', tags: { a: 'b' } }), scope),
+    ).toEqual([
+      { action: 's3vectors:CreateVectorBucket', resource: bucket },
+      { action: 's3vectors:TagResource', resource: bucket },
+    ]);
+    expect(authorizations(call('ListVectorBuckets', {}), scope)).toEqual([
+      { action: 's3vectors:ListVectorBuckets', resource: '*' },
+    ]);
+  });
+
+  it('cannot read a request that names no index, or an operation it does not know', () => {
+    expect(authorizations(call('PutVectors', { vectorBucketName: 'vectors' }), scope)).toBeUndefined();
+    expect(authorizations(call('QueryVectors', { indexName: 'passages' }), scope)).toBeUndefined();
+    expect(authorizations(call('Forget', byName), scope)).toBeUndefined();
+    expect(
+      authorizations(rest('s3vectors', 'GET', `/tags/${encodeURIComponent(index)}`), scope),
+    ).toBeUndefined();
+  });
+});

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { delimiter, join, resolve } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
+import { S3VectorsClient } from '@aws-sdk/client-s3vectors';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
@@ -25,7 +26,7 @@ const OUTPUT_LIMIT = 256 * 1024;
 
 /**
  * What the stack publishes in local.json: the API, the emulators' endpoints
- * (DynamoDB, SQS, S3, Step Functions, Secrets Manager), the resource names,
+ * (DynamoDB, SQS, S3, S3 Vectors, Step Functions, Secrets Manager), the resource names,
  * the state machine ARN and `providerUrl`, the provider the handlers call
  * (its `/_sim/*` routes when it is the simulator).
  */
@@ -249,6 +250,10 @@ export function sqsClient(endpoints: LocalEndpoints): SQSClient {
 
 export function s3Client(endpoints: LocalEndpoints): S3Client {
   return new S3Client({ ...clientConfig(endpoints), endpoint: endpoints.s3Endpoint, forcePathStyle: true });
+}
+
+export function s3VectorsClient(endpoints: LocalEndpoints): S3VectorsClient {
+  return new S3VectorsClient({ ...clientConfig(endpoints), endpoint: endpoints.s3vectorsEndpoint });
 }
 
 export function sfnClient(endpoints: LocalEndpoints): SFNClient {

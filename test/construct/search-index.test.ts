@@ -1,0 +1,210 @@
+import { App, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { resourceEnv } from '../../config/layout';
+import { defaultSettings } from '../../config/settings';
+import { ProjectFunction } from '../../lib/constructs/project-function';
+import { SearchIndex, type SearchIndexProps } from '../../lib/constructs/search-index';
+import { handlerEntry } from '../../lib/handlers';
+import {
+  cdkJsonContext,
+  grantsOn,
+  logicalIdAt,
+  policyStatements,
+  SYNTH_TIMEOUT_MS,
+  synthesizeLonghaul,
+} from './longhaul-app';
+
+jest.setTimeout(SYNTH_TIMEOUT_MS);
+
+/** The construct alone in a stack of its own, with a role for each grant. */
+function build(
+  props: Partial<SearchIndexProps> = {},
+  extend: (stack: Stack, index: SearchIndex) => void = () => undefined,
+) {
+  // An empty list of bundling stacks: a ProjectFunction here is synthesized without bundling its handler.
+  const app = new App({
+    context: {
+      ...cdkJsonContext(),
+      'aws:cdk:enable-path-metadata': true,
+      'aws:cdk:bundling-stacks': [],
+    },
+  });
+  const stack = new Stack(app, 'Test');
+  const index = new SearchIndex(stack, 'SearchIndex', {
+    dimension: 1024,
+    distanceMetric: 'cosine',
+    ...props,
+  });
+  const writer = new Role(stack, 'Writer', { assumedBy: new ServicePrincipal('lambda.amazonaws.com') });
+  const reader = new Role(stack, 'Reader', { assumedBy: new ServicePrincipal('lambda.amazonaws.com') });
+  index.grantWrite(writer);
+  index.grantQuery(reader);
+  extend(stack, index);
+  const template = Template.fromStack(stack);
+  const ids = {
+    bucket: logicalIdAt(template, 'AWS::S3Vectors::VectorBucket', 'Test/SearchIndex/VectorBucket'),
+    index: logicalIdAt(template, 'AWS::S3Vectors::Index', 'Test/SearchIndex/Index'),
+  };
+  return { app, stack, index, template, ids };
+}
+
+describe('the vector bucket', () => {
+  test('is encrypted with SSE-S3, named by CloudFormation, and retained', () => {
+    const { template, ids } = build();
+    template.hasResource('AWS::S3Vectors::VectorBucket', {
+      Properties: { EncryptionConfiguration: { SseType: 'AES256' }, VectorBucketName: Match.absent() },
+      DeletionPolicy: 'Retain',
+      UpdateReplacePolicy: 'Retain',
+    });
+    expect(Object.keys(template.findResources('AWS::S3Vectors::VectorBucket'))).toEqual([ids.bucket]);
+  });
+
+  test('is removed with the stack only when asked', () => {
+    build({ removalPolicy: RemovalPolicy.DESTROY }).template.hasResource('AWS::S3Vectors::VectorBucket', {
+      DeletionPolicy: 'Delete',
+    });
+  });
+});
+
+describe('the index', () => {
+  test('is one float32 index in the bucket, with the dimension and metric given and text and title non-filterable', () => {
+    const { template, ids } = build();
+    template.hasResource('AWS::S3Vectors::Index', {
+      Properties: {
+        VectorBucketArn: { 'Fn::GetAtt': [ids.bucket, 'VectorBucketArn'] },
+        DataType: 'float32',
+        Dimension: 1024,
+        DistanceMetric: 'cosine',
+        MetadataConfiguration: { NonFilterableMetadataKeys: ['text', 'title'] },
+        IndexName: Match.absent(),
+        VectorBucketName: Match.absent(),
+        EncryptionConfiguration: Match.absent(),
+      },
+      DeletionPolicy: 'Retain',
+      UpdateReplacePolicy: 'Retain',
+    });
+    expect(Object.keys(template.findResources('AWS::S3Vectors::Index'))).toEqual([ids.index]);
+  });
+
+  test('takes another dimension and the euclidean metric', () => {
+    build({ dimension: 256, distanceMetric: 'euclidean' }).template.hasResourceProperties(
+      'AWS::S3Vectors::Index',
+      { Dimension: 256, DistanceMetric: 'euclidean' },
+    );
+  });
+
+  test('exposes its ARNs, and names read back from them', () => {
+    const { stack, index, ids } = build();
+    const indexArn = { 'Fn::GetAtt': [ids.index, 'IndexArn'] };
+    const bucketArn = { 'Fn::GetAtt': [ids.bucket, 'VectorBucketArn'] };
+    expect(stack.resolve(index.indexArn)).toEqual(indexArn);
+    expect(stack.resolve(index.vectorBucketArn)).toEqual(bucketArn);
+    expect(stack.resolve(index.indexName)).toEqual({ 'Fn::Select': [3, { 'Fn::Split': ['/', indexArn] }] });
+    expect(stack.resolve(index.vectorBucketName)).toEqual({
+      'Fn::Select': [1, { 'Fn::Split': ['/', bucketArn] }],
+    });
+  });
+});
+
+describe('grants', () => {
+  test('write: PutVectors and DeleteVectors on the index alone', () => {
+    const { template, ids } = build();
+    expect(policyStatements(template, 'Test/Writer/DefaultPolicy/Resource')).toEqual([
+      {
+        Effect: 'Allow',
+        // The app's feature flags sort a statement's actions.
+        Action: ['s3vectors:DeleteVectors', 's3vectors:PutVectors'],
+        Resource: { 'Fn::GetAtt': [ids.index, 'IndexArn'] },
+      },
+    ]);
+  });
+
+  test('query: QueryVectors and the GetVectors a filtered query with metadata needs, on the index alone', () => {
+    const { template, ids } = build();
+    expect(policyStatements(template, 'Test/Reader/DefaultPolicy/Resource')).toEqual([
+      {
+        Effect: 'Allow',
+        Action: ['s3vectors:GetVectors', 's3vectors:QueryVectors'],
+        Resource: { 'Fn::GetAtt': [ids.index, 'IndexArn'] },
+      },
+    ]);
+  });
+
+  test('a project function grants and learns the names in one call', () => {
+    const { stack, index, ids, template } = build({}, (scope, searchIndex) => {
+      new ProjectFunction(scope, 'Fn', {
+        entry: handlerEntry('api'),
+        settings: defaultSettings,
+        serviceName: 'test',
+        timeout: Duration.seconds(10),
+      }).useSearchIndex(searchIndex, 'query');
+    });
+    const fn =
+      template.toJSON().Resources[
+        logicalIdAt(template, 'AWS::Lambda::Function', 'Test/Fn/Function/Resource')
+      ];
+    expect(fn.Properties.Environment.Variables).toEqual(
+      expect.objectContaining({
+        [resourceEnv.vectorBucketName]: stack.resolve(index.vectorBucketName),
+        [resourceEnv.vectorIndexName]: stack.resolve(index.indexName),
+      }),
+    );
+    expect(grantsOn(policyStatements(template, 'Test/Fn/Role/DefaultPolicy/Resource'), ids.index)).toEqual([
+      ['s3vectors:GetVectors', { 'Fn::GetAtt': [ids.index, 'IndexArn'] }],
+      ['s3vectors:QueryVectors', { 'Fn::GetAtt': [ids.index, 'IndexArn'] }],
+    ]);
+  });
+});
+
+describe('props', () => {
+  test.each([0, 4097, 1.5])('rejects dimension %s', (dimension) => {
+    expect(() => build({ dimension })).toThrow(
+      `SearchIndex Test/SearchIndex: dimension must be an integer from 1 to 4096, got ${dimension}`,
+    );
+  });
+
+  test('rejects a metric S3 Vectors does not offer', () => {
+    expect(() => build({ distanceMetric: 'dotproduct' })).toThrow(
+      'SearchIndex Test/SearchIndex: distanceMetric must be cosine or euclidean, got dotproduct',
+    );
+  });
+});
+
+describe('in the Longhaul stack', () => {
+  test('the workflow steps write and the API queries, each on the one index and nothing else of S3 Vectors; its ARN is an output', () => {
+    const { template, settings } = synthesizeLonghaul({}, { skipBundling: true });
+    const indexId = logicalIdAt(template, 'AWS::S3Vectors::Index', 'Longhaul/SearchIndex/Index');
+    template.hasResourceProperties('AWS::S3Vectors::Index', {
+      Dimension: settings.embeddingDimensions,
+      DistanceMetric: settings.vectorDistanceMetric,
+    });
+    const s3vectorsGrants = (path: string) =>
+      policyStatements(template, path)
+        .flatMap((statement) =>
+          [statement.Action].flat().map((action): [string, unknown] => [action, statement.Resource]),
+        )
+        .filter(([action]) => action.startsWith('s3vectors:'));
+    const indexArn = { 'Fn::GetAtt': [indexId, 'IndexArn'] };
+    // The stack's feature flags merge and sort statements: compared as sets of pairs.
+    expect(
+      s3vectorsGrants('Longhaul/WorkflowSteps/StepsFunction/Role/DefaultPolicy/Resource').sort(),
+    ).toEqual([
+      ['s3vectors:DeleteVectors', indexArn],
+      ['s3vectors:PutVectors', indexArn],
+    ]);
+    expect(s3vectorsGrants('Longhaul/Api/ApiFunction/Role/DefaultPolicy/Resource').sort()).toEqual([
+      ['s3vectors:GetVectors', indexArn],
+      ['s3vectors:QueryVectors', indexArn],
+    ]);
+    template.hasOutput('SearchIndexArn', { Value: indexArn });
+    // Nobody else reaches the index.
+    const others = Object.entries(template.findResources('AWS::IAM::Policy'))
+      .filter(([, policy]) => JSON.stringify(policy.Properties.PolicyDocument).includes('s3vectors:'))
+      .map(([, policy]) => policy.Metadata['aws:cdk:path']);
+    expect(others.sort()).toEqual([
+      'Longhaul/Api/ApiFunction/Role/DefaultPolicy/Resource',
+      'Longhaul/WorkflowSteps/StepsFunction/Role/DefaultPolicy/Resource',
+    ]);
+  });
+});
