@@ -219,9 +219,6 @@ export const resourceEnv = {
   scheduleRoleArn: 'SCHEDULE_ROLE_ARN',
   /** Where EventBridge Scheduler puts a firing it could not deliver. */
   scheduleDeadLetterQueueArn: 'SCHEDULE_DEAD_LETTER_QUEUE_ARN',
-  /** The S3 Vectors bucket and index of the search index (one per deployment). */
-  vectorBucketName: 'VECTOR_BUCKET_NAME',
-  vectorIndexName: 'VECTOR_INDEX_NAME',
   /** `true` where the S3 endpoint only serves path-style URLs (the local emulator). */
   s3ForcePathStyle: 'S3_FORCE_PATH_STYLE',
   /** The S3 Vectors vector bucket that holds the passage index (`passageIndex`). */

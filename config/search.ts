@@ -10,7 +10,7 @@ import * as z from 'zod';
 
 /** The longest query, in characters: a question, not a document. */
 export const SEARCH_QUERY_MAX_CHARS = 1000;
-/** Hits one search answers at most (S3 Vectors answers up to 100 per query; the rest is for the filter). */
+/** Hits one search answers at most: within one page of S3 Vectors' QueryVectors (100). */
 export const SEARCH_LIMIT_MAX = 50;
 export const SEARCH_LIMIT_DEFAULT = 10;
 

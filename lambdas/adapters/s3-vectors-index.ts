@@ -4,19 +4,17 @@ import {
   QueryVectorsCommand,
   type S3VectorsClient,
 } from '@aws-sdk/client-s3vectors';
+import { S3_VECTORS_LIMITS } from '../../config/s3-vectors';
 import type { PassageMetadata, PassageVector, VectorFilter, VectorHit, VectorIndex } from '../domain/ports';
 
 /**
  * The search index in Amazon S3 Vectors: one vector bucket and one index per
- * deployment. Limits of the service ("Limitations and restrictions",
- * https://docs.aws.amazon.com/AmazonS3/latest/userguide/s3-vectors-limitations.html):
- * at most 500 vectors per PutVectors and per DeleteVectors call, 100 results
- * per QueryVectors, a request payload of 20 MiB, 2 KB of filterable metadata
- * and 40 KB in all per vector. A run of 500 vectors of 1,024 dimensions is
- * about 5 MB of JSON, well inside a call.
+ * deployment, within the service's limits (config/s3-vectors.ts): 500 vectors
+ * per PutVectors and per DeleteVectors call, a page of 100 results per
+ * QueryVectors (a search asks for at most 50, so one page), a request of
+ * 20 MiB. A call of 500 vectors of 1,024 dimensions is about 5 MB of JSON.
  */
-export const VECTORS_PER_CALL = 500;
-export const TOP_K_MAX = 100;
+const { vectorsPerPut, keysPerDelete, queryResultsPerPage } = S3_VECTORS_LIMITS;
 
 export class S3VectorsIndex implements VectorIndex {
   constructor(
@@ -27,12 +25,12 @@ export class S3VectorsIndex implements VectorIndex {
   ) {}
 
   async put(vectors: readonly PassageVector[]): Promise<void> {
-    for (let from = 0; from < vectors.length; from += VECTORS_PER_CALL) {
+    for (let from = 0; from < vectors.length; from += vectorsPerPut) {
       await this.client.send(
         new PutVectorsCommand({
           vectorBucketName: this.vectorBucketName,
           indexName: this.indexName,
-          vectors: vectors.slice(from, from + VECTORS_PER_CALL).map((vector) => ({
+          vectors: vectors.slice(from, from + vectorsPerPut).map((vector) => ({
             key: vector.key,
             data: { float32: [...vector.data] },
             metadata: { ...vector.metadata, labels: [...vector.metadata.labels] },
@@ -43,12 +41,12 @@ export class S3VectorsIndex implements VectorIndex {
   }
 
   async delete(keys: readonly string[]): Promise<void> {
-    for (let from = 0; from < keys.length; from += VECTORS_PER_CALL) {
+    for (let from = 0; from < keys.length; from += keysPerDelete) {
       await this.client.send(
         new DeleteVectorsCommand({
           vectorBucketName: this.vectorBucketName,
           indexName: this.indexName,
-          keys: keys.slice(from, from + VECTORS_PER_CALL),
+          keys: keys.slice(from, from + keysPerDelete),
         }),
       );
     }
@@ -59,7 +57,7 @@ export class S3VectorsIndex implements VectorIndex {
       new QueryVectorsCommand({
         vectorBucketName: this.vectorBucketName,
         indexName: this.indexName,
-        topK: Math.min(topK, TOP_K_MAX),
+        topK: Math.min(topK, queryResultsPerPage),
         queryVector: { float32: [...vector] },
         filter: filter as Record<string, never>,
         returnMetadata: true,

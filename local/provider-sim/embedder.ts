@@ -43,11 +43,17 @@ export interface EmbedOptions {
   readonly normalize: boolean;
 }
 
-/** The text's embedding: a signed, hashed bag of its stems. An empty bag is the zero vector. */
+/** What a text without a single stem is embedded as. */
+const EMPTY_TEXT = '\u0000';
+
+/** The text's embedding: a signed, hashed bag of its stems (never the zero vector). */
 export function embedText(text: string, options: EmbedOptions): number[] {
   const { dimensions, normalize } = options;
   const counts = new Map<string, number>();
   for (const stem of stems(text)) counts.set(stem, (counts.get(stem) ?? 0) + 1);
+  // A text of stop words alone still points somewhere: a real model never answers a zero vector,
+  // and S3 Vectors refuses one under the cosine metric.
+  if (counts.size === 0) counts.set(EMPTY_TEXT, 1);
   const vector = new Array<number>(dimensions).fill(0);
   for (const [stem, count] of counts) {
     const digest = createHash('sha256').update(stem).digest();
@@ -57,7 +63,7 @@ export function embedText(text: string, options: EmbedOptions): number[] {
   }
   if (!normalize) return vector;
   const length = Math.hypot(...vector);
-  return length === 0 ? vector : vector.map((value) => value / length);
+  return vector.map((value) => value / length);
 }
 
 /** Input tokens as the simulator bills them: about 4.7 characters each, Titan's average for English. */

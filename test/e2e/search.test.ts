@@ -232,7 +232,7 @@ describe('search over published sermons', () => {
 
   it('makes a run that failed at the provider again, without a second transcode or transcription', async () => {
     const before = await ledger();
-    const deepgramBefore = before.byProvider?.deepgram?.submissions ?? 0;
+    const deepgramBefore = before.byProvider?.deepgram?.submissions.length ?? 0;
     // The next call to Bedrock is refused: the first run's job fails and its state makes it again.
     await sim('/_sim/faults', { mode: 'reject', count: 1, provider: 'bedrock' });
     const b = await finished(acme, await publish(acme, 'b.wav', 'audio/wav', { labels: ['advent'] }));
@@ -241,7 +241,7 @@ describe('search over published sermons', () => {
     expect(entered.filter((state) => state === 'transcode')).toHaveLength(1);
     expect(entered.filter((state) => state === 'transcribe')).toHaveLength(Math.ceil(SECONDS / CHUNK_SECONDS));
     const after = await ledger();
-    expect((after.byProvider?.deepgram?.submissions ?? 0) - deepgramBefore).toBe(Math.ceil(SECONDS / CHUNK_SECONDS));
+    expect((after.byProvider?.deepgram?.submissions.length ?? 0) - deepgramBefore).toBe(Math.ceil(SECONDS / CHUNK_SECONDS));
     const runs = await embeddingRuns(acme, b);
     expect(runs).toHaveLength(4); // three runs, one made twice
     const { items } = await acme.search({ query: 'do not worry about tomorrow', filter: { labels: ['advent'] } });
@@ -250,7 +250,7 @@ describe('search over published sermons', () => {
 
   it("never had more calls at the embedding provider than its limit", async () => {
     const bedrock = (await ledger()).byProvider?.bedrock;
-    expect(bedrock?.submissions).toBeGreaterThan(0);
+    expect(bedrock?.submissions.length).toBeGreaterThan(0);
     expect(bedrock?.maxConcurrent).toBeLessThanOrEqual(BEDROCK_LIMIT);
     expect(bedrock?.maxConcurrent).toBeGreaterThan(0);
   });
