@@ -104,6 +104,7 @@ beforeAll(async () => {
       EMBEDDING_DIMENSIONS: '256',
       TRANSCRIBE_CHUNK_SECONDS: String(CHUNK_SECONDS),
       PUBLISH_MAX_DURATION_SECONDS: '300',
+      COMPUTE_LAMBDA_MAX_AUDIO_SECONDS: '300',
     },
   });
   acme = new Longhaul({ baseUrl: stack.baseUrl, apiKey: ACME });
@@ -162,13 +163,31 @@ async function statesEntered(job: Job): Promise<string[]> {
 async function playedFrom(url: string, start: number): Promise<number> {
   const run = await runTool(
     mediaBinaries().ffmpeg,
-    ['-nostdin', '-hide_banner', '-v', 'info', '-stats', '-ss', String(start), '-i', url, '-map', '0:a:0', '-f', 'null', '-'],
+    // Seeking as an output option decodes up to `start` and plays from there: the bundled ffmpeg's HLS
+    // demuxer cannot seek within fMP4 segments as an input option.
+    [
+      '-nostdin',
+      '-hide_banner',
+      '-v',
+      'info',
+      '-stats',
+      '-i',
+      url,
+      '-ss',
+      String(start),
+      '-map',
+      '0:a:0',
+      '-f',
+      'null',
+      '-',
+    ],
     { timeoutMs: 60_000 },
   );
   if (run.exitCode !== 0) throw new Error(`ffmpeg could not play ${url}: ${run.stderr.slice(-2000)}`);
   const last = [...run.stderr.matchAll(/time=(\d+):(\d+):(\d+(?:\.\d+)?)/g)].at(-1);
   if (!last) throw new Error(`ffmpeg reported no time: ${run.stderr.slice(-2000)}`);
-  return Number(last[1]) * 3600 + Number(last[2]) * 60 + Number(last[3]);
+  const played = Number(last[1]) * 3600 + Number(last[2]) * 60 + Number(last[3]);
+  return played;
 }
 
 /** The Longhaul jobs of a parent's embedding runs, from its timeline. */
@@ -184,7 +203,11 @@ describe('search over published sermons', () => {
 
   beforeAll(async () => {
     [a, c] = await Promise.all([
-      publish(acme, 'a.mp3', 'audio/mpeg', { title: 'The lord of the harvest', date: '2026-03-01', labels: ['lent'] }),
+      publish(acme, 'a.mp3', 'audio/mpeg', {
+        title: 'The lord of the harvest',
+        date: '2026-03-01',
+        labels: ['lent'],
+      }),
       publish(globex, 'c.flac', 'audio/flac', { title: 'Theirs', date: '2026-03-01', labels: ['lent'] }),
     ]);
     [a, c] = await Promise.all([finished(acme, a), finished(globex, c)]);
@@ -213,7 +236,10 @@ describe('search over published sermons', () => {
 
   it("never shows another tenant's sermons, whatever the filter names", async () => {
     for (const filter of [undefined, { itemIds: [c.id] }, { itemIds: [c.id, a.id] }, { labels: ['lent'] }]) {
-      const { items } = await acme.search({ query: 'forgive my brother seventy times seven', ...(filter ? { filter } : {}) });
+      const { items } = await acme.search({
+        query: 'forgive my brother seventy times seven',
+        ...(filter ? { filter } : {}),
+      });
       expect(items.map((hit) => hit.item.id).filter((id) => id !== a.id)).toEqual([]);
     }
     const theirs = await globex.search('forgive my brother seventy times seven');
@@ -225,9 +251,14 @@ describe('search over published sermons', () => {
   });
 
   it('refuses bad input with a precise problem', async () => {
-    await expect(acme.search('   ')).rejects.toMatchObject({ status: 400, problem: { code: 'validation-failed' } });
+    await expect(acme.search('   ')).rejects.toMatchObject({
+      status: 400,
+      problem: { code: 'validation-failed' },
+    });
     await expect(acme.search({ query: 'x', limit: 51 })).rejects.toMatchObject({ status: 400 });
-    await expect(acme.search({ query: 'x', filter: { speaker: 'me' } as never })).rejects.toMatchObject({ status: 400 });
+    await expect(acme.search({ query: 'x', filter: { speaker: 'me' } as never })).rejects.toMatchObject({
+      status: 400,
+    });
   });
 
   it('makes a run that failed at the provider again, without a second transcode or transcription', async () => {
@@ -239,16 +270,23 @@ describe('search over published sermons', () => {
     expect(b).toMatchObject({ status: 'succeeded', result: { searchable: true } });
     const entered = await statesEntered(b);
     expect(entered.filter((state) => state === 'transcode')).toHaveLength(1);
-    expect(entered.filter((state) => state === 'transcribe')).toHaveLength(Math.ceil(SECONDS / CHUNK_SECONDS));
+    expect(entered.filter((state) => state === 'transcribe')).toHaveLength(
+      Math.ceil(SECONDS / CHUNK_SECONDS),
+    );
     const after = await ledger();
-    expect((after.byProvider?.deepgram?.submissions.length ?? 0) - deepgramBefore).toBe(Math.ceil(SECONDS / CHUNK_SECONDS));
+    expect((after.byProvider?.deepgram?.submissions.length ?? 0) - deepgramBefore).toBe(
+      Math.ceil(SECONDS / CHUNK_SECONDS),
+    );
     const runs = await embeddingRuns(acme, b);
     expect(runs).toHaveLength(4); // three runs, one made twice
-    const { items } = await acme.search({ query: 'do not worry about tomorrow', filter: { labels: ['advent'] } });
+    const { items } = await acme.search({
+      query: 'do not worry about tomorrow',
+      filter: { labels: ['advent'] },
+    });
     expect(items[0]).toMatchObject({ item: { id: b.id }, passage: { index: 1 } });
   });
 
-  it("never had more calls at the embedding provider than its limit", async () => {
+  it('never had more calls at the embedding provider than its limit', async () => {
     const bedrock = (await ledger()).byProvider?.bedrock;
     expect(bedrock?.submissions.length).toBeGreaterThan(0);
     expect(bedrock?.maxConcurrent).toBeLessThanOrEqual(BEDROCK_LIMIT);
