@@ -59,7 +59,9 @@ export class ProviderSecrets extends Construct {
         acknowledge(
           secret,
           'AwsSolutions-SMG4',
-          `No automatic rotation: the API key is issued by ${spec.title} and the webhook key is registered with it (or issued by it), so a new value has to be made there first; operators rotate it there and then put the new value here, and the handlers pick it up within minutes.`,
+          spec.answers === 'at-once'
+            ? `No automatic rotation: it holds no credential of ${spec.title}, which is called with the functions' IAM roles; only an optional base URL, and a generated webhook key nothing uses.`
+            : `No automatic rotation: the API key is issued by ${spec.title} and the webhook key is registered with it (or issued by it), so a new value has to be made there first; operators rotate it there and then put the new value here, and the handlers pick it up within minutes.`,
         );
         return [provider, secret];
       }),

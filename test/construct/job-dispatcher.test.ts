@@ -55,11 +55,12 @@ test.each([
   ['jobs queue of longhaul-http', 'GenericJobs'],
   ['jobs queue of replicate', 'ReplicateJobs'],
   ['jobs queue of deepgram', 'DeepgramJobs'],
+  ['jobs queue of bedrock', 'BedrockJobs'],
   ['hand-off queue', 'HandOffQueue'],
 ])(
   'consumes the %s through its own mapping, with partial batch failures and bounded pollers',
   (_name, queue) => {
-    template.resourceCountIs('AWS::Lambda::EventSourceMapping', 4);
+    template.resourceCountIs('AWS::Lambda::EventSourceMapping', 5);
     template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
       EventSourceArn: { 'Fn::GetAtt': [queueId(queue), 'Arn'] },
       FunctionName: { Ref: dispatchFunctionId() },

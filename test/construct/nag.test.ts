@@ -146,6 +146,7 @@ test('every acknowledgement is one reviewed here, with a reason', () => {
       'Longhaul/ProviderEvents/EventsFunction/Role/DefaultPolicy/Resource AwsSolutions-IAM5[Resource::<JobOutputsOutputBucket.Arn>/outputs/*/provider-output-*]',
       'Longhaul/ProviderEvents/EventsFunction/TaskResponsePolicy/Resource AwsSolutions-IAM5[Resource::*]',
       'Longhaul/Secrets/ProviderSecret/Resource AwsSolutions-SMG4',
+      'Longhaul/Secrets/ProviderSecretBedrock/Resource AwsSolutions-SMG4',
       'Longhaul/Secrets/ProviderSecretDeepgram/Resource AwsSolutions-SMG4',
       'Longhaul/Secrets/ProviderSecretReplicate/Resource AwsSolutions-SMG4',
       'Longhaul/Secrets/WebhookSigningSecret/Resource AwsSolutions-SMG4',

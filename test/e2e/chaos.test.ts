@@ -2,6 +2,7 @@ import { appendFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { GetObjectCommand, NoSuchKey } from '@aws-sdk/client-s3';
 import { PurgeQueueCommand, ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { JOB_TYPE_MODULES, type JobType } from '../../config/job-types';
@@ -16,6 +17,7 @@ import {
 import { slotPoolKey } from '../../lambdas/adapters/dynamodb-slot-pool';
 import { deriveJobId } from '../../lambdas/domain/idempotency';
 import { jobIdOf } from '../../lambdas/domain/job';
+import { inputDigestOf } from '../../local/provider-sim/bedrock';
 import {
   FAULT_MODES,
   type FaultMode,
@@ -32,11 +34,13 @@ import {
   pollUntil,
   queueDepth,
   type RunningLocalStack,
+  s3Client,
   sqsClient,
   startLocalStack,
   temporaryDataDir,
 } from './support/local-stack';
 import { type ChargedJob, chargedJobs } from './support/provider-jobs';
+import { itemOfVectorKey, storedVectorKeys } from './support/vectors';
 
 /**
  * Chaos on the local stack: jobs arrive while their providers misbehave in
@@ -1166,7 +1170,8 @@ function earlyStarts(finals: readonly Job[], scheduled: ReadonlySet<string>): st
 interface Published {
   readonly jobs: readonly string[];
   readonly faults: readonly FaultMode[];
-  readonly expected: ReadonlyMap<string, { readonly status: string; readonly code?: RegExp }>;
+  /** What each may end as: one of `statuses`, with an error code `code` matches if given. */
+  readonly expected: ReadonlyMap<string, { readonly statuses: readonly string[]; readonly code?: RegExp }>;
 }
 
 /**
@@ -1216,6 +1221,31 @@ async function publishUnderChaos(
     description: `${killed.id} to be final`,
   });
 
+  // A recording that says words of its own, killed while its passages are being embedded.
+  const spoken = join(tmpdir(), `chaos-spoken-${SEED}-${process.pid}.wav`);
+  await generateTestAudio(spoken, {
+    seconds: RECORDING_SECONDS,
+    kind: 'speechlike',
+    comment: `Chaos ${SEED} begins with a lamp on a stand and a city on a hill. ${'The light is not hidden. '.repeat(6)}The salt keeps its taste, ${SEED} times over. The seed falls on good soil and grows.`,
+  });
+  const spokenRef = await client.uploadAudio(readFileSync(spoken), 'audio/wav');
+  rmSync(spoken, { force: true });
+  const { job: embedding } = await client.submit(`chaos-${SEED}-publish-embedding-killed`, {
+    type: 'audio.publish',
+    input: INPUTS['audio.publish'](0, spokenRef),
+  });
+  await pollUntil(
+    async () => (await client.steps(embedding.id)).some((e) => e.type === 'embedding.submitted'),
+    { timeoutMs: 90_000, intervalMs: 20, description: 'the passages being embedded' },
+  );
+  await stacks.killAndRestart();
+  log(`killed in the middle of ${embedding.id}'s embedding`);
+  await pollUntil(async () => FINAL.includes((await client.job(embedding.id))?.status ?? ''), {
+    timeoutMs: 120_000,
+    intervalMs: 250,
+    description: `${embedding.id} to be final`,
+  });
+
   const { job: lost } = await client.submit(`chaos-${SEED}-publish-lost`, body);
   const before = await deepgramCharges();
   await client.fault('lose-webhooks', 'deepgram');
@@ -1230,11 +1260,13 @@ async function publishUnderChaos(
     `audio.publish: ${killed.id} killed mid-transcode with a failing chunk, ${lost.id} with a lost chunk webhook`,
   );
   return {
-    jobs: [killed.id, lost.id],
+    jobs: [killed.id, embedding.id, lost.id],
     faults: ['fail-job', 'lose-webhooks'],
     expected: new Map([
-      [killed.id, { status: 'succeeded' }],
-      [lost.id, { status: 'needs_review', code: /^(provider|job)_timeout$/ }],
+      [killed.id, { statuses: ['succeeded'] }],
+      // Killed with a call at Bedrock: that call's outcome is unknown, and Bedrock cannot deduplicate.
+      [embedding.id, { statuses: ['succeeded', 'needs_review'], code: /^ambiguous_submission$/ }],
+      [lost.id, { statuses: ['needs_review'], code: /^(provider|job)_timeout$/ }],
     ]),
   };
 }
@@ -1244,11 +1276,77 @@ function publishViolations(finals: readonly Job[], published: Published): string
   return [...published.expected].flatMap(([id, expected]) => {
     const job = finals.find((final) => final.id === id);
     const matches =
-      job?.status === expected.status && (!expected.code || expected.code.test(job.error?.code ?? ''));
+      expected.statuses.includes(job?.status ?? '') &&
+      (!expected.code || job?.status === 'succeeded' || expected.code.test(job?.error?.code ?? ''));
     return matches
       ? []
-      : [`audio.publish ${id} is ${job?.status} (${job?.error?.code}), not ${expected.status}`];
+      : [
+          `audio.publish ${id} is ${job?.status} (${job?.error?.code}), not ${expected.statuses.join(' or ')}`,
+        ];
   });
+}
+
+/**
+ * What publishing left in the search index and at Bedrock, whatever the kill
+ * cut short: every vector belongs to a publish job that succeeded (none of a
+ * failed, canceled or reviewed one, none left over), each such job has one
+ * per passage, and no passage was billed by Bedrock more often than it occurs
+ * (the ledger keeps a digest of each text a call read).
+ */
+async function embeddingViolations(
+  client: Client,
+  stacks: Restartable,
+  finals: readonly Job[],
+): Promise<string[]> {
+  const { endpoints } = await stacks.aws();
+  const s3 = s3Client(endpoints);
+  const publishes = finals.filter((job) => job.type === 'audio.publish');
+  const occurs = new Map<string, number>();
+  const passagesOf = new Map<string, number>();
+  for (const job of publishes) {
+    const prefix = `outputs/${encodeURIComponent(TENANT)}/${job.id}/`;
+    let texts: string[] = [];
+    for (const key of [`${prefix}embeddings/passages.json`, `${prefix}passages.json`]) {
+      try {
+        const object = await s3.send(new GetObjectCommand({ Bucket: endpoints.outputBucketName, Key: key }));
+        texts = (JSON.parse(await (object.Body?.transformToString() ?? '[]')) as { text: string }[]).map(
+          (p) => p.text,
+        );
+        break;
+      } catch (error) {
+        if (!(error instanceof NoSuchKey)) throw error;
+      }
+    }
+    passagesOf.set(job.id, texts.length);
+    for (const text of texts) occurs.set(inputDigestOf(text), (occurs.get(inputDigestOf(text)) ?? 0) + 1);
+  }
+  const billed = new Map<string, number>();
+  for (const charge of (await client.providerLedger('bedrock'))?.submissions ?? []) {
+    for (const digest of charge.inputDigests ?? []) billed.set(digest, (billed.get(digest) ?? 0) + 1);
+  }
+  const violations = [...billed]
+    .filter(([digest, times]) => times > (occurs.get(digest) ?? 0))
+    .map(
+      ([digest, times]) =>
+        `a passage (${digest}) was billed ${times} times by Bedrock; it occurs ${occurs.get(digest) ?? 0}`,
+    );
+  const succeeded = new Set(publishes.filter((job) => job.status === 'succeeded').map((job) => job.id));
+  const vectorsOf = new Map<string, number>();
+  for (const key of await storedVectorKeys(endpoints)) {
+    const item = itemOfVectorKey(key) ?? key;
+    vectorsOf.set(item, (vectorsOf.get(item) ?? 0) + 1);
+  }
+  for (const [item, count] of vectorsOf) {
+    if (!succeeded.has(item))
+      violations.push(`${count} vectors of ${item}, which did not succeed, are in the index`);
+  }
+  for (const id of succeeded) {
+    if (vectorsOf.get(id) !== passagesOf.get(id))
+      violations.push(
+        `${id} succeeded with ${passagesOf.get(id)} passages but has ${vectorsOf.get(id) ?? 0} vectors`,
+      );
+  }
+  return violations;
 }
 
 /**
@@ -1513,9 +1611,10 @@ describe('chaos', () => {
       violations.push(...(await deadLetterViolations(stacks, finals)));
       violations.push(...client.serverErrors.map((error) => `server error: ${error}`));
       violations.push(...publishViolations(finals, published));
+      violations.push(...(await embeddingViolations(client, stacks, finals)));
       expect(violations).toEqual([]);
-      // The chaos's kills, and the one in the middle of a transcode.
-      expect(stacks.restarts).toBe(plan.kills + 1);
+      // The chaos's kills, and the ones in the middle of a transcode and of an embedding.
+      expect(stacks.restarts).toBe(plan.kills + 2);
     },
   );
 
