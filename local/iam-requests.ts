@@ -56,6 +56,8 @@ export function authorizations(request: SignedRequest, scope: RequestScope): Aut
       return scheduler(request, scope);
     case 's3vectors':
       return s3vectors(request, scope);
+    case 'bedrock':
+      return bedrock(request, scope);
     default:
       return undefined;
   }
@@ -403,6 +405,23 @@ function manageConnections(request: SignedRequest, scope: RequestScope): Authori
     {
       action: 'execute-api:ManageConnections',
       resource: `arn:aws:execute-api:${scope.region}:${scope.accountId}:${apiId}/${stage}/${method}/@connections/${decodeURIComponent(match[1])}`,
+    },
+  ];
+}
+
+/**
+ * Bedrock runtime's `InvokeModel` (`POST /model/{modelId}/invoke`, under the
+ * endpoint's own path): `bedrock:InvokeModel` on the foundation model's ARN,
+ * which has no account (https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazonbedrock.html).
+ */
+function bedrock(request: SignedRequest, scope: RequestScope): Authorization[] | undefined {
+  const invoked = /\/model\/([^/]+)\/invoke$/.exec(request.path);
+  if (request.method !== 'POST' || !invoked?.[1]) return undefined;
+  const modelId = decodeURIComponent(invoked[1]);
+  return [
+    {
+      action: 'bedrock:InvokeModel',
+      resource: `arn:aws:bedrock:${scope.region}::foundation-model/${modelId}`,
     },
   ];
 }

@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import { runSimulation, type Simulation } from '@cloud-copilot/iam-simulate';
-import { NodeHttpHandler } from '@smithy/node-http-handler';
+import { NodeHttp2Handler, NodeHttpHandler } from '@smithy/node-http-handler';
 import type { HttpResponse } from '@smithy/types';
 import { LOCAL_PSEUDO_PARAMETERS, resolveIntrinsics } from '../lib/workflow-definition';
 import { LOCAL_API_ID } from './gateway/events';
@@ -372,56 +372,65 @@ export function checkRequests(options: {
   readonly log: (line: string) => void;
 }): () => void {
   const { scope } = options;
-  const prototype = NodeHttpHandler.prototype;
-  const original = prototype.handle;
-  async function handle(
-    this: NodeHttpHandler,
-    request: Parameters<NodeHttpHandler['handle']>[0],
-    handlerOptions?: Parameters<NodeHttpHandler['handle']>[1],
-  ): Promise<{ response: HttpResponse }> {
-    const caller = options.principal();
-    if (!caller) return original.call(this, request, handlerOptions);
-    const service = signingService(request.headers);
-    const { name: fn, policies } = caller;
-    const wanted = authorizations(
-      {
-        method: request.method,
-        path: request.path,
-        query: request.query ?? {},
-        headers: request.headers,
-        body: textBody(request.body),
-      },
-      scope,
-    );
-    if (!wanted) {
-      const message = `User: ${policies.principal} is not authorized to perform this request: the local stack cannot tell which IAM action ${request.method} ${request.path} (${service ?? 'unsigned'}) needs`;
-      options.log(`IAM: ${fn}: ${message}`);
-      return { response: accessDeniedResponse(service, request.method, message) };
-    }
-    for (const authorization of wanted) {
-      const decision = await policies.decide(authorization);
-      if (!decision.allowed) {
-        options.log(`IAM: ${fn}: denied ${authorization.action} on ${authorization.resource}`);
-        return {
-          response: accessDeniedResponse(service, request.method, decision.message ?? 'Access Denied'),
-        };
-      }
-    }
-    const result = await original.call(this, request, handlerOptions);
-    const read = wanted[0];
-    if (service === 's3' && result.response.statusCode === 404 && read?.action === 's3:GetObject') {
-      // S3 hides whether a key exists from a caller that may not list the bucket.
-      const bucketArn = read.resource.slice(0, read.resource.indexOf('/'));
-      const list = await policies.decide({ action: 's3:ListBucket', resource: bucketArn });
-      if (!list.allowed) {
-        (result.response.body as Readable | undefined)?.destroy?.();
-        return { response: accessDeniedResponse(service, request.method, 'Access Denied') };
-      }
-    }
-    return result;
-  }
-  prototype.handle = handle;
+  // HTTP/1.1, and HTTP/2, which the Bedrock runtime client speaks.
+  const restores = [NodeHttpHandler.prototype, NodeHttp2Handler.prototype].map((prototype) => {
+    const original = prototype.handle as NodeHttpHandler['handle'];
+    const handle = checked(original);
+    prototype.handle = handle;
+    return () => {
+      if (prototype.handle === handle) prototype.handle = original;
+    };
+  });
   return () => {
-    if (prototype.handle === handle) prototype.handle = original;
+    for (const restore of restores) restore();
   };
+
+  function checked(original: NodeHttpHandler['handle']) {
+    return async function handle(
+      this: NodeHttpHandler | NodeHttp2Handler,
+      request: Parameters<NodeHttpHandler['handle']>[0],
+      handlerOptions?: Parameters<NodeHttpHandler['handle']>[1],
+    ): Promise<{ response: HttpResponse }> {
+      const caller = options.principal();
+      if (!caller) return original.call(this, request, handlerOptions);
+      const service = signingService(request.headers);
+      const { name: fn, policies } = caller;
+      const wanted = authorizations(
+        {
+          method: request.method,
+          path: request.path,
+          query: request.query ?? {},
+          headers: request.headers,
+          body: textBody(request.body),
+        },
+        scope,
+      );
+      if (!wanted) {
+        const message = `User: ${policies.principal} is not authorized to perform this request: the local stack cannot tell which IAM action ${request.method} ${request.path} (${service ?? 'unsigned'}) needs`;
+        options.log(`IAM: ${fn}: ${message}`);
+        return { response: accessDeniedResponse(service, request.method, message) };
+      }
+      for (const authorization of wanted) {
+        const decision = await policies.decide(authorization);
+        if (!decision.allowed) {
+          options.log(`IAM: ${fn}: denied ${authorization.action} on ${authorization.resource}`);
+          return {
+            response: accessDeniedResponse(service, request.method, decision.message ?? 'Access Denied'),
+          };
+        }
+      }
+      const result = await original.call(this, request, handlerOptions);
+      const read = wanted[0];
+      if (service === 's3' && result.response.statusCode === 404 && read?.action === 's3:GetObject') {
+        // S3 hides whether a key exists from a caller that may not list the bucket.
+        const bucketArn = read.resource.slice(0, read.resource.indexOf('/'));
+        const list = await policies.decide({ action: 's3:ListBucket', resource: bucketArn });
+        if (!list.allowed) {
+          (result.response.body as Readable | undefined)?.destroy?.();
+          return { response: accessDeniedResponse(service, request.method, 'Access Denied') };
+        }
+      }
+      return result;
+    };
+  }
 }

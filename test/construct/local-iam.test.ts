@@ -109,6 +109,32 @@ it('lets exactly the workflow steps and the reconciler send to the hand-off queu
   await expect(allowed('reconcile', 'sqs:SendMessage', jobs)).resolves.toBe(true);
 });
 
+describe('the embedding model', () => {
+  it('lets exactly the API and the workflow steps invoke the chosen model, and no other model', async () => {
+    const model = (id: string) => `arn:aws:bedrock:us-east-1::foundation-model/${id}`;
+    const may = async (resource: string) => {
+      const services = [];
+      for (const service of [
+        'api',
+        'authorizer',
+        'provider-events',
+        'dispatch',
+        'workflow',
+        'compute',
+        'stream',
+        'reconcile',
+        'fire',
+      ]) {
+        if (await allowed(service, 'bedrock:InvokeModel', resource)) services.push(service);
+      }
+      return services;
+    };
+    await expect(may(model('amazon.titan-embed-text-v2:0'))).resolves.toEqual(['api', 'workflow']);
+    await expect(may(model('cohere.embed-multilingual-v3'))).resolves.toEqual([]);
+    await expect(may(model('anthropic.claude-3-haiku-20240307-v1:0'))).resolves.toEqual([]);
+  });
+});
+
 describe('the passage index', () => {
   const index = `arn:aws:s3vectors:us-east-1:000000000000:bucket/${localResourceNames.vectorBucket}/index/${localResourceNames.vectorIndex}`;
 

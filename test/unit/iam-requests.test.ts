@@ -281,3 +281,26 @@ describe('S3 Vectors', () => {
     ).toBeUndefined();
   });
 });
+
+describe('Bedrock runtime', () => {
+  it('authorizes InvokeModel on the foundation model the path names, under any endpoint path', () => {
+    for (const path of [
+      '/model/amazon.titan-embed-text-v2%3A0/invoke',
+      '/bedrock/model/amazon.titan-embed-text-v2%3A0/invoke',
+    ]) {
+      expect(authorizations(rest('bedrock', 'POST', path), scope)).toEqual([
+        {
+          action: 'bedrock:InvokeModel',
+          resource: 'arn:aws:bedrock:us-east-1::foundation-model/amazon.titan-embed-text-v2:0',
+        },
+      ]);
+    }
+  });
+
+  it('cannot tell what another Bedrock request needs, so the local stack refuses it', () => {
+    expect(
+      authorizations(rest('bedrock', 'GET', '/model/amazon.titan-embed-text-v2%3A0/invoke'), scope),
+    ).toBeUndefined();
+    expect(authorizations(rest('bedrock', 'POST', '/model/x/converse'), scope)).toBeUndefined();
+  });
+});
