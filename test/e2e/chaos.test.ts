@@ -1297,6 +1297,7 @@ async function embeddingViolations(
   client: Client,
   stacks: Restartable,
   finals: readonly Job[],
+  log: (line: string) => void,
 ): Promise<string[]> {
   const { endpoints } = await stacks.aws();
   const s3 = s3Client(endpoints);
@@ -1340,6 +1341,10 @@ async function embeddingViolations(
     if (!succeeded.has(item))
       violations.push(`${count} vectors of ${item}, which did not succeed, are in the index`);
   }
+  log(
+    `embedding: ${[...billed.values()].reduce((sum, times) => sum + times, 0)} passages billed at Bedrock, ` +
+      `${[...vectorsOf.values()].reduce((sum, count) => sum + count, 0)} vectors in the index, of ${[...vectorsOf.keys()].join(', ')}`,
+  );
   for (const id of succeeded) {
     if (vectorsOf.get(id) !== passagesOf.get(id))
       violations.push(
@@ -1611,7 +1616,7 @@ describe('chaos', () => {
       violations.push(...(await deadLetterViolations(stacks, finals)));
       violations.push(...client.serverErrors.map((error) => `server error: ${error}`));
       violations.push(...publishViolations(finals, published));
-      violations.push(...(await embeddingViolations(client, stacks, finals)));
+      violations.push(...(await embeddingViolations(client, stacks, finals, log)));
       expect(violations).toEqual([]);
       // The chaos's kills, and the ones in the middle of a transcode and of an embedding.
       expect(stacks.restarts).toBe(plan.kills + 2);
