@@ -111,20 +111,6 @@ export async function awaitChild(
   }
 }
 
-/** The child's try that counts: the first that is not failed, or the last. */
-export async function currentTry(
-  store: Pick<JobStore, 'get'>,
-  parent: Pick<Job, 'tenantId'>,
-  child: Pick<ChildSpec, 'idempotencyKey'>,
-): Promise<Job | undefined> {
-  let last: Job | undefined;
-  for (let attempt = 0; attempt < CHUNK_ATTEMPTS; attempt++) {
-    last = await store.get(deriveJobId(parent.tenantId, chunkAttemptKey(child, attempt)));
-    if (last?.status !== 'failed') return last;
-  }
-  return last;
-}
-
 async function makeChildJob(
   deps: ChunkDeps,
   parent: Job,
