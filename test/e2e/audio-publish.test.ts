@@ -2,10 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
-import { GetExecutionHistoryCommand } from '@aws-sdk/client-sfn';
 import { type Job, Longhaul } from '../../client';
-import { mediaBinaries, runTool } from '../../lambdas/adapters/ffmpeg-media';
-import { executionNameOf } from '../../lambdas/domain/job';
 import type { Ledger } from '../../local/provider-sim/simulator';
 import { generateTestAudio } from '../support/test-audio';
 import {
@@ -13,9 +10,9 @@ import {
   pollUntil,
   type RunningLocalStack,
   s3Client,
-  sfnClient,
   startLocalStack,
 } from './support/local-stack';
+import { playedSeconds, statesEntered } from './support/media';
 import { chargedJobs } from './support/provider-jobs';
 
 /**
@@ -101,31 +98,6 @@ async function chunkCharges(job: Job): Promise<{ chunkJobs: string[]; charged: s
   };
 }
 
-/** Plays the stream to its end with ffmpeg, as a player would (no headers), and answers how long it played. */
-async function playedSeconds(url: string): Promise<number> {
-  const run = await runTool(
-    mediaBinaries().ffmpeg,
-    ['-nostdin', '-hide_banner', '-v', 'info', '-stats', '-i', url, '-map', '0:a:0', '-f', 'null', '-'],
-    { timeoutMs: 60_000 },
-  );
-  if (run.exitCode !== 0) throw new Error(`ffmpeg could not play ${url}: ${run.stderr.slice(-2000)}`);
-  const times = [...run.stderr.matchAll(/time=(\d+):(\d+):(\d+(?:\.\d+)?)/g)];
-  const last = times.at(-1);
-  if (!last) throw new Error(`ffmpeg reported no time: ${run.stderr.slice(-2000)}`);
-  return Number(last[1]) * 3600 + Number(last[2]) * 60 + Number(last[3]);
-}
-
-/** The states the job's execution entered, in order, from Step Functions' history of it. */
-async function statesEntered(job: Job): Promise<string[]> {
-  const executionArn = `${stack.endpoints.stateMachineArn.replace(':stateMachine:', ':execution:')}:${executionNameOf(job)}`;
-  const history = await sfnClient(stack.endpoints).send(
-    new GetExecutionHistoryCommand({ executionArn, maxResults: 1000 }),
-  );
-  return (history.events ?? []).flatMap((event) =>
-    event.stateEnteredEventDetails?.name ? [event.stateEnteredEventDetails.name] : [],
-  );
-}
-
 async function outputsOf(job: Job): Promise<string[]> {
   const listed = await s3Client(stack.endpoints).send(
     new ListObjectsV2Command({ Bucket: stack.endpoints.outputBucketName, Prefix: `outputs/acme/${job.id}/` }),
@@ -188,7 +160,7 @@ describe('audio.publish', () => {
         expect(steps).toContain(step);
       }
       // The heavy steps ran where probe chose: the compute function, or the Fargate task.
-      const entered = await statesEntered(job);
+      const entered = await statesEntered(stack.endpoints, job);
       const onFargate = ['transcode-on-fargate', 'transcode-collect', 'split-on-fargate', 'split-collect'];
       const onLambda = ['transcode', 'split'];
       for (const state of place === 'fargate' ? onFargate : onLambda) expect(entered).toContain(state);

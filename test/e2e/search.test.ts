@@ -1,19 +1,16 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { GetExecutionHistoryCommand } from '@aws-sdk/client-sfn';
 import { type Job, Longhaul } from '../../client';
-import { mediaBinaries, runTool } from '../../lambdas/adapters/ffmpeg-media';
-import { executionNameOf } from '../../lambdas/domain/job';
 import type { Ledger } from '../../local/provider-sim/simulator';
 import { generateTestAudio } from '../support/test-audio';
 import {
   OWN_PROVIDER_FOR_EVERY_JOB_TYPE,
   pollUntil,
   type RunningLocalStack,
-  sfnClient,
   startLocalStack,
 } from './support/local-stack';
+import { playedSeconds, statesEntered } from './support/media';
 import { storedVectorKeys } from './support/vectors';
 
 /**
@@ -148,48 +145,6 @@ async function publish(
 const finished = (as: Longhaul, job: Job) =>
   as.waitForJob(job.id, { pollIntervalMs: 250, signal: deadline() }) as Promise<Published>;
 
-/** The states the job's execution entered, in order. */
-async function statesEntered(job: Job): Promise<string[]> {
-  const executionArn = `${stack.endpoints.stateMachineArn.replace(':stateMachine:', ':execution:')}:${executionNameOf(job)}`;
-  const history = await sfnClient(stack.endpoints).send(
-    new GetExecutionHistoryCommand({ executionArn, maxResults: 1000 }),
-  );
-  return (history.events ?? []).flatMap((event) =>
-    event.stateEnteredEventDetails?.name ? [event.stateEnteredEventDetails.name] : [],
-  );
-}
-
-/** How long ffmpeg plays the stream for when started at `start` seconds, as a player seeking there would. */
-async function playedFrom(url: string, start: number): Promise<number> {
-  const run = await runTool(
-    mediaBinaries().ffmpeg,
-    // Seeking as an output option decodes up to `start` and plays from there: the bundled ffmpeg's HLS
-    // demuxer cannot seek within fMP4 segments as an input option.
-    [
-      '-nostdin',
-      '-hide_banner',
-      '-v',
-      'info',
-      '-stats',
-      '-i',
-      url,
-      '-ss',
-      String(start),
-      '-map',
-      '0:a:0',
-      '-f',
-      'null',
-      '-',
-    ],
-    { timeoutMs: 60_000 },
-  );
-  if (run.exitCode !== 0) throw new Error(`ffmpeg could not play ${url}: ${run.stderr.slice(-2000)}`);
-  const last = [...run.stderr.matchAll(/time=(\d+):(\d+):(\d+(?:\.\d+)?)/g)].at(-1);
-  if (!last) throw new Error(`ffmpeg reported no time: ${run.stderr.slice(-2000)}`);
-  const played = Number(last[1]) * 3600 + Number(last[2]) * 60 + Number(last[3]);
-  return played;
-}
-
 /** The Longhaul jobs of a parent's embedding runs, from its timeline. */
 async function embeddingRuns(as: Longhaul, job: Job): Promise<string[]> {
   return (await as.jobEvents(job.id))
@@ -229,7 +184,10 @@ describe('search over published sermons', () => {
     expect(first?.playback.url).toBe(`${first?.playback.playlistUrl}#t=${first?.passage.start}`);
     // A player started at the passage plays from its first word to the end of the recording.
     const start = first?.playback.startSeconds as number;
-    expect(await playedFrom(first?.playback.playlistUrl as string, start)).toBeCloseTo(SECONDS - start, -1);
+    expect(await playedSeconds(first?.playback.playlistUrl as string, start)).toBeCloseTo(
+      SECONDS - start,
+      -1,
+    );
     // The other passages of the recording rank below it.
     expect(items.slice(1).every((hit) => hit.score < (first?.score as number))).toBe(true);
   });
@@ -268,7 +226,7 @@ describe('search over published sermons', () => {
     await sim('/_sim/faults', { mode: 'reject', count: 1, provider: 'bedrock' });
     const b = await finished(acme, await publish(acme, 'b.wav', 'audio/wav', { labels: ['advent'] }));
     expect(b).toMatchObject({ status: 'succeeded', result: { searchable: true } });
-    const entered = await statesEntered(b);
+    const entered = await statesEntered(stack.endpoints, b);
     expect(entered.filter((state) => state === 'transcode')).toHaveLength(1);
     expect(entered.filter((state) => state === 'transcribe')).toHaveLength(
       Math.ceil(SECONDS / CHUNK_SECONDS),
@@ -305,7 +263,7 @@ describe('search over published sermons', () => {
       await acme.cancelJob(d.id);
       await pollUntil(
         async () => {
-          const entered = await statesEntered(d);
+          const entered = await statesEntered(stack.endpoints, d);
           return entered.includes('settled') ? entered : undefined;
         },
         { timeoutMs: 120_000, intervalMs: 250, description: `${d.id}'s workflow to settle` },
