@@ -7,6 +7,7 @@ import { batchSection } from './sections/batch';
 import { choiceSection } from './sections/choice';
 import { coldStartSection } from './sections/coldstart';
 import { costSection } from './sections/cost';
+import { embeddingSection } from './sections/embedding';
 import { fairnessSection } from './sections/fairness';
 import { handOffSection } from './sections/handoff';
 import { mediaSection } from './sections/media';
@@ -41,6 +42,7 @@ const SECTIONS = [
   'schedule',
   'batch',
   'media',
+  'embedding',
   'search',
 ] as const;
 type Section = (typeof SECTIONS)[number];
@@ -95,6 +97,7 @@ async function main(): Promise<void> {
   if (wanted.has('schedule')) results.schedule = await timed('schedule', scheduleSection);
   if (wanted.has('batch')) results.batch = await timed('batch', batchSection);
   if (wanted.has('media')) results.media = await timed('media', mediaSection);
+  if (wanted.has('embedding')) results.embedding = await timed('embedding', embeddingSection);
   if (wanted.has('search')) results.search = await timed('search', searchSection);
   results.durationS = round((performance.now() - started) / 1000, 0);
   printSummary(results);

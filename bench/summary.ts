@@ -6,6 +6,7 @@ import type { AcceptanceRun, BatchFigures } from './sections/batch';
 import type { ChoiceFigures } from './sections/choice';
 import type { HandlerFigures } from './sections/coldstart';
 import type { CostFigures } from './sections/cost';
+import type { EmbeddingFigures } from './sections/embedding';
 import type { FairnessFigures } from './sections/fairness';
 import type { HandOffFigures } from './sections/handoff';
 import type { MediaFigures } from './sections/media';
@@ -42,6 +43,7 @@ export interface Results {
   schedule?: ScheduleFigures;
   batch?: BatchFigures;
   media?: MediaFigures;
+  embedding?: EmbeddingFigures;
   search?: SearchFigures;
 }
 
@@ -240,6 +242,7 @@ function summaryRows(r: Results): Row[] {
     );
   }
   if (r.media) rows.push(...mediaRows(r.media));
+  if (r.embedding) rows.push(...embeddingRows(r.embedding));
   if (r.search) rows.push(...searchRows(r.search));
   for (const idempotent of [true, false]) {
     const ours = drop(r.acceptThenDrop, idempotent);
@@ -372,6 +375,37 @@ export function mediaRows(m: MediaFigures): Row[] {
   return rows;
 }
 
+/** Embedding at the provider's limit, beside a BullMQ worker of the same concurrency; what a run costs. */
+export function embeddingRows(e: EmbeddingFigures): Row[] {
+  const { setup, longhaul, peer } = e;
+  const burst = `${longhaul.passages} passages of ${setup.recordings} recordings published at once, runs of ${setup.passagesPerRun}, Bedrock limit ${setup.limit}, ${setup.callMs} ms a call`;
+  return [
+    [
+      `passages embedded per second, ${burst}`,
+      `${fmt(longhaul.passagesPerS, 2)} (${fmt(longhaul.windowS, 1)} s)`,
+      `${fmt(peer.passagesPerS, 2)} (${fmt(peer.windowS, 1)} s)`,
+    ],
+    [
+      'utilization of the Bedrock limit (calls in flight integrated / limit x first call to last answer)',
+      `${fmt(longhaul.utilizationPct, 1)} %`,
+      `${fmt(peer.utilizationPct, 1)} %`,
+    ],
+    [
+      'most Bedrock calls in flight / passages billed twice',
+      `${longhaul.maxInFlight} / ${longhaul.passagesBilledTwice}`,
+      `${peer.maxInFlight} / ${peer.passagesBilledTwice}`,
+    ],
+    [
+      `cost per embedding run of ${setup.passagesPerRun} passages: state transitions (own + parent's), Lambda invocations; USD per 1,000 runs (${e.notMeasured.length} items not measured)`,
+      `${fmt(longhaul.perRun.runTransitions + longhaul.perRun.parentTransitions, 1)}, ${fmt(
+        Object.values(longhaul.perRun.charged.invocations).reduce((sum, n) => sum + n, 0),
+        1,
+      )}; $${fmt(longhaul.cost.usdPerThousandRuns, 4)}`,
+      '',
+    ],
+  ];
+}
+
 const share = (value: number) => `${fmt(value * 100, 1)} %`;
 
 /** Search: quality beside the keyword peer, latency over the large index, cost per published hour. */
@@ -391,11 +425,13 @@ export function searchRows(s: SearchFigures): Row[] {
       quality(embedder.byKind.hard),
       quality(bm25.byKind.hard),
     ],
-    [
-      `search latency p50 / p99, ${l.queries} queries, ${l.hours.toLocaleString('en-US')} published hours (${l.passages.toLocaleString('en-US')} passages), ${l.index}; S3 Vectors documents ${s.aws.text}`,
-      ms(l.p50Ms, l.p99Ms),
-      '',
-    ],
+    ...l.byIndex.map(
+      (measured): Row => [
+        `search latency p50 / p99, ${l.queries} queries, ${l.hours.toLocaleString('en-US')} published hours (${l.passages.toLocaleString('en-US')} passages), ${measured.index}; S3 Vectors documents ${s.aws.text}`,
+        ms(measured.p50Ms, measured.p99Ms),
+        '',
+      ],
+    ),
     [
       `search cost per published hour, embedding (Titan) and PutVectors once / storage a month; ${s.cost.assumptions.queries.toLocaleString('en-US')} searches over ${s.cost.assumptions.indexHours.toLocaleString('en-US')} h`,
       `$${fmt(c.embedTitanUsd + c.putUsd, 6)} / $${fmt(c.storageUsdPerMonth, 6)}; $${fmt(c.queries.totalUsd, 4)}`,
@@ -456,6 +492,23 @@ export function verdicts(r: Results): { peer: string[]; longhaul: string[] } {
       batch.peer.add.jobsPerS,
       false,
       ' jobs/s',
+    );
+  }
+  const embedding = r.embedding;
+  if (embedding) {
+    compare(
+      'passages embedded per second at the Bedrock limit',
+      embedding.longhaul.passagesPerS,
+      embedding.peer.passagesPerS,
+      false,
+      '/s',
+    );
+    compare(
+      'utilization of the Bedrock limit',
+      embedding.longhaul.utilizationPct,
+      embedding.peer.utilizationPct,
+      false,
+      ' %',
     );
   }
   const search = r.search;

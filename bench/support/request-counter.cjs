@@ -18,7 +18,9 @@
  *
  * With BENCH_REQUEST_LOG=1 it also keeps a log of every counted request and
  * every function invocation, each with when it started and ended and which
- * invocation a request was made in, for the measurement of one hand-off.
+ * invocation a request was made in, for the measurement of one hand-off; a
+ * DynamoDB request's entry carries its reads, writes and units, and a queue's
+ * invocation names the jobs of its messages, so calls can be charged to jobs.
  */
 const http = require('node:http');
 const fs = require('node:fs');
@@ -29,7 +31,18 @@ function eventLabel(event) {
   if (!event || typeof event !== 'object') return '';
   if (typeof event.step === 'string') return `${event.step} ${event.jobId ?? ''}`.trim();
   if (typeof event.httpMethod === 'string') return `${event.httpMethod} ${event.path ?? ''}`;
-  if (Array.isArray(event.Records)) return `${event.Records.length} message(s)`;
+  if (Array.isArray(event.Records)) {
+    // The jobs the messages are for, so a queue's invocation can be charged to the jobs it handled.
+    const jobs = event.Records.flatMap((record) => {
+      try {
+        const id = JSON.parse(record.body ?? '').jobId;
+        return typeof id === 'string' ? [id] : [];
+      } catch {
+        return [];
+      }
+    });
+    return `${event.Records.length} message(s)${jobs.length > 0 ? ` for ${jobs.join(' ')}` : ''}`;
+  }
   return '';
 }
 
@@ -74,6 +87,10 @@ if (dir) {
       const items = units.requestItems(operation, parsed);
       addCapacity('reads', items.reads);
       addCapacity('writes', items.writes);
+      if (entry) {
+        entry.reads = items.reads;
+        entry.writes = items.writes;
+      }
       let sent = body;
       if (parsed.ReturnConsumedCapacity === undefined && !this.headersSent) {
         sent = JSON.stringify({ ...parsed, ReturnConsumedCapacity: 'INDEXES' });
@@ -101,6 +118,10 @@ if (dir) {
           const used = units.requestUnits(operation, parsed, response.statusCode, answer);
           addCapacity('read-units', used.read);
           addCapacity('write-units', used.write);
+          if (entry) {
+            entry.readUnits = used.read;
+            entry.writeUnits = used.write;
+          }
           if (used.estimated) addCapacity('estimated-requests', 1);
         };
       });

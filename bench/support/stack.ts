@@ -74,8 +74,13 @@ export interface LoggedCall {
   /** An invocation's number, and the number of the invocation a request was made in. */
   readonly id?: number;
   readonly invocation?: number;
-  /** What an invocation was for: a workflow step and its job, a route, a batch of messages. */
+  /** What an invocation was for: a workflow step and its job, a route, a batch of messages and their jobs. */
   readonly detail?: string;
+  /** A DynamoDB request's items read and written (a batch's or transaction's each one) and its units. */
+  readonly reads?: number;
+  readonly writes?: number;
+  readonly readUnits?: number;
+  readonly writeUnits?: number;
 }
 
 /** One event of an execution's history: its type (`TaskStateEntered`, …), the state it entered, and when (epoch ms). */
@@ -159,6 +164,8 @@ export interface BenchStack {
   queueDepth(queueUrl: string): Promise<number>;
   /** The timeout of one of the stack's functions (`api`, `dispatch`, …), as its template sets it. */
   functionTimeoutSeconds(service: string): number;
+  /** The memory of one of the stack's functions, as its template sets it: what its duration is billed by. */
+  functionMemoryMb(service: string): number;
   provider(path: string, body?: unknown): Promise<unknown>;
   ledger(): Promise<Ledger>;
   stop(): Promise<void>;
@@ -324,6 +331,16 @@ export async function startBenchStack(
     const ms = performance.now() - started;
     if (response.status !== 202) throw new Error(`submit answered ${response.status}`);
     return { id: answer.id, ms };
+  };
+
+  const templateFunction = (service: string) => {
+    // The template the stack runs, read with the settings it runs with (a cache hit once it started).
+    const settings = loadSettings({ ...process.env, ...GENERIC_PROVIDER_FOR_EVERY_JOB_TYPE, ...stackEnv });
+    const fn = loadTemplate(settings)
+      .functions()
+      .find((candidate) => candidate.service === service);
+    if (!fn) throw new Error(`the template has no ${service} function`);
+    return fn;
   };
 
   /** The events of the job's execution, each with its type, state and time. */
@@ -497,15 +514,8 @@ export async function startBenchStack(
       ),
     history,
     queueDepth: (queueUrl) => queueDepth(sqs, queueUrl),
-    functionTimeoutSeconds: (service) => {
-      // The template the stack runs, read with the settings it runs with (a cache hit once it started).
-      const settings = loadSettings({ ...process.env, ...GENERIC_PROVIDER_FOR_EVERY_JOB_TYPE, ...stackEnv });
-      const fn = loadTemplate(settings)
-        .functions()
-        .find((candidate) => candidate.service === service);
-      if (!fn) throw new Error(`the template has no ${service} function`);
-      return fn.timeoutSeconds;
-    },
+    functionTimeoutSeconds: (service) => templateFunction(service).timeoutSeconds,
+    functionMemoryMb: (service) => templateFunction(service).memoryMb,
     provider,
     ledger: async () => (await provider('/_sim/ledger')) as Ledger,
     stop: async () => {

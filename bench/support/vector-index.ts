@@ -1,7 +1,9 @@
+import { emulatedS3VectorsIndex } from './emulated-vector-index';
+
 /**
  * The vector index the search latency is measured through: the two calls a
  * search needs of Amazon S3 Vectors, `PutVectors` and `QueryVectors`, as a
- * port. `vectorIndexUnderTest` is the one place that chooses what answers it.
+ * port. `vectorIndexesUnderTest` is the one place that chooses what answers it.
  */
 
 export interface IndexedVector {
@@ -167,17 +169,30 @@ export interface IndexUnderTest {
   readonly index: VectorIndex;
   /** What answered, as the section prints it. */
   readonly name: string;
+  /** How the vectors got into it, as the section prints it once they are all put. */
+  readonly loading: string;
+  /** Called once every vector is put, before the first query. */
+  ready(): Promise<void>;
   close(): Promise<void>;
 }
 
+/** The exact scan in this process, measured beside the emulator as what the index's own work costs without a network hop. */
+export function inProcessIndex(dimensions: number): IndexUnderTest {
+  return {
+    index: new ExactScanIndex(dimensions),
+    name: 'in-process exact scan',
+    loading: 'put in this process',
+    ready: async () => {},
+    close: async () => {},
+  };
+}
+
 /**
- * The index the search section measures. Today the in-process exact scan;
- * when the local S3 Vectors emulator (`local/emulators/s3-vectors.ts`) is on
- * this branch, this returns a client of it instead (an
- * `@aws-sdk/client-s3vectors` client pointed at the emulator, with its vector
- * bucket and index created, behind this same interface, and `close` stopping
- * the emulator) and nothing else in the section changes.
+ * The indexes the search section measures, in the order it prints them: the
+ * in-process exact scan, then the local S3 Vectors emulator over HTTP through
+ * the AWS SDK (./emulated-vector-index.ts), each filled with the same vectors
+ * and asked the same queries.
  */
-export async function vectorIndexUnderTest(dimensions: number): Promise<IndexUnderTest> {
-  return { index: new ExactScanIndex(dimensions), name: 'in-process exact scan', close: async () => {} };
+export async function vectorIndexesUnderTest(dimensions: number): Promise<IndexUnderTest[]> {
+  return [inProcessIndex(dimensions), await emulatedS3VectorsIndex(dimensions)];
 }

@@ -1,5 +1,6 @@
 import { loadRetrievalSet } from '../../bench/retrieval/set';
 import { costAssumptions, setSize } from '../../bench/sections/search';
+import { emulatedS3VectorsIndex } from '../../bench/support/emulated-vector-index';
 import { EMBEDDING } from '../../bench/support/retrieval';
 import { measureSearchLatency, OTHER_TENANT, TENANT } from '../../bench/support/search-latency';
 import { publishedHours, seededRandom, sentencesOf } from '../../bench/support/synthetic-corpus';
@@ -87,6 +88,39 @@ describe('the in-process exact scan', () => {
   });
 });
 
+describe('the index through the local S3 Vectors emulator', () => {
+  test('answers over HTTP what the exact scan answers, once ready, the first batch put through PutVectors', async () => {
+    const underTest = await emulatedS3VectorsIndex(13);
+    try {
+      const exact = new ExactScanIndex(13);
+      const vectors = randomVectors(1200, 13, 4, (i) => (i % 4 === 0 ? 't2' : 't1'));
+      for (let i = 0; i < vectors.length; i += 500) {
+        await underTest.index.put(vectors.slice(i, i + 500));
+        await exact.put(vectors.slice(i, i + 500));
+      }
+      const query = randomVectors(1, 13, 5, () => 't1')[0]!.data;
+      await expect(underTest.index.query(query, 10, { tenant: 't1' })).rejects.toThrow(
+        'the emulated index serves once it is ready',
+      );
+
+      await underTest.ready();
+      const hits = await underTest.index.query(query, 10, { tenant: 't1' });
+
+      const expected = await exact.query(query, 10, { tenant: 't1' });
+      expect(hits.map((hit) => hit.key)).toEqual(expected.map((hit) => hit.key));
+      for (const [i, hit] of hits.entries()) expect(hit.distance).toBeCloseTo(expected[i]!.distance, 5);
+      expect(underTest.loading).toBe(
+        "700 vectors written to the emulator's log in its own format and replayed at its start, 500 put through PutVectors",
+      );
+      // A key of the held-back first batch is there too.
+      const first = vectors[0]!;
+      expect((await underTest.index.query(first.data, 1, { tenant: 't2' }))[0]?.key).toBe(first.key);
+    } finally {
+      await underTest.close();
+    }
+  });
+});
+
 describe('the synthetic corpus', () => {
   const options = { hours: 3, tenant: 't', seed: 42, passageSeconds: 40, wordsPerSecond: 2.5 };
 
@@ -115,19 +149,30 @@ describe('the synthetic corpus', () => {
 });
 
 describe('the latency run', () => {
-  test('times each query, keeps the other tenant out, and counts what it put', async () => {
-    const index = new ExactScanIndex(EMBEDDING.dimensions);
-    const puts: number[] = [];
-    const counting = {
-      put: (vectors: readonly IndexedVector[]) => {
-        puts.push(vectors.length);
-        return index.put(vectors);
-      },
-      query: index.query.bind(index),
+  test('fills every index with the same vectors, readies each before its queries, and times them', async () => {
+    const events: string[] = [];
+    const counted = (name: string) => {
+      const index = new ExactScanIndex(EMBEDDING.dimensions);
+      return {
+        name,
+        index: {
+          put: (vectors: readonly IndexedVector[]) => {
+            events.push(`${name} put ${vectors.length}`);
+            return index.put(vectors);
+          },
+          query: (vector: Float32Array, topK: number, filter: Record<string, string>) => {
+            events.push(`${name} query`);
+            return index.query(vector, topK, filter);
+          },
+        },
+        ready: async () => {
+          events.push(`${name} ready`);
+        },
+      };
     };
 
     const figures = await measureSearchLatency({
-      index: counting,
+      indexes: [counted('a'), counted('b')],
       passages: set.passages,
       texts: set.queries.slice(0, 4).map((q) => q.text),
       hours: 7,
@@ -146,19 +191,71 @@ describe('the latency run', () => {
       queries: 9,
       topK: 10,
     });
-    expect(puts).toEqual([500, 130, 180]);
-    expect(figures.p50Ms).toBeGreaterThan(0);
-    expect(figures.p99Ms).toBeGreaterThanOrEqual(figures.p50Ms);
-    expect(figures.maxMs).toBeGreaterThanOrEqual(figures.p99Ms);
+    // Each batch to both, then each index readied and asked 3 warm-up and 9 timed queries in turn.
+    const queries = (name: string) => Array.from({ length: 12 }, () => `${name} query`);
+    expect(events).toEqual([
+      'a put 500',
+      'b put 500',
+      'a put 130',
+      'b put 130',
+      'a put 180',
+      'b put 180',
+      'a ready',
+      ...queries('a'),
+      'b ready',
+      ...queries('b'),
+    ]);
+    expect(figures.byIndex.map((measured) => [measured.index, measured.sameAsFirst])).toEqual([
+      ['a', 9],
+      ['b', 9],
+    ]);
+    for (const measured of figures.byIndex) {
+      expect(measured.p50Ms).toBeGreaterThan(0);
+      expect(measured.p99Ms).toBeGreaterThanOrEqual(measured.p50Ms);
+      expect(measured.maxMs).toBeGreaterThanOrEqual(measured.p99Ms);
+    }
     expect(TENANT).not.toBe(OTHER_TENANT);
   });
 
-  test('a query that finds another tenant’s passage fails the run', async () => {
+  test('counts the queries whose top passages differ from the first index’s', async () => {
+    const exact = new ExactScanIndex(EMBEDDING.dimensions);
+    // Answers the same passages as the exact scan, less the last, and one more from further down.
+    const shifted = {
+      put: async () => {},
+      query: async (vector: Float32Array, topK: number, filter: Record<string, string>) =>
+        (await exact.query(vector, topK + 1, filter)).slice(1),
+    };
+
+    const figures = await measureSearchLatency({
+      indexes: [
+        { name: 'exact', index: exact },
+        { name: 'shifted', index: shifted },
+      ],
+      passages: set.passages,
+      texts: [set.queries[0]!.text],
+      hours: 2,
+      otherTenantHours: 1,
+      queries: 3,
+      topK: 10,
+      seed: 1,
+      passageSeconds: 40,
+      wordsPerSecond: 2.5,
+    });
+
+    expect(figures.byIndex.map((measured) => measured.sameAsFirst)).toEqual([3, 0]);
+  });
+
+  test('a query that finds another tenant’s passage fails the run, naming the index', async () => {
     const leaky = new ExactScanIndex(EMBEDDING.dimensions);
 
     await expect(
       measureSearchLatency({
-        index: { put: leaky.put.bind(leaky), query: (vector, topK) => leaky.query(vector, topK, {}) },
+        indexes: [
+          {
+            name: 'leaky',
+            index: { put: leaky.put.bind(leaky), query: (vector, topK) => leaky.query(vector, topK, {}) },
+          },
+        ],
         passages: set.passages,
         texts: [set.queries[0]!.text],
         hours: 1,
@@ -169,7 +266,7 @@ describe('the latency run', () => {
         passageSeconds: 40,
         wordsPerSecond: 2.5,
       }),
-    ).rejects.toThrow(`another tenant's passage`);
+    ).rejects.toThrow(`leaky: "${set.queries[0]!.text}" found tenant-b/`);
   });
 });
 
