@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { EMBEDDING_MODELS } from '../../config/embedding-models';
 import { providerSettingEnv } from '../../config/settings';
 import { mediaBinaries, runTool, toolMessages } from '../../lambdas/adapters/ffmpeg-media';
+import { passageRuns } from '../../lambdas/domain/embedding';
 import type { JobResource } from '../../lambdas/domain/job';
 import { inputDigestOf } from '../../local/provider-sim/bedrock';
 import { OWN_PROVIDER_FOR_EVERY_JOB_TYPE } from '../../test/e2e/support/local-stack';
@@ -23,7 +24,6 @@ import {
   ledgerIntervals,
   limitUse,
   PARENT_EMBEDDING_STEPS,
-  passageRuns,
   type RunCalls,
   runGaps,
 } from '../support/embedding';

@@ -120,16 +120,6 @@ export function gapFigures(gaps: readonly number[]): SlotGaps | undefined {
   };
 }
 
-/** The runs `plan-embedding` cuts a recording's passages into: `perRun` each from the first, the last what is left. */
-export function passageRuns(passages: number, perRun: number): { from: number; count: number }[] {
-  if (!Number.isInteger(perRun) || perRun < 1)
-    throw new RangeError(`perRun must be a whole number above 0, got ${perRun}`);
-  const runs: { from: number; count: number }[] = [];
-  for (let from = 0; from < passages; from += perRun)
-    runs.push({ from, count: Math.min(perRun, passages - from) });
-  return runs;
-}
-
 /** Calls charged to some work: invocations and their billed time by function, requests by `service:Operation`. */
 export interface ChargedCalls {
   readonly invocations: Readonly<Record<string, number>>;

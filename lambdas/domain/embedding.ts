@@ -87,16 +87,19 @@ export async function planEmbedding(
     count = passages.length;
   }
   const jobKey = providerKeyOf(job);
-  const runs: EmbeddingRun[] = [];
-  for (let from = 0, run = 0; from < count; from += settings.passagesPerJob, run++) {
-    runs.push({
-      index: run,
-      from,
-      count: Math.min(settings.passagesPerJob, count - from),
-      idempotencyKey: embeddingIdempotencyKey(jobKey, run),
-    });
-  }
+  const runs = passageRuns(count, settings.passagesPerJob).map(
+    (run, index): EmbeddingRun => ({ index, ...run, idempotencyKey: embeddingIdempotencyKey(jobKey, index) }),
+  );
   return { passagesKey, runs };
+}
+
+/** The runs `count` passages are cut into: `perRun` each from the first, the last what is left. */
+export function passageRuns(count: number, perRun: number): { from: number; count: number }[] {
+  if (!Number.isInteger(perRun) || perRun < 1)
+    throw new RangeError(`perRun must be a whole number above 0, got ${perRun}`);
+  const runs: { from: number; count: number }[] = [];
+  for (let from = 0; from < count; from += perRun) runs.push({ from, count: Math.min(perRun, count - from) });
+  return runs;
 }
 
 /** The `embed` state of one run: its embedding job, made or found, waited for with the state's token. */

@@ -4,10 +4,10 @@ import {
   gapFigures,
   ledgerIntervals,
   limitUse,
-  passageRuns,
   runGaps,
 } from '../../bench/support/embedding';
 import type { LoggedCall } from '../../bench/support/stack';
+import { passageRuns } from '../../lambdas/domain/embedding';
 
 /** The embedding section's arithmetic: the limit's use from the ledger's calls, the runs, the calls charged to them. */
 
