@@ -143,8 +143,15 @@ export const routes = [
   { method: 'POST', path: '/v1/admin/dlq/redrive', auth: 'admin' },
 ] as const satisfies readonly RouteLayout[];
 
-/** One webhook route per provider (`config/providers.ts`), each checked by that provider's adapter. */
-export const providerWebhookRoutes = PROVIDER_NAMES.map((provider) => ({
+/**
+ * One webhook route per provider that posts its outcomes (`config/providers.ts`),
+ * each checked by that provider's adapter. A provider that answers each call
+ * at once (Bedrock) posts nothing, so it gets no route: an open route that
+ * only ever refuses would be surface for nothing.
+ */
+export const providerWebhookRoutes = PROVIDER_NAMES.filter(
+  (provider) => PROVIDERS[provider].answers === 'webhook',
+).map((provider) => ({
   method: 'POST' as const,
   path: PROVIDERS[provider].webhookPath,
   auth: 'none' as const,

@@ -77,7 +77,7 @@ export const PROVIDERS = {
     // Unset: the SDK's regional endpoint (bedrock-runtime.<region>.amazonaws.com). Set only for a
     // Bedrock-compatible endpoint, such as the local simulator's.
     baseUrl: '',
-    // Never called: Bedrock answers each call at once.
+    // No route is made for it (config/layout.ts): Bedrock answers each call at once and posts nothing.
     webhookPath: '/v1/provider/bedrock/events',
     // A call cannot be stopped once sent, and it is over before a cancel could be asked.
     cancels: false,

@@ -1121,7 +1121,7 @@ const tenantParameter = ref('parameters', 'Tenant');
  * config/providers.ts without its entry here fails to compile. The routes'
  * paths come from config/layout.ts, as the gateway's do.
  */
-const providerWebhooks: Record<ProviderName, PathItem> = {
+const providerWebhooks: Partial<Record<ProviderName, PathItem>> = {
   'longhaul-http': {
     post: {
       operationId: 'receiveProviderEvent',
@@ -1183,21 +1183,6 @@ const providerWebhooks: Record<ProviderName, PathItem> = {
       description: 'A Deepgram pre-recorded response (metadata, results) or error.',
     },
   }),
-  bedrock: {
-    post: {
-      operationId: 'receiveBedrockWebhook',
-      summary: 'None: Amazon Bedrock answers each call at once',
-      description:
-        "Not for clients, and never called: Bedrock's answer comes with each call, so no webhook follows. The route is there because every provider has one; Bedrock's adapter accepts no signature, so every request within the size limit is refused.",
-      tags: ['provider'],
-      security: [],
-      responses: {
-        '401': problemRef('Unauthorized'),
-        '413': problemRef('PayloadTooLarge'),
-        '5XX': problemRef('ServerError'),
-      },
-    },
-  },
 };
 
 function buildDocument(): OpenApiDocument {
