@@ -208,7 +208,7 @@ const tenantRoutes: Partial<Record<RouteKey, Route>> = {
   },
   'POST /v1/jobs/{id}/cancel': async (event, tenantId) => {
     const job = await cancelJob(
-      { store: liveJobStore(), workflow: workflow(), now },
+      { store: liveJobStore(), workflow: workflow(), timeline: timeline(), now },
       tenantId,
       pathId(event),
     );
@@ -219,7 +219,7 @@ const tenantRoutes: Partial<Record<RouteKey, Route>> = {
   'POST /v1/jobs/cancel': async (event, tenantId) => {
     const request = parseCancelJobs(jsonBody(event, bodyLimits.jsonBytes));
     const { canceledJobs, ...result } = await cancelJobs(
-      { store: liveJobStore(), workflow: workflow(), now },
+      { store: liveJobStore(), workflow: workflow(), timeline: timeline(), now },
       tenantId,
       request,
       settings.bulkMaxPerRequest,

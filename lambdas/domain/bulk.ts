@@ -10,7 +10,7 @@ import {
   ValidationError,
 } from './errors';
 import { fingerprint } from './idempotency';
-import { cancelJob, type IntakeDeps, submitJob } from './intake';
+import { type CancelDeps, cancelJob, type IntakeDeps, submitJob } from './intake';
 import {
   isTerminal,
   JOB_STATUSES,
@@ -235,7 +235,7 @@ export interface BulkCancelResult {
  * counts. Run again, it finds the canceled jobs gone from their listings.
  */
 export async function cancelJobs(
-  deps: Pick<IntakeDeps, 'store' | 'now'> & { readonly workflow: Pick<Workflow, 'failTask'> },
+  deps: CancelDeps,
   tenantId: string,
   request: CancelJobsRequest,
   maxPerRequest: number,

@@ -1,6 +1,7 @@
 import { jobTypeModule, type StoredJobType } from '../../config/job-types';
+import { CHILD_MADE, childMadeDetail } from './children';
 import { deriveJobId, fingerprint } from './idempotency';
-import { sendToLine } from './intake';
+import { cancelMadeChild, sendToLine } from './intake';
 import { type Job, newJob, priorityOf, providerOf } from './job';
 import type {
   EnqueueOptions,
@@ -147,9 +148,14 @@ async function makeChildJob(
   await sendToLine(deps, draft);
   await deps.timeline.record(parent.id, {
     at: deps.now().toISOString(),
-    type: child.stage === 'embed' ? 'embedding.submitted' : 'chunk.submitted',
-    detail: `${child.label}${attempt > 0 ? ` (try ${attempt + 1})` : ''} as ${draft.id}`,
+    type: CHILD_MADE[child.stage ?? 'transcribe'],
+    detail: childMadeDetail(child.label, attempt, draft.id),
   });
+  // The parent canceled while this child was made: its cancel may have read the timeline before
+  // the child was recorded, so the child is canceled here, before its line sends it anywhere.
+  const now = await deps.store.get(parent.id);
+  if (now?.status !== 'running')
+    return cancelMadeChild({ store: deps.store, workflow: deps.workflow, now: deps.now }, draft);
   return draft;
 }
 

@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { mediaTypeMatches } from '../../config/job-types/job-type';
 import type { Problem } from '../../config/problems';
 import type { ProviderName } from '../../config/providers';
+import { childJobIdsOf } from './children';
 import { mapWithConcurrency } from './concurrency';
 import {
   JOB_CANCELED_CAUSE,
@@ -480,14 +481,49 @@ export function listJobs(store: JobStore, tenantId: string, query: ListJobsQuery
  * in review keeps its status (only an operator settles it) and carries the
  * request. Finished jobs cannot be canceled.
  */
-export async function cancelJob(
-  deps: Pick<IntakeDeps, 'store' | 'now'> & { readonly workflow: Pick<Workflow, 'failTask'> },
-  tenantId: string,
-  jobId: string,
-): Promise<Job> {
+export async function cancelJob(deps: CancelDeps, tenantId: string, jobId: string): Promise<Job> {
+  const canceled = await cancelLoaded(deps, () => getJob(deps.store, tenantId, jobId));
+  if (canceled.status === 'canceled' && !takesSlot(canceled)) await cancelChildren(deps, canceled);
+  return canceled;
+}
+
+/** What a cancel needs: the job, the workflow waiting for it, and (for a job with children) its timeline. */
+export type CancelDeps = Pick<IntakeDeps, 'store' | 'now'> & {
+  readonly workflow: Pick<Workflow, 'failTask'>;
+  /** Where a job that makes child jobs (audio.publish) recorded them; without it, children are left to run. */
+  readonly timeline?: Pick<Timeline, 'list'>;
+};
+
+/**
+ * Cancels the jobs a canceled job made (audio.publish's chunks and embedding
+ * runs), so work it no longer wants is not charged: a child still in its line
+ * is never submitted, one at a provider that can stop is stopped there, one
+ * at a provider that cannot (Deepgram) runs out and its result is discarded.
+ * A child made after this looked is canceled by its maker (`awaitChild`).
+ */
+export async function cancelChildren(deps: CancelDeps, parent: Job): Promise<void> {
+  if (!deps.timeline) return;
+  for (const childId of childJobIdsOf(await deps.timeline.list(parent.id, parent.createdAt))) {
+    await cancelLoaded(deps, async () => {
+      const child = await deps.store.get(childId);
+      if (!child || child.parent?.jobId !== parent.id) throw new JobNotFoundError(childId);
+      return child;
+    }).catch((error: unknown) => {
+      // Finished, or gone: nothing left to cancel.
+      if (!(error instanceof JobAlreadyFinishedError || error instanceof JobNotFoundError)) throw error;
+    });
+  }
+}
+
+/** Cancels a child job its maker just made for a parent that is no longer running. */
+export const cancelMadeChild = (deps: Omit<CancelDeps, 'timeline'>, child: Job): Promise<Job> =>
+  cancelLoaded(deps, async () => (await deps.store.get(child.id)) ?? child);
+
+/** Cancels the job `load` reads: queued or running now, a request for one in review. */
+async function cancelLoaded(deps: Omit<CancelDeps, 'timeline'>, load: () => Promise<Job>): Promise<Job> {
   // A concurrent status change makes the conditional write miss; re-read and decide again.
   for (let attempt = 0; attempt < 3; attempt++) {
-    const job = await getJob(deps.store, tenantId, jobId);
+    const job = await load();
     if (job.status === 'canceled') {
       // Repeated: the first cancel's word to the waiting step may have been lost after the status write.
       if (job.taskToken) await deps.workflow.failTask(job.taskToken, JOB_CANCELED_ERROR, JOB_CANCELED_CAUSE);
@@ -512,7 +548,7 @@ export async function cancelJob(
     }
     return updated;
   }
-  throw new Error(`Job ${jobId} kept changing while being canceled.`);
+  throw new Error(`Job ${(await load()).id} kept changing while being canceled.`);
 }
 
 export interface UploadTicket {

@@ -49,6 +49,7 @@ const StepError = {
   jobCanceled: 'JobCanceled',
   webhookDeliveryFailed: 'WebhookDeliveryFailed',
   chunkFailed: 'ChunkFailed',
+  chunkCanceled: 'ChunkCanceled',
 } as const;
 
 /** The compute steps of audio.publish, as the compute function and the Fargate task name them. */
@@ -580,7 +581,8 @@ export class JobWorkflow extends Construct {
     media.branch(placed('transcode'));
     media.branch(placed('split', '$.split').next(chunks));
     media.addCatch(review, catchInto([StepError.needsReview, Errors.TIMEOUT]));
-    media.addCatch(settle, catchInto([StepError.jobSettled]));
+    // A chunk canceled with its canceled parent: the parent was finished elsewhere.
+    media.addCatch(settle, catchInto([StepError.jobSettled, StepError.chunkCanceled]));
     media.addCatch(onFailure, catchInto([Errors.ALL]));
 
     const index = onLambda('index', 'index');
@@ -635,7 +637,7 @@ export class JobWorkflow extends Construct {
     });
     runs.itemProcessor(embed);
     runs.addCatch(review, catchInto([StepError.needsReview, Errors.TIMEOUT]));
-    runs.addCatch(settle, catchInto([StepError.jobSettled]));
+    runs.addCatch(settle, catchInto([StepError.jobSettled, StepError.chunkCanceled]));
     runs.addCatch(onFailure, catchInto([Errors.ALL]));
 
     const store = shared.step('store-vectors', 'store-vectors', {

@@ -406,7 +406,8 @@ describe('the publish branch', () => {
     expect(states.media.Next).toBe('index');
     expect(states.media.Catch).toEqual([
       { ErrorEquals: ['NeedsReview', 'States.Timeout'], ResultPath: '$.error', Next: 'review' },
-      { ErrorEquals: ['JobSettled'], ResultPath: '$.error', Next: 'settle' },
+      // A chunk canceled with its canceled parent: settled elsewhere, as the parent was.
+      { ErrorEquals: ['JobSettled', 'ChunkCanceled'], ResultPath: '$.error', Next: 'settle' },
       { ErrorEquals: ['States.ALL'], ResultPath: '$.error', Next: 'on-failure' },
     ]);
     expect(states.index).toMatchObject({ Parameters: { FunctionName: COMPUTE_ARN }, Next: 'plan-embedding' });
@@ -514,7 +515,7 @@ describe('the embedding steps', () => {
     });
     expect(states['embed-passages'].Catch).toEqual([
       { ErrorEquals: ['NeedsReview', 'States.Timeout'], ResultPath: '$.error', Next: 'review' },
-      { ErrorEquals: ['JobSettled'], ResultPath: '$.error', Next: 'settle' },
+      { ErrorEquals: ['JobSettled', 'ChunkCanceled'], ResultPath: '$.error', Next: 'settle' },
       { ErrorEquals: ['States.ALL'], ResultPath: '$.error', Next: 'on-failure' },
     ]);
     expect(all.embed).toMatchObject({

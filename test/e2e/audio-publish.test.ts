@@ -211,4 +211,66 @@ describe('audio.publish', () => {
       .catch((error: unknown) => error);
     expect(empty).toMatchObject({ status: 400 });
   });
+
+  it('cancels its chunk jobs with it: a chunk still waiting for a slot is never charged', async () => {
+    const config = (jobMs: number) =>
+      fetch(`${stack.endpoints.providerUrl}/_sim/config`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ provider: 'deepgram', jobMs }),
+      });
+    // Long enough at Deepgram that another tenant's transcription holds one of its two slots throughout.
+    await config(8000);
+    try {
+      const theirs = await other.uploadFile({
+        data: readFileSync(join(dir, 'short.m4a')),
+        contentType: 'audio/mp4',
+      });
+      await other.createJob(other.userAction(), {
+        type: 'audio.transcribe',
+        input: { audioRef: theirs.ref },
+      });
+      await pollUntil(
+        async () => (((await simLedger()).byProvider?.deepgram?.running ?? 0) > 0 ? true : undefined),
+        {
+          timeoutMs: 60_000,
+          intervalMs: 100,
+          description: "the other tenant's transcription at Deepgram",
+        },
+      );
+      const job = await publish('short.m4a', 'audio/mp4');
+      // The first chunk takes the other slot; the second is made and waits in its line for one.
+      const atCancel = await pollUntil(
+        async () => {
+          const charges = await chunkCharges(job);
+          return charges.charged.length === 1 && charges.chunkJobs.length === 2 ? charges : undefined;
+        },
+        { timeoutMs: 120_000, intervalMs: 100, description: 'one chunk charged, the other waiting' },
+      );
+      await client.cancelJob(job.id);
+      await pollUntil(
+        async () => ((await statesEntered(stack.endpoints, job)).includes('settled') ? true : undefined),
+        {
+          timeoutMs: 120_000,
+          intervalMs: 250,
+          description: `${job.id}'s workflow to settle`,
+        },
+      );
+      // Deepgram cannot stop what it runs: those run out. The slots they free find no chunk of this job.
+      await pollUntil(
+        async () => ((await simLedger()).byProvider?.deepgram?.running === 0 ? true : undefined),
+        {
+          timeoutMs: 60_000,
+          intervalMs: 250,
+          description: 'Deepgram to finish what it runs',
+        },
+      );
+      const after = await chunkCharges(job);
+      expect(after.chunkJobs).toEqual(atCancel.chunkJobs);
+      expect(after.charged).toEqual(atCancel.charged);
+      expect((await client.getJob(job.id)).status).toBe('canceled');
+    } finally {
+      await config(300);
+    }
+  });
 });

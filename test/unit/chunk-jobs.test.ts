@@ -1,5 +1,6 @@
 import { awaitChunk, CHUNK_ATTEMPTS, chunkAttemptKey, resumeParent } from '../../lambdas/domain/chunk-jobs';
 import { deriveJobId } from '../../lambdas/domain/idempotency';
+import { cancelJob } from '../../lambdas/domain/intake';
 import { type Job, newJob } from '../../lambdas/domain/job';
 import { chunkOutputPrefix, jobOutputPrefix, type StoredChunk } from '../../lambdas/domain/publish';
 import {
@@ -190,5 +191,71 @@ describe('outputs of a chunk job', () => {
     expect(prefix).toBe('outputs/acme/job_parent/chunks/3/');
     expect(prefix).toBe(chunkOutputPrefix(parent, 3));
     expect(prefix.startsWith(jobOutputPrefix(parent))).toBe(true);
+  });
+});
+
+describe('a canceled parent', () => {
+  const second: StoredChunk = {
+    ...chunk,
+    index: 3,
+    key: `${chunk.key}.3`,
+    idempotencyKey: 'publish-key:chunk-3',
+  };
+
+  it('cancels the children it made: a queued one never goes out, a running one’s wait is told', async () => {
+    const deps = world();
+    const parent = await runningParent(deps.store);
+    const queued = await awaitChunk(deps, parent, chunk, 'token-2');
+    const running = await awaitChunk(deps, parent, second, 'token-3');
+    deps.store.jobs.set(running.id, { ...running, status: 'running', taskToken: 'child-own-token' });
+
+    const canceled = await cancelJob(deps, 'acme', parent.id);
+
+    expect(canceled.status).toBe('canceled');
+    expect(deps.store.jobs.get(queued.id)?.status).toBe('canceled');
+    expect(deps.store.jobs.get(running.id)?.status).toBe('canceled');
+    // The running child's own workflow hears of it and stops it at its provider where the provider can.
+    expect(deps.workflow.failed).toContainEqual(
+      expect.objectContaining({ taskToken: 'child-own-token', error: 'JobCanceled' }),
+    );
+  });
+
+  it('leaves finished children as they are, and never touches a job that is not its child', async () => {
+    const deps = world();
+    const parent = await runningParent(deps.store);
+    const done = await awaitChunk(deps, parent, chunk, 'token-2');
+    deps.store.jobs.set(done.id, { ...done, status: 'succeeded' });
+    const stranger = {
+      ...done,
+      id: 'job_strangeraaaaaaaaaaaaaaaaaa',
+      parent: undefined,
+      status: 'queued' as const,
+    };
+    deps.store.jobs.set(stranger.id, stranger);
+    await deps.timeline.record(parent.id, {
+      at: clock.toISOString(),
+      type: 'chunk.submitted',
+      detail: `chunk 9 as ${stranger.id}`,
+    });
+
+    await cancelJob(deps, 'acme', parent.id);
+
+    expect(deps.store.jobs.get(done.id)?.status).toBe('succeeded');
+    expect(deps.store.jobs.get(stranger.id)?.status).toBe('queued');
+  });
+
+  it('cancels a child its maker made after the cancel had looked, and tells the waiting state at once', async () => {
+    const deps = world();
+    const parent = await runningParent(deps.store);
+    // Canceled between the transcribe state's check and the child's creation.
+    deps.store.jobs.set(parent.id, { ...parent, status: 'canceled' });
+
+    const child = await awaitChunk(deps, parent, chunk, 'token-2');
+
+    expect(child.status).toBe('canceled');
+    expect(deps.store.jobs.get(child.id)?.status).toBe('canceled');
+    expect(deps.workflow.failed).toContainEqual(
+      expect.objectContaining({ taskToken: 'token-2', error: 'ChunkCanceled' }),
+    );
   });
 });
