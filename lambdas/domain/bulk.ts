@@ -22,7 +22,7 @@ import {
   providerMayBeRunning,
 } from './job';
 import { RESOLVED_FAILED_CODE } from './operator';
-import type { JobStore, TenantJobQuery, Timeline, Workflow } from './ports';
+import type { JobStore, TenantJobQuery, Timeline } from './ports';
 import { PAGE_QUERY_FIELDS, RFC3339_INSTANT, toValidationError } from './requests';
 import { TENANT_ID_PATTERN, TENANT_ID_RULE } from './tenants';
 

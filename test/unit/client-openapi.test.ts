@@ -4,7 +4,6 @@ import addFormats from 'ajv-formats';
 import { OPENAPI_YAML_PATH, renderOpenApiYaml } from '../../client/scripts/openapi';
 import { jobTypeModule } from '../../config/job-types';
 import { allRoutes } from '../../config/layout';
-import { PROVIDERS } from '../../config/providers';
 import { searchRequest, searchResult } from '../../config/search';
 import { type OperationObject, openApiDocument, PROBLEM_CODES } from '../../lambdas/api/openapi';
 
