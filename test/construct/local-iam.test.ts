@@ -109,26 +109,30 @@ it('lets exactly the workflow steps and the reconciler send to the hand-off queu
   await expect(allowed('reconcile', 'sqs:SendMessage', jobs)).resolves.toBe(true);
 });
 
+/** Every function of the stack, by its service name. */
+const SERVICES = [
+  'api',
+  'authorizer',
+  'provider-events',
+  'dispatch',
+  'workflow',
+  'compute',
+  'stream',
+  'reconcile',
+  'fire',
+];
+
+/** The functions whose role may do `action` on `resource`. */
+async function whoMay(action: string, resource: string): Promise<string[]> {
+  const services = [];
+  for (const service of SERVICES) if (await allowed(service, action, resource)) services.push(service);
+  return services;
+}
+
 describe('the embedding model', () => {
   it('lets exactly the API and the workflow steps invoke the chosen model, and no other model', async () => {
     const model = (id: string) => `arn:aws:bedrock:us-east-1::foundation-model/${id}`;
-    const may = async (resource: string) => {
-      const services = [];
-      for (const service of [
-        'api',
-        'authorizer',
-        'provider-events',
-        'dispatch',
-        'workflow',
-        'compute',
-        'stream',
-        'reconcile',
-        'fire',
-      ]) {
-        if (await allowed(service, 'bedrock:InvokeModel', resource)) services.push(service);
-      }
-      return services;
-    };
+    const may = (resource: string) => whoMay('bedrock:InvokeModel', resource);
     await expect(may(model('amazon.titan-embed-text-v2:0'))).resolves.toEqual(['api', 'workflow']);
     await expect(may(model('cohere.embed-multilingual-v3'))).resolves.toEqual([]);
     await expect(may(model('anthropic.claude-3-haiku-20240307-v1:0'))).resolves.toEqual([]);
@@ -139,23 +143,7 @@ describe('the passage index', () => {
   const index = `arn:aws:s3vectors:us-east-1:000000000000:bucket/${localResourceNames.vectorBucket}/index/${localResourceNames.vectorIndex}`;
 
   it("resolves the index's ARN from the names the functions are told, and lets exactly the workflow write and the API query", async () => {
-    const may = async (action: string, resource = index) => {
-      const services = [];
-      for (const service of [
-        'api',
-        'authorizer',
-        'provider-events',
-        'dispatch',
-        'workflow',
-        'compute',
-        'stream',
-        'reconcile',
-        'fire',
-      ]) {
-        if (await allowed(service, action, resource)) services.push(service);
-      }
-      return services;
-    };
+    const may = (action: string, resource = index) => whoMay(action, resource);
     await expect(may('s3vectors:PutVectors')).resolves.toEqual(['workflow']);
     await expect(may('s3vectors:DeleteVectors')).resolves.toEqual(['workflow']);
     await expect(may('s3vectors:QueryVectors')).resolves.toEqual(['api']);
