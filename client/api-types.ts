@@ -14,7 +14,7 @@ export type SearchRequest = {
 
 /** Narrows the search to the tenant's recordings that match every field given. `dateFrom` must not be after `dateTo`. */
 export type SearchFilter = {
-  /** Only passages of these recordings (their audio.publish job ids). */
+  /** Only passages of these recordings (media item ids, or audio.publish job ids). */
   readonly itemIds?: readonly string[];
   /** Only recordings whose date is this day or later. */
   readonly dateFrom?: string;
@@ -29,9 +29,13 @@ export type SearchHit = {
   /** How close the passage is to the query, higher is closer: 1 − the cosine distance with a cosine index, 1 / (1 + distance) with a Euclidean one. */
   readonly score: number;
   readonly item: {
-    /** The recording: its audio.publish job. */
+    /** The recording: its media item, or its audio.publish job. */
     readonly id: string;
     readonly title?: string;
+    /** The media item's speaker. */
+    readonly speaker?: string;
+    /** The media item's version the passage is from: its current one. */
+    readonly version?: number;
     /** The recording's date: the one given when it was published, else the day it was. */
     readonly date: string;
     readonly labels: readonly string[];

@@ -67,6 +67,13 @@ export const JOB_ITEM_SORT_KEY = 'JOB';
 export const DUE_SHARD = 'scheduled';
 
 /**
+ * The `due` index's partition of media retirements (what an old version of a
+ * media item made, deleted once its time comes): the reconciler finds those
+ * due with one Query of their own, apart from scheduled jobs.
+ */
+export const RETIREMENT_SHARD = 'retire';
+
+/**
  * Live-progress subscriptions: one item per WebSocket connection, found by
  * job for fan-out, expiring on their own if a disconnect is never seen.
  */
@@ -125,6 +132,12 @@ export const routes = [
   { method: 'GET', path: '/v1/jobs/{id}/events', auth: 'tenant' },
   { method: 'POST', path: '/v1/jobs/{id}/stream-ticket', auth: 'tenant' },
   { method: 'POST', path: '/v1/search', auth: 'tenant' },
+  { method: 'POST', path: '/v1/media', auth: 'tenant' },
+  { method: 'GET', path: '/v1/media', auth: 'tenant' },
+  { method: 'GET', path: '/v1/media/{id}', auth: 'tenant' },
+  { method: 'PATCH', path: '/v1/media/{id}', auth: 'tenant' },
+  { method: 'DELETE', path: '/v1/media/{id}', auth: 'tenant' },
+  { method: 'POST', path: '/v1/media/{id}/versions', auth: 'tenant' },
   { method: 'POST', path: '/v1/uploads', auth: 'tenant' },
   { method: 'POST', path: '/v1/uploads/multipart', auth: 'tenant' },
   { method: 'POST', path: '/v1/uploads/{ref}/parts', auth: 'tenant' },

@@ -46,6 +46,8 @@ export const FIX_KINDS = [
   'parent_resumed',
   // Not a repair: a scheduled job found due and sent on its way, counted with the rest of a pass's work.
   'promoted',
+  // Not a repair either: a media version replaced, superseded or deleted whose outputs and vectors went.
+  'media_retired',
 ] as const;
 
 /** How a submission to the provider ended: the `outcome` of ProviderLatency. */

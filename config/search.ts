@@ -27,8 +27,10 @@ export const label = z
 
 export const calendarDate = z.iso.date().describe('A calendar date, YYYY-MM-DD.');
 
-/** A published recording, as search names it: the `audio.publish` job that published it. */
-const itemId = z.string().regex(/^job_[a-z2-7]{26}$/, 'must be the id of an audio.publish job');
+/** A published recording, as search names it: its media item, or the `audio.publish` job that published it. */
+const itemId = z
+  .string()
+  .regex(/^(med|job)_[a-z2-7]{26}$/, 'must be the id of a media item or of an audio.publish job');
 
 export const searchFilter = z
   .strictObject({
@@ -37,7 +39,7 @@ export const searchFilter = z
       .min(1)
       .max(100)
       .optional()
-      .describe('Only passages of these recordings (their audio.publish job ids).'),
+      .describe('Only passages of these recordings (media item ids, or audio.publish job ids).'),
     dateFrom: calendarDate.optional().describe('Only recordings whose date is this day or later.'),
     dateTo: calendarDate.optional().describe('Only recordings whose date is this day or earlier.'),
     labels: z
@@ -80,8 +82,14 @@ export const searchHit = z
         'How close the passage is to the query, higher is closer: 1 − the cosine distance with a cosine index, 1 / (1 + distance) with a Euclidean one.',
       ),
     item: z.strictObject({
-      id: itemId.describe('The recording: its audio.publish job.'),
+      id: itemId.describe('The recording: its media item, or its audio.publish job.'),
       title: z.string().max(TITLE_MAX_CHARS).optional(),
+      speaker: z.string().optional().describe("The media item's speaker."),
+      version: z
+        .int()
+        .min(1)
+        .optional()
+        .describe("The media item's version the passage is from: its current one."),
       date: calendarDate.describe(
         "The recording's date: the one given when it was published, else the day it was.",
       ),

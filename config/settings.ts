@@ -190,6 +190,18 @@ const fields = {
     default: 3600,
     doc: 'lifetime of the presigned URLs of job outputs',
   },
+  mediaGraceSeconds: {
+    env: 'MEDIA_GRACE_SECONDS',
+    schema: int(0, 7 * 86_400),
+    default: 3600,
+    doc: "how long a media item's replaced version (stream, transcript, vectors) stays after the switch, so a listener mid-stream finishes; keep it at least OUTPUT_URL_TTL_SECONDS",
+  },
+  mediaRetirementsPerPass: {
+    env: 'MEDIA_RETIREMENTS_PER_PASS',
+    schema: int(1, 1000),
+    default: 50,
+    doc: 'replaced, superseded or deleted media versions one reconciler pass deletes the outputs and vectors of; more wait for the next pass',
+  },
   webhookTimeoutMs: {
     env: 'WEBHOOK_TIMEOUT_MS',
     schema: int(100, 30_000),

@@ -166,6 +166,15 @@ export class LonghaulStack extends Stack {
       providerSecrets: this.providerSecrets.providerSecrets,
       alarms: this.alarms,
     });
+    // A media item's metadata change rewrites its current version's vector metadata (API), as does the
+    // switch to a new version (steps); a reconciler pass deletes what replaced, superseded and deleted
+    // versions made: their vectors, outputs and uploads.
+    this.httpApi.apiFunction.useSearchIndex(this.searchIndex, 'rewrite');
+    this.workflowSteps.stepsFunction.useSearchIndex(this.searchIndex, 'rewrite');
+    this.reconciler.reconcileFunction
+      .useSearchIndex(this.searchIndex, 'delete')
+      .useBucket('outputBucket', this.jobOutputs.outputBucket, 'readWriteDelete')
+      .useBucket('inputBucket', this.jobInputs.inputBucket, 'delete');
     this.jobSchedules = new JobSchedules(this, 'Schedules', {
       settings,
       jobTable: this.jobStore.jobTable,

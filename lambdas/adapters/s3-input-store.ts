@@ -1,4 +1,5 @@
 import {
+  DeleteObjectCommand,
   GetObjectCommand,
   HeadObjectCommand,
   NotFound,
@@ -53,6 +54,12 @@ export class S3InputStore implements InputStore {
       this.client,
       new GetObjectCommand({ Bucket: this.bucket, Key: inputObjectKey(tenantId, ref) }),
       { expiresIn: expiresInSeconds },
+    );
+  }
+
+  async deleteInput(tenantId: string, ref: string): Promise<void> {
+    await this.client.send(
+      new DeleteObjectCommand({ Bucket: this.bucket, Key: inputObjectKey(tenantId, ref) }),
     );
   }
 

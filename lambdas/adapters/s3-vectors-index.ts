@@ -1,5 +1,6 @@
 import {
   DeleteVectorsCommand,
+  GetVectorsCommand,
   PutVectorsCommand,
   QueryVectorsCommand,
   type S3VectorsClient,
@@ -14,7 +15,7 @@ import type { PassageMetadata, PassageVector, VectorFilter, VectorHit, VectorInd
  * QueryVectors (a search asks for at most 50, so one page), a request of
  * 20 MiB. A call of 500 vectors of 1,024 dimensions is about 5 MB of JSON.
  */
-const { vectorsPerPut, keysPerDelete, queryResultsPerPage } = S3_VECTORS_LIMITS;
+const { vectorsPerPut, keysPerDelete, keysPerGet, queryResultsPerPage } = S3_VECTORS_LIMITS;
 
 export class S3VectorsIndex implements VectorIndex {
   constructor(
@@ -50,6 +51,27 @@ export class S3VectorsIndex implements VectorIndex {
         }),
       );
     }
+  }
+
+  async get(keys: readonly string[]): Promise<PassageVector[]> {
+    const found: PassageVector[] = [];
+    for (let from = 0; from < keys.length; from += keysPerGet) {
+      const answer = await this.client.send(
+        new GetVectorsCommand({
+          vectorBucketName: this.vectorBucketName,
+          indexName: this.indexName,
+          keys: keys.slice(from, from + keysPerGet),
+          returnData: true,
+          returnMetadata: true,
+        }),
+      );
+      for (const vector of answer.vectors ?? []) {
+        const data = vector.data?.float32;
+        if (vector.key === undefined || !data || !vector.metadata) continue;
+        found.push({ key: vector.key, data, metadata: vector.metadata as unknown as PassageMetadata });
+      }
+    }
+    return found;
   }
 
   async query(vector: readonly number[], topK: number, filter: VectorFilter): Promise<VectorHit[]> {

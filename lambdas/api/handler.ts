@@ -8,16 +8,30 @@ import {
   allRoutes as routeLayout,
   STREAM_PATH,
 } from '../../config/layout';
+import {
+  createMediaRequest,
+  createVersionRequest,
+  listMediaQuery,
+  MEDIA_ID_PATTERN,
+  MEDIA_PAGE_DEFAULT,
+  updateMediaRequest,
+} from '../../config/media';
 import { bodyLimits, embeddingSettingsOf } from '../../config/settings';
 import { cancelJobs, parseCancelJobs, parseReplayJobs, replayJobs } from '../domain/bulk';
 import {
   ForbiddenError,
   JobNotFoundError,
+  MediaNotFoundError,
   ScheduleNotFoundError,
   UnsupportedMediaTypeError,
   ValidationError,
 } from '../domain/errors';
-import { JOB_ID_PATTERN, requireIdempotencyKey, SCHEDULE_ID_PATTERN } from '../domain/idempotency';
+import {
+  deriveJobId,
+  JOB_ID_PATTERN,
+  requireIdempotencyKey,
+  SCHEDULE_ID_PATTERN,
+} from '../domain/idempotency';
 import {
   type BatchItemOutcome,
   type BatchItemResult,
@@ -29,6 +43,15 @@ import {
   submitBatch,
   submitJob,
 } from '../domain/intake';
+import {
+  createMediaItem,
+  deleteMediaItem,
+  getMediaItem,
+  listMediaItems,
+  presentMediaItem,
+  startVersion,
+  updateMediaItem,
+} from '../domain/media-library';
 import {
   createMultipartUpload,
   parseCompleteMultipart,
@@ -42,6 +65,7 @@ import {
   parseCreateJob,
   parseCreateUpload,
   parseListJobs,
+  parseMediaRequest,
   parseSearch,
   UPLOAD_REF_PATTERN,
 } from '../domain/requests';
@@ -68,6 +92,7 @@ import { inputStore, multipartInputs } from '../shared/ports/inputs';
 import { jobQueue } from '../shared/ports/job-queue';
 import { jobStore } from '../shared/ports/job-store';
 import { liveJobStore } from '../shared/ports/live-channel';
+import { mediaStore } from '../shared/ports/media-store';
 import { outputStore } from '../shared/ports/output-store';
 import { embeddingProvider } from '../shared/ports/providers';
 import { scheduleStore } from '../shared/ports/schedule-store';
@@ -142,6 +167,7 @@ const tenantRoutes: Partial<Record<RouteKey, Route>> = {
         store: jobStore(),
         outputs: outputUrls,
         vectors: vectorIndex(),
+        media: mediaStore(),
         embedQuery: async (text) => {
           const provider = await embeddingProvider();
           // The same model, dimensions and normalization as the passages, under one of the provider's slots.
@@ -160,6 +186,86 @@ const tenantRoutes: Partial<Record<RouteKey, Route>> = {
     emit('Searches', 1);
     emit('SearchLatency', Date.now() - started);
     return json(200, result);
+  },
+  'POST /v1/media': async (event, tenantId) => {
+    const idempotencyKey = requireIdempotencyKey(header(event, 'idempotency-key'));
+    const request = parseMediaRequest(createMediaRequest, jsonBody(event, bodyLimits.jsonBytes));
+    const { item, replayed } = await createMediaItem(
+      { media: mediaStore(), now },
+      { tenantId, idempotencyKey, request },
+    );
+    logger.info(replayed ? 'media item replayed' : 'media item created', { mediaId: item.id });
+    return json(201, await presentMediaItem(item, mediaViews()), {
+      location: `${basePath(event)}/v1/media/${item.id}`,
+      ...(replayed ? { 'idempotent-replayed': 'true' } : {}),
+    });
+  },
+  'GET /v1/media': async (event, tenantId) => {
+    const query = parseMediaRequest(listMediaQuery, event.queryStringParameters ?? {}, 'query');
+    const page = await listMediaItems(mediaStore(), tenantId, query, MEDIA_PAGE_DEFAULT);
+    return json(200, {
+      items: await Promise.all(page.items.map((item) => presentMediaItem(item, mediaViews()))),
+      nextCursor: page.nextCursor,
+    });
+  },
+  'GET /v1/media/{id}': async (event, tenantId) => {
+    const item = await getMediaItem(mediaStore(), tenantId, mediaIdOf(event));
+    return json(200, await presentMediaItem(item, mediaViews()));
+  },
+  'PATCH /v1/media/{id}': async (event, tenantId) => {
+    const id = mediaIdOf(event);
+    const patch = parseMediaRequest(updateMediaRequest, jsonBody(event, bodyLimits.jsonBytes));
+    const item = await updateMediaItem(
+      { media: mediaStore(), now, jobs: jobStore(), outputs: outputUrls, vectors: vectorIndex() },
+      tenantId,
+      id,
+      patch,
+    );
+    logger.info('media item updated', { mediaId: id, fields: Object.keys(patch) });
+    return json(200, await presentMediaItem(item, mediaViews()));
+  },
+  'DELETE /v1/media/{id}': async (event, tenantId) => {
+    const id = mediaIdOf(event);
+    await deleteMediaItem(
+      { media: mediaStore(), now, jobs: jobStore(), cancel: cancelOf(tenantId) },
+      tenantId,
+      id,
+    );
+    logger.info('media item deleted', { mediaId: id });
+    return { statusCode: 204, headers: { 'cache-control': 'no-store' }, body: '' };
+  },
+  'POST /v1/media/{id}/versions': async (event, tenantId) => {
+    const mediaId = mediaIdOf(event);
+    const idempotencyKey = requireIdempotencyKey(header(event, 'idempotency-key'));
+    const request = parseMediaRequest(createVersionRequest, jsonBody(event, bodyLimits.jsonBytes));
+    const { item, job, replayed } = await startVersion(
+      {
+        media: mediaStore(),
+        now,
+        jobs: jobStore(),
+        cancel: cancelOf(tenantId),
+        submit: async ({ idempotencyKey: key, input, media }) => {
+          const submitted = await submitJob(intake(), {
+            tenantId,
+            idempotencyKey: key,
+            request: parseCreateJob({ type: 'audio.publish', input }, policy),
+            media,
+          });
+          recordSubmission(submitted);
+          return submitted;
+        },
+      },
+      { tenantId, mediaId, idempotencyKey, request, jobIdOf: (key) => deriveJobId(tenantId, key) },
+    );
+    logger.info(replayed ? 'media version replayed' : 'media version started', {
+      mediaId,
+      jobId: job.id,
+      version: job.media?.version,
+    });
+    return json(202, await presentMediaItem(item, mediaViews()), {
+      location: `${basePath(event)}/v1/jobs/${job.id}`,
+      ...(replayed ? { 'idempotent-replayed': 'true' } : {}),
+    });
   },
   'POST /v1/jobs/batch': async (event, tenantId) => {
     const items = parseBatch(jsonBody(event, bodyLimits.jsonBytes), policy);
@@ -315,6 +421,25 @@ const tenantRoutes: Partial<Record<RouteKey, Route>> = {
     return { statusCode: 204, headers: { 'cache-control': 'no-store' }, body: '' };
   },
 };
+
+/** What a media item's view reads: its versions' jobs, their streams served. */
+const mediaViews = () => ({ jobs: jobStore(), outputs: outputUrls });
+
+/** Cancels a job of the tenant and what it made, as `POST /v1/jobs/{id}/cancel` does. */
+const cancelOf = (tenantId: string) => async (jobId: string) => {
+  await cancelJob(
+    { store: liveJobStore(), workflow: workflow(), timeline: timeline(), now },
+    tenantId,
+    jobId,
+  );
+};
+
+/** The `{id}` of a media item's path; anything that cannot be one is a missing item. */
+function mediaIdOf(event: APIGatewayProxyEvent): string {
+  const id = event.pathParameters?.id;
+  if (!id || !MEDIA_ID_PATTERN.test(id)) throw new MediaNotFoundError(id && id.length <= 64 ? id : '');
+  return id;
+}
 
 /** The schedules' ports: their items and the triggers that fire them. */
 const schedules = () => ({ schedules: scheduleStore(), triggers: scheduleTriggers(), now });

@@ -7,6 +7,7 @@ import {
   JobAlreadyFinishedError,
   JobNotFoundError,
   JobNotInReviewError,
+  MediaNotFoundError,
   PayloadTooLargeError,
   RateLimitedError,
   ScheduleNotFoundError,
@@ -76,7 +77,8 @@ export function toProblem(error: unknown): MappedProblem {
   if (
     error instanceof JobNotFoundError ||
     error instanceof TenantNotFoundError ||
-    error instanceof ScheduleNotFoundError
+    error instanceof ScheduleNotFoundError ||
+    error instanceof MediaNotFoundError
   ) {
     return client(problem('not-found', 404, 'Not Found', error.message));
   }

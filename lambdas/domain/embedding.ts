@@ -147,6 +147,8 @@ export async function storeVectors(
   job: Job,
   plan: Pick<EmbeddingPlan, 'passagesKey'>,
   embedded: readonly EmbeddedRun[],
+  /** What the vectors say of their recording, when a media item says it rather than the job's input. */
+  describedAs?: ItemMetadata,
 ): Promise<number> {
   const passages = await readPassages(deps.outputs, plan.passagesKey);
   const data: (readonly number[] | undefined)[] = Array.from({ length: passages.length }, () => undefined);
@@ -167,7 +169,9 @@ export async function storeVectors(
   if (passages.length > 0 && (missing >= 0 || data.length !== passages.length)) {
     throw new Error(`Passage ${missing} of ${job.id} has no embedding.`);
   }
-  const shared = itemMetadataOf(job);
+  const shared = describedAs
+    ? { tenant: job.tenantId, ...describedAs, date: dayNumberOf(describedAs.date) }
+    : itemMetadataOf(job);
   const vectors: PassageVector[] = passages.map((passage, index) => ({
     key: vectorKeyOf(job, index),
     data: data[index] as readonly number[],
@@ -204,6 +208,15 @@ export async function discardVectors(
   const { count } = vectorsManifest.parse(JSON.parse(new TextDecoder().decode(bytes)));
   await deps.vectors.delete(Array.from({ length: count }, (_, passage) => vectorKeyOf(job, passage)));
   return count;
+}
+
+/** What a media item says of a recording, for its vectors (`mediaVectorMetadata`). */
+export interface ItemMetadata {
+  readonly item: string;
+  readonly title?: string;
+  /** A calendar date, YYYY-MM-DD. */
+  readonly date: string;
+  readonly labels: readonly string[];
 }
 
 /** What every vector of a recording carries about the recording. */

@@ -51,6 +51,14 @@ export class ScheduleNotFoundError extends Error {
   }
 }
 
+/** The tenant has no media item of this id, or it was deleted (another tenant's is indistinguishable from none). */
+export class MediaNotFoundError extends Error {
+  override readonly name = 'MediaNotFoundError';
+  constructor(readonly mediaId: string) {
+    super(`No media item ${mediaId}.`);
+  }
+}
+
 /** Neither a record nor an API key carries this tenant name. */
 export class TenantNotFoundError extends Error {
   override readonly name = 'TenantNotFoundError';

@@ -85,6 +85,12 @@ export function deriveScheduleId(tenantId: string, idempotencyKey: string): stri
 
 export const SCHEDULE_ID_PATTERN = /^sch_[a-z2-7]{26}$/;
 
+/** A media item's id, derived from (tenant, key) in a key space of its own, as a schedule's is. */
+export function deriveMediaId(tenantId: string, idempotencyKey: string): string {
+  const digest = createHash('sha256').update(`media\n${tenantId}\n${idempotencyKey}`, 'utf8').digest();
+  return `med_${base32(digest.subarray(0, 17)).slice(0, 26)}`;
+}
+
 /**
  * What to answer when the key's job already exists: the original job (a
  * replay), or an error when the body differs or the first request is still

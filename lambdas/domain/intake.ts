@@ -93,13 +93,16 @@ export async function submitJob(
     readonly replayOf?: string;
     /** The recurring schedule whose firing this is; part of the request a replay must repeat. */
     readonly scheduleId?: string;
+    /** The media item version the job publishes (`startVersion`); its key is in the item's key space. */
+    readonly media?: Job['media'];
   },
 ): Promise<SubmitResult> {
-  const { tenantId, idempotencyKey, file, replayOf, scheduleId } = command;
+  const { tenantId, idempotencyKey, file, replayOf, scheduleId, media } = command;
   const request = file ? withFileRef(command.request, file) : command.request;
   const { job, requestFingerprint } = draftJob(deps, tenantId, idempotencyKey, request, {
     replayOf,
     scheduleId,
+    media,
   });
 
   if (file) {
@@ -375,7 +378,11 @@ function draftJob(
   tenantId: string,
   idempotencyKey: string,
   request: CreateJobRequest,
-  origin: { readonly replayOf?: string | undefined; readonly scheduleId?: string | undefined } = {},
+  origin: {
+    readonly replayOf?: string | undefined;
+    readonly scheduleId?: string | undefined;
+    readonly media?: Job['media'] | undefined;
+  } = {},
 ): { readonly job: Job; readonly requestFingerprint: string } {
   const priority = request.priority ?? DEFAULT_PRIORITY;
   const requestFingerprint = fingerprint({
@@ -404,6 +411,7 @@ function draftJob(
       fingerprint: requestFingerprint,
       ...(origin.replayOf !== undefined ? { replayOf: origin.replayOf } : {}),
       ...(origin.scheduleId !== undefined ? { scheduleId: origin.scheduleId } : {}),
+      ...(origin.media !== undefined ? { media: origin.media } : {}),
     },
     deps.now(),
   );

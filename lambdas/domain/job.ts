@@ -84,6 +84,8 @@ export interface Job {
   readonly scheduleId?: string;
   /** Set on a job another job's workflow made (a chunk of `audio.publish`): whose part it is. */
   readonly parent?: JobParent;
+  /** Set on an `audio.publish` job that publishes a version of a media item (`POST /v1/media/{id}/versions`). */
+  readonly media?: { readonly id: string; readonly version: number };
 }
 
 /** The job a child job (a chunk, a run of embeddings) belongs to, and the parent's state waiting for it. */

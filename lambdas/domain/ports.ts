@@ -439,6 +439,8 @@ export interface InputStore {
   downloadUrl(tenantId: string, ref: string, expiresInSeconds: number): Promise<string>;
   /** Size and media type of a stored input, or undefined if there is none. */
   inputInfo(tenantId: string, ref: string): Promise<{ size: number; contentType: string } | undefined>;
+  /** Deletes a stored input; one that is not there is fine. */
+  deleteInput(tenantId: string, ref: string): Promise<void>;
 }
 
 /** Tenants' settings (one record each) and what they have in the system. */
@@ -511,7 +513,7 @@ export interface TenantKeys {
 /** What a passage's vector carries beside its data: what search filters by and what a hit shows. */
 export interface PassageMetadata {
   readonly tenant: string;
-  /** The recording: its `audio.publish` job. */
+  /** The recording: its media item (`med_…`), or its `audio.publish` job for a publish made without one. */
   readonly item: string;
   /** Days since 1970-01-01 of the recording's date: a number, so a range filter can compare it. */
   readonly date: number;
@@ -551,6 +553,8 @@ export interface VectorIndex {
   put(vectors: readonly PassageVector[]): Promise<void>;
   /** Deletes vectors by key; keys with no vector are fine. */
   delete(keys: readonly string[]): Promise<void>;
+  /** The vectors of these keys, data and metadata (a metadata change rewrites them with their own data). */
+  get(keys: readonly string[]): Promise<PassageVector[]>;
   /** The `topK` nearest vectors that match `filter`, nearest first. */
   query(vector: readonly number[], topK: number, filter: VectorFilter): Promise<VectorHit[]>;
 }

@@ -313,3 +313,14 @@ export function parseSearch(body: unknown): SearchRequest {
   if (!parsed.success) throw toValidationError(parsed.error);
   return parsed.data;
 }
+
+/** Parses a body or query with one of the media schemas (config/media.ts), as a precise 400 when it does not fit. */
+export function parseMediaRequest<S extends z.ZodType>(
+  schema: S,
+  value: unknown,
+  where: 'body' | 'query' = 'body',
+): z.infer<S> {
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) throw toValidationError(parsed.error, [], where);
+  return parsed.data;
+}

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { MEDIA_ID_PATTERN } from '../../config/media';
 import {
   SEARCH_LIMIT_DEFAULT,
   type SearchHit,
@@ -8,6 +9,7 @@ import {
 import { dayNumberOf } from './embedding';
 import { ProviderUnavailableError, RateLimitedError } from './errors';
 import type { Job } from './job';
+import type { MediaItem, MediaStore } from './media-library';
 import type { JobStore, OutputStore, SlotPool, VectorFilter, VectorHit, VectorIndex } from './ports';
 import { servePlaylists, type TranscodeResult } from './publish';
 
@@ -25,6 +27,8 @@ export interface SearchDeps {
   readonly vectors: Pick<VectorIndex, 'query' | 'metric'>;
   /** The query's embedding, made under a slot of the embedding provider (`withQuerySlot`). */
   readonly embedQuery: (text: string) => Promise<readonly number[]>;
+  /** Media items: a passage of a version is shown only while that version is its item's current one. */
+  readonly media?: Pick<MediaStore, 'get'>;
 }
 
 export async function search(
@@ -34,26 +38,46 @@ export async function search(
 ): Promise<SearchResult> {
   const limit = request.limit ?? SEARCH_LIMIT_DEFAULT;
   const vector = await deps.embedQuery(request.query);
-  const hits = await deps.vectors.query(vector, limit, searchFilterOf(tenantId, request.filter));
-  const items = new Map<string, Promise<Playable | undefined>>();
-  const playableOf = (id: string) => {
-    let item = items.get(id);
-    if (!item) {
-      item = playable(deps, tenantId, id);
-      items.set(id, item);
+  // Twice as many as answered: a version being published or replaced matches too, and is passed over.
+  const hits = await deps.vectors.query(
+    vector,
+    Math.min(limit * 2, SEARCH_QUERY_TOP_K_MAX),
+    searchFilterOf(tenantId, request.filter),
+  );
+  const recordings = new Map<string, Promise<Playable | undefined>>();
+  const mediaItems = new Map<string, Promise<MediaItem | undefined>>();
+  const once = <T>(cache: Map<string, Promise<T>>, id: string, load: () => Promise<T>) => {
+    let loaded = cache.get(id);
+    if (!loaded) {
+      loaded = load();
+      cache.set(id, loaded);
     }
-    return item;
+    return loaded;
   };
   const answered: SearchHit[] = [];
   for (const hit of hits) {
     // The filter already kept other tenants out; a hit that says otherwise is never shown.
     if (hit.metadata.tenant !== tenantId) continue;
-    const item = await playableOf(hit.metadata.item);
-    if (!item) continue;
-    answered.push(hitOf(hit, item, deps.vectors.metric));
+    const jobId = jobIdOfVectorKey(hit.key);
+    let media: MediaItem | undefined;
+    if (MEDIA_ID_PATTERN.test(hit.metadata.item)) {
+      const itemId = hit.metadata.item;
+      media = await once(mediaItems, itemId, async () => deps.media?.get(tenantId, itemId));
+      // Only the current version of a live item is heard: never a version being published or replaced.
+      if (!media || media.deletedAt || media.current?.jobId !== jobId) continue;
+    } else if (jobId !== hit.metadata.item) continue;
+    const recording = await once(recordings, jobId, () => playable(deps, tenantId, jobId));
+    if (!recording) continue;
+    answered.push(hitOf(hit, recording, deps.vectors.metric, media));
   }
-  return { items: answered };
+  return { items: answered.slice(0, limit) };
 }
+
+/** The most nearest passages a search asks the index for (one page of QueryVectors). */
+const SEARCH_QUERY_TOP_K_MAX = 100;
+
+/** The job a vector's key names (`vectorKeyOf`: tenant, job, passage). */
+const jobIdOfVectorKey = (key: string): string => key.split('/')[1] ?? '';
 
 /**
  * The index's filter: the tenant's passages, and what the request narrows them
@@ -88,18 +112,34 @@ async function playable(deps: SearchDeps, tenantId: string, itemId: string): Pro
   return { job, playlistUrl: served.playlistUrl };
 }
 
-function hitOf(hit: VectorHit, item: Playable, metric: 'cosine' | 'euclidean'): SearchHit {
+function hitOf(
+  hit: VectorHit,
+  item: Playable,
+  metric: 'cosine' | 'euclidean',
+  media: MediaItem | undefined,
+): SearchHit {
   const { metadata } = hit;
   const start = metadata.start;
   const input = item.job.input as { title?: string; date?: string; labels?: string[] };
+  // An item's metadata is read from the item, so a change shows at once, without touching the recording.
+  const described = media
+    ? {
+        id: media.id,
+        title: media.title,
+        ...(media.speaker ? { speaker: media.speaker } : {}),
+        date: media.date ?? item.job.createdAt.slice(0, 10),
+        labels: [...media.labels],
+        ...(media.current ? { version: media.current.number } : {}),
+      }
+    : {
+        id: item.job.id,
+        ...(input.title ? { title: input.title } : {}),
+        date: (input.date ?? item.job.createdAt).slice(0, 10),
+        labels: input.labels ?? [],
+      };
   return {
     score: Number(scoreOf(hit.distance, metric).toFixed(6)),
-    item: {
-      id: item.job.id,
-      ...(input.title ? { title: input.title } : {}),
-      date: (input.date ?? item.job.createdAt).slice(0, 10),
-      labels: input.labels ?? [],
-    },
+    item: described,
     passage: { index: metadata.passage, start, end: metadata.end, text: metadata.text },
     playback: {
       playlistUrl: item.playlistUrl,

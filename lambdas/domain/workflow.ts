@@ -37,6 +37,7 @@ import {
   submissionTagOf,
   takesSlot,
 } from './job';
+import { type MediaStore, mediaVectorMetadata, recordVectorRevision, switchToVersion } from './media-library';
 import type {
   EnqueueOptions,
   InFlightLimits,
@@ -139,6 +140,10 @@ export interface WorkflowDeps {
   readonly vectors: VectorIndex;
   /** How the deployment embeds passages. */
   readonly embedding: EmbeddingSettings;
+  /** Media items, whose versions `audio.publish` jobs publish (absent: no job is a version). */
+  readonly media?: MediaStore;
+  /** How long a replaced version's stream stays after the switch, for listeners mid-stream. */
+  readonly mediaGraceSeconds?: number;
 }
 
 /** What the steps measure along the way. */
@@ -404,7 +409,16 @@ const steps: Record<StepName, Step> = {
       throw new Error('The store-vectors step needs the embedded runs.');
     const job = await loadJob(deps, event.jobId);
     if (job.status !== 'running') throw new JobSettledError(`Job ${job.id} is ${job.status}.`);
-    const stored = await storeVectors(deps, job, { passagesKey: event.passagesKey }, event.embedded);
+    // A version of a media item carries the item's metadata as it is now, and says which revision.
+    const item = job.media && deps.media ? await deps.media.get(job.tenantId, job.media.id) : undefined;
+    const stored = await storeVectors(
+      deps,
+      job,
+      { passagesKey: event.passagesKey },
+      event.embedded,
+      item ? mediaVectorMetadata(item, job) : undefined,
+    );
+    if (item) await recordVectorRevision(deps.outputs, job, item.metadataRevision);
     // Canceled while its vectors went in: they go again, and the settle path finds nothing left.
     const now = await loadJob(deps, job.id);
     if (now.status !== 'running') {
@@ -618,7 +632,36 @@ async function finalizePublished(deps: WorkflowDeps, job: Job): Promise<null> {
     ...(index.passages ? { passages: index.passages } : { passagesKey: index.passagesKey }),
     searchable: await isSearchable(deps.outputs, job),
   };
+  if (job.media && deps.media) {
+    const switched = await switchToVersion(
+      { ...deps, media: deps.media, graceSeconds: deps.mediaGraceSeconds ?? 0 },
+      job,
+    );
+    if (switched === 'fenced') return supersededVersion(deps, job);
+  }
   return succeed(deps, job, result);
+}
+
+/**
+ * A version that may no longer become current (a newer one was started, or
+ * its item was deleted) ends canceled, and what it made goes at once: no
+ * listener was ever given it.
+ */
+async function supersededVersion(deps: WorkflowDeps, job: Job): Promise<null> {
+  const now = deps.now();
+  const error = {
+    code: 'superseded',
+    message: 'A newer version of the media item was started, or the item was deleted.',
+  };
+  await deps.store.transition(
+    job,
+    ['running'],
+    { status: 'canceled', error, finishedAt: now.toISOString() },
+    now,
+  );
+  await discardVectors(deps, job);
+  await deps.outputs.deleteOutputs(rootOutputPrefix(job));
+  return null;
 }
 
 /** Moves a running job to succeeded with its result, and counts it. */

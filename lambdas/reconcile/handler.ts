@@ -1,16 +1,22 @@
 import type { Context } from 'aws-lambda';
 import { TENANT_USAGE_LOG } from '../../config/metrics';
+import { cancelJob } from '../domain/intake';
+import { retireDue } from '../domain/media-library';
 import { FIX_KINDS, reconcile } from '../domain/reconcile';
 import { runtimeSettings } from '../shared/env';
 import { firstLook } from '../shared/intake';
 import { emit, instrument, logger } from '../shared/observability';
+import { inputStore } from '../shared/ports/inputs';
 import { jobQueue } from '../shared/ports/job-queue';
 import { liveJobStore } from '../shared/ports/live-channel';
+import { mediaStore } from '../shared/ports/media-store';
+import { outputStore } from '../shared/ports/output-store';
 import { providerAdapter } from '../shared/ports/providers';
 import { reconcilerProgress } from '../shared/ports/reconciler-progress';
 import { inFlightLimits, slotPools, waitingLines } from '../shared/ports/slots';
 import { tenantBacklogs, tenantShares } from '../shared/ports/tenants';
 import { timeline } from '../shared/ports/timeline';
+import { vectorIndex } from '../shared/ports/vector-index';
 import { workflow } from '../shared/ports/workflow';
 
 const settings = runtimeSettings();
@@ -44,6 +50,29 @@ export const handler = instrument(async (_event: unknown, context: Context) => {
     },
     (jobId, error) => logger.error('reconciling a job failed', { jobId, error: error as Error }),
   );
+  // What replaced, superseded and deleted media versions made goes once its time has come.
+  const retired = await retireDue(
+    {
+      media: mediaStore(),
+      now: () => new Date(),
+      jobs: liveJobStore(),
+      outputs: outputStore(),
+      vectors: vectorIndex(),
+      deleteInput: (tenantId, ref) => inputStore().deleteInput(tenantId, ref),
+      cancel: async (job) => {
+        await cancelJob(
+          { store: liveJobStore(), workflow: workflow(), timeline: timeline(), now: () => new Date() },
+          job.tenantId,
+          job.id,
+        );
+      },
+    },
+    settings.mediaRetirementsPerPass,
+  ).catch((error: unknown) => {
+    logger.error('retiring media versions failed', { error: error as Error });
+    return 0;
+  });
+  if (retired > 0) emit('ReconcilerFixes', retired, { kind: 'media_retired' });
   for (const kind of FIX_KINDS) {
     if (report.fixes[kind] > 0) emit('ReconcilerFixes', report.fixes[kind], { kind });
   }

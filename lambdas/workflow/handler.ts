@@ -12,6 +12,7 @@ import { emit, instrument, logger } from '../shared/observability';
 import { inputStore } from '../shared/ports/inputs';
 import { jobQueue } from '../shared/ports/job-queue';
 import { liveJobStore } from '../shared/ports/live-channel';
+import { mediaStore } from '../shared/ports/media-store';
 import { outputStore } from '../shared/ports/output-store';
 import { providerAdapter } from '../shared/ports/providers';
 import { inFlightLimits, slotPools, waitingLines } from '../shared/ports/slots';
@@ -83,6 +84,8 @@ export const handler = instrument(async (raw: unknown, _context: Context): Promi
       inputUrlTtlSeconds: settings.uploadUrlTtlSeconds,
       vectors: vectorIndex(),
       embedding: embeddingSettingsOf(settings),
+      media: mediaStore(),
+      mediaGraceSeconds: settings.mediaGraceSeconds,
       probeUrl: (url) => probeUrl(url, settings.webhookTimeoutMs),
       observe: (observation) => {
         if (observation.kind === 'started') {

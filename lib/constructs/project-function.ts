@@ -68,7 +68,8 @@ export type QueueAccess = 'send' | 'consume';
  * `readWrite` (GetObject, PutObject) or `readWriteDelete` (those, DeleteObject,
  * and ListBucket on the bucket: deleting by prefix lists the keys first).
  */
-export type BucketAccess = 'read' | 'readWrite' | 'readWriteDelete';
+/** `delete`: DeleteObject alone, for a handler that removes objects it never reads (a media item's uploads). */
+export type BucketAccess = 'read' | 'readWrite' | 'readWriteDelete' | 'delete';
 
 /** Environment variables ProjectFunction sets itself; `environment` may not override them. */
 const OWN_ENV_PREFIXES = ['POWERTOOLS_', 'NODE_OPTIONS'] as const;
@@ -386,6 +387,7 @@ export class ProjectFunction extends Construct implements IGrantable {
       read: ['s3:GetObject'],
       readWrite: ['s3:GetObject', 's3:PutObject'],
       readWriteDelete: ['s3:GetObject', 's3:PutObject', 's3:DeleteObject'],
+      delete: ['s3:DeleteObject'],
     }[access];
     this.role.addToPrincipalPolicy(new PolicyStatement({ actions, resources: [bucket.arnForObjects('*')] }));
     if (access === 'readWriteDelete') {
@@ -393,7 +395,7 @@ export class ProjectFunction extends Construct implements IGrantable {
         new PolicyStatement({ actions: ['s3:ListBucket'], resources: [bucket.bucketArn] }),
       );
     }
-    if (bucket.encryptionKey) {
+    if (bucket.encryptionKey && access !== 'delete') {
       if (access === 'read') bucket.encryptionKey.grantDecrypt(this.role);
       else bucket.encryptionKey.grantEncryptDecrypt(this.role);
     }

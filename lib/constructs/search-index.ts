@@ -6,7 +6,12 @@ import { passageIndex } from '../../config/layout';
 import { S3_VECTORS_LIMITS } from '../../config/s3-vectors';
 
 /** What a function may do with the index: `write` passages (and delete them), or `query` them. */
-export type SearchIndexAccess = 'write' | 'query';
+/**
+ * `write`: put and delete a recording's vectors (publishing); `query`: search;
+ * `rewrite`: read vectors and put them back with new metadata (a media item's
+ * metadata change); `delete`: delete vectors by key (retiring old versions).
+ */
+export type SearchIndexAccess = 'write' | 'query' | 'rewrite' | 'delete';
 
 export interface SearchIndexProps {
   /**
@@ -124,7 +129,17 @@ export class SearchIndex extends Construct {
 
   /** Grants `access` (see {@link SearchIndexAccess}). */
   public grantAccess(grantee: IGrantable, access: SearchIndexAccess): Grant {
-    return access === 'write' ? this.grantWrite(grantee) : this.grantQuery(grantee);
+    switch (access) {
+      case 'write':
+        return this.grantWrite(grantee);
+      case 'query':
+        return this.grantQuery(grantee);
+      case 'rewrite':
+        // GetVectors with its data, then PutVectors of the same keys and data with new metadata.
+        return this.grant(grantee, 's3vectors:GetVectors', 's3vectors:PutVectors');
+      case 'delete':
+        return this.grant(grantee, 's3vectors:DeleteVectors');
+    }
   }
 
   private grant(grantee: IGrantable, ...actions: string[]): Grant {

@@ -332,6 +332,9 @@ export class MemoryInputs implements InputStore {
   async downloadUrl(tenantId: string, ref: string) {
     return `https://inputs.example/${tenantId}/${ref}`;
   }
+  async deleteInput(tenantId: string, ref: string) {
+    this.objects.delete(`${tenantId}/${ref}`);
+  }
   async inputInfo(tenantId: string, ref: string) {
     const object = this.objects.get(`${tenantId}/${ref}`);
     return object ? { size: object.bytes.length, contentType: object.contentType } : undefined;
@@ -782,6 +785,13 @@ export class MemoryVectorIndex implements VectorIndex {
 
   async delete(keys: readonly string[]): Promise<void> {
     for (const key of keys) this.vectors.delete(key);
+  }
+
+  async get(keys: readonly string[]): Promise<PassageVector[]> {
+    return keys.flatMap((key) => {
+      const found = this.vectors.get(key);
+      return found ? [found] : [];
+    });
   }
 
   async query(vector: readonly number[], topK: number, filter: VectorFilter): Promise<VectorHit[]> {
