@@ -317,6 +317,8 @@ export interface NewJob {
   readonly scheduleId?: string;
   /** The job whose workflow makes this one. */
   readonly parent?: JobParent;
+  /** The media item version the job publishes. */
+  readonly media?: Job['media'];
 }
 
 export function newJob(spec: NewJob, now: Date): Job {

@@ -7,6 +7,7 @@ import {
   providerOf,
   type SubmitIntent,
 } from '../../../lambdas/domain/job';
+import type { MediaItem, MediaStore, Retirement } from '../../../lambdas/domain/media-library';
 import type {
   ActiveStatus,
   CreateOutcome,
@@ -833,4 +834,51 @@ function matches(metadata: Record<string, unknown>, filter: VectorFilter): boole
       }
     });
   });
+}
+
+/** Media items and retirements in memory, with the store's conditional write on `rev`. */
+export class MemoryMediaStore implements MediaStore {
+  readonly items = new Map<string, MediaItem>();
+  readonly retirements = new Map<string, Retirement>();
+  /** Runs once before the next `replace`, to put a concurrent writer between a read and a write. */
+  beforeReplace?: () => void;
+
+  async create(item: MediaItem) {
+    const existing = this.items.get(`${item.tenantId}/${item.id}`);
+    if (existing) return { created: false as const, existing };
+    this.items.set(`${item.tenantId}/${item.id}`, item);
+    return { created: true as const };
+  }
+  async get(tenantId: string, mediaId: string) {
+    return this.items.get(`${tenantId}/${mediaId}`);
+  }
+  async replace(item: MediaItem) {
+    const hook = this.beforeReplace;
+    this.beforeReplace = undefined;
+    hook?.();
+    const key = `${item.tenantId}/${item.id}`;
+    if (this.items.get(key)?.rev !== item.rev) return false;
+    this.items.set(key, { ...item, rev: item.rev + 1 });
+    return true;
+  }
+  async list(tenantId: string, query: { readonly limit: number; readonly label?: string }) {
+    const items = [...this.items.values()]
+      .filter((item) => item.tenantId === tenantId && !item.deletedAt)
+      .filter((item) => query.label === undefined || item.labels.includes(query.label))
+      .sort((a, b) => a.id.localeCompare(b.id))
+      .slice(0, query.limit);
+    return { items, nextCursor: null };
+  }
+  async putRetirement(retirement: Retirement) {
+    this.retirements.set(`${retirement.tenantId}/${retirement.jobId}`, retirement);
+  }
+  async dueRetirements(now: Date, limit: number) {
+    return [...this.retirements.values()]
+      .filter((retirement) => retirement.runAt <= now.toISOString())
+      .sort((a, b) => a.runAt.localeCompare(b.runAt))
+      .slice(0, limit);
+  }
+  async deleteRetirement(retirement: Pick<Retirement, 'tenantId' | 'jobId'>) {
+    this.retirements.delete(`${retirement.tenantId}/${retirement.jobId}`);
+  }
 }
