@@ -6,11 +6,12 @@ import type {
   MediaVersionView,
   UpdateMediaRequest,
 } from '../../config/media';
+import { childJobIdsOf } from './children';
 import { dayNumberOf, discardVectors, vectorKeyOf, vectorsManifestKey } from './embedding';
 import { IdempotencyKeyReusedError, MediaNotFoundError } from './errors';
 import { deriveMediaId, fingerprint } from './idempotency';
-import { isTerminal, type Job } from './job';
-import type { JobStore, OutputStore, VectorIndex } from './ports';
+import { currentExecutionOf, isTerminal, type Job } from './job';
+import type { JobStore, OutputStore, Timeline, VectorIndex, Workflow } from './ports';
 import { presentJob } from './present';
 import { rootOutputPrefix } from './publish';
 
@@ -468,10 +469,16 @@ export async function deleteMediaItem(
 
 export interface RetireDeps extends MediaDeps {
   readonly jobs: Pick<JobStore, 'get'>;
+  /** Where a publish recorded the jobs it made: their outputs are under its own, so they must stop first. */
+  readonly timeline: Pick<Timeline, 'list'>;
+  /** A canceled version's workflow may still be in a step that writes (a transcode): it must have ended. */
+  readonly workflow: Pick<Workflow, 'status'>;
   readonly outputs: Pick<OutputStore, 'getOutput' | 'deleteOutputs'>;
   readonly vectors: Pick<VectorIndex, 'delete'>;
   readonly deleteInput: (tenantId: string, ref: string) => Promise<void>;
   readonly cancel: (job: Job) => Promise<void>;
+  /** The longest a step may run (a compute step's timeout): how long an abandoned one might still write. */
+  readonly quietSeconds: number;
 }
 
 /**
@@ -479,8 +486,12 @@ export interface RetireDeps extends MediaDeps {
  * first (the manifest that lists them is one of its outputs), then every
  * output under its job (stream, transcripts, passages, its chunks' and
  * embedding runs' files), then its upload unless another live version uses
- * it. A version still running is canceled and left for a later pass: what
- * it makes until it stops is deleted then. Answers how many were done.
+ * it. A version still running, with a child job still running (a chunk at a
+ * provider that cannot cancel), or whose workflow is still in a step, is
+ * canceled and left for a later pass. A retirement stays until a pass finds
+ * nothing left to delete, a step's timeout after the version stopped, so a
+ * step its workflow abandoned that writes late is cleaned up too. Answers how
+ * many retirements deleted something.
  */
 export async function retireDue(deps: RetireDeps, limit: number): Promise<number> {
   let done = 0;
@@ -496,16 +507,34 @@ export async function retireDue(deps: RetireDeps, limit: number): Promise<number
       await deps.cancel(job).catch(() => undefined);
       continue;
     }
+    // A chunk still at a provider that cannot cancel (Deepgram) writes under its parent when it ends.
+    if (job && (await hasRunningChildren(deps, job))) continue;
+    if (job && (await deps.workflow.status(currentExecutionOf(job))) === 'RUNNING') continue;
     const owner = { id: retirement.jobId, tenantId: retirement.tenantId };
-    await discardVectors(deps, owner);
-    await deps.outputs.deleteOutputs(rootOutputPrefix(owner));
+    const deleted =
+      (await discardVectors(deps, owner)) + (await deps.outputs.deleteOutputs(rootOutputPrefix(owner)));
     if (retirement.audioRef && !(await refInUse(deps, item, retirement))) {
       await deps.deleteInput(retirement.tenantId, retirement.audioRef);
     }
+    if (deleted > 0) done++;
+    // A step its workflow abandoned (a transcode in a branch a cancel cut short) may still write for
+    // as long as a step can run: the retirement stays until a pass after that finds nothing left.
+    const quietAt = Date.parse(job?.statusAt ?? retirement.runAt) + deps.quietSeconds * 1000;
+    if (deleted > 0 || deps.now().getTime() < quietAt) {
+      await deps.media.putRetirement({ ...retirement, runAt: deps.now().toISOString() });
+      continue;
+    }
     await deps.media.deleteRetirement(retirement);
-    done++;
   }
   return done;
+}
+
+async function hasRunningChildren(deps: RetireDeps, job: Job): Promise<boolean> {
+  for (const childId of childJobIdsOf(await deps.timeline.list(job.id, job.createdAt))) {
+    const child = await deps.jobs.get(childId);
+    if (child && !isTerminal(child.status)) return true;
+  }
+  return false;
 }
 
 async function refInUse(deps: RetireDeps, item: MediaItem | undefined, retirement: Retirement) {

@@ -21,7 +21,9 @@ import {
   MemoryMediaStore,
   MemoryOutputs,
   MemoryStore,
+  MemoryTimeline,
   MemoryVectorIndex,
+  MemoryWorkflow,
 } from './support/memory-ports';
 
 const TENANT = 'acme';
@@ -71,6 +73,9 @@ function world(start = Date.parse('2026-06-01T10:00:00.000Z')) {
   return {
     media,
     jobs,
+    timeline: new MemoryTimeline(),
+    workflow: new MemoryWorkflow(),
+    quietSeconds: 60,
     outputs,
     vectors,
     inputs,
@@ -289,6 +294,13 @@ describe('media items', () => {
     expect(w.vectors.vectors.has(vectorKeyOf(v1, 0))).toBe(false);
     expect(w.vectors.vectors.has(vectorKeyOf(v2, 0))).toBe(true);
     expect([...w.outputs.objects.keys()].filter((key) => key.startsWith(rootOutputPrefix(v1)))).toEqual([]);
+    // Kept until a pass a step's timeout later finds nothing left: an abandoned step may write late.
+    expect(w.media.retirements.size).toBe(1);
+    await w.outputs.putOutput(`${rootOutputPrefix(v1)}hls/late.m4s`, 'x', 'video/mp4');
+    w.advance(61_000);
+    expect(await retireDue(retire, 10)).toBe(1);
+    expect(await retireDue(retire, 10)).toBe(0);
+    expect([...w.outputs.objects.keys()].filter((key) => key.startsWith(rootOutputPrefix(v1)))).toEqual([]);
     expect(w.media.retirements.size).toBe(0);
   });
 
@@ -308,7 +320,7 @@ describe('media items', () => {
       deleteInput: (t: string, r: string) => w.inputs.deleteInput(t, r),
       cancel: async () => {},
     };
-    expect(await retireDue(retire, 10)).toBe(2);
+    expect(await retireDue(retire, 10)).toBe(1);
     expect(w.vectors.vectors.size).toBe(0);
     expect(w.outputs.objects.size).toBe(0);
     expect(w.inputs.objects.size).toBe(0);
