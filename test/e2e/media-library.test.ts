@@ -12,7 +12,6 @@ import {
   pollUntil,
   type RunningLocalStack,
   s3Client,
-  sfnClient,
   startLocalStack,
 } from './support/local-stack';
 import { itemOfVectorKey, storedVectorKeys } from './support/vectors';
@@ -224,7 +223,6 @@ describe('the media library', () => {
           (key) => itemOfVectorKey(key) === first,
         );
         const objects = await objectsUnder(outputPrefixOf(first));
-        if (process.env.DEBUG_MEDIA) { const j = await storedJob(first) as unknown as Record<string, unknown>; const { DescribeExecutionCommand, ListExecutionsCommand } = await import('@aws-sdk/client-sfn'); const ex = await sfnClient(stack.endpoints).send(new ListExecutionsCommand({ stateMachineArn: stack.endpoints.stateMachineArn })); const r = await documentClient(stack.endpoints).send(new GetCommand({ TableName: stack.endpoints.jobTableName, Key: { pk: 'MEDIA#acme', sk: `RETIRE#${first}` } })); console.log(JSON.stringify({ objects: objects.length, status: j.status, exec: j.executionName, execs: ex.executions?.filter((e) => e.name?.includes(first.slice(4, 12)) || true).map((e) => [e.name, e.status]).slice(0, 12), retirement: r.Item, children: await Promise.all((await childrenOf(first)).map(async (id) => (await storedJob(id)).status)) })); void DescribeExecutionCommand; }
         return vectors.length === 0 && objects.length === 0;
       },
       { timeoutMs: 60_000, intervalMs: 250, description: 'the first version retired' },
