@@ -595,7 +595,9 @@ export class Longhaul {
    * ref, an https URL, or a file, uploaded once (before the request) however
    * often the request is retried. The item's current version switches to it
    * only once it has fully published; follow its job (`jobId`) with
-   * `waitForJob`. Retried like `createJob`, always under one key.
+   * `waitForJob`. Retried like `createJob`, always under one key. To resume
+   * with an earlier run's `idempotencyKey`, send the same source: a file
+   * uploaded again is a new ref, another request under that key (422).
    */
   async publishVersion(
     mediaId: string,
