@@ -64,3 +64,87 @@ export type SearchResult = {
   /** Hits, closest first. */
   readonly items: readonly SearchHit[];
 };
+
+/** A new media item: its metadata. Its audio comes as versions (`POST /v1/media/{id}/versions`). */
+export type CreateMediaRequest = {
+  /** What listeners and search see of it. */
+  readonly title: string;
+  /** Who preached or spoke. */
+  readonly speaker?: string;
+  /** When it was preached or recorded; search filters by it. */
+  readonly date?: string;
+  /** A series, a place, a topic; search filters by them. */
+  readonly labels?: readonly string[];
+};
+
+/** A metadata change: what search shows and filters by changes without transcoding, transcribing or embedding again. */
+export type UpdateMediaRequest = {
+  /** What listeners and search see of it. */
+  readonly title?: string;
+  /** `null` removes it. */
+  readonly speaker?: string | null;
+  /** `null` removes it. */
+  readonly date?: string | null;
+  /** Replaces the labels. */
+  readonly labels?: readonly string[];
+};
+
+/** A new recording of the item: an upload (`audioRef`) or an https URL. */
+export type CreateVersionRequest = {
+  /** An https URL the provider can fetch. */
+  readonly audioUrl?: string;
+  readonly audioRef?: string;
+  readonly language?: string;
+};
+
+export type ListMediaQuery = {
+  /** Only items that carry this label. */
+  readonly label?: string;
+  /** Only items dated this day or later. */
+  readonly dateFrom?: string;
+  /** Only items dated this day or earlier. */
+  readonly dateTo?: string;
+  readonly limit?: number;
+  /** `nextCursor` of the previous page. */
+  readonly cursor?: string;
+};
+
+/** A media item: its metadata, its current version and the one being published. */
+export type MediaItem = {
+  readonly id: string;
+  readonly title: string;
+  readonly speaker?: string;
+  /** A calendar date, YYYY-MM-DD. */
+  readonly date?: string;
+  readonly labels: readonly string[];
+  readonly createdAt: string;
+  readonly updatedAt: string;
+  /** What listeners and search get now; absent until one is published. */
+  readonly current?: MediaVersion;
+  /** The newest version, while it is being published. */
+  readonly inProgress?: MediaVersion;
+};
+
+/** One recording of a media item. */
+export type MediaVersion = {
+  /** 1 for the first recording, then one more for each. */
+  readonly number: number;
+  /** The audio.publish job that publishes it. */
+  readonly jobId: string;
+  readonly status: 'publishing' | 'published' | 'failed' | 'superseded' | 'canceled';
+  readonly createdAt: string;
+  readonly publishedAt?: string;
+  readonly durationSeconds?: number;
+  /** The presigned HLS master playlist of this version. */
+  readonly playlistUrl?: string;
+  readonly transcriptUrl?: string;
+  /** How many passages its transcript has. */
+  readonly passages?: number;
+  /** Whether search finds its passages. */
+  readonly searchable?: boolean;
+};
+
+export type MediaPage = {
+  readonly items: readonly MediaItem[];
+  readonly nextCursor: string | null;
+};

@@ -10,16 +10,20 @@ export {
 } from './errors';
 export {
   type CreatedJob,
+  type CreatedMedia,
+  type IdempotentOptions,
   type ListQuery,
   Longhaul,
   type LonghaulLogger,
   type LonghaulOptions,
   MULTIPART_FILE_LIMIT_BYTES,
   MULTIPART_UPLOAD_THRESHOLD_BYTES,
+  type PublishedVersion,
   type RequestOptions,
   type ReviewQuery,
   type UploadOptions,
   UserAction,
+  type VersionSource,
 } from './longhaul';
 export { PagedList } from './pagination';
 export {

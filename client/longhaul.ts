@@ -21,13 +21,17 @@ import {
   type BulkOptions,
   type CancelJobsResult,
   type CreateJobRequest,
+  type CreateMediaRequest,
   type CreateScheduleRequest,
+  type CreateVersionRequest,
   FILE_INPUT_FIELD,
   type FileInput,
   type Job,
   type JobFilter,
   type JobStatus,
+  type ListMediaQuery,
   MAX_BATCH_ITEMS,
+  type MediaItem,
   type MultipartUploadState,
   type MultipartUploadTicket,
   type Page,
@@ -44,6 +48,7 @@ import {
   type Tenant,
   type TenantSettings,
   type TimelineEvent,
+  type UpdateMediaRequest,
   type UploadedFile,
   type UploadTicket,
 } from './types';
@@ -168,6 +173,33 @@ export interface CreatedJob {
   /** The job's URL, as the Location header gave it. */
   readonly location: string;
 }
+
+/** Options of a call that creates something under an Idempotency-Key. */
+export interface IdempotentOptions extends RequestOptions {
+  /**
+   * The key to send: the one an earlier run used, to resume its request.
+   * @default a new key, minted once for this call and sent with every retry of it
+   */
+  readonly idempotencyKey?: string;
+}
+
+export interface CreatedMedia {
+  readonly item: MediaItem;
+  /** The server had seen this key before and repeated its first answer (`Idempotent-Replayed: true`). */
+  readonly replayed: boolean;
+  /** The key the request went under: keep it to resume the request if this run is cut short. */
+  readonly idempotencyKey: string;
+}
+
+export interface PublishedVersion extends CreatedMedia {
+  /** The version's audio.publish job: follow it with `waitForJob`. */
+  readonly jobId: string;
+  /** The job's URL, as the Location header gave it. */
+  readonly location: string;
+}
+
+/** A new recording of a media item: an upload ref or an https URL, or a file the SDK uploads first. */
+export type VersionSource = CreateVersionRequest | { readonly file: FileInput; readonly language?: string };
 
 export interface ListQuery {
   readonly status?: JobStatus;
@@ -483,6 +515,124 @@ export class Longhaul {
       body: () => text,
     });
     return answer.body as SearchResult;
+  }
+
+  /**
+   * Creates a media item of the library: its metadata; its recordings come as
+   * versions (`publishVersion`). Retried like `createJob`, always under one
+   * key (`idempotencyKey`, or one minted for this call), so the answer is
+   * one item however often the request reaches the server.
+   */
+  async createMedia(request: CreateMediaRequest, options: IdempotentOptions = {}): Promise<CreatedMedia> {
+    const { idempotencyKey: given, ...rest } = options;
+    const { idempotencyKey } = new UserAction(given);
+    const text = JSON.stringify(request);
+    const answer = await this.call('createMedia', {
+      ...rest,
+      operationHeaders: { 'idempotency-key': idempotencyKey, 'content-type': 'application/json' },
+      body: () => text,
+    });
+    return {
+      item: answer.body as MediaItem,
+      replayed: answer.headers.get('idempotent-replayed') === 'true',
+      idempotencyKey,
+    };
+  }
+
+  /** A media item, with its current version and the one being published; their URLs are short-lived. */
+  async getMedia(mediaId: string, options: RequestOptions = {}): Promise<MediaItem> {
+    return (await this.call('getMedia', { ...options, path: { id: mediaId } })).body as MediaItem;
+  }
+
+  /** One page of the tenant's media items that match `query`. */
+  async listMediaPage(query: ListMediaQuery = {}, options: RequestOptions = {}): Promise<Page<MediaItem>> {
+    return (await this.call('listMedia', { ...options, query: { ...query } })).body as Page<MediaItem>;
+  }
+
+  /**
+   * The tenant's media items that match `query`, fetched page by page as
+   * they are reached: `for await (const item of client.listMedia({ label: 'advent' }))`,
+   * `.pages()` for the pages, `.toArray({ limit: 50 })` for the first fifty.
+   */
+  listMedia(query: ListMediaQuery = {}, options: RequestOptions = {}): PagedList<MediaItem> {
+    return new PagedList(
+      (cursor, want) => this.listMediaPage({ ...query, cursor, limit: pageSize(query.limit, want) }, options),
+      query.cursor,
+    );
+  }
+
+  /**
+   * Changes a media item's metadata (`null` removes the speaker or the date;
+   * `labels` replaces the labels). No provider is called. Retried like any
+   * idempotent request: the same change again leaves the same item.
+   */
+  async updateMedia(
+    mediaId: string,
+    patch: UpdateMediaRequest,
+    options: RequestOptions = {},
+  ): Promise<MediaItem> {
+    const text = JSON.stringify(patch);
+    const answer = await this.call('updateMedia', {
+      ...options,
+      path: { id: mediaId },
+      operationHeaders: { 'content-type': 'application/json' },
+      body: () => text,
+    });
+    return answer.body as MediaItem;
+  }
+
+  /**
+   * Deletes a media item: the version being published is canceled, and what
+   * every version made is deleted by the server. An item already deleted is
+   * a `not-found` error.
+   */
+  async deleteMedia(mediaId: string, options: RequestOptions = {}): Promise<void> {
+    await this.call('deleteMedia', { ...options, path: { id: mediaId } });
+  }
+
+  /**
+   * Publishes a new recording of a media item as its next version: an upload
+   * ref, an https URL, or a file, uploaded once (before the request) however
+   * often the request is retried. The item's current version switches to it
+   * only once it has fully published; follow its job (`jobId`) with
+   * `waitForJob`. Retried like `createJob`, always under one key. To resume
+   * with an earlier run's `idempotencyKey`, send the same source: a file
+   * uploaded again is a new ref, another request under that key (422).
+   */
+  async publishVersion(
+    mediaId: string,
+    source: VersionSource,
+    options: IdempotentOptions & Pick<UploadOptions, 'onUploadProgress'> = {},
+  ): Promise<PublishedVersion> {
+    const { idempotencyKey: given, onUploadProgress, ...rest } = options;
+    const { idempotencyKey } = new UserAction(given);
+    let request: CreateVersionRequest;
+    if ('file' in source) {
+      const { file, ...fields } = source;
+      const uploaded = await this.uploadFile(file, {
+        ...rest,
+        ...(onUploadProgress ? { onUploadProgress } : {}),
+      });
+      request = { ...fields, audioRef: uploaded.ref };
+    } else {
+      request = source;
+    }
+    const text = JSON.stringify(request);
+    const answer = await this.call('publishMediaVersion', {
+      ...rest,
+      path: { id: mediaId },
+      operationHeaders: { 'idempotency-key': idempotencyKey, 'content-type': 'application/json' },
+      body: () => text,
+    });
+    const item = answer.body as MediaItem;
+    const location = answer.headers.get('location') ?? '';
+    return {
+      item,
+      replayed: answer.headers.get('idempotent-replayed') === 'true',
+      idempotencyKey,
+      jobId: /\/v1\/jobs\/([^/?#]+)$/.exec(location)?.[1] ?? item.inProgress?.jobId ?? '',
+      location,
+    };
   }
 
   /** The job's timeline, oldest first. */

@@ -70,6 +70,21 @@ export const operations = {
   updateSchedule: { method: 'PATCH', path: '/v1/schedules/{id}', auth: 'tenant', retry: 'idempotent' },
   // A repeated delete of a deleted schedule is a 404, which tells the caller it is gone.
   deleteSchedule: { method: 'DELETE', path: '/v1/schedules/{id}', auth: 'tenant', retry: 'idempotent' },
+  // Every item carries its Idempotency-Key: a repeated create replays the first item.
+  createMedia: { method: 'POST', path: '/v1/media', auth: 'tenant', retry: 'idempotent' },
+  listMedia: { method: 'GET', path: '/v1/media', auth: 'tenant', retry: 'idempotent' },
+  getMedia: { method: 'GET', path: '/v1/media/{id}', auth: 'tenant', retry: 'idempotent' },
+  // The same change again leaves the same metadata.
+  updateMedia: { method: 'PATCH', path: '/v1/media/{id}', auth: 'tenant', retry: 'idempotent' },
+  // A repeated delete of a deleted item is a 404, which tells the caller it is gone.
+  deleteMedia: { method: 'DELETE', path: '/v1/media/{id}', auth: 'tenant', retry: 'idempotent' },
+  // Every version carries its Idempotency-Key: a repeated publish replays the first version.
+  publishMediaVersion: {
+    method: 'POST',
+    path: '/v1/media/{id}/versions',
+    auth: 'tenant',
+    retry: 'idempotent',
+  },
   adminListJobs: { method: 'GET', path: '/v1/admin/jobs', auth: 'admin', retry: 'idempotent' },
   adminListProviders: { method: 'GET', path: '/v1/admin/providers', auth: 'admin', retry: 'idempotent' },
   adminGetTenant: { method: 'GET', path: '/v1/admin/tenants/{tenant}', auth: 'admin', retry: 'idempotent' },

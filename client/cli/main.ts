@@ -21,13 +21,16 @@ import {
   type Job,
   type JobFilter,
   type JobStatus,
+  type ListMediaQuery,
   MAX_BATCH_ITEMS,
+  type MediaItem,
   type ReplayFilter,
   type ReplayResult,
   type Schedule,
   type ScheduledJob,
   type SearchFilter,
   type SearchRequest,
+  type UpdateMediaRequest,
 } from '../types';
 import { SDK_VERSION } from '../version';
 import type { WebSocketConstructor } from '../wait';
@@ -36,6 +39,8 @@ import {
   formatBatchResults,
   formatJob,
   formatJobTable,
+  formatMediaItem,
+  formatMediaTable,
   formatSearchHits,
   formatTimeline,
   ProgressBar,
@@ -58,7 +63,7 @@ export const EXIT = {
   usage: 3,
   /** No key, or the API refused it (401), or it is the wrong kind of key (403). */
   auth: 4,
-  /** No such job (or another tenant's). */
+  /** No such job or media item (or another tenant's). */
   notFound: 5,
   /** The API could not be reached, even after retries. */
   network: 6,
@@ -91,14 +96,14 @@ const EXIT_CODES_HELP = `Exit codes:
   2    the awaited job failed, was canceled or needs review
   3    usage: unknown command or flag, missing argument, unreadable file
   4    authentication: no key, a wrong key, or the wrong kind of key
-  5    not found: no such job
+  5    not found: no such job or media item
   6    network: the API could not be reached
   7    stopped waiting (--timeout); the job goes on: longhaul jobs wait <id>
   130  interrupted (Ctrl-C); a job being waited for goes on`;
 
 const ENVIRONMENT_HELP = `Environment:
   LONGHAUL_URL          the API (default http://127.0.0.1:3000; AWS: the ApiUrl output)
-  LONGHAUL_API_KEY      a tenant's API key (jobs, submit, search)
+  LONGHAUL_API_KEY      a tenant's API key (jobs, submit, search, media)
   LONGHAUL_ADMIN_KEY    the operator key (review, dlq)
   LONGHAUL_STREAM_URL   live progress WebSocket (default: the one the API names)
   LONGHAUL_ALLOW_INSECURE_HTTP=1  allow plain http to a host other than this machine`;
@@ -320,10 +325,10 @@ const batchCommand: Command = {
 /** `search`: the passages of the tenant's published recordings closest to a query. */
 const searchCommand: Command = {
   summary: 'find the passages of published recordings that say something',
-  usage: `longhaul search "<query>" [--limit <n>] [--item <job id>]… [--from <date>] [--to <date>] [--label <label>]…
+  usage: `longhaul search "<query>" [--limit <n>] [--item <id>]… [--from <date>] [--to <date>] [--label <label>]…
   <query>           what the listener remembers, in their own words (quote it)
   --limit <n>       at most n hits (the API's default when absent)
-  --item <id>       only this recording: its audio.publish job id (may be repeated)
+  --item <id>       only this recording: its media item id, or its audio.publish job id (may be repeated)
   --from <date>     only recordings dated this day (YYYY-MM-DD) or later
   --to <date>       only recordings dated this day (YYYY-MM-DD) or earlier
   --label <label>   only recordings with this label (may be repeated: any of them)
@@ -407,7 +412,108 @@ const scheduleCommands: Record<string, Command> = {
   },
 };
 
-const GROUPS = new Set(['jobs', 'review', 'dlq', 'schedules']);
+/** The metadata flags of `media create` and `media update`: one field each. */
+const mediaMetadataOptions = {
+  title: { type: 'string' },
+  speaker: { type: 'string' },
+  date: { type: 'string' },
+  label: { type: 'string', multiple: true },
+} as const satisfies Options;
+
+/** What `media update --clear` may remove. */
+const CLEARABLE = ['speaker', 'date', 'labels'] as const;
+
+/** `media …`: the tenant's media library, its items and the recordings published as their versions. */
+const mediaCommands: Record<string, Command> = {
+  'media create': {
+    summary: 'create a media item of the library (its recordings come as versions: media publish)',
+    usage: `longhaul media create --title <title> [--speaker <name>] [--date <YYYY-MM-DD>] [--label <label>]… [--idempotency-key <key>]
+  --title <title>    what listeners and search see of it
+  --speaker <name>   who preached or spoke
+  --date <date>      when it was preached or recorded (YYYY-MM-DD); search and media list filter by it
+  --label <label>    a series, a place, a topic (may be repeated); search and media list filter by them
+  --idempotency-key  resume an earlier creation (its key is printed when it starts)`,
+    options: { ...mediaMetadataOptions, 'idempotency-key': { type: 'string' } },
+    positionals: [],
+    run: createMediaCommand,
+  },
+  'media list': {
+    summary: "list the tenant's media items",
+    usage: `longhaul media list [--label <label>] [--from <date>] [--to <date>] [--limit <n>] [--cursor <cursor>] [--all]
+  --label <label>  only items with this label
+  --from <date>    only items dated this day (YYYY-MM-DD) or later
+  --to <date>      only items dated this day (YYYY-MM-DD) or earlier
+  --limit <n>      at most n items in all, across pages (default ${DEFAULT_LIST_LIMIT})
+  --all            every item
+  --cursor <c>     go on from where an earlier listing with the same filter stopped`,
+    options: {
+      label: { type: 'string' },
+      from: { type: 'string' },
+      to: { type: 'string' },
+      limit: { type: 'string' },
+      cursor: { type: 'string' },
+      all: { type: 'boolean' },
+    },
+    positionals: [],
+    run: listMediaCommand,
+  },
+  'media get': {
+    summary: 'show a media item, its current version and the one being published',
+    usage: 'longhaul media get <id>',
+    options: {},
+    positionals: ['id'],
+    run: async (c) => printMediaItem(c, await c.client().getMedia(mediaId(c), { signal: c.io.signal })),
+  },
+  'media update': {
+    summary: "change a media item's metadata (no provider is called)",
+    usage: `longhaul media update <id> [--title <title>] [--speaker <name>] [--date <YYYY-MM-DD>] [--label <label>]… [--clear speaker|date|labels]…
+  --label <label>  the item's labels, replacing those it has (may be repeated)
+  --clear <field>  remove the speaker or the date, or every label (may be repeated)
+  Name at least one change. Search shows it at once: it reads the title and speaker from the
+  item, and a change of labels or date rewrites the current version's passages in the index.`,
+    options: { ...mediaMetadataOptions, clear: { type: 'string', multiple: true } },
+    positionals: ['id'],
+    run: updateMediaCommand,
+  },
+  'media delete': {
+    summary: 'delete a media item (what its versions made is deleted too)',
+    usage: `longhaul media delete <id>
+  The version being published is canceled; the server then deletes every version's
+  stream, transcripts, passages, vectors and uploads.`,
+    options: {},
+    positionals: ['id'],
+    run: async (c) => {
+      const item = mediaId(c);
+      await c.client().deleteMedia(item, { signal: c.io.signal });
+      c.io.stdout.write(c.json ? `${JSON.stringify({ id: item, deleted: true })}\n` : `${item} deleted\n`);
+      return EXIT.ok;
+    },
+  },
+  'media publish': {
+    summary: 'publish a recording as the next version of a media item',
+    usage: `longhaul media publish <id> (--file <path> [--content-type <type>] | --audio-url <https url>) [--language <tag>] [--wait [--timeout <s>]]
+  --file <path>      the recording, uploaded first (in resumable parts when large)
+  --content-type     of --file (default: from its extension)
+  --audio-url <url>  an https URL of the recording (--url is the API's, as for every command)
+  --language <tag>   the recording's language, a BCP 47 tag such as en or pt-BR
+  --wait             follow the version's job on stderr and print it once finished
+  --timeout <s>      with --wait: stop waiting after this many seconds (exit 7; the job goes on)
+  The item's current version switches to this one only once it has fully published;
+  a version published after it, before it is done, supersedes it.`,
+    options: {
+      file: { type: 'string' },
+      'content-type': { type: 'string' },
+      'audio-url': { type: 'string' },
+      language: { type: 'string' },
+      wait: { type: 'boolean' },
+      ...waitOptions,
+    },
+    positionals: ['id'],
+    run: publishVersionCommand,
+  },
+};
+
+const GROUPS = new Set(['jobs', 'review', 'dlq', 'schedules', 'media']);
 
 const COMMANDS: Readonly<Record<string, Command>> = {
   submit: submitCommand(JOB_TYPE_INPUTS),
@@ -415,6 +521,7 @@ const COMMANDS: Readonly<Record<string, Command>> = {
   search: searchCommand,
   ...commands,
   ...scheduleCommands,
+  ...mediaCommands,
 };
 
 function formatScheduleLine(schedule: Schedule): string {
@@ -481,6 +588,134 @@ async function createScheduleCommand(c: Context): Promise<number> {
   );
   if (replayed) io.stderr.write(`${schedule.id}: already created with this key; this is that schedule\n`);
   return printSchedule(c, schedule);
+}
+
+function mediaId(c: Context): string {
+  const value = c.positionals[0];
+  if (!value) throw new UsageError('A media item id is required.');
+  return value;
+}
+
+function printMediaItem(c: Context, item: MediaItem): number {
+  c.io.stdout.write(c.json ? `${JSON.stringify(item, null, 2)}\n` : formatMediaItem(item));
+  return EXIT.ok;
+}
+
+/** A string flag's value, if it was given. */
+const stringFlag = (c: Context, flag: string): string | undefined => {
+  const value = c.values[flag];
+  return typeof value === 'string' ? value : undefined;
+};
+
+/** The metadata the flags name, each sent as written: the API refuses what is malformed, naming the field. */
+function mediaMetadataOf(c: Context) {
+  const labels = repeated(c, 'label');
+  const title = stringFlag(c, 'title');
+  const speaker = stringFlag(c, 'speaker');
+  const date = stringFlag(c, 'date');
+  return {
+    ...(title !== undefined ? { title } : {}),
+    ...(speaker !== undefined ? { speaker } : {}),
+    ...(date !== undefined ? { date } : {}),
+    ...(labels.length > 0 ? { labels } : {}),
+  };
+}
+
+async function createMediaCommand(c: Context): Promise<number> {
+  const { title, ...metadata } = mediaMetadataOf(c);
+  if (title === undefined) throw new UsageError('--title is required.');
+  const client = c.client();
+  const { action, resumeKey } = userActionOf(client, c.values);
+  const { idempotencyKey } = action;
+  if (!resumeKey) c.io.stderr.write(`idempotency key: ${idempotencyKey}\n`);
+  const { item, replayed } = await client.createMedia(
+    { title, ...metadata },
+    { idempotencyKey, signal: c.io.signal },
+  );
+  if (replayed) c.io.stderr.write(`${item.id}: already created with this key; this is that item\n`);
+  return printMediaItem(c, item);
+}
+
+async function listMediaCommand(c: Context): Promise<number> {
+  const label = stringFlag(c, 'label');
+  const dateFrom = stringFlag(c, 'from');
+  const dateTo = stringFlag(c, 'to');
+  const filter: ListMediaQuery = {
+    ...(label !== undefined ? { label } : {}),
+    ...(dateFrom !== undefined ? { dateFrom } : {}),
+    ...(dateTo !== undefined ? { dateTo } : {}),
+  };
+  const limit = listLimit(c);
+  const cursor = stringFlag(c, 'cursor');
+  const list = await c
+    .client()
+    .listMedia({ ...filter, ...(cursor ? { cursor } : {}) }, { signal: c.io.signal })
+    .take(limit);
+  if (c.json) {
+    c.io.stdout.write(`${JSON.stringify(list, null, 2)}\n`);
+  } else {
+    c.io.stdout.write(formatMediaTable(list));
+    if (list.nextCursor) {
+      // The cursor is only a place in the list: going on with the same items needs the same filter.
+      const again = [
+        ...(label !== undefined ? ['--label', label] : []),
+        ...(dateFrom !== undefined ? ['--from', dateFrom] : []),
+        ...(dateTo !== undefined ? ['--to', dateTo] : []),
+      ];
+      c.io.stderr.write(`more: longhaul media list ${[...again, '--cursor', list.nextCursor].join(' ')}\n`);
+    }
+  }
+  return EXIT.ok;
+}
+
+async function updateMediaCommand(c: Context): Promise<number> {
+  const item = mediaId(c);
+  const metadata = mediaMetadataOf(c);
+  const cleared = repeated(c, 'clear').map((field) => oneOf('--clear', field, CLEARABLE));
+  for (const field of cleared) {
+    if (field in metadata) throw new UsageError(`--clear ${field} and a new ${field} do not go together.`);
+  }
+  if (cleared.includes('labels') && repeated(c, 'label').length > 0) {
+    throw new UsageError('--clear labels and --label do not go together.');
+  }
+  const patch: UpdateMediaRequest = {
+    ...metadata,
+    ...(cleared.includes('speaker') ? { speaker: null } : {}),
+    ...(cleared.includes('date') ? { date: null } : {}),
+    ...(cleared.includes('labels') ? { labels: [] } : {}),
+  };
+  if (Object.keys(patch).length === 0) {
+    throw new UsageError('Name a change: --title, --speaker, --date, --label or --clear.');
+  }
+  return printMediaItem(c, await c.client().updateMedia(item, patch, { signal: c.io.signal }));
+}
+
+async function publishVersionCommand(c: Context): Promise<number> {
+  const item = mediaId(c);
+  const path = stringFlag(c, 'file');
+  const audioUrl = stringFlag(c, 'audio-url');
+  if (path !== undefined && audioUrl !== undefined) {
+    throw new UsageError('--file and --audio-url do not go together: a version is one recording.');
+  }
+  if (path === undefined && audioUrl === undefined) {
+    throw new UsageError('Name the recording: --file <path> or --audio-url <https url>.');
+  }
+  const contentType = stringFlag(c, 'content-type');
+  if (contentType !== undefined && path === undefined)
+    throw new UsageError('--content-type goes with --file.');
+  const language = stringFlag(c, 'language');
+  const source =
+    path !== undefined
+      ? { file: await readFileInput(path, contentType), ...(language ? { language } : {}) }
+      : { audioUrl: audioUrl as string, ...(language ? { language } : {}) };
+  const published = await c.client().publishVersion(item, source, { signal: c.io.signal });
+  if (c.values.wait) {
+    c.io.stderr.write(`${item}: publishing as job ${published.jobId}\n`);
+    return waitAndPrint(c, published.jobId);
+  }
+  printMediaItem(c, published.item);
+  if (!c.json) c.io.stderr.write(`follow it: longhaul jobs wait ${published.jobId}\n`);
+  return EXIT.ok;
 }
 
 const USAGE = `Usage: longhaul <command> [options]

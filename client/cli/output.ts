@@ -1,4 +1,13 @@
-import type { AdminJob, BatchItemResult, Job, Page, SearchResult, TimelineEvent } from '../types';
+import type {
+  AdminJob,
+  BatchItemResult,
+  Job,
+  MediaItem,
+  MediaVersion,
+  Page,
+  SearchResult,
+  TimelineEvent,
+} from '../types';
 import type { WaitUpdate } from '../wait';
 
 /** How the CLI shows things to people; `--json` bypasses all of this. */
@@ -67,6 +76,49 @@ export function formatJobTable(page: Pick<Page<Job | AdminJob>, 'items'>): strin
     ...('tenantId' in job ? [job.tenantId] : []),
   ]);
   return table([header, ...rows]);
+}
+
+/** A version in a few words: its number, its status, its job, and how long it plays once known. */
+function versionLine(version: MediaVersion): string {
+  const duration = version.durationSeconds === undefined ? '' : `  ${clockTime(version.durationSeconds)}`;
+  return `v${version.number} ${version.status}  ${version.jobId}${duration}`;
+}
+
+/** A media item: its title line, then its metadata, its current version and the one being published. */
+export function formatMediaItem(item: MediaItem): string {
+  const fields: [string, string][] = [];
+  const field = (name: string, value: string | undefined) => {
+    if (value !== undefined) fields.push([name, value]);
+  };
+  field('speaker', item.speaker);
+  field('date', item.date);
+  if (item.labels.length > 0) field('labels', item.labels.join(', '));
+  field('current', item.current ? versionLine(item.current) : 'none published yet');
+  field('playlist', item.current?.playlistUrl);
+  field('transcript', item.current?.transcriptUrl);
+  if (item.inProgress) field('publishing', versionLine(item.inProgress));
+  field('created', item.createdAt);
+  field('updated', item.updatedAt);
+  const width = Math.max(...fields.map(([name]) => name.length)) + 2;
+  const lines = [
+    `${item.id}  ${item.title}`,
+    ...fields.map(([name, value]) => `  ${name.padEnd(width)}${value}`),
+  ];
+  return `${lines.join('\n')}\n`;
+}
+
+export function formatMediaTable(page: Pick<Page<MediaItem>, 'items'>): string {
+  if (page.items.length === 0) return 'no media items\n';
+  return table([
+    ['ID', 'DATE', 'CURRENT', 'PUBLISHING', 'TITLE'],
+    ...page.items.map((item) => [
+      item.id,
+      item.date ?? '',
+      item.current ? `v${item.current.number}` : '',
+      item.inProgress ? `v${item.inProgress.number}` : '',
+      item.speaker ? `${item.title} (${item.speaker})` : item.title,
+    ]),
+  ]);
 }
 
 export function formatTimeline(events: readonly TimelineEvent[]): string {

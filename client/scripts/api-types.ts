@@ -5,7 +5,7 @@ import { docComment, typeOf } from './job-types';
 
 /**
  * Writes client/api-types.ts, the SDK's types of the document's schemas that
- * the server converts from its zod schemas (the search request and answer),
+ * the server converts from its zod schemas (the search and media requests and answers),
  * so the SDK says each shape once, as the server does:
  * `npx tsx client/scripts/api-types.ts`
  * (`--check` only reports whether it is stale; a unit test fails when it is).
@@ -15,7 +15,19 @@ const ROOT = resolve(__dirname, '../..');
 export const API_TYPES_PATH = join(ROOT, 'client', 'api-types.ts');
 
 /** The schemas typed here, by their names in components.schemas; a schema they refer to must be one of them. */
-export const API_TYPE_NAMES = ['SearchRequest', 'SearchFilter', 'SearchHit', 'SearchResult'] as const;
+export const API_TYPE_NAMES = [
+  'SearchRequest',
+  'SearchFilter',
+  'SearchHit',
+  'SearchResult',
+  'CreateMediaRequest',
+  'UpdateMediaRequest',
+  'CreateVersionRequest',
+  'ListMediaQuery',
+  'MediaItem',
+  'MediaVersion',
+  'MediaPage',
+] as const;
 
 const HEADER = `/**
  * Generated from the OpenAPI document (lambdas/api/openapi.ts, components.schemas)

@@ -36,6 +36,10 @@ export function typeOf(schema: Schema, indent: string): string {
   if (typeof schema.$ref === 'string') return schema.$ref.split('/').pop() as string;
   if ('const' in schema) return JSON.stringify(schema.const);
   if (Array.isArray(schema.enum)) return schema.enum.map((value) => JSON.stringify(value)).join(' | ');
+  // A union zod states as `anyOf` (a nullable field); `anyOf` beside a `type` only narrows that type.
+  if (Array.isArray(schema.anyOf) && schema.type === undefined) {
+    return (schema.anyOf as Schema[]).map((member) => typeOf(member, indent)).join(' | ');
+  }
   if (Array.isArray(schema.type)) {
     return schema.type.map((type) => typeOf({ ...schema, type }, indent)).join(' | ');
   }

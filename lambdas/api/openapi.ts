@@ -2,6 +2,17 @@ import * as z from 'zod';
 import { JOB_TYPE_MODULES, type JobTypeModule } from '../../config/job-types';
 import { API_KEY_HEADER, providerWebhookRoutes, STREAM_PATH } from '../../config/layout';
 import {
+  createMediaRequest,
+  createVersionRequest,
+  listMediaQuery,
+  MEDIA_PAGE_DEFAULT,
+  MEDIA_PAGE_MAX,
+  mediaItemView,
+  mediaPage,
+  mediaVersionView,
+  updateMediaRequest,
+} from '../../config/media';
+import {
   PROBLEM_CONTENT_TYPE,
   type ProblemCode,
   RATE_LIMIT_RETRY_AFTER_SECONDS,
@@ -177,6 +188,42 @@ const searchSchemas = fromZodNamed({
   SearchFilter: searchFilter,
   SearchResult: searchResult,
   SearchHit: searchHit,
+});
+
+/** The media routes' requests and answers, as config/media.ts defines and the handler validates them. */
+const mediaSchemas = fromZodNamed({
+  CreateMediaRequest: createMediaRequest,
+  UpdateMediaRequest: updateMediaRequest,
+  CreateVersionRequest: createVersionRequest,
+  ListMediaQuery: listMediaQuery,
+  MediaItem: mediaItemView,
+  MediaVersion: mediaVersionView,
+  MediaPage: mediaPage,
+});
+
+/**
+ * A media request's labels with what zod's refinement says and JSON Schema
+ * can say too: no label twice.
+ */
+function withUniqueLabels(schema: Schema): Schema {
+  const properties = schema.properties as Record<string, Schema>;
+  return { ...schema, properties: { ...properties, labels: { ...properties.labels, uniqueItems: true } } };
+}
+
+/** GET /v1/media's query parameters: the properties of ListMediaQuery, one parameter each. */
+const listMediaParameters: ParameterObject[] = Object.entries(
+  mediaSchemas.ListMediaQuery.properties as Record<string, Schema>,
+).map(([name, schema]) => {
+  const { description, ...rest } = schema;
+  return {
+    name,
+    in: 'query',
+    description:
+      typeof description === 'string'
+        ? description
+        : `Page size (default ${MEDIA_PAGE_DEFAULT}, at most ${MEDIA_PAGE_MAX}).`,
+    schema: name === 'limit' ? { ...rest, default: MEDIA_PAGE_DEFAULT } : rest,
+  };
 });
 
 const timestamp = { type: 'string', format: 'date-time' } as const;
@@ -902,6 +949,18 @@ const schemas: Record<string, Schema> = {
     // What JSON Schema cannot say: the filter's refinement, which the handler checks.
     description: `${searchSchemas.SearchFilter.description} \`dateFrom\` must not be after \`dateTo\`.`,
   },
+  ...mediaSchemas,
+  CreateMediaRequest: withUniqueLabels(mediaSchemas.CreateMediaRequest),
+  UpdateMediaRequest: {
+    ...withUniqueLabels(mediaSchemas.UpdateMediaRequest),
+    // What JSON Schema can say of the refinement: at least one field.
+    minProperties: 1,
+  },
+  CreateVersionRequest: {
+    ...mediaSchemas.CreateVersionRequest,
+    // What JSON Schema can say of the refinement: exactly one source.
+    oneOf: [{ required: ['audioUrl'] }, { required: ['audioRef'] }],
+  },
   ProblemCode: { type: 'string', enum: PROBLEM_CODES },
   Problem: {
     type: 'object',
@@ -1024,6 +1083,16 @@ const responses: Record<string, ResponseObject> = {
     'The Idempotency-Key header is missing or malformed (`idempotency-key-missing`), or the body is invalid (`validation-failed`: a bad or too frequent expression, an unknown time zone, an invalid job); nothing was stored.',
     ['idempotency-key-missing', 'validation-failed'],
   ),
+  MediaNotFound: problemResponse(
+    404,
+    "No such media item, another tenant's, or a deleted one (`not-found`).",
+    ['not-found'],
+  ),
+  CreateMediaRefused: problemResponse(
+    400,
+    'The Idempotency-Key header is missing or malformed (`idempotency-key-missing`), or the body is invalid (`validation-failed`, a JSON Pointer per error: a title that is empty or only white space, a label given twice, a date that is not YYYY-MM-DD, not exactly one of audioUrl or audioRef); nothing was stored.',
+    ['idempotency-key-missing', 'validation-failed'],
+  ),
   TenantNotFound: problemResponse(
     404,
     'Neither an API key nor a record carries this tenant name (`not-found`).',
@@ -1082,7 +1151,7 @@ const responses: Record<string, ResponseObject> = {
   ),
   SearchRefused: problemResponse(
     400,
-    `The body is not a search (\`validation-failed\`, with a JSON Pointer per error): a query that is empty (or only white space) or over ${SEARCH_QUERY_MAX_CHARS} characters, a field or filter key the request does not define, a limit that is not a whole number from 1 to ${SEARCH_LIMIT_MAX}, a date that is not YYYY-MM-DD, an item id that is not an audio.publish job's, or dateFrom after dateTo.`,
+    `The body is not a search (\`validation-failed\`, with a JSON Pointer per error): a query that is empty (or only white space) or over ${SEARCH_QUERY_MAX_CHARS} characters, a field or filter key the request does not define, a limit that is not a whole number from 1 to ${SEARCH_LIMIT_MAX}, a date that is not YYYY-MM-DD, an item id that is neither a media item's nor an audio.publish job's, or dateFrom after dateTo.`,
     ['validation-failed'],
   ),
   SearchThrottled: problemResponse(
@@ -1114,6 +1183,12 @@ const adminSecurity = [{ adminKey: [] }] as const;
 
 const jobIdParameter = ref('parameters', 'JobId');
 const scheduleIdParameter = ref('parameters', 'ScheduleId');
+const mediaIdParameter = ref('parameters', 'MediaId');
+
+const idempotentReplayed: HeaderObject = {
+  description: 'Present (`true`) when this answer repeats the first answer for this key.',
+  schema: { const: 'true' },
+};
 const tenantParameter = ref('parameters', 'Tenant');
 
 /**
@@ -1222,6 +1297,10 @@ function buildDocument(): OpenApiDocument {
       { name: 'uploads', description: 'Inputs larger than a multipart body allows.' },
       { name: 'schedules', description: 'Recurring schedules that submit jobs.' },
       { name: 'search', description: 'Find the passages of published recordings that say something.' },
+      {
+        name: 'media',
+        description: 'The media library: items, and the recordings published as their versions.',
+      },
       { name: 'admin', description: 'Operator routes; the admin key only.' },
       { name: 'provider', description: 'Called by the media provider, not by clients.' },
       { name: 'meta', description: 'Health and this document.' },
@@ -1283,10 +1362,7 @@ function buildDocument(): OpenApiDocument {
                   required: true,
                   schema: { type: 'string' },
                 },
-                'Idempotent-Replayed': {
-                  description: 'Present (`true`) when this answer repeats the first answer for this key.',
-                  schema: { const: 'true' },
-                },
+                'Idempotent-Replayed': idempotentReplayed,
               },
               content: jsonContent(schemaRef('Job')),
             },
@@ -1437,7 +1513,7 @@ function buildDocument(): OpenApiDocument {
           operationId: 'search',
           summary: 'Find the passages of published recordings closest to a query',
           description:
-            "Searches the passages of every recording the tenant published with audio.publish (and only the tenant's: another tenant's passages are never searched), closest first, each with a URL that plays it from its first word. Search changes nothing, so it is safe to retry.",
+            "Searches the passages of every recording the tenant published (and only the tenant's: another tenant's passages are never searched), closest first, each with a URL that plays it from its first word. Of a media item, only its current version is heard, with the item's title, speaker, date and labels as they are now; a recording published with audio.publish outside the library is heard as its job. Search changes nothing, so it is safe to retry.",
           tags: ['search'],
           security: tenantSecurity,
           requestBody: { required: true, content: jsonContent(schemaRef('SearchRequest')) },
@@ -1451,6 +1527,131 @@ function buildDocument(): OpenApiDocument {
             '413': problemRef('PayloadTooLarge'),
             '415': problemRef('UnsupportedMediaType'),
             '429': problemRef('SearchThrottled'),
+          },
+        },
+      },
+      '/v1/media': {
+        post: {
+          operationId: 'createMedia',
+          summary: 'Create a media item',
+          description:
+            'An item of the media library: its metadata now, its recordings later as versions (POST /v1/media/{id}/versions). Idempotent under the Idempotency-Key, as POST /v1/jobs is: the same key and body answer the same item with `Idempotent-Replayed: true`; another body under the key is a 422.',
+          tags: ['media'],
+          security: tenantSecurity,
+          parameters: [ref('parameters', 'IdempotencyKey')],
+          requestBody: { required: true, content: jsonContent(schemaRef('CreateMediaRequest')) },
+          responses: {
+            '201': {
+              description: 'The item (new, or the first answer replayed).',
+              headers: {
+                Location: {
+                  description: 'The item (path of GET /v1/media/{id}, with the stage prefix).',
+                  required: true,
+                  schema: { type: 'string' },
+                },
+                'Idempotent-Replayed': idempotentReplayed,
+              },
+              content: jsonContent(schemaRef('MediaItem')),
+            },
+            '400': problemRef('CreateMediaRefused'),
+            ...authenticated,
+            '413': problemRef('PayloadTooLarge'),
+            '415': problemRef('UnsupportedMediaType'),
+            '422': problemRef('IdempotencyKeyReused'),
+          },
+        },
+        get: {
+          operationId: 'listMedia',
+          summary: "List the tenant's media items",
+          tags: ['media'],
+          security: tenantSecurity,
+          parameters: listMediaParameters,
+          responses: {
+            '200': { description: 'A page of items.', content: jsonContent(schemaRef('MediaPage')) },
+            '400': problemRef('ValidationFailed'),
+            ...authenticated,
+          },
+        },
+      },
+      '/v1/media/{id}': {
+        get: {
+          operationId: 'getMedia',
+          summary: 'Get a media item',
+          description:
+            'With its current version (what listeners and search get) and the version being published, if any. Their URLs are presigned and short-lived: get the item again for fresh ones.',
+          tags: ['media'],
+          security: tenantSecurity,
+          parameters: [mediaIdParameter],
+          responses: {
+            '200': { description: 'The item.', content: jsonContent(schemaRef('MediaItem')) },
+            ...authenticated,
+            '404': problemRef('MediaNotFound'),
+          },
+        },
+        patch: {
+          operationId: 'updateMedia',
+          summary: "Change a media item's metadata",
+          description:
+            "Calls no provider: search reads the title and speaker from the item, and a change of labels or date rewrites the metadata of the current version's passages in the vector index. Sending the same change again leaves the same item.",
+          tags: ['media'],
+          security: tenantSecurity,
+          parameters: [mediaIdParameter],
+          requestBody: { required: true, content: jsonContent(schemaRef('UpdateMediaRequest')) },
+          responses: {
+            '200': { description: 'The item as it now is.', content: jsonContent(schemaRef('MediaItem')) },
+            '400': problemRef('ValidationFailed'),
+            ...authenticated,
+            '404': problemRef('MediaNotFound'),
+            '413': problemRef('PayloadTooLarge'),
+            '415': problemRef('UnsupportedMediaType'),
+          },
+        },
+        delete: {
+          operationId: 'deleteMedia',
+          summary: 'Delete a media item',
+          description:
+            "The item is gone at once: not found afterwards, and search no longer hears it. The version being published is canceled; the reconciler then deletes every version's stream, transcripts, passages, vectors and uploads.",
+          tags: ['media'],
+          security: tenantSecurity,
+          parameters: [mediaIdParameter],
+          responses: {
+            '204': { description: 'Deleted.' },
+            ...authenticated,
+            '404': problemRef('MediaNotFound'),
+          },
+        },
+      },
+      '/v1/media/{id}/versions': {
+        post: {
+          operationId: 'publishMediaVersion',
+          summary: 'Publish a new recording of a media item',
+          description: `Starts an audio.publish job for the recording. The item's current version switches to it only once it has fully published (stream, passages, vectors); a newer version started meanwhile supersedes it (it is canceled and never becomes current). The replaced version's stream, transcript and vectors are deleted MEDIA_GRACE_SECONDS (${defaultSettings.mediaGraceSeconds} by default) later, so a listener mid-stream finishes. Idempotent under the Idempotency-Key: a retry answers the same version with \`Idempotent-Replayed: true\`.`,
+          tags: ['media'],
+          security: tenantSecurity,
+          parameters: [mediaIdParameter, ref('parameters', 'IdempotencyKey')],
+          requestBody: { required: true, content: jsonContent(schemaRef('CreateVersionRequest')) },
+          responses: {
+            '202': {
+              description: 'Accepted: the item, with the new version as `inProgress` while it publishes.',
+              headers: {
+                Location: {
+                  description:
+                    "The version's job (path of GET /v1/jobs/{id}, with the stage prefix): follow it as any job.",
+                  required: true,
+                  schema: { type: 'string' },
+                },
+                'Idempotent-Replayed': idempotentReplayed,
+              },
+              content: jsonContent(schemaRef('MediaItem')),
+            },
+            '400': problemRef('CreateMediaRefused'),
+            ...authenticated,
+            '404': problemRef('MediaNotFound'),
+            '409': problemRef('IdempotencyKeyInUse'),
+            '413': problemRef('PayloadTooLarge'),
+            '415': problemRef('UnsupportedMediaType'),
+            '422': problemRef('IdempotencyKeyReused'),
+            '429': problemRef('CreateJobThrottled'),
           },
         },
       },
@@ -1553,10 +1754,7 @@ function buildDocument(): OpenApiDocument {
                   required: true,
                   schema: { type: 'string' },
                 },
-                'Idempotent-Replayed': {
-                  description: 'Present (`true`) when this answer repeats the first answer for this key.',
-                  schema: { const: 'true' },
-                },
+                'Idempotent-Replayed': idempotentReplayed,
               },
               content: jsonContent(schemaRef('Schedule')),
             },
@@ -1789,6 +1987,13 @@ function buildDocument(): OpenApiDocument {
           in: 'path',
           required: true,
           description: "The schedule's id; another tenant's is not found.",
+          schema: { type: 'string' },
+        },
+        MediaId: {
+          name: 'id',
+          in: 'path',
+          required: true,
+          description: "The media item's id; another tenant's is not found.",
           schema: { type: 'string' },
         },
         JobId: {

@@ -972,6 +972,106 @@ describe('the documented messages', () => {
   });
 });
 
+describe('media', () => {
+  it('creates, lists, reads, changes, publishes a version of and deletes an item, and documents their refusals', async () => {
+    const key = freshKey();
+    const request = { title: 'Advent 1', speaker: 'R. Hale', date: '2025-11-30', labels: ['advent'] };
+    const created = await send('post', '/v1/media', '/v1/media', { idempotencyKey: key, json: request });
+    expect(created.status).toBe(201);
+    const id = created.body.id as string;
+    expect(created.headers.get('location')).toMatch(new RegExp(`/v1/media/${id}$`));
+    const replayed = await send('post', '/v1/media', '/v1/media', { idempotencyKey: key, json: request });
+    expect([replayed.status, replayed.body.id, replayed.headers.get('idempotent-replayed')]).toEqual([
+      201,
+      id,
+      'true',
+    ]);
+    const refusals: [string, Send, number, string][] = [
+      [
+        'a reused key',
+        { idempotencyKey: key, json: { ...request, title: 'Advent 2' } },
+        422,
+        'idempotency-key-reused',
+      ],
+      ['no key', { json: request }, 400, 'idempotency-key-missing'],
+      [
+        'a label twice',
+        { idempotencyKey: freshKey(), json: { title: 'x', labels: ['a', 'a'] } },
+        400,
+        'validation-failed',
+      ],
+      [
+        'text/plain',
+        { idempotencyKey: freshKey(), body: 'Advent 1', headers: { 'content-type': 'text/plain' } },
+        415,
+        'unsupported-media-type',
+      ],
+    ];
+    for (const [what, options, status, code] of refusals) {
+      const answer = await send('post', '/v1/media', '/v1/media', options);
+      expect({ what, status: answer.status, code: answer.body?.code }).toEqual({ what, status, code });
+    }
+
+    const listed = await send('get', '/v1/media', '/v1/media?label=advent&dateFrom=2025-11-01&limit=100');
+    expect(listed.status).toBe(200);
+    expect(listed.body.items.map((item: { id: string }) => item.id)).toContain(id);
+    expect((await send('get', '/v1/media', '/v1/media?limit=0')).status).toBe(400);
+    expect((await send('get', '/v1/media/{id}', `/v1/media/${id}`)).status).toBe(200);
+    expect((await send('get', '/v1/media/{id}', `/v1/media/${id}`, { key: OTHER_KEY })).status).toBe(404);
+    const updated = await send('patch', '/v1/media/{id}', `/v1/media/${id}`, {
+      json: { title: 'Advent 1: Waiting', speaker: null },
+    });
+    expect([updated.status, updated.body.title, updated.body.speaker]).toEqual([
+      200,
+      'Advent 1: Waiting',
+      undefined,
+    ]);
+    expect((await send('patch', '/v1/media/{id}', `/v1/media/${id}`, { json: {} })).status).toBe(400);
+
+    const ticket = await send('post', '/v1/uploads', '/v1/uploads', {
+      json: { contentType: 'audio/mpeg', contentLength: 4 },
+    });
+    const put = await fetch(ticket.body.uploadUrl, {
+      method: 'PUT',
+      headers: { 'content-type': 'audio/mpeg' },
+      body: new Uint8Array([1, 2, 3, 4]),
+    });
+    expect(put.ok).toBe(true);
+    const versionKey = freshKey();
+    const version = { audioRef: ticket.body.ref, language: 'en' };
+    const path = `/v1/media/${id}/versions`;
+    const started = await send('post', '/v1/media/{id}/versions', path, {
+      idempotencyKey: versionKey,
+      json: version,
+    });
+    expect([started.status, started.body.inProgress?.number]).toEqual([202, 1]);
+    expect(started.headers.get('location')).toMatch(new RegExp(`/v1/jobs/${started.body.inProgress.jobId}$`));
+    const again = await send('post', '/v1/media/{id}/versions', path, {
+      idempotencyKey: versionKey,
+      json: version,
+    });
+    expect([again.status, again.headers.get('idempotent-replayed')]).toEqual([202, 'true']);
+    const twoSources = await send('post', '/v1/media/{id}/versions', path, {
+      idempotencyKey: freshKey(),
+      json: { ...version, audioUrl: 'https://media.example.test/a.mp3' },
+    });
+    expect([twoSources.status, twoSources.body.code]).toEqual([400, 'validation-failed']);
+    expect(
+      (
+        await send('post', '/v1/media/{id}/versions', path, {
+          idempotencyKey: freshKey(),
+          json: version,
+          key: OTHER_KEY,
+        })
+      ).status,
+    ).toBe(404);
+
+    expect((await send('delete', '/v1/media/{id}', `/v1/media/${id}`)).status).toBe(204);
+    expect((await send('delete', '/v1/media/{id}', `/v1/media/${id}`)).status).toBe(404);
+    expect((await send('get', '/v1/media/{id}', `/v1/media/${id}`)).status).toBe(404);
+  });
+});
+
 describe('coverage', () => {
   it('validated a success of every operation and the main refusals', () => {
     const expected = [
@@ -1064,6 +1164,21 @@ describe('coverage', () => {
       'search 403',
       'search 413',
       'search 415',
+      'createMedia 201',
+      'createMedia 400',
+      'createMedia 415',
+      'createMedia 422',
+      'listMedia 200',
+      'listMedia 400',
+      'getMedia 200',
+      'getMedia 404',
+      'updateMedia 200',
+      'updateMedia 400',
+      'deleteMedia 204',
+      'deleteMedia 404',
+      'publishMediaVersion 202',
+      'publishMediaVersion 400',
+      'publishMediaVersion 404',
     ];
     expect([...covered].sort()).toEqual(expected.sort());
     const operations = Object.values(openApiDocument.paths).flatMap((item) =>

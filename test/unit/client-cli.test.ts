@@ -6,6 +6,7 @@ import { JOB_TYPE_INPUTS, type JobTypeInput, SDK_VERSION } from '../../client';
 import { EXIT, runCli } from '../../client/cli/main';
 import { sleep } from '../../client/retry';
 import { inputTable } from '../../client/scripts/job-types';
+import { mediaItemView } from '../../config/media';
 import { calendarDate, LABELS_MAX, label, searchResult, TITLE_MAX_CHARS } from '../../config/search';
 import { openApiDocument } from '../../lambdas/api/openapi';
 
@@ -1061,7 +1062,7 @@ describe('search', () => {
     expect(help.stdout).toMatch(/\n {2}search {10}find the passages of published recordings/);
     const own = await run(['search', '--help']);
     expect(own.code).toBe(0);
-    expect(own.stdout).toMatch(/^Usage: longhaul search "<query>" \[--limit <n>\] \[--item <job id>\]…/);
+    expect(own.stdout).toMatch(/^Usage: longhaul search "<query>" \[--limit <n>\] \[--item <id>\]…/);
     for (const flag of ['--limit', '--item', '--from', '--to', '--label', '--json'])
       expect(own.stdout).toContain(flag);
   });
@@ -1231,5 +1232,233 @@ describe('longhaul schedules', () => {
     ]);
     expect([code, sent.length]).toEqual([EXIT.usage, 0]);
     expect(stderr).toContain('--expression is required.');
+  });
+});
+
+describe('longhaul media', () => {
+  const MEDIA = 'med_cliclicliclicliclicliclicl';
+  const VERSION_JOB = 'job_cliclicliclicliclicliclicl';
+  /** An item as the handler answers it: parsed with its own schema. */
+  const item = (extra: Record<string, unknown> = {}) =>
+    mediaItemView.parse({
+      id: MEDIA,
+      title: 'Advent 1',
+      speaker: 'R. Hale',
+      date: '2025-11-30',
+      labels: ['advent'],
+      createdAt: '2026-01-01T00:00:00.000Z',
+      updatedAt: '2026-01-01T00:00:00.000Z',
+      ...extra,
+    });
+  const withHeaders = (status: number, body: unknown, headers: Record<string, string>) =>
+    new Response(JSON.stringify(body), {
+      status,
+      headers: { 'content-type': 'application/json', ...headers },
+    });
+  const publishing = item({
+    inProgress: {
+      number: 2,
+      jobId: VERSION_JOB,
+      status: 'publishing',
+      createdAt: '2026-01-01T00:01:00.000Z',
+    },
+  });
+
+  it('creates an item from its flags under a printed key, and prints it', async () => {
+    const { code, stdout, stderr, sent } = await run(
+      [
+        'media',
+        'create',
+        '--title',
+        'Advent 1',
+        '--speaker',
+        'R. Hale',
+        '--date',
+        '2025-11-30',
+        '--label',
+        'advent',
+        '--label',
+        'st-marks',
+      ],
+      [() => json(201, item())],
+    );
+    expect(code).toBe(EXIT.ok);
+    expect(sent.map((s) => [s.method, s.url])).toEqual([['POST', `${URL_BASE}/v1/media`]]);
+    expect(JSON.parse(String(sent[0]?.body))).toEqual({
+      title: 'Advent 1',
+      speaker: 'R. Hale',
+      date: '2025-11-30',
+      labels: ['advent', 'st-marks'],
+    });
+    const key = sent[0]?.headers.get('idempotency-key');
+    expect(key).toMatch(/^[0-9a-f-]{36}$/);
+    expect(stderr).toContain(`idempotency key: ${key}`);
+    expect(stdout.split('\n')[0]).toBe(`${MEDIA}  Advent 1`);
+    expect(stdout).toContain('  current  none published yet\n');
+  });
+
+  it('resumes a create with --idempotency-key, printing no new key', async () => {
+    const { code, stderr, sent } = await run(
+      ['media', 'create', '--title', 'Advent 1', '--idempotency-key', 'advent-1', '--json'],
+      [() => withHeaders(201, item(), { 'idempotent-replayed': 'true' })],
+    );
+    expect(code).toBe(EXIT.ok);
+    expect(sent[0]?.headers.get('idempotency-key')).toBe('advent-1');
+    expect(stderr).not.toContain('idempotency key:');
+  });
+
+  it('lists items with the filter as its query, at most --limit across pages, and says how to go on', async () => {
+    const { code, stdout, stderr, sent } = await run(
+      ['media', 'list', '--label', 'advent', '--from', '2025-11-01', '--to', '2025-12-31', '--limit', '2'],
+      [
+        () => json(200, { items: [item()], nextCursor: 'c2' }),
+        () => json(200, { items: [item({ title: 'Advent 2', speaker: undefined })], nextCursor: 'c3' }),
+      ],
+    );
+    expect(code).toBe(EXIT.ok);
+    expect(sent.map((s) => s.url)).toEqual([
+      `${URL_BASE}/v1/media?label=advent&dateFrom=2025-11-01&dateTo=2025-12-31&limit=2`,
+      `${URL_BASE}/v1/media?label=advent&dateFrom=2025-11-01&dateTo=2025-12-31&cursor=c2&limit=1`,
+    ]);
+    expect(stdout.split('\n').slice(1, 3)).toEqual([
+      `${MEDIA}  2025-11-30                       Advent 1 (R. Hale)`,
+      `${MEDIA}  2025-11-30                       Advent 2`,
+    ]);
+    expect(stderr).toBe(
+      'more: longhaul media list --label advent --from 2025-11-01 --to 2025-12-31 --cursor c3\n',
+    );
+  });
+
+  it('gets an item as the API answers it with --json, and exits 5 for one that is not there', async () => {
+    const got = await run(['media', 'get', MEDIA, '--json'], [() => json(200, publishing)]);
+    expect([got.code, got.sent[0]?.url, JSON.parse(got.stdout)]).toEqual([
+      EXIT.ok,
+      `${URL_BASE}/v1/media/${MEDIA}`,
+      publishing,
+    ]);
+    const missing = await run(
+      ['media', 'get', MEDIA],
+      [
+        () =>
+          json(
+            404,
+            {
+              type: 'urn:longhaul:problem:not-found',
+              title: 'Not Found',
+              status: 404,
+              detail: 'No media item.',
+              code: 'not-found',
+            },
+            'application/problem+json',
+          ),
+      ],
+    );
+    expect(missing.code).toBe(EXIT.notFound);
+  });
+
+  it('updates the fields named, --clear sending null or no labels', async () => {
+    const { code, sent } = await run(
+      ['media', 'update', MEDIA, '--title', 'Advent 2', '--clear', 'speaker', '--clear', 'labels'],
+      [() => json(200, item({ title: 'Advent 2' }))],
+    );
+    expect(code).toBe(EXIT.ok);
+    expect([sent[0]?.method, sent[0]?.url, JSON.parse(String(sent[0]?.body))]).toEqual([
+      'PATCH',
+      `${URL_BASE}/v1/media/${MEDIA}`,
+      { title: 'Advent 2', speaker: null, labels: [] },
+    ]);
+  });
+
+  it.each([
+    [['media', 'update', MEDIA], 'Name a change'],
+    [['media', 'update', MEDIA, '--clear', 'title'], '--clear must be one of speaker, date, labels.'],
+    [['media', 'update', MEDIA, '--date', '2025-12-01', '--clear', 'date'], 'do not go together'],
+    [['media', 'create', '--speaker', 'R. Hale'], '--title is required.'],
+    [['media', 'publish', MEDIA], 'Name the recording: --file <path> or --audio-url <https url>.'],
+    [
+      ['media', 'publish', MEDIA, '--file', 'a.mp3', '--audio-url', 'https://media.example.test/a.mp3'],
+      '--file and --audio-url do not go together',
+    ],
+    [
+      ['media', 'publish', MEDIA, '--audio-url', 'https://x.test/a.mp3', '--content-type', 'audio/mpeg'],
+      'goes with --file',
+    ],
+    [['media', 'publish', '--audio-url', 'https://media.example.test/a.mp3'], 'media publish takes <id>.'],
+  ])('refuses %j with a usage error before any request', async (argv, message) => {
+    const { code, sent, stderr } = await run(argv);
+    expect({ code, requests: sent.length }).toEqual({ code: EXIT.usage, requests: 0 });
+    expect(stderr).toContain(message);
+  });
+
+  it('deletes an item: one DELETE, a 204 answered with its id', async () => {
+    const { code, sent, stdout } = await run(
+      ['media', 'delete', MEDIA],
+      [() => new Response(null, { status: 204 })],
+    );
+    expect([code, sent.map((s) => `${s.method} ${s.url}`), stdout]).toEqual([
+      EXIT.ok,
+      [`DELETE ${URL_BASE}/v1/media/${MEDIA}`],
+      `${MEDIA} deleted\n`,
+    ]);
+  });
+
+  it('publishes an https URL as the next version and says how to follow its job', async () => {
+    const { code, sent, stdout, stderr } = await run(
+      ['media', 'publish', MEDIA, '--audio-url', 'https://media.example.test/a.mp3', '--language', 'en'],
+      [() => withHeaders(202, publishing, { location: `/v1/jobs/${VERSION_JOB}` })],
+    );
+    expect(code).toBe(EXIT.ok);
+    expect([sent[0]?.method, sent[0]?.url, JSON.parse(String(sent[0]?.body))]).toEqual([
+      'POST',
+      `${URL_BASE}/v1/media/${MEDIA}/versions`,
+      { audioUrl: 'https://media.example.test/a.mp3', language: 'en' },
+    ]);
+    expect(sent[0]?.headers.get('idempotency-key')).toMatch(/^[0-9a-f-]{36}$/);
+    expect(stdout).toContain(`publishing  v2 publishing  ${VERSION_JOB}`);
+    expect(stderr).toBe(`follow it: longhaul jobs wait ${VERSION_JOB}\n`);
+  });
+
+  it("uploads --file first, publishes its ref, and with --wait waits for the version's job", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'longhaul-media-'));
+    const path = join(dir, 'advent-1.mp3');
+    writeFileSync(path, Buffer.from([1, 2, 3]));
+    const uploadUrl = 'https://uploads.example.test/put?X-Amz-Signature=abc';
+    const ref = 'upl_0123456789abcdefghijklmn';
+    const finished = job('succeeded', { id: VERSION_JOB, type: 'audio.publish' });
+    const { code, sent, stdout } = await run(
+      ['media', 'publish', MEDIA, '--file', path, '--wait', '--json'],
+      [
+        () => json(201, { ref, uploadUrl, expiresAt: '2026-01-01T01:00:00.000Z' }),
+        () => new Response(null, { status: 200 }),
+        () => withHeaders(202, publishing, { location: `/v1/jobs/${VERSION_JOB}` }),
+        () => json(200, finished),
+      ],
+    );
+    expect(code).toBe(EXIT.ok);
+    expect(sent.map((s) => `${s.method} ${s.url}`)).toEqual([
+      `POST ${URL_BASE}/v1/uploads`,
+      `PUT ${uploadUrl}`,
+      `POST ${URL_BASE}/v1/media/${MEDIA}/versions`,
+      `GET ${URL_BASE}/v1/jobs/${VERSION_JOB}`,
+    ]);
+    expect(JSON.parse(String(sent[0]?.body))).toEqual({ contentType: 'audio/mpeg', contentLength: 3 });
+    expect(JSON.parse(String(sent[2]?.body))).toEqual({ audioRef: ref });
+    expect(JSON.parse(stdout)).toEqual(finished);
+  });
+
+  it('is in the help, each command with its flags', async () => {
+    const help = await run(['--help']);
+    expect(help.stdout).toContain('media publish');
+    const group = await run(['media', '--help']);
+    expect(group.stdout.match(/^ {2}media \w+/gm)).toEqual([
+      '  media create',
+      '  media list',
+      '  media get',
+      '  media update',
+      '  media delete',
+      '  media publish',
+    ]);
+    const publish = await run(['media', 'publish', '--help']);
+    expect(publish.stdout).toMatch(/^Usage: longhaul media publish <id> \(--file <path>/);
   });
 });

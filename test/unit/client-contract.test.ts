@@ -5,6 +5,8 @@ import {
   type BatchItem,
   type BatchItemResult,
   type CancelJobsResult,
+  type CreateMediaRequest,
+  type CreateVersionRequest,
   DEFAULT_PRIORITY,
   FILE_INPUT_FIELD,
   JOB_PRIORITIES,
@@ -13,8 +15,12 @@ import {
   type Job,
   type JobOf,
   type JobType,
+  type ListMediaQuery,
   type LiveMessage,
   MAX_BATCH_ITEMS,
+  type MediaItem,
+  type MediaPage,
+  type MediaVersion,
   type MultipartUploadTicket,
   operations,
   PROBLEM_CODES,
@@ -29,11 +35,21 @@ import {
   type TenantSettings,
   type TenantUsage,
   type TimelineEvent,
+  type UpdateMediaRequest,
   type UploadTicket,
 } from '../../client';
 import { API_TYPES_PATH, renderApiTypes } from '../../client/scripts/api-types';
 import { JOB_TYPES_PATH, renderJobTypes } from '../../client/scripts/job-types';
 import { JOB_TYPE_MODULES } from '../../config/job-types';
+import type {
+  createMediaRequest,
+  createVersionRequest,
+  MediaItemView,
+  MediaVersionView,
+  mediaPage,
+  ListMediaQuery as ServerListMediaQuery,
+  updateMediaRequest,
+} from '../../config/media';
 import type { Problem as ServerProblem } from '../../config/problems';
 import type {
   SearchHit as ServerSearchHit,
@@ -311,5 +327,20 @@ describe('the SDK types', () => {
       Equals<SearchResult, DeepReadonly<ServerSearchResult>>,
     ] = [true, true, true, true];
     expect(same).toEqual([true, true, true, true]);
+  });
+
+  it('type the media library as config/media.ts does, from client/api-types.ts generated from the document', () => {
+    // What the SDK sends is what the handler's schemas take in; what it reads, what the handler answers.
+    const same: [
+      Equals<CreateMediaRequest, DeepReadonly<z.input<typeof createMediaRequest>>>,
+      Equals<UpdateMediaRequest, DeepReadonly<z.input<typeof updateMediaRequest>>>,
+      Equals<CreateVersionRequest, DeepReadonly<z.input<typeof createVersionRequest>>>,
+      // The query's limit is coerced from its text: the SDK sends what the handler reads.
+      Equals<ListMediaQuery, DeepReadonly<ServerListMediaQuery>>,
+      Equals<MediaItem, DeepReadonly<MediaItemView>>,
+      Equals<MediaVersion, DeepReadonly<MediaVersionView>>,
+      Equals<MediaPage, DeepReadonly<z.output<typeof mediaPage>>>,
+    ] = [true, true, true, true, true, true, true];
+    expect(same).toEqual([true, true, true, true, true, true, true]);
   });
 });

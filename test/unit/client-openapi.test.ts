@@ -1,9 +1,17 @@
 import { readFileSync } from 'node:fs';
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
+import type * as z from 'zod';
 import { OPENAPI_YAML_PATH, renderOpenApiYaml } from '../../client/scripts/openapi';
 import { jobTypeModule } from '../../config/job-types';
 import { allRoutes } from '../../config/layout';
+import {
+  createMediaRequest,
+  createVersionRequest,
+  listMediaQuery,
+  mediaItemView,
+  updateMediaRequest,
+} from '../../config/media';
 import { searchRequest, searchResult } from '../../config/search';
 import { type OperationObject, openApiDocument, PROBLEM_CODES } from '../../lambdas/api/openapi';
 
@@ -236,5 +244,114 @@ describe('the OpenAPI document', () => {
     }
     expect(result({ items: [hit] })).toBe(true);
     expect(result({ items: [{ ...hit, tenantId: 'acme' }] })).toBe(false);
+  });
+
+  it('accepts and refuses media requests as config/media.ts does, but for a title of only white space', () => {
+    const ajv = schemaAjv();
+    const cases: [string, z.ZodType, Record<string, unknown>[]][] = [
+      [
+        'CreateMediaRequest',
+        createMediaRequest,
+        [
+          { title: 'Advent 1' },
+          { title: 'Advent 1', speaker: 'R. Hale', date: '2025-11-30', labels: ['advent', 'st-marks'] },
+          {},
+          { title: '' },
+          { title: 'x'.repeat(201) },
+          { title: 'Advent 1', date: '2025-11-31' },
+          { title: 'Advent 1', labels: ['advent', 'advent'] },
+          { title: 'Advent 1', labels: Array.from({ length: 11 }, (_, i) => `l${i}`) },
+          { title: 'Advent 1', audioUrl: 'https://example.com/a.mp3' },
+        ],
+      ],
+      [
+        'UpdateMediaRequest',
+        updateMediaRequest,
+        [
+          { title: 'Advent 2' },
+          { speaker: null, date: null },
+          { labels: [] },
+          {},
+          { labels: ['x', 'x'] },
+          { speaker: '' },
+          { enabled: true },
+        ],
+      ],
+      [
+        'CreateVersionRequest',
+        createVersionRequest,
+        [
+          { audioUrl: 'https://example.com/a.mp3', language: 'en' },
+          { audioRef: 'upl_0123456789abcdefghijklmn' },
+          {},
+          { audioUrl: 'https://example.com/a.mp3', audioRef: 'upl_0123456789abcdefghijklmn' },
+          { audioUrl: 'http://example.com/a.mp3' },
+          { audioRef: 'upl_0123456789abcdefghijklmn', title: 'x' },
+        ],
+      ],
+    ];
+    for (const [name, schema, samples] of cases) {
+      const document = ajv.compile({ $ref: `openapi#/components/schemas/${name}` });
+      for (const sample of samples) {
+        expect({ name, sample, accepted: document(sample) }).toEqual({
+          name,
+          sample,
+          accepted: schema.safeParse(sample).success,
+        });
+      }
+    }
+    const create = ajv.compile({ $ref: 'openapi#/components/schemas/CreateMediaRequest' });
+    expect({
+      document: create({ title: '   ' }),
+      zod: createMediaRequest.safeParse({ title: '   ' }).success,
+    }).toEqual({ document: true, zod: false });
+    expect(doc.components.responses.CreateMediaRefused.description).toContain('empty or only white space');
+  });
+
+  it("describes GET /v1/media's query as config/media.ts does, one parameter per field", () => {
+    const parameters = doc.paths['/v1/media'].get.parameters as { name: string; in: string }[];
+    expect(parameters.map((parameter) => [parameter.name, parameter.in])).toEqual(
+      Object.keys(listMediaQuery.shape).map((name) => [name, 'query']),
+    );
+  });
+
+  it('accepts the media item answers config/media.ts accepts, and nothing more', () => {
+    const ajv = schemaAjv();
+    const item = ajv.compile({ $ref: 'openapi#/components/schemas/MediaItem' });
+    const version = {
+      number: 2,
+      jobId: 'job_abcdefghijklmnopqrstuvwxyz',
+      status: 'published',
+      createdAt: '2026-03-01T09:00:00.000Z',
+      publishedAt: '2026-03-01T09:05:00.000Z',
+      durationSeconds: 1834.2,
+      playlistUrl: 'https://media.example.test/p/master.m3u8?X-Amz-Signature=abc',
+      passages: 41,
+      searchable: true,
+    };
+    const answer = {
+      id: 'med_abcdefghijklmnopqrstuvwxyz',
+      title: 'Advent 1',
+      labels: ['advent'],
+      createdAt: '2026-03-01T08:00:00.000Z',
+      updatedAt: '2026-03-01T09:05:00.000Z',
+      current: version,
+      inProgress: { ...version, number: 3, status: 'publishing', publishedAt: undefined },
+    };
+    const samples = [
+      answer,
+      { ...answer, current: undefined, inProgress: undefined },
+      { ...answer, tenantId: 'acme' },
+      { ...answer, current: { ...version, status: 'current' } },
+      { ...answer, id: 'job_abcdefghijklmnopqrstuvwxyz' },
+    ].map((sample) => JSON.parse(JSON.stringify(sample)));
+    for (const sample of samples) {
+      expect({ sample, valid: item(sample) }).toEqual({
+        sample,
+        valid: mediaItemView.safeParse(sample).success,
+      });
+    }
+    expect(item(samples[0])).toBe(true);
+    expect(item(samples[2])).toBe(false);
   });
 });
