@@ -64,6 +64,7 @@ import { intakeDeps, recordSubmission } from '../shared/intake';
 import { emit, instrument, logger } from '../shared/observability';
 import { apiKeyStore } from '../shared/ports/api-key-store';
 import { deadLetters } from '../shared/ports/dead-letters';
+import { eventPublisher } from '../shared/ports/events';
 import { inputStore, multipartInputs } from '../shared/ports/inputs';
 import { jobQueue } from '../shared/ports/job-queue';
 import { jobStore } from '../shared/ports/job-store';
@@ -208,7 +209,7 @@ const tenantRoutes: Partial<Record<RouteKey, Route>> = {
   },
   'POST /v1/jobs/{id}/cancel': async (event, tenantId) => {
     const job = await cancelJob(
-      { store: liveJobStore(), workflow: workflow(), timeline: timeline(), now },
+      { store: liveJobStore(), workflow: workflow(), timeline: timeline(), events: eventPublisher(), now },
       tenantId,
       pathId(event),
     );
@@ -219,7 +220,7 @@ const tenantRoutes: Partial<Record<RouteKey, Route>> = {
   'POST /v1/jobs/cancel': async (event, tenantId) => {
     const request = parseCancelJobs(jsonBody(event, bodyLimits.jsonBytes));
     const { canceledJobs, ...result } = await cancelJobs(
-      { store: liveJobStore(), workflow: workflow(), timeline: timeline(), now },
+      { store: liveJobStore(), workflow: workflow(), timeline: timeline(), events: eventPublisher(), now },
       tenantId,
       request,
       settings.bulkMaxPerRequest,
@@ -391,7 +392,14 @@ const adminRoutes: Partial<
   'POST /v1/admin/jobs/{id}/resolve': async (event) => {
     const resolution = parseResolution(jsonBody(event, bodyLimits.jsonBytes));
     const job = await resolveJob(
-      { store: liveJobStore(), slots: slotPools(), queue: jobQueue(), timeline: timeline(), now },
+      {
+        store: liveJobStore(),
+        slots: slotPools(),
+        queue: jobQueue(),
+        timeline: timeline(),
+        events: eventPublisher(),
+        now,
+      },
       pathId(event),
       resolution,
     );

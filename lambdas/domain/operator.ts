@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { PROVIDER_NAMES, type ProviderName } from '../../config/providers';
 import { JobAlreadyFinishedError, JobNotFoundError, JobNotInReviewError, ValidationError } from './errors';
+import { type EventDeps, publishJobEvent } from './events';
 import { isTerminal, type Job } from './job';
 import type { ActiveStatus, InFlightLimits, JobPage, JobQueue, JobStore, SlotPools, Timeline } from './ports';
 import { releaseOwnSlot } from './slots';
@@ -31,7 +32,7 @@ export function parseResolution(body: unknown): Resolution {
   return parsed.data;
 }
 
-export interface OperatorDeps {
+export interface OperatorDeps extends EventDeps {
   readonly store: JobStore;
   readonly slots: SlotPools;
   readonly queue: JobQueue;
@@ -82,6 +83,9 @@ export async function resolveJob(
   if (outcome === 'requeue') {
     await deps.queue.enqueue(job);
     await deps.store.touchEnqueued(job.id, deps.now());
+  } else {
+    // The job's workflow ended when it went to review: the resolution is its last change, put here.
+    await publishJobEvent(deps, resolved);
   }
   return resolved;
 }

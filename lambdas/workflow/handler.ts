@@ -9,6 +9,7 @@ import { runStep, STEP_NAMES } from '../domain/workflow';
 import { requireEnv, runtimeSettings } from '../shared/env';
 import { firstLook } from '../shared/intake';
 import { emit, instrument, logger } from '../shared/observability';
+import { eventPublisher } from '../shared/ports/events';
 import { inputStore } from '../shared/ports/inputs';
 import { jobQueue } from '../shared/ports/job-queue';
 import { liveJobStore } from '../shared/ports/live-channel';
@@ -82,6 +83,7 @@ export const handler = instrument(async (raw: unknown, _context: Context): Promi
       fetchOutput: (url) => fetchOutput(url, settings.providerSubmitTimeoutMs * 3),
       inputUrlTtlSeconds: settings.uploadUrlTtlSeconds,
       vectors: vectorIndex(),
+      events: eventPublisher(),
       embedding: embeddingSettingsOf(settings),
       probeUrl: (url) => probeUrl(url, settings.webhookTimeoutMs),
       observe: (observation) => {

@@ -7,6 +7,7 @@ import { runStep } from '../../lambdas/domain/workflow';
 import {
   granting,
   limits,
+  MemoryEvents,
   MemoryInputs,
   MemoryOutputs,
   MemoryQueue,
@@ -80,6 +81,7 @@ function setup(options: { input?: Record<string, unknown> } = {}) {
     probeUrl: async () => ({ size: 10, contentType: 'audio/mpeg' }),
     vectors,
     embedding: { model: 'titan-text-v2', dimensions: 3, normalize: true, passagesPerJob: 2 } as const,
+    events: new MemoryEvents(),
   });
   deps satisfies WorkflowDeps;
   const step = (job: Job, name: StepEvent['step'], extra: Partial<StepEvent> = {}) =>

@@ -23,6 +23,7 @@ import { synthesizeWorkflowDefinition } from '../../../../lib/workflow-definitio
 import {
   limits,
   MemoryBacklogs,
+  MemoryEvents,
   MemoryInputs,
   MemoryLive,
   MemoryOutputs,
@@ -193,6 +194,7 @@ export class World {
       outputs: scheduled(this.outputs, 'outputs', context),
       live: scheduled(this.live, 'live', context),
       workflow: scheduled(this.stepFunctions, 'workflow', context),
+      events: new MemoryEvents(),
       provider,
     };
   }
