@@ -25,6 +25,8 @@ import {
   ProviderUnavailableError,
 } from './errors';
 import { type EventDeps, publishJobEvent } from './events';
+import { startFollowUps } from './follow-ups';
+import type { IntakeDeps } from './intake';
 import {
   currentExecutionOf,
   isTerminal,
@@ -140,6 +142,8 @@ export interface WorkflowDeps extends EventDeps {
   readonly vectors: VectorIndex;
   /** How the deployment embeds passages. */
   readonly embedding: EmbeddingSettings;
+  /** Intake, through which a succeeded job's follow-ups are submitted as any job is. */
+  readonly intake: IntakeDeps;
 }
 
 /** What the steps measure along the way. */
@@ -439,10 +443,11 @@ const steps: Record<StepName, Step> = {
   }),
 
   // Every end of a job passes here (notify, notify-failure, notify-settled), so its event is put here, before
-  // its webhook; a retry puts it again under the same event id.
+  // its webhook; a retry puts it again under the same event id. A succeeded job's follow-ups start here too.
   async notify(deps, event) {
     const job = await loadJob(deps, event.jobId);
     if (isTerminal(job.status) || job.status === 'needs_review') await publishJobEvent(deps, job);
+    if (job.status === 'succeeded') await startFollowUps(deps, job);
     const outcome = await deps.deliverWebhook(job);
     if (outcome === 'sent') {
       await deps.timeline.record(job.id, { at: deps.now().toISOString(), type: 'webhook.delivered' });

@@ -7,7 +7,7 @@ import { isTerminal } from '../domain/job';
 import { presentJob } from '../domain/present';
 import { runStep, STEP_NAMES } from '../domain/workflow';
 import { requireEnv, runtimeSettings } from '../shared/env';
-import { firstLook } from '../shared/intake';
+import { firstLook, intakeDeps } from '../shared/intake';
 import { emit, instrument, logger } from '../shared/observability';
 import { eventPublisher } from '../shared/ports/events';
 import { inputStore } from '../shared/ports/inputs';
@@ -84,6 +84,7 @@ export const handler = instrument(async (raw: unknown, _context: Context): Promi
       inputUrlTtlSeconds: settings.uploadUrlTtlSeconds,
       vectors: vectorIndex(),
       events: eventPublisher(),
+      intake: intakeDeps(inputStore),
       embedding: embeddingSettingsOf(settings),
       probeUrl: (url) => probeUrl(url, settings.webhookTimeoutMs),
       observe: (observation) => {

@@ -1,3 +1,5 @@
+import { jobTypeModule } from '../../config/job-types';
+import type { FollowUp } from '../../config/job-types/job-type';
 import {
   AmbiguousSubmissionError,
   ProviderRejectedError,
@@ -25,11 +27,13 @@ import {
   MemoryVectorIndex,
   MemoryWaitingLines,
   MemoryWorkflow,
+  memoryIntake,
   memorySlots,
   memoryTenantShares,
   ScriptedProvider,
 } from './support/memory-ports';
 
+const INTAKE_PROVIDERS = { 'image.generate': 'longhaul-http', 'audio.transcribe': 'longhaul-http' } as const;
 const clock = new Date('2026-05-01T10:00:00.000Z');
 const PNG = Buffer.from([137, 80, 78, 71]).toString('base64');
 
@@ -81,6 +85,7 @@ function setup(options: { deduplicates?: boolean; job?: Partial<Job> } = {}) {
     vectors: new MemoryVectorIndex(),
     embedding: { model: 'titan-text-v2', dimensions: 256, normalize: true, passagesPerJob: 4 } as const,
     events: new MemoryEvents(),
+    intake: { ...memoryIntake(() => clock, INTAKE_PROVIDERS).deps, store },
   });
   deps satisfies WorkflowDeps;
   const step = (name: StepEvent['step'], extra: Partial<StepEvent> = {}) =>
@@ -686,6 +691,46 @@ describe('events on the bus', () => {
     });
     await chunk.step('notify');
     expect(chunk.deps.events.published).toEqual([]);
+  });
+});
+
+describe('follow-ups', () => {
+  const imageGenerate = jobTypeModule('image.generate') as { followUps?: readonly FollowUp[] };
+  afterEach(() => {
+    delete imageGenerate.followUps;
+  });
+
+  it("starts a succeeded job's follow-up once however often notify runs, and records it on the job", async () => {
+    imageGenerate.followUps = [
+      {
+        name: 'again',
+        jobType: 'image.generate',
+        input: ({ input }) => ({ prompt: `${input.prompt}, again` }),
+      },
+    ];
+    const { step, deps, job } = setup({ job: { status: 'succeeded', finishedAt: clock.toISOString() } });
+    await step('notify');
+    await step('notify', { retryCount: 1 });
+    const made = [...deps.intake.store.jobs.values()].filter((other) => other.id !== job.id);
+    expect(made).toEqual([
+      expect.objectContaining({
+        idempotencyKey: `follow-up:${job.id}:again`,
+        tenantId: 'acme',
+        input: { prompt: 'a cat, again' },
+      }),
+    ]);
+    expect(deps.timeline.types(job.id)).toEqual([
+      'follow-up.submitted',
+      'webhook.delivered',
+      'webhook.delivered',
+    ]);
+  });
+
+  it('starts none for a job that failed', async () => {
+    imageGenerate.followUps = [{ name: 'again', jobType: 'image.generate', input: () => ({ prompt: 'x' }) }];
+    const { step, deps } = setup({ job: { status: 'failed', finishedAt: clock.toISOString() } });
+    await step('notify');
+    expect(deps.intake.store.jobs.size).toBe(1);
   });
 });
 
