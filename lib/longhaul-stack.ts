@@ -193,9 +193,15 @@ export class LonghaulStack extends Stack {
     }
 
     this.eventBus = new LifecycleEventBus(this, 'Events');
-    // Whatever settles a job puts its event: the workflow's steps, and the API's cancels and resolutions.
-    for (const fn of [this.httpApi.apiFunction, this.workflowSteps.stepsFunction])
+    // Whatever settles a job (or sends it to review) puts its event: the workflow's steps, the API's cancels and
+    // resolutions, and the reconciler's reviews.
+    for (const fn of [
+      this.httpApi.apiFunction,
+      this.workflowSteps.stepsFunction,
+      this.reconciler.reconcileFunction,
+    ]) {
       fn.useEventBus(this.eventBus);
+    }
 
     // Last: the dashboard shows every alarm the constructs above created.
     this.observability = new Observability(this, 'Observability', {

@@ -4,6 +4,7 @@ import { FIX_KINDS, reconcile } from '../domain/reconcile';
 import { runtimeSettings } from '../shared/env';
 import { firstLook } from '../shared/intake';
 import { emit, instrument, logger } from '../shared/observability';
+import { eventPublisher } from '../shared/ports/events';
 import { jobQueue } from '../shared/ports/job-queue';
 import { liveJobStore } from '../shared/ports/live-channel';
 import { providerAdapter } from '../shared/ports/providers';
@@ -29,6 +30,7 @@ export const handler = instrument(async (_event: unknown, context: Context) => {
       tenantShares: tenantShares(),
       providers: providerAdapter,
       timeline: timeline(),
+      events: eventPublisher(),
       now: () => new Date(),
       maxInFlight: inFlightLimits(),
       queuedGraceMs: settings.queuedGraceMs,

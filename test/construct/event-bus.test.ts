@@ -73,12 +73,16 @@ describe('in the Longhaul stack', () => {
     template.hasResourceProperties('AWS::Events::EventBus', { Name: 'Longhaul' });
   });
 
-  test('only the API and the workflow steps may put events, on this bus alone', () => {
+  test('only the API, the workflow steps and the reconciler may put events, on this bus alone', () => {
     const roleOf = (fn: { role: { node: { defaultChild?: unknown } } }) =>
       `${(fn.role as unknown as { node: { path: string } }).node.path}/DefaultPolicy/Resource`;
     const granted = eventStatements(template);
     expect(granted.map(({ policy }) => policy).sort()).toEqual(
-      [roleOf(stack.httpApi.apiFunction), roleOf(stack.workflowSteps.stepsFunction)].sort(),
+      [
+        roleOf(stack.httpApi.apiFunction),
+        roleOf(stack.workflowSteps.stepsFunction),
+        roleOf(stack.reconciler.reconcileFunction),
+      ].sort(),
     );
     for (const { statement } of granted) {
       expect(statement).toEqual({
@@ -97,7 +101,11 @@ describe('in the Longhaul stack', () => {
         return fn.Properties.Environment.Variables.POWERTOOLS_SERVICE_NAME;
       });
     expect(told.sort()).toEqual(
-      [stack.httpApi.apiFunction.serviceName, stack.workflowSteps.stepsFunction.serviceName].sort(),
+      [
+        stack.httpApi.apiFunction.serviceName,
+        stack.workflowSteps.stepsFunction.serviceName,
+        stack.reconciler.reconcileFunction.serviceName,
+      ].sort(),
     );
   });
 

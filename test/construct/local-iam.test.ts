@@ -265,8 +265,12 @@ describe('the passage index', () => {
 describe('the event bus', () => {
   const bus = (name: string) => `arn:aws:events:us-east-1:000000000000:event-bus/${name}`;
 
-  it("resolves the bus's ARN from the name the functions are told, and lets exactly the API and the workflow put on it", async () => {
-    await expect(whoMay('events:PutEvents', bus('Longhaul'))).resolves.toEqual(['api', 'workflow']);
+  it("resolves the bus's ARN from the name the functions are told, and lets exactly the API, the workflow and the reconciler put on it", async () => {
+    await expect(whoMay('events:PutEvents', bus('Longhaul'))).resolves.toEqual([
+      'api',
+      'workflow',
+      'reconcile',
+    ]);
     await expect(whoMay('events:PutEvents', bus('default'))).resolves.toEqual([]);
     await expect(whoMay('events:PutRule', bus('Longhaul'))).resolves.toEqual([]);
   });
