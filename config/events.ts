@@ -181,16 +181,3 @@ export const JOB_EVENT_OF_STATUS = {
   canceled: 'job.canceled',
   needs_review: 'job.needs_review',
 } as const satisfies Record<string, EventDetailType>;
-
-/** A short description of each detail-type, for the README's table and the API's readers. */
-export const EVENT_DESCRIPTIONS: Readonly<Record<EventDetailType, string>> = {
-  'job.succeeded': 'a job finished with a result',
-  'job.failed': 'a job failed (`error` says why)',
-  'job.canceled': 'a job was canceled',
-  'job.needs_review': 'a job needs an operator (`error` says why)',
-  'media.version.published': 'a version of a media item is published and served',
-  'media.version.failed': 'publishing a version of a media item failed',
-  'media.version.superseded': 'a newer version replaced a published one',
-  'media.updated': "a media item's own fields changed",
-  'media.deleted': 'a media item was deleted',
-};
