@@ -1,5 +1,5 @@
 import { isJobType, jobTypeModule } from '../../config/job-types';
-import { IdempotencyKeyReusedError, TenantQueueFullError } from './errors';
+import { IdempotencyKeyInUseError, IdempotencyKeyReusedError, TenantQueueFullError } from './errors';
 import { type IntakeDeps, submitJob } from './intake';
 import type { Job } from './job';
 import type { Timeline } from './ports';
@@ -67,6 +67,9 @@ export async function startFollowUps(deps: FollowUpDeps, parent: Job): Promise<v
         });
       }
     } catch (error) {
+      // Made by an earlier run of the step that stopped before enqueueing it: the job is stored once, and
+      // the reconciler enqueues a queued job whose message never went, as it does for any submission.
+      if (error instanceof IdempotencyKeyInUseError) continue;
       if (error instanceof TenantQueueFullError) await refuse("the tenant's queue is full");
       else if (error instanceof IdempotencyKeyReusedError)
         await refuse('its key was used for another request');

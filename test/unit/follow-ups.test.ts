@@ -102,6 +102,19 @@ describe('startFollowUps', () => {
     ]);
   });
 
+  it('makes nothing more, and waits for nothing, when an earlier run stored the follow-up but did not enqueue it', async () => {
+    imageGenerate.followUps = [caption];
+    const { deps, parent, store, queue } = setup();
+    queue.failing = true;
+    await startFollowUps(deps, parent);
+    queue.failing = false;
+    // The retry comes while the first run's submission still counts as in progress.
+    await startFollowUps(deps, parent);
+    expect([...store.jobs.values()].filter((job) => job.id !== parent.id)).toEqual([
+      expect.objectContaining({ idempotencyKey: followUpKeyOf(parent.id, 'variation'), status: 'queued' }),
+    ]);
+  });
+
   it('throws what intake could not do for now, for the step to retry', async () => {
     imageGenerate.followUps = [caption];
     const { deps, parent } = setup();
