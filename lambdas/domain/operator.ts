@@ -52,7 +52,11 @@ export async function resolveJob(
 ): Promise<Job> {
   const job = await deps.store.get(jobId);
   if (!job) throw new JobNotFoundError(jobId);
-  if (isTerminal(job.status)) throw new JobAlreadyFinishedError(job.id, job.status);
+  if (isTerminal(job.status)) {
+    // A retried resolution whose first try stopped before its event: the event again (same id), then the 409.
+    await publishJobEvent(deps, job);
+    throw new JobAlreadyFinishedError(job.id, job.status);
+  }
   if (job.status !== 'needs_review') throw new JobNotInReviewError(job.id, job.status);
   const now = deps.now();
   let resolved: Job | undefined;

@@ -1,4 +1,5 @@
 import { EVENT_DETAILS, type LifecycleEvent, putEventsEntrySize } from '../../config/events';
+import { JobAlreadyFinishedError } from '../../lambdas/domain/errors';
 import { eventIdOf, jobEventOf, publishLifecycleEvent } from '../../lambdas/domain/events';
 import { cancelJob, submitJob } from '../../lambdas/domain/intake';
 import { type Job, newJob } from '../../lambdas/domain/job';
@@ -168,6 +169,20 @@ describe('jobs settled outside a workflow', () => {
       expect(events.detailTypes()).toEqual([`job.${outcome}`]);
     },
   );
+
+  it('puts the event again when a resolution is retried after its first try stopped before the event', async () => {
+    const { deps, events } = setup();
+    deps.store.jobs.set('job_review', job({ id: 'job_review', status: 'needs_review' }));
+    const operator = { ...deps, slots: memorySlots(), queue: new MemoryQueue() };
+    events.failures = 1;
+    await expect(
+      resolveJob(operator, 'job_review', { outcome: 'succeeded', note: 'checked' }),
+    ).rejects.toThrow('The bus did not take the events.');
+    await expect(
+      resolveJob(operator, 'job_review', { outcome: 'succeeded', note: 'checked' }),
+    ).rejects.toThrow(JobAlreadyFinishedError);
+    expect(events.detailTypes()).toEqual(['job.succeeded']);
+  });
 
   it('puts nothing when an operator requeues a job in review', async () => {
     const { deps, events } = setup();
