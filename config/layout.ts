@@ -245,6 +245,8 @@ export const resourceEnv = {
   vectorBucketName: 'VECTOR_BUCKET_NAME',
   /** The passage index in that bucket: one vector per passage of a published recording. */
   vectorIndexName: 'VECTOR_INDEX_NAME',
+  /** The deployment's EventBridge bus, where lifecycle events are put (config/events.ts). */
+  eventBusName: 'EVENT_BUS_NAME',
 } as const;
 
 /**

@@ -3,6 +3,7 @@ import type { Construct } from 'constructs';
 import type { ProviderName } from '../config/providers';
 import { queueVisibilityTimeoutSeconds, type Settings } from '../config/settings';
 import { Alarms } from './constructs/alarms';
+import { LifecycleEventBus } from './constructs/event-bus';
 import { HttpApi } from './constructs/http-api';
 import { JobDispatcher } from './constructs/job-dispatcher';
 import { JobInputs } from './constructs/job-inputs';
@@ -70,6 +71,8 @@ export class LonghaulStack extends Stack {
   /** The passages of published recordings, embedded, for search. */
   public readonly searchIndex: SearchIndex;
   public readonly observability: Observability;
+  /** Where job and media lifecycle changes are put, for other teams' rules. */
+  public readonly eventBus: LifecycleEventBus;
 
   constructor(scope: Construct, id: string, props: LonghaulStackProps) {
     super(scope, id, {
@@ -198,6 +201,17 @@ export class LonghaulStack extends Stack {
       this.liveProgress.grantPublish(fn);
     }
 
+    this.eventBus = new LifecycleEventBus(this, 'Events');
+    // Whatever settles a job (or sends it to review) puts its event: the workflow's steps, the API's cancels and
+    // resolutions, and the reconciler's reviews.
+    for (const fn of [
+      this.httpApi.apiFunction,
+      this.workflowSteps.stepsFunction,
+      this.reconciler.reconcileFunction,
+    ]) {
+      fn.useEventBus(this.eventBus);
+    }
+
     // Last: the dashboard shows every alarm the constructs above created.
     this.observability = new Observability(this, 'Observability', {
       settings,
@@ -270,6 +284,11 @@ export class LonghaulStack extends Stack {
         this.jobSchedules.scheduleGroup.scheduleGroupName,
         "EventBridge Scheduler group of tenants' schedules, one Scheduler schedule per Longhaul schedule",
       ],
+      EventBusName: [
+        this.eventBus.eventBusName,
+        'EventBridge bus of job and media lifecycle events (source "longhaul"); hang your rules on it',
+      ],
+      EventBusArn: [this.eventBus.eventBusArn, 'ARN of the lifecycle event bus'],
       AlarmTopicArn: [this.alarms.topic.topicArn, 'SNS topic of every Longhaul alarm'],
       DashboardUrl: [this.observability.dashboardUrl, 'CloudWatch dashboard of Longhaul in the console'],
     };

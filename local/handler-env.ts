@@ -20,6 +20,7 @@ export interface EmulatorEndpoints {
   readonly secretsManager: string;
   readonly scheduler: string;
   readonly s3vectors: string;
+  readonly eventbridge: string;
 }
 
 /** What the handlers reach beyond the tables, queues and buckets. */
@@ -34,6 +35,8 @@ export interface WorkflowWiring {
    * provider's webhook route's path is handed to the provider).
    */
   readonly functionUrls: Readonly<Record<string, string>>;
+  /** The deployment's event bus, by the name the template gives it. */
+  readonly eventBusName: string;
   /** The local WebSocket API's management endpoint, where live messages are posted to connections. */
   readonly streamCallbackUrl: string;
   /** What tenant schedules' triggers are made of: the template's group, the fire function, a role, a dead-letter queue. */
@@ -98,6 +101,8 @@ export function handlerEnvironment(input: {
     AWS_ENDPOINT_URL_SCHEDULER: endpoints.scheduler,
     // The SDK derives the name from the service id "S3Vectors".
     AWS_ENDPOINT_URL_S3VECTORS: endpoints.s3vectors,
+    // The SDK derives the name from the service id "EventBridge".
+    AWS_ENDPOINT_URL_EVENTBRIDGE: endpoints.eventbridge,
     [resourceEnv.jobTable]: resources.jobTableName,
     [resourceEnv.apiKeyTable]: resources.apiKeyTableName,
     [resourceEnv.connectionTable]: resources.connectionTableName,
@@ -112,6 +117,7 @@ export function handlerEnvironment(input: {
     [resourceEnv.vectorBucketName]: resources.vectorBucketName,
     [resourceEnv.vectorIndexName]: resources.vectorIndexName,
     [resourceEnv.stateMachineArn]: wiring.stateMachineArn,
+    [resourceEnv.eventBusName]: wiring.eventBusName,
     ...Object.fromEntries(
       Object.entries(wiring.providerSecretArns).map(([provider, arn]) => [providerSecretEnv(provider), arn]),
     ),

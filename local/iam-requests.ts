@@ -2,7 +2,7 @@
  * What IAM authorizes for an AWS API request as the SDK sends it: the
  * actions and the resource ARNs each applies to, for the services the
  * handlers call (DynamoDB, SQS, S3, Step Functions, Secrets Manager, the
- * API Gateway Management API, EventBridge Scheduler and S3 Vectors). A request this module cannot read yields
+ * API Gateway Management API, EventBridge Scheduler, EventBridge and S3 Vectors). A request this module cannot read yields
  * undefined, which the local stack denies: an unknown call is never waved
  * through.
  */
@@ -54,6 +54,8 @@ export function authorizations(request: SignedRequest, scope: RequestScope): Aut
       return manageConnections(request, scope);
     case 'scheduler':
       return scheduler(request, scope);
+    case 'events':
+      return eventBridge(request, scope);
     case 's3vectors':
       return s3vectors(request, scope);
     case 'bedrock':
@@ -327,6 +329,27 @@ function scheduler(request: SignedRequest, scope: RequestScope): Authorization[]
     });
   }
   return authorizations;
+}
+
+/**
+ * EventBridge's PutEvents (AWS JSON 1.1, `AWSEvents.PutEvents`): `events:PutEvents`
+ * on each bus its entries name, by name or ARN (none: the account's default
+ * bus), as the Service Authorization Reference lists it
+ * (https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazoneventbridge.html).
+ */
+function eventBridge(request: SignedRequest, scope: RequestScope): Authorization[] | undefined {
+  const parsed = jsonOperation(request, 'AWSEvents');
+  if (parsed?.op !== 'PutEvents' || !Array.isArray(parsed.body.Entries)) return undefined;
+  const busArn = (bus: string | undefined) =>
+    bus?.startsWith('arn:')
+      ? bus
+      : `arn:aws:events:${scope.region}:${scope.accountId}:event-bus/${bus ?? 'default'}`;
+  const buses = new Set(
+    (parsed.body.Entries as { EventBusName?: unknown }[]).map((entry) => busArn(str(entry?.EventBusName))),
+  );
+  return buses.size === 0
+    ? undefined
+    : [...buses].map((resource) => ({ action: 'events:PutEvents', resource }));
 }
 
 /** S3 Vectors' operations on an index, which IAM authorizes on the index (Index* in the Service Authorization Reference). */

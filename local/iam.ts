@@ -92,6 +92,10 @@ export function localReferences(
       return ref.slice(ref.lastIndexOf(':') + 1);
     }
     if (type === 'AWS::ApiGatewayV2::Api' && attribute === undefined) return LOCAL_API_ID;
+    // The functions are told a bus by name (its Ref); its ARN follows from the name.
+    if (type === 'AWS::Events::EventBus' && attribute === 'Arn' && ref) {
+      return `arn:aws:events:${LOCAL_REGION}:${LOCAL_ACCOUNT_ID}:event-bus/${ref}`;
+    }
     // The functions are told S3 Vectors' names, read off the ARNs (`…:bucket/<bucket>/index/<index>`);
     // the ARNs follow from the names. Ref and the ARN attribute are the same ARN.
     if (
@@ -300,6 +304,7 @@ export function accessDeniedResponse(
         JSON.stringify({ message }),
       );
     case 'secretsmanager':
+    case 'events':
       return respond(400, { 'content-type': 'application/x-amz-json-1.1' }, coral);
     case 's3vectors':
       // REST-JSON: the error's name in a header, its status the model's (403).

@@ -6,7 +6,7 @@ import { S3VectorsClient } from '@aws-sdk/client-s3vectors';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { allRoutes, STREAM_PATH } from '../config/layout';
+import { allRoutes, resourceEnv, STREAM_PATH } from '../config/layout';
 import { PROVIDER_NAMES, type ProviderName } from '../config/providers';
 import type { Settings } from '../config/settings';
 import { SfnWorkflow } from '../lambdas/adapters/sfn-workflow';
@@ -16,6 +16,7 @@ import type { LocalConfig } from './config';
 import { lockDataDir, writeFileAtomically } from './data-dir';
 import { startLocalEcs } from './ecs';
 import { startDynamoDbEmulator } from './emulators/dynamodb';
+import { startEventBridgeEmulator } from './emulators/eventbridge';
 import { startS3VectorsEmulator } from './emulators/s3-vectors';
 import { startSchedulerEmulator } from './emulators/scheduler';
 import { startSecretsManagerEmulator } from './emulators/secrets-manager';
@@ -109,6 +110,10 @@ export interface LocalStackInfo {
   readonly schedulerEndpoint: string;
   /** The schedule group the triggers live in, as the template names it. */
   readonly scheduleGroupName: string;
+  /** EventBridge: PutEvents, and `GET /_events/<bus>` of every event put on a bus (`{events}`). */
+  readonly eventBridgeEndpoint: string;
+  /** The deployment's lifecycle event bus, as the template names it. */
+  readonly eventBusName: string;
 }
 
 /** Secret names in the local Secrets Manager; the ARNs reach the handlers as in AWS. */
@@ -200,6 +205,16 @@ export async function startLocalStack(
       log,
     });
     undo.push(() => s3vectors.close());
+    // The buses are the template's: PutEvents to any other is refused, as AWS refuses a bus that does not exist.
+    const eventBusName = template.eventBusName(template.resourceOfVariable(resourceEnv.eventBusName));
+    const eventbridge = await startEventBridgeEmulator({
+      host: LOCAL_HOST,
+      region: LOCAL_REGION,
+      accountId: LOCAL_ACCOUNT_ID,
+      buses: template.resourcesOfType('AWS::Events::EventBus').map(([id]) => template.eventBusName(id)),
+      dataDir: join(config.dataDir, 'eventbridge'),
+    });
+    undo.push(() => eventbridge.stop());
     const clientConfig = {
       region: LOCAL_REGION,
       credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
@@ -365,6 +380,7 @@ export async function startLocalStack(
       secretsManager: secrets.endpoint,
       scheduler: scheduler.endpoint,
       s3vectors: s3vectors.url,
+      eventbridge: eventbridge.endpoint,
     };
     const scheduleGroupName = template.scheduleGroupName();
     const environment = handlerEnvironment({
@@ -375,6 +391,7 @@ export async function startLocalStack(
         stateMachineArn: workflow.stateMachineArn,
         providerSecretArns,
         webhookSecretArn,
+        eventBusName,
         functionUrls: Object.fromEntries(
           functionUrls.flatMap((endpoint) =>
             endpoint.facts.variables.map((variable) => [variable, functionUrlOf(gateway.url, endpoint)]),
@@ -471,6 +488,8 @@ export async function startLocalStack(
       ),
       schedulerEndpoint: scheduler.endpoint,
       scheduleGroupName,
+      eventBridgeEndpoint: endpoints.eventbridge,
+      eventBusName,
     };
     const infoFile = localInfoFile(config.dataDir);
     writeFileAtomically(infoFile, `${JSON.stringify(info, null, 2)}\n`);

@@ -217,6 +217,13 @@ export class LocalTemplate {
     return name;
   }
 
+  /** The name of the EventBridge bus `logicalId` (`AWS::Events::EventBus`), which the template fixes. */
+  eventBusName(logicalId: string): string {
+    const name = this.resource(logicalId, 'AWS::Events::EventBus').Properties?.Name;
+    if (typeof name !== 'string') throw new Error(`${this.source}: event bus ${logicalId} has no Name`);
+    return name;
+  }
+
   /** The function whose Powertools service name is `service`. */
   function(service: string): FunctionFacts {
     const matches = this.functions().filter((fn) => fn.service === service);

@@ -2,7 +2,7 @@ import audioPublish, { audioPublishChunk } from './audio-publish';
 import { audioPublishEmbedding } from './audio-publish-embedding';
 import audioTranscribe from './audio-transcribe';
 import imageGenerate from './image-generate';
-import type { JobTypeModule } from './job-type';
+import { checkFollowUps, type JobTypeModule } from './job-type';
 
 /**
  * Every job type Longhaul accepts: registering one is one line here, next to
@@ -24,6 +24,8 @@ export const STORED_JOB_TYPES: readonly StoredJobType[] = [
   ...INTERNAL_JOB_TYPE_MODULES.map((module) => module.name),
 ];
 
+checkFollowUps([...JOB_TYPE_MODULES, ...INTERNAL_JOB_TYPE_MODULES]);
+
 const byName = new Map<string, JobTypeModule>(
   [...JOB_TYPE_MODULES, ...INTERNAL_JOB_TYPE_MODULES].map((module) => [module.name, module]),
 );
@@ -41,5 +43,5 @@ export function jobTypeModule(name: string): JobTypeModule {
 /** A job type's name as it appears in environment variables: `PROVIDER_IMAGE_GENERATE`. */
 export const jobTypeEnvSuffix = (name: string): string => name.toUpperCase().replace(/[^A-Z0-9]+/g, '_');
 
-export type { FileSource, JobOutput, JobTypeModule, OutputFile, RequestContext } from './job-type';
+export type { FileSource, FollowUp, JobOutput, JobTypeModule, OutputFile, RequestContext } from './job-type';
 export { OutputInvalidError } from './job-type';

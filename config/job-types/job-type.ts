@@ -91,6 +91,69 @@ export interface JobTypeModule<Name extends string = string> {
    * `audio.publish`): the API neither accepts nor lists jobs of this type.
    */
   readonly internal?: true;
+  /**
+   * Jobs started when a job of this type succeeds, each submitted through
+   * intake as the tenant's own submission would be (its quota, fair share and
+   * idempotency), under the key `follow-up:<parent job id>:<name>`: however
+   * often the parent's last step runs, each follow-up is made once. Checked
+   * when the modules load (`checkFollowUps`).
+   * @default - none
+   */
+  readonly followUps?: readonly FollowUp[];
+}
+
+/** A job a job type starts when one of its jobs succeeds. */
+export interface FollowUp {
+  /** Unique among the type's follow-ups (`[a-z0-9-]`, at most 63): the last part of the follow-up's key. */
+  readonly name: string;
+  /** The follow-up's job type: one clients may submit. */
+  readonly jobType: string;
+  /**
+   * The follow-up's input from the parent's input and result (as stored: an
+   * output file is its `<field>Key`). It must satisfy the follow-up's input
+   * schema; one that does not is recorded on the parent and not submitted.
+   */
+  input(parent: {
+    readonly input: Readonly<Record<string, unknown>>;
+    readonly result: Readonly<Record<string, unknown>>;
+  }): Record<string, unknown>;
+}
+
+const FOLLOW_UP_NAME = /^[a-z0-9][a-z0-9-]{0,62}$/;
+
+/**
+ * Throws unless every follow-up names a job type clients may submit, has a
+ * well-formed name unique within its type, and no chain of follow-ups comes
+ * back to where it started (which would start jobs forever).
+ */
+export function checkFollowUps(modules: readonly JobTypeModule[]): void {
+  const byName = new Map(modules.map((module) => [module.name, module]));
+  for (const module of modules) {
+    const names = new Set<string>();
+    for (const followUp of module.followUps ?? []) {
+      const where = `job type ${module.name}: follow-up ${JSON.stringify(followUp.name)}`;
+      if (!FOLLOW_UP_NAME.test(followUp.name)) {
+        throw new Error(`${where}: a name is 1..63 of a-z, 0-9 and -, starting with a letter or digit`);
+      }
+      if (names.has(followUp.name)) throw new Error(`${where}: the name is used twice`);
+      names.add(followUp.name);
+      const target = byName.get(followUp.jobType);
+      if (!target || target.internal) {
+        throw new Error(`${where}: ${JSON.stringify(followUp.jobType)} is no job type clients may submit`);
+      }
+    }
+  }
+  const visiting = new Set<string>();
+  const done = new Set<string>();
+  const visit = (name: string, path: readonly string[]): void => {
+    if (done.has(name)) return;
+    if (visiting.has(name)) throw new Error(`follow-ups start jobs forever: ${[...path, name].join(' → ')}`);
+    visiting.add(name);
+    for (const followUp of byName.get(name)?.followUps ?? []) visit(followUp.jobType, [...path, name]);
+    visiting.delete(name);
+    done.add(name);
+  };
+  for (const module of modules) visit(module.name, []);
 }
 
 /** Declares a job type; the identity, for type checking. */

@@ -88,6 +88,7 @@ import { intakeDeps, recordSubmission } from '../shared/intake';
 import { emit, instrument, logger } from '../shared/observability';
 import { apiKeyStore } from '../shared/ports/api-key-store';
 import { deadLetters } from '../shared/ports/dead-letters';
+import { eventPublisher } from '../shared/ports/events';
 import { inputStore, multipartInputs } from '../shared/ports/inputs';
 import { jobQueue } from '../shared/ports/job-queue';
 import { jobStore } from '../shared/ports/job-store';
@@ -216,7 +217,14 @@ const tenantRoutes: Partial<Record<RouteKey, Route>> = {
     const id = mediaIdOf(event);
     const patch = parseMediaRequest(updateMediaRequest, jsonBody(event, bodyLimits.jsonBytes));
     const item = await updateMediaItem(
-      { media: mediaStore(), now, jobs: jobStore(), outputs: outputUrls, vectors: vectorIndex() },
+      {
+        media: mediaStore(),
+        now,
+        jobs: jobStore(),
+        outputs: outputUrls,
+        vectors: vectorIndex(),
+        events: eventPublisher(),
+      },
       tenantId,
       id,
       patch,
@@ -227,7 +235,7 @@ const tenantRoutes: Partial<Record<RouteKey, Route>> = {
   'DELETE /v1/media/{id}': async (event, tenantId) => {
     const id = mediaIdOf(event);
     await deleteMediaItem(
-      { media: mediaStore(), now, jobs: jobStore(), cancel: cancelOf(tenantId) },
+      { media: mediaStore(), now, jobs: jobStore(), cancel: cancelOf(tenantId), events: eventPublisher() },
       tenantId,
       id,
     );
@@ -244,6 +252,7 @@ const tenantRoutes: Partial<Record<RouteKey, Route>> = {
         now,
         jobs: jobStore(),
         cancel: cancelOf(tenantId),
+        events: eventPublisher(),
         submit: async ({ idempotencyKey: key, input, media }) => {
           const submitted = await submitJob(intake(), {
             tenantId,
@@ -314,7 +323,7 @@ const tenantRoutes: Partial<Record<RouteKey, Route>> = {
   },
   'POST /v1/jobs/{id}/cancel': async (event, tenantId) => {
     const job = await cancelJob(
-      { store: liveJobStore(), workflow: workflow(), timeline: timeline(), now },
+      { store: liveJobStore(), workflow: workflow(), timeline: timeline(), events: eventPublisher(), now },
       tenantId,
       pathId(event),
     );
@@ -325,7 +334,7 @@ const tenantRoutes: Partial<Record<RouteKey, Route>> = {
   'POST /v1/jobs/cancel': async (event, tenantId) => {
     const request = parseCancelJobs(jsonBody(event, bodyLimits.jsonBytes));
     const { canceledJobs, ...result } = await cancelJobs(
-      { store: liveJobStore(), workflow: workflow(), timeline: timeline(), now },
+      { store: liveJobStore(), workflow: workflow(), timeline: timeline(), events: eventPublisher(), now },
       tenantId,
       request,
       settings.bulkMaxPerRequest,
@@ -428,7 +437,7 @@ const mediaViews = () => ({ jobs: jobStore(), outputs: outputUrls });
 /** Cancels a job of the tenant and what it made, as `POST /v1/jobs/{id}/cancel` does. */
 const cancelOf = (tenantId: string) => async (jobId: string) => {
   await cancelJob(
-    { store: liveJobStore(), workflow: workflow(), timeline: timeline(), now },
+    { store: liveJobStore(), workflow: workflow(), timeline: timeline(), events: eventPublisher(), now },
     tenantId,
     jobId,
   );
@@ -516,7 +525,14 @@ const adminRoutes: Partial<
   'POST /v1/admin/jobs/{id}/resolve': async (event) => {
     const resolution = parseResolution(jsonBody(event, bodyLimits.jsonBytes));
     const job = await resolveJob(
-      { store: liveJobStore(), slots: slotPools(), queue: jobQueue(), timeline: timeline(), now },
+      {
+        store: liveJobStore(),
+        slots: slotPools(),
+        queue: jobQueue(),
+        timeline: timeline(),
+        events: eventPublisher(),
+        now,
+      },
       pathId(event),
       resolution,
     );

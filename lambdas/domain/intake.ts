@@ -12,6 +12,7 @@ import {
   TenantQueueFullError,
   ValidationError,
 } from './errors';
+import { type EventDeps, publishJobEvent } from './events';
 import { waitingEntryOf } from './fair-share';
 import { decideOnExisting, deriveJobId, fingerprint } from './idempotency';
 import {
@@ -495,12 +496,17 @@ export async function cancelJob(deps: CancelDeps, tenantId: string, jobId: strin
   return canceled;
 }
 
-/** What a cancel needs: the job, the workflow waiting for it, and (for a job with children) its timeline. */
-export type CancelDeps = Pick<IntakeDeps, 'store' | 'now'> & {
-  readonly workflow: Pick<Workflow, 'failTask'>;
-  /** Where a job that makes child jobs (audio.publish) recorded them; without it, children are left to run. */
-  readonly timeline?: Pick<Timeline, 'list'>;
-};
+/**
+ * What a cancel needs: the job, the workflow waiting for it, the event bus
+ * (a job canceled before its workflow ran is put there by the cancel), and
+ * (for a job with children) its timeline.
+ */
+export type CancelDeps = Pick<IntakeDeps, 'store' | 'now'> &
+  EventDeps & {
+    readonly workflow: Pick<Workflow, 'failTask'>;
+    /** Where a job that makes child jobs (audio.publish) recorded them; without it, children are left to run. */
+    readonly timeline?: Pick<Timeline, 'list'>;
+  };
 
 /**
  * Cancels the jobs a canceled job made (audio.publish's chunks and embedding
@@ -524,17 +530,22 @@ export async function cancelChildren(deps: CancelDeps, parent: Job): Promise<voi
 }
 
 /** Cancels a child job its maker just made for a parent that is no longer running. */
-export const cancelMadeChild = (deps: Omit<CancelDeps, 'timeline'>, child: Job): Promise<Job> =>
+export const cancelMadeChild = (deps: Omit<CancelDeps, 'timeline' | 'events'>, child: Job): Promise<Job> =>
   cancelLoaded(deps, async () => (await deps.store.get(child.id)) ?? child);
 
 /** Cancels the job `load` reads: queued or running now, a request for one in review. */
-async function cancelLoaded(deps: Omit<CancelDeps, 'timeline'>, load: () => Promise<Job>): Promise<Job> {
+async function cancelLoaded(
+  deps: Omit<CancelDeps, 'timeline' | 'events'> & Partial<EventDeps>,
+  load: () => Promise<Job>,
+): Promise<Job> {
   // A concurrent status change makes the conditional write miss; re-read and decide again.
   for (let attempt = 0; attempt < 3; attempt++) {
     const job = await load();
     if (job.status === 'canceled') {
       // Repeated: the first cancel's word to the waiting step may have been lost after the status write.
       if (job.taskToken) await deps.workflow.failTask(job.taskToken, JOB_CANCELED_ERROR, JOB_CANCELED_CAUSE);
+      // So may its event (the same event, by its id) when no workflow puts it.
+      else if (deps.events) await publishJobEvent({ events: deps.events }, job);
       return job;
     }
     if (isTerminal(job.status)) throw new JobAlreadyFinishedError(job.id, job.status);
@@ -553,6 +564,10 @@ async function cancelLoaded(deps: Omit<CancelDeps, 'timeline'>, load: () => Prom
     if (!updated) continue;
     if (updated.taskToken) {
       await deps.workflow.failTask(updated.taskToken, JOB_CANCELED_ERROR, JOB_CANCELED_CAUSE);
+    }
+    // A queued or scheduled job has no workflow whose settle path would put its event; a running one has.
+    if (deps.events && (job.status === 'queued' || job.status === 'scheduled')) {
+      await publishJobEvent({ events: deps.events }, updated);
     }
     return updated;
   }

@@ -1,3 +1,4 @@
+import type { LifecycleEvent } from '../../config/events';
 import type {
   CreateMediaRequest,
   CreateVersionRequest,
@@ -9,9 +10,10 @@ import type {
 import { childJobIdsOf } from './children';
 import { dayNumberOf, discardVectors, vectorKeyOf, vectorsManifestKey } from './embedding';
 import { IdempotencyKeyReusedError, MediaNotFoundError } from './errors';
+import { eventEnvelope, publishLifecycleEvent } from './events';
 import { deriveMediaId, fingerprint } from './idempotency';
 import { currentExecutionOf, isTerminal, type Job } from './job';
-import type { JobStore, OutputStore, Timeline, VectorIndex, Workflow } from './ports';
+import type { EventPublisher, JobStore, OutputStore, Timeline, VectorIndex, Workflow } from './ports';
 import { presentJob } from './present';
 import { rootOutputPrefix } from './publish';
 
@@ -95,6 +97,35 @@ export interface MediaStore {
 export interface MediaDeps {
   readonly media: MediaStore;
   readonly now: () => Date;
+  /** The deployment's event bus, where `media.*` events go (absent: none are put). */
+  readonly events?: EventPublisher;
+}
+
+type MediaEvent =
+  | { readonly detailType: 'media.version.published'; readonly version: number; readonly jobId: string }
+  | {
+      readonly detailType: 'media.version.superseded';
+      readonly version: number;
+      readonly supersededBy: number;
+    }
+  | { readonly detailType: 'media.updated'; readonly fields: readonly string[] }
+  | { readonly detailType: 'media.deleted' };
+
+/** Puts a `media.*` event on the bus, its id derived from what changed (`idPart` tells repeats of a change apart). */
+async function mediaEvent(
+  deps: MediaDeps,
+  item: Pick<MediaItem, 'id' | 'tenantId'>,
+  at: string,
+  event: MediaEvent,
+  idPart = '',
+): Promise<void> {
+  if (!deps.events) return;
+  const { detailType, ...fields } = event;
+  const idParts = [detailType, item.id, ...Object.values(fields).map(String), idPart];
+  await publishLifecycleEvent({ events: deps.events }, {
+    detailType,
+    detail: { ...eventEnvelope(item.tenantId, at, ...idParts), mediaId: item.id, ...fields },
+  } as LifecycleEvent);
 }
 
 /** Writes a change to an item against concurrent writers: re-read and re-decide until a write lands. */
@@ -193,6 +224,13 @@ export async function updateMediaItem(
     return { ...next, metadataRevision: item.metadataRevision + 1, updatedAt: at };
   });
   const item = after ?? before;
+  await mediaEvent(
+    deps,
+    item,
+    at,
+    { detailType: 'media.updated', fields: Object.keys(patch) },
+    String(item.metadataRevision),
+  );
   const filtered = patch.labels !== undefined || patch.date !== undefined;
   if (filtered && item.current) {
     const job = await deps.jobs.get(item.current.jobId);
@@ -343,6 +381,11 @@ function versionInput(item: MediaItem, request: CreateVersionRequest): Record<st
 async function supersede(deps: StartVersionDeps, item: MediaItem, version: MediaVersionRef): Promise<void> {
   const job = await deps.jobs.get(version.jobId);
   if (job && !isTerminal(job.status)) await deps.cancel(job.id).catch(() => undefined);
+  await mediaEvent(deps, item, deps.now().toISOString(), {
+    detailType: 'media.version.superseded',
+    version: version.number,
+    supersededBy: item.latest?.number ?? version.number + 1,
+  });
   await deps.media.putRetirement({
     tenantId: item.tenantId,
     mediaId: item.id,
@@ -405,7 +448,17 @@ export async function switchToVersion(
         runAt: new Date(now.getTime() + deps.graceSeconds * 1000).toISOString(),
         reason: 'replaced',
       });
+      await mediaEvent(deps, item, now.toISOString(), {
+        detailType: 'media.version.superseded',
+        version: previous.number,
+        supersededBy: media.version,
+      });
     }
+    await mediaEvent(deps, item, now.toISOString(), {
+      detailType: 'media.version.published',
+      version: media.version,
+      jobId: job.id,
+    });
     return 'current';
   }
   throw new Error(`Media item ${media.id} kept changing while version ${media.version} was switched in.`);
@@ -449,6 +502,7 @@ export async function deleteMediaItem(
     deletedAt: at,
     updatedAt: at,
   }));
+  await mediaEvent(deps, before, at, { detailType: 'media.deleted' });
   const versions = [before.latest, before.current].filter(
     (version, index, all): version is MediaVersionRef =>
       version !== undefined && all.findIndex((other) => other?.jobId === version.jobId) === index,

@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { PROVIDER_NAMES, type ProviderName } from '../../config/providers';
 import { JobAlreadyFinishedError, JobNotFoundError, JobNotInReviewError, ValidationError } from './errors';
+import { type EventDeps, publishJobEvent } from './events';
 import { isTerminal, type Job } from './job';
 import type { ActiveStatus, InFlightLimits, JobPage, JobQueue, JobStore, SlotPools, Timeline } from './ports';
 import { releaseOwnSlot } from './slots';
@@ -31,7 +32,7 @@ export function parseResolution(body: unknown): Resolution {
   return parsed.data;
 }
 
-export interface OperatorDeps {
+export interface OperatorDeps extends EventDeps {
   readonly store: JobStore;
   readonly slots: SlotPools;
   readonly queue: JobQueue;
@@ -51,7 +52,11 @@ export async function resolveJob(
 ): Promise<Job> {
   const job = await deps.store.get(jobId);
   if (!job) throw new JobNotFoundError(jobId);
-  if (isTerminal(job.status)) throw new JobAlreadyFinishedError(job.id, job.status);
+  if (isTerminal(job.status)) {
+    // A retried resolution whose first try stopped before its event: the event again (same id), then the 409.
+    await publishJobEvent(deps, job);
+    throw new JobAlreadyFinishedError(job.id, job.status);
+  }
   if (job.status !== 'needs_review') throw new JobNotInReviewError(job.id, job.status);
   const now = deps.now();
   let resolved: Job | undefined;
@@ -82,6 +87,9 @@ export async function resolveJob(
   if (outcome === 'requeue') {
     await deps.queue.enqueue(job);
     await deps.store.touchEnqueued(job.id, deps.now());
+  } else {
+    // The job's workflow ended when it went to review: the resolution is its last change, put here.
+    await publishJobEvent(deps, resolved);
   }
   return resolved;
 }

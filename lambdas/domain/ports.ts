@@ -1,3 +1,4 @@
+import type { LifecycleEvent } from '../../config/events';
 import type { ProviderName } from '../../config/providers';
 import type { Job, JobError, JobStatus, JobType, ProviderOutcome, SubmitIntent } from './job';
 import type { TenantChanges, TenantRecord, TenantUsage } from './tenants';
@@ -557,4 +558,14 @@ export interface VectorIndex {
   get(keys: readonly string[]): Promise<PassageVector[]>;
   /** The `topK` nearest vectors that match `filter`, nearest first. */
   query(vector: readonly number[], topK: number, filter: VectorFilter): Promise<VectorHit[]>;
+}
+
+/**
+ * The deployment's event bus (EventBridge), where lifecycle changes are put
+ * for other teams' rules (config/events.ts). At-least-once: a caller that
+ * retries puts the same events again, with the same `eventId`s.
+ */
+export interface EventPublisher {
+  /** Puts every event, or throws: an event the bus did not take is never dropped silently. */
+  publish(events: readonly LifecycleEvent[]): Promise<void>;
 }

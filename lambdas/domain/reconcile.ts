@@ -5,6 +5,7 @@ import { resumeParent } from './chunk-jobs';
 import { mapWithConcurrency } from './concurrency';
 import { fillFreeSlot, grantedNotStarted } from './dispatch';
 import { JOB_CANCELED_CAUSE, JOB_CANCELED_ERROR } from './errors';
+import { type EventDeps, publishJobEvent } from './events';
 import { enterLines } from './intake';
 import {
   currentExecutionOf,
@@ -49,7 +50,7 @@ import { providerDeps, stopAtProvider } from './workflow';
 export { FIX_KINDS };
 export type FixKind = (typeof FIX_KINDS)[number];
 
-export interface ReconcileDeps {
+export interface ReconcileDeps extends EventDeps {
   readonly store: JobStore;
   readonly slots: SlotPools;
   readonly workflow: Workflow;
@@ -506,6 +507,8 @@ async function reconcileRunning(deps: ReconcileDeps, job: Job, holdsSlot: boolea
     }
     const current = (await deps.store.get(job.id)) ?? moved;
     if (!providerMayBeRunning(current)) await releaseOwnSlot(deps.slots, current);
+    // Last: the stops and the slot matter more than the event, which a failure here would leave unput.
+    await publishJobEvent(deps, moved);
     await fix(job, 'timed_out');
     return;
   }
@@ -535,7 +538,10 @@ async function reconcileRunning(deps: ReconcileDeps, job: Job, holdsSlot: boolea
         },
         now,
       );
-      if (moved) await fix(job, 'reviewed', `execution ${execution} after an ambiguous submission`);
+      if (moved) {
+        await publishJobEvent(deps, moved);
+        await fix(job, 'reviewed', `execution ${execution} after an ambiguous submission`);
+      }
       return;
     }
     // Every step is safe to repeat: a new run picks up where the job is (a

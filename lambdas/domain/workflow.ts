@@ -24,6 +24,9 @@ import {
   ProviderRejectedError,
   ProviderUnavailableError,
 } from './errors';
+import { type EventDeps, publishJobEvent } from './events';
+import { startFollowUps } from './follow-ups';
+import type { IntakeDeps } from './intake';
 import {
   currentExecutionOf,
   isTerminal,
@@ -101,7 +104,7 @@ export interface StepEvent {
   readonly embedded?: readonly EmbeddedRun[];
 }
 
-export interface WorkflowDeps {
+export interface WorkflowDeps extends EventDeps {
   readonly store: JobStore;
   readonly slots: SlotPools;
   /** The dispatcher's queue: a released slot is handed, by fair share, to the job whose turn it is. */
@@ -144,6 +147,8 @@ export interface WorkflowDeps {
   readonly media?: MediaStore;
   /** How long a replaced version's stream stays after the switch, for listeners mid-stream. */
   readonly mediaGraceSeconds?: number;
+  /** Intake, through which a succeeded job's follow-ups are submitted as any job is. */
+  readonly intake: IntakeDeps;
 }
 
 /** What the steps measure along the way. */
@@ -451,8 +456,12 @@ const steps: Record<StepName, Step> = {
     return succeed(deps, job, await storeOutput(deps, job, output));
   }),
 
+  // Every end of a job passes here (notify, notify-failure, notify-settled), so its event is put here, before
+  // its webhook; a retry puts it again under the same event id. A succeeded job's follow-ups start here too.
   async notify(deps, event) {
     const job = await loadJob(deps, event.jobId);
+    if (isTerminal(job.status) || job.status === 'needs_review') await publishJobEvent(deps, job);
+    if (job.status === 'succeeded') await startFollowUps(deps, job);
     const outcome = await deps.deliverWebhook(job);
     if (outcome === 'sent') {
       await deps.timeline.record(job.id, { at: deps.now().toISOString(), type: 'webhook.delivered' });
@@ -527,6 +536,9 @@ const steps: Record<StepName, Step> = {
   }),
 
   review: settling(async (deps, event, job) => {
+    // A first try put the job's event when it moved it to review; a retry may follow a try that stopped after
+    // the move and before the event.
+    if (job.status === 'needs_review' && (event.retryCount ?? 0) > 0) await publishJobEvent(deps, job);
     const caught = event.error?.Error ?? '';
     if (caught === 'NeedsReview' && job.status === 'running') {
       // One of the job's chunk jobs needs a person (its submission's outcome is unknown): so does the job.
@@ -687,8 +699,15 @@ async function succeed(deps: WorkflowDeps, job: Job, result: Record<string, unkn
 /** Moves a running job to needs_review with its reason, records why, and returns the error that stops the workflow. */
 async function markNeedsReview(deps: WorkflowDeps, job: Job, reason: JobError): Promise<NeedsReviewError> {
   const now = deps.now();
-  if (await deps.store.transition(job, ['running'], { status: 'needs_review', error: reason }, now)) {
+  const reviewed = await deps.store.transition(
+    job,
+    ['running'],
+    { status: 'needs_review', error: reason },
+    now,
+  );
+  if (reviewed) {
     deps.observe?.({ kind: 'finished', jobType: job.type, status: 'needs_review' });
+    await publishJobEvent(deps, reviewed);
   }
   await deps.timeline.record(job.id, {
     at: now.toISOString(),

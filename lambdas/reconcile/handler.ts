@@ -6,6 +6,7 @@ import { FIX_KINDS, reconcile } from '../domain/reconcile';
 import { runtimeSettings } from '../shared/env';
 import { firstLook } from '../shared/intake';
 import { emit, instrument, logger } from '../shared/observability';
+import { eventPublisher } from '../shared/ports/events';
 import { inputStore } from '../shared/ports/inputs';
 import { jobQueue } from '../shared/ports/job-queue';
 import { liveJobStore } from '../shared/ports/live-channel';
@@ -35,6 +36,7 @@ export const handler = instrument(async (_event: unknown, context: Context) => {
       tenantShares: tenantShares(),
       providers: providerAdapter,
       timeline: timeline(),
+      events: eventPublisher(),
       now: () => new Date(),
       maxInFlight: inFlightLimits(),
       queuedGraceMs: settings.queuedGraceMs,
@@ -64,7 +66,13 @@ export const handler = instrument(async (_event: unknown, context: Context) => {
       deleteInput: (tenantId, ref) => inputStore().deleteInput(tenantId, ref),
       cancel: async (job) => {
         await cancelJob(
-          { store: liveJobStore(), workflow: workflow(), timeline: timeline(), now: () => new Date() },
+          {
+            store: liveJobStore(),
+            workflow: workflow(),
+            timeline: timeline(),
+            events: eventPublisher(),
+            now: () => new Date(),
+          },
           job.tenantId,
           job.id,
         );

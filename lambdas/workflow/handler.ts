@@ -7,8 +7,9 @@ import { isTerminal } from '../domain/job';
 import { presentJob } from '../domain/present';
 import { runStep, STEP_NAMES } from '../domain/workflow';
 import { requireEnv, runtimeSettings } from '../shared/env';
-import { firstLook } from '../shared/intake';
+import { firstLook, intakeDeps } from '../shared/intake';
 import { emit, instrument, logger } from '../shared/observability';
+import { eventPublisher } from '../shared/ports/events';
 import { inputStore } from '../shared/ports/inputs';
 import { jobQueue } from '../shared/ports/job-queue';
 import { liveJobStore } from '../shared/ports/live-channel';
@@ -83,6 +84,8 @@ export const handler = instrument(async (raw: unknown, _context: Context): Promi
       fetchOutput: (url) => fetchOutput(url, settings.providerSubmitTimeoutMs * 3),
       inputUrlTtlSeconds: settings.uploadUrlTtlSeconds,
       vectors: vectorIndex(),
+      events: eventPublisher(),
+      intake: intakeDeps(inputStore),
       embedding: embeddingSettingsOf(settings),
       media: mediaStore(),
       mediaGraceSeconds: settings.mediaGraceSeconds,

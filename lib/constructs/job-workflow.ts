@@ -121,6 +121,12 @@ const RETRY_WEBHOOK: RetryProps = {
   jitterStrategy: JitterType.FULL,
 };
 
+/**
+ * A notify step's retries: its webhook's long ones, then a few quick ones for what else it does (the
+ * job's event on the bus, a succeeded job's follow-ups), which a catch would otherwise drop at once.
+ */
+const NOTIFY_RETRIES: readonly RetryProps[] = [RETRY_WEBHOOK, NO_RETRY_SETTLED, RETRY_BOOKKEEPING];
+
 export interface JobWorkflowProps {
   /** Longhaul settings: the await step's timeout and heartbeat, and the log retention. */
   readonly settings: Settings;
@@ -272,7 +278,7 @@ export class JobWorkflow extends Construct {
     const review = step('review', 'review', { retries: [RETRY_BOOKKEEPING], withError: true });
     review.next(needsReview);
 
-    const notifySettled = step('notify-settled', 'notify', { retries: [RETRY_WEBHOOK] });
+    const notifySettled = step('notify-settled', 'notify', { retries: NOTIFY_RETRIES });
     notifySettled.addCatch(settled, catchInto([Errors.ALL]));
     notifySettled.next(settled);
     const settle = step('settle', 'settle', { retries: [RETRY_BOOKKEEPING] });
@@ -342,7 +348,7 @@ export class JobWorkflow extends Construct {
     finalize.addCatch(onFailure, catchInto([Errors.ALL]));
 
     // The job has succeeded before notify runs; a webhook that keeps failing does not undo that.
-    const notify = step('notify', 'notify', { retries: [RETRY_WEBHOOK] });
+    const notify = step('notify', 'notify', { retries: NOTIFY_RETRIES });
     notify.addCatch(succeeded, catchInto([Errors.ALL]));
 
     notify.next(succeeded);

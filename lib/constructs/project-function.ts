@@ -32,6 +32,7 @@ import { type Settings, settingsEnvironment } from '../../config/settings';
 import { HANDLER_BUNDLING, HANDLER_NODE_OPTIONS, HANDLER_RUNTIME } from '../bundling';
 import { DEPS_LOCK_FILE, REPO_ROOT } from '../handlers';
 import { acknowledge, acknowledgeActionsOnAnyResource, iam5ResourceFinding } from '../nag';
+import type { LifecycleEventBus } from './event-bus';
 import type { SearchIndex, SearchIndexAccess } from './search-index';
 
 /** Resources a handler learns through `resourceEnv` (config/layout.ts), by kind. */
@@ -165,7 +166,7 @@ export interface ProjectFunctionProps {
  * own role whose only built-in permission is writing to that log group.
  *
  * Resources are attached with `useTable`, `useTableIndex`, `useQueue`, `useJobQueues`, `useBucket`, `useSecret`,
- * `useStateMachine`, `useDeadLetterRedrive` and `useSearchIndex`, which grant the access and set the
+ * `useStateMachine`, `useDeadLetterRedrive`, `useSearchIndex` and `useEventBus`, which grant the access and set the
  * handler's environment variables in one step; `useUrl` sets an address that
  * needs no permission.
  */
@@ -415,6 +416,16 @@ export class ProjectFunction extends Construct implements IGrantable {
     index.grantAccess(this.role, access);
     this.lambdaFunction.addEnvironment(resourceEnv.vectorBucketName, index.vectorBucketName);
     this.lambdaFunction.addEnvironment(resourceEnv.vectorIndexName, index.indexName);
+    return this;
+  }
+
+  /**
+   * Lets the handler put lifecycle events on the deployment's bus (`events:PutEvents`
+   * on that bus alone) and sets EVENT_BUS_NAME to its name.
+   */
+  public useEventBus(bus: LifecycleEventBus): this {
+    bus.grantPut(this.role);
+    this.lambdaFunction.addEnvironment(resourceEnv.eventBusName, bus.eventBusName);
     return this;
   }
 

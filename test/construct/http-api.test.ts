@@ -263,6 +263,8 @@ describe('usage plan and stage', () => {
         'ApiUrl',
         'DashboardUrl',
         'DeadLetterQueueUrl',
+        'EventBusArn',
+        'EventBusName',
         'HandOffQueueUrl',
         'InputBucketName',
         ...PROVIDER_NAMES.map((provider) => `JobQueueUrl${providerIdSuffix(provider)}`),

@@ -2,6 +2,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
+  EventBridgeClient,
+  EventBridgeServiceException,
+  PutEventsCommand,
+} from '@aws-sdk/client-eventbridge';
+import {
   CreateIndexCommand,
   CreateVectorBucketCommand,
   PutVectorsCommand,
@@ -11,6 +16,7 @@ import {
 } from '@aws-sdk/client-s3vectors';
 import { providerSecretEnv, resourceEnv } from '../../config/layout';
 import { defaultSettings } from '../../config/settings';
+import { startEventBridgeEmulator } from '../../local/emulators/eventbridge';
 import { startS3VectorsEmulator } from '../../local/emulators/s3-vectors';
 import { checkRequests, IamPolicies, localReferences, requestScope } from '../../local/iam';
 import { ensureVectorIndex, localResourceNames } from '../../local/resources';
@@ -33,6 +39,7 @@ const environment = {
     'arn:aws:secretsmanager:us-east-1:000000000000:secret:longhaul/provider-AbCdEf',
   [resourceEnv.vectorBucketName]: localResourceNames.vectorBucket,
   [resourceEnv.vectorIndexName]: localResourceNames.vectorIndex,
+  [resourceEnv.eventBusName]: 'Longhaul',
 };
 const policies = new IamPolicies(template, localReferences(template, environment));
 const allowed = async (service: string, action: string, resource: string) =>
@@ -250,6 +257,77 @@ describe('the passage index', () => {
       client.destroy();
       stopChecking();
       await emulator.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('the event bus', () => {
+  const bus = (name: string) => `arn:aws:events:us-east-1:000000000000:event-bus/${name}`;
+
+  it("resolves the bus's ARN from the name the functions are told, and lets exactly the API, the workflow and the reconciler put on it", async () => {
+    await expect(whoMay('events:PutEvents', bus('Longhaul'))).resolves.toEqual([
+      'api',
+      'workflow',
+      'reconcile',
+    ]);
+    await expect(whoMay('events:PutEvents', bus('default'))).resolves.toEqual([]);
+    await expect(whoMay('events:PutRule', bus('Longhaul'))).resolves.toEqual([]);
+  });
+
+  it('holds PutEvents of each role to its grant on the local EventBridge', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'longhaul-local-iam-'));
+    const emulator = await startEventBridgeEmulator({
+      host: '127.0.0.1',
+      region: 'us-east-1',
+      accountId: '000000000000',
+      buses: ['Longhaul', 'another'],
+      dataDir,
+    });
+    let caller: string | undefined;
+    const stopChecking = checkRequests({
+      scope: requestScope(template),
+      principal: () => (caller ? { name: caller, policies: policies.of(caller) } : undefined),
+      log: () => undefined,
+    });
+    process.env.AWS_ENDPOINT_URL_EVENTBRIDGE = emulator.endpoint;
+    const client = new EventBridgeClient({
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+      maxAttempts: 1,
+    });
+    const put = (busName: string) =>
+      client.send(
+        new PutEventsCommand({
+          Entries: [{ EventBusName: busName, Source: 'longhaul', DetailType: 'job.succeeded', Detail: '{}' }],
+        }),
+      );
+    const denial = async (act: Promise<unknown>) => {
+      try {
+        await act;
+      } catch (error) {
+        expect(error).toBeInstanceOf(EventBridgeServiceException);
+        return (error as EventBridgeServiceException).name;
+      }
+      throw new Error('expected a denial, got a success');
+    };
+    try {
+      caller = 'workflow';
+      await expect(put('Longhaul')).resolves.toMatchObject({ FailedEntryCount: 0 });
+      await expect(denial(put('another'))).resolves.toBe('AccessDeniedException');
+      caller = 'api';
+      await expect(put(bus('Longhaul'))).resolves.toMatchObject({ FailedEntryCount: 0 });
+      caller = 'dispatch';
+      await expect(denial(put('Longhaul'))).resolves.toBe('AccessDeniedException');
+      caller = undefined;
+      expect(emulator.events('Longhaul')).toHaveLength(2);
+      expect(emulator.events('another')).toHaveLength(0);
+    } finally {
+      caller = undefined;
+      delete process.env.AWS_ENDPOINT_URL_EVENTBRIDGE;
+      client.destroy();
+      stopChecking();
+      await emulator.stop();
       rmSync(dataDir, { recursive: true, force: true });
     }
   });

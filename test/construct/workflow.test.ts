@@ -169,6 +169,8 @@ describe('definition', () => {
     MaxDelaySeconds: 120,
     JitterStrategy: 'FULL',
   };
+  /** A notify step's: its webhook's, then quick ones for its event and follow-ups, none for a settled job. */
+  const NOTIFY = [WEBHOOK, { ErrorEquals: ['JobSettled'], MaxAttempts: 0 }, BOOKKEEPING];
   const caught = (errors: string[], next: string) => ({
     ErrorEquals: errors,
     ResultPath: '$.error',
@@ -246,7 +248,7 @@ describe('definition', () => {
       ],
       [caught(['JobSettled'], 'settle'), caught(['States.ALL'], 'on-failure')],
     ],
-    ['notify', 'notify', 'succeeded', [WEBHOOK], [caught(['States.ALL'], 'succeeded')]],
+    ['notify', 'notify', 'succeeded', NOTIFY, [caught(['States.ALL'], 'succeeded')]],
     ['on-failure', 'fail', 'notify-failure', [BOOKKEEPING], undefined],
     [
       'notify-failure',
@@ -258,7 +260,7 @@ describe('definition', () => {
     ['release-after-failure', 'release', 'failed', [RELEASE], undefined],
     ['review', 'review', 'needs-review', [BOOKKEEPING], undefined],
     ['settle', 'settle', 'notify-settled', [BOOKKEEPING], undefined],
-    ['notify-settled', 'notify', 'settled', [WEBHOOK], [caught(['States.ALL'], 'settled')]],
+    ['notify-settled', 'notify', 'settled', NOTIFY, [caught(['States.ALL'], 'settled')]],
   ];
 
   test('starts at prepare and has exactly the contract’s states', () => {

@@ -22,6 +22,9 @@ const ROOT = resolve(__dirname, '../..');
 const KEY = 'job-type-key-3f9a';
 const ADMIN = 'job-type-admin-key-51c2';
 const NAME = 'image.remove-background';
+/** A follow-up declared on the new type in the copy: an image generated from the cut-out's media type. */
+const FOLLOW_UP =
+  "{ name: 'preview', jobType: 'image.generate', input: ({ result }) => ({ prompt: 'a preview of ' + String(result.contentType) }) }";
 
 /** The guide's code blocks: the job type's file, then its registration. */
 function guide(): { module: string; registration: string } {
@@ -43,7 +46,10 @@ function projectWithTheGuide(): string {
   });
   symlinkSync(join(ROOT, 'node_modules'), join(copy, 'node_modules'));
   const { module, registration } = guide();
-  writeFileSync(join(copy, 'config/job-types/image-remove-background.ts'), module);
+  // Beyond the guide: the new type starts a follow-up when a job of it succeeds, to see one made end to end.
+  const withFollowUp = module.replace('defineJobType({', `defineJobType({\n  followUps: [${FOLLOW_UP}],`);
+  if (withFollowUp === module) throw new Error('README: the job type guide no longer calls defineJobType({');
+  writeFileSync(join(copy, 'config/job-types/image-remove-background.ts'), withFollowUp);
   const index = join(copy, 'config/job-types/index.ts');
   const registrations = registration.trim().split('\n');
   const importLine = registrations.find((line) => line.startsWith('import '));
@@ -146,4 +152,41 @@ it('runs it end to end on its provider from a multipart file, and shows it on th
     { timeoutMs: 20_000, intervalMs: 250, description: 'the dashboard to count the new job type' },
   );
   expect(report).toEqual({ type: NAME, provider: 'replicate', submitted: 1, succeeded: 1, failed: 0 });
+
+  // Its follow-up was made once, through intake, in the tenant, under the key derived from the job.
+  const followUps = await pollUntil(
+    async () => {
+      const { body } = await api('/v1/jobs?limit=100');
+      const made = body.items.filter((item: { idempotencyKey: string }) =>
+        item.idempotencyKey.startsWith('follow-up:'),
+      );
+      const { body: timeline } = await api(`/v1/jobs/${job.id}/events`);
+      const notified = timeline.items.some(
+        (e: { type: string; step?: string }) => e.type === 'step.succeeded' && e.step === 'notify',
+      );
+      return notified && made.length > 0 ? { made, timeline: timeline.items } : undefined;
+    },
+    { timeoutMs: 20_000, intervalMs: 250, description: 'the follow-up to be made' },
+  );
+  expect(followUps.made).toEqual([
+    expect.objectContaining({
+      type: 'image.generate',
+      idempotencyKey: `follow-up:${job.id}:preview`,
+      input: { prompt: 'a preview of image/png' },
+    }),
+  ]);
+  expect(
+    followUps.timeline
+      .filter((e: { type: string }) => e.type === 'follow-up.submitted')
+      .map((e: { detail: string }) => e.detail),
+  ).toEqual([`preview as ${followUps.made[0].id}`]);
+  await expect(
+    pollUntil(
+      async () => {
+        const { body } = await api(`/v1/jobs/${followUps.made[0].id}`);
+        return body.status === 'succeeded' ? body : undefined;
+      },
+      { timeoutMs: 60_000, intervalMs: 200, description: 'the follow-up to finish' },
+    ),
+  ).resolves.toMatchObject({ status: 'succeeded' });
 });

@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
+import { EVENT_DETAILS, EVENT_SOURCE } from '../../config/events';
 import { jobIdOf } from '../../lambdas/domain/job';
 import { checkSignature } from '../../lambdas/shared/signature';
 import {
@@ -86,6 +87,25 @@ function client(stack: RunningLocalStack) {
         },
         { timeoutMs, intervalMs: 100, description: `job ${jobId}` },
       ),
+    /** The job's events on the local bus, once its notify step (which puts them) has succeeded. */
+    busEvents: async (jobId: string) => {
+      await pollUntil(
+        async () => {
+          const { body } = await api('GET', `/v1/jobs/${jobId}/events`);
+          return body.items.some(
+            (e: { type: string; step?: string }) => e.type === 'step.succeeded' && e.step === 'notify',
+          )
+            ? true
+            : undefined;
+        },
+        { timeoutMs: 30_000, intervalMs: 100, description: `job ${jobId} to be notified` },
+      );
+      const { eventBridgeEndpoint, eventBusName } = stack.endpoints;
+      const { events } = (await (await fetch(`${eventBridgeEndpoint}/_events/${eventBusName}`)).json()) as {
+        events: { source: string; 'detail-type': string; detail: { jobId?: string } }[];
+      };
+      return events.filter((event) => event.detail.jobId === jobId);
+    },
     settled: (jobId: string, timeoutMs?: number) =>
       pollUntil(
         async () => {
@@ -200,6 +220,32 @@ describe('with a deduplicating provider and MAX_IN_FLIGHT=3', () => {
     expect(
       events.some((e: { type: string; step?: string }) => e.type === 'step.succeeded' && e.step === 'fail'),
     ).toBe(true);
+  });
+
+  it('puts exactly one event of the documented schema on the bus for a job that succeeded and one that failed', async () => {
+    const succeeded = await c.settled(await c.submit({ prompt: 'an event' }));
+    await c.fault('fail-job');
+    const failed = await c.settled(await c.submit({ prompt: 'a failing event' }));
+    expect([succeeded.status, failed.status]).toEqual(['succeeded', 'failed']);
+
+    const [success] = await c.busEvents(succeeded.id);
+    const [failure] = await c.busEvents(failed.id);
+    expect(await c.busEvents(succeeded.id)).toHaveLength(1);
+    expect(await c.busEvents(failed.id)).toHaveLength(1);
+    expect(success).toMatchObject({ source: EVENT_SOURCE, 'detail-type': 'job.succeeded' });
+    expect(EVENT_DETAILS['job.succeeded'].parse(success?.detail)).toMatchObject({
+      jobId: succeeded.id,
+      tenantId: 'acme',
+      jobType: 'image.generate',
+      status: 'succeeded',
+      finishedAt: succeeded.finishedAt,
+    });
+    expect(failure).toMatchObject({ source: EVENT_SOURCE, 'detail-type': 'job.failed' });
+    expect(EVENT_DETAILS['job.failed'].parse(failure?.detail)).toMatchObject({
+      jobId: failed.id,
+      status: 'failed',
+      error: { code: 'generation_failed' },
+    });
   });
 
   it.each(['accept-then-drop', 'timeout'])(

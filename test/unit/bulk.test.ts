@@ -13,6 +13,7 @@ import { submitJob } from '../../lambdas/domain/intake';
 import type { Job, JobStatus } from '../../lambdas/domain/job';
 import type { TenantRecord } from '../../lambdas/domain/tenants';
 import {
+  type MemoryEvents,
   type MemoryQueue,
   type MemoryStore,
   MemoryTimeline,
@@ -23,6 +24,7 @@ import {
 let clock: Date;
 let caps: Map<string, TenantRecord>;
 let deps: ReplayDeps & {
+  events: MemoryEvents;
   store: MemoryStore;
   queue: MemoryQueue;
   workflow: MemoryWorkflow;

@@ -5,6 +5,7 @@ import { type Job, newJob } from '../../lambdas/domain/job';
 import { chunkOutputPrefix, jobOutputPrefix, type StoredChunk } from '../../lambdas/domain/publish';
 import {
   MemoryBacklogs,
+  MemoryEvents,
   MemoryQueue,
   MemoryStore,
   MemoryTimeline,
@@ -23,6 +24,7 @@ function world() {
     backlogs: new MemoryBacklogs(store),
     workflow: new MemoryWorkflow(),
     timeline: new MemoryTimeline(),
+    events: new MemoryEvents(),
     now: () => clock,
     firstLook: async () => ({ inLine: true }),
   };

@@ -7,6 +7,7 @@ import { runStep } from '../../lambdas/domain/workflow';
 import {
   granting,
   limits,
+  MemoryEvents,
   MemoryInputs,
   MemoryOutputs,
   MemoryQueue,
@@ -15,6 +16,7 @@ import {
   MemoryVectorIndex,
   MemoryWaitingLines,
   MemoryWorkflow,
+  memoryIntake,
   memorySlots,
   memoryTenantShares,
   ScriptedProvider,
@@ -26,6 +28,7 @@ import {
  * store-vectors, and what a failure or a cancel leaves behind.
  */
 
+const INTAKE_PROVIDERS = { 'image.generate': 'longhaul-http', 'audio.transcribe': 'longhaul-http' } as const;
 const clock = new Date('2026-05-01T10:00:00.000Z');
 const passages = Array.from({ length: 5 }, (_, i) => ({
   start: i * 30,
@@ -80,6 +83,8 @@ function setup(options: { input?: Record<string, unknown> } = {}) {
     probeUrl: async () => ({ size: 10, contentType: 'audio/mpeg' }),
     vectors,
     embedding: { model: 'titan-text-v2', dimensions: 3, normalize: true, passagesPerJob: 2 } as const,
+    events: new MemoryEvents(),
+    intake: { ...memoryIntake(() => clock, INTAKE_PROVIDERS).deps, store },
   });
   deps satisfies WorkflowDeps;
   const step = (job: Job, name: StepEvent['step'], extra: Partial<StepEvent> = {}) =>

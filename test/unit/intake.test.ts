@@ -9,6 +9,7 @@ import { deriveJobId, fingerprint } from '../../lambdas/domain/idempotency';
 import { cancelJob, getJob, type IntakeDeps, submitJob } from '../../lambdas/domain/intake';
 import type { TenantRecord } from '../../lambdas/domain/tenants';
 import {
+  type MemoryEvents,
   type MemoryInputs,
   type MemoryQueue,
   type MemoryStore,
@@ -21,6 +22,7 @@ let clock = new Date('2026-03-01T12:00:00.000Z');
 /** Tenants' records, for their `maxQueued`. */
 let caps: Map<string, TenantRecord>;
 let deps: IntakeDeps & {
+  events: MemoryEvents;
   store: MemoryStore;
   waiting: MemoryWaitingLines;
   queue: MemoryQueue;

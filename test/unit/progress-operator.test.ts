@@ -9,6 +9,7 @@ import {
   publishingStatusChanges,
 } from '../../lambdas/domain/progress';
 import {
+  MemoryEvents,
   MemoryLive,
   MemoryQueue,
   MemoryStore,
@@ -313,6 +314,7 @@ describe('resolveJob', () => {
     slots: memorySlots(),
     queue: new MemoryQueue(),
     timeline: new MemoryTimeline(),
+    events: new MemoryEvents(),
     now: () => t0,
   });
 

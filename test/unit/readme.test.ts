@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { EVENT_DETAIL_TYPES } from '../../config/events';
 import { allRoutes, routes } from '../../config/layout';
 
 /** The README's HTTP API table against the routes the API serves (config/layout.ts). */
@@ -22,5 +23,14 @@ describe("the README's HTTP API table", () => {
     const served = new Set(allRoutes.map((route) => `${route.method} ${route.path}`));
     expect(listed.filter((key) => !served.has(key))).toEqual([]);
     expect(new Set(listed).size).toBe(listed.length);
+  });
+});
+
+describe("the README's table of events on the bus", () => {
+  it('has one row for each detail-type config/events.ts defines, and no other', () => {
+    const events = readme.slice(readme.indexOf('\n## Events on the bus\n'));
+    const rows = events.slice(events.indexOf('\n|')).split('\n\n')[0]?.split('\n') ?? [];
+    const listedTypes = rows.flatMap((row) => /^\| `([a-z_.]+)`/.exec(row)?.[1] ?? []);
+    expect(listedTypes).toEqual([...EVENT_DETAIL_TYPES]);
   });
 });

@@ -7,6 +7,7 @@ import {
   granting,
   limits,
   MemoryBacklogs,
+  MemoryEvents,
   MemoryQueue,
   MemoryReconcilerProgress,
   MemoryStore,
@@ -34,6 +35,7 @@ function setup(options: { now?: number; deduplicates?: boolean } = {}) {
     provider,
     providers: async () => provider,
     timeline: new MemoryTimeline(),
+    events: new MemoryEvents(),
     now: () => new Date(t0.getTime() + (options.now ?? 0)),
     maxInFlight: limits(2),
     queuedGraceMs: 30_000,
@@ -204,6 +206,15 @@ describe('running jobs', () => {
     expect(deps.workflow.stopped).toEqual(['e1']);
     expect(deps.provider.canceled).toEqual(['gen_1']);
     expect(await deps.slots.holders()).toEqual([]);
+    expect(deps.events.published).toEqual([
+      {
+        detailType: 'job.needs_review',
+        detail: expect.objectContaining({
+          jobId: job.id,
+          error: expect.objectContaining({ code: 'job_timeout' }),
+        }),
+      },
+    ]);
   });
 
   it('restarts the workflow of a running job whose execution died, keeping its slot and provider job', async () => {

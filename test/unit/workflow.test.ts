@@ -1,3 +1,5 @@
+import { jobTypeModule } from '../../config/job-types';
+import type { FollowUp } from '../../config/job-types/job-type';
 import {
   AmbiguousSubmissionError,
   ProviderRejectedError,
@@ -16,6 +18,7 @@ import { jobErrorOf, runStep, type StepEvent, type WorkflowDeps } from '../../la
 import {
   granting,
   limits,
+  MemoryEvents,
   MemoryInputs,
   MemoryOutputs,
   MemoryQueue,
@@ -24,11 +27,13 @@ import {
   MemoryVectorIndex,
   MemoryWaitingLines,
   MemoryWorkflow,
+  memoryIntake,
   memorySlots,
   memoryTenantShares,
   ScriptedProvider,
 } from './support/memory-ports';
 
+const INTAKE_PROVIDERS = { 'image.generate': 'longhaul-http', 'audio.transcribe': 'longhaul-http' } as const;
 const clock = new Date('2026-05-01T10:00:00.000Z');
 const PNG = Buffer.from([137, 80, 78, 71]).toString('base64');
 
@@ -79,6 +84,8 @@ function setup(options: { deduplicates?: boolean; job?: Partial<Job> } = {}) {
     probeUrl: async () => ({ size: 10, contentType: 'audio/mpeg' }),
     vectors: new MemoryVectorIndex(),
     embedding: { model: 'titan-text-v2', dimensions: 256, normalize: true, passagesPerJob: 4 } as const,
+    events: new MemoryEvents(),
+    intake: { ...memoryIntake(() => clock, INTAKE_PROVIDERS).deps, store },
   });
   deps satisfies WorkflowDeps;
   const step = (name: StepEvent['step'], extra: Partial<StepEvent> = {}) =>
@@ -584,6 +591,146 @@ describe('failure, review and settling', () => {
     await step('settle');
     expect(deps.provider.canceled).toEqual(['gen_3']);
     expect(await deps.slots.holders()).toEqual([]);
+  });
+});
+
+describe('events on the bus', () => {
+  const eventsOf = (deps: { events: MemoryEvents }) =>
+    deps.events.published.map((event) => `${event.detailType} ${event.detail.eventId}`);
+
+  it('puts one job.succeeded event when a job finishes, before its webhook, and the same again on a retry', async () => {
+    const { step, current, deps, delivered } = setup({ job: { status: 'running', providerJobId: 'gen_1' } });
+    deps.provider.statuses.set('gen_1', {
+      id: 'gen_1',
+      status: 'succeeded',
+      progress: 100,
+      output: { image: { contentType: 'image/png', base64: PNG } },
+    });
+    await step('finalize');
+    expect(deps.events.published).toEqual([]);
+    await step('notify');
+    expect(deps.events.published).toEqual([
+      {
+        detailType: 'job.succeeded',
+        detail: expect.objectContaining({
+          schemaVersion: 1,
+          tenantId: 'acme',
+          jobId: current().id,
+          jobType: 'image.generate',
+          idempotencyKey: 'k1',
+          status: 'succeeded',
+          finishedAt: clock.toISOString(),
+          occurredAt: clock.toISOString(),
+        }),
+      },
+    ]);
+    expect(delivered).toEqual([`${current().id}:succeeded`]);
+    // A retried notify (its webhook failed) puts the event again, under the same id, for consumers to drop.
+    await step('notify', { retryCount: 1 });
+    const [first, second] = eventsOf(deps);
+    expect(second).toBe(first);
+    expect(deps.events.published).toHaveLength(2);
+  });
+
+  it('puts job.failed with the error after the failure path, and job.canceled after the settle path', async () => {
+    const failing = setup({ job: { status: 'running' } });
+    await failing.step('fail', {
+      error: { Error: 'ProviderRejected', Cause: '[provider_rejected_400] bad prompt' },
+    });
+    await failing.step('notify');
+    expect(failing.deps.events.published).toEqual([
+      {
+        detailType: 'job.failed',
+        detail: expect.objectContaining({
+          status: 'failed',
+          error: { code: 'provider_rejected_400', message: 'bad prompt' },
+        }),
+      },
+    ]);
+    const canceled = setup({ job: { status: 'canceled', finishedAt: clock.toISOString() } });
+    await canceled.step('settle');
+    await canceled.step('notify');
+    expect(canceled.deps.events.detailTypes()).toEqual(['job.canceled']);
+  });
+
+  it('retries the notify step, webhook unsent, when the bus did not take the event', async () => {
+    const { step, deps, delivered } = setup({
+      job: { status: 'succeeded', finishedAt: clock.toISOString() },
+    });
+    deps.events.failures = 1;
+    await expect(step('notify')).rejects.toThrow('The bus did not take the events.');
+    expect(delivered).toEqual([]);
+    await step('notify', { retryCount: 1 });
+    expect(deps.events.detailTypes()).toEqual(['job.succeeded']);
+    expect(delivered).toHaveLength(1);
+  });
+
+  it('puts job.needs_review once when a job goes to review, and again only on a retry of the review step', async () => {
+    const { step, current, deps } = setup({ job: { status: 'running', providerJobId: 'gen_9' } });
+    await step('review', { error: { Error: 'States.Timeout' } });
+    expect(deps.events.published).toEqual([
+      {
+        detailType: 'job.needs_review',
+        detail: expect.objectContaining({
+          status: 'needs_review',
+          error: expect.objectContaining({ code: 'provider_timeout' }),
+        }),
+      },
+    ]);
+    expect(current().status).toBe('needs_review');
+    await step('review', { error: { Error: 'States.Timeout' }, retryCount: 1 });
+    expect(eventsOf(deps)).toEqual([eventsOf(deps)[0], eventsOf(deps)[0]]);
+  });
+
+  it('puts nothing for a job that is still running, nor for a chunk job a workflow made', async () => {
+    const running = setup({ job: { status: 'running' } });
+    await running.step('notify');
+    expect(running.deps.events.published).toEqual([]);
+    const chunk = setup({
+      job: { status: 'succeeded', parent: { jobId: 'job_pppppppppppppppppppppppppp', index: 0 } },
+    });
+    await chunk.step('notify');
+    expect(chunk.deps.events.published).toEqual([]);
+  });
+});
+
+describe('follow-ups', () => {
+  const imageGenerate = jobTypeModule('image.generate') as { followUps?: readonly FollowUp[] };
+  afterEach(() => {
+    delete imageGenerate.followUps;
+  });
+
+  it("starts a succeeded job's follow-up once however often notify runs, and records it on the job", async () => {
+    imageGenerate.followUps = [
+      {
+        name: 'again',
+        jobType: 'image.generate',
+        input: ({ input }) => ({ prompt: `${input.prompt}, again` }),
+      },
+    ];
+    const { step, deps, job } = setup({ job: { status: 'succeeded', finishedAt: clock.toISOString() } });
+    await step('notify');
+    await step('notify', { retryCount: 1 });
+    const made = [...deps.intake.store.jobs.values()].filter((other) => other.id !== job.id);
+    expect(made).toEqual([
+      expect.objectContaining({
+        idempotencyKey: `follow-up:${job.id}:again`,
+        tenantId: 'acme',
+        input: { prompt: 'a cat, again' },
+      }),
+    ]);
+    expect(deps.timeline.types(job.id)).toEqual([
+      'follow-up.submitted',
+      'webhook.delivered',
+      'webhook.delivered',
+    ]);
+  });
+
+  it('starts none for a job that failed', async () => {
+    imageGenerate.followUps = [{ name: 'again', jobType: 'image.generate', input: () => ({ prompt: 'x' }) }];
+    const { step, deps } = setup({ job: { status: 'failed', finishedAt: clock.toISOString() } });
+    await step('notify');
+    expect(deps.intake.store.jobs.size).toBe(1);
   });
 });
 

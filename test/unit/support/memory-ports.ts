@@ -1,3 +1,4 @@
+import type { LifecycleEvent } from '../../../config/events';
 import { LEGACY_PROVIDER, PROVIDER_NAMES, type ProviderName } from '../../../config/providers';
 import {
   executionNameOf,
@@ -12,6 +13,7 @@ import type {
   ActiveStatus,
   CreateOutcome,
   EnqueueOptions,
+  EventPublisher,
   ExecutionStatus,
   InFlightLimits,
   InputStore,
@@ -599,6 +601,23 @@ export class MemoryReconcilerProgress implements ReconcilerProgress {
   }
 }
 
+/** The event bus in memory: every put, in order, repeats included (as a consumer sees them). */
+export class MemoryEvents implements EventPublisher {
+  readonly published: LifecycleEvent[] = [];
+  /** Throws on the next `failures` puts, as a bus that did not take them. */
+  failures = 0;
+  async publish(events: readonly LifecycleEvent[]) {
+    if (this.failures > 0) {
+      this.failures--;
+      throw new Error('The bus did not take the events.');
+    }
+    this.published.push(...events);
+  }
+  detailTypes(): string[] {
+    return this.published.map((event) => event.detailType);
+  }
+}
+
 export class MemoryTimeline implements Timeline {
   readonly events = new Map<string, TimelineEvent[]>();
   async record(jobId: string, event: TimelineEvent) {
@@ -704,6 +723,7 @@ export function memoryIntake(
       idempotencyInProgressMs: 30_000,
       jobTypeProviders: providers,
       firstLook: async (): Promise<EnqueueOptions> => ({ inLine: true }),
+      events: new MemoryEvents(),
     },
   };
 }

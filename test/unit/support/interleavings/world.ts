@@ -23,6 +23,7 @@ import { synthesizeWorkflowDefinition } from '../../../../lib/workflow-definitio
 import {
   limits,
   MemoryBacklogs,
+  MemoryEvents,
   MemoryInputs,
   MemoryLive,
   MemoryOutputs,
@@ -33,6 +34,7 @@ import {
   MemoryTimeline,
   MemoryVectorIndex,
   MemoryWaitingLines,
+  memoryIntake,
   memoryTenantShares,
 } from '../memory-ports';
 import { type Breach, callInvariants, generationOf, type Invariant, stepInvariants } from './invariants';
@@ -193,6 +195,7 @@ export class World {
       outputs: scheduled(this.outputs, 'outputs', context),
       live: scheduled(this.live, 'live', context),
       workflow: scheduled(this.stepFunctions, 'workflow', context),
+      events: new MemoryEvents(),
       provider,
     };
   }
@@ -268,6 +271,14 @@ export class World {
       probeUrl: async () => ({ size: 10, contentType: 'audio/mpeg' }),
       vectors: new MemoryVectorIndex(),
       embedding: { model: 'titan-text-v2', dimensions: 256, normalize: true, passagesPerJob: 4 },
+      intake: {
+        ...memoryIntake(this.now, { 'image.generate': WORLD_PROVIDER, 'audio.transcribe': WORLD_PROVIDER })
+          .deps,
+        store: ports.store,
+        queue: ports.queue,
+        waiting: ports.waiting,
+        backlogs: ports.backlogs,
+      },
     };
     return runStep(deps, event).catch((error) => {
       if (error instanceof TypeError || error instanceof ReferenceError) this.defects.push(error);

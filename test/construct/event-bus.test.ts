@@ -1,0 +1,116 @@
+import { App, Stack } from 'aws-cdk-lib';
+import type { Template } from 'aws-cdk-lib/assertions';
+import { Template as Templates } from 'aws-cdk-lib/assertions';
+import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { resourceEnv } from '../../config/layout';
+import { LifecycleEventBus } from '../../lib/constructs/event-bus';
+import {
+  cdkJsonContext,
+  logicalIdAt,
+  type PolicyStatementJson,
+  SYNTH_TIMEOUT_MS,
+  synthesizeLonghaul,
+} from './longhaul-app';
+
+jest.setTimeout(SYNTH_TIMEOUT_MS);
+
+/**
+ * Every IAM statement of the template that lets a principal put events (or do anything with a bus), with
+ * the path of its policy. The state machine's own events actions, on the rule Step Functions manages for
+ * its ECS task (`ecs:runTask.sync`), put nothing and are left out.
+ */
+function eventStatements(template: Template): { policy: string; statement: PolicyStatementJson }[] {
+  const putting = (action: string) =>
+    action === 'events:PutEvents' || action === 'events:*' || action === '*';
+  return Object.values(template.findResources('AWS::IAM::Policy')).flatMap((policy) =>
+    (policy.Properties.PolicyDocument.Statement as PolicyStatementJson[])
+      .filter((statement) => [statement.Action].flat().some(putting))
+      .map((statement) => ({ policy: String(policy.Metadata?.['aws:cdk:path']), statement })),
+  );
+}
+
+describe('the bus alone', () => {
+  function build(props: { eventBusName?: string } = {}) {
+    const app = new App({ context: { ...cdkJsonContext(), 'aws:cdk:enable-path-metadata': true } });
+    const stack = new Stack(app, 'Media');
+    const bus = new LifecycleEventBus(stack, 'Events', props);
+    const putter = new Role(stack, 'Putter', { assumedBy: new ServicePrincipal('lambda.amazonaws.com') });
+    new Role(stack, 'Bystander', { assumedBy: new ServicePrincipal('lambda.amazonaws.com') });
+    bus.grantPut(putter);
+    const template = Templates.fromStack(stack);
+    return { template, busId: logicalIdAt(template, 'AWS::Events::EventBus', 'Media/Events/Bus/Resource') };
+  }
+
+  test('is named after its stack, or as told, and has no policy that lets other accounts in', () => {
+    build().template.hasResourceProperties('AWS::Events::EventBus', { Name: 'Media' });
+    build({ eventBusName: 'media-events' }).template.hasResourceProperties('AWS::Events::EventBus', {
+      Name: 'media-events',
+    });
+    expect(build().template.findResources('AWS::Events::EventBusPolicy')).toEqual({});
+  });
+
+  test('lets the granted role put events on it alone, and nothing else of EventBridge', () => {
+    const { template, busId } = build();
+    expect(eventStatements(template)).toEqual([
+      {
+        policy: 'Media/Putter/DefaultPolicy/Resource',
+        statement: {
+          Effect: 'Allow',
+          Action: 'events:PutEvents',
+          Resource: { 'Fn::GetAtt': [busId, 'Arn'] },
+        },
+      },
+    ]);
+  });
+});
+
+describe('in the Longhaul stack', () => {
+  const { template, stack } = synthesizeLonghaul({}, { skipBundling: true });
+  const busId = logicalIdAt(template, 'AWS::Events::EventBus', 'Longhaul/Events/Bus/Resource');
+
+  test('there is one bus, named after the stack', () => {
+    expect(Object.keys(template.findResources('AWS::Events::EventBus'))).toEqual([busId]);
+    template.hasResourceProperties('AWS::Events::EventBus', { Name: 'Longhaul' });
+  });
+
+  test('only the API, the workflow steps and the reconciler may put events, on this bus alone', () => {
+    const roleOf = (fn: { role: { node: { defaultChild?: unknown } } }) =>
+      `${(fn.role as unknown as { node: { path: string } }).node.path}/DefaultPolicy/Resource`;
+    const granted = eventStatements(template);
+    expect(granted.map(({ policy }) => policy).sort()).toEqual(
+      [
+        roleOf(stack.httpApi.apiFunction),
+        roleOf(stack.workflowSteps.stepsFunction),
+        roleOf(stack.reconciler.reconcileFunction),
+      ].sort(),
+    );
+    for (const { statement } of granted) {
+      expect(statement).toEqual({
+        Effect: 'Allow',
+        Action: 'events:PutEvents',
+        Resource: { 'Fn::GetAtt': [busId, 'Arn'] },
+      });
+    }
+  });
+
+  test('the functions that put are told the bus by name, and no other function is', () => {
+    const told = Object.entries(template.findResources('AWS::Lambda::Function'))
+      .filter(([, fn]) => fn.Properties.Environment?.Variables?.[resourceEnv.eventBusName] !== undefined)
+      .map(([, fn]) => {
+        expect(fn.Properties.Environment.Variables[resourceEnv.eventBusName]).toEqual({ Ref: busId });
+        return fn.Properties.Environment.Variables.POWERTOOLS_SERVICE_NAME;
+      });
+    expect(told.sort()).toEqual(
+      [
+        stack.httpApi.apiFunction.serviceName,
+        stack.workflowSteps.stepsFunction.serviceName,
+        stack.reconciler.reconcileFunction.serviceName,
+      ].sort(),
+    );
+  });
+
+  test("the bus's name and ARN are outputs", () => {
+    template.hasOutput('EventBusName', { Value: { Ref: busId } });
+    template.hasOutput('EventBusArn', { Value: { 'Fn::GetAtt': [busId, 'Arn'] } });
+  });
+});
