@@ -195,6 +195,26 @@ async function objectsUnder(prefix: string): Promise<string[]> {
 }
 const outputPrefixOf = (jobId: string) => `outputs/acme/${jobId}/`;
 
+/** The `media.*` events of an item on the local bus, in the order they were put. */
+async function mediaEvents(
+  mediaId: string,
+): Promise<{ type: string; version?: number; supersededBy?: number }[]> {
+  const { eventBridgeEndpoint, eventBusName } = stack.endpoints;
+  const { events } = (await (await fetch(`${eventBridgeEndpoint}/_events/${eventBusName}`)).json()) as {
+    events: {
+      'detail-type': string;
+      detail: { mediaId?: string; version?: number; supersededBy?: number };
+    }[];
+  };
+  return events
+    .filter((event) => event.detail.mediaId === mediaId)
+    .map((event) => ({
+      type: event['detail-type'],
+      ...(event.detail.version !== undefined ? { version: event.detail.version } : {}),
+      ...(event.detail.supersededBy !== undefined ? { supersededBy: event.detail.supersededBy } : {}),
+    }));
+}
+
 const search = (query: string, filter?: Record<string, unknown>) =>
   client.search({ query, ...(filter ? { filter } : {}) } as Parameters<Longhaul['search']>[0]);
 
@@ -229,6 +249,10 @@ describe('the media library', () => {
     );
     const { items } = await search('show hospitality to strangers');
     expect(items[0]).toMatchObject({ item: { id: item.id, version: 2, title: 'The workers are few' } });
+    expect(await mediaEvents(item.id)).toEqual([
+      { type: 'media.version.superseded', version: 1, supersededBy: 2 },
+      { type: 'media.version.published', version: 2 },
+    ]);
   });
 
   it('across a switch, polling every 100 ms never finds a hit whose stream fails or belongs to another version', async () => {
@@ -330,6 +354,7 @@ describe('the media library', () => {
       },
       { timeoutMs: 90_000, intervalMs: 250, description: 'nothing of the deleted item left' },
     );
+    expect((await mediaEvents(item.id)).map((event) => event.type)).toEqual(['media.deleted']);
     const listed = await api<{ items: Item[] }>('GET', '/v1/media?limit=100');
     expect(listed.body.items.map((listedItem) => listedItem.id)).not.toContain(item.id);
   });
