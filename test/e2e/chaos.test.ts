@@ -2,7 +2,7 @@ import { appendFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { GetObjectCommand, NoSuchKey } from '@aws-sdk/client-s3';
+import { GetObjectCommand, ListObjectsV2Command, NoSuchKey } from '@aws-sdk/client-s3';
 import { PurgeQueueCommand, ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { JOB_TYPE_MODULES, type JobType } from '../../config/job-types';
@@ -1169,6 +1169,10 @@ function earlyStarts(finals: readonly Job[], scheduled: ReadonlySet<string>): st
 /** What the audio.publish phase left for the checks: its jobs, the faults it dealt Deepgram, and what each must end as. */
 interface Published {
   readonly jobs: readonly string[];
+  /** Jobs the chaos's own requests canceled: a superseded version, a deleted item's version. */
+  readonly canceled: readonly string[];
+  /** The media items' invariants, checked once everything has settled. */
+  readonly media: MediaChaos;
   readonly faults: readonly FaultMode[];
   /** What each may end as: one of `statuses`, with an error code `code` matches if given. */
   readonly expected: ReadonlyMap<string, { readonly statuses: readonly string[]; readonly code?: RegExp }>;
@@ -1246,6 +1250,8 @@ async function publishUnderChaos(
     description: `${embedding.id} to be final`,
   });
 
+  const media = await mediaUnderChaos(client, stacks, log, spokenRef);
+
   const { job: lost } = await client.submit(`chaos-${SEED}-publish-lost`, body);
   const before = await deepgramCharges();
   await client.fault('lose-webhooks', 'deepgram');
@@ -1260,15 +1266,115 @@ async function publishUnderChaos(
     `audio.publish: ${killed.id} killed mid-transcode with a failing chunk, ${lost.id} with a lost chunk webhook`,
   );
   return {
-    jobs: [killed.id, embedding.id, lost.id],
+    jobs: [killed.id, embedding.id, lost.id, media.superseded, media.current, media.deletedVersion],
+    canceled: [media.superseded, media.deletedVersion],
+    media,
     faults: ['fail-job', 'lose-webhooks'],
     expected: new Map([
+      [media.superseded, { statuses: ['canceled'] }],
+      [media.current, { statuses: ['succeeded'] }],
+      [media.deletedVersion, { statuses: ['canceled'] }],
       [killed.id, { statuses: ['succeeded'] }],
       // Killed with a call at Bedrock: that call's outcome is unknown, and Bedrock cannot deduplicate.
       [embedding.id, { statuses: ['succeeded', 'needs_review'], code: /^ambiguous_submission$/ }],
       [lost.id, { statuses: ['needs_review'], code: /^(provider|job)_timeout$/ }],
     ]),
   };
+}
+
+interface MediaChaos {
+  readonly itemId: string;
+  readonly deletedItemId: string;
+  readonly superseded: string;
+  readonly current: string;
+  readonly deletedVersion: string;
+}
+
+/**
+ * A media item through the chaos: its second version is started while its
+ * first transcodes (the first is superseded), the stack is killed while the
+ * second transcodes, and another item is deleted while its version publishes.
+ */
+async function mediaUnderChaos(
+  client: Client,
+  stacks: Restartable,
+  log: (line: string) => void,
+  audioRef: string,
+): Promise<MediaChaos> {
+  const create = async (name: string, title: string): Promise<string> => {
+    const answer = await client.request('POST', '/v1/media', {
+      idem: `chaos-${SEED}-${name}`,
+      body: { title },
+    });
+    if (answer.status !== 201) throw new Error(`media ${name} answered ${answer.status}`);
+    return answer.body.id as string;
+  };
+  const publish = async (itemId: string, name: string): Promise<string> => {
+    const answer = await client.request('POST', `/v1/media/${itemId}/versions`, {
+      idem: `chaos-${SEED}-${name}`,
+      body: { audioRef },
+    });
+    if (answer.status !== 202) throw new Error(`version ${name} answered ${answer.status}`);
+    return new URL(answer.headers.get('location') ?? '', 'http://x').pathname.split('/').at(-1) as string;
+  };
+  const transcoding = (jobId: string) =>
+    pollUntil(
+      async () =>
+        (await client.steps(jobId)).some((e) => e.type === 'step.started' && e.step === 'transcode'),
+      { timeoutMs: 60_000, intervalMs: 20, description: `${jobId}'s transcode under way` },
+    );
+  const itemId = await create('media', 'Chaos sermon');
+  const superseded = await publish(itemId, 'media-v1');
+  await transcoding(superseded);
+  const current = await publish(itemId, 'media-v2');
+  await transcoding(current);
+  await stacks.killAndRestart();
+  log(`killed in the middle of ${current}'s transcode, the version that superseded ${superseded}`);
+  const deletedItemId = await create('media-gone', 'Taken down');
+  const deletedVersion = await publish(deletedItemId, 'media-gone-v1');
+  await transcoding(deletedVersion);
+  const deleted = await client.request('DELETE', `/v1/media/${deletedItemId}`);
+  if (deleted.status !== 204) throw new Error(`delete answered ${deleted.status}`);
+  log(`media: ${itemId} v1 ${superseded} superseded by v2 ${current}; ${deletedItemId} deleted mid-publish`);
+  return { itemId, deletedItemId, superseded, current, deletedVersion };
+}
+
+/**
+ * What the media items ended as: the newest version current, the deleted
+ * item gone, and nothing left of a superseded or deleted version in the
+ * output bucket (its vectors are `embeddingViolations`'s to find).
+ */
+async function mediaViolations(client: Client, stacks: Restartable, media: MediaChaos): Promise<string[]> {
+  const violations: string[] = [];
+  const item = await client.request('GET', `/v1/media/${media.itemId}`);
+  if (item.body?.current?.jobId !== media.current)
+    violations.push(
+      `media ${media.itemId} serves ${item.body?.current?.jobId}, not its newest version ${media.current}`,
+    );
+  if ((await client.request('GET', `/v1/media/${media.deletedItemId}`)).status !== 404)
+    violations.push(`media ${media.deletedItemId} was deleted but is still there`);
+  const { endpoints } = await stacks.aws();
+  const left = async () => {
+    const found: string[] = [];
+    for (const jobId of [media.superseded, media.deletedVersion]) {
+      const page = await s3Client(endpoints).send(
+        new ListObjectsV2Command({
+          Bucket: endpoints.outputBucketName,
+          Prefix: `outputs/${encodeURIComponent(TENANT)}/${jobId}/`,
+        }),
+      );
+      if ((page.KeyCount ?? 0) > 0)
+        found.push(`${page.KeyCount} outputs of ${jobId}, superseded or deleted, are left`);
+    }
+    return found;
+  };
+  // The reconciler retires them on its next passes once their work has stopped.
+  const orphans = await pollUntil(async () => ((await left()).length === 0 ? [] : undefined), {
+    timeoutMs: 60_000,
+    intervalMs: 500,
+    description: 'the outputs of superseded and deleted versions to go',
+  }).catch(async () => left());
+  return [...violations, ...orphans];
 }
 
 /** The audio.publish jobs ended as their faults say: the one killed mid-transcode succeeded, the other is in review. */
@@ -1576,7 +1682,11 @@ describe('chaos', () => {
         );
 
       // Every invariant is checked, so one run reports everything it broke.
-      const canceledByClient = new Set([...chaos.canceled, ...canceledAtProvider.map((c) => c.id)]);
+      const canceledByClient = new Set([
+        ...chaos.canceled,
+        ...canceledAtProvider.map((c) => c.id),
+        ...published.canceled,
+      ]);
       const violations = [
         ...(await lossViolations(client, ids)),
         ...finals
@@ -1616,10 +1726,11 @@ describe('chaos', () => {
       violations.push(...(await deadLetterViolations(stacks, finals)));
       violations.push(...client.serverErrors.map((error) => `server error: ${error}`));
       violations.push(...publishViolations(finals, published));
+      violations.push(...(await mediaViolations(client, stacks, published.media)));
       violations.push(...(await embeddingViolations(client, stacks, finals, log)));
       expect(violations).toEqual([]);
-      // The chaos's kills, and the ones in the middle of a transcode and of an embedding.
-      expect(stacks.restarts).toBe(plan.kills + 2);
+      // The chaos's kills, and the ones in the middle of a transcode, of an embedding and of a version.
+      expect(stacks.restarts).toBe(plan.kills + 3);
     },
   );
 
