@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { tellCancelingParent } from './children';
 import { ValidationError } from './errors';
 import { type Job, type ProviderOutcome, providerOutputKeyOf, submissionOf, submissionTagOf } from './job';
 import type { JobStore, OutputStore, Timeline, Workflow } from './ports';
@@ -95,6 +96,8 @@ export async function applyProviderEvent(
     ...(outputKey ? { outputKey } : {}),
   };
   const updated = await deps.store.recordProviderOutcome(job, outcome);
+  // A canceled child that ran out at its provider is settled now: its canceling parent looks again.
+  if (ranOn && updated) await tellCancelingParent(deps, updated);
   // The resume and the timeline's record go together: a freed slot's next job waits for the resume only.
   const [resumed] = await Promise.all([
     job.status === 'running' && updated?.taskToken && updated.providerOutcome
