@@ -46,6 +46,8 @@ export const FIX_KINDS = [
   'parent_resumed',
   // Not a repair: a scheduled job found due and sent on its way, counted with the rest of a pass's work.
   'promoted',
+  // A child job still running whose parent is finished, gone or being canceled: canceled with it.
+  'orphan_canceled',
 ] as const;
 
 /** How a submission to the provider ended: the `outcome` of ProviderLatency. */

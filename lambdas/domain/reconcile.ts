@@ -1,14 +1,17 @@
 import { jobTypeModule } from '../../config/job-types';
 import { FIX_KINDS, type TENANT_USAGE_LOG } from '../../config/metrics';
 import { LEGACY_PROVIDER, PROVIDER_NAMES, PROVIDERS, type ProviderName } from '../../config/providers';
+import { CHILD_SETTLED_ERROR, childSettled } from './children';
 import { resumeParent } from './chunk-jobs';
 import { mapWithConcurrency } from './concurrency';
 import { fillFreeSlot, grantedNotStarted } from './dispatch';
-import { JOB_CANCELED_CAUSE, JOB_CANCELED_ERROR } from './errors';
-import { enterLines } from './intake';
+import { JOB_CANCELED_CAUSE, JOB_CANCELED_ERROR, JobAlreadyFinishedError } from './errors';
+import { cancelChildren, cancelMadeChild, enterLines } from './intake';
 import {
   currentExecutionOf,
   executionNameOf,
+  goesOn,
+  isCanceling,
   isTerminal,
   type Job,
   jobIdOf,
@@ -195,6 +198,12 @@ export async function reconcile(
         ...(cursor ? { cursor } : {}),
       });
       report.itemsRead += page.itemsRead;
+      try {
+        await cancelOrphans(deps, page.items, fix);
+      } catch (error) {
+        report.errors++;
+        onError('canceling orphaned child jobs', error);
+      }
       for (const job of page.items) {
         for (const holder of ownHolders(job)) seen.add(holder);
         report.jobsChecked++;
@@ -561,6 +570,7 @@ async function reconcileRunning(deps: ReconcileDeps, job: Job, holdsSlot: boolea
     return;
   }
 
+  if (isCanceling(job) && !takesSlot(job)) return reconcileCanceling(deps, job, fix);
   if (!job.providerJobId || !job.taskToken) return;
   if (job.providerOutcome) {
     // Recorded, but the resume it should have caused was lost (or met a stale token). Resuming twice is harmless.
@@ -586,4 +596,57 @@ async function reconcileRunning(deps: ReconcileDeps, job: Job, holdsSlot: boolea
   }
   // Still running there: keep the waiting step's heartbeat alive.
   await deps.workflow.heartbeat(job.taskToken);
+}
+
+/**
+ * Child jobs of the page that still run while their parent cannot want them:
+ * the parent is finished, gone, or being canceled (whatever crash came
+ * between the parent's end and its children's cancel, or made a child its
+ * cancel could not find in the timeline). Each is canceled as its parent's
+ * cancel would have. Requests: one batched read of the page's parents (at
+ * most a page's worth of keys, none for a page without children), then per
+ * orphan a read, a conditional write and, for one whose workflow waits, a
+ * task failure.
+ */
+async function cancelOrphans(deps: ReconcileDeps, page: readonly Job[], fix: Fix): Promise<void> {
+  const children = page.filter((job) => job.parent !== undefined && !isTerminal(job.status));
+  if (children.length === 0) return;
+  const parents = await deps.store.getMany([...new Set(children.map((child) => child.parent?.jobId ?? ''))]);
+  for (const child of children) {
+    const parent = parents.get(child.parent?.jobId ?? '');
+    if (parent && goesOn(parent)) continue;
+    if (parent?.status === 'needs_review') continue; // an operator decides for the parent, and so for its children
+    const canceled = await cancelMadeChild(deps, child).catch((error: unknown) => {
+      if (error instanceof JobAlreadyFinishedError) return undefined;
+      throw error;
+    });
+    if (canceled?.status === 'canceled') {
+      await fix(
+        child,
+        'orphan_canceled',
+        `its parent ${child.parent?.jobId} is ${parent ? (isCanceling(parent) ? 'canceling' : parent.status) : 'gone'}`,
+      );
+    }
+  }
+}
+
+/**
+ * A publish being canceled: its children not finished yet are canceled (again:
+ * one made while its cancel looked), and once every one is settled its
+ * `await-children` state is woken to finish the cancel, in case the word of
+ * the last one's end was lost. Requests: a timeline query and one batched
+ * read of its children, and one task failure once they are all settled.
+ */
+async function reconcileCanceling(deps: ReconcileDeps, job: Job, fix: Fix): Promise<void> {
+  const children = await cancelChildren(deps, job);
+  if (!job.taskToken || !children.every(childSettled)) return;
+  if (
+    await deps.workflow.failTask(
+      job.taskToken,
+      CHILD_SETTLED_ERROR,
+      '[child_settled] Every child job is settled (found by the reconciler).',
+    )
+  ) {
+    await fix(job, 'parent_resumed', `its ${children.length} child jobs are settled; its cancel finishes`);
+  }
 }
