@@ -3,7 +3,7 @@ import { type JobOutput, jobTypeModule, OutputInvalidError } from '../../config/
 import type { ProviderBinding } from '../../config/job-types/job-type';
 import { mediaTypeMatches } from '../../config/job-types/job-type';
 import { WORKFLOW_STEPS, type WorkflowStep } from '../../config/layout';
-import type { ProviderName } from '../../config/providers';
+import { PROVIDERS, type ProviderName } from '../../config/providers';
 import { childSettled, tellCancelingParent } from './children';
 import { awaitChunk, resumeParent } from './chunk-jobs';
 import { collectComputeOutcome } from './compute';
@@ -518,6 +518,12 @@ const steps: Record<StepName, Step> = {
     if (job.status === 'canceled' && !job.parent && !takesSlot(job)) await discardVectors(deps, job);
     if (job.status === 'canceled') await discardOutputs(deps.outputs, job);
     if (job.status === 'canceled' && job.providerJobId && !job.providerOutcome) {
+      // A provider that cannot stop a job (Deepgram) is not asked: the job runs out there, its slot held
+      // until its end is heard of, and nothing of its result is kept.
+      if (!PROVIDERS[providerOf(job)].cancels) {
+        await steps.release(deps, event);
+        return null;
+      }
       try {
         await stopAtProvider(await providerDeps(deps, job), job, job.providerJobId);
         await deps.timeline.record(job.id, {
