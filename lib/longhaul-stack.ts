@@ -166,6 +166,10 @@ export class LonghaulStack extends Stack {
       providerSecrets: this.providerSecrets.providerSecrets,
       alarms: this.alarms,
     });
+    // The orphan sweep removes what a failed or canceled publish left: its outputs and its passages' vectors.
+    this.reconciler.reconcileFunction
+      .useBucket('outputBucket', this.jobOutputs.outputBucket, 'readDelete')
+      .useSearchIndex(this.searchIndex, 'delete');
     this.jobSchedules = new JobSchedules(this, 'Schedules', {
       settings,
       jobTable: this.jobStore.jobTable,

@@ -78,6 +78,9 @@ export async function reconcileSection(): Promise<ReconcileFigures> {
       backlogs: new DynamoDbTenantBacklogs(documents, table),
       firstLook: async () => ({ inLine: true }),
       promotionsPerPass: 1000,
+      // Its jobs are single submissions: no parent, so the orphan sweep has nothing to remove.
+      outputs: { getOutput: async () => undefined, deleteOutputs: async () => 0 },
+      vectors: { delete: async () => {} },
     };
     const now = new Date();
     // Active jobs queued just now: a pass reads them and has nothing to fix.

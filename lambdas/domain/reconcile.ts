@@ -2,6 +2,7 @@ import { jobTypeModule } from '../../config/job-types';
 import { FIX_KINDS, type TENANT_USAGE_LOG } from '../../config/metrics';
 import { LEGACY_PROVIDER, PROVIDER_NAMES, PROVIDERS, type ProviderName } from '../../config/providers';
 import { CHILD_SETTLED_ERROR, childSettled } from './children';
+import { discardVectors } from './embedding';
 import { resumeParent } from './chunk-jobs';
 import { mapWithConcurrency } from './concurrency';
 import { fillFreeSlot, grantedNotStarted } from './dispatch';
@@ -31,12 +32,15 @@ import type {
   SlotPools,
   TenantBacklogs,
   TenantShares,
+  OutputStore,
   Timeline,
+  VectorIndex,
   WaitingLines,
   Workflow,
 } from './ports';
 import type { Provider } from './provider';
 import { resumeAwait } from './provider-events';
+import { discardOutputs } from './publish';
 import { queryLeaseEndOf } from './search';
 import { holdsOwnSlot, isOwnSlot, ownHolders, releaseOwnSlot } from './slots';
 import { providerDeps, stopAtProvider } from './workflow';
@@ -63,6 +67,9 @@ export interface ReconcileDeps {
   /** Each provider's adapter, built from its secret. */
   readonly providers: (name: ProviderName) => Promise<Provider>;
   readonly timeline: Timeline;
+  /** What jobs derived, which the orphan sweep removes for a failed, canceled or vanished publish. */
+  readonly outputs: Pick<OutputStore, 'getOutput' | 'deleteOutputs'>;
+  readonly vectors: Pick<VectorIndex, 'delete'>;
   readonly now: () => Date;
   readonly maxInFlight: InFlightLimits;
   readonly queuedGraceMs: number;
@@ -603,15 +610,19 @@ async function reconcileRunning(deps: ReconcileDeps, job: Job, holdsSlot: boolea
  * the parent is finished, gone, or being canceled (whatever crash came
  * between the parent's end and its children's cancel, or made a child its
  * cancel could not find in the timeline). Each is canceled as its parent's
- * cancel would have. Requests: one batched read of the page's parents (at
- * most a page's worth of keys, none for a page without children), then per
- * orphan a read, a conditional write and, for one whose workflow waits, a
- * task failure.
+ * cancel would have, and what a failed, canceled or vanished parent derived
+ * goes again: such a child may have written under the parent's outputs after
+ * the parent's own discard. Requests: one batched read of the page's parents
+ * (at most a page's worth of keys, none for a page without children), then
+ * per orphan a read, a conditional write and, for one whose workflow waits,
+ * a task failure; per such parent, once a pass, a read of its vectors'
+ * manifest, a listing of its outputs and the deletes of what is there.
  */
 async function cancelOrphans(deps: ReconcileDeps, page: readonly Job[], fix: Fix): Promise<void> {
   const children = page.filter((job) => job.parent !== undefined && !isTerminal(job.status));
   if (children.length === 0) return;
   const parents = await deps.store.getMany([...new Set(children.map((child) => child.parent?.jobId ?? ''))]);
+  const swept = new Set<string>();
   for (const child of children) {
     const parent = parents.get(child.parent?.jobId ?? '');
     if (parent && goesOn(parent)) continue;
@@ -626,6 +637,15 @@ async function cancelOrphans(deps: ReconcileDeps, page: readonly Job[], fix: Fix
         'orphan_canceled',
         `its parent ${child.parent?.jobId} is ${parent ? (isCanceling(parent) ? 'canceling' : parent.status) : 'gone'}`,
       );
+    }
+    // A canceling parent's own cancel removes what it derived, once its children are settled.
+    const source = parent ?? { id: child.parent?.jobId ?? '', tenantId: child.tenantId };
+    if ((parent && !isTerminal(parent.status)) || parent?.status === 'succeeded' || swept.has(source.id)) continue;
+    swept.add(source.id);
+    const vectors = await discardVectors(deps, source);
+    const objects = await discardOutputs(deps.outputs, source);
+    if (vectors + objects > 0) {
+      await fix(child, 'derived_discarded', `${objects} outputs and ${vectors} vectors of ${source.id}`);
     }
   }
 }

@@ -6,11 +6,13 @@ import { firstLook } from '../shared/intake';
 import { emit, instrument, logger } from '../shared/observability';
 import { jobQueue } from '../shared/ports/job-queue';
 import { liveJobStore } from '../shared/ports/live-channel';
+import { outputStore } from '../shared/ports/output-store';
 import { providerAdapter } from '../shared/ports/providers';
 import { reconcilerProgress } from '../shared/ports/reconciler-progress';
 import { inFlightLimits, slotPools, waitingLines } from '../shared/ports/slots';
 import { tenantBacklogs, tenantShares } from '../shared/ports/tenants';
 import { timeline } from '../shared/ports/timeline';
+import { vectorIndex } from '../shared/ports/vector-index';
 import { workflow } from '../shared/ports/workflow';
 
 const settings = runtimeSettings();
@@ -29,6 +31,8 @@ export const handler = instrument(async (_event: unknown, context: Context) => {
       tenantShares: tenantShares(),
       providers: providerAdapter,
       timeline: timeline(),
+      outputs: outputStore(),
+      vectors: vectorIndex(),
       now: () => new Date(),
       maxInFlight: inFlightLimits(),
       queuedGraceMs: settings.queuedGraceMs,

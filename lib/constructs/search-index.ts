@@ -5,8 +5,12 @@ import { Construct } from 'constructs';
 import { passageIndex } from '../../config/layout';
 import { S3_VECTORS_LIMITS } from '../../config/s3-vectors';
 
-/** What a function may do with the index: `write` passages (and delete them), or `query` them. */
-export type SearchIndexAccess = 'write' | 'query';
+/**
+ * What a function may do with the index: `write` passages (and delete them),
+ * `query` them, or only `delete` them (the reconciler's sweep of vectors a
+ * failed or canceled publish left).
+ */
+export type SearchIndexAccess = 'write' | 'query' | 'delete';
 
 export interface SearchIndexProps {
   /**
@@ -124,6 +128,7 @@ export class SearchIndex extends Construct {
 
   /** Grants `access` (see {@link SearchIndexAccess}). */
   public grantAccess(grantee: IGrantable, access: SearchIndexAccess): Grant {
+    if (access === 'delete') return this.grant(grantee, 's3vectors:DeleteVectors');
     return access === 'write' ? this.grantWrite(grantee) : this.grantQuery(grantee);
   }
 

@@ -1,16 +1,20 @@
+import { vectorKeyOf, vectorsManifestKey } from '../../lambdas/domain/embedding';
 import { ProviderUnavailableError } from '../../lambdas/domain/errors';
 import { waitingEntryOf } from '../../lambdas/domain/fair-share';
 import { executionNameOf, type Job, newJob, providerOf, slotHolderOf } from '../../lambdas/domain/job';
 import type { EnqueueOptions } from '../../lambdas/domain/ports';
+import { jobOutputPrefix } from '../../lambdas/domain/publish';
 import { BACKLOG_RECOUNTS_PER_PASS, type ReconcileDeps, reconcile } from '../../lambdas/domain/reconcile';
 import {
   granting,
   limits,
   MemoryBacklogs,
+  MemoryOutputs,
   MemoryQueue,
   MemoryReconcilerProgress,
   MemoryStore,
   MemoryTimeline,
+  MemoryVectorIndex,
   MemoryWaitingLines,
   MemoryWorkflow,
   memorySlots,
@@ -34,6 +38,8 @@ function setup(options: { now?: number; deduplicates?: boolean } = {}) {
     provider,
     providers: async () => provider,
     timeline: new MemoryTimeline(),
+    outputs: new MemoryOutputs(),
+    vectors: new MemoryVectorIndex(),
     now: () => new Date(t0.getTime() + (options.now ?? 0)),
     maxInFlight: limits(2),
     queuedGraceMs: 30_000,
@@ -825,6 +831,47 @@ describe('the orphan sweep', () => {
     );
     // A second pass finds nothing more to do.
     expect((await reconcile(deps)).fixes.orphan_canceled).toBe(0);
+  });
+
+  it('removes what a failed publish derived once more behind an orphan, once a pass, and nothing of a wanted or succeeded one', async () => {
+    const { deps, add } = setup({ now: 1_000 });
+    const failed = add(publishOf({ status: 'failed', finishedAt: at(0) }));
+    const succeeded = add(publishOf({ status: 'succeeded', finishedAt: at(0) }));
+    // Two children of the failed publish still running: its outputs are removed once, not per child.
+    add(chunkOf(failed, 0, { status: 'running', startedAt: at(0), providerJobId: 'dg-1' }));
+    add(chunkOf(failed, 1, { status: 'running', startedAt: at(0), providerJobId: 'dg-2' }));
+    add(chunkOf(succeeded, 0, { status: 'running', startedAt: at(0), providerJobId: 'dg-3' }));
+    // Written by a chunk after the failure had removed the rest.
+    await deps.outputs.putOutput(
+      `${jobOutputPrefix(failed)}chunks/0/transcript.json`,
+      '{}',
+      'application/json',
+    );
+    await deps.outputs.putOutput(
+      vectorsManifestKey(failed),
+      JSON.stringify({ count: 2 }),
+      'application/json',
+    );
+    await deps.vectors.put(
+      [0, 1].map((passage) => ({ key: vectorKeyOf(failed, passage), data: [1], metadata: {} as never })),
+    );
+    await deps.outputs.putOutput(`${jobOutputPrefix(succeeded)}hls/master.m3u8`, '#EXTM3U', 'text/plain');
+    await deps.outputs.putOutput(
+      vectorsManifestKey(succeeded),
+      JSON.stringify({ count: 1 }),
+      'application/json',
+    );
+    await deps.vectors.put([{ key: vectorKeyOf(succeeded, 0), data: [1], metadata: {} as never }]);
+
+    // One page: the in-memory listing pages by offset, which jobs leaving it mid-pass would shift.
+    const report = await reconcile({ ...deps, pageSize: 10 });
+
+    expect([...deps.outputs.objects.keys()].sort()).toEqual(
+      [`${jobOutputPrefix(succeeded)}hls/master.m3u8`, vectorsManifestKey(succeeded)].sort(),
+    );
+    expect([...deps.vectors.vectors.keys()]).toEqual([vectorKeyOf(succeeded, 0)]);
+    expect(report.fixes.derived_discarded).toBe(1);
+    expect(report.fixes.orphan_canceled).toBe(3);
   });
 
   it('finishes a canceling publish: cancels a child its cancel missed, and wakes its wait once every child is settled, not before', async () => {
