@@ -2,10 +2,10 @@ import { jobTypeModule } from '../../config/job-types';
 import { FIX_KINDS, type TENANT_USAGE_LOG } from '../../config/metrics';
 import { LEGACY_PROVIDER, PROVIDER_NAMES, PROVIDERS, type ProviderName } from '../../config/providers';
 import { CHILD_SETTLED_ERROR, childSettled } from './children';
-import { discardVectors } from './embedding';
 import { resumeParent } from './chunk-jobs';
 import { mapWithConcurrency } from './concurrency';
 import { fillFreeSlot, grantedNotStarted } from './dispatch';
+import { discardVectors } from './embedding';
 import { JOB_CANCELED_CAUSE, JOB_CANCELED_ERROR, JobAlreadyFinishedError } from './errors';
 import { cancelChildren, cancelMadeChild, enterLines } from './intake';
 import {
@@ -27,12 +27,12 @@ import type {
   InFlightLimits,
   JobQueue,
   JobStore,
+  OutputStore,
   ReconcilerPosition,
   ReconcilerProgress,
   SlotPools,
   TenantBacklogs,
   TenantShares,
-  OutputStore,
   Timeline,
   VectorIndex,
   WaitingLines,
@@ -206,7 +206,7 @@ export async function reconcile(
       });
       report.itemsRead += page.itemsRead;
       try {
-        await cancelOrphans(deps, page.items, fix);
+        report.itemsRead += await cancelOrphans(deps, page.items, fix);
       } catch (error) {
         report.errors++;
         onError('canceling orphaned child jobs', error);
@@ -617,11 +617,13 @@ async function reconcileRunning(deps: ReconcileDeps, job: Job, holdsSlot: boolea
  * per orphan a read, a conditional write and, for one whose workflow waits,
  * a task failure; per such parent, once a pass, a read of its vectors'
  * manifest, a listing of its outputs and the deletes of what is there.
+ * Answers the parents read, which count among the pass's items read.
  */
-async function cancelOrphans(deps: ReconcileDeps, page: readonly Job[], fix: Fix): Promise<void> {
+async function cancelOrphans(deps: ReconcileDeps, page: readonly Job[], fix: Fix): Promise<number> {
   const children = page.filter((job) => job.parent !== undefined && !isTerminal(job.status));
-  if (children.length === 0) return;
-  const parents = await deps.store.getMany([...new Set(children.map((child) => child.parent?.jobId ?? ''))]);
+  if (children.length === 0) return 0;
+  const parentIds = [...new Set(children.map((child) => child.parent?.jobId ?? ''))];
+  const parents = await deps.store.getMany(parentIds);
   const swept = new Set<string>();
   for (const child of children) {
     const parent = parents.get(child.parent?.jobId ?? '');
@@ -640,7 +642,8 @@ async function cancelOrphans(deps: ReconcileDeps, page: readonly Job[], fix: Fix
     }
     // A canceling parent's own cancel removes what it derived, once its children are settled.
     const source = parent ?? { id: child.parent?.jobId ?? '', tenantId: child.tenantId };
-    if ((parent && !isTerminal(parent.status)) || parent?.status === 'succeeded' || swept.has(source.id)) continue;
+    if ((parent && !isTerminal(parent.status)) || parent?.status === 'succeeded' || swept.has(source.id))
+      continue;
     swept.add(source.id);
     const vectors = await discardVectors(deps, source);
     const objects = await discardOutputs(deps.outputs, source);
@@ -648,6 +651,7 @@ async function cancelOrphans(deps: ReconcileDeps, page: readonly Job[], fix: Fix
       await fix(child, 'derived_discarded', `${objects} outputs and ${vectors} vectors of ${source.id}`);
     }
   }
+  return parentIds.length;
 }
 
 /**
