@@ -132,13 +132,16 @@ export function concerns(
  * Whether an event is about the provider job of a job canceled while that
  * provider job ran, with no outcome recorded: the cancel did not stop it (a
  * provider that cannot cancel, like Deepgram, or one that could not be
- * reached), so the job kept its slot until the provider is done.
+ * reached), so the job kept its slot until the provider is done. A job
+ * canceled while its submission was under way has no provider job on record
+ * yet: a provider that answers at once (Bedrock) ends it with that answer.
  */
 function ranOnAfterCancel(job: Job, providerJobId: string, submission: string | undefined): boolean {
   return (
     job.status === 'canceled' &&
     job.providerOutcome === undefined &&
-    job.providerJobId === providerJobId &&
+    (job.providerJobId === providerJobId ||
+      (job.providerJobId === undefined && job.submitIntent !== undefined)) &&
     isCurrentSubmission(job, submission)
   );
 }
