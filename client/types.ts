@@ -77,6 +77,8 @@ type JobBase = {
   readonly finishedAt?: string;
   /** The job an operator replayed as this one. */
   readonly replayOf?: string;
+  /** A cancel asked of a job not yet settled: a publish whose child jobs are still running out, or a job in review. */
+  readonly cancelRequestedAt?: string;
 };
 
 /**

@@ -324,5 +324,7 @@ export const WORKFLOW_STEPS = [
   'plan-embedding',
   'embed',
   'store-vectors',
+  // audio.publish canceled: the wait until every child job it made is settled, before it settles itself.
+  'await-children',
 ] as const;
 export type WorkflowStep = (typeof WORKFLOW_STEPS)[number];

@@ -48,6 +48,10 @@ export const FIX_KINDS = [
   'promoted',
   // Not a repair either: a media version replaced, superseded or deleted whose outputs and vectors went.
   'media_retired',
+  // A child job still running whose parent is finished, gone or being canceled: canceled with it.
+  'orphan_canceled',
+  // What a failed, canceled or vanished publish derived (outputs, vectors), found behind such a child: removed.
+  'derived_discarded',
 ] as const;
 
 /** How a submission to the provider ended: the `outcome` of ProviderLatency. */

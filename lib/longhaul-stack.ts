@@ -170,14 +170,14 @@ export class LonghaulStack extends Stack {
       alarms: this.alarms,
     });
     // A media item's metadata change rewrites its current version's vector metadata (API), as does the
-    // switch to a new version (steps); a reconciler pass deletes what replaced, superseded and deleted
-    // versions made: their vectors, outputs and uploads.
+    // switch to a new version (steps). The reconciler's sweeps remove what failed, canceled, replaced and
+    // deleted publishes left: their outputs, their passages' vectors, and a deleted item's uploads.
     this.httpApi.apiFunction.useSearchIndex(this.searchIndex, 'rewrite');
     this.workflowSteps.stepsFunction.useSearchIndex(this.searchIndex, 'rewrite');
     this.reconciler.reconcileFunction
-      .useSearchIndex(this.searchIndex, 'delete')
-      .useBucket('outputBucket', this.jobOutputs.outputBucket, 'readWriteDelete')
-      .useBucket('inputBucket', this.jobInputs.inputBucket, 'delete');
+      .useBucket('outputBucket', this.jobOutputs.outputBucket, 'readDelete')
+      .useBucket('inputBucket', this.jobInputs.inputBucket, 'delete')
+      .useSearchIndex(this.searchIndex, 'delete');
     this.jobSchedules = new JobSchedules(this, 'Schedules', {
       settings,
       jobTable: this.jobStore.jobTable,

@@ -80,6 +80,9 @@ export async function reconcileSection(): Promise<ReconcileFigures> {
       promotionsPerPass: 1000,
       // The jobs measured are all fine: a pass puts no event, and the section measures the table's reads.
       events: { publish: async () => {} },
+      // Its jobs are single submissions: no parent, so the orphan sweep has nothing to remove.
+      outputs: { getOutput: async () => undefined, deleteOutputs: async () => 0 },
+      vectors: { delete: async () => {} },
     };
     const now = new Date();
     // Active jobs queued just now: a pass reads them and has nothing to fix.

@@ -415,6 +415,11 @@ const jobFields = {
     description:
       'The job an operator replayed as this one (POST /v1/admin/jobs/replay); absent on other jobs.',
   },
+  cancelRequestedAt: {
+    ...timestamp,
+    description:
+      'When a cancel was asked of a job that is not settled yet: an audio.publish stays `running` until every chunk and embedding job it made is settled (one at a provider that cannot stop runs out there), then becomes `canceled`; a job in review keeps its status for an operator. Absent otherwise, and once the job is finished.',
+  },
 } as const;
 const jobRequired = [
   'id',
@@ -659,7 +664,7 @@ const schemas: Record<string, Schema> = {
         type: 'integer',
         minimum: 0,
         description:
-          'Of those, jobs in review: they keep their status and carry the cancel request; only an operator settles them.',
+          'Of those, jobs that carry the cancel request (`cancelRequestedAt`) instead: jobs in review keep their status and only an operator settles them; an audio.publish stays `running` until every job it made is settled, then becomes `canceled`.',
       },
       nextCursor: {
         type: ['string', 'null'],

@@ -216,7 +216,10 @@ export interface BulkCancelResult {
   readonly matched: number;
   /** Of those, the jobs now canceled (0 on a dry run). */
   readonly canceled: number;
-  /** Of those, jobs in review: they keep their status and carry the cancel request for an operator. */
+  /**
+   * Of those, jobs that carry the cancel request instead: jobs in review (for an operator), and
+   * publishes that become `canceled` once every job they made is settled.
+   */
   readonly cancelRequested: number;
   /** Where the next request with the same filter goes on; null when every matching job was looked at. */
   readonly nextCursor: string | null;
@@ -266,7 +269,8 @@ export async function cancelJobs(
   return {
     matched: jobs.length,
     canceled: canceledJobs.length,
-    cancelRequested: outcomes.filter((job) => job?.status === 'needs_review').length,
+    cancelRequested: outcomes.filter((job) => job && job.status !== 'canceled' && job.cancelRequestedAt)
+      .length,
     nextCursor,
     canceledJobs,
   };

@@ -1,4 +1,5 @@
-import type { TimelineEvent } from './ports';
+import { isCanceling, isTerminal, type Job, providerMayBeRunning } from './job';
+import type { JobStore, Timeline, TimelineEvent, Workflow } from './ports';
 
 /**
  * How a job that makes jobs of its own (audio.publish: a chunk job per chunk,
@@ -21,4 +22,54 @@ export function childJobIdsOf(events: readonly TimelineEvent[]): string[] {
     MADE.has(event.type) ? (NAMED_CHILD.exec(event.detail ?? '')?.slice(1, 2) ?? []) : [],
   );
   return [...new Set(ids)];
+}
+
+/**
+ * The child jobs a parent made, as they are now: one read of its timeline and
+ * one batched read of the jobs it names. A job named there that is not this
+ * parent's (or is gone) is left out.
+ */
+export async function childrenOf(
+  deps: { readonly timeline: Pick<Timeline, 'list'>; readonly store: Pick<JobStore, 'getMany'> },
+  parent: Pick<Job, 'id' | 'createdAt'>,
+): Promise<Job[]> {
+  const ids = childJobIdsOf(await deps.timeline.list(parent.id, parent.createdAt));
+  if (ids.length === 0) return [];
+  const found = await deps.store.getMany(ids);
+  return ids.flatMap((id) => {
+    const child = found.get(id);
+    return child?.parent?.jobId === parent.id ? [child] : [];
+  });
+}
+
+/**
+ * Whether a child job is settled for its parent: finished, and its provider
+ * done with it. A child canceled at a provider that cannot stop (Deepgram) is
+ * `canceled` at once but runs out there; it is settled when the provider's
+ * end is heard of, or the cancel is confirmed where the provider can stop.
+ */
+export const childSettled = (child: Job): boolean => isTerminal(child.status) && !providerMayBeRunning(child);
+
+/** The error that wakes a canceling parent's `await-children` state to look at its children again. */
+export const CHILD_SETTLED_ERROR = 'ChildSettled';
+
+/**
+ * Tells a canceling parent's `await-children` state that one of its
+ * children settled, so it looks again (and finishes the cancel once none is
+ * left). Only a canceled child can be the last one a canceling parent waits
+ * for, so only a canceled one is looked at: no read on any other path.
+ * False when there was nobody to tell. Telling twice is harmless.
+ */
+export async function tellCancelingParent(
+  deps: { readonly store: Pick<JobStore, 'get'>; readonly workflow: Pick<Workflow, 'failTask'> },
+  child: Job,
+): Promise<boolean> {
+  if (!child.parent || child.status !== 'canceled' || !childSettled(child)) return false;
+  const parent = await deps.store.get(child.parent.jobId);
+  if (!parent?.taskToken || !isCanceling(parent)) return false;
+  return deps.workflow.failTask(
+    parent.taskToken,
+    CHILD_SETTLED_ERROR,
+    `[child_settled] ${child.id} is settled; the cancel looks at the children again.`,
+  );
 }

@@ -2,7 +2,7 @@ import { jobTypeModule, type StoredJobType } from '../../config/job-types';
 import { CHILD_MADE, childMadeDetail } from './children';
 import { deriveJobId, fingerprint } from './idempotency';
 import { cancelMadeChild, sendToLine } from './intake';
-import { type Job, newJob, priorityOf, providerOf } from './job';
+import { goesOn, type Job, newJob, priorityOf, providerOf } from './job';
 import type {
   EnqueueOptions,
   JobQueue,
@@ -145,17 +145,18 @@ async function makeChildJob(
   }
   // Counted in the tenant's backlog past its cap: the parent was admitted, and its children are its work.
   await deps.backlogs.admitPastCap(parent.tenantId);
-  await sendToLine(deps, draft);
+  // Named in the parent's timeline before it goes anywhere, then sent only if the parent still wants
+  // it: a cancel writes its request before it reads the timeline, so either the cancel finds this
+  // child there, or this finds the request and cancels the child before its line could send it.
   await deps.timeline.record(parent.id, {
     at: deps.now().toISOString(),
     type: CHILD_MADE[child.stage ?? 'transcribe'],
     detail: childMadeDetail(child.label, attempt, draft.id),
   });
-  // The parent canceled while this child was made: its cancel may have read the timeline before
-  // the child was recorded, so the child is canceled here, before its line sends it anywhere.
   const now = await deps.store.get(parent.id);
-  if (now?.status !== 'running')
+  if (!now || !goesOn(now))
     return cancelMadeChild({ store: deps.store, workflow: deps.workflow, now: deps.now }, draft);
+  await sendToLine(deps, draft);
   return draft;
 }
 

@@ -1,10 +1,11 @@
 import { CHUNK_TRANSCRIPT_FILE, chunkWordsFromDeepgram } from '../../config/job-types/audio-publish';
 import { OutputInvalidError } from '../../config/job-types/job-type';
 import { InvalidJobInputError } from './errors';
-import { type Job, providerKeyOf } from './job';
+import { isCanceling, isTerminal, type Job, providerKeyOf } from './job';
 import type { JobStore, OutputStore, Timeline } from './ports';
 import {
   chunkOutputPrefix,
+  discardOutputs,
   indexStep,
   jobOutputPrefix,
   type PublishDeps,
@@ -63,6 +64,9 @@ export class ComputeJobMissingError extends Error {
   override readonly name = 'JobSettled';
 }
 
+/** A job whose compute steps have nothing more to do: finished, or being canceled. */
+const stopped = (job: Job): boolean => isTerminal(job.status) || isCanceling(job);
+
 /** Runs one compute step of a job and records its outcome; throws what the step threw, after recording it. */
 export async function runComputeStep(deps: ComputeDeps, event: ComputeEvent): Promise<unknown> {
   const job = await deps.store.get(event.jobId);
@@ -78,7 +82,14 @@ export async function runComputeStep(deps: ComputeDeps, event: ComputeEvent): Pr
   await record('step.started');
   let outcome: ComputeOutcome;
   try {
+    if (stopped(job)) throw new ComputeJobMissingError(`Job ${job.id} is ${job.status}, or being canceled.`);
     outcome = { ok: true, result: await STEPS[event.step](deps, job) };
+    // Canceled while the step ran (its state abandoned, the step not): what it wrote goes with the job's.
+    const after = await deps.store.get(job.id);
+    if (!after || stopped(after)) {
+      await discardOutputs(deps.outputs, job);
+      throw new ComputeJobMissingError(`Job ${job.id} was canceled or settled while ${event.step} ran.`);
+    }
     await record('step.succeeded');
   } catch (error) {
     const failure = error as Error & { code?: unknown };
@@ -91,7 +102,11 @@ export async function runComputeStep(deps: ComputeDeps, event: ComputeEvent): Pr
         ...(typeof failure.code === 'string' ? { code: failure.code } : {}),
       },
     };
-    await deps.outputs.putOutput(key, JSON.stringify(outcome), 'application/json');
+    // A finished job's outputs are gone and stay gone; one still settling takes this record with the rest.
+    const now = error instanceof ComputeJobMissingError ? await deps.store.get(job.id) : job;
+    if (now && !isTerminal(now.status)) {
+      await deps.outputs.putOutput(key, JSON.stringify(outcome), 'application/json');
+    }
     throw error;
   }
   await deps.outputs.putOutput(key, JSON.stringify(outcome), 'application/json');

@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { mediaTypeMatches } from '../../config/job-types/job-type';
 import type { Problem } from '../../config/problems';
 import type { ProviderName } from '../../config/providers';
-import { childJobIdsOf } from './children';
+import { CHILD_SETTLED_ERROR, childrenOf, childSettled } from './children';
 import { mapWithConcurrency } from './concurrency';
 import {
   JOB_CANCELED_CAUSE,
@@ -489,9 +489,34 @@ export function listJobs(store: JobStore, tenantId: string, query: ListJobsQuery
  * settle path then cancels at the provider, notifies and frees the slot. A job
  * in review keeps its status (only an operator settles it) and carries the
  * request. Finished jobs cannot be canceled.
+ *
+ * A running job that makes jobs of its own (audio.publish) settles only when
+ * every child has: it keeps `running` and carries the request
+ * (`cancelRequestedAt`) while its children are canceled, and its workflow's
+ * `await-children` state makes it `canceled` once none of them is left at a
+ * provider (`finishCancel`).
  */
 export async function cancelJob(deps: CancelDeps, tenantId: string, jobId: string): Promise<Job> {
-  const canceled = await cancelLoaded(deps, () => getJob(deps.store, tenantId, jobId));
+  const load = () => getJob(deps.store, tenantId, jobId);
+  const job = await load();
+  if (!takesSlot(job) && job.status === 'running') {
+    const requested =
+      job.cancelRequestedAt !== undefined ? job : await deps.store.requestCancel(job.id, deps.now());
+    // Moved on meanwhile (finished, or into review): decided below as any other job.
+    if (requested?.status === 'running') {
+      const children = await cancelChildren(deps, requested);
+      // Its children were settled already and its workflow waits for them: it is told to look again.
+      if (requested.taskToken && children.every(childSettled)) {
+        await deps.workflow.failTask(
+          requested.taskToken,
+          CHILD_SETTLED_ERROR,
+          '[child_settled] Every child job is settled.',
+        );
+      }
+      return requested;
+    }
+  }
+  const canceled = await cancelLoaded(deps, load);
   if (canceled.status === 'canceled' && !takesSlot(canceled)) await cancelChildren(deps, canceled);
   return canceled;
 }
@@ -509,24 +534,35 @@ export type CancelDeps = Pick<IntakeDeps, 'store' | 'now'> &
   };
 
 /**
- * Cancels the jobs a canceled job made (audio.publish's chunks and embedding
- * runs), so work it no longer wants is not charged: a child still in its line
- * is never submitted, one at a provider that can stop is stopped there, one
- * at a provider that cannot (Deepgram) runs out and its result is discarded.
- * A child made after this looked is canceled by its maker (`awaitChild`).
+ * Cancels the jobs a canceled (or canceling) job made (audio.publish's chunks
+ * and embedding runs), so work it no longer wants is not charged: a child
+ * still in its line is never submitted, one at a provider that can stop is
+ * stopped there by its own workflow, one at a provider that cannot (Deepgram)
+ * runs out and its result is discarded. A child made after this looked is
+ * canceled by its maker (`awaitChild`). Answers the children as the cancel
+ * left them. Requests: a timeline query and one batched read of the
+ * children, then per unfinished child a read, a conditional write and, for
+ * one whose workflow waits, a task failure.
  */
-export async function cancelChildren(deps: CancelDeps, parent: Job): Promise<void> {
-  if (!deps.timeline) return;
-  for (const childId of childJobIdsOf(await deps.timeline.list(parent.id, parent.createdAt))) {
-    await cancelLoaded(deps, async () => {
-      const child = await deps.store.get(childId);
-      if (!child || child.parent?.jobId !== parent.id) throw new JobNotFoundError(childId);
-      return child;
-    }).catch((error: unknown) => {
-      // Finished, or gone: nothing left to cancel.
-      if (!(error instanceof JobAlreadyFinishedError || error instanceof JobNotFoundError)) throw error;
-    });
+export async function cancelChildren(deps: CancelDeps, parent: Job): Promise<readonly Job[]> {
+  if (!deps.timeline) return [];
+  const children = await childrenOf({ timeline: deps.timeline, store: deps.store }, parent);
+  const after: Job[] = [];
+  for (const child of children) {
+    if (isTerminal(child.status)) {
+      after.push(child);
+      continue;
+    }
+    const load = async () => (await deps.store.get(child.id)) ?? child;
+    after.push(
+      await cancelLoaded(deps, load).catch(async (error: unknown) => {
+        // Finished meanwhile: nothing left to cancel.
+        if (!(error instanceof JobAlreadyFinishedError)) throw error;
+        return load();
+      }),
+    );
   }
+  return after;
 }
 
 /** Cancels a child job its maker just made for a parent that is no longer running. */

@@ -29,6 +29,19 @@ export const DEFAULT_PRIORITY: JobPriority = 'standard';
 export const TERMINAL_STATUSES: ReadonlySet<JobStatus> = new Set(['succeeded', 'failed', 'canceled']);
 export const isTerminal = (status: JobStatus): boolean => TERMINAL_STATUSES.has(status);
 
+/**
+ * A job whose client asked to cancel it while it runs jobs of its own
+ * (`audio.publish`): it stays `running`, carrying the request, until every
+ * child job it made is settled, and only then becomes `canceled`. Its
+ * workflow makes nothing new meanwhile.
+ */
+export const isCanceling = (job: Pick<Job, 'status' | 'cancelRequestedAt'>): boolean =>
+  job.status === 'running' && job.cancelRequestedAt !== undefined;
+
+/** Whether the job's workflow goes on with its work: it runs, and nobody asked to cancel it. */
+export const goesOn = (job: Pick<Job, 'status' | 'cancelRequestedAt'>): boolean =>
+  job.status === 'running' && job.cancelRequestedAt === undefined;
+
 export interface JobError {
   readonly code: string;
   readonly message: string;
@@ -61,6 +74,7 @@ export interface Job {
   readonly statusAt: string;
   /** Set once the job's first queue message was sent; absent while intake is still in progress or enqueueing failed. */
   readonly enqueuedAt?: string;
+  /** When a cancel was asked of a job that could not be canceled at once (in review, or canceling its children). */
   readonly cancelRequestedAt?: string;
   readonly startedAt?: string;
   readonly finishedAt?: string;
@@ -270,6 +284,8 @@ export interface JobResource {
   readonly startedAt?: string;
   readonly finishedAt?: string;
   readonly replayOf?: string;
+  /** A cancel asked of a job still settling (its children running out) or in review. */
+  readonly cancelRequestedAt?: string;
 }
 
 export function toResource(job: Job): JobResource {
@@ -294,6 +310,9 @@ export function toResource(job: Job): JobResource {
     ...(job.startedAt !== undefined ? { startedAt: job.startedAt } : {}),
     ...(job.finishedAt !== undefined ? { finishedAt: job.finishedAt } : {}),
     ...(job.replayOf !== undefined ? { replayOf: job.replayOf } : {}),
+    ...(job.cancelRequestedAt !== undefined && !isTerminal(job.status)
+      ? { cancelRequestedAt: job.cancelRequestedAt }
+      : {}),
   };
 }
 

@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { tellCancelingParent } from './children';
 import { ValidationError } from './errors';
 import { type Job, type ProviderOutcome, providerOutputKeyOf, submissionOf, submissionTagOf } from './job';
 import type { JobStore, OutputStore, Timeline, Workflow } from './ports';
@@ -95,6 +96,8 @@ export async function applyProviderEvent(
     ...(outputKey ? { outputKey } : {}),
   };
   const updated = await deps.store.recordProviderOutcome(job, outcome);
+  // A canceled child that ran out at its provider is settled now: its canceling parent looks again.
+  if (ranOn && updated) await tellCancelingParent(deps, updated);
   // The resume and the timeline's record go together: a freed slot's next job waits for the resume only.
   const [resumed] = await Promise.all([
     job.status === 'running' && updated?.taskToken && updated.providerOutcome
@@ -129,13 +132,16 @@ export function concerns(
  * Whether an event is about the provider job of a job canceled while that
  * provider job ran, with no outcome recorded: the cancel did not stop it (a
  * provider that cannot cancel, like Deepgram, or one that could not be
- * reached), so the job kept its slot until the provider is done.
+ * reached), so the job kept its slot until the provider is done. A job
+ * canceled while its submission was under way has no provider job on record
+ * yet: a provider that answers at once (Bedrock) ends it with that answer.
  */
 function ranOnAfterCancel(job: Job, providerJobId: string, submission: string | undefined): boolean {
   return (
     job.status === 'canceled' &&
     job.providerOutcome === undefined &&
-    job.providerJobId === providerJobId &&
+    (job.providerJobId === providerJobId ||
+      (job.providerJobId === undefined && job.submitIntent !== undefined)) &&
     isCurrentSubmission(job, submission)
   );
 }

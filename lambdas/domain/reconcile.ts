@@ -1,15 +1,19 @@
 import { jobTypeModule } from '../../config/job-types';
 import { FIX_KINDS, type TENANT_USAGE_LOG } from '../../config/metrics';
 import { LEGACY_PROVIDER, PROVIDER_NAMES, PROVIDERS, type ProviderName } from '../../config/providers';
+import { CHILD_SETTLED_ERROR, childSettled } from './children';
 import { resumeParent } from './chunk-jobs';
 import { mapWithConcurrency } from './concurrency';
 import { fillFreeSlot, grantedNotStarted } from './dispatch';
-import { JOB_CANCELED_CAUSE, JOB_CANCELED_ERROR } from './errors';
+import { discardVectors } from './embedding';
+import { JOB_CANCELED_CAUSE, JOB_CANCELED_ERROR, JobAlreadyFinishedError } from './errors';
 import { type EventDeps, publishJobEvent } from './events';
-import { enterLines } from './intake';
+import { cancelChildren, cancelMadeChild, enterLines } from './intake';
 import {
   currentExecutionOf,
   executionNameOf,
+  goesOn,
+  isCanceling,
   isTerminal,
   type Job,
   jobIdOf,
@@ -24,17 +28,20 @@ import type {
   InFlightLimits,
   JobQueue,
   JobStore,
+  OutputStore,
   ReconcilerPosition,
   ReconcilerProgress,
   SlotPools,
   TenantBacklogs,
   TenantShares,
   Timeline,
+  VectorIndex,
   WaitingLines,
   Workflow,
 } from './ports';
 import type { Provider } from './provider';
 import { resumeAwait } from './provider-events';
+import { discardOutputs } from './publish';
 import { queryLeaseEndOf } from './search';
 import { holdsOwnSlot, isOwnSlot, ownHolders, releaseOwnSlot } from './slots';
 import { providerDeps, stopAtProvider } from './workflow';
@@ -61,6 +68,9 @@ export interface ReconcileDeps extends EventDeps {
   /** Each provider's adapter, built from its secret. */
   readonly providers: (name: ProviderName) => Promise<Provider>;
   readonly timeline: Timeline;
+  /** What jobs derived, which the orphan sweep removes for a failed, canceled or vanished publish. */
+  readonly outputs: Pick<OutputStore, 'getOutput' | 'deleteOutputs'>;
+  readonly vectors: Pick<VectorIndex, 'delete'>;
   readonly now: () => Date;
   readonly maxInFlight: InFlightLimits;
   readonly queuedGraceMs: number;
@@ -196,6 +206,12 @@ export async function reconcile(
         ...(cursor ? { cursor } : {}),
       });
       report.itemsRead += page.itemsRead;
+      try {
+        report.itemsRead += await cancelOrphans(deps, page.items, fix);
+      } catch (error) {
+        report.errors++;
+        onError('canceling orphaned child jobs', error);
+      }
       for (const job of page.items) {
         for (const holder of ownHolders(job)) seen.add(holder);
         report.jobsChecked++;
@@ -567,6 +583,7 @@ async function reconcileRunning(deps: ReconcileDeps, job: Job, holdsSlot: boolea
     return;
   }
 
+  if (isCanceling(job) && !takesSlot(job)) return reconcileCanceling(deps, job, fix);
   if (!job.providerJobId || !job.taskToken) return;
   if (job.providerOutcome) {
     // Recorded, but the resume it should have caused was lost (or met a stale token). Resuming twice is harmless.
@@ -592,4 +609,74 @@ async function reconcileRunning(deps: ReconcileDeps, job: Job, holdsSlot: boolea
   }
   // Still running there: keep the waiting step's heartbeat alive.
   await deps.workflow.heartbeat(job.taskToken);
+}
+
+/**
+ * Child jobs of the page that still run while their parent cannot want them:
+ * the parent is finished, gone, or being canceled (whatever crash came
+ * between the parent's end and its children's cancel, or made a child its
+ * cancel could not find in the timeline). Each is canceled as its parent's
+ * cancel would have, and what a failed, canceled or vanished parent derived
+ * goes again: such a child may have written under the parent's outputs after
+ * the parent's own discard. Requests: one batched read of the page's parents
+ * (at most a page's worth of keys, none for a page without children), then
+ * per orphan a read, a conditional write and, for one whose workflow waits,
+ * a task failure; per such parent, once a pass, a read of its vectors'
+ * manifest, a listing of its outputs and the deletes of what is there.
+ * Answers the parents read, which count among the pass's items read.
+ */
+async function cancelOrphans(deps: ReconcileDeps, page: readonly Job[], fix: Fix): Promise<number> {
+  const children = page.filter((job) => job.parent !== undefined && !isTerminal(job.status));
+  if (children.length === 0) return 0;
+  const parentIds = [...new Set(children.map((child) => child.parent?.jobId ?? ''))];
+  const parents = await deps.store.getMany(parentIds);
+  const swept = new Set<string>();
+  for (const child of children) {
+    const parent = parents.get(child.parent?.jobId ?? '');
+    if (parent && goesOn(parent)) continue;
+    if (parent?.status === 'needs_review') continue; // an operator decides for the parent, and so for its children
+    const canceled = await cancelMadeChild(deps, child).catch((error: unknown) => {
+      if (error instanceof JobAlreadyFinishedError) return undefined;
+      throw error;
+    });
+    if (canceled?.status === 'canceled') {
+      await fix(
+        child,
+        'orphan_canceled',
+        `its parent ${child.parent?.jobId} is ${parent ? (isCanceling(parent) ? 'canceling' : parent.status) : 'gone'}`,
+      );
+    }
+    // A canceling parent's own cancel removes what it derived, once its children are settled.
+    const source = parent ?? { id: child.parent?.jobId ?? '', tenantId: child.tenantId };
+    if ((parent && !isTerminal(parent.status)) || parent?.status === 'succeeded' || swept.has(source.id))
+      continue;
+    swept.add(source.id);
+    const vectors = await discardVectors(deps, source);
+    const objects = await discardOutputs(deps.outputs, source);
+    if (vectors + objects > 0) {
+      await fix(child, 'derived_discarded', `${objects} outputs and ${vectors} vectors of ${source.id}`);
+    }
+  }
+  return parentIds.length;
+}
+
+/**
+ * A publish being canceled: its children not finished yet are canceled (again:
+ * one made while its cancel looked), and once every one is settled its
+ * `await-children` state is woken to finish the cancel, in case the word of
+ * the last one's end was lost. Requests: a timeline query and one batched
+ * read of its children, and one task failure once they are all settled.
+ */
+async function reconcileCanceling(deps: ReconcileDeps, job: Job, fix: Fix): Promise<void> {
+  const children = await cancelChildren(deps, job);
+  if (!job.taskToken || !children.every(childSettled)) return;
+  if (
+    await deps.workflow.failTask(
+      job.taskToken,
+      CHILD_SETTLED_ERROR,
+      '[child_settled] Every child job is settled (found by the reconciler).',
+    )
+  ) {
+    await fix(job, 'parent_resumed', `its ${children.length} child jobs are settled; its cancel finishes`);
+  }
 }

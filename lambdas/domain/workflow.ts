@@ -3,7 +3,8 @@ import { type JobOutput, jobTypeModule, OutputInvalidError } from '../../config/
 import type { ProviderBinding } from '../../config/job-types/job-type';
 import { mediaTypeMatches } from '../../config/job-types/job-type';
 import { WORKFLOW_STEPS, type WorkflowStep } from '../../config/layout';
-import type { ProviderName } from '../../config/providers';
+import { PROVIDERS, type ProviderName } from '../../config/providers';
+import { childSettled, tellCancelingParent } from './children';
 import { awaitChunk, resumeParent } from './chunk-jobs';
 import { collectComputeOutcome } from './compute';
 import { type FillDeps, fillFreeSlot, startJob } from './dispatch';
@@ -26,9 +27,11 @@ import {
 } from './errors';
 import { type EventDeps, publishJobEvent } from './events';
 import { startFollowUps } from './follow-ups';
-import type { IntakeDeps } from './intake';
+import { cancelChildren, type IntakeDeps } from './intake';
 import {
   currentExecutionOf,
+  goesOn,
+  isCanceling,
   isTerminal,
   type Job,
   type JobError,
@@ -201,7 +204,10 @@ function settling(body: (deps: WorkflowDeps, event: StepEvent, job: Job) => Prom
     const result = await body(deps, event, job);
     if (job.parent) {
       const settled = await deps.store.get(job.id);
-      if (settled) await resumeParent(deps.workflow, settled);
+      if (settled) {
+        await resumeParent(deps.workflow, settled);
+        await tellCancelingParent(deps, settled);
+      }
     }
     return result;
   };
@@ -382,14 +388,14 @@ const steps: Record<StepName, Step> = {
     if (!event.taskToken || !event.chunk)
       throw new Error('The transcribe step needs a task token and a chunk.');
     const job = await loadJob(deps, event.jobId);
-    if (job.status !== 'running') throw new JobSettledError(`Job ${job.id} is ${job.status}.`);
+    if (!goesOn(job)) throw new JobSettledError(`Job ${job.id} is ${settledStatusOf(job)}.`);
     await awaitChunk(deps, job, event.chunk, event.taskToken);
     return null;
   },
 
   async 'plan-embedding'(deps, event) {
     const job = await loadJob(deps, event.jobId);
-    if (job.status !== 'running') throw new JobSettledError(`Job ${job.id} is ${job.status}.`);
+    if (!goesOn(job)) throw new JobSettledError(`Job ${job.id} is ${settledStatusOf(job)}.`);
     return planEmbedding(deps, job, deps.embedding);
   },
 
@@ -397,7 +403,7 @@ const steps: Record<StepName, Step> = {
     if (!event.taskToken || !event.run || !event.passagesKey)
       throw new Error('The embed step needs a task token, a run and the passages.');
     const job = await loadJob(deps, event.jobId);
-    if (job.status !== 'running') throw new JobSettledError(`Job ${job.id} is ${job.status}.`);
+    if (!goesOn(job)) throw new JobSettledError(`Job ${job.id} is ${settledStatusOf(job)}.`);
     await awaitEmbedding(
       deps,
       job,
@@ -413,7 +419,7 @@ const steps: Record<StepName, Step> = {
     if (!event.passagesKey || !event.embedded)
       throw new Error('The store-vectors step needs the embedded runs.');
     const job = await loadJob(deps, event.jobId);
-    if (job.status !== 'running') throw new JobSettledError(`Job ${job.id} is ${job.status}.`);
+    if (!goesOn(job)) throw new JobSettledError(`Job ${job.id} is ${settledStatusOf(job)}.`);
     // A version of a media item carries the item's metadata as it is now, and says which revision.
     const item = job.media && deps.media ? await deps.media.get(job.tenantId, job.media.id) : undefined;
     const stored = await storeVectors(
@@ -426,9 +432,9 @@ const steps: Record<StepName, Step> = {
     if (item) await recordVectorRevision(deps.outputs, job, item.metadataRevision);
     // Canceled while its vectors went in: they go again, and the settle path finds nothing left.
     const now = await loadJob(deps, job.id);
-    if (now.status !== 'running') {
+    if (!goesOn(now)) {
       await discardVectors(deps, now);
-      throw new JobSettledError(`Job ${job.id} is ${now.status}.`);
+      throw new JobSettledError(`Job ${job.id} is ${settledStatusOf(now)}.`);
     }
     await deps.timeline.record(job.id, {
       at: deps.now().toISOString(),
@@ -438,8 +444,20 @@ const steps: Record<StepName, Step> = {
     return null;
   },
 
+  async 'await-children'(deps, event) {
+    if (!event.taskToken) throw new Error('The await-children step needs a task token.');
+    const job = await deps.store.recordTaskToken(event.jobId, event.taskToken, deps.now());
+    // Not running: settled elsewhere (canceled, in review, gone). Running with no cancel: nothing to wait for.
+    if (!job || !isCanceling(job)) {
+      await deps.workflow.completeTask(event.taskToken, {});
+      return null;
+    }
+    if (await finishCancel(deps, job)) await deps.workflow.completeTask(event.taskToken, {});
+    return null;
+  },
+
   finalize: settling(async (deps, _event, job) => {
-    if (job.status !== 'running') throw new JobSettledError(`Job ${job.id} is ${job.status}.`);
+    if (!goesOn(job)) throw new JobSettledError(`Job ${job.id} is ${settledStatusOf(job)}.`);
     if (!takesSlot(job)) return finalizePublished(deps, job);
     if (!job.providerJobId) throw new Error(`Job ${job.id} has no provider job to finalize.`);
     const raw = await providerOutput(deps, job, job.providerJobId);
@@ -518,9 +536,16 @@ const steps: Record<StepName, Step> = {
   // The job was finished elsewhere (canceled by its client, resolved by an operator or the reconciler).
   settle: settling(async (deps, event, job) => {
     if (job.status === 'needs_review') return null;
-    // A canceled publish leaves nothing searchable behind.
+    // A canceled publish leaves nothing searchable behind, and a canceled job no outputs.
     if (job.status === 'canceled' && !job.parent && !takesSlot(job)) await discardVectors(deps, job);
+    if (job.status === 'canceled') await discardOutputs(deps.outputs, job);
     if (job.status === 'canceled' && job.providerJobId && !job.providerOutcome) {
+      // A provider that cannot stop a job (Deepgram) is not asked: the job runs out there, its slot held
+      // until its end is heard of, and nothing of its result is kept.
+      if (!PROVIDERS[providerOf(job)].cancels) {
+        await steps.release(deps, event);
+        return null;
+      }
       try {
         await stopAtProvider(await providerDeps(deps, job), job, job.providerJobId);
         await deps.timeline.record(job.id, {
@@ -571,6 +596,32 @@ const steps: Record<StepName, Step> = {
     return null;
   }),
 };
+
+/**
+ * Finishes the cancel of a job with children once every child is settled:
+ * children not finished yet are canceled (again: one made while the cancel
+ * looked), and when none is left at a provider the job's vectors and outputs
+ * go, then the job becomes `canceled`. What it derived goes first, while the
+ * job is still active and so still in the reconciler's sight: a stop between
+ * the two is finished by the next try. False while a child is unsettled.
+ */
+async function finishCancel(deps: WorkflowDeps, job: Job): Promise<boolean> {
+  const children = await cancelChildren(deps, job);
+  if (!children.every(childSettled)) return false;
+  await discardVectors(deps, job);
+  await discardOutputs(deps.outputs, job);
+  const now = deps.now();
+  await deps.store.transition(job, ['running'], { status: 'canceled', finishedAt: now.toISOString() }, now);
+  await deps.timeline.record(job.id, {
+    at: now.toISOString(),
+    type: 'job.canceled',
+    detail: children.length > 0 ? `after its ${children.length} child jobs settled` : 'it had no child jobs',
+  });
+  return true;
+}
+
+/** How a job that is no longer going on stands, for the JobSettled message. */
+const settledStatusOf = (job: Job): string => (isCanceling(job) ? 'canceling' : job.status);
 
 /**
  * Asks the provider to stop the job and records its confirmation as the
@@ -685,14 +736,17 @@ async function succeed(deps: WorkflowDeps, job: Job, result: Record<string, unkn
     { status: 'succeeded', result, progress: 100, error: null, finishedAt: now.toISOString() },
     now,
   );
-  if (succeeded) {
-    deps.observe?.({
-      kind: 'finished',
-      jobType: job.type,
-      status: 'succeeded',
-      ...(job.startedAt ? { durationMs: now.getTime() - Date.parse(job.startedAt) } : {}),
-    });
+  if (!succeeded) {
+    // Canceled while its outputs were stored: they go, as the cancel's own path could not see them.
+    if ((await deps.store.get(job.id))?.status === 'canceled') await discardOutputs(deps.outputs, job);
+    return null;
   }
+  deps.observe?.({
+    kind: 'finished',
+    jobType: job.type,
+    status: 'succeeded',
+    ...(job.startedAt ? { durationMs: now.getTime() - Date.parse(job.startedAt) } : {}),
+  });
   return null;
 }
 

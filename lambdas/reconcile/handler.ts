@@ -37,6 +37,8 @@ export const handler = instrument(async (_event: unknown, context: Context) => {
       providers: providerAdapter,
       timeline: timeline(),
       events: eventPublisher(),
+      outputs: outputStore(),
+      vectors: vectorIndex(),
       now: () => new Date(),
       maxInFlight: inFlightLimits(),
       queuedGraceMs: settings.queuedGraceMs,

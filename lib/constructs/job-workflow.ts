@@ -50,6 +50,7 @@ const StepError = {
   webhookDeliveryFailed: 'WebhookDeliveryFailed',
   chunkFailed: 'ChunkFailed',
   chunkCanceled: 'ChunkCanceled',
+  childSettled: 'ChildSettled',
 } as const;
 
 /** The compute steps of audio.publish, as the compute function and the Fargate task name them. */
@@ -68,7 +69,7 @@ export interface ComputePlaces {
 const seconds = Duration.seconds;
 
 /** The steps that wait, with a task token, for a job: the provider's, or a child job of the publish flow. */
-const WAITS_FOR_A_JOB: ReadonlySet<StepName> = new Set(['await', 'transcribe', 'embed']);
+const WAITS_FOR_A_JOB: ReadonlySet<StepName> = new Set(['await', 'transcribe', 'embed', 'await-children']);
 
 /** The steps that may free a provider slot (`release`, and `settle` and `review`, which release): they hand it on. */
 const HANDS_SLOTS_ON: ReadonlySet<StepName> = new Set(['release', 'settle', 'review']);
@@ -161,6 +162,7 @@ export interface JobWorkflowProps {
  *   any step's unexpected error ▶ on-failure ▶ notify-failure ▶ release-after-failure ▶ failed
  *   NeedsReview, or no word from the provider in time ▶ review ▶ needs-review
  *   JobSettled / JobCanceled (finished elsewhere) ▶ settle ▶ notify-settled ▶ settled
+ *   audio.publish canceled ▶ await-children (until every child job is settled) ▶ settle ▶ …
  *
  * Every Task discards its result, so the execution input `{jobId}` flows through
  * unchanged; Catch clauses add what they caught at `$.error`. The slot is
@@ -240,7 +242,7 @@ export class JobWorkflow extends Construct {
           : {}),
         // A chunk (a run of passages) waits for a slot in its tenant's line, then for the provider: bounded by
         // the job's own timeout.
-        ...(name === 'transcribe' || name === 'embed'
+        ...(name === 'transcribe' || name === 'embed' || name === 'await-children'
           ? {
               integrationPattern: IntegrationPattern.WAIT_FOR_TASK_TOKEN,
               taskTimeout: Timeout.duration(seconds(PUBLISH_TIMEOUT_MS / 1000)),
@@ -558,7 +560,19 @@ export class JobWorkflow extends Construct {
       resultAt: '$.probe',
       selector: { 'compute.$': '$.Payload.compute', 'durationSeconds.$': '$.Payload.durationSeconds' },
     });
-    probe.addCatch(settle, catchInto([StepError.jobSettled]));
+    // A canceled publish settles once every child job it made has: this state waits for them, and is
+    // woken (ChildSettled) to look again as each canceled child settles.
+    const awaitChildren = shared.step('await-children', 'await-children', {
+      retries: [
+        { errors: [StepError.childSettled], maxAttempts: 0 },
+        { errors: [Errors.TASKS_FAILED], interval: seconds(1), backoffRate: 2, maxAttempts: 3 },
+      ],
+    });
+    awaitChildren.addCatch(awaitChildren, catchInto([StepError.childSettled]));
+    awaitChildren.addCatch(review, catchInto([Errors.TIMEOUT]));
+    awaitChildren.next(settle);
+
+    probe.addCatch(awaitChildren, catchInto([StepError.jobSettled]));
     probe.addCatch(onFailure, catchInto([Errors.ALL]));
 
     const transcribe = shared.step('transcribe', 'transcribe', {
@@ -587,17 +601,17 @@ export class JobWorkflow extends Construct {
     media.branch(placed('transcode'));
     media.branch(placed('split', '$.split').next(chunks));
     media.addCatch(review, catchInto([StepError.needsReview, Errors.TIMEOUT]));
-    // A chunk canceled with its canceled parent: the parent was finished elsewhere.
-    media.addCatch(settle, catchInto([StepError.jobSettled, StepError.chunkCanceled]));
+    // A chunk canceled with its canceled parent: the parent waits for the rest of its children.
+    media.addCatch(awaitChildren, catchInto([StepError.jobSettled, StepError.chunkCanceled]));
     media.addCatch(onFailure, catchInto([Errors.ALL]));
 
     const index = onLambda('index', 'index');
-    index.addCatch(settle, catchInto([StepError.jobSettled]));
+    index.addCatch(awaitChildren, catchInto([StepError.jobSettled]));
     index.addCatch(onFailure, catchInto([Errors.ALL]));
     return probe
       .next(media)
       .next(index)
-      .next(this.embeddingSteps(states, props, shared))
+      .next(this.embeddingSteps(states, props, { ...shared, settle: awaitChildren }))
       .next(finalize);
   }
 
@@ -614,6 +628,7 @@ export class JobWorkflow extends Construct {
     shared: Parameters<JobWorkflow['publishBranch']>[2],
   ): Chain {
     const { settings } = props;
+    // `settle` here is the publish branch's way there: through `await-children`.
     const { catchInto, review, settle, onFailure } = shared;
     const plan = shared.step('plan-embedding', 'plan-embedding', {
       resultAt: {

@@ -66,11 +66,12 @@ export type TableAccess = 'getItem' | 'itemReadUpdate' | 'itemReadWrite' | 'read
 export type QueueAccess = 'send' | 'consume';
 /**
  * What a function may do with a bucket's objects: `read` (GetObject),
- * `readWrite` (GetObject, PutObject) or `readWriteDelete` (those, DeleteObject,
- * and ListBucket on the bucket: deleting by prefix lists the keys first).
+ * `readWrite` (GetObject, PutObject), `readWriteDelete` (those, DeleteObject,
+ * and ListBucket on the bucket: deleting by prefix lists the keys first) or
+ * `readDelete` (the same without PutObject: a sweep that only removes).
  */
 /** `delete`: DeleteObject alone, for a handler that removes objects it never reads (a media item's uploads). */
-export type BucketAccess = 'read' | 'readWrite' | 'readWriteDelete' | 'delete';
+export type BucketAccess = 'read' | 'readWrite' | 'readWriteDelete' | 'readDelete' | 'delete';
 
 /** Environment variables ProjectFunction sets itself; `environment` may not override them. */
 const OWN_ENV_PREFIXES = ['POWERTOOLS_', 'NODE_OPTIONS'] as const;
@@ -389,15 +390,16 @@ export class ProjectFunction extends Construct implements IGrantable {
       readWrite: ['s3:GetObject', 's3:PutObject'],
       readWriteDelete: ['s3:GetObject', 's3:PutObject', 's3:DeleteObject'],
       delete: ['s3:DeleteObject'],
+      readDelete: ['s3:GetObject', 's3:DeleteObject'],
     }[access];
     this.role.addToPrincipalPolicy(new PolicyStatement({ actions, resources: [bucket.arnForObjects('*')] }));
-    if (access === 'readWriteDelete') {
+    if (access === 'readWriteDelete' || access === 'readDelete') {
       this.role.addToPrincipalPolicy(
         new PolicyStatement({ actions: ['s3:ListBucket'], resources: [bucket.bucketArn] }),
       );
     }
     if (bucket.encryptionKey && access !== 'delete') {
-      if (access === 'read') bucket.encryptionKey.grantDecrypt(this.role);
+      if (access === 'read' || access === 'readDelete') bucket.encryptionKey.grantDecrypt(this.role);
       else bucket.encryptionKey.grantEncryptDecrypt(this.role);
     }
     acknowledge(

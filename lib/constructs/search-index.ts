@@ -5,11 +5,11 @@ import { Construct } from 'constructs';
 import { passageIndex } from '../../config/layout';
 import { S3_VECTORS_LIMITS } from '../../config/s3-vectors';
 
-/** What a function may do with the index: `write` passages (and delete them), or `query` them. */
 /**
- * `write`: put and delete a recording's vectors (publishing); `query`: search;
- * `rewrite`: read vectors and put them back with new metadata (a media item's
- * metadata change); `delete`: delete vectors by key (retiring old versions).
+ * What a function may do with the index: `write` passages (and delete them);
+ * `query` them; `rewrite` them, reading vectors and putting them back with new
+ * metadata (a media item's metadata change); or only `delete` them (the
+ * reconciler's sweeps of what failed, canceled, replaced or deleted publishes left).
  */
 export type SearchIndexAccess = 'write' | 'query' | 'rewrite' | 'delete';
 

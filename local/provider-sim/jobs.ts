@@ -146,7 +146,7 @@ export class JobRunner {
     clearTimeout(job.timer);
     job.timer = undefined;
     job.state = outcome;
-    this.ledger.settled(job.provider, job.id, new Date());
+    this.ledger.settled(job.provider, job.id, new Date(), outcome);
     if (outcome === 'succeeded') job.percent = 100;
     this.log(`${job.provider}: ${job.id} ${outcome} at ${job.percent}%`);
     job.hooks.finished(outcome);

@@ -10,6 +10,13 @@ export interface LedgerEntry {
    * absent while it runs, and for a job that stalled.
    */
   readonly finishedAt?: string;
+  /**
+   * How the job ended, once it has: a charge stands whatever the outcome.
+   * `canceled` is a job stopped by a cancel; as Replicate bills a canceled
+   * prediction for the time it ran (public models), its bill is the time from
+   * `acceptedAt` to `finishedAt`, and a later cancel ends nothing more.
+   */
+  readonly outcome?: 'succeeded' | 'failed' | 'canceled';
   /** What the call was billed for, where a provider bills by input tokens (Bedrock); absent elsewhere. */
   readonly inputTokens?: number;
   /**
@@ -42,6 +49,7 @@ interface Charge {
   readonly inputTokens?: number;
   readonly inputDigests?: readonly string[];
   finishedAt?: string;
+  outcome?: 'succeeded' | 'failed' | 'canceled';
 }
 
 interface Account {
@@ -70,14 +78,17 @@ export class ChargeLedger {
     }
   }
 
-  /** The charged job `id` reached a terminal state at `at`. */
-  settled(provider: ProviderName, id: string, at: Date): void {
+  /** The charged job `id` reached a terminal state, `outcome`, at `at`. */
+  settled(provider: ProviderName, id: string, at: Date, outcome: 'succeeded' | 'failed' | 'canceled'): void {
     this.total.running -= 1;
     const account = this.account(provider);
     account.running -= 1;
     // The latest charge under that id: the one that ran.
     const charge = account.submissions.findLast((candidate) => candidate.id === id);
-    if (charge) charge.finishedAt = at.toISOString();
+    if (charge) {
+      charge.finishedAt = at.toISOString();
+      charge.outcome = outcome;
+    }
   }
 
   snapshot(): Ledger {

@@ -149,10 +149,10 @@ describe('the embedding model', () => {
 describe('the passage index', () => {
   const index = `arn:aws:s3vectors:us-east-1:000000000000:bucket/${localResourceNames.vectorBucket}/index/${localResourceNames.vectorIndex}`;
 
-  it("resolves the index's ARN from the names the functions are told, and lets exactly the workflow write and the API query", async () => {
+  it("resolves the index's ARN from the names the functions are told, and lets exactly the workflow write, the reconciler's sweep delete and the API query", async () => {
     const may = (action: string, resource = index) => whoMay(action, resource);
     await expect(may('s3vectors:PutVectors')).resolves.toEqual(['workflow']);
-    await expect(may('s3vectors:DeleteVectors')).resolves.toEqual(['workflow']);
+    await expect(may('s3vectors:DeleteVectors')).resolves.toEqual(['workflow', 'reconcile']);
     await expect(may('s3vectors:QueryVectors')).resolves.toEqual(['api']);
     await expect(may('s3vectors:GetVectors')).resolves.toEqual(['api']);
     await expect(may('s3vectors:ListVectors')).resolves.toEqual([]);

@@ -119,6 +119,23 @@ describe('reconcile function', () => {
     ]);
   });
 
+  test('may read and delete outputs for its orphan sweep, and never write one', () => {
+    const statements = policyStatements(template, `${FUNCTION_PATH}/Role/DefaultPolicy/Resource`);
+    const outputBucket = logicalIdAt(
+      template,
+      'AWS::S3::Bucket',
+      'Longhaul/JobOutputs/OutputBucket/Resource',
+    );
+    expect(statementsFor(statements, 's3')).toEqual([
+      {
+        Effect: 'Allow',
+        Action: ['s3:DeleteObject', 's3:GetObject'],
+        Resource: { 'Fn::Join': ['', [{ 'Fn::GetAtt': [outputBucket, 'Arn'] }, '/*']] },
+      },
+      { Effect: 'Allow', Action: 's3:ListBucket', Resource: { 'Fn::GetAtt': [outputBucket, 'Arn'] } },
+    ]);
+  });
+
   test('may complete, fail and keep alive waiting steps, in a policy of its own that grants nothing else', () => {
     expect(policyStatements(template, `${FUNCTION_PATH}/TaskResponsePolicy/Resource`)).toEqual([
       {
@@ -154,7 +171,6 @@ describe('reconcile function', () => {
       },
     ]);
     expect(statementsFor(statements, 'secretsmanager')).toEqual([readsEveryProviderSecret(template)]);
-    expect(statementsFor(statements, 's3')).toEqual([]);
   });
 
   test('finds every resource it uses through its environment', () => {

@@ -172,7 +172,7 @@ describe('props', () => {
 });
 
 describe('in the Longhaul stack', () => {
-  test('the workflow steps write and the API queries, each on the one index and nothing else of S3 Vectors; its ARN is an output', () => {
+  test('the workflow steps write, the reconciler deletes and the API queries, each on the one index and nothing else of S3 Vectors; its ARN is an output', () => {
     const { template, settings } = synthesizeLonghaul({}, { skipBundling: true });
     const indexId = logicalIdAt(template, 'AWS::S3Vectors::Index', 'Longhaul/SearchIndex/Index');
     template.hasResourceProperties('AWS::S3Vectors::Index', {
@@ -204,7 +204,12 @@ describe('in the Longhaul stack', () => {
       .map(([, policy]) => policy.Metadata['aws:cdk:path']);
     expect(others.sort()).toEqual([
       'Longhaul/Api/ApiFunction/Role/DefaultPolicy/Resource',
+      'Longhaul/Reconciler/ReconcileFunction/Role/DefaultPolicy/Resource',
       'Longhaul/WorkflowSteps/StepsFunction/Role/DefaultPolicy/Resource',
+    ]);
+    // The reconciler's orphan sweep only removes what a failed or canceled publish left.
+    expect(s3vectorsGrants('Longhaul/Reconciler/ReconcileFunction/Role/DefaultPolicy/Resource')).toEqual([
+      ['s3vectors:DeleteVectors', indexArn],
     ]);
   });
 });

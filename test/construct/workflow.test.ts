@@ -2,6 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Template } from 'aws-cdk-lib/assertions';
+import { PUBLISH_TIMEOUT_MS } from '../../config/job-types/audio-publish';
 import { PROVIDER_NAMES } from '../../config/providers';
 import { defaultSettings, loadSettings, queueVisibilityTimeoutSeconds } from '../../config/settings';
 import { REPO_ROOT } from '../../lib/handlers';
@@ -357,7 +358,8 @@ describe('definition', () => {
     const timed = Object.entries(states)
       .filter(([, state]) => state.TimeoutSeconds !== undefined || state.HeartbeatSeconds !== undefined)
       .map(([name]) => name);
-    expect(timed).toEqual(['await']);
+    // await-children waits for a canceled publish's children, bounded by the publish's own timeout.
+    expect(timed).toEqual(['await', 'await-children']);
   });
 });
 
@@ -370,6 +372,7 @@ const PUBLISH_STATES = [
   'plan-embedding',
   'embed-passages',
   'store-vectors',
+  'await-children',
 ];
 
 describe('the publish branch', () => {
@@ -408,8 +411,8 @@ describe('the publish branch', () => {
     expect(states.media.Next).toBe('index');
     expect(states.media.Catch).toEqual([
       { ErrorEquals: ['NeedsReview', 'States.Timeout'], ResultPath: '$.error', Next: 'review' },
-      // A chunk canceled with its canceled parent: settled elsewhere, as the parent was.
-      { ErrorEquals: ['JobSettled', 'ChunkCanceled'], ResultPath: '$.error', Next: 'settle' },
+      // A chunk canceled with its canceled parent: the parent waits for the rest of its children.
+      { ErrorEquals: ['JobSettled', 'ChunkCanceled'], ResultPath: '$.error', Next: 'await-children' },
       { ErrorEquals: ['States.ALL'], ResultPath: '$.error', Next: 'on-failure' },
     ]);
     expect(states.index).toMatchObject({ Parameters: { FunctionName: COMPUTE_ARN }, Next: 'plan-embedding' });
@@ -517,7 +520,7 @@ describe('the embedding steps', () => {
     });
     expect(states['embed-passages'].Catch).toEqual([
       { ErrorEquals: ['NeedsReview', 'States.Timeout'], ResultPath: '$.error', Next: 'review' },
-      { ErrorEquals: ['JobSettled', 'ChunkCanceled'], ResultPath: '$.error', Next: 'settle' },
+      { ErrorEquals: ['JobSettled', 'ChunkCanceled'], ResultPath: '$.error', Next: 'await-children' },
       { ErrorEquals: ['States.ALL'], ResultPath: '$.error', Next: 'on-failure' },
     ]);
     expect(all.embed).toMatchObject({
@@ -556,6 +559,36 @@ describe('the embedding steps', () => {
     const settledAt = retries.findIndex((r) => r.ErrorEquals[0] === 'JobSettled');
     expect(retries[settledAt]).toEqual({ ErrorEquals: ['JobSettled'], MaxAttempts: 0 });
     expect(settledAt).toBeLessThan(retries.findIndex((r) => r.ErrorEquals[0] === 'States.ALL'));
+  });
+});
+
+describe('a canceled publish', () => {
+  test('settles through await-children, which waits for its children, looks again when woken, and goes to review when they outlast the publish timeout', () => {
+    for (const name of ['probe', 'index', 'plan-embedding', 'store-vectors']) {
+      expect({ name, catches: states[name].Catch }).toEqual({
+        name,
+        catches: expect.arrayContaining([
+          { ErrorEquals: ['JobSettled'], ResultPath: '$.error', Next: 'await-children' },
+        ]),
+      });
+    }
+    expect(states['await-children']).toMatchObject({
+      Resource: 'arn:aws:states:::lambda:invoke.waitForTaskToken',
+      Parameters: { Payload: { step: 'await-children', 'taskToken.$': '$$.Task.Token' } },
+      TimeoutSeconds: PUBLISH_TIMEOUT_MS / 1000,
+      Next: 'settle',
+    });
+    expect(states['await-children'].HeartbeatSeconds).toBeUndefined();
+    expect(states['await-children'].Catch).toEqual([
+      { ErrorEquals: ['ChildSettled'], ResultPath: '$.error', Next: 'await-children' },
+      { ErrorEquals: ['States.Timeout'], ResultPath: '$.error', Next: 'review' },
+    ]);
+    // Being woken is no failure to retry: it goes straight to its catch, the state again with a new token.
+    const retries = states['await-children'].Retry as { ErrorEquals: string[]; MaxAttempts?: number }[];
+    const woken = retries.findIndex((r) => r.ErrorEquals[0] === 'ChildSettled');
+    expect(retries[woken]).toEqual({ ErrorEquals: ['ChildSettled'], MaxAttempts: 0 });
+    expect(woken).toBeLessThan(retries.findIndex((r) => r.ErrorEquals[0] === 'States.TaskFailed'));
+    expect(retries.some((r) => r.ErrorEquals.includes('States.ALL'))).toBe(false);
   });
 });
 

@@ -14,6 +14,7 @@ import {
 } from './support/local-stack';
 import { playedSeconds, statesEntered } from './support/media';
 import { chargedJobs } from './support/provider-jobs';
+import { itemOfVectorKey, storedVectorKeys } from './support/vectors';
 
 /**
  * `audio.publish` end to end on the local stack, with the Deepgram dialect of
@@ -212,7 +213,7 @@ describe('audio.publish', () => {
     expect(empty).toMatchObject({ status: 400 });
   });
 
-  it('cancels its chunk jobs with it: a chunk still waiting for a slot is never charged', async () => {
+  it('cancels its chunk jobs with it: a chunk still waiting for a slot is never charged, and the job is canceled only once the chunk Deepgram runs out has ended, leaving no outputs or vectors', async () => {
     const config = (jobMs: number) =>
       fetch(`${stack.endpoints.providerUrl}/_sim/config`, {
         method: 'POST',
@@ -247,28 +248,40 @@ describe('audio.publish', () => {
         },
         { timeoutMs: 120_000, intervalMs: 100, description: 'one chunk charged, the other waiting' },
       );
-      await client.cancelJob(job.id);
-      await pollUntil(
-        async () => ((await statesEntered(stack.endpoints, job)).includes('settled') ? true : undefined),
-        {
-          timeoutMs: 120_000,
-          intervalMs: 250,
-          description: `${job.id}'s workflow to settle`,
+      const answered = await client.cancelJob(job.id);
+      // Its first chunk runs at Deepgram, which cannot stop it: the publish is not final yet.
+      expect(answered.status).toBe('running');
+      expect(answered.finishedAt).toBeUndefined();
+      expect(answered.cancelRequestedAt).toEqual(expect.any(String));
+      const canceled = await pollUntil(
+        async () => {
+          const now = await client.getJob(job.id);
+          return now.status === 'running' ? undefined : now;
         },
+        { timeoutMs: 120_000, intervalMs: 100, description: `${job.id} to settle` },
       );
-      // Deepgram cannot stop what it runs: those run out. The slots they free find no chunk of this job.
-      await pollUntil(
-        async () => ((await simLedger()).byProvider?.deepgram?.running === 0 ? true : undefined),
-        {
-          timeoutMs: 60_000,
-          intervalMs: 250,
-          description: 'Deepgram to finish what it runs',
-        },
+      expect(canceled).toMatchObject({ status: 'canceled', finishedAt: expect.any(String) });
+      expect(canceled.cancelRequestedAt).toBeUndefined();
+      // Canceled only after Deepgram ended the chunk it ran.
+      const ledger = (await simLedger()).byProvider?.deepgram;
+      const [first] = atCancel.charged;
+      const charges = await chargedJobs(stack.endpoints.providerUrl, 'deepgram', ledger);
+      const ran = charges.find((charge) => charge.jobId === first);
+      const entry = ledger?.submissions.find((submission) => submission.id === ran?.providerJobId);
+      expect(entry?.finishedAt).toEqual(expect.any(String));
+      expect(Date.parse(entry?.finishedAt ?? '')).toBeLessThanOrEqual(Date.parse(canceled.finishedAt ?? ''));
+      const states = await statesEntered(stack.endpoints, job);
+      expect(states.slice(states.indexOf('await-children'))).toEqual(
+        expect.arrayContaining(['await-children', 'settle', 'settled']),
       );
+      // The chunk that waited was never charged, then or since; nothing derived is left.
       const after = await chunkCharges(job);
       expect(after.chunkJobs).toEqual(atCancel.chunkJobs);
       expect(after.charged).toEqual(atCancel.charged);
-      expect((await client.getJob(job.id)).status).toBe('canceled');
+      expect(await outputsOf(job)).toEqual([]);
+      expect(
+        (await storedVectorKeys(stack.endpoints)).filter((key) => itemOfVectorKey(key) === job.id),
+      ).toEqual([]);
     } finally {
       await config(300);
     }

@@ -445,6 +445,7 @@ describe('bedrock dialect: the ledger and the time a call takes', () => {
         idempotencyKey: null,
         acceptedAt: expect.any(String),
         finishedAt: expect.any(String),
+        outcome: 'succeeded',
         inputTokens: tokenCountOf(texts[index] as string),
         // What it read, as a digest: the same passage billed twice shows as the same digest twice.
         inputDigests: [inputDigestOf(texts[index] as string)],

@@ -231,7 +231,17 @@ describe('replicate dialect', () => {
     expect(canceled).toMatchObject({ id: created.id, status: 'canceled', output: null });
     expect(canceled.completed_at).toEqual(expect.any(String));
     expect((await replicate.predictions.get(created.id)).status).toBe('canceled');
-    expect((await ledger()).byProvider?.replicate.running).toBe(0);
+    const account = (await ledger()).byProvider?.replicate;
+    expect(account?.running).toBe(0);
+    // Still a charge, as Replicate bills a canceled prediction for the time it ran: until the cancel.
+    const charge = account?.submissions.find((entry) => entry.id === created.id);
+    expect(charge).toMatchObject({ outcome: 'canceled', finishedAt: canceled.completed_at });
+    expect(Date.parse(charge?.finishedAt ?? '') - Date.parse(charge?.acceptedAt ?? '')).toBeLessThan(10_000);
+    // A second cancel ends nothing more, and bills nothing more.
+    expect(await replicate.predictions.cancel(created.id)).toMatchObject({ status: 'canceled' });
+    expect(
+      (await ledger()).byProvider?.replicate.submissions.find((entry) => entry.id === created.id),
+    ).toEqual(charge);
 
     const named = await replicate.predictions.create({
       version: `acme/upscaler:${VERSION}`,

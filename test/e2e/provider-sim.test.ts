@@ -293,7 +293,13 @@ describe('simulated provider: generations', () => {
     expect(await generation(id)).toEqual({ id, status: 'succeeded', progress: 100, output });
     const after = await ledger();
     expect(after.submissions).toEqual([
-      { id, idempotencyKey: 'order-1', acceptedAt: expect.any(String), finishedAt: expect.any(String) },
+      {
+        id,
+        idempotencyKey: 'order-1',
+        acceptedAt: expect.any(String),
+        finishedAt: expect.any(String),
+        outcome: 'succeeded',
+      },
     ]);
     const { acceptedAt, finishedAt = '' } = after.submissions[0] ?? { acceptedAt: '' };
     // Finished once its whole run was over, and before its last webhook was sent.

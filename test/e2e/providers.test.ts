@@ -261,6 +261,55 @@ describe('the shipped job types on their own providers', () => {
     // Replicate cannot deduplicate: nothing was sent again, so exactly one charge.
     expect((await ledger('replicate')).submissions).toHaveLength(1);
   });
+
+  it('cancels an image at Replicate: the prediction ends canceled there, billed only for the time it ran, and its slot goes', async () => {
+    const SLOW_MS = 20_000;
+    await sim()('/_sim/config', { provider: 'replicate', jobMs: SLOW_MS });
+    try {
+      const id = await submitImage('a slow cathedral');
+      const charged = await pollUntil(
+        async () => {
+          const account = await ledger('replicate');
+          return account.running === 1 ? account.submissions[0] : undefined;
+        },
+        { timeoutMs: 30_000, intervalMs: 100, description: 'the prediction running at Replicate' },
+      );
+
+      const canceled = await api('POST', `/v1/jobs/${id}/cancel`);
+      expect(canceled).toMatchObject({ status: 202, body: { status: 'canceled' } });
+
+      const entry = await pollUntil(
+        async () => {
+          const account = await ledger('replicate');
+          const found = account.submissions.find((submission) => submission.id === charged?.id) as
+            | { id: string; acceptedAt: string; finishedAt?: string; outcome?: string }
+            | undefined;
+          return found?.outcome ? { ...found, running: account.running } : undefined;
+        },
+        { timeoutMs: 15_000, intervalMs: 100, description: 'Replicate to end the prediction' },
+      );
+      // One charge, ended by the cancel long before the model would have finished.
+      expect(entry).toMatchObject({ outcome: 'canceled', running: 0 });
+      expect((await ledger('replicate')).submissions).toHaveLength(1);
+      expect(Date.parse(entry.finishedAt ?? '') - Date.parse(entry.acceptedAt)).toBeLessThan(SLOW_MS / 2);
+      const events = await api('GET', `/v1/jobs/${id}/events`);
+      expect(events.body.items.map((event: { type: string }) => event.type)).toContain(
+        'provider.cancel_requested',
+      );
+      // Confirmed, so the provider no longer runs it: the slot is free again.
+      await pollUntil(
+        async () => {
+          const { body } = await api('GET', '/v1/admin/providers', undefined, { 'x-api-key': ADMIN_KEY });
+          const replicate = body.items.find((item: { name: string }) => item.name === 'replicate');
+          return replicate?.inFlight === 0 ? true : undefined;
+        },
+        { timeoutMs: 15_000, intervalMs: 100, description: "the canceled image's slot to be released" },
+      );
+      expect((await api('GET', `/v1/jobs/${id}`)).body).toMatchObject({ status: 'canceled', result: null });
+    } finally {
+      await sim()('/_sim/config', { provider: 'replicate', jobMs: Number(env.SIM_JOB_MS) });
+    }
+  });
 });
 
 describe("each provider's webhook route", () => {

@@ -1,7 +1,8 @@
+import { tellCancelingParent } from '../../lambdas/domain/children';
 import { awaitChunk, CHUNK_ATTEMPTS, chunkAttemptKey, resumeParent } from '../../lambdas/domain/chunk-jobs';
 import { deriveJobId } from '../../lambdas/domain/idempotency';
 import { cancelJob } from '../../lambdas/domain/intake';
-import { type Job, newJob } from '../../lambdas/domain/job';
+import { type Job, newJob, toResource } from '../../lambdas/domain/job';
 import { chunkOutputPrefix, jobOutputPrefix, type StoredChunk } from '../../lambdas/domain/publish';
 import {
   MemoryBacklogs,
@@ -204,21 +205,58 @@ describe('a canceled parent', () => {
     idempotencyKey: 'publish-key:chunk-3',
   };
 
-  it('cancels the children it made: a queued one never goes out, a running one’s wait is told', async () => {
+  it('cancels the children it made and stays running, carrying the request, while one runs out at its provider', async () => {
     const deps = world();
     const parent = await runningParent(deps.store);
     const queued = await awaitChunk(deps, parent, chunk, 'token-2');
     const running = await awaitChunk(deps, parent, second, 'token-3');
-    deps.store.jobs.set(running.id, { ...running, status: 'running', taskToken: 'child-own-token' });
+    deps.store.jobs.set(running.id, {
+      ...running,
+      status: 'running',
+      taskToken: 'child-own-token',
+      providerJobId: 'dg-1',
+    });
 
-    const canceled = await cancelJob(deps, 'acme', parent.id);
+    const answered = await cancelJob(deps, 'acme', parent.id);
 
-    expect(canceled.status).toBe('canceled');
+    // Not final while a child may still be at its provider: running, with the request on it.
+    expect(answered).toMatchObject({ status: 'running', cancelRequestedAt: clock.toISOString() });
+    expect(toResource(answered)).toMatchObject({ status: 'running', cancelRequestedAt: clock.toISOString() });
+    expect(deps.store.jobs.get(parent.id)?.status).toBe('running');
     expect(deps.store.jobs.get(queued.id)?.status).toBe('canceled');
     expect(deps.store.jobs.get(running.id)?.status).toBe('canceled');
     // The running child's own workflow hears of it and stops it at its provider where the provider can.
     expect(deps.workflow.failed).toContainEqual(
       expect.objectContaining({ taskToken: 'child-own-token', error: 'JobCanceled' }),
+    );
+    // Asked again: the same request, nothing canceled twice.
+    const again = await cancelJob(deps, 'acme', parent.id);
+    expect(again.cancelRequestedAt).toBe(clock.toISOString());
+  });
+
+  it('wakes the parent waiting for its children once the last one is settled, and not before', async () => {
+    const deps = world();
+    const parent = await runningParent(deps.store);
+    const child = await awaitChunk(deps, parent, chunk, 'token-2');
+    deps.store.jobs.set(child.id, { ...child, status: 'running', providerJobId: 'dg-1' });
+    await cancelJob(deps, 'acme', parent.id);
+    deps.store.jobs.set(parent.id, {
+      ...(deps.store.jobs.get(parent.id) as Job),
+      taskToken: 'children-token',
+    });
+    const canceledChild = deps.store.jobs.get(child.id) as Job;
+
+    // Canceled, but Deepgram runs it out: not settled, nobody is told.
+    expect(await tellCancelingParent(deps, canceledChild)).toBe(false);
+    const ranOut = {
+      ...canceledChild,
+      providerOutcome: { status: 'succeeded' as const, at: clock.toISOString(), providerJobId: 'dg-1' },
+    };
+    deps.store.jobs.set(child.id, ranOut);
+
+    expect(await tellCancelingParent(deps, ranOut)).toBe(true);
+    expect(deps.workflow.failed).toContainEqual(
+      expect.objectContaining({ taskToken: 'children-token', error: 'ChildSettled' }),
     );
   });
 
@@ -249,13 +287,16 @@ describe('a canceled parent', () => {
   it('cancels a child its maker made after the cancel had looked, and tells the waiting state at once', async () => {
     const deps = world();
     const parent = await runningParent(deps.store);
-    // Canceled between the transcribe state's check and the child's creation.
-    deps.store.jobs.set(parent.id, { ...parent, status: 'canceled' });
+    // Its cancel asked between the transcribe state's check and the child's creation.
+    deps.store.jobs.set(parent.id, { ...parent, cancelRequestedAt: clock.toISOString() });
 
     const child = await awaitChunk(deps, parent, chunk, 'token-2');
 
     expect(child.status).toBe('canceled');
     expect(deps.store.jobs.get(child.id)?.status).toBe('canceled');
+    // Named in the parent's timeline for the cancel to find, but never sent to its line.
+    expect(deps.queue.messages).toEqual([]);
+    expect(deps.waiting.lines.get('deepgram#acme')?.size ?? 0).toBe(0);
     expect(deps.workflow.failed).toContainEqual(
       expect.objectContaining({ taskToken: 'token-2', error: 'ChunkCanceled' }),
     );

@@ -181,6 +181,7 @@ describe('the SDK types', () => {
       startedAt: true,
       finishedAt: true,
       replayOf: true,
+      cancelRequestedAt: true,
     };
     const adminFields: Record<keyof AdminJob, true> = { ...jobFields, tenantId: true };
     const eventFields: Record<keyof TimelineEvent, true> = {

@@ -1,4 +1,5 @@
 import { PROVIDER_OUTPUT_OBJECTS } from '../../config/layout';
+import { tellCancelingParent } from '../../lambdas/domain/children';
 import { type Job, newJob, submissionTagOf } from '../../lambdas/domain/job';
 import { applyProviderEvent, parseProviderEvent } from '../../lambdas/domain/provider-events';
 import { MemoryOutputs, MemoryStore, MemoryTimeline, MemoryWorkflow } from './support/memory-ports';
@@ -198,6 +199,39 @@ describe('applyProviderEvent', () => {
     expect(outputs.objects.size).toBe(0);
     expect(deps.workflow.completed).toEqual([]);
     expect(deps.timeline.types(id)).toEqual(['provider.succeeded']);
+  });
+
+  it('records the answer of a call that was under way when its job was canceled (Bedrock answers at once), keeping none of it, and wakes the canceling parent', async () => {
+    const { deps, id, current } = setup({
+      status: 'canceled',
+      submitIntent: { attemptId: 'a1', at },
+      parent: { jobId: 'job_pppppppppppppppppppppppppp', index: 0, stage: 'embed' },
+    });
+    deps.store.jobs.set('job_pppppppppppppppppppppppppp', {
+      ...(current() as Job),
+      id: 'job_pppppppppppppppppppppppppp',
+      type: 'audio.publish',
+      status: 'running',
+      submitIntent: undefined,
+      parent: undefined,
+      cancelRequestedAt: at,
+      taskToken: 'children-token',
+    });
+    const outputs = new MemoryOutputs();
+
+    await expect(
+      applyProviderEvent({ ...deps, outputs }, id, { type: 'succeeded', id: 'br_1', output: [[1]] }, first),
+    ).resolves.toBe('recorded');
+
+    expect(current()?.providerOutcome).toEqual({ status: 'succeeded', at, providerJobId: 'br_1' });
+    expect(outputs.objects.size).toBe(0);
+    // Its submission is settled only after this: its own settle step is what tells the parent then.
+    expect(deps.workflow.failed).toEqual([]);
+    deps.store.jobs.set(id, { ...(current() as Job), submitIntent: undefined, providerJobId: 'br_1' });
+    await expect(tellCancelingParent(deps, current() as Job)).resolves.toBe(true);
+    expect(deps.workflow.failed).toEqual([
+      expect.objectContaining({ taskToken: 'children-token', error: 'ChildSettled' }),
+    ]);
   });
 
   it('ignores, for a canceled job, another provider job, another submission, or a stop already confirmed', async () => {

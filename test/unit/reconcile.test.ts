@@ -1,17 +1,21 @@
+import { vectorKeyOf, vectorsManifestKey } from '../../lambdas/domain/embedding';
 import { ProviderUnavailableError } from '../../lambdas/domain/errors';
 import { waitingEntryOf } from '../../lambdas/domain/fair-share';
 import { executionNameOf, type Job, newJob, providerOf, slotHolderOf } from '../../lambdas/domain/job';
 import type { EnqueueOptions } from '../../lambdas/domain/ports';
+import { jobOutputPrefix } from '../../lambdas/domain/publish';
 import { BACKLOG_RECOUNTS_PER_PASS, type ReconcileDeps, reconcile } from '../../lambdas/domain/reconcile';
 import {
   granting,
   limits,
   MemoryBacklogs,
   MemoryEvents,
+  MemoryOutputs,
   MemoryQueue,
   MemoryReconcilerProgress,
   MemoryStore,
   MemoryTimeline,
+  MemoryVectorIndex,
   MemoryWaitingLines,
   MemoryWorkflow,
   memorySlots,
@@ -36,6 +40,8 @@ function setup(options: { now?: number; deduplicates?: boolean } = {}) {
     providers: async () => provider,
     timeline: new MemoryTimeline(),
     events: new MemoryEvents(),
+    outputs: new MemoryOutputs(),
+    vectors: new MemoryVectorIndex(),
     now: () => new Date(t0.getTime() + (options.now ?? 0)),
     maxInFlight: limits(2),
     queuedGraceMs: 30_000,
@@ -770,5 +776,151 @@ describe('scheduled jobs', () => {
     );
 
     expect(deps.store.backlogs.get('acme')).toBe(0);
+  });
+});
+
+describe('the orphan sweep', () => {
+  const publishOf = (patch: Partial<Job>): Partial<Job> => ({
+    type: 'audio.publish',
+    provider: 'deepgram',
+    input: { audioRef: 'upl_x' },
+    ...patch,
+  });
+  const chunkOf = (parent: Job, index: number, patch: Partial<Job>): Partial<Job> => ({
+    type: 'audio.publish.chunk',
+    provider: 'deepgram',
+    input: { chunkKey: `outputs/acme/${parent.id}/chunks/${index}.flac` },
+    parent: { jobId: parent.id, index },
+    ...patch,
+  });
+  const made = (deps: ReturnType<typeof setup>['deps'], parent: Job, child: Job) =>
+    deps.timeline.record(parent.id, {
+      at: at(0),
+      type: 'chunk.submitted',
+      detail: `chunk ${child.parent?.index} as ${child.id}`,
+    });
+
+  it("cancels a child still running or queued whose parent is finished or gone, reading the page's parents in one batch, and leaves a wanted child alone", async () => {
+    const { deps, add, get } = setup({ now: 1_000 });
+    const failed = add(publishOf({ status: 'failed', finishedAt: at(0) }));
+    const wanted = add(publishOf({ status: 'running', startedAt: at(0), executionName: 'wanted-run' }));
+    await deps.workflow.start('wanted-run', { jobId: wanted.id });
+    const running = add(
+      chunkOf(failed, 0, {
+        status: 'running',
+        startedAt: at(0),
+        taskToken: 'chunk-token',
+        providerJobId: 'dg-1',
+      }),
+    );
+    const orphanOfNone = add(
+      chunkOf({ id: 'job_gonegonegonegonegonegonego' } as Job, 1, { status: 'queued', enqueuedAt: at(900) }),
+    );
+    const kept = add(chunkOf(wanted, 0, { status: 'queued', enqueuedAt: at(900) }));
+
+    const report = await reconcile(deps);
+
+    expect(get(running.id).status).toBe('canceled');
+    // Its own workflow is told, and stops it at its provider where the provider can.
+    expect(deps.workflow.failed).toContainEqual(
+      expect.objectContaining({ taskToken: 'chunk-token', error: 'JobCanceled' }),
+    );
+    expect(get(orphanOfNone.id).status).toBe('canceled');
+    expect(get(kept.id).status).toBe('queued');
+    expect(report.fixes.orphan_canceled).toBe(2);
+    // Parents are read in batches of at most a page, never one read per child.
+    const parentReads = deps.store.lookups.filter(
+      (ids) => ids.includes(failed.id) || ids.includes(wanted.id),
+    );
+    expect(parentReads.length).toBeGreaterThan(0);
+    expect(parentReads.every((ids) => ids.length <= deps.pageSize)).toBe(true);
+    expect(deps.timeline.events.get(running.id)).toContainEqual(
+      expect.objectContaining({
+        type: 'reconciler.orphan_canceled',
+        detail: `its parent ${failed.id} is failed`,
+      }),
+    );
+    // A second pass finds nothing more to do.
+    expect((await reconcile(deps)).fixes.orphan_canceled).toBe(0);
+  });
+
+  it('removes what a failed publish derived once more behind an orphan, once a pass, and nothing of a wanted or succeeded one', async () => {
+    const { deps, add } = setup({ now: 1_000 });
+    const failed = add(publishOf({ status: 'failed', finishedAt: at(0) }));
+    const succeeded = add(publishOf({ status: 'succeeded', finishedAt: at(0) }));
+    // Two children of the failed publish still running: its outputs are removed once, not per child.
+    add(chunkOf(failed, 0, { status: 'running', startedAt: at(0), providerJobId: 'dg-1' }));
+    add(chunkOf(failed, 1, { status: 'running', startedAt: at(0), providerJobId: 'dg-2' }));
+    add(chunkOf(succeeded, 0, { status: 'running', startedAt: at(0), providerJobId: 'dg-3' }));
+    // Written by a chunk after the failure had removed the rest.
+    await deps.outputs.putOutput(
+      `${jobOutputPrefix(failed)}chunks/0/transcript.json`,
+      '{}',
+      'application/json',
+    );
+    await deps.outputs.putOutput(
+      vectorsManifestKey(failed),
+      JSON.stringify({ count: 2 }),
+      'application/json',
+    );
+    await deps.vectors.put(
+      [0, 1].map((passage) => ({ key: vectorKeyOf(failed, passage), data: [1], metadata: {} as never })),
+    );
+    await deps.outputs.putOutput(`${jobOutputPrefix(succeeded)}hls/master.m3u8`, '#EXTM3U', 'text/plain');
+    await deps.outputs.putOutput(
+      vectorsManifestKey(succeeded),
+      JSON.stringify({ count: 1 }),
+      'application/json',
+    );
+    await deps.vectors.put([{ key: vectorKeyOf(succeeded, 0), data: [1], metadata: {} as never }]);
+
+    // One page: the in-memory listing pages by offset, which jobs leaving it mid-pass would shift.
+    const report = await reconcile({ ...deps, pageSize: 10 });
+
+    expect([...deps.outputs.objects.keys()].sort()).toEqual(
+      [`${jobOutputPrefix(succeeded)}hls/master.m3u8`, vectorsManifestKey(succeeded)].sort(),
+    );
+    expect([...deps.vectors.vectors.keys()]).toEqual([vectorKeyOf(succeeded, 0)]);
+    expect(report.fixes.derived_discarded).toBe(1);
+    expect(report.fixes.orphan_canceled).toBe(3);
+  });
+
+  it('finishes a canceling publish: cancels a child its cancel missed, and wakes its wait once every child is settled, not before', async () => {
+    const { deps, add, get } = setup({ now: 1_000 });
+    const parent = add(
+      publishOf({
+        status: 'running',
+        startedAt: at(0),
+        cancelRequestedAt: at(500),
+        executionName: 'publish-run',
+        taskToken: 'children-token',
+      }),
+    );
+    await deps.workflow.start('publish-run', { jobId: parent.id });
+    // Canceled, and Deepgram is still running it out: not settled.
+    const ranOn = add(chunkOf(parent, 0, { status: 'canceled', finishedAt: at(500), providerJobId: 'dg-1' }));
+    // Made while the cancel read the timeline, so the cancel never saw it.
+    const missed = add(chunkOf(parent, 1, { status: 'queued', enqueuedAt: at(900) }));
+    await made(deps, parent, ranOn);
+    await made(deps, parent, missed);
+
+    const first = await reconcile(deps);
+
+    expect(get(missed.id).status).toBe('canceled');
+    expect(get(parent.id)).toMatchObject({ status: 'running', cancelRequestedAt: at(500) });
+    expect(deps.workflow.failed.filter((f) => f.taskToken === 'children-token')).toEqual([]);
+    expect(first.fixes.parent_resumed).toBe(0);
+
+    // Deepgram ends it; the webhook that would have said so was lost.
+    deps.store.jobs.set(ranOn.id, {
+      ...get(ranOn.id),
+      providerOutcome: { status: 'succeeded', at: at(1_000), providerJobId: 'dg-1' },
+    });
+    const second = await reconcile(deps);
+
+    expect(deps.workflow.failed).toContainEqual(
+      expect.objectContaining({ taskToken: 'children-token', error: 'ChildSettled' }),
+    );
+    expect(second.fixes.parent_resumed).toBe(1);
   });
 });

@@ -1,5 +1,6 @@
 import { jobTypeModule } from '../../config/job-types';
 import type { FollowUp } from '../../config/job-types/job-type';
+import { vectorKeyOf, vectorsManifestKey } from '../../lambdas/domain/embedding';
 import {
   AmbiguousSubmissionError,
   ProviderRejectedError,
@@ -14,6 +15,7 @@ import {
   slotHolderOf,
   submissionTagOf,
 } from '../../lambdas/domain/job';
+import { jobOutputPrefix } from '../../lambdas/domain/publish';
 import { jobErrorOf, runStep, type StepEvent, type WorkflowDeps } from '../../lambdas/domain/workflow';
 import {
   granting,
@@ -731,6 +733,103 @@ describe('follow-ups', () => {
     const { step, deps } = setup({ job: { status: 'failed', finishedAt: clock.toISOString() } });
     await step('notify');
     expect(deps.intake.store.jobs.size).toBe(1);
+  });
+});
+
+describe('a cancel at a provider that cannot stop jobs', () => {
+  it('asks nothing of the provider, keeps the slot while the provider runs the job out, and keeps no output', async () => {
+    const { step, deps, job } = setup({
+      job: { type: 'audio.transcribe', provider: 'deepgram', status: 'canceled', providerJobId: 'dg_1' },
+    });
+    await deps.slots.acquire(slotHolderOf(job), 1);
+    await deps.outputs.putOutput(`${jobOutputPrefix(job)}provider-output-x.json`, '{}', 'application/json');
+
+    await step('settle');
+
+    expect(deps.provider.canceled).toEqual([]);
+    expect(await deps.slots.holders()).toEqual([slotHolderOf(job)]);
+    expect([...deps.outputs.objects.keys()]).toEqual([]);
+  });
+});
+
+describe('await-children', () => {
+  const parentId = 'job_aaaaaaaaaaaaaaaaaaaaaaaaaa';
+  const childId = 'job_bbbbbbbbbbbbbbbbbbbbbbbbbb';
+  function canceling() {
+    const world = setup({
+      job: {
+        type: 'audio.publish',
+        provider: 'deepgram',
+        input: { audioRef: 'upl_x' },
+        status: 'running',
+        startedAt: clock.toISOString(),
+        cancelRequestedAt: clock.toISOString(),
+      },
+    });
+    const child = {
+      ...newJob(
+        {
+          id: childId,
+          tenantId: 'acme',
+          type: 'audio.publish.chunk',
+          provider: 'deepgram',
+          input: { chunkKey: 'k' },
+          idempotencyKey: 'chunk-0',
+          fingerprint: 'f',
+          parent: { jobId: parentId, index: 0 },
+        },
+        clock,
+      ),
+      status: 'canceled' as const,
+      providerJobId: 'dg_1',
+    };
+    world.deps.store.jobs.set(child.id, child);
+    return { ...world, child };
+  }
+
+  it('waits while a canceled child still runs at its provider, then cancels the job once it ended, leaving no outputs or vectors', async () => {
+    const { step, deps, current, child, job } = canceling();
+    await deps.timeline.record(job.id, {
+      at: clock.toISOString(),
+      type: 'chunk.submitted',
+      detail: `chunk 0 as ${childId}`,
+    });
+    await deps.outputs.putOutput(
+      `${jobOutputPrefix(job)}hls/master.m3u8`,
+      '#EXTM3U',
+      'application/vnd.apple.mpegurl',
+    );
+    await deps.outputs.putOutput(vectorsManifestKey(job), JSON.stringify({ count: 1 }), 'application/json');
+    await deps.vectors.put([{ key: vectorKeyOf(job, 0), data: [1], metadata: {} as never }]);
+
+    await step('await-children', { taskToken: 'wait-1' });
+
+    expect(current()).toMatchObject({ status: 'running', taskToken: 'wait-1' });
+    expect(deps.workflow.completed).toEqual([]);
+    expect(deps.outputs.objects.size).toBe(2);
+
+    // Deepgram ran it out; woken, the state looks again with a new token.
+    deps.store.jobs.set(child.id, {
+      ...child,
+      providerOutcome: { status: 'succeeded', at: clock.toISOString(), providerJobId: 'dg_1' },
+    });
+    await step('await-children', { taskToken: 'wait-2' });
+
+    expect(current()).toMatchObject({ status: 'canceled', finishedAt: clock.toISOString() });
+    expect(deps.workflow.completed).toEqual([{ taskToken: 'wait-2', output: {} }]);
+    expect(deps.outputs.objects.size).toBe(0);
+    expect(deps.vectors.vectors.size).toBe(0);
+    expect(deps.timeline.types(job.id)).toContain('job.canceled');
+  });
+
+  it('goes straight on for a job settled elsewhere or running with no cancel, touching nothing', async () => {
+    const { step, deps, current } = canceling();
+    deps.store.jobs.set(current().id, { ...current(), status: 'failed' });
+
+    await step('await-children', { taskToken: 'wait-1' });
+
+    expect(deps.workflow.completed).toEqual([{ taskToken: 'wait-1', output: {} }]);
+    expect(current().status).toBe('failed');
   });
 });
 

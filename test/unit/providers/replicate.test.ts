@@ -197,6 +197,24 @@ describe('replicate cancel', () => {
 
     await expect(replicate(config()).cancel('p_1')).rejects.toMatchObject({ name: 'ProviderUnavailable' });
   });
+
+  it.each([
+    ['still starting', answer(200, predictionBody({ status: 'starting' }))],
+    ['a reset', reset],
+    ['a timeout', silence],
+  ])(
+    'is not confirmed by %s, in one exchange the SDK never resends: asking again is the caller’s',
+    async (_, behaviour) => {
+      fake.behaviour = behaviour;
+
+      await expect(
+        replicate(config({ readTimeoutMs: FAULT_TIMEOUT_MS })).cancel('p_1'),
+      ).rejects.toMatchObject({
+        name: 'ProviderUnavailable',
+      });
+      expect(fake.seen).toHaveLength(1);
+    },
+  );
 });
 
 describe('replicate webhooks', () => {

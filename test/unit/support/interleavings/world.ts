@@ -453,6 +453,8 @@ export class World {
         const ports = this.ports(actor);
         return reconcile({
           ...ports,
+          // No publish jobs in these worlds: the orphan sweep finds no vectors to remove.
+          vectors: new MemoryVectorIndex(),
           now: this.now,
           maxInFlight: limits(this.settings.maxInFlight),
           queuedGraceMs: this.settings.queuedGraceMs,
