@@ -9,6 +9,7 @@ import {
 import {
   CreateIndexCommand,
   CreateVectorBucketCommand,
+  DeleteVectorsCommand,
   PutVectorsCommand,
   QueryVectorsCommand,
   S3VectorsClient,
@@ -149,12 +150,13 @@ describe('the embedding model', () => {
 describe('the passage index', () => {
   const index = `arn:aws:s3vectors:us-east-1:000000000000:bucket/${localResourceNames.vectorBucket}/index/${localResourceNames.vectorIndex}`;
 
-  it("resolves the index's ARN from the names the functions are told, and lets exactly the workflow write, the reconciler's sweep delete and the API query", async () => {
+  it("resolves the index's ARN from the names the functions are told, and lets exactly the workflow write, the reconciler's sweep delete, the API query, and both rewrite metadata", async () => {
     const may = (action: string, resource = index) => whoMay(action, resource);
-    await expect(may('s3vectors:PutVectors')).resolves.toEqual(['workflow']);
+    // A media item's metadata change (API) and a version's switch (workflow) put vectors back with new metadata.
+    await expect(may('s3vectors:PutVectors')).resolves.toEqual(['api', 'workflow']);
     await expect(may('s3vectors:DeleteVectors')).resolves.toEqual(['workflow', 'reconcile']);
     await expect(may('s3vectors:QueryVectors')).resolves.toEqual(['api']);
-    await expect(may('s3vectors:GetVectors')).resolves.toEqual(['api']);
+    await expect(may('s3vectors:GetVectors')).resolves.toEqual(['api', 'workflow']);
     await expect(may('s3vectors:ListVectors')).resolves.toEqual([]);
     await expect(may('s3vectors:QueryVectors', `${index}-other`)).resolves.toEqual([]);
   });
@@ -230,6 +232,11 @@ describe('the passage index', () => {
           vectors: [{ key: 'acme/job_1/0', metadata: { tenant: 'acme', text: 't' } }],
         }),
       );
+      // The API rewrites metadata, and never deletes: that is the workflow's and the reconciler's.
+      await expect(
+        denial(client.send(new DeleteVectorsCommand({ ...at, keys: ['acme/job_1/0'] }))),
+      ).resolves.toEqual(accessDenied);
+      caller = 'reconcile';
       await expect(denial(put())).resolves.toEqual(accessDenied);
       caller = 'dispatch';
       await expect(denial(search(false))).resolves.toEqual(accessDenied);

@@ -162,6 +162,7 @@ test('every acknowledgement is one reviewed here, with a reason', () => {
       'Longhaul/Dispatcher/DispatchFunction/Role/DefaultPolicy/Resource AwsSolutions-IAM5[Resource::*]',
       'Longhaul/Dispatcher/DispatchFunction/Role/DefaultPolicy/Resource AwsSolutions-IAM5[Resource::<JobStoreJobTable.Arn>/index/*]',
       'Longhaul/Reconciler/ReconcileFunction/Role/DefaultPolicy/Resource AwsSolutions-IAM5[Resource::*]',
+      'Longhaul/Reconciler/ReconcileFunction/Role/DefaultPolicy/Resource AwsSolutions-IAM5[Resource::<JobInputsInputBucket.Arn>/*]',
       'Longhaul/Reconciler/ReconcileFunction/Role/DefaultPolicy/Resource AwsSolutions-IAM5[Resource::<JobOutputsOutputBucket.Arn>/*]',
       'Longhaul/Reconciler/ReconcileFunction/Role/DefaultPolicy/Resource AwsSolutions-IAM5[Resource::<JobStoreJobTable.Arn>/index/*]',
       'Longhaul/Reconciler/ReconcileFunction/Role/DefaultPolicy/Resource AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:<WorkflowStateMachine.Name>:*]',

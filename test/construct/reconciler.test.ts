@@ -119,13 +119,14 @@ describe('reconcile function', () => {
     ]);
   });
 
-  test('may read and delete outputs for its orphan sweep, and never write one', () => {
+  test("may read and delete outputs for its sweeps, delete a deleted media item's uploads, and never write either", () => {
     const statements = policyStatements(template, `${FUNCTION_PATH}/Role/DefaultPolicy/Resource`);
     const outputBucket = logicalIdAt(
       template,
       'AWS::S3::Bucket',
       'Longhaul/JobOutputs/OutputBucket/Resource',
     );
+    const inputBucket = logicalIdAt(template, 'AWS::S3::Bucket', 'Longhaul/JobInputs/InputBucket/Resource');
     expect(statementsFor(statements, 's3')).toEqual([
       {
         Effect: 'Allow',
@@ -133,6 +134,11 @@ describe('reconcile function', () => {
         Resource: { 'Fn::Join': ['', [{ 'Fn::GetAtt': [outputBucket, 'Arn'] }, '/*']] },
       },
       { Effect: 'Allow', Action: 's3:ListBucket', Resource: { 'Fn::GetAtt': [outputBucket, 'Arn'] } },
+      {
+        Effect: 'Allow',
+        Action: 's3:DeleteObject',
+        Resource: { 'Fn::Join': ['', [{ 'Fn::GetAtt': [inputBucket, 'Arn'] }, '/*']] },
+      },
     ]);
   });
 

@@ -172,7 +172,7 @@ describe('props', () => {
 });
 
 describe('in the Longhaul stack', () => {
-  test('the workflow steps write, the reconciler deletes and the API queries, each on the one index and nothing else of S3 Vectors; its ARN is an output', () => {
+  test('the workflow steps write, the reconciler deletes, the API queries and rewrites metadata, each on the one index and nothing else of S3 Vectors; its ARN is an output', () => {
     const { template, settings } = synthesizeLonghaul({}, { skipBundling: true });
     const indexId = logicalIdAt(template, 'AWS::S3Vectors::Index', 'Longhaul/SearchIndex/Index');
     template.hasResourceProperties('AWS::S3Vectors::Index', {
@@ -191,10 +191,14 @@ describe('in the Longhaul stack', () => {
       s3vectorsGrants('Longhaul/WorkflowSteps/StepsFunction/Role/DefaultPolicy/Resource').sort(),
     ).toEqual([
       ['s3vectors:DeleteVectors', indexArn],
+      // A new version's switch rewrites its vectors' metadata when the item changed meanwhile.
+      ['s3vectors:GetVectors', indexArn],
       ['s3vectors:PutVectors', indexArn],
     ]);
+    // Search, and a media item's metadata change, which puts its vectors back with their own data.
     expect(s3vectorsGrants('Longhaul/Api/ApiFunction/Role/DefaultPolicy/Resource').sort()).toEqual([
       ['s3vectors:GetVectors', indexArn],
+      ['s3vectors:PutVectors', indexArn],
       ['s3vectors:QueryVectors', indexArn],
     ]);
     template.hasOutput('SearchIndexArn', { Value: indexArn });
