@@ -7,12 +7,14 @@ import {
   DescribeStateMachineCommand,
   ExecutionAlreadyExists,
   ExecutionDoesNotExist,
+  ExecutionNotRedrivable,
   GetExecutionHistoryCommand,
   InvalidArn,
   InvalidExecutionInput,
   InvalidName,
   InvalidToken,
   ListExecutionsCommand,
+  RedriveExecutionCommand,
   SendTaskFailureCommand,
   SendTaskHeartbeatCommand,
   SendTaskSuccessCommand,
@@ -34,6 +36,7 @@ import { type LocalStepFunctions, startLocalStepFunctions } from '../../local/st
 const REGION = 'us-east-1';
 const WORKFLOW = 'fixture-workflow';
 const EXECUTION_TIMEOUT = 'fixture-execution-timeout';
+const REDRIVE = 'fixture-redrive';
 const PREPARE = 'fixture-prepare';
 const SUBMIT = 'fixture-submit';
 
@@ -134,6 +137,7 @@ describe('local Step Functions endpoint', () => {
           definition: fixture('execution-timeout.asl.json'),
           invokeLambda: functions.invoke,
         },
+        { name: REDRIVE, definition: fixture('redrive.asl.json'), invokeLambda: functions.invoke },
       ],
     });
     workflowArn = emulator.stateMachineArn(WORKFLOW);
@@ -458,6 +462,83 @@ describe('local Step Functions endpoint', () => {
       stateMachineArn: workflowArn,
     });
     expect(JSON.parse(machine.definition as string)).toEqual(fixture('workflow.asl.json'));
+  });
+
+  test('RedriveExecution goes on from the failed state with the input it had, under the same ARN, without rerunning what succeeded', async () => {
+    const { executionArn = '' } = await sfn.send(
+      new StartExecutionCommand({
+        stateMachineArn: emulator.stateMachineArn(REDRIVE),
+        name: 'redrive',
+        input: JSON.stringify({ job: 'redrive' }),
+      }),
+    );
+    await sfn.send(
+      new SendTaskFailureCommand({
+        taskToken: await tokenFor(functions, 'redrive'),
+        error: 'Boom',
+        cause: 'not caught by Await',
+      }),
+    );
+    const failed = await closed(sfn, executionArn);
+    expect(failed).toMatchObject({
+      status: 'FAILED',
+      error: 'Boom',
+      redriveCount: 0,
+      redriveStatus: 'REDRIVABLE',
+    });
+
+    const redriven = await sfn.send(new RedriveExecutionCommand({ executionArn, clientToken: 'resume-1' }));
+    // The same client token again is the same redrive, not a second one.
+    const repeated = await sfn.send(new RedriveExecutionCommand({ executionArn, clientToken: 'resume-1' }));
+    expect(repeated.redriveDate).toEqual(redriven.redriveDate);
+    const running = await sfn.send(new DescribeExecutionCommand({ executionArn }));
+    expect(running).toMatchObject({
+      status: 'RUNNING',
+      redriveCount: 1,
+      redriveDate: redriven.redriveDate,
+      redriveStatus: 'NOT_REDRIVABLE',
+    });
+    expect(running.stopDate).toBeUndefined();
+    expect(running.error).toBeUndefined();
+    await expect(sfn.send(new RedriveExecutionCommand({ executionArn }))).rejects.toBeInstanceOf(
+      ExecutionNotRedrivable,
+    );
+
+    const token = await tokenFor(functions, 'redrive', 2);
+    await sfn.send(new SendTaskSuccessCommand({ taskToken: token, output: '{"done":true}' }));
+    const succeeded = await closed(sfn, executionArn);
+
+    expect(succeeded.status).toBe('SUCCEEDED');
+    // Prepare's result from before the redrive is still in the state's input; Prepare did not run again.
+    expect(JSON.parse(succeeded.output as string)).toMatchObject({
+      job: 'redrive',
+      prepare: { prepared: { ready: 'redrive' } },
+      result: { done: true },
+    });
+    expect(functions.callsTo(PREPARE, 'redrive')).toHaveLength(1);
+    expect(functions.callsTo(SUBMIT, 'redrive').map((call) => call.redriveCount)).toEqual([0, 1]);
+    const { events = [] } = await sfn.send(
+      new GetExecutionHistoryCommand({ executionArn, maxResults: 1000 }),
+    );
+    const types = events.map((event) => event.type);
+    expect(types.filter((type) => type === 'ExecutionRedriven')).toHaveLength(1);
+    const afterRedrive = events.slice(types.indexOf('ExecutionRedriven'));
+    expect(afterRedrive[0]?.executionRedrivenEventDetails).toEqual({ redriveCount: 1 });
+    expect(
+      afterRedrive
+        .filter((event) => event.stateEnteredEventDetails)
+        .map((e) => e.stateEnteredEventDetails?.name),
+    ).toEqual(['Await', 'Done']);
+    await expect(sfn.send(new RedriveExecutionCommand({ executionArn }))).rejects.toBeInstanceOf(
+      ExecutionNotRedrivable,
+    );
+    await expect(
+      sfn.send(
+        new RedriveExecutionCommand({
+          executionArn: `arn:aws:states:${REGION}:000000000000:execution:${REDRIVE}:never-started`,
+        }),
+      ),
+    ).rejects.toBeInstanceOf(ExecutionDoesNotExist);
   });
 
   test('requests the service would refuse fail with its typed errors', async () => {
