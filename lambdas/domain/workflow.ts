@@ -16,13 +16,16 @@ import {
   isSearchable,
   planEmbedding,
   storeVectors,
+  vectorsManifestKey,
 } from './embedding';
 import {
   AmbiguousSubmissionError,
   InvalidJobInputError,
+  JobFailedError,
   NeedsReviewError,
   ProviderRejectedError,
   ProviderUnavailableError,
+  SlotUnavailableError,
 } from './errors';
 import {
   currentExecutionOf,
@@ -33,6 +36,7 @@ import {
   providerOf,
   providerWebhookUrlOf,
   queueWaitMsOf,
+  slotHolderOf,
   submissionKeyOf,
   submissionTagOf,
   takesSlot,
@@ -55,7 +59,6 @@ import type {
 import type { Provider } from './provider';
 import { applyProviderEvent, resumeAwait } from './provider-events';
 import {
-  discardOutputs,
   type IndexResult,
   jobOutputPrefix,
   type ProbeResult,
@@ -63,6 +66,7 @@ import {
   type StoredChunk,
   type TranscodeResult,
 } from './publish';
+import { resumeNeedsSlot } from './resume';
 import { releaseOwnSlot } from './slots';
 
 /**
@@ -90,6 +94,8 @@ export interface StepEvent {
   readonly executionName?: string;
   readonly taskToken?: string;
   readonly error?: CaughtError;
+  /** The state whose failure took the failure path (`park`'s, for the state a resume goes back to). */
+  readonly failedAt?: string;
   /** The chunk a `transcribe` state waits for (an item of the split step's answer). */
   readonly chunk?: StoredChunk;
   /** The run of passages an `embed` state waits for (an item of `plan-embedding`'s answer). */
@@ -447,10 +453,9 @@ const steps: Record<StepName, Step> = {
   },
 
   fail: settling(async (deps, event, job) => {
-    // Also on a retry whose first try failed the job but stopped before its outputs were gone.
+    // Also on a retry whose first try failed the job but stopped before its passages were out of the index.
     if (job.status === 'failed') {
-      await discardVectors(deps, job);
-      await discardOutputs(deps.outputs, job);
+      await withdrawFromSearch(deps, job);
       return null;
     }
     if (isTerminal(job.status) || job.status === 'needs_review') return null;
@@ -484,13 +489,39 @@ const steps: Record<StepName, Step> = {
     );
     if (failed) {
       deps.observe?.({ kind: 'finished', jobType: job.type, status: 'failed' });
-      // A failed job leaves no partial outputs behind (a stream, chunks, a transcript half written),
-      // and no passages in the search index.
-      await discardVectors(deps, job);
-      await discardOutputs(deps.outputs, job);
+      // A failed job leaves no passages in the search index. Its other outputs (a stream, chunks, a
+      // transcript) stay private, never shown for a failed job, so that a resume goes on from them;
+      // the output bucket's lifecycle expires them.
+      await withdrawFromSearch(deps, job);
     }
     return null;
   }),
+
+  /**
+   * Where a failed job's execution fails: while the job is failed it raises
+   * JobFailed, so the execution fails at this Task and a redrive runs it
+   * again. Run again after its client resumed the job (running again, under
+   * this same execution), it takes the job's provider slot back if the state
+   * it goes back to ran with one (the failure path released it), and lets
+   * the execution go on to that state.
+   */
+  async park(deps, event) {
+    const job = await loadJob(deps, event.jobId);
+    if (
+      job.status !== 'running' ||
+      (event.executionName !== undefined && event.executionName !== currentExecutionOf(job))
+    ) {
+      throw new JobFailedError(`Job ${job.id} is ${job.status}; its error is on the job.`);
+    }
+    if (resumeNeedsSlot(job, event.failedAt)) {
+      const provider = providerOf(job);
+      const taken = await deps.slots(provider).acquire(slotHolderOf(job), deps.maxInFlight[provider], {
+        tenant: job.tenantId,
+      });
+      if (!taken) throw new SlotUnavailableError(`No ${provider} slot is free for resumed job ${job.id}.`);
+    }
+    return null;
+  },
 
   // The job was finished elsewhere (canceled by its client, resolved by an operator or the reconciler).
   settle: settling(async (deps, event, job) => {
@@ -619,6 +650,17 @@ async function finalizePublished(deps: WorkflowDeps, job: Job): Promise<null> {
     searchable: await isSearchable(deps.outputs, job),
   };
   return succeed(deps, job, result);
+}
+
+/**
+ * Takes a failed publish's passages out of the search index, and the record
+ * that they were in it: a resume that goes back to storing them stores them
+ * again, and one that does not leaves the job unsearchable, never wrong.
+ */
+async function withdrawFromSearch(deps: WorkflowDeps, job: Job): Promise<void> {
+  if (takesSlot(job)) return;
+  await discardVectors(deps, job);
+  await deps.outputs.deleteOutputs(vectorsManifestKey(job));
 }
 
 /** Moves a running job to succeeded with its result, and counts it. */
