@@ -496,7 +496,7 @@ export class DynamoDbJobStore implements JobStore {
     const stamp = at.toISOString();
     return this.conditionalUpdate(job.id, {
       UpdateExpression:
-        'SET previousStatus = #status, #status = :running, activeKey = :activeKey, tenantStatus = :tenantStatus, ' +
+        'SET #status = :running, activeKey = :activeKey, tenantStatus = :tenantStatus, ' +
         'statusAt = :at, updatedAt = :at, resumedAt = :at, resumes = :resumes, #error = :null ' +
         // A failed job was due to expire with the retention; a running one never is.
         'REMOVE finishedAt, expiresAt',
