@@ -59,6 +59,7 @@ import type {
 import type { Provider } from './provider';
 import { applyProviderEvent, resumeAwait } from './provider-events';
 import {
+  discardOutputs,
   type IndexResult,
   jobOutputPrefix,
   type ProbeResult,
@@ -453,9 +454,9 @@ const steps: Record<StepName, Step> = {
   },
 
   fail: settling(async (deps, event, job) => {
-    // Also on a retry whose first try failed the job but stopped before its passages were out of the index.
+    // Also on a retry whose first try failed the job but stopped before its outputs were dealt with.
     if (job.status === 'failed') {
-      await withdrawFromSearch(deps, job);
+      await discardFailedOutputs(deps, job, job.error);
       return null;
     }
     if (isTerminal(job.status) || job.status === 'needs_review') return null;
@@ -489,10 +490,7 @@ const steps: Record<StepName, Step> = {
     );
     if (failed) {
       deps.observe?.({ kind: 'finished', jobType: job.type, status: 'failed' });
-      // A failed job leaves no passages in the search index. Its other outputs (a stream, chunks, a
-      // transcript) stay private, never shown for a failed job, so that a resume goes on from them;
-      // the output bucket's lifecycle expires them.
-      await withdrawFromSearch(deps, job);
+      await discardFailedOutputs(deps, job, error);
     }
     return null;
   }),
@@ -653,14 +651,21 @@ async function finalizePublished(deps: WorkflowDeps, job: Job): Promise<null> {
 }
 
 /**
- * Takes a failed publish's passages out of the search index, and the record
- * that they were in it: a resume that goes back to storing them stores them
- * again, and one that does not leaves the job unsearchable, never wrong.
+ * What a failed job leaves behind. Never passages in the search index (nor
+ * the record that they were in it: a resume that goes back to storing them
+ * stores them again, one that does not leaves the job unsearchable, never
+ * wrong). A job failed by its own input (`input_*`: not audio, too long, no
+ * such upload) leaves no outputs either: a resume would fail the same way.
+ * Any other failure keeps its outputs (a stream, chunks, a transcript, the
+ * provider's output), never shown for a failed job, so that a resume goes
+ * on from them; the output bucket's lifecycle expires them.
  */
-async function withdrawFromSearch(deps: WorkflowDeps, job: Job): Promise<void> {
-  if (takesSlot(job)) return;
-  await discardVectors(deps, job);
-  await deps.outputs.deleteOutputs(vectorsManifestKey(job));
+async function discardFailedOutputs(deps: WorkflowDeps, job: Job, error: JobError | null): Promise<void> {
+  if (!takesSlot(job)) {
+    await discardVectors(deps, job);
+    await deps.outputs.deleteOutputs(vectorsManifestKey(job));
+  }
+  if (error?.code.startsWith('input_')) await discardOutputs(deps.outputs, job);
 }
 
 /** Moves a running job to succeeded with its result, and counts it. */

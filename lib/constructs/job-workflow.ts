@@ -173,12 +173,16 @@ export interface JobWorkflowProps {
  * function. State names are the contract's step names.
  *
  *   prepare ▶ submit ▶ await (task token) ▶ release ▶ finalize ▶ notify ▶ succeeded
- *   any step's unexpected error ▶ on-failure ▶ notify-failure ▶ release-after-failure ▶ failed
+ *   any step's unexpected error ▶ failed-at-<step> ▶ on-failure ▶ notify-failure ▶ release-after-failure ▶ failed
+ *   (a redrive after a resume) failed ▶ resume-at ▶ the step that failed
  *   NeedsReview, or no word from the provider in time ▶ review ▶ needs-review
  *   JobSettled / JobCanceled (finished elsewhere) ▶ settle ▶ notify-settled ▶ settled
  *
  * Every Task discards its result, so the execution input `{jobId}` flows through
- * unchanged; Catch clauses add what they caught at `$.error`. The slot is
+ * unchanged; Catch clauses add what they caught at `$.error`, and the failure
+ * path the failed step's name at `$.failedAt`. `failed` is a Task (step
+ * `park`), not a Fail state: the execution fails there while the job is
+ * failed, so a redrive runs it again and goes back to the failed step. The slot is
  * released right after the provider is done, before finalize and notify, so a
  * slow client webhook never holds provider capacity.
  *

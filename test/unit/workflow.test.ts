@@ -669,15 +669,33 @@ describe('a job the provider accepted', () => {
     await outputs.putOutput(stream, '#EXTM3U', 'application/vnd.apple.mpegurl');
     await outputs.putOutput(vectorsManifestKey(job), JSON.stringify({ count: 2 }), 'application/json');
     await vectors.put([0, 1].map((passage) => vectorFor(`acme/${job.id}/${passage}`)));
+    const failure = { error: { Error: 'ChunkFailed', Cause: '[chunk_failed] chunk 2 failed twice' } };
 
-    await step('fail', { error: { Error: 'InvalidJobInput', Cause: '[input_invalid] not audio' } });
-    expect(current()).toMatchObject({ status: 'failed', error: { code: 'input_invalid' } });
+    await step('fail', failure);
+    expect(current()).toMatchObject({ status: 'failed', error: { code: 'chunk_failed' } });
     expect([...outputs.objects.keys()]).toEqual([stream]);
     expect(vectors.vectors.size).toBe(0);
 
     await outputs.putOutput(vectorsManifestKey(job), JSON.stringify({ count: 2 }), 'application/json');
-    await step('fail', { error: { Error: 'InvalidJobInput', Cause: '[input_invalid] not audio' } });
+    await step('fail', failure);
     expect([...outputs.objects.keys()]).toEqual([stream]);
+  });
+
+  it("deletes the outputs of a job failed by its input, also on a retry, and no other job's", async () => {
+    const { step, current, deps, job } = setup({ job: { status: 'running' } });
+    const outputs = deps.outputs as MemoryOutputs;
+    const mine = `outputs/acme/${job.id}/hls/master.m3u8`;
+    const others = `outputs/acme/${job.id}x/transcript.json`;
+    await outputs.putOutput(mine, '#EXTM3U', 'application/vnd.apple.mpegurl');
+    await outputs.putOutput(others, '{}', 'application/json');
+
+    await step('fail', { error: { Error: 'InvalidJobInput', Cause: '[input_invalid] not audio' } });
+    expect(current()).toMatchObject({ status: 'failed', error: { code: 'input_invalid' } });
+    expect([...outputs.objects.keys()]).toEqual([others]);
+
+    await outputs.putOutput(mine, '#EXTM3U', 'application/vnd.apple.mpegurl');
+    await step('fail', { error: { Error: 'InvalidJobInput', Cause: '[input_invalid] not audio' } });
+    expect([...outputs.objects.keys()]).toEqual([others]);
   });
 
   it('keeps the outputs of a job that goes to review instead of failing', async () => {
