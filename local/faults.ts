@@ -13,10 +13,10 @@ export interface LocalFaults {
   /** LONGHAUL_FAULT_WS_CONNECT_MS: how long the WebSocket API's `$connect` takes beyond its function's own run. */
   readonly webSocketConnectMs: number;
   /**
-   * LONGHAUL_FAULT_UNUSABLE_OUTPUTS: how many of the workflow's first finalize
-   * steps fail as finalize does for a provider output it cannot use
-   * (InvalidJobInput, `output_invalid`): a job failed at its last step, after
-   * its provider was paid, which a resume can take up from there.
+   * LONGHAUL_FAULT_UNUSABLE_OUTPUTS: how many jobs, the first to reach
+   * finalize, fail there once as finalize does for a provider output it
+   * cannot use (InvalidJobInput, `output_invalid`): jobs failed at their last
+   * step, after their provider was paid, which a resume takes up from there.
    */
   readonly unusableOutputs: number;
 }

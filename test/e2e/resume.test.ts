@@ -1,6 +1,13 @@
 import { DescribeExecutionCommand, GetExecutionHistoryCommand, type HistoryEvent } from '@aws-sdk/client-sfn';
+import { DynamoDbJobStore } from '../../lambdas/adapters/dynamodb-job-store';
 import { executionNameOf, jobIdOf } from '../../lambdas/domain/job';
-import { pollUntil, type RunningLocalStack, sfnClient, startLocalStack } from './support/local-stack';
+import {
+  documentClient,
+  pollUntil,
+  type RunningLocalStack,
+  sfnClient,
+  startLocalStack,
+} from './support/local-stack';
 import { simulatorCall } from './support/simulator';
 
 /**
@@ -37,8 +44,9 @@ beforeAll(async () => {
       MAX_IN_FLIGHT: '2',
       // A provider that cannot deduplicate: a submission whose answer is lost goes to review.
       SIM_IDEMPOTENT: '0',
-      // The first job's finalize fails as it does for a provider output it cannot use: failed at its last step.
-      LONGHAUL_FAULT_UNUSABLE_OUTPUTS: '1',
+      // The first two jobs to reach finalize fail there once, as for a provider output finalize cannot use.
+      LONGHAUL_FAULT_UNUSABLE_OUTPUTS: '2',
+      RECONCILE_INTERVAL_MS: '1000',
     },
   });
 });
@@ -157,12 +165,41 @@ test('a job failed at its last step resumes from there: it succeeds, earlier ste
   expect(timeline.map((event) => event.type)).toContain('job.resumed');
 });
 
+test('a resume that stopped between its write and its redrive is redriven by the reconciler, once', async () => {
+  const failed = await settled(await submit());
+  expect(failed).toMatchObject({ status: 'failed', error: { code: 'output_invalid' } });
+  const store = new DynamoDbJobStore(documentClient(stack.endpoints), {
+    tableName: stack.endpoints.jobTableName,
+    retentionDays: 30,
+  });
+  // The resume's write, with no redrive after it: what a resume that crashed in between leaves.
+  const record = await store.get(failed.id);
+  expect(record && (await store.reopenFailed(record, new Date()))).toMatchObject({ status: 'running' });
+  expect((await describeExecution(failed)).status).toBe('FAILED');
+
+  const done = await until(failed.id, (job) => job.status !== 'running', 'to finish after the reconciler');
+
+  expect(done).toMatchObject({ status: 'succeeded', error: null });
+  expect(await describeExecution(done)).toMatchObject({ status: 'SUCCEEDED', redriveCount: 1 });
+  expect(stepsScheduled(await historyOf(done)).slice(-3)).toEqual(['park', 'finalize', 'notify']);
+  expect(await chargesFor(failed.id)).toBe(1);
+  const timeline = (await api('GET', `/v1/jobs/${failed.id}/events`)).body.items as { type: string }[];
+  expect(timeline.filter((event) => event.type === 'reconciler.redriven')).toHaveLength(1);
+});
+
 test('resuming a succeeded job is refused with 409 and changes nothing', async () => {
   expect(resumedJob?.status).toBe('succeeded');
   const refused = await api('POST', `/v1/jobs/${resumedJob.id}/resume`);
   expect(refused.status).toBe(409);
   expect(refused.body).toMatchObject({ code: 'job-not-resumable', status: 409 });
-  expect((await api('GET', `/v1/jobs/${resumedJob.id}`)).body).toEqual(resumedJob);
+  // Its result's URLs are signed afresh on every read; the job itself is as it was.
+  const { status, updatedAt, finishedAt, error } = (await api('GET', `/v1/jobs/${resumedJob.id}`)).body;
+  expect({ status, updatedAt, finishedAt, error }).toEqual({
+    status: 'succeeded',
+    updatedAt: resumedJob.updatedAt,
+    finishedAt: resumedJob.finishedAt,
+    error: null,
+  });
   expect((await describeExecution(resumedJob)).redriveCount).toBe(1);
 });
 
