@@ -585,6 +585,7 @@ describe('local Step Functions endpoint across restarts', () => {
       ...(resumeRunning === undefined ? {} : { resumeRunning }),
       stateMachines: [
         { name: WORKFLOW, definition: fixture('workflow.asl.json'), invokeLambda: functions.invoke },
+        { name: REDRIVE, definition: fixture('redrive.asl.json'), invokeLambda: functions.invoke },
       ],
     });
     emulators.push(emulator);
@@ -666,6 +667,41 @@ describe('local Step Functions endpoint across restarts', () => {
     expect(
       (await second.sfn.send(new DescribeExecutionCommand({ executionArn: done.executionArn }))).status,
     ).toBe('SUCCEEDED');
+    second.sfn.destroy();
+  });
+
+  test('a redriven execution left running goes on, after the restart, from where its redrive went on from', async () => {
+    const first = await startEmulator();
+    const { executionArn = '' } = await first.sfn.send(
+      new StartExecutionCommand({
+        stateMachineArn: first.emulator.stateMachineArn(REDRIVE),
+        name: 'redriven-then-crashed',
+        input: JSON.stringify({ job: 'redriven-then-crashed' }),
+      }),
+    );
+    await first.sfn.send(
+      new SendTaskFailureCommand({
+        taskToken: await tokenFor(functions, 'redriven-then-crashed'),
+        error: 'Boom',
+      }),
+    );
+    await closed(first.sfn, executionArn);
+    await first.sfn.send(new RedriveExecutionCommand({ executionArn, clientToken: 'resume-1' }));
+    await tokenFor(functions, 'redriven-then-crashed', 2);
+    first.sfn.destroy();
+    await first.emulator.close();
+
+    const second = await startEmulator();
+    const token = await tokenFor(functions, 'redriven-then-crashed', 3);
+    await second.sfn.send(new SendTaskSuccessCommand({ taskToken: token, output: '{}' }));
+    const execution = await closed(second.sfn, executionArn);
+
+    expect(execution).toMatchObject({ status: 'SUCCEEDED', redriveCount: 2 });
+    expect(JSON.parse(execution.output as string).prepare).toEqual({
+      prepared: { ready: 'redriven-then-crashed' },
+    });
+    // Prepare ran once, before the failure: neither the redrive nor the restart ran it again.
+    expect(functions.callsTo(PREPARE, 'redriven-then-crashed')).toHaveLength(1);
     second.sfn.destroy();
   });
 });
