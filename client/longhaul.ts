@@ -457,6 +457,16 @@ export class Longhaul {
     await this.call('deleteSchedule', { ...options, path: { id: scheduleId } });
   }
 
+  /**
+   * Runs a failed job again from the step that failed, keeping what the steps
+   * before it produced; the job comes back `running`. A job that is not
+   * failed, needs review, or whose failure may have been charged at its
+   * provider with no known outcome is a `job-not-resumable` error.
+   */
+  async resumeJob(jobId: string, options: RequestOptions = {}): Promise<Job> {
+    return (await this.call('resumeJob', { ...options, path: { id: jobId } })).body as Job;
+  }
+
   /** Idempotent: a canceled job comes back as it is; a finished one is a `job-already-finished` error. */
   async cancelJob(jobId: string, options: RequestOptions = {}): Promise<Job> {
     return (await this.call('cancelJob', { ...options, path: { id: jobId } })).body as Job;

@@ -30,6 +30,8 @@ export const operations = {
   // Cancel is idempotent by contract: a canceled job is returned as it is.
   cancelJob: { method: 'POST', path: '/v1/jobs/{id}/cancel', auth: 'tenant', retry: 'idempotent' },
   getJobEvents: { method: 'GET', path: '/v1/jobs/{id}/events', auth: 'tenant', retry: 'idempotent' },
+  // A second resume of a job the first resumed is refused (it is running), so only a resume certainly not made is retried.
+  resumeJob: { method: 'POST', path: '/v1/jobs/{id}/resume', auth: 'tenant', retry: 'unprocessed' },
   // A repeated ticket is one more short-lived credential for the same job, nothing more.
   createStreamTicket: {
     method: 'POST',

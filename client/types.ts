@@ -27,6 +27,7 @@ export const PROBLEM_CODES = [
   'idempotency-key-in-use',
   'job-already-finished',
   'job-not-in-review',
+  'job-not-resumable',
   'payload-too-large',
   'unsupported-media-type',
   'idempotency-key-reused',

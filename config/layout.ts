@@ -129,6 +129,7 @@ export const routes = [
   { method: 'GET', path: '/v1/jobs', auth: 'tenant' },
   { method: 'GET', path: '/v1/jobs/{id}', auth: 'tenant' },
   { method: 'POST', path: '/v1/jobs/{id}/cancel', auth: 'tenant' },
+  { method: 'POST', path: '/v1/jobs/{id}/resume', auth: 'tenant' },
   { method: 'GET', path: '/v1/jobs/{id}/events', auth: 'tenant' },
   { method: 'POST', path: '/v1/jobs/{id}/stream-ticket', auth: 'tenant' },
   { method: 'POST', path: '/v1/search', auth: 'tenant' },
@@ -316,6 +317,8 @@ export const WORKFLOW_STEPS = [
   'finalize',
   'notify',
   'fail',
+  // Where a failed job's execution fails, and where a resume (a redrive) goes on from.
+  'park',
   'review',
   'settle',
   // audio.publish: one chunk's wait for its chunk job (the compute steps run on the compute function).

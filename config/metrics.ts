@@ -44,6 +44,8 @@ export const FIX_KINDS = [
   'backlog_recounted',
   // A chunk job's parent resumed by the reconciler: the chunk's own word to it was lost.
   'parent_resumed',
+  // A client's resume whose redrive was never made (a crash after its write): redriven by the reconciler.
+  'redriven',
   // Not a repair: a scheduled job found due and sent on its way, counted with the rest of a pass's work.
   'promoted',
   // Not a repair either: a media version replaced, superseded or deleted whose outputs and vectors went.

@@ -12,6 +12,7 @@ export type ProblemCode =
   | 'idempotency-key-in-use'
   | 'job-already-finished'
   | 'job-not-in-review'
+  | 'job-not-resumable'
   | 'payload-too-large'
   | 'unsupported-media-type'
   | 'idempotency-key-reused'

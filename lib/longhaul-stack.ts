@@ -144,8 +144,10 @@ export class LonghaulStack extends Stack {
         fargateStep: (scope, stateName, step) => this.mediaCompute.fargateStep(scope, stateName, step),
       },
     });
-    // A job's events show its steps from its executions' histories.
-    this.httpApi.apiFunction.useExecutionHistory('stateMachineArn', this.jobWorkflow.stateMachine);
+    // A job's events show its steps from its executions' histories; a resume redrives its failed execution.
+    this.httpApi.apiFunction.useExecutionHistory('stateMachineArn', this.jobWorkflow.stateMachine, {
+      redrive: true,
+    });
     this.searchIndex = new SearchIndex(this, 'SearchIndex', {
       dimension: settings.embeddingDimensions,
       distanceMetric: settings.vectorDistanceMetric,

@@ -12,12 +12,20 @@ export interface LocalFaults {
   readonly gsiLagMs: number;
   /** LONGHAUL_FAULT_WS_CONNECT_MS: how long the WebSocket API's `$connect` takes beyond its function's own run. */
   readonly webSocketConnectMs: number;
+  /**
+   * LONGHAUL_FAULT_UNUSABLE_OUTPUTS: how many jobs, the first to reach
+   * finalize, fail there once as finalize does for a provider output it
+   * cannot use (InvalidJobInput, `output_invalid`): jobs failed at their last
+   * step, after their provider was paid, which a resume takes up from there.
+   */
+  readonly unusableOutputs: number;
 }
 
 const variables = {
   LONGHAUL_FAULT_THROTTLE: ['throttleShare', z.coerce.number().min(0).max(1)],
   LONGHAUL_FAULT_GSI_LAG_MS: ['gsiLagMs', z.coerce.number().int().min(0).max(60_000)],
   LONGHAUL_FAULT_WS_CONNECT_MS: ['webSocketConnectMs', z.coerce.number().int().min(0).max(60_000)],
+  LONGHAUL_FAULT_UNUSABLE_OUTPUTS: ['unusableOutputs', z.coerce.number().int().min(0).max(1_000_000)],
 } as const satisfies Record<string, readonly [keyof LocalFaults, z.ZodType<number>]>;
 
 export function loadFaults(env: Readonly<Record<string, string | undefined>>): LocalFaults {

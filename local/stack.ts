@@ -306,6 +306,7 @@ export async function startLocalStack(
       template,
       handlers: handlersReady.promise,
       runTask: ecs.runTask,
+      unusableOutputs: faults.unusableOutputs,
     });
     undo.push(() => workflow.close());
     const sfnClient = new SFNClient({ ...clientConfig, endpoint: workflow.endpoint });

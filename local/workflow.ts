@@ -54,7 +54,10 @@ export async function startLocalWorkflow(options: {
   readonly handlers: Promise<Pick<LocalHandlers, (typeof WORKFLOW_FUNCTIONS)[number]>>;
   /** Runs the `ecs:runTask.sync` states' tasks (local/ecs.ts). */
   readonly runTask: RunTask;
+  /** How many jobs fail their first finalize with an unusable provider output (LONGHAUL_FAULT_UNUSABLE_OUTPUTS). */
+  readonly unusableOutputs?: number;
 }): Promise<LocalWorkflow> {
+  const unusableOutputFor = new Set<string>();
   const definition = localWorkflowDefinition(options.template);
   const functions = new Map<string, LocalFunction & { service: (typeof WORKFLOW_FUNCTIONS)[number] }>(
     WORKFLOW_FUNCTIONS.map((service) => [
@@ -81,6 +84,21 @@ export async function startLocalWorkflow(options: {
             );
           }
           const handler = (await options.handlers)[fn.service];
+          const { step, jobId } = payload as { step?: unknown; jobId?: unknown };
+          if (
+            fn.service === 'workflow' &&
+            step === 'finalize' &&
+            typeof jobId === 'string' &&
+            !unusableOutputFor.has(jobId) &&
+            unusableOutputFor.size < (options.unusableOutputs ?? 0)
+          ) {
+            unusableOutputFor.add(jobId);
+            // As the steps function reports it: finalize's error for a provider output it cannot use.
+            throw lambdaServiceError(
+              'InvalidJobInput',
+              '[output_invalid] The provider returned an unusable output: fault injected (LONGHAUL_FAULT_UNUSABLE_OUTPUTS).',
+            );
+          }
           try {
             return await invoke(fn, handler, payload);
           } catch (error) {

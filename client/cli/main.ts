@@ -227,6 +227,14 @@ const commands: Record<string, Command> = {
     positionals: ['id?'],
     run: cancelCommand,
   },
+  'jobs resume': {
+    summary: 'resume a failed job from the step that failed',
+    usage: `longhaul jobs resume <id>
+  The steps before the failed one are not run (or charged) again. A job in review is not resumed.`,
+    options: {},
+    positionals: ['id'],
+    run: async (c) => printJob(c, await c.client().resumeJob(id(c), { signal: c.io.signal })),
+  },
   'jobs events': {
     summary: "show a job's timeline",
     usage: 'longhaul jobs events <id>',

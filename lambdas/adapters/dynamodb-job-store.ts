@@ -489,6 +489,31 @@ export class DynamoDbJobStore implements JobStore {
     return requeued;
   }
 
+  async reopenFailed(
+    job: Pick<Job, 'id' | 'tenantId' | 'provider' | 'resumes'>,
+    at: Date,
+  ): Promise<Job | undefined> {
+    const stamp = at.toISOString();
+    return this.conditionalUpdate(job.id, {
+      UpdateExpression:
+        'SET #status = :running, activeKey = :activeKey, tenantStatus = :tenantStatus, ' +
+        'statusAt = :at, updatedAt = :at, resumedAt = :at, resumes = :resumes, #error = :null ' +
+        // A failed job was due to expire with the retention; a running one never is.
+        'REMOVE finishedAt, expiresAt',
+      ConditionExpression: 'attribute_exists(pk) AND #status = :failed',
+      ExpressionAttributeNames: { '#status': 'status', '#error': 'error' },
+      ExpressionAttributeValues: {
+        ':running': 'running',
+        ':failed': 'failed',
+        ':activeKey': activeKeyOf(providerOf(job), 'running'),
+        ':tenantStatus': tenantStatusKey(job.tenantId, 'running'),
+        ':at': stamp,
+        ':resumes': (job.resumes ?? 0) + 1,
+        ':null': null,
+      },
+    });
+  }
+
   async countActive(provider: ProviderName, status: ActiveStatus): Promise<number> {
     return countPartition(
       this.client,

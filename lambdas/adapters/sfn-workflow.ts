@@ -2,9 +2,11 @@ import {
   DescribeExecutionCommand,
   ExecutionAlreadyExists,
   ExecutionDoesNotExist,
+  ExecutionNotRedrivable,
   GetExecutionHistoryCommand,
   type HistoryEvent,
   InvalidToken,
+  RedriveExecutionCommand,
   SendTaskFailureCommand,
   SendTaskHeartbeatCommand,
   SendTaskSuccessCommand,
@@ -69,6 +71,23 @@ export class SfnWorkflow implements Workflow {
       );
     } catch (error) {
       if (!(error instanceof ExecutionDoesNotExist)) throw error;
+    }
+  }
+
+  async redrive(executionName: string, clientToken: string): Promise<'redriven' | 'running'> {
+    try {
+      await this.client.send(
+        new RedriveExecutionCommand({
+          executionArn: executionArn(this.machine(), executionName),
+          clientToken,
+        }),
+      );
+      return 'redriven';
+    } catch (error) {
+      if (error instanceof ExecutionNotRedrivable && (await this.status(executionName)) === 'RUNNING') {
+        return 'running';
+      }
+      throw error;
     }
   }
 

@@ -69,6 +69,7 @@ import {
   parseSearch,
   UPLOAD_REF_PATTERN,
 } from '../domain/requests';
+import { resumeJob } from '../domain/resume';
 import {
   createSchedule,
   deleteSchedule,
@@ -329,6 +330,15 @@ const tenantRoutes: Partial<Record<RouteKey, Route>> = {
     );
     logger.info('cancel requested', { jobId: job.id, status: job.status });
     if (job.status === 'canceled') emit('JobsCanceled', 1, { jobType: job.type });
+    return json(202, await presentJob(job, outputUrls));
+  },
+  'POST /v1/jobs/{id}/resume': async (event, tenantId) => {
+    const job = await resumeJob(
+      { store: liveJobStore(), workflow: workflow(), timeline: timeline(), now },
+      tenantId,
+      pathId(event),
+    );
+    logger.info('resumed', { jobId: job.id, resumes: job.resumes });
     return json(202, await presentJob(job, outputUrls));
   },
   'POST /v1/jobs/cancel': async (event, tenantId) => {

@@ -348,6 +348,7 @@ const problemCodes: Record<ProblemCode, true> = {
   'idempotency-key-in-use': true,
   'job-already-finished': true,
   'job-not-in-review': true,
+  'job-not-resumable': true,
   'payload-too-large': true,
   'unsupported-media-type': true,
   'idempotency-key-reused': true,
@@ -1112,6 +1113,11 @@ const responses: Record<string, ResponseObject> = {
   JobAlreadyFinished: problemResponse(409, 'The job already succeeded or failed (`job-already-finished`).', [
     'job-already-finished',
   ]),
+  NotResumable: problemResponse(
+    409,
+    "The job cannot be resumed (`job-not-resumable`): it is not failed (running, succeeded, canceled), it needs review (resolve the review first: a submission whose outcome is unknown is never resumed), or its failure was the provider's own outcome, known or unknown. Nothing was changed.",
+    ['job-not-resumable'],
+  ),
   NotResolvable: problemResponse(
     409,
     'The job is already finished (`job-already-finished`) or not in review (`job-not-in-review`).',
@@ -1480,6 +1486,26 @@ function buildDocument(): OpenApiDocument {
             ...authenticated,
             '404': problemRef('NotFound'),
             '409': problemRef('JobAlreadyFinished'),
+          },
+        },
+      },
+      '/v1/jobs/{id}/resume': {
+        post: {
+          operationId: 'resumeJob',
+          summary: 'Resume a failed job from the step that failed',
+          description:
+            'Runs a failed job again from the step that failed, keeping what the steps before it produced: its workflow execution is redriven, nothing done before is done or charged again. The job is `running` again at once. A job whose provider submission may have been charged with no known outcome is never resumed. Of two resumes at once, one resumes the job and the other gets 409.',
+          tags: ['jobs'],
+          security: tenantSecurity,
+          parameters: [jobIdParameter],
+          responses: {
+            '202': {
+              description: 'The job, running again.',
+              content: jsonContent(schemaRef('Job')),
+            },
+            ...authenticated,
+            '404': problemRef('NotFound'),
+            '409': problemRef('NotResumable'),
           },
         },
       },

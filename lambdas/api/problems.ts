@@ -7,6 +7,7 @@ import {
   JobAlreadyFinishedError,
   JobNotFoundError,
   JobNotInReviewError,
+  JobNotResumableError,
   MediaNotFoundError,
   PayloadTooLargeError,
   RateLimitedError,
@@ -87,6 +88,9 @@ export function toProblem(error: unknown): MappedProblem {
   }
   if (error instanceof JobNotInReviewError) {
     return client(problem('job-not-in-review', 409, 'Job Not In Review', error.message));
+  }
+  if (error instanceof JobNotResumableError) {
+    return client(problem('job-not-resumable', 409, 'Job Not Resumable', error.message));
   }
   if (error instanceof PayloadTooLargeError) {
     return client(problem('payload-too-large', 413, 'Payload Too Large', error.message));

@@ -72,6 +72,13 @@ export async function runComputeStep(deps: ComputeDeps, event: ComputeEvent): Pr
   const job = await deps.store.get(event.jobId);
   if (!job) throw new ComputeJobMissingError(`Job ${event.jobId} no longer exists.`);
   const key = computeOutcomeKey(job, event.step);
+  if (event.step === 'transcode') {
+    // The stream is a function of the recording alone, and the longest step: a resumed job, or a
+    // restarted run, that meets it recorded as done does not transcode again.
+    const kept = await deps.outputs.getOutput(key);
+    const outcome = kept ? (JSON.parse(new TextDecoder().decode(kept)) as ComputeOutcome) : undefined;
+    if (outcome?.ok) return outcome.result;
+  }
   const record = (type: string, detail?: string) =>
     deps.timeline.record(job.id, {
       at: deps.now().toISOString(),

@@ -155,6 +155,31 @@ export const JOB_CANCELED_ERROR = 'JobCanceled';
 /** The cause sent with it: coded, so the job's error reads `canceled`. */
 export const JOB_CANCELED_CAUSE = '[canceled] Canceled by the client.';
 
+/**
+ * The job cannot be resumed: it is not failed, or its failure is not one a
+ * resume may go on from (an outcome at the provider that is known, or not
+ * known, to be final). `reason` is the problem's detail.
+ */
+export class JobNotResumableError extends Error {
+  override readonly name = 'JobNotResumableError';
+  constructor(
+    readonly jobId: string,
+    reason: string,
+  ) {
+    super(reason);
+  }
+}
+
+/** Raised by the workflow's park step while its job is failed: the execution fails there, where a resume redrives it. */
+export class JobFailedError extends Error {
+  override readonly name = 'JobFailed';
+}
+
+/** A resumed job's provider has no slot free just now: the park step is retried. */
+export class SlotUnavailableError extends Error {
+  override readonly name = 'SlotUnavailable';
+}
+
 /** Only jobs in review can be resolved by an operator. */
 export class JobNotInReviewError extends Error {
   override readonly name = 'JobNotInReviewError';

@@ -92,6 +92,10 @@ export interface Job {
   readonly runs?: number;
   /** Operator requeues: each sends the job to the provider again, under a new idempotency key. */
   readonly resubmissions?: number;
+  /** How often its client resumed it after it failed (`POST /v1/jobs/{id}/resume`). */
+  readonly resumes?: number;
+  /** When its client last resumed it: its run since then is bounded by the job timeout anew. */
+  readonly resumedAt?: string;
   /** The job an operator replayed as this one (`POST /v1/admin/jobs/replay`). */
   readonly replayOf?: string;
   /** The recurring schedule whose firing created the job. */

@@ -135,6 +135,16 @@ export interface JobStore {
    */
   requeueForResubmission(job: Job, at: Date): Promise<Job | undefined>;
   /**
+   * A client resumes its failed job: running again under the same execution
+   * and submission, `resumes` counted up and `resumedAt` set, its error and
+   * finish cleared, and no longer due to expire. A conditional write from
+   * `failed`: of two resumes at once, one moves it. Undefined unless failed.
+   */
+  reopenFailed(
+    job: Pick<Job, 'id' | 'tenantId' | 'provider' | 'resumes'>,
+    at: Date,
+  ): Promise<Job | undefined>;
+  /**
    * Up to `limit` scheduled jobs whose runAt is at or before `now`, earliest
    * first, from the sparse due index, each read again from the table (the
    * index lags it: a job that left `scheduled` since is left out).
@@ -336,6 +346,13 @@ export interface Workflow {
    */
   start(executionName: string, input: { readonly jobId: string }, stateMachine?: string): Promise<void>;
   stop(executionName: string, cause: string): Promise<void>;
+  /**
+   * Redrives the failed (stopped, timed-out) execution from the state it
+   * failed in; `clientToken` makes a repeated request the same redrive.
+   * `running` when it is not closed yet: still on its failure path, it goes
+   * on by itself once its park step finds the job resumed.
+   */
+  redrive(executionName: string, clientToken: string): Promise<'redriven' | 'running'>;
   /**
    * The execution's start (`job.dispatched`) and its steps' starts, retries,
    * ends and failures (`step.started`, `step.retry`, `step.succeeded`,

@@ -221,9 +221,9 @@ export function publishingStatusChanges<S extends JobStore>(store: S, live: Live
           return updated;
         };
       }
-      if (property === 'requeueForResubmission') {
+      if (property === 'requeueForResubmission' || property === 'reopenFailed') {
         return async (job: Job, at: Date) => {
-          const updated = await target.requeueForResubmission(job, at);
+          const updated = await target[property](job, at);
           await publish(updated);
           return updated;
         };

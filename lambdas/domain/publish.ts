@@ -238,7 +238,7 @@ export async function indexStep(
   return { transcriptKey, passagesKey };
 }
 
-/** Deletes everything the job kept: a failed job leaves no partial outputs behind. */
+/** Deletes everything the job kept: a job failed by its input leaves no partial outputs behind. */
 export const discardOutputs = (
   outputs: Pick<OutputStore, 'deleteOutputs'>,
   job: OutputOwner,

@@ -42,6 +42,7 @@ import type {
 import type { Provider } from './provider';
 import { resumeAwait } from './provider-events';
 import { discardOutputs } from './publish';
+import { RESUME_REDRIVE_WINDOW_MS, resumeTokenOf } from './resume';
 import { queryLeaseEndOf } from './search';
 import { holdsOwnSlot, isOwnSlot, ownHolders, releaseOwnSlot } from './slots';
 import { providerDeps, stopAtProvider } from './workflow';
@@ -500,8 +501,9 @@ async function reconcileRunning(deps: ReconcileDeps, job: Job, holdsSlot: boolea
   const executionName = currentExecutionOf(job);
   const execution = await deps.workflow.status(executionName);
 
-  // The job timeout holds whatever the execution's status.
-  if (job.startedAt && now.getTime() - Date.parse(job.startedAt) > timeoutOf(deps, job)) {
+  // The job timeout holds whatever the execution's status; a resumed job's counts from its resume.
+  const runningSince = job.resumedAt ?? job.startedAt;
+  if (runningSince && now.getTime() - Date.parse(runningSince) > timeoutOf(deps, job)) {
     const moved = await deps.store.transition(
       job,
       ['running'],
@@ -536,6 +538,18 @@ async function reconcileRunning(deps: ReconcileDeps, job: Job, holdsSlot: boolea
     if (now.getTime() - Date.parse(job.statusAt) < deps.queuedGraceMs) return;
     await deps.workflow.start(executionName, { jobId: job.id });
     await fix(job, 'restarted', 'given its slot, its execution never started');
+    return;
+  }
+
+  if (
+    job.resumedAt &&
+    (execution === 'FAILED' || execution === 'ABORTED' || execution === 'TIMED_OUT') &&
+    now.getTime() - Date.parse(job.resumedAt) < RESUME_REDRIVE_WINDOW_MS
+  ) {
+    // Resumed, and its execution still where it failed: the resume stopped between its write and its
+    // redrive. The same client token makes this the resume's one redrive, whoever makes it first.
+    await deps.workflow.redrive(executionName, resumeTokenOf(job));
+    await fix(job, 'redriven', `resume ${job.resumes ?? 1}; execution ${execution}`);
     return;
   }
 

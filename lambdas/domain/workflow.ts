@@ -17,13 +17,16 @@ import {
   isSearchable,
   planEmbedding,
   storeVectors,
+  vectorsManifestKey,
 } from './embedding';
 import {
   AmbiguousSubmissionError,
   InvalidJobInputError,
+  JobFailedError,
   NeedsReviewError,
   ProviderRejectedError,
   ProviderUnavailableError,
+  SlotUnavailableError,
 } from './errors';
 import { type EventDeps, publishJobEvent } from './events';
 import { startFollowUps } from './follow-ups';
@@ -39,6 +42,7 @@ import {
   providerOf,
   providerWebhookUrlOf,
   queueWaitMsOf,
+  slotHolderOf,
   submissionKeyOf,
   submissionTagOf,
   takesSlot,
@@ -70,6 +74,7 @@ import {
   type StoredChunk,
   type TranscodeResult,
 } from './publish';
+import { resumeNeedsSlot } from './resume';
 import { releaseOwnSlot } from './slots';
 
 /**
@@ -97,6 +102,8 @@ export interface StepEvent {
   readonly executionName?: string;
   readonly taskToken?: string;
   readonly error?: CaughtError;
+  /** The state whose failure took the failure path (`park`'s, for the state a resume goes back to). */
+  readonly failedAt?: string;
   /** The chunk a `transcribe` state waits for (an item of the split step's answer). */
   readonly chunk?: StoredChunk;
   /** The run of passages an `embed` state waits for (an item of `plan-embedding`'s answer). */
@@ -488,10 +495,9 @@ const steps: Record<StepName, Step> = {
   },
 
   fail: settling(async (deps, event, job) => {
-    // Also on a retry whose first try failed the job but stopped before its outputs were gone.
+    // Also on a retry whose first try failed the job but stopped before its outputs were dealt with.
     if (job.status === 'failed') {
-      await discardVectors(deps, job);
-      await discardOutputs(deps.outputs, job);
+      await discardFailedOutputs(deps, job, job.error);
       return null;
     }
     if (isTerminal(job.status) || job.status === 'needs_review') return null;
@@ -525,13 +531,36 @@ const steps: Record<StepName, Step> = {
     );
     if (failed) {
       deps.observe?.({ kind: 'finished', jobType: job.type, status: 'failed' });
-      // A failed job leaves no partial outputs behind (a stream, chunks, a transcript half written),
-      // and no passages in the search index.
-      await discardVectors(deps, job);
-      await discardOutputs(deps.outputs, job);
+      await discardFailedOutputs(deps, job, error);
     }
     return null;
   }),
+
+  /**
+   * Where a failed job's execution fails: while the job is failed it raises
+   * JobFailed, so the execution fails at this Task and a redrive runs it
+   * again. Run again after its client resumed the job (running again, under
+   * this same execution), it takes the job's provider slot back if the state
+   * it goes back to ran with one (the failure path released it), and lets
+   * the execution go on to that state.
+   */
+  async park(deps, event) {
+    const job = await loadJob(deps, event.jobId);
+    if (
+      job.status !== 'running' ||
+      (event.executionName !== undefined && event.executionName !== currentExecutionOf(job))
+    ) {
+      throw new JobFailedError(`Job ${job.id} is ${job.status}; its error is on the job.`);
+    }
+    if (resumeNeedsSlot(job, event.failedAt)) {
+      const provider = providerOf(job);
+      const taken = await deps.slots(provider).acquire(slotHolderOf(job), deps.maxInFlight[provider], {
+        tenant: job.tenantId,
+      });
+      if (!taken) throw new SlotUnavailableError(`No ${provider} slot is free for resumed job ${job.id}.`);
+    }
+    return null;
+  },
 
   // The job was finished elsewhere (canceled by its client, resolved by an operator or the reconciler).
   settle: settling(async (deps, event, job) => {
@@ -725,6 +754,24 @@ async function supersededVersion(deps: WorkflowDeps, job: Job): Promise<null> {
   await discardVectors(deps, job);
   await deps.outputs.deleteOutputs(rootOutputPrefix(job));
   return null;
+}
+
+/**
+ * What a failed job leaves behind. Never passages in the search index (nor
+ * the record that they were in it: a resume that goes back to storing them
+ * stores them again, one that does not leaves the job unsearchable, never
+ * wrong). A job failed by its own input (`input_*`: not audio, too long, no
+ * such upload) leaves no outputs either: a resume would fail the same way.
+ * Any other failure keeps its outputs (a stream, chunks, a transcript, the
+ * provider's output), never shown for a failed job, so that a resume goes
+ * on from them; the output bucket's lifecycle expires them.
+ */
+async function discardFailedOutputs(deps: WorkflowDeps, job: Job, error: JobError | null): Promise<void> {
+  if (!takesSlot(job)) {
+    await discardVectors(deps, job);
+    await deps.outputs.deleteOutputs(vectorsManifestKey(job));
+  }
+  if (error?.code.startsWith('input_')) await discardOutputs(deps.outputs, job);
 }
 
 /** Moves a running job to succeeded with its result, and counts it. */

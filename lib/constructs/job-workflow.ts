@@ -17,6 +17,8 @@ import {
   LogLevel,
   Map as MapState,
   Parallel,
+  Pass,
+  Result,
   type RetryProps,
   StateMachine,
   StateMachineType,
@@ -51,7 +53,11 @@ const StepError = {
   chunkFailed: 'ChunkFailed',
   chunkCanceled: 'ChunkCanceled',
   childSettled: 'ChildSettled',
+  slotUnavailable: 'SlotUnavailable',
 } as const;
+
+/** Where the failure path keeps the name of the state that failed, for a resume to go back to. */
+const FAILED_AT_PATH = '$.failedAt';
 
 /** The compute steps of audio.publish, as the compute function and the Fargate task name them. */
 type ComputeStep = 'probe' | 'transcode' | 'split' | 'index';
@@ -70,6 +76,21 @@ const seconds = Duration.seconds;
 
 /** The steps that wait, with a task token, for a job: the provider's, or a child job of the publish flow. */
 const WAITS_FOR_A_JOB: ReadonlySet<StepName> = new Set(['await', 'transcribe', 'embed', 'await-children']);
+
+/**
+ * A resumed job whose failed step ran with its provider slot takes one again
+ * before that step runs; there may be none free for a while (the limit is
+ * never passed), so the tries span about eight minutes. Past them, the
+ * execution fails where it parked and the reconciler converges the job.
+ */
+const RETRY_SLOT: RetryProps = {
+  errors: [StepError.slotUnavailable],
+  interval: seconds(5),
+  backoffRate: 2,
+  maxAttempts: 10,
+  maxDelay: seconds(60),
+  jitterStrategy: JitterType.FULL,
+};
 
 /** The steps that may free a provider slot (`release`, and `settle` and `review`, which release): they hand it on. */
 const HANDS_SLOTS_ON: ReadonlySet<StepName> = new Set(['release', 'settle', 'review']);
@@ -159,13 +180,17 @@ export interface JobWorkflowProps {
  * function. State names are the contract's step names.
  *
  *   prepare ▶ submit ▶ await (task token) ▶ release ▶ finalize ▶ notify ▶ succeeded
- *   any step's unexpected error ▶ on-failure ▶ notify-failure ▶ release-after-failure ▶ failed
+ *   any step's unexpected error ▶ failed-at-<step> ▶ on-failure ▶ notify-failure ▶ release-after-failure ▶ failed
+ *   (a redrive after a resume) failed ▶ resume-at ▶ the step that failed
  *   NeedsReview, or no word from the provider in time ▶ review ▶ needs-review
  *   JobSettled / JobCanceled (finished elsewhere) ▶ settle ▶ notify-settled ▶ settled
  *   audio.publish canceled ▶ await-children (until every child job is settled) ▶ settle ▶ …
  *
  * Every Task discards its result, so the execution input `{jobId}` flows through
- * unchanged; Catch clauses add what they caught at `$.error`. The slot is
+ * unchanged; Catch clauses add what they caught at `$.error`, and the failure
+ * path the failed step's name at `$.failedAt`. `failed` is a Task (step
+ * `park`), not a Fail state: the execution fails there while the job is
+ * failed, so a redrive runs it again and goes back to the failed step. The slot is
  * released right after the provider is done, before finalize and notify, so a
  * slow client webhook never holds provider capacity.
  *
@@ -224,6 +249,7 @@ export class JobWorkflow extends Construct {
           // A step that may free a slot starts the next job's execution itself, on its own state machine.
           ...(HANDS_SLOTS_ON.has(name) ? { stateMachineArn: JsonPath.stringAt('$$.StateMachine.Id') } : {}),
           ...(options.withError ? { error: JsonPath.objectAt(ERROR_PATH) } : {}),
+          ...(name === 'park' ? { failedAt: JsonPath.stringAt(FAILED_AT_PATH) } : {}),
         }),
         payloadResponseOnly: false,
         retryOnServiceExceptions: true,
@@ -257,10 +283,16 @@ export class JobWorkflow extends Construct {
 
     const succeeded = new Succeed(states, 'succeeded');
     const settled = new Succeed(states, 'settled', { comment: 'The job was finished elsewhere.' });
-    const failed = new Fail(states, 'failed', {
+    // The failure path ends at a Task, not a Fail state, so that the execution fails *there*: a
+    // redrive (a resume) runs it again, and it goes back to the state that failed, with the input
+    // that state had, once the job was resumed. While the job is failed it fails the execution.
+    const failed = step('failed', 'park', { retries: [RETRY_SLOT] });
+    const notResumable = new Fail(states, 'not-resumable', {
       error: 'JobFailed',
-      cause: 'The job failed; its error is on the job.',
+      cause: 'The failed state is not one a resume can go back to.',
     });
+    /** The states whose unexpected errors take the failure path, each a state a resume goes back to. */
+    const resumable: { readonly stateName: string; readonly state: IChainable }[] = [];
     const needsReview = new Fail(states, 'needs-review', {
       error: 'NeedsReview',
       cause: 'The job needs an operator; its reason is on the job.',
@@ -275,6 +307,24 @@ export class JobWorkflow extends Construct {
     notifyFailure.next(releaseAfterFailure);
     const onFailure = step('on-failure', 'fail', { retries: [RETRY_BOOKKEEPING], withError: true });
     onFailure.next(notifyFailure);
+    /**
+     * The state's unexpected errors take the failure path through a Pass
+     * state that names it (`failedAt`); the Catch keeps the state's input
+     * beside the error, and nothing on the path replaces it, so a resume
+     * finds both where the execution failed.
+     */
+    const onFailureOf = (state: TaskStateBase | MapState | Parallel): void => {
+      // Every state here is created with its name as its id.
+      const stateName = state.id;
+      const record = new Pass(states, `failed-at-${stateName}`, {
+        stateName: `failed-at-${stateName}`,
+        result: Result.fromString(stateName),
+        resultPath: FAILED_AT_PATH,
+      });
+      record.next(onFailure);
+      state.addCatch(record, catchInto([Errors.ALL]));
+      resumable.push({ stateName, state });
+    };
 
     // The review step decides itself whether the slot may go (an ambiguous submission keeps it).
     const review = step('review', 'review', { retries: [RETRY_BOOKKEEPING], withError: true });
@@ -300,7 +350,7 @@ export class JobWorkflow extends Construct {
       ],
     });
     prepare.addCatch(settle, catchInto([StepError.jobSettled]));
-    prepare.addCatch(onFailure, catchInto([Errors.ALL]));
+    onFailureOf(prepare);
 
     const submit = step('submit', 'submit', {
       retries: [
@@ -325,13 +375,13 @@ export class JobWorkflow extends Construct {
     // Resends that all ended with an unknown outcome: the provider may be running it, so review, not failure.
     submit.addCatch(review, catchInto([StepError.needsReview, StepError.providerAmbiguous]));
     submit.addCatch(settle, catchInto([StepError.jobSettled]));
-    submit.addCatch(onFailure, catchInto([Errors.ALL]));
+    onFailureOf(submit);
 
     const awaitProvider = step('await', 'await');
     awaitProvider.addCatch(review, catchInto([Errors.TIMEOUT, Errors.HEARTBEAT_TIMEOUT]));
     awaitProvider.addCatch(settle, catchInto([StepError.jobSettled, StepError.jobCanceled]));
     // Also where ProviderJobFailed (sent by whoever resumes the step) goes.
-    awaitProvider.addCatch(onFailure, catchInto([Errors.ALL]));
+    onFailureOf(awaitProvider);
 
     const release = step('release', 'release', { retries: [RETRY_RELEASE] });
 
@@ -347,7 +397,7 @@ export class JobWorkflow extends Construct {
       ],
     });
     finalize.addCatch(settle, catchInto([StepError.jobSettled]));
-    finalize.addCatch(onFailure, catchInto([Errors.ALL]));
+    onFailureOf(finalize);
 
     // The job has succeeded before notify runs; a webhook that keeps failing does not undo that.
     const notify = step('notify', 'notify', { retries: NOTIFY_RETRIES });
@@ -363,11 +413,29 @@ export class JobWorkflow extends Construct {
           })
             .when(
               Condition.stringEquals('$.prepared.flow', 'publish'),
-              this.publishBranch(states, props, { step, catchInto, review, settle, onFailure, finalize }),
+              this.publishBranch(states, props, { step, catchInto, review, settle, onFailureOf, finalize }),
             )
             .otherwise(submission),
         )
       : prepare.next(submission);
+
+    // A resumed job goes back to the state that failed. A publish that failed at finalize goes back to
+    // store-vectors: the failure took its passages out of the search index.
+    const resumeAt = new Choice(states, 'resume-at', {
+      comment: 'A resumed job goes back to the state that failed, with the input it had.',
+    });
+    const storeVectors = resumable.find((entry) => entry.stateName === 'store-vectors')?.state;
+    for (const { stateName, state } of resumable) {
+      const target =
+        stateName === 'finalize' && storeVectors
+          ? new Choice(states, 'resume-finalize')
+              .when(Condition.stringEquals('$.prepared.flow', 'publish'), storeVectors)
+              .otherwise(state)
+          : state;
+      resumeAt.when(Condition.stringEquals(FAILED_AT_PATH, stateName), target);
+    }
+    resumeAt.otherwise(notResumable);
+    failed.next(resumeAt);
 
     // Under /aws/vendedlogs/, as AWS advises for Step Functions: CloudWatch Logs
     // then covers delivery with one entry of the account's log resource policy
@@ -497,13 +565,14 @@ export class JobWorkflow extends Construct {
       readonly catchInto: (errors: string[]) => { errors: string[]; resultPath: string };
       readonly review: IChainable & LambdaInvoke;
       readonly settle: LambdaInvoke;
-      readonly onFailure: LambdaInvoke;
+      /** Sends the state's unexpected errors down the failure path, as a state a resume can go back to. */
+      readonly onFailureOf: (state: TaskStateBase | MapState | Parallel) => void;
       readonly finalize: LambdaInvoke;
     },
   ): IChainable {
     const compute = props.compute as ComputePlaces;
     const { settings } = props;
-    const { catchInto, review, settle, onFailure, finalize } = shared;
+    const { catchInto, review, settle, onFailureOf, finalize } = shared;
     /** A compute step on the compute function; `collect` reads what a Fargate task recorded instead. */
     const onLambda = (
       stateName: string,
@@ -573,7 +642,7 @@ export class JobWorkflow extends Construct {
     awaitChildren.next(settle);
 
     probe.addCatch(awaitChildren, catchInto([StepError.jobSettled]));
-    probe.addCatch(onFailure, catchInto([Errors.ALL]));
+    onFailureOf(probe);
 
     const transcribe = shared.step('transcribe', 'transcribe', {
       // A failed chunk job is made again under a new key (CHUNK_ATTEMPTS); then the job fails, naming the chunk.
@@ -603,11 +672,11 @@ export class JobWorkflow extends Construct {
     media.addCatch(review, catchInto([StepError.needsReview, Errors.TIMEOUT]));
     // A chunk canceled with its canceled parent: the parent waits for the rest of its children.
     media.addCatch(awaitChildren, catchInto([StepError.jobSettled, StepError.chunkCanceled]));
-    media.addCatch(onFailure, catchInto([Errors.ALL]));
+    onFailureOf(media);
 
     const index = onLambda('index', 'index');
     index.addCatch(awaitChildren, catchInto([StepError.jobSettled]));
-    index.addCatch(onFailure, catchInto([Errors.ALL]));
+    onFailureOf(index);
     return probe
       .next(media)
       .next(index)
@@ -629,7 +698,7 @@ export class JobWorkflow extends Construct {
   ): Chain {
     const { settings } = props;
     // `settle` here is the publish branch's way there: through `await-children`.
-    const { catchInto, review, settle, onFailure } = shared;
+    const { catchInto, review, settle, onFailureOf } = shared;
     const plan = shared.step('plan-embedding', 'plan-embedding', {
       resultAt: {
         path: '$.embedding',
@@ -638,7 +707,7 @@ export class JobWorkflow extends Construct {
       retries: [NO_RETRY_SETTLED, RETRY_BOOKKEEPING],
     });
     plan.addCatch(settle, catchInto([StepError.jobSettled]));
-    plan.addCatch(onFailure, catchInto([Errors.ALL]));
+    onFailureOf(plan);
 
     const embed = shared.step('embed', 'embed', {
       retries: [{ errors: [StepError.chunkFailed], interval: seconds(1), maxAttempts: 1 }],
@@ -659,13 +728,13 @@ export class JobWorkflow extends Construct {
     runs.itemProcessor(embed);
     runs.addCatch(review, catchInto([StepError.needsReview, Errors.TIMEOUT]));
     runs.addCatch(settle, catchInto([StepError.jobSettled, StepError.chunkCanceled]));
-    runs.addCatch(onFailure, catchInto([Errors.ALL]));
+    onFailureOf(runs);
 
     const store = shared.step('store-vectors', 'store-vectors', {
       retries: [NO_RETRY_SETTLED, RETRY_RELEASE],
     });
     store.addCatch(settle, catchInto([StepError.jobSettled]));
-    store.addCatch(onFailure, catchInto([Errors.ALL]));
+    onFailureOf(store);
     return plan.next(runs).next(store);
   }
 }

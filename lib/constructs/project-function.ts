@@ -513,25 +513,28 @@ export class ProjectFunction extends Construct implements IGrantable {
   }
 
   /**
-   * Grants reading the history of `stateMachine`'s executions (and nothing else on
-   * them), where a job's steps are recorded, and sets the handler's
-   * `resourceEnv[key]` to its ARN. Executions are named after jobs at run time,
-   * so the grant covers every execution of this one state machine.
+   * Grants reading the history of `stateMachine`'s executions, where a job's
+   * steps are recorded, and with `redrive` redriving them (a client's resume
+   * of its failed job), and nothing else on them; sets the handler's
+   * `resourceEnv[key]` to its ARN. Executions are named after jobs at run
+   * time, so the grant covers every execution of this one state machine.
    */
-  public useExecutionHistory(key: StateMachineEnvKey, stateMachine: StateMachine): this {
-    const executions = Stack.of(this).formatArn({
-      service: 'states',
-      resource: 'execution',
-      resourceName: `${stateMachine.stateMachineName}:*`,
-      arnFormat: ArnFormat.COLON_RESOURCE_NAME,
-    });
+  public useExecutionHistory(
+    key: StateMachineEnvKey,
+    stateMachine: StateMachine,
+    options: { readonly redrive?: boolean } = {},
+  ): this {
+    const executions = executionsOf(this, stateMachine);
     this.role.addToPrincipalPolicy(
-      new PolicyStatement({ actions: ['states:GetExecutionHistory'], resources: [executions] }),
+      new PolicyStatement({
+        actions: ['states:GetExecutionHistory', ...(options.redrive ? ['states:RedriveExecution'] : [])],
+        resources: [executions],
+      }),
     );
     acknowledge(
       this.role,
       iam5ResourceFinding(this, executions, ''),
-      'Executions are named after their job at run time, so reading a job\'s step history is granted on every execution (":*") of this one state machine, and on nothing else of it.',
+      `Executions are named after their job at run time, so reading a job's step history${options.redrive ? ' and redriving its failed execution (a resume)' : ''} is granted on every execution (":*") of this one state machine, and on nothing else of it.`,
     );
     return this.setResourceEnv(key, stateMachine.stateMachineArn);
   }
@@ -615,4 +618,14 @@ export class ProjectFunction extends Construct implements IGrantable {
       'Queries go through the global secondary indexes of this table; "/index/*" matches only the indexes of this one table.',
     );
   }
+}
+
+/** Every execution of the state machine: executions are named after their job, known only at run time. */
+function executionsOf(scope: Construct, stateMachine: StateMachine): string {
+  return Stack.of(scope).formatArn({
+    service: 'states',
+    resource: 'execution',
+    resourceName: `${stateMachine.stateMachineName}:*`,
+    arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+  });
 }

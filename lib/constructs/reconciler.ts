@@ -115,14 +115,15 @@ export class Reconciler extends Construct {
     });
     this.reconcileFunction.role.addToPrincipalPolicy(
       new PolicyStatement({
-        actions: ['states:DescribeExecution', 'states:StopExecution'],
+        // RedriveExecution: a resume that stopped between its write and its redrive is redriven here.
+        actions: ['states:DescribeExecution', 'states:StopExecution', 'states:RedriveExecution'],
         resources: [executions],
       }),
     );
     acknowledge(
       this.reconcileFunction.role,
       iam5ResourceFinding(this, executions, ''),
-      'Executions are named after their job at run time, so describing and stopping them is granted on every execution (":*") of this one state machine; executions of other state machines stay out of reach.',
+      'Executions are named after their job at run time, so describing, stopping and redriving them is granted on every execution (":*") of this one state machine; executions of other state machines stay out of reach.',
     );
 
     const scheduleGroupArn = Stack.of(this).formatArn({

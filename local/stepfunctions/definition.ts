@@ -46,6 +46,10 @@ export interface CompiledDefinition {
   readonly tasks: ReadonlyMap<string, TaskSpec>;
   /** The execution's `TimeoutSeconds`, enforced by the emulator so a resumed execution keeps its deadline. */
   readonly timeoutSeconds?: number;
+  /** The states of the top level, where a redriven execution may go on from. */
+  readonly topLevelStates: ReadonlySet<string>;
+  /** The same machine entered at one of its top-level states: what RedriveExecution runs. */
+  startingAt(stateName: string): StateMachine;
 }
 
 /**
@@ -136,7 +140,26 @@ export function compileDefinition(stateMachineName: string, definition: object):
   const runnable = new StateMachine(root as unknown as StateMachineDefinition, {
     validationOptions: { noValidate: true },
   });
-  return { runnable, tasks, ...(timeoutSeconds === undefined ? {} : { timeoutSeconds }) };
+  const topLevelStates = new Set(Object.keys(root.States as object));
+  const entered = new Map<string, StateMachine>();
+  const startingAt = (stateName: string): StateMachine => {
+    if (!topLevelStates.has(stateName)) throw new Error(`${stateName} is not a top-level state`);
+    let machine = entered.get(stateName);
+    if (!machine) {
+      machine = new StateMachine({ ...root, StartAt: stateName } as unknown as StateMachineDefinition, {
+        validationOptions: { noValidate: true },
+      });
+      entered.set(stateName, machine);
+    }
+    return machine;
+  };
+  return {
+    runnable,
+    tasks,
+    topLevelStates,
+    startingAt,
+    ...(timeoutSeconds === undefined ? {} : { timeoutSeconds }),
+  };
 }
 
 function compileTask(

@@ -48,3 +48,6 @@ export const taskDoesNotExist = (): ApiError =>
 
 export const taskTimedOut = (): ApiError =>
   new ApiError('TaskTimedOut', "Task Timed Out: 'Provided task does not exist anymore'");
+
+export const executionNotRedrivable = (arn: string, reason: string): ApiError =>
+  new ApiError('ExecutionNotRedrivable', `Execution Not Redrivable: '${arn}' ${reason}`);

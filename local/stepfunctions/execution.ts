@@ -101,7 +101,10 @@ export class RunningExecution {
         (input: unknown) => this.runTask(spec, input as Json),
       ]),
     );
-    const run = this.machine.compiled.runnable.run(JSON.parse(this.record.input) as Json as never, {
+    // A redriven execution goes on from the state it failed in, with the input that state had.
+    const from = this.record.redriveFrom;
+    const runnable = from ? this.machine.compiled.startingAt(from.stateName) : this.machine.compiled.runnable;
+    const run = runnable.run(JSON.parse(from?.input ?? this.record.input) as Json as never, {
       overrides: { taskResourceLocalHandlers: handlers as never },
       context: this.executionContext(),
     });
@@ -128,8 +131,10 @@ export class RunningExecution {
     );
     const timeoutSeconds = this.machine.compiled.timeoutSeconds;
     if (timeoutSeconds !== undefined) {
-      // Counted from the original start, so a restarted execution keeps its deadline.
-      const deadline = this.record.startDate + timeoutSeconds * 1000;
+      // Counted from the original start (or redrive), so an execution restarted after a crash keeps its deadline.
+      const deadline =
+        (this.record.redriveFrom ? (this.record.redriveDate ?? 0) : this.record.startDate) +
+        timeoutSeconds * 1000;
       this.clearExecutionTimeout = longTimeout(deadline - Date.now(), () => {
         const cause = `The execution ran longer than its TimeoutSeconds (${timeoutSeconds} s)`;
         this.finish('TIMED_OUT', { error: 'States.Timeout', cause }, 'ExecutionTimedOut', {

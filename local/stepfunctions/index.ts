@@ -22,10 +22,14 @@ import { loadTimeoutErrorClass } from './tasks';
  * start-up. JSONPath definitions only.
  *
  * Where it differs from Step Functions:
- * - a restarted execution reruns from its first state, under the definition
- *   given now; its history records an `ExecutionRedriven` event and
- *   `redriveCount` counts restarts. Task tokens issued before the restart
+ * - a restarted execution reruns from its first state (a redriven one from
+ *   the state its redrive went on from), under the definition given now; its
+ *   history records an `ExecutionRedriven` event and `redriveCount` counts
+ *   restarts as well as redrives. Task tokens issued before the restart
  *   answer TaskTimedOut;
+ * - RedriveExecution enters a failed Map or Parallel state again whole, where
+ *   Step Functions reruns only its unsuccessful iterations or branches; it
+ *   keeps the last 10 client tokens, as the service does;
  * - `$$.Task.Token` and `$$.State.*` exist in Task states' `Parameters`
  *   only; `$$.State.RetryCount` stays 0 for a Task whose input is not an
  *   object or array;

@@ -3,6 +3,7 @@ import {
   ApiError,
   executionAlreadyExists,
   executionDoesNotExist,
+  executionNotRedrivable,
   invalidArn,
   invalidExecutionInput,
   invalidName,
@@ -36,6 +37,25 @@ const EXECUTION_ARN = /^arn:aws[a-z-]*:states:[a-z0-9-]+:\d{12}:execution:[^:]+:
 const NAME_FORBIDDEN = new Set('<>{}[]?*"#%\\^|~`$&,;:/');
 
 const epochSeconds = (ms: number) => ms / 1000;
+
+/** Step Functions redrives an execution that failed, was stopped or timed out, within 14 days of its end. */
+const REDRIVABLE: ReadonlySet<ExecutionStatus> = new Set(['FAILED', 'ABORTED', 'TIMED_OUT']);
+const REDRIVE_WINDOW_MS = 14 * 24 * 3600 * 1000;
+/** A repeated client token answers the first redrive's answer for 15 minutes; the last 10 tokens are kept. */
+const REDRIVE_TOKEN_TTL_MS = 15 * 60 * 1000;
+const REDRIVE_TOKENS_KEPT = 10;
+/** Step Functions' limit on redrives of one execution. */
+const MAX_REDRIVES = 1000;
+
+/** Why the execution cannot be redriven, or undefined when it can. */
+function notRedrivableReason(record: ExecutionRecord, now: number): string | undefined {
+  if (!REDRIVABLE.has(record.status)) return `Execution is ${record.status} and cannot be redriven`;
+  if (now - (record.stopDate ?? now) > REDRIVE_WINDOW_MS) {
+    return 'Execution ended more than 14 days ago and cannot be redriven';
+  }
+  if (record.redriveCount >= MAX_REDRIVES) return 'Execution has reached the maximum number of redrives';
+  return undefined;
+}
 
 export function isValidName(name: string): boolean {
   const characters = [...name];
@@ -119,6 +139,13 @@ function withoutData(details: Record<string, unknown>): Record<string, unknown> 
   );
 }
 
+function redriveStatusOf(record: ExecutionRecord) {
+  const reason = notRedrivableReason(record, Date.now());
+  return reason === undefined
+    ? { redriveStatus: 'REDRIVABLE' }
+    : { redriveStatus: 'NOT_REDRIVABLE', redriveStatusReason: reason };
+}
+
 export class StepFunctionsService {
   private readonly running = new Map<string, RunningExecution>();
   private readonly tokens = new TaskTokens();
@@ -127,6 +154,7 @@ export class StepFunctionsService {
     StartExecution: (body) => this.startExecution(body),
     DescribeExecution: (body) => this.describeExecution(body),
     StopExecution: (body) => this.stopExecution(body),
+    RedriveExecution: (body) => this.redriveExecution(body),
     ListExecutions: (body) => this.listExecutions(body),
     GetExecutionHistory: (body) => this.getExecutionHistory(body),
     SendTaskSuccess: (body) => this.sendTaskSuccess(body),
@@ -275,12 +303,53 @@ export class StepFunctionsService {
       ...(record.traceHeader === undefined ? {} : { traceHeader: record.traceHeader }),
       redriveCount: record.redriveCount,
       ...(record.redriveDate === undefined ? {} : { redriveDate: epochSeconds(record.redriveDate) }),
-      redriveStatus: 'NOT_REDRIVABLE',
-      redriveStatusReason:
-        record.status === 'RUNNING' || record.status === 'SUCCEEDED'
-          ? `Execution is ${record.status} and cannot be redriven`
-          : 'RedriveExecution is not available locally',
+      ...redriveStatusOf(record),
     };
+  }
+
+  /**
+   * RedriveExecution: a failed, aborted or timed-out execution goes on, under
+   * the same ARN, from the top-level state it ended in, entered again with the
+   * input it had then; the states that succeeded before it are not run again.
+   * A Map or Parallel state is entered again whole (Step Functions reruns
+   * only its unsuccessful iterations or branches).
+   */
+  private redriveExecution(body: Body) {
+    const record = this.execution(body);
+    const clientToken = optionalString(body, 'clientToken', 64);
+    const now = Date.now();
+    const repeated = record.redriveTokens?.find(
+      (kept) => kept.token === clientToken && now - kept.at < REDRIVE_TOKEN_TTL_MS,
+    );
+    if (repeated) return { redriveDate: epochSeconds(repeated.at) };
+    const reason = notRedrivableReason(record, now);
+    if (reason) throw executionNotRedrivable(record.executionArn, reason);
+    const machine = this.env.machines.get(record.stateMachineArn);
+    if (!machine) throw stateMachineDoesNotExist(record.stateMachineArn);
+    const from = this.env.store.lastEntered(record.executionArn, machine.compiled.topLevelStates);
+    delete record.output;
+    delete record.error;
+    delete record.cause;
+    delete record.stopDate;
+    Object.assign(record, {
+      status: 'RUNNING',
+      redriveCount: record.redriveCount + 1,
+      redriveDate: now,
+      redriveFrom: from,
+      redriveTokens: [
+        ...(record.redriveTokens ?? []),
+        ...(clientToken === undefined ? [] : [{ token: clientToken, at: now }]),
+      ].slice(-REDRIVE_TOKENS_KEPT),
+    });
+    this.env.store.save(record);
+    this.env.store.appendEvent(
+      record.executionArn,
+      'ExecutionRedriven',
+      { executionRedrivenEventDetails: { redriveCount: record.redriveCount } },
+      now,
+    );
+    this.launch(machine, record);
+    return { redriveDate: epochSeconds(now) };
   }
 
   private stopExecution(body: Body) {

@@ -24,9 +24,24 @@ export interface ExecutionRecord {
   error?: string;
   cause?: string;
   stopDate?: number;
-  /** How often the execution was restarted after the emulator stopped while it ran. */
+  /** How often the execution was redriven (RedriveExecution) or restarted after the emulator stopped while it ran. */
   redriveCount: number;
   redriveDate?: number;
+  /** Where the last redrive went on from: the top-level state that failed and the input it had. */
+  redriveFrom?: RedrivePoint;
+  /** The client tokens of the latest redrives (at most 10, newest last), which answer a repeated request. */
+  redriveTokens?: readonly RedriveToken[];
+}
+
+export interface RedrivePoint {
+  readonly stateName: string;
+  /** The state's input as it entered it (JSON). */
+  readonly input: string;
+}
+
+export interface RedriveToken {
+  readonly token: string;
+  readonly at: number;
 }
 
 export interface HistoryRecord {
@@ -54,7 +69,9 @@ const SCHEMA = `
     cause TEXT,
     stop_date INTEGER,
     redrive_count INTEGER NOT NULL DEFAULT 0,
-    redrive_date INTEGER
+    redrive_date INTEGER,
+    redrive_from TEXT,
+    redrive_tokens TEXT
   );
   CREATE INDEX IF NOT EXISTS executions_by_state_machine ON executions (state_machine_arn, seq);
   CREATE INDEX IF NOT EXISTS executions_by_status ON executions (status);
@@ -72,6 +89,14 @@ const text = (value: SQLOutputValue | undefined): string | undefined =>
   value === null || value === undefined ? undefined : String(value);
 const integer = (value: SQLOutputValue | undefined): number | undefined =>
   value === null || value === undefined ? undefined : Number(value);
+
+const parsed = <T>(value: SQLOutputValue | undefined): T | undefined => {
+  const json = text(value);
+  return json === undefined ? undefined : (JSON.parse(json) as T);
+};
+
+/** Columns added after the first release of the store: a data directory made before them gets them on open. */
+const ADDED_COLUMNS = { redrive_from: 'TEXT', redrive_tokens: 'TEXT' } as const;
 
 function toRecord(row: Row): ExecutionRecord & { readonly seq: number } {
   const optional = <K extends string, V>(key: K, value: V | undefined) =>
@@ -91,6 +116,8 @@ function toRecord(row: Row): ExecutionRecord & { readonly seq: number } {
     ...optional('cause', text(row.cause)),
     ...optional('stopDate', integer(row.stop_date)),
     ...optional('redriveDate', integer(row.redrive_date)),
+    ...optional('redriveFrom', parsed<RedrivePoint>(row.redrive_from)),
+    ...optional('redriveTokens', parsed<RedriveToken[]>(row.redrive_tokens)),
   };
 }
 
@@ -104,6 +131,12 @@ export class ExecutionStore {
     this.db = new DatabaseSync(join(dataDir, 'executions.sqlite'));
     this.db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000;');
     this.db.exec(SCHEMA);
+    const columns = new Set(
+      (this.db.prepare('PRAGMA table_info(executions)').all() as Row[]).map((row) => String(row.name)),
+    );
+    for (const [column, type] of Object.entries(ADDED_COLUMNS)) {
+      if (!columns.has(column)) this.db.exec(`ALTER TABLE executions ADD COLUMN ${column} ${type}`);
+    }
   }
 
   insert(record: ExecutionRecord): void {
@@ -130,7 +163,8 @@ export class ExecutionStore {
     if (this.closed) return;
     this.db
       .prepare(
-        `UPDATE executions SET status = ?, output = ?, error = ?, cause = ?, stop_date = ?, redrive_count = ?, redrive_date = ?
+        `UPDATE executions SET status = ?, output = ?, error = ?, cause = ?, stop_date = ?, redrive_count = ?, redrive_date = ?,
+           redrive_from = ?, redrive_tokens = ?
          WHERE execution_arn = ?`,
       )
       .run(
@@ -141,6 +175,8 @@ export class ExecutionStore {
         record.stopDate ?? null,
         record.redriveCount,
         record.redriveDate ?? null,
+        record.redriveFrom ? JSON.stringify(record.redriveFrom) : null,
+        record.redriveTokens ? JSON.stringify(record.redriveTokens) : null,
         record.executionArn,
       );
   }
@@ -212,6 +248,30 @@ export class ExecutionStore {
       type: String(row.type),
       details: JSON.parse(String(row.details)) as Record<string, unknown>,
     }));
+  }
+
+  /**
+   * The state among `stateNames` the execution entered last, with the input
+   * it entered with: where a failed execution failed, when they are the
+   * top-level states (which run one at a time).
+   */
+  lastEntered(executionArn: string, stateNames: ReadonlySet<string>): RedrivePoint | undefined {
+    const rows = this.db
+      .prepare(
+        "SELECT details FROM history WHERE execution_arn = ? AND type LIKE '%StateEntered' ORDER BY id DESC",
+      )
+      .iterate(executionArn) as Iterable<Row>;
+    for (const row of rows) {
+      const entered = (
+        JSON.parse(String(row.details)) as {
+          stateEnteredEventDetails?: { name?: string; input?: string };
+        }
+      ).stateEnteredEventDetails;
+      if (entered?.name !== undefined && stateNames.has(entered.name)) {
+        return { stateName: entered.name, input: entered.input ?? '{}' };
+      }
+    }
+    return undefined;
   }
 
   close(): void {

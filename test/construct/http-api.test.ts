@@ -501,27 +501,29 @@ describe('api function', () => {
       'AWS::StepFunctions::StateMachine',
       'Longhaul/Workflow/StateMachine/Resource',
     );
-    // A job's steps are read from its executions' histories, named after the job at run time.
+    const executions = {
+      'Fn::Join': [
+        '',
+        [
+          'arn:',
+          { Ref: 'AWS::Partition' },
+          ':states:',
+          { Ref: 'AWS::Region' },
+          ':',
+          { Ref: 'AWS::AccountId' },
+          ':execution:',
+          { 'Fn::GetAtt': [machine, 'Name'] },
+          ':*',
+        ],
+      ],
+    };
+    // A job's steps are read from its executions' histories, named after the job at run time; a resume
+    // redrives its job's failed execution. Nothing else of the executions, nor of the state machine.
     expect(statementsFor(statements, 'states')).toEqual([
       {
         Effect: 'Allow',
-        Action: 'states:GetExecutionHistory',
-        Resource: {
-          'Fn::Join': [
-            '',
-            [
-              'arn:',
-              { Ref: 'AWS::Partition' },
-              ':states:',
-              { Ref: 'AWS::Region' },
-              ':',
-              { Ref: 'AWS::AccountId' },
-              ':execution:',
-              { 'Fn::GetAtt': [machine, 'Name'] },
-              ':*',
-            ],
-          ],
-        },
+        Action: ['states:GetExecutionHistory', 'states:RedriveExecution'],
+        Resource: executions,
       },
     ]);
     const fn = logicalIdAt(template, 'AWS::Lambda::Function', 'Longhaul/Api/ApiFunction/Function/Resource');

@@ -99,13 +99,13 @@ describe('reconcile function', () => {
     expect(fn.Properties.ReservedConcurrentExecutions).toBeUndefined();
   });
 
-  test('describes and stops only executions of this state machine, and starts executions of it', () => {
+  test('describes, stops and redrives (a resume left undone) only executions of this state machine, and starts executions of it', () => {
     const statements = policyStatements(template, `${FUNCTION_PATH}/Role/DefaultPolicy/Resource`);
     expect(statementsFor(statements, 'states')).toEqual([
       { Effect: 'Allow', Action: 'states:StartExecution', Resource: { Ref: stateMachineId } },
       {
         Effect: 'Allow',
-        Action: ['states:DescribeExecution', 'states:StopExecution'],
+        Action: ['states:DescribeExecution', 'states:RedriveExecution', 'states:StopExecution'],
         Resource: arn(
           ':states:',
           { Ref: 'AWS::Region' },

@@ -140,6 +140,20 @@ describe('state machine', () => {
   });
 });
 
+/** The states whose unexpected errors take the failure path, in the order the resume route lists them. */
+const RESUMABLE = [
+  'prepare',
+  'submit',
+  'await',
+  'finalize',
+  'probe',
+  'media',
+  'index',
+  'plan-embedding',
+  'embed-passages',
+  'store-vectors',
+];
+
 describe('definition', () => {
   const LAMBDA_SERVICE_ERRORS = {
     ErrorEquals: [
@@ -162,6 +176,14 @@ describe('definition', () => {
   };
   const BOOKKEEPING = { ErrorEquals: ['States.ALL'], IntervalSeconds: 1, MaxAttempts: 3, BackoffRate: 2 };
   const RELEASE = { ErrorEquals: ['States.ALL'], IntervalSeconds: 1, MaxAttempts: 5, BackoffRate: 2 };
+  const SLOT = {
+    ErrorEquals: ['SlotUnavailable'],
+    IntervalSeconds: 5,
+    MaxAttempts: 10,
+    BackoffRate: 2,
+    MaxDelaySeconds: 60,
+    JitterStrategy: 'FULL',
+  };
   const WEBHOOK = {
     ErrorEquals: ['WebhookDeliveryFailed'],
     IntervalSeconds: 5,
@@ -193,7 +215,7 @@ describe('definition', () => {
           JitterStrategy: 'FULL',
         },
       ],
-      [caught(['JobSettled'], 'settle'), caught(['States.ALL'], 'on-failure')],
+      [caught(['JobSettled'], 'settle'), caught(['States.ALL'], 'failed-at-prepare')],
     ],
     [
       'submit',
@@ -219,7 +241,7 @@ describe('definition', () => {
       [
         caught(['NeedsReview', 'ProviderAmbiguous'], 'review'),
         caught(['JobSettled'], 'settle'),
-        caught(['States.ALL'], 'on-failure'),
+        caught(['States.ALL'], 'failed-at-submit'),
       ],
     ],
     [
@@ -230,7 +252,7 @@ describe('definition', () => {
       [
         caught(['States.Timeout', 'States.HeartbeatTimeout'], 'review'),
         caught(['JobSettled', 'JobCanceled'], 'settle'),
-        caught(['States.ALL'], 'on-failure'),
+        caught(['States.ALL'], 'failed-at-await'),
       ],
     ],
     ['release', 'release', 'finalize', [RELEASE], undefined],
@@ -247,7 +269,7 @@ describe('definition', () => {
           JitterStrategy: 'FULL',
         },
       ],
-      [caught(['JobSettled'], 'settle'), caught(['States.ALL'], 'on-failure')],
+      [caught(['JobSettled'], 'settle'), caught(['States.ALL'], 'failed-at-finalize')],
     ],
     ['notify', 'notify', 'succeeded', NOTIFY, [caught(['States.ALL'], 'succeeded')]],
     ['on-failure', 'fail', 'notify-failure', [BOOKKEEPING], undefined],
@@ -259,6 +281,7 @@ describe('definition', () => {
       [caught(['States.ALL'], 'release-after-failure')],
     ],
     ['release-after-failure', 'release', 'failed', [RELEASE], undefined],
+    ['failed', 'park', 'resume-at', [SLOT], undefined],
     ['review', 'review', 'needs-review', [BOOKKEEPING], undefined],
     ['settle', 'settle', 'notify-settled', [BOOKKEEPING], undefined],
     ['notify-settled', 'notify', 'settled', NOTIFY, [caught(['States.ALL'], 'settled')]],
@@ -270,19 +293,74 @@ describe('definition', () => {
       [
         ...tasks.map(([name]) => name),
         ...PUBLISH_STATES,
+        ...['prepare', 'submit', 'await', 'finalize'].map((name) => `failed-at-${name}`),
+        'resume-at',
         'succeeded',
         'settled',
-        'failed',
+        'not-resumable',
         'needs-review',
       ].sort(),
     );
   });
 
-  test('ends in Succeed for succeeded and settled jobs, and in named Fail states otherwise', () => {
+  test('ends in Succeed for succeeded and settled jobs, at the park task for failed ones, and in named Fail states otherwise', () => {
     expect(states.succeeded).toEqual({ Type: 'Succeed' });
     expect(states.settled).toEqual(expect.objectContaining({ Type: 'Succeed' }));
-    expect(states.failed).toEqual(expect.objectContaining({ Type: 'Fail', Error: 'JobFailed' }));
+    // A Task, so that the execution fails there and a redrive runs it again.
+    expect(states.failed).toEqual(expect.objectContaining({ Type: 'Task', Next: 'resume-at' }));
+    expect(states['not-resumable']).toEqual(expect.objectContaining({ Type: 'Fail', Error: 'JobFailed' }));
     expect(states['needs-review']).toEqual(expect.objectContaining({ Type: 'Fail', Error: 'NeedsReview' }));
+  });
+
+  test.each(RESUMABLE)(
+    "%s's unexpected errors go to the failure path through a Pass state that names it, keeping its input",
+    (name) => {
+      const catchAll = states[name].Catch.find((c: Json) => c.ErrorEquals.includes('States.ALL'));
+      expect(catchAll).toEqual({
+        ErrorEquals: ['States.ALL'],
+        ResultPath: '$.error',
+        Next: `failed-at-${name}`,
+      });
+      expect(states[`failed-at-${name}`]).toEqual({
+        Type: 'Pass',
+        Result: name,
+        ResultPath: '$.failedAt',
+        Next: 'on-failure',
+      });
+    },
+  );
+
+  test('nothing on the failure path replaces the failed state’s input: every Task there discards its answer', () => {
+    for (const name of ['on-failure', 'notify-failure', 'release-after-failure', 'failed']) {
+      expect(states[name].ResultPath).toBeNull();
+      expect(states[name].OutputPath).toBeUndefined();
+    }
+    // Only notify-failure catches, into $.error, beside the failed state's input.
+    expect(states['notify-failure'].Catch).toEqual([caught(['States.ALL'], 'release-after-failure')]);
+  });
+
+  test('a resumed job goes back to the state that failed; a publish that failed at finalize to store-vectors', () => {
+    expect(states['resume-at']).toEqual({
+      Type: 'Choice',
+      Comment: expect.any(String),
+      Choices: RESUMABLE.map((name) => ({
+        Variable: '$.failedAt',
+        StringEquals: name,
+        Next: name === 'finalize' ? 'resume-finalize' : name,
+      })),
+      Default: 'not-resumable',
+    });
+    expect(states['resume-finalize']).toEqual({
+      Type: 'Choice',
+      Choices: [{ Variable: '$.prepared.flow', StringEquals: 'publish', Next: 'store-vectors' }],
+      Default: 'finalize',
+    });
+  });
+
+  test('the success path has no state of the failure path between its steps', () => {
+    const path: string[] = [];
+    for (let name = 'submit'; name !== 'succeeded'; name = states[name].Next) path.push(name);
+    expect(path).toEqual(['submit', 'await', 'release', 'finalize', 'notify']);
   });
 
   test.each(tasks)(
@@ -311,6 +389,7 @@ describe('definition', () => {
           'executionName.$': '$$.Execution.Name',
           ...(step === 'await' ? { 'taskToken.$': '$$.Task.Token' } : {}),
           ...(withError ? { 'error.$': '$.error' } : {}),
+          ...(step === 'park' ? { 'failedAt.$': '$.failedAt' } : {}),
           // The steps that may free a slot start the next job on their own state machine.
           ...(['release', 'settle', 'review'].includes(step)
             ? { 'stateMachineArn.$': '$$.StateMachine.Id' }
@@ -373,6 +452,10 @@ const PUBLISH_STATES = [
   'embed-passages',
   'store-vectors',
   'await-children',
+  'resume-finalize',
+  ...['probe', 'media', 'index', 'plan-embedding', 'embed-passages', 'store-vectors'].map(
+    (name) => `failed-at-${name}`,
+  ),
 ];
 
 describe('the publish branch', () => {
@@ -413,7 +496,7 @@ describe('the publish branch', () => {
       { ErrorEquals: ['NeedsReview', 'States.Timeout'], ResultPath: '$.error', Next: 'review' },
       // A chunk canceled with its canceled parent: the parent waits for the rest of its children.
       { ErrorEquals: ['JobSettled', 'ChunkCanceled'], ResultPath: '$.error', Next: 'await-children' },
-      { ErrorEquals: ['States.ALL'], ResultPath: '$.error', Next: 'on-failure' },
+      { ErrorEquals: ['States.ALL'], ResultPath: '$.error', Next: 'failed-at-media' },
     ]);
     expect(states.index).toMatchObject({ Parameters: { FunctionName: COMPUTE_ARN }, Next: 'plan-embedding' });
     expect(states.media.Branches.map((branch: Json) => branch.StartAt)).toEqual([
@@ -521,7 +604,7 @@ describe('the embedding steps', () => {
     expect(states['embed-passages'].Catch).toEqual([
       { ErrorEquals: ['NeedsReview', 'States.Timeout'], ResultPath: '$.error', Next: 'review' },
       { ErrorEquals: ['JobSettled', 'ChunkCanceled'], ResultPath: '$.error', Next: 'await-children' },
-      { ErrorEquals: ['States.ALL'], ResultPath: '$.error', Next: 'on-failure' },
+      { ErrorEquals: ['States.ALL'], ResultPath: '$.error', Next: 'failed-at-embed-passages' },
     ]);
     expect(all.embed).toMatchObject({
       Resource: 'arn:aws:states:::lambda:invoke.waitForTaskToken',
@@ -600,9 +683,22 @@ describe('synthesizeWorkflowDefinition', () => {
         .filter((name) => !PUBLISH_STATES.includes(name))
         .sort(),
     );
+    // Without compute places there is no route: prepare goes straight to submit; and a resume goes
+    // back to the single submission's states only, finalize included.
+    const resumeAt = {
+      ...states['resume-at'],
+      Choices: states['resume-at'].Choices.map((choice: Json) =>
+        choice.Next === 'resume-finalize' ? { ...choice, Next: 'finalize' } : choice,
+      ).filter((choice: Json) => !PUBLISH_STATES.includes(choice.Next)),
+    };
     for (const [name, state] of Object.entries(alone.States)) {
-      // Without compute places there is no route: prepare goes straight to submit.
-      expect(state).toEqual(name === 'prepare' ? { ...states.prepare, Next: 'submit' } : states[name]);
+      expect(state).toEqual(
+        name === 'prepare'
+          ? { ...states.prepare, Next: 'submit' }
+          : name === 'resume-at'
+            ? resumeAt
+            : states[name],
+      );
     }
   });
 

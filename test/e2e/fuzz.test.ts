@@ -57,6 +57,7 @@ const CLIENT_PROBLEMS: Readonly<Record<string, number>> = {
   'idempotency-key-in-use': 409,
   'job-already-finished': 409,
   'job-not-in-review': 409,
+  'job-not-resumable': 409,
   'payload-too-large': 413,
   'unsupported-media-type': 415,
   'idempotency-key-reused': 422,

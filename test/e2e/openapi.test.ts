@@ -426,6 +426,25 @@ describe('reading and canceling jobs', () => {
       (await send('post', '/v1/jobs/{id}/cancel', '/v1/jobs/job_aaaaaaaaaaaaaaaaaaaaaaaaaa/cancel')).status,
     ).toBe(404);
 
+    const notResumable = await send('post', '/v1/jobs/{id}/resume', `/v1/jobs/${id}/resume`);
+    expect({ status: notResumable.status, code: notResumable.body.code }).toEqual({
+      status: 409,
+      code: 'job-not-resumable',
+    });
+    expect(
+      (await send('post', '/v1/jobs/{id}/resume', '/v1/jobs/job_aaaaaaaaaaaaaaaaaaaaaaaaaa/resume')).status,
+    ).toBe(404);
+    // Refused by the provider before it accepted anything: a failure a resume goes on from, at submit.
+    await sim('/_sim/faults', { mode: 'reject', count: 1 });
+    const rejected = await send('post', '/v1/jobs', '/v1/jobs', {
+      idempotencyKey: freshKey(),
+      json: imageJob('rejected once'),
+    });
+    expect((await settled(rejected.body.id)).status).toBe('failed');
+    const resumed = await send('post', '/v1/jobs/{id}/resume', `/v1/jobs/${rejected.body.id}/resume`);
+    expect({ status: resumed.status, job: resumed.body.status }).toEqual({ status: 202, job: 'running' });
+    expect((await settled(rejected.body.id)).status).toBe('succeeded');
+
     await sim('/_sim/faults', { mode: 'stall', count: 1 });
     const stalled = await send('post', '/v1/jobs', '/v1/jobs', {
       idempotencyKey: freshKey(),
@@ -1100,6 +1119,9 @@ describe('coverage', () => {
       'cancelJob 202',
       'cancelJob 404',
       'cancelJob 409',
+      'resumeJob 202',
+      'resumeJob 404',
+      'resumeJob 409',
       'getJobEvents 200',
       'getJobEvents 404',
       'createSchedule 201',

@@ -7,12 +7,14 @@ import {
   DescribeStateMachineCommand,
   ExecutionAlreadyExists,
   ExecutionDoesNotExist,
+  ExecutionNotRedrivable,
   GetExecutionHistoryCommand,
   InvalidArn,
   InvalidExecutionInput,
   InvalidName,
   InvalidToken,
   ListExecutionsCommand,
+  RedriveExecutionCommand,
   SendTaskFailureCommand,
   SendTaskHeartbeatCommand,
   SendTaskSuccessCommand,
@@ -34,6 +36,7 @@ import { type LocalStepFunctions, startLocalStepFunctions } from '../../local/st
 const REGION = 'us-east-1';
 const WORKFLOW = 'fixture-workflow';
 const EXECUTION_TIMEOUT = 'fixture-execution-timeout';
+const REDRIVE = 'fixture-redrive';
 const PREPARE = 'fixture-prepare';
 const SUBMIT = 'fixture-submit';
 
@@ -134,6 +137,7 @@ describe('local Step Functions endpoint', () => {
           definition: fixture('execution-timeout.asl.json'),
           invokeLambda: functions.invoke,
         },
+        { name: REDRIVE, definition: fixture('redrive.asl.json'), invokeLambda: functions.invoke },
       ],
     });
     workflowArn = emulator.stateMachineArn(WORKFLOW);
@@ -460,6 +464,83 @@ describe('local Step Functions endpoint', () => {
     expect(JSON.parse(machine.definition as string)).toEqual(fixture('workflow.asl.json'));
   });
 
+  test('RedriveExecution goes on from the failed state with the input it had, under the same ARN, without rerunning what succeeded', async () => {
+    const { executionArn = '' } = await sfn.send(
+      new StartExecutionCommand({
+        stateMachineArn: emulator.stateMachineArn(REDRIVE),
+        name: 'redrive',
+        input: JSON.stringify({ job: 'redrive' }),
+      }),
+    );
+    await sfn.send(
+      new SendTaskFailureCommand({
+        taskToken: await tokenFor(functions, 'redrive'),
+        error: 'Boom',
+        cause: 'not caught by Await',
+      }),
+    );
+    const failed = await closed(sfn, executionArn);
+    expect(failed).toMatchObject({
+      status: 'FAILED',
+      error: 'Boom',
+      redriveCount: 0,
+      redriveStatus: 'REDRIVABLE',
+    });
+
+    const redriven = await sfn.send(new RedriveExecutionCommand({ executionArn, clientToken: 'resume-1' }));
+    // The same client token again is the same redrive, not a second one.
+    const repeated = await sfn.send(new RedriveExecutionCommand({ executionArn, clientToken: 'resume-1' }));
+    expect(repeated.redriveDate).toEqual(redriven.redriveDate);
+    const running = await sfn.send(new DescribeExecutionCommand({ executionArn }));
+    expect(running).toMatchObject({
+      status: 'RUNNING',
+      redriveCount: 1,
+      redriveDate: redriven.redriveDate,
+      redriveStatus: 'NOT_REDRIVABLE',
+    });
+    expect(running.stopDate).toBeUndefined();
+    expect(running.error).toBeUndefined();
+    await expect(sfn.send(new RedriveExecutionCommand({ executionArn }))).rejects.toBeInstanceOf(
+      ExecutionNotRedrivable,
+    );
+
+    const token = await tokenFor(functions, 'redrive', 2);
+    await sfn.send(new SendTaskSuccessCommand({ taskToken: token, output: '{"done":true}' }));
+    const succeeded = await closed(sfn, executionArn);
+
+    expect(succeeded.status).toBe('SUCCEEDED');
+    // Prepare's result from before the redrive is still in the state's input; Prepare did not run again.
+    expect(JSON.parse(succeeded.output as string)).toMatchObject({
+      job: 'redrive',
+      prepare: { prepared: { ready: 'redrive' } },
+      result: { done: true },
+    });
+    expect(functions.callsTo(PREPARE, 'redrive')).toHaveLength(1);
+    expect(functions.callsTo(SUBMIT, 'redrive').map((call) => call.redriveCount)).toEqual([0, 1]);
+    const { events = [] } = await sfn.send(
+      new GetExecutionHistoryCommand({ executionArn, maxResults: 1000 }),
+    );
+    const types = events.map((event) => event.type);
+    expect(types.filter((type) => type === 'ExecutionRedriven')).toHaveLength(1);
+    const afterRedrive = events.slice(types.indexOf('ExecutionRedriven'));
+    expect(afterRedrive[0]?.executionRedrivenEventDetails).toEqual({ redriveCount: 1 });
+    expect(
+      afterRedrive
+        .filter((event) => event.stateEnteredEventDetails)
+        .map((e) => e.stateEnteredEventDetails?.name),
+    ).toEqual(['Await', 'Done']);
+    await expect(sfn.send(new RedriveExecutionCommand({ executionArn }))).rejects.toBeInstanceOf(
+      ExecutionNotRedrivable,
+    );
+    await expect(
+      sfn.send(
+        new RedriveExecutionCommand({
+          executionArn: `arn:aws:states:${REGION}:000000000000:execution:${REDRIVE}:never-started`,
+        }),
+      ),
+    ).rejects.toBeInstanceOf(ExecutionDoesNotExist);
+  });
+
   test('requests the service would refuse fail with its typed errors', async () => {
     const unknownExecution = `arn:aws:states:${REGION}:000000000000:execution:${WORKFLOW}:never-started`;
     await expect(
@@ -504,6 +585,7 @@ describe('local Step Functions endpoint across restarts', () => {
       ...(resumeRunning === undefined ? {} : { resumeRunning }),
       stateMachines: [
         { name: WORKFLOW, definition: fixture('workflow.asl.json'), invokeLambda: functions.invoke },
+        { name: REDRIVE, definition: fixture('redrive.asl.json'), invokeLambda: functions.invoke },
       ],
     });
     emulators.push(emulator);
@@ -585,6 +667,41 @@ describe('local Step Functions endpoint across restarts', () => {
     expect(
       (await second.sfn.send(new DescribeExecutionCommand({ executionArn: done.executionArn }))).status,
     ).toBe('SUCCEEDED');
+    second.sfn.destroy();
+  });
+
+  test('a redriven execution left running goes on, after the restart, from where its redrive went on from', async () => {
+    const first = await startEmulator();
+    const { executionArn = '' } = await first.sfn.send(
+      new StartExecutionCommand({
+        stateMachineArn: first.emulator.stateMachineArn(REDRIVE),
+        name: 'redriven-then-crashed',
+        input: JSON.stringify({ job: 'redriven-then-crashed' }),
+      }),
+    );
+    await first.sfn.send(
+      new SendTaskFailureCommand({
+        taskToken: await tokenFor(functions, 'redriven-then-crashed'),
+        error: 'Boom',
+      }),
+    );
+    await closed(first.sfn, executionArn);
+    await first.sfn.send(new RedriveExecutionCommand({ executionArn, clientToken: 'resume-1' }));
+    await tokenFor(functions, 'redriven-then-crashed', 2);
+    first.sfn.destroy();
+    await first.emulator.close();
+
+    const second = await startEmulator();
+    const token = await tokenFor(functions, 'redriven-then-crashed', 3);
+    await second.sfn.send(new SendTaskSuccessCommand({ taskToken: token, output: '{}' }));
+    const execution = await closed(second.sfn, executionArn);
+
+    expect(execution).toMatchObject({ status: 'SUCCEEDED', redriveCount: 2 });
+    expect(JSON.parse(execution.output as string).prepare).toEqual({
+      prepared: { ready: 'redriven-then-crashed' },
+    });
+    // Prepare ran once, before the failure: neither the redrive nor the restart ran it again.
+    expect(functions.callsTo(PREPARE, 'redriven-then-crashed')).toHaveLength(1);
     second.sfn.destroy();
   });
 });

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   DescribeExecutionCommand,
+  RedriveExecutionCommand,
   SendTaskFailureCommand,
   SendTaskSuccessCommand,
   SFNClient,
@@ -27,6 +28,7 @@ interface StepCall {
   readonly retryCount?: number;
   readonly taskToken?: string;
   readonly error?: { Error: string; Cause?: string };
+  readonly failedAt?: string;
 }
 
 /** How often Lambda throttles each step before running it (each throttle waits up to 1, then 2 seconds). */
@@ -38,6 +40,8 @@ const namedError = (name: string, message = name) => Object.assign(new Error(mes
 type Script = (call: StepCall, calls: readonly StepCall[]) => Promise<unknown>;
 const scripts: Record<string, Script> = {};
 const calls: StepCall[] = [];
+/** Jobs resumed by their client: their park step lets the execution go on, as it does for a running job. */
+const resumed = new Set<string>();
 
 let sfn: LocalStepFunctions;
 let client: SFNClient;
@@ -60,6 +64,9 @@ beforeAll(async () => {
         invokeLambda: async (_name, payload) => {
           const call = payload as StepCall;
           calls.push(call);
+          // Where a failed job's execution fails, until the job is resumed.
+          if (call.step === 'park' && !resumed.has(call.jobId))
+            throw namedError('JobFailed', 'The job failed.');
           const script = scripts[call.jobId];
           if (!script) throw new Error(`no script for ${call.jobId}`);
           const answer = await script(
@@ -152,12 +159,38 @@ describe('the synthesized workflow', () => {
       return null;
     });
     expect(result).toMatchObject({ status: 'FAILED', error: 'JobFailed' });
-    expect(result.steps).toEqual(['prepare', 'submit', 'fail', 'notify', 'release']);
+    expect(result.steps).toEqual(['prepare', 'submit', 'fail', 'notify', 'release', 'park']);
     const fail = result.calls.find((c) => c.step === 'fail');
     expect(fail?.error?.Error).toBe('ProviderRejected');
     expect(JSON.parse(fail?.error?.Cause ?? '{}')).toMatchObject({
       errorMessage: '[provider_rejected_400] no',
     });
+  });
+
+  it('goes back to the failed step, with the input it had, when a resumed job’s execution is redriven', async () => {
+    let rejected = false;
+    const result = await run('job_resumed', async (call) => {
+      if (call.step === 'submit' && !rejected) {
+        rejected = true;
+        throw namedError('ProviderRejected', '[provider_rejected_400] not now');
+      }
+      return resumeWith(succeed)(call);
+    });
+    expect(result).toMatchObject({ status: 'FAILED', error: 'JobFailed' });
+    expect(result.steps).toEqual(['prepare', 'submit', 'fail', 'notify', 'release', 'park']);
+
+    resumed.add('job_resumed');
+    const executionArn = `${stateMachineArn.replace(':stateMachine:', ':execution:')}:job_resumed`;
+    await client.send(new RedriveExecutionCommand({ executionArn, clientToken: 'resume-1' }));
+    await pollUntil(
+      async () => (await client.send(new DescribeExecutionCommand({ executionArn }))).status === 'SUCCEEDED',
+      { timeoutMs: 45_000, intervalMs: 100, description: 'the redriven execution to succeed' },
+    );
+
+    const after = calls.filter((c) => c.jobId === 'job_resumed').slice(result.calls.length);
+    // prepare is not run again; park takes the slot back for submit, which the failure path released.
+    expect(after.map((c) => c.step)).toEqual(['park', 'submit', 'await', 'release', 'finalize', 'notify']);
+    expect(after[0]?.failedAt).toBe('submit');
   });
 
   it('fails through the failure path when the provider job fails', async () => {
@@ -174,7 +207,7 @@ describe('the synthesized workflow', () => {
       ),
     );
     expect(result).toMatchObject({ status: 'FAILED', error: 'JobFailed' });
-    expect(result.steps).toEqual(['prepare', 'submit', 'await', 'fail', 'notify', 'release']);
+    expect(result.steps).toEqual(['prepare', 'submit', 'await', 'fail', 'notify', 'release', 'park']);
     expect(result.calls.find((c) => c.step === 'fail')?.error).toEqual({
       Error: 'ProviderJobFailed',
       Cause: '[generation_failed] x',

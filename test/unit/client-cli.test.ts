@@ -1462,3 +1462,40 @@ describe('longhaul media', () => {
     expect(publish.stdout).toMatch(/^Usage: longhaul media publish <id> \(--file <path>/);
   });
 });
+
+describe('jobs resume', () => {
+  it('posts the resume of the job and prints it running again', async () => {
+    const result = await run(
+      ['jobs', 'resume', 'job_cliclicliclicliclicliclicl', '--json'],
+      [() => json(202, job('running', { resumes: 1 }))],
+    );
+    expect(result.code).toBe(EXIT.ok);
+    expect(result.sent.map((s) => `${s.method} ${s.url}`)).toEqual([
+      `POST ${URL_BASE}/v1/jobs/job_cliclicliclicliclicliclicl/resume`,
+    ]);
+    expect(JSON.parse(result.stdout)).toMatchObject({ status: 'running' });
+  });
+
+  it('exits 1 with the problem for a job that cannot be resumed, and does not send it again', async () => {
+    const refused = () =>
+      json(
+        409,
+        {
+          type: 'urn:longhaul:problem:job-not-resumable',
+          title: 'Job Not Resumable',
+          status: 409,
+          detail: 'Job job_x needs review.',
+          code: 'job-not-resumable',
+        },
+        'application/problem+json',
+      );
+    const result = await run(['jobs', 'resume', 'job_x'], [refused]);
+    expect(result.code).toBe(EXIT.error);
+    expect(result.stderr).toContain('Job Not Resumable (409 job-not-resumable): Job job_x needs review.');
+    expect(result.sent).toHaveLength(1);
+  });
+
+  it('takes exactly one job id', async () => {
+    expect((await run(['jobs', 'resume'])).code).toBe(EXIT.usage);
+  });
+});

@@ -92,6 +92,36 @@ describe('runComputeStep', () => {
     await expect(collectComputeOutcome(deps, { step: 'probe', jobId: job.id })).resolves.toEqual(result);
   });
 
+  it('does not transcode again a recording whose stream is recorded as done (a resume, a restarted run)', async () => {
+    let transcodes = 0;
+    const { deps, job, outputs } = setUp({
+      transcodeToHls: async () => {
+        transcodes++;
+        throw new Error('transcoded again');
+      },
+    });
+    const stream = { playlistKey: `outputs/acme/${job.id}/hls/master.m3u8`, renditions: [] };
+    await outputs.putOutput(
+      computeOutcomeKey(job, 'transcode'),
+      JSON.stringify({ ok: true, result: stream }),
+      'application/json',
+    );
+
+    await expect(runComputeStep(deps, { step: 'transcode', jobId: job.id })).resolves.toEqual(stream);
+    expect(transcodes).toBe(0);
+
+    // One that failed is run again.
+    await outputs.putOutput(
+      computeOutcomeKey(job, 'transcode'),
+      JSON.stringify({ ok: false, error: { name: 'Error', message: 'ffmpeg died' } }),
+      'application/json',
+    );
+    await expect(runComputeStep(deps, { step: 'transcode', jobId: job.id })).rejects.toThrow(
+      'transcoded again',
+    );
+    expect(transcodes).toBe(1);
+  });
+
   it('records the error a step ended with, and raises it again by name when collected', async () => {
     const { deps, job, outputs } = setUp({
       probe: async () => {

@@ -417,6 +417,44 @@ describe('recordProviderOutcome', () => {
   });
 });
 
+describe('reopenFailed', () => {
+  it('moves a failed job back to running in one conditional write: active again, never expiring, error and finish cleared', async () => {
+    const failed = { ...job, provider: 'replicate' as const, status: 'failed' as const, resumes: 1 };
+    ddb.on(UpdateCommand).resolves({
+      Attributes: toItem({ ...failed, status: 'running', resumes: 2, resumedAt: at.toISOString() }, 30),
+    });
+
+    const reopened = await store.reopenFailed(failed, at);
+
+    expect(reopened).toMatchObject({ status: 'running', resumes: 2, resumedAt: at.toISOString() });
+    expect(ddb.commandCalls(UpdateCommand).map((call) => call.args[0].input)).toEqual([
+      {
+        TableName: 'jobs',
+        Key: { pk: job.id, sk: 'JOB' },
+        UpdateExpression:
+          'SET #status = :running, activeKey = :activeKey, tenantStatus = :tenantStatus, statusAt = :at, updatedAt = :at, resumedAt = :at, resumes = :resumes, #error = :null REMOVE finishedAt, expiresAt',
+        ConditionExpression: 'attribute_exists(pk) AND #status = :failed',
+        ExpressionAttributeNames: { '#status': 'status', '#error': 'error' },
+        ExpressionAttributeValues: {
+          ':running': 'running',
+          ':failed': 'failed',
+          ':activeKey': 'replicate#running',
+          ':tenantStatus': 'acme#running',
+          ':at': at.toISOString(),
+          ':resumes': 2,
+          ':null': null,
+        },
+        ReturnValues: 'ALL_NEW',
+      },
+    ]);
+  });
+
+  it('answers undefined for a job that is no longer failed (another resume moved it)', async () => {
+    ddb.on(UpdateCommand).rejects(conditionFailed());
+    await expect(store.reopenFailed({ ...job, status: 'failed' } as typeof job, at)).resolves.toBeUndefined();
+  });
+});
+
 describe('the per-provider active index', () => {
   it('lists a provider and status by keys only, then reads each job from the table, dropping finished ones', async () => {
     ddb.on(QueryCommand).resolves({

@@ -237,6 +237,53 @@ describe('running jobs', () => {
     expect(await deps.slots.holders()).toEqual([slotHolderOf(job)]);
   });
 
+  it('redrives a resumed job whose resume stopped before its redrive, under the resume’s token, and starts no new run', async () => {
+    const { deps, add, get } = setup({ now: 60_000 });
+    const job = add({
+      status: 'running',
+      startedAt: at(-3_600_000),
+      providerJobId: 'gen_1',
+      providerOutcome: { status: 'succeeded', at: at(-3_500_000) },
+      executionName: 'e1',
+      resumes: 2,
+      resumedAt: at(0),
+    });
+    deps.workflow.statuses.set('e1', 'FAILED');
+
+    const report = await reconcile(deps);
+    // A second pass meets the redriven execution running.
+    await reconcile(deps);
+
+    expect(report.fixes.redriven).toBe(1);
+    expect(report.fixes.restarted).toBe(0);
+    // Its resume, an hour after its start, is not past the job timeout: the resume counts.
+    expect(report.fixes.timed_out).toBe(0);
+    expect(deps.workflow.redriven).toEqual(['e1/resume-2']);
+    expect(deps.workflow.started).toEqual([]);
+    expect(get(job.id).status).toBe('running');
+    expect(get(job.id).runs).toBeUndefined();
+  });
+
+  it('treats a resumed job whose redriven execution failed again long after as any ended execution', async () => {
+    const { deps, add } = setup({ now: 16 * 60_000 });
+    Object.assign(deps, { jobTimeoutMs: 3_600_000 });
+    add({
+      status: 'running',
+      startedAt: at(0),
+      providerJobId: 'gen_1',
+      executionName: 'e1',
+      resumes: 1,
+      resumedAt: at(0),
+    });
+    deps.workflow.statuses.set('e1', 'FAILED');
+
+    const report = await reconcile(deps);
+
+    expect(report.fixes.redriven).toBe(0);
+    expect(report.fixes.restarted).toBe(1);
+    expect(deps.workflow.redriven).toEqual([]);
+  });
+
   it('sends a dead workflow with an ambiguous submission to review when the provider cannot deduplicate', async () => {
     const { deps, add, get } = setup({ deduplicates: false });
     const job = add({

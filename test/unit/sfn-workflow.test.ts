@@ -1,7 +1,10 @@
 import {
+  DescribeExecutionCommand,
   ExecutionDoesNotExist,
+  ExecutionNotRedrivable,
   GetExecutionHistoryCommand,
   type HistoryEvent,
+  RedriveExecutionCommand,
   SFNClient,
 } from '@aws-sdk/client-sfn';
 import { mockClient } from 'aws-sdk-client-mock';
@@ -157,5 +160,39 @@ describe('a job’s step events, read from its execution’s history', () => {
       '03 provider.accepted',
       '05 step.started',
     ]);
+  });
+});
+
+describe('redrive', () => {
+  it('redrives the named execution under the client token', async () => {
+    const sfn = mockClient(SFNClient);
+    sfn.on(RedriveExecutionCommand).resolves({ redriveDate: at(0) });
+
+    await expect(new SfnWorkflow(new SFNClient({}), MACHINE).redrive('job_a-g1', 'resume-1')).resolves.toBe(
+      'redriven',
+    );
+    expect(sfn.commandCalls(RedriveExecutionCommand).map((call) => call.args[0].input)).toEqual([
+      {
+        executionArn: 'arn:aws:states:us-east-1:123456789012:execution:Longhaul:job_a-g1',
+        clientToken: 'resume-1',
+      },
+    ]);
+    sfn.restore();
+  });
+
+  it('answers running for an execution still on its failure path, and throws for one that cannot be redriven', async () => {
+    const sfn = mockClient(SFNClient);
+    sfn
+      .on(RedriveExecutionCommand)
+      .rejects(new ExecutionNotRedrivable({ message: 'Execution is RUNNING', $metadata: {} }));
+    sfn
+      .on(DescribeExecutionCommand)
+      .resolvesOnce({ status: 'RUNNING' })
+      .resolvesOnce({ status: 'SUCCEEDED' });
+    const workflow = new SfnWorkflow(new SFNClient({}), MACHINE);
+
+    await expect(workflow.redrive('job_a-g1', 'resume-1')).resolves.toBe('running');
+    await expect(workflow.redrive('job_a-g1', 'resume-1')).rejects.toBeInstanceOf(ExecutionNotRedrivable);
+    sfn.restore();
   });
 });

@@ -892,7 +892,41 @@ describe('a job the provider accepted', () => {
     expect(await deps.slots.holders()).toEqual([]);
   });
 
-  it("deletes a failed job's outputs, also on a retry, and no other job's", async () => {
+  it("keeps a failed job's outputs for a resume, and takes a failed publish's passages out of the search index, also on a retry", async () => {
+    const { step, current, deps, job } = setup({ job: { status: 'running', type: 'audio.publish' } });
+    const outputs = deps.outputs as MemoryOutputs;
+    const vectors = deps.vectors as MemoryVectorIndex;
+    const vectorFor = (key: string) => ({
+      key,
+      data: [1, 0],
+      metadata: {
+        tenant: 'acme',
+        item: job.id,
+        date: 0,
+        labels: [],
+        passage: 0,
+        start: 0,
+        end: 1,
+        text: 'x',
+      },
+    });
+    const stream = `outputs/acme/${job.id}/hls/master.m3u8`;
+    await outputs.putOutput(stream, '#EXTM3U', 'application/vnd.apple.mpegurl');
+    await outputs.putOutput(vectorsManifestKey(job), JSON.stringify({ count: 2 }), 'application/json');
+    await vectors.put([0, 1].map((passage) => vectorFor(`acme/${job.id}/${passage}`)));
+    const failure = { error: { Error: 'ChunkFailed', Cause: '[chunk_failed] chunk 2 failed twice' } };
+
+    await step('fail', failure);
+    expect(current()).toMatchObject({ status: 'failed', error: { code: 'chunk_failed' } });
+    expect([...outputs.objects.keys()]).toEqual([stream]);
+    expect(vectors.vectors.size).toBe(0);
+
+    await outputs.putOutput(vectorsManifestKey(job), JSON.stringify({ count: 2 }), 'application/json');
+    await step('fail', failure);
+    expect([...outputs.objects.keys()]).toEqual([stream]);
+  });
+
+  it("deletes the outputs of a job failed by its input, also on a retry, and no other job's", async () => {
     const { step, current, deps, job } = setup({ job: { status: 'running' } });
     const outputs = deps.outputs as MemoryOutputs;
     const mine = `outputs/acme/${job.id}/hls/master.m3u8`;
@@ -997,5 +1031,47 @@ describe('a slot taken before slots were named by submission', () => {
     await deps.slots.acquire(job.id, 2);
     await step('release');
     expect(await deps.slots.holders()).toEqual([]);
+  });
+});
+
+describe('park (where a failed job waits for a resume)', () => {
+  it('fails the execution while the job is failed, or is anything but running again', async () => {
+    for (const status of ['failed', 'needs_review', 'canceled'] as const) {
+      const { step, deps } = setup({ job: { status } });
+      await expect(step('park', { failedAt: 'submit' })).rejects.toMatchObject({ name: 'JobFailed' });
+      expect(await deps.slots.holders()).toEqual([]);
+    }
+  });
+
+  it('lets a resumed job go back to a step that ran with its slot, once it has taken the slot again', async () => {
+    const { step, deps, job } = setup({ job: { status: 'running', resumes: 1 } });
+    await expect(step('park', { failedAt: 'submit' })).resolves.toBeNull();
+    expect(await deps.slots.holders()).toEqual([slotHolderOf(job)]);
+    // A retry of the step keeps the one slot.
+    await expect(step('park', { failedAt: 'submit' })).resolves.toBeNull();
+    expect(await deps.slots.holders()).toEqual([slotHolderOf(job)]);
+  });
+
+  it('never passes the limit: with every slot held, the resume waits (SlotUnavailable, retried)', async () => {
+    const { step, deps, job } = setup({ job: { status: 'running', resumes: 1 } });
+    await deps.slots.acquire('job_other1-x.0', 2);
+    await deps.slots.acquire('job_other2-x.0', 2);
+    await expect(step('park', { failedAt: 'prepare' })).rejects.toMatchObject({ name: 'SlotUnavailable' });
+    expect(await deps.slots.holders()).not.toContain(slotHolderOf(job));
+  });
+
+  it('takes no slot to go back to finalize, which runs after the provider is done', async () => {
+    const { step, deps } = setup({ job: { status: 'running', resumes: 1, providerJobId: 'gen_1' } });
+    await expect(step('park', { failedAt: 'finalize' })).resolves.toBeNull();
+    expect(await deps.slots.holders()).toEqual([]);
+  });
+
+  it('is not fooled by an execution of an earlier run', async () => {
+    const { step } = setup({ job: { status: 'running', resumes: 1 } });
+    await expect(step('park', { failedAt: 'finalize', executionName: 'an-older-run' })).rejects.toMatchObject(
+      {
+        name: 'JobFailed',
+      },
+    );
   });
 });

@@ -264,6 +264,22 @@ export class MemoryStore implements JobStore {
     this.moveBacklog(current.tenantId, 1);
     return this.jobs.get(job.id);
   }
+  async reopenFailed(job: Pick<Job, 'id' | 'resumes'>, at: Date) {
+    const current = this.jobs.get(job.id);
+    if (current?.status !== 'failed') return undefined;
+    const { finishedAt: _f, ...rest } = current;
+    const stamp = at.toISOString();
+    this.jobs.set(job.id, {
+      ...rest,
+      status: 'running',
+      statusAt: stamp,
+      updatedAt: stamp,
+      resumedAt: stamp,
+      resumes: (job.resumes ?? 0) + 1,
+      error: null,
+    });
+    return this.jobs.get(job.id);
+  }
   /** Jobs this store lists are all listed by provider already. */
   async listDue(now: Date, limit: number) {
     // Earliest runAt first, as the due index's sort key orders them.
@@ -667,6 +683,16 @@ export class MemoryWorkflow implements Workflow {
   }
   async stop(executionName: string) {
     this.stopped.push(executionName);
+  }
+  /** Each redrive asked for, as `execution/clientToken`; a repeated token is one redrive, as in Step Functions. */
+  readonly redriven: string[] = [];
+  async redrive(executionName: string, clientToken: string): Promise<'redriven' | 'running'> {
+    const status = await this.status(executionName);
+    if (status === 'RUNNING') return 'running';
+    const request = `${executionName}/${clientToken}`;
+    if (!this.redriven.includes(request)) this.redriven.push(request);
+    this.statuses.set(executionName, 'RUNNING');
+    return 'redriven';
   }
   async completeTask(taskToken: string, output: unknown) {
     this.completed.push({ taskToken, output });

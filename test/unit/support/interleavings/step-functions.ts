@@ -14,8 +14,11 @@ interface Catcher {
   readonly Next: string;
 }
 interface State {
-  readonly Type: 'Task' | 'Succeed' | 'Fail';
+  readonly Type: 'Task' | 'Succeed' | 'Fail' | 'Pass';
   readonly Resource?: string;
+  /** A Pass state's result, put at its ResultPath (`$.<field>`). */
+  readonly Result?: unknown;
+  readonly ResultPath?: string;
   readonly Parameters?: { readonly Payload: Record<string, unknown> };
   readonly Retry?: readonly Retrier[];
   readonly Catch?: readonly Catcher[];
@@ -107,6 +110,11 @@ export class SimulatedStepFunctions implements Workflow {
     };
     this.executions.set(executionName, execution);
     this.run(execution, { jobId: input.jobId }).catch((error) => this.defects.push(error));
+  }
+
+  /** No workload here resumes a job. */
+  async redrive(): Promise<'redriven'> {
+    throw new Error('The simulated Step Functions does not redrive executions.');
   }
 
   async stop(executionName: string) {
@@ -209,6 +217,13 @@ export class SimulatedStepFunctions implements Workflow {
       execution.state = name;
       if (state.Type === 'Succeed') return this.close(execution, 'SUCCEEDED');
       if (state.Type === 'Fail') return this.close(execution, 'FAILED');
+      if (state.Type === 'Pass') {
+        const field = /^\$\.(\w+)$/.exec(state.ResultPath ?? '')?.[1];
+        if (!field || !state.Next) throw new Error(`Unsupported Pass state ${name}.`);
+        input = { ...input, [field]: state.Result };
+        name = state.Next;
+        continue;
+      }
       const outcome = await this.runTask(execution, name, state, input);
       if (execution.status !== 'RUNNING') return;
       if (!outcome.error) {

@@ -1,0 +1,96 @@
+import { JobNotResumableError } from './errors';
+import { getJob } from './intake';
+import { currentExecutionOf, type Job, providerMayBeRunning, takesSlot } from './job';
+import { RESOLVED_FAILED_CODE } from './operator';
+import type { JobStore, Timeline, Workflow } from './ports';
+
+/**
+ * Resuming a failed job: its workflow execution is redriven, so it goes on
+ * from the state that failed with what the states before it produced (a
+ * transcode is not done again, an accepted provider job is not submitted
+ * again). The execution fails at its park step while the job is failed; on
+ * the redrive that step finds the job running again and goes back to the
+ * failed state (lib/constructs/job-workflow.ts).
+ */
+
+export interface ResumeDeps {
+  readonly store: JobStore;
+  readonly workflow: Pick<Workflow, 'redrive'>;
+  readonly timeline: Pick<Timeline, 'record'>;
+  readonly now: () => Date;
+}
+
+/**
+ * Why the job may not be resumed, or undefined when it may. Only a failed
+ * job is; not one whose provider may still be running (or have charged) a
+ * submission whose outcome is unknown, nor one whose provider's outcome was
+ * final (a failure there would only fail again: replay it instead), nor one
+ * an operator failed out of review (its execution ended in review, not at
+ * the failed state).
+ */
+export function resumeRefusalOf(job: Job): string | undefined {
+  if (job.status === 'needs_review') {
+    return `Job ${job.id} needs review: its provider submission may have been charged with no known outcome. An operator resolves the review first; it is never resumed.`;
+  }
+  if (job.status !== 'failed') return `Job ${job.id} is ${job.status}; only a failed job can be resumed.`;
+  if (job.error?.code === RESOLVED_FAILED_CODE) {
+    return `Job ${job.id} was failed by an operator out of review; replay it instead.`;
+  }
+  if (providerMayBeRunning(job)) {
+    return `Job ${job.id} failed after a provider submission whose outcome is unknown; it is never resumed.`;
+  }
+  if (job.providerOutcome && job.providerOutcome.status !== 'succeeded') {
+    return `Job ${job.id} was ${job.providerOutcome.status} by its provider; resuming would not change that. Replay it instead.`;
+  }
+  return undefined;
+}
+
+/** The steps that run while the job holds its provider slot: going back to one takes the slot again. */
+const STEPS_WITH_SLOT: ReadonlySet<string> = new Set(['prepare', 'submit', 'await']);
+
+/** Whether going back to `failedAt` needs the job's provider slot (released on the failure path). */
+export const resumeNeedsSlot = (job: Pick<Job, 'type'>, failedAt: string | undefined): boolean =>
+  takesSlot(job) && failedAt !== undefined && STEPS_WITH_SLOT.has(failedAt);
+
+/**
+ * The client token of the job's latest resume's redrive: the same resume
+ * redriven twice (the API and the reconciler racing, or retrying) is one
+ * redrive. Step Functions scopes tokens to the execution.
+ */
+export const resumeTokenOf = (job: Pick<Job, 'resumes'>): string => `resume-${job.resumes ?? 0}`;
+
+/**
+ * How long a resume's redrive may still be missing: the reconciler redrives
+ * a resumed job whose execution is still failed within this window (Step
+ * Functions answers a repeated client token for 15 minutes), and treats it
+ * as any ended execution after it.
+ */
+export const RESUME_REDRIVE_WINDOW_MS = 15 * 60 * 1000;
+
+/**
+ * Resumes the tenant's failed job: one conditional write moves it from
+ * failed to running (of two resumes at once, one moves it; the other is
+ * refused as running), then its execution is redriven. A crash between the
+ * two leaves a running job whose execution failed: the reconciler redrives it.
+ */
+export async function resumeJob(deps: ResumeDeps, tenantId: string, jobId: string): Promise<Job> {
+  const job = await getJob(deps.store, tenantId, jobId);
+  const refusal = resumeRefusalOf(job);
+  if (refusal) throw new JobNotResumableError(job.id, refusal);
+  const now = deps.now();
+  const resumed = await deps.store.reopenFailed(job, now);
+  if (!resumed) {
+    const current = await getJob(deps.store, tenantId, jobId);
+    throw new JobNotResumableError(
+      job.id,
+      resumeRefusalOf(current) ?? `Job ${job.id} changed while it was resumed; try again.`,
+    );
+  }
+  await deps.workflow.redrive(currentExecutionOf(resumed), resumeTokenOf(resumed));
+  await deps.timeline.record(job.id, {
+    at: now.toISOString(),
+    type: 'job.resumed',
+    detail: `resume ${resumed.resumes ?? 1}`,
+  });
+  return resumed;
+}
