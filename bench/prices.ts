@@ -75,6 +75,11 @@ export const prices = {
     usd: 0.0004 / 1000,
     source: 'Amazon S3 pricing (S3 Standard GET: $0.0004 per 1,000 requests)',
   },
+  s3ListPerRequest: {
+    usd: 0.005 / 1000,
+    source:
+      'Amazon S3 pricing, https://aws.amazon.com/s3/pricing/ (S3 Standard PUT, COPY, POST, LIST requests: $0.005 per 1,000; DELETE requests are free, a DeleteObjects counted as one)',
+  },
   // Search: the two embedding models config/embedding-models.ts offers, and S3 Vectors (bench/cost.ts, searchCostPerHour).
   bedrockTitanTextEmbeddingsV2PerInputToken: {
     usd: 0.00002 / 1000,
@@ -110,5 +115,16 @@ export const prices = {
     usd: 0.002,
     source:
       "Amazon S3 pricing, S3 Vectors, https://aws.amazon.com/s3/pricing/ (query data processed: $0.002 per TB for an index's vectors past the first 100 thousand, the page's pricing example 1; indexes over 10 million vectors have paid up to 80 % less since 2026-06-16, a tier not recorded here; checked 2026-12-06)",
+  },
+  s3VectorsOtherPerRequest: {
+    usd: 0.055 / 1000,
+    source:
+      'Amazon S3 pricing, S3 Vectors, https://aws.amazon.com/s3/pricing/ (GetVectors, ListVectors, DeleteVectors and every request but PutVectors and QueryVectors: $0.055 per 1,000 requests as recorded 2026-12-06; the stored copy of the page does not render its request price cells, so check this figure before quoting it)',
+  },
+  // Media items put their lifecycle events on the deployment's bus (lambdas/adapters/eventbridge-events.ts).
+  eventBridgeCustomEventPer64Kb: {
+    usd: 1.0 / 1_000_000,
+    source:
+      'Amazon EventBridge pricing, https://aws.amazon.com/eventbridge/pricing/ (event bus, custom events: $1.00 per 1M events published, each 64 KB of an event one; recorded 2026-12-06)',
   },
 } as const;

@@ -11,6 +11,7 @@ import { embeddingSection } from './sections/embedding';
 import { fairnessSection } from './sections/fairness';
 import { handOffSection } from './sections/handoff';
 import { mediaSection } from './sections/media';
+import { mediaChangesSection } from './sections/media-changes';
 import { progressSection } from './sections/progress';
 import { providersSection } from './sections/providers';
 import { reconcileSection } from './sections/reconcile';
@@ -44,6 +45,7 @@ const SECTIONS = [
   'media',
   'embedding',
   'search',
+  'changes',
 ] as const;
 type Section = (typeof SECTIONS)[number];
 
@@ -99,6 +101,9 @@ async function main(): Promise<void> {
   if (wanted.has('media')) results.media = await timed('media', mediaSection);
   if (wanted.has('embedding')) results.embedding = await timed('embedding', embeddingSection);
   if (wanted.has('search')) results.search = await timed('search', searchSection);
+  // A new version's publish is priced from the media, embedding and search figures: this run's, else the last run's.
+  if (wanted.has('changes'))
+    results.mediaChanges = await timed('changes', () => mediaChangesSection(results));
   results.durationS = round((performance.now() - started) / 1000, 0);
   printSummary(results);
   writeFileSync(RESULTS_FILE, `${JSON.stringify(results, null, 2)}\n`);

@@ -10,6 +10,7 @@ import type { EmbeddingFigures } from './sections/embedding';
 import type { FairnessFigures } from './sections/fairness';
 import type { HandOffFigures } from './sections/handoff';
 import type { MediaFigures } from './sections/media';
+import type { MediaChangesFigures } from './sections/media-changes';
 import type { ProgressFigures } from './sections/progress';
 import type { ProvidersFigures, ProviderUse } from './sections/providers';
 import type { ReconcileFigures } from './sections/reconcile';
@@ -45,6 +46,7 @@ export interface Results {
   media?: MediaFigures;
   embedding?: EmbeddingFigures;
   search?: SearchFigures;
+  mediaChanges?: MediaChangesFigures;
 }
 
 type Row = [figure: string, longhaul: string, peer: string];
@@ -244,6 +246,7 @@ function summaryRows(r: Results): Row[] {
   if (r.media) rows.push(...mediaRows(r.media));
   if (r.embedding) rows.push(...embeddingRows(r.embedding));
   if (r.search) rows.push(...searchRows(r.search));
+  if (r.mediaChanges) rows.push(...mediaChangesRows(r.mediaChanges));
   for (const idempotent of [true, false]) {
     const ours = drop(r.acceptThenDrop, idempotent);
     const theirs = drop(p?.acceptThenDrop, idempotent);
@@ -435,6 +438,36 @@ export function searchRows(s: SearchFigures): Row[] {
     [
       `search cost per published hour, embedding (Titan) and PutVectors once / storage a month; ${s.cost.assumptions.queries.toLocaleString('en-US')} searches over ${s.cost.assumptions.indexHours.toLocaleString('en-US')} h`,
       `$${fmt(c.embedTitanUsd + c.putUsd, 6)} / $${fmt(c.storageUsdPerMonth, 6)}; $${fmt(c.queries.totalUsd, 4)}`,
+      '',
+    ],
+  ];
+}
+
+/** What each change to a media item costs: its own calls, and for a new version its publish too. */
+export function mediaChangesRows(m: MediaChangesFigures): Row[] {
+  const usd = (kind: string) => m.changes.find((change) => change.kind === kind)?.usd ?? 0;
+  const labels = m.changes.find((change) => change.kind === 'labels-date');
+  const vectorRequests = labels
+    ? ['GetVectors', 'PutVectors'].map((op) => labels.counts.requests[`s3vectors:${op}`] ?? 0).join(' / ')
+    : '';
+  return [
+    [
+      `media item changes, current version ${m.assumptions.passages} passages: USD per 1,000 of create / title or speaker / labels or date / delete (its retirement in)`,
+      ['create', 'title-speaker', 'labels-date', 'delete']
+        .map((kind) => `$${fmt(usd(kind) * 1000, 4)}`)
+        .join(' / '),
+      '',
+    ],
+    [
+      'media item labels or date change: S3 Vectors GetVectors / PutVectors requests; provider calls of any metadata change',
+      `${vectorRequests}; ${m.changes
+        .filter((change) => change.kind === 'title-speaker' || change.kind === 'labels-date')
+        .reduce((sum, change) => sum + change.providerCalls, 0)}`,
+      '',
+    ],
+    [
+      `media item new version, USD per 1,000: publish${m.publish ? '' : ' (not priced)'} + switch + retirement of the old version`,
+      `$${fmt(usd('new-version') * 1000, 4)}`,
       '',
     ],
   ];
