@@ -138,7 +138,8 @@ export function priceCounts(counts: Counts, api: { restRequests: number; invocat
       item: 'Lambda requests',
       quantity: api.invocations,
       usd: api.invocations * prices.lambdaPerRequest.usd,
-      basis: 'the api function (its duration not counted; the authorizer’s answer is cached, AUTHORIZER_CACHE_SECONDS)',
+      basis:
+        'the api function (its duration not counted; the authorizer’s answer is cached, AUTHORIZER_CACHE_SECONDS)',
     },
     {
       item: 'DynamoDB write units',

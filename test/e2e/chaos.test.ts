@@ -1377,6 +1377,38 @@ async function mediaViolations(client: Client, stacks: Restartable, media: Media
   return [...violations, ...orphans];
 }
 
+/**
+ * Resumes every job that failed at its last step (the injected fault of an
+ * unusable output, after the provider was paid) and waits for each to settle
+ * again, in `jobs`. Answers the ids resumed.
+ */
+async function resumeFailedAtLastStep(
+  client: Client,
+  jobs: Map<string, Job>,
+  log: (line: string) => void,
+): Promise<string[]> {
+  const failed = [...jobs.values()].filter(
+    (job) => job.status === 'failed' && job.error?.code === 'output_invalid',
+  );
+  for (const job of failed) {
+    const answer = await client.request('POST', `/v1/jobs/${job.id}/resume`, { key: client.keyOf(job.id) });
+    if (answer.status !== 202) throw new Error(`resume of ${job.id} answered ${answer.status}`);
+  }
+  const ids = failed.map((job) => job.id);
+  for (const [id, job] of await settleAll(client, ids, 150_000)) jobs.set(id, job);
+  log(`resumed ${ids.length} jobs failed at their last step: ${ids.join(', ')}`);
+  return ids;
+}
+
+/** Each job resumed from its last step succeeded (its charges are `providerViolations`'s to count). */
+function resumeViolations(resumed: readonly string[], jobs: ReadonlyMap<string, Job>): string[] {
+  if (resumed.length === 0) return ['no job failed at its last step, so none was resumed'];
+  return resumed
+    .map((id) => jobs.get(id))
+    .filter((job) => job?.status !== 'succeeded')
+    .map((job) => `${job?.id} was resumed from its last step but is ${job?.status} (${job?.error?.code})`);
+}
+
 /** The audio.publish jobs ended as their faults say: the one killed mid-transcode succeeded, the other is in review. */
 function publishViolations(finals: readonly Job[], published: Published): string[] {
   return [...published.expected].flatMap(([id, expected]) => {
@@ -1561,7 +1593,9 @@ let generic: Scenario | undefined;
 
 beforeAll(async () => {
   const started = await Promise.allSettled([
-    startScenario('own-providers', false, OWN_PROVIDERS_ENV),
+    // The first jobs to reach finalize in each life of the stack fail there, after their provider was
+    // paid: the chaos resumes them, and they go on from there with no second charge.
+    startScenario('own-providers', false, { ...OWN_PROVIDERS_ENV, LONGHAUL_FAULT_UNUSABLE_OUTPUTS: '2' }),
     startScenario('generic-dedup', true, GENERIC_PROVIDER_FOR_EVERY_JOB_TYPE),
   ]);
   [own, generic] = started.map((result) => (result.status === 'fulfilled' ? result.value : undefined));
@@ -1673,6 +1707,7 @@ describe('chaos', () => {
 
       const ids = [...chaosIds, ...batchIds, ...canceledAtProvider.map((c) => c.id), ...published.jobs];
       const jobs = await settleAll(client, ids, BIG ? JOBS * 2000 : 150_000);
+      const resumed = await resumeFailedAtLastStep(client, jobs, log);
       const finals = [...jobs.values()];
       // audio.publish's chunk jobs, read once from their parents' timelines.
       const chunkJobs = await chunkJobsOf(client, finals);
@@ -1726,6 +1761,7 @@ describe('chaos', () => {
       violations.push(...(await deadLetterViolations(stacks, finals)));
       violations.push(...client.serverErrors.map((error) => `server error: ${error}`));
       violations.push(...publishViolations(finals, published));
+      violations.push(...resumeViolations(resumed, jobs));
       violations.push(...(await mediaViolations(client, stacks, published.media)));
       violations.push(...(await embeddingViolations(client, stacks, finals, log)));
       expect(violations).toEqual([]);
