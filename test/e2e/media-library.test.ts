@@ -14,6 +14,7 @@ import {
   s3Client,
   startLocalStack,
 } from './support/local-stack';
+import { simulatorCall } from './support/simulator';
 import { itemOfVectorKey, storedVectorKeys } from './support/vectors';
 
 /**
@@ -116,16 +117,7 @@ async function api<T>(
   return { status: response.status, body: (text ? JSON.parse(text) : undefined) as T };
 }
 
-const sim = async (path: string, body?: unknown) => {
-  const response = await fetch(`${stack.endpoints.providerUrl}${path}`, {
-    method: body === undefined ? 'GET' : 'POST',
-    headers: { 'content-type': 'application/json' },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  if (!response.ok) throw new Error(`${path} answered ${response.status}`);
-  return response.status === 204 ? undefined : response.json();
-};
-const ledger = async () => (await sim('/_sim/ledger')) as Ledger;
+const ledger = async () => (await simulatorCall(stack.endpoints.providerUrl)('/_sim/ledger')) as Ledger;
 const charges = async () => (await ledger()).submissions.length;
 
 let keys = 0;

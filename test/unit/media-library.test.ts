@@ -145,6 +145,13 @@ async function publishOutputs(w: World, job: Job, texts: string[]): Promise<Job>
 
 const switchDeps = (w: World) => ({ ...w, graceSeconds: 600 });
 
+/** The reconciler's view: the world's ports, uploads deleted from its inputs, cancels that do nothing. */
+const retireDeps = (w: World) => ({
+  ...w,
+  deleteInput: (tenant: string, ref: string) => w.inputs.deleteInput(tenant, ref),
+  cancel: async () => {},
+});
+
 describe('media items', () => {
   it('creates an item once per Idempotency-Key, and refuses the key for another item', async () => {
     const w = world();
@@ -282,11 +289,7 @@ describe('media items', () => {
     const v2job = (await version(w, item, 'v2')).job;
     const v2 = await publishOutputs(w, v2job, ['new']);
     await switchToVersion(switchDeps(w), v2);
-    const retire = {
-      ...w,
-      deleteInput: (t: string, r: string) => w.inputs.deleteInput(t, r),
-      cancel: async () => {},
-    };
+    const retire = retireDeps(w);
     expect(await retireDue(retire, 10)).toBe(0);
     expect(w.vectors.vectors.has(vectorKeyOf(v1, 0))).toBe(true);
     w.advance(600_001);
@@ -315,11 +318,7 @@ describe('media items', () => {
     expect(w.canceled).toEqual([v2.id]);
     await expect(getMediaItem(w.media, TENANT, item.id)).rejects.toBeInstanceOf(MediaNotFoundError);
     await expect(version(w, item, 'v3')).rejects.toBeInstanceOf(MediaNotFoundError);
-    const retire = {
-      ...w,
-      deleteInput: (t: string, r: string) => w.inputs.deleteInput(t, r),
-      cancel: async () => {},
-    };
+    const retire = retireDeps(w);
     expect(await retireDue(retire, 10)).toBe(1);
     expect(w.vectors.vectors.size).toBe(0);
     expect(w.outputs.objects.size).toBe(0);
