@@ -5,6 +5,7 @@ import {
   GetCommand,
   PutCommand,
   QueryCommand,
+  UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
 import { jobTable, RETIREMENT_SHARD } from '../../config/layout';
@@ -160,6 +161,37 @@ export class DynamoDbMediaStore implements MediaStore {
     return found;
   }
 
+  async claimUpload(tenantId: string, ref: string, mediaId: string): Promise<void> {
+    await this.client.send(
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: uploadKeyOf(tenantId, ref),
+        UpdateExpression: 'ADD claimedBy :item',
+        ExpressionAttributeValues: { ':item': new Set([mediaId]) },
+      }),
+    );
+  }
+
+  async releaseUpload(tenantId: string, ref: string, mediaId: string): Promise<number> {
+    const { Attributes } = await this.client.send(
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: uploadKeyOf(tenantId, ref),
+        UpdateExpression: 'DELETE claimedBy :item',
+        ExpressionAttributeValues: { ':item': new Set([mediaId]) },
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    const left = (Attributes?.claimedBy as Set<string> | undefined)?.size ?? 0;
+    // The last claim gone, so goes its record (an empty set is no attribute: the item holds only its key).
+    if (left === 0) {
+      await this.client.send(
+        new DeleteCommand({ TableName: this.tableName, Key: uploadKeyOf(tenantId, ref) }),
+      );
+    }
+    return left;
+  }
+
   async deleteRetirement(retirement: Pick<Retirement, 'tenantId' | 'jobId'>): Promise<void> {
     await this.client.send(
       new DeleteCommand({
@@ -174,6 +206,12 @@ export class DynamoDbMediaStore implements MediaStore {
 }
 
 const partitionOf = (tenantId: string): string => `MEDIA#${tenantId}`;
+
+/** Which items claim an upload: a set of their ids, in the tenant's media partition. */
+const uploadKeyOf = (tenantId: string, ref: string): Record<string, string> => ({
+  [jobTable.partitionKey]: partitionOf(tenantId),
+  [jobTable.sortKey]: `UPLOAD#${ref}`,
+});
 
 function keyOf(tenantId: string, mediaId: string): Record<string, string> {
   return {

@@ -89,6 +89,13 @@ export interface MediaStore {
   replace(item: MediaItem): Promise<boolean>;
   list(tenantId: string, query: ListMediaQuery & { readonly limit: number }): Promise<MediaPage>;
   putRetirement(retirement: Retirement): Promise<void>;
+  /**
+   * Records that an item's versions are made from an upload (idempotent). An
+   * upload may serve several items: it is deleted only when the last lets go.
+   */
+  claimUpload(tenantId: string, ref: string, mediaId: string): Promise<void>;
+  /** Lets go of an item's claim on an upload; answers how many items still claim it. */
+  releaseUpload(tenantId: string, ref: string, mediaId: string): Promise<number>;
   /** Retirements whose time has come, oldest first. */
   dueRetirements(now: Date, limit: number): Promise<Retirement[]>;
   deleteRetirement(retirement: Pick<Retirement, 'tenantId' | 'jobId'>): Promise<void>;
@@ -356,6 +363,7 @@ export async function startVersion(
   });
   const claimed = after ?? before;
   const version = claimed.latest?.number ?? 1;
+  if (request.audioRef) await deps.media.claimUpload(tenantId, request.audioRef, mediaId);
   const superseded = after ? before.latest : undefined;
   const { job, replayed } = await deps.submit({
     idempotencyKey,
@@ -567,8 +575,12 @@ export async function retireDue(deps: RetireDeps, limit: number): Promise<number
     const owner = { id: retirement.jobId, tenantId: retirement.tenantId };
     const deleted =
       (await discardVectors(deps, owner)) + (await deps.outputs.deleteOutputs(rootOutputPrefix(owner)));
+    // The upload goes when no version of this item uses it and no other item claims it.
     if (retirement.audioRef && !(await refInUse(deps, item, retirement))) {
-      await deps.deleteInput(retirement.tenantId, retirement.audioRef);
+      const { tenantId, audioRef, mediaId } = retirement;
+      if ((await deps.media.releaseUpload(tenantId, audioRef, mediaId)) === 0) {
+        await deps.deleteInput(tenantId, audioRef);
+      }
     }
     if (deleted > 0) done++;
     // A step its workflow abandoned (a transcode in a branch a cancel cut short) may still write for

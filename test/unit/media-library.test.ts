@@ -333,6 +333,26 @@ describe('media items', () => {
     expect((await search(deps, TENANT, { query: 'old' })).items).toEqual([]);
   });
 
+  it('an upload two items were published from stays until the last of them is deleted', async () => {
+    const w = world();
+    const first = await newItem(w);
+    const { item: second } = await createMediaItem(w, {
+      tenantId: TENANT,
+      idempotencyKey: 'item-2',
+      request: { title: 'Same recording, another series' },
+    });
+    await publishOutputs(w, (await version(w, first, 'a')).job, ['words']);
+    await publishOutputs(w, (await version(w, second, 'b')).job, ['words']);
+    await w.inputs.putInput(TENANT, 'upl_aaaaaaaaaaaaaaaaaaaaaa', new Uint8Array([1]), 'audio/mpeg');
+    await deleteMediaItem({ ...w, cancel: w.startDeps.cancel }, TENANT, first.id);
+    await retireDue(retireDeps(w), 10);
+    expect(w.inputs.objects.size).toBe(1);
+    await deleteMediaItem({ ...w, cancel: w.startDeps.cancel }, TENANT, second.id);
+    await retireDue(retireDeps(w), 10);
+    expect(w.inputs.objects.size).toBe(0);
+    expect(w.media.uploads.size).toBe(0);
+  });
+
   it('a retirement of a version still running cancels it and waits for a later pass', async () => {
     const w = world();
     const item = await newItem(w);

@@ -924,6 +924,18 @@ export class MemoryMediaStore implements MediaStore {
       .sort((a, b) => a.runAt.localeCompare(b.runAt))
       .slice(0, limit);
   }
+  readonly uploads = new Map<string, Set<string>>();
+  async claimUpload(tenantId: string, ref: string, mediaId: string) {
+    const claims = this.uploads.get(`${tenantId}/${ref}`) ?? new Set<string>();
+    claims.add(mediaId);
+    this.uploads.set(`${tenantId}/${ref}`, claims);
+  }
+  async releaseUpload(tenantId: string, ref: string, mediaId: string) {
+    const claims = this.uploads.get(`${tenantId}/${ref}`);
+    claims?.delete(mediaId);
+    if (!claims?.size) this.uploads.delete(`${tenantId}/${ref}`);
+    return claims?.size ?? 0;
+  }
   async deleteRetirement(retirement: Pick<Retirement, 'tenantId' | 'jobId'>) {
     this.retirements.delete(`${retirement.tenantId}/${retirement.jobId}`);
   }
