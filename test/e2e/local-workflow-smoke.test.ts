@@ -141,6 +141,7 @@ describe('a job on the local stack with its own simulated provider', () => {
           idempotencyKey: providerKeyOf(job),
           acceptedAt: expect.any(String),
           finishedAt: expect.any(String),
+          outcome: 'succeeded',
         },
       ]);
       expect(ledger.running).toBe(0);
@@ -260,6 +261,7 @@ describe('a job on the local stack with PROVIDER_URL', () => {
           idempotencyKey: providerKeyOf(job),
           acceptedAt: expect.any(String),
           finishedAt: expect.any(String),
+          outcome: 'succeeded',
         },
       ]);
     },
@@ -346,6 +348,7 @@ describe('restarting the local stack while a job is at the provider', () => {
             idempotencyKey: providerKeyOf(job),
             acceptedAt: expect.any(String),
             finishedAt: expect.any(String),
+            outcome: 'succeeded',
           },
         ]);
       } finally {

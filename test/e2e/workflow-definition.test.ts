@@ -253,6 +253,15 @@ describe('the synthesized workflow', () => {
       return resumeWith(succeed)(call);
     });
     expect(result.status).toBe('SUCCEEDED');
-    expect(result.steps).toEqual(['prepare', 'submit', 'await', 'release', 'finalize', 'notify']);
+    // An error notify does not know is tried three times more (its bus event or follow-ups may have
+    // failed on their way), then caught: the job stays succeeded.
+    expect(result.steps).toEqual([
+      'prepare',
+      'submit',
+      'await',
+      'release',
+      'finalize',
+      ...Array.from({ length: 4 }, () => 'notify'),
+    ]);
   });
 });
