@@ -100,10 +100,12 @@ export async function awaitChild(
   child: ChildSpec,
   taskToken: string,
 ): Promise<Job> {
+  // A resumed parent gets its attempts again: one generation of keys per resume, after the first's.
+  const attempts = CHUNK_ATTEMPTS * ((parent.resumes ?? 0) + 1);
   for (let attempt = 0; ; attempt++) {
     const key = chunkAttemptKey(child, attempt);
     const existing = await deps.store.get(deriveJobId(parent.tenantId, key));
-    if (existing?.status === 'failed' && attempt + 1 < CHUNK_ATTEMPTS) continue;
+    if (existing?.status === 'failed' && attempt + 1 < attempts) continue;
     const job = existing
       ? ((await deps.store.recordParentToken(existing.id, taskToken)) ?? existing)
       : await makeChildJob(deps, parent, child, key, attempt, taskToken);

@@ -96,7 +96,8 @@ export class MediaCompute extends Construct {
     })
       .useTable('jobTable', props.jobTable, 'getItem')
       .useBucket('inputBucket', props.inputBucket, 'read')
-      .useBucket('outputBucket', props.outputBucket, 'readWrite');
+      // Delete too: a step that finishes after its job was canceled removes what it wrote (listed by prefix).
+      .useBucket('outputBucket', props.outputBucket, 'readWriteDelete');
     // Each step names itself in its job's timeline: timeline events are new items (PutItem), never updates.
     this.computeFunction.role.addToPrincipalPolicy(
       new PolicyStatement({ actions: ['dynamodb:PutItem'], resources: [props.jobTable.tableArn] }),
@@ -170,9 +171,12 @@ export class MediaCompute extends Construct {
     );
     taskRole.addToPrincipalPolicy(
       new PolicyStatement({
-        actions: ['s3:GetObject', 's3:PutObject'],
+        actions: ['s3:GetObject', 's3:PutObject', 's3:DeleteObject'],
         resources: [props.outputBucket.arnForObjects('*')],
       }),
+    );
+    taskRole.addToPrincipalPolicy(
+      new PolicyStatement({ actions: ['s3:ListBucket'], resources: [props.outputBucket.bucketArn] }),
     );
     for (const bucket of [props.inputBucket, props.outputBucket]) {
       acknowledge(

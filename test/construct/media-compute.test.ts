@@ -96,7 +96,7 @@ test("the compute function is an arm64 container image of the Dockerfile's funct
   expect(fn.Properties.Environment.Variables.FFMPEG_PATH).toBeUndefined();
 });
 
-test('the compute function may read its job, write its timeline, read inputs and write outputs, nothing more', () => {
+test('the compute function may read its job, write its timeline, read inputs and write outputs (and delete them when its job was canceled meanwhile), nothing more', () => {
   const statements = policyStatements(template, 'Media/Compute/ComputeFunction/Role/DefaultPolicy/Resource');
   // Its job read, and its timeline events written (new items only).
   expect(grantsOn(statements, ids.jobs as string).map(([action]) => action)).toEqual([
@@ -108,7 +108,7 @@ test('the compute function may read its job, write its timeline, read inputs and
     grantsOn(statements, ids.outputs as string)
       .map(([action]) => action)
       .sort(),
-  ).toEqual(['s3:GetObject', 's3:PutObject']);
+  ).toEqual(['s3:DeleteObject', 's3:GetObject', 's3:ListBucket', 's3:PutObject']);
 });
 
 test('the Fargate task is sized by the settings, on arm64, with its image staged but not built', () => {
@@ -160,7 +160,7 @@ test('the Dockerfile has the two targets the images name, each running its own e
   expect(functionStage).toContain('FFMPEG_PATH=/opt/bin/ffmpeg');
 });
 
-test('the task role may read its job, write its timeline, read inputs and write outputs, nothing more', () => {
+test('the task role may read its job, write its timeline, read inputs and write outputs (and delete them when its job was canceled meanwhile), nothing more', () => {
   const statements = policyStatements(
     template,
     'Media/Compute/TaskDefinition/TaskRole/DefaultPolicy/Resource',
@@ -175,12 +175,14 @@ test('the task role may read its job, write its timeline, read inputs and write 
     grantsOn(statements, ids.outputs as string)
       .map(([action]) => action)
       .sort(),
-  ).toEqual(['s3:GetObject', 's3:PutObject']);
+  ).toEqual(['s3:DeleteObject', 's3:GetObject', 's3:ListBucket', 's3:PutObject']);
   expect(statements.flatMap((s) => [s.Action].flat()).sort()).toEqual([
     'dynamodb:GetItem',
     'dynamodb:PutItem',
+    's3:DeleteObject',
     's3:GetObject',
     's3:GetObject',
+    's3:ListBucket',
     's3:PutObject',
   ]);
 });

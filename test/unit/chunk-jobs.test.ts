@@ -140,6 +140,24 @@ describe('awaitChunk', () => {
   });
 });
 
+describe('a resumed parent', () => {
+  it('gets its chunk attempts again: a chunk whose every try failed before the resume is made anew, once', async () => {
+    const deps = world();
+    const parent = await runningParent(deps.store);
+    const failure = { code: 'output_invalid', message: 'unusable' };
+    for (const token of ['token-1', 'token-2']) {
+      const made = await awaitChunk(deps, parent, chunk, token);
+      await deps.store.transition(made, ['queued'], { status: 'failed', error: failure }, clock);
+    }
+    const resumed = { ...parent, resumes: 1 };
+    const third = await awaitChunk(deps, resumed, chunk, 'token-3');
+    expect(third.idempotencyKey).toBe(chunkAttemptKey(chunk, 2));
+    expect(third.status).toBe('queued');
+    // The state that retries finds the same third try: made once.
+    expect((await awaitChunk(deps, resumed, chunk, 'token-4')).id).toBe(third.id);
+  });
+});
+
 describe('resumeParent', () => {
   const child = (status: Job['status'], error: Job['error'] = null): Job => ({
     ...newJob(
