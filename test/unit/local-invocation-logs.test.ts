@@ -59,7 +59,9 @@ test('overlapping invocations of two functions each log under their own function
   // Act
   const results = await Promise.all([
     invoke(fn('api'), handler('longhaul-api', apiStarted, dispatchStarted), { jobId: 'job_api' }),
-    invoke(fn('dispatch'), handler('longhaul-dispatch', dispatchStarted, apiStarted), { jobId: 'job_dispatch' }),
+    invoke(fn('dispatch'), handler('longhaul-dispatch', dispatchStarted, apiStarted), {
+      jobId: 'job_dispatch',
+    }),
   ]);
 
   // Assess
