@@ -62,7 +62,8 @@ export const lambdaRuntimeEnvironment = {
 
 /** Variables a developer may set to change how handlers log locally; everything else is fixed. */
 const overridable = {
-  // Pretty-printed logs, and the EMF metric lines kept off the console (local/ops captures them).
+  // The EMF metric lines kept off the console (local/ops captures them); the log records are
+  // printed as local/log-lines.ts says, however Powertools indents them.
   POWERTOOLS_DEV: 'true',
   POWERTOOLS_LOG_LEVEL: 'INFO',
 } as const;
