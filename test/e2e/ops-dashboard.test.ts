@@ -342,13 +342,18 @@ describe('/dashboard in a browser', () => {
         ofType(failed),
       ]);
     }
-    // And the card fits the 1280 px wide window: nothing to scroll sideways.
-    const jobTypesCard = page.getByRole('region', { name: 'Job types' });
-    const overflow = await jobTypesCard.evaluate((card) => ({
-      scrollWidth: card.scrollWidth,
-      clientWidth: card.clientWidth,
-    }));
-    expect(overflow.scrollWidth).toBeLessThanOrEqual(overflow.clientWidth);
+    // The cards fit the 1280 px wide window: none of them scrolls sideways.
+    for (const name of ['Job types', 'Providers', 'Tenants']) {
+      const card = page.getByRole('region', { name, exact: true });
+      const widths = await card.evaluate((element) => ({
+        scrollWidth: element.scrollWidth,
+        clientWidth: element.clientWidth,
+      }));
+      expect({ name, fits: widths.scrollWidth <= widths.clientWidth, ...widths }).toMatchObject({
+        name,
+        fits: true,
+      });
+    }
 
     // The scheduled job is among the recent jobs, as scheduled.
     expect(scheduled.map((job) => job.id)).toEqual([scheduledJobId]);
