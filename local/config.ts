@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import * as z from 'zod';
 import type { ProviderName } from '../config/providers';
 import { ADMIN_TENANT_ID, TENANT_ID_PATTERN, TENANT_ID_RULE } from '../lambdas/domain/tenants';
+import { LOG_FORMATS, type LogFormat } from './log-lines';
 import { DEFAULT_REPLICATE_WEBHOOK_SECRET } from './provider-sim/defaults';
 
 /**
@@ -61,6 +62,8 @@ export interface LocalConfig {
    * `Enabled`; off, jobs stay in the queue for a test or an operator to inspect.
    */
   readonly dispatchEnabled: boolean;
+  /** How the handlers' log records are printed: one short line each, or each record's JSON on one line. */
+  readonly logFormat: LogFormat;
 }
 
 export const localDefaults = {
@@ -78,6 +81,7 @@ export const localDefaults = {
   DEEPGRAM_CALLBACK_SECRET: 'dev-deepgram-callback-secret',
   LONGHAUL_WEBHOOK_SECRET: 'dev-webhook-signing-secret',
   LONGHAUL_DISPATCH: '1',
+  LOG_FORMAT: 'short',
 } as const;
 
 /**
@@ -227,6 +231,11 @@ export function parseLocalConfig(env: Env, cwd: string = process.cwd()): LocalCo
   const deepgramCallbackSecret = field('DEEPGRAM_CALLBACK_SECRET', secretSchema, false);
   const webhookSigningSecret = field('LONGHAUL_WEBHOOK_SECRET', secretSchema, false);
   const dispatchEnabled = field('LONGHAUL_DISPATCH', flagSchema, true);
+  const logFormat = field(
+    'LOG_FORMAT',
+    z.enum(LOG_FORMATS, { error: `must be ${LOG_FORMATS.join(' or ')}` }),
+    true,
+  );
 
   if (tenantKeys && adminKey !== undefined) {
     const seen = new Set<string>();
@@ -255,6 +264,7 @@ export function parseLocalConfig(env: Env, cwd: string = process.cwd()): LocalCo
     }),
     webhookSigningSecret,
     dispatchEnabled,
+    logFormat,
   });
 }
 

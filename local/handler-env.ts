@@ -48,9 +48,22 @@ export interface WorkflowWiring {
   };
 }
 
+/** What the Lambda runtime itself sets, as far as the handlers' libraries look at it. */
+export const lambdaRuntimeEnvironment = {
+  // The SDK sends an invocation's trace header (whose Lineage feeds recursive loop
+  // detection) only inside Lambda, which it tells by this variable being set.
+  AWS_LAMBDA_FUNCTION_NAME: 'longhaul-local',
+  // Invocations overlap in this one process, as in an execution environment that runs several
+  // at once (the runtime sets this there). Powertools then keeps each invocation's logger
+  // context (its function name and request id), appended keys, metrics and batch state apart,
+  // in the runtime's invoke store (local/lambda-service.ts), instead of in one shared instance.
+  AWS_LAMBDA_MAX_CONCURRENCY: '64',
+} as const;
+
 /** Variables a developer may set to change how handlers log locally; everything else is fixed. */
 const overridable = {
-  // Pretty-printed logs, and the EMF metric lines kept off the console (local/ops captures them).
+  // The EMF metric lines kept off the console (local/ops captures them); the log records are
+  // printed as local/log-lines.ts says, however Powertools indents them.
   POWERTOOLS_DEV: 'true',
   POWERTOOLS_LOG_LEVEL: 'INFO',
 } as const;
@@ -136,9 +149,7 @@ export function handlerEnvironment(input: {
     POWERTOOLS_METRICS_NAMESPACE: 'Longhaul',
     // POWERTOOLS_DEV alone turns metrics off; the local ops view (local/ops) reads them from stdout.
     POWERTOOLS_METRICS_DISABLED: 'false',
-    // The SDK sends an invocation's trace header (whose Lineage feeds recursive loop
-    // detection) only inside Lambda, which it tells by this variable being set.
-    AWS_LAMBDA_FUNCTION_NAME: 'longhaul-local',
+    ...lambdaRuntimeEnvironment,
     // A logged event would carry the X-API-Key header.
     POWERTOOLS_LOGGER_LOG_EVENT: 'false',
     ...chosen,

@@ -91,29 +91,48 @@ const REQUEST_ID = Symbol.for('_AWS_LAMBDA_REQUEST_ID');
  * it with a sent message (`AWSTraceHeader`), so the chain's count travels with
  * the messages a function sends, as in AWS. Backed by the caller's own async
  * context, since local invocations share one process and overlap.
+ *
+ * Local invocations overlap in one process as they do in a Lambda execution
+ * environment that runs several at once (AWS_LAMBDA_MAX_CONCURRENCY, which the
+ * local stack sets). There Powertools keeps each invocation's logger context
+ * (function name, request id, appended keys), metrics and batch state in this
+ * store, so each `values` holds its own invocation's entries: what one
+ * invocation sets, another never reads. What module initialization sets
+ * (outside any invocation) is kept for the process, as by the runtime's
+ * single-invocation store.
  */
 export function installInvokeStore(
-  current: () => { traceHeader?: string; requestId?: string } | undefined,
+  current: () =>
+    | { traceHeader?: string; requestId?: string; readonly values?: Map<symbol, unknown> }
+    | undefined,
 ): void {
   const global = globalThis as { awslambda?: { InvokeStore?: unknown } };
   global.awslambda ??= {};
-  const get = (key: symbol): string | undefined => {
+  const isProtectedKey = (key: symbol) => key === X_RAY_TRACE_ID || key === REQUEST_ID;
+  const initialization = new Map<symbol, unknown>();
+  const values = () => current()?.values ?? initialization;
+  const get = (key: symbol): unknown => {
     const invocation = current();
     if (key === X_RAY_TRACE_ID) return invocation?.traceHeader;
     if (key === REQUEST_ID) return invocation?.requestId;
-    return undefined;
+    return values().get(key);
   };
+  const text = (key: symbol) => get(key) as string | undefined;
   global.awslambda.InvokeStore = {
     get,
-    set: () => {
-      throw new Error('the local invoke store is read-only');
+    // As the runtime's own store, the request's ids are read-only.
+    set: (key: symbol, value: unknown) => {
+      if (isProtectedKey(key)) {
+        throw new Error(`Cannot modify protected Lambda context field: ${String(key)}`);
+      }
+      values().set(key, value);
     },
     hasContext: () => current() !== undefined,
     getContext: () => current(),
     run: <T>(_context: unknown, fn: () => T) => fn(),
-    isProtectedKey: (key: symbol) => key === X_RAY_TRACE_ID || key === REQUEST_ID,
-    getRequestId: () => get(REQUEST_ID) ?? '-',
-    getXRayTraceId: () => get(X_RAY_TRACE_ID),
+    isProtectedKey,
+    getRequestId: () => text(REQUEST_ID) ?? '-',
+    getXRayTraceId: () => text(X_RAY_TRACE_ID),
     getTenantId: () => undefined,
     getTraceparent: () => undefined,
     getTracestate: () => undefined,

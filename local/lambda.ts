@@ -121,6 +121,10 @@ export interface Invocation {
   readonly event: unknown;
   /** The X-Ray trace header the invocation runs under; its Lineage counts the invocations of its chain. */
   readonly traceHeader?: string;
+  /** The context's `awsRequestId`. */
+  readonly requestId?: string;
+  /** What the invocation's code keeps in the runtime's invoke store (./lambda-service.ts). */
+  readonly values?: Map<symbol, unknown>;
 }
 
 const invocations = new AsyncLocalStorage<Invocation>();
@@ -165,9 +169,9 @@ export async function invoke<E, R>(
   });
   try {
     const copy = (payload === '' ? undefined : JSON.parse(payload)) as E;
-    const run = invocations.run({ fn, event: copy, traceHeader: options.traceHeader }, () =>
-      handler(copy, lambdaContext(fn, deadline)),
-    );
+    const requestId = randomUUID();
+    const invocation = { fn, event: copy, traceHeader: options.traceHeader, requestId, values: new Map() };
+    const run = invocations.run(invocation, () => handler(copy, lambdaContext(fn, deadline, requestId)));
     const result = await Promise.race([run, timeout]);
     return jsonCopy(result);
   } finally {

@@ -35,6 +35,7 @@ import { type LocalHandlers, loadDispatchEnvironment, loadHandlers } from './han
 import { enforceIam } from './iam';
 import { functionArn, invoke, LOCAL_ACCOUNT_ID, localFunctions, useTemplateFunctions } from './lambda';
 import { setThrottleFault } from './lambda-service';
+import { printHandlerLogs } from './log-lines';
 import { startOps } from './ops';
 import { startProvider } from './provider';
 import { startReconcilerSchedule } from './reconciler';
@@ -291,6 +292,8 @@ export async function startLocalStack(
       log,
     });
     undo.push(() => ops.stop());
+    // Wrapped over the metric capture: EMF lines are no log records and pass on to it untouched.
+    undo.push(printHandlerLogs(config.logFormat));
 
     // Settled once the handlers have loaded; never rejected, so nothing waits on a failure that has its own report.
     const handlersReady = deferred<LocalHandlers>();

@@ -35,6 +35,7 @@ import {
 import {
   type BatchItemOutcome,
   type BatchItemResult,
+  type CancelDeps,
   cancelJob,
   createUpload,
   getJob,
@@ -43,6 +44,7 @@ import {
   submitBatch,
   submitJob,
 } from '../domain/intake';
+import type { Job } from '../domain/job';
 import {
   createMediaItem,
   deleteMediaItem,
@@ -323,13 +325,8 @@ const tenantRoutes: Partial<Record<RouteKey, Route>> = {
     return json(200, { items: await jobTimeline(timeline(), workflow(), job) });
   },
   'POST /v1/jobs/{id}/cancel': async (event, tenantId) => {
-    const job = await cancelJob(
-      { store: liveJobStore(), workflow: workflow(), timeline: timeline(), events: eventPublisher(), now },
-      tenantId,
-      pathId(event),
-    );
+    const job = await canceling((deps) => cancelJob(deps, tenantId, pathId(event)));
     logger.info('cancel requested', { jobId: job.id, status: job.status });
-    if (job.status === 'canceled') emit('JobsCanceled', 1, { jobType: job.type });
     return json(202, await presentJob(job, outputUrls));
   },
   'POST /v1/jobs/{id}/resume': async (event, tenantId) => {
@@ -343,15 +340,9 @@ const tenantRoutes: Partial<Record<RouteKey, Route>> = {
   },
   'POST /v1/jobs/cancel': async (event, tenantId) => {
     const request = parseCancelJobs(jsonBody(event, bodyLimits.jsonBytes));
-    const { canceledJobs, ...result } = await cancelJobs(
-      { store: liveJobStore(), workflow: workflow(), timeline: timeline(), events: eventPublisher(), now },
-      tenantId,
-      request,
-      settings.bulkMaxPerRequest,
+    const { canceledJobs: _counted, ...result } = await canceling((deps) =>
+      cancelJobs(deps, tenantId, request, settings.bulkMaxPerRequest),
     );
-    for (const [jobType, jobs] of Object.entries(Object.groupBy(canceledJobs, (job) => job.type))) {
-      emit('JobsCanceled', jobs?.length ?? 0, { jobType });
-    }
     logger.info('bulk cancel', { filter: request.filter, dryRun: request.dryRun ?? false, ...result });
     return json(200, result);
   },
@@ -444,13 +435,32 @@ const tenantRoutes: Partial<Record<RouteKey, Route>> = {
 /** What a media item's view reads: its versions' jobs, their streams served. */
 const mediaViews = () => ({ jobs: jobStore(), outputs: outputUrls });
 
+/**
+ * Runs a cancel with what it needs, then counts JobsCanceled: one per job it
+ * moved to `canceled`, children included, by job type. A repeated cancel
+ * moves none, so it counts none.
+ */
+async function canceling<T>(cancel: (deps: CancelDeps) => Promise<T>): Promise<T> {
+  const canceled: Job[] = [];
+  try {
+    return await cancel({
+      store: liveJobStore(),
+      workflow: workflow(),
+      timeline: timeline(),
+      events: eventPublisher(),
+      now,
+      canceled: (job) => canceled.push(job),
+    });
+  } finally {
+    for (const [jobType, jobs] of Object.entries(Object.groupBy(canceled, (job) => job.type))) {
+      emit('JobsCanceled', jobs?.length ?? 0, { jobType });
+    }
+  }
+}
+
 /** Cancels a job of the tenant and what it made, as `POST /v1/jobs/{id}/cancel` does. */
 const cancelOf = (tenantId: string) => async (jobId: string) => {
-  await cancelJob(
-    { store: liveJobStore(), workflow: workflow(), timeline: timeline(), events: eventPublisher(), now },
-    tenantId,
-    jobId,
-  );
+  await canceling((deps) => cancelJob(deps, tenantId, jobId));
 };
 
 /** The `{id}` of a media item's path; anything that cannot be one is a missing item. */

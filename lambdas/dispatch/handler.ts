@@ -22,7 +22,6 @@ const processor = new BatchProcessor(EventType.SQS);
  */
 async function dispatchRecord(record: SQSRecord): Promise<void> {
   const message = jobMessage.parse(JSON.parse(record.body));
-  logger.appendKeys({ jobId: message.jobId });
   const outcome = await dispatchJob(
     {
       store: jobStore(),
@@ -48,8 +47,9 @@ async function dispatchRecord(record: SQSRecord): Promise<void> {
   );
   if (outcome === 'deferred') emit('SlotWaits', 1);
   else if (outcome === 'dropped') emit('DuplicatesDropped', 1);
-  logger.info('job dispatched', { outcome });
-  logger.removeKeys(['jobId']);
+  // The job id goes with the line, not into the logger's keys: the batch's records are handled at
+  // once, and one record's keys would be another's, or removed under it.
+  logger.info('job dispatched', { jobId: message.jobId, outcome });
 }
 
 export const handler = instrument(

@@ -531,6 +531,11 @@ export type CancelDeps = Pick<IntakeDeps, 'store' | 'now'> &
     readonly workflow: Pick<Workflow, 'failTask'>;
     /** Where a job that makes child jobs (audio.publish) recorded them; without it, children are left to run. */
     readonly timeline?: Pick<Timeline, 'list'>;
+    /**
+     * Told of each job this cancel moved to `canceled` (children included),
+     * once: never of one a cancel before it had canceled already.
+     */
+    readonly canceled?: (job: Job) => void;
   };
 
 /**
@@ -598,6 +603,7 @@ async function cancelLoaded(
       now,
     );
     if (!updated) continue;
+    deps.canceled?.(updated);
     if (updated.taskToken) {
       await deps.workflow.failTask(updated.taskToken, JOB_CANCELED_ERROR, JOB_CANCELED_CAUSE);
     }

@@ -48,6 +48,14 @@ export function emit(
   if ('rollup' in spec) metrics.singleMetric().addMetric(name, unit, value);
 }
 
+/**
+ * Wraps a handler: the invocation's Lambda context goes to the logger, so each
+ * line names the function and request that wrote it. Powertools keeps that
+ * context, and the keys a handler appends, per invocation where an execution
+ * environment runs several at once (AWS_LAMBDA_MAX_CONCURRENCY; the local
+ * stack, which runs every function in one process, is one), else on the one
+ * logger; either way it is set here at each invocation, never once at load.
+ */
 export function instrument<E, R>(
   handler: (event: E, context: Context) => Promise<R>,
 ): (event: E, context: Context) => Promise<R> {

@@ -58,11 +58,11 @@ export interface OpsReport {
   /** Depth counts every message: visible, in flight to the dispatcher, and delayed (jobs waiting for a slot). */
   readonly queue: { depth: number; visible: number; notVisible: number; delayed: number };
   readonly deadLetterQueue: { depth: number };
-  /** Slots held at every provider, against the sum of the limits of the providers job types run on. */
-  readonly inFlight: { current: number; limit: number; holders: readonly string[] };
-  /** Each provider: its limit, slots held and jobs waiting for one. */
+  /** Slots held, at every provider together; each provider's against its own limit is in `providers`. */
+  readonly inFlight: { current: number; holders: readonly string[] };
+  /** Each provider: its limit (its maxInFlight), slots held and jobs waiting for one. */
   readonly providers: readonly { name: string; limit: number; inFlight: number; queued: number }[];
-  /** Each tenant with active jobs: as the reconciler's usage lines report it in AWS. */
+  /** Each tenant with queued, scheduled or running jobs: as the reconciler's usage lines report it in AWS. */
   readonly tenants: readonly TenantUsageLine[];
   /** Each registered job type: the provider it runs on and its totals since `since`. */
   readonly jobTypes: readonly {
@@ -93,7 +93,7 @@ export interface OpsReport {
   readonly stepRetries: Record<string, number>;
   readonly reconcilerFixes: Record<string, number>;
   readonly needsReview: readonly { id: string; type: string; error: JobError | null; statusAt: string }[];
-  /** Active jobs and the ones that finished lately, most recently changed first. */
+  /** Active and scheduled jobs and the ones that finished lately, most recently changed first. */
   readonly recentJobs: readonly JobSummary[];
   readonly rateWindowSeconds: number;
   /** Every captured series, as CloudWatch's metric listing would show it. */
@@ -105,6 +105,10 @@ export interface OpsReport {
 const PAGE_SIZE = 100;
 /** Jobs shown in the recent list. */
 const RECENT_JOBS_SHOWN = 25;
+/** Every scheduled job is due by then (a job may be scheduled at most a year ahead), so the due index lists them all. */
+const END_OF_SCHEDULES = new Date('9999-12-31T23:59:59.999Z');
+/** Scheduled jobs read at most: a local stack's, not a fleet's. */
+const SCHEDULED_READ = 1000;
 
 /** Every active job of one status: the sparse index holds active jobs only, so this grows with them, not with history. */
 async function allActive(jobs: JobStore, status: ActiveStatus): Promise<Job[]> {
@@ -160,16 +164,17 @@ const withZeros = (keys: readonly string[], counted: Record<string, number>): Re
 
 export async function opsReport(sources: OpsSources): Promise<OpsReport> {
   const { metrics, jobs } = sources;
-  const [queue, deadLetters, holders, queued, running, review, finished] = await Promise.all([
+  const [queue, deadLetters, holders, queued, running, review, scheduled, finished] = await Promise.all([
     queueCounts(sources.sqs, sources.jobQueueUrl),
     queueCounts(sources.sqs, sources.deadLetterQueueUrl),
     Promise.all(PROVIDER_NAMES.map((provider) => sources.slots(provider).holders())),
     allActive(jobs, 'queued'),
     allActive(jobs, 'running'),
     allActive(jobs, 'needs_review'),
+    jobs.listDue(END_OF_SCHEDULES, SCHEDULED_READ),
     Promise.all(sources.finished.ids().map((id) => jobs.get(id))),
   ]);
-  const active = [...queued, ...running, ...review];
+  const active = [...queued, ...running, ...review, ...scheduled];
   const activeIds = new Set(active.map((job) => job.id));
   const recent = [
     ...active,
@@ -182,21 +187,14 @@ export async function opsReport(sources: OpsSources): Promise<OpsReport> {
     since: sources.since.toISOString(),
     queue,
     deadLetterQueue: { depth: deadLetters.depth },
-    inFlight: {
-      current: holders.flat().length,
-      limit: [...new Set(Object.values(sources.jobTypeProviders))].reduce(
-        (sum, provider) => sum + sources.maxInFlight[provider],
-        0,
-      ),
-      holders: holders.flat(),
-    },
+    inFlight: { current: holders.flat().length, holders: holders.flat() },
     providers: PROVIDER_NAMES.map((name, index) => ({
       name,
       limit: sources.maxInFlight[name],
       inFlight: holders[index]?.length ?? 0,
       queued: queued.filter((job) => providerOf(job) === name).length,
     })),
-    tenants: tenantsOf(queued, running),
+    tenants: tenantsOf(queued, scheduled, running),
     jobTypes: JOB_TYPES.map((type) => ({
       type,
       provider: sources.jobTypeProviders[type] ?? '',
@@ -235,8 +233,12 @@ export async function opsReport(sources: OpsSources): Promise<OpsReport> {
   };
 }
 
-/** Each tenant's queued and running jobs, busiest first; scheduled jobs are not active jobs. */
-function tenantsOf(queued: readonly Job[], running: readonly Job[]): TenantUsageLine[] {
+/** Each tenant's queued, scheduled and running jobs, busiest first. */
+function tenantsOf(
+  queued: readonly Job[],
+  scheduled: readonly Job[],
+  running: readonly Job[],
+): TenantUsageLine[] {
   const lines = new Map<string, { tenant: string; queued: number; scheduled: number; inFlight: number }>();
   const line = (tenant: string) => {
     const found = lines.get(tenant) ?? { tenant, queued: 0, scheduled: 0, inFlight: 0 };
@@ -244,8 +246,8 @@ function tenantsOf(queued: readonly Job[], running: readonly Job[]): TenantUsage
     return found;
   };
   for (const job of queued) line(job.tenantId).queued++;
+  for (const job of scheduled) line(job.tenantId).scheduled++;
   for (const job of running) line(job.tenantId).inFlight++;
-  return [...lines.values()].sort(
-    (a, b) => b.queued + b.inFlight - (a.queued + a.inFlight) || a.tenant.localeCompare(b.tenant),
-  );
+  const jobsOf = (usage: TenantUsageLine) => usage.queued + usage.scheduled + usage.inFlight;
+  return [...lines.values()].sort((a, b) => jobsOf(b) - jobsOf(a) || a.tenant.localeCompare(b.tenant));
 }

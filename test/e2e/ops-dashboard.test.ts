@@ -9,16 +9,19 @@ import { pollUntil, type RunningLocalStack, startLocalStack } from './support/lo
 
 /**
  * The local ops view: after a burst of five jobs, one of which the provider
- * fails, `/v1/admin/metrics` shows what CloudWatch would (counts from the
- * captured EMF metrics, the queues, the in-flight limit), only to the admin
- * key, and `/dashboard` shows it in a real browser, down to the failed job's
- * steps.
+ * fails, a job scheduled an hour ahead and another scheduled and canceled
+ * twice, `/v1/admin/metrics` shows what CloudWatch would (counts from the
+ * captured EMF metrics, the queues, each provider's slots against its own
+ * limit), only to the admin key, and `/dashboard` shows it in a real browser,
+ * each figure as the API reports it, down to the failed job's steps.
  */
 
 jest.setTimeout(60_000);
 
-/** The generic provider, which every job type runs on here but audio.publish, and Deepgram, which runs its chunks. */
-const PROVIDERS_IN_USE = 2;
+/** Each provider's limit: MAX_IN_FLIGHT, but Deepgram's own. */
+const MAX_IN_FLIGHT = 2;
+const DEEPGRAM_MAX_IN_FLIGHT = 3;
+const limitOf = (provider: string) => (provider === 'deepgram' ? DEEPGRAM_MAX_IN_FLIGHT : MAX_IN_FLIGHT);
 
 const TENANT_KEY = 'ops-tenant-key-5d21';
 const ADMIN_KEY = 'ops-admin-key-9e47';
@@ -30,6 +33,10 @@ const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0
 let stack: RunningLocalStack;
 let failedJobId: string;
 const jobIds: string[] = [];
+/** Scheduled an hour ahead: it stays scheduled for the whole file. */
+let scheduledJobId: string;
+/** Scheduled, then canceled twice: one canceled job, two cancel requests. */
+let canceledJobId: string;
 
 async function api(path: string, key: string | undefined, init: RequestInit = {}) {
   const response = await fetch(`${stack.baseUrl}${path}`, {
@@ -55,7 +62,8 @@ beforeAll(async () => {
     env: {
       LONGHAUL_API_KEYS: `${TENANT_KEY}:acme`,
       LONGHAUL_ADMIN_KEY: ADMIN_KEY,
-      MAX_IN_FLIGHT: '2',
+      MAX_IN_FLIGHT: String(MAX_IN_FLIGHT),
+      MAX_IN_FLIGHT_DEEPGRAM: String(DEEPGRAM_MAX_IN_FLIGHT),
       SIM_JOB_MS: String(SIM_JOB_MS),
       SIM_PROGRESS_HZ: '5',
       SLOT_WAIT_MAX_SECONDS: '1',
@@ -103,13 +111,36 @@ beforeAll(async () => {
     'succeeded',
   ]);
   failedJobId = settled.find((job) => job.status === 'failed').id;
+
+  const runAt = new Date(Date.now() + 3_600_000).toISOString();
+  const schedule = (key: string) =>
+    api('/v1/jobs', TENANT_KEY, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'idempotency-key': key },
+      body: JSON.stringify({ type: 'image.generate', input: { prompt: `harbour at ${key}` }, runAt }),
+    });
+  const [scheduled, toCancel] = await Promise.all([schedule('ops-later'), schedule('ops-canceled')]);
+  expect([scheduled.body.status, toCancel.body.status]).toEqual(['scheduled', 'scheduled']);
+  scheduledJobId = scheduled.body.id;
+  canceledJobId = toCancel.body.id;
+  for (let request = 0; request < 2; request++) {
+    const cancel = await api(`/v1/jobs/${canceledJobId}/cancel`, TENANT_KEY, { method: 'POST' });
+    expect({ status: cancel.status, job: cancel.body.status }).toEqual({ status: 202, job: 'canceled' });
+  }
 });
+
+/** Every job of the tenant in `status`, as the API lists them. */
+async function listed(status: string): Promise<{ id: string; type: string }[]> {
+  const { status: answered, body } = await api(`/v1/jobs?status=${status}&limit=100`, TENANT_KEY);
+  if (answered !== 200) throw new Error(`/v1/jobs?status=${status} answered ${answered}`);
+  return body.items;
+}
 
 afterAll(async () => {
   await stack?.stop();
 });
 
-test('/v1/admin/metrics reports the burst as CloudWatch would: 5 submitted, 4 succeeded, 1 failed', async () => {
+test('/v1/admin/metrics reports the jobs as CloudWatch would: 7 submitted, 4 succeeded, 1 failed, 1 canceled', async () => {
   // The workflow's last metrics are written as its last step ends, a moment after the job settles.
   const report = await pollUntil(
     async () => {
@@ -124,24 +155,26 @@ test('/v1/admin/metrics reports the burst as CloudWatch would: 5 submitted, 4 su
     { timeoutMs: 10_000, intervalMs: 200, description: 'the metrics of five settled jobs' },
   );
 
+  // Two canceled requests of one job: one job canceled.
   expect(report.jobs).toEqual({
-    submitted: 5,
+    submitted: 7,
     started: 5,
     succeeded: 4,
     failed: 1,
-    canceled: 0,
+    canceled: 1,
     needsReview: 0,
   });
-  // The providers job types run on: the generic one, and Deepgram for audio.publish's chunks.
-  expect(report.inFlight).toEqual({ current: 0, limit: 2 * PROVIDERS_IN_USE, holders: [] });
+  expect(report.inFlight).toEqual({ current: 0, holders: [] });
   // Every provider with its own limit, and every registered job type with the provider it runs on.
   expect(report.providers).toEqual(
-    PROVIDER_NAMES.map((name) => ({ name, limit: 2, inFlight: 0, queued: 0 })),
+    PROVIDER_NAMES.map((name) => ({ name, limit: limitOf(name), inFlight: 0, queued: 0 })),
   );
+  // The tenant's scheduled job, as the reconciler's usage line counts it.
+  expect(report.tenants).toEqual([{ tenant: 'acme', queued: 0, scheduled: 1, inFlight: 0 }]);
   expect(report.jobTypes.map((t: { type: string; provider: string }) => [t.type, t.provider])).toEqual(
     JOB_TYPES.map((type) => [type, type === 'audio.publish' ? 'deepgram' : 'longhaul-http']),
   );
-  expect(report.jobTypes.reduce((sum: number, t: { submitted: number }) => sum + t.submitted, 0)).toBe(5);
+  expect(report.jobTypes.reduce((sum: number, t: { submitted: number }) => sum + t.submitted, 0)).toBe(7);
   expect(report.queue.depth).toBe(0);
   expect(report.deadLetterQueue).toEqual({ depth: 0 });
   expect(report.activeByStatus).toEqual({ queued: 0, running: 0, needs_review: 0 });
@@ -150,7 +183,7 @@ test('/v1/admin/metrics reports the burst as CloudWatch would: 5 submitted, 4 su
   // Ten-second periods over ten minutes, and the burst in them.
   expect(report.rates).toHaveLength(60);
   const sum = (field: string) => report.rates.reduce((total: number, p: any) => total + p[field], 0);
-  expect([sum('submitted'), sum('succeeded'), sum('failed')]).toEqual([5, 4, 1]);
+  expect([sum('submitted'), sum('succeeded'), sum('failed')]).toEqual([7, 4, 1]);
 
   // Every job waited in the queue; only the four that succeeded have a duration, each at least the provider's run.
   expect(report.latency.queueWait.samples).toBe(5);
@@ -160,10 +193,18 @@ test('/v1/admin/metrics reports the burst as CloudWatch would: 5 submitted, 4 su
   expect(p50).toBeLessThanOrEqual(p90);
   expect(p90).toBeLessThanOrEqual(p99);
 
-  // The failed job is among the recent ones, with its reason.
+  // The failed job is among the recent ones, with its reason, and so are the scheduled and the canceled one.
   const failed = report.recentJobs.find((job: any) => job.id === failedJobId);
   expect(failed).toMatchObject({ status: 'failed', error: { code: expect.any(String) } });
-  expect(report.recentJobs.map((job: any) => job.id).sort()).toEqual([...jobIds].sort());
+  expect(report.recentJobs.find((job: any) => job.id === scheduledJobId)).toMatchObject({
+    status: 'scheduled',
+  });
+  expect(report.recentJobs.find((job: any) => job.id === canceledJobId)).toMatchObject({
+    status: 'canceled',
+  });
+  expect(report.recentJobs.map((job: any) => job.id).sort()).toEqual(
+    [...jobIds, scheduledJobId, canceledJobId].sort(),
+  );
 });
 
 test('/v1/admin/metrics meters billed usage: every REST API request and Lambda invocation, none of its own', async () => {
@@ -225,7 +266,7 @@ describe('/dashboard in a browser', () => {
     rmSync(browserDir, { recursive: true, force: true });
   });
 
-  test('shows in flight against the limit, the failed job and its steps', async () => {
+  test('shows each figure as the API reports it, the failed job and its steps', async () => {
     const page = browser.pages()[0] ?? (await browser.newPage());
     const pageErrors: string[] = [];
     page.on('pageerror', (error) => pageErrors.push(error.message));
@@ -233,10 +274,91 @@ describe('/dashboard in a browser', () => {
     await page.goto(`${stack.baseUrl}/dashboard`);
     await page.getByLabel('Admin API key').fill(ADMIN_KEY);
     await page.getByRole('button', { name: 'Show the dashboard' }).click();
+    await page
+      .locator('#updated')
+      .filter({ hasText: /^Updated / })
+      .waitFor({ timeout: 10_000 });
+    const textOf = async (selector: string) => (await page.locator(selector).textContent())?.trim();
 
-    const inFlight = page.getByRole('definition').filter({ hasText: /^\d+ \/ \d+$/ });
-    await inFlight.waitFor({ timeout: 10_000 });
-    expect(await inFlight.textContent()).toBe(`0 / ${2 * PROVIDERS_IN_USE}`);
+    // In flight: each provider against its own limit, as GET /v1/admin/providers has them.
+    const providers = await api('/v1/admin/providers', ADMIN_KEY);
+    expect(providers.status).toBe(200);
+    expect(providers.body.items.map((p: { name: string }) => p.name)).toEqual([...PROVIDER_NAMES]);
+    for (const provider of providers.body.items) {
+      expect(provider.maxInFlight).toBe(limitOf(provider.name));
+      expect(await textOf(`#in-flight li[data-provider="${provider.name}"] .count`)).toBe(
+        `${provider.inFlight} / ${provider.maxInFlight}`,
+      );
+    }
+
+    // Active jobs, as GET /v1/admin/jobs lists them.
+    for (const [status, tile] of [
+      ['queued', '#active-queued'],
+      ['running', '#active-running'],
+      ['needs_review', '#active-needs-review'],
+    ] as const) {
+      const active = await api(`/v1/admin/jobs?status=${status}&limit=100`, ADMIN_KEY);
+      expect(await textOf(tile)).toBe(String(active.body.items.length));
+    }
+
+    // The totals, as the tenant's job listing has its jobs: a job canceled twice is one canceled job.
+    const [succeeded, failed, canceled, scheduled, queued, running] = await Promise.all([
+      listed('succeeded'),
+      listed('failed'),
+      listed('canceled'),
+      listed('scheduled'),
+      listed('queued'),
+      listed('running'),
+    ]);
+    const all = [...succeeded, ...failed, ...canceled, ...scheduled, ...queued, ...running];
+    expect(canceled.map((job) => job.id)).toEqual([canceledJobId]);
+    expect(await textOf('#total-submitted')).toBe(String(all.length));
+    expect(await textOf('#total-succeeded')).toBe(String(succeeded.length));
+    expect(await textOf('#total-failed')).toBe(String(failed.length));
+    expect(await textOf('#total-canceled')).toBe(String(canceled.length));
+
+    // The tenant's row counts its scheduled job.
+    const tenantRow = page.locator('#tenant-rows tr').filter({ hasText: 'acme' });
+    expect(await tenantRow.locator('th, td').allTextContents()).toEqual([
+      'acme',
+      String(queued.length),
+      String(scheduled.length),
+      String(running.length),
+    ]);
+
+    // Each job type's row: its provider and its jobs, as listed.
+    for (const type of JOB_TYPES) {
+      const ofType = (jobs: { type: string }[]) => String(jobs.filter((job) => job.type === type).length);
+      const cells = await page
+        .locator('#job-type-rows tr')
+        .filter({ has: page.getByRole('rowheader', { name: type, exact: true }) })
+        .locator('th, td')
+        .allTextContents();
+      expect(cells).toEqual([
+        type,
+        type === 'audio.publish' ? 'deepgram' : 'longhaul-http',
+        ofType(all),
+        ofType(succeeded),
+        ofType(failed),
+      ]);
+    }
+    // The cards fit the 1280 px wide window: none of them scrolls sideways.
+    for (const name of ['Job types', 'Providers', 'Tenants']) {
+      const card = page.getByRole('region', { name, exact: true });
+      const widths = await card.evaluate((element) => ({
+        scrollWidth: element.scrollWidth,
+        clientWidth: element.clientWidth,
+      }));
+      expect({ name, fits: widths.scrollWidth <= widths.clientWidth, ...widths }).toMatchObject({
+        name,
+        fits: true,
+      });
+    }
+
+    // The scheduled job is among the recent jobs, as scheduled.
+    expect(scheduled.map((job) => job.id)).toEqual([scheduledJobId]);
+    const scheduledRow = page.getByRole('row').filter({ hasText: scheduledJobId });
+    expect(await scheduledRow.getByText('scheduled', { exact: true }).count()).toBe(1);
 
     // The failed job, with its status, in the recent jobs.
     const row = page.getByRole('row').filter({ hasText: failedJobId });
@@ -254,7 +376,7 @@ describe('/dashboard in a browser', () => {
       .locator('#rates-chart')
       .evaluate((canvas) => ('Chart' in globalThis ? (canvas as unknown as { width: number }).width : 0));
     expect(chartWidth).toBeGreaterThan(0);
-    expect(await page.getByText('Last 10 minutes: 5 submitted, 4 succeeded, 1 failed.').count()).toBe(1);
+    expect(await page.getByText('Last 10 minutes: 7 submitted, 4 succeeded, 1 failed.').count()).toBe(1);
 
     mkdirSync(ARTIFACT_DIR, { recursive: true });
     rmSync(SCREENSHOT, { force: true });
@@ -267,7 +389,7 @@ describe('/dashboard in a browser', () => {
     const page = await browser.newPage();
     await page.goto(`${stack.baseUrl}/dashboard?key=${ADMIN_KEY}`);
     // Loaded with the key: the submitted total is there.
-    await page.locator('#total-submitted').filter({ hasText: /^5$/ }).waitFor({ timeout: 10_000 });
+    await page.locator('#total-submitted').filter({ hasText: /^7$/ }).waitFor({ timeout: 10_000 });
     expect(page.url()).toBe(`${stack.baseUrl}/dashboard`);
     await page.close();
     expect(stack.output()).not.toContain(ADMIN_KEY);

@@ -143,8 +143,8 @@ function drawChart(rates) {
   chart.update('none');
 }
 
-function rows(tbodyId, items, row) {
-  byId(tbodyId).replaceChildren(...items.map(row));
+function rows(parentId, items, row) {
+  byId(parentId).replaceChildren(...items.map(row));
 }
 
 function jobButton(id) {
@@ -196,11 +196,21 @@ function drawJobs(report) {
 }
 
 function draw(report) {
-  const { inFlight, queue } = report;
-  text('in-flight', `${inFlight.current} / ${inFlight.limit}`);
-  const meter = byId('in-flight-meter');
-  meter.max = inFlight.limit;
-  meter.value = inFlight.current;
+  const { queue } = report;
+  rows('in-flight', report.providers, (provider) =>
+    el(
+      'li',
+      { 'data-provider': provider.name },
+      el('span', { className: 'name' }, provider.name),
+      el('span', { className: 'count' }, `${provider.inFlight} / ${provider.limit}`),
+      el('meter', {
+        min: 0,
+        max: provider.limit,
+        value: provider.inFlight,
+        'aria-label': `${provider.name}: slots in use`,
+      }),
+    ),
+  );
   text('queue-depth', queue.depth);
   text(
     'queue-detail',
