@@ -226,7 +226,7 @@ describe('longhaul', () => {
     const review = await longhaul(['review', 'list', '--json']);
     expect(review.code).toBe(0);
     expect(JSON.parse(review.stdout)).toEqual({ items: [], nextCursor: null });
-    const redrive = await longhaul(['dlq', 'redrive', '--json']);
+    const redrive = await longhaul(['dlq', 'redrive', '--yes', '--json']);
     expect(redrive.code).toBe(0);
     expect(JSON.parse(redrive.stdout)).toEqual({ taskHandle: expect.any(String) });
   });
