@@ -15,13 +15,17 @@ const stdin: Input = {
     for await (const chunk of process.stdin) text += String(chunk);
     return text;
   },
-  question: (question) =>
+  question: (question, options = {}) =>
     new Promise((resolve) => {
       const lines = createInterface({ input: process.stdin, output: process.stderr, terminal: true });
       lines.question(question, (answer) => {
         lines.close();
+        if (options.secret) process.stderr.write('\n');
         resolve(answer);
       });
+      // The question is out; a secret's keystrokes are not echoed (a key on screen ends up in recordings).
+      if (options.secret)
+        (lines as unknown as { _writeToOutput: (text: string) => void })._writeToOutput = () => {};
     }),
 };
 

@@ -8,7 +8,7 @@ import { UsageError } from './usage-error';
 
 const UNIT_SECONDS = { s: 1, m: 60, h: 3600, d: 86_400 } as const;
 
-export const DURATION_HELP = 'seconds, or a number with s, m, h or d (90, 90s, 2m, 1h)';
+export const DURATION_HELP = '90s, 2m, 1h or 1d; a bare number is seconds';
 
 /** The seconds `value` of `flag` stands for; a usage error that names the flag otherwise. */
 export function durationSeconds(flag: string, value: string): number {

@@ -81,8 +81,8 @@ export interface Input {
   readonly isTTY?: boolean;
   /** Everything piped in, to its end. */
   readAll(): Promise<string>;
-  /** Asks `question` on the terminal; resolves to the line typed. */
-  question(question: string): Promise<string>;
+  /** Asks `question` on the terminal; resolves to the line typed, not shown as typed when `secret`. */
+  question(question: string, options?: { readonly secret?: boolean }): Promise<string>;
 }
 
 export interface CliIo {
@@ -716,7 +716,7 @@ async function loginCommand(c: Context): Promise<number> {
     key = readKeyFile(file);
   } else if (stdin?.isTTY) {
     key = keyFromText(
-      await stdin.question(`Paste the ${c.values.admin ? 'admin' : 'API'} key: `),
+      await stdin.question(`Paste the ${c.values.admin ? 'admin' : 'API'} key: `, { secret: true }),
       'The line typed',
     );
   } else if (stdin) {

@@ -1539,7 +1539,10 @@ describe('checks every argument before the first request', () => {
     expect(JSON.parse(waited.stdout)).toEqual(done);
 
     for (const [argv, message] of [
-      [['--wait', '--timeout', 'soon'], '--timeout takes a duration: seconds, or a number with s, m, h or d'],
+      [
+        ['--wait', '--timeout', 'soon'],
+        '--timeout takes a duration: 90s, 2m, 1h or 1d; a bare number is seconds; not "soon".',
+      ],
       [['--wait', '--timeout', '0'], '--timeout takes a duration'],
       [['--timeout', '10s'], '--timeout goes with --wait'],
       [['--at', 'tomorrow'], '--at takes an RFC 3339 time with an offset'],
