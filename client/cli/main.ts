@@ -58,11 +58,11 @@ import { closest, parseArgsUsageError } from './words';
  */
 export const EXIT = {
   ok: 0,
-  /** The API refused the request (validation, conflict, …) or failed. */
+  /** The API refused the request (validation, conflict, …) or failed; or a confirmation was answered no. */
   error: 1,
   /** The awaited job failed, was canceled or needs review. */
   jobUnsuccessful: 2,
-  /** The command line is wrong: unknown command or flag, missing argument, unreadable file. */
+  /** The command line is wrong: unknown command or flag, missing argument, unreadable file, --yes needed. */
   usage: 3,
   /** No key, or the API refused it (401), or it is the wrong kind of key (403). */
   auth: 4,
@@ -108,9 +108,10 @@ const CLI_RETRY = { maxAttempts: 5, maxDelayMs: 4000 } as const;
 
 const EXIT_CODES_HELP = `Exit codes:
   0    ok
-  1    the API refused or failed the request
+  1    the API refused or failed the request, or a confirmation was answered no
   2    the awaited job failed, was canceled or needs review
-  3    usage: unknown command or flag, missing argument, unreadable file
+  3    usage: unknown command or flag, missing argument, unreadable file, or a
+       bulk change with no terminal to confirm it on and no --yes
   4    authentication: no key, a wrong key, or the wrong kind of key
   5    not found: no such job or media item
   6    network: the API could not be reached
