@@ -1555,6 +1555,20 @@ describe('checks every argument before the first request', () => {
     }
   });
 
+  it('refuses --timeout without --wait in media publish too, before uploading anything', async () => {
+    const result = await run([
+      'media',
+      'publish',
+      'med_x',
+      '--audio-url',
+      'https://a.example.test/a.mp3',
+      '--timeout',
+      '5m',
+    ]);
+    expect({ code: result.code, sent: result.sent }).toEqual({ code: EXIT.usage, sent: [] });
+    expect(result.stderr).toContain('--timeout goes with --wait');
+  });
+
   it('takes --timeout as seconds, or with s, m, h or d, in jobs wait too', async () => {
     const stop = new AbortController();
     const result = await run(
