@@ -138,16 +138,67 @@ export async function createKey(
   return { apiKey, record, tenantCreated };
 }
 
-async function main(): Promise<void> {
+export const USAGE = `Issues and revokes the API keys of a Longhaul stack deployed to AWS.
+The local stack (npm start) needs none of this: it takes its keys from LONGHAUL_API_KEYS
+and LONGHAUL_ADMIN_KEY.
+
+Usage:
+  npm run api-key -- create --tenant <tenant> [--stack <name>]
+  npm run api-key -- create --admin [--stack <name>]
+  npm run api-key -- revoke --key <key> [--stack <name>]
+
+  --tenant <tenant>  the tenant the key is for: 1-63 lower-case letters, digits or dashes
+  --admin            the operator key (review, dlq) instead of a tenant's
+  --key <key>        the key to revoke
+  --stack <name>     the CloudFormation stack (default Longhaul)
+
+A new key is printed once, on stdout, and stored only as its SHA-256.
+
+AWS: the credentials and region of the account the stack is deployed in, as the
+AWS CLI takes them: AWS_PROFILE (or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)
+and AWS_REGION.
+
+Examples:
+  AWS_PROFILE=prod AWS_REGION=eu-west-1 npm run api-key -- create --tenant acme
+  npm run api-key -- revoke --key lh_… --stack Longhaul-staging
+`;
+
+/** Errors of the AWS SDK that mean it was never told which account or region: what to set, not the SDK's words. */
+export function awsSetupHint(error: unknown): string | undefined {
+  const { name, message } = error as Error;
+  const noRegion = /Region is missing/i.test(message ?? '');
+  const noCredentials =
+    name === 'CredentialsProviderError' || /Could not load credentials/i.test(message ?? '');
+  if (!noRegion && !noCredentials) return undefined;
+  return `${noRegion ? 'no AWS region is set' : 'no AWS credentials were found'}.
+  api-key manages the API keys of a Longhaul stack deployed to AWS (the local stack needs none:
+  it takes its keys from LONGHAUL_API_KEYS and LONGHAUL_ADMIN_KEY).
+  Set the account and region the stack is in, e.g. AWS_PROFILE=<profile> AWS_REGION=<region>,
+  and --stack <name> if the stack is not called Longhaul. npm run api-key -- --help says more.`;
+}
+
+async function main(argv: readonly string[]): Promise<void> {
   const { positionals, values } = parseArgs({
+    args: [...argv],
     allowPositionals: true,
     options: {
       tenant: { type: 'string' },
       admin: { type: 'boolean', default: false },
       key: { type: 'string' },
       stack: { type: 'string', default: 'Longhaul' },
+      help: { type: 'boolean', short: 'h' },
     },
   });
+  if (values.help || positionals[0] === 'help') {
+    process.stdout.write(USAGE);
+    return;
+  }
+  if (positionals[0] !== 'create' && positionals[0] !== 'revoke') {
+    throw new Error(
+      `${positionals[0] ? `unknown command ${positionals[0]}` : 'name a command'}: create or revoke.\n${USAGE}`,
+    );
+  }
+  if (positionals[0] === 'revoke' && !values.key) throw new Error('--key is required.');
   const outputs = await stackOutputs(values.stack);
   const documents = DynamoDBDocumentClient.from(new DynamoDBClient({}));
   const tableName = output(outputs, 'ApiKeyTableName');
@@ -174,11 +225,10 @@ async function main(): Promise<void> {
       return;
     }
     case 'revoke': {
-      if (!values.key) throw new Error('--key is required.');
       await documents.send(
         new UpdateCommand({
           TableName: tableName,
-          Key: { keyHash: hashApiKey(values.key) },
+          Key: { keyHash: hashApiKey(values.key as string) },
           UpdateExpression: 'SET disabled = :true',
           ConditionExpression: 'attribute_exists(keyHash)',
           ExpressionAttributeValues: { ':true': true },
@@ -187,17 +237,13 @@ async function main(): Promise<void> {
       process.stderr.write('Key revoked; the gateway may accept it until its authorizer cache expires.\n');
       return;
     }
-    default:
-      throw new Error(
-        'Usage: api-key create --tenant <id> [--admin] | api-key revoke --key <key>  [--stack <name>]',
-      );
   }
 }
 
 // Run as a command (npm run api-key), not when a test imports usageKeyFor.
 if (require.main === module) {
-  main().catch((error: unknown) => {
-    process.stderr.write(`api-key: ${(error as Error).message}\n`);
+  main(process.argv.slice(2)).catch((error: unknown) => {
+    process.stderr.write(`api-key: ${awsSetupHint(error) ?? (error as Error).message}\n`);
     process.exit(1);
   });
 }

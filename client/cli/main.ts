@@ -1,4 +1,4 @@
-import { openAsBlob, readFileSync, statSync } from 'node:fs';
+import { closeSync, openAsBlob, openSync, readFileSync, statSync } from 'node:fs';
 import { basename, extname } from 'node:path';
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import {
@@ -34,6 +34,8 @@ import {
 } from '../types';
 import { SDK_VERSION } from '../version';
 import type { WebSocketConstructor } from '../wait';
+import { type KeyKind, keyFromText, readKeyFile, readStoredKeys, storeKey } from './credentials';
+import { DURATION_HELP, durationSeconds, runAtOf } from './durations';
 import { type InputTable, inputFlagOptions, inputFlagsHelp, inputFromFlags } from './input-flags';
 import {
   formatBatchResults,
@@ -47,6 +49,7 @@ import {
   type Stream,
 } from './output';
 import { UsageError } from './usage-error';
+import { closest, parseArgsUsageError } from './words';
 
 /**
  * The `longhaul` command line. Exit codes (documented in client/README.md and
@@ -55,11 +58,11 @@ import { UsageError } from './usage-error';
  */
 export const EXIT = {
   ok: 0,
-  /** The API refused the request (validation, conflict, …) or failed. */
+  /** The API refused the request (validation, conflict, …) or failed; or a confirmation was answered no. */
   error: 1,
   /** The awaited job failed, was canceled or needs review. */
   jobUnsuccessful: 2,
-  /** The command line is wrong: unknown command or flag, missing argument, unreadable file. */
+  /** The command line is wrong: unknown command or flag, missing argument, unreadable file, --yes needed. */
   usage: 3,
   /** No key, or the API refused it (401), or it is the wrong kind of key (403). */
   auth: 4,
@@ -73,9 +76,22 @@ export const EXIT = {
   interrupted: 130,
 } as const;
 
+/** Where the CLI reads what a person types or a pipe brings: a key for login, a confirmation. */
+export interface Input {
+  readonly isTTY?: boolean;
+  /** Everything piped in, to its end. */
+  readAll(): Promise<string>;
+  /** Asks `question` on the terminal; resolves to the line typed, not shown as typed when `secret`. */
+  question(question: string, options?: { readonly secret?: boolean }): Promise<string>;
+}
+
 export interface CliIo {
   readonly stdout: Stream;
   readonly stderr: Stream;
+  /** Absent: nothing to read, as with stdin closed. */
+  readonly stdin?: Input;
+  /** The time now, for `--at <duration>` (default: the clock). */
+  readonly now?: () => Date;
   readonly env: Readonly<Record<string, string | undefined>>;
   /** Aborted on Ctrl-C: a wait stops, the job goes on. */
   readonly signal?: AbortSignal;
@@ -92,19 +108,24 @@ const CLI_RETRY = { maxAttempts: 5, maxDelayMs: 4000 } as const;
 
 const EXIT_CODES_HELP = `Exit codes:
   0    ok
-  1    the API refused or failed the request
+  1    the API refused or failed the request, or a confirmation was answered no
   2    the awaited job failed, was canceled or needs review
-  3    usage: unknown command or flag, missing argument, unreadable file
+  3    usage: unknown command or flag, missing argument, unreadable file, or a
+       bulk change with no terminal to confirm it on and no --yes
   4    authentication: no key, a wrong key, or the wrong kind of key
   5    not found: no such job or media item
   6    network: the API could not be reached
   7    stopped waiting (--timeout); the job goes on: longhaul jobs wait <id>
   130  interrupted (Ctrl-C); a job being waited for goes on`;
 
-const ENVIRONMENT_HELP = `Environment:
+const ENVIRONMENT_HELP = `Keys: a command takes its key from --api-key-file <path> (- reads stdin), else
+the environment, else the key longhaul login stored. Never pass a key as an argument.
+
+Environment:
   LONGHAUL_URL          the API (default http://127.0.0.1:3000; AWS: the ApiUrl output)
-  LONGHAUL_API_KEY      a tenant's API key (jobs, submit, search, media)
+  LONGHAUL_API_KEY      a tenant's API key (jobs, submit, batch, search, schedules, media)
   LONGHAUL_ADMIN_KEY    the operator key (review, dlq)
+  LONGHAUL_CONFIG_DIR   where longhaul login keeps keys (default ~/.config/longhaul)
   LONGHAUL_STREAM_URL   live progress WebSocket (default: the one the API names)
   LONGHAUL_ALLOW_INSECURE_HTTP=1  allow plain http to a host other than this machine`;
 
@@ -113,6 +134,7 @@ type Options = NonNullable<ParseArgsConfig['options']>;
 const common = {
   json: { type: 'boolean' },
   url: { type: 'string' },
+  'api-key-file': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const satisfies Options;
 
@@ -120,6 +142,11 @@ interface Command {
   /** The command's synopsis and flags, for `longhaul <command> --help`. */
   readonly usage: string;
   readonly summary: string;
+  /**
+   * Command lines that run as written (a test parses each), shown under
+   * EXAMPLES; a `#` line says what the next one does.
+   */
+  readonly examples: readonly string[];
   readonly options: Options;
   /** Names of the positional arguments; required unless the name ends in `?` (only trailing ones may). */
   readonly positionals: readonly string[];
@@ -128,12 +155,29 @@ interface Command {
 
 interface Context {
   readonly io: CliIo;
+  /** What an API refusal's pointers (`/contentLength`) are on this command line (`--file`). */
+  readonly pointerNames: Record<string, string>;
   /** Flag values; a flag that may be repeated (`multiple`) has its values in an array, read through `repeated`. */
   readonly values: Record<string, string | boolean | undefined>;
   readonly positionals: readonly string[];
   readonly json: boolean;
   readonly client: () => Longhaul;
 }
+
+/** What each job status means, for the help of every flag that takes one. */
+const STATUS_MEANINGS: Readonly<Record<JobStatus, string>> = {
+  scheduled: 'waiting for its --at time',
+  queued: 'waiting for a slot',
+  running: 'being worked on',
+  succeeded: 'finished with a result',
+  failed: 'finished without one',
+  canceled: 'stopped on request',
+  needs_review: 'an operator must settle it',
+};
+
+/** The statuses and their meanings, one per line, indented under a flag's help. */
+const statusHelp = (indent: string) =>
+  JOB_STATUSES.map((status) => `${indent}${status.padEnd(14)}${STATUS_MEANINGS[status]}`).join('\n');
 
 const pageOptions = {
   limit: { type: 'string' },
@@ -144,49 +188,96 @@ const pageOptions = {
 
 const waitOptions = { timeout: { type: 'string' } } as const satisfies Options;
 
+const TIMEOUT_HELP = `  --timeout <d>      with --wait: stop waiting after this long (${DURATION_HELP});
+                     exit 7, the job goes on`;
+
+/** Asks before a command that changes many things at once; `--yes` answers for scripts. */
+const confirmOptions = { yes: { type: 'boolean' } } as const satisfies Options;
+
 const bulkCancelOptions = {
   filter: { type: 'string', multiple: true },
   'created-after': { type: 'string' },
   'created-before': { type: 'string' },
   all: { type: 'boolean' },
   'dry-run': { type: 'boolean' },
+  ...confirmOptions,
 } as const satisfies Options;
+
+/** The statuses `review list` filters by. */
+const REVIEW_STATUSES = ['needs_review', 'queued', 'running'] as const satisfies readonly JobStatus[];
 
 /** Jobs listed when neither --limit nor --all is given. */
 const DEFAULT_LIST_LIMIT = 20;
 
-/** The flags of `submit` itself; an input field of the same flag is set through --input only. */
-const submitOptions = {
+/** The flags that make a job, which `submit` and `schedules create` both take. */
+const jobOptions = {
   type: { type: 'string' },
   input: { type: 'string' },
-  file: { type: 'string' },
-  'content-type': { type: 'string' },
   webhook: { type: 'string' },
   priority: { type: 'string' },
+} as const satisfies Options;
+
+/** The flags of `submit` itself; an input field of the same flag is set through --input only. */
+const submitOptions = {
+  ...jobOptions,
+  file: { type: 'string' },
+  'content-type': { type: 'string' },
   at: { type: 'string' },
   wait: { type: 'boolean' },
   'idempotency-key': { type: 'string' },
   ...waitOptions,
 } as const satisfies Options;
 
-const SUBMIT_FLAGS: ReadonlySet<string> = new Set([...Object.keys(common), ...Object.keys(submitOptions)]);
+const scheduleOptions = {
+  ...jobOptions,
+  expression: { type: 'string' },
+  timezone: { type: 'string' },
+  disabled: { type: 'boolean' },
+  'idempotency-key': { type: 'string' },
+} as const satisfies Options;
+
+/** Flags the commands that make jobs have for themselves: an input field of one of these names is set through --input only. */
+const SUBMIT_FLAGS: ReadonlySet<string> = new Set([
+  ...Object.keys(common),
+  ...Object.keys(submitOptions),
+  ...Object.keys(scheduleOptions),
+]);
+
+/** The help of the job flags (jobOptions and each type's input flags), the same for submit and schedules create. */
+function jobFlagsHelp(table: InputTable): string {
+  return `  --type <type>      the job type, one of: ${Object.keys(table).join(', ')}
+  input: --input '<json>' | --input @file.json, and/or the flags of its type
+         (a flag overrides the same field of --input):
+${inputFlagsHelp(table, SUBMIT_FLAGS, '    ')}
+  --webhook <url>    an https URL the finished job is POSTed to, signed in its
+                     Longhaul-Signature header (the SDK's webhooks.verify checks it)
+  --priority <p>     ${JOB_PRIORITIES.join(', ')} (default ${DEFAULT_PRIORITY}): which of your waiting jobs goes first`;
+}
 
 /** `submit`, with a flag for each input field of each job type in `table`. */
 function submitCommand(table: InputTable): Command {
   return {
     summary: 'submit a job',
-    usage: `longhaul submit --type <type> [input] [--file <path>] [--webhook <url>] [--priority <priority>] [--at <time>] [--wait [--timeout <s>]] [--idempotency-key <key>]
-  input: --input '<json>' | --input @file.json, and/or the flags of its type
-         (a flag overrides the same field of --input):
-${inputFlagsHelp(table, SUBMIT_FLAGS, '    ')}
-  --file             up to 4 MiB sent with the job, up to 32 MiB in one upload, larger in resumable parts
+    usage: `longhaul submit --type <type> [input] [--file <path>] [--webhook <url>] [--priority <p>] [--at <time>] [--wait [--timeout <d>]] [--idempotency-key <key>]
+${jobFlagsHelp(table)}
+  --file <path>      up to 4 MiB sent with the job, up to 32 MiB in one upload, larger in resumable parts
   --content-type     of --file (default: from its extension)
-  --priority         ${JOB_PRIORITIES.join(', ')} (default ${DEFAULT_PRIORITY}): which of your waiting jobs goes first
-  --at <time>        run the job then, not now: RFC 3339 with an offset (2030-01-31T09:00:00Z), at most 365 days ahead;
-                     until then it is scheduled (a past time runs it now)
+  --at <time>        run the job then, not now: a duration from now (${DURATION_HELP})
+                     or an RFC 3339 time with an offset, at most 365 days ahead (the
+                     deployment may allow fewer); until then it is scheduled (a past time runs it now)
   --wait             follow progress on stderr and print the finished job
-  --timeout <s>      with --wait: stop waiting after this many seconds (exit 7; the job goes on)
-  --idempotency-key  resume an earlier submission (its key is printed when it starts)`,
+${TIMEOUT_HELP}
+  --idempotency-key  resume an earlier submission (its key is printed when it is sent)`,
+    examples: [
+      '# Generate an image and wait for it, at most ten minutes',
+      'longhaul submit --type image.generate --prompt "a lighthouse at dusk" --wait --timeout 10m',
+      '# Transcribe a recording on this machine',
+      'longhaul submit --type audio.transcribe --file sermon.mp3 --language en',
+      '# Run a job two hours from now, telling a webhook when it is done',
+      'longhaul submit --type image.generate --prompt "a red fox" --at 2h --webhook https://example.com/hooks/longhaul',
+      '# The input as JSON',
+      'longhaul submit --type image.generate --input \'{"prompt": "a red fox", "width": 512}\'',
+    ],
     options: { ...submitOptions, ...inputFlagOptions(table, SUBMIT_FLAGS) },
     positionals: [],
     run: (c) => submit(c, table),
@@ -197,9 +288,16 @@ const commands: Record<string, Command> = {
   'jobs list': {
     summary: "list the tenant's jobs, newest first",
     usage: `longhaul jobs list [--status <status>] [--limit <n>] [--cursor <cursor>] [--all]
+  --status <s>  only jobs in this status:
+${statusHelp('                  ')}
   --limit <n>   at most n jobs in all, across pages (default ${DEFAULT_LIST_LIMIT})
   --all         every job
-  --cursor <c>  go on from where an earlier listing stopped`,
+  --cursor <c>  go on from where an earlier listing with the same --status stopped`,
+    examples: [
+      'longhaul jobs list',
+      'longhaul jobs list --status failed --limit 5',
+      'longhaul jobs list --all --json',
+    ],
     options: pageOptions,
     positionals: [],
     run: listJobs,
@@ -207,6 +305,7 @@ const commands: Record<string, Command> = {
   'jobs get': {
     summary: 'show a job',
     usage: 'longhaul jobs get <id>',
+    examples: ['longhaul jobs get job_01jh8x2cvbq4n6m3yz9w7t5rk0'],
     options: {},
     positionals: ['id'],
     run: async (c) => printJob(c, await c.client().getJob(id(c), { signal: c.io.signal })),
@@ -214,15 +313,23 @@ const commands: Record<string, Command> = {
   'jobs cancel': {
     summary: 'cancel a job, or every job a filter matches',
     usage: `longhaul jobs cancel <id>
-       longhaul jobs cancel --filter <filter> [--created-after <time>] [--created-before <time>] [--dry-run]
-       longhaul jobs cancel --all [--dry-run]
+       longhaul jobs cancel --filter <filter> [--created-after <time>] [--created-before <time>] [--dry-run] [--yes]
+       longhaul jobs cancel --all [--dry-run] [--yes]
   --filter <f>          status=<status>[,<status>…] and/or type=<type>, comma-separated,
                         e.g. status=queued,running,type=image.generate (may be repeated)
   --created-after <t>   only jobs created after this RFC 3339 time (e.g. 2026-03-01T12:00:00Z)
   --created-before <t>  only jobs created before this RFC 3339 time
   --all                 every unfinished job (a bulk cancel names a filter or --all)
   --dry-run             count the jobs it would cancel, cancel none
+  --yes                 cancel without asking; a bulk cancel asks on a terminal and, with no
+                        terminal to ask on, is refused without --yes
   Finished jobs are never matched. Requests follow one another until every matching job was seen.`,
+    examples: [
+      'longhaul jobs cancel job_01jh8x2cvbq4n6m3yz9w7t5rk0',
+      '# How many queued image jobs a cancel would stop, stopping none',
+      'longhaul jobs cancel --filter status=queued,type=image.generate --dry-run',
+      'longhaul jobs cancel --all --yes',
+    ],
     options: bulkCancelOptions,
     positionals: ['id?'],
     run: cancelCommand,
@@ -231,6 +338,7 @@ const commands: Record<string, Command> = {
     summary: 'resume a failed job from the step that failed',
     usage: `longhaul jobs resume <id>
   The steps before the failed one are not run (or charged) again. A job in review is not resumed.`,
+    examples: ['longhaul jobs resume job_01jh8x2cvbq4n6m3yz9w7t5rk0'],
     options: {},
     positionals: ['id'],
     run: async (c) => printJob(c, await c.client().resumeJob(id(c), { signal: c.io.signal })),
@@ -238,6 +346,7 @@ const commands: Record<string, Command> = {
   'jobs events': {
     summary: "show a job's timeline",
     usage: 'longhaul jobs events <id>',
+    examples: ['longhaul jobs events job_01jh8x2cvbq4n6m3yz9w7t5rk0'],
     options: {},
     positionals: ['id'],
     run: async (c) => {
@@ -248,16 +357,28 @@ const commands: Record<string, Command> = {
   },
   'jobs wait': {
     summary: 'follow a job until it settles, through network outages',
-    usage: `longhaul jobs wait <id> [--timeout <s>]
-  --timeout <s>  stop waiting after this many seconds (exit 7; the job goes on)`,
+    usage: `longhaul jobs wait <id> [--timeout <d>]
+  --timeout <d>  stop waiting after this long (${DURATION_HELP}); exit 7, the job goes on`,
+    examples: ['longhaul jobs wait job_01jh8x2cvbq4n6m3yz9w7t5rk0 --timeout 5m'],
     options: waitOptions,
     positionals: ['id'],
-    run: (c) => waitAndPrint(c, id(c)),
+    run: (c) => {
+      const timeout = stringFlag(c, 'timeout');
+      return waitAndPrint(
+        c,
+        id(c),
+        timeout === undefined ? undefined : durationSeconds('--timeout', timeout),
+      );
+    },
   },
   'review list': {
     summary: 'list jobs in review (admin key)',
-    usage: `longhaul review list [--status needs_review|queued|running] [--limit <n>] [--cursor <cursor>] [--all]
-  --limit <n>   at most n jobs in all, across pages (default ${DEFAULT_LIST_LIMIT})`,
+    usage: `longhaul review list [--status <status>] [--limit <n>] [--cursor <cursor>] [--all]
+  --status <s>  only jobs in this status: ${REVIEW_STATUSES.join(', ')}
+  --limit <n>   at most n jobs in all, across pages (default ${DEFAULT_LIST_LIMIT})
+  --all         every job
+  --cursor <c>  go on from where an earlier listing with the same --status stopped`,
+    examples: ['longhaul review list', 'longhaul review list --status needs_review --limit 5'],
     options: pageOptions,
     positionals: [],
     run: reviewList,
@@ -265,6 +386,9 @@ const commands: Record<string, Command> = {
   'review resolve': {
     summary: 'settle a job in review (admin key)',
     usage: 'longhaul review resolve <id> --outcome succeeded|failed|requeue --note <why>',
+    examples: [
+      'longhaul review resolve job_01jh8x2cvbq4n6m3yz9w7t5rk0 --outcome requeue --note "provider outage is over"',
+    ],
     options: { outcome: { type: 'string' }, note: { type: 'string' } },
     positionals: ['id'],
     run: async (c) => {
@@ -279,13 +403,18 @@ const commands: Record<string, Command> = {
     summary: 'replay finished jobs as new ones (admin key)',
     usage: `longhaul review replay --status <status>[,<status>…] --note <why> [--tenant <tenant>] [--type <type>]
                       [--created-after <time>] [--created-before <time>] [--dry-run]
-  --status <s>          the statuses to replay, e.g. failed or failed,canceled (required)
+  --status <s>          the statuses to replay, e.g. failed or failed,canceled (required); of
+                        ${JOB_STATUSES.join(', ')}
   --note <why>          why; the same note replays a job once however often the command is run,
                         another note replays it again
   --tenant <t>          only this tenant's jobs (default: every tenant's)
   --dry-run             count and list refusals, replay nothing
   Jobs in review, unfinished jobs and jobs whose provider outcome is unknown are refused, with the reason.
   Requests follow one another until every matching job was seen. Exits 1 if any job was refused.`,
+    examples: [
+      'longhaul review replay --status failed --type image.generate --note "new provider key" --dry-run',
+      'longhaul review replay --status failed,canceled --tenant acme --note "ticket 4711"',
+    ],
     options: {
       status: { type: 'string' },
       note: { type: 'string' },
@@ -300,10 +429,17 @@ const commands: Record<string, Command> = {
   },
   'dlq redrive': {
     summary: 'move dead letters back to the jobs queue (admin key)',
-    usage: 'longhaul dlq redrive',
-    options: {},
+    usage: `longhaul dlq redrive [--yes]
+  --yes  redrive without asking; it asks on a terminal and, with no terminal to ask on,
+         is refused without --yes`,
+    examples: ['longhaul dlq redrive --yes'],
+    options: confirmOptions,
     positionals: [],
     run: async (c) => {
+      if (
+        !(await confirmed(c, 'dlq redrive sends every dead letter back to the jobs queue.', 'Redrive them?'))
+      )
+        return EXIT.error;
       const started = await c.client().redriveDeadLetters({ signal: c.io.signal });
       c.io.stdout.write(
         c.json
@@ -323,8 +459,9 @@ const batchCommand: Command = {
   (blank lines are skipped; more than ${MAX_BATCH_ITEMS} lines go in several requests)
   --key-prefix <p>  a line without an idempotencyKey gets <p>:<line number>, so running
                     the same file again with the same prefix submits nothing twice
-  Prints one line per item: its status, its key, and its job or why it was refused.
-  Exits 1 if any item was refused.`,
+  Prints one line per item, numbered by its line in the file: its status, its key, and its job
+  or why it was refused. Exits 1 if any item was refused.`,
+  examples: ['longhaul batch prompts.jsonl --key-prefix prompts-v1'],
   options: { 'key-prefix': { type: 'string' } },
   positionals: ['file'],
   run: submitBatchFile,
@@ -343,6 +480,10 @@ const searchCommand: Command = {
   Prints each hit, closest first: its rank, score, where the passage is in the recording,
   the recording's title (or id) and date, the passage's text (cut to the terminal's width)
   and the URL that plays it from its first word. --json prints the API's answer as it is.`,
+  examples: [
+    'longhaul search "the widow who gave two coins"',
+    'longhaul search "forgiveness" --from 2025-01-01 --label advent --limit 5',
+  ],
   options: {
     limit: { type: 'string' },
     item: { type: 'string', multiple: true },
@@ -354,32 +495,33 @@ const searchCommand: Command = {
   run: searchPassages,
 };
 
-/** `schedules …`: a tenant's recurring schedules. */
-const scheduleCommands: Record<string, Command> = {
-  'schedules create': {
+/** `schedules create`: the job it submits takes the flags `submit` takes (jobFlagsHelp). */
+function scheduleCreateCommand(table: InputTable): Command {
+  return {
     summary: 'create a recurring schedule that submits a job at each firing',
-    usage: `longhaul schedules create --expression <expr> --type <type> --input '<json>' [--timezone <tz>] [--webhook <url>] [--priority <priority>] [--disabled] [--idempotency-key <key>]
+    usage: `longhaul schedules create --expression <expr> --type <type> [input] [--timezone <tz>] [--webhook <url>] [--priority <p>] [--disabled] [--idempotency-key <key>]
   --expression       rate(<n> minutes|hours|days) or cron(<min> <hour> <day-of-month> <month> <day-of-week> <year>)
   --timezone         IANA time zone the expression is evaluated in (default UTC)
-  --input            the job's input: '<json>' or @file.json
+${jobFlagsHelp(table)}
   --disabled         create it disabled (enable it later)
-  --idempotency-key  resume an earlier creation (its key is printed when it starts)`,
-    options: {
-      expression: { type: 'string' },
-      timezone: { type: 'string' },
-      type: { type: 'string' },
-      input: { type: 'string' },
-      webhook: { type: 'string' },
-      priority: { type: 'string' },
-      disabled: { type: 'boolean' },
-      'idempotency-key': { type: 'string' },
-    },
+  --idempotency-key  resume an earlier creation (its key is printed when it is sent)`,
+    examples: [
+      '# Every Sunday at 18:00 in Lisbon',
+      'longhaul schedules create --expression "cron(0 18 ? * SUN *)" --timezone Europe/Lisbon --type image.generate --prompt "the week in one picture"',
+      'longhaul schedules create --expression "rate(1 day)" --type audio.transcribe --audio-url https://example.com/daily.mp3',
+    ],
+    options: { ...scheduleOptions, ...inputFlagOptions(table, SUBMIT_FLAGS) },
     positionals: [],
-    run: createScheduleCommand,
-  },
+    run: (c) => createScheduleCommand(c, table),
+  };
+}
+
+/** `schedules …`: a tenant's recurring schedules. */
+const scheduleCommands: Record<string, Command> = {
   'schedules list': {
     summary: "list the tenant's schedules",
     usage: `longhaul schedules list [--limit <n>] [--cursor <cursor>] [--all]`,
+    examples: ['longhaul schedules list --all'],
     options: { limit: { type: 'string' }, cursor: { type: 'string' }, all: { type: 'boolean' } },
     positionals: [],
     run: async (c) => {
@@ -398,6 +540,7 @@ const scheduleCommands: Record<string, Command> = {
   'schedules get': {
     summary: 'show a schedule',
     usage: 'longhaul schedules get <id>',
+    examples: ['longhaul schedules get sch_01jh8x2cvbq4n6m3yz9w7t5rk0'],
     options: {},
     positionals: ['id'],
     run: async (c) => printSchedule(c, await c.client().getSchedule(id(c), { signal: c.io.signal })),
@@ -407,6 +550,7 @@ const scheduleCommands: Record<string, Command> = {
   'schedules delete': {
     summary: 'delete a schedule (the jobs it created stay)',
     usage: 'longhaul schedules delete <id>',
+    examples: ['longhaul schedules delete sch_01jh8x2cvbq4n6m3yz9w7t5rk0'],
     options: {},
     positionals: ['id'],
     run: async (c) => {
@@ -440,7 +584,10 @@ const mediaCommands: Record<string, Command> = {
   --speaker <name>   who preached or spoke
   --date <date>      when it was preached or recorded (YYYY-MM-DD); search and media list filter by it
   --label <label>    a series, a place, a topic (may be repeated); search and media list filter by them
-  --idempotency-key  resume an earlier creation (its key is printed when it starts)`,
+  --idempotency-key  resume an earlier creation (its key is printed when it is sent)`,
+    examples: [
+      'longhaul media create --title "The widow\'s offering" --speaker "Ana Reis" --date 2025-11-30 --label advent',
+    ],
     options: { ...mediaMetadataOptions, 'idempotency-key': { type: 'string' } },
     positionals: [],
     run: createMediaCommand,
@@ -454,6 +601,7 @@ const mediaCommands: Record<string, Command> = {
   --limit <n>      at most n items in all, across pages (default ${DEFAULT_LIST_LIMIT})
   --all            every item
   --cursor <c>     go on from where an earlier listing with the same filter stopped`,
+    examples: ['longhaul media list --label advent --from 2025-11-01'],
     options: {
       label: { type: 'string' },
       from: { type: 'string' },
@@ -468,6 +616,7 @@ const mediaCommands: Record<string, Command> = {
   'media get': {
     summary: 'show a media item, its current version and the one being published',
     usage: 'longhaul media get <id>',
+    examples: ['longhaul media get med_01jh8x2cvbq4n6m3yz9w7t5rk0'],
     options: {},
     positionals: ['id'],
     run: async (c) => printMediaItem(c, await c.client().getMedia(mediaId(c), { signal: c.io.signal })),
@@ -479,6 +628,9 @@ const mediaCommands: Record<string, Command> = {
   --clear <field>  remove the speaker or the date, or every label (may be repeated)
   Name at least one change. Search shows it at once: it reads the title and speaker from the
   item, and a change of labels or date rewrites the current version's passages in the index.`,
+    examples: [
+      'longhaul media update med_01jh8x2cvbq4n6m3yz9w7t5rk0 --title "The widow\'s two coins" --clear speaker',
+    ],
     options: { ...mediaMetadataOptions, clear: { type: 'string', multiple: true } },
     positionals: ['id'],
     run: updateMediaCommand,
@@ -488,6 +640,7 @@ const mediaCommands: Record<string, Command> = {
     usage: `longhaul media delete <id>
   The version being published is canceled; the server then deletes every version's
   stream, transcripts, passages, vectors and uploads.`,
+    examples: ['longhaul media delete med_01jh8x2cvbq4n6m3yz9w7t5rk0'],
     options: {},
     positionals: ['id'],
     run: async (c) => {
@@ -499,15 +652,19 @@ const mediaCommands: Record<string, Command> = {
   },
   'media publish': {
     summary: 'publish a recording as the next version of a media item',
-    usage: `longhaul media publish <id> (--file <path> [--content-type <type>] | --audio-url <https url>) [--language <tag>] [--wait [--timeout <s>]]
+    usage: `longhaul media publish <id> (--file <path> [--content-type <type>] | --audio-url <https url>) [--language <tag>] [--wait [--timeout <d>]]
   --file <path>      the recording, uploaded first (in resumable parts when large)
   --content-type     of --file (default: from its extension)
   --audio-url <url>  an https URL of the recording (--url is the API's, as for every command)
   --language <tag>   the recording's language, a BCP 47 tag such as en or pt-BR
   --wait             follow the version's job on stderr and print it once finished
-  --timeout <s>      with --wait: stop waiting after this many seconds (exit 7; the job goes on)
+${TIMEOUT_HELP}
   The item's current version switches to this one only once it has fully published;
   a version published after it, before it is done, supersedes it.`,
+    examples: [
+      'longhaul media publish med_01jh8x2cvbq4n6m3yz9w7t5rk0 --file sermon.mp3 --language en --wait',
+      'longhaul media publish med_01jh8x2cvbq4n6m3yz9w7t5rk0 --audio-url https://example.com/sermon.m4a',
+    ],
     options: {
       file: { type: 'string' },
       'content-type': { type: 'string' },
@@ -521,16 +678,75 @@ const mediaCommands: Record<string, Command> = {
   },
 };
 
+/** `login` and `logout`: a key kept for later commands, in a file only the user may read. */
+const keyCommands: Record<string, Command> = {
+  login: {
+    summary: 'store a key for later commands, readable by you alone',
+    usage: `longhaul login [--admin]
+  Reads the key from stdin (asked for on a terminal) and stores it in
+  $LONGHAUL_CONFIG_DIR/credentials.json (default ~/.config/longhaul), mode 0600.
+  A key in the environment or from --api-key-file is used before the stored one.
+  --admin  store the operator key (review, dlq), not a tenant's`,
+    examples: ['longhaul login', 'longhaul login --admin --api-key-file admin.key'],
+    options: { admin: { type: 'boolean' } },
+    positionals: [],
+    run: loginCommand,
+  },
+  logout: {
+    summary: 'forget the key login stored',
+    usage: `longhaul logout [--admin]
+  --admin  forget the operator key, not the tenant's`,
+    examples: ['longhaul logout'],
+    options: { admin: { type: 'boolean' } },
+    positionals: [],
+    run: async (c) => {
+      const kind: KeyKind = c.values.admin ? 'adminKey' : 'apiKey';
+      const path = storeKey(c.io.env, kind, undefined);
+      c.io.stderr.write(`${c.values.admin ? 'admin' : 'tenant'} key forgotten (${path})\n`);
+      return EXIT.ok;
+    },
+  },
+};
+
+async function loginCommand(c: Context): Promise<number> {
+  const kind: KeyKind = c.values.admin ? 'adminKey' : 'apiKey';
+  const file = stringFlag(c, 'api-key-file');
+  const stdin = c.io.stdin;
+  let key: string;
+  if (file !== undefined && file !== '-') {
+    key = readKeyFile(file);
+  } else if (stdin?.isTTY) {
+    key = keyFromText(
+      await stdin.question(`Paste the ${c.values.admin ? 'admin' : 'API'} key: `, { secret: true }),
+      'The line typed',
+    );
+  } else if (stdin) {
+    key = keyFromText(await stdin.readAll(), 'stdin');
+  } else {
+    throw new UsageError('login reads the key from stdin: pipe it in, or pass --api-key-file <path>.');
+  }
+  const path = storeKey(c.io.env, kind, key);
+  c.io.stderr.write(`${c.values.admin ? 'admin' : 'tenant'} key stored in ${path} (readable by you alone)\n`);
+  return EXIT.ok;
+}
+
 const GROUPS = new Set(['jobs', 'review', 'dlq', 'schedules', 'media']);
 
-const COMMANDS: Readonly<Record<string, Command>> = {
-  submit: submitCommand(JOB_TYPE_INPUTS),
-  batch: batchCommand,
-  search: searchCommand,
-  ...commands,
-  ...scheduleCommands,
-  ...mediaCommands,
-};
+/** Every command, those that make jobs with the flags of `table`'s job types. */
+function commandsFor(table: InputTable): Readonly<Record<string, Command>> {
+  return {
+    submit: submitCommand(table),
+    batch: batchCommand,
+    search: searchCommand,
+    ...commands,
+    'schedules create': scheduleCreateCommand(table),
+    ...scheduleCommands,
+    ...mediaCommands,
+    ...keyCommands,
+  };
+}
+
+const COMMANDS = commandsFor(JOB_TYPE_INPUTS);
 
 function formatScheduleLine(schedule: Schedule): string {
   const state = schedule.enabled ? `next ${schedule.nextRunAt ?? 'never'}` : 'disabled';
@@ -556,6 +772,7 @@ function setScheduleEnabled(enabled: boolean, summary: string): Command {
   return {
     summary,
     usage: `longhaul schedules ${verb} <id>`,
+    examples: [`longhaul schedules ${verb} sch_01jh8x2cvbq4n6m3yz9w7t5rk0`],
     options: {},
     positionals: ['id'],
     run: async (c) =>
@@ -568,19 +785,10 @@ function printSchedule(c: Context, schedule: Schedule): number {
   return EXIT.ok;
 }
 
-async function createScheduleCommand(c: Context): Promise<number> {
+async function createScheduleCommand(c: Context, table: InputTable): Promise<number> {
   const { values, io } = c;
   if (typeof values.expression !== 'string') throw new UsageError('--expression is required.');
-  const type = jobTypeOf(values, JOB_TYPE_INPUTS);
-  if (typeof values.input !== 'string') throw new UsageError("--input is required: '<json>' or @file.json.");
-  const priority =
-    values.priority === undefined ? undefined : oneOf('--priority', values.priority, JOB_PRIORITIES);
-  const job = {
-    type,
-    input: readInputFlag(values.input),
-    ...(typeof values.webhook === 'string' ? { webhookUrl: values.webhook } : {}),
-    ...(priority !== undefined ? { priority } : {}),
-  } as ScheduledJob;
+  const job = jobOf(jobTypeOf(values, table), values, table) as ScheduledJob;
   const client = c.client();
   const { action, resumeKey } = userActionOf(client, values);
   if (!resumeKey) io.stderr.write(`idempotency key: ${action.idempotencyKey}\n`);
@@ -712,6 +920,8 @@ async function publishVersionCommand(c: Context): Promise<number> {
   if (contentType !== undefined && path === undefined)
     throw new UsageError('--content-type goes with --file.');
   const language = stringFlag(c, 'language');
+  const timeout = waitTimeoutOf(c);
+  if (path !== undefined) nameFilePointers(c, path);
   const source =
     path !== undefined
       ? { file: await readFileInput(path, contentType), ...(language ? { language } : {}) }
@@ -719,32 +929,67 @@ async function publishVersionCommand(c: Context): Promise<number> {
   const published = await c.client().publishVersion(item, source, { signal: c.io.signal });
   if (c.values.wait) {
     c.io.stderr.write(`${item}: publishing as job ${published.jobId}\n`);
-    return waitAndPrint(c, published.jobId);
+    return waitAndPrint(c, published.jobId, timeout);
   }
   printMediaItem(c, published.item);
   if (!c.json) c.io.stderr.write(`follow it: longhaul jobs wait ${published.jobId}\n`);
   return EXIT.ok;
 }
 
-const USAGE = `Usage: longhaul <command> [options]
+/** Command names and summaries in two columns, the names as wide as the widest. */
+function commandTable(entries: readonly (readonly [string, Command])[]): string {
+  const width = Math.max(...entries.map(([name]) => name.length)) + 2;
+  return entries.map(([name, command]) => `  ${name.padEnd(width)}${command.summary}`).join('\n');
+}
+
+const USAGE = `Longhaul runs long AI jobs (images, transcripts, published recordings) for you.
+
+Usage: longhaul <command> [options]
 
 Commands:
-${Object.entries(COMMANDS)
-  .map(([name, command]) => `  ${name.padEnd(16)}${command.summary}`)
-  .join('\n')}
+${commandTable(Object.entries(COMMANDS))}
 
-Run longhaul <command> --help for a command's options. Every command takes
---json (machine-readable output on stdout, failures included) and --url.
-longhaul --version prints the version.
+Run longhaul help <command> (or longhaul <command> --help) for a command's options and examples.
+Every command takes --json (machine-readable output on stdout, failures included), --url <api>
+and --api-key-file <path>. longhaul --version prints the version.
 
 ${ENVIRONMENT_HELP}
 
 ${EXIT_CODES_HELP}
 `;
 
+/** A command's help: what it does, how to call it, examples; what every command shares is in `longhaul --help`. */
 function commandHelp(command: Command): string {
   const summary = `${command.summary[0]?.toUpperCase() ?? ''}${command.summary.slice(1)}.`;
-  return `Usage: ${command.usage}\n\n${summary}\nCommon options: --json, --url <api>, --help.\n\n${ENVIRONMENT_HELP}\n\n${EXIT_CODES_HELP}\n`;
+  const examples = command.examples.map((line) => `  ${line}`).join('\n');
+  return `${summary}
+
+Usage: ${command.usage}
+
+Examples:
+${examples}
+
+Common options: --json, --url <api>, --api-key-file <path>, --help.
+Keys, environment and exit codes: longhaul --help.
+`;
+}
+
+/** The command `argv` names: its name (one word, or a group and a word) and how many words that took. */
+function commandName(argv: readonly string[]): string {
+  const [first = '', second] = argv;
+  return GROUPS.has(first) && second !== undefined && !second.startsWith('-') ? `${first} ${second}` : first;
+}
+
+/** A guess at the command a misspelt name meant: `sumbit` is `submit`, `jobs lsit` is `jobs list`. */
+function didYouMean(name: string): string {
+  const guess = closest(name, Object.keys(COMMANDS)) ?? closest(name, GROUPS);
+  return guess ? ` Did you mean ${guess}?` : '';
+}
+
+/** The command a command line runs, with what it shows: `undefined` when it is no known command. */
+function commandFor(name: string, io: CliIo): Command | undefined {
+  if (!io.jobTypes) return COMMANDS[name];
+  return commandsFor(io.jobTypes)[name];
 }
 
 /** Runs one command line; resolves to the exit code. */
@@ -755,28 +1000,39 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     io.stdout.write(json ? `${JSON.stringify({ version: SDK_VERSION })}\n` : `longhaul ${SDK_VERSION}\n`);
     return EXIT.ok;
   }
+  if (first === 'help' && second !== undefined) {
+    // `longhaul help submit` is `longhaul submit --help`.
+    return runCli([...argv.slice(1).filter((word) => word !== '--help' && word !== '-h'), '--help'], io);
+  }
   if (first === undefined || first === 'help' || first === '--help' || first === '-h') {
     (first === undefined ? io.stderr : io.stdout).write(USAGE);
     return first === undefined ? EXIT.usage : EXIT.ok;
   }
-  const name = GROUPS.has(first) ? `${first} ${second ?? ''}`.trim() : first;
-  const command = name === 'submit' && io.jobTypes ? submitCommand(io.jobTypes) : COMMANDS[name];
+  const name = commandName(argv);
+  const command = commandFor(name, io);
   if (!command) {
     if (GROUPS.has(first) && (second === undefined || second === '--help' || second === '-h')) {
       const group = Object.entries(COMMANDS).filter(([n]) => n.startsWith(`${first} `));
-      const text = `Usage: longhaul ${first} <command>\n\n${group.map(([n, c]) => `  ${n.padEnd(16)}${c.summary}`).join('\n')}\n`;
+      const text = `Usage: longhaul ${first} <command>\n\n${commandTable(group)}\n`;
       (second === undefined ? io.stderr : io.stdout).write(text);
       return second === undefined ? EXIT.usage : EXIT.ok;
     }
-    return reportError(new UsageError(`unknown command "${name}".`), io, json);
+    return reportError(new UsageError(`unknown command "${name}".${didYouMean(name)}`), io, json);
   }
+  const options = { ...common, ...command.options };
+  const pointerNames: Record<string, string> = {};
   try {
-    const parsed = parseArgs({
-      args: argv.slice(name.split(' ').length),
-      options: { ...common, ...command.options },
-      allowPositionals: true,
-      strict: true,
-    });
+    let parsed: ReturnType<typeof parseArgs>;
+    try {
+      parsed = parseArgs({
+        args: argv.slice(name.split(' ').length),
+        options,
+        allowPositionals: true,
+        strict: true,
+      });
+    } catch (error) {
+      throw parseArgsUsageError(error, Object.keys(options)) ?? error;
+    }
     if (parsed.values.help) {
       io.stdout.write(commandHelp(command));
       return EXIT.ok;
@@ -789,28 +1045,57 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       throw new UsageError(`${name} takes ${expected || 'no arguments'}.`);
     }
     const values = parsed.values as Context['values'];
+    const keyFromFile =
+      name === 'login' || typeof values['api-key-file'] !== 'string'
+        ? undefined
+        : await keyOfFlag(values['api-key-file'], io);
     let client: Longhaul | undefined;
     return await command.run({
       io,
       values,
       positionals: parsed.positionals,
       json,
+      pointerNames,
       client: () => {
-        client ??= createClient(io, typeof values.url === 'string' ? values.url : undefined);
+        client ??= createClient(
+          io,
+          typeof values.url === 'string' ? values.url : undefined,
+          keyFromFile === undefined ? {} : { [isAdminCommand(name) ? 'adminKey' : 'apiKey']: keyFromFile },
+        );
         return client;
       },
     });
   } catch (error) {
-    return reportError(error, io, json, name);
+    return reportError(error, io, json, name, pointerNames);
   }
 }
 
-function createClient(io: CliIo, url: string | undefined): Longhaul {
+/** `--api-key-file <path>`, or `-`: the key piped to stdin. */
+async function keyOfFlag(path: string, io: CliIo): Promise<string> {
+  if (path !== '-') return readKeyFile(path);
+  if (!io.stdin || io.stdin.isTTY) {
+    throw new UsageError('--api-key-file - reads the key from stdin: pipe it in.');
+  }
+  return keyFromText(await io.stdin.readAll(), 'stdin');
+}
+
+const isAdminCommand = (command: string | undefined) =>
+  Boolean(command?.startsWith('review') || command?.startsWith('dlq'));
+
+/** A client whose keys come from --api-key-file (`given`), else the environment, else longhaul login. */
+function createClient(
+  io: CliIo,
+  url: string | undefined,
+  given: { readonly apiKey?: string; readonly adminKey?: string },
+): Longhaul {
   const { env } = io;
+  const stored = readStoredKeys(env);
+  const apiKey = given.apiKey ?? (env.LONGHAUL_API_KEY || stored.apiKey);
+  const adminKey = given.adminKey ?? (env.LONGHAUL_ADMIN_KEY || stored.adminKey);
   return new Longhaul({
     baseUrl: url ?? env.LONGHAUL_URL ?? 'http://127.0.0.1:3000',
-    ...(env.LONGHAUL_API_KEY ? { apiKey: env.LONGHAUL_API_KEY } : {}),
-    ...(env.LONGHAUL_ADMIN_KEY ? { adminKey: env.LONGHAUL_ADMIN_KEY } : {}),
+    ...(apiKey ? { apiKey } : {}),
+    ...(adminKey ? { adminKey } : {}),
     ...(env.LONGHAUL_STREAM_URL ? { streamUrl: env.LONGHAUL_STREAM_URL } : {}),
     ...(env.LONGHAUL_ALLOW_INSECURE_HTTP === '1' ? { allowInsecureHttp: true } : {}),
     ...(io.fetch ? { fetch: io.fetch } : {}),
@@ -846,17 +1131,24 @@ interface Failure {
   readonly problem?: unknown;
 }
 
-function describeFailure(error: unknown, io: CliIo, command: string | undefined): Failure {
+function describeFailure(
+  error: unknown,
+  io: CliIo,
+  command: string | undefined,
+  pointerNames: Readonly<Record<string, string>>,
+): Failure {
   if (io.signal?.aborted && (error === io.signal.reason || (error as Error)?.name === 'AbortError')) {
     return { exitCode: EXIT.interrupted, kind: 'interrupted', lines: ['longhaul: interrupted'] };
   }
-  const adminCommand = command?.startsWith('review') || command?.startsWith('dlq');
+  const adminCommand = isAdminCommand(command);
   const keyVariable = adminCommand ? 'LONGHAUL_ADMIN_KEY' : 'LONGHAUL_API_KEY';
   if (error instanceof LonghaulError) {
     const { problem } = error;
     const lines = [`longhaul: ${problem.title} (${problem.status} ${problem.code}): ${problem.detail}`];
     for (const item of problem.errors ?? []) {
-      lines.push(`  ${item.pointer ?? item.parameter ?? ''}: ${item.detail}`.replace(/^ {2}: /, '  '));
+      const where =
+        item.pointer === undefined ? item.parameter : (pointerNames[item.pointer] ?? item.pointer);
+      lines.push(`  ${where ?? ''}: ${item.detail}`.replace(/^ {2}: /, '  '));
     }
     if (problem.status === 401) lines.push(`  Check ${keyVariable}.`);
     if (problem.status === 403) {
@@ -886,7 +1178,9 @@ function describeFailure(error: unknown, io: CliIo, command: string | undefined)
     return {
       exitCode: EXIT.auth,
       kind: 'auth',
-      lines: [`longhaul: no key: set ${SETTING_OF_OPTION[option]}.`],
+      lines: [
+        `longhaul: no key: set ${SETTING_OF_OPTION[option]}, pass --api-key-file <path>, or run longhaul login${option === 'adminKey' ? ' --admin' : ''}.`,
+      ],
     };
   }
   if (error instanceof LonghaulUsageError && option !== undefined) {
@@ -896,8 +1190,7 @@ function describeFailure(error: unknown, io: CliIo, command: string | undefined)
       lines: [`longhaul: ${inCliTerms(error)}`, `  Check ${SETTING_OF_OPTION[option]}.`],
     };
   }
-  const parseError = String((error as { code?: unknown })?.code ?? '').startsWith('ERR_PARSE_ARGS');
-  if (error instanceof UsageError || error instanceof LonghaulUsageError || parseError) {
+  if (error instanceof UsageError || error instanceof LonghaulUsageError) {
     const help = command ? `longhaul ${command} --help` : 'longhaul --help';
     return {
       exitCode: EXIT.usage,
@@ -914,8 +1207,14 @@ function describeFailure(error: unknown, io: CliIo, command: string | undefined)
   };
 }
 
-function reportError(error: unknown, io: CliIo, json: boolean, command?: string): number {
-  const failure = describeFailure(error, io, command);
+function reportError(
+  error: unknown,
+  io: CliIo,
+  json: boolean,
+  command?: string,
+  pointerNames: Readonly<Record<string, string>> = {},
+): number {
+  const failure = describeFailure(error, io, command, pointerNames);
   io.stderr.write(`${failure.kind === 'interrupted' ? '\n' : ''}${failure.lines.join('\n')}\n`);
   if (json) {
     const message = failure.lines[0]?.replace(/^longhaul: /, '') ?? '';
@@ -994,6 +1293,10 @@ async function cancelCommand(c: Context): Promise<number> {
   if (c.values.all && filterFlags.length > 0) throw new UsageError('--all and --filter do not go together.');
   const filter = { ...parseFilterFlags(filterFlags), ...window } as JobFilter;
   const dryRun = c.values['dry-run'] === true;
+  const what = c.values.all
+    ? 'jobs cancel --all cancels every unfinished job.'
+    : 'jobs cancel --filter cancels every unfinished job the filter matches.';
+  if (!dryRun && !(await confirmed(c, what, 'Cancel them?'))) return EXIT.error;
   const total = await c.client().cancelAllJobs(filter, { dryRun }, { signal: c.io.signal });
   c.io.stdout.write(
     c.json
@@ -1125,9 +1428,7 @@ async function listJobs(c: Context): Promise<number> {
 
 async function reviewList(c: Context): Promise<number> {
   const status =
-    c.values.status === undefined
-      ? undefined
-      : oneOf('--status', c.values.status, ['needs_review', 'queued', 'running'] as const);
+    c.values.status === undefined ? undefined : oneOf('--status', c.values.status, REVIEW_STATUSES);
   const query = {
     ...(status ? { status } : {}),
     ...(typeof c.values.cursor === 'string' ? { cursor: c.values.cursor } : {}),
@@ -1135,6 +1436,27 @@ async function reviewList(c: Context): Promise<number> {
   const limit = listLimit(c);
   return printList(c, await c.client().reviewList(query, { signal: c.io.signal }).take(limit), 'review list');
 }
+
+/**
+ * Whether to go on with a command that changes many things at once: `--yes`
+ * says so; on a terminal the person is asked; elsewhere (a script, a pipe)
+ * nobody can answer, so it is a usage error that names --yes.
+ */
+async function confirmed(c: Context, what: string, question: string): Promise<boolean> {
+  if (c.values.yes === true) return true;
+  const stdin = c.io.stdin;
+  if (!stdin?.isTTY) {
+    throw new UsageError(`${what} There is no terminal to confirm it on: pass --yes to go on.`);
+  }
+  const answer = (await stdin.question(`${what} ${question} [y/N] `)).trim().toLowerCase();
+  if (answer === 'y' || answer === 'yes') return true;
+  c.io.stderr.write('Nothing was done.\n');
+  return false;
+}
+
+/** A shell word: as it is when it needs no quotes, else in single quotes. */
+const shellWord = (word: string) =>
+  /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
 
 function printList(
   c: Context,
@@ -1145,7 +1467,16 @@ function printList(
     c.io.stdout.write(`${JSON.stringify(list, null, 2)}\n`);
   } else {
     c.io.stdout.write(formatJobTable(list));
-    if (list.nextCursor) c.io.stderr.write(`more: longhaul ${command} --cursor ${list.nextCursor}\n`);
+    if (list.nextCursor) {
+      // The cursor is a place in the list these filters make: going on needs the same filters (and page size).
+      const again = [
+        ...(typeof c.values.status === 'string' ? ['--status', c.values.status] : []),
+        ...(typeof c.values.limit === 'string' ? ['--limit', c.values.limit] : []),
+        '--cursor',
+        list.nextCursor,
+      ];
+      c.io.stderr.write(`more: longhaul ${command} ${again.map(shellWord).join(' ')}\n`);
+    }
   }
   return EXIT.ok;
 }
@@ -1168,13 +1499,34 @@ const MEDIA_TYPES: Record<string, string> = {
   '.gif': 'image/gif',
 };
 
-async function readFileInput(path: string, contentType: string | undefined): Promise<FileInput> {
+/**
+ * The size of the file a flag names, once it is known to be a file this
+ * process can read: a directory, a missing file or one without read
+ * permission is a usage error that says which, before any request.
+ */
+function readableFileSize(flag: string, path: string): number {
   let size: number;
   try {
-    size = statSync(path).size;
-  } catch {
-    throw new UsageError(`Cannot read --file ${path}.`);
+    const stats = statSync(path);
+    if (stats.isDirectory()) throw new UsageError(`${flag} ${path} is a directory, not a file.`);
+    size = stats.size;
+    closeSync(openSync(path, 'r'));
+  } catch (error) {
+    if (error instanceof UsageError) throw error;
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new UsageError(
+      code === 'ENOENT'
+        ? `${flag} ${path}: no such file.`
+        : code === 'EACCES' || code === 'EPERM'
+          ? `${flag} ${path} cannot be read: permission denied.`
+          : `${flag} ${path} cannot be read: ${(error as Error).message}`,
+    );
   }
+  return size;
+}
+
+async function readFileInput(path: string, contentType: string | undefined): Promise<FileInput> {
+  const size = readableFileSize('--file', path);
   if (size === 0) throw new UsageError(`--file ${path} is empty.`);
   const type = contentType ?? MEDIA_TYPES[extname(path).toLowerCase()];
   if (!type) throw new UsageError(`Cannot tell the media type of ${path}: pass --content-type.`);
@@ -1185,11 +1537,8 @@ async function readFileInput(path: string, contentType: string | undefined): Pro
 function readInputFlag(value: string): Record<string, unknown> {
   let text = value;
   if (value.startsWith('@')) {
-    try {
-      text = readFileSync(value.slice(1), 'utf8');
-    } catch {
-      throw new UsageError(`Cannot read --input ${value}.`);
-    }
+    readableFileSize('--input', value.slice(1));
+    text = readFileSync(value.slice(1), 'utf8');
   }
   let input: unknown;
   try {
@@ -1209,12 +1558,8 @@ function jobTypeOf(values: Context['values'], table: InputTable): string {
   return oneOf('--type', values.type, types);
 }
 
-function submissionOf(
-  type: string,
-  values: Context['values'],
-  file: FileInput | undefined,
-  table: InputTable,
-): CreateJobRequest {
+/** The job the job flags (jobOptions and the input flags of its type) describe. */
+function jobOf(type: string, values: Context['values'], table: InputTable) {
   const input = {
     ...(typeof values.input === 'string' ? readInputFlag(values.input) : {}),
     // Flags override the same fields of --input.
@@ -1223,27 +1568,44 @@ function submissionOf(
   const webhookUrl = typeof values.webhook === 'string' ? values.webhook : undefined;
   const priority =
     values.priority === undefined ? undefined : oneOf('--priority', values.priority, JOB_PRIORITIES);
-  // Sent as written: the API refuses a time that is not RFC 3339 or too far ahead, naming why.
-  const runAt = typeof values.at === 'string' ? values.at : undefined;
   return {
     type,
     input,
     ...(webhookUrl !== undefined ? { webhookUrl } : {}),
     ...(priority !== undefined ? { priority } : {}),
-    ...(runAt !== undefined ? { runAt } : {}),
-    ...(file ? { file } : {}),
-  } as CreateJobRequest;
+  };
+}
+
+/**
+ * `--timeout` of a command that waits with `--wait`: in seconds, or
+ * undefined to wait as long as it takes. Without --wait there is nothing
+ * it could stop, so it is refused rather than ignored.
+ */
+function waitTimeoutOf(c: Context): number | undefined {
+  const value = stringFlag(c, 'timeout');
+  if (value === undefined) return undefined;
+  if (!c.values.wait) throw new UsageError('--timeout goes with --wait: it says how long to wait.');
+  return durationSeconds('--timeout', value);
 }
 
 async function submit(c: Context, table: InputTable): Promise<number> {
   const { values, io } = c;
+  // Every flag is checked before the first request: a job is never created by a command line that then fails.
   const type = jobTypeOf(values, table);
   if (typeof values.file === 'string' && table[type]?.fileField === undefined) {
     throw new UsageError(`--file is not a flag of ${type} jobs: they take no file.`);
   }
+  const timeout = waitTimeoutOf(c);
+  // Sent as written when a time: the API refuses one too far ahead for the deployment, naming why.
+  const runAt = typeof values.at === 'string' ? runAtOf(values.at, io.now?.() ?? new Date()) : undefined;
   const contentType = typeof values['content-type'] === 'string' ? values['content-type'] : undefined;
   const file = typeof values.file === 'string' ? await readFileInput(values.file, contentType) : undefined;
-  const request = submissionOf(type, values, file, table);
+  if (typeof values.file === 'string') nameFilePointers(c, values.file);
+  const request = {
+    ...jobOf(type, values, table),
+    ...(runAt !== undefined ? { runAt } : {}),
+    ...(file ? { file } : {}),
+  } as CreateJobRequest;
   const client = c.client();
   const { action, resumeKey } = userActionOf(client, values);
   if (!resumeKey) {
@@ -1254,7 +1616,7 @@ async function submit(c: Context, table: InputTable): Promise<number> {
   const created = await client.createJob(action, request, { signal: io.signal });
   if (created.replayed)
     io.stderr.write(`${created.job.id}: already submitted with this key; this is that job\n`);
-  if (values.wait) return waitAndPrint(c, created.job.id);
+  if (values.wait) return waitAndPrint(c, created.job.id, timeout);
   if (c.json) {
     io.stdout.write(`${JSON.stringify(created.job, null, 2)}\n`);
   } else {
@@ -1264,15 +1626,22 @@ async function submit(c: Context, table: InputTable): Promise<number> {
   return EXIT.ok;
 }
 
+/** An API refusal of the upload names the upload's fields; on this command line they are the file's flags. */
+function nameFilePointers(c: Context, path: string): void {
+  c.pointerNames['/contentLength'] = `--file ${path} (its size)`;
+  c.pointerNames['/contentType'] = '--content-type';
+}
+
 /** The items of a JSON Lines file, each line checked to be an object; a line without a key gets one from `keyPrefix`. */
-function readBatchFile(path: string, keyPrefix: string | undefined): BatchItem[] {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch {
-    throw new UsageError(`Cannot read ${path}.`);
-  }
+function readBatchFile(
+  path: string,
+  keyPrefix: string | undefined,
+): { readonly items: BatchItem[]; readonly lines: number[] } {
+  readableFileSize('batch', path);
+  const text = readFileSync(path, 'utf8');
   const items: BatchItem[] = [];
+  /** The line of the file each item is on, 1-based. */
+  const lines: number[] = [];
   for (const [index, line] of text.split('\n').entries()) {
     if (line.trim() === '') continue;
     let item: unknown;
@@ -1294,22 +1663,26 @@ function readBatchFile(path: string, keyPrefix: string | undefined): BatchItem[]
       record.idempotencyKey = `${keyPrefix}:${index + 1}`;
     }
     items.push(record as BatchItem);
+    lines.push(index + 1);
   }
   if (items.length === 0) throw new UsageError(`${path} holds no items.`);
-  return items;
+  return { items, lines };
 }
 
 async function submitBatchFile(c: Context): Promise<number> {
   const path = c.positionals[0] as string;
   const keyPrefix = typeof c.values['key-prefix'] === 'string' ? c.values['key-prefix'] : undefined;
-  const items = readBatchFile(path, keyPrefix);
-  const results: BatchItemResult[] = [];
+  const { items, lines } = readBatchFile(path, keyPrefix);
+  const results: (BatchItemResult & { readonly line: number })[] = [];
   for (let at = 0; at < items.length; at += MAX_BATCH_ITEMS) {
     const answered = await c
       .client()
       .submitBatch(items.slice(at, at + MAX_BATCH_ITEMS), { signal: c.io.signal });
-    results.push(...answered);
-    if (!c.json) c.io.stdout.write(formatBatchResults(answered));
+    const chunkLines = lines.slice(at, at + MAX_BATCH_ITEMS);
+    results.push(
+      ...answered.map((result, index) => ({ line: chunkLines[index] ?? at + index + 1, ...result })),
+    );
+    if (!c.json) c.io.stdout.write(formatBatchResults(answered, chunkLines));
   }
   const refused = results.filter((result) => result.status !== 202).length;
   const replayed = results.filter((result) => result.replayed).length;
@@ -1320,8 +1693,7 @@ async function submitBatchFile(c: Context): Promise<number> {
   return refused === 0 ? EXIT.ok : EXIT.error;
 }
 
-async function waitAndPrint(c: Context, jobId: string): Promise<number> {
-  const timeout = integer('--timeout', c.values.timeout);
+async function waitAndPrint(c: Context, jobId: string, timeout: number | undefined): Promise<number> {
   const bar = new ProgressBar(c.io.stderr, jobId, c.io.env);
   const deadline = timeout === undefined ? undefined : AbortSignal.timeout(timeout * 1000);
   const signal = AbortSignal.any([c.io.signal, deadline].filter((s): s is AbortSignal => s !== undefined));

@@ -46,19 +46,30 @@ export function formatJob(job: Job | AdminJob): string {
   return `${lines.join('\n')}\n`;
 }
 
-/** One line per batch item, in item order: its status and key, then its job or why it was refused. */
-export function formatBatchResults(results: readonly BatchItemResult[]): string {
+/**
+ * One line per batch item, in item order, each headed by its line in the
+ * file (1-based, as an editor counts): its status and key, then its job or
+ * why it was refused. The API's pointers (`/items/<index>`, 0-based within
+ * one request) are said as that line, so an item has one number.
+ */
+export function formatBatchResults(results: readonly BatchItemResult[], lines: readonly number[]): string {
+  const lineOf = (index: string) => `line ${lines[Number(index)] ?? Number(index) + 1}`;
   return results
-    .map((result) => {
-      const head = `${result.status}  ${result.idempotencyKey ?? '(no key)'}`;
+    .map((result, index) => {
+      const head = `${lineOf(String(index))}  ${result.status}  ${result.idempotencyKey ?? '(no key)'}`;
       if (result.job) {
         return `${head}  ${result.job.id}  ${result.job.status}${result.replayed ? '  (already submitted)' : ''}\n`;
       }
       const problem = result.problem;
       const fields = (problem?.errors ?? []).map(
-        (error) => `\n    ${error.pointer ?? error.parameter ?? ''}: ${error.detail}`,
+        (error) =>
+          `\n    ${(error.pointer ?? error.parameter ?? '').replace(/^\/items\/\d+(?=\/|$)/, '')}: ${error.detail}`,
       );
-      return `${head}  ${problem?.code ?? 'refused'}: ${problem?.detail ?? ''}${fields.join('')}\n`;
+      const detail = (problem?.detail ?? '').replace(
+        /\/items\/(\d+)/g,
+        (_, item: string) => `on ${lineOf(item)}`,
+      );
+      return `${head}  ${problem?.code ?? 'refused'}: ${detail}${fields.join('')}\n`;
     })
     .join('');
 }

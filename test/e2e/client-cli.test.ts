@@ -55,8 +55,11 @@ interface Run {
   readonly stderr: string;
 }
 
-/** Runs `longhaul …` to its end (killed after 60 s) with the stack's URL and keys in the environment. */
-function longhaul(args: string[], env: Record<string, string> = {}): Promise<Run> {
+/**
+ * Runs `longhaul …` to its end (killed after 60 s) with the stack's URL and keys in the environment,
+ * and `input` piped to its stdin (none: stdin ends at once).
+ */
+function longhaul(args: string[], env: Record<string, string> = {}, input?: string): Promise<Run> {
   return new Promise((done, fail) => {
     const child = spawn(join(BIN, 'tsx'), ['client/cli.ts', ...args], {
       cwd: ROOT,
@@ -66,10 +69,13 @@ function longhaul(args: string[], env: Record<string, string> = {}): Promise<Run
         LONGHAUL_URL: proxy.url,
         LONGHAUL_API_KEY: KEY,
         LONGHAUL_ADMIN_KEY: ADMIN_KEY,
+        // No test reads or writes the keys of whoever runs it.
+        LONGHAUL_CONFIG_DIR: join(files, 'config'),
         ...env,
       },
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: ['pipe', 'pipe', 'pipe'],
     });
+    child.stdin.end(input ?? '');
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => {
@@ -106,6 +112,23 @@ describe('longhaul submit --wait --json', () => {
     const key = /idempotency key: (\S+)/.exec(run.stderr)?.[1];
     expect(key).toBe(job.idempotencyKey);
     expect(run.stderr).toContain(`${job.id} succeeded 100%`);
+  });
+
+  it('waits with a --timeout written as a duration and reports the job it finished, not a usage error', async () => {
+    const run = await longhaul([
+      'submit',
+      '--type',
+      'image.generate',
+      '--prompt',
+      'x',
+      '--wait',
+      '--timeout',
+      '2m',
+      '--json',
+    ]);
+
+    expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: expect.any(String) });
+    expect(JSON.parse(run.stdout)).toMatchObject({ type: 'image.generate', status: 'succeeded' });
   });
 
   it('transcribes an audio file given with --file', async () => {
@@ -222,11 +245,26 @@ describe('longhaul', () => {
     expect(run.stderr).toContain('cannot reach the API');
   });
 
+  it('lists jobs with a key stored by longhaul login from stdin, with no key in the environment', async () => {
+    const config = join(files, 'login');
+    const login = await longhaul(['login'], { LONGHAUL_CONFIG_DIR: config }, `${KEY}\n`);
+    expect({ code: login.code, stderr: login.stderr }).toEqual({
+      code: 0,
+      stderr: expect.stringContaining('stored'),
+    });
+    const list = await longhaul(['jobs', 'list', '--json', '--limit', '1'], {
+      LONGHAUL_CONFIG_DIR: config,
+      LONGHAUL_API_KEY: '',
+    });
+    expect(list.code).toBe(0);
+    expect(JSON.parse(list.stdout).items).toHaveLength(1);
+  });
+
   it('runs the operator commands with the admin key', async () => {
     const review = await longhaul(['review', 'list', '--json']);
     expect(review.code).toBe(0);
     expect(JSON.parse(review.stdout)).toEqual({ items: [], nextCursor: null });
-    const redrive = await longhaul(['dlq', 'redrive', '--json']);
+    const redrive = await longhaul(['dlq', 'redrive', '--yes', '--json']);
     expect(redrive.code).toBe(0);
     expect(JSON.parse(redrive.stdout)).toEqual({ taskHandle: expect.any(String) });
   });

@@ -1,3 +1,7 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import {
   APIGatewayClient,
   ConflictException,
@@ -169,5 +173,51 @@ describe('createKey', () => {
     await expect(createKey(deps, { tenantId, admin: false })).rejects.toThrow(message);
     expect(puts()).toEqual([]);
     expect(apiGateway.calls()).toHaveLength(0);
+  });
+});
+
+describe('npm run api-key, as a command', () => {
+  const directory = mkdtempSync(join(tmpdir(), 'longhaul-api-key-'));
+  /** The command run with no AWS setup at all: no profile, no config files, no instance metadata. */
+  const apiKey = (args: readonly string[], aws: Record<string, string> = {}) =>
+    spawnSync(process.execPath, [require.resolve('tsx/cli'), 'bin/api-key.ts', ...args], {
+      encoding: 'utf8',
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: directory,
+        AWS_CONFIG_FILE: join(directory, 'config'),
+        AWS_SHARED_CREDENTIALS_FILE: join(directory, 'credentials'),
+        AWS_EC2_METADATA_DISABLED: 'true',
+        ...aws,
+      },
+      timeout: 60_000,
+    });
+
+  it('says what it does, its commands and what AWS settings it needs, with --help', () => {
+    const help = apiKey(['--help']);
+    expect(help.status).toBe(0);
+    expect(help.stdout).toMatch(/^Issues and revokes the API keys of a Longhaul stack deployed to AWS\.\n/);
+    for (const text of [
+      'create --tenant <tenant>',
+      'create --admin',
+      'revoke --key <key>',
+      'AWS_PROFILE',
+      'AWS_REGION',
+      '--stack <name>',
+    ])
+      expect(help.stdout).toContain(text);
+  });
+
+  it.each([
+    ['no region', {}, 'no AWS region is set'],
+    ['no credentials', { AWS_REGION: 'eu-west-1' }, 'no AWS credentials were found'],
+  ])('says what to set, not the SDK’s words, with %s', (_, aws, what) => {
+    const result = apiKey(['create', '--tenant', 'acme'], aws);
+    expect(result.status).toBe(1);
+    expect(result.stderr).toContain(
+      `api-key: ${what}.\n  api-key manages the API keys of a Longhaul stack deployed to AWS`,
+    );
+    expect(result.stderr).toContain('AWS_PROFILE=<profile> AWS_REGION=<region>');
+    expect(result.stderr).not.toMatch(/Region is missing|Could not load credentials/);
   });
 });

@@ -1,14 +1,18 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as z from 'zod';
 import { JOB_TYPE_INPUTS, type JobTypeInput, SDK_VERSION } from '../../client';
 import { EXIT, runCli } from '../../client/cli/main';
+import { JOB_STATUSES } from '../../client/job-types';
 import { sleep } from '../../client/retry';
 import { inputTable } from '../../client/scripts/job-types';
 import { mediaItemView } from '../../config/media';
 import { calendarDate, LABELS_MAX, label, searchResult, TITLE_MAX_CHARS } from '../../config/search';
+import { loadSettings } from '../../config/settings';
 import { openApiDocument } from '../../lambdas/api/openapi';
+import { parseCreateJob } from '../../lambdas/domain/requests';
+import { shellWords } from './support/shell-words';
 
 /**
  * The CLI in-process over a scripted transport: what it sends for each
@@ -16,6 +20,8 @@ import { openApiDocument } from '../../lambdas/api/openapi';
  */
 
 const URL_BASE = 'https://api.test';
+/** A config directory with nothing in it: no test reads the keys of whoever runs it. */
+const NO_CONFIG = mkdtempSync(join(tmpdir(), 'longhaul-cli-config-'));
 
 const job = (status = 'queued', extra: Record<string, unknown> = {}) => ({
   id: 'job_cliclicliclicliclicliclicl',
@@ -56,9 +62,13 @@ async function run(
     readonly jobTypes?: Readonly<Record<string, JobTypeInput>>;
     /** The width of stdout, as a terminal reports it; unset: stdout is no terminal. */
     readonly columns?: number;
+    /** What stdin brings: piped text, or (isTTY) the lines a person types, one per question. */
+    readonly stdin?: { readonly isTTY?: boolean; readonly text?: string; readonly answers?: string[] };
+    readonly now?: Date;
   } = {},
 ) {
   const sent: Sent[] = [];
+  const questions: string[] = [];
   let stdout = '';
   let stderr = '';
   const code = await runCli(argv, {
@@ -67,7 +77,21 @@ async function run(
       ...(terminal.columns !== undefined ? { isTTY: true, columns: terminal.columns } : {}),
     },
     stderr: { write: (text: string) => (stderr += text), isTTY: terminal.isTTY ?? false },
-    env: { LONGHAUL_URL: URL_BASE, ...env },
+    env: { LONGHAUL_URL: URL_BASE, LONGHAUL_CONFIG_DIR: NO_CONFIG, ...env },
+    ...(terminal.stdin
+      ? {
+          stdin: {
+            isTTY: terminal.stdin.isTTY ?? false,
+            readAll: async () => terminal.stdin?.text ?? '',
+            question: async (question: string) => {
+              stderr += question;
+              questions.push(question);
+              return terminal.stdin?.answers?.shift() ?? '';
+            },
+          },
+        }
+      : {}),
+    ...(terminal.now ? { now: () => terminal.now as Date } : {}),
     ...(terminal.signal ? { signal: terminal.signal } : {}),
     ...(terminal.jobTypes ? { jobTypes: terminal.jobTypes } : {}),
     webSocket: null,
@@ -86,29 +110,29 @@ async function run(
       return outcome;
     }) as typeof fetch,
   });
-  return { code, stdout, stderr, sent };
+  return { code, stdout, stderr, sent, questions };
 }
 
 describe('usage', () => {
   it('prints usage to stderr and fails without a command, to stdout with --help', async () => {
     const bare = await run([]);
-    expect({ code: bare.code, usage: bare.stderr.startsWith('Usage: longhaul') }).toEqual({
+    expect({ code: bare.code, usage: bare.stderr.includes('\nUsage: longhaul <command>') }).toEqual({
       code: EXIT.usage,
       usage: true,
     });
     const help = await run(['--help']);
-    expect({ code: help.code, usage: help.stdout.startsWith('Usage: longhaul') }).toEqual({
+    expect({ code: help.code, usage: help.stdout.includes('\nUsage: longhaul <command>') }).toEqual({
       code: 0,
       usage: true,
     });
     expect(help.stdout).toContain('4    authentication');
     const commandHelp = await run(['jobs', 'list', '--help']);
     expect(commandHelp.code).toBe(0);
-    expect(commandHelp.stdout).toMatch(/^Usage: longhaul jobs list \[--status <status>\] \[--limit <n>\]/);
+    expect(commandHelp.stdout).toMatch(/\nUsage: longhaul jobs list \[--status <status>\] \[--limit <n>\]/);
     expect(commandHelp.stdout).toContain('at most n jobs in all, across pages');
     expect(commandHelp.stdout).not.toContain('--prompt');
     const waitHelp = await run(['jobs', 'wait', '--help']);
-    expect(waitHelp.stdout).toMatch(/^Usage: longhaul jobs wait <id> \[--timeout <s>\]/);
+    expect(waitHelp.stdout).toMatch(/\nUsage: longhaul jobs wait <id> \[--timeout <d>\]/);
     const group = await run(['jobs', '--help']);
     expect(group.code).toBe(0);
     expect(group.stdout).toContain('jobs wait');
@@ -136,8 +160,11 @@ describe('usage', () => {
     [['submit', '--type', 'image.generate', '--width', 'wide'], '--width must be a whole number'],
     [['submit', '--type', 'image.generate', '--input', '[1]'], '--input must be a JSON object'],
     [['submit', '--type', 'image.generate', '--input', '{'], '--input is not JSON'],
-    [['submit', '--type', 'image.generate', '--file', '/nonexistent/a.png'], 'Cannot read --file'],
-    [['submit', '--type', 'image.generate', '--colour', 'red'], "Unknown option '--colour'"],
+    [
+      ['submit', '--type', 'image.generate', '--file', '/nonexistent/a.png'],
+      '--file /nonexistent/a.png: no such file.',
+    ],
+    [['submit', '--type', 'image.generate', '--colour', 'red'], 'unknown flag --colour.'],
     [['submit', '--type', 'image.generate', '--idempotency-key', 'has space'], '--idempotency-key'],
     [
       ['submit', '--type', 'image.generate', '--prompt', 'x', '--priority', 'urgent'],
@@ -166,7 +193,7 @@ describe('usage', () => {
   });
 
   it('names the environment variable of a missing key, exit code 4, sending nothing', async () => {
-    const admin = await run(['dlq', 'redrive'], [], { LONGHAUL_API_KEY: 'tenant-key' });
+    const admin = await run(['dlq', 'redrive', '--yes'], [], { LONGHAUL_API_KEY: 'tenant-key' });
     expect(admin.code).toBe(EXIT.auth);
     expect(admin.stderr).toContain('set LONGHAUL_ADMIN_KEY');
     expect(admin.sent).toEqual([]);
@@ -526,7 +553,7 @@ describe('listing and admin commands', () => {
       note: 'provider lost it',
     });
 
-    const redrive = await run(['dlq', 'redrive'], [() => json(202, { taskHandle: 'task-1' })]);
+    const redrive = await run(['dlq', 'redrive', '--yes'], [() => json(202, { taskHandle: 'task-1' })]);
     expect(redrive.stdout).toBe('dead-letter redrive started (task task-1)\n');
   });
 });
@@ -579,7 +606,7 @@ describe('batch', () => {
       ],
     });
     expect(result.stdout).toBe(
-      `202  a  ${job().id}  queued  (already submitted)\n400  b  validation-failed: The batch item /items/1 is invalid.\n    /items/1/input/prompt: Too small\n`,
+      `line 1  202  a  ${job().id}  queued  (already submitted)\nline 3  400  b  validation-failed: The batch item on line 3 is invalid.\n    /input/prompt: Too small\n`,
     );
     expect(result.stderr).toBe('1 accepted (1 already submitted), 1 refused\n');
     expect(result.code).toBe(EXIT.error);
@@ -622,7 +649,7 @@ describe('batch', () => {
       [file('[1]'), 'line 1 must be a JSON object'],
       [file(line(cat)), 'line 1 has no idempotencyKey: give each line one, or pass --key-prefix'],
       [file('\n\n'), 'holds no items'],
-      [join(directory, 'missing.jsonl'), 'Cannot read'],
+      [join(directory, 'missing.jsonl'), 'missing.jsonl: no such file.'],
     ];
     for (const [path, message] of cases) {
       const result = await run(['batch', path]);
@@ -1020,8 +1047,8 @@ describe('search', () => {
     [['search'], 'search takes <query>'],
     [['search', 'grace', 'gift'], 'search takes <query>'],
     [['search', 'grace', '--limit', 'five'], '--limit must be a whole number'],
-    [['search', 'grace', '--speaker', 'x'], "Unknown option '--speaker'"],
-    [['search', 'grace', '--from'], "Option '--from <value>' argument missing"],
+    [['search', 'grace', '--speaker', 'x'], 'unknown flag --speaker.'],
+    [['search', 'grace', '--from'], '--from needs a value.'],
   ])('refuses %j with a usage error and exit code 3, sending nothing', async (argv, message) => {
     const result = await run(argv);
     expect(result.code).toBe(EXIT.usage);
@@ -1059,10 +1086,10 @@ describe('search', () => {
 
   it('is in the help, with its flags', async () => {
     const help = await run(['--help']);
-    expect(help.stdout).toMatch(/\n {2}search {10}find the passages of published recordings/);
+    expect(help.stdout).toMatch(/\n {2}search +find the passages of published recordings/);
     const own = await run(['search', '--help']);
     expect(own.code).toBe(0);
-    expect(own.stdout).toMatch(/^Usage: longhaul search "<query>" \[--limit <n>\] \[--item <id>\]…/);
+    expect(own.stdout).toMatch(/\nUsage: longhaul search "<query>" \[--limit <n>\] \[--item <id>\]…/);
     for (const flag of ['--limit', '--item', '--from', '--to', '--label', '--json'])
       expect(own.stdout).toContain(flag);
   });
@@ -1083,6 +1110,7 @@ describe('bulk cancel and replay', () => {
         'status=queued,running,type=image.generate',
         '--created-after',
         '2026-03-01T00:00:00Z',
+        '--yes',
       ],
       [cancelAnswer(100, 100, 'c1'), cancelAnswer(7, 6)],
     );
@@ -1459,7 +1487,7 @@ describe('longhaul media', () => {
       '  media publish',
     ]);
     const publish = await run(['media', 'publish', '--help']);
-    expect(publish.stdout).toMatch(/^Usage: longhaul media publish <id> \(--file <path>/);
+    expect(publish.stdout).toMatch(/\nUsage: longhaul media publish <id> \(--file <path>/);
   });
 });
 
@@ -1497,5 +1525,381 @@ describe('jobs resume', () => {
 
   it('takes exactly one job id', async () => {
     expect((await run(['jobs', 'resume'])).code).toBe(EXIT.usage);
+  });
+});
+
+describe('checks every argument before the first request', () => {
+  it('waits with --timeout 10s after submitting, and refuses a bad --timeout before submitting anything', async () => {
+    const done = job('succeeded');
+    const waited = await run(
+      ['submit', '--type', 'image.generate', '--prompt', 'x', '--wait', '--timeout', '10s', '--json'],
+      [() => json(202, job()), () => json(200, done)],
+    );
+    expect(waited.code).toBe(EXIT.ok);
+    expect(JSON.parse(waited.stdout)).toEqual(done);
+
+    for (const [argv, message] of [
+      [
+        ['--wait', '--timeout', 'soon'],
+        '--timeout takes a duration: 90s, 2m, 1h or 1d; a bare number is seconds; not "soon".',
+      ],
+      [['--wait', '--timeout', '0'], '--timeout takes a duration'],
+      [['--timeout', '10s'], '--timeout goes with --wait'],
+      [['--at', 'tomorrow'], '--at takes an RFC 3339 time with an offset'],
+    ] as const) {
+      const refused = await run(['submit', '--type', 'image.generate', '--prompt', 'x', ...argv]);
+      expect({ code: refused.code, sent: refused.sent }).toEqual({ code: EXIT.usage, sent: [] });
+      expect(refused.stderr).toContain(message);
+      // The key is printed when a request is about to go, so a refused command line prints none.
+      expect(refused.stderr).not.toContain('idempotency key');
+    }
+  });
+
+  it('refuses --timeout without --wait in media publish too, before uploading anything', async () => {
+    const result = await run([
+      'media',
+      'publish',
+      'med_x',
+      '--audio-url',
+      'https://a.example.test/a.mp3',
+      '--timeout',
+      '5m',
+    ]);
+    expect({ code: result.code, sent: result.sent }).toEqual({ code: EXIT.usage, sent: [] });
+    expect(result.stderr).toContain('--timeout goes with --wait');
+  });
+
+  it('takes --timeout as seconds, or with s, m, h or d, in jobs wait too', async () => {
+    const stop = new AbortController();
+    const result = await run(
+      ['jobs', 'wait', job().id, '--timeout', '2m', '--json'],
+      [() => json(200, job('succeeded'))],
+      undefined,
+      { signal: stop.signal },
+    );
+    expect(result.code).toBe(EXIT.ok);
+    expect((await run(['jobs', 'wait', job().id, '--timeout', '2x'])).code).toBe(EXIT.usage);
+  });
+
+  it('runs a job a duration from now with --at 2h, sending the time it names', async () => {
+    const { sent, code } = await run(
+      ['submit', '--type', 'image.generate', '--prompt', 'x', '--at', '2h'],
+      [() => json(202, job('scheduled'))],
+      undefined,
+      { now: new Date('2026-03-01T09:00:00.000Z') },
+    );
+    expect(code).toBe(EXIT.ok);
+    expect(JSON.parse(String(sent[0]?.body))).toMatchObject({ runAt: '2026-03-01T11:00:00.000Z' });
+  });
+
+  it('names a directory given as --file, --input @ or a batch file as such, sending nothing', async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'longhaul-cli-dir-'));
+    for (const [argv, message] of [
+      [['submit', '--type', 'audio.transcribe', '--file', directory], `--file ${directory} is a directory`],
+      [
+        ['submit', '--type', 'image.generate', '--input', `@${directory}`],
+        `--input ${directory} is a directory`,
+      ],
+      [['batch', directory], `batch ${directory} is a directory`],
+    ] as const) {
+      const result = await run([...argv]);
+      expect({ code: result.code, sent: result.sent }).toEqual({ code: EXIT.usage, sent: [] });
+      expect(result.stderr).toContain(message);
+    }
+  });
+
+  it('says an upload refused for its size is about --file, not /contentLength', async () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'longhaul-cli-big-')), 'talk.mp3');
+    writeFileSync(path, 'x'.repeat(64));
+    const tooBig = () =>
+      json(
+        400,
+        {
+          type: 'urn:longhaul:problem:validation-failed',
+          title: 'Validation Failed',
+          status: 400,
+          detail: 'The request body is invalid.',
+          code: 'validation-failed',
+          errors: [{ pointer: '/contentLength', detail: 'must be at most 32 bytes' }],
+        },
+        'application/problem+json',
+      );
+    const result = await run(['submit', '--type', 'audio.transcribe', '--file', path], [tooBig, tooBig]);
+    expect(result.code).toBe(EXIT.error);
+    expect(result.stderr).toContain(`  --file ${path} (its size): must be at most 32 bytes\n`);
+    expect(result.stderr).not.toContain('/contentLength');
+  });
+});
+
+describe('help', () => {
+  /** Every command the top-level help lists. */
+  async function commandNames(): Promise<string[]> {
+    const { stdout } = await run(['--help']);
+    const table = stdout.split('\nCommands:\n')[1]?.split('\n\n')[0] ?? '';
+    return table.split('\n').map((line) => /^ {2}(\S+(?: [a-z]+)?) {2,}/.exec(line)?.[1] ?? line);
+  }
+
+  it('lists the commands in two aligned columns, each name apart from its summary', async () => {
+    const { stdout } = await run(['--help']);
+    const table = stdout.split('\nCommands:\n')[1]?.split('\n\n')[0]?.split('\n') ?? [];
+    expect(table.length).toBeGreaterThan(20);
+    const columns = table.map((line) => /^ {2}\S+(?: [a-z]+)? {2,}/.exec(line)?.[0].length);
+    expect(new Set(columns)).toEqual(new Set([columns[0]]));
+    expect(table).toContainEqual(
+      expect.stringMatching(/^ {2}schedules create {2,}create a recurring schedule/),
+    );
+  });
+
+  it('gives each command its description first, its examples, and a pointer to the shared text', async () => {
+    for (const name of await commandNames()) {
+      const { stdout, code } = await run([...name.split(' '), '--help']);
+      expect({ name, code }).toEqual({ name, code: 0 });
+      const [description, usage] = stdout.split('\n\n');
+      expect({ name, description: /^[A-Z].*\.$/.test(description ?? '') }).toEqual({
+        name,
+        description: true,
+      });
+      expect(usage).toMatch(new RegExp(`^Usage: longhaul ${name}`));
+      expect(stdout).toMatch(/\nExamples:\n {2}(# .*\n {2})?longhaul /);
+      expect(stdout).toContain('\nKeys, environment and exit codes: longhaul --help.\n');
+      expect(stdout).not.toContain('Exit codes:');
+      expect(stdout).not.toContain('LONGHAUL_URL');
+      // `longhaul help <command>` is the same help.
+      expect((await run(['help', ...name.split(' ')])).stdout).toBe(stdout);
+    }
+  });
+
+  it('runs every EXAMPLES line through the CLI and none is refused as a usage error', async () => {
+    const workspace = mkdtempSync(join(tmpdir(), 'longhaul-cli-examples-'));
+    writeFileSync(join(workspace, 'sermon.mp3'), 'ID3');
+    writeFileSync(join(workspace, 'admin.key'), 'lh_admin\n');
+    writeFileSync(
+      join(workspace, 'prompts.jsonl'),
+      `${JSON.stringify({ type: 'image.generate', input: { prompt: 'x' } })}\n`,
+    );
+    const notFound = () =>
+      json(
+        404,
+        {
+          type: 'urn:longhaul:problem:not-found',
+          title: 'Not Found',
+          status: 404,
+          detail: 'No such thing.',
+          code: 'not-found',
+        },
+        'application/problem+json',
+      );
+    const examples: string[] = [];
+    for (const name of await commandNames()) {
+      const { stdout } = await run([...name.split(' '), '--help']);
+      const section = stdout.split('\nExamples:\n')[1]?.split('\n\n')[0] ?? '';
+      examples.push(
+        ...section
+          .split('\n')
+          .map((line) => line.trim())
+          .filter((line) => line.startsWith('longhaul ')),
+      );
+    }
+    expect(examples.length).toBeGreaterThanOrEqual((await commandNames()).length);
+    const home = process.cwd();
+    process.chdir(workspace);
+    const refused: { example: string; stderr: string }[] = [];
+    try {
+      for (const example of examples) {
+        const result = await run(
+          shellWords(example).slice(1),
+          Array.from({ length: 20 }, () => notFound),
+          { LONGHAUL_API_KEY: 'tenant-key', LONGHAUL_ADMIN_KEY: 'admin-key', LONGHAUL_CONFIG_DIR: workspace },
+          { stdin: { text: 'lh_tenant\n' } },
+        );
+        if (result.code === EXIT.usage) refused.push({ example, stderr: result.stderr });
+        // What the API would refuse of a job it is sent, as its own parser of the request says.
+        for (const sent of result.sent.filter(
+          (s) => s.method === 'POST' && s.url === `${URL_BASE}/v1/jobs` && typeof s.body === 'string',
+        )) {
+          try {
+            parseCreateJob(JSON.parse(String(sent.body)), {
+              allowPrivateWebhooks: false,
+              scheduleMaxAheadDays: loadSettings({}).scheduleMaxAheadDays,
+              now: () => new Date(),
+            });
+          } catch (error) {
+            refused.push({ example, stderr: `${(error as Error).message} ${JSON.stringify(error)}` });
+          }
+        }
+      }
+    } finally {
+      process.chdir(home);
+    }
+    expect(refused).toEqual([]);
+  });
+
+  it('describes --type, --webhook and every job status where a flag takes one', async () => {
+    const submit = (await run(['help', 'submit'])).stdout;
+    expect(submit).toMatch(
+      /\n {2}--type <type> +the job type, one of: image\.generate, audio\.transcribe, audio\.publish\n/,
+    );
+    expect(submit).toMatch(/\n {2}--webhook <url> +an https URL the finished job is POSTed to, signed/);
+    const list = (await run(['help', 'jobs', 'list'])).stdout;
+    for (const status of JOB_STATUSES) expect(list).toMatch(new RegExp(`\\n {18}${status} +\\S`));
+    const replay = (await run(['help', 'review', 'replay'])).stdout;
+    expect(replay).toContain(JOB_STATUSES.join(', '));
+  });
+
+  it('gives schedules create the job flags of submit, from one definition', async () => {
+    const jobFlags = (help: string) =>
+      help.slice(help.indexOf('  --type <type>'), help.indexOf('  --priority <p>'));
+    const submit = (await run(['help', 'submit'])).stdout;
+    const create = (await run(['help', 'schedules', 'create'])).stdout;
+    expect(jobFlags(submit).length).toBeGreaterThan(200);
+    expect(jobFlags(create)).toBe(jobFlags(submit));
+    const schedule = {
+      id: 'sch_1',
+      expression: 'rate(1 day)',
+      timezone: 'UTC',
+      enabled: true,
+      job: { type: 'image.generate', input: {} },
+    };
+    const { sent, code } = await run(
+      [
+        'schedules',
+        'create',
+        '--expression',
+        'rate(1 day)',
+        '--type',
+        'image.generate',
+        '--prompt',
+        'a fox',
+        '--width',
+        '512',
+      ],
+      [() => json(201, schedule)],
+    );
+    expect(code).toBe(EXIT.ok);
+    expect(JSON.parse(String(sent[0]?.body)).job).toEqual({
+      type: 'image.generate',
+      input: { prompt: 'a fox', width: 512 },
+    });
+  });
+});
+
+describe('errors in the CLI’s own words', () => {
+  it.each([
+    [['sumbit', '--type', 'image.generate'], 'longhaul: unknown command "sumbit". Did you mean submit?\n'],
+    [['jobs', 'lsit'], 'longhaul: unknown command "jobs lsit". Did you mean jobs list?\n'],
+    [['submit', '--type', 'image.generate', '--bogus'], 'longhaul: unknown flag --bogus.\n'],
+    [
+      ['submit', '--type', 'image.generate', '--promt', 'x'],
+      'longhaul: unknown flag --promt. Did you mean --prompt?\n',
+    ],
+    [
+      ['submit', '--type', 'image.generate', '--prompt', 'x', '--width', '-5'],
+      'longhaul: --width needs a value; for a value that starts with a dash, write --width=<value>.\n',
+    ],
+    [['submit', '--type', 'image.generate', '--wait=yes'], 'longhaul: --wait takes no value.\n'],
+  ])('says %j as %j, exit 3, sending nothing', async (argv, message) => {
+    const result = await run(argv);
+    expect({ code: result.code, sent: result.sent }).toEqual({ code: EXIT.usage, sent: [] });
+    expect(result.stderr.startsWith(message)).toBe(true);
+    expect(result.stderr).not.toMatch(/Option '|Unknown option|ambiguous/);
+  });
+});
+
+describe('continuation hint', () => {
+  it('keeps the filters and page size of the listing it continues', async () => {
+    const result = await run(
+      ['jobs', 'list', '--status', 'succeeded', '--limit', '1'],
+      [() => json(200, { items: [job('succeeded')], nextCursor: 'c 2' })],
+    );
+    expect(result.code).toBe(EXIT.ok);
+    expect(result.stderr).toBe("more: longhaul jobs list --status succeeded --limit 1 --cursor 'c 2'\n");
+  });
+});
+
+describe('commands that change many things at once', () => {
+  const cancelled = () => json(200, { matched: 2, canceled: 2, cancelRequested: 0, nextCursor: null });
+
+  it.each([
+    [['jobs', 'cancel', '--all']],
+    [['jobs', 'cancel', '--filter', 'status=queued']],
+    [['dlq', 'redrive']],
+  ])('refuses %j with no terminal to ask on unless --yes, sending nothing', async (argv) => {
+    const result = await run(argv);
+    expect({ code: result.code, sent: result.sent }).toEqual({ code: EXIT.usage, sent: [] });
+    expect(result.stderr).toContain('There is no terminal to confirm it on: pass --yes to go on.');
+  });
+
+  it('asks on a terminal, and does nothing unless the answer is yes', async () => {
+    const declined = await run(['jobs', 'cancel', '--all'], [], undefined, {
+      stdin: { isTTY: true, answers: ['n'] },
+    });
+    expect(declined.questions).toEqual([
+      'jobs cancel --all cancels every unfinished job. Cancel them? [y/N] ',
+    ]);
+    expect({ code: declined.code, sent: declined.sent }).toEqual({ code: EXIT.error, sent: [] });
+    const agreed = await run(['jobs', 'cancel', '--all'], [cancelled], undefined, {
+      stdin: { isTTY: true, answers: ['y'] },
+    });
+    expect(agreed.code).toBe(EXIT.ok);
+    expect(agreed.sent.map((sent) => `${sent.method} ${sent.url}`)).toEqual([
+      `POST ${URL_BASE}/v1/jobs/cancel`,
+    ]);
+    // A dry run changes nothing: nothing to confirm.
+    const dry = await run(['jobs', 'cancel', '--all', '--dry-run'], [cancelled]);
+    expect(dry.code).toBe(EXIT.ok);
+  });
+});
+
+describe('keys from a file, stdin or longhaul login', () => {
+  const list = () => json(200, { items: [], nextCursor: null });
+
+  it('reads the key from --api-key-file, or stdin with -, before the environment', async () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'longhaul-cli-key-')), 'tenant.key');
+    writeFileSync(path, 'from-file\n');
+    const fromFile = await run(['jobs', 'list', '--api-key-file', path], [list], {
+      LONGHAUL_API_KEY: 'from-env',
+    });
+    expect(fromFile.sent[0]?.headers.get('x-api-key')).toBe('from-file');
+    const fromStdin = await run(
+      ['jobs', 'list', '--api-key-file', '-'],
+      [list],
+      {},
+      { stdin: { text: 'piped\n' } },
+    );
+    expect(fromStdin.sent[0]?.headers.get('x-api-key')).toBe('piped');
+    const admin = await run(['review', 'list', '--api-key-file', path], [list], {});
+    expect(admin.sent[0]?.headers.get('x-api-key')).toBe('from-file');
+    const missing = await run(['jobs', 'list', '--api-key-file', join(path, 'nope')], [], {});
+    expect({ code: missing.code, sent: missing.sent }).toEqual({ code: EXIT.usage, sent: [] });
+  });
+
+  it('stores a key with login in a file only the user may read, uses it, and forgets it with logout', async () => {
+    const config = join(mkdtempSync(join(tmpdir(), 'longhaul-cli-login-')), 'nested');
+    const env = { LONGHAUL_CONFIG_DIR: config };
+    const login = await run(['login'], [], env, { stdin: { text: 'lh_stored\n' } });
+    expect(login.code).toBe(EXIT.ok);
+    const file = join(config, 'credentials.json');
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({ apiKey: 'lh_stored' });
+    await run(['login', '--admin'], [], env, { stdin: { isTTY: true, answers: ['lh_admin'] } });
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({ apiKey: 'lh_stored', adminKey: 'lh_admin' });
+
+    const used = await run(['jobs', 'list'], [list], env);
+    expect(used.sent[0]?.headers.get('x-api-key')).toBe('lh_stored');
+    const overridden = await run(['jobs', 'list'], [list], { ...env, LONGHAUL_API_KEY: 'from-env' });
+    expect(overridden.sent[0]?.headers.get('x-api-key')).toBe('from-env');
+
+    expect((await run(['logout'], [], env)).code).toBe(EXIT.ok);
+    const gone = await run(['jobs', 'list'], [], env);
+    expect(gone.code).toBe(EXIT.auth);
+    expect(gone.stderr).toContain('pass --api-key-file <path>, or run longhaul login.');
+  });
+
+  it('makes an older credentials file private again when it stores a key', async () => {
+    const config = mkdtempSync(join(tmpdir(), 'longhaul-cli-login-'));
+    mkdirSync(config, { recursive: true });
+    writeFileSync(join(config, 'credentials.json'), '{}', { mode: 0o644 });
+    await run(['login'], [], { LONGHAUL_CONFIG_DIR: config }, { stdin: { text: 'lh_new' } });
+    expect(statSync(join(config, 'credentials.json')).mode & 0o777).toBe(0o600);
   });
 });
