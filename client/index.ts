@@ -1,12 +1,24 @@
 /** The Longhaul SDK: `new Longhaul({ baseUrl, apiKey })`. */
 export {
+  AuthenticationError,
+  type ClientProblem,
+  ConflictError,
+  InternalServerError,
+  LonghaulAPIError,
   LonghaulConnectionError,
   LonghaulError,
   type LonghaulErrorCode,
   type LonghaulOptionName,
+  type LonghaulProblem,
+  LonghaulTimeoutError,
   LonghaulUsageError,
+  LonghaulUserAbortError,
   LonghaulWebhookError,
+  NotFoundError,
+  PermissionDeniedError,
+  RateLimitError,
   type UnexpectedResponse,
+  ValidationError,
 } from './errors';
 export {
   type CreatedJob,

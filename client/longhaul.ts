@@ -1,7 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import {
+  abortError,
+  LonghaulAPIError,
   LonghaulConnectionError,
   LonghaulError,
+  LonghaulTimeoutError,
   LonghaulUsageError,
   type UnexpectedResponse,
 } from './errors';
@@ -107,7 +110,7 @@ export interface LonghaulOptions {
   /** The WebSocket class for live progress; null to always poll. @default globalThis.WebSocket */
   readonly webSocket?: WebSocketConstructor | null;
   readonly retry?: RetryOptions;
-  /** Retries after the first attempt (overrides `retry.maxAttempts`). @default 7 */
+  /** Retries after the first attempt (overrides `retry.maxAttempts`); 0 for none. @default 2 */
   readonly maxRetries?: number;
   /** Each attempt of a request is abandoned (and, if safe, retried) after this long. @default 30000 */
   readonly timeoutMs?: number;
@@ -1047,23 +1050,27 @@ export class Longhaul {
       const wait = async (retryAfterMs: number | undefined, reason: string) => {
         const delayMs = retryDelayMs(attempt - 1, retryAfterMs, this.retry, this.random);
         logger?.warn(`${what}: ${reason}; retrying in ${delayMs} ms`, { attempt, delayMs });
-        await this.sleep(delayMs, signal);
+        await this.sleep(delayMs, signal).catch((error: unknown) => {
+          throw signal?.aborted ? abortError(signal, what) : error;
+        });
       };
       let response: Response;
       try {
         response = await request.send(attemptSignal(request.timeoutMs, signal));
       } catch (error) {
-        if (signal?.aborted) throw signal.reason;
-        const failure = new LonghaulConnectionError(`${what}: no answer (${describeNetworkError(error)})`, {
-          cause: error,
-        });
+        if (signal?.aborted) throw abortError(signal, what);
+        const failure = isTimeout(error)
+          ? new LonghaulTimeoutError(`${what}: no answer within ${request.timeoutMs} ms`, { cause: error })
+          : new LonghaulConnectionError(`${what}: no answer (${describeNetworkError(error)})`, {
+              cause: error,
+            });
         logger?.debug(`${what}: no answer`, { attempt, ms: Date.now() - started });
         if (last || (retry === 'unprocessed' && !connectionRefused(error))) throw failure;
         await wait(undefined, failure.message);
         continue;
       }
       const answer = await readAnswer(response).catch((error: unknown) => {
-        if (signal?.aborted) throw signal.reason;
+        if (signal?.aborted) throw abortError(signal, what);
         return new LonghaulConnectionError(
           `${what}: the answer was cut off (${describeNetworkError(error)})`,
           {
@@ -1130,10 +1137,10 @@ async function readAnswer(response: Response): Promise<Answer> {
   return { status: response.status, headers: response.headers, body };
 }
 
-function toError(response: Response, body: unknown): LonghaulError {
+function toError(response: Response, body: unknown): LonghaulAPIError {
   const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'));
-  const options = retryAfterMs === undefined ? {} : { retryAfterMs };
-  if (isProblem(body)) return new LonghaulError(body, options);
+  const options = { headers: response.headers, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) };
+  if (isProblem(body)) return LonghaulAPIError.of(body, options);
   const unexpected: UnexpectedResponse = {
     type: 'about:blank',
     title: response.statusText || `HTTP ${response.status}`,
@@ -1144,7 +1151,7 @@ function toError(response: Response, body: unknown): LonghaulError {
         : `The server answered ${response.status} without a problem document.`,
     code: 'unexpected-response',
   };
-  return new LonghaulError(unexpected, options);
+  return LonghaulAPIError.of(unexpected, options);
 }
 
 function isProblem(body: unknown): body is Problem {
@@ -1156,6 +1163,14 @@ function isProblem(body: unknown): body is Problem {
     typeof candidate.title === 'string' &&
     typeof candidate.detail === 'string'
   );
+}
+
+/** An attempt that ran out of time (its AbortSignal.timeout fired), anywhere in the cause chain. */
+function isTimeout(error: unknown): boolean {
+  for (let cause: unknown = error; cause; cause = (cause as { cause?: unknown }).cause) {
+    if ((cause as { name?: unknown }).name === 'TimeoutError') return true;
+  }
+  return false;
 }
 
 function connectionRefused(error: unknown): boolean {

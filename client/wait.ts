@@ -1,4 +1,4 @@
-import { LonghaulConnectionError, LonghaulError } from './errors';
+import { abortError, LonghaulAPIError, LonghaulConnectionError, LonghaulTimeoutError } from './errors';
 import { backoffDelayMs, defaultRetryOptions, type RetryOptions } from './retry';
 import { type Job, type JobStatus, type LiveMessage, SETTLED_STATUSES } from './types';
 
@@ -62,11 +62,11 @@ export interface WaitOptions {
    * again, or the live socket opens or closes: switch on `update.type`.
    */
   readonly onProgress?: (update: WaitUpdate) => void;
-  /** Stops waiting (the job itself goes on); the promise rejects with the signal's reason. */
+  /** Stops waiting (the job itself goes on); the promise rejects with a LonghaulUserAbortError (`cause`: the signal's reason). */
   readonly signal?: AbortSignal;
   /**
    * Gives up waiting after this long, however things stand (the job goes on);
-   * the promise rejects with a TimeoutError. @default no deadline
+   * the promise rejects with a LonghaulTimeoutError. @default no deadline
    */
   readonly timeoutMs?: number;
   /** Between GETs while the socket is down. @default 1000 */
@@ -105,7 +105,7 @@ export interface WaitDeps {
  */
 export function isTemporary(error: unknown): boolean {
   if (error instanceof LonghaulConnectionError) return true;
-  if (error instanceof LonghaulError) return error.status >= 500 || error.status === 429;
+  if (error instanceof LonghaulAPIError) return error.status >= 500 || error.status === 429;
   return false;
 }
 
@@ -117,11 +117,29 @@ export function isTemporary(error: unknown): boolean {
  * settles, the signal aborts or the deadline passes.
  */
 export async function waitForJob(deps: WaitDeps, jobId: string, options: WaitOptions = {}): Promise<Job> {
-  const signals = [
-    options.signal,
-    options.timeoutMs === undefined ? undefined : AbortSignal.timeout(options.timeoutMs),
-  ];
-  const present = signals.filter((s): s is AbortSignal => s !== undefined);
+  const deadline = options.timeoutMs === undefined ? undefined : AbortSignal.timeout(options.timeoutMs);
+  try {
+    return await follow(deps, jobId, options, deadline);
+  } catch (error) {
+    // Whatever was under way when the wait ended (a GET, a sleep), the wait says why it ended.
+    if (deadline?.aborted && !options.signal?.aborted) {
+      throw new LonghaulTimeoutError(
+        `Stopped waiting for ${jobId} after ${options.timeoutMs} ms; the job goes on.`,
+        { cause: deadline.reason },
+      );
+    }
+    if (options.signal?.aborted) throw abortError(options.signal, `Waiting for ${jobId}`);
+    throw error;
+  }
+}
+
+async function follow(
+  deps: WaitDeps,
+  jobId: string,
+  options: WaitOptions,
+  deadline: AbortSignal | undefined,
+): Promise<Job> {
+  const present = [options.signal, deadline].filter((s): s is AbortSignal => s !== undefined);
   const stop = new AbortController();
   const signal = AbortSignal.any([...present, stop.signal]);
   signal.throwIfAborted();

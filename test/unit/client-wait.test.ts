@@ -2,8 +2,10 @@ import {
   type Job,
   type JobStatus,
   Longhaul,
+  LonghaulAPIError,
   LonghaulConnectionError,
-  LonghaulError,
+  LonghaulTimeoutError,
+  LonghaulUserAbortError,
   type WaitUpdate,
 } from '../../client';
 import { sleep } from '../../client/retry';
@@ -118,7 +120,7 @@ const deps = (jobs: ReturnType<typeof store>, withSocket = true): WaitDeps => ({
 const fastRetry = { retry: { baseDelayMs: 4, maxDelayMs: 20 } } as const;
 
 const unavailable = () =>
-  new LonghaulError({
+  LonghaulAPIError.of({
     type: 'urn:longhaul:problem:service-unavailable',
     title: 'Service Unavailable',
     status: 503,
@@ -245,7 +247,8 @@ it('pings an open socket, so idle timeouts leave it open', async () => {
   await until(() => FakeSocket.instances[0]!.sent.length >= 3);
   expect(new Set(FakeSocket.instances[0]!.sent)).toEqual(new Set(['ping']));
   controller.abort(new Error('enough'));
-  await expect(waiting).rejects.toThrow('enough');
+  await expect(waiting).rejects.toBeInstanceOf(LonghaulUserAbortError);
+  await expect(waiting).rejects.toMatchObject({ code: 'aborted', cause: new Error('enough') });
 });
 
 it('waits out connection errors, 5xx and 429, saying so, and finishes when the API is back', async () => {
@@ -255,7 +258,7 @@ it('waits out connection errors, 5xx and 429, saying so, and finishes when the A
     new LonghaulConnectionError('GET /v1/jobs/x: no answer (ECONNREFUSED)'),
     unavailable(),
     new LonghaulConnectionError('GET /v1/jobs/x: no answer (socket hang up)'),
-    new LonghaulError({
+    LonghaulAPIError.of({
       type: 'urn:longhaul:problem:rate-limited',
       title: 'Too Many Requests',
       status: 429,
@@ -290,7 +293,7 @@ it('waits out connection errors, 5xx and 429, saying so, and finishes when the A
 it('gives up at once on an error that waiting does not fix', async () => {
   const jobs = store(job('running', 10));
   jobs.fail(
-    new LonghaulError({
+    LonghaulAPIError.of({
       type: 'urn:longhaul:problem:not-found',
       title: 'Not Found',
       status: 404,
@@ -306,7 +309,7 @@ it('stops at its deadline during an outage, and when aborted, leaving the job al
   down.fail(...Array.from({ length: 1000 }, () => unavailable()));
   await expect(
     waitForJob(deps(down, false), JOB_ID, { timeoutMs: 50, pollIntervalMs: 1, ...fastRetry }),
-  ).rejects.toMatchObject({ name: 'TimeoutError' });
+  ).rejects.toBeInstanceOf(LonghaulTimeoutError);
 
   const jobs = store(job('running', 10));
   const controller = new AbortController();
@@ -315,7 +318,8 @@ it('stops at its deadline during an outage, and when aborted, leaving the job al
   FakeSocket.instances[0]!.emit('open');
   await until(() => jobs.reads.length === 1);
   controller.abort(new Error('enough'));
-  await expect(waiting).rejects.toThrow('enough');
+  await expect(waiting).rejects.toBeInstanceOf(LonghaulUserAbortError);
+  await expect(waiting).rejects.toMatchObject({ code: 'aborted', cause: new Error('enough') });
   expect(FakeSocket.instances[0]!.closedByClient).toBe(true);
 });
 
