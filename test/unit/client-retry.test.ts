@@ -508,6 +508,35 @@ describe('request options', () => {
     expect(two.sent).toHaveLength(3);
   });
 
+  it('retries twice by default, as openai-node does: three attempts in all', async () => {
+    const transport = scripted(Array(8).fill(() => problem(503, 'service-unavailable')));
+    const longhaul = new Longhaul({
+      baseUrl: BASE,
+      apiKey: 'k',
+      fetch: transport.fetch,
+      sleep: async () => {},
+    });
+    await expect(longhaul.getJob('job_x')).rejects.toBeInstanceOf(InternalServerError);
+    expect(transport.sent).toHaveLength(3);
+  });
+
+  it.each([
+    [0, 1],
+    [1, 2],
+    [5, 6],
+  ])('takes maxRetries %i from the client options: %i attempts', async (maxRetries, attempts) => {
+    const transport = scripted(Array(8).fill(() => problem(503, 'service-unavailable')));
+    const longhaul = new Longhaul({
+      baseUrl: BASE,
+      apiKey: 'k',
+      fetch: transport.fetch,
+      sleep: async () => {},
+      maxRetries,
+    });
+    await expect(longhaul.getJob('job_x')).rejects.toBeInstanceOf(InternalServerError);
+    expect(transport.sent).toHaveLength(attempts);
+  });
+
   it("abandons an attempt after the call's timeoutMs, and stops at once on the call's signal", async () => {
     const hanging = (async (_input: unknown, init?: RequestInit) =>
       new Promise<Response>((_resolve, reject) => {
