@@ -32,6 +32,7 @@ import {
   type Job,
   type JobFilter,
   type JobStatus,
+  type JobType,
   type ListMediaQuery,
   MAX_BATCH_ITEMS,
   type MediaItem,
@@ -48,6 +49,7 @@ import {
   type SearchRequest,
   type SearchResult,
   type StreamTicket,
+  type Submission,
   type Tenant,
   type TenantSettings,
   type TimelineEvent,
@@ -169,8 +171,9 @@ export class UserAction {
   }
 }
 
-export interface CreatedJob {
-  readonly job: Job;
+/** What `createJob` answers: the job, of the type it was asked for. */
+export interface CreatedJob<T extends JobType = JobType> {
+  readonly job: Job<T>;
   /** The server had seen this action before and repeated its first answer (`Idempotent-Replayed: true`). */
   readonly replayed: boolean;
   /** The job's URL, as the Location header gave it. */
@@ -300,11 +303,11 @@ export class Longhaul {
    * action's key, so the answer is the one job of this action. A file goes
    * as a multipart part up to 4 MiB and through a presigned upload above.
    */
-  async createJob(
+  async createJob<T extends JobType>(
     action: UserAction,
-    request: CreateJobRequest,
+    request: Submission<T>,
     options: UploadOptions = {},
-  ): Promise<CreatedJob> {
+  ): Promise<CreatedJob<T>> {
     const { file, ...submission } = request;
     let body: () => RequestBody;
     const operationHeaders: Record<string, string> = { 'idempotency-key': action.idempotencyKey };
@@ -316,7 +319,9 @@ export class Longhaul {
         if (action.resumed && action.upload === undefined && action.uploadState === undefined) {
           // A resumed action's upload ref is lost with the run that made it: look for its job before uploading again.
           const existing = await this.findJobByIdempotencyKey(action.idempotencyKey, options);
-          if (existing) return { job: existing, replayed: true, location: `/v1/jobs/${existing.id}` };
+          if (existing) {
+            return { job: existing as Job<T>, replayed: true, location: `/v1/jobs/${existing.id}` };
+          }
         }
         action.upload ??= this.uploadFile(file, {
           ...options,
@@ -340,7 +345,7 @@ export class Longhaul {
       body = () => text;
     }
     const answer = await this.call('createJob', { ...options, operationHeaders, body });
-    const job = answer.body as Job;
+    const job = answer.body as Job<T>;
     return {
       job,
       replayed: answer.headers.get('idempotent-replayed') === 'true',
