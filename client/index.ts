@@ -53,9 +53,11 @@ export type {
   OutageUpdate,
   ProgressUpdate,
   RestoredUpdate,
+  SettledUpdate,
   StreamUpdate,
   WaitOptions,
   WaitUpdate,
+  WatchUpdate,
   WebSocketConstructor,
   WebSocketLike,
 } from './wait';

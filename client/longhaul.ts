@@ -58,7 +58,7 @@ import {
   type UploadTicket,
 } from './types';
 import { SDK_VERSION } from './version';
-import { type WaitOptions, type WebSocketConstructor, waitForJob } from './wait';
+import { updatesOf, type WaitOptions, type WatchUpdate, type WebSocketConstructor, waitForJob } from './wait';
 import { webhooks } from './webhooks';
 
 /** What fetch accepts as a body (the DOM's BodyInit). */
@@ -876,6 +876,20 @@ export class Longhaul {
       jobId,
       { ...(this.options.retry ? { retry: this.options.retry } : {}), ...options },
     );
+  }
+
+  /**
+   * `waitForJob` as an async iterator: `for await (const update of
+   * client.watchJob(id))` yields each update `onProgress` would get (live over
+   * the WebSocket, by polling while it is down), then `{ type: 'settled', job }`,
+   * and ends. Breaking out of the loop stops watching (the job goes on); a
+   * deadline, an abort or an API error is thrown from the loop.
+   */
+  watchJob(
+    jobId: string,
+    options: Omit<WaitOptions, 'onProgress'> = {},
+  ): AsyncGenerator<WatchUpdate, Job, undefined> {
+    return updatesOf((waitOptions) => this.waitForJob(jobId, waitOptions), options);
   }
 
   /** One page of active jobs of every tenant (admin key). */

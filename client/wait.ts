@@ -55,6 +55,16 @@ export interface StreamUpdate {
 /** What a wait reports on its way. */
 export type WaitUpdate = ProgressUpdate | OutageUpdate | RestoredUpdate | StreamUpdate;
 
+/** The last thing a watch yields: the job as it settled (or reached a status of `until`). */
+export interface SettledUpdate {
+  readonly type: 'settled';
+  readonly jobId: string;
+  readonly job: Job;
+}
+
+/** What `watchJob` yields: every update of a wait, then the settled job. */
+export type WatchUpdate = WaitUpdate | SettledUpdate;
+
 export interface WaitOptions {
   /**
    * Called whenever the status changes or the progress moves forward (never
@@ -397,4 +407,59 @@ function parseMessage(data: unknown): LiveMessage | undefined {
     // Not a message of ours.
   }
   return undefined;
+}
+
+/**
+ * A wait's updates as an async iterator: `for await (const update of
+ * updatesOf(wait, options))` yields each update as `onProgress` would get
+ * it, then a `settled` update with the job, and ends. A wait that fails
+ * throws from the loop; leaving the loop early (break, return, a throw)
+ * stops the wait, closing its socket.
+ */
+export async function* updatesOf(
+  wait: (options: WaitOptions) => Promise<Job>,
+  options: Omit<WaitOptions, 'onProgress'>,
+): AsyncGenerator<WatchUpdate, Job, undefined> {
+  const stop = new AbortController();
+  const queue: WatchUpdate[] = [];
+  let outcome: { readonly job: Job } | { readonly error: unknown } | undefined;
+  let wake: (() => void) | undefined;
+  const signal = options.signal ? AbortSignal.any([options.signal, stop.signal]) : stop.signal;
+  wait({
+    ...options,
+    signal,
+    onProgress: (update) => {
+      queue.push(update);
+      wake?.();
+    },
+  }).then(
+    (job) => {
+      outcome = { job };
+      wake?.();
+    },
+    (error: unknown) => {
+      outcome = { error };
+      wake?.();
+    },
+  );
+  try {
+    for (;;) {
+      const update = queue.shift();
+      if (update) {
+        yield update;
+        continue;
+      }
+      if (outcome && 'error' in outcome) throw outcome.error;
+      if (outcome) {
+        yield { type: 'settled', jobId: outcome.job.id, job: outcome.job };
+        return outcome.job;
+      }
+      await new Promise<void>((resolve) => {
+        wake = resolve;
+      });
+      wake = undefined;
+    }
+  } finally {
+    stop.abort();
+  }
 }
