@@ -43,6 +43,7 @@ async function delivered(body: string): Promise<{ rawBody: Buffer; header: strin
       url: `http://127.0.0.1:${port}/hooks`,
       body,
       secret: SECRET,
+      eventId: 'evt_clientclientclientclie',
       timeoutMs: 5000,
       allowPrivate: true,
     });
