@@ -61,4 +61,16 @@ export type {
   WebSocketConstructor,
   WebSocketLike,
 } from './wait';
-export { type VerifyOptions, verify as verifyWebhook, type WebhookEvent, webhooks } from './webhooks';
+export {
+  EVENT_ID_HEADER,
+  generateTestHeaderString,
+  SIGNATURE_HEADER,
+  signTestWebhook,
+  type TestWebhookOptions,
+  type VerifyOptions,
+  verify as verifyWebhook,
+  verifyAsync as verifyWebhookAsync,
+  type WebhookEvent,
+  type WebhookHeaders,
+  webhooks,
+} from './webhooks';

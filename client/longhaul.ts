@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import {
   abortError,
   LonghaulAPIError,
@@ -161,7 +160,7 @@ export class UserAction {
   uploadState: MultipartUploadState | undefined;
 
   constructor(
-    readonly idempotencyKey: string = randomUUID(),
+    readonly idempotencyKey: string = crypto.randomUUID(),
     /** True when the key came from an earlier run (resuming); false when minted here. */
     readonly resumed: boolean = false,
   ) {
