@@ -186,6 +186,18 @@ describe.each([
   });
 });
 
+it('ships a README that reads outside this repository: no links or paths into it', () => {
+  const readme = readFileSync(join(work, 'scratch', 'node_modules', PACKAGE_NAME, 'README.md'), 'utf8');
+  expect(readme).toMatch(/^# /);
+  const links = [...readme.matchAll(/\]\(([^)]+)\)/g)].map((match) => match[1]);
+  expect(links.filter((link) => !/^(https?:|#)/.test(link ?? ''))).toEqual([]);
+  const repositoryPaths = readme.match(
+    /(?<![\w./-])(?:\.\.?\/|(?:client|lambdas|lib|local|config|test|docs|bench|bin)\/)[\w./-]+/g,
+  );
+  expect(repositoryPaths).toBeNull();
+  expect(readme).not.toMatch(/npx tsx|npm run /);
+});
+
 it('is the one artifact: npm pack of the repository root refuses and says what to pack', () => {
   const run = spawnSync('npm', ['pack', '--dry-run'], { cwd: ROOT, encoding: 'utf8' });
   expect(run.status).not.toBe(0);
