@@ -186,6 +186,42 @@ describe.each([
   });
 });
 
+it('types both module systems: import and require resolve their declarations, strict, with no @types/node', () => {
+  const scratch = join(work, 'scratch');
+  writeFileSync(
+    join(scratch, 'typed.mts'),
+    `import { Longhaul, type Job, NotFoundError } from '${PACKAGE_NAME}';
+const client = new Longhaul({ baseUrl: 'https://api.test', apiKey: 'k' });
+const created = await client.createJob(client.userAction(), { type: 'audio.transcribe', input: { audioUrl: 'https://a.test/a.mp3' } });
+const segments: number | undefined = created.job.result?.segments;
+const image: Job<'image.generate'> | undefined = undefined;
+console.log(segments, image, NotFoundError);
+`,
+  );
+  writeFileSync(
+    join(scratch, 'typed.cts'),
+    `import sdk = require('${PACKAGE_NAME}');
+const error: sdk.LonghaulError = new sdk.NotFoundError({ type: 'about:blank', title: 'Not Found', status: 404, detail: 'x', code: 'not-found' });
+console.log(new sdk.Longhaul({ baseUrl: 'https://api.test' }), error);
+`,
+  );
+  const compilerOptions = {
+    strict: true,
+    module: 'nodenext',
+    moduleResolution: 'nodenext',
+    target: 'es2024',
+    lib: ['es2024', 'dom'],
+    types: [],
+    noEmit: true,
+  };
+  writeFileSync(
+    join(scratch, 'tsconfig.json'),
+    JSON.stringify({ compilerOptions, files: ['typed.mts', 'typed.cts'] }),
+  );
+  const run = spawnSync(join(ROOT, 'node_modules', '.bin', 'tsc'), ['-p', scratch], { encoding: 'utf8' });
+  expect({ status: run.status, stdout: run.stdout }).toEqual({ status: 0, stdout: '' });
+});
+
 it('ships a README that reads outside this repository: no links or paths into it', () => {
   const readme = readFileSync(join(work, 'scratch', 'node_modules', PACKAGE_NAME, 'README.md'), 'utf8');
   expect(readme).toMatch(/^# /);
