@@ -9,7 +9,8 @@ import {
   type WaitUpdate,
 } from '../../client';
 import { sleep } from '../../client/retry';
-import { type WaitDeps, type WebSocketLike, waitForJob } from '../../client/wait';
+import { type WaitDeps, waitForJob } from '../../client/wait';
+import { FakeSocket, until } from './support/fake-socket';
 
 /**
  * waitForJob over a scripted WebSocket and a scripted job store: live
@@ -18,41 +19,11 @@ import { type WaitDeps, type WebSocketLike, waitForJob } from '../../client/wait
  * waited out until the job settles, the signal aborts or the deadline passes.
  */
 
-type Listener = (event: { data?: unknown }) => void;
-
-/** A WebSocket the test drives: open, push messages, drop, refuse. */
-class FakeSocket implements WebSocketLike {
-  static instances: FakeSocket[] = [];
-  readonly listeners = new Map<string, Listener[]>();
-  readonly sent: string[] = [];
-  closedByClient = false;
-
-  constructor(readonly url: string) {
-    FakeSocket.instances.push(this);
-  }
-
-  addEventListener(type: string, listener: Listener): void {
-    this.listeners.set(type, [...(this.listeners.get(type) ?? []), listener]);
-  }
-
-  send(data: string): void {
-    this.sent.push(data);
-  }
-
-  close(): void {
-    this.closedByClient = true;
-  }
-
-  emit(type: 'open' | 'error' | 'close' | 'message', data?: unknown): void {
-    for (const listener of this.listeners.get(type) ?? []) listener({ data });
-  }
-
-  push(message: Record<string, unknown>): void {
-    this.emit('message', JSON.stringify({ jobId: JOB_ID, at: new Date().toISOString(), ...message }));
-  }
-}
-
 const JOB_ID = 'job_waitwaitwaitwaitwaitwaitwa';
+
+/** A live message about the job (or the job it names) on the socket. */
+const push = (socket: FakeSocket, message: Record<string, unknown>) =>
+  socket.emit('message', JSON.stringify({ jobId: JOB_ID, at: new Date().toISOString(), ...message }));
 
 const job = (status: JobStatus, progress: number): Job => ({
   id: JOB_ID,
@@ -96,14 +67,6 @@ function store(initial: Job) {
   };
 }
 
-const until = async (condition: () => boolean) => {
-  const deadline = Date.now() + 2000;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition not met within 2 s');
-    await sleep(2);
-  }
-};
-
 const summary = (updates: WaitUpdate[]) =>
   updates.flatMap((u) => (u.type === 'progress' ? [`${u.via} ${u.status} ${u.progress}`] : [u.type]));
 
@@ -142,15 +105,15 @@ it('reports live progress and resolves with the job once a settled status arrive
   expect(socket.url).toBe('ws://stream.test/v1/stream?ticket=t1');
   socket.emit('open');
   await until(() => updates.some((u) => u.type === 'progress'));
-  socket.push({ type: 'status', status: 'running', progress: 0, error: null });
-  socket.push({ type: 'progress', status: 'running', progress: 40 });
-  socket.push({ type: 'progress', status: 'running', progress: 40 });
-  socket.push({ type: 'progress', status: 'running', progress: 80 });
-  socket.push({ type: 'progress', status: 'running', progress: 60 });
-  socket.push({ type: 'progress', jobId: 'job_someoneelse', status: 'running', progress: 99 });
+  push(socket, { type: 'status', status: 'running', progress: 0, error: null });
+  push(socket, { type: 'progress', status: 'running', progress: 40 });
+  push(socket, { type: 'progress', status: 'running', progress: 40 });
+  push(socket, { type: 'progress', status: 'running', progress: 80 });
+  push(socket, { type: 'progress', status: 'running', progress: 60 });
+  push(socket, { type: 'progress', jobId: 'job_someoneelse', status: 'running', progress: 99 });
   socket.emit('message', 'not json');
   jobs.set(job('succeeded', 100));
-  socket.push({ type: 'status', status: 'succeeded', progress: 100, error: null });
+  push(socket, { type: 'status', status: 'succeeded', progress: 100, error: null });
 
   const finished = await waiting;
   expect(finished).toEqual(job('succeeded', 100));
@@ -199,7 +162,7 @@ it('reopens a socket the server closed, with a fresh ticket, and polls only whil
   expect(jobs.reads).toHaveLength(readsWhileUp);
 
   jobs.set(job('succeeded', 100));
-  FakeSocket.instances[1]!.push({ type: 'status', status: 'succeeded', progress: 100, error: null });
+  push(FakeSocket.instances[1]!, { type: 'status', status: 'succeeded', progress: 100, error: null });
   expect((await waiting).status).toBe('succeeded');
   expect(updates.filter((u) => u.type === 'stream').map((u) => (u.type === 'stream' ? u.state : ''))).toEqual(
     ['open', 'closed', 'open'],

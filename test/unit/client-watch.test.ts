@@ -88,11 +88,22 @@ it('yields live progress from the stream, then the settled job, and ends', async
 
 it('polls when there is no WebSocket, and stops the watch when the loop is left', async () => {
   const server = api();
+  /** The signal of each wait between polls: aborted once the watch has stopped. */
+  const waits: AbortSignal[] = [];
   const longhaul = new Longhaul({
     baseUrl: 'https://api.example.test',
     apiKey: 'k',
     fetch: server.fetch,
     webSocket: null,
+    sleep: (ms, signal) =>
+      new Promise<void>((resolve, reject) => {
+        if (signal) waits.push(signal);
+        const timer = setTimeout(resolve, ms);
+        signal?.addEventListener('abort', () => {
+          clearTimeout(timer);
+          reject(signal.reason);
+        });
+      }),
   });
   const seen: string[] = [];
   for await (const update of longhaul.watchJob(JOB_ID, { pollIntervalMs: 1 })) {
@@ -101,10 +112,9 @@ it('polls when there is no WebSocket, and stops the watch when the loop is left'
     if (update.type === 'progress' && update.progress === 50) break;
   }
   expect(seen).toEqual(['poll running 10', 'poll running 50']);
-  const asked = server.requests.length;
-  await new Promise((resolve) => setTimeout(resolve, 30));
-  expect(server.requests).toHaveLength(asked);
-  expect(server.requests.every((request) => request === `GET /v1/jobs/${JOB_ID}`)).toBe(true);
+  // Leaving the loop aborted the wait between polls: no further GET can follow.
+  await until(() => waits.length > 0 && waits.every((signal) => signal.aborted));
+  expect(server.requests).toEqual([`GET /v1/jobs/${JOB_ID}`, `GET /v1/jobs/${JOB_ID}`]);
 });
 
 it('throws the wait’s LonghaulTimeoutError from the loop', async () => {
