@@ -1,12 +1,24 @@
 /** The Longhaul SDK: `new Longhaul({ baseUrl, apiKey })`. */
 export {
+  AuthenticationError,
+  type ClientProblem,
+  ConflictError,
+  InternalServerError,
+  LonghaulAPIError,
   LonghaulConnectionError,
   LonghaulError,
   type LonghaulErrorCode,
   type LonghaulOptionName,
+  type LonghaulProblem,
+  LonghaulTimeoutError,
   LonghaulUsageError,
+  LonghaulUserAbortError,
   LonghaulWebhookError,
+  NotFoundError,
+  PermissionDeniedError,
+  RateLimitError,
   type UnexpectedResponse,
+  ValidationError,
 } from './errors';
 export {
   type CreatedJob,
@@ -41,10 +53,24 @@ export type {
   OutageUpdate,
   ProgressUpdate,
   RestoredUpdate,
+  SettledUpdate,
   StreamUpdate,
   WaitOptions,
   WaitUpdate,
+  WatchUpdate,
   WebSocketConstructor,
   WebSocketLike,
 } from './wait';
-export { type VerifyOptions, verify as verifyWebhook, type WebhookEvent, webhooks } from './webhooks';
+export {
+  EVENT_ID_HEADER,
+  generateTestHeaderString,
+  SIGNATURE_HEADER,
+  signTestWebhook,
+  type TestWebhookOptions,
+  type VerifyOptions,
+  verify as verifyWebhook,
+  verifyAsync as verifyWebhookAsync,
+  type WebhookEvent,
+  type WebhookHeaders,
+  webhooks,
+} from './webhooks';

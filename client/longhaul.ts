@@ -1,7 +1,9 @@
-import { randomUUID } from 'node:crypto';
 import {
+  abortError,
+  LonghaulAPIError,
   LonghaulConnectionError,
   LonghaulError,
+  LonghaulTimeoutError,
   LonghaulUsageError,
   type UnexpectedResponse,
 } from './errors';
@@ -29,6 +31,7 @@ import {
   type Job,
   type JobFilter,
   type JobStatus,
+  type JobType,
   type ListMediaQuery,
   MAX_BATCH_ITEMS,
   type MediaItem,
@@ -45,6 +48,7 @@ import {
   type SearchRequest,
   type SearchResult,
   type StreamTicket,
+  type Submission,
   type Tenant,
   type TenantSettings,
   type TimelineEvent,
@@ -53,7 +57,7 @@ import {
   type UploadTicket,
 } from './types';
 import { SDK_VERSION } from './version';
-import { type WaitOptions, type WebSocketConstructor, waitForJob } from './wait';
+import { updatesOf, type WaitOptions, type WatchUpdate, type WebSocketConstructor, waitForJob } from './wait';
 import { webhooks } from './webhooks';
 
 /** What fetch accepts as a body (the DOM's BodyInit). */
@@ -107,7 +111,7 @@ export interface LonghaulOptions {
   /** The WebSocket class for live progress; null to always poll. @default globalThis.WebSocket */
   readonly webSocket?: WebSocketConstructor | null;
   readonly retry?: RetryOptions;
-  /** Retries after the first attempt (overrides `retry.maxAttempts`). @default 7 */
+  /** Retries after the first attempt (overrides `retry.maxAttempts`); 0 for none. @default 2 */
   readonly maxRetries?: number;
   /** Each attempt of a request is abandoned (and, if safe, retried) after this long. @default 30000 */
   readonly timeoutMs?: number;
@@ -156,7 +160,7 @@ export class UserAction {
   uploadState: MultipartUploadState | undefined;
 
   constructor(
-    readonly idempotencyKey: string = randomUUID(),
+    readonly idempotencyKey: string = crypto.randomUUID(),
     /** True when the key came from an earlier run (resuming); false when minted here. */
     readonly resumed: boolean = false,
   ) {
@@ -166,8 +170,9 @@ export class UserAction {
   }
 }
 
-export interface CreatedJob {
-  readonly job: Job;
+/** What `createJob` answers: the job, of the type it was asked for. */
+export interface CreatedJob<T extends JobType = JobType> {
+  readonly job: Job<T>;
   /** The server had seen this action before and repeated its first answer (`Idempotent-Replayed: true`). */
   readonly replayed: boolean;
   /** The job's URL, as the Location header gave it. */
@@ -297,11 +302,11 @@ export class Longhaul {
    * action's key, so the answer is the one job of this action. A file goes
    * as a multipart part up to 4 MiB and through a presigned upload above.
    */
-  async createJob(
+  async createJob<T extends JobType>(
     action: UserAction,
-    request: CreateJobRequest,
+    request: Submission<T>,
     options: UploadOptions = {},
-  ): Promise<CreatedJob> {
+  ): Promise<CreatedJob<T>> {
     const { file, ...submission } = request;
     let body: () => RequestBody;
     const operationHeaders: Record<string, string> = { 'idempotency-key': action.idempotencyKey };
@@ -313,7 +318,9 @@ export class Longhaul {
         if (action.resumed && action.upload === undefined && action.uploadState === undefined) {
           // A resumed action's upload ref is lost with the run that made it: look for its job before uploading again.
           const existing = await this.findJobByIdempotencyKey(action.idempotencyKey, options);
-          if (existing) return { job: existing, replayed: true, location: `/v1/jobs/${existing.id}` };
+          if (existing) {
+            return { job: existing as Job<T>, replayed: true, location: `/v1/jobs/${existing.id}` };
+          }
         }
         action.upload ??= this.uploadFile(file, {
           ...options,
@@ -337,7 +344,7 @@ export class Longhaul {
       body = () => text;
     }
     const answer = await this.call('createJob', { ...options, operationHeaders, body });
-    const job = answer.body as Job;
+    const job = answer.body as Job<T>;
     return {
       job,
       replayed: answer.headers.get('idempotent-replayed') === 'true',
@@ -870,6 +877,20 @@ export class Longhaul {
     );
   }
 
+  /**
+   * `waitForJob` as an async iterator: `for await (const update of
+   * client.watchJob(id))` yields each update `onProgress` would get (live over
+   * the WebSocket, by polling while it is down), then `{ type: 'settled', job }`,
+   * and ends. Breaking out of the loop stops watching (the job goes on); a
+   * deadline, an abort or an API error is thrown from the loop.
+   */
+  watchJob(
+    jobId: string,
+    options: Omit<WaitOptions, 'onProgress'> = {},
+  ): AsyncGenerator<WatchUpdate, Job, undefined> {
+    return updatesOf((waitOptions) => this.waitForJob(jobId, waitOptions), options);
+  }
+
   /** One page of active jobs of every tenant (admin key). */
   async reviewListPage(query: ReviewQuery = {}, options: RequestOptions = {}): Promise<Page<AdminJob>> {
     const answer = await this.call('adminListJobs', { ...options, query: { ...query } });
@@ -1047,23 +1068,27 @@ export class Longhaul {
       const wait = async (retryAfterMs: number | undefined, reason: string) => {
         const delayMs = retryDelayMs(attempt - 1, retryAfterMs, this.retry, this.random);
         logger?.warn(`${what}: ${reason}; retrying in ${delayMs} ms`, { attempt, delayMs });
-        await this.sleep(delayMs, signal);
+        await this.sleep(delayMs, signal).catch((error: unknown) => {
+          throw signal?.aborted ? abortError(signal, what) : error;
+        });
       };
       let response: Response;
       try {
         response = await request.send(attemptSignal(request.timeoutMs, signal));
       } catch (error) {
-        if (signal?.aborted) throw signal.reason;
-        const failure = new LonghaulConnectionError(`${what}: no answer (${describeNetworkError(error)})`, {
-          cause: error,
-        });
+        if (signal?.aborted) throw abortError(signal, what);
+        const failure = isTimeout(error)
+          ? new LonghaulTimeoutError(`${what}: no answer within ${request.timeoutMs} ms`, { cause: error })
+          : new LonghaulConnectionError(`${what}: no answer (${describeNetworkError(error)})`, {
+              cause: error,
+            });
         logger?.debug(`${what}: no answer`, { attempt, ms: Date.now() - started });
         if (last || (retry === 'unprocessed' && !connectionRefused(error))) throw failure;
         await wait(undefined, failure.message);
         continue;
       }
       const answer = await readAnswer(response).catch((error: unknown) => {
-        if (signal?.aborted) throw signal.reason;
+        if (signal?.aborted) throw abortError(signal, what);
         return new LonghaulConnectionError(
           `${what}: the answer was cut off (${describeNetworkError(error)})`,
           {
@@ -1130,10 +1155,10 @@ async function readAnswer(response: Response): Promise<Answer> {
   return { status: response.status, headers: response.headers, body };
 }
 
-function toError(response: Response, body: unknown): LonghaulError {
+function toError(response: Response, body: unknown): LonghaulAPIError {
   const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'));
-  const options = retryAfterMs === undefined ? {} : { retryAfterMs };
-  if (isProblem(body)) return new LonghaulError(body, options);
+  const options = { headers: response.headers, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) };
+  if (isProblem(body)) return LonghaulAPIError.of(body, options);
   const unexpected: UnexpectedResponse = {
     type: 'about:blank',
     title: response.statusText || `HTTP ${response.status}`,
@@ -1144,7 +1169,7 @@ function toError(response: Response, body: unknown): LonghaulError {
         : `The server answered ${response.status} without a problem document.`,
     code: 'unexpected-response',
   };
-  return new LonghaulError(unexpected, options);
+  return LonghaulAPIError.of(unexpected, options);
 }
 
 function isProblem(body: unknown): body is Problem {
@@ -1156,6 +1181,14 @@ function isProblem(body: unknown): body is Problem {
     typeof candidate.title === 'string' &&
     typeof candidate.detail === 'string'
   );
+}
+
+/** An attempt that ran out of time (its AbortSignal.timeout fired), anywhere in the cause chain. */
+function isTimeout(error: unknown): boolean {
+  for (let cause: unknown = error; cause; cause = (cause as { cause?: unknown }).cause) {
+    if ((cause as { name?: unknown }).name === 'TimeoutError') return true;
+  }
+  return false;
 }
 
 function connectionRefused(error: unknown): boolean {

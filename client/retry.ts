@@ -6,7 +6,11 @@
  */
 
 export interface RetryOptions {
-  /** Attempts in all, the first one included. @default 8 */
+  /**
+   * Attempts in all, the first one included: 3 is two retries, as openai-node
+   * and stripe-node default to (`maxRetries` on the client sets the same).
+   * @default 3
+   */
   readonly maxAttempts?: number;
   /** Ceiling of the first retry's delay; doubles with each retry. @default 250 */
   readonly baseDelayMs?: number;
@@ -17,7 +21,7 @@ export interface RetryOptions {
 }
 
 export const defaultRetryOptions: Required<RetryOptions> = {
-  maxAttempts: 8,
+  maxAttempts: 3,
   baseDelayMs: 250,
   maxDelayMs: 20_000,
   maxRetryAfterMs: 120_000,

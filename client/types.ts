@@ -93,8 +93,12 @@ export type JobOf<T extends JobType> = JobBase & {
   readonly result: JobTypeSchemas[T]['result'] | null;
 };
 
-/** A job: a union discriminated by `type`, so `if (job.type === 'image.generate')` types its input and result. */
-export type Job = { [T in JobType]: JobOf<T> }[JobType];
+/**
+ * A job of one of the types `T` (any type by default): a union discriminated
+ * by `type`, so `if (job.type === 'image.generate')` types its input and
+ * result, and `Job<'audio.transcribe'>`'s result is a transcript.
+ */
+export type Job<T extends JobType = JobType> = { [K in T]: JobOf<K> }[T];
 
 /** A job as the admin routes list it, with its tenant. */
 export type AdminJob = Job & { readonly tenantId: string };
@@ -191,7 +195,8 @@ export type FileInput = {
   readonly filename?: string;
 };
 
-type Submission<T extends JobType> = {
+/** A request for one job of type `T`: what `createJob` takes. */
+export type Submission<T extends JobType> = {
   readonly type: T;
   readonly input: JobTypeSchemas[T]['input'];
   readonly webhookUrl?: string;
@@ -207,7 +212,8 @@ type Submission<T extends JobType> = {
   readonly file?: FileInput;
 };
 
-export type CreateJobRequest = { [T in JobType]: Submission<T> }[JobType];
+/** A request for a job of one of the types `T` (any type by default). */
+export type CreateJobRequest<T extends JobType = JobType> = { [K in T]: Submission<K> }[T];
 
 /** The most items one `submitBatch` takes. */
 export const MAX_BATCH_ITEMS = 1000;

@@ -1,4 +1,4 @@
-import { LonghaulConnectionError, LonghaulError } from './errors';
+import { abortError, LonghaulAPIError, LonghaulConnectionError, LonghaulTimeoutError } from './errors';
 import { backoffDelayMs, defaultRetryOptions, type RetryOptions } from './retry';
 import { type Job, type JobStatus, type LiveMessage, SETTLED_STATUSES } from './types';
 
@@ -55,6 +55,16 @@ export interface StreamUpdate {
 /** What a wait reports on its way. */
 export type WaitUpdate = ProgressUpdate | OutageUpdate | RestoredUpdate | StreamUpdate;
 
+/** The last thing a watch yields: the job as it settled (or reached a status of `until`). */
+export interface SettledUpdate {
+  readonly type: 'settled';
+  readonly jobId: string;
+  readonly job: Job;
+}
+
+/** What `watchJob` yields: every update of a wait, then the settled job. */
+export type WatchUpdate = WaitUpdate | SettledUpdate;
+
 export interface WaitOptions {
   /**
    * Called whenever the status changes or the progress moves forward (never
@@ -62,11 +72,11 @@ export interface WaitOptions {
    * again, or the live socket opens or closes: switch on `update.type`.
    */
   readonly onProgress?: (update: WaitUpdate) => void;
-  /** Stops waiting (the job itself goes on); the promise rejects with the signal's reason. */
+  /** Stops waiting (the job itself goes on); the promise rejects with a LonghaulUserAbortError (`cause`: the signal's reason). */
   readonly signal?: AbortSignal;
   /**
    * Gives up waiting after this long, however things stand (the job goes on);
-   * the promise rejects with a TimeoutError. @default no deadline
+   * the promise rejects with a LonghaulTimeoutError. @default no deadline
    */
   readonly timeoutMs?: number;
   /** Between GETs while the socket is down. @default 1000 */
@@ -105,7 +115,7 @@ export interface WaitDeps {
  */
 export function isTemporary(error: unknown): boolean {
   if (error instanceof LonghaulConnectionError) return true;
-  if (error instanceof LonghaulError) return error.status >= 500 || error.status === 429;
+  if (error instanceof LonghaulAPIError) return error.status >= 500 || error.status === 429;
   return false;
 }
 
@@ -117,11 +127,29 @@ export function isTemporary(error: unknown): boolean {
  * settles, the signal aborts or the deadline passes.
  */
 export async function waitForJob(deps: WaitDeps, jobId: string, options: WaitOptions = {}): Promise<Job> {
-  const signals = [
-    options.signal,
-    options.timeoutMs === undefined ? undefined : AbortSignal.timeout(options.timeoutMs),
-  ];
-  const present = signals.filter((s): s is AbortSignal => s !== undefined);
+  const deadline = options.timeoutMs === undefined ? undefined : AbortSignal.timeout(options.timeoutMs);
+  try {
+    return await follow(deps, jobId, options, deadline);
+  } catch (error) {
+    // Whatever was under way when the wait ended (a GET, a sleep), the wait says why it ended.
+    if (deadline?.aborted && !options.signal?.aborted) {
+      throw new LonghaulTimeoutError(
+        `Stopped waiting for ${jobId} after ${options.timeoutMs} ms; the job goes on.`,
+        { cause: deadline.reason },
+      );
+    }
+    if (options.signal?.aborted) throw abortError(options.signal, `Waiting for ${jobId}`);
+    throw error;
+  }
+}
+
+async function follow(
+  deps: WaitDeps,
+  jobId: string,
+  options: WaitOptions,
+  deadline: AbortSignal | undefined,
+): Promise<Job> {
+  const present = [options.signal, deadline].filter((s): s is AbortSignal => s !== undefined);
   const stop = new AbortController();
   const signal = AbortSignal.any([...present, stop.signal]);
   signal.throwIfAborted();
@@ -379,4 +407,59 @@ function parseMessage(data: unknown): LiveMessage | undefined {
     // Not a message of ours.
   }
   return undefined;
+}
+
+/**
+ * A wait's updates as an async iterator: `for await (const update of
+ * updatesOf(wait, options))` yields each update as `onProgress` would get
+ * it, then a `settled` update with the job, and ends. A wait that fails
+ * throws from the loop; leaving the loop early (break, return, a throw)
+ * stops the wait, closing its socket.
+ */
+export async function* updatesOf(
+  wait: (options: WaitOptions) => Promise<Job>,
+  options: Omit<WaitOptions, 'onProgress'>,
+): AsyncGenerator<WatchUpdate, Job, undefined> {
+  const stop = new AbortController();
+  const queue: WatchUpdate[] = [];
+  let outcome: { readonly job: Job } | { readonly error: unknown } | undefined;
+  let wake: (() => void) | undefined;
+  const signal = options.signal ? AbortSignal.any([options.signal, stop.signal]) : stop.signal;
+  wait({
+    ...options,
+    signal,
+    onProgress: (update) => {
+      queue.push(update);
+      wake?.();
+    },
+  }).then(
+    (job) => {
+      outcome = { job };
+      wake?.();
+    },
+    (error: unknown) => {
+      outcome = { error };
+      wake?.();
+    },
+  );
+  try {
+    for (;;) {
+      const update = queue.shift();
+      if (update) {
+        yield update;
+        continue;
+      }
+      if (outcome && 'error' in outcome) throw outcome.error;
+      if (outcome) {
+        yield { type: 'settled', jobId: outcome.job.id, job: outcome.job };
+        return outcome.job;
+      }
+      await new Promise<void>((resolve) => {
+        wake = resolve;
+      });
+      wake = undefined;
+    }
+  } finally {
+    stop.abort();
+  }
 }

@@ -5,11 +5,13 @@ import { build } from 'esbuild';
 import { SDK_VERSION } from '../version';
 
 /**
- * Builds the SDK and CLI as a package a user installs outside this
- * repository: `npx tsx client/scripts/build-package.ts <dir>`, then
- * `npm pack` in `<dir>`. Each entry point is one bundled CommonJS file that
- * runs on plain Node (no tsx, no dependencies to fetch), with type
- * declarations beside it. The version is the SDK's own (client/version.ts).
+ * Builds the SDK and CLI as the package users install, the one artifact of
+ * this repository (the root package is private and refuses `npm pack`):
+ * `npm run package -- <dir>`, then `npm pack` in `<dir>`. The SDK is bundled
+ * twice, as ESM (`import`) and CommonJS (`require`), behind an `exports` map,
+ * with type declarations; the CLI is one CommonJS file. All run on plain Node
+ * with no tsx and no dependencies to fetch, and the SDK in any runtime with
+ * fetch and Web Crypto. The version is the root package.json's (SDK_VERSION).
  */
 
 const CLIENT = resolve(__dirname, '..');
@@ -23,15 +25,28 @@ export const PACKAGE_NAME = 'longhaul-client';
 export async function buildPackage(outDir: string): Promise<void> {
   rmSync(outDir, { recursive: true, force: true });
   mkdirSync(join(outDir, 'dist'), { recursive: true });
+  const common = { bundle: true, target: `node${MIN_NODE}`, sourcemap: true, logLevel: 'warning' } as const;
+  // The SDK needs nothing of Node's (it runs on edge runtimes too): built for no platform in particular.
   await build({
-    entryPoints: { index: join(CLIENT, 'index.ts'), cli: join(CLIENT, 'cli.ts') },
-    outdir: join(outDir, 'dist'),
-    bundle: true,
+    ...common,
+    entryPoints: [join(CLIENT, 'index.ts')],
+    outfile: join(outDir, 'dist', 'index.js'),
+    platform: 'neutral',
+    format: 'cjs',
+  });
+  await build({
+    ...common,
+    entryPoints: [join(CLIENT, 'index.ts')],
+    outfile: join(outDir, 'dist', 'index.mjs'),
+    platform: 'neutral',
+    format: 'esm',
+  });
+  await build({
+    ...common,
+    entryPoints: [join(CLIENT, 'cli.ts')],
+    outfile: join(outDir, 'dist', 'cli.js'),
     platform: 'node',
     format: 'cjs',
-    target: `node${MIN_NODE}`,
-    sourcemap: true,
-    logLevel: 'warning',
   });
   // The source runs under tsx in this repository; the bundle needs nothing but Node.
   const cli = join(outDir, 'dist', 'cli.js');
@@ -63,6 +78,8 @@ export async function buildPackage(outDir: string): Promise<void> {
     { cwd: ROOT, encoding: 'utf8' },
   );
   if (tsc.status !== 0) throw new Error(`tsc could not write the declarations:\n${tsc.stdout}${tsc.stderr}`);
+  // The ESM entry's declarations: the same API, declared as an ES module so `import` resolves it as one.
+  writeFileSync(join(outDir, 'dist', 'index.d.mts'), "export * from './index.js';\n");
 
   const license = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).license as string;
   const manifest = {
@@ -71,7 +88,16 @@ export async function buildPackage(outDir: string): Promise<void> {
     description: 'SDK and command line for the Longhaul job API: submit, follow, upload, verify webhooks.',
     license,
     main: 'dist/index.js',
+    module: 'dist/index.mjs',
     types: 'dist/index.d.ts',
+    exports: {
+      '.': {
+        import: { types: './dist/index.d.mts', default: './dist/index.mjs' },
+        require: { types: './dist/index.d.ts', default: './dist/index.js' },
+      },
+      './package.json': './package.json',
+    },
+    sideEffects: false,
     bin: { longhaul: 'dist/cli.js' },
     files: ['dist', 'README.md'],
     engines: { node: `>=${MIN_NODE}` },
@@ -85,7 +111,7 @@ export async function buildPackage(outDir: string): Promise<void> {
 if (require.main === module) {
   const outDir = process.argv[2];
   if (!outDir) {
-    process.stderr.write('usage: npx tsx client/scripts/build-package.ts <out dir>\n');
+    process.stderr.write('usage: npm run package -- <out dir>\n');
     process.exitCode = 3;
   } else {
     buildPackage(resolve(outDir)).then(

@@ -1992,7 +1992,7 @@ function buildDocument(): OpenApiDocument {
           operationId: 'jobFinished',
           summary: 'A job reached a terminal status',
           description:
-            'POSTed to the job\'s webhookUrl, retried with backoff until a 2xx. Verify `Longhaul-Signature: t=<unix>,v1=<hex HMAC-SHA256(secret, t + "." + body)>` and reject old timestamps.',
+            'POSTed to the job\'s webhookUrl, retried with backoff until a 2xx, so a receiver may get one event more than once: deduplicate on `Longhaul-Event-Id`, the same on every delivery of one event (a job reaching a status). Verify `Longhaul-Signature: t=<unix>,v1=<hex HMAC-SHA256(secret, t + "." + body)>` and reject old timestamps.',
           tags: ['jobs'],
           security: [],
           parameters: [
@@ -2002,6 +2002,14 @@ function buildDocument(): OpenApiDocument {
               required: true,
               description: 'The HMAC signature of the body.',
               schema: { type: 'string' },
+            },
+            {
+              name: 'Longhaul-Event-Id',
+              in: 'header',
+              required: true,
+              description:
+                "The event's id (`evt_` and 22 characters), the same on every delivery of it and the id of the job's lifecycle event for that status.",
+              schema: { type: 'string', pattern: '^evt_[A-Za-z0-9_-]{22}$' },
             },
           ],
           requestBody: { required: true, content: jsonContent(schemaRef('Job')) },

@@ -62,15 +62,7 @@ export function jobEventOf(job: Job): LifecycleEvent | undefined {
   const detailType = JOB_EVENT_OF_STATUS[status as keyof typeof JOB_EVENT_OF_STATUS];
   const finishedAt = job.finishedAt ?? job.statusAt;
   const common = {
-    ...eventEnvelope(
-      job.tenantId,
-      finishedAt,
-      'job',
-      job.id,
-      job.createdAt,
-      status,
-      String(job.resubmissions ?? 0),
-    ),
+    ...eventEnvelope(job.tenantId, finishedAt, ...jobEventIdParts(job)),
     jobId: job.id,
     jobType: job.type,
     idempotencyKey: job.idempotencyKey,
@@ -89,6 +81,20 @@ export function jobEventOf(job: Job): LifecycleEvent | undefined {
     case 'job.needs_review':
       return { detailType, detail: { ...common, status: 'needs_review', error } };
   }
+}
+
+/** What identifies the job's current status: its id, its record's creation, the status, the requeues. */
+function jobEventIdParts(job: Job): readonly string[] {
+  return ['job', job.id, job.createdAt, job.status, String(job.resubmissions ?? 0)];
+}
+
+/**
+ * The id of the job's current status as an event: its lifecycle event's id
+ * on the bus, and the id its client webhook carries, so every delivery of
+ * one status (a retried notify) has the same id to deduplicate on.
+ */
+export function jobEventIdOf(job: Job): string {
+  return eventIdOf(...jobEventIdParts(job));
 }
 
 /** Puts the event of the job's current status, if it has one; safe to repeat (same event id). */

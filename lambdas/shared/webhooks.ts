@@ -9,9 +9,14 @@ export class WebhookDeliveryFailedError extends Error {
   override readonly name = 'WebhookDeliveryFailed';
 }
 
+/** The header that carries a webhook's event id, the same on every delivery of that event. */
+export const WEBHOOK_EVENT_ID_HEADER = 'longhaul-event-id';
+
 export interface WebhookTarget {
   readonly url: string;
   readonly body: string;
+  /** Sent in the Longhaul-Event-Id header: receivers deduplicate retried deliveries on it. */
+  readonly eventId: string;
   readonly secret: string;
   readonly timeoutMs: number;
   readonly allowPrivate: boolean;
@@ -36,6 +41,7 @@ export async function deliverSignedWebhook(target: WebhookTarget): Promise<Deliv
       headers: {
         'content-type': 'application/json',
         'longhaul-signature': signature,
+        [WEBHOOK_EVENT_ID_HEADER]: target.eventId,
         'user-agent': 'Longhaul-Webhooks/1',
       },
       body: target.body,

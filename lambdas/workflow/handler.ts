@@ -3,6 +3,7 @@ import * as z from 'zod';
 import { resourceEnv } from '../../config/layout';
 import { PROVIDERS } from '../../config/providers';
 import { embeddingSettingsOf } from '../../config/settings';
+import { jobEventIdOf } from '../domain/events';
 import { isTerminal } from '../domain/job';
 import { presentJob } from '../domain/present';
 import { runStep, STEP_NAMES } from '../domain/workflow';
@@ -113,6 +114,7 @@ export const handler = instrument(async (raw: unknown, _context: Context): Promi
         const outcome = await deliverSignedWebhook({
           url: job.webhookUrl,
           body: JSON.stringify(await presentJob(job, outputs)),
+          eventId: jobEventIdOf(job),
           secret: await webhookSigningSecret(),
           timeoutMs: settings.webhookTimeoutMs,
           allowPrivate: settings.allowPrivateWebhooks,

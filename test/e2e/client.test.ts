@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { mkdtempSync, openAsBlob, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -43,6 +43,7 @@ jest.setTimeout(120_000);
 
 const KEY = 'client-key-6d2e';
 const ADMIN_KEY = 'client-admin-key-19fa';
+const WEBHOOK_SECRET = 'client-webhook-secret-5e0b';
 
 interface Ledger {
   readonly submissions: readonly { id: string; idempotencyKey: string; acceptedAt: string }[];
@@ -69,6 +70,7 @@ beforeAll(async () => {
     env: {
       LONGHAUL_API_KEYS: `${KEY}:acme`,
       LONGHAUL_ADMIN_KEY: ADMIN_KEY,
+      LONGHAUL_WEBHOOK_SECRET: WEBHOOK_SECRET,
       SIM_JOB_MS: '300',
       SIM_PROGRESS_HZ: '10',
       // Every accepted submission is a charge, and a submission whose answer the provider
@@ -343,6 +345,41 @@ describe('waitForJob', () => {
     } finally {
       for (const socket of sockets) socket.destroy();
       await new Promise((closed) => dropping.close(closed));
+    }
+  });
+});
+
+describe('webhooks', () => {
+  it('are verified by the SDK, and a retried delivery carries the same event id', async () => {
+    const deliveries: { rawBody: Buffer; headers: IncomingHttpHeaders }[] = [];
+    const receiver: Server = createServer((request, response) => {
+      const chunks: Buffer[] = [];
+      request.on('data', (chunk: Buffer) => chunks.push(chunk));
+      request.on('end', () => {
+        deliveries.push({ rawBody: Buffer.concat(chunks), headers: request.headers });
+        // The first delivery fails, so the workflow delivers the event again.
+        response.writeHead(deliveries.length === 1 ? 500 : 204).end();
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    try {
+      const webhookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+      const { job } = await client.createJob(client.userAction(), {
+        type: 'image.generate',
+        input: { prompt: 'hooked' },
+        webhookUrl,
+      });
+      await pollUntil(() => deliveries.length >= 2, { timeoutMs: 60_000, description: 'a retried webhook' });
+      const [first, again] = deliveries.map(({ rawBody, headers }) =>
+        Longhaul.webhooks.verify(rawBody, headers, WEBHOOK_SECRET),
+      );
+      expect(first).toMatchObject({ type: 'job.succeeded', job: { id: job.id, status: 'succeeded' } });
+      expect(first?.id).toMatch(/^evt_[A-Za-z0-9_-]{22}$/);
+      expect(again?.id).toBe(first?.id);
+      expect(deliveries).toHaveLength(2);
+    } finally {
+      receiver.closeAllConnections();
+      await new Promise((resolve) => receiver.close(resolve));
     }
   });
 });

@@ -82,6 +82,7 @@ import type {
   TenantChanges,
   TenantResource,
 } from '../../lambdas/domain/tenants';
+import type { Equals, Extends } from './support/type-assertions';
 
 /**
  * The SDK keeps its own copy of the API's shapes (it must not depend on the
@@ -89,10 +90,6 @@ import type {
  * compile time, to the server's types.
  */
 
-/** `true` only if X and Y are the same type, optional and readonly members included. */
-type Equals<X, Y> = (<T>() => T extends X ? 1 : 2) extends <T>() => T extends Y ? 1 : 2 ? true : false;
-/** `true` only if every X is a Y. */
-type Extends<X, Y> = [X] extends [Y] ? true : false;
 /** T with every member and array, however deep, read-only: the SDK's types are, the server's zod types are not. */
 type DeepReadonly<T> = T extends readonly (infer I)[]
   ? readonly DeepReadonly<I>[]

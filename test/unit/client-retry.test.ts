@@ -2,11 +2,15 @@ import {
   backoffCeilingMs,
   backoffDelayMs,
   defaultRetryOptions,
+  InternalServerError,
   Longhaul,
   LonghaulConnectionError,
   LonghaulError,
+  LonghaulTimeoutError,
   LonghaulUsageError,
+  LonghaulUserAbortError,
   MULTIPART_UPLOAD_THRESHOLD_BYTES,
+  PermissionDeniedError,
   parseRetryAfter,
   retryDelayMs,
   SDK_VERSION,
@@ -220,7 +224,8 @@ describe('createJob retries', () => {
     const error = await longhaul
       .createJob(longhaul.userAction(), { type: 'image.generate', input: { prompt: 'x' } })
       .catch((e: unknown) => e);
-    expect(error).toMatchObject({ name: 'LonghaulError', code: 'internal-error', status: 502 });
+    expect(error).toBeInstanceOf(InternalServerError);
+    expect(error).toMatchObject({ code: 'internal-error', status: 502 });
     expect(transport.sent).toHaveLength(6);
     expect(sleeps).toEqual([50, 100, 200, 400, 500]);
   });
@@ -262,7 +267,13 @@ describe('createJob retries', () => {
           signal: controller.signal,
         },
       ),
-    ).rejects.toThrow('user gave up');
+    ).rejects.toEqual(
+      expect.objectContaining({
+        constructor: LonghaulUserAbortError,
+        code: 'aborted',
+        cause: new Error('user gave up'),
+      }),
+    );
     expect(transport.sent).toHaveLength(1);
   });
 
@@ -497,6 +508,35 @@ describe('request options', () => {
     expect(two.sent).toHaveLength(3);
   });
 
+  it('retries twice by default, as openai-node does: three attempts in all', async () => {
+    const transport = scripted(Array(8).fill(() => problem(503, 'service-unavailable')));
+    const longhaul = new Longhaul({
+      baseUrl: BASE,
+      apiKey: 'k',
+      fetch: transport.fetch,
+      sleep: async () => {},
+    });
+    await expect(longhaul.getJob('job_x')).rejects.toBeInstanceOf(InternalServerError);
+    expect(transport.sent).toHaveLength(3);
+  });
+
+  it.each([
+    [0, 1],
+    [1, 2],
+    [5, 6],
+  ])('takes maxRetries %i from the client options: %i attempts', async (maxRetries, attempts) => {
+    const transport = scripted(Array(8).fill(() => problem(503, 'service-unavailable')));
+    const longhaul = new Longhaul({
+      baseUrl: BASE,
+      apiKey: 'k',
+      fetch: transport.fetch,
+      sleep: async () => {},
+      maxRetries,
+    });
+    await expect(longhaul.getJob('job_x')).rejects.toBeInstanceOf(InternalServerError);
+    expect(transport.sent).toHaveLength(attempts);
+  });
+
   it("abandons an attempt after the call's timeoutMs, and stops at once on the call's signal", async () => {
     const hanging = (async (_input: unknown, init?: RequestInit) =>
       new Promise<Response>((_resolve, reject) => {
@@ -511,13 +551,14 @@ describe('request options', () => {
     const started = Date.now();
     await expect(
       longhaul.getJob('job_aaaaaaaaaaaaaaaaaaaaaaaaaa', { timeoutMs: 20, maxRetries: 1 }),
-    ).rejects.toBeInstanceOf(LonghaulConnectionError);
+    ).rejects.toBeInstanceOf(LonghaulTimeoutError);
     expect(Date.now() - started).toBeLessThan(2000);
 
     const controller = new AbortController();
     const pending = longhaul.getJob('job_aaaaaaaaaaaaaaaaaaaaaaaaaa', { signal: controller.signal });
     controller.abort(new Error('the user left'));
-    await expect(pending).rejects.toThrow('the user left');
+    await expect(pending).rejects.toBeInstanceOf(LonghaulUserAbortError);
+    await expect(pending).rejects.toMatchObject({ cause: new Error('the user left') });
   });
 
   it('tells its logger of each request and retry', async () => {
@@ -765,7 +806,7 @@ describe('uploads', () => {
           { data: bytes(size), contentType: 'audio/wav' },
           { resume: saved(later(), [1, 2]) },
         ),
-      ).rejects.toMatchObject({ name: 'LonghaulError', status: 403 });
+      ).rejects.toBeInstanceOf(PermissionDeniedError);
       expect(refusedTwice.sent).toHaveLength(3);
     });
   });

@@ -2,12 +2,15 @@ import {
   type Job,
   type JobStatus,
   Longhaul,
+  LonghaulAPIError,
   LonghaulConnectionError,
-  LonghaulError,
+  LonghaulTimeoutError,
+  LonghaulUserAbortError,
   type WaitUpdate,
 } from '../../client';
 import { sleep } from '../../client/retry';
-import { type WaitDeps, type WebSocketLike, waitForJob } from '../../client/wait';
+import { type WaitDeps, waitForJob } from '../../client/wait';
+import { FakeSocket, until } from './support/fake-socket';
 
 /**
  * waitForJob over a scripted WebSocket and a scripted job store: live
@@ -16,41 +19,11 @@ import { type WaitDeps, type WebSocketLike, waitForJob } from '../../client/wait
  * waited out until the job settles, the signal aborts or the deadline passes.
  */
 
-type Listener = (event: { data?: unknown }) => void;
-
-/** A WebSocket the test drives: open, push messages, drop, refuse. */
-class FakeSocket implements WebSocketLike {
-  static instances: FakeSocket[] = [];
-  readonly listeners = new Map<string, Listener[]>();
-  readonly sent: string[] = [];
-  closedByClient = false;
-
-  constructor(readonly url: string) {
-    FakeSocket.instances.push(this);
-  }
-
-  addEventListener(type: string, listener: Listener): void {
-    this.listeners.set(type, [...(this.listeners.get(type) ?? []), listener]);
-  }
-
-  send(data: string): void {
-    this.sent.push(data);
-  }
-
-  close(): void {
-    this.closedByClient = true;
-  }
-
-  emit(type: 'open' | 'error' | 'close' | 'message', data?: unknown): void {
-    for (const listener of this.listeners.get(type) ?? []) listener({ data });
-  }
-
-  push(message: Record<string, unknown>): void {
-    this.emit('message', JSON.stringify({ jobId: JOB_ID, at: new Date().toISOString(), ...message }));
-  }
-}
-
 const JOB_ID = 'job_waitwaitwaitwaitwaitwaitwa';
+
+/** A live message about the job (or the job it names) on the socket. */
+const push = (socket: FakeSocket, message: Record<string, unknown>) =>
+  socket.emit('message', JSON.stringify({ jobId: JOB_ID, at: new Date().toISOString(), ...message }));
 
 const job = (status: JobStatus, progress: number): Job => ({
   id: JOB_ID,
@@ -94,14 +67,6 @@ function store(initial: Job) {
   };
 }
 
-const until = async (condition: () => boolean) => {
-  const deadline = Date.now() + 2000;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition not met within 2 s');
-    await sleep(2);
-  }
-};
-
 const summary = (updates: WaitUpdate[]) =>
   updates.flatMap((u) => (u.type === 'progress' ? [`${u.via} ${u.status} ${u.progress}`] : [u.type]));
 
@@ -118,7 +83,7 @@ const deps = (jobs: ReturnType<typeof store>, withSocket = true): WaitDeps => ({
 const fastRetry = { retry: { baseDelayMs: 4, maxDelayMs: 20 } } as const;
 
 const unavailable = () =>
-  new LonghaulError({
+  LonghaulAPIError.of({
     type: 'urn:longhaul:problem:service-unavailable',
     title: 'Service Unavailable',
     status: 503,
@@ -140,15 +105,15 @@ it('reports live progress and resolves with the job once a settled status arrive
   expect(socket.url).toBe('ws://stream.test/v1/stream?ticket=t1');
   socket.emit('open');
   await until(() => updates.some((u) => u.type === 'progress'));
-  socket.push({ type: 'status', status: 'running', progress: 0, error: null });
-  socket.push({ type: 'progress', status: 'running', progress: 40 });
-  socket.push({ type: 'progress', status: 'running', progress: 40 });
-  socket.push({ type: 'progress', status: 'running', progress: 80 });
-  socket.push({ type: 'progress', status: 'running', progress: 60 });
-  socket.push({ type: 'progress', jobId: 'job_someoneelse', status: 'running', progress: 99 });
+  push(socket, { type: 'status', status: 'running', progress: 0, error: null });
+  push(socket, { type: 'progress', status: 'running', progress: 40 });
+  push(socket, { type: 'progress', status: 'running', progress: 40 });
+  push(socket, { type: 'progress', status: 'running', progress: 80 });
+  push(socket, { type: 'progress', status: 'running', progress: 60 });
+  push(socket, { type: 'progress', jobId: 'job_someoneelse', status: 'running', progress: 99 });
   socket.emit('message', 'not json');
   jobs.set(job('succeeded', 100));
-  socket.push({ type: 'status', status: 'succeeded', progress: 100, error: null });
+  push(socket, { type: 'status', status: 'succeeded', progress: 100, error: null });
 
   const finished = await waiting;
   expect(finished).toEqual(job('succeeded', 100));
@@ -197,7 +162,7 @@ it('reopens a socket the server closed, with a fresh ticket, and polls only whil
   expect(jobs.reads).toHaveLength(readsWhileUp);
 
   jobs.set(job('succeeded', 100));
-  FakeSocket.instances[1]!.push({ type: 'status', status: 'succeeded', progress: 100, error: null });
+  push(FakeSocket.instances[1]!, { type: 'status', status: 'succeeded', progress: 100, error: null });
   expect((await waiting).status).toBe('succeeded');
   expect(updates.filter((u) => u.type === 'stream').map((u) => (u.type === 'stream' ? u.state : ''))).toEqual(
     ['open', 'closed', 'open'],
@@ -245,7 +210,8 @@ it('pings an open socket, so idle timeouts leave it open', async () => {
   await until(() => FakeSocket.instances[0]!.sent.length >= 3);
   expect(new Set(FakeSocket.instances[0]!.sent)).toEqual(new Set(['ping']));
   controller.abort(new Error('enough'));
-  await expect(waiting).rejects.toThrow('enough');
+  await expect(waiting).rejects.toBeInstanceOf(LonghaulUserAbortError);
+  await expect(waiting).rejects.toMatchObject({ code: 'aborted', cause: new Error('enough') });
 });
 
 it('waits out connection errors, 5xx and 429, saying so, and finishes when the API is back', async () => {
@@ -255,7 +221,7 @@ it('waits out connection errors, 5xx and 429, saying so, and finishes when the A
     new LonghaulConnectionError('GET /v1/jobs/x: no answer (ECONNREFUSED)'),
     unavailable(),
     new LonghaulConnectionError('GET /v1/jobs/x: no answer (socket hang up)'),
-    new LonghaulError({
+    LonghaulAPIError.of({
       type: 'urn:longhaul:problem:rate-limited',
       title: 'Too Many Requests',
       status: 429,
@@ -290,7 +256,7 @@ it('waits out connection errors, 5xx and 429, saying so, and finishes when the A
 it('gives up at once on an error that waiting does not fix', async () => {
   const jobs = store(job('running', 10));
   jobs.fail(
-    new LonghaulError({
+    LonghaulAPIError.of({
       type: 'urn:longhaul:problem:not-found',
       title: 'Not Found',
       status: 404,
@@ -306,7 +272,7 @@ it('stops at its deadline during an outage, and when aborted, leaving the job al
   down.fail(...Array.from({ length: 1000 }, () => unavailable()));
   await expect(
     waitForJob(deps(down, false), JOB_ID, { timeoutMs: 50, pollIntervalMs: 1, ...fastRetry }),
-  ).rejects.toMatchObject({ name: 'TimeoutError' });
+  ).rejects.toBeInstanceOf(LonghaulTimeoutError);
 
   const jobs = store(job('running', 10));
   const controller = new AbortController();
@@ -315,7 +281,8 @@ it('stops at its deadline during an outage, and when aborted, leaving the job al
   FakeSocket.instances[0]!.emit('open');
   await until(() => jobs.reads.length === 1);
   controller.abort(new Error('enough'));
-  await expect(waiting).rejects.toThrow('enough');
+  await expect(waiting).rejects.toBeInstanceOf(LonghaulUserAbortError);
+  await expect(waiting).rejects.toMatchObject({ code: 'aborted', cause: new Error('enough') });
   expect(FakeSocket.instances[0]!.closedByClient).toBe(true);
 });
 

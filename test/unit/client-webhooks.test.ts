@@ -1,5 +1,8 @@
-import { createServer } from 'node:http';
+import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { createContext, runInContext } from 'node:vm';
+import { build } from 'esbuild';
 import { Longhaul, LonghaulWebhookError } from '../../client';
 import { signPayload } from '../../lambdas/shared/signature';
 import { deliverSignedWebhook } from '../../lambdas/shared/webhooks';
@@ -25,14 +28,28 @@ const job = {
   updatedAt: '2026-01-01T00:00:01.000Z',
 };
 
-/** One webhook as the server delivers it: the raw body and the Longhaul-Signature header received. */
-async function delivered(body: string): Promise<{ rawBody: Buffer; header: string }> {
-  let received: { rawBody: Buffer; header: string } | undefined;
+interface Delivery {
+  readonly rawBody: Buffer;
+  /** The Longhaul-Signature header. */
+  readonly header: string;
+  /** Every header, as Node's request.headers has them. */
+  readonly headers: IncomingHttpHeaders;
+}
+
+const EVENT_ID = 'evt_clientclientclientclie';
+
+/** One webhook as the server delivers it: the raw body and the headers received. */
+async function delivered(body: string): Promise<Delivery> {
+  let received: Delivery | undefined;
   const server = createServer((request, response) => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
-      received = { rawBody: Buffer.concat(chunks), header: String(request.headers['longhaul-signature']) };
+      received = {
+        rawBody: Buffer.concat(chunks),
+        header: String(request.headers['longhaul-signature']),
+        headers: request.headers,
+      };
       response.writeHead(204).end();
     });
   });
@@ -43,6 +60,7 @@ async function delivered(body: string): Promise<{ rawBody: Buffer; header: strin
       url: `http://127.0.0.1:${port}/hooks`,
       body,
       secret: SECRET,
+      eventId: EVENT_ID,
       timeoutMs: 5000,
       allowPrivate: true,
     });
@@ -115,4 +133,116 @@ it('honours several v1 values and several secrets, for a rotation without downti
     'job.failed',
   );
   expect(reason(() => Longhaul.webhooks.verify(body, oldSigned, [SECRET]))).toBe('mismatch');
+});
+
+describe('with the request headers', () => {
+  it('gives the event the id the server sent in Longhaul-Event-Id, from Node headers or fetch Headers', async () => {
+    const { rawBody, headers } = await delivered(JSON.stringify(job));
+    expect(headers['longhaul-event-id']).toBe(EVENT_ID);
+    expect(Longhaul.webhooks.verify(rawBody, headers, SECRET).id).toBe(EVENT_ID);
+    const fetchHeaders = new Headers(headers as Record<string, string>);
+    expect((await Longhaul.webhooks.verifyAsync(rawBody, fetchHeaders, SECRET)).id).toBe(EVENT_ID);
+    // The signature header alone verifies as before, without an id.
+    expect(
+      Longhaul.webhooks.verify(rawBody, String(headers['longhaul-signature']), SECRET).id,
+    ).toBeUndefined();
+  });
+});
+
+describe('verifyAsync (Web Crypto)', () => {
+  const asyncReason = (run: () => Promise<unknown>) =>
+    run().then(
+      () => 'accepted',
+      (error: unknown) => {
+        if (error instanceof LonghaulWebhookError) return error.reason;
+        throw error;
+      },
+    );
+
+  it('accepts and refuses exactly what verify does', async () => {
+    const { rawBody, header } = await delivered(JSON.stringify(job));
+    const event = await Longhaul.webhooks.verifyAsync(rawBody, header, SECRET);
+    expect(event).toEqual(Longhaul.webhooks.verify(rawBody, header, SECRET));
+    const tampered = Buffer.from(rawBody.toString('utf8').replace('"succeeded"', '"failed"'));
+    const later = Number(/t=(\d+)/.exec(header)?.[1]) + 301;
+    const cases: [string, () => Promise<unknown>][] = [
+      ['mismatch', () => Longhaul.webhooks.verifyAsync(tampered, header, SECRET)],
+      ['mismatch', () => Longhaul.webhooks.verifyAsync(rawBody, header, 'another-secret-0123456789')],
+      ['stale', () => Longhaul.webhooks.verifyAsync(rawBody, header, SECRET, { nowSeconds: later })],
+      ['malformed', () => Longhaul.webhooks.verifyAsync(rawBody, 'garbage', SECRET)],
+      ['accepted', () => Longhaul.webhooks.verifyAsync(rawBody, header, ['old-secret-0123456789', SECRET])],
+    ];
+    for (const [expected, run] of cases) expect(await asyncReason(run)).toBe(expected);
+  });
+
+  it('runs where there is no node:crypto, no process and no require, as in an edge runtime', async () => {
+    const bundle = await build({
+      entryPoints: [join(__dirname, '..', '..', 'client', 'index.ts')],
+      bundle: true,
+      platform: 'neutral',
+      format: 'iife',
+      globalName: 'longhaul',
+      write: false,
+      logLevel: 'silent',
+    });
+    const code = bundle.outputFiles[0]?.text ?? '';
+    expect(code).not.toMatch(/(?:\bfrom\s*|\brequire\(|\bimport\()["']node:/);
+    // Only what a Web-standard runtime has: Web Crypto, text codecs, base64.
+    const edge = createContext({ crypto: globalThis.crypto, TextEncoder, TextDecoder, btoa, URL, Headers });
+    runInContext(code, edge);
+    const { rawBody, headers } = await delivered(JSON.stringify(job));
+    const verified = await runInContext(
+      'longhaul.verifyWebhookAsync(body, headers, secret).then((event) => [event.id, event.type])',
+      Object.assign(edge, { body: rawBody.toString('utf8'), headers, secret: SECRET }),
+    );
+    expect(verified).toEqual([EVENT_ID, 'job.succeeded']);
+    const sync = runInContext(
+      'try { longhaul.verifyWebhook(body, headers, secret); "accepted" } catch (e) { e.name + ": " + e.message }',
+      edge,
+    );
+    expect(sync).toBe(
+      'LonghaulUsageError: webhooks.verify needs Node 20.16 or later; in other runtimes use webhooks.verifyAsync (Web Crypto).',
+    );
+  });
+});
+
+describe('test webhooks', () => {
+  it('signs a header the server would have signed, which verify accepts', async () => {
+    const body = JSON.stringify(job);
+    const t = 1_800_000_000;
+    const header = await Longhaul.webhooks.generateTestHeaderString({
+      payload: body,
+      secret: SECRET,
+      timestamp: t,
+    });
+    expect(header).toBe(signPayload(SECRET, body, t));
+    expect(Longhaul.webhooks.verify(body, header, SECRET, { nowSeconds: t }).job).toEqual(job);
+  });
+
+  it('makes a whole webhook, its id stable for one job and status, that a receiver verifies', async () => {
+    const first = await Longhaul.webhooks.signTestWebhook({ payload: job as never, secret: SECRET });
+    const again = await Longhaul.webhooks.signTestWebhook({ payload: job as never, secret: SECRET });
+    const failed = await Longhaul.webhooks.signTestWebhook({
+      payload: { ...job, status: 'failed' } as never,
+      secret: SECRET,
+    });
+    expect(first.body).toBe(JSON.stringify(job));
+    expect(first.headers['content-type']).toBe('application/json');
+    expect(first.headers['longhaul-event-id']).toMatch(/^evt_[A-Za-z0-9_-]{22}$/);
+    expect(again.headers['longhaul-event-id']).toBe(first.headers['longhaul-event-id']);
+    expect(failed.headers['longhaul-event-id']).not.toBe(first.headers['longhaul-event-id']);
+    const event = await Longhaul.webhooks.verifyAsync(first.body, first.headers, SECRET);
+    expect({ id: event.id, type: event.type }).toEqual({
+      id: first.headers['longhaul-event-id'],
+      type: 'job.succeeded',
+    });
+    const named = await Longhaul.webhooks.signTestWebhook({
+      payload: first.body,
+      secret: SECRET,
+      eventId: 'evt_mineminemineminemineminem',
+    });
+    expect(Longhaul.webhooks.verify(named.body, named.headers, SECRET).id).toBe(
+      'evt_mineminemineminemineminem',
+    );
+  });
 });
