@@ -2,10 +2,11 @@ import { closeSync, openAsBlob, openSync, readFileSync, statSync } from 'node:fs
 import { basename, extname } from 'node:path';
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import {
+  LonghaulAPIError,
   LonghaulConnectionError,
-  LonghaulError,
   type LonghaulOptionName,
   LonghaulUsageError,
+  LonghaulUserAbortError,
 } from '../errors';
 import { Longhaul, type UserAction } from '../longhaul';
 import {
@@ -1137,12 +1138,12 @@ function describeFailure(
   command: string | undefined,
   pointerNames: Readonly<Record<string, string>>,
 ): Failure {
-  if (io.signal?.aborted && (error === io.signal.reason || (error as Error)?.name === 'AbortError')) {
+  if (io.signal?.aborted && (error === io.signal.reason || error instanceof LonghaulUserAbortError)) {
     return { exitCode: EXIT.interrupted, kind: 'interrupted', lines: ['longhaul: interrupted'] };
   }
   const adminCommand = isAdminCommand(command);
   const keyVariable = adminCommand ? 'LONGHAUL_ADMIN_KEY' : 'LONGHAUL_API_KEY';
-  if (error instanceof LonghaulError) {
+  if (error instanceof LonghaulAPIError) {
     const { problem } = error;
     const lines = [`longhaul: ${problem.title} (${problem.status} ${problem.code}): ${problem.detail}`];
     for (const item of problem.errors ?? []) {
