@@ -103,3 +103,11 @@ describe("docs/local-stack.md's variables", () => {
     );
   });
 });
+
+describe('CHANGELOG.md', () => {
+  it("opens with the version package.json carries: one version number, the changelog's", () => {
+    const { version } = JSON.parse(read('package.json')) as { version: string };
+    const newest = /^## (\S+)/m.exec(read('CHANGELOG.md'))?.[1];
+    expect(newest).toBe(version);
+  });
+});
