@@ -129,7 +129,7 @@ async function run(command: string): Promise<string> {
 
 async function job(id: string): Promise<{ id: string; status: string; progress: number }> {
   const response = await fetch(`${stack.baseUrl}/v1/jobs/${id}`, { headers: { 'X-API-Key': 'dev-key' } });
-  return response.json();
+  return (await response.json()) as { id: string; status: string; progress: number };
 }
 
 beforeAll(async () => {
@@ -276,7 +276,9 @@ describe('examples/watch-job.html in a browser', () => {
     ).toBe(true);
     expect(await page.locator('#status').textContent()).toBe('succeeded');
     expect(await page.locator('#job').textContent()).toBe(jobId);
-    expect(await page.locator('#bar').evaluate((bar) => (bar as HTMLProgressElement).value)).toBe(100);
+    expect(await page.locator('#bar').evaluate((bar) => (bar as unknown as { value: number }).value)).toBe(
+      100,
+    );
     expect(pageErrors).toEqual([]);
     expect((await job(jobId as string)).status).toBe('succeeded');
   });
