@@ -4,7 +4,7 @@ import * as z from 'zod';
  * The lifecycle events Longhaul puts on its deployment's EventBridge bus: the
  * one home of their `source`, their detail-types, the schema of each one's
  * `detail`, and the limits of EventBridge's PutEvents. The CDK stack, the
- * runtime and the local emulator all read it; the README's "Events on the bus"
+ * runtime and the local emulator all read it; docs/operations.md's "Events on the bus"
  * table is this module, in words.
  *
  * Every event on the bus looks like

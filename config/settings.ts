@@ -370,6 +370,11 @@ const fields = {
   },
 } as const;
 
+/** The catalog itself, read by the configuration reference (docs/configuration.md) generated from it. */
+export const settingFields: Readonly<
+  Record<string, { readonly env: string; readonly default: unknown; readonly doc: string }>
+> = fields;
+
 type Fields = typeof fields;
 type FieldSettings = {
   readonly [K in keyof Fields]: Fields[K]['default'] extends boolean

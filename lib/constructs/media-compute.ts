@@ -55,7 +55,7 @@ export interface MediaComputeProps {
  * Where audio.publish's compute steps run (probe, transcode, split, index):
  * the compute function for recordings that fit Lambda's limits, and a Fargate
  * task for longer ones, both running the same code (`lambdas/compute/`). See
- * the README's sizing section for the thresholds.
+ * docs/media-publishing.md's sizing section for the thresholds.
  *
  * The Fargate task runs in a VPC of its own with public subnets only and no
  * NAT gateway: the task needs outbound HTTPS (an `audioUrl` anywhere on the

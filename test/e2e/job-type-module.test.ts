@@ -9,7 +9,7 @@ import {
 } from './support/local-stack';
 
 /**
- * A job type added the way the README's "Add your own job type" says, word
+ * A job type added the way docs/job-types.md's "Add your own job type" says, word
  * for word: its one file and its one registration line, written into a copy
  * of this project, and nothing else changed. The copy's local stack must then
  * accept, validate and document it, run it end to end on its provider, and
@@ -28,12 +28,12 @@ const FOLLOW_UP =
 
 /** The guide's code blocks: the job type's file, then its registration. */
 function guide(): { module: string; registration: string } {
-  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-  const section = readme.slice(readme.indexOf('### Add your own job type'));
+  const guidePage = readFileSync(join(ROOT, 'docs/job-types.md'), 'utf8');
+  const section = guidePage.slice(guidePage.indexOf('## Add your own job type'));
   const [module, registration] = [...section.matchAll(/```ts\n([\s\S]*?)```/g)].map(
     (match) => match[1] ?? '',
   );
-  if (!module || !registration) throw new Error('README: the job type guide lost its code blocks');
+  if (!module || !registration) throw new Error('docs/job-types.md: the job type guide lost its code blocks');
   return { module, registration };
 }
 
@@ -48,7 +48,8 @@ function projectWithTheGuide(): string {
   const { module, registration } = guide();
   // Beyond the guide: the new type starts a follow-up when a job of it succeeds, to see one made end to end.
   const withFollowUp = module.replace('defineJobType({', `defineJobType({\n  followUps: [${FOLLOW_UP}],`);
-  if (withFollowUp === module) throw new Error('README: the job type guide no longer calls defineJobType({');
+  if (withFollowUp === module)
+    throw new Error('docs/job-types.md: the job type guide no longer calls defineJobType({');
   writeFileSync(join(copy, 'config/job-types/image-remove-background.ts'), withFollowUp);
   const index = join(copy, 'config/job-types/index.ts');
   const registrations = registration.trim().split('\n');

@@ -1,17 +1,67 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { EVENT_DETAIL_TYPES } from '../../config/events';
+import { JOB_TYPE_MODULES } from '../../config/job-types';
 import { allRoutes, routes } from '../../config/layout';
+import { PROBLEM_CODES } from '../../lambdas/api/openapi';
+import { localDefaults } from '../../local/config';
 
-/** The README's HTTP API table against the routes the API serves (config/layout.ts). */
+/**
+ * The README is the front door: small, with the two commands exactly as CI runs
+ * them. The reference tables that restate code live in docs/ and are checked
+ * here against the code that holds each fact.
+ */
 
-const readme = readFileSync(resolve(__dirname, '../../README.md'), 'utf8');
-const section = readme.slice(readme.indexOf('\n## HTTP API\n'));
-const tableRows = section.slice(section.indexOf('\n|')).split('\n\n')[0]?.split('\n') ?? [];
-/** `METHOD /path` of each row, without the query it shows. */
-const listed = tableRows.flatMap((row) => /^\| `([A-Z]+ \/[^`?]*)/.exec(row)?.[1] ?? []);
+const ROOT = resolve(__dirname, '../..');
+const read = (path: string) => readFileSync(resolve(ROOT, path), 'utf8');
+const readme = read('README.md');
 
-describe("the README's HTTP API table", () => {
+/** The first table after `heading` in `text`, one string per row (header and rule included). */
+function tableAfter(text: string, heading: string): string[] {
+  const at = text.indexOf(`\n${heading}\n`);
+  if (at < 0) throw new Error(`no heading ${heading}`);
+  const section = text.slice(at + heading.length + 2);
+  return (
+    section
+      .slice(section.indexOf('\n|') + 1)
+      .split('\n\n')[0]
+      ?.split('\n') ?? []
+  );
+}
+
+/** The first cell's backquoted value of each body row. */
+const firstCells = (rows: string[], pattern: RegExp) => rows.flatMap((row) => pattern.exec(row)?.[1] ?? []);
+
+describe('README.md', () => {
+  it('is the front door: under 10 KB', () => {
+    expect(Buffer.byteLength(readme)).toBeLessThan(10 * 1024);
+  });
+
+  it('gives the two commands CI runs (.ci/run: `npm ci`, then `npm test`), and how long the tests take', () => {
+    expect(readme).toContain('`npm ci && npm start`');
+    expect(readme).toContain('`npm ci && npm test`');
+    expect(readme).toMatch(/about ten minutes/);
+    expect(readme).toContain('`npx cdk synth`');
+    expect(readme).toContain('`npx cdk deploy`');
+    const ci = read('.ci/run').split('\n');
+    expect(ci).toContain('npm ci || exit 1');
+    expect(ci).toContain('npm test');
+  });
+
+  it('names both product stories in plain words', () => {
+    expect(readme).toMatch(/image-generation app/);
+    expect(readme).toMatch(/sermon platform/);
+  });
+
+  it('has a row for each job type a client can submit, and no other', () => {
+    const rows = tableAfter(readme, '## Job types');
+    expect(firstCells(rows, /^\| `([a-z.-]+)`/)).toEqual(JOB_TYPE_MODULES.map((module) => module.name));
+  });
+});
+
+describe("docs/http-api.md's route table", () => {
+  const listed = firstCells(tableAfter(read('docs/http-api.md'), '## Routes'), /^\| `([A-Z]+ \/[^`?]*)/);
+
   it('has a row for every route of the API', () => {
     const missing = routes
       .map((route) => `${route.method} ${route.path}`)
@@ -26,11 +76,38 @@ describe("the README's HTTP API table", () => {
   });
 });
 
-describe("the README's table of events on the bus", () => {
+describe("docs/http-api.md's problem codes", () => {
+  it('has one row for each code the API answers with, and no other', () => {
+    const listed = firstCells(tableAfter(read('docs/http-api.md'), '## Problem codes'), /^\| `([a-z-]+)`/);
+    expect([...listed].sort()).toEqual([...PROBLEM_CODES].sort());
+  });
+});
+
+describe("docs/operations.md's table of events on the bus", () => {
   it('has one row for each detail-type config/events.ts defines, and no other', () => {
-    const events = readme.slice(readme.indexOf('\n## Events on the bus\n'));
-    const rows = events.slice(events.indexOf('\n|')).split('\n\n')[0]?.split('\n') ?? [];
-    const listedTypes = rows.flatMap((row) => /^\| `([a-z_.]+)`/.exec(row)?.[1] ?? []);
-    expect(listedTypes).toEqual([...EVENT_DETAIL_TYPES]);
+    const rows = tableAfter(read('docs/operations.md'), '## Events on the bus');
+    expect(firstCells(rows, /^\| `([a-z_.]+)`/)).toEqual([...EVENT_DETAIL_TYPES]);
+  });
+});
+
+describe("docs/local-stack.md's variables", () => {
+  it('has a row for each variable the local stack reads with a default', () => {
+    const rows = tableAfter(read('docs/local-stack.md'), '## Variables of the local stack');
+    const listed = firstCells(rows, /^\| `([A-Z_]+)`/);
+    expect(Object.keys(localDefaults).filter((name) => !listed.includes(name))).toEqual([]);
+  });
+
+  it('gives the local webhook signing secret as local/config.ts sets it', () => {
+    expect(read('docs/local-stack.md')).toContain(
+      `| \`LONGHAUL_WEBHOOK_SECRET\` | \`${localDefaults.LONGHAUL_WEBHOOK_SECRET}\` |`,
+    );
+  });
+});
+
+describe('CHANGELOG.md', () => {
+  it("opens with the version package.json carries: one version number, the changelog's", () => {
+    const { version } = JSON.parse(read('package.json')) as { version: string };
+    const newest = /^## (\S+)/m.exec(read('CHANGELOG.md'))?.[1];
+    expect(newest).toBe(version);
   });
 });
