@@ -168,7 +168,8 @@ describe.each([['Node 24', NODE_24]])('on %s', (_name, node) => {
       encoding: 'utf8',
     });
     expect({ status: run.status, stderr: run.stderr }).toEqual({ status: 0, stderr: '' });
-    expect(run.stdout).toMatch(/^Usage: longhaul <command>/);
+    // The description first, then the usage line (the CLI's help, as gh's).
+    expect(run.stdout).toMatch(/^Usage: longhaul <command>/m);
     const version = spawnSync(node, [longhaulBin, '--version'], {
       env: { PATH: SYSTEM_PATH },
       encoding: 'utf8',
