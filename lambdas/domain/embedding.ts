@@ -203,11 +203,20 @@ export async function discardVectors(
   deps: { readonly outputs: Pick<OutputStore, 'getOutput'>; readonly vectors: Pick<VectorIndex, 'delete'> },
   job: Pick<Job, 'id' | 'tenantId'>,
 ): Promise<number> {
-  const bytes = await deps.outputs.getOutput(vectorsManifestKey(job));
-  if (!bytes) return 0;
+  const keys = await storedVectorKeysOf(deps.outputs, job);
+  if (keys.length > 0) await deps.vectors.delete(keys);
+  return keys.length;
+}
+
+/** The keys of the job's vectors in the index, as its manifest counts them; none without a manifest. */
+export async function storedVectorKeysOf(
+  outputs: Pick<OutputStore, 'getOutput'>,
+  job: Pick<Job, 'id' | 'tenantId'>,
+): Promise<string[]> {
+  const bytes = await outputs.getOutput(vectorsManifestKey(job));
+  if (!bytes) return [];
   const { count } = vectorsManifest.parse(JSON.parse(new TextDecoder().decode(bytes)));
-  await deps.vectors.delete(Array.from({ length: count }, (_, passage) => vectorKeyOf(job, passage)));
-  return count;
+  return Array.from({ length: count }, (_, passage) => vectorKeyOf(job, passage));
 }
 
 /** What a media item says of a recording, for its vectors (`mediaVectorMetadata`). */

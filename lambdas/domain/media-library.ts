@@ -8,7 +8,7 @@ import type {
   UpdateMediaRequest,
 } from '../../config/media';
 import { childJobIdsOf } from './children';
-import { dayNumberOf, discardVectors, vectorKeyOf, vectorsManifestKey } from './embedding';
+import { dayNumberOf, discardVectors, storedVectorKeysOf } from './embedding';
 import { IdempotencyKeyReusedError, MediaNotFoundError } from './errors';
 import { eventEnvelope, publishLifecycleEvent } from './events';
 import { deriveMediaId, fingerprint } from './idempotency';
@@ -279,9 +279,8 @@ export async function refreshVectorMetadata(
   job: Pick<Job, 'id' | 'tenantId' | 'createdAt'>,
   item: MediaItem,
 ): Promise<number> {
-  const count = await storedVectorCount(deps.outputs, job);
-  if (count === 0) return 0;
-  const keys = Array.from({ length: count }, (_, passage) => vectorKeyOf(job, passage));
+  const keys = await storedVectorKeysOf(deps.outputs, job);
+  if (keys.length === 0) return 0;
   const stored = await deps.vectors.get(keys);
   const metadata = mediaVectorMetadata(item, job);
   await deps.vectors.put(
@@ -297,13 +296,6 @@ export async function refreshVectorMetadata(
     })),
   );
   return stored.length;
-}
-
-async function storedVectorCount(outputs: Pick<OutputStore, 'getOutput'>, job: Pick<Job, 'id' | 'tenantId'>) {
-  const bytes = await outputs.getOutput(vectorsManifestKey(job));
-  if (!bytes) return 0;
-  const manifest = JSON.parse(new TextDecoder().decode(bytes)) as { count?: number };
-  return manifest.count ?? 0;
 }
 
 /** The idempotency key of a version's job: in a key space of its item, so it never meets a tenant's own job keys. */

@@ -145,6 +145,13 @@ async function publishOutputs(w: World, job: Job, texts: string[]): Promise<Job>
 
 const switchDeps = (w: World) => ({ ...w, graceSeconds: 600 });
 
+/** Version 1 published and current, version 2 started and still publishing. */
+async function currentAndNewer(w: World, item: MediaItem): Promise<{ v1: Job; v2: Job }> {
+  const v1 = await publishOutputs(w, (await version(w, item, 'v1')).job, ['old']);
+  await switchToVersion(switchDeps(w), v1);
+  return { v1, v2: (await version(w, item, 'v2')).job };
+}
+
 /** The reconciler's view: the world's ports, uploads deleted from its inputs, cancels that do nothing. */
 const retireDeps = (w: World) => ({
   ...w,
@@ -284,9 +291,7 @@ describe('media items', () => {
   it('the replaced version goes after the grace period: vectors, outputs and upload, not before', async () => {
     const w = world();
     const item = await newItem(w);
-    const v1 = await publishOutputs(w, (await version(w, item, 'v1')).job, ['old']);
-    await switchToVersion(switchDeps(w), v1);
-    const v2job = (await version(w, item, 'v2')).job;
+    const { v1, v2: v2job } = await currentAndNewer(w, item);
     const v2 = await publishOutputs(w, v2job, ['new']);
     await switchToVersion(switchDeps(w), v2);
     const retire = retireDeps(w);
@@ -310,9 +315,7 @@ describe('media items', () => {
   it('deleting an item cancels its version in progress and retires every version, which the reconciler removes once stopped', async () => {
     const w = world();
     const item = await newItem(w);
-    const v1 = await publishOutputs(w, (await version(w, item, 'v1')).job, ['old']);
-    await switchToVersion(switchDeps(w), v1);
-    const v2 = (await version(w, item, 'v2')).job;
+    const { v1, v2 } = await currentAndNewer(w, item);
     await w.inputs.putInput(TENANT, 'upl_aaaaaaaaaaaaaaaaaaaaaa', new Uint8Array([1]), 'audio/mpeg');
     await deleteMediaItem({ ...w, cancel: w.startDeps.cancel }, TENANT, item.id);
     expect(w.canceled).toEqual([v2.id]);
@@ -374,9 +377,7 @@ describe('media items', () => {
   it('shows the current version and the one in progress', async () => {
     const w = world();
     const item = await newItem(w);
-    const v1 = await publishOutputs(w, (await version(w, item, 'v1')).job, ['old']);
-    await switchToVersion(switchDeps(w), v1);
-    const v2 = (await version(w, item, 'v2')).job;
+    const { v1, v2 } = await currentAndNewer(w, item);
     const view = await presentMediaItem((await w.media.get(TENANT, item.id)) as MediaItem, w);
     expect(view).toMatchObject({
       id: item.id,
