@@ -270,7 +270,14 @@ describe('audio.publish', () => {
       const entry = ledger?.submissions.find((submission) => submission.id === ran?.providerJobId);
       expect(entry?.finishedAt).toEqual(expect.any(String));
       expect(Date.parse(entry?.finishedAt ?? '')).toBeLessThanOrEqual(Date.parse(canceled.finishedAt ?? ''));
-      const states = await statesEntered(stack.endpoints, job);
+      // The job is canceled by `settle`; the execution enters `settled` a step later, after notify.
+      const states = await pollUntil(
+        async () => {
+          const entered = await statesEntered(stack.endpoints, job);
+          return entered.includes('settled') ? entered : undefined;
+        },
+        { timeoutMs: 30_000, intervalMs: 100, description: 'the execution to end in settled' },
+      );
       expect(states.slice(states.indexOf('await-children'))).toEqual(
         expect.arrayContaining(['await-children', 'settle', 'settled']),
       );
