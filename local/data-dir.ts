@@ -47,6 +47,11 @@ function isRunning(pid: number): boolean {
   }
 }
 
+/** Where a data directory keeps the DynamoDB tables (LevelDB). */
+export function dynamoDbDir(dataDir: string): string {
+  return join(dataDir, 'dynamodb');
+}
+
 /** Writes `file` whole or not at all, so a reader never sees half of it. */
 export function writeFileAtomically(file: string, content: string): void {
   const temporary = `${file}.${process.pid}.tmp`;

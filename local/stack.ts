@@ -13,7 +13,7 @@ import { SfnWorkflow } from '../lambdas/adapters/sfn-workflow';
 import type { Workflow } from '../lambdas/domain/ports';
 import { seedApiKeys } from './api-keys';
 import type { LocalConfig } from './config';
-import { lockDataDir, writeFileAtomically } from './data-dir';
+import { dynamoDbDir, lockDataDir, writeFileAtomically } from './data-dir';
 import { startLocalEcs } from './ecs';
 import { startDynamoDbEmulator } from './emulators/dynamodb';
 import { startEventBridgeEmulator } from './emulators/eventbridge';
@@ -186,7 +186,7 @@ export async function startLocalStack(
     const [dynamodbStart, sqsS3Start] = await Promise.allSettled([
       startDynamoDbEmulator({
         host: LOCAL_HOST,
-        path: join(config.dataDir, 'dynamodb'),
+        path: dynamoDbDir(config.dataDir),
         indexLagMs: faults.gsiLagMs,
       }),
       startSqsS3Emulator({ host: LOCAL_HOST, region: LOCAL_REGION, dataDir: join(config.dataDir, 'fauxqs') }),

@@ -2,9 +2,10 @@ import { appendFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { GetObjectCommand, ListObjectsV2Command, NoSuchKey } from '@aws-sdk/client-s3';
 import { PurgeQueueCommand, ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { JOB_TYPE_MODULES, type JobType } from '../../config/job-types';
 import { JOB_ITEM_SORT_KEY } from '../../config/layout';
 import { PROVIDERS, type ProviderName } from '../../config/providers';
@@ -17,6 +18,8 @@ import {
 import { slotPoolKey } from '../../lambdas/adapters/dynamodb-slot-pool';
 import { deriveJobId } from '../../lambdas/domain/idempotency';
 import { jobIdOf } from '../../lambdas/domain/job';
+import { dynamoDbDir } from '../../local/data-dir';
+import { startDynamoDbEmulator } from '../../local/emulators/dynamodb';
 import { inputDigestOf } from '../../local/provider-sim/bedrock';
 import {
   FAULT_MODES,
@@ -30,6 +33,7 @@ import { generateTestAudio } from '../support/test-audio';
 import {
   documentClient,
   GENERIC_PROVIDER_FOR_EVERY_JOB_TYPE,
+  type LocalEndpoints,
   OWN_PROVIDER_FOR_EVERY_JOB_TYPE,
   pollUntil,
   queueDepth,
@@ -269,8 +273,12 @@ class Restartable {
     return aws;
   }
 
-  /** SIGKILL to the whole process group, then a new stack on the same data. */
-  async killAndRestart(): Promise<void> {
+  /**
+   * SIGKILL to the whole process group, then `whileDown` on the data the
+   * dead stack left (its state at the moment of death), then a new stack on
+   * the same data.
+   */
+  async killAndRestart(whileDown?: (dataDir: string) => Promise<void>): Promise<void> {
     const victim = await this.ready;
     let dead!: () => void;
     // Callers wait for the new stack from now on; if it cannot start, they all hear why.
@@ -281,7 +289,11 @@ class Restartable {
     await victim.exited;
     this.keepOutput(victim);
     this.restarts++;
-    dead();
+    try {
+      await whileDown?.(this.dataDir);
+    } finally {
+      dead();
+    }
     await this.ready;
   }
 
@@ -651,13 +663,16 @@ async function runChaos(
           timeoutMs: 60_000,
           description: 'work at the provider before the kill',
         });
-        const underWay = (
-          await Promise.all(plan.providers.map(async (provider) => (await client.slots(provider)).holders))
-        ).flat();
-        for (const holder of underWay) underWayAtKill.add(jobIdOf(holder));
         const across = index === 0 && plan.batch ? await batchUnderWay(plan.batch, stacks, log) : undefined;
-        log(`SIGKILL at ${Date.now() - started} ms, ${underWay.length} job(s) under way`);
-        await stacks.killAndRestart();
+        const { endpoints } = await stacks.aws();
+        const killedAt = Date.now() - started;
+        // Who held a slot is read from what the dead stack left: a job that took one a moment before
+        // the kill may have been cut off on its way to the provider too.
+        await stacks.killAndRestart(async (dataDir) => {
+          const underWay = await slotHoldersAtRest(dataDir, endpoints, plan.providers);
+          for (const holder of underWay) underWayAtKill.add(jobIdOf(holder));
+          log(`SIGKILL at ${killedAt} ms, ${underWay.length} job(s) under way`);
+        });
         log(`restarted at ${Date.now() - started} ms`);
         if (across) batch = await retryBatch(across, client, log);
       }
@@ -666,6 +681,39 @@ async function runChaos(
 
   await Promise.all(tasks);
   return { accepted, canceled, scheduled, underWayAtKill, replays, batch };
+}
+
+/** The holders of the providers' slots in a stopped stack's data: the slot items as its last write left them. */
+async function slotHoldersAtRest(
+  dataDir: string,
+  endpoints: LocalEndpoints,
+  providers: readonly ProviderName[],
+): Promise<string[]> {
+  const store = await startDynamoDbEmulator({ host: '127.0.0.1', path: dynamoDbDir(dataDir) });
+  const dynamodb = DynamoDBDocumentClient.from(
+    new DynamoDBClient({
+      region: endpoints.region,
+      endpoint: store.endpoint,
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    }),
+  );
+  try {
+    const items = await Promise.all(
+      providers.map((provider) =>
+        dynamodb.send(
+          new GetCommand({
+            TableName: endpoints.jobTableName,
+            Key: slotPoolKey(provider),
+            ConsistentRead: true,
+          }),
+        ),
+      ),
+    );
+    return items.flatMap(({ Item }) => (Item?.holders ? [...(Item.holders as Set<string>)] : []));
+  } finally {
+    dynamodb.destroy();
+    await store.stop();
+  }
 }
 
 /** A batch's items, and the answer to its first sending if one came before the kill. */
