@@ -17,6 +17,7 @@ import {
   TaskTimedOut,
 } from '@aws-sdk/client-sfn';
 import { WORKFLOW_STEPS } from '../../config/layout';
+import { StatesError } from '../../config/workflow-errors';
 import type { ExecutionStatus, TimelineEvent, Workflow } from '../domain/ports';
 
 /** Execution ARN of a named execution: `arn:…:stateMachine:NAME` → `arn:…:execution:NAME:EXECUTION`. */
@@ -223,5 +224,5 @@ function failureDetail(error: string | undefined, cause: string | undefined): st
   } catch {
     // A plain-text cause is the message itself.
   }
-  return `${error ?? 'States.TaskFailed'}: ${message}`.slice(0, 1000);
+  return `${error ?? StatesError.taskFailed}: ${message}`.slice(0, 1000);
 }
