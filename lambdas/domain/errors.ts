@@ -152,6 +152,21 @@ export class InvalidJobInputError extends CodedError {
   override readonly name = StepError.invalidJobInput;
 }
 
+/**
+ * The message of a failure's cause as Step Functions reports it: a Lambda
+ * error's cause is the error as JSON (`{errorType, errorMessage, trace}`); any
+ * other (SendTaskFailure, States.*) is the message itself.
+ */
+export function causeMessage(cause: string): string {
+  try {
+    const parsed = JSON.parse(cause) as { errorMessage?: unknown };
+    if (typeof parsed.errorMessage === 'string') return parsed.errorMessage;
+  } catch {
+    // Not JSON: a plain-text cause.
+  }
+  return cause;
+}
+
 /** The cause sent with StepError.jobCanceled when the client cancels a running job: coded, so the job's error reads `canceled`. */
 export const JOB_CANCELED_CAUSE = '[canceled] Canceled by the client.';
 

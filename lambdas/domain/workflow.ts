@@ -22,6 +22,7 @@ import {
 } from './embedding';
 import {
   AmbiguousSubmissionError,
+  causeMessage,
   InvalidJobInputError,
   JobFailedError,
   NeedsReviewError,
@@ -822,14 +823,7 @@ async function markNeedsReview(deps: WorkflowDeps, job: Job, reason: JobError): 
 /** The job error for what a Catch clause caught: `[code] message` when our steps raised it. */
 export function jobErrorOf(caught: CaughtError | undefined): JobError {
   const name = caught?.Error ?? StatesError.runtime;
-  let message = caught?.Cause ?? name;
-  try {
-    // Lambda errors arrive as JSON: {errorType, errorMessage, trace}.
-    const cause = JSON.parse(message) as { errorMessage?: unknown };
-    if (typeof cause.errorMessage === 'string') message = cause.errorMessage;
-  } catch {
-    // A plain-text cause (SendTaskFailure, States.*) is the message itself.
-  }
+  const message = causeMessage(caught?.Cause ?? name);
   const coded = /^\[([a-z0-9_]+)\] (.*)$/s.exec(message);
   if (coded?.[1] && coded[2] !== undefined) return { code: coded[1], message: coded[2] };
   const byError: Record<string, string> = {
