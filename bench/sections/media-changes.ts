@@ -27,7 +27,7 @@ import {
 import type { OutputStore } from '../../lambdas/domain/ports';
 import { rootOutputPrefix } from '../../lambdas/domain/publish';
 import { search } from '../../lambdas/domain/search';
-import { startDynaliteTables } from '../../test/unit/support/dynalite-tables';
+import { startDynaliteTables } from '../../local/harness/dynalite-tables';
 import { PRICES_AS_OF, PRICES_REGION, prices } from '../prices';
 import type { Results } from '../summary';
 import { fmt, print, round } from '../support/common';
