@@ -352,7 +352,8 @@ describe('bedrock dialect: faults, as the SDK sees them', () => {
     const shared = sdkClient({ requestTimeout: 5000 });
 
     const dropped = thrown(call(shared));
-    await waitFor('the first call to be running', async () => (await bedrockLedger())?.running === 1);
+    // Charged from acceptance: a mark that stays, where `running` lasts only the call's 100 ms.
+    await waitFor('the first call to be accepted', async () => (await charges()).length === 1);
     const beside = call(shared);
     const error = await dropped;
 

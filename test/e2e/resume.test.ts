@@ -128,6 +128,10 @@ test('a job failed at its last step resumes from there: it succeeds, earlier ste
   const failed = await settled(await submit());
   expect(failed).toMatchObject({ status: 'failed', error: { code: 'output_invalid' } });
   expect(await chargesFor(failed.id)).toBe(1);
+  // The job is failed a step before its execution is: the execution ends at its park task.
+  await pollUntil(async () => (await describeExecution(failed)).status === 'FAILED', {
+    description: `${failed.id}'s execution to end`,
+  });
   const before = await historyOf(failed);
   expect(stepsScheduled(before)).toEqual([
     'prepare',
