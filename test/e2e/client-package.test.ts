@@ -1,7 +1,7 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { SDK_VERSION } from '../../client';
 import { buildPackage, PACKAGE_NAME } from '../../client/scripts/build-package';
 import { type RunningLocalStack, startLocalStack } from '../../local/harness/local-stack';
@@ -10,7 +10,7 @@ import { type RunningLocalStack, startLocalStack } from '../../local/harness/loc
  * The SDK and CLI as a user outside this repository gets them: the package
  * is built, packed with `npm pack`, installed from the tarball into a scratch
  * project without touching a registry, and runs on plain Node 24 (this one)
- * and Node 20 (the devDependency node20), with no tsx and nothing of this
+ * and Node 20 (test/support/node20), with no tsx and nothing of this
  * repository: `require` and `import` of the SDK, and the `longhaul` bin.
  */
 
@@ -23,6 +23,16 @@ const ROOT = join(__dirname, '..', '..');
 const SYSTEM_PATH = '/usr/local/bin:/usr/bin:/bin';
 /** Node 24, the one running this test, first on the PATH. */
 const NODE_24 = process.execPath;
+/**
+ * Node 20, the oldest the package supports: the `node` package at 20, held by
+ * the devDependency longhaul-node20 (test/support/node20), so it is installed
+ * under that package and never becomes the repository's own `node`.
+ */
+const NODE_20 = join(
+  dirname(require.resolve('node/package.json', { paths: [join(ROOT, 'node_modules', 'longhaul-node20')] })),
+  'bin',
+  'node',
+);
 const pathWith = (node: string) => `${join(node, '..')}:${SYSTEM_PATH}`;
 const PLAIN_PATH = pathWith(NODE_24);
 const ROOT_VERSION = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version as string;
@@ -137,7 +147,15 @@ const LOADERS = {
   `,
 };
 
-describe.each([['Node 24', NODE_24]])('on %s', (_name, node) => {
+it('has a Node 20 to run it on, apart from the Node 24 that runs the repository', () => {
+  expect(spawnSync(NODE_20, ['--version'], { encoding: 'utf8' }).stdout).toMatch(/^v20\./);
+  expect(process.version).toMatch(/^v24\./);
+});
+
+describe.each([
+  ['Node 24', NODE_24],
+  ['Node 20', NODE_20],
+])('on %s', (_name, node) => {
   beforeAll(() => {
     for (const [file, code] of Object.entries(LOADERS)) writeFileSync(join(work, 'scratch', file), code);
   });
