@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { PUT_EVENTS_LIMITS, putEventsEntrySize } from '../../config/events';
+import { ServiceError, startAwsJsonServer } from './aws-json';
 
 /**
  * EventBridge's PutEvents, which is all the handlers call (through the SDK's
@@ -45,19 +44,8 @@ export interface DeliveredEvent {
   readonly 'event-bus-name': string;
 }
 
-const TARGET_PREFIX = 'AWSEvents.';
-const CONTENT_TYPE = 'application/x-amz-json-1.1';
 /** Room for ten entries of 256 KB of JSON, escaped: well above anything the limits let through. */
 const MAX_BODY_BYTES = 8 * 1024 * 1024;
-
-class ServiceError extends Error {
-  constructor(
-    readonly type: string,
-    message: string,
-  ) {
-    super(message);
-  }
-}
 
 interface RequestEntry {
   readonly Source?: unknown;
@@ -186,85 +174,15 @@ export async function startEventBridgeEmulator(options: {
       .filter((event) => event['event-bus-name'] === bus);
   }
 
-  async function serve(request: IncomingMessage, response: ServerResponse): Promise<void> {
-    const send = (status: number, payload: unknown, contentType = CONTENT_TYPE) => {
-      const text = JSON.stringify(payload);
-      response.writeHead(status, {
-        'content-type': contentType,
-        'content-length': Buffer.byteLength(text),
-        'x-amzn-requestid': randomUUID(),
-      });
-      response.end(text);
-    };
-    try {
-      const url = new URL(request.url ?? '/', 'http://localhost');
-      const read = /^\/_events\/([^/]+)$/.exec(url.pathname);
-      if (request.method === 'GET' && read?.[1]) {
-        send(200, { events: events(decodeURIComponent(read[1])) }, 'application/json');
-        return;
-      }
-      const target = request.headers['x-amz-target'];
-      if (request.method !== 'POST' || typeof target !== 'string' || !target.startsWith(TARGET_PREFIX)) {
-        throw new ServiceError(
-          'UnknownOperationException',
-          `Expected POST with X-Amz-Target: ${TARGET_PREFIX}<Action>`,
-        );
-      }
-      const action = target.slice(TARGET_PREFIX.length);
-      const body = await readJson(request);
-      if (action !== 'PutEvents') {
-        throw new ServiceError('UnknownOperationException', `${action} is not implemented locally`);
-      }
-      send(200, putEvents(body));
-    } catch (error) {
-      if (error instanceof ServiceError) send(400, { __type: error.type, message: error.message });
-      else send(500, { __type: 'InternalException', message: 'The local EventBridge failed.' });
-    }
-  }
-
-  const server = createServer((request, response) => {
-    void serve(request, response);
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, options.host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const { port } = server.address() as AddressInfo;
-  let stopped: Promise<void> | undefined;
-  return {
-    endpoint: `http://${options.host}:${port}`,
-    events,
-    stop() {
-      stopped ??= new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
-      return stopped;
+  const server = await startAwsJsonServer(options.host, {
+    targetPrefix: 'AWSEvents.',
+    maxBodyBytes: MAX_BODY_BYTES,
+    operations: { PutEvents: putEvents },
+    internalError: { type: 'InternalException', message: 'The local EventBridge failed.' },
+    get: (path) => {
+      const bus = /^\/_events\/([^/]+)$/.exec(path)?.[1];
+      return bus === undefined ? undefined : { events: events(decodeURIComponent(bus)) };
     },
-  };
-}
-
-async function readJson(request: IncomingMessage): Promise<Record<string, unknown>> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of request as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_BODY_BYTES)
-      throw new ServiceError('ValidationException', 'The request body is too large.');
-    chunks.push(chunk);
-  }
-  let body: unknown;
-  try {
-    const text = Buffer.concat(chunks).toString('utf8');
-    body = text.trim() === '' ? {} : JSON.parse(text);
-  } catch {
-    throw new ServiceError('SerializationException', 'The request body is not valid JSON.');
-  }
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-    throw new ServiceError('SerializationException', 'The request body must be a JSON object.');
-  }
-  return body as Record<string, unknown>;
+  });
+  return { endpoint: server.endpoint, events, stop: server.stop };
 }

@@ -1,6 +1,5 @@
-import { createHash, randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createHash } from 'node:crypto';
+import { ServiceError, startAwsJsonServer } from './aws-json';
 
 /**
  * Secrets Manager's GetSecretValue, which is all the handlers call (through
@@ -18,8 +17,6 @@ export interface SecretsManagerEmulator {
   stop(): Promise<void>;
 }
 
-const TARGET_PREFIX = 'secretsmanager.';
-const CONTENT_TYPE = 'application/x-amz-json-1.1';
 /** Far above any GetSecretValue request, which carries an id and two optional selectors. */
 const MAX_BODY_BYTES = 64 * 1024;
 const CURRENT_STAGE = 'AWSCURRENT';
@@ -31,15 +28,6 @@ interface StoredSecret {
   readonly value: string;
   readonly versionId: string;
   readonly createdDate: number;
-}
-
-class ServiceError extends Error {
-  constructor(
-    readonly type: string,
-    message: string,
-  ) {
-    super(message);
-  }
 }
 
 const notFound = () =>
@@ -99,84 +87,20 @@ export async function startSecretsManagerEmulator(options: {
     };
   }
 
-  async function serve(request: IncomingMessage, response: ServerResponse): Promise<void> {
-    const send = (status: number, payload: unknown) => {
-      const text = JSON.stringify(payload);
-      response.writeHead(status, {
-        'content-type': CONTENT_TYPE,
-        'content-length': Buffer.byteLength(text),
-        'x-amzn-requestid': randomUUID(),
-      });
-      response.end(text);
-    };
-    try {
-      const target = request.headers['x-amz-target'];
-      if (request.method !== 'POST' || typeof target !== 'string' || !target.startsWith(TARGET_PREFIX)) {
-        throw new ServiceError(
-          'UnknownOperationException',
-          `Expected POST with X-Amz-Target: ${TARGET_PREFIX}<Action>`,
-        );
-      }
-      const body = await readJson(request);
-      const action = target.slice(TARGET_PREFIX.length);
-      if (action !== 'GetSecretValue') {
-        throw new ServiceError('UnknownOperationException', `${action} is not implemented locally`);
-      }
-      send(200, getSecretValue(body));
-    } catch (error) {
-      if (error instanceof ServiceError) send(400, { __type: error.type, message: error.message });
-      else send(500, { __type: 'InternalServiceError', message: 'The local Secrets Manager failed.' });
-    }
-  }
-
-  const server = createServer((request, response) => {
-    void serve(request, response);
+  const server = await startAwsJsonServer(options.host, {
+    targetPrefix: 'secretsmanager.',
+    maxBodyBytes: MAX_BODY_BYTES,
+    operations: { GetSecretValue: getSecretValue },
+    internalError: { type: 'InternalServiceError', message: 'The local Secrets Manager failed.' },
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, options.host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const { port } = server.address() as AddressInfo;
-  let stopped: Promise<void> | undefined;
   return {
-    endpoint: `http://${options.host}:${port}`,
+    endpoint: server.endpoint,
     put(name, value) {
       if (!NAME.test(name)) throw new Error(`${JSON.stringify(name)} is not a valid secret name`);
       const arn = `${arnPrefix}${name}-${arnSuffix(name)}`;
       byName.set(name, { arn, name, value, versionId: versionIdOf(value), createdDate: Date.now() });
       return arn;
     },
-    stop() {
-      stopped ??= new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
-      return stopped;
-    },
+    stop: server.stop,
   };
-}
-
-async function readJson(request: IncomingMessage): Promise<Record<string, unknown>> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of request as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_BODY_BYTES)
-      throw new ServiceError('ValidationException', 'The request body is too large.');
-    chunks.push(chunk);
-  }
-  let body: unknown;
-  try {
-    const text = Buffer.concat(chunks).toString('utf8');
-    body = text.trim() === '' ? {} : JSON.parse(text);
-  } catch {
-    throw new ServiceError('SerializationException', 'The request body is not valid JSON.');
-  }
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-    throw new ServiceError('SerializationException', 'The request body must be a JSON object.');
-  }
-  return body as Record<string, unknown>;
 }
