@@ -65,8 +65,12 @@ import { startLocalWorkflow } from './workflow';
 
 export const LOCAL_HOST = '127.0.0.1';
 
-/** `<dataDir>/local.json`: how tests and operators reach the running stack with the real SDK. */
-export interface LocalStackInfo {
+/**
+ * `<dataDir>/local.json`: how tests and operators reach the running stack
+ * with the real SDK: its resources, as the template names them, and each
+ * endpoint.
+ */
+export interface LocalStackInfo extends LocalResources {
   readonly apiUrl: string;
   readonly region: string;
   readonly dynamodbEndpoint: string;
@@ -74,24 +78,6 @@ export interface LocalStackInfo {
   readonly s3Endpoint: string;
   /** S3 Vectors: the passage index, for an S3VectorsClient's `endpoint`. */
   readonly s3vectorsEndpoint: string;
-  readonly jobTableName: string;
-  readonly apiKeyTableName: string;
-  /** Live-progress subscriptions, one item per WebSocket connection. */
-  readonly connectionTableName: string;
-  /** Each provider's jobs queue. */
-  readonly jobQueues: LocalResources['jobQueues'];
-  /** The first provider's jobs queue (every job type's, while the generic provider runs them all). */
-  readonly jobQueueUrl: string;
-  readonly jobQueueArn: string;
-  /** The hand-off lane: jobs handed a freed slot, consumed by dispatch through its own mapping. */
-  readonly handOffQueueUrl: string;
-  readonly handOffQueueArn: string;
-  readonly deadLetterQueueUrl: string;
-  readonly deadLetterQueueArn: string;
-  readonly inputBucketName: string;
-  readonly outputBucketName: string;
-  readonly vectorBucketName: string;
-  readonly vectorIndexName: string;
   readonly sfnEndpoint: string;
   /** The media workflow: one execution per job, named after it. */
   readonly stateMachineArn: string;
