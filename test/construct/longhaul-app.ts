@@ -1,16 +1,18 @@
-import { readFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { App, Validations } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
-import { AwsSolutionsChecks } from 'cdk-nag';
 import { jobQueueEnv, providerSecretEnv } from '../../config/layout';
 import { PROVIDER_NAMES, type ProviderName } from '../../config/providers';
 import { loadSettings, type Settings } from '../../config/settings';
-import { LonghaulStack } from '../../lib/longhaul-stack';
+import type { LonghaulStack } from '../../lib/longhaul-stack';
 import { providerIdSuffix } from '../../lib/provider-ids';
 
-/** Bundling four handlers and synthesizing takes seconds; each test file synthesizes once. */
+/** Synthesizing the app takes seconds, bundling its handlers many more: room for both on a loaded machine. */
 export const SYNTH_TIMEOUT_MS = 120_000;
+
+const REPO_ROOT = path.join(__dirname, '..', '..');
 
 /** The context (feature flags) of cdk.json, so tests synthesize what `cdk synth` does. */
 export function cdkJsonContext(): Record<string, unknown> {
@@ -44,10 +46,84 @@ export function synthesizeLonghaul(
       ...(options.skipBundling ? { 'aws:cdk:bundling-stacks': [] } : {}),
     },
   });
+  // Loaded on a synthesis only: the constructs take seconds to load, which a file reading a kept template spares.
+  const { LonghaulStack } = require('../../lib/longhaul-stack') as typeof import('../../lib/longhaul-stack');
   const settings = loadSettings(env);
   const stack = new LonghaulStack(app, 'Longhaul', { settings, alarmEmail: options.alarmEmail });
-  if (options.nag) Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
+  if (options.nag) {
+    const { AwsSolutionsChecks } = require('cdk-nag') as typeof import('cdk-nag');
+    Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
+  }
   return { app, stack, settings, template: Template.fromStack(stack) };
+}
+
+/**
+ * What a synthesis of the app without bundling reads: the constructs and
+ * settings, the compute image's build context (package files, config/ and
+ * lambdas/, whose fingerprint is the image asset's hash in the template), and
+ * this file, which builds the app.
+ */
+const TEMPLATE_SOURCES = [
+  'lib',
+  'config',
+  'lambdas',
+  'cdk.json',
+  'package.json',
+  'package-lock.json',
+  'tsconfig.json',
+  path.relative(REPO_ROOT, __filename),
+];
+const TEMPLATE_CACHE_DIR = path.join(REPO_ROOT, 'cdk.out', 'construct-test-templates');
+
+/**
+ * The template of the app as `synthesizeLonghaul(env, { alarmEmail, skipBundling: true })`
+ * synthesizes it, for tests that read the template alone. A synthesis takes
+ * seconds and jest gives each test file modules of its own, so the template is
+ * kept on disk under a hash of its sources, `env` and the alarm address: the
+ * files that read the same template, in this run or a later one with the same
+ * sources, share one synthesis.
+ */
+export function longhaulTemplate(
+  env: Record<string, string> = {},
+  options: { readonly alarmEmail?: string } = {},
+): Template {
+  const file = path.join(TEMPLATE_CACHE_DIR, `${templateKey(env, options.alarmEmail)}.template.json`);
+  try {
+    return Template.fromString(readFileSync(file, 'utf8'));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+  const { template } = synthesizeLonghaul(env, { alarmEmail: options.alarmEmail, skipBundling: true });
+  mkdirSync(TEMPLATE_CACHE_DIR, { recursive: true });
+  // Written whole under another name first: a file synthesizing the same template at the same time reads
+  // either no file or a complete one.
+  const partial = `${file}.${process.pid}.tmp`;
+  writeFileSync(partial, JSON.stringify(template.toJSON()));
+  renameSync(partial, file);
+  return template;
+}
+
+/** The files of `source`, a file or a folder of the repository, by their path from its root. */
+function sourceFiles(source: string): string[] {
+  const absolute = path.join(REPO_ROOT, source);
+  if (!statSync(absolute).isDirectory()) return [source];
+  return readdirSync(absolute, { withFileTypes: true, recursive: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => path.relative(REPO_ROOT, path.join(entry.parentPath, entry.name)))
+    .sort();
+}
+
+function templateKey(env: Record<string, string>, alarmEmail: string | undefined): string {
+  const hash = createHash('sha256');
+  for (const file of TEMPLATE_SOURCES.flatMap(sourceFiles)) {
+    hash
+      .update(`${file}\0`)
+      .update(readFileSync(path.join(REPO_ROOT, file)))
+      .update('\0');
+  }
+  const settings = Object.entries(env).sort(([a], [b]) => a.localeCompare(b));
+  hash.update(JSON.stringify({ settings, alarmEmail: alarmEmail ?? null }));
+  return hash.digest('hex').slice(0, 32);
 }
 
 /** The statements of the IAM policy at `constructPath` (e.g. `…/Role/DefaultPolicy/Resource`). */
