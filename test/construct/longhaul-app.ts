@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { App, Validations } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
@@ -75,32 +75,82 @@ const TEMPLATE_SOURCES = [
 ];
 const TEMPLATE_CACHE_DIR = path.join(REPO_ROOT, 'cdk.out', 'construct-test-templates');
 
+/** How often a file waiting for another's synthesis of the same template looks for it. */
+const KEPT_TEMPLATE_POLL_MS = 100;
+
 /**
  * The template of the app as `synthesizeLonghaul(env, { alarmEmail, skipBundling: true })`
  * synthesizes it, for tests that read the template alone. A synthesis takes
  * seconds and jest gives each test file modules of its own, so the template is
  * kept on disk under a hash of its sources, `env` and the alarm address: the
  * files that read the same template, in this run or a later one with the same
- * sources, share one synthesis.
+ * sources, share one synthesis. While one file synthesizes it, a file that
+ * needs the same template waits for it rather than synthesize it too on the
+ * same cores.
  */
 export function longhaulTemplate(
   env: Record<string, string> = {},
   options: { readonly alarmEmail?: string } = {},
 ): Template {
   const file = path.join(TEMPLATE_CACHE_DIR, `${templateKey(env, options.alarmEmail)}.template.json`);
-  try {
-    return Template.fromString(readFileSync(file, 'utf8'));
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  const lock = `${file}.lock`;
+  const deadline = Date.now() + SYNTH_TIMEOUT_MS;
+  let locked = false;
+  for (;;) {
+    try {
+      return Template.fromString(readFileSync(file, 'utf8'));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    }
+    locked = takeLock(lock);
+    // Past the deadline the holder is taken to be stuck: synthesizing again costs time, not correctness.
+    if (locked || Date.now() > deadline) break;
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, KEPT_TEMPLATE_POLL_MS);
   }
-  const { template } = synthesizeLonghaul(env, { alarmEmail: options.alarmEmail, skipBundling: true });
-  mkdirSync(TEMPLATE_CACHE_DIR, { recursive: true });
-  // Written whole under another name first: a file synthesizing the same template at the same time reads
-  // either no file or a complete one.
-  const partial = `${file}.${process.pid}.tmp`;
-  writeFileSync(partial, JSON.stringify(template.toJSON()));
-  renameSync(partial, file);
-  return template;
+  try {
+    const { template } = synthesizeLonghaul(env, { alarmEmail: options.alarmEmail, skipBundling: true });
+    // Written whole under another name first: a reader finds either no template or a complete one.
+    const partial = `${file}.${process.pid}.tmp`;
+    writeFileSync(partial, JSON.stringify(template.toJSON()));
+    renameSync(partial, file);
+    return template;
+  } finally {
+    if (locked) rmSync(lock, { force: true });
+  }
+}
+
+/**
+ * Takes the lock file `lock` for this process. A lock whose holder has
+ * exited without removing it (a run stopped mid-synthesis) is removed, so the
+ * next attempt can take it.
+ */
+function takeLock(lock: string): boolean {
+  mkdirSync(path.dirname(lock), { recursive: true });
+  try {
+    writeFileSync(lock, String(process.pid), { flag: 'wx' });
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
+  let holder: number;
+  try {
+    holder = Number(readFileSync(lock, 'utf8'));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw error;
+  }
+  // An empty lock is one its holder has created but not yet written its pid to.
+  if (holder > 0 && !isRunning(holder)) rmSync(lock, { force: true });
+  return false;
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 /** The files of `source`, a file or a folder of the repository, by their path from its root. */
