@@ -16,7 +16,7 @@ const REPO_ROOT = path.join(__dirname, '..', '..');
 
 /** The context (feature flags) of cdk.json, so tests synthesize what `cdk synth` does. */
 export function cdkJsonContext(): Record<string, unknown> {
-  const cdkJson = JSON.parse(readFileSync(path.join(__dirname, '..', '..', 'cdk.json'), 'utf8'));
+  const cdkJson = JSON.parse(readFileSync(path.join(REPO_ROOT, 'cdk.json'), 'utf8'));
   return cdkJson.context ?? {};
 }
 
@@ -30,7 +30,8 @@ export interface SynthesizedLonghaul {
 /**
  * Builds the Longhaul app as bin/longhaul.ts does, with settings read from `env`,
  * and synthesizes it. With `nag`, AwsSolutions checks run during synthesis, which
- * then throws on any finding that is not acknowledged.
+ * then throws on any finding that is not acknowledged. A test that reads the
+ * template alone takes it from longhaulTemplate, which shares one synthesis.
  */
 export function synthesizeLonghaul(
   env: Record<string, string> = {},
