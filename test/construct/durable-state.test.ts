@@ -3,14 +3,14 @@ import { apiKeyTable, jobTable } from '../../config/layout';
 import { LEGACY_PROVIDER, PROVIDER_NAMES, PROVIDERS, type ProviderName } from '../../config/providers';
 import { defaultSettings, queueVisibilityTimeoutSeconds } from '../../config/settings';
 import { providerIdSuffix } from '../../lib/provider-ids';
-import { logicalIdAt, SYNTH_TIMEOUT_MS, synthesizeLonghaul } from './longhaul-app';
+import { logicalIdAt, longhaulTemplate, SYNTH_TIMEOUT_MS } from './longhaul-app';
 
 jest.setTimeout(SYNTH_TIMEOUT_MS);
 
 let template: Template;
 
 beforeAll(() => {
-  ({ template } = synthesizeLonghaul({}, { alarmEmail: 'ops@example.com', skipBundling: true }));
+  template = longhaulTemplate({}, { alarmEmail: 'ops@example.com' });
 });
 
 describe('job table', () => {

@@ -1,6 +1,6 @@
 import type { Template } from 'aws-cdk-lib/assertions';
 import { EMBEDDING_MODELS } from '../../config/embedding-models';
-import { SYNTH_TIMEOUT_MS, synthesizeLonghaul } from './longhaul-app';
+import { longhaulTemplate, SYNTH_TIMEOUT_MS } from './longhaul-app';
 
 /**
  * Who may call Bedrock: the steps function (each embedding run's submit) and
@@ -33,7 +33,7 @@ describe.each([
 ] as const)('with %s', (model, env) => {
   let template: Template;
   beforeAll(() => {
-    template = synthesizeLonghaul(env, { skipBundling: true }).template;
+    template = longhaulTemplate(env);
   }, SYNTH_TIMEOUT_MS);
 
   test('the steps and API functions may invoke that model, and only they', () => {

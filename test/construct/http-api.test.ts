@@ -9,12 +9,12 @@ import {
   jobQueueArns,
   jobQueueEnvironment,
   logicalIdAt,
+  longhaulTemplate,
   policyStatements,
   providerSecretEnvironment,
   readsEveryProviderSecret,
   SYNTH_TIMEOUT_MS,
   statementsFor,
-  synthesizeLonghaul,
 } from './longhaul-app';
 
 jest.setTimeout(SYNTH_TIMEOUT_MS);
@@ -65,7 +65,7 @@ function methodsByRoute(): Map<string, CfnProperties> {
 }
 
 beforeAll(() => {
-  ({ template } = synthesizeLonghaul({}, { skipBundling: true }));
+  template = longhaulTemplate();
   resources = template.toJSON().Resources;
   restApi = logicalIdAt(template, 'AWS::ApiGateway::RestApi', 'Longhaul/Api/RestApi/Resource');
   authorizer = logicalIdAt(template, 'AWS::ApiGateway::Authorizer', 'Longhaul/Api/Authorizer/Resource');

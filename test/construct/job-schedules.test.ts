@@ -2,10 +2,10 @@ import type { Template } from 'aws-cdk-lib/assertions';
 import { resourceEnv } from '../../config/layout';
 import {
   logicalIdAt,
+  longhaulTemplate,
   policyStatements,
   SYNTH_TIMEOUT_MS,
   statementsFor,
-  synthesizeLonghaul,
 } from './longhaul-app';
 
 jest.setTimeout(SYNTH_TIMEOUT_MS);
@@ -22,7 +22,7 @@ let groupId: string;
 let dlqId: string;
 
 beforeAll(() => {
-  ({ template } = synthesizeLonghaul({}, { skipBundling: true }));
+  template = longhaulTemplate();
   resources = template.toJSON().Resources;
   fireId = logicalIdAt(template, 'AWS::Lambda::Function', `${PATH}/FireFunction/Function/Resource`);
   roleId = logicalIdAt(template, 'AWS::IAM::Role', `${PATH}/SchedulerRole/Resource`);

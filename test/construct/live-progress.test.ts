@@ -4,10 +4,10 @@ import { defaultSettings } from '../../config/settings';
 import {
   grantsOn,
   logicalIdAt,
+  longhaulTemplate,
   policyStatements,
   SYNTH_TIMEOUT_MS,
   statementsFor,
-  synthesizeLonghaul,
 } from './longhaul-app';
 
 jest.setTimeout(SYNTH_TIMEOUT_MS);
@@ -31,7 +31,7 @@ let table: string;
 let streamFunction: string;
 
 beforeAll(() => {
-  ({ template } = synthesizeLonghaul({}, { skipBundling: true }));
+  template = longhaulTemplate();
   resources = template.toJSON().Resources;
   api = logicalIdAt(template, 'AWS::ApiGatewayV2::Api', `${PATH}/WebSocketApi/Resource`);
   stage = logicalIdAt(template, 'AWS::ApiGatewayV2::Stage', `${PATH}/Stage/Resource`);

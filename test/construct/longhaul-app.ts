@@ -1,20 +1,22 @@
-import { readFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { App, Validations } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
-import { AwsSolutionsChecks } from 'cdk-nag';
 import { jobQueueEnv, providerSecretEnv } from '../../config/layout';
 import { PROVIDER_NAMES, type ProviderName } from '../../config/providers';
 import { loadSettings, type Settings } from '../../config/settings';
-import { LonghaulStack } from '../../lib/longhaul-stack';
+import type { LonghaulStack } from '../../lib/longhaul-stack';
 import { providerIdSuffix } from '../../lib/provider-ids';
 
-/** Bundling four handlers and synthesizing takes seconds; each test file synthesizes once. */
+/** Synthesizing the app takes seconds, bundling its handlers many more: room for both on a loaded machine. */
 export const SYNTH_TIMEOUT_MS = 120_000;
+
+const REPO_ROOT = path.join(__dirname, '..', '..');
 
 /** The context (feature flags) of cdk.json, so tests synthesize what `cdk synth` does. */
 export function cdkJsonContext(): Record<string, unknown> {
-  const cdkJson = JSON.parse(readFileSync(path.join(__dirname, '..', '..', 'cdk.json'), 'utf8'));
+  const cdkJson = JSON.parse(readFileSync(path.join(REPO_ROOT, 'cdk.json'), 'utf8'));
   return cdkJson.context ?? {};
 }
 
@@ -28,7 +30,8 @@ export interface SynthesizedLonghaul {
 /**
  * Builds the Longhaul app as bin/longhaul.ts does, with settings read from `env`,
  * and synthesizes it. With `nag`, AwsSolutions checks run during synthesis, which
- * then throws on any finding that is not acknowledged.
+ * then throws on any finding that is not acknowledged. A test that reads the
+ * template alone takes it from longhaulTemplate, which shares one synthesis.
  */
 export function synthesizeLonghaul(
   env: Record<string, string> = {},
@@ -44,10 +47,134 @@ export function synthesizeLonghaul(
       ...(options.skipBundling ? { 'aws:cdk:bundling-stacks': [] } : {}),
     },
   });
+  // Loaded on a synthesis only: the constructs take seconds to load, which a file reading a kept template spares.
+  const { LonghaulStack } = require('../../lib/longhaul-stack') as typeof import('../../lib/longhaul-stack');
   const settings = loadSettings(env);
   const stack = new LonghaulStack(app, 'Longhaul', { settings, alarmEmail: options.alarmEmail });
-  if (options.nag) Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
+  if (options.nag) {
+    const { AwsSolutionsChecks } = require('cdk-nag') as typeof import('cdk-nag');
+    Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
+  }
   return { app, stack, settings, template: Template.fromStack(stack) };
+}
+
+/**
+ * What a synthesis of the app without bundling reads: the constructs and
+ * settings, the compute image's build context (package files, config/ and
+ * lambdas/, whose fingerprint is the image asset's hash in the template), and
+ * this file, which builds the app.
+ */
+const TEMPLATE_SOURCES = [
+  'lib',
+  'config',
+  'lambdas',
+  'cdk.json',
+  'package.json',
+  'package-lock.json',
+  'tsconfig.json',
+  path.relative(REPO_ROOT, __filename),
+];
+const TEMPLATE_CACHE_DIR = path.join(REPO_ROOT, 'cdk.out', 'construct-test-templates');
+
+/** How often a file waiting for another's synthesis of the same template looks for it. */
+const KEPT_TEMPLATE_POLL_MS = 100;
+
+/**
+ * The template of the app as `synthesizeLonghaul(env, { alarmEmail, skipBundling: true })`
+ * synthesizes it, for tests that read the template alone. A synthesis takes
+ * seconds and jest gives each test file modules of its own, so the template is
+ * kept on disk under a hash of its sources, `env` and the alarm address: the
+ * files that read the same template, in this run or a later one with the same
+ * sources, share one synthesis. While one file synthesizes it, a file that
+ * needs the same template waits for it rather than synthesize it too on the
+ * same cores.
+ */
+export function longhaulTemplate(
+  env: Record<string, string> = {},
+  options: { readonly alarmEmail?: string } = {},
+): Template {
+  const file = path.join(TEMPLATE_CACHE_DIR, `${templateKey(env, options.alarmEmail)}.template.json`);
+  const lock = `${file}.lock`;
+  const deadline = Date.now() + SYNTH_TIMEOUT_MS;
+  let locked = false;
+  for (;;) {
+    try {
+      return Template.fromString(readFileSync(file, 'utf8'));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    }
+    locked = takeLock(lock);
+    // Past the deadline the holder is taken to be stuck: synthesizing again costs time, not correctness.
+    if (locked || Date.now() > deadline) break;
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, KEPT_TEMPLATE_POLL_MS);
+  }
+  try {
+    const { template } = synthesizeLonghaul(env, { alarmEmail: options.alarmEmail, skipBundling: true });
+    // Written whole under another name first: a reader finds either no template or a complete one.
+    const partial = `${file}.${process.pid}.tmp`;
+    writeFileSync(partial, JSON.stringify(template.toJSON()));
+    renameSync(partial, file);
+    return template;
+  } finally {
+    if (locked) rmSync(lock, { force: true });
+  }
+}
+
+/**
+ * Takes the lock file `lock` for this process. A lock whose holder has
+ * exited without removing it (a run stopped mid-synthesis) is removed, so the
+ * next attempt can take it.
+ */
+function takeLock(lock: string): boolean {
+  mkdirSync(path.dirname(lock), { recursive: true });
+  try {
+    writeFileSync(lock, String(process.pid), { flag: 'wx' });
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
+  let holder: number;
+  try {
+    holder = Number(readFileSync(lock, 'utf8'));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw error;
+  }
+  // An empty lock is one its holder has created but not yet written its pid to.
+  if (holder > 0 && !isRunning(holder)) rmSync(lock, { force: true });
+  return false;
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** The files of `source`, a file or a folder of the repository, by their path from its root. */
+function sourceFiles(source: string): string[] {
+  const absolute = path.join(REPO_ROOT, source);
+  if (!statSync(absolute).isDirectory()) return [source];
+  return readdirSync(absolute, { withFileTypes: true, recursive: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => path.relative(REPO_ROOT, path.join(entry.parentPath, entry.name)))
+    .sort();
+}
+
+function templateKey(env: Record<string, string>, alarmEmail: string | undefined): string {
+  const hash = createHash('sha256');
+  for (const file of TEMPLATE_SOURCES.flatMap(sourceFiles)) {
+    hash
+      .update(`${file}\0`)
+      .update(readFileSync(path.join(REPO_ROOT, file)))
+      .update('\0');
+  }
+  const settings = Object.entries(env).sort(([a], [b]) => a.localeCompare(b));
+  hash.update(JSON.stringify({ settings, alarmEmail: alarmEmail ?? null }));
+  return hash.digest('hex').slice(0, 32);
 }
 
 /** The statements of the IAM policy at `constructPath` (e.g. `…/Role/DefaultPolicy/Resource`). */

@@ -23,8 +23,8 @@ import {
   type GraphedMetric,
   graphedMetrics,
   logicalIdAt,
+  longhaulTemplate,
   SYNTH_TIMEOUT_MS,
-  synthesizeLonghaul,
 } from './longhaul-app';
 
 jest.setTimeout(SYNTH_TIMEOUT_MS);
@@ -38,7 +38,7 @@ let graphed: GraphedMetric[];
 let topic: { Ref: string };
 
 beforeAll(() => {
-  ({ template } = synthesizeLonghaul({}, { skipBundling: true }));
+  template = longhaulTemplate();
   resources = template.toJSON().Resources;
   dashboard = dashboardBody(template);
   graphed = graphedMetrics(dashboard);

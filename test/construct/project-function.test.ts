@@ -16,6 +16,7 @@ jest.setTimeout(SYNTH_TIMEOUT_MS);
 const BUNDLED = [
   'Longhaul/Api/ApiFunction',
   'Longhaul/Api/AuthorizerFunction',
+  'Longhaul/ProviderEvents/EventsFunction',
   'Longhaul/WorkflowSteps/StepsFunction',
   'Longhaul/Dispatcher/DispatchFunction',
   'Longhaul/Reconciler/ReconcileFunction',
@@ -32,6 +33,13 @@ beforeAll(() => {
   const longhaul = synthesizeLonghaul();
   template = longhaul.template;
   outdir = longhaul.app.outdir;
+});
+
+test('the functions above are every function the stack bundles', () => {
+  const bundled = Object.values(template.findResources('AWS::Lambda::Function'))
+    .filter((fn) => fn.Metadata?.['aws:asset:is-bundled'] === true)
+    .map((fn) => String(fn.Metadata['aws:cdk:path']).replace(/\/Function\/Resource$/, ''));
+  expect(bundled.sort()).toEqual([...BUNDLED].sort());
 });
 
 describe.each(BUNDLED)('%s', (path) => {

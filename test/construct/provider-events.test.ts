@@ -5,13 +5,7 @@ import { Bucket } from 'aws-cdk-lib/aws-s3';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { defaultSettings } from '../../config/settings';
 import { ProviderEvents } from '../../lib/constructs/provider-events';
-import {
-  cdkJsonContext,
-  logicalIdAt,
-  SYNTH_TIMEOUT_MS,
-  type SynthesizedLonghaul,
-  synthesizeLonghaul,
-} from './longhaul-app';
+import { cdkJsonContext, logicalIdAt, longhaulTemplate, SYNTH_TIMEOUT_MS } from './longhaul-app';
 
 jest.setTimeout(SYNTH_TIMEOUT_MS);
 
@@ -167,21 +161,21 @@ describe('events function', () => {
 });
 
 describe('in the Longhaul stack', () => {
-  let longhaul: SynthesizedLonghaul;
+  let stackTemplate: Template;
   let stackResources: Json;
   let url: string;
   let eventsFunction: string;
 
   beforeAll(() => {
-    longhaul = synthesizeLonghaul({}, { skipBundling: true });
-    stackResources = longhaul.template.toJSON().Resources;
+    stackTemplate = longhaulTemplate();
+    stackResources = stackTemplate.toJSON().Resources;
     url = logicalIdAt(
-      longhaul.template,
+      stackTemplate,
       'AWS::Lambda::Url',
       'Longhaul/ProviderEvents/EventsFunction/Function/FunctionUrl/Resource',
     );
     eventsFunction = logicalIdAt(
-      longhaul.template,
+      stackTemplate,
       'AWS::Lambda::Function',
       'Longhaul/ProviderEvents/EventsFunction/Function/Resource',
     );
@@ -189,7 +183,7 @@ describe('in the Longhaul stack', () => {
 
   test('hands its URL to the workflow steps, which give providers their webhook URLs under it', () => {
     const steps = logicalIdAt(
-      longhaul.template,
+      stackTemplate,
       'AWS::Lambda::Function',
       'Longhaul/WorkflowSteps/StepsFunction/Function/Resource',
     );
@@ -199,7 +193,7 @@ describe('in the Longhaul stack', () => {
   });
 
   test('publishes its URL as a stack output', () => {
-    longhaul.template.hasOutput('ProviderEventsUrl', { Value: { 'Fn::GetAtt': [url, 'FunctionUrl'] } });
+    stackTemplate.hasOutput('ProviderEventsUrl', { Value: { 'Fn::GetAtt': [url, 'FunctionUrl'] } });
   });
 
   test('may post live progress to the WebSocket connections, and knows where', () => {
@@ -208,11 +202,11 @@ describe('in the Longhaul stack', () => {
       expect.arrayContaining(['CONNECTION_TABLE_NAME', 'STREAM_CALLBACK_URL', 'STREAM_URL']),
     );
     const role = logicalIdAt(
-      longhaul.template,
+      stackTemplate,
       'AWS::IAM::Role',
       'Longhaul/ProviderEvents/EventsFunction/Role/Resource',
     );
-    const actions = Object.values(longhaul.template.findResources('AWS::IAM::Policy'))
+    const actions = Object.values(stackTemplate.findResources('AWS::IAM::Policy'))
       .filter((policy) => policy.Properties.Roles.some((r: Json) => r.Ref === role))
       .flatMap((policy) => policy.Properties.PolicyDocument.Statement as Json[])
       .flatMap((statement) => [statement.Action].flat());

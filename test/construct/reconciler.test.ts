@@ -4,12 +4,12 @@ import {
   jobQueueArns,
   jobQueueEnvironment,
   logicalIdAt,
+  longhaulTemplate,
   policyStatements,
   providerSecretEnvironment,
   readsEveryProviderSecret,
   SYNTH_TIMEOUT_MS,
   statementsFor,
-  synthesizeLonghaul,
 } from './longhaul-app';
 
 jest.setTimeout(SYNTH_TIMEOUT_MS);
@@ -25,7 +25,7 @@ let fnId: string;
 let stateMachineId: string;
 
 beforeAll(() => {
-  ({ template } = synthesizeLonghaul({}, { skipBundling: true }));
+  template = longhaulTemplate();
   resources = template.toJSON().Resources;
   fnId = logicalIdAt(template, 'AWS::Lambda::Function', `${FUNCTION_PATH}/Function/Resource`);
   stateMachineId = logicalIdAt(

@@ -10,9 +10,9 @@ import {
   cdkJsonContext,
   grantsOn,
   logicalIdAt,
+  longhaulTemplate,
   policyStatements,
   SYNTH_TIMEOUT_MS,
-  synthesizeLonghaul,
 } from './longhaul-app';
 
 jest.setTimeout(SYNTH_TIMEOUT_MS);
@@ -173,7 +173,8 @@ describe('props', () => {
 
 describe('in the Longhaul stack', () => {
   test('the workflow steps write, the reconciler deletes, the API queries and rewrites metadata, each on the one index and nothing else of S3 Vectors; its ARN is an output', () => {
-    const { template, settings } = synthesizeLonghaul({}, { skipBundling: true });
+    const template = longhaulTemplate();
+    const settings = defaultSettings;
     const indexId = logicalIdAt(template, 'AWS::S3Vectors::Index', 'Longhaul/SearchIndex/Index');
     template.hasResourceProperties('AWS::S3Vectors::Index', {
       Dimension: settings.embeddingDimensions,

@@ -2,7 +2,7 @@ import { Match, type Template } from 'aws-cdk-lib/assertions';
 import { PROVIDER_NAMES } from '../../config/providers';
 import { providerIdSuffix } from '../../lib/provider-ids';
 import { resolveIntrinsics } from '../../lib/workflow-definition';
-import { dashboardBody, graphedMetrics, SYNTH_TIMEOUT_MS, synthesizeLonghaul } from './longhaul-app';
+import { dashboardBody, graphedMetrics, longhaulTemplate, SYNTH_TIMEOUT_MS } from './longhaul-app';
 
 jest.setTimeout(SYNTH_TIMEOUT_MS);
 
@@ -27,7 +27,7 @@ const env = {
 let template: Template;
 
 beforeAll(() => {
-  ({ template } = synthesizeLonghaul(env, { skipBundling: true }));
+  template = longhaulTemplate(env);
 });
 
 test('the handlers get the overridden settings in their environment', () => {
@@ -82,10 +82,7 @@ test('inputs expire after the job retention plus the job timeout and a week', ()
 });
 
 test('a tenant limit above the stage default raises the stage limit with it', () => {
-  const { template: highLimits } = synthesizeLonghaul(
-    { API_RATE_LIMIT: '800', API_BURST_LIMIT: '1500' },
-    { skipBundling: true },
-  );
+  const highLimits = longhaulTemplate({ API_RATE_LIMIT: '800', API_BURST_LIMIT: '1500' });
   highLimits.hasResourceProperties('AWS::ApiGateway::Stage', {
     MethodSettings: [Match.objectLike({ ThrottlingRateLimit: 800, ThrottlingBurstLimit: 1500 })],
   });

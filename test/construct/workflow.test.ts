@@ -13,12 +13,12 @@ import {
   jobQueueEnvironment,
   jobQueueIds,
   logicalIdAt,
+  longhaulTemplate,
   policyStatements,
   providerSecretEnvironment,
   providerSecretIds,
   SYNTH_TIMEOUT_MS,
   statementsFor,
-  synthesizeLonghaul,
 } from './longhaul-app';
 
 jest.setTimeout(SYNTH_TIMEOUT_MS);
@@ -40,7 +40,7 @@ let definition: Json;
 let states: Json;
 
 beforeAll(() => {
-  ({ template } = synthesizeLonghaul({}, { skipBundling: true }));
+  template = longhaulTemplate();
   resources = template.toJSON().Resources;
   stateMachineId = logicalIdAt(
     template,
