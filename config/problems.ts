@@ -3,23 +3,36 @@
  * responses (which never reach a handler) and the local gateway.
  */
 
-export type ProblemCode =
-  | 'idempotency-key-missing'
-  | 'validation-failed'
-  | 'unauthorized'
-  | 'forbidden'
-  | 'not-found'
-  | 'idempotency-key-in-use'
-  | 'job-already-finished'
-  | 'job-not-in-review'
-  | 'job-not-resumable'
-  | 'payload-too-large'
-  | 'unsupported-media-type'
-  | 'idempotency-key-reused'
-  | 'rate-limited'
-  | 'tenant-queue-full'
-  | 'internal-error'
-  | 'service-unavailable';
+/**
+ * Every problem the API answers, by code, with the status it is answered with
+ * and its title. The title names the kind of problem, not the occurrence (RFC
+ * 9457, section 3.1.3), so it is the same wherever the problem is made: in a
+ * handler, in a gateway response, in the local gateway; `detail` says what
+ * happened this time.
+ */
+export const problems = {
+  'idempotency-key-missing': { status: 400, title: 'Idempotency-Key Missing' },
+  'validation-failed': { status: 400, title: 'Validation Failed' },
+  unauthorized: { status: 401, title: 'Unauthorized' },
+  forbidden: { status: 403, title: 'Forbidden' },
+  'not-found': { status: 404, title: 'Not Found' },
+  'idempotency-key-in-use': { status: 409, title: 'Idempotency-Key In Use' },
+  'job-already-finished': { status: 409, title: 'Job Already Finished' },
+  'job-not-in-review': { status: 409, title: 'Job Not In Review' },
+  'job-not-resumable': { status: 409, title: 'Job Not Resumable' },
+  'payload-too-large': { status: 413, title: 'Payload Too Large' },
+  'unsupported-media-type': { status: 415, title: 'Unsupported Media Type' },
+  'idempotency-key-reused': { status: 422, title: 'Idempotency-Key Reused' },
+  'rate-limited': { status: 429, title: 'Too Many Requests' },
+  'tenant-queue-full': { status: 429, title: 'Tenant Queue Full' },
+  'internal-error': { status: 500, title: 'Internal Server Error' },
+  'service-unavailable': { status: 504, title: 'Gateway Timeout' },
+} as const satisfies Record<string, { readonly status: number; readonly title: string }>;
+
+export type ProblemCode = keyof typeof problems;
+
+/** Every problem code, in the table's order. */
+export const PROBLEM_CODES = Object.keys(problems) as ProblemCode[];
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 
