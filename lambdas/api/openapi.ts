@@ -41,8 +41,10 @@ import { cancelJobsRequest, replayJobsRequest } from '../domain/bulk';
 import { JOB_ID_PATTERN, KEY_PATTERN } from '../domain/idempotency';
 import { type JobType, SUBMISSION_TAG_PATTERN } from '../domain/job';
 import { completeMultipartRequest, renewPartsRequest } from '../domain/multipart-uploads';
+import { resolution } from '../domain/operator';
 import { providerEvent } from '../domain/provider-events';
 import { MAX_BATCH_ITEMS, PAGE_QUERY_FIELDS, UPLOAD_MEDIA_TYPES } from '../domain/requests';
+import { updateScheduleBody } from '../domain/schedules';
 import { TENANT_ID_PATTERN, tenantChanges } from '../domain/tenants';
 import { QUEUE_FULL_RETRY_AFTER_SECONDS } from './problems';
 import * as api from './schemas';
@@ -203,7 +205,7 @@ const components = {
   ReplayJobsResult: api.replayJobsResult,
   Schedule: api.schedule,
   CreateScheduleRequest: api.createScheduleRequest,
-  UpdateScheduleRequest: api.updateScheduleRequest,
+  UpdateScheduleRequest: updateScheduleBody,
   SchedulePage: api.schedulePage,
   TimelineEvent: api.timelineEvent,
   Timeline: api.timeline,
@@ -216,7 +218,7 @@ const components = {
   }),
   UploadCompleted: api.uploadCompleted,
   StreamTicket: api.streamTicket,
-  Resolution: api.resolution,
+  Resolution: resolution,
   RedriveStarted: api.redriveStarted,
   Health: api.health,
   ProviderEvent: providerEvent,

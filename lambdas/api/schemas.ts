@@ -9,7 +9,7 @@ import { CANCELABLE_STATUSES, REPLAY_REFUSALS } from '../domain/bulk';
 import { JOB_ID_PATTERN, KEY_PATTERN, SCHEDULE_ID_PATTERN } from '../domain/idempotency';
 import { DEFAULT_PRIORITY, JOB_PRIORITIES, JOB_STATUSES, JOB_TYPES } from '../domain/job';
 import { MAX_PARTS, MIN_PART_BYTES } from '../domain/multipart-uploads';
-import { MAX_BATCH_ITEMS, UPLOAD_MEDIA_TYPE, UPLOAD_REF_PATTERN } from '../domain/requests';
+import { createUpload, MAX_BATCH_ITEMS, UPLOAD_REF_PATTERN } from '../domain/requests';
 import { DEFAULT_TIMEZONE } from '../domain/schedules';
 import { STREAM_TICKET_PATTERN, STREAM_TICKET_TTL_SECONDS } from '../domain/stream-tickets';
 import { MAX_WEIGHT, TENANT_DEFAULTS, TENANT_ID_PATTERN } from '../domain/tenants';
@@ -340,8 +340,6 @@ export const createScheduleRequest = z
       "At most one firing a minute. `job` is validated exactly as POST /v1/jobs validates a job, except that it takes no `runAt` (each firing's job runs at the firing); any invalid member is a 400 naming it, and nothing is stored.",
   });
 
-export const updateScheduleRequest = z.strictObject({ enabled: z.boolean() });
-
 export const timelineEvent = z
   .object({
     at: timestamp,
@@ -357,12 +355,10 @@ export const timelineEvent = z
 
 export const timeline = z.object({ items: z.array(timelineEvent) });
 
-export const createUploadRequest = z
-  .strictObject({
-    contentType: z.string().regex(UPLOAD_MEDIA_TYPE),
-    contentLength: z
-      .int()
-      .min(1)
+/** The handler's upload request, with the limit it reads from the settings at its default. */
+export const createUploadRequest = createUpload
+  .extend({
+    contentLength: createUpload.shape.contentLength
       .max(defaultSettings.maxUploadBytes)
       .describe(`At most MAX_UPLOAD_BYTES (default ${defaultSettings.maxUploadBytes}).`),
   })
@@ -412,15 +408,6 @@ export const streamTicket = z
   .meta({
     description: `Opens the live-progress WebSocket for one job: connect to \`streamUrl?ticket=<ticket>\` before expiresAt (${STREAM_TICKET_TTL_SECONDS} s). Ask for a new ticket for each (re)connection.`,
   });
-
-export const resolution = z.strictObject({
-  outcome: z
-    .enum(['succeeded', 'failed', 'requeue'])
-    .describe(
-      '`succeeded` or `failed` as the operator found the job at the provider; `requeue` submits it again under a new provider key.',
-    ),
-  note: z.string().min(1).max(1000).describe('Why; recorded in the timeline.'),
-});
 
 export const redriveStarted = z.object({ taskHandle: z.string().describe('The SQS message move task.') });
 

@@ -8,9 +8,13 @@ import { releaseOwnSlot } from './slots';
 
 /** Operators settle what needs a person: jobs in review. */
 
-const resolution = z.strictObject({
-  outcome: z.enum(['succeeded', 'failed', 'requeue'], { error: 'must be succeeded, failed or requeue' }),
-  note: z.string().trim().min(1, 'must say why').max(1000),
+export const resolution = z.strictObject({
+  outcome: z
+    .enum(['succeeded', 'failed', 'requeue'], { error: 'must be succeeded, failed or requeue' })
+    .describe(
+      '`succeeded` or `failed` as the operator found the job at the provider; `requeue` submits it again under a new provider key.',
+    ),
+  note: z.string().trim().min(1, 'must say why').max(1000).describe('Why; recorded in the timeline.'),
 });
 export type Resolution = z.infer<typeof resolution>;
 
