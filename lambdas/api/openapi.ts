@@ -464,7 +464,7 @@ type ProblemAnswer = ProblemName | readonly [ProblemName, string];
 
 /** Answers any authenticated route can give before or around its handler. */
 const AUTHENTICATED: readonly ProblemName[] = ['Unauthorized', 'Forbidden', 'RateLimited', 'ServerError'];
-/** Answers of every route that reads a JSON body. */
+/** Answers any authenticated route that reads a body gives before its handler parses it. */
 const BODY: readonly ProblemName[] = ['PayloadTooLarge', 'UnsupportedMediaType'];
 
 interface Success {
@@ -479,7 +479,6 @@ interface Operation {
   readonly operationId: string;
   readonly summary: string;
   readonly description?: string;
-  readonly tag: string;
   readonly parameters?: readonly (ParameterObject | Reference)[];
   /** The JSON body's schema, or the body's content by media type. */
   readonly body?: ComponentName | Readonly<Record<string, MediaTypeObject>>;
@@ -542,13 +541,11 @@ function apiOperations(
     'GET /healthz': {
       operationId: 'getHealth',
       summary: 'Health check',
-      tag: 'meta',
       success: { status: 200, description: 'Up.', schema: 'Health' },
     },
     'GET /openapi.json': {
       operationId: 'getOpenApiDocument',
       summary: 'This document',
-      tag: 'meta',
       success: {
         status: 200,
         description: 'The OpenAPI 3.1 document of this API.',
@@ -560,7 +557,6 @@ function apiOperations(
       summary: 'Submit a job',
       description:
         'Accepts one user action. Retry it with the same Idempotency-Key on a network error, a 5xx, 429 or 409 `idempotency-key-in-use`: every retry lands on the same job.',
-      tag: 'jobs',
       parameters: [idempotencyKeyParameter],
       body: {
         'application/json': { schema: schemaRef('CreateJobRequest') },
@@ -579,18 +575,11 @@ function apiOperations(
         schema: 'Job',
         headers: location('The job (path of GET /v1/jobs/{id}, with the stage prefix).'),
       },
-      problems: [
-        'CreateJobRefused',
-        'IdempotencyKeyInUse',
-        ...BODY,
-        'IdempotencyKeyReused',
-        'CreateJobThrottled',
-      ],
+      problems: ['CreateJobRefused', 'IdempotencyKeyInUse', 'IdempotencyKeyReused', 'CreateJobThrottled'],
     },
     'GET /v1/jobs': {
       operationId: 'listJobs',
       summary: "List the tenant's jobs, newest first",
-      tag: 'jobs',
       parameters: [
         {
           name: 'status',
@@ -607,7 +596,6 @@ function apiOperations(
       operationId: 'createJobBatch',
       summary: 'Submit many jobs at once',
       description: `Up to ${MAX_BATCH_ITEMS} user actions in one request, each with its own idempotency key, answered item by item in item order. An invalid item is refused alone; the others are accepted. A key given twice is one job: the first item with it decides, a later one with the same body is answered as a replay and one with another body as a reused key (422). Retrying the whole batch is safe: every accepted item is replayed, nothing is created twice.`,
-      tag: 'jobs',
       body: 'CreateJobBatch',
       success: {
         status: 200,
@@ -619,14 +607,12 @@ function apiOperations(
           'ValidationFailed',
           `The body is not \`{items}\` with 1 to ${MAX_BATCH_ITEMS} items (\`validation-failed\`); nothing was stored.`,
         ],
-        ...BODY,
       ],
     },
     'POST /v1/jobs/cancel': {
       operationId: 'cancelJobs',
       summary: "Cancel the tenant's jobs that match a filter",
       description: `Each matching unfinished job is canceled as POST /v1/jobs/{id}/cancel would cancel it: queued jobs at once, running ones stopped at the provider, jobs in review keep their status and carry the request. At most BULK_MAX_PER_REQUEST (${defaultSettings.bulkMaxPerRequest} by default) jobs per request; follow \`nextCursor\` for the rest. Safe to retry: a canceled job is not matched again.`,
-      tag: 'jobs',
       body: 'CancelJobsRequest',
       success: {
         status: 200,
@@ -638,13 +624,11 @@ function apiOperations(
           'ValidationFailed',
           'The filter is invalid: an unknown status, type or field, a time that is not RFC 3339, createdAfter not before createdBefore, or a cursor of another filter (`validation-failed`, with pointers); nothing was changed.',
         ],
-        ...BODY,
       ],
     },
     'GET /v1/jobs/{id}': {
       operationId: 'getJob',
       summary: 'Get a job',
-      tag: 'jobs',
       parameters: [jobIdParameter],
       success: { status: 200, description: 'The job.', schema: 'Job' },
       problems: ['NotFound'],
@@ -654,7 +638,6 @@ function apiOperations(
       summary: 'Cancel a job',
       description:
         'Idempotent: a canceled job is returned as it is. A queued or running job is canceled (and stopped at the provider); a job in review keeps its status and carries the request.',
-      tag: 'jobs',
       parameters: [jobIdParameter],
       success: { status: 202, description: 'The job after the cancel request.', schema: 'Job' },
       problems: ['NotFound', 'JobAlreadyFinished'],
@@ -664,7 +647,6 @@ function apiOperations(
       summary: 'Resume a failed job from the step that failed',
       description:
         'Runs a failed job again from the step that failed, keeping what the steps before it produced: its workflow execution is redriven, nothing done before is done or charged again. The job is `running` again at once. A job whose provider submission may have been charged with no known outcome is never resumed. Of two resumes at once, one resumes the job and the other gets 409.',
-      tag: 'jobs',
       parameters: [jobIdParameter],
       success: { status: 202, description: 'The job, running again.', schema: 'Job' },
       problems: ['NotFound', 'NotResumable'],
@@ -672,7 +654,6 @@ function apiOperations(
     'GET /v1/jobs/{id}/events': {
       operationId: 'getJobEvents',
       summary: "A job's timeline, oldest first",
-      tag: 'jobs',
       parameters: [jobIdParameter],
       success: { status: 200, description: 'The timeline.', schema: 'Timeline' },
       problems: ['NotFound'],
@@ -682,7 +663,6 @@ function apiOperations(
       summary: "A short-lived ticket for the job's live-progress WebSocket",
       description:
         'Scoped to this job and tenant, valid for a minute, stored only as a hash: connect with `?ticket=` instead of putting an API key in the WebSocket URL.',
-      tag: 'jobs',
       parameters: [jobIdParameter],
       success: { status: 201, description: 'The ticket.', schema: 'StreamTicket' },
       problems: ['NotFound'],
@@ -692,21 +672,19 @@ function apiOperations(
       summary: 'Find the passages of published recordings closest to a query',
       description:
         "Searches the passages of every recording the tenant published (and only the tenant's: another tenant's passages are never searched), closest first, each with a URL that plays it from its first word. Of a media item, only its current version is heard, with the item's title, speaker, date and labels as they are now; a recording published with audio.publish outside the library is heard as its job. Search changes nothing, so it is safe to retry.",
-      tag: 'search',
       body: 'SearchRequest',
       success: {
         status: 200,
         description: 'The hits, closest first; none when nothing published matches the filter.',
         schema: 'SearchResult',
       },
-      problems: ['SearchRefused', ...BODY, 'SearchThrottled'],
+      problems: ['SearchRefused', 'SearchThrottled'],
     },
     'POST /v1/media': {
       operationId: 'createMedia',
       summary: 'Create a media item',
       description:
         'An item of the media library: its metadata now, its recordings later as versions (POST /v1/media/{id}/versions). Idempotent under the Idempotency-Key, as POST /v1/jobs is: the same key and body answer the same item with `Idempotent-Replayed: true`; another body under the key is a 422.',
-      tag: 'media',
       parameters: [idempotencyKeyParameter],
       body: 'CreateMediaRequest',
       success: {
@@ -715,12 +693,11 @@ function apiOperations(
         schema: 'MediaItem',
         headers: location('The item (path of GET /v1/media/{id}, with the stage prefix).'),
       },
-      problems: ['CreateMediaRefused', ...BODY, 'IdempotencyKeyReused'],
+      problems: ['CreateMediaRefused', 'IdempotencyKeyReused'],
     },
     'GET /v1/media': {
       operationId: 'listMedia',
       summary: "List the tenant's media items",
-      tag: 'media',
       parameters: listMediaParameters(schemas),
       success: { status: 200, description: 'A page of items.', schema: 'MediaPage' },
       problems: ['ValidationFailed'],
@@ -730,7 +707,6 @@ function apiOperations(
       summary: 'Get a media item',
       description:
         'With its current version (what listeners and search get) and the version being published, if any. Their URLs are presigned and short-lived: get the item again for fresh ones.',
-      tag: 'media',
       parameters: [mediaIdParameter],
       success: { status: 200, description: 'The item.', schema: 'MediaItem' },
       problems: ['MediaNotFound'],
@@ -740,18 +716,16 @@ function apiOperations(
       summary: "Change a media item's metadata",
       description:
         "Calls no provider: search reads the title and speaker from the item, and a change of labels or date rewrites the metadata of the current version's passages in the vector index. Sending the same change again leaves the same item.",
-      tag: 'media',
       parameters: [mediaIdParameter],
       body: 'UpdateMediaRequest',
       success: { status: 200, description: 'The item as it now is.', schema: 'MediaItem' },
-      problems: ['ValidationFailed', 'MediaNotFound', ...BODY],
+      problems: ['ValidationFailed', 'MediaNotFound'],
     },
     'DELETE /v1/media/{id}': {
       operationId: 'deleteMedia',
       summary: 'Delete a media item',
       description:
         "The item is gone at once: not found afterwards, and search no longer hears it. The version being published is canceled; the reconciler then deletes every version's stream, transcripts, passages, vectors and uploads.",
-      tag: 'media',
       parameters: [mediaIdParameter],
       success: { status: 204, description: 'Deleted.' },
       problems: ['MediaNotFound'],
@@ -760,7 +734,6 @@ function apiOperations(
       operationId: 'publishMediaVersion',
       summary: 'Publish a new recording of a media item',
       description: `Starts an audio.publish job for the recording. The item's current version switches to it only once it has fully published (stream, passages, vectors); a newer version started meanwhile supersedes it (it is canceled and never becomes current). The replaced version's stream, transcript and vectors are deleted MEDIA_GRACE_SECONDS (${defaultSettings.mediaGraceSeconds} by default) later, so a listener mid-stream finishes. Idempotent under the Idempotency-Key: a retry answers the same version with \`Idempotent-Replayed: true\`.`,
-      tag: 'media',
       parameters: [mediaIdParameter, idempotencyKeyParameter],
       body: 'CreateVersionRequest',
       success: {
@@ -775,7 +748,6 @@ function apiOperations(
         'CreateMediaRefused',
         'MediaNotFound',
         'IdempotencyKeyInUse',
-        ...BODY,
         'IdempotencyKeyReused',
         'CreateJobThrottled',
       ],
@@ -784,27 +756,24 @@ function apiOperations(
       operationId: 'createUpload',
       summary: 'Get a presigned upload for a large input',
       description: `For inputs larger than a multipart file part (${bodyLimits.fileBytes} bytes): PUT the bytes to uploadUrl with exactly the declared Content-Type and Content-Length, then use ref in the job's input.`,
-      tag: 'uploads',
       body: 'CreateUploadRequest',
       success: { status: 201, description: 'The upload ticket.', schema: 'UploadTicket' },
-      problems: ['ValidationFailed', ...BODY],
+      problems: ['ValidationFailed'],
     },
     'POST /v1/uploads/multipart': {
       operationId: 'createMultipartUpload',
       summary: 'Start a multipart upload of a large input',
       description:
         'For large inputs on unreliable networks: the file goes in parts, each with its own presigned URL, so a failure costs one part, not the whole file. Complete it with POST /v1/uploads/{ref}/complete.',
-      tag: 'uploads',
       body: 'CreateUploadRequest',
       success: { status: 201, description: 'The upload and its parts.', schema: 'MultipartUploadTicket' },
-      problems: ['ValidationFailed', ...BODY],
+      problems: ['ValidationFailed'],
     },
     'POST /v1/uploads/{ref}/parts': {
       operationId: 'renewMultipartUploadParts',
       summary: 'Renew the part URLs of a multipart upload',
       description:
         "Part URLs expire (expiresAt); the upload lives on until it is completed or the input bucket's lifecycle rule aborts it. A slow upload asks for fresh URLs of the parts it still has to send and goes on, keeping the parts already stored. The answer lists only the parts asked for; URLs for an uploadId that is not this ref's upload are refused by S3.",
-      tag: 'uploads',
       parameters: [multipartUploadRef],
       body: 'RenewMultipartUploadParts',
       success: {
@@ -812,23 +781,21 @@ function apiOperations(
         description: 'Fresh URLs of the parts asked for.',
         schema: 'MultipartUploadTicket',
       },
-      problems: ['ValidationFailed', ...BODY],
+      problems: ['ValidationFailed'],
     },
     'POST /v1/uploads/{ref}/complete': {
       operationId: 'completeMultipartUpload',
       summary: 'Assemble the parts of a multipart upload',
-      tag: 'uploads',
       parameters: [multipartUploadRef],
       body: 'CompleteMultipartUpload',
       success: { status: 200, description: 'The input is stored.', schema: 'UploadCompleted' },
-      problems: ['ValidationFailed', ...BODY],
+      problems: ['ValidationFailed'],
     },
     'POST /v1/schedules': {
       operationId: 'createSchedule',
       summary: 'Create a recurring schedule',
       description:
         'Idempotent under the Idempotency-Key, as POST /v1/jobs is: the same key and body answer the same schedule with `Idempotent-Replayed: true`; another body under the key is a 422. In AWS each schedule is an EventBridge Scheduler schedule that invokes Longhaul at each firing.',
-      tag: 'schedules',
       parameters: [idempotencyKeyParameter],
       body: 'CreateScheduleRequest',
       success: {
@@ -837,12 +804,11 @@ function apiOperations(
         schema: 'Schedule',
         headers: location('The schedule (path of GET /v1/schedules/{id}, with the stage prefix).'),
       },
-      problems: ['CreateScheduleRefused', ...BODY, 'IdempotencyKeyReused'],
+      problems: ['CreateScheduleRefused', 'IdempotencyKeyReused'],
     },
     'GET /v1/schedules': {
       operationId: 'listSchedules',
       summary: "List the tenant's schedules, in id order",
-      tag: 'schedules',
       parameters: pageParameters,
       success: { status: 200, description: 'A page of schedules.', schema: 'SchedulePage' },
       problems: ['ValidationFailed'],
@@ -850,7 +816,6 @@ function apiOperations(
     'GET /v1/schedules/{id}': {
       operationId: 'getSchedule',
       summary: 'Get a schedule',
-      tag: 'schedules',
       parameters: [scheduleIdParameter],
       success: { status: 200, description: 'The schedule.', schema: 'Schedule' },
       problems: ['ScheduleNotFound'],
@@ -860,17 +825,15 @@ function apiOperations(
       summary: 'Enable or disable a schedule',
       description:
         'Idempotent. A disabled schedule creates no job from that moment, whatever firing is already on its way.',
-      tag: 'schedules',
       parameters: [scheduleIdParameter],
       body: 'UpdateScheduleRequest',
       success: { status: 200, description: 'The schedule as it now is.', schema: 'Schedule' },
-      problems: ['ValidationFailed', 'ScheduleNotFound', ...BODY],
+      problems: ['ValidationFailed', 'ScheduleNotFound'],
     },
     'DELETE /v1/schedules/{id}': {
       operationId: 'deleteSchedule',
       summary: 'Delete a schedule',
       description: 'Jobs it created stay. A deleted schedule is not found afterwards.',
-      tag: 'schedules',
       parameters: [scheduleIdParameter],
       success: { status: 204, description: 'Deleted.' },
       problems: ['ScheduleNotFound'],
@@ -878,7 +841,6 @@ function apiOperations(
     'GET /v1/admin/jobs': {
       operationId: 'adminListJobs',
       summary: 'List active jobs of every tenant, oldest first (by default those in review)',
-      tag: 'admin',
       parameters: [
         {
           name: 'status',
@@ -900,13 +862,11 @@ function apiOperations(
     'GET /v1/admin/providers': {
       operationId: 'adminListProviders',
       summary: "Each provider's in-flight limit, slots held and queued jobs",
-      tag: 'admin',
       success: { status: 200, description: 'Every provider.', schema: 'ProviderList' },
     },
     'GET /v1/admin/tenants/{tenant}': {
       operationId: 'adminGetTenant',
       summary: "A tenant's settings and usage",
-      tag: 'admin',
       parameters: [tenantParameter],
       success: { status: 200, description: 'The tenant.', schema: 'Tenant' },
       problems: ['ValidationFailed', 'TenantNotFound'],
@@ -916,39 +876,35 @@ function apiOperations(
       summary: "Set a tenant's settings",
       description:
         'Idempotent. Only a tenant (a name an API key carries) has settings: any other name is refused with 400 naming `tenant`, and so is invalid input, with nothing changed.',
-      tag: 'admin',
       parameters: [tenantParameter],
       body: 'TenantSettings',
       success: { status: 200, description: 'The tenant as it now is.', schema: 'Tenant' },
-      problems: ['ValidationFailed', ...BODY],
+      problems: ['ValidationFailed'],
     },
     'POST /v1/admin/jobs/{id}/resolve': {
       operationId: 'adminResolveJob',
       summary: 'Settle a job in review',
       description: "Releases the job's slot in every case; `requeue` sends the job to the queue again.",
-      tag: 'admin',
       parameters: [jobIdParameter],
       body: 'Resolution',
       success: { status: 200, description: 'The resolved job.', schema: 'Job' },
-      problems: ['ValidationFailed', 'NotFound', 'NotResolvable', ...BODY],
+      problems: ['ValidationFailed', 'NotFound', 'NotResolvable'],
     },
     'POST /v1/admin/jobs/replay': {
       operationId: 'adminReplayJobs',
       summary: 'Replay finished jobs as new ones',
       description: `Each matching finished job becomes a new job (same tenant, type, input, webhookUrl, priority) with \`replayOf\`; the original is never touched. Replays go through intake like any submission: they queue, count toward the tenant's maxQueued and take provider slots only through dispatch. A job in review, an unfinished job, or one whose provider submission may still run is refused with the reason. At most REPLAY_MAX_PER_REQUEST (${defaultSettings.replayMaxPerRequest} by default) jobs per request; follow \`nextCursor\` for the rest. Retrying with the same note replays nothing twice.`,
-      tag: 'admin',
       body: 'ReplayJobsRequest',
       success: {
         status: 200,
         description: 'What the request matched, replayed and refused.',
         schema: 'ReplayJobsResult',
       },
-      problems: ['ValidationFailed', ...BODY],
+      problems: ['ValidationFailed'],
     },
     'POST /v1/admin/dlq/redrive': {
       operationId: 'adminRedriveDeadLetters',
       summary: 'Move the dead-letter queue back to the jobs queue',
-      tag: 'admin',
       success: { status: 202, description: 'The move started.', schema: 'RedriveStarted' },
     },
   };
@@ -1000,7 +956,6 @@ const providerWebhooks: Partial<Record<ProviderName, Operation>> = {
     summary: "The media provider's webhook",
     description:
       'Not for clients. Authenticated by `Provider-Signature: t=<unix>,v1=<hex HMAC-SHA256(secret, t + "." + body)>` with the provider webhook secret, at most 300 s old. Events for unknown jobs are acknowledged and ignored.',
-    tag: 'provider',
     parameters: [...providerWebhookQuery, signatureHeader('Provider-Signature')],
     body: 'ProviderEvent',
     success: { status: 204, description: 'Applied, or ignored.' },
@@ -1011,7 +966,6 @@ const providerWebhooks: Partial<Record<ProviderName, Operation>> = {
     summary: "Replicate's prediction webhooks",
     description:
       'Not for clients. Signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`) with the whsec_ key in the replicate secret, at most 300 s old. The body is a Replicate prediction. Events for unknown or finished jobs are acknowledged and change nothing.',
-    tag: 'provider',
     parameters: [
       ...providerWebhookQuery,
       ...['webhook-id', 'webhook-timestamp', 'webhook-signature'].map(
@@ -1040,7 +994,6 @@ const providerWebhooks: Partial<Record<ProviderName, Operation>> = {
     summary: "Deepgram's transcription callbacks",
     description:
       'Not for clients. Deepgram signs nothing, so Longhaul signs the callback URL it gives: `sig` is the hex HMAC-SHA256 of `jobId=…&submission=…` with the webhookSecret of the deepgram secret. The body is a pre-recorded response, or an error. Events for unknown or finished jobs are acknowledged and change nothing.',
-    tag: 'provider',
     parameters: [
       ...providerWebhookQuery,
       {
@@ -1064,6 +1017,9 @@ const providerWebhooks: Partial<Record<ProviderName, Operation>> = {
   },
 };
 
+/** An operation's tag: the first segment of its path under /v1 (`jobs`, `media`, `admin`, `provider`, …), or `meta`. */
+const tagOf = (path: string): string => /^\/v1\/([a-z]+)/.exec(path)?.[1] ?? 'meta';
+
 const SECURITY: Record<RouteAuth, OperationObject['security']> = {
   tenant: [{ apiKey: [] }],
   admin: [{ adminKey: [] }],
@@ -1071,9 +1027,9 @@ const SECURITY: Record<RouteAuth, OperationObject['security']> = {
 };
 
 /** An operation of the table as the document gives it. */
-function operationObject(operation: Operation, auth: RouteAuth): OperationObject {
-  const { success, body, tag, problems: own = [], ...described } = operation;
-  const answers = auth === 'none' ? [] : AUTHENTICATED;
+function operationObject(path: string, operation: Operation, auth: RouteAuth): OperationObject {
+  const { success, body, problems: own = [], ...described } = operation;
+  const answers = auth === 'none' ? [] : [...AUTHENTICATED, ...(body ? BODY : [])];
   const responses: Record<string, ResponseObject | Reference> = {
     [String(success.status)]: {
       description: success.description,
@@ -1093,7 +1049,7 @@ function operationObject(operation: Operation, auth: RouteAuth): OperationObject
   }
   return {
     ...described,
-    tags: [tag],
+    tags: [tagOf(path)],
     security: SECURITY[auth],
     ...(body
       ? {
@@ -1112,7 +1068,7 @@ function buildDocument(): OpenApiDocument {
   const operations = apiOperations(schemas);
   const paths: Record<string, Record<string, OperationObject>> = {};
   const add = (method: string, path: string, operation: Operation, auth: RouteAuth) => {
-    paths[path] = { ...paths[path], [method.toLowerCase()]: operationObject(operation, auth) };
+    paths[path] = { ...paths[path], [method.toLowerCase()]: operationObject(path, operation, auth) };
   };
   for (const route of routes)
     add(route.method, route.path, operations[`${route.method} ${route.path}` as ApiRouteKey], route.auth);
