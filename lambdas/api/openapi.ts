@@ -432,11 +432,12 @@ const problemResponses = {
 
 type ProblemName = keyof typeof problemResponses;
 
-/** The response key a problem answer goes under: its codes' one status, or `5XX`. */
+/** The response key a problem answer goes under: its codes' one status, or `5XX` for server errors. */
 function problemStatus(name: ProblemName): string {
-  const statuses = new Set<number>(problemResponses[name].codes.map((code) => problems[code].status));
-  const [status] = statuses;
-  return statuses.size === 1 && status !== undefined && status < 500 ? String(status) : '5XX';
+  const statuses = [...new Set(problemResponses[name].codes.map((code) => problems[code].status))];
+  if (statuses.every((status) => status >= 500)) return '5XX';
+  if (statuses.length > 1) throw new Error(`${name} carries codes of statuses ${statuses.join(', ')}`);
+  return String(statuses[0]);
 }
 
 function problemResponse(name: ProblemName): ResponseObject {

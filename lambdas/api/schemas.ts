@@ -166,8 +166,7 @@ const runAt = z
   .string()
   .meta({
     format: 'date-time',
-    description:
-      'When the job is to run: RFC 3339 with a time zone offset, at most SCHEDULE_MAX_AHEAD_DAYS (365 by default) days ahead. Ahead of now, the job is stored `scheduled` and starts, given a free slot, within one reconciler period of it; absent or past, it runs now. Part of the request the Idempotency-Key stands for.',
+    description: `When the job is to run: RFC 3339 with a time zone offset, at most SCHEDULE_MAX_AHEAD_DAYS (${defaultSettings.scheduleMaxAheadDays} by default) days ahead. Ahead of now, the job is stored \`scheduled\` and starts, given a free slot, within one reconciler period of it; absent or past, it runs now. Part of the request the Idempotency-Key stands for.`,
   })
   .optional();
 
@@ -179,7 +178,11 @@ const createJobFields = {
   runAt,
 };
 
-/** What a job request says beyond these fields, the input schema of its type, the document adds. */
+/**
+ * A job request as the document describes it; the handler checks the same
+ * fields (lambdas/domain/requests.ts, held to this by the document's tests)
+ * and then the input by the type's schema, which the document adds as `oneOf`.
+ */
 export const createJobRequest = z.strictObject(createJobFields).meta({
   description:
     'The type selects the input schema. A webhookUrl must be https and public in AWS (http and loopback are allowed locally).',
