@@ -1,5 +1,5 @@
 import { PEER_LEAVES_OUT } from './peer/leaves-out';
-import type { Results } from './summary';
+import type { Results } from './results';
 import { fmt } from './support/common';
 
 /**

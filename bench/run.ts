@@ -1,6 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runPeer } from './peer/bullmq';
+import type { Results } from './results';
 import { acceptThenDropSection } from './sections/ambiguity';
 import { backPressureSection } from './sections/backpressure';
 import { batchSection } from './sections/batch';
@@ -17,7 +18,7 @@ import { providersSection } from './sections/providers';
 import { reconcileSection } from './sections/reconcile';
 import { scheduleSection } from './sections/schedule';
 import { searchSection } from './sections/search';
-import { printSummary, type Results } from './summary';
+import { printSummary } from './summary';
 import { machine, print, round } from './support/common';
 
 /**

@@ -1,53 +1,19 @@
 import { printGoals } from './goals';
 import type { PeerFigures } from './peer/bullmq';
+import type { Results } from './results';
 import type { DropFigures } from './sections/ambiguity';
-import type { BurstFigures } from './sections/backpressure';
-import type { AcceptanceRun, BatchFigures } from './sections/batch';
-import type { ChoiceFigures } from './sections/choice';
-import type { HandlerFigures } from './sections/coldstart';
-import type { CostFigures } from './sections/cost';
+import type { AcceptanceRun } from './sections/batch';
 import type { EmbeddingFigures } from './sections/embedding';
-import type { FairnessFigures } from './sections/fairness';
-import type { HandOffFigures } from './sections/handoff';
 import type { MediaFigures } from './sections/media';
 import type { MediaChangesFigures } from './sections/media-changes';
-import type { ProgressFigures } from './sections/progress';
-import type { ProvidersFigures, ProviderUse } from './sections/providers';
-import type { ReconcileFigures } from './sections/reconcile';
-import type { ScheduleFigures } from './sections/schedule';
+import type { ProviderUse } from './sections/providers';
 import type { SearchFigures } from './sections/search';
 import type { StartWaits } from './support/burst';
-import { fmt, type Machine, print } from './support/common';
+import { fmt, print } from './support/common';
 import { type Bound, boundText, ratioText, type SharedStarts, waitsText } from './support/fairness';
 import { slotGapsText } from './support/hand-off';
 
 /** The bench's one table: every figure, Longhaul beside the BullMQ peer, and which side came out ahead. */
-
-export interface Results {
-  command: string;
-  machine: Machine;
-  startedAt: string;
-  durationS: number;
-  /** Each section's wall time, in the order they ran. */
-  sectionsS?: Record<string, number>;
-  progress?: ProgressFigures;
-  reconcile?: ReconcileFigures;
-  backPressure?: BurstFigures;
-  handOff?: HandOffFigures;
-  coldStart?: HandlerFigures[];
-  cost?: CostFigures;
-  acceptThenDrop?: DropFigures[];
-  peer?: PeerFigures;
-  providers?: ProvidersFigures;
-  fairness?: FairnessFigures;
-  choice?: ChoiceFigures;
-  schedule?: ScheduleFigures;
-  batch?: BatchFigures;
-  media?: MediaFigures;
-  embedding?: EmbeddingFigures;
-  search?: SearchFigures;
-  mediaChanges?: MediaChangesFigures;
-}
 
 type Row = [figure: string, longhaul: string, peer: string];
 

@@ -20,6 +20,7 @@ export {
   type UnexpectedResponse,
   ValidationError,
 } from './errors';
+export * from './jobs-by-type';
 export {
   type CreatedJob,
   type CreatedMedia,

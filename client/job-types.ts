@@ -2,7 +2,6 @@
  * Generated from the OpenAPI document (lambdas/api/openapi.ts, `x-job-types`)
  * by `npx tsx client/scripts/job-types.ts`. Do not edit by hand.
  */
-import type { JobOf } from './types';
 
 export const JOB_TYPES = ['image.generate', 'audio.transcribe', 'audio.publish'] as const;
 export type JobType = (typeof JOB_TYPES)[number];
@@ -201,9 +200,3 @@ export const FILE_INPUT_FIELD = {
   'audio.transcribe': 'audioRef',
   'audio.publish': 'audioRef',
 } as const satisfies Partial<Record<JobType, string>>;
-
-export type ImageGenerateJob = JobOf<'image.generate'>;
-
-export type AudioTranscribeJob = JobOf<'audio.transcribe'>;
-
-export type AudioPublishJob = JobOf<'audio.publish'>;

@@ -305,6 +305,12 @@ export interface AuthorizerContext {
 }
 
 /**
+ * The error message with which a Lambda authorizer has API Gateway refuse a
+ * request as UNAUTHORIZED (401); any other error is an AUTHORIZER_FAILURE (500).
+ */
+export const AUTHORIZER_DENIAL = 'Unauthorized';
+
+/**
  * The workflow's steps: the state names of the state machine and the `step`
  * the one steps function dispatches on (the contract's step names, plus the
  * failure, review and settle paths).

@@ -54,13 +54,9 @@ export interface Problem {
   }[];
 }
 
-export function problem(
-  code: ProblemCode,
-  status: number,
-  title: string,
-  detail: string,
-  errors?: Problem['errors'],
-): Problem {
+/** The problem `code` names, with its status and title from the table and this occurrence's `detail`. */
+export function problem(code: ProblemCode, detail: string, errors?: Problem['errors']): Problem {
+  const { status, title } = problems[code];
   return { type: problemType(code), title, status, detail, code, ...(errors ? { errors } : {}) };
 }
 
@@ -69,69 +65,35 @@ export const RATE_LIMIT_RETRY_AFTER_SECONDS = 1;
 
 /**
  * Answers the gateway gives on its own, keyed by API Gateway response type,
- * each with the status API Gateway gives that type (MISSING_AUTHENTICATION_TOKEN,
- * API Gateway's answer to an unknown route, is a 404 here). Every type has its
- * own entry, so the DEFAULT_4XX and DEFAULT_5XX bodies only stand for what has
- * no type: in AWS, a function error's 502. The REST API installs them as
- * gateway responses; the local gateway sends the same bodies.
+ * each the problem of its code (MISSING_AUTHENTICATION_TOKEN, API Gateway's
+ * answer to an unknown route, is a 404 here). Every type has its own entry, so
+ * the DEFAULT_4XX and DEFAULT_5XX bodies only stand for what has no type: in
+ * AWS, a function error, which API Gateway answers with 502 whatever the
+ * body says, so DEFAULT_5XX's body says 502 too. The REST API installs them as
+ * gateway responses; the local gateway sends the same bodies with their status.
  */
 export const gatewayProblems = {
-  UNAUTHORIZED: problem('unauthorized', 401, 'Unauthorized', 'A valid X-API-Key header is required.'),
-  ACCESS_DENIED: problem('forbidden', 403, 'Forbidden', 'This API key may not call this route.'),
-  INVALID_API_KEY: problem('forbidden', 403, 'Forbidden', 'This API key is not enabled for this API.'),
-  BAD_REQUEST_BODY: problem('validation-failed', 400, 'Bad Request', 'The request body is invalid.'),
-  BAD_REQUEST_PARAMETERS: problem(
-    'validation-failed',
-    400,
-    'Bad Request',
-    'The request parameters are invalid.',
-  ),
-  INTEGRATION_TIMEOUT: problem(
-    'service-unavailable',
-    504,
-    'Gateway Timeout',
-    'The service took too long; retry later.',
-  ),
-  MISSING_AUTHENTICATION_TOKEN: problem('not-found', 404, 'Not Found', 'No such route.'),
-  REQUEST_TOO_LARGE: problem('payload-too-large', 413, 'Payload Too Large', 'The request body is too large.'),
-  UNSUPPORTED_MEDIA_TYPE: problem(
-    'unsupported-media-type',
-    415,
-    'Unsupported Media Type',
-    'Send application/json or multipart/form-data.',
-  ),
-  THROTTLED: problem('rate-limited', 429, 'Too Many Requests', 'Request rate limit exceeded; retry later.'),
-  QUOTA_EXCEEDED: problem('rate-limited', 429, 'Too Many Requests', 'Request quota exceeded; retry later.'),
-  RESOURCE_NOT_FOUND: problem('not-found', 404, 'Not Found', 'No such resource.'),
-  WAF_FILTERED: problem('forbidden', 403, 'Forbidden', 'The request was refused by a firewall rule.'),
-  EXPIRED_TOKEN: problem('forbidden', 403, 'Forbidden', 'The request signature has expired.'),
-  INVALID_SIGNATURE: problem('forbidden', 403, 'Forbidden', 'The request signature is invalid.'),
-  AUTHORIZER_FAILURE: problem(
-    'internal-error',
-    500,
-    'Internal Server Error',
-    'The API key could not be checked; retry later.',
-  ),
-  AUTHORIZER_CONFIGURATION_ERROR: problem(
-    'internal-error',
-    500,
-    'Internal Server Error',
-    'The API key could not be checked; retry later.',
-  ),
-  API_CONFIGURATION_ERROR: problem(
-    'internal-error',
-    500,
-    'Internal Server Error',
-    'The service is misconfigured; retry later.',
-  ),
-  INTEGRATION_FAILURE: problem(
-    'service-unavailable',
-    504,
-    'Gateway Timeout',
-    'The service could not be reached; retry later.',
-  ),
-  DEFAULT_4XX: problem('validation-failed', 400, 'Bad Request', 'The request could not be accepted.'),
-  DEFAULT_5XX: problem('internal-error', 502, 'Bad Gateway', 'The service failed to answer; retry later.'),
+  UNAUTHORIZED: problem('unauthorized', 'A valid X-API-Key header is required.'),
+  ACCESS_DENIED: problem('forbidden', 'This API key may not call this route.'),
+  INVALID_API_KEY: problem('forbidden', 'This API key is not enabled for this API.'),
+  BAD_REQUEST_BODY: problem('validation-failed', 'The request body is invalid.'),
+  BAD_REQUEST_PARAMETERS: problem('validation-failed', 'The request parameters are invalid.'),
+  INTEGRATION_TIMEOUT: problem('service-unavailable', 'The service took too long; retry later.'),
+  MISSING_AUTHENTICATION_TOKEN: problem('not-found', 'No such route.'),
+  REQUEST_TOO_LARGE: problem('payload-too-large', 'The request body is too large.'),
+  UNSUPPORTED_MEDIA_TYPE: problem('unsupported-media-type', 'Send application/json or multipart/form-data.'),
+  THROTTLED: problem('rate-limited', 'Request rate limit exceeded; retry later.'),
+  QUOTA_EXCEEDED: problem('rate-limited', 'Request quota exceeded; retry later.'),
+  RESOURCE_NOT_FOUND: problem('not-found', 'No such resource.'),
+  WAF_FILTERED: problem('forbidden', 'The request was refused by a firewall rule.'),
+  EXPIRED_TOKEN: problem('forbidden', 'The request signature has expired.'),
+  INVALID_SIGNATURE: problem('forbidden', 'The request signature is invalid.'),
+  AUTHORIZER_FAILURE: problem('internal-error', 'The API key could not be checked; retry later.'),
+  AUTHORIZER_CONFIGURATION_ERROR: problem('internal-error', 'The API key could not be checked; retry later.'),
+  API_CONFIGURATION_ERROR: problem('internal-error', 'The service is misconfigured; retry later.'),
+  INTEGRATION_FAILURE: problem('service-unavailable', 'The service could not be reached; retry later.'),
+  DEFAULT_4XX: problem('validation-failed', 'The request could not be accepted.'),
+  DEFAULT_5XX: { ...problem('internal-error', 'The service failed to answer; retry later.'), status: 502 },
 } as const satisfies Record<string, Problem>;
 
 export type GatewayResponseType = keyof typeof gatewayProblems;

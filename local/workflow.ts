@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { LambdaInvokeError, StepError } from '../config/workflow-errors';
 import { type IntrinsicLookup, resolveIntrinsics } from '../lib/workflow-definition';
 import { ecsReferenceLookup } from './ecs';
 import type { LocalHandlers } from './handlers';
@@ -95,7 +96,7 @@ export async function startLocalWorkflow(options: {
             unusableOutputFor.add(jobId);
             // As the steps function reports it: finalize's error for a provider output it cannot use.
             throw lambdaServiceError(
-              'InvalidJobInput',
+              StepError.invalidJobInput,
               '[output_invalid] The provider returned an unusable output: fault injected (LONGHAUL_FAULT_UNUSABLE_OUTPUTS).',
             );
           }
@@ -105,7 +106,7 @@ export async function startLocalWorkflow(options: {
             // What Lambda reports for a function that runs out of time.
             if (error instanceof InvocationTimeoutError) {
               throw lambdaServiceError(
-                'Sandbox.Timedout',
+                LambdaInvokeError.sandboxTimedOut,
                 `RequestId: ${randomUUID()} Error: Task timed out after ${(fn.timeoutMs / 1000).toFixed(2)} seconds`,
               );
             }

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { JobPriority } from '../../lambdas/domain/job';
+import { pollUntil } from '../../local/harness/local-stack';
 import type { Ledger, SimulatorConfig } from '../../local/provider-sim/simulator';
-import { pollUntil } from '../../test/e2e/support/local-stack';
 import { BURST, type BurstFigures } from '../sections/backpressure';
 import { submitBurst, submitOneByOne, untilProviderRanAll } from '../support/burst';
 import { fmt, quantile, round, tally } from '../support/common';

@@ -4,7 +4,7 @@ import { BedrockRuntimeClient, InvokeModelCommand } from '@aws-sdk/client-bedroc
 import { type Job, Queue, Worker } from 'bullmq';
 import * as z from 'zod';
 import { EMBEDDING_MODELS } from '../../config/embedding-models';
-import { pollUntil } from '../../test/e2e/support/local-stack';
+import { pollUntil } from '../../local/harness/local-stack';
 
 /**
  * The peer of Longhaul's embedding runs: a BullMQ Worker whose concurrency is

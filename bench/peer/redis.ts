@@ -4,7 +4,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { Redis } from 'ioredis';
-import { pollUntil } from '../../test/e2e/support/local-stack';
+import { pollUntil } from '../../local/harness/local-stack';
 
 /**
  * A throwaway Redis for the BullMQ peer: Debian's `redis-server` on a free

@@ -1,4 +1,4 @@
-import type { QuerySource } from './set';
+import type { QuerySource } from './sources';
 
 /**
  * What a listener might type to find a passage they half remember, each with

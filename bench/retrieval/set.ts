@@ -3,6 +3,26 @@ import type { Passage } from '../../lambdas/domain/passages';
 import { stems } from '../../local/provider-sim/embedder';
 import { QUERIES } from './queries';
 import { SERMONS } from './sermons';
+import {
+  LANGUAGES,
+  type Language,
+  PASSAGE_WORDS,
+  type QuerySource,
+  querySource,
+  type SermonSource,
+  sermonSource,
+  wordCount,
+} from './sources';
+
+export {
+  LANGUAGES,
+  type Language,
+  PASSAGE_WORDS,
+  type QuerySource,
+  querySource,
+  type SermonSource,
+  sermonSource,
+};
 
 /**
  * The labelled set search quality is measured on: sermons cut into passages
@@ -33,42 +53,6 @@ import { SERMONS } from './sermons';
 
 /** A preacher's pace: about 9,000 words an hour. */
 export const WORDS_PER_SECOND = 2.5;
-export const PASSAGE_WORDS = { min: 60, max: 120 } as const;
-
-export const LANGUAGES = ['en', 'ar'] as const;
-export type Language = (typeof LANGUAGES)[number];
-
-const wordCount = (text: string) => text.trim().split(/\s+/u).length;
-
-const passageText = z
-  .string()
-  .trim()
-  .superRefine((text, ctx) => {
-    const words = wordCount(text);
-    if (words < PASSAGE_WORDS.min || words > PASSAGE_WORDS.max) {
-      ctx.addIssue({
-        code: 'custom',
-        message: `a passage has ${PASSAGE_WORDS.min} to ${PASSAGE_WORDS.max} words, this one ${words}: "${text.slice(0, 40)}…"`,
-      });
-    }
-  });
-
-export const sermonSource = z.strictObject({
-  id: z.string().regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/, 'must be kebab-case'),
-  title: z.string().min(1),
-  language: z.enum(LANGUAGES),
-  /** What the preacher said, passage by passage, in order. */
-  passages: z.array(passageText).min(3),
-});
-export type SermonSource = z.input<typeof sermonSource>;
-
-export const querySource = z.strictObject({
-  text: z.string().trim().min(1),
-  sermonId: z.string(),
-  passageIndex: z.int().min(0),
-});
-export type QuerySource = z.input<typeof querySource>;
-
 const normalized = (text: string) => text.normalize('NFKC').toLowerCase().replace(/\s+/gu, ' ').trim();
 
 export const retrievalSource = z

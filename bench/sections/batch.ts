@@ -1,7 +1,7 @@
 import { Longhaul } from '../../client/longhaul';
 import type { BatchItem } from '../../client/types';
 import { MAX_BATCH_ITEMS } from '../../lambdas/domain/requests';
-import { pollUntil } from '../../test/e2e/support/local-stack';
+import { pollUntil } from '../../local/harness/local-stack';
 import { installedBullmqVersion, PeerClient } from '../peer/bullmq';
 import { startPeerProcess } from '../peer/peer-process';
 import { RedisProbe, startRedis } from '../peer/redis';

@@ -8,7 +8,7 @@ import { waitingEntryOf } from '../../lambdas/domain/fair-share';
 import { type Job, slotHolderOf } from '../../lambdas/domain/job';
 import type { JobQueue } from '../../lambdas/domain/ports';
 import { TENANT_DEFAULTS } from '../../lambdas/domain/tenants';
-import { startDynaliteTables } from '../../test/unit/support/dynalite-tables';
+import { startDynaliteTables } from '../../local/harness/dynalite-tables';
 import { fmt, median, print, round } from '../support/common';
 import { benchJob } from '../support/jobs';
 

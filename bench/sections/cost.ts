@@ -1,7 +1,7 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { JOB_ITEM_SORT_KEY } from '../../config/layout';
 import { loadSettings } from '../../config/settings';
-import { documentClient } from '../../test/e2e/support/local-stack';
+import { documentClient } from '../../local/harness/local-stack';
 import {
   type DynamoDbPerJob,
   dynamoDbPerJob,

@@ -27,9 +27,8 @@ import {
 import type { OutputStore } from '../../lambdas/domain/ports';
 import { rootOutputPrefix } from '../../lambdas/domain/publish';
 import { search } from '../../lambdas/domain/search';
-import { startDynaliteTables } from '../../test/unit/support/dynalite-tables';
+import { startDynaliteTables } from '../../local/harness/dynalite-tables';
 import { PRICES_AS_OF, PRICES_REGION, prices } from '../prices';
-import type { Results } from '../summary';
 import { fmt, print, round } from '../support/common';
 import {
   type Counts,
@@ -42,6 +41,9 @@ import {
   memoryS3Vectors,
   snapshot,
 } from '../support/counting-aws';
+import type { EmbeddingFigures } from './embedding';
+import type { MediaFigures } from './media';
+import type { SearchFigures } from './search';
 
 /**
  * What each kind of change to a media item costs in AWS. The media library's
@@ -190,7 +192,12 @@ export function priceCounts(counts: Counts, api: { restRequests: number; invocat
 const total = (lines: readonly CostLine[]) => lines.reduce((sum, line) => sum + line.usd, 0);
 
 /** What the section relies on of the other sections' figures. */
-type PublishFigures = Pick<Results, 'media' | 'embedding' | 'search' | 'startedAt'>;
+interface PublishFigures {
+  readonly startedAt: string;
+  readonly media?: MediaFigures;
+  readonly embedding?: EmbeddingFigures;
+  readonly search?: SearchFigures;
+}
 
 /**
  * A new version's publish for `passages` passages of `audioSeconds`, from the
@@ -273,11 +280,14 @@ export function publishCost(
 }
 
 /** Reads the figures of the sections a publish's cost comes from: this run's, else the last committed run's. */
-function publishFigures(current: Partial<Results> | undefined): { figures: PublishFigures; source: string } {
+function publishFigures(current: Partial<PublishFigures> | undefined): {
+  figures: PublishFigures;
+  source: string;
+} {
   if (current?.media && current.embedding && current.search) {
     return { figures: current as PublishFigures, source: 'this run' };
   }
-  const committed = JSON.parse(readFileSync(RESULTS_FILE, 'utf8')) as Results;
+  const committed = JSON.parse(readFileSync(RESULTS_FILE, 'utf8')) as PublishFigures;
   return { figures: committed, source: `bench/results.json of ${committed.startedAt}` };
 }
 
@@ -647,7 +657,7 @@ const requestsText = (requests: Readonly<Record<string, number>>) =>
     .map(([key, n]) => `${key} ${n}`)
     .join(', ');
 
-export async function mediaChangesSection(current?: Partial<Results>): Promise<MediaChangesFigures> {
+export async function mediaChangesSection(current?: Partial<PublishFigures>): Promise<MediaChangesFigures> {
   print(
     `\n## What each change to a media item costs in AWS: an item whose current version is a ${AUDIO_SECONDS / 60}-minute sermon of ${PASSAGES} passages`,
   );

@@ -6,9 +6,9 @@ import { loadSettings, providerSettingEnv, type Settings } from '../../config/se
 import { mediaBinaries, runTool, toolMessages } from '../../lambdas/adapters/ffmpeg-media';
 import { planChunks } from '../../lambdas/domain/chunks';
 import type { TimelineEvent } from '../../lambdas/domain/ports';
-import { OWN_PROVIDER_FOR_EVERY_JOB_TYPE } from '../../test/e2e/support/local-stack';
-import { chargedJobs } from '../../test/e2e/support/provider-jobs';
-import { generateTestAudio } from '../../test/support/test-audio';
+import { OWN_PROVIDER_FOR_EVERY_JOB_TYPE } from '../../local/harness/local-stack';
+import { chargedJobs } from '../../local/harness/provider-jobs';
+import { generateTestAudio } from '../../local/harness/test-audio';
 import { PRICES_AS_OF, PRICES_REGION, prices } from '../prices';
 import { fmt, print, round, sizeFromEnv } from '../support/common';
 import { runStepProcess, type StepRun } from '../support/compute-run';

@@ -4,7 +4,7 @@ import { DynamoDbJobStore, toItem } from '../../lambdas/adapters/dynamodb-job-st
 import { submissionTagOf } from '../../lambdas/domain/job';
 import type { ProgressTick } from '../../lambdas/domain/ports';
 import { applyProgress, ProgressMemory } from '../../lambdas/domain/progress';
-import { documentClient } from '../../test/e2e/support/local-stack';
+import { documentClient } from '../../local/harness/local-stack';
 import { fmt, median, print, round, sleep, tally } from '../support/common';
 import { benchJob } from '../support/jobs';
 import { measuredBetween, startBenchStack } from '../support/stack';

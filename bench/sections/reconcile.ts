@@ -12,7 +12,7 @@ import type { Job } from '../../lambdas/domain/job';
 import { reconcile } from '../../lambdas/domain/reconcile';
 import { TENANT_DEFAULTS } from '../../lambdas/domain/tenants';
 import { longhaulHttp } from '../../lambdas/providers/longhaul-http';
-import { documentClient, sfnClient, sqsClient } from '../../test/e2e/support/local-stack';
+import { documentClient, sfnClient, sqsClient } from '../../local/harness/local-stack';
 import { fmt, median, print, round } from '../support/common';
 import { benchJob } from '../support/jobs';
 import { startBenchStack } from '../support/stack';

@@ -11,6 +11,7 @@ import {
   WORDS_PER_SECOND,
 } from '../retrieval/set';
 import { fmt, print, round, sizeFromEnv } from '../support/common';
+import { vectorIndexesUnderTest } from '../support/indexes-under-test';
 import {
   bm25Scorer,
   EMBEDDING,
@@ -22,7 +23,6 @@ import {
   RECALL_AT,
 } from '../support/retrieval';
 import { type LatencyFigures, measureSearchLatency } from '../support/search-latency';
-import { vectorIndexesUnderTest } from '../support/vector-index';
 
 /**
  * Search over published sermons: (1) quality on the labelled set

@@ -1,4 +1,4 @@
-import { pollUntil } from '../../test/e2e/support/local-stack';
+import { pollUntil } from '../../local/harness/local-stack';
 import { quantile, round, sleep } from './common';
 
 /**

@@ -9,9 +9,6 @@ import { loadSettings } from '../../config/settings';
 import { executionArn } from '../../lambdas/adapters/sfn-workflow';
 import type { Job, JobPriority, JobResource } from '../../lambdas/domain/job';
 import type { TimelineEvent } from '../../lambdas/domain/ports';
-import type { Ledger } from '../../local/provider-sim/simulator';
-import { loadTemplate } from '../../local/template';
-import type { Usage } from '../../local/usage';
 import {
   documentClient,
   GENERIC_PROVIDER_FOR_EVERY_JOB_TYPE,
@@ -21,7 +18,10 @@ import {
   sfnClient,
   sqsClient,
   startLocalStack,
-} from '../../test/e2e/support/local-stack';
+} from '../../local/harness/local-stack';
+import type { Ledger } from '../../local/provider-sim/simulator';
+import { loadTemplate } from '../../local/template';
+import type { Usage } from '../../local/usage';
 
 /**
  * The local stack as the bench runs it: the same process `npm start` runs,

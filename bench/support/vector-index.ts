@@ -1,9 +1,8 @@
-import { emulatedS3VectorsIndex } from './emulated-vector-index';
-
 /**
  * The vector index the search latency is measured through: the two calls a
  * search needs of Amazon S3 Vectors, `PutVectors` and `QueryVectors`, as a
- * port. `vectorIndexesUnderTest` is the one place that chooses what answers it.
+ * port. `vectorIndexesUnderTest` (./indexes-under-test.ts) is the one place that
+ * chooses what answers it.
  */
 
 export interface IndexedVector {
@@ -185,14 +184,4 @@ export function inProcessIndex(dimensions: number): IndexUnderTest {
     ready: async () => {},
     close: async () => {},
   };
-}
-
-/**
- * The indexes the search section measures, in the order it prints them: the
- * in-process exact scan, then the local S3 Vectors emulator over HTTP through
- * the AWS SDK (./emulated-vector-index.ts), each filled with the same vectors
- * and asked the same queries.
- */
-export async function vectorIndexesUnderTest(dimensions: number): Promise<IndexUnderTest[]> {
-  return [inProcessIndex(dimensions), await emulatedS3VectorsIndex(dimensions)];
 }

@@ -6,7 +6,11 @@ import { formatWithBiome, writeOrCheck } from './generated';
  * Writes client/job-types.ts, the SDK's types of each job type's input and
  * result, and a table of each job type's input fields (the CLI's flags) and
  * of the field a file fills, from the OpenAPI document (whose inputs come
- * from the zod schemas the server validates with):
+ * from the zod schemas the server validates with); and client/jobs-by-type.ts,
+ * a name for each job type's job (`ImageGenerateJob`). The two are apart
+ * because the names are built on client/types.ts, which itself builds on
+ * job-types.ts: one file holding both would import types.ts as types.ts
+ * imports it:
  * `npx tsx client/scripts/job-types.ts`
  * (`--check` only reports whether it is stale; a unit test fails when it is).
  * The SDK never imports server code; it gets these facts through this file.
@@ -14,6 +18,7 @@ import { formatWithBiome, writeOrCheck } from './generated';
 
 const ROOT = resolve(__dirname, '../..');
 export const JOB_TYPES_PATH = join(ROOT, 'client', 'job-types.ts');
+export const JOBS_BY_TYPE_PATH = join(ROOT, 'client', 'jobs-by-type.ts');
 
 const HEADER = `/**
  * Generated from the OpenAPI document (lambdas/api/openapi.ts, \`x-job-types\`)
@@ -208,7 +213,7 @@ export function renderJobTypes(document: OpenApiDocument = openApiDocument): str
     named.add(input);
     named.add(result);
   }
-  const parts = [HEADER, "import type { JobOf } from './types';\n\n"];
+  const parts = [HEADER, '\n'];
   parts.push(`export const JOB_TYPES = ${JSON.stringify(jobType.enum)} as const;\n`);
   parts.push('export type JobType = (typeof JOB_TYPES)[number];\n\n');
   parts.push(`export const JOB_STATUSES = ${JSON.stringify(jobStatus.enum)} as const;\n`);
@@ -241,13 +246,19 @@ export function renderJobTypes(document: OpenApiDocument = openApiDocument): str
   parts.push(
     `\n/** The input field a file fills, per job type that takes one. */\nexport const FILE_INPUT_FIELD = ${JSON.stringify(Object.fromEntries(fileFields))} as const satisfies Partial<Record<JobType, string>>;\n`,
   );
-  // Names by type, so a caller can refer to one without knowing the schema's name.
-  for (const type of Object.keys(jobTypes)) {
+  return formatWithBiome(parts.join(''), JOB_TYPES_PATH, ['check', '--write']);
+}
+
+/** Names by type, so a caller can refer to one without knowing the schema's name. */
+export function renderJobsByType(document: OpenApiDocument = openApiDocument): string {
+  const parts = [HEADER, "import type { JobOf } from './types';\n"];
+  for (const type of Object.keys(document['x-job-types'])) {
     parts.push(`\nexport type ${pascal(type)}Job = JobOf<${JSON.stringify(type)}>;\n`);
   }
-  return formatWithBiome(parts.join(''), JOB_TYPES_PATH, ['check', '--write']);
+  return formatWithBiome(parts.join(''), JOBS_BY_TYPE_PATH, ['check', '--write']);
 }
 
 if (require.main === module) {
   writeOrCheck(JOB_TYPES_PATH, renderJobTypes(), 'npx tsx client/scripts/job-types.ts');
+  writeOrCheck(JOBS_BY_TYPE_PATH, renderJobsByType(), 'npx tsx client/scripts/job-types.ts');
 }

@@ -17,6 +17,8 @@ import {
   TaskTimedOut,
 } from '@aws-sdk/client-sfn';
 import { WORKFLOW_STEPS } from '../../config/layout';
+import { StatesError } from '../../config/workflow-errors';
+import { causeMessage } from '../domain/errors';
 import type { ExecutionStatus, TimelineEvent, Workflow } from '../domain/ports';
 
 /** Execution ARN of a named execution: `arn:…:stateMachine:NAME` → `arn:…:execution:NAME:EXECUTION`. */
@@ -216,12 +218,5 @@ function stepOf(parameters: string | undefined): { step: string; attempt: number
 
 /** `Error: message`, the message taken out of a Lambda error's JSON cause where it is one. */
 function failureDetail(error: string | undefined, cause: string | undefined): string {
-  let message = cause ?? '';
-  try {
-    const parsed = JSON.parse(message) as { errorMessage?: unknown };
-    if (typeof parsed.errorMessage === 'string') message = parsed.errorMessage;
-  } catch {
-    // A plain-text cause is the message itself.
-  }
-  return `${error ?? 'States.TaskFailed'}: ${message}`.slice(0, 1000);
+  return `${error ?? StatesError.taskFailed}: ${causeMessage(cause ?? '')}`.slice(0, 1000);
 }

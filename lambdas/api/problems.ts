@@ -45,35 +45,29 @@ export function toProblem(error: unknown): MappedProblem {
   });
   if (error instanceof ValidationError) {
     return client(
-      problem(
-        'validation-failed',
-        400,
-        'Validation Failed',
-        error.message,
-        error.errors.length ? error.errors : undefined,
-      ),
+      problem('validation-failed', error.message, error.errors.length ? error.errors : undefined),
     );
   }
   if (error instanceof IdempotencyKeyMissingError) {
-    return client(problem('idempotency-key-missing', 400, 'Idempotency-Key Missing', error.message));
+    return client(problem('idempotency-key-missing', error.message));
   }
   if (error instanceof IdempotencyKeyInUseError) {
-    return client(problem('idempotency-key-in-use', 409, 'Idempotency-Key In Use', error.message), {
+    return client(problem('idempotency-key-in-use', error.message), {
       'retry-after': String(IN_USE_RETRY_AFTER_SECONDS),
     });
   }
   if (error instanceof TenantQueueFullError) {
-    return client(problem('tenant-queue-full', 429, 'Tenant Queue Full', error.message), {
+    return client(problem('tenant-queue-full', error.message), {
       'retry-after': String(QUEUE_FULL_RETRY_AFTER_SECONDS),
     });
   }
   if (error instanceof RateLimitedError) {
-    return client(problem('rate-limited', 429, 'Too Many Requests', error.message), {
+    return client(problem('rate-limited', error.message), {
       'retry-after': String(error.retryAfterSeconds),
     });
   }
   if (error instanceof IdempotencyKeyReusedError) {
-    return client(problem('idempotency-key-reused', 422, 'Idempotency-Key Reused', error.message));
+    return client(problem('idempotency-key-reused', error.message));
   }
   if (
     error instanceof JobNotFoundError ||
@@ -81,33 +75,28 @@ export function toProblem(error: unknown): MappedProblem {
     error instanceof ScheduleNotFoundError ||
     error instanceof MediaNotFoundError
   ) {
-    return client(problem('not-found', 404, 'Not Found', error.message));
+    return client(problem('not-found', error.message));
   }
   if (error instanceof JobAlreadyFinishedError) {
-    return client(problem('job-already-finished', 409, 'Job Already Finished', error.message));
+    return client(problem('job-already-finished', error.message));
   }
   if (error instanceof JobNotInReviewError) {
-    return client(problem('job-not-in-review', 409, 'Job Not In Review', error.message));
+    return client(problem('job-not-in-review', error.message));
   }
   if (error instanceof JobNotResumableError) {
-    return client(problem('job-not-resumable', 409, 'Job Not Resumable', error.message));
+    return client(problem('job-not-resumable', error.message));
   }
   if (error instanceof PayloadTooLargeError) {
-    return client(problem('payload-too-large', 413, 'Payload Too Large', error.message));
+    return client(problem('payload-too-large', error.message));
   }
   if (error instanceof UnsupportedMediaTypeError) {
-    return client(problem('unsupported-media-type', 415, 'Unsupported Media Type', error.message));
+    return client(problem('unsupported-media-type', error.message));
   }
   if (error instanceof ForbiddenError) {
-    return client(problem('forbidden', 403, 'Forbidden', error.message));
+    return client(problem('forbidden', error.message));
   }
   return {
-    problem: problem(
-      'internal-error',
-      500,
-      'Internal Server Error',
-      'The request failed on our side; retry later.',
-    ),
+    problem: problem('internal-error', 'The request failed on our side; retry later.'),
     headers: {},
     clientError: false,
   };

@@ -1,5 +1,5 @@
 import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent, Context } from 'aws-lambda';
-import { API_KEY_HEADER, type AuthorizerContext } from '../../config/layout';
+import { API_KEY_HEADER, AUTHORIZER_DENIAL, type AuthorizerContext } from '../../config/layout';
 import { header } from '../api/http';
 import { hashApiKey } from '../shared/api-keys';
 import { instrument, logger } from '../shared/observability';
@@ -8,16 +8,16 @@ import { apiKeyStore } from '../shared/ports/api-key-store';
 /**
  * REQUEST authorizer over hashed API keys. The gateway caches the decision per
  * key, so the policy covers the whole API, not just the route that was called.
- * Throwing `Unauthorized` is how a Lambda authorizer asks the gateway for a 401.
+ * Throwing AUTHORIZER_DENIAL is how a Lambda authorizer asks the gateway for a 401.
  */
 export const handler = instrument(
   async (event: APIGatewayRequestAuthorizerEvent, _context: Context): Promise<APIGatewayAuthorizerResult> => {
     const apiKey = header({ headers: event.headers ?? {} }, API_KEY_HEADER);
-    if (!apiKey) throw new Error('Unauthorized');
+    if (!apiKey) throw new Error(AUTHORIZER_DENIAL);
     const record = await apiKeyStore().findByHash(hashApiKey(apiKey));
     if (!record || record.disabled) {
       logger.info('api key refused');
-      throw new Error('Unauthorized');
+      throw new Error(AUTHORIZER_DENIAL);
     }
     const context: AuthorizerContext = { tenantId: record.tenantId, role: record.role };
     return {

@@ -1,3 +1,4 @@
+import { StepError } from '../../config/workflow-errors';
 import { isCanceling, isTerminal, type Job, providerMayBeRunning } from './job';
 import type { JobStore, Timeline, TimelineEvent, Workflow } from './ports';
 
@@ -50,9 +51,6 @@ export async function childrenOf(
  */
 export const childSettled = (child: Job): boolean => isTerminal(child.status) && !providerMayBeRunning(child);
 
-/** The error that wakes a canceling parent's `await-children` state to look at its children again. */
-export const CHILD_SETTLED_ERROR = 'ChildSettled';
-
 /**
  * Tells a canceling parent's `await-children` state that one of its
  * children settled, so it looks again (and finishes the cancel once none is
@@ -69,7 +67,7 @@ export async function tellCancelingParent(
   if (!parent?.taskToken || !isCanceling(parent)) return false;
   return deps.workflow.failTask(
     parent.taskToken,
-    CHILD_SETTLED_ERROR,
+    StepError.childSettled,
     `[child_settled] ${child.id} is settled; the cancel looks at the children again.`,
   );
 }

@@ -1,4 +1,5 @@
 import { jobTypeModule, type StoredJobType } from '../../config/job-types';
+import { StepError } from '../../config/workflow-errors';
 import { CHILD_MADE, childMadeDetail } from './children';
 import { deriveJobId, fingerprint } from './idempotency';
 import { cancelMadeChild, sendToLine } from './intake';
@@ -28,9 +29,6 @@ import type { StoredChunk } from './publish';
 
 /** Tries of a chunk: a chunk job that failed is made once more, under a new key, before the parent fails. */
 export const CHUNK_ATTEMPTS = 2;
-
-/** The error a chunk's wait ends with when its last try failed: the parent fails, naming the chunk. */
-export const CHUNK_FAILED_ERROR = 'ChunkFailed';
 
 /** The key of a chunk's try: the chunk's own key first, then one per retry. */
 export const chunkAttemptKey = (chunk: Pick<StoredChunk, 'idempotencyKey'>, attempt: number): string =>
@@ -184,15 +182,19 @@ export async function resumeParent(
     case 'failed':
       return workflow.failTask(
         parent.taskToken,
-        CHUNK_FAILED_ERROR,
+        StepError.chunkFailed,
         `[${error.code}] ${chunk} failed: ${error.message}`,
       );
     case 'canceled':
-      return workflow.failTask(parent.taskToken, 'ChunkCanceled', `[chunk_canceled] ${chunk} was canceled.`);
+      return workflow.failTask(
+        parent.taskToken,
+        StepError.chunkCanceled,
+        `[chunk_canceled] ${chunk} was canceled.`,
+      );
     case 'needs_review':
       return workflow.failTask(
         parent.taskToken,
-        'NeedsReview',
+        StepError.needsReview,
         `[${error.code}] ${chunk} needs review: ${error.message}`,
       );
     default:

@@ -1,5 +1,6 @@
 import { CHUNK_TRANSCRIPT_FILE, chunkWordsFromDeepgram } from '../../config/job-types/audio-publish';
 import { OutputInvalidError } from '../../config/job-types/job-type';
+import { StepError } from '../../config/workflow-errors';
 import { InvalidJobInputError } from './errors';
 import { isCanceling, isTerminal, type Job, providerKeyOf } from './job';
 import type { JobStore, OutputStore, Timeline } from './ports';
@@ -61,7 +62,7 @@ export const chunkTranscriptKey = (job: Pick<Job, 'id' | 'tenantId'>, index: num
 
 /** The job went away (expired, deleted): a compute step has nothing to do. */
 export class ComputeJobMissingError extends Error {
-  override readonly name = 'JobSettled';
+  override readonly name = StepError.jobSettled;
 }
 
 /** A job whose compute steps have nothing more to do: finished, or being canceled. */
@@ -147,7 +148,7 @@ export class ComputeOutcomeMissingError extends Error {
 
 function recordedError(error: { name: string; message: string; code?: string }): Error {
   const raised =
-    error.name === 'InvalidJobInput' && error.code
+    error.name === StepError.invalidJobInput && error.code
       ? new InvalidJobInputError(error.message, error.code)
       : Object.assign(new Error(error.message), { name: error.name });
   return raised;

@@ -1,3 +1,5 @@
+import { StepError } from '../../config/workflow-errors';
+
 /**
  * Typed domain errors. Handlers map them to RFC 9457 problems; anything else
  * is an internal error and is never shown to the client.
@@ -127,32 +129,45 @@ abstract class CodedError extends Error {
 
 /** The provider definitely did not accept the submission and says it never will (4xx): fail the job now. */
 export class ProviderRejectedError extends CodedError {
-  override readonly name = 'ProviderRejected';
+  override readonly name = StepError.providerRejected;
 }
 
 /** The provider definitely did not accept the submission, but may later (503, 429, connection refused): retry. */
 export class ProviderUnavailableError extends Error {
-  override readonly name = 'ProviderUnavailable';
+  override readonly name = StepError.providerUnavailable;
 }
 
 /** The submission was sent and its outcome is unknown (timeout or reset after the request was written). */
 export class AmbiguousSubmissionError extends Error {
-  override readonly name = 'ProviderAmbiguous';
+  override readonly name = StepError.providerAmbiguous;
 }
 
 /** The job cannot safely go on without a person: it is marked needs_review and the workflow stops. */
 export class NeedsReviewError extends CodedError {
-  override readonly name = 'NeedsReview';
+  override readonly name = StepError.needsReview;
 }
 
 /** A step's input is unusable (missing asset, wrong media type): retrying cannot help. */
 export class InvalidJobInputError extends CodedError {
-  override readonly name = 'InvalidJobInput';
+  override readonly name = StepError.invalidJobInput;
 }
 
-/** The client canceled a running job: sent to the waiting step so the workflow settles it. */
-export const JOB_CANCELED_ERROR = 'JobCanceled';
-/** The cause sent with it: coded, so the job's error reads `canceled`. */
+/**
+ * The message of a failure's cause as Step Functions reports it: a Lambda
+ * error's cause is the error as JSON (`{errorType, errorMessage, trace}`); any
+ * other (SendTaskFailure, States.*) is the message itself.
+ */
+export function causeMessage(cause: string): string {
+  try {
+    const parsed = JSON.parse(cause) as { errorMessage?: unknown };
+    if (typeof parsed.errorMessage === 'string') return parsed.errorMessage;
+  } catch {
+    // Not JSON: a plain-text cause.
+  }
+  return cause;
+}
+
+/** The cause sent with StepError.jobCanceled when the client cancels a running job: coded, so the job's error reads `canceled`. */
 export const JOB_CANCELED_CAUSE = '[canceled] Canceled by the client.';
 
 /**
@@ -172,12 +187,12 @@ export class JobNotResumableError extends Error {
 
 /** Raised by the workflow's park step while its job is failed: the execution fails there, where a resume redrives it. */
 export class JobFailedError extends Error {
-  override readonly name = 'JobFailed';
+  override readonly name = StepError.jobFailed;
 }
 
 /** A resumed job's provider has no slot free just now: the park step is retried. */
 export class SlotUnavailableError extends Error {
-  override readonly name = 'SlotUnavailable';
+  override readonly name = StepError.slotUnavailable;
 }
 
 /** Only jobs in review can be resolved by an operator. */
@@ -193,5 +208,5 @@ export class JobNotInReviewError extends Error {
 
 /** An input that lives elsewhere could not be reached just now: the workflow retries `prepare`. */
 export class AssetUnavailableError extends Error {
-  override readonly name = 'AssetUnavailable';
+  override readonly name = StepError.assetUnavailable;
 }

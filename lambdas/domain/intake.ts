@@ -2,11 +2,11 @@ import { createHash, randomBytes } from 'node:crypto';
 import { mediaTypeMatches } from '../../config/job-types/job-type';
 import type { Problem } from '../../config/problems';
 import type { ProviderName } from '../../config/providers';
-import { CHILD_SETTLED_ERROR, childrenOf, childSettled } from './children';
+import { StepError } from '../../config/workflow-errors';
+import { childrenOf, childSettled } from './children';
 import { mapWithConcurrency } from './concurrency';
 import {
   JOB_CANCELED_CAUSE,
-  JOB_CANCELED_ERROR,
   JobAlreadyFinishedError,
   JobNotFoundError,
   TenantQueueFullError,
@@ -509,7 +509,7 @@ export async function cancelJob(deps: CancelDeps, tenantId: string, jobId: strin
       if (requested.taskToken && children.every(childSettled)) {
         await deps.workflow.failTask(
           requested.taskToken,
-          CHILD_SETTLED_ERROR,
+          StepError.childSettled,
           '[child_settled] Every child job is settled.',
         );
       }
@@ -584,7 +584,8 @@ async function cancelLoaded(
     const job = await load();
     if (job.status === 'canceled') {
       // Repeated: the first cancel's word to the waiting step may have been lost after the status write.
-      if (job.taskToken) await deps.workflow.failTask(job.taskToken, JOB_CANCELED_ERROR, JOB_CANCELED_CAUSE);
+      if (job.taskToken)
+        await deps.workflow.failTask(job.taskToken, StepError.jobCanceled, JOB_CANCELED_CAUSE);
       // So may its event (the same event, by its id) when no workflow puts it.
       else if (deps.events) await publishJobEvent({ events: deps.events }, job);
       return job;
@@ -605,7 +606,7 @@ async function cancelLoaded(
     if (!updated) continue;
     deps.canceled?.(updated);
     if (updated.taskToken) {
-      await deps.workflow.failTask(updated.taskToken, JOB_CANCELED_ERROR, JOB_CANCELED_CAUSE);
+      await deps.workflow.failTask(updated.taskToken, StepError.jobCanceled, JOB_CANCELED_CAUSE);
     }
     // A queued or scheduled job has no workflow whose settle path would put its event; a running one has.
     if (deps.events && (job.status === 'queued' || job.status === 'scheduled')) {

@@ -1,6 +1,6 @@
 import { JOB_TYPES, type JobType, jobTypeModule, type StoredJobType } from '../../config/job-types';
 import { LEGACY_PROVIDER, type ProviderName } from '../../config/providers';
-import { jobOutputPrefix } from './publish';
+import { jobOutputPrefix } from './output-keys';
 
 /** The job lifecycle: statuses, the stored record and its public representation. */
 

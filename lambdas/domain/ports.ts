@@ -1,7 +1,7 @@
 import type { LifecycleEvent } from '../../config/events';
 import type { ProviderName } from '../../config/providers';
 import type { Job, JobError, JobStatus, JobType, ProviderOutcome, SubmitIntent } from './job';
-import type { TenantChanges, TenantRecord, TenantUsage } from './tenants';
+import type { TenantChanges, TenantRecord, TenantUsage } from './tenant-settings';
 
 /** Ports of the job domain; each has one AWS adapter under `lambdas/adapters/`. */
 

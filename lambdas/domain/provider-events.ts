@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { StepError } from '../../config/workflow-errors';
 import { tellCancelingParent } from './children';
 import { ValidationError } from './errors';
 import { type Job, type ProviderOutcome, providerOutputKeyOf, submissionOf, submissionTagOf } from './job';
@@ -164,5 +165,5 @@ export async function resumeAwait(
     code: `provider_${outcome.status}`,
     message: `The provider job was ${outcome.status}.`,
   };
-  return workflow.failTask(taskToken, 'ProviderJobFailed', `[${error.code}] ${error.message}`);
+  return workflow.failTask(taskToken, StepError.providerJobFailed, `[${error.code}] ${error.message}`);
 }

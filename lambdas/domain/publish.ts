@@ -4,9 +4,19 @@ import { chunkIdempotencyKey } from './chunks';
 import { InvalidJobInputError } from './errors';
 import { parseMediaPlaylist, rewritePlaylistUris } from './hls';
 import type { MediaTools } from './media';
+import { jobOutputPrefix, type OutputOwner } from './output-keys';
 import { indexPassages, type Passage } from './passages';
 import type { InputStore, OutputStore } from './ports';
 import { type ChunkTranscript, mergeChunkTranscripts } from './transcript';
+
+// Where a publish step keeps its outputs, for the steps' callers.
+export {
+  chunkOutputPrefix,
+  embeddingOutputPrefix,
+  jobOutputPrefix,
+  type OutputOwner,
+  rootOutputPrefix,
+} from './output-keys';
 
 /**
  * The compute steps of `audio.publish`: probe, transcode, split and index.
@@ -92,40 +102,6 @@ export const INPUT_TOO_LONG = 'input_too_long';
  * is about 40 KB, so only recordings of several hours leave the job.
  */
 export const INLINE_PASSAGES_MAX_BYTES = 64 * 1024;
-
-/** A job as its outputs' place needs it: a chunk job also names its parent. */
-export type OutputOwner = Pick<PublishJob, 'id' | 'tenantId'> & {
-  readonly parent?:
-    | { readonly jobId: string; readonly index: number; readonly stage?: 'embed' | undefined }
-    | undefined;
-};
-
-/**
- * Everything a job keeps in the output bucket is under this prefix, so a
- * failed job's outputs are deleted together and no key of one tenant's job
- * can name another's. A chunk job keeps its outputs under its parent's
- * (`chunks/<index>/`), where the parent's index step reads them and the
- * parent's failure deletes them with the rest.
- */
-export const jobOutputPrefix = (job: OutputOwner): string => {
-  if (!job.parent) return rootOutputPrefix(job);
-  const parent = { id: job.parent.jobId, tenantId: job.tenantId };
-  return job.parent.stage === 'embed'
-    ? embeddingOutputPrefix(parent, job.parent.index)
-    : chunkOutputPrefix(parent, job.parent.index);
-};
-
-/** Where the embedding job of a run of passages keeps its outputs: under its parent's. */
-export const embeddingOutputPrefix = (parent: Pick<PublishJob, 'id' | 'tenantId'>, index: number): string =>
-  `${rootOutputPrefix(parent)}embeddings/${index}/`;
-
-/** Where the chunk job of a chunk keeps its outputs: under its parent's. */
-export const chunkOutputPrefix = (parent: Pick<PublishJob, 'id' | 'tenantId'>, index: number): string =>
-  `${rootOutputPrefix(parent)}chunks/${index}/`;
-
-/** The prefix of the job a job belongs to: its own, or its parent's for a chunk job. */
-export const rootOutputPrefix = (job: OutputOwner): string =>
-  `outputs/${encodeURIComponent(job.tenantId)}/${job.parent?.jobId ?? job.id}/`;
 
 /** Lambda up to the threshold (inclusive), Fargate above it. */
 export const computeTargetOf = (durationSeconds: number, lambdaMaxAudioSeconds: number): ComputeTarget =>

@@ -1,12 +1,13 @@
 import { jobTypeModule } from '../../config/job-types';
 import { FIX_KINDS, type TENANT_USAGE_LOG } from '../../config/metrics';
 import { LEGACY_PROVIDER, PROVIDER_NAMES, PROVIDERS, type ProviderName } from '../../config/providers';
-import { CHILD_SETTLED_ERROR, childSettled } from './children';
+import { StepError } from '../../config/workflow-errors';
+import { childSettled } from './children';
 import { resumeParent } from './chunk-jobs';
 import { mapWithConcurrency } from './concurrency';
 import { fillFreeSlot, grantedNotStarted } from './dispatch';
 import { discardVectors } from './embedding';
-import { JOB_CANCELED_CAUSE, JOB_CANCELED_ERROR, JobAlreadyFinishedError } from './errors';
+import { JOB_CANCELED_CAUSE, JobAlreadyFinishedError } from './errors';
 import { type EventDeps, publishJobEvent } from './events';
 import { cancelChildren, cancelMadeChild, enterLines } from './intake';
 import {
@@ -369,7 +370,7 @@ async function reconcileHolder(
   if (job.taskToken && (await deps.workflow.status(currentExecutionOf(job))) === 'RUNNING') {
     // Its waiting step never heard of the cancel: tell it again; its settle path frees the slot.
     if (job.status === 'canceled') {
-      await deps.workflow.failTask(job.taskToken, JOB_CANCELED_ERROR, JOB_CANCELED_CAUSE);
+      await deps.workflow.failTask(job.taskToken, StepError.jobCanceled, JOB_CANCELED_CAUSE);
     }
     return;
   }
@@ -687,7 +688,7 @@ async function reconcileCanceling(deps: ReconcileDeps, job: Job, fix: Fix): Prom
   if (
     await deps.workflow.failTask(
       job.taskToken,
-      CHILD_SETTLED_ERROR,
+      StepError.childSettled,
       '[child_settled] Every child job is settled (found by the reconciler).',
     )
   ) {

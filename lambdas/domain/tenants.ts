@@ -1,7 +1,16 @@
-import * as z from 'zod';
 import { TenantNotFoundError, ValidationError } from './errors';
 import type { TenantKeys, TenantShare, TenantShares, TenantStore } from './ports';
 import { toValidationError } from './requests';
+import {
+  MAX_WEIGHT,
+  MIN_WEIGHT,
+  type TenantChanges,
+  type TenantRecord,
+  type TenantUsage,
+  tenantChanges,
+} from './tenant-settings';
+
+export { MAX_WEIGHT, MIN_WEIGHT, type TenantChanges, type TenantRecord, type TenantUsage, tenantChanges };
 
 /**
  * Tenants as operators set them up: how large a share of each provider's
@@ -22,32 +31,8 @@ export const TENANT_ID_RULE = "1 to 64 letters, digits, '.', '_' or '-', startin
 /** The tenant name of the admin key; never a tenant's. */
 export const ADMIN_TENANT_ID = 'admin';
 
-export const MIN_WEIGHT = 1;
-export const MAX_WEIGHT = 100;
-
 /** A tenant's settings until an operator sets them. */
 export const TENANT_DEFAULTS = { weight: 1, maxQueued: 10_000 } as const;
-
-/** A tenant's settings: its share of each provider's slots, and its caps. */
-export interface TenantRecord {
-  readonly tenant: string;
-  /** Its share of a freed provider slot against the other tenants with waiting jobs (1..100). */
-  readonly weight: number;
-  /** Its jobs running at one provider at most, inside that provider's own limit; absent: no cap of its own. */
-  readonly maxInFlight?: number;
-  /** Its queued and scheduled jobs at most; a submission beyond them is refused. */
-  readonly maxQueued: number;
-}
-
-/** What a tenant has in the system now. */
-export interface TenantUsage {
-  /** Jobs waiting for a provider slot. */
-  readonly queued: number;
-  /** Jobs waiting for their `runAt`. */
-  readonly scheduled: number;
-  /** Jobs running at any provider. */
-  readonly inFlight: number;
-}
 
 /** A tenant as the admin API shows it (`GET /v1/admin/tenants/{tenant}`). */
 export interface TenantResource extends TenantRecord {
@@ -70,22 +55,6 @@ export const BACKLOG_STATUSES: readonly string[] = [USAGE_STATUSES.queued, USAGE
 
 /** Whether a job in `status` counts toward its tenant's backlog. */
 export const inBacklog = (status: string): boolean => BACKLOG_STATUSES.includes(status);
-
-const weight = `must be an integer from ${MIN_WEIGHT} to ${MAX_WEIGHT}`;
-const cap = 'must be an integer of at least 1, or null for no cap';
-const atLeastOne = 'must be an integer of at least 1';
-
-/**
- * The settings a PUT sets: each one named is set, the others are left as they
- * are (the defaults, for a tenant without a record); `maxInFlight: null`
- * removes the cap. Strict: an unknown field is an error, not ignored.
- */
-export const tenantChanges = z.strictObject({
-  weight: z.number({ error: weight }).int(weight).min(MIN_WEIGHT, weight).max(MAX_WEIGHT, weight).optional(),
-  maxInFlight: z.number({ error: cap }).int(cap).min(1, cap).nullable().optional(),
-  maxQueued: z.number({ error: atLeastOne }).int(atLeastOne).min(1, atLeastOne).optional(),
-});
-export type TenantChanges = z.infer<typeof tenantChanges>;
 
 export function parseTenantChanges(body: unknown): TenantChanges {
   const parsed = tenantChanges.safeParse(body);

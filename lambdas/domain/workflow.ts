@@ -4,6 +4,7 @@ import type { ProviderBinding } from '../../config/job-types/job-type';
 import { mediaTypeMatches } from '../../config/job-types/job-type';
 import { WORKFLOW_STEPS, type WorkflowStep } from '../../config/layout';
 import { PROVIDERS, type ProviderName } from '../../config/providers';
+import { StatesError, StepError } from '../../config/workflow-errors';
 import { childSettled, tellCancelingParent } from './children';
 import { awaitChunk, resumeParent } from './chunk-jobs';
 import { collectComputeOutcome } from './compute';
@@ -21,6 +22,7 @@ import {
 } from './embedding';
 import {
   AmbiguousSubmissionError,
+  causeMessage,
   InvalidJobInputError,
   JobFailedError,
   NeedsReviewError,
@@ -178,7 +180,7 @@ export type Observation =
 
 /** The job was settled elsewhere (canceled, resolved): the workflow has nothing left to do. */
 export class JobSettledError extends Error {
-  override readonly name = 'JobSettled';
+  override readonly name = StepError.jobSettled;
 }
 
 const errorMessage = (code: string, message: string) => `[${code}] ${message}`;
@@ -594,18 +596,18 @@ const steps: Record<StepName, Step> = {
     // the move and before the event.
     if (job.status === 'needs_review' && (event.retryCount ?? 0) > 0) await publishJobEvent(deps, job);
     const caught = event.error?.Error ?? '';
-    if (caught === 'NeedsReview' && job.status === 'running') {
+    if (caught === StepError.needsReview && job.status === 'running') {
       // One of the job's chunk jobs needs a person (its submission's outcome is unknown): so does the job.
       await markNeedsReview(deps, job, jobErrorOf(event.error));
     }
-    if (caught === 'ProviderAmbiguous') {
+    if (caught === StepError.providerAmbiguous) {
       // Resends with the same key kept ending with an unknown outcome.
       await markNeedsReview(deps, job, {
         code: 'ambiguous_submission',
         message: 'Every resend of the submission ended with an unknown outcome.',
       });
     }
-    if (caught === 'States.Timeout' || caught === 'States.HeartbeatTimeout') {
+    if (caught === StatesError.timeout || caught === StatesError.heartbeatTimeout) {
       await markNeedsReview(deps, job, {
         code: 'provider_timeout',
         message: 'The provider did not finish in time; it was asked to stop.',
@@ -820,23 +822,16 @@ async function markNeedsReview(deps: WorkflowDeps, job: Job, reason: JobError): 
 
 /** The job error for what a Catch clause caught: `[code] message` when our steps raised it. */
 export function jobErrorOf(caught: CaughtError | undefined): JobError {
-  const name = caught?.Error ?? 'States.Runtime';
-  let message = caught?.Cause ?? name;
-  try {
-    // Lambda errors arrive as JSON: {errorType, errorMessage, trace}.
-    const cause = JSON.parse(message) as { errorMessage?: unknown };
-    if (typeof cause.errorMessage === 'string') message = cause.errorMessage;
-  } catch {
-    // A plain-text cause (SendTaskFailure, States.*) is the message itself.
-  }
+  const name = caught?.Error ?? StatesError.runtime;
+  const message = causeMessage(caught?.Cause ?? name);
   const coded = /^\[([a-z0-9_]+)\] (.*)$/s.exec(message);
   if (coded?.[1] && coded[2] !== undefined) return { code: coded[1], message: coded[2] };
   const byError: Record<string, string> = {
-    ProviderUnavailable: 'provider_unavailable',
-    ProviderAmbiguous: 'ambiguous_submission',
-    'States.Timeout': 'timeout',
-    'States.HeartbeatTimeout': 'timeout',
-    'States.TaskFailed': 'step_failed',
+    [StepError.providerUnavailable]: 'provider_unavailable',
+    [StepError.providerAmbiguous]: 'ambiguous_submission',
+    [StatesError.timeout]: 'timeout',
+    [StatesError.heartbeatTimeout]: 'timeout',
+    [StatesError.taskFailed]: 'step_failed',
   };
   return { code: byError[name] ?? 'internal_error', message: message.slice(0, 500) };
 }
@@ -957,7 +952,7 @@ function unresolvedSubmission(job: Job): boolean {
  * after acceptance is bookkeeping.
  */
 const OUTCOME_ERRORS: ReadonlySet<string> = new Set([
-  'ProviderJobFailed',
-  'InvalidJobInput',
-  'ProviderRejected',
+  StepError.providerJobFailed,
+  StepError.invalidJobInput,
+  StepError.providerRejected,
 ]);

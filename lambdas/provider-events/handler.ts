@@ -26,12 +26,7 @@ export const handler = instrument(
     const provider = method === 'POST' ? providerOfPath.get(event.rawPath) : undefined;
     if (!provider) {
       return problemResult({
-        ...problem(
-          'not-found',
-          404,
-          'Not Found',
-          `No provider posts its events to ${method} ${event.rawPath}.`,
-        ),
+        ...problem('not-found', `No provider posts its events to ${method} ${event.rawPath}.`),
         instance: `urn:longhaul:request:${event.requestContext.requestId}`,
       });
     }

@@ -73,7 +73,7 @@ async function receive(
   delivery: ProviderWebhookDelivery,
 ): Promise<Problem | undefined> {
   if (delivery.body.length > bodyLimits.jsonBytes) {
-    return problem('payload-too-large', 413, 'Payload Too Large', 'Provider events are small.');
+    return problem('payload-too-large', 'Provider events are small.');
   }
   const adapter = await providerAdapter(provider);
   const request = {
@@ -84,12 +84,7 @@ async function receive(
   const check = adapter.verify(request, Math.floor(Date.now() / 1000));
   if (check !== 'valid') {
     logger.warn('provider event refused', { provider, signature: check });
-    return problem(
-      'unauthorized',
-      401,
-      'Unauthorized',
-      `Missing, stale or invalid ${provider} webhook signature.`,
-    );
+    return problem('unauthorized', `Missing, stale or invalid ${provider} webhook signature.`);
   }
   const jobId = request.query.jobId;
   if (!jobId || !JOB_ID_PATTERN.test(jobId)) {

@@ -1,12 +1,13 @@
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
+import { StepError } from '../../config/workflow-errors';
 import { AssetUnavailableError, InvalidJobInputError } from '../domain/errors';
 import { webhookUrlProblem } from '../domain/requests';
 import { signPayload } from './signature';
 
 /** A delivery that did not get a 2xx; its name is what the workflow's Retry matches. */
 export class WebhookDeliveryFailedError extends Error {
-  override readonly name = 'WebhookDeliveryFailed';
+  override readonly name = StepError.webhookDeliveryFailed;
 }
 
 /** The header that carries a webhook's event id, the same on every delivery of that event. */

@@ -45,7 +45,7 @@ import type { Settings } from '../../config/settings';
 import { handlerEntry } from '../handlers';
 import { acknowledge, iam5ResourceFinding } from '../nag';
 import type { Alarms } from './alarms';
-import { createExecutionLogGroup } from './observability';
+import { createExecutionLogGroup } from './execution-log-group';
 import { ProjectFunction } from './project-function';
 
 /**

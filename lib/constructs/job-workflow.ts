@@ -8,7 +8,6 @@ import {
   Choice,
   Condition,
   DefinitionBody,
-  Errors,
   Fail,
   type IChainable,
   IntegrationPattern,
@@ -33,6 +32,7 @@ import { JOB_TYPE_MODULES } from '../../config/job-types';
 import { PUBLISH_TIMEOUT_MS } from '../../config/job-types/audio-publish';
 import type { WorkflowStep } from '../../config/layout';
 import type { Settings } from '../../config/settings';
+import { LambdaInvokeError, StatesError, StepError } from '../../config/workflow-errors';
 import { acknowledge, acknowledgeActionsOnAnyResource, iam5ResourceFinding } from '../nag';
 import type { Alarms } from './alarms';
 
@@ -40,21 +40,6 @@ type StepName = WorkflowStep;
 
 /** Where a Catch puts what it caught (`{Error, Cause}`); the fail and review steps read it from there. */
 const ERROR_PATH = '$.error';
-
-/** Errors the steps function raises by name (its errors' `name`), matched by Retry and Catch. */
-const StepError = {
-  assetUnavailable: 'AssetUnavailable',
-  providerUnavailable: 'ProviderUnavailable',
-  providerAmbiguous: 'ProviderAmbiguous',
-  needsReview: 'NeedsReview',
-  jobSettled: 'JobSettled',
-  jobCanceled: 'JobCanceled',
-  webhookDeliveryFailed: 'WebhookDeliveryFailed',
-  chunkFailed: 'ChunkFailed',
-  chunkCanceled: 'ChunkCanceled',
-  childSettled: 'ChildSettled',
-  slotUnavailable: 'SlotUnavailable',
-} as const;
 
 /** Where the failure path keeps the name of the state that failed, for a resume to go back to. */
 const FAILED_AT_PATH = '$.failedAt';
@@ -109,7 +94,7 @@ const HANDS_SLOTS_ON: ReadonlySet<StepName> = new Set(['release', 'settle', 'rev
  * does not use.
  */
 const RETRY_THROTTLED: RetryProps = {
-  errors: ['Lambda.TooManyRequestsException'],
+  errors: [LambdaInvokeError.tooManyRequests],
   interval: seconds(1),
   backoffRate: 2,
   maxAttempts: 8,
@@ -119,7 +104,7 @@ const RETRY_THROTTLED: RetryProps = {
 
 /** Bookkeeping steps (fail, review, settle) only touch the job table: a few quick tries. */
 const RETRY_BOOKKEEPING: RetryProps = {
-  errors: [Errors.ALL],
+  errors: [StatesError.all],
   interval: seconds(1),
   backoffRate: 2,
   maxAttempts: 3,
@@ -128,7 +113,7 @@ const RETRY_BOOKKEEPING: RetryProps = {
 const NO_RETRY_SETTLED: RetryProps = { errors: [StepError.jobSettled], maxAttempts: 0 };
 /** Releasing a slot must happen, or the slot stays held until the reconciler frees it. */
 const RETRY_RELEASE: RetryProps = {
-  errors: [Errors.ALL],
+  errors: [StatesError.all],
   interval: seconds(1),
   backoffRate: 2,
   maxAttempts: 5,
@@ -288,13 +273,13 @@ export class JobWorkflow extends Construct {
     // that state had, once the job was resumed. While the job is failed it fails the execution.
     const failed = step('failed', 'park', { retries: [RETRY_SLOT] });
     const notResumable = new Fail(states, 'not-resumable', {
-      error: 'JobFailed',
+      error: StepError.jobFailed,
       cause: 'The failed state is not one a resume can go back to.',
     });
     /** The states whose unexpected errors take the failure path, each a state a resume goes back to. */
     const resumable: { readonly stateName: string; readonly state: IChainable }[] = [];
     const needsReview = new Fail(states, 'needs-review', {
-      error: 'NeedsReview',
+      error: StepError.needsReview,
       cause: 'The job needs an operator; its reason is on the job.',
     });
 
@@ -303,7 +288,7 @@ export class JobWorkflow extends Construct {
     const releaseAfterFailure = step('release-after-failure', 'release', { retries: [RETRY_RELEASE] });
     releaseAfterFailure.next(failed);
     const notifyFailure = step('notify-failure', 'notify', { retries: [RETRY_BOOKKEEPING] });
-    notifyFailure.addCatch(releaseAfterFailure, catchInto([Errors.ALL]));
+    notifyFailure.addCatch(releaseAfterFailure, catchInto([StatesError.all]));
     notifyFailure.next(releaseAfterFailure);
     const onFailure = step('on-failure', 'fail', { retries: [RETRY_BOOKKEEPING], withError: true });
     onFailure.next(notifyFailure);
@@ -322,7 +307,7 @@ export class JobWorkflow extends Construct {
         resultPath: FAILED_AT_PATH,
       });
       record.next(onFailure);
-      state.addCatch(record, catchInto([Errors.ALL]));
+      state.addCatch(record, catchInto([StatesError.all]));
       resumable.push({ stateName, state });
     };
 
@@ -331,7 +316,7 @@ export class JobWorkflow extends Construct {
     review.next(needsReview);
 
     const notifySettled = step('notify-settled', 'notify', { retries: NOTIFY_RETRIES });
-    notifySettled.addCatch(settled, catchInto([Errors.ALL]));
+    notifySettled.addCatch(settled, catchInto([StatesError.all]));
     notifySettled.next(settled);
     const settle = step('settle', 'settle', { retries: [RETRY_BOOKKEEPING] });
     settle.next(notifySettled);
@@ -378,7 +363,7 @@ export class JobWorkflow extends Construct {
     onFailureOf(submit);
 
     const awaitProvider = step('await', 'await');
-    awaitProvider.addCatch(review, catchInto([Errors.TIMEOUT, Errors.HEARTBEAT_TIMEOUT]));
+    awaitProvider.addCatch(review, catchInto([StatesError.timeout, StatesError.heartbeatTimeout]));
     awaitProvider.addCatch(settle, catchInto([StepError.jobSettled, StepError.jobCanceled]));
     // Also where ProviderJobFailed (sent by whoever resumes the step) goes.
     onFailureOf(awaitProvider);
@@ -401,7 +386,7 @@ export class JobWorkflow extends Construct {
 
     // The job has succeeded before notify runs; a webhook that keeps failing does not undo that.
     const notify = step('notify', 'notify', { retries: NOTIFY_RETRIES });
-    notify.addCatch(succeeded, catchInto([Errors.ALL]));
+    notify.addCatch(succeeded, catchInto([StatesError.all]));
 
     notify.next(succeeded);
     finalize.next(notify);
@@ -599,7 +584,11 @@ export class JobWorkflow extends Construct {
       });
       task.addRetry(RETRY_THROTTLED);
       // A compute function that ran out of time or memory: once more, then the failure path.
-      task.addRetry({ errors: ['Sandbox.Timedout', 'Lambda.Unknown'], interval: seconds(5), maxAttempts: 1 });
+      task.addRetry({
+        errors: [LambdaInvokeError.sandboxTimedOut, LambdaInvokeError.unknown],
+        interval: seconds(5),
+        maxAttempts: 1,
+      });
       return task;
     };
     /** One heavy step, where probe chose: the compute function, or a Fargate task and the collection of its outcome. */
@@ -609,7 +598,7 @@ export class JobWorkflow extends Construct {
       const task = compute.fargateStep(states, `${name}-on-fargate`, name);
       // A task that could not start or was stopped (capacity, a killed container): run it again.
       task.addRetry({
-        errors: [Errors.ALL],
+        errors: [StatesError.all],
         interval: seconds(10),
         backoffRate: 2,
         maxAttempts: 2,
@@ -634,11 +623,11 @@ export class JobWorkflow extends Construct {
     const awaitChildren = shared.step('await-children', 'await-children', {
       retries: [
         { errors: [StepError.childSettled], maxAttempts: 0 },
-        { errors: [Errors.TASKS_FAILED], interval: seconds(1), backoffRate: 2, maxAttempts: 3 },
+        { errors: [StatesError.taskFailed], interval: seconds(1), backoffRate: 2, maxAttempts: 3 },
       ],
     });
     awaitChildren.addCatch(awaitChildren, catchInto([StepError.childSettled]));
-    awaitChildren.addCatch(review, catchInto([Errors.TIMEOUT]));
+    awaitChildren.addCatch(review, catchInto([StatesError.timeout]));
     awaitChildren.next(settle);
 
     probe.addCatch(awaitChildren, catchInto([StepError.jobSettled]));
@@ -669,7 +658,7 @@ export class JobWorkflow extends Construct {
     });
     media.branch(placed('transcode'));
     media.branch(placed('split', '$.split').next(chunks));
-    media.addCatch(review, catchInto([StepError.needsReview, Errors.TIMEOUT]));
+    media.addCatch(review, catchInto([StepError.needsReview, StatesError.timeout]));
     // A chunk canceled with its canceled parent: the parent waits for the rest of its children.
     media.addCatch(awaitChildren, catchInto([StepError.jobSettled, StepError.chunkCanceled]));
     onFailureOf(media);
@@ -726,7 +715,7 @@ export class JobWorkflow extends Construct {
       resultPath: '$.embedded',
     });
     runs.itemProcessor(embed);
-    runs.addCatch(review, catchInto([StepError.needsReview, Errors.TIMEOUT]));
+    runs.addCatch(review, catchInto([StepError.needsReview, StatesError.timeout]));
     runs.addCatch(settle, catchInto([StepError.jobSettled, StepError.chunkCanceled]));
     onFailureOf(runs);
 

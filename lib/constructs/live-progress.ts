@@ -15,8 +15,8 @@ import { connectionTable, resourceEnv } from '../../config/layout';
 import type { Settings } from '../../config/settings';
 import { handlerEntry } from '../handlers';
 import { acknowledge, iam5ResourceFinding } from '../nag';
+import { createExecutionLogGroup } from './execution-log-group';
 import { layoutTable } from './layout-table';
-import { createExecutionLogGroup } from './observability';
 import { ProjectFunction } from './project-function';
 
 const [byJob] = connectionTable.indexes;

@@ -1,4 +1,4 @@
-import { Aws, Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { Aws, Duration } from 'aws-cdk-lib';
 import {
   type Alarm,
   AlarmStatusWidget,
@@ -14,9 +14,9 @@ import {
   type MathExpression,
   TreatMissingData,
 } from 'aws-cdk-lib/aws-cloudwatch';
-import { type ILogGroup, LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { ILogGroup } from 'aws-cdk-lib/aws-logs';
 import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
-import { Construct, type IConstruct } from 'constructs';
+import { Construct } from 'constructs';
 import { TENANT_USAGE_LOG } from '../../config/metrics';
 import { LEGACY_PROVIDER, PROVIDER_NAMES, PROVIDERS } from '../../config/providers';
 import type { Settings } from '../../config/settings';
@@ -47,33 +47,6 @@ const PERCENTILES = ['p50', 'p90', 'p99'] as const;
 /** Three graphs side by side fill the dashboard's 24 columns. */
 const GRAPH_WIDTH = 8;
 const GRAPH_HEIGHT = 6;
-
-/**
- * Creates the log group API Gateway writes a stage's execution logs to, and
- * makes the stage wait for it. API Gateway otherwise creates
- * `API-Gateway-Execution-Logs_{apiId}/{stage}` itself on the first log line,
- * outside the stack and kept forever; created here first, it has the project's
- * retention. The same name serves REST and WebSocket stages.
- */
-export function createExecutionLogGroup(
-  scope: Construct,
-  id: string,
-  props: {
-    readonly apiId: string;
-    /** The stage's name as written in the app, not the stage's own attribute: that refers to the stage, which waits for this. */
-    readonly stageName: string;
-    readonly stage: IConstruct;
-    readonly retention: RetentionDays;
-  },
-): LogGroup {
-  const logGroup = new LogGroup(scope, id, {
-    logGroupName: `API-Gateway-Execution-Logs_${props.apiId}/${props.stageName}`,
-    retention: props.retention,
-    removalPolicy: RemovalPolicy.RETAIN,
-  });
-  props.stage.node.addDependency(logGroup);
-  return logGroup;
-}
 
 export interface ObservabilityProps {
   /** Longhaul settings: each provider's in-flight limit and the failed-jobs alarm threshold (`alarmFailedJobs`). */

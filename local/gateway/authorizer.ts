@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto';
 import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
+import { AUTHORIZER_DENIAL } from '../../config/layout';
 import { type CheckedAuthorizerResult, checkAuthorizerResult } from './policy';
 
 export type AuthorizerOutcome =
   | { readonly kind: 'authorized'; readonly result: CheckedAuthorizerResult }
-  /** The authorizer threw `Error('Unauthorized')`: API Gateway's 401. */
+  /** The authorizer threw `Error(AUTHORIZER_DENIAL)`: API Gateway's 401. */
   | { readonly kind: 'unauthorized' }
   /** Any other failure, or a malformed answer: API Gateway's 500. */
   | { readonly kind: 'failed'; readonly error: unknown };
@@ -38,7 +39,7 @@ export class CachingAuthorizer {
     try {
       result = checkAuthorizerResult(await this.invokeAuthorizer(event));
     } catch (error) {
-      if (error instanceof Error && error.message === 'Unauthorized') return { kind: 'unauthorized' };
+      if (error instanceof Error && error.message === AUTHORIZER_DENIAL) return { kind: 'unauthorized' };
       return { kind: 'failed', error };
     }
     if (this.ttlSeconds > 0) this.#remember(cacheKey, result);

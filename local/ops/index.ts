@@ -71,11 +71,14 @@ function json(status: number, body: unknown) {
   };
 }
 
-const notFound = () => ({
-  status: 404,
-  headers: { 'content-type': PROBLEM_CONTENT_TYPE, 'cache-control': 'no-store' },
-  body: JSON.stringify(problem('not-found', 404, 'Not Found', 'No such job.')),
-});
+const notFound = () => {
+  const body = problem('not-found', 'No such job.');
+  return {
+    status: body.status,
+    headers: { 'content-type': PROBLEM_CONTENT_TYPE, 'cache-control': 'no-store' },
+    body: JSON.stringify(body),
+  };
+};
 
 function asset(file: string, contentType: string): LocalRoute['answer'] {
   const body = readFileSync(file);

@@ -1,4 +1,5 @@
 import { ExecutionError, StateMachine, type StateMachineDefinition } from 'aws-local-stepfunctions';
+import { StatesError } from '../../config/workflow-errors';
 
 /**
  * Turns an Amazon States Language definition (JSONPath) into what
@@ -257,7 +258,7 @@ function passEvaluator(fields: Record<string, unknown>): (input: Json, context: 
 /** The error Step Functions fails an execution with when a definition cannot be evaluated; never retried or caught. */
 export function statesRuntimeError(message: string): Error {
   return Object.assign(new Error(message), {
-    name: 'States.Runtime',
+    name: StatesError.runtime,
     isRetryable: false,
     isCatchable: false,
   });
@@ -272,12 +273,12 @@ function withHeartbeatTimeout(entry: object): object {
   const errors = (entry as { ErrorEquals?: unknown }).ErrorEquals;
   if (
     !Array.isArray(errors) ||
-    !errors.includes('States.Timeout') ||
-    errors.includes('States.HeartbeatTimeout')
+    !errors.includes(StatesError.timeout) ||
+    errors.includes(StatesError.heartbeatTimeout)
   ) {
     return entry;
   }
-  return { ...entry, ErrorEquals: [...errors, 'States.HeartbeatTimeout'] };
+  return { ...entry, ErrorEquals: [...errors, StatesError.heartbeatTimeout] };
 }
 
 function rewriteContextPaths(state: Record<string, unknown>): void {

@@ -1,4 +1,5 @@
 import { ExecutionError, type StateMachine } from 'aws-local-stepfunctions';
+import { StatesError } from '../../config/workflow-errors';
 import {
   type CompiledDefinition,
   EXECUTION_CONTEXT_KEY,
@@ -137,8 +138,8 @@ export class RunningExecution {
         timeoutSeconds * 1000;
       this.clearExecutionTimeout = longTimeout(deadline - Date.now(), () => {
         const cause = `The execution ran longer than its TimeoutSeconds (${timeoutSeconds} s)`;
-        this.finish('TIMED_OUT', { error: 'States.Timeout', cause }, 'ExecutionTimedOut', {
-          executionTimedOutEventDetails: { error: 'States.Timeout', cause },
+        this.finish('TIMED_OUT', { error: StatesError.timeout, cause }, 'ExecutionTimedOut', {
+          executionTimedOutEventDetails: { error: StatesError.timeout, cause },
         });
       });
     }

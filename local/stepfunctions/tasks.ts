@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { StateMachine, type StateMachineDefinition } from 'aws-local-stepfunctions';
+import { StatesError } from '../../config/workflow-errors';
 import { isLambdaServiceError } from '../lambda-service';
 import type { Json, TaskLimits } from './definition';
 
@@ -52,7 +53,7 @@ export function loadTimeoutErrorClass(): Promise<TimeoutErrorClass> {
       () => undefined,
       (error: Error) => error.cause,
     );
-    if (!(outcome instanceof Error) || outcome.name !== 'States.Timeout') {
+    if (!(outcome instanceof Error) || outcome.name !== StatesError.timeout) {
       throw new Error(
         'aws-local-stepfunctions no longer fails a late task with States.Timeout; update tasks.ts',
       );
@@ -62,7 +63,7 @@ export function loadTimeoutErrorClass(): Promise<TimeoutErrorClass> {
   return timeoutErrorClass;
 }
 
-export type TimeoutName = 'States.Timeout' | 'States.HeartbeatTimeout';
+export type TimeoutName = (typeof StatesError)['timeout' | 'heartbeatTimeout'];
 
 export function timeoutError(errorClass: TimeoutErrorClass, name: TimeoutName, cause: string): Error {
   const error = new errorClass();
@@ -72,7 +73,8 @@ export function timeoutError(errorClass: TimeoutErrorClass, name: TimeoutName, c
 }
 
 export const isTimeout = (error: unknown): error is Error =>
-  error instanceof Error && (error.name === 'States.Timeout' || error.name === 'States.HeartbeatTimeout');
+  error instanceof Error &&
+  (error.name === StatesError.timeout || error.name === StatesError.heartbeatTimeout);
 
 /**
  * Thrown into the interpreter once an execution is stopped or the emulator
@@ -121,7 +123,7 @@ export function ecsTaskOutcome(
   }[];
   if (containers.length > 0 && containers.every((container) => container.ExitCode === 0)) return { ok: true };
   const error = new Error(JSON.stringify(task));
-  error.name = 'States.TaskFailed';
+  error.name = StatesError.taskFailed;
   return { ok: false, error };
 }
 
@@ -181,7 +183,7 @@ export class TaskAttempt {
       this.clearTimers.push(
         longTimeout(seconds * 1000, () =>
           this.fail(
-            this.timeout('States.Timeout', `The task did not finish within TimeoutSeconds (${seconds} s)`),
+            this.timeout(StatesError.timeout, `The task did not finish within TimeoutSeconds (${seconds} s)`),
           ),
         ),
       );
@@ -200,7 +202,7 @@ export class TaskAttempt {
     this.clearHeartbeat = longTimeout(seconds * 1000, () =>
       this.fail(
         this.timeout(
-          'States.HeartbeatTimeout',
+          StatesError.heartbeatTimeout,
           `No heartbeat was received within HeartbeatSeconds (${seconds} s)`,
         ),
       ),

@@ -5,6 +5,7 @@ import type { Template } from 'aws-cdk-lib/assertions';
 import { PUBLISH_TIMEOUT_MS } from '../../config/job-types/audio-publish';
 import { PROVIDER_NAMES } from '../../config/providers';
 import { defaultSettings, loadSettings, queueVisibilityTimeoutSeconds } from '../../config/settings';
+import { WORKFLOW_ERROR_NAMES } from '../../config/workflow-errors';
 import { REPO_ROOT } from '../../lib/handlers';
 import { providerIdSuffix } from '../../lib/provider-ids';
 import { resolveIntrinsics, synthesizeWorkflowDefinition } from '../../lib/workflow-definition';
@@ -421,6 +422,25 @@ describe('definition', () => {
       );
       expect({ name, retrier: retriers[first] }).toEqual({ name, retrier: THROTTLED });
     }
+  });
+
+  test('every Retry and Catch, in every branch and iterator, names only errors of config/workflow-errors.ts', () => {
+    const named: { readonly state: string; readonly error: string }[] = [];
+    const collect = (statesOf: Json, path: string): void => {
+      for (const [name, state] of Object.entries(statesOf)) {
+        const at = path ? `${path}/${name}` : name;
+        for (const clause of [...(state.Retry ?? []), ...(state.Catch ?? [])] as Json[]) {
+          for (const error of clause.ErrorEquals as string[]) named.push({ state: at, error });
+        }
+        for (const branch of state.Branches ?? []) collect(branch.States, at);
+        const inner = state.ItemProcessor ?? state.Iterator;
+        if (inner) collect(inner.States, at);
+      }
+    };
+    collect(states, '');
+    // Nested states (a Map's chunk jobs, the publish branches) are read too.
+    expect(named.some(({ state }) => state.includes('/'))).toBe(true);
+    expect(named.filter(({ error }) => !WORKFLOW_ERROR_NAMES.has(error))).toEqual([]);
   });
 
   test.each(tasks)('%s catches into $.error as specified', (name, _step, _next, _retries, catches) => {

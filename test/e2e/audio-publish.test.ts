@@ -3,17 +3,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { type Job, Longhaul } from '../../client';
-import type { Ledger } from '../../local/provider-sim/simulator';
-import { generateTestAudio } from '../support/test-audio';
 import {
   OWN_PROVIDER_FOR_EVERY_JOB_TYPE,
   pollUntil,
   type RunningLocalStack,
   s3Client,
   startLocalStack,
-} from './support/local-stack';
+} from '../../local/harness/local-stack';
+import { chargedJobs } from '../../local/harness/provider-jobs';
+import { generateTestAudio } from '../../local/harness/test-audio';
+import type { Ledger } from '../../local/provider-sim/simulator';
 import { playedSeconds, statesEntered } from './support/media';
-import { chargedJobs } from './support/provider-jobs';
 import { itemOfVectorKey, storedVectorKeys } from './support/vectors';
 
 /**

@@ -1,6 +1,6 @@
 import { Longhaul } from '../../client';
 import { jobIdOf } from '../../lambdas/domain/job';
-import { pollUntil, type RunningLocalStack, startLocalStack } from './support/local-stack';
+import { pollUntil, type RunningLocalStack, startLocalStack } from '../../local/harness/local-stack';
 import { simulatorCall } from './support/simulator';
 
 /**

@@ -20,16 +20,6 @@ import { deriveJobId } from '../../lambdas/domain/idempotency';
 import { jobIdOf } from '../../lambdas/domain/job';
 import { dynamoDbDir } from '../../local/data-dir';
 import { startDynamoDbEmulator } from '../../local/emulators/dynamodb';
-import { inputDigestOf } from '../../local/provider-sim/bedrock';
-import {
-  FAULT_MODES,
-  type FaultMode,
-  type Ledger,
-  type ProviderLedger,
-  type RunningSimulator,
-  startSimulator,
-} from '../../local/provider-sim/simulator';
-import { generateTestAudio } from '../support/test-audio';
 import {
   documentClient,
   GENERIC_PROVIDER_FOR_EVERY_JOB_TYPE,
@@ -42,8 +32,18 @@ import {
   sqsClient,
   startLocalStack,
   temporaryDataDir,
-} from './support/local-stack';
-import { type ChargedJob, chargedJobs } from './support/provider-jobs';
+} from '../../local/harness/local-stack';
+import { type ChargedJob, chargedJobs } from '../../local/harness/provider-jobs';
+import { generateTestAudio } from '../../local/harness/test-audio';
+import { inputDigestOf } from '../../local/provider-sim/bedrock';
+import {
+  FAULT_MODES,
+  type FaultMode,
+  type Ledger,
+  type ProviderLedger,
+  type RunningSimulator,
+  startSimulator,
+} from '../../local/provider-sim/simulator';
 import { itemOfVectorKey, storedVectorKeys } from './support/vectors';
 
 /**

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join, resolve } from 'node:path';
-import { type RunningLocalStack, startLocalStack } from './support/local-stack';
+import { type RunningLocalStack, startLocalStack } from '../../local/harness/local-stack';
 import { type RecordingProxy, startRecordingProxy } from './support/recording-proxy';
 
 /**

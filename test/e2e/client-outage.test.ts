@@ -1,8 +1,13 @@
 import { rmSync } from 'node:fs';
 import { Longhaul, type WaitUpdate } from '../../client';
 import { jobIdOf } from '../../lambdas/domain/job';
+import {
+  pollUntil,
+  type RunningLocalStack,
+  startLocalStack,
+  temporaryDataDir,
+} from '../../local/harness/local-stack';
 import { type RunningSimulator, startSimulator } from '../../local/provider-sim/simulator';
-import { pollUntil, type RunningLocalStack, startLocalStack, temporaryDataDir } from './support/local-stack';
 
 /**
  * waitForJob across a 60-second outage of the whole API: the local stack is

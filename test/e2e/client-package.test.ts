@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SDK_VERSION } from '../../client';
 import { buildPackage, PACKAGE_NAME } from '../../client/scripts/build-package';
-import { type RunningLocalStack, startLocalStack } from './support/local-stack';
+import { type RunningLocalStack, startLocalStack } from '../../local/harness/local-stack';
 
 /**
  * The SDK and CLI as a user outside this repository gets them: the package

@@ -28,7 +28,7 @@ import {
   type RunningLocalStack,
   s3Client,
   startLocalStack,
-} from './support/local-stack';
+} from '../../local/harness/local-stack';
 
 /**
  * The SDK against the local stack: a retried submission whose first answer

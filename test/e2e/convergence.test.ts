@@ -3,7 +3,6 @@ import { StopExecutionCommand } from '@aws-sdk/client-sfn';
 import { PurgeQueueCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { executionNameOf } from '../../lambdas/domain/job';
-import { type RunningSimulator, startSimulator } from '../../local/provider-sim/simulator';
 import {
   documentClient,
   pollUntil,
@@ -13,7 +12,8 @@ import {
   sqsClient,
   startLocalStack,
   temporaryDataDir,
-} from './support/local-stack';
+} from '../../local/harness/local-stack';
+import { type RunningSimulator, startSimulator } from '../../local/provider-sim/simulator';
 import { simulatorCall } from './support/simulator';
 
 /**

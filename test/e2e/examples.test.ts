@@ -6,8 +6,8 @@ import { delimiter, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { type BrowserContext, chromium } from 'playwright-core';
+import { pollUntil, type RunningLocalStack, startLocalStack } from '../../local/harness/local-stack';
 import { chromiumForTests } from './support/chromium';
-import { pollUntil, type RunningLocalStack, startLocalStack } from './support/local-stack';
 
 /**
  * The documentation's examples, run as written against one local stack: the

@@ -1,4 +1,4 @@
-import { pollUntil, type RunningLocalStack, startLocalStack } from './support/local-stack';
+import { pollUntil, type RunningLocalStack, startLocalStack } from '../../local/harness/local-stack';
 import { simulatorCall } from './support/simulator';
 
 /**

@@ -17,7 +17,7 @@ import {
   s3Client,
   sqsClient,
   startLocalStack,
-} from './support/local-stack';
+} from '../../local/harness/local-stack';
 
 /**
  * Property-based fuzzing of every door into the local stack: the HTTP API's

@@ -5,7 +5,7 @@ import {
   type RunningLocalStack,
   sqsClient,
   startLocalStack,
-} from './support/local-stack';
+} from '../../local/harness/local-stack';
 import { simulatorCall } from './support/simulator';
 
 /**

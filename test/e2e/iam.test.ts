@@ -3,13 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadSettings } from '../../config/settings';
 import { localSettingsEnvironment } from '../../local/config';
+import { pollUntil, type RunningLocalStack, startLocalStack } from '../../local/harness/local-stack';
 import {
   LocalTemplate,
   synthesizedTemplatePath,
   TEMPLATE_ENV,
   type TemplateJson,
 } from '../../local/template';
-import { pollUntil, type RunningLocalStack, startLocalStack } from './support/local-stack';
 
 jest.setTimeout(120_000);
 

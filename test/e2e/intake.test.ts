@@ -9,7 +9,7 @@ import {
   s3Client,
   sqsClient,
   startLocalStack,
-} from './support/local-stack';
+} from '../../local/harness/local-stack';
 
 /**
  * CONTRACT section 1, intake routes, over real HTTP against the local stack:

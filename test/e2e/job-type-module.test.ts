@@ -6,7 +6,7 @@ import {
   pollUntil,
   type RunningLocalStack,
   startLocalStack,
-} from './support/local-stack';
+} from '../../local/harness/local-stack';
 
 /**
  * A job type added the way docs/job-types.md's "Add your own job type" says, word

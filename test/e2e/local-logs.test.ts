@@ -1,4 +1,4 @@
-import { pollUntil, type RunningLocalStack, startLocalStack } from './support/local-stack';
+import { pollUntil, type RunningLocalStack, startLocalStack } from '../../local/harness/local-stack';
 
 /**
  * What `npm start` prints of the handlers' logs: by default one short line

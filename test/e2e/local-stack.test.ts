@@ -52,11 +52,6 @@ import { hashApiKey } from '../../lambdas/shared/api-keys';
 import { failedMessageIds, startSqsEventSource } from '../../local/event-source';
 import { type Gateway, startGateway } from '../../local/gateway';
 import type { ApiHandler, AuthorizerHandler, StreamHandler } from '../../local/handlers';
-import { useTemplateFunctions } from '../../local/lambda';
-import { startReconcilerSchedule } from '../../local/reconciler';
-import { loadTemplate } from '../../local/template';
-import type { WebSocketEvent } from '../../local/websocket-api/events';
-import { startWebSocketApi, type WebSocketApi } from '../../local/websocket-api/server';
 import {
   documentClient,
   dynamoDbClient,
@@ -68,7 +63,12 @@ import {
   sqsClient,
   startLocalStack,
   temporaryDataDir,
-} from './support/local-stack';
+} from '../../local/harness/local-stack';
+import { useTemplateFunctions } from '../../local/lambda';
+import { startReconcilerSchedule } from '../../local/reconciler';
+import { loadTemplate } from '../../local/template';
+import type { WebSocketEvent } from '../../local/websocket-api/events';
+import { startWebSocketApi, type WebSocketApi } from '../../local/websocket-api/server';
 import { connectStream, openStream } from './support/websocket';
 
 const START_TIMEOUT_MS = 60_000;

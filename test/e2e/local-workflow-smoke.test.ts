@@ -4,16 +4,16 @@ import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-sec
 import { DescribeExecutionCommand } from '@aws-sdk/client-sfn';
 import { API_KEY_HEADER } from '../../config/layout';
 import { executionNameOf, providerKeyOf } from '../../lambdas/domain/job';
-import { DEFAULT_REPLICATE_WEBHOOK_SECRET } from '../../local/provider-sim/defaults';
-import { SAMPLE_PNG_BASE64 } from '../../local/provider-sim/outputs';
-import { type Ledger, type RunningSimulator, startSimulator } from '../../local/provider-sim/simulator';
 import {
   pollUntil,
   type RunningLocalStack,
   sfnClient,
   startLocalStack,
   temporaryDataDir,
-} from './support/local-stack';
+} from '../../local/harness/local-stack';
+import { DEFAULT_REPLICATE_WEBHOOK_SECRET } from '../../local/provider-sim/defaults';
+import { SAMPLE_PNG_BASE64 } from '../../local/provider-sim/outputs';
+import { type Ledger, type RunningSimulator, startSimulator } from '../../local/provider-sim/simulator';
 
 /**
  * The whole local stack on one job: HTTP intake, the queue and the dispatch

@@ -4,8 +4,6 @@ import { join } from 'node:path';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { Longhaul } from '../../client';
-import type { Ledger } from '../../local/provider-sim/simulator';
-import { generateTestAudio } from '../support/test-audio';
 import {
   documentClient,
   OWN_PROVIDER_FOR_EVERY_JOB_TYPE,
@@ -13,7 +11,9 @@ import {
   type RunningLocalStack,
   s3Client,
   startLocalStack,
-} from './support/local-stack';
+} from '../../local/harness/local-stack';
+import { generateTestAudio } from '../../local/harness/test-audio';
+import type { Ledger } from '../../local/provider-sim/simulator';
 import { simulatorCall } from './support/simulator';
 import { itemOfVectorKey, storedVectorKeys } from './support/vectors';
 

@@ -14,8 +14,13 @@ import { deriveJobId, fingerprint } from '../../lambdas/domain/idempotency';
 import { newJob } from '../../lambdas/domain/job';
 import { signPayload } from '../../lambdas/shared/signature';
 import { localDefaults } from '../../local/config';
+import {
+  documentClient,
+  pollUntil,
+  type RunningLocalStack,
+  startLocalStack,
+} from '../../local/harness/local-stack';
 import { DEFAULT_REPLICATE_WEBHOOK_SECRET } from '../../local/provider-sim/defaults';
-import { documentClient, pollUntil, type RunningLocalStack, startLocalStack } from './support/local-stack';
 import { simulatorCall } from './support/simulator';
 
 /**

@@ -4,8 +4,8 @@ import { join, resolve } from 'node:path';
 import { type BrowserContext, chromium } from 'playwright-core';
 import { JOB_TYPES } from '../../config/job-types';
 import { PROVIDER_NAMES } from '../../config/providers';
+import { pollUntil, type RunningLocalStack, startLocalStack } from '../../local/harness/local-stack';
 import { chromiumForTests } from './support/chromium';
-import { pollUntil, type RunningLocalStack, startLocalStack } from './support/local-stack';
 
 /**
  * The local ops view: after a burst of five jobs, one of which the provider

@@ -1,5 +1,5 @@
 import { bodyLimits, LAMBDA_SYNC_REQUEST_BYTES } from '../../config/settings';
-import { type RunningLocalStack, startLocalStack } from './support/local-stack';
+import { type RunningLocalStack, startLocalStack } from '../../local/harness/local-stack';
 
 /**
  * Bodies the REST API takes (up to 10 MiB) but that cannot reach the api

@@ -9,9 +9,9 @@ import { DeepgramClient } from '@deepgram/sdk';
 import { FfmpegMedia } from '../../lambdas/adapters/ffmpeg-media';
 import { indexPassages, SENTENCE_END } from '../../lambdas/domain/passages';
 import { mergeChunkTranscripts, type TranscriptWord } from '../../lambdas/domain/transcript';
+import { generateTestAudio } from '../../local/harness/test-audio';
 import { DEFAULT_DEEPGRAM_PROJECT_ID } from '../../local/provider-sim/defaults';
 import { type RunningSimulator, startSimulator } from '../../local/provider-sim/simulator';
-import { generateTestAudio } from '../support/test-audio';
 import { simulatorCall } from './support/simulator';
 import { WebhookInbox, waitFor } from './support/webhook-inbox';
 

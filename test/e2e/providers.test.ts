@@ -3,8 +3,6 @@ import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import { Webhook } from 'standardwebhooks';
 import { PROVIDERS } from '../../config/providers';
 import { parseLocalConfig } from '../../local/config';
-import { DEFAULT_REPLICATE_WEBHOOK_SECRET } from '../../local/provider-sim/defaults';
-import type { Usage } from '../../local/usage';
 import {
   OWN_PROVIDER_FOR_EVERY_JOB_TYPE,
   pollUntil,
@@ -12,7 +10,9 @@ import {
   type RunningLocalStack,
   sqsClient,
   startLocalStack,
-} from './support/local-stack';
+} from '../../local/harness/local-stack';
+import { DEFAULT_REPLICATE_WEBHOOK_SECRET } from '../../local/provider-sim/defaults';
+import type { Usage } from '../../local/usage';
 import { simulatorCall } from './support/simulator';
 
 /**

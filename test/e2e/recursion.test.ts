@@ -2,7 +2,6 @@ import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { loadSettings } from '../../config/settings';
-import { synthesizedTemplatePath, TEMPLATE_ENV, type TemplateJson } from '../../local/template';
 import {
   pollUntil,
   queueDepth,
@@ -10,7 +9,8 @@ import {
   sqsClient,
   startLocalStack,
   temporaryDataDir,
-} from './support/local-stack';
+} from '../../local/harness/local-stack';
+import { synthesizedTemplatePath, TEMPLATE_ENV, type TemplateJson } from '../../local/template';
 
 /**
  * Lambda's recursive loop detection against the dispatcher's re-enqueue loop

@@ -7,7 +7,7 @@ import {
   type RunningLocalStack,
   sfnClient,
   startLocalStack,
-} from './support/local-stack';
+} from '../../local/harness/local-stack';
 import { simulatorCall } from './support/simulator';
 
 /**

@@ -1,6 +1,6 @@
 import { deriveJobId } from '../../lambdas/domain/idempotency';
 import { jobIdOf } from '../../lambdas/domain/job';
-import { pollUntil, type RunningLocalStack, startLocalStack } from './support/local-stack';
+import { pollUntil, type RunningLocalStack, startLocalStack } from '../../local/harness/local-stack';
 import { simulatorCall } from './support/simulator';
 
 /**

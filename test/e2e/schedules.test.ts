@@ -1,5 +1,5 @@
 import { deriveJobId, deriveScheduleId } from '../../lambdas/domain/idempotency';
-import { pollUntil, type RunningLocalStack, startLocalStack } from './support/local-stack';
+import { pollUntil, type RunningLocalStack, startLocalStack } from '../../local/harness/local-stack';
 
 /**
  * Recurring schedules over real HTTP against the local stack, fired by its

@@ -2,14 +2,14 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Job, Longhaul } from '../../client';
-import type { Ledger } from '../../local/provider-sim/simulator';
-import { generateTestAudio } from '../support/test-audio';
 import {
   OWN_PROVIDER_FOR_EVERY_JOB_TYPE,
   pollUntil,
   type RunningLocalStack,
   startLocalStack,
-} from './support/local-stack';
+} from '../../local/harness/local-stack';
+import { generateTestAudio } from '../../local/harness/test-audio';
+import type { Ledger } from '../../local/provider-sim/simulator';
 import { playedSeconds, statesEntered } from './support/media';
 import { storedVectorKeys } from './support/vectors';
 

@@ -11,8 +11,8 @@ import {
 } from '@aws-sdk/client-sfn';
 import { loadSettings } from '../../config/settings';
 import { synthesizeWorkflowDefinition } from '../../lib/workflow-definition';
+import { pollUntil } from '../../local/harness/local-stack';
 import { type LocalStepFunctions, startLocalStepFunctions } from '../../local/stepfunctions';
-import { pollUntil } from './support/local-stack';
 
 /**
  * The state machine CDK synthesizes, run directly with scripted steps: each

@@ -1,5 +1,5 @@
 import { goalRows } from '../../bench/goals';
-import type { Results } from '../../bench/summary';
+import type { Results } from '../../bench/results';
 
 /** The goals table: each figure of a run beside its goal, met or missed by how much, or not measured. */
 

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { prices } from '../../bench/prices';
+import type { Results } from '../../bench/results';
 import {
   assertCheapMetadataChanges,
   type ChangeCost,
@@ -10,7 +11,6 @@ import {
   priceCounts,
   publishCost,
 } from '../../bench/sections/media-changes';
-import type { Results } from '../../bench/summary';
 import { emptyCounts } from '../../bench/support/counting-aws';
 
 /** The media changes section: each change's calls counted through the real adapters, then priced, nothing added. */

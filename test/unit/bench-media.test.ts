@@ -6,7 +6,7 @@ import { computeCost, type MediaFigures } from '../../bench/sections/media';
 import { mediaRows } from '../../bench/summary';
 import { runStepProcess } from '../../bench/support/compute-run';
 import { loadSettings } from '../../config/settings';
-import { generateTestAudio } from '../support/test-audio';
+import { generateTestAudio } from '../../local/harness/test-audio';
 
 /** The media section's parts: one compute step in a watched process, and the cost arithmetic. */
 

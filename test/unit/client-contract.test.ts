@@ -39,7 +39,12 @@ import {
   type UploadTicket,
 } from '../../client';
 import { API_TYPES_PATH, renderApiTypes } from '../../client/scripts/api-types';
-import { JOB_TYPES_PATH, renderJobTypes } from '../../client/scripts/job-types';
+import {
+  JOB_TYPES_PATH,
+  JOBS_BY_TYPE_PATH,
+  renderJobsByType,
+  renderJobTypes,
+} from '../../client/scripts/job-types';
 import { JOB_TYPE_MODULES } from '../../config/job-types';
 import type {
   createMediaRequest,
@@ -290,6 +295,7 @@ describe('the SDK types', () => {
 
   it('type each job by its type, from client/job-types.ts generated from the document (`npx tsx client/scripts/job-types.ts`)', () => {
     expect(readFileSync(JOB_TYPES_PATH, 'utf8')).toBe(renderJobTypes());
+    expect(readFileSync(JOBS_BY_TYPE_PATH, 'utf8')).toBe(renderJobsByType());
     expect(Object.keys(JOB_TYPE_SCHEMAS).sort()).toEqual([...JOB_TYPES].sort());
     const image: JobOf<'image.generate'> = {
       id: 'job_x',

@@ -16,6 +16,7 @@ import {
   ValidationError,
   verifyWebhook,
 } from '../../client';
+import { PROBLEM_CODES, type ProblemCode, problem } from '../../config/problems';
 import { jobBody, jsonResponse, problemResponse, scriptedFetch } from './support/scripted-fetch';
 
 /**
@@ -100,6 +101,34 @@ describe('an answer with an error status', () => {
     const error = await longhaul.getJob(JOB_ID).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(LonghaulAPIError);
     expect(error).toMatchObject({ status: 418, code: 'unexpected-response', requestId: undefined });
+  });
+});
+
+describe('every problem the API answers (config/problems.ts)', () => {
+  /** The kind each code is thrown as; a code added to the table does not compile until it has one here. */
+  const KIND: Record<ProblemCode, typeof LonghaulAPIError> = {
+    'idempotency-key-missing': ValidationError,
+    'validation-failed': ValidationError,
+    unauthorized: AuthenticationError,
+    forbidden: PermissionDeniedError,
+    'not-found': NotFoundError,
+    'idempotency-key-in-use': ConflictError,
+    'job-already-finished': ConflictError,
+    'job-not-in-review': ConflictError,
+    'job-not-resumable': ConflictError,
+    'payload-too-large': LonghaulAPIError,
+    'unsupported-media-type': LonghaulAPIError,
+    'idempotency-key-reused': ValidationError,
+    'rate-limited': RateLimitError,
+    'tenant-queue-full': RateLimitError,
+    'internal-error': InternalServerError,
+    'service-unavailable': InternalServerError,
+  };
+
+  it.each(PROBLEM_CODES)('%s, with the status the API gives it, is thrown as its kind', (code) => {
+    const error = LonghaulAPIError.of(problem(code, 'x'));
+    expect(error.constructor).toBe(KIND[code]);
+    expect(error.code).toBe(code);
   });
 });
 

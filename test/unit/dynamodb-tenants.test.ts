@@ -6,7 +6,7 @@ import { DynamoDbTenantBacklogs, tenantKey } from '../../lambdas/adapters/dynamo
 import { DynamoDbTenantStore } from '../../lambdas/adapters/dynamodb-tenant-store';
 import { type Job, type JobStatus, newJob } from '../../lambdas/domain/job';
 import { TENANT_DEFAULTS } from '../../lambdas/domain/tenants';
-import { type DynaliteTables, startDynaliteTables } from './support/dynalite-tables';
+import { type DynaliteTables, startDynaliteTables } from '../../local/harness/dynalite-tables';
 
 /**
  * The tenant adapters against dynalite: the conditions, the indexes a tenant

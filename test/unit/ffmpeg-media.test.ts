@@ -13,7 +13,7 @@ import {
 import { CHUNK_TAGS } from '../../lambdas/domain/chunks';
 import { parseMediaPlaylist } from '../../lambdas/domain/hls';
 import { INPUT_INVALID, UndecodableAudioError } from '../../lambdas/domain/media';
-import { generateTestAudio } from '../support/test-audio';
+import { generateTestAudio } from '../../local/harness/test-audio';
 
 /** The real ffmpeg and ffprobe on a few seconds of generated audio. */
 

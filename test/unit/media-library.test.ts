@@ -315,7 +315,7 @@ describe('media items', () => {
   it('deleting an item cancels its version in progress and retires every version, which the reconciler removes once stopped', async () => {
     const w = world();
     const item = await newItem(w);
-    const { v1, v2 } = await currentAndNewer(w, item);
+    const { v2 } = await currentAndNewer(w, item);
     await w.inputs.putInput(TENANT, 'upl_aaaaaaaaaaaaaaaaaaaaaa', new Uint8Array([1]), 'audio/mpeg');
     await deleteMediaItem({ ...w, cancel: w.startDeps.cancel }, TENANT, item.id);
     expect(w.canceled).toEqual([v2.id]);

@@ -1,8 +1,8 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { generateTestAudio } from '../../local/harness/test-audio';
 import { readAudioTags } from '../../local/provider-sim/audio-tags';
-import { generateTestAudio } from '../support/test-audio';
 
 /**
  * The simulated Deepgram's reading of a recording's tags: the comment as

@@ -2,8 +2,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { FfmpegMedia } from '../../lambdas/adapters/ffmpeg-media';
+import { generateTestAudio } from '../../local/harness/test-audio';
 import { audioDurationSeconds, hearBytes } from '../../local/provider-sim/audio';
-import { generateTestAudio } from '../support/test-audio';
 
 /** The simulated Deepgram's reading of an audio file's length from its header, and of its tags. */
 

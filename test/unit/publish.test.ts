@@ -27,7 +27,7 @@ import {
   transcodeStep,
 } from '../../lambdas/domain/publish';
 import type { TranscriptWord } from '../../lambdas/domain/transcript';
-import { generateTestAudio } from '../support/test-audio';
+import { generateTestAudio } from '../../local/harness/test-audio';
 import { MemoryOutputs } from './support/memory-ports';
 
 /** The compute steps of audio.publish over the real ffmpeg, with outputs in memory. */

@@ -13,7 +13,7 @@ import { SchedulerScheduleTriggers } from '../../lambdas/adapters/scheduler-sche
 import { ValidationError } from '../../lambdas/domain/errors';
 import { deriveScheduleId } from '../../lambdas/domain/idempotency';
 import type { Schedule } from '../../lambdas/domain/schedules';
-import { type DynaliteTables, startDynaliteTables } from './support/dynalite-tables';
+import { type DynaliteTables, startDynaliteTables } from '../../local/harness/dynalite-tables';
 
 /** The schedules' adapters: Scheduler's requests asserted exactly, the store against dynalite. */
 

@@ -1,4 +1,4 @@
-import type { SermonSource } from '../set';
+import type { SermonSource } from '../sources';
 import { arJosephForgives } from './ar-joseph-forgives';
 import { arLostSheep } from './ar-lost-sheep';
 import { castYourCares } from './cast-your-cares';

@@ -1,4 +1,4 @@
-import type { SermonSource } from '../set';
+import type { SermonSource } from '../sources';
 
 export const widowsMite = {
   id: 'widows-mite',

@@ -2,7 +2,7 @@ import { GetExecutionHistoryCommand } from '@aws-sdk/client-sfn';
 import type { Job } from '../../../client';
 import { mediaBinaries, runTool } from '../../../lambdas/adapters/ffmpeg-media';
 import { executionNameOf } from '../../../lambdas/domain/job';
-import { type LocalEndpoints, sfnClient } from './local-stack';
+import { type LocalEndpoints, sfnClient } from '../../../local/harness/local-stack';
 
 /**
  * Plays a stream with ffmpeg as a player would (no headers), from `fromSeconds`

@@ -1,5 +1,5 @@
 import { ListVectorsCommand } from '@aws-sdk/client-s3vectors';
-import { type LocalEndpoints, s3VectorsClient } from './local-stack';
+import { type LocalEndpoints, s3VectorsClient } from '../../../local/harness/local-stack';
 
 /** Every key in the local stack's passage index, page by page, as an operator's listing would read them. */
 export async function storedVectorKeys(endpoints: LocalEndpoints): Promise<string[]> {

@@ -1,7 +1,18 @@
-import { executionNameOf, isTerminal, jobIdOf, slotHolderOf } from '../../../../lambdas/domain/job';
+import type { Settings } from '../../../../config/settings';
+import {
+  executionNameOf,
+  isTerminal,
+  type Job,
+  type JobStatus,
+  jobIdOf,
+  slotHolderOf,
+} from '../../../../lambdas/domain/job';
 import type { LiveMessage } from '../../../../lambdas/domain/ports';
-import type { PortCall } from './scheduled';
-import type { World } from './world';
+import type { ProgressMemory } from '../../../../lambdas/domain/progress';
+import type { MemorySlots } from '../memory-ports';
+import type { ProviderRun, SimulatedProvider } from './provider';
+import type { Actor, PortCall } from './scheduled';
+import type { SimulatedStepFunctions } from './step-functions';
 
 /** The promises of issue 12, each checked against the world as it is. */
 export const INVARIANTS = {
@@ -26,6 +37,25 @@ export interface Breach {
   readonly detail: string;
 }
 
+/**
+ * What the invariants read of the world. The world runs them after every
+ * port call, so they take this view of it rather than importing world.ts.
+ */
+export interface WorldView {
+  readonly settings: Settings;
+  readonly slots: MemorySlots;
+  readonly provider: SimulatedProvider;
+  readonly stepFunctions: SimulatedStepFunctions;
+  readonly progressMemory: ProgressMemory;
+  readonly jobIds: readonly string[];
+  job(jobId: string): Job | undefined;
+  readonly ticks: ReadonlyMap<Actor, { readonly run: ProviderRun; readonly statusOnArrival?: JobStatus }>;
+  readonly incarnations: ReadonlyMap<string, number>;
+  readonly startedFor: ReadonlyMap<string, number>;
+  readonly outcomeFrom: ReadonlyMap<string, string>;
+  readonly requeues: ReadonlyMap<string, number>;
+}
+
 /** A job record's part of its slot holders: a job created again under an expired key is another record. */
 export const generationOf = (holder: string): string => holder.replace(/\.\d+$/, '');
 
@@ -36,7 +66,7 @@ export const generationOf = (holder: string): string => holder.replace(/\.\d+$/,
  * is a slot the limit did not see, and so is a provider job still running
  * for a submission whose slot was freed).
  */
-export function* stepInvariants(world: World): Generator<Breach> {
+export function* stepInvariants(world: WorldView): Generator<Breach> {
   const { provider, slots } = world;
   const limit = world.settings.maxInFlight;
   const holders = new Set([...slots.held, ...[...provider.runs.values()].map((run) => run.holder)]);
@@ -144,7 +174,7 @@ export function* stepInvariants(world: World): Generator<Breach> {
  * ticks: what a tick stored, kept alive or told live clients, against the
  * job as it was when the call took effect.
  */
-export function* callInvariants(world: World, call: PortCall): Generator<Breach> {
+export function* callInvariants(world: WorldView, call: PortCall): Generator<Breach> {
   const tick = world.ticks.get(call.actor);
   if (!tick || call.fault === 'before') return;
   const job = world.job(tick.run.jobId);
@@ -181,7 +211,7 @@ export function* callInvariants(world: World, call: PortCall): Generator<Breach>
 }
 
 /** After the quiet phase: every job settled and every slot free. */
-export function* convergence(world: World): Generator<Breach> {
+export function* convergence(world: WorldView): Generator<Breach> {
   for (const id of world.jobIds) {
     const job = world.job(id);
     if (job && !isTerminal(job.status) && job.status !== 'needs_review') {

@@ -37,7 +37,14 @@ import {
   memoryIntake,
   memoryTenantShares,
 } from '../memory-ports';
-import { type Breach, callInvariants, generationOf, type Invariant, stepInvariants } from './invariants';
+import {
+  type Breach,
+  callInvariants,
+  generationOf,
+  type Invariant,
+  stepInvariants,
+  type WorldView,
+} from './invariants';
 import { type ProviderRun, SimulatedProvider } from './provider';
 import { Actor, Faults, type PortCall, scheduled } from './scheduled';
 import { type Definition, LAMBDA_TIMEOUT_MS, SimulatedStepFunctions } from './step-functions';
@@ -83,7 +90,7 @@ const WORLD_PROVIDER: ProviderName = 'longhaul-http';
  * port call any of them makes goes through the scheduler, which picks what
  * runs next.
  */
-export class World {
+export class World implements WorldView {
   clock = T0;
   readonly settings: Settings;
   readonly store = new MemoryStore();

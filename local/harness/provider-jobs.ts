@@ -1,8 +1,8 @@
-import type { ProviderName } from '../../../config/providers';
-import { jobIdOf } from '../../../lambdas/domain/job';
-import { parseLocalConfig } from '../../../local/config';
-import { DEFAULT_DEEPGRAM_PROJECT_ID } from '../../../local/provider-sim/defaults';
-import type { LedgerEntry, ProviderLedger } from '../../../local/provider-sim/simulator';
+import type { ProviderName } from '../../config/providers';
+import { jobIdOf } from '../../lambdas/domain/job';
+import { parseLocalConfig } from '../config';
+import { DEFAULT_DEEPGRAM_PROJECT_ID } from '../provider-sim/defaults';
+import type { LedgerEntry, ProviderLedger } from '../provider-sim/simulator';
 
 /** How a provider job stands at the simulator: still running, over (whatever its outcome), or stopped by a cancel. */
 export type ProviderJobState = 'running' | 'ended' | 'canceled';
@@ -19,7 +19,8 @@ export interface ChargedJob {
 /** Where each dialect lives on the simulator, as the local stack points each provider's adapter at it. */
 const dialects = parseLocalConfig({}).provider.dialects;
 
-type Get = (path: string) => Promise<any>;
+/** A GET of the simulator, answering its JSON as the shape the caller names. */
+type Get = <T>(path: string) => Promise<T>;
 
 /** The job a webhook URL Longhaul handed over is for (`providerWebhookUrlOf`). */
 const jobOfWebhook = (url: unknown): string | undefined =>
@@ -36,7 +37,9 @@ const readers: {
   readonly [P in ProviderName]: (get: Get, charge: LedgerEntry) => Promise<Omit<ChargedJob, 'providerJobId'>>;
 } = {
   'longhaul-http': async (get, charge) => {
-    const generation = await get(`${dialects['longhaul-http'].basePath}/v1/generations/${charge.id}`);
+    const generation = await get<{ readonly status: string }>(
+      `${dialects['longhaul-http'].basePath}/v1/generations/${charge.id}`,
+    );
     return {
       jobId: charge.idempotencyKey === null ? undefined : jobIdOf(charge.idempotencyKey),
       state:
@@ -48,7 +51,9 @@ const readers: {
     };
   },
   replicate: async (get, charge) => {
-    const prediction = await get(`${dialects.replicate.basePath}/predictions/${charge.id}`);
+    const prediction = await get<{ readonly status: string; readonly webhook?: unknown }>(
+      `${dialects.replicate.basePath}/predictions/${charge.id}`,
+    );
     return {
       jobId: jobOfWebhook(prediction.webhook),
       state:
@@ -61,9 +66,9 @@ const readers: {
   },
   deepgram: async (get, charge) => {
     // The management API's record of the request; `response` appears once it is over. Deepgram cannot cancel.
-    const { request } = await get(
-      `${dialects.deepgram.basePath}/v1/projects/${DEFAULT_DEEPGRAM_PROJECT_ID}/requests/${charge.id}`,
-    );
+    const { request } = await get<{
+      readonly request: { readonly callback?: unknown; readonly response?: unknown };
+    }>(`${dialects.deepgram.basePath}/v1/projects/${DEFAULT_DEEPGRAM_PROJECT_ID}/requests/${charge.id}`);
     return { jobId: jobOfWebhook(request.callback), state: request.response ? 'ended' : 'running' };
   },
   bedrock: async (_get, charge) => {
@@ -79,11 +84,11 @@ export async function chargedJobs(
   provider: ProviderName,
   ledger: ProviderLedger | undefined,
 ): Promise<ChargedJob[]> {
-  const get: Get = async (path) => {
+  const get: Get = async <T>(path: string): Promise<T> => {
     const response = await fetch(`${providerUrl}${path}`);
     const text = await response.text();
     if (!response.ok) throw new Error(`simulator ${path} answered ${response.status}: ${text}`);
-    return JSON.parse(text);
+    return JSON.parse(text) as T;
   };
   return Promise.all(
     (ledger?.submissions ?? []).map(async (charge) => ({

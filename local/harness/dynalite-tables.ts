@@ -3,15 +3,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { apiKeyTable, jobTable, type TableLayout } from '../../../config/layout';
-import { startDynamoDbEmulator } from '../../../local/emulators/dynamodb';
-import { ensureTable } from '../../../local/resources';
-import type { TableFacts } from '../../../local/template';
+import { apiKeyTable, jobTable, type TableLayout } from '../../config/layout';
+import { startDynamoDbEmulator } from '../emulators/dynamodb';
+import { ensureTable } from '../resources';
+import type { TableFacts } from '../template';
 
 /**
  * The job and API key tables as config/layout.ts lays them out, in a dynalite
- * of their own, for adapter tests that need DynamoDB's real behaviour
- * (conditions, indexes, paging) rather than asserted requests.
+ * of their own, for adapter tests and bench sections that need DynamoDB's
+ * real behaviour (conditions, indexes, paging) rather than asserted requests.
  */
 export interface DynaliteTables {
   readonly client: DynamoDBClient;

@@ -8,18 +8,19 @@ import { S3VectorsClient } from '@aws-sdk/client-s3vectors';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { JOB_TYPE_MODULES } from '../../../config/job-types';
-import { jobTypeProviderEnv } from '../../../config/settings';
-import { queueCounts } from '../../../local/ops/report';
-import type { LocalStackInfo } from '../../../local/stack';
+import { JOB_TYPE_MODULES } from '../../config/job-types';
+import { jobTypeProviderEnv } from '../../config/settings';
+import { queueCounts } from '../ops/report';
+import type { LocalStackInfo } from '../stack';
 
 /**
- * Runs the local stack (`npm start`) as a child process for end-to-end tests,
- * exactly as an operator would, and reaches it only through HTTP and the real
- * SDK pointed at the endpoints it publishes in `<dataDir>/local.json`.
+ * Runs the local stack (`npm start`) as a child process for end-to-end tests
+ * and the bench, exactly as an operator would, and reaches it only through
+ * HTTP and the real SDK pointed at the endpoints it publishes in
+ * `<dataDir>/local.json`.
  */
 
-const ROOT = resolve(__dirname, '../../..');
+const ROOT = resolve(__dirname, '../..');
 const BIN = join(ROOT, 'node_modules', '.bin');
 const READY_LINE = /^longhaul local: ready at (http:\/\/127\.0\.0\.1:\d+)$/m;
 const OUTPUT_LIMIT = 256 * 1024;

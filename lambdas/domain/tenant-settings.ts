@@ -1,0 +1,47 @@
+import * as z from 'zod';
+
+/**
+ * A tenant's settings as they are stored and as an operator changes them:
+ * plain records the tenant store's port and the tenant rules both build on,
+ * so the port needs nothing from lambdas/domain/tenants.ts.
+ */
+
+export const MIN_WEIGHT = 1;
+export const MAX_WEIGHT = 100;
+
+/** A tenant's settings: its share of each provider's slots, and its caps. */
+export interface TenantRecord {
+  readonly tenant: string;
+  /** Its share of a freed provider slot against the other tenants with waiting jobs (1..100). */
+  readonly weight: number;
+  /** Its jobs running at one provider at most, inside that provider's own limit; absent: no cap of its own. */
+  readonly maxInFlight?: number;
+  /** Its queued and scheduled jobs at most; a submission beyond them is refused. */
+  readonly maxQueued: number;
+}
+
+/** What a tenant has in the system now. */
+export interface TenantUsage {
+  /** Jobs waiting for a provider slot. */
+  readonly queued: number;
+  /** Jobs waiting for their `runAt`. */
+  readonly scheduled: number;
+  /** Jobs running at any provider. */
+  readonly inFlight: number;
+}
+
+const weight = `must be an integer from ${MIN_WEIGHT} to ${MAX_WEIGHT}`;
+const cap = 'must be an integer of at least 1, or null for no cap';
+const atLeastOne = 'must be an integer of at least 1';
+
+/**
+ * The settings a PUT sets: each one named is set, the others are left as they
+ * are (the defaults, for a tenant without a record); `maxInFlight: null`
+ * removes the cap. Strict: an unknown field is an error, not ignored.
+ */
+export const tenantChanges = z.strictObject({
+  weight: z.number({ error: weight }).int(weight).min(MIN_WEIGHT, weight).max(MAX_WEIGHT, weight).optional(),
+  maxInFlight: z.number({ error: cap }).int(cap).min(1, cap).nullable().optional(),
+  maxQueued: z.number({ error: atLeastOne }).int(atLeastOne).min(1, atLeastOne).optional(),
+});
+export type TenantChanges = z.infer<typeof tenantChanges>;
