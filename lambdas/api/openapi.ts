@@ -41,11 +41,13 @@ import { cancelJobsRequest, replayJobsRequest } from '../domain/bulk';
 import { JOB_ID_PATTERN, KEY_PATTERN } from '../domain/idempotency';
 import { type JobType, SUBMISSION_TAG_PATTERN } from '../domain/job';
 import { completeMultipartRequest, renewPartsRequest } from '../domain/multipart-uploads';
-import { resolution } from '../domain/operator';
+import { providerStatus, resolution } from '../domain/operator';
 import { providerEvent } from '../domain/provider-events';
 import { MAX_BATCH_ITEMS, PAGE_QUERY_FIELDS, UPLOAD_MEDIA_TYPES } from '../domain/requests';
 import { updateScheduleBody } from '../domain/schedules';
-import { TENANT_ID_PATTERN, tenantChanges } from '../domain/tenants';
+import { issuedStreamTicket } from '../domain/stream-tickets';
+import { tenantChanges, tenantUsage } from '../domain/tenant-settings';
+import { TENANT_ID_PATTERN } from '../domain/tenants';
 import { QUEUE_FULL_RETRY_AFTER_SECONDS } from './problems';
 import * as api from './schemas';
 
@@ -180,10 +182,10 @@ const components = {
   JobError: api.jobError,
   JobPage: api.jobPage,
   AdminJobPage: api.adminJobPage,
-  ProviderStatus: api.providerStatus,
+  ProviderStatus: providerStatus,
   ProviderList: api.providerList,
   Tenant: api.tenant,
-  TenantUsage: api.tenantUsage,
+  TenantUsage: tenantUsage,
   TenantSettings: tenantChanges.meta({
     description:
       'The settings to set: each one named is set, each one left out keeps its value (the default, for a tenant whose settings were never set), and `maxInFlight: null` removes the cap. Sending the same body again changes nothing.',
@@ -217,7 +219,7 @@ const components = {
     description: `The parts whose URLs to renew, of a file of contentLength bytes (the length the upload was started with, at most MAX_UPLOAD_BYTES, default ${defaultSettings.maxUploadBytes}).`,
   }),
   UploadCompleted: api.uploadCompleted,
-  StreamTicket: api.streamTicket,
+  StreamTicket: issuedStreamTicket,
   Resolution: resolution,
   RedriveStarted: api.redriveStarted,
   Health: api.health,

@@ -9,9 +9,10 @@ import { CANCELABLE_STATUSES, REPLAY_REFUSALS } from '../domain/bulk';
 import { JOB_ID_PATTERN, KEY_PATTERN, SCHEDULE_ID_PATTERN } from '../domain/idempotency';
 import { DEFAULT_PRIORITY, JOB_PRIORITIES, JOB_STATUSES, JOB_TYPES } from '../domain/job';
 import { MAX_PARTS, MIN_PART_BYTES } from '../domain/multipart-uploads';
+import { providerStatus } from '../domain/operator';
 import { createUpload, MAX_BATCH_ITEMS, UPLOAD_REF_PATTERN } from '../domain/requests';
 import { DEFAULT_TIMEZONE } from '../domain/schedules';
-import { STREAM_TICKET_PATTERN, STREAM_TICKET_TTL_SECONDS } from '../domain/stream-tickets';
+import { tenantUsage } from '../domain/tenant-settings';
 import { MAX_WEIGHT, TENANT_DEFAULTS, TENANT_ID_PATTERN } from '../domain/tenants';
 
 /**
@@ -117,24 +118,7 @@ export const jobPage = z.object({
 
 export const adminJobPage = z.object({ items: z.array(adminJob), nextCursor });
 
-export const providerStatus = z
-  .object({
-    name: z.enum(PROVIDER_NAMES),
-    maxInFlight: z.int().min(1).describe('Its in-flight limit (MAX_IN_FLIGHT_<PROVIDER>).'),
-    inFlight: count.describe('Slots held now.'),
-    queued: count.describe('Jobs waiting for one of its slots.'),
-  })
-  .meta({ description: 'A provider as operators see it.' });
-
 export const providerList = z.object({ items: z.array(providerStatus) });
-
-export const tenantUsage = z
-  .object({
-    queued: count.describe('Jobs waiting for a provider slot.'),
-    scheduled: count.describe('Jobs waiting for their runAt.'),
-    inFlight: count.describe('Jobs running at any provider.'),
-  })
-  .meta({ description: 'Counted from the job indexes, which lag the jobs by a moment.' });
 
 export const tenant = z
   .object({
@@ -401,16 +385,6 @@ export const multipartUploadTicket = z
   });
 
 export const uploadCompleted = z.object({ ref: uploadRef });
-
-export const streamTicket = z
-  .object({
-    ticket: z.string().regex(STREAM_TICKET_PATTERN),
-    expiresAt: timestamp,
-    streamUrl: z.url().describe('The WebSocket URL (AWS: the stack output StreamUrl).'),
-  })
-  .meta({
-    description: `Opens the live-progress WebSocket for one job: connect to \`streamUrl?ticket=<ticket>\` before expiresAt (${STREAM_TICKET_TTL_SECONDS} s). Ask for a new ticket for each (re)connection.`,
-  });
 
 export const redriveStarted = z.object({ taskHandle: z.string().describe('The SQS message move task.') });
 

@@ -150,12 +150,15 @@ function decodeActiveCursor(value: string): z.infer<typeof activeCursor> {
 }
 
 /** One provider as operators see it: its limit, what it runs now and what waits for it. */
-export interface ProviderStatus {
-  readonly name: ProviderName;
-  readonly maxInFlight: number;
-  readonly inFlight: number;
-  readonly queued: number;
-}
+export const providerStatus = z
+  .object({
+    name: z.enum(PROVIDER_NAMES),
+    maxInFlight: z.int().min(1).describe('Its in-flight limit (MAX_IN_FLIGHT_<PROVIDER>).'),
+    inFlight: z.int().min(0).describe('Slots held now.'),
+    queued: z.int().min(0).describe('Jobs waiting for one of its slots.'),
+  })
+  .meta({ description: 'A provider as operators see it.' });
+export type ProviderStatus = Readonly<z.infer<typeof providerStatus>>;
 
 /** Every provider's limit, slots held and queued jobs (`GET /v1/admin/providers`). */
 export async function providerStatuses(deps: {

@@ -29,12 +29,17 @@ import type {
 } from '../../lambdas/domain/intake';
 import type { JobResource, JobError as ServerJobError } from '../../lambdas/domain/job';
 import type { MultipartUploadTicket as ServerMultipartUploadTicket } from '../../lambdas/domain/multipart-uploads';
-import type { resolution, ProviderStatus as ServerProviderStatus } from '../../lambdas/domain/operator';
+import type {
+  providerStatus,
+  resolution,
+  ProviderStatus as ServerProviderStatus,
+} from '../../lambdas/domain/operator';
 import type {
   LiveMessage as ServerLiveMessage,
   TimelineEvent as ServerTimelineEvent,
 } from '../../lambdas/domain/ports';
-import type { IssuedStreamTicket } from '../../lambdas/domain/stream-tickets';
+import type { IssuedStreamTicket, issuedStreamTicket } from '../../lambdas/domain/stream-tickets';
+import type { tenantUsage } from '../../lambdas/domain/tenant-settings';
 import type { TenantUsage as ServerTenantUsage, TenantResource } from '../../lambdas/domain/tenants';
 import type { Equals, Extends } from './support/type-assertions';
 
@@ -103,17 +108,17 @@ it("types the API's other answers as their schemas do, in the server and in the 
     Equals<ClientLiveMessage, Answer<typeof api.liveMessage>>,
     Equals<TenantResource, Answer<typeof api.tenant>>,
     Equals<ClientTenant, Answer<typeof api.tenant>>,
-    Equals<ServerTenantUsage, Answer<typeof api.tenantUsage>>,
-    Equals<ClientTenantUsage, Answer<typeof api.tenantUsage>>,
-    Equals<ServerProviderStatus, Answer<typeof api.providerStatus>>,
-    Equals<Omit<ClientProviderStatus, 'name'>, Omit<Answer<typeof api.providerStatus>, 'name'>>,
-    Extends<ClientProviderStatus['name'], z.output<typeof api.providerStatus>['name']>,
+    Equals<ServerTenantUsage, Answer<typeof tenantUsage>>,
+    Equals<ClientTenantUsage, Answer<typeof tenantUsage>>,
+    Equals<ServerProviderStatus, Answer<typeof providerStatus>>,
+    Equals<Omit<ClientProviderStatus, 'name'>, Omit<Answer<typeof providerStatus>, 'name'>>,
+    Extends<ClientProviderStatus['name'], z.output<typeof providerStatus>['name']>,
     Equals<ServerUploadTicket, Answer<typeof api.uploadTicket>>,
     Equals<ClientUploadTicket, Answer<typeof api.uploadTicket>>,
     Equals<ServerMultipartUploadTicket, Answer<typeof api.multipartUploadTicket>>,
     Equals<ClientMultipartUploadTicket, Answer<typeof api.multipartUploadTicket>>,
-    Equals<IssuedStreamTicket, Answer<typeof api.streamTicket>>,
-    Equals<ClientStreamTicket, Answer<typeof api.streamTicket>>,
+    Equals<IssuedStreamTicket, Answer<typeof issuedStreamTicket>>,
+    Equals<ClientStreamTicket, Answer<typeof issuedStreamTicket>>,
     Equals<Omit<BulkCancelResult, 'canceledJobs'>, Answer<typeof api.cancelJobsResult>>,
     Equals<CancelJobsResult, Answer<typeof api.cancelJobsResult>>,
     Equals<ServerReplayResult, Answer<typeof api.replayJobsResult>>,
