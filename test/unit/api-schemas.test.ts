@@ -44,8 +44,9 @@ import type { TenantUsage as ServerTenantUsage, TenantResource } from '../../lam
 import type { Equals, Extends } from './support/type-assertions';
 
 /**
- * The API's resources are written once, as the zod schemas of
- * lambdas/api/schemas.ts that the OpenAPI document is generated from. The
+ * The API's resources are written once, as the zod schemas the OpenAPI
+ * document is generated from (lambdas/api/schemas.ts, and a few beside their
+ * sibling schemas in lambdas/domain/, whose types are their z.infer). The
  * server's types and the SDK's public types (which must not import the
  * server's code) are held to those schemas' types here, by the compiler: a
  * field added, dropped, renamed or retyped on either side without the schema
