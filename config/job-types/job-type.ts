@@ -65,7 +65,7 @@ export interface JobTypeModule<Name extends string = string> {
   /** A strict object schema: unknown fields are an error, not silently ignored. */
   readonly input: z.ZodType<Record<string, unknown>>;
   /** What clients see as the job's result (output keys already presented as URLs). */
-  readonly result: z.ZodType;
+  readonly result: z.ZodType<Record<string, unknown>>;
   /** The names the API document gives the input and result schemas. */
   readonly schemaNames: { readonly input: string; readonly result: string };
   readonly file?: FileSource;

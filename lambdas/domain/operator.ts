@@ -8,9 +8,13 @@ import { releaseOwnSlot } from './slots';
 
 /** Operators settle what needs a person: jobs in review. */
 
-const resolution = z.strictObject({
-  outcome: z.enum(['succeeded', 'failed', 'requeue'], { error: 'must be succeeded, failed or requeue' }),
-  note: z.string().trim().min(1, 'must say why').max(1000),
+export const resolution = z.strictObject({
+  outcome: z
+    .enum(['succeeded', 'failed', 'requeue'], { error: 'must be succeeded, failed or requeue' })
+    .describe(
+      '`succeeded` or `failed` as the operator found the job at the provider; `requeue` submits it again under a new provider key.',
+    ),
+  note: z.string().trim().min(1, 'must say why').max(1000).describe('Why; recorded in the timeline.'),
 });
 export type Resolution = z.infer<typeof resolution>;
 
@@ -146,12 +150,15 @@ function decodeActiveCursor(value: string): z.infer<typeof activeCursor> {
 }
 
 /** One provider as operators see it: its limit, what it runs now and what waits for it. */
-export interface ProviderStatus {
-  readonly name: ProviderName;
-  readonly maxInFlight: number;
-  readonly inFlight: number;
-  readonly queued: number;
-}
+export const providerStatus = z
+  .object({
+    name: z.enum(PROVIDER_NAMES),
+    maxInFlight: z.int().min(1).describe('Its in-flight limit (MAX_IN_FLIGHT_<PROVIDER>).'),
+    inFlight: z.int().min(0).describe('Slots held now.'),
+    queued: z.int().min(0).describe('Jobs waiting for one of its slots.'),
+  })
+  .meta({ description: 'A provider as operators see it.' });
+export type ProviderStatus = Readonly<z.infer<typeof providerStatus>>;
 
 /** Every provider's limit, slots held and queued jobs (`GET /v1/admin/providers`). */
 export async function providerStatuses(deps: {

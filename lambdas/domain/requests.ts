@@ -261,7 +261,7 @@ export const UPLOAD_MEDIA_TYPE = new RegExp(
   `^(${UPLOAD_MEDIA_TYPES.map((pattern) => pattern.slice(0, -2)).join('|')})\\/[\\w.+-]+$`,
 );
 
-const createUpload = z.strictObject({
+export const createUpload = z.strictObject({
   contentType: z
     .string()
     .regex(

@@ -165,7 +165,7 @@ export function parseCreateSchedule(body: unknown, policy: RequestPolicy, now: D
   return { expression, timezone, job: template, enabled };
 }
 
-const updateScheduleBody = z.strictObject({ enabled: z.boolean({ error: 'must be true or false' }) });
+export const updateScheduleBody = z.strictObject({ enabled: z.boolean({ error: 'must be true or false' }) });
 
 export function parseUpdateSchedule(body: unknown): { readonly enabled: boolean } {
   const parsed = updateScheduleBody.safeParse(body);

@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import * as z from 'zod';
 
 /**
  * Stream tickets: short-lived, job-scoped credentials for the live-progress
@@ -31,11 +32,20 @@ export interface StreamTicketStore {
   get(ticketHash: string): Promise<StreamTicketRecord | undefined>;
 }
 
-export interface IssuedStreamTicket {
-  readonly ticket: string;
-  readonly expiresAt: string;
-  readonly streamUrl: string;
-}
+/** Long enough to connect with, short enough that a ticket seen in a log is already dead. */
+export const STREAM_TICKET_TTL_SECONDS = 60;
+
+/** A ticket as POST /v1/jobs/{id}/stream-ticket answers it. */
+export const issuedStreamTicket = z
+  .object({
+    ticket: z.string().regex(STREAM_TICKET_PATTERN),
+    expiresAt: z.string().meta({ format: 'date-time' }),
+    streamUrl: z.url().describe('The WebSocket URL (AWS: the stack output StreamUrl).'),
+  })
+  .meta({
+    description: `Opens the live-progress WebSocket for one job: connect to \`streamUrl?ticket=<ticket>\` before expiresAt (${STREAM_TICKET_TTL_SECONDS} s). Ask for a new ticket for each (re)connection.`,
+  });
+export type IssuedStreamTicket = Readonly<z.infer<typeof issuedStreamTicket>>;
 
 export function hashStreamTicket(ticket: string): string {
   return createHash('sha256').update(ticket, 'utf8').digest('hex');
@@ -71,6 +81,3 @@ export async function redeemStreamTicket(
   if (!record || record.expiresAt * 1000 <= deps.now().getTime()) return undefined;
   return { tenantId: record.tenantId, jobId: record.jobId };
 }
-
-/** Long enough to connect with, short enough that a ticket seen in a log is already dead. */
-export const STREAM_TICKET_TTL_SECONDS = 60;

@@ -20,15 +20,15 @@ export interface TenantRecord {
   readonly maxQueued: number;
 }
 
-/** What a tenant has in the system now. */
-export interface TenantUsage {
-  /** Jobs waiting for a provider slot. */
-  readonly queued: number;
-  /** Jobs waiting for their `runAt`. */
-  readonly scheduled: number;
-  /** Jobs running at any provider. */
-  readonly inFlight: number;
-}
+/** What a tenant has in the system now, as the admin API shows it. */
+export const tenantUsage = z
+  .object({
+    queued: z.int().min(0).describe('Jobs waiting for a provider slot.'),
+    scheduled: z.int().min(0).describe('Jobs waiting for their runAt.'),
+    inFlight: z.int().min(0).describe('Jobs running at any provider.'),
+  })
+  .meta({ description: 'Counted from the job indexes, which lag the jobs by a moment.' });
+export type TenantUsage = Readonly<z.infer<typeof tenantUsage>>;
 
 const weight = `must be an integer from ${MIN_WEIGHT} to ${MAX_WEIGHT}`;
 const cap = 'must be an integer of at least 1, or null for no cap';
