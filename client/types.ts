@@ -59,7 +59,7 @@ export type JobError = { readonly code: string; readonly message: string };
 type JobBase = {
   readonly id: string;
   /** The provider that runs the job. */
-  readonly provider: 'longhaul-http' | 'replicate' | 'deepgram';
+  readonly provider: 'longhaul-http' | 'replicate' | 'deepgram' | 'bedrock';
   /** Which of the tenant's waiting jobs goes first: interactive, then standard, then batch. */
   readonly priority: JobPriority;
   readonly status: JobStatus;
