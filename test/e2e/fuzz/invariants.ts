@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { PROBLEM_CONTENT_TYPE, type ProblemCode, problemType } from '../../../config/problems';
+import { PROBLEM_CONTENT_TYPE, type ProblemCode, problems, problemType } from '../../../config/problems';
 import {
   documentClient,
   queueDepth,
@@ -18,29 +18,12 @@ import { describeRequest, type RawRequest, type RawResponse } from './raw-http';
  * (the footprint before and after is the same, item for item).
  */
 
-/**
- * The status each problem code a 4xx may carry is answered with (CONTRACT
- * section 1); the codes are config/problems.ts' own, so a code it drops or
- * renames fails to compile here.
- */
-const CLIENT_PROBLEM_STATUS = {
-  'idempotency-key-missing': 400,
-  'validation-failed': 400,
-  unauthorized: 401,
-  forbidden: 403,
-  'not-found': 404,
-  'idempotency-key-in-use': 409,
-  'job-already-finished': 409,
-  'job-not-in-review': 409,
-  'job-not-resumable': 409,
-  'payload-too-large': 413,
-  'unsupported-media-type': 415,
-  'idempotency-key-reused': 422,
-  'rate-limited': 429,
-} as const satisfies Partial<Record<ProblemCode, number>>;
-
+/** The status a problem code is answered with, from the one problem table; undefined for a code it lacks. */
 const statusOf = (code: string): number | undefined =>
-  (CLIENT_PROBLEM_STATUS as Readonly<Record<string, number>>)[code];
+  Object.hasOwn(problems, code) ? problems[code as ProblemCode].status : undefined;
+
+/** The status and code of an answer that is the problem `code`, its status from the table: `[401, 'unauthorized']`. */
+export const problemAnswer = (code: ProblemCode): [number, ProblemCode] => [problems[code].status, code];
 
 /** What must never reach a client: stack frames, source locations, paths on the server, runtime error names. */
 export const LEAKS: readonly RegExp[] = [
