@@ -1,4 +1,7 @@
-/** Three projects: fast unit tests, CDK construct tests, and end-to-end tests over the local stack. */
+/**
+ * Four projects: fast unit tests, CDK construct tests, tests of the local stack's emulators and
+ * provider simulators themselves, and end-to-end tests of the product over the local stack.
+ */
 const swc = [
   '@swc/jest',
   {
@@ -7,6 +10,10 @@ const swc = [
     sourceMaps: 'inline',
   },
 ];
+
+/** A hook that stops a local stack may wait for the stack's own shutdown deadline (8 s) and then the
+ * harness's (10 s): jest's default of 5 s would fail a suite whose tests all passed. */
+const stopsLocalStacks = { testTimeout: 30_000 };
 
 const common = {
   testEnvironment: 'node',
@@ -28,11 +35,10 @@ module.exports = {
     { ...common, displayName: 'construct', testMatch: ['<rootDir>/test/construct/**/*.test.ts'] },
     {
       ...common,
-      displayName: 'e2e',
-      testMatch: ['<rootDir>/test/e2e/**/*.test.ts'],
-      // A hook that stops a local stack may wait for the stack's own shutdown deadline (8 s) and
-      // then the harness's (10 s): jest's default of 5 s would fail a suite whose tests all passed.
-      testTimeout: 30_000,
+      ...stopsLocalStacks,
+      displayName: 'emulators',
+      testMatch: ['<rootDir>/test/emulators/**/*.test.ts'],
     },
+    { ...common, ...stopsLocalStacks, displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.test.ts'] },
   ],
 };

@@ -1412,6 +1412,51 @@ describe('WebSocket API', () => {
   });
 });
 
+describe('WebSocket API with a slow $connect (LONGHAUL_FAULT_WS_CONNECT_MS)', () => {
+  it('answers PostToConnection with Gone until $connect has returned, then delivers', async () => {
+    const server = createHttpServer((_request, response) => response.writeHead(404).end());
+    await new Promise<void>((resolveListen) => server.listen(0, '127.0.0.1', resolveListen));
+    const { port } = server.address() as AddressInfo;
+    const answered: string[] = [];
+    const api = await startWebSocketApi({
+      server,
+      gatewayUrl: `http://127.0.0.1:${port}`,
+      path: STREAM_PATH,
+      host: '127.0.0.1',
+      connectLatencyMs: 2_000,
+      handler: async (event) => {
+        if (event.requestContext.routeKey === '$connect') answered.push(event.requestContext.connectionId);
+        return { statusCode: 200, body: '' };
+      },
+      log: () => undefined,
+    });
+    const management = new ApiGatewayManagementApiClient({
+      endpoint: api.callbackUrl,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    });
+    try {
+      const opening = openStream(`${api.url}?jobId=job_x&apiKey=ws-slow-key-5b1e`);
+      await pollUntil(() => answered.length === 1, { description: 'the function to answer $connect' });
+      const ConnectionId = answered[0] as string;
+      await expect(
+        management.send(new PostToConnectionCommand({ ConnectionId, Data: 'early' })),
+      ).rejects.toBeInstanceOf(GoneException);
+
+      const client = await opening;
+      const posted = await management.send(new PostToConnectionCommand({ ConnectionId, Data: 'late' }));
+      expect(posted.$metadata.httpStatusCode).toBe(200);
+      await pollUntil(() => client.messages.length === 1, { description: 'the posted message' });
+      expect(client.messages).toEqual([{ text: 'late', binary: false }]);
+      await client.close();
+    } finally {
+      management.destroy();
+      await api.close();
+      await new Promise((resolveClose) => server.close(resolveClose));
+    }
+  });
+});
+
 describe('reconciler schedule', () => {
   const sleep = (ms: number) => new Promise((resolveWait) => setTimeout(resolveWait, ms));
 

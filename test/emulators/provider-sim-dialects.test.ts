@@ -18,8 +18,8 @@ import {
   type RunningSimulator,
   startSimulator,
 } from '../../local/provider-sim/simulator';
+import { simulatorCall } from '../e2e/support/simulator';
 import { runSimCli } from './support/sim-cli';
-import { simulatorCall } from './support/simulator';
 import { type InboxRequest, WebhookInbox, waitFor } from './support/webhook-inbox';
 
 /**

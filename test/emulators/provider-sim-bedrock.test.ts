@@ -15,7 +15,7 @@ import {
   type RunningSimulator,
   startSimulator,
 } from '../../local/provider-sim/simulator';
-import { simulatorCall } from './support/simulator';
+import { simulatorCall } from '../e2e/support/simulator';
 import { waitFor } from './support/webhook-inbox';
 
 /**

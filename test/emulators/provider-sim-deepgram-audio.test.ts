@@ -12,7 +12,7 @@ import { mergeChunkTranscripts, type TranscriptWord } from '../../lambdas/domain
 import { generateTestAudio } from '../../local/harness/test-audio';
 import { DEFAULT_DEEPGRAM_PROJECT_ID } from '../../local/provider-sim/defaults';
 import { type RunningSimulator, startSimulator } from '../../local/provider-sim/simulator';
-import { simulatorCall } from './support/simulator';
+import { simulatorCall } from '../e2e/support/simulator';
 import { WebhookInbox, waitFor } from './support/webhook-inbox';
 
 /**
