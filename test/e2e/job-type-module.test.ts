@@ -1,6 +1,7 @@
 import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
+import { docBlocks } from '../support/doc-blocks';
 import {
   OWN_PROVIDER_FOR_EVERY_JOB_TYPE,
   pollUntil,
@@ -28,11 +29,9 @@ const FOLLOW_UP =
 
 /** The guide's code blocks: the job type's file, then its registration. */
 function guide(): { module: string; registration: string } {
-  const guidePage = readFileSync(join(ROOT, 'docs/job-types.md'), 'utf8');
-  const section = guidePage.slice(guidePage.indexOf('## Add your own job type'));
-  const [module, registration] = [...section.matchAll(/```ts\n([\s\S]*?)```/g)].map(
-    (match) => match[1] ?? '',
-  );
+  const [module, registration] = docBlocks('docs/job-types.md')
+    .filter((block) => block.heading === '## Add your own job type' && block.info.startsWith('ts '))
+    .map((block) => block.code);
   if (!module || !registration) throw new Error('docs/job-types.md: the job type guide lost its code blocks');
   return { module, registration };
 }
