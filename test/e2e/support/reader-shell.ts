@@ -1,0 +1,127 @@
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { delimiter, join, resolve } from 'node:path';
+
+/**
+ * A reader's terminal in a clone of this project: the documentation's shell
+ * blocks run one after another in bash, in a directory that has every file of
+ * the project (linked, so what a block writes stays out of the repository),
+ * with the variables each block set still set for the next, as in one
+ * terminal. A failed command fails its block (`set -euo pipefail`), a curl
+ * answered with an error status too (`--fail-with-body`), and `set -u` turns
+ * a variable the page never set into a failure instead of an empty string.
+ */
+
+const ROOT = resolve(__dirname, '../../..');
+const BIN = join(ROOT, 'node_modules', '.bin');
+/** What a clone has that the reader's directory should not share: history and local state. */
+const NOT_LINKED = new Set(['.git', '.longhaul', 'cdk.out']);
+/** The address the documents use; the test's stack listens elsewhere. */
+export const DOCUMENTED_ADDRESS = '127.0.0.1:3000';
+
+export interface ShellRun {
+  readonly status: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+export class ReaderShell {
+  /** The reader's working directory, the clone's root. */
+  readonly dir: string;
+  private readonly state: string;
+  private blocks = 0;
+
+  /** `address`: where the test's stack listens (`127.0.0.1:<port>`), put wherever the docs say 127.0.0.1:3000. */
+  constructor(private readonly address: string) {
+    this.dir = mkdtempSync(join(tmpdir(), 'longhaul-reader-'));
+    for (const entry of readdirSync(ROOT)) {
+      if (!NOT_LINKED.has(entry)) symlinkSync(join(ROOT, entry), join(this.dir, entry));
+    }
+    mkdirSync(join(this.dir, '.reader'));
+    this.state = join(this.dir, '.reader', 'variables.sh');
+  }
+
+  /** The documented text as it applies here: the test's stack in place of the documented address. */
+  localize(text: string): string {
+    return text.split(DOCUMENTED_ADDRESS).join(this.address);
+  }
+
+  /** Saves a file the page has the reader write. */
+  save(path: string, text: string): void {
+    writeFileSync(join(this.dir, path), this.localize(text));
+  }
+
+  /** Runs one block as the reader would type it after the page's earlier blocks. */
+  run(code: string, timeoutMs = 90_000): Promise<ShellRun> {
+    const block = join(this.dir, '.reader', `block-${++this.blocks}.sh`);
+    writeFileSync(block, this.localize(code));
+    const script = [
+      'set -euo pipefail',
+      'curl() { command curl --fail-with-body "$@"; }',
+      `__reader_before=" $(compgen -v | tr '\\n' ' ') "`,
+      `if [ -f '${this.state}' ]; then source '${this.state}'; fi`,
+      `source '${block}'`,
+      // Everything the page has set so far, for the next block.
+      'for __reader_name in $(compgen -v); do',
+      '  case "$__reader_before" in *" $__reader_name "*) continue ;; esac',
+      '  case "$__reader_name" in __reader_* | _* | BASH_* | PIPESTATUS | FUNCNAME | COLUMNS | LINES) continue ;; esac',
+      '  declare -p "$__reader_name"',
+      `done > '${this.state}.next'`,
+      `mv '${this.state}.next' '${this.state}'`,
+    ].join('\n');
+    const env: NodeJS.ProcessEnv = Object.fromEntries(
+      Object.entries(process.env).filter(
+        ([name]) => !name.startsWith('LONGHAUL_') && !name.startsWith('npm_'),
+      ),
+    );
+    const child = spawn('bash', ['-c', script], {
+      cwd: this.dir,
+      env: {
+        ...env,
+        PATH: `${BIN}${delimiter}${process.env.PATH ?? ''}`,
+        // A reader's own keys stay out of it; `longhaul login` would write here.
+        LONGHAUL_CONFIG_DIR: join(this.dir, '.reader', 'config'),
+        // The SDK's examples and the CLI default to the documented address, where the reader's
+        // `npm start` listens; here the stack is elsewhere, so the default is set to it. No key is.
+        LONGHAUL_URL: `http://${this.address}`,
+        npm_config_update_notifier: 'false',
+        npm_config_fund: 'false',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString('utf8');
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString('utf8');
+    });
+    return new Promise((resolveRun, rejectRun) => {
+      const timer = setTimeout(() => {
+        try {
+          process.kill(-(child.pid as number), 'SIGKILL');
+        } catch {
+          // Already gone.
+        }
+        rejectRun(new Error(`still running after ${timeoutMs} ms:\n${code}\n${tail(stdout, stderr)}`));
+      }, timeoutMs);
+      child.once('error', rejectRun);
+      child.once('close', (status) => {
+        clearTimeout(timer);
+        resolveRun({ status, stdout, stderr });
+      });
+    });
+  }
+
+  remove(): void {
+    if (existsSync(this.dir)) rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+/** The end of what a block printed, for a failure message. */
+export function tail(stdout: string, stderr: string): string {
+  return `--- stdout ---\n${stdout.slice(-3000)}\n--- stderr ---\n${stderr.slice(-3000)}`;
+}
