@@ -1,10 +1,15 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { buildPackage } from '../../client/scripts/build-package';
 import { DOC_PAGES, type DocBlock, docBlocks, matchesOutput, useOf, where } from '../support/doc-blocks';
+import { generateTestAudio } from '../support/test-audio';
 import {
   OWN_PROVIDER_FOR_EVERY_JOB_TYPE,
   type RunningLocalStack,
   startLocalStack,
 } from './support/local-stack';
-import { ReaderShell, type ShellRun, tail } from './support/reader-shell';
+import { type ReaderProject, ReaderShell, type ShellRun, tail } from './support/reader-shell';
 
 /**
  * Every page of the documentation followed line by line, as a reader with a
@@ -24,10 +29,16 @@ const acted = (page: string) =>
 
 const PAGES = DOC_PAGES.filter((page) => acted(page).length > 0);
 
+/** The client package's README is read by someone who installed the package, not by someone in a clone. */
+const PACKAGE_PAGES = new Set(['client/README.md']);
+
 let stack: RunningLocalStack;
+let packageDir: string;
 
 beforeAll(async () => {
-  stack = await startLocalStack({
+  packageDir = mkdtempSync(join(tmpdir(), 'longhaul-docs-package-'));
+  // The package for client/README.md's reader is built while the stack starts.
+  const starting = startLocalStack({
     env: {
       // What a fresh clone's `npm start` runs: each job type on its own provider, the documented keys.
       ...OWN_PROVIDER_FOR_EVERY_JOB_TYPE,
@@ -39,11 +50,15 @@ beforeAll(async () => {
       SIM_JOB_MS: '2000',
       SLOT_WAIT_MAX_SECONDS: '1',
     },
+  }).then((started) => {
+    stack = started;
   });
+  await Promise.all([starting, buildPackage(packageDir)]);
 });
 
 afterAll(async () => {
   await stack?.stop();
+  rmSync(packageDir, { recursive: true, force: true });
 });
 
 const title = (block: DocBlock) => `${where(block)} ${block.code.split('\n')[0]?.slice(0, 70) ?? ''}`;
@@ -52,8 +67,19 @@ describe.each(PAGES)('%s, followed line by line', (page) => {
   let shell: ReaderShell;
   let last: ShellRun | undefined;
 
-  beforeAll(() => {
-    shell = new ReaderShell(new URL(stack.baseUrl).host);
+  beforeAll(async () => {
+    const project: ReaderProject = PACKAGE_PAGES.has(page)
+      ? { kind: 'package-user', packageDir }
+      : { kind: 'clone' };
+    shell = new ReaderShell(new URL(stack.baseUrl).host, project);
+    if (project.kind === 'package-user') {
+      // The recording the page tells its reader to bring, saying what its search example looks for.
+      await generateTestAudio(join(shell.dir, 'sermon.wav'), {
+        seconds: 8,
+        kind: 'speechlike',
+        comment: 'Grace is not earned; it is given.',
+      });
+    }
   });
 
   afterAll(() => {

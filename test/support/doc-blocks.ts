@@ -20,7 +20,7 @@ import { join, resolve } from 'node:path';
 
 const ROOT = resolve(__dirname, '../..');
 
-/** The pages whose blocks are checked: the README, the contributing guide, docs/ and the examples' guide. */
+/** The pages whose blocks are checked: the README, the contributing guide, docs/, the examples' guide and the client package's README. */
 export const DOC_PAGES: readonly string[] = [
   'README.md',
   'CONTRIBUTING.md',
@@ -29,6 +29,7 @@ export const DOC_PAGES: readonly string[] = [
     .sort()
     .map((name) => `docs/${name}`),
   'examples/README.md',
+  'client/README.md',
 ];
 
 export interface DocBlock {

@@ -4,11 +4,11 @@ import { tmpdir } from 'node:os';
 import { delimiter, join, resolve } from 'node:path';
 
 /**
- * A reader's terminal in a clone of this project: the documentation's shell
- * blocks run one after another in bash, in a directory that has every file of
- * the project (linked, so what a block writes stays out of the repository),
- * with the variables each block set still set for the next, as in one
- * terminal. A failed command fails its block (`set -euo pipefail`), a curl
+ * A reader's terminal: the documentation's shell blocks run one after another
+ * in bash, with the variables each block set still set for the next, as in
+ * one terminal. The reader is in a clone of this project (every file of it
+ * linked, so what a block writes stays out of the repository), or in a
+ * project of their own that installed the client package. A failed command fails its block (`set -euo pipefail`), a curl
  * answered with an error status too (`--fail-with-body`), and `set -u` turns
  * a variable the page never set into a failure instead of an empty string.
  */
@@ -26,17 +26,38 @@ export interface ShellRun {
   readonly stderr: string;
 }
 
+/** Where the reader stands: a clone of this project, or a project that installed the package built in `packageDir`. */
+export type ReaderProject =
+  | { readonly kind: 'clone' }
+  | { readonly kind: 'package-user'; readonly packageDir: string };
+
 export class ReaderShell {
-  /** The reader's working directory, the clone's root. */
+  /** The reader's working directory: the clone's root, or their project's. */
   readonly dir: string;
   private readonly state: string;
+  private readonly path: string;
   private blocks = 0;
 
   /** `address`: where the test's stack listens (`127.0.0.1:<port>`), put wherever the docs say 127.0.0.1:3000. */
-  constructor(private readonly address: string) {
+  constructor(
+    private readonly address: string,
+    project: ReaderProject = { kind: 'clone' },
+  ) {
     this.dir = mkdtempSync(join(tmpdir(), 'longhaul-reader-'));
-    for (const entry of readdirSync(ROOT)) {
-      if (!NOT_LINKED.has(entry)) symlinkSync(join(ROOT, entry), join(this.dir, entry));
+    if (project.kind === 'clone') {
+      for (const entry of readdirSync(ROOT)) {
+        if (!NOT_LINKED.has(entry)) symlinkSync(join(ROOT, entry), join(this.dir, entry));
+      }
+      this.path = BIN;
+    } else {
+      // As `npm install longhaul-client` leaves it: the package in node_modules, its bin linked.
+      const modules = join(this.dir, 'node_modules');
+      mkdirSync(join(modules, '.bin'), { recursive: true });
+      symlinkSync(project.packageDir, join(modules, 'longhaul-client'));
+      symlinkSync('../longhaul-client/dist/cli.js', join(modules, '.bin', 'longhaul'));
+      writeFileSync(join(this.dir, 'package.json'), '{ "private": true }\n');
+      // This project's Node 24 after the reader's own bins, as a reader with Node 24 has it.
+      this.path = `${join(modules, '.bin')}${delimiter}${BIN}`;
     }
     mkdirSync(join(this.dir, '.reader'));
     this.state = join(this.dir, '.reader', 'variables.sh');
@@ -79,7 +100,7 @@ export class ReaderShell {
       cwd: this.dir,
       env: {
         ...env,
-        PATH: `${BIN}${delimiter}${process.env.PATH ?? ''}`,
+        PATH: `${this.path}${delimiter}${process.env.PATH ?? ''}`,
         // A reader's own keys stay out of it; `longhaul login` would write here.
         LONGHAUL_CONFIG_DIR: join(this.dir, '.reader', 'config'),
         // The SDK's examples and the CLI default to the documented address, where the reader's
