@@ -9,13 +9,21 @@ import {
   type RunningLocalStack,
   startLocalStack,
 } from './support/local-stack';
-import { type ReaderProject, ReaderShell, type ShellRun, tail } from './support/reader-shell';
+import {
+  continuedProgram,
+  type ReaderProject,
+  ReaderShell,
+  type ShellRun,
+  tail,
+} from './support/reader-shell';
 
 /**
  * Every page of the documentation followed line by line, as a reader with a
- * fresh clone would: its shell blocks run in order in one terminal per page,
- * the files it has the reader save are saved, and where it shows what a
- * command prints, that is what the command must print. One local stack, as
+ * fresh clone would (the client package's README: as someone who installed
+ * the package): its shell blocks run in order in one terminal per page, the
+ * files it has the reader save are saved, the blocks that continue a saved
+ * program run after it, and where it shows what a command prints, that is
+ * what the command must print. One local stack, as
  * `npm start` runs it with the documented keys, serves every page.
  * test/unit/docs-blocks.test.ts checks that every block is run here or marked
  * with the reason it is not.
@@ -23,11 +31,41 @@ import { type ReaderProject, ReaderShell, type ShellRun, tail } from './support/
 
 jest.setTimeout(120_000);
 
-/** The blocks of a page this test acts on, in the page's order. */
-const acted = (page: string) =>
-  docBlocks(page).filter((block) => ['shell', 'file', 'output'].includes(useOf(block).kind));
+/** One step of following a page: a block, or a program run with the blocks that continue it. */
+type Step =
+  | { readonly title: string; readonly block: DocBlock }
+  | { readonly title: string; readonly program: string; readonly continuations: readonly DocBlock[] };
 
-const PAGES = DOC_PAGES.filter((page) => acted(page).length > 0);
+/**
+ * What this test does with a page, in the page's order: its shell, file and
+ * output blocks, and each program's continuations run together where the last
+ * of them stands, so the program runs once for them all.
+ */
+function steps(page: string): Step[] {
+  const blocks = docBlocks(page);
+  const result: Step[] = [];
+  for (const block of blocks) {
+    const use = useOf(block);
+    if (['shell', 'file', 'output'].includes(use.kind)) {
+      result.push({ title: `${where(block)} ${block.code.split('\n')[0]?.slice(0, 70) ?? ''}`, block });
+    }
+    if (use.kind !== 'continuation') continue;
+    const continuations = blocks.filter((each) => {
+      const other = useOf(each);
+      return other.kind === 'continuation' && other.of === use.of;
+    });
+    if (continuations.at(-1) !== block) continue;
+    const first = continuations[0] as DocBlock;
+    result.push({
+      title: `${page}:${first.line}-${block.line} ${use.of} continued by ${continuations.length} blocks`,
+      program: use.of,
+      continuations,
+    });
+  }
+  return result;
+}
+
+const PAGES = DOC_PAGES.filter((page) => steps(page).length > 0);
 
 /** The client package's README is read by someone who installed the package, not by someone in a clone. */
 const PACKAGE_PAGES = new Set(['client/README.md']);
@@ -61,8 +99,6 @@ afterAll(async () => {
   rmSync(packageDir, { recursive: true, force: true });
 });
 
-const title = (block: DocBlock) => `${where(block)} ${block.code.split('\n')[0]?.slice(0, 70) ?? ''}`;
-
 describe.each(PAGES)('%s, followed line by line', (page) => {
   let shell: ReaderShell;
   let last: ShellRun | undefined;
@@ -86,7 +122,30 @@ describe.each(PAGES)('%s, followed line by line', (page) => {
     shell?.remove();
   });
 
-  it.each(acted(page).map((block) => [title(block), block] as const))('%s', async (_title, block) => {
+  /** The command line each saved program was run with, by its path. */
+  const runWith = new Map<string, string>();
+
+  it.each(steps(page).map((step) => [step.title, step] as const))('%s', async (_title, step) => {
+    if ('program' in step) {
+      const command = runWith.get(step.program);
+      if (!command)
+        throw new Error(`${page}: no command ran ${step.program} before the blocks that continue it`);
+      const continued = step.program.replace(/(\.\w+)$/, '.continued$1');
+      shell.save(
+        continued,
+        continuedProgram(
+          shell.read(step.program),
+          step.continuations.map((block) => ({ name: where(block), code: block.code })),
+        ),
+      );
+      const run = await shell.run(command.split(step.program).join(continued));
+      if (run.status !== 0)
+        throw new Error(`${step.title} exited ${run.status}:\n${tail(run.stdout, run.stderr)}`);
+      // Each block says so on stderr as it starts: the last one too, so none was skipped.
+      expect(run.stderr).toContain(`» ${where(step.continuations.at(-1) as DocBlock)}`);
+      return;
+    }
+    const { block } = step;
     const use = useOf(block);
     if (use.kind === 'file') {
       shell.save(use.path, block.code);
@@ -102,6 +161,9 @@ describe.each(PAGES)('%s, followed line by line', (page) => {
       return;
     }
     last = undefined;
+    for (const line of block.code.split('\n')) {
+      for (const saved of shell.saved()) if (line.includes(saved)) runWith.set(saved, line.trim());
+    }
     const run = await shell.run(block.code);
     if (run.status !== 0) {
       throw new Error(`${where(block)} exited ${run.status}:\n${block.code}${tail(run.stdout, run.stderr)}`);

@@ -8,6 +8,8 @@ import { join, resolve } from 'node:path';
  * - ```` ```sh ````: commands a reader types, run in order in one shell per page;
  * - ```` ```ts file=<path> ```` (or js, mjs, mts, json): a file the reader saves as
  *   `<path>`; a later `sh` block of the page runs or reads it;
+ * - ```` ```ts continues=<path> ````: more of the program an earlier `file=` block
+ *   starts, using what it defined; run after it, each in a scope of its own;
  * - ```` ```ts runs-in=<test> ````: run by that test, which reads it from the page;
  * - ```` ```json ````: data shown whole, checked to parse;
  * - ```` ```text output ````: what the `sh` block before it prints, checked
@@ -47,6 +49,7 @@ export interface DocBlock {
 export type BlockUse =
   | { readonly kind: 'shell' }
   | { readonly kind: 'file'; readonly path: string }
+  | { readonly kind: 'continuation'; readonly of: string }
   | { readonly kind: 'run-by-test'; readonly test: string }
   | { readonly kind: 'json' }
   | { readonly kind: 'output' }
@@ -104,6 +107,8 @@ export function useOf(block: DocBlock): BlockUse {
   if (SOURCE_LANGUAGES.has(language) && attributes.length === 1) {
     const path = attribute('file');
     if (path) return { kind: 'file', path };
+    const of = attribute('continues');
+    if (of) return { kind: 'continuation', of };
     const test = attribute('runs-in');
     if (test) return { kind: 'run-by-test', test };
   }

@@ -23,6 +23,7 @@ describe('the info string of a block', () => {
       kind: 'run-by-test',
       test: 'test/e2e/x.test.ts',
     });
+    expect(useOf(block('ts continues=publish.mts'))).toEqual({ kind: 'continuation', of: 'publish.mts' });
     expect(useOf(block('json'))).toEqual({ kind: 'json' });
     expect(useOf(block('text'))).toEqual({ kind: 'text' });
     expect(useOf(block('text output'))).toEqual({ kind: 'output' });
@@ -78,6 +79,19 @@ describe.each(DOC_PAGES)('%s', (page) => {
       if (use.kind !== 'file') return [];
       const later = blocks.slice(index + 1).filter((each) => useOf(each).kind === 'shell');
       return later.some((each) => each.code.includes(use.path)) ? [] : [`${where(block)} ${use.path}`];
+    });
+    expect(orphans).toEqual([]);
+  });
+
+  it('continues only a program an earlier block has the reader save', () => {
+    const orphans = blocks.flatMap((block, index) => {
+      const use = useOf(block);
+      if (use.kind !== 'continuation') return [];
+      const saved = blocks.slice(0, index).some((each) => {
+        const earlier = useOf(each);
+        return earlier.kind === 'file' && earlier.path === use.of;
+      });
+      return saved ? [] : [`${where(block)} ${use.of}`];
     });
     expect(orphans).toEqual([]);
   });

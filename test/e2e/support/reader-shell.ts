@@ -1,5 +1,14 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join, resolve } from 'node:path';
 
@@ -37,6 +46,7 @@ export class ReaderShell {
   private readonly state: string;
   private readonly path: string;
   private blocks = 0;
+  private readonly files = new Set<string>();
 
   /** `address`: where the test's stack listens (`127.0.0.1:<port>`), put wherever the docs say 127.0.0.1:3000. */
   constructor(
@@ -71,6 +81,17 @@ export class ReaderShell {
   /** Saves a file the page has the reader write. */
   save(path: string, text: string): void {
     writeFileSync(join(this.dir, path), this.localize(text));
+    this.files.add(path);
+  }
+
+  /** What a saved file holds now. */
+  read(path: string): string {
+    return readFileSync(join(this.dir, path), 'utf8');
+  }
+
+  /** The paths of the files saved so far. */
+  saved(): readonly string[] {
+    return [...this.files];
   }
 
   /** Runs one block as the reader would type it after the page's earlier blocks. */
@@ -145,4 +166,44 @@ export class ReaderShell {
 /** The end of what a block printed, for a failure message. */
 export function tail(stdout: string, stderr: string): string {
   return `--- stdout ---\n${stdout.slice(-3000)}\n--- stderr ---\n${stderr.slice(-3000)}`;
+}
+
+/**
+ * A program and the blocks that continue it, as one module: each block in a
+ * scope of its own after the program (so it sees what the program defined and
+ * may reuse a name another block used), its imports turned into the same
+ * bindings from `await import(…)` inside that scope, and a line on stderr
+ * naming the block before it runs, so a failure says which block failed.
+ */
+export function continuedProgram(
+  program: string,
+  blocks: readonly { readonly name: string; readonly code: string }[],
+): string {
+  const scoped = blocks.map(({ name, code }) => {
+    const body = code.replace(
+      /^import (?:\{([^}]*)\}|\* as (\w+)|(\w+)) from ('[^']+'|"[^"]+");?$/gm,
+      (
+        _line,
+        named: string | undefined,
+        namespace: string | undefined,
+        fallback: string | undefined,
+        from,
+      ) => {
+        if (namespace) return `const ${namespace} = await import(${from});`;
+        if (fallback) return `const { default: ${fallback} } = await import(${from});`;
+        const bindings = (named ?? '')
+          .split(',')
+          .map((each) =>
+            each
+              .trim()
+              .replace(/^type\s+\w+$/, '')
+              .replace(/\s+as\s+/, ': '),
+          )
+          .filter(Boolean);
+        return `const { ${bindings.join(', ')} } = await import(${from});`;
+      },
+    );
+    return `{\nconsole.error(${JSON.stringify(`» ${name}`)});\n${body}}\n`;
+  });
+  return `${program}\n${scoped.join('\n')}`;
 }
