@@ -14,6 +14,7 @@ const PAGES = [
   'CHANGELOG.md',
   'CONTRIBUTING.md',
   'examples/README.md',
+  'client/README.md',
   ...readdirSync(join(ROOT, 'docs'))
     .filter((name) => name.endsWith('.md'))
     .map((name) => `docs/${name}`),
