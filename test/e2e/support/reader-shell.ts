@@ -98,18 +98,19 @@ export class ReaderShell {
   run(code: string, timeoutMs = 90_000): Promise<ShellRun> {
     const block = join(this.dir, '.reader', `block-${++this.blocks}.sh`);
     writeFileSync(block, this.localize(code));
+    const fresh = join(this.dir, '.reader', 'fresh.txt');
     const script = [
       'set -euo pipefail',
       'curl() { command curl --fail-with-body "$@"; }',
-      `__reader_before=" $(compgen -v | tr '\\n' ' ') "`,
+      `declare -p > '${fresh}'`,
       `if [ -f '${this.state}' ]; then source '${this.state}'; fi`,
       `source '${block}'`,
-      // Everything the page has set so far, for the next block.
-      'for __reader_name in $(compgen -v); do',
-      '  case "$__reader_before" in *" $__reader_name "*) continue ;; esac',
-      '  case "$__reader_name" in __reader_* | _* | BASH_* | PIPESTATUS | FUNCNAME | COLUMNS | LINES) continue ;; esac',
-      '  declare -p "$__reader_name"',
-      `done > '${this.state}.next'`,
+      // What the page has set or changed so far, against a terminal just opened, for the next block:
+      // variables (new or changed, exported or not) and functions.
+      `declare -p | grep -vxFf '${fresh}' | grep -Ev '^declare -[-a-zA-Z]* (__reader_|_=|BASH|PIPESTATUS=|FUNCNAME=|COLUMNS=|LINES=)' > '${this.state}.next' || true`,
+      'for __reader_function in $(compgen -A function); do',
+      '  [ "$__reader_function" = curl ] || declare -f "$__reader_function"',
+      `done >> '${this.state}.next'`,
       `mv '${this.state}.next' '${this.state}'`,
     ].join('\n');
     const env: NodeJS.ProcessEnv = Object.fromEntries(
