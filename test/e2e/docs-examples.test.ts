@@ -36,6 +36,14 @@ type Step =
   | { readonly title: string; readonly block: DocBlock }
   | { readonly title: string; readonly program: string; readonly continuations: readonly DocBlock[] };
 
+/** The blocks of `page` that continue the program it has the reader save as `path`, named for failures. */
+function continuationsOf(page: string, path: string): DocBlock[] {
+  return docBlocks(page).filter((block) => {
+    const use = useOf(block);
+    return use.kind === 'continuation' && use.of === path;
+  });
+}
+
 /**
  * What this test does with a page, in the page's order: its shell, file and
  * output blocks, and each program's continuations run together where the last
@@ -50,11 +58,8 @@ function steps(page: string): Step[] {
       result.push({ title: `${where(block)} ${block.code.split('\n')[0]?.slice(0, 70) ?? ''}`, block });
     }
     if (use.kind !== 'continuation') continue;
-    const continuations = blocks.filter((each) => {
-      const other = useOf(each);
-      return other.kind === 'continuation' && other.of === use.of;
-    });
-    if (continuations.at(-1) !== block) continue;
+    const continuations = continuationsOf(page, use.of);
+    if (continuations.at(-1)?.line !== block.line) continue;
     const first = continuations[0] as DocBlock;
     result.push({
       title: `${page}:${first.line}-${block.line} ${use.of} continued by ${continuations.length} blocks`,
@@ -149,6 +154,21 @@ describe.each(PAGES)('%s, followed line by line', (page) => {
     const use = useOf(block);
     if (use.kind === 'file') {
       shell.save(use.path, block.code);
+      if (/\.[cm]?ts$/.test(use.path)) {
+        // The program as the page's later blocks continue it, checked as TypeScript before it runs.
+        const checked = use.path.replace(/(\.\w+)$/, '.checked$1');
+        shell.save(
+          checked,
+          continuedProgram(
+            block.code,
+            continuationsOf(page, use.path).map((each) => ({ name: where(each), code: each.code })),
+          ),
+        );
+        const check = await shell.typeCheck(checked);
+        if (check.status !== 0) {
+          throw new Error(`${where(block)} does not type-check:\n${tail(check.stdout, check.stderr)}`);
+        }
+      }
       return;
     }
     if (use.kind === 'output') {

@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import {
   existsSync,
   mkdirSync,
@@ -65,6 +65,8 @@ export class ReaderShell {
       mkdirSync(join(modules, '.bin'), { recursive: true });
       symlinkSync(project.packageDir, join(modules, 'longhaul-client'));
       symlinkSync('../longhaul-client/dist/cli.js', join(modules, '.bin', 'longhaul'));
+      // A TypeScript reader's Node types (npm install -D @types/node).
+      symlinkSync(join(ROOT, 'node_modules', '@types'), join(modules, '@types'));
       writeFileSync(join(this.dir, 'package.json'), '{ "private": true }\n');
       // This project's Node 24 after the reader's own bins, as a reader with Node 24 has it.
       this.path = `${join(modules, '.bin')}${delimiter}${BIN}`;
@@ -156,6 +158,37 @@ export class ReaderShell {
         clearTimeout(timer);
         resolveRun({ status, stdout, stderr });
       });
+    });
+  }
+
+  /**
+   * Type-checks a saved TypeScript file as a reader's editor would, strict,
+   * for the Node it runs on: what Node's type stripping runs without looking.
+   */
+  typeCheck(path: string): Promise<ShellRun> {
+    return new Promise((resolveCheck) => {
+      execFile(
+        join(BIN, 'tsc'),
+        [
+          ...['--noEmit', '--strict', '--skipLibCheck', '--allowImportingTsExtensions'],
+          ...[
+            '--module',
+            'nodenext',
+            '--moduleResolution',
+            'nodenext',
+            '--target',
+            'es2023',
+            '--types',
+            'node',
+          ],
+          path,
+        ],
+        { cwd: this.dir, timeout: 60_000 },
+        (error, stdout, stderr) => {
+          const status = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
+          resolveCheck({ status, stdout, stderr });
+        },
+      );
     });
   }
 
