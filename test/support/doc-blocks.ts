@@ -26,7 +26,7 @@ const ROOT = resolve(__dirname, '../..');
 export const DOC_PAGES: readonly string[] = [
   'README.md',
   'CONTRIBUTING.md',
-  ...readdirSync(join(ROOT, 'docs'))
+  ...readdirSync(join(ROOT, 'docs'), { recursive: true, encoding: 'utf8' })
     .filter((name) => name.endsWith('.md'))
     .sort()
     .map((name) => `docs/${name}`),
