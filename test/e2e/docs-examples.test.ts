@@ -2,20 +2,22 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildPackage } from '../../client/scripts/build-package';
-import { DOC_PAGES, type DocBlock, docBlocks, matchesOutput, useOf, where } from '../support/doc-blocks';
+import {
+  continuedProgram,
+  DOC_PAGES,
+  type DocBlock,
+  docBlocks,
+  matchesOutput,
+  useOf,
+  where,
+} from '../support/doc-blocks';
 import { generateTestAudio } from '../support/test-audio';
 import {
   OWN_PROVIDER_FOR_EVERY_JOB_TYPE,
   type RunningLocalStack,
   startLocalStack,
 } from './support/local-stack';
-import {
-  continuedProgram,
-  type ReaderProject,
-  ReaderShell,
-  type ShellRun,
-  tail,
-} from './support/reader-shell';
+import { type ReaderProject, ReaderShell, type ShellRun, tail } from './support/reader-shell';
 
 /**
  * Every page of the documentation followed line by line, as a reader with a

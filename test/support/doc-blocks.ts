@@ -139,3 +139,43 @@ export function matchesOutput(expected: string, printed: string): boolean {
     .join('');
   return new RegExp(`^${pattern}$`).test(`${printed.trimEnd()}\n`);
 }
+
+/**
+ * A program and the blocks that continue it, as one module: each block in a
+ * scope of its own after the program (so it sees what the program defined and
+ * may reuse a name another block used), its imports turned into the same
+ * bindings from `await import(…)` inside that scope, and a line on stderr
+ * naming the block before it runs, so a failure says which block failed.
+ */
+export function continuedProgram(
+  program: string,
+  blocks: readonly { readonly name: string; readonly code: string }[],
+): string {
+  const scoped = blocks.map(({ name, code }) => {
+    const body = code.replace(
+      /^import (?:\{([^}]*)\}|\* as (\w+)|(\w+)) from ('[^']+'|"[^"]+");?$/gm,
+      (
+        _line,
+        named: string | undefined,
+        namespace: string | undefined,
+        fallback: string | undefined,
+        from,
+      ) => {
+        if (namespace) return `const ${namespace} = await import(${from});`;
+        if (fallback) return `const { default: ${fallback} } = await import(${from});`;
+        const bindings = (named ?? '')
+          .split(',')
+          .map((each) =>
+            each
+              .trim()
+              .replace(/^type\s+\w+$/, '')
+              .replace(/\s+as\s+/, ': '),
+          )
+          .filter(Boolean);
+        return `const { ${bindings.join(', ')} } = await import(${from});`;
+      },
+    );
+    return `{\nconsole.error(${JSON.stringify(`» ${name}`)});\n${body}}\n`;
+  });
+  return `${program}\n${scoped.join('\n')}`;
+}

@@ -1,6 +1,14 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { blocksOf, DOC_PAGES, docBlocks, matchesOutput, useOf, where } from '../support/doc-blocks';
+import {
+  blocksOf,
+  continuedProgram,
+  DOC_PAGES,
+  docBlocks,
+  matchesOutput,
+  useOf,
+  where,
+} from '../support/doc-blocks';
 
 /**
  * Every code block of the documentation says how it is checked: run by
@@ -59,6 +67,38 @@ describe('an expected output', () => {
     expect(matchesOutput('a\nb\n', 'a\n')).toBe(false);
     expect(matchesOutput('a\n', 'a\nb\n')).toBe(false);
     expect(matchesOutput('(1)\n', '1\n')).toBe(false);
+  });
+});
+
+describe('a program continued by blocks', () => {
+  it('runs each block after the program in a scope of its own, named on stderr, its imports bound there', () => {
+    const program = continuedProgram("import { a } from 'x';\nconst job = 1;\n", [
+      {
+        name: 'page.md:3',
+        code: "import { b, c as d } from 'y';\nimport * as z from 'node:fs';\nconst job2 = job;\n",
+      },
+      { name: 'page.md:9', code: "import e from 'w';\nconst job2 = e;\n" },
+    ]);
+    expect(program).toBe(
+      [
+        "import { a } from 'x';",
+        'const job = 1;',
+        '',
+        '{',
+        'console.error("» page.md:3");',
+        "const { b, c: d } = await import('y');",
+        "const z = await import('node:fs');",
+        'const job2 = job;',
+        '}',
+        '',
+        '{',
+        'console.error("» page.md:9");',
+        "const { default: e } = await import('w');",
+        'const job2 = e;',
+        '}',
+        '',
+      ].join('\n'),
+    );
   });
 });
 
