@@ -1,12 +1,13 @@
 import { execFile, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { type BrowserContext, chromium } from 'playwright-core';
 import { pollUntil, type RunningLocalStack, startLocalStack } from '../../local/harness/local-stack';
+import { docBlocks, useOf } from '../support/doc-blocks';
 import { chromiumForTests } from './support/chromium';
 
 /**
@@ -32,16 +33,13 @@ const TERMINAL = ['succeeded', 'failed', 'canceled'];
 
 let stack: RunningLocalStack;
 
-/** The shell blocks of `page` under `heading` (up to the next heading of that level). */
+/** The shell blocks of `page` under `heading` (up to the next heading). */
 function shellBlocks(page: string, heading: string): string[] {
-  const text = readFileSync(join(ROOT, page), 'utf8');
-  const start = text.indexOf(`\n${heading}\n`);
-  if (start < 0) throw new Error(`${page}: no heading ${heading}`);
-  const level = heading.split(' ')[0];
-  const rest = text.slice(start + heading.length + 2);
-  const end = rest.search(new RegExp(`^${level} `, 'm'));
-  const section = end < 0 ? rest : rest.slice(0, end);
-  return [...section.matchAll(/^```sh\n([\s\S]*?)^```/gm)].map((match) => match[1] ?? '');
+  const blocks = docBlocks(page).filter(
+    (block) => block.heading === heading && useOf(block).kind === 'shell',
+  );
+  if (blocks.length === 0) throw new Error(`${page}: no shell blocks under ${heading}`);
+  return blocks.map((block) => block.code);
 }
 
 /** The words of a shell command as `sh` would split them: quotes, line continuations, and `$(node -e …)` key minting. */

@@ -7,6 +7,7 @@ import {
   type RunningLocalStack,
   startLocalStack,
 } from '../../local/harness/local-stack';
+import { docBlocks } from '../support/doc-blocks';
 
 /**
  * A job type added the way docs/job-types.md's "Add your own job type" says, word
@@ -28,11 +29,9 @@ const FOLLOW_UP =
 
 /** The guide's code blocks: the job type's file, then its registration. */
 function guide(): { module: string; registration: string } {
-  const guidePage = readFileSync(join(ROOT, 'docs/job-types.md'), 'utf8');
-  const section = guidePage.slice(guidePage.indexOf('## Add your own job type'));
-  const [module, registration] = [...section.matchAll(/```ts\n([\s\S]*?)```/g)].map(
-    (match) => match[1] ?? '',
-  );
+  const [module, registration] = docBlocks('docs/job-types.md')
+    .filter((block) => block.heading === '## Add your own job type' && block.info.startsWith('ts '))
+    .map((block) => block.code);
   if (!module || !registration) throw new Error('docs/job-types.md: the job type guide lost its code blocks');
   return { module, registration };
 }

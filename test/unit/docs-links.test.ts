@@ -15,6 +15,7 @@ const PAGES = [
   'CONTRIBUTING.md',
   'examples/README.md',
   'local/README.md',
+  'client/README.md',
   ...readdirSync(join(ROOT, 'docs'))
     .filter((name) => name.endsWith('.md'))
     .map((name) => `docs/${name}`),
