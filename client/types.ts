@@ -80,6 +80,8 @@ type JobBase = {
   readonly replayOf?: string;
   /** A cancel asked of a job not yet settled: a publish whose child jobs are still running out, or a job in review. */
   readonly cancelRequestedAt?: string;
+  /** It succeeded, but its outputs were removed since (its media item deleted, its version replaced): `result` is null. */
+  readonly outputsRemoved?: true;
 };
 
 /**

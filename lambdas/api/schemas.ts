@@ -101,6 +101,12 @@ const jobFields = {
     .describe(
       'When a cancel was asked of a job that is not settled yet: an audio.publish stays `running` until every chunk and embedding job it made is settled (one at a provider that cannot stop runs out there), then becomes `canceled`; a job in review keeps its status for an operator. Absent otherwise, and once the job is finished.',
     ),
+  outputsRemoved: z
+    .literal(true)
+    .optional()
+    .describe(
+      'The job succeeded, but its outputs were removed since (its media item was deleted, or a newer version replaced it and its grace period ended): its result is then null. Absent otherwise.',
+    ),
 };
 
 export const job = z

@@ -290,6 +290,8 @@ export interface JobResource {
   readonly replayOf?: string;
   /** A cancel asked of a job still settling (its children running out) or in review. */
   readonly cancelRequestedAt?: string;
+  /** Its outputs were removed (its media item deleted, or its version retired): its result is null. */
+  readonly outputsRemoved?: true;
 }
 
 export function toResource(job: Job): JobResource {

@@ -17,7 +17,9 @@ const OUTPUT_KEY = /^([a-z][A-Za-z0-9]*)Key$/;
 
 /**
  * The job as clients see it: stored output keys (`<field>Key`) become fresh
- * presigned URLs (`<field>Url`), so a URL never outlives its signature in storage.
+ * presigned URLs (`<field>Url`), so a URL never outlives its signature in
+ * storage. A job whose stream was removed (its media item deleted, its
+ * version retired) shows no result, and says why.
  */
 export async function presentJob(
   job: Job,
@@ -29,9 +31,11 @@ export async function presentJob(
   for (const [name, value] of Object.entries(job.result)) {
     const file = OUTPUT_KEY.exec(name)?.[1];
     if (file && typeof value === 'string') result[`${file}Url`] = await outputs.outputUrl(value);
-    else if (name === STREAM_FIELD)
-      Object.assign(result, await servePlaylists(outputs, job, value as TranscodeResult));
-    else result[name] = value;
+    else if (name === STREAM_FIELD) {
+      const served = await servePlaylists(outputs, job, value as TranscodeResult);
+      if (!served) return { ...resource, result: null, outputsRemoved: true };
+      Object.assign(result, served);
+    } else result[name] = value;
   }
   return { ...resource, result };
 }

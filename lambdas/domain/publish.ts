@@ -234,22 +234,30 @@ export interface ServedStream {
  * the rewritten copies are kept under `<job>/served/` (written again on each
  * call: a URL handed out earlier keeps working until its own expiry, and
  * reads fresh signatures). URLs expire with the output URL lifetime, and
- * only a request that may read the job gets any.
+ * only a request that may read the job gets any. Undefined when a playlist
+ * is gone: the stream was removed (its media item deleted, or its version
+ * retired), and nothing is served or written for it.
  */
 export async function servePlaylists(
   outputs: Pick<OutputStore, 'getOutput' | 'putOutput' | 'outputUrl'>,
   job: Pick<PublishJob, 'id' | 'tenantId'>,
   stream: TranscodeResult,
-): Promise<ServedStream> {
+): Promise<ServedStream | undefined> {
   const hlsPrefix = `${jobOutputPrefix(job)}hls/`;
   const servedPrefix = `${jobOutputPrefix(job)}served/`;
   const servedKeyOf = (key: string) => `${servedPrefix}${key.slice(hlsPrefix.length)}`;
   if (!stream.playlistKey.startsWith(hlsPrefix)) {
     throw new RangeError(`The playlist ${stream.playlistKey} is not under the job's stream.`);
   }
+  // Every playlist is read before any served copy is written, so a removed stream gets no copy back.
+  const texts = await Promise.all(
+    [stream.playlistKey, ...stream.renditions.map((r) => r.playlistKey)].map((key) => readText(outputs, key)),
+  );
+  if (texts.some((text) => text === undefined)) return undefined;
+  const [masterText, ...renditionTexts] = texts as string[];
   const servedMedia = new Map<string, string>();
-  for (const rendition of stream.renditions) {
-    const text = await readText(outputs, rendition.playlistKey);
+  for (const [index, rendition] of stream.renditions.entries()) {
+    const text = renditionTexts[index] as string;
     const base = path.posix.dirname(rendition.playlistKey);
     const uris = [parseMediaPlaylist(text).initUri, ...parseMediaPlaylist(text).segments.map((s) => s.uri)];
     const signed = new Map<string, string>();
@@ -265,7 +273,7 @@ export async function servePlaylists(
     servedMedia.set(rendition.playlistKey, await outputs.outputUrl(served));
   }
   const masterBase = path.posix.dirname(stream.playlistKey);
-  const master = rewritePlaylistUris(await readText(outputs, stream.playlistKey), (uri) => {
+  const master = rewritePlaylistUris(masterText as string, (uri) => {
     const url = servedMedia.get(resolveUnder(masterBase, uri, hlsPrefix));
     if (url === undefined) throw new RangeError(`The master playlist names ${uri}, which is no rendition.`);
     return url;
@@ -313,10 +321,9 @@ function signedOrThrow(signed: ReadonlyMap<string, string>, uri: string): string
   return url;
 }
 
-async function readText(outputs: Pick<OutputStore, 'getOutput'>, key: string): Promise<string> {
+async function readText(outputs: Pick<OutputStore, 'getOutput'>, key: string): Promise<string | undefined> {
   const bytes = await outputs.getOutput(key);
-  if (!bytes) throw new Error(`The stream's playlist ${key} is missing.`);
-  return new TextDecoder().decode(bytes);
+  return bytes && new TextDecoder().decode(bytes);
 }
 
 /** Runs `work` on the job's input fetched into a scratch directory of its own, removed afterwards. */

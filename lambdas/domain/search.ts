@@ -109,7 +109,7 @@ async function playable(deps: SearchDeps, tenantId: string, itemId: string): Pro
   const stream = job.result?.stream as TranscodeResult | undefined;
   if (!stream) return undefined;
   const served = await servePlaylists(deps.outputs, job, stream);
-  return { job, playlistUrl: served.playlistUrl };
+  return served && { job, playlistUrl: served.playlistUrl };
 }
 
 function hitOf(

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { Longhaul } from '../../client';
+import { type Job, Longhaul } from '../../client';
 import {
   documentClient,
   OWN_PROVIDER_FOR_EVERY_JOB_TYPE,
@@ -250,6 +250,23 @@ describe('the media library', () => {
       { type: 'media.version.superseded', version: 1, supersededBy: 2 },
       { type: 'media.version.published', version: 2 },
     ]);
+
+    // Taken down once published: its versions' jobs stay, shown without the outputs that were removed.
+    expect((await api('DELETE', `/v1/media/${item.id}`)).status).toBe(204);
+    await pollUntil(async () => (await objectsUnder(outputPrefixOf(second))).length === 0, {
+      timeoutMs: 60_000,
+      intervalMs: 250,
+      description: 'the published version retired',
+    });
+    const shown = await api<Job>('GET', `/v1/jobs/${second}`);
+    expect(shown).toMatchObject({
+      status: 200,
+      body: { status: 'succeeded', result: null, outputsRemoved: true },
+    });
+    const listed = await api<{ items: Job[] }>('GET', '/v1/jobs?limit=100');
+    expect(listed.status).toBe(200);
+    expect(listed.body.items.find((job) => job.id === second)).toMatchObject({ outputsRemoved: true });
+    expect(await objectsUnder(outputPrefixOf(second))).toEqual([]);
   });
 
   it('across a switch, polling every 100 ms never finds a hit whose stream fails or belongs to another version', async () => {

@@ -184,6 +184,7 @@ describe('the SDK types', () => {
       finishedAt: true,
       replayOf: true,
       cancelRequestedAt: true,
+      outputsRemoved: true,
     };
     const adminFields: Record<keyof AdminJob, true> = { ...jobFields, tenantId: true };
     const eventFields: Record<keyof TimelineEvent, true> = {

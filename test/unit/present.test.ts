@@ -35,6 +35,27 @@ describe('presentJob', () => {
   );
 });
 
+describe('presentJob of a publish whose stream was removed', () => {
+  it('shows no result, says its outputs were removed, and writes nothing', async () => {
+    const prefix = 'outputs/acme/job_aaaaaaaaaaaaaaaaaaaaaaaaaa/';
+    const stored = {
+      durationSeconds: 60,
+      transcriptKey: `${prefix}transcript.json`,
+      passages: [],
+      stream: {
+        playlistKey: `${prefix}hls/master.m3u8`,
+        renditions: [{ bitrateKbps: 64, playlistKey: `${prefix}hls/64k/playlist.m3u8` }],
+      },
+    };
+    const outputs = new MemoryOutputs();
+
+    const shown = await presentJob(finished('audio.publish', stored), outputs);
+
+    expect(shown).toMatchObject({ status: 'succeeded', result: null, outputsRemoved: true });
+    expect(outputs.objects.size).toBe(0);
+  });
+});
+
 describe('toResource', () => {
   it('presents a job stored before jobs had a priority as standard, and a stored priority as it is', () => {
     const { priority: _priority, ...legacy } = finished('image.generate', {});

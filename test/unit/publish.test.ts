@@ -22,6 +22,7 @@ import {
   type PublishDeps,
   type PublishPlan,
   probeStep,
+  type ServedStream,
   servePlaylists,
   splitStep,
   transcodeStep,
@@ -166,7 +167,7 @@ describe('transcodeStep and servePlaylists', () => {
     }
     expect(outputs.objects.get(stream.playlistKey)?.contentType).toBe('application/vnd.apple.mpegurl');
 
-    const servedStream = await servePlaylists(outputs, JOB, stream);
+    const servedStream = (await servePlaylists(outputs, JOB, stream)) as ServedStream;
     const served = `${jobOutputPrefix(JOB)}served/`;
     expect(servedStream).toEqual({
       playlistUrl: `https://outputs.example/${served}master.m3u8`,
@@ -192,6 +193,17 @@ describe('transcodeStep and servePlaylists', () => {
     }
   });
 
+  it('serves nothing, and writes nothing, once the stream was removed', async () => {
+    const { deps, outputs } = setUp('sermon.m4a');
+    const stream = await transcodeStep(deps, JOB);
+    // Removed as a deleted item's outputs are: a rendition's playlist is gone, the rest still there.
+    outputs.objects.delete(stream.renditions[1]?.playlistKey as string);
+    const before = [...outputs.objects.keys()].sort();
+
+    expect(await servePlaylists(outputs, JOB, stream)).toBeUndefined();
+    expect([...outputs.objects.keys()].sort()).toEqual(before);
+  });
+
   it('plays in ffmpeg from presigned URLs alone, for as long as the recording lasts', async () => {
     const { deps, outputs } = setUp('sermon.m4a');
     const stream = await transcodeStep(deps, JOB);
@@ -215,7 +227,7 @@ describe('transcodeStep and servePlaylists', () => {
       const bucket = Object.assign(Object.create(outputs) as MemoryOutputs, {
         outputUrl: async (key: string) => `${origin}/${encodeURIComponent(key)}?X-Amz-Signature=signed`,
       });
-      const { playlistUrl } = await servePlaylists(bucket, JOB, stream);
+      const { playlistUrl } = (await servePlaylists(bucket, JOB, stream)) as ServedStream;
       const run = await runTool(
         mediaBinaries().ffmpeg,
         [
