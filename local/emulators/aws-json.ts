@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type Listening, listen } from './listen';
 
 /**
  * The AWS JSON 1.1 wire protocol that the SDK speaks to EventBridge and
@@ -37,12 +37,7 @@ export interface AwsJsonService {
   readonly get?: (path: string) => unknown;
 }
 
-export interface AwsJsonServer {
-  readonly endpoint: string;
-  stop(): Promise<void>;
-}
-
-export async function startAwsJsonServer(host: string, service: AwsJsonService): Promise<AwsJsonServer> {
+export async function startAwsJsonServer(host: string, service: AwsJsonService): Promise<Listening> {
   async function serve(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const send = (status: number, payload: unknown, contentType = CONTENT_TYPE) => {
       const text = JSON.stringify(payload);
@@ -85,25 +80,7 @@ export async function startAwsJsonServer(host: string, service: AwsJsonService):
   const server = createServer((request, response) => {
     void serve(request, response);
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const { port } = server.address() as AddressInfo;
-  let stopped: Promise<void> | undefined;
-  return {
-    endpoint: `http://${host}:${port}`,
-    stop() {
-      stopped ??= new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
-      return stopped;
-    },
-  };
+  return listen(server, host);
 }
 
 async function readJson(request: IncomingMessage, maxBytes: number): Promise<Record<string, unknown>> {

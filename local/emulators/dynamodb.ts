@@ -7,7 +7,6 @@ import {
   type OutgoingHttpHeaders,
   type Server,
 } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { crc32 } from 'node:zlib';
 import {
   BatchWriteItemCommand,
@@ -23,6 +22,7 @@ import {
 import dynalite = require('dynalite');
 
 import { type Call, type Item, type PlainWrite, type Reply, Transactions } from './dynamodb-transactions';
+import { type Listening, listen } from './listen';
 import { ReadersWriterLock } from './readers-writer-lock';
 
 /**
@@ -84,6 +84,7 @@ export async function startDynamoDbEmulator(options: {
   const instant = { createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 };
   const lagMs = options.indexLagMs ?? 0;
   const started: Listening[] = [];
+  // Stopping a dynalite closes its LevelDB once pending writes are done, so the next start finds every write.
   const start = async (server: Server) => {
     const listening = await listen(server, options.host);
     started.push(listening);
@@ -252,11 +253,6 @@ interface Answer {
   readonly body: Buffer;
 }
 
-interface Listening {
-  readonly endpoint: string;
-  stop(): Promise<void>;
-}
-
 function ownRequest(operation: string, body: object): Forwarded {
   const payload = Buffer.from(JSON.stringify(body));
   return {
@@ -364,29 +360,6 @@ function sendTo(agent: Agent, endpoint: string, forward: Forwarded): Promise<Ans
     outgoing.once('error', reject);
     outgoing.end(forward.body);
   });
-}
-
-async function listen(server: Server, host: string): Promise<Listening> {
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const { port } = server.address() as AddressInfo;
-  let stopped: Promise<void> | undefined;
-  return {
-    endpoint: `http://${host}:${port}`,
-    stop() {
-      // dynalite's close also closes LevelDB once pending writes are done, so the next start finds every write.
-      stopped ??= new Promise<void>((resolve, reject) => {
-        server.close((error) => (error ? reject(error) : resolve()));
-        server.closeAllConnections();
-      });
-      return stopped;
-    },
-  };
 }
 
 /** Creates every table of `from` in `to` and copies its items: where the lagging index starts. */

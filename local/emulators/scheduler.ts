@@ -1,12 +1,12 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import {
   nextRunAfter,
   parseScheduleExpression,
   type ScheduleExpression,
 } from '../../config/schedule-expressions';
 import { writeFileAtomically } from '../data-dir';
+import { listen } from './listen';
 
 /**
  * EventBridge Scheduler's schedule API as the handlers call it
@@ -256,19 +256,17 @@ export async function startSchedulerEmulator(options: {
   const server = createServer((request, response) => {
     serve(request, response).catch(() => response.destroy());
   });
-  await new Promise<void>((resolve) => server.listen(0, options.host, resolve));
-  const { port } = server.address() as AddressInfo;
+  const listening = await listen(server, options.host);
   const timer = setInterval(() => {
     fireDue().catch((error: unknown) => options.log(`scheduler: a tick failed: ${(error as Error).message}`));
   }, TICK_MS);
   return {
-    endpoint: `http://${options.host}:${port}`,
+    endpoint: listening.endpoint,
     fireDue,
     async stop() {
       clearInterval(timer);
       await firing?.catch(() => undefined);
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await listening.stop();
     },
   };
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { WebSocket } from 'ws';
+import { listen } from '../emulators/listen';
 import { discardRest, readBody, TOO_LARGE } from '../gateway/body';
 import { LOCAL_STAGE } from '../gateway/events';
 import type { ConnectionIdentity } from './events';
@@ -139,23 +139,6 @@ export async function startManagementApi(options: {
       else response.destroy();
     });
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, options.host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const { port } = server.address() as AddressInfo;
-  let closed: Promise<void> | undefined;
-  return {
-    callbackUrl: `http://${options.host}:${port}/${LOCAL_STAGE}`,
-    close() {
-      closed ??= new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
-      return closed;
-    },
-  };
+  const listening = await listen(server, options.host);
+  return { callbackUrl: `${listening.endpoint}/${LOCAL_STAGE}`, close: listening.stop };
 }

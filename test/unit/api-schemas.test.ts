@@ -41,7 +41,7 @@ import type {
 import type { IssuedStreamTicket, issuedStreamTicket } from '../../lambdas/domain/stream-tickets';
 import type { tenantUsage } from '../../lambdas/domain/tenant-settings';
 import type { TenantUsage as ServerTenantUsage, TenantResource } from '../../lambdas/domain/tenants';
-import type { Equals, Extends } from './support/type-assertions';
+import type { DeepReadonly, Equals, Extends } from './support/type-assertions';
 
 /**
  * The API's resources are written once, as the zod schemas the OpenAPI
@@ -52,13 +52,6 @@ import type { Equals, Extends } from './support/type-assertions';
  * field added, dropped, renamed or retyped on either side without the schema
  * fails `tsc --noEmit`.
  */
-
-/** T with every member and array, however deep, read-only: the SDK's and the server's types are, zod's are not. */
-type DeepReadonly<T> = T extends readonly (infer I)[]
-  ? readonly DeepReadonly<I>[]
-  : T extends object
-    ? { readonly [K in keyof T]: DeepReadonly<T[K]> }
-    : T;
 
 /** What the API answers with, as its schema types it. */
 type Answer<S extends z.ZodType> = DeepReadonly<z.output<S>>;

@@ -87,20 +87,13 @@ import type {
   TenantChanges,
   TenantResource,
 } from '../../lambdas/domain/tenants';
-import type { Equals, Extends } from './support/type-assertions';
+import type { DeepReadonly, Equals, Extends } from './support/type-assertions';
 
 /**
  * The SDK keeps its own copy of the API's shapes (it must not depend on the
  * server's code). These tests hold the copy to the OpenAPI document and, at
  * compile time, to the server's types.
  */
-
-/** T with every member and array, however deep, read-only: the SDK's types are, the server's zod types are not. */
-type DeepReadonly<T> = T extends readonly (infer I)[]
-  ? readonly DeepReadonly<I>[]
-  : T extends object
-    ? { readonly [K in keyof T]: DeepReadonly<T[K]> }
-    : T;
 
 describe('the SDK route table', () => {
   const documented = new Map(
