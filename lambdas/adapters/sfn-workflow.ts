@@ -77,19 +77,23 @@ export class SfnWorkflow implements Workflow {
   }
 
   async redrive(executionName: string, clientToken: string): Promise<'redriven' | 'running'> {
-    try {
-      await this.client.send(
-        new RedriveExecutionCommand({
-          executionArn: executionArn(this.machine(), executionName),
-          clientToken,
-        }),
-      );
-      return 'redriven';
-    } catch (error) {
-      if (error instanceof ExecutionNotRedrivable && (await this.status(executionName)) === 'RUNNING') {
-        return 'running';
+    // An execution on its failure path is not redrivable until it has failed; one that failed between
+    // the refusal and the look at its status is redriven then. Once: a second refusal stands.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.client.send(
+          new RedriveExecutionCommand({
+            executionArn: executionArn(this.machine(), executionName),
+            clientToken,
+          }),
+        );
+        return 'redriven';
+      } catch (error) {
+        if (!(error instanceof ExecutionNotRedrivable)) throw error;
+        const status = await this.status(executionName);
+        if (status === 'RUNNING') return 'running';
+        if (status !== 'FAILED' || attempt === 2) throw error;
       }
-      throw error;
     }
   }
 

@@ -195,4 +195,33 @@ describe('redrive', () => {
     await expect(workflow.redrive('job_a-g1', 'resume-1')).rejects.toBeInstanceOf(ExecutionNotRedrivable);
     sfn.restore();
   });
+
+  it('redrives an execution that failed between the refusal and the look at its status', async () => {
+    const sfn = mockClient(SFNClient);
+    sfn
+      .on(RedriveExecutionCommand)
+      .rejectsOnce(new ExecutionNotRedrivable({ message: 'Execution is RUNNING', $metadata: {} }))
+      .resolves({ redriveDate: at(0) });
+    sfn.on(DescribeExecutionCommand).resolves({ status: 'FAILED' });
+
+    await expect(new SfnWorkflow(new SFNClient({}), MACHINE).redrive('job_a-g1', 'resume-1')).resolves.toBe(
+      'redriven',
+    );
+    expect(sfn.commandCalls(RedriveExecutionCommand)).toHaveLength(2);
+    sfn.restore();
+  });
+
+  it('gives up when a failed execution refuses a second redrive', async () => {
+    const sfn = mockClient(SFNClient);
+    sfn
+      .on(RedriveExecutionCommand)
+      .rejects(new ExecutionNotRedrivable({ message: 'redrive limit', $metadata: {} }));
+    sfn.on(DescribeExecutionCommand).resolves({ status: 'FAILED' });
+
+    await expect(
+      new SfnWorkflow(new SFNClient({}), MACHINE).redrive('job_a-g1', 'resume-1'),
+    ).rejects.toBeInstanceOf(ExecutionNotRedrivable);
+    expect(sfn.commandCalls(RedriveExecutionCommand)).toHaveLength(2);
+    sfn.restore();
+  });
 });
