@@ -11,7 +11,7 @@ import { PROVIDER_NAMES, PROVIDERS } from '../../config/providers';
 import { DynamoDbJobStore } from '../../lambdas/adapters/dynamodb-job-store';
 import { type OperationObject, openApiDocument, type ResponseObject } from '../../lambdas/api/openapi';
 import { deriveJobId, fingerprint } from '../../lambdas/domain/idempotency';
-import { newJob } from '../../lambdas/domain/job';
+import { type JobResource, newJob } from '../../lambdas/domain/job';
 import { signPayload } from '../../lambdas/shared/signature';
 import { localDefaults } from '../../local/config';
 import {
@@ -662,16 +662,20 @@ describe('POST /v1/search', () => {
 describe('admin routes', () => {
   it('lists jobs in review, resolves one, redrives the dead-letter queue and refuses tenant keys', async () => {
     // The fault meets the next submission: no job of an earlier test may still be on its way to the provider.
+    let active: string[] = [];
     await pollUntil(
       async () => {
+        active = [];
         for (const status of ['queued', 'running']) {
-          const page = await send('get', '/v1/jobs', `/v1/jobs?status=${status}&limit=1`);
-          if (page.body.items.length > 0) return false;
+          const page = await send('get', '/v1/jobs', `/v1/jobs?status=${status}&limit=10`);
+          active.push(...page.body.items.map((job: JobResource) => `${job.id} (${job.type}, ${job.status})`));
         }
-        return true;
+        return active.length === 0;
       },
-      { timeoutMs: 30_000, intervalMs: 100, description: 'no job of an earlier test still active' },
-    );
+      { timeoutMs: 90_000, intervalMs: 100, description: 'no job of an earlier test still active' },
+    ).catch((error: Error) => {
+      throw new Error(`${error.message}: ${active.join(', ')}`);
+    });
     await sim('/_sim/faults', { mode: 'accept-then-drop', count: 1 });
     const ambiguous = await send('post', '/v1/jobs', '/v1/jobs', {
       idempotencyKey: freshKey(),
