@@ -40,7 +40,7 @@ describe('README.md', () => {
   it('gives the two commands CI runs (.ci/run: `npm ci`, then `npm test`), and how long the tests take', () => {
     expect(readme).toContain('`npm ci && npm start`');
     expect(readme).toContain('`npm ci && npm test`');
-    expect(readme).toMatch(/about ten minutes/);
+    expect(readme).toMatch(/about nine minutes/);
     expect(readme).toContain('`npx cdk synth`');
     expect(readme).toContain('`npx cdk deploy`');
     const ci = read('.ci/run').split('\n');
