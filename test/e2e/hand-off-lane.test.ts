@@ -6,6 +6,7 @@ import {
   sqsClient,
   startLocalStack,
 } from '../../local/harness/local-stack';
+import { apiCall } from './support/api';
 import { simulatorCall } from './support/simulator';
 
 /**
@@ -52,20 +53,7 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-const api = async (method: string, path: string, body?: unknown, idempotencyKey?: string) => {
-  const response = await fetch(`${stack.baseUrl}${path}`, {
-    method,
-    headers: {
-      'x-api-key': KEY,
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-      ...(idempotencyKey ? { 'idempotency-key': idempotencyKey } : {}),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  if (response.status >= 500) throw new Error(`${method} ${path} answered ${response.status}: ${text}`);
-  return { status: response.status, body: text ? JSON.parse(text) : undefined };
-};
+const api = apiCall(() => stack.baseUrl, KEY);
 
 const submit = async (name: string): Promise<string> => {
   const created = await api(

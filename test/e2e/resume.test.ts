@@ -8,6 +8,7 @@ import {
   sfnClient,
   startLocalStack,
 } from '../../local/harness/local-stack';
+import { apiCall } from './support/api';
 import { simulatorCall } from './support/simulator';
 
 /**
@@ -55,20 +56,7 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-async function api(method: string, path: string, body?: unknown, idempotencyKey?: string) {
-  const response = await fetch(`${stack.baseUrl}${path}`, {
-    method,
-    headers: {
-      'x-api-key': KEY,
-      ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-      ...(idempotencyKey ? { 'idempotency-key': idempotencyKey } : {}),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  if (response.status >= 500) throw new Error(`${method} ${path} answered ${response.status}: ${text}`);
-  return { status: response.status, body: text ? JSON.parse(text) : undefined };
-}
+const api = apiCall(() => stack.baseUrl, KEY);
 
 const sim = (path: string, body?: unknown) => simulatorCall(stack.endpoints.providerUrl)(path, body);
 const chargesFor = async (jobId: string) =>

@@ -11,6 +11,7 @@ import {
   sqsClient,
   startLocalStack,
 } from '../../local/harness/local-stack';
+import { apiCall } from './support/api';
 import { simulatorCall } from './support/simulator';
 
 /**
@@ -44,20 +45,7 @@ interface Ledger {
 function client(stack: RunningLocalStack) {
   const { providerUrl } = stack.endpoints;
   let counter = 0;
-  const api = async (method: string, path: string, body?: unknown, idempotencyKey?: string) => {
-    const response = await fetch(`${stack.baseUrl}${path}`, {
-      method,
-      headers: {
-        'x-api-key': KEY,
-        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-        ...(idempotencyKey ? { 'idempotency-key': idempotencyKey } : {}),
-      },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await response.text();
-    if (response.status >= 500) throw new Error(`${method} ${path} answered ${response.status}: ${text}`);
-    return { status: response.status, body: text ? JSON.parse(text) : undefined };
-  };
+  const api = apiCall(() => stack.baseUrl, KEY);
   const sim = simulatorCall(providerUrl);
   return {
     api,

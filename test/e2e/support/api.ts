@@ -1,0 +1,33 @@
+/** What the REST API answered: its status and its parsed JSON body. */
+export interface ApiAnswer {
+  readonly status: number;
+  readonly body: any;
+}
+
+/**
+ * Calls the REST API of a local stack with a tenant's key, a JSON body and an
+ * optional Idempotency-Key. A 5xx is never an answer a test expects: it throws
+ * with the body, so the failure names the server's error. `baseUrl` is read at
+ * each call, as a stack started in `beforeAll` is not there yet when this is made.
+ */
+export function apiCall(baseUrl: () => string, key: string) {
+  return async (
+    method: string,
+    path: string,
+    body?: unknown,
+    idempotencyKey?: string,
+  ): Promise<ApiAnswer> => {
+    const response = await fetch(`${baseUrl()}${path}`, {
+      method,
+      headers: {
+        'x-api-key': key,
+        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+        ...(idempotencyKey ? { 'idempotency-key': idempotencyKey } : {}),
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await response.text();
+    if (response.status >= 500) throw new Error(`${method} ${path} answered ${response.status}: ${text}`);
+    return { status: response.status, body: text ? JSON.parse(text) : undefined };
+  };
+}
