@@ -515,7 +515,9 @@ export class ProjectFunction extends Construct implements IGrantable {
   /**
    * Grants reading the history of `stateMachine`'s executions, where a job's
    * steps are recorded, and with `redrive` redriving them (a client's resume
-   * of its failed job), and nothing else on them; sets the handler's
+   * of its failed job) and describing them (a redrive refused while the
+   * execution still runs its failure path looks at whether it runs), and
+   * nothing else on them; sets the handler's
    * `resourceEnv[key]` to its ARN. Executions are named after jobs at run
    * time, so the grant covers every execution of this one state machine.
    */
@@ -527,14 +529,17 @@ export class ProjectFunction extends Construct implements IGrantable {
     const executions = executionsOf(this, stateMachine);
     this.role.addToPrincipalPolicy(
       new PolicyStatement({
-        actions: ['states:GetExecutionHistory', ...(options.redrive ? ['states:RedriveExecution'] : [])],
+        actions: [
+          'states:GetExecutionHistory',
+          ...(options.redrive ? ['states:RedriveExecution', 'states:DescribeExecution'] : []),
+        ],
         resources: [executions],
       }),
     );
     acknowledge(
       this.role,
       iam5ResourceFinding(this, executions, ''),
-      `Executions are named after their job at run time, so reading a job's step history${options.redrive ? ' and redriving its failed execution (a resume)' : ''} is granted on every execution (":*") of this one state machine, and on nothing else of it.`,
+      `Executions are named after their job at run time, so reading a job's step history${options.redrive ? ' and redriving its failed execution (a resume), and describing it, is' : ' is'} granted on every execution (":*") of this one state machine, and on nothing else of it.`,
     );
     return this.setResourceEnv(key, stateMachine.stateMachineArn);
   }

@@ -518,11 +518,12 @@ describe('api function', () => {
       ],
     };
     // A job's steps are read from its executions' histories, named after the job at run time; a resume
-    // redrives its job's failed execution. Nothing else of the executions, nor of the state machine.
+    // redrives its job's failed execution, and describes it when the redrive is refused because it still
+    // runs its failure path. Nothing else of the executions, nor of the state machine.
     expect(statementsFor(statements, 'states')).toEqual([
       {
         Effect: 'Allow',
-        Action: ['states:GetExecutionHistory', 'states:RedriveExecution'],
+        Action: ['states:DescribeExecution', 'states:GetExecutionHistory', 'states:RedriveExecution'],
         Resource: executions,
       },
     ]);
