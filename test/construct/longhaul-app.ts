@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { App, Validations } from 'aws-cdk-lib';
+import { App, Stack, Validations } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { jobQueueEnv, providerSecretEnv } from '../../config/layout';
 import { PROVIDER_NAMES, type ProviderName } from '../../config/providers';
@@ -78,6 +78,23 @@ const TEMPLATE_CACHE_DIR = path.join(REPO_ROOT, 'cdk.out', 'construct-test-templ
 
 /** How often a file waiting for another's synthesis of the same template looks for it. */
 const KEPT_TEMPLATE_POLL_MS = 100;
+
+/**
+ * A stack of its own for the construct under test, in an app with cdk.json's
+ * context and path metadata (tests find resources by their construct path).
+ * No stack matches an empty list of bundling stacks, so a function in it is
+ * synthesized without bundling its handler: these tests read the template only.
+ */
+export function stackUnderTest(id = 'Test'): Stack {
+  const app = new App({
+    context: {
+      ...cdkJsonContext(),
+      'aws:cdk:enable-path-metadata': true,
+      'aws:cdk:bundling-stacks': [],
+    },
+  });
+  return new Stack(app, id);
+}
 
 /**
  * The template of the app as `synthesizeLonghaul(env, { alarmEmail, skipBundling: true })`
