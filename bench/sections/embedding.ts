@@ -20,14 +20,13 @@ import {
   type ChargedCalls,
   chargedCalls,
   embeddingShare,
-  gapFigures,
   ledgerIntervals,
   limitUse,
   PARENT_EMBEDDING_STEPS,
   type RunCalls,
   runGaps,
 } from '../support/embedding';
-import type { SlotGaps } from '../support/hand-off';
+import { gapFigures, type SlotGaps } from '../support/hand-off';
 import { type BenchStack, type Ledger, startBenchStack } from '../support/stack';
 
 /**

@@ -1,5 +1,4 @@
-import { quantile } from './common';
-import { type SlotGaps, slotGaps } from './hand-off';
+import { slotGaps } from './hand-off';
 import type { LoggedCall } from './stack';
 
 /**
@@ -107,17 +106,6 @@ export function runGaps(
   }
   const queued = runs.map((run) => run.queuedAt);
   return { withinRuns, betweenRuns: slotGaps({ accepted, finished, queued, limit }) };
-}
-
-/** Count, p50, p99 and max of some gaps, in whole ms; undefined when there were none. */
-export function gapFigures(gaps: readonly number[]): SlotGaps | undefined {
-  if (gaps.length === 0) return undefined;
-  return {
-    gaps: gaps.length,
-    p50Ms: Math.round(quantile(gaps, 0.5)),
-    p99Ms: Math.round(quantile(gaps, 0.99)),
-    maxMs: Math.round(quantile(gaps, 1)),
-  };
 }
 
 /** Calls charged to some work: invocations and their billed time by function, requests by `service:Operation`. */

@@ -51,7 +51,11 @@ export function slotGaps({ accepted, finished, queued, limit }: SlotTimes): numb
 
 /** The gaps' count and order statistics; undefined when no slot was handed on with a job waiting. */
 export function slotGapFigures(times: SlotTimes): SlotGaps | undefined {
-  const gaps = slotGaps(times);
+  return gapFigures(slotGaps(times));
+}
+
+/** Count, p50, p99 and max of some gaps, in whole ms; undefined when there were none. */
+export function gapFigures(gaps: readonly number[]): SlotGaps | undefined {
   if (gaps.length === 0) return undefined;
   return {
     gaps: gaps.length,

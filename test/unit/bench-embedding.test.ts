@@ -1,11 +1,11 @@
 import {
   chargedCalls,
   embeddingShare,
-  gapFigures,
   ledgerIntervals,
   limitUse,
   runGaps,
 } from '../../bench/support/embedding';
+import { gapFigures } from '../../bench/support/hand-off';
 import type { LoggedCall } from '../../bench/support/stack';
 import { passageRuns } from '../../lambdas/domain/embedding';
 
