@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import { EMBEDDING_MODEL_NAMES } from '../embedding-models';
-import { defineJobType, OutputInvalidError, type ProviderBinding } from './job-type';
+import { defineJobType, jsonFile, OutputInvalidError, type ProviderBinding } from './job-type';
 
 /**
  * `audio.publish.embedding`: a run of an `audio.publish` job's passages,
@@ -80,14 +80,7 @@ const providers: { readonly bedrock: ProviderBinding<'bedrock'> } = {
         embeddings: answer.data.embeddings,
       };
       return {
-        files: [
-          {
-            field: 'embeddings',
-            fileName: EMBEDDINGS_FILE,
-            contentType: 'application/json',
-            content: { text: JSON.stringify(kept) },
-          },
-        ],
+        files: [jsonFile('embeddings', EMBEDDINGS_FILE, kept)],
         result: { count: input.count, inputTokens: answer.data.inputTokens, calls: answer.data.calls },
       };
     },

@@ -2,7 +2,7 @@ import * as z from 'zod';
 import type { ProviderRequests } from '../providers';
 import { calendarDate, LABELS_MAX, label, TITLE_MAX_CHARS } from '../search';
 import { audioSourceFields, deepgramChannels, languageTag, oneAudioSource } from './common';
-import { defineJobType, OutputInvalidError, type ProviderBinding } from './job-type';
+import { defineJobType, jsonFile, OutputInvalidError, type ProviderBinding } from './job-type';
 
 /**
  * `audio.publish` (CONTRACT section 1): a recording becomes an HLS stream and
@@ -145,14 +145,7 @@ const chunkProviders: { readonly deepgram: ProviderBinding<'deepgram'> } = {
       // A chunk without words fails here, as output_invalid, rather than in the parent's index step.
       chunkWordsFromDeepgram(raw);
       return {
-        files: [
-          {
-            field: 'transcript',
-            fileName: CHUNK_TRANSCRIPT_FILE,
-            contentType: 'application/json',
-            content: { text: JSON.stringify(raw) },
-          },
-        ],
+        files: [jsonFile('transcript', CHUNK_TRANSCRIPT_FILE, raw)],
         result: {},
       };
     },

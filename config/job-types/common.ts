@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { jsonFile } from './job-type';
 
 /** Field schemas job types share. */
 
@@ -58,14 +59,7 @@ export const transcriptResult = (jobType: string) =>
 
 /** The job output of a transcript: the whole as a file, a preview on the job. */
 export const transcriptOutput = (transcript: Transcript) => ({
-  files: [
-    {
-      field: 'transcript',
-      fileName: 'transcript.json',
-      contentType: 'application/json',
-      content: { text: JSON.stringify(transcript) },
-    },
-  ],
+  files: [jsonFile('transcript', 'transcript.json', transcript)],
   result: {
     language: transcript.language,
     text: transcript.text.slice(0, TRANSCRIPT_PREVIEW_CHARS),

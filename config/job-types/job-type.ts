@@ -36,6 +36,14 @@ export interface OutputFile {
   readonly content: { readonly bytes: Uint8Array } | { readonly text: string } | { readonly url: string };
 }
 
+/** An output file of JSON: `value` as its text. */
+export const jsonFile = (field: string, fileName: string, value: unknown): OutputFile => ({
+  field,
+  fileName,
+  contentType: 'application/json',
+  content: { text: JSON.stringify(value) },
+});
+
 /** What a finished provider job becomes: files to keep and the rest of the result. */
 export interface JobOutput {
   readonly files: readonly OutputFile[];
