@@ -86,8 +86,7 @@ export interface HttpApiProps {
   readonly inputBucket: IBucket;
   /** The output bucket; the api handler presigns GET URLs of job outputs in it. */
   readonly outputBucket: IBucket;
-  /** The provider secret; the api handler checks the signature of provider webhooks with its `webhookSecret`. */
-  /** Each provider's secret (API key, webhook signing key). */
+  /** Each provider's secret (API key, webhook signing key); the api handler checks the signature of the provider's webhooks with it. */
   readonly providerSecrets: Readonly<Record<ProviderName, ISecret>>;
 
   /**

@@ -1,14 +1,8 @@
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
-import {
-  BlockPublicAccess,
-  Bucket,
-  BucketEncryption,
-  HttpMethods,
-  ObjectOwnership,
-} from 'aws-cdk-lib/aws-s3';
-import { S3_SERVER_ACCESS_LOGS_USE_BUCKET_POLICY } from 'aws-cdk-lib/cx-api';
+import { Bucket, HttpMethods } from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
 import { acknowledge } from '../nag';
+import { ABORT_INCOMPLETE_UPLOADS, deliverAccessLogsByBucketPolicy, PRIVATE_BUCKET } from './private-bucket';
 
 export interface JobInputsProps {
   /**
@@ -64,17 +58,10 @@ export class JobInputs extends Construct {
       );
     }
     const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
-    // Log delivery through a bucket policy rather than the legacy LogDeliveryWrite
-    // ACL, which cannot coexist with BucketOwnerEnforced object ownership. Set here
-    // so the construct does not depend on the app's feature flags.
-    this.node.setContext(S3_SERVER_ACCESS_LOGS_USE_BUCKET_POLICY, true);
+    deliverAccessLogsByBucketPolicy(this);
 
     this.accessLogBucket = new Bucket(this, 'AccessLogBucket', {
-      blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
-      // S3 server access logging delivers only to SSE-S3 encrypted buckets.
-      encryption: BucketEncryption.S3_MANAGED,
-      enforceSSL: true,
-      objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
+      ...PRIVATE_BUCKET,
       lifecycleRules: [{ id: 'expire-access-logs', expiration: Duration.days(accessLogExpirationDays) }],
       removalPolicy,
     });
@@ -85,15 +72,12 @@ export class JobInputs extends Construct {
     );
 
     this.inputBucket = new Bucket(this, 'InputBucket', {
-      blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
-      encryption: BucketEncryption.S3_MANAGED,
-      enforceSSL: true,
-      objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
+      ...PRIVATE_BUCKET,
       serverAccessLogsBucket: this.accessLogBucket,
       serverAccessLogsPrefix: 'input-bucket/',
       lifecycleRules: [
         { id: 'expire-inputs', expiration: Duration.days(props.expirationDays) },
-        { id: 'abort-incomplete-uploads', abortIncompleteMultipartUploadAfter: Duration.days(1) },
+        ABORT_INCOMPLETE_UPLOADS,
       ],
       cors:
         props.uploadCorsOrigins && props.uploadCorsOrigins.length > 0

@@ -1,13 +1,7 @@
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
-import {
-  BlockPublicAccess,
-  Bucket,
-  BucketEncryption,
-  type IBucket,
-  ObjectOwnership,
-} from 'aws-cdk-lib/aws-s3';
-import { S3_SERVER_ACCESS_LOGS_USE_BUCKET_POLICY } from 'aws-cdk-lib/cx-api';
+import { Bucket, type IBucket } from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
+import { ABORT_INCOMPLETE_UPLOADS, deliverAccessLogsByBucketPolicy, PRIVATE_BUCKET } from './private-bucket';
 
 export interface JobOutputsProps {
   /**
@@ -47,19 +41,15 @@ export class JobOutputs extends Construct {
         `JobOutputs ${this.node.path}: expirationDays must be a positive integer, got ${props.expirationDays}`,
       );
     }
-    // As in JobInputs: log delivery through the log bucket's policy, whatever the app's feature flags.
-    this.node.setContext(S3_SERVER_ACCESS_LOGS_USE_BUCKET_POLICY, true);
+    deliverAccessLogsByBucketPolicy(this);
 
     this.outputBucket = new Bucket(this, 'OutputBucket', {
-      blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
-      encryption: BucketEncryption.S3_MANAGED,
-      enforceSSL: true,
-      objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
+      ...PRIVATE_BUCKET,
       serverAccessLogsBucket: props.accessLogBucket,
       serverAccessLogsPrefix: 'output-bucket/',
       lifecycleRules: [
         { id: 'expire-outputs', expiration: Duration.days(props.expirationDays) },
-        { id: 'abort-incomplete-uploads', abortIncompleteMultipartUploadAfter: Duration.days(1) },
+        ABORT_INCOMPLETE_UPLOADS,
       ],
       removalPolicy: props.removalPolicy ?? RemovalPolicy.RETAIN,
     });

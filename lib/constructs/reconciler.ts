@@ -35,8 +35,7 @@ export interface ReconcilerProps {
   readonly handOffQueue: IQueue;
   /** The media workflow: its executions are described, stopped and (for dead ones) started again. */
   readonly stateMachine: StateMachine;
-  /** The provider's base URL and API key; the reconciler asks the provider about jobs whose webhooks were lost. */
-  /** Each provider's secret (API key, webhook signing key). */
+  /** Each provider's secret (API key, webhook signing key); the reconciler asks the provider about jobs whose webhooks were lost. */
   readonly providerSecrets: Readonly<Record<ProviderName, ISecret>>;
   /** Where the reconciler's alarms are sent. */
   readonly alarms: Alarms;

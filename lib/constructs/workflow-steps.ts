@@ -22,7 +22,6 @@ export interface WorkflowStepsProps {
   readonly inputBucket: IBucket;
   /** The output bucket; `finalize` stores outputs and `notify` presigns them for the webhook body. */
   readonly outputBucket: IBucket;
-  /** The provider's base URL, API key and webhook key. */
   /** Each provider's secret (API key, webhook signing key). */
   readonly providerSecrets: Readonly<Record<ProviderName, ISecret>>;
   /** The key that signs client webhooks. */
