@@ -12,7 +12,7 @@ import {
 import * as z from 'zod';
 import { DUE_SHARD, JOB_ITEM_SORT_KEY, jobTable } from '../../config/layout';
 import type { ProviderName } from '../../config/providers';
-import { ValidationError } from '../domain/errors';
+import { decodeCursor, encodeCursor } from '../domain/cursors';
 import {
   executionNameOf,
   isTerminal,
@@ -134,7 +134,7 @@ export class DynamoDbJobStore implements JobStore {
   async listByTenant(tenantId: string, query: TenantJobQuery): Promise<JobPage> {
     const index = query.status === undefined ? byTenant : byTenantStatus;
     const partition = query.status === undefined ? tenantId : tenantStatusKey(tenantId, query.status);
-    const start = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
+    const start = query.cursor === undefined ? undefined : decodeJobCursor(query.cursor);
     const keyOf = (at: { readonly id: string; readonly createdAt: string }) => ({
       pk: at.id,
       sk: JOB_ITEM_SORT_KEY,
@@ -186,7 +186,10 @@ export class DynamoDbJobStore implements JobStore {
     const last = items.at(-1);
     return {
       items,
-      nextCursor: found.length > query.limit && last ? encodeCursor(last) : null,
+      nextCursor:
+        found.length > query.limit && last
+          ? encodeJobCursor({ id: last.id, createdAt: last.createdAt })
+          : null,
     };
   }
 
@@ -531,7 +534,7 @@ export class DynamoDbJobStore implements JobStore {
     status: ActiveStatus,
     page: { readonly limit: number; readonly cursor?: string },
   ): Promise<JobPage & { readonly itemsRead: number }> {
-    const start = page.cursor === undefined ? undefined : decodeCursor(page.cursor);
+    const start = page.cursor === undefined ? undefined : decodeJobCursor(page.cursor);
     const activeKey = activeKeyOf(provider, status);
     const { Items = [], LastEvaluatedKey } = await this.client.send(
       new QueryCommand({
@@ -565,11 +568,7 @@ export class DynamoDbJobStore implements JobStore {
       items,
       itemsRead: keys.length,
       nextCursor:
-        LastEvaluatedKey && last
-          ? Buffer.from(JSON.stringify({ id: last.pk, createdAt: last.statusAt }), 'utf8').toString(
-              'base64url',
-            )
-          : null,
+        LastEvaluatedKey && last ? encodeJobCursor({ id: last.pk, createdAt: last.statusAt }) : null,
     };
   }
 
@@ -762,16 +761,8 @@ function createdRange(
   return undefined;
 }
 
-function encodeCursor(job: Job): string {
-  return Buffer.from(JSON.stringify({ id: job.id, createdAt: job.createdAt }), 'utf8').toString('base64url');
-}
+/** Where a page of jobs ends: the last job's id and the time the listing's index sorts it by. */
+const encodeJobCursor = (position: z.infer<typeof cursorSchema>): string => encodeCursor(position);
 
-function decodeCursor(cursor: string): z.infer<typeof cursorSchema> {
-  try {
-    return cursorSchema.parse(JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')));
-  } catch {
-    throw new ValidationError('The request query is invalid.', [
-      { parameter: 'cursor', detail: 'must be a nextCursor returned by this listing' },
-    ]);
-  }
-}
+const decodeJobCursor = (cursor: string): z.infer<typeof cursorSchema> =>
+  decodeCursor(cursorSchema, cursor, 'must be a nextCursor returned by this listing');

@@ -10,8 +10,9 @@ import {
 import * as z from 'zod';
 import { jobTable, RETIREMENT_SHARD } from '../../config/layout';
 import { type ListMediaQuery, MEDIA_ID_PATTERN } from '../../config/media';
-import { ValidationError } from '../domain/errors';
+import { decodeCursor, encodeCursor } from '../domain/cursors';
 import type { MediaItem, MediaPage, MediaStore, Retirement } from '../domain/media-library';
+import { putIfAbsent } from './dynamodb-put-if-absent';
 
 const MEDIA_SORT_PREFIX = 'MEDIA#';
 const RETIREMENT_SORT_PREFIX = 'RETIRE#';
@@ -32,19 +33,8 @@ export class DynamoDbMediaStore implements MediaStore {
   ) {}
 
   async create(item: MediaItem): Promise<{ created: true } | { created: false; existing: MediaItem }> {
-    try {
-      await this.client.send(
-        new PutCommand({
-          TableName: this.tableName,
-          Item: { ...keyOf(item.tenantId, item.id), media: withoutRev(item), rev: item.rev },
-          ConditionExpression: 'attribute_not_exists(#pk)',
-          ExpressionAttributeNames: { '#pk': jobTable.partitionKey },
-        }),
-      );
-      return { created: true };
-    } catch (error) {
-      if (!(error instanceof ConditionalCheckFailedException)) throw error;
-    }
+    const stored = { ...keyOf(item.tenantId, item.id), media: withoutRev(item), rev: item.rev };
+    if (await putIfAbsent(this.client, this.tableName, stored)) return { created: true };
     const existing = await this.get(item.tenantId, item.id);
     if (!existing) throw new Error(`Media item ${item.id} could neither be created nor read.`);
     return { created: false, existing };
@@ -75,7 +65,7 @@ export class DynamoDbMediaStore implements MediaStore {
   }
 
   async list(tenantId: string, query: ListMediaQuery & { readonly limit: number }): Promise<MediaPage> {
-    const start = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
+    const start = query.cursor === undefined ? undefined : decodeIdCursor(query.cursor);
     const names: Record<string, string> = { '#pk': jobTable.partitionKey, '#sk': jobTable.sortKey };
     const values: Record<string, unknown> = { ':pk': partitionOf(tenantId), ':prefix': MEDIA_SORT_PREFIX };
     const filters = ['attribute_not_exists(#m.deletedAt)'];
@@ -110,9 +100,7 @@ export class DynamoDbMediaStore implements MediaStore {
     return {
       items: Items.map(fromItem),
       nextCursor:
-        typeof lastKey === 'string'
-          ? Buffer.from(JSON.stringify({ id: lastKey.slice(MEDIA_SORT_PREFIX.length) })).toString('base64url')
-          : null,
+        typeof lastKey === 'string' ? encodeCursor({ id: lastKey.slice(MEDIA_SORT_PREFIX.length) }) : null,
     };
   }
 
@@ -231,12 +219,5 @@ function fromItem(item: Record<string, unknown>): MediaItem {
 
 const cursorSchema = z.strictObject({ id: z.string().regex(MEDIA_ID_PATTERN) });
 
-function decodeCursor(cursor: string): string {
-  try {
-    return cursorSchema.parse(JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'))).id;
-  } catch {
-    throw new ValidationError('The request query is invalid.', [
-      { parameter: 'cursor', detail: 'must be a nextCursor this API returned' },
-    ]);
-  }
-}
+const decodeIdCursor = (cursor: string): string =>
+  decodeCursor(cursorSchema, cursor, 'must be a nextCursor this API returned').id;

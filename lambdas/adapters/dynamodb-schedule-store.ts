@@ -3,15 +3,15 @@ import {
   DeleteCommand,
   type DynamoDBDocumentClient,
   GetCommand,
-  PutCommand,
   QueryCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
 import { jobTable } from '../../config/layout';
-import { ValidationError } from '../domain/errors';
+import { decodeCursor, encodeCursor } from '../domain/cursors';
 import { SCHEDULE_ID_PATTERN } from '../domain/idempotency';
 import type { Schedule, ScheduleCreateOutcome, SchedulePage, ScheduleStore } from '../domain/schedules';
+import { putIfAbsent } from './dynamodb-put-if-absent';
 
 const SCHEDULE_SORT_PREFIX = 'SCHEDULE#';
 
@@ -29,19 +29,8 @@ export class DynamoDbScheduleStore implements ScheduleStore {
   ) {}
 
   async create(schedule: Schedule): Promise<ScheduleCreateOutcome> {
-    try {
-      await this.client.send(
-        new PutCommand({
-          TableName: this.tableName,
-          Item: { ...keyOf(schedule.tenantId, schedule.id), schedule },
-          ConditionExpression: 'attribute_not_exists(#pk)',
-          ExpressionAttributeNames: { '#pk': jobTable.partitionKey },
-        }),
-      );
-      return { created: true };
-    } catch (error) {
-      if (!(error instanceof ConditionalCheckFailedException)) throw error;
-    }
+    const stored = { ...keyOf(schedule.tenantId, schedule.id), schedule };
+    if (await putIfAbsent(this.client, this.tableName, stored)) return { created: true };
     const existing = await this.get(schedule.tenantId, schedule.id);
     if (!existing) throw new Error(`Schedule ${schedule.id} could neither be created nor read.`);
     return { created: false, existing };
@@ -58,7 +47,7 @@ export class DynamoDbScheduleStore implements ScheduleStore {
     tenantId: string,
     query: { readonly limit: number; readonly cursor?: string },
   ): Promise<SchedulePage> {
-    const start = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
+    const start = query.cursor === undefined ? undefined : decodeIdCursor(query.cursor);
     const { Items = [], LastEvaluatedKey } = await this.client.send(
       new QueryCommand({
         TableName: this.tableName,
@@ -74,8 +63,7 @@ export class DynamoDbScheduleStore implements ScheduleStore {
     const last = items.at(-1);
     return {
       items,
-      nextCursor:
-        LastEvaluatedKey && last ? Buffer.from(JSON.stringify({ id: last.id })).toString('base64url') : null,
+      nextCursor: LastEvaluatedKey && last ? encodeCursor({ id: last.id }) : null,
     };
   }
 
@@ -140,12 +128,5 @@ function keyOf(tenantId: string, scheduleId: string): Record<string, string> {
 
 const cursorSchema = z.strictObject({ id: z.string().regex(SCHEDULE_ID_PATTERN) });
 
-function decodeCursor(cursor: string): string {
-  try {
-    return cursorSchema.parse(JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'))).id;
-  } catch {
-    throw new ValidationError('The request query is invalid.', [
-      { parameter: 'cursor', detail: 'must be a nextCursor this API returned' },
-    ]);
-  }
-}
+const decodeIdCursor = (cursor: string): string =>
+  decodeCursor(cursorSchema, cursor, 'must be a nextCursor this API returned').id;
