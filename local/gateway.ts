@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { API_KEY_HEADER, type RouteLayout } from '../config/layout';
 import {
@@ -10,6 +9,7 @@ import {
   RATE_LIMIT_RETRY_AFTER_SECONDS,
 } from '../config/problems';
 import type { Settings } from '../config/settings';
+import { listenOn } from './emulators/listen';
 import { CachingAuthorizer } from './gateway/authorizer';
 import {
   declaredTooLarge,
@@ -331,14 +331,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   // Handled in `handle`, so an oversized body can be refused before the client sends it.
   server.on('checkContinue', (req, res) => server.emit('request', req, res));
 
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, options.host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const { port } = server.address() as AddressInfo;
+  const port = await listenOn(server, options.port, options.host);
   let closed: Promise<void> | undefined;
   return {
     server,

@@ -1,5 +1,5 @@
 import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Server as NetServer } from 'node:net';
 
 /** A server listening on a port of its own. */
 export interface Listening {
@@ -9,16 +9,21 @@ export interface Listening {
   stop(): Promise<void>;
 }
 
-/** Starts `server` on a free port of `host`; a failure to listen rejects. */
-export async function listen(server: Server, host: string): Promise<Listening> {
+/** Starts `server` on `port` of `host` (0: a free one) and answers the port it got; a failure to listen rejects. */
+export async function listenOn(server: NetServer, port: number, host: string): Promise<number> {
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(0, host, () => {
+    server.listen(port, host, () => {
       server.off('error', reject);
       resolve();
     });
   });
-  const { port } = server.address() as AddressInfo;
+  return (server.address() as AddressInfo).port;
+}
+
+/** Starts `server` on a free port of `host`; a failure to listen rejects. */
+export async function listen(server: Server, host: string): Promise<Listening> {
+  const port = await listenOn(server, 0, host);
   let stopped: Promise<void> | undefined;
   return {
     endpoint: `http://${host}:${port}`,

@@ -1,10 +1,10 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { crc32 } from 'node:zlib';
 import { S3_VECTORS_LIMITS } from '../../config/s3-vectors';
 import { LOCAL_REGION } from '../handler-env';
 import { LOCAL_ACCOUNT_ID } from '../lambda';
+import { listenOn } from './listen';
 import {
   compileFilter,
   FilterError,
@@ -876,14 +876,7 @@ export async function startS3VectorsEmulator(options: S3VectorsEmulatorOptions):
   const server = createServer((request, response) => {
     serve(request, response).catch(() => response.destroy());
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const { port } = server.address() as AddressInfo;
+  const port = await listenOn(server, options.port ?? 0, host);
   return {
     url: `http://${host}:${port}`,
     async close() {

@@ -4,8 +4,9 @@ import {
   type Http2ServerRequest,
   type Http2ServerResponse,
 } from 'node:http2';
-import { type AddressInfo, createServer as createNetServer, type Server, type Socket } from 'node:net';
+import { createServer as createNetServer, type Server, type Socket } from 'node:net';
 import * as z from 'zod';
+import { listenOn } from '../emulators/listen';
 import { BedrockDialect } from './bedrock';
 import { DeepgramDialect } from './deepgram';
 import type { Dialect, DialectConfig, SimulatorContext } from './dialect';
@@ -319,14 +320,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
   });
 
   const host = options.host ?? '127.0.0.1';
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const { port } = server.address() as AddressInfo;
+  const port = await listenOn(server, options.port ?? 0, host);
   simulator.origin = `http://${host}:${port}`;
 
   let closing: Promise<void> | undefined;

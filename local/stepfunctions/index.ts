@@ -1,4 +1,4 @@
-import type { AddressInfo } from 'node:net';
+import { listenOn } from '../emulators/listen';
 import { compileDefinition } from './definition';
 import type { InvokeLambda, MachineRuntime, RunTask } from './execution';
 import { createApiServer } from './server';
@@ -128,21 +128,15 @@ export async function startLocalStepFunctions(
     creationDate: Date.now(),
   });
   const server = createApiServer((action, body) => service.handle(action, body));
+  let port: number;
   try {
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(options.port ?? 0, host, () => {
-        server.off('error', reject);
-        resolve();
-      });
-    });
+    port = await listenOn(server, options.port ?? 0, host);
   } catch (error) {
     store.close();
     throw error;
   }
   if (options.resumeRunning ?? true) service.resumeRunning();
 
-  const { port } = server.address() as AddressInfo;
   let closed: Promise<void> | undefined;
   return {
     endpoint: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
