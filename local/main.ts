@@ -1,5 +1,6 @@
 import { loadSettings, type Settings, SettingsError } from '../config/settings';
 import { type LocalConfig, LocalConfigError, localSettingsEnvironment, parseLocalConfig } from './config';
+import { stopOnSignals } from './shutdown';
 import { type LocalStack, startLocalStack } from './stack';
 
 /**
@@ -38,43 +39,10 @@ function readConfiguration(): { config: LocalConfig; settings: Settings } {
   return { config, settings };
 }
 
-/**
- * SIGINT/SIGTERM stop the stack and exit 0; a signal during start-up stops it
- * as soon as start-up is over. A second signal, or a stop that overruns its
- * deadline, exits at once with 1.
- */
-function handleSignals(stackReady: Promise<LocalStack>): void {
-  let stopping = false;
-  const shutdown = (signal: NodeJS.Signals) => {
-    if (stopping) {
-      log(`${signal} again: exiting without waiting`);
-      process.exit(1);
-    }
-    stopping = true;
-    log(`${signal}: stopping`);
-    setTimeout(() => {
-      log(`still stopping after ${SHUTDOWN_DEADLINE_MS} ms: exiting anyway`);
-      process.exit(1);
-    }, SHUTDOWN_DEADLINE_MS).unref();
-    stackReady
-      .then((stack) => stack.stop())
-      .then(
-        () => process.exit(0),
-        (error: unknown) => {
-          const reasons = error instanceof AggregateError ? error.errors : [error];
-          log(`stopped with errors: ${reasons.map(String).join('; ')}`);
-          process.exit(1);
-        },
-      );
-  };
-  process.on('SIGINT', shutdown);
-  process.on('SIGTERM', shutdown);
-}
-
 async function main(): Promise<void> {
   const { config, settings } = readConfiguration();
   const stackReady = startLocalStack(config, settings, log);
-  handleSignals(stackReady);
+  stopOnSignals(stackReady, { stop: (stack) => stack.stop(), deadlineMs: SHUTDOWN_DEADLINE_MS, log });
   let stack: LocalStack;
   try {
     stack = await stackReady;

@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { stopOnSignals } from '../shutdown';
 import {
   DEFAULT_DEEPGRAM_API_KEY_ID,
   DEFAULT_DEEPGRAM_PROJECT_ID,
@@ -136,32 +137,14 @@ function readOptions(env: NodeJS.ProcessEnv): SimulatorOptions & { port: number 
   };
 }
 
-function handleSignals(ready: Promise<RunningSimulator>): void {
-  let stopping = false;
-  const shutdown = (signal: NodeJS.Signals) => {
-    if (stopping) process.exit(1);
-    stopping = true;
-    log(`${signal}: stopping`);
-    setTimeout(() => {
-      log(`still stopping after ${SHUTDOWN_DEADLINE_MS} ms: exiting anyway`);
-      process.exit(1);
-    }, SHUTDOWN_DEADLINE_MS).unref();
-    ready
-      .then((simulator) => simulator.close())
-      .then(
-        () => process.exit(0),
-        (error: unknown) =>
-          fail(`stopped with an error: ${error instanceof Error ? error.message : String(error)}`),
-      );
-  };
-  process.on('SIGINT', shutdown);
-  process.on('SIGTERM', shutdown);
-}
-
 async function main(): Promise<void> {
   const options = readOptions(process.env);
   const ready = startSimulator(options);
-  handleSignals(ready);
+  stopOnSignals(ready, {
+    stop: (simulator) => simulator.close(),
+    deadlineMs: SHUTDOWN_DEADLINE_MS,
+    log,
+  });
   let simulator: RunningSimulator;
   try {
     simulator = await ready;
