@@ -160,13 +160,9 @@ function requestContext<A>(
   };
 }
 
-export function authorizerEvent(
-  request: GatewayRequest,
-  match: RouteMatch,
-): APIGatewayRequestAuthorizerEvent {
+/** The request as a REQUEST authorizer and the integration both see it. */
+function requestFields(request: GatewayRequest, match: RouteMatch) {
   return {
-    type: 'REQUEST',
-    methodArn: methodArn(request),
     resource: match.route.path,
     path: request.path,
     httpMethod: request.method,
@@ -176,6 +172,17 @@ export function authorizerEvent(
     multiValueQueryStringParameters: request.multiValueQueryStringParameters,
     pathParameters: match.pathParameters ? { ...match.pathParameters } : null,
     stageVariables: null,
+  };
+}
+
+export function authorizerEvent(
+  request: GatewayRequest,
+  match: RouteMatch,
+): APIGatewayRequestAuthorizerEvent {
+  return {
+    type: 'REQUEST',
+    methodArn: methodArn(request),
+    ...requestFields(request, match),
     requestContext: requestContext(request, match.route, undefined),
   };
 }
@@ -204,15 +211,7 @@ export function proxyEvent(
 ): APIGatewayProxyEvent {
   const binary = isBinary(header(request, 'content-type'));
   return {
-    resource: match.route.path,
-    path: request.path,
-    httpMethod: request.method,
-    headers: request.headers,
-    multiValueHeaders: request.multiValueHeaders,
-    queryStringParameters: request.queryStringParameters,
-    multiValueQueryStringParameters: request.multiValueQueryStringParameters,
-    pathParameters: match.pathParameters ? { ...match.pathParameters } : null,
-    stageVariables: null,
+    ...requestFields(request, match),
     requestContext: requestContext(request, match.route, authorizer),
     body: body.length === 0 ? null : body.toString(binary ? 'base64' : 'utf8'),
     isBase64Encoded: body.length > 0 && binary,
