@@ -4,6 +4,7 @@ import { BedrockRuntimeClient, InvokeModelCommand } from '@aws-sdk/client-bedroc
 import { type Job, Queue, Worker } from 'bullmq';
 import * as z from 'zod';
 import { EMBEDDING_MODELS } from '../../config/embedding-models';
+import { watchChild } from '../../local/harness/child-process';
 import { pollUntil } from '../../local/harness/local-stack';
 
 /**
@@ -127,39 +128,17 @@ export async function startEmbeddingPeer(options: EmbeddingPeerOptions): Promise
     // Its own process group: tsx runs the worker in a child process that a SIGKILL of tsx alone would leave.
     detached: true,
   });
-  let output = '';
-  const append = (chunk: Buffer) => {
-    output = (output + chunk.toString('utf8')).slice(-OUTPUT_LIMIT);
-  };
-  child.stdout?.on('data', append);
-  child.stderr?.on('data', append);
-  const exited = new Promise<void>((resolveExit) => child.once('exit', () => resolveExit()));
-  let stopping: Promise<void> | undefined;
-  const stopProcess = () => {
-    stopping ??= (async () => {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => {
-        try {
-          process.kill(-(child.pid as number), 'SIGKILL');
-        } catch {
-          // Already gone.
-        }
-      }, 10_000);
-      await exited;
-      clearTimeout(timer);
-    })();
-    return stopping;
-  };
+  const watched = watchChild(child, { outputLimit: OUTPUT_LIMIT, detached: true });
+  const stopProcess = () => watched.stop(10_000);
   try {
     await Promise.race([
-      pollUntil(() => output.includes(READY_LINE), {
+      pollUntil(() => watched.output().includes(READY_LINE), {
         timeoutMs: 60_000,
         intervalMs: 50,
         description: 'the embedding peer to be ready',
       }),
-      exited.then(() => {
-        throw new Error(`the embedding peer exited before it was ready:\n${output.slice(-4000)}`);
+      watched.exited.then(() => {
+        throw new Error(`the embedding peer exited before it was ready:\n${watched.output().slice(-4000)}`);
       }),
     ]);
   } catch (error) {

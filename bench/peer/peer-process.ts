@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { delimiter, join, resolve } from 'node:path';
+import { watchChild } from '../../local/harness/child-process';
 
 /**
  * Runs the BullMQ peer (bench/peer/server.ts) as its own process, the way the
@@ -47,34 +48,10 @@ export async function startPeerProcess(options: PeerProcessOptions): Promise<Run
     // Its own process group: tsx runs the server in a child process that a SIGKILL of tsx alone would leave.
     detached: true,
   });
-  let output = '';
-  const append = (chunk: Buffer) => {
-    output = (output + chunk.toString('utf8')).slice(-OUTPUT_LIMIT);
-  };
-  child.stdout?.on('data', append);
-  child.stderr?.on('data', append);
-  const exited = new Promise<void>((resolveExit) => child.once('exit', () => resolveExit()));
-  const killGroup = () => {
-    try {
-      process.kill(-(child.pid as number), 'SIGKILL');
-    } catch {
-      // Already gone.
-    }
-  };
-
-  let stopping: Promise<void> | undefined;
-  const stop = (deadlineMs = 10_000): Promise<void> => {
-    stopping ??= (async () => {
-      if (child.exitCode === null && child.signalCode === null) {
-        // tsx passes SIGTERM on to the server, which closes the worker, the queue and the simulator.
-        child.kill('SIGTERM');
-        const timer = setTimeout(killGroup, deadlineMs);
-        await exited;
-        clearTimeout(timer);
-      }
-    })();
-    return stopping;
-  };
+  const watched = watchChild(child, { outputLimit: OUTPUT_LIMIT, detached: true });
+  const { exited, output } = watched;
+  // tsx passes SIGTERM on to the server, which closes the worker, the queue and the simulator.
+  const stop = (deadlineMs = 10_000): Promise<void> => watched.stop(deadlineMs);
 
   const readyTimeoutMs = options.readyTimeoutMs ?? 60_000;
   try {
@@ -84,7 +61,7 @@ export async function startPeerProcess(options: PeerProcessOptions): Promise<Run
         readyTimeoutMs,
       );
       const onData = () => {
-        const ready = READY_LINE.exec(output);
+        const ready = READY_LINE.exec(output());
         if (!ready) return;
         clearTimeout(timer);
         child.stdout?.off('data', onData);
@@ -103,13 +80,13 @@ export async function startPeerProcess(options: PeerProcessOptions): Promise<Run
       url: url as string,
       providerUrl: providerUrl as string,
       stop,
-      output: () => output,
+      output,
     };
   } catch (error) {
     await stop();
     const reason = error instanceof Error ? error.message : String(error);
     throw new Error(
-      `the BullMQ peer did not start: ${reason}\n--- its output (tail) ---\n${output.slice(-4000)}`,
+      `the BullMQ peer did not start: ${reason}\n--- its output (tail) ---\n${output().slice(-4000)}`,
     );
   }
 }

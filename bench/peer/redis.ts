@@ -1,9 +1,10 @@
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { accessSync, constants, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { Redis } from 'ioredis';
+import { type WatchedChild, watchChild } from '../../local/harness/child-process';
 import { pollUntil } from '../../local/harness/local-stack';
 
 /**
@@ -46,14 +47,8 @@ export async function startRedis(print: (line: string) => void): Promise<Running
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'longhaul-peer-redis-'));
   const child = spawn(executable, serverArguments(port, dir), { stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  const append = (chunk: Buffer) => {
-    output = (output + chunk.toString('utf8')).slice(-OUTPUT_LIMIT);
-  };
-  child.stdout?.on('data', append);
-  child.stderr?.on('data', append);
-  const exited = new Promise<void>((resolveExit) => child.once('exit', () => resolveExit()));
-  const stop = stopper(child, exited, dir);
+  const watched = watchChild(child, { outputLimit: OUTPUT_LIMIT, detached: false });
+  const stop = stopper(watched, dir);
 
   try {
     await Promise.race([
@@ -62,8 +57,8 @@ export async function startRedis(print: (line: string) => void): Promise<Running
         intervalMs: 50,
         description: `redis-server to answer PING on port ${port}`,
       }),
-      exited.then(() => {
-        throw new Error(`redis-server exited during start-up:\n${output.slice(-4000)}`);
+      watched.exited.then(() => {
+        throw new Error(`redis-server exited during start-up:\n${watched.output().slice(-4000)}`);
       }),
     ]);
   } catch (error) {
@@ -99,18 +94,10 @@ function serverArguments(port: number, dir: string): string[] {
   ];
 }
 
-function stopper(child: ChildProcess, exited: Promise<void>, dir: string) {
+function stopper(watched: WatchedChild, dir: string) {
   let stopping: Promise<void> | undefined;
   return (deadlineMs = 10_000): Promise<void> => {
-    stopping ??= (async () => {
-      if (child.exitCode === null && child.signalCode === null) {
-        child.kill('SIGTERM');
-        const timer = setTimeout(() => child.kill('SIGKILL'), deadlineMs);
-        await exited;
-        clearTimeout(timer);
-      }
-      rmSync(dir, { recursive: true, force: true });
-    })();
+    stopping ??= watched.stop(deadlineMs).then(() => rmSync(dir, { recursive: true, force: true }));
     return stopping;
   };
 }

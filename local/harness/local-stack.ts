@@ -12,6 +12,7 @@ import { JOB_TYPE_MODULES } from '../../config/job-types';
 import { jobTypeProviderEnv } from '../../config/settings';
 import { queueCounts } from '../ops/report';
 import type { LocalStackInfo } from '../stack';
+import { type Exit, watchChild } from './child-process';
 
 /**
  * Runs the local stack (`npm start`) as a child process for end-to-end tests
@@ -32,11 +33,6 @@ const OUTPUT_LIMIT = 256 * 1024;
  * (its `/_sim/*` routes when it is the simulator).
  */
 export type LocalEndpoints = LocalStackInfo;
-
-export interface Exit {
-  readonly code: number | null;
-  readonly signal: NodeJS.Signals | null;
-}
 
 export interface RunningLocalStack {
   readonly baseUrl: string;
@@ -118,22 +114,7 @@ export async function startLocalStack(options: StartOptions = {}): Promise<Runni
     // Its own process group, so a kill takes whatever the stack started with it.
     detached: true,
   });
-  const killGroup = () => {
-    try {
-      process.kill(-(child.pid as number), 'SIGKILL');
-    } catch {
-      // Already gone.
-    }
-  };
-  let output = '';
-  const append = (chunk: Buffer) => {
-    output = (output + chunk.toString('utf8')).slice(-OUTPUT_LIMIT);
-  };
-  child.stdout?.on('data', append);
-  child.stderr?.on('data', append);
-  const exited = new Promise<Exit>((resolveExit) => {
-    child.once('exit', (code, signal) => resolveExit({ code, signal }));
-  });
+  const { exited, output, kill, stop } = watchChild(child, { outputLimit: OUTPUT_LIMIT, detached: true });
   const cleanUp = () => {
     if (ownsDataDir) rmSync(dataDir, { recursive: true, force: true });
   };
@@ -141,11 +122,11 @@ export async function startLocalStack(options: StartOptions = {}): Promise<Runni
   const readyTimeoutMs = options.readyTimeoutMs ?? 60_000;
   const baseUrl = await new Promise<string>((resolveReady, rejectReady) => {
     const timer = setTimeout(() => {
-      killGroup();
-      rejectReady(new LocalStackStartError(`no ready line within ${readyTimeoutMs} ms`, undefined, output));
+      kill();
+      rejectReady(new LocalStackStartError(`no ready line within ${readyTimeoutMs} ms`, undefined, output()));
     }, readyTimeoutMs);
     const onData = () => {
-      const url = READY_LINE.exec(output)?.[1];
+      const url = READY_LINE.exec(output())?.[1];
       if (!url) return;
       clearTimeout(timer);
       child.stdout?.off('data', onData);
@@ -158,7 +139,7 @@ export async function startLocalStack(options: StartOptions = {}): Promise<Runni
         new LocalStackStartError(
           `exited before it was ready (code ${exit.code}, signal ${exit.signal})`,
           exit,
-          output,
+          output(),
         ),
       );
     });
@@ -177,20 +158,12 @@ export async function startLocalStack(options: StartOptions = {}): Promise<Runni
     pid: child.pid as number,
     exited,
     stop(deadlineMs = 10_000) {
-      stopping ??= (async () => {
-        if (child.exitCode === null && child.signalCode === null) {
-          // tsx passes SIGTERM on to the stack and exits with its exit code.
-          child.kill('SIGTERM');
-          const timer = setTimeout(killGroup, deadlineMs);
-          await exited;
-          clearTimeout(timer);
-        }
-        cleanUp();
-      })();
+      // tsx passes SIGTERM on to the stack and exits with its exit code.
+      stopping ??= stop(deadlineMs).then(cleanUp);
       return stopping;
     },
-    kill: killGroup,
-    output: () => output,
+    kill,
+    output,
   };
 }
 
