@@ -1,11 +1,10 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { delimiter, join, resolve } from 'node:path';
 import { BedrockRuntimeClient, InvokeModelCommand } from '@aws-sdk/client-bedrock-runtime';
 import { type Job, Queue, Worker } from 'bullmq';
 import * as z from 'zod';
 import { EMBEDDING_MODELS } from '../../config/embedding-models';
 import { watchChild } from '../../local/harness/child-process';
 import { pollUntil } from '../../local/harness/local-stack';
+import { spawnPeerScript } from './peer-process';
 
 /**
  * The peer of Longhaul's embedding runs: a BullMQ Worker whose concurrency is
@@ -26,8 +25,6 @@ const HOST = '127.0.0.1';
 const QUEUE_NAME = 'embeddings';
 const READY_LINE = 'embedding peer: ready';
 const MODEL = EMBEDDING_MODELS['titan-text-v2'];
-const ROOT = resolve(__dirname, '../..');
-const BIN = join(ROOT, 'node_modules', '.bin');
 const OUTPUT_LIMIT = 64 * 1024;
 
 /** One run: the passages' texts, in order. */
@@ -114,19 +111,9 @@ export interface EmbeddingPeer {
 
 /** Starts the worker's process and a queue to add runs to, on the Redis at `redisPort`. */
 export async function startEmbeddingPeer(options: EmbeddingPeerOptions): Promise<EmbeddingPeer> {
-  const child: ChildProcess = spawn(join(BIN, 'tsx'), ['bench/peer/embedding-worker.ts'], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      PATH: `${BIN}${delimiter}${process.env.PATH ?? ''}`,
-      REDIS_PORT: String(options.redisPort),
-      PEER_LIMIT: String(options.limit),
-      BEDROCK_URL: options.bedrockUrl,
-      EMBEDDING_DIMENSIONS: String(options.dimensions),
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-    // Its own process group: tsx runs the worker in a child process that a SIGKILL of tsx alone would leave.
-    detached: true,
+  const child = spawnPeerScript('bench/peer/embedding-worker.ts', options, {
+    BEDROCK_URL: options.bedrockUrl,
+    EMBEDDING_DIMENSIONS: String(options.dimensions),
   });
   const watched = watchChild(child, { outputLimit: OUTPUT_LIMIT, detached: true });
   const stopProcess = () => watched.stop(10_000);

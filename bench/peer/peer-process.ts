@@ -34,19 +34,34 @@ export interface RunningPeer {
   output(): string;
 }
 
-export async function startPeerProcess(options: PeerProcessOptions): Promise<RunningPeer> {
-  const child: ChildProcess = spawn(join(BIN, 'tsx'), ['bench/peer/server.ts'], {
+/**
+ * Runs a script of the peer under tsx with the Redis at `redisPort` and its
+ * concurrency `limit` in its environment, plus `env`, as a process group of
+ * its own: tsx runs the script in a child process that a SIGKILL of tsx alone
+ * would leave.
+ */
+export function spawnPeerScript(
+  script: string,
+  options: { readonly redisPort: number; readonly limit: number },
+  env: Readonly<Record<string, string>>,
+): ChildProcess {
+  return spawn(join(BIN, 'tsx'), [script], {
     cwd: ROOT,
     env: {
       ...process.env,
       PATH: `${BIN}${delimiter}${process.env.PATH ?? ''}`,
       REDIS_PORT: String(options.redisPort),
       PEER_LIMIT: String(options.limit),
-      PEER_ATTEMPT_TIMEOUT_MS: String(options.attemptTimeoutMs),
+      ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
-    // Its own process group: tsx runs the server in a child process that a SIGKILL of tsx alone would leave.
     detached: true,
+  });
+}
+
+export async function startPeerProcess(options: PeerProcessOptions): Promise<RunningPeer> {
+  const child = spawnPeerScript('bench/peer/server.ts', options, {
+    PEER_ATTEMPT_TIMEOUT_MS: String(options.attemptTimeoutMs),
   });
   const watched = watchChild(child, { outputLimit: OUTPUT_LIMIT, detached: true });
   const { exited, output } = watched;
