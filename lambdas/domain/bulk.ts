@@ -21,6 +21,7 @@ import {
   priorityOf,
   providerMayBeRunning,
 } from './job';
+import { CANCELABLE_STATUSES } from './job-statuses';
 import { RESOLVED_FAILED_CODE } from './operator';
 import type { JobStore, TenantJobQuery, Timeline } from './ports';
 import { PAGE_QUERY_FIELDS, RFC3339_INSTANT, toValidationError } from './requests';
@@ -91,9 +92,6 @@ export function parseReplayJobs(body: unknown): ReplayJobsRequest {
   if (!parsed.success) throw toValidationError(parsed.error);
   return parsed.data;
 }
-
-/** The statuses a cancel can move a job out of: every one but the terminal ones. */
-export const CANCELABLE_STATUSES: readonly JobStatus[] = JOB_STATUSES.filter((status) => !isTerminal(status));
 
 /** Cancels or replays of one request in flight at once. */
 const ACTIONS_AT_ONCE = 10;

@@ -1,33 +1,33 @@
 import { JOB_TYPES, type JobType, jobTypeModule, type StoredJobType } from '../../config/job-types';
 import { LEGACY_PROVIDER, type ProviderName } from '../../config/providers';
+import {
+  DEFAULT_PRIORITY,
+  isTerminal,
+  JOB_PRIORITIES,
+  JOB_STATUSES,
+  type JobPriority,
+  type JobStatus,
+  TERMINAL_STATUSES,
+} from './job-statuses';
 import { jobOutputPrefix } from './output-keys';
 
-/** The job lifecycle: statuses, the stored record and its public representation. */
-
-export { JOB_TYPES, type JobType, type StoredJobType };
-
-/** `scheduled`: waiting for its `runAt`, stored but sent nowhere until the reconciler finds it due. */
-export const JOB_STATUSES = [
-  'scheduled',
-  'queued',
-  'running',
-  'succeeded',
-  'failed',
-  'canceled',
-  'needs_review',
-] as const;
-export type JobStatus = (typeof JOB_STATUSES)[number];
-
 /**
- * How a job goes before the tenant's other waiting jobs: `interactive` before
- * `standard` before `batch` (CONTRACT section 1, fairness).
+ * The job lifecycle: the stored record and its public representation, over
+ * the statuses and priorities of lambdas/domain/job-statuses.ts.
  */
-export const JOB_PRIORITIES = ['interactive', 'standard', 'batch'] as const;
-export type JobPriority = (typeof JOB_PRIORITIES)[number];
-export const DEFAULT_PRIORITY: JobPriority = 'standard';
 
-export const TERMINAL_STATUSES: ReadonlySet<JobStatus> = new Set(['succeeded', 'failed', 'canceled']);
-export const isTerminal = (status: JobStatus): boolean => TERMINAL_STATUSES.has(status);
+export {
+  DEFAULT_PRIORITY,
+  isTerminal,
+  JOB_PRIORITIES,
+  JOB_STATUSES,
+  JOB_TYPES,
+  type JobPriority,
+  type JobStatus,
+  type JobType,
+  type StoredJobType,
+  TERMINAL_STATUSES,
+};
 
 /**
  * A job whose client asked to cancel it while it runs jobs of its own
