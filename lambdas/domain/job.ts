@@ -10,6 +10,7 @@ import {
   TERMINAL_STATUSES,
 } from './job-statuses';
 import { jobOutputPrefix } from './output-keys';
+import type { job, jobError, Resource } from './resources';
 
 /**
  * The job lifecycle: the stored record and its public representation, over
@@ -42,10 +43,8 @@ export const isCanceling = (job: Pick<Job, 'status' | 'cancelRequestedAt'>): boo
 export const goesOn = (job: Pick<Job, 'status' | 'cancelRequestedAt'>): boolean =>
   job.status === 'running' && job.cancelRequestedAt === undefined;
 
-export interface JobError {
-  readonly code: string;
-  readonly message: string;
-}
+/** Why a failed or reviewed job is where it is. */
+export type JobError = Resource<typeof jobError>;
 
 /** A job as the store keeps it: the public fields plus what intake and operations need. */
 export interface Job {
@@ -266,33 +265,7 @@ export interface ProviderOutcome {
 }
 
 /** The job resource of the public API (CONTRACT section 1). */
-export interface JobResource {
-  readonly id: string;
-  readonly type: JobType;
-  readonly provider: ProviderName;
-  readonly priority: JobPriority;
-  readonly status: JobStatus;
-  readonly progress: number;
-  readonly input: Record<string, unknown>;
-  readonly result: Record<string, unknown> | null;
-  readonly error: JobError | null;
-  readonly attempts: number;
-  readonly idempotencyKey: string;
-  readonly webhookUrl?: string;
-  /** The runAt the job was submitted with, or its creation time when it had none (it ran at once). */
-  readonly runAt: string;
-  /** The recurring schedule whose firing created the job. */
-  readonly scheduleId?: string;
-  readonly createdAt: string;
-  readonly updatedAt: string;
-  readonly startedAt?: string;
-  readonly finishedAt?: string;
-  readonly replayOf?: string;
-  /** A cancel asked of a job still settling (its children running out) or in review. */
-  readonly cancelRequestedAt?: string;
-  /** Its outputs were removed (its media item deleted, or its version retired): its result is null. */
-  readonly outputsRemoved?: true;
-}
+export type JobResource = Resource<typeof job>;
 
 export function toResource(job: Job): JobResource {
   return {

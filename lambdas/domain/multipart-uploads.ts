@@ -3,6 +3,7 @@ import * as z from 'zod';
 import { ValidationError } from './errors';
 import { MAX_PARTS, MIN_PART_BYTES } from './part-limits';
 import { type CreateUploadRequest, toValidationError } from './requests';
+import type { multipartUploadTicket, Resource } from './resources';
 
 export { MAX_PARTS, MIN_PART_BYTES };
 
@@ -43,13 +44,7 @@ export interface MultipartInputStore {
   ): Promise<void>;
 }
 
-export interface MultipartUploadTicket {
-  readonly ref: string;
-  readonly uploadId: string;
-  readonly partSizeBytes: number;
-  readonly parts: readonly { readonly partNumber: number; readonly uploadUrl: string }[];
-  readonly expiresAt: string;
-}
+export type MultipartUploadTicket = Resource<typeof multipartUploadTicket>;
 
 /** The parts of a file of `contentLength` bytes: equal parts but the last, at most MAX_PARTS of them. */
 export function planParts(contentLength: number): { partSizeBytes: number; parts: UploadPartSpec[] } {

@@ -1,6 +1,7 @@
 import { TenantNotFoundError, ValidationError } from './errors';
 import type { TenantKeys, TenantShare, TenantShares, TenantStore } from './ports';
 import { toValidationError } from './requests';
+import type { Resource, tenant } from './resources';
 import {
   MAX_WEIGHT,
   MIN_WEIGHT,
@@ -28,9 +29,7 @@ export { MAX_WEIGHT, MIN_WEIGHT, TENANT_DEFAULTS, TENANT_ID_PATTERN, TENANT_ID_R
 export const ADMIN_TENANT_ID = 'admin';
 
 /** A tenant as the admin API shows it (`GET /v1/admin/tenants/{tenant}`). */
-export interface TenantResource extends TenantRecord {
-  readonly usage: TenantUsage;
-}
+export type TenantResource = Resource<typeof tenant>;
 
 /** Which job statuses each figure of a tenant's usage counts. */
 export const USAGE_STATUSES = {
