@@ -295,29 +295,28 @@ export function toResource(job: Job): JobResource {
   };
 }
 
-export interface NewJob {
-  readonly id: string;
-  readonly tenantId: string;
-  readonly type: StoredJobType;
-  /** Absent: the provider of jobs stored before jobs named theirs. */
-  readonly provider?: ProviderName;
-  /** Absent: the default. */
-  readonly priority?: JobPriority;
-  /** Absent: at once. Ahead of `now`, the job is stored `scheduled`. */
-  readonly runAt?: string;
-  readonly input: Record<string, unknown>;
-  readonly webhookUrl?: string;
-  readonly idempotencyKey: string;
-  readonly fingerprint: string;
-  /** The job an operator replayed as this one. */
-  readonly replayOf?: string;
-  /** The recurring schedule whose firing creates the job. */
-  readonly scheduleId?: string;
-  /** The job whose workflow makes this one. */
-  readonly parent?: JobParent;
-  /** The media item version the job publishes. */
-  readonly media?: Job['media'];
-}
+/**
+ * What a job is created with: its own fields, which mean here what they mean
+ * on the job (an absent priority is the default; a runAt ahead of `now`
+ * stores the job `scheduled`). `newJob` sets the rest.
+ */
+export type NewJob = Pick<
+  Job,
+  | 'id'
+  | 'tenantId'
+  | 'type'
+  | 'provider'
+  | 'priority'
+  | 'runAt'
+  | 'input'
+  | 'webhookUrl'
+  | 'idempotencyKey'
+  | 'fingerprint'
+  | 'replayOf'
+  | 'scheduleId'
+  | 'parent'
+  | 'media'
+>;
 
 export function newJob(spec: NewJob, now: Date): Job {
   const at = now.toISOString();
