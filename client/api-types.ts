@@ -1,6 +1,8 @@
 /**
  * Generated from the OpenAPI document (lambdas/api/openapi.ts, components.schemas)
- * by `npx tsx client/scripts/api-types.ts`. Do not edit by hand.
+ * by `npx tsx client/scripts/api-types.ts`. Do not edit by hand. The SDK
+ * ships alone, so it carries this copy of the server's types;
+ * test/unit/client-contract.test.ts fails when it is stale.
  */
 
 /** A search over the passages of every recording the tenant published. */
