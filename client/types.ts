@@ -1,7 +1,10 @@
 /**
- * The resources of the Longhaul HTTP API as the SDK sees them. The SDK does
- * not import the server's code; test/unit/client-contract.test.ts checks
- * these against the OpenAPI document and the server's own types.
+ * The resources of the Longhaul HTTP API as the SDK sees them. The SDK ships
+ * alone and imports none of the server's code, so these restate the API's
+ * resources (the server's types are their zod schemas', in
+ * lambdas/domain/resources.ts): test/unit/api-schemas.test.ts holds each of
+ * them to its schema when it compiles, and test/unit/client-contract.test.ts
+ * checks them against the OpenAPI document.
  */
 
 import type { JobPriority, JobStatus, JobType, JobTypeSchemas } from './job-types';
@@ -18,6 +21,7 @@ export const TERMINAL_STATUSES: readonly JobStatus[] = ['succeeded', 'failed', '
  */
 export const SETTLED_STATUSES: readonly JobStatus[] = [...TERMINAL_STATUSES, 'needs_review'];
 
+/** The API's problem codes, restated from config/problems.ts (test/unit/client-contract.test.ts holds them equal). */
 export const PROBLEM_CODES = [
   'idempotency-key-missing',
   'validation-failed',
@@ -38,7 +42,11 @@ export const PROBLEM_CODES = [
 ] as const;
 export type ProblemCode = (typeof PROBLEM_CODES)[number];
 
-/** An RFC 9457 problem as the API sends it (`application/problem+json`). */
+/**
+ * An RFC 9457 problem as the API sends it (`application/problem+json`),
+ * restated from the server's (config/problems.ts), which the SDK cannot
+ * import: test/unit/api-schemas.test.ts holds both to the schema.
+ */
 export type Problem = {
   readonly type: string;
   readonly title: string;
