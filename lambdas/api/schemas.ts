@@ -43,9 +43,9 @@ export {
  * The HTTP API's resources and the request bodies the document describes
  * beyond the handlers' own schemas, written once in zod: the OpenAPI
  * document's components are generated from them (lambdas/api/openapi.ts).
- * The resources the server builds are written in lambdas/domain/resources.ts,
- * whose types the domain's are;
- * the SDK's types are checked against them (test/unit/api-schemas.test.ts).
+ * The resources the server builds are written in lambdas/domain/resources.ts
+ * (the domain's types are theirs) and passed on from here; the SDK's types
+ * are checked against them (test/unit/api-schemas.test.ts).
  */
 
 export const providerList = z.object({ items: z.array(providerStatus) });
