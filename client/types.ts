@@ -1,12 +1,15 @@
 /**
- * The resources of the Longhaul HTTP API as the SDK sees them. The SDK ships
- * alone and imports none of the server's code, so these restate the API's
- * resources (the server's types are their zod schemas', in
- * lambdas/domain/resources.ts): test/unit/api-schemas.test.ts holds each of
- * them to its schema when it compiles, and test/unit/client-contract.test.ts
- * checks them against the OpenAPI document.
+ * The resources of the Longhaul HTTP API as the SDK sees them. Most are
+ * generated from the OpenAPI document (./api-types.ts, ./job-types.ts). The
+ * SDK ships alone and imports none of the server's code, so the ones written
+ * here (those a job's type narrows, the problem with its codes, the SDK's own
+ * shapes) restate the API's schemas (lambdas/domain/resources.ts):
+ * test/unit/api-schemas.test.ts holds each of them to its schema when it
+ * compiles, and test/unit/client-contract.test.ts checks them against the
+ * OpenAPI document.
  */
 
+import type { JobError } from './api-types';
 import type { JobPriority, JobStatus, JobType, JobTypeSchemas } from './job-types';
 
 export * from './api-types';
@@ -61,8 +64,6 @@ export type Problem = {
   }[];
 };
 
-export type JobError = { readonly code: string; readonly message: string };
-
 /** The fields every job has, whatever its type. */
 type JobBase = {
   readonly id: string;
@@ -113,33 +114,6 @@ export type Job<T extends JobType = JobType> = { [K in T]: JobOf<K> }[T];
 /** A job as the admin routes list it, with its tenant. */
 export type AdminJob = Job & { readonly tenantId: string };
 
-/** A provider as operators see it (`GET /v1/admin/providers`). */
-export type ProviderStatus = {
-  readonly name: Job['provider'];
-  readonly maxInFlight: number;
-  readonly inFlight: number;
-  readonly queued: number;
-};
-
-/** What a tenant has in the system now. */
-export type TenantUsage = {
-  readonly queued: number;
-  readonly scheduled: number;
-  readonly inFlight: number;
-};
-
-/** A tenant's settings and usage (`GET /v1/admin/tenants/{tenant}`); a tenant never set up has the defaults. */
-export type Tenant = {
-  readonly tenant: string;
-  /** Its share of a freed provider slot, 1..100. */
-  readonly weight: number;
-  /** Its jobs running at one provider at most, inside the provider's own limit; absent: no cap. */
-  readonly maxInFlight?: number;
-  /** Its queued and scheduled jobs at most. */
-  readonly maxQueued: number;
-  readonly usage: TenantUsage;
-};
-
 /** What `putTenant` sets: each setting named is set, the others keep their values; `maxInFlight: null` removes the cap. */
 export type TenantSettings = {
   readonly weight?: number;
@@ -148,16 +122,6 @@ export type TenantSettings = {
 };
 
 export type Page<T> = { readonly items: readonly T[]; readonly nextCursor: string | null };
-
-export type TimelineEvent = {
-  readonly at: string;
-  readonly type: string;
-  readonly step?: string;
-  readonly attempt?: number;
-  readonly detail?: string;
-};
-
-export type UploadTicket = { readonly ref: string; readonly uploadUrl: string; readonly expiresAt: string };
 
 /** A stored upload: put `ref` into the job's sourceImageRef or audioRef. */
 export type UploadedFile = { readonly ref: string; readonly expiresAt: string };
@@ -179,22 +143,6 @@ export type MultipartUploadState = {
     /** Set once the part is stored. */
     readonly etag: string | null;
   }[];
-};
-
-/** A multipart upload's parts and their presigned URLs, as the API answers when it starts or renews them. */
-export type MultipartUploadTicket = {
-  readonly ref: string;
-  readonly uploadId: string;
-  readonly partSizeBytes: number;
-  readonly parts: readonly { readonly partNumber: number; readonly uploadUrl: string }[];
-  readonly expiresAt: string;
-};
-
-/** Opens the job's live-progress WebSocket: connect to `streamUrl?ticket=<ticket>` before `expiresAt`. */
-export type StreamTicket = {
-  readonly ticket: string;
-  readonly expiresAt: string;
-  readonly streamUrl: string;
 };
 
 /** A file input: sent as a multipart part up to 4 MiB, through a presigned upload above. */
