@@ -227,3 +227,42 @@ export type StreamTicket = {
   /** The WebSocket URL (AWS: the stack output StreamUrl). */
   readonly streamUrl: string;
 };
+
+export type CancelJobsResult = {
+  /** The tenant's unfinished jobs (scheduled, queued, running, needs_review) this request found matching the filter: at most BULK_MAX_PER_REQUEST (100 by default). Finished jobs are never matched. */
+  readonly matched: number;
+  /** Of those, the jobs now canceled; 0 on a dry run. */
+  readonly canceled: number;
+  /** Of those, jobs that carry the cancel request (`cancelRequestedAt`) instead: jobs in review keep their status and only an operator settles them; an audio.publish stays `running` until every job it made is settled, then becomes `canceled`. */
+  readonly cancelRequested: number;
+  /** More jobs may match: send the same filter again with this as `cursor`. Null when every matching job was looked at. */
+  readonly nextCursor: string | null;
+};
+
+export type ReplayJobsResult = {
+  /** Jobs this request found matching the filter, replayed or refused: at most REPLAY_MAX_PER_REQUEST (50 by default). */
+  readonly matched: number;
+  /** New jobs this request created; 0 on a dry run. */
+  readonly replayed: number;
+  /** Jobs replayed with this note before (a retried request): their replay is in `jobs`, not made again. */
+  readonly alreadyReplayed: number;
+  readonly refused: readonly {
+    readonly id: string;
+    /** `needs-review`: its provider submission may have been charged with no known outcome; resolve it first. `not-finished`: it may still run. `provider-outcome-unknown`: finished, but a submission of it may still run at the provider. `tenant-queue-full`: the tenant is at its maxQueued; replay later. `replay-in-progress`: the same replay is being accepted right now; retry the request. `key-taken`: the replay's key names another job. */
+    readonly reason:
+      | 'needs-review'
+      | 'not-finished'
+      | 'provider-outcome-unknown'
+      | 'tenant-queue-full'
+      | 'replay-in-progress'
+      | 'key-taken';
+  }[];
+  /** Each replay made or found by this request. */
+  readonly jobs: readonly {
+    readonly id: string;
+    readonly replayOf: string;
+    readonly tenantId: string;
+  }[];
+  /** More jobs may match: send the same filter and note again with this as `cursor`. Null when every matching job was looked at. */
+  readonly nextCursor: string | null;
+};

@@ -9,7 +9,7 @@
  * OpenAPI document.
  */
 
-import type { JobError } from './api-types';
+import type { JobError, ReplayJobsResult } from './api-types';
 import type { JobPriority, JobStatus, JobType, JobTypeSchemas } from './job-types';
 
 export * from './api-types';
@@ -240,45 +240,17 @@ export type JobFilter = {
   readonly createdBefore?: string;
 };
 
-/** What one bulk cancel request matched and did (`POST /v1/jobs/cancel`). */
-export type CancelJobsResult = {
-  /** Unfinished jobs matching the filter that this request looked at (at most the server's BULK_MAX_PER_REQUEST). */
-  readonly matched: number;
-  /** Of those, the jobs now canceled (0 on a dry run). */
-  readonly canceled: number;
-  /** Of those, jobs in review: they keep their status and carry the cancel request. */
-  readonly cancelRequested: number;
-  /** More may match: the same filter with this `cursor` goes on. Null when done. */
-  readonly nextCursor: string | null;
-};
-
 /** Which jobs an operator replays: `status` is required; without `tenant`, every tenant's. */
 export type ReplayFilter = JobFilter & {
   readonly tenant?: string;
   readonly status: readonly JobStatus[];
 };
 
-/** Why a matching job was not replayed. */
-export type ReplayRefusal =
-  | 'needs-review'
-  | 'not-finished'
-  | 'provider-outcome-unknown'
-  | 'tenant-queue-full'
-  | 'replay-in-progress'
-  | 'key-taken';
-
 /** What one replay request matched and did (`POST /v1/admin/jobs/replay`). */
-export type ReplayResult = {
-  readonly matched: number;
-  /** New jobs this request created (0 on a dry run). */
-  readonly replayed: number;
-  /** Jobs replayed with this note before: found, not made again. */
-  readonly alreadyReplayed: number;
-  readonly refused: readonly { readonly id: string; readonly reason: ReplayRefusal }[];
-  /** Each replay made or found: the new job, the job it replays, and its tenant. */
-  readonly jobs: readonly { readonly id: string; readonly replayOf: string; readonly tenantId: string }[];
-  readonly nextCursor: string | null;
-};
+export type ReplayResult = ReplayJobsResult;
+
+/** Why a matching job was not replayed. */
+export type ReplayRefusal = ReplayResult['refused'][number]['reason'];
 
 /** How a bulk request runs: `dryRun` only counts; `cursor` goes on from an earlier answer's `nextCursor`. */
 export type BulkOptions = { readonly dryRun?: boolean; readonly cursor?: string };

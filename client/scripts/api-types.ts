@@ -36,6 +36,8 @@ export const API_TYPE_NAMES = [
   'UploadTicket',
   'MultipartUploadTicket',
   'StreamTicket',
+  'CancelJobsResult',
+  'ReplayJobsResult',
 ] as const;
 
 const HEADER = `/**
