@@ -1,6 +1,8 @@
 /**
  * Generated from the OpenAPI document (lambdas/api/openapi.ts, components.schemas)
- * by `npx tsx client/scripts/api-types.ts`. Do not edit by hand.
+ * by `npx tsx client/scripts/api-types.ts`. Do not edit by hand. The SDK
+ * ships alone, so it carries this copy of the server's types;
+ * test/unit/client-contract.test.ts fails when it is stale.
  */
 
 /** A search over the passages of every recording the tenant published. */
@@ -146,5 +148,121 @@ export type MediaVersion = {
 
 export type MediaPage = {
   readonly items: readonly MediaItem[];
+  readonly nextCursor: string | null;
+};
+
+export type JobError = {
+  readonly code: string;
+  readonly message: string;
+};
+
+/** A provider as operators see it. */
+export type ProviderStatus = {
+  readonly name: 'longhaul-http' | 'replicate' | 'deepgram' | 'bedrock';
+  /** Its in-flight limit (MAX_IN_FLIGHT_<PROVIDER>). */
+  readonly maxInFlight: number;
+  /** Slots held now. */
+  readonly inFlight: number;
+  /** Jobs waiting for one of its slots. */
+  readonly queued: number;
+};
+
+/** Counted from the job indexes, which lag the jobs by a moment. */
+export type TenantUsage = {
+  /** Jobs waiting for a provider slot. */
+  readonly queued: number;
+  /** Jobs waiting for their runAt. */
+  readonly scheduled: number;
+  /** Jobs running at any provider. */
+  readonly inFlight: number;
+};
+
+/** A tenant's settings, with which the scheduler shares each provider's slots among tenants with waiting jobs, and what the tenant has in the system now. A tenant whose settings were never set has the defaults. */
+export type Tenant = {
+  readonly tenant: string;
+  /** Its share of a freed provider slot, in proportion to the other waiting tenants' weights. */
+  readonly weight: number;
+  /** Its jobs running at one provider at most, inside that provider's own limit. Absent: no cap of its own. */
+  readonly maxInFlight?: number;
+  /** Its queued and scheduled jobs at most. */
+  readonly maxQueued: number;
+  readonly usage: TenantUsage;
+};
+
+/** One entry of a job's history, e.g. `job.accepted`, `job.enqueued`, `step.succeeded` (with `step` one of prepare, submit, await, release, finalize, notify), `step.retry`, `provider.accepted`, `job.needs_review`, `operator.resolved`. */
+export type TimelineEvent = {
+  readonly at: string;
+  readonly type: string;
+  readonly step?: string;
+  readonly attempt?: number;
+  readonly detail?: string;
+};
+
+export type UploadTicket = {
+  /** Use as sourceImageRef (image.generate, image/*) or audioRef (audio.transcribe, audio/*) or audioRef (audio.publish, audio/*) once the PUT succeeded. */
+  readonly ref: string;
+  /** Presigned PUT URL. */
+  readonly uploadUrl: string;
+  readonly expiresAt: string;
+};
+
+/** PUT each part (bytes [(partNumber - 1) × partSizeBytes, partNumber × partSizeBytes) of the file) to its uploadUrl with exactly that Content-Length, keep each answer's ETag, then complete the upload. A failed part is sent again alone, to the same URL, until expiresAt; after that, POST /v1/uploads/{ref}/parts renews the URLs of the parts still missing. */
+export type MultipartUploadTicket = {
+  /** Use as sourceImageRef (image.generate, image/*) or audioRef (audio.transcribe, audio/*) or audioRef (audio.publish, audio/*) once the upload is completed. */
+  readonly ref: string;
+  readonly uploadId: string;
+  readonly partSizeBytes: number;
+  readonly parts: readonly {
+    readonly partNumber: number;
+    /** Presigned PUT URL of this part. */
+    readonly uploadUrl: string;
+  }[];
+  readonly expiresAt: string;
+};
+
+/** Opens the live-progress WebSocket for one job: connect to `streamUrl?ticket=<ticket>` before expiresAt (60 s). Ask for a new ticket for each (re)connection. */
+export type StreamTicket = {
+  readonly ticket: string;
+  readonly expiresAt: string;
+  /** The WebSocket URL (AWS: the stack output StreamUrl). */
+  readonly streamUrl: string;
+};
+
+export type CancelJobsResult = {
+  /** The tenant's unfinished jobs (scheduled, queued, running, needs_review) this request found matching the filter: at most BULK_MAX_PER_REQUEST (100 by default). Finished jobs are never matched. */
+  readonly matched: number;
+  /** Of those, the jobs now canceled; 0 on a dry run. */
+  readonly canceled: number;
+  /** Of those, jobs that carry the cancel request (`cancelRequestedAt`) instead: jobs in review keep their status and only an operator settles them; an audio.publish stays `running` until every job it made is settled, then becomes `canceled`. */
+  readonly cancelRequested: number;
+  /** More jobs may match: send the same filter again with this as `cursor`. Null when every matching job was looked at. */
+  readonly nextCursor: string | null;
+};
+
+export type ReplayJobsResult = {
+  /** Jobs this request found matching the filter, replayed or refused: at most REPLAY_MAX_PER_REQUEST (50 by default). */
+  readonly matched: number;
+  /** New jobs this request created; 0 on a dry run. */
+  readonly replayed: number;
+  /** Jobs replayed with this note before (a retried request): their replay is in `jobs`, not made again. */
+  readonly alreadyReplayed: number;
+  readonly refused: readonly {
+    readonly id: string;
+    /** `needs-review`: its provider submission may have been charged with no known outcome; resolve it first. `not-finished`: it may still run. `provider-outcome-unknown`: finished, but a submission of it may still run at the provider. `tenant-queue-full`: the tenant is at its maxQueued; replay later. `replay-in-progress`: the same replay is being accepted right now; retry the request. `key-taken`: the replay's key names another job. */
+    readonly reason:
+      | 'needs-review'
+      | 'not-finished'
+      | 'provider-outcome-unknown'
+      | 'tenant-queue-full'
+      | 'replay-in-progress'
+      | 'key-taken';
+  }[];
+  /** Each replay made or found by this request. */
+  readonly jobs: readonly {
+    readonly id: string;
+    readonly replayOf: string;
+    readonly tenantId: string;
+  }[];
+  /** More jobs may match: send the same filter and note again with this as `cursor`. Null when every matching job was looked at. */
   readonly nextCursor: string | null;
 };

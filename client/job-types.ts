@@ -1,7 +1,10 @@
 /**
  * Generated from the OpenAPI document (lambdas/api/openapi.ts, `x-job-types`)
- * by `npx tsx client/scripts/job-types.ts`. Do not edit by hand.
+ * by `npx tsx client/scripts/job-types.ts`. Do not edit by hand. The SDK
+ * ships alone, so it carries this copy of the server's facts;
+ * test/unit/client-contract.test.ts fails when it is stale.
  */
+import type { JobTypeInput } from './job-type-input';
 
 export const JOB_TYPES = ['image.generate', 'audio.transcribe', 'audio.publish'] as const;
 export type JobType = (typeof JOB_TYPES)[number];
@@ -104,27 +107,7 @@ export interface JobTypeSchemas {
   readonly 'audio.publish': { readonly input: AudioPublishInput; readonly result: AudioPublishResult };
 }
 
-/** One input field of a job type, as a command line offers it. */
-export interface InputField {
-  /** The field's name in the input. */
-  readonly name: string;
-  /** Its flag, without the dashes: `audioUrl` is `--audio-url`. */
-  readonly flag: string;
-  /** Its JSON type, or its items' for a list; `json` when it is none of the others (given as JSON text). */
-  readonly type: 'string' | 'integer' | 'number' | 'boolean' | 'json';
-  /** A list: its flag is given once per item (`--label a --label b`), and names one item. */
-  readonly repeated?: true;
-  readonly required: boolean;
-  readonly description?: string;
-}
-
-/** A job type's input as a command line offers it. */
-export interface JobTypeInput {
-  readonly description?: string;
-  readonly fields: readonly InputField[];
-  /** The field a file fills with its upload ref (the SDK's `file`, the CLI's `--file`); absent when the type takes no file. */
-  readonly fileField?: string;
-}
+export type { InputField, JobTypeInput } from './job-type-input';
 
 /** Each job type's input fields, and the field a file fills: the CLI's flags and help come from here. */
 export const JOB_TYPE_INPUTS = {

@@ -392,10 +392,7 @@ export class Longhaul {
    * `.toArray({ limit: 50 })` for the first fifty.
    */
   listJobs(query: ListQuery = {}, options: RequestOptions = {}): PagedList<Job> {
-    return new PagedList(
-      (cursor, want) => this.listJobPage({ ...query, cursor, limit: pageSize(query.limit, want) }, options),
-      query.cursor,
-    );
+    return pagedList(query, (page) => this.listJobPage(page, options));
   }
 
   /**
@@ -436,11 +433,7 @@ export class Longhaul {
     query: { readonly limit?: number; readonly cursor?: string } = {},
     options: RequestOptions = {},
   ): PagedList<Schedule> {
-    return new PagedList(
-      (cursor, want) =>
-        this.listSchedulePage({ ...query, cursor, limit: pageSize(query.limit, want) }, options),
-      query.cursor,
-    );
+    return pagedList(query, (page) => this.listSchedulePage(page, options));
   }
 
   /** Enables or disables a schedule; idempotent. A disabled schedule creates no job from that moment. */
@@ -572,10 +565,7 @@ export class Longhaul {
    * `.pages()` for the pages, `.toArray({ limit: 50 })` for the first fifty.
    */
   listMedia(query: ListMediaQuery = {}, options: RequestOptions = {}): PagedList<MediaItem> {
-    return new PagedList(
-      (cursor, want) => this.listMediaPage({ ...query, cursor, limit: pageSize(query.limit, want) }, options),
-      query.cursor,
-    );
+    return pagedList(query, (page) => this.listMediaPage(page, options));
   }
 
   /**
@@ -899,11 +889,7 @@ export class Longhaul {
 
   /** Jobs in review (or another active status) of every tenant, item by item (admin key); `.pages()` too. */
   reviewList(query: ReviewQuery = {}, options: RequestOptions = {}): PagedList<AdminJob> {
-    return new PagedList(
-      (cursor, want) =>
-        this.reviewListPage({ ...query, cursor, limit: pageSize(query.limit, want) }, options),
-      query.cursor,
-    );
+    return pagedList(query, (page) => this.reviewListPage(page, options));
   }
 
   /** Each provider's in-flight limit, slots held and queued jobs (admin key). */
@@ -1109,6 +1095,20 @@ export class Longhaul {
       await wait(error.retryAfterMs, `${response.status} ${error.code}`);
     }
   }
+}
+
+/**
+ * The items of a listing, fetched page by page by `fetchPage` from
+ * `query`'s cursor on, each page no larger than the items still wanted.
+ */
+function pagedList<T, Q extends { readonly cursor?: string; readonly limit?: number }>(
+  query: Q,
+  fetchPage: (page: Q) => Promise<Page<T>>,
+): PagedList<T> {
+  return new PagedList(
+    (cursor, want) => fetchPage({ ...query, cursor, limit: pageSize(query.limit, want) }),
+    query.cursor,
+  );
 }
 
 /** The page size to ask for: the caller's, but no more than the items still wanted. */

@@ -1,9 +1,15 @@
 /**
- * The resources of the Longhaul HTTP API as the SDK sees them. The SDK does
- * not import the server's code; test/unit/client-contract.test.ts checks
- * these against the OpenAPI document and the server's own types.
+ * The resources of the Longhaul HTTP API as the SDK sees them. Most are
+ * generated from the OpenAPI document (./api-types.ts, ./job-types.ts). The
+ * SDK ships alone and imports none of the server's code, so the ones written
+ * here (those a job's type narrows, the problem with its codes, the SDK's own
+ * shapes) restate the API's schemas (lambdas/domain/resources.ts):
+ * test/unit/api-schemas.test.ts holds each of them to its schema when it
+ * compiles, and test/unit/client-contract.test.ts checks them against the
+ * OpenAPI document.
  */
 
+import type { JobError, ReplayJobsResult } from './api-types';
 import type { JobPriority, JobStatus, JobType, JobTypeSchemas } from './job-types';
 
 export * from './api-types';
@@ -18,6 +24,7 @@ export const TERMINAL_STATUSES: readonly JobStatus[] = ['succeeded', 'failed', '
  */
 export const SETTLED_STATUSES: readonly JobStatus[] = [...TERMINAL_STATUSES, 'needs_review'];
 
+/** The API's problem codes, restated from config/problems.ts (test/unit/client-contract.test.ts holds them equal). */
 export const PROBLEM_CODES = [
   'idempotency-key-missing',
   'validation-failed',
@@ -38,7 +45,11 @@ export const PROBLEM_CODES = [
 ] as const;
 export type ProblemCode = (typeof PROBLEM_CODES)[number];
 
-/** An RFC 9457 problem as the API sends it (`application/problem+json`). */
+/**
+ * An RFC 9457 problem as the API sends it (`application/problem+json`),
+ * restated from the server's (config/problems.ts), which the SDK cannot
+ * import: test/unit/api-schemas.test.ts holds both to the schema.
+ */
 export type Problem = {
   readonly type: string;
   readonly title: string;
@@ -52,8 +63,6 @@ export type Problem = {
     readonly detail: string;
   }[];
 };
-
-export type JobError = { readonly code: string; readonly message: string };
 
 /** The fields every job has, whatever its type. */
 type JobBase = {
@@ -105,33 +114,6 @@ export type Job<T extends JobType = JobType> = { [K in T]: JobOf<K> }[T];
 /** A job as the admin routes list it, with its tenant. */
 export type AdminJob = Job & { readonly tenantId: string };
 
-/** A provider as operators see it (`GET /v1/admin/providers`). */
-export type ProviderStatus = {
-  readonly name: Job['provider'];
-  readonly maxInFlight: number;
-  readonly inFlight: number;
-  readonly queued: number;
-};
-
-/** What a tenant has in the system now. */
-export type TenantUsage = {
-  readonly queued: number;
-  readonly scheduled: number;
-  readonly inFlight: number;
-};
-
-/** A tenant's settings and usage (`GET /v1/admin/tenants/{tenant}`); a tenant never set up has the defaults. */
-export type Tenant = {
-  readonly tenant: string;
-  /** Its share of a freed provider slot, 1..100. */
-  readonly weight: number;
-  /** Its jobs running at one provider at most, inside the provider's own limit; absent: no cap. */
-  readonly maxInFlight?: number;
-  /** Its queued and scheduled jobs at most. */
-  readonly maxQueued: number;
-  readonly usage: TenantUsage;
-};
-
 /** What `putTenant` sets: each setting named is set, the others keep their values; `maxInFlight: null` removes the cap. */
 export type TenantSettings = {
   readonly weight?: number;
@@ -140,16 +122,6 @@ export type TenantSettings = {
 };
 
 export type Page<T> = { readonly items: readonly T[]; readonly nextCursor: string | null };
-
-export type TimelineEvent = {
-  readonly at: string;
-  readonly type: string;
-  readonly step?: string;
-  readonly attempt?: number;
-  readonly detail?: string;
-};
-
-export type UploadTicket = { readonly ref: string; readonly uploadUrl: string; readonly expiresAt: string };
 
 /** A stored upload: put `ref` into the job's sourceImageRef or audioRef. */
 export type UploadedFile = { readonly ref: string; readonly expiresAt: string };
@@ -171,22 +143,6 @@ export type MultipartUploadState = {
     /** Set once the part is stored. */
     readonly etag: string | null;
   }[];
-};
-
-/** A multipart upload's parts and their presigned URLs, as the API answers when it starts or renews them. */
-export type MultipartUploadTicket = {
-  readonly ref: string;
-  readonly uploadId: string;
-  readonly partSizeBytes: number;
-  readonly parts: readonly { readonly partNumber: number; readonly uploadUrl: string }[];
-  readonly expiresAt: string;
-};
-
-/** Opens the job's live-progress WebSocket: connect to `streamUrl?ticket=<ticket>` before `expiresAt`. */
-export type StreamTicket = {
-  readonly ticket: string;
-  readonly expiresAt: string;
-  readonly streamUrl: string;
 };
 
 /** A file input: sent as a multipart part up to 4 MiB, through a presigned upload above. */
@@ -284,45 +240,17 @@ export type JobFilter = {
   readonly createdBefore?: string;
 };
 
-/** What one bulk cancel request matched and did (`POST /v1/jobs/cancel`). */
-export type CancelJobsResult = {
-  /** Unfinished jobs matching the filter that this request looked at (at most the server's BULK_MAX_PER_REQUEST). */
-  readonly matched: number;
-  /** Of those, the jobs now canceled (0 on a dry run). */
-  readonly canceled: number;
-  /** Of those, jobs in review: they keep their status and carry the cancel request. */
-  readonly cancelRequested: number;
-  /** More may match: the same filter with this `cursor` goes on. Null when done. */
-  readonly nextCursor: string | null;
-};
-
 /** Which jobs an operator replays: `status` is required; without `tenant`, every tenant's. */
 export type ReplayFilter = JobFilter & {
   readonly tenant?: string;
   readonly status: readonly JobStatus[];
 };
 
-/** Why a matching job was not replayed. */
-export type ReplayRefusal =
-  | 'needs-review'
-  | 'not-finished'
-  | 'provider-outcome-unknown'
-  | 'tenant-queue-full'
-  | 'replay-in-progress'
-  | 'key-taken';
-
 /** What one replay request matched and did (`POST /v1/admin/jobs/replay`). */
-export type ReplayResult = {
-  readonly matched: number;
-  /** New jobs this request created (0 on a dry run). */
-  readonly replayed: number;
-  /** Jobs replayed with this note before: found, not made again. */
-  readonly alreadyReplayed: number;
-  readonly refused: readonly { readonly id: string; readonly reason: ReplayRefusal }[];
-  /** Each replay made or found: the new job, the job it replays, and its tenant. */
-  readonly jobs: readonly { readonly id: string; readonly replayOf: string; readonly tenantId: string }[];
-  readonly nextCursor: string | null;
-};
+export type ReplayResult = ReplayJobsResult;
+
+/** Why a matching job was not replayed. */
+export type ReplayRefusal = ReplayResult['refused'][number]['reason'];
 
 /** How a bulk request runs: `dryRun` only counts; `cursor` goes on from an earlier answer's `nextCursor`. */
 export type BulkOptions = { readonly dryRun?: boolean; readonly cursor?: string };

@@ -39,6 +39,11 @@ export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 /** The problem's `type` URI: stable per code, so clients can switch on either. */
 export const problemType = (code: ProblemCode): string => `urn:longhaul:problem:${code}`;
 
+/**
+ * The body of every error answer. Written here by hand, not as the type of
+ * its schema (\`problem\` in lambdas/domain/resources.ts), which config/ cannot
+ * import; test/unit/api-schemas.test.ts holds the two equal.
+ */
 export interface Problem {
   readonly type: string;
   readonly title: string;

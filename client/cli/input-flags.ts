@@ -1,5 +1,5 @@
 import type { ParseArgsConfig } from 'node:util';
-import type { InputField, JobTypeInput } from '../job-types';
+import type { InputField, JobTypeInput } from '../job-type-input';
 import { UsageError } from './usage-error';
 
 /**

@@ -5,8 +5,9 @@ import { docComment, typeOf } from './job-types';
 
 /**
  * Writes client/api-types.ts, the SDK's types of the document's schemas that
- * the server converts from its zod schemas (the search and media requests and answers),
- * so the SDK says each shape once, as the server does:
+ * the server converts from its zod schemas (the search and media requests and
+ * answers, and the resources whose type is not narrowed by a job's type), so
+ * the SDK says each shape once, as the server does:
  * `npx tsx client/scripts/api-types.ts`
  * (`--check` only reports whether it is stale; a unit test fails when it is).
  */
@@ -27,11 +28,23 @@ export const API_TYPE_NAMES = [
   'MediaItem',
   'MediaVersion',
   'MediaPage',
+  'JobError',
+  'ProviderStatus',
+  'TenantUsage',
+  'Tenant',
+  'TimelineEvent',
+  'UploadTicket',
+  'MultipartUploadTicket',
+  'StreamTicket',
+  'CancelJobsResult',
+  'ReplayJobsResult',
 ] as const;
 
 const HEADER = `/**
  * Generated from the OpenAPI document (lambdas/api/openapi.ts, components.schemas)
- * by \`npx tsx client/scripts/api-types.ts\`. Do not edit by hand.
+ * by \`npx tsx client/scripts/api-types.ts\`. Do not edit by hand. The SDK
+ * ships alone, so it carries this copy of the server's types;
+ * test/unit/client-contract.test.ts fails when it is stale.
  */
 `;
 

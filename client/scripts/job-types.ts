@@ -1,5 +1,6 @@
 import { join, resolve } from 'node:path';
 import { type OpenApiDocument, openApiDocument, type Schema } from '../../lambdas/api/openapi';
+import type { JobTypeInput } from '../job-type-input';
 import { formatWithBiome, writeOrCheck } from './generated';
 
 /**
@@ -22,7 +23,9 @@ export const JOBS_BY_TYPE_PATH = join(ROOT, 'client', 'jobs-by-type.ts');
 
 const HEADER = `/**
  * Generated from the OpenAPI document (lambdas/api/openapi.ts, \`x-job-types\`)
- * by \`npx tsx client/scripts/job-types.ts\`. Do not edit by hand.
+ * by \`npx tsx client/scripts/job-types.ts\`. Do not edit by hand. The SDK
+ * ships alone, so it carries this copy of the server's facts;
+ * test/unit/client-contract.test.ts fails when it is stale.
  */
 `;
 
@@ -137,7 +140,7 @@ export function flagOf(field: string): string {
 }
 
 /** Each job type's input fields and file field, as plain data (the CLI builds its flags from it). */
-export function inputTable(document: OpenApiDocument): Record<string, Record<string, unknown>> {
+export function inputTable(document: OpenApiDocument): Record<string, JobTypeInput> {
   const { schemas } = document.components;
   return Object.fromEntries(
     Object.entries(document['x-job-types']).map(([type, entry]) => {
@@ -156,7 +159,7 @@ export function inputTable(document: OpenApiDocument): Record<string, Record<str
           name,
           flag,
           type: itemType ?? fieldType(property),
-          ...(itemType !== undefined ? { repeated: true } : {}),
+          ...(itemType !== undefined ? { repeated: true as const } : {}),
           required: required.has(name),
           ...(typeof description === 'string' && description !== '' ? { description } : {}),
         };
@@ -178,29 +181,8 @@ export function inputTable(document: OpenApiDocument): Record<string, Record<str
   );
 }
 
-const INPUT_TABLE_TYPES = `
-/** One input field of a job type, as a command line offers it. */
-export interface InputField {
-  /** The field's name in the input. */
-  readonly name: string;
-  /** Its flag, without the dashes: \`audioUrl\` is \`--audio-url\`. */
-  readonly flag: string;
-  /** Its JSON type, or its items' for a list; \`json\` when it is none of the others (given as JSON text). */
-  readonly type: 'string' | 'integer' | 'number' | 'boolean' | 'json';
-  /** A list: its flag is given once per item (\`--label a --label b\`), and names one item. */
-  readonly repeated?: true;
-  readonly required: boolean;
-  readonly description?: string;
-}
-
-/** A job type's input as a command line offers it. */
-export interface JobTypeInput {
-  readonly description?: string;
-  readonly fields: readonly InputField[];
-  /** The field a file fills with its upload ref (the SDK's \`file\`, the CLI's \`--file\`); absent when the type takes no file. */
-  readonly fileField?: string;
-}
-`;
+/** The input table's types are written by hand (client/job-type-input.ts); the generated file passes them on. */
+const INPUT_TABLE_TYPES = "\nexport type { InputField, JobTypeInput } from './job-type-input';\n";
 
 export function renderJobTypes(document: OpenApiDocument = openApiDocument): string {
   const { schemas } = document.components;
@@ -213,7 +195,7 @@ export function renderJobTypes(document: OpenApiDocument = openApiDocument): str
     named.add(input);
     named.add(result);
   }
-  const parts = [HEADER, '\n'];
+  const parts = [HEADER, "import type { JobTypeInput } from './job-type-input';\n\n"];
   parts.push(`export const JOB_TYPES = ${JSON.stringify(jobType.enum)} as const;\n`);
   parts.push('export type JobType = (typeof JOB_TYPES)[number];\n\n');
   parts.push(`export const JOB_STATUSES = ${JSON.stringify(jobStatus.enum)} as const;\n`);

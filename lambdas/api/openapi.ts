@@ -60,7 +60,8 @@ export { PROBLEM_CODES };
  *
  * Every schema in it is generated from a zod schema: the handlers' own where
  * they validate a body (job inputs, search, media, bulk, tenants, uploads,
- * provider events), the API's resources in lambdas/api/schemas.ts otherwise.
+ * provider events), the API's resources in lambdas/domain/resources.ts and
+ * lambdas/api/schemas.ts otherwise.
  * The routes come from config/layout.ts and each problem answer's status
  * from config/problems.ts; what is written here is what only a reader needs:
  * summaries, descriptions, and which answers each operation gives.

@@ -21,9 +21,11 @@ import {
   priorityOf,
   providerMayBeRunning,
 } from './job';
+import { CANCELABLE_STATUSES } from './job-statuses';
 import { RESOLVED_FAILED_CODE } from './operator';
 import type { JobStore, TenantJobQuery, Timeline } from './ports';
 import { PAGE_QUERY_FIELDS, RFC3339_INSTANT, toValidationError } from './requests';
+import type { cancelJobsResult, Resource, replayJobsResult } from './resources';
 import { TENANT_ID_PATTERN, TENANT_ID_RULE } from './tenants';
 
 /**
@@ -91,9 +93,6 @@ export function parseReplayJobs(body: unknown): ReplayJobsRequest {
   if (!parsed.success) throw toValidationError(parsed.error);
   return parsed.data;
 }
-
-/** The statuses a cancel can move a job out of: every one but the terminal ones. */
-export const CANCELABLE_STATUSES: readonly JobStatus[] = JOB_STATUSES.filter((status) => !isTerminal(status));
 
 /** Cancels or replays of one request in flight at once. */
 const ACTIONS_AT_ONCE = 10;
@@ -211,21 +210,8 @@ function windowOf(filter: {
   };
 }
 
-export interface BulkCancelResult {
-  /** The tenant's unfinished jobs this request found matching the filter. */
-  readonly matched: number;
-  /** Of those, the jobs now canceled (0 on a dry run). */
-  readonly canceled: number;
-  /**
-   * Of those, jobs that carry the cancel request instead: jobs in review (for an operator), and
-   * publishes that become `canceled` once every job they made is settled.
-   */
-  readonly cancelRequested: number;
-  /** Where the next request with the same filter goes on; null when every matching job was looked at. */
-  readonly nextCursor: string | null;
-  /** The jobs canceled, for the caller's metrics. */
-  readonly canceledJobs: readonly Job[];
-}
+/** A bulk cancel's answer (`POST /v1/jobs/cancel`), with the jobs it canceled for the caller's metrics. */
+export type BulkCancelResult = Resource<typeof cancelJobsResult> & { readonly canceledJobs: readonly Job[] };
 
 /**
  * Cancels the tenant's unfinished jobs that match the filter, at most
@@ -276,36 +262,11 @@ export async function cancelJobs(
   };
 }
 
-/**
- * Why a matching job was not replayed: in review (its provider submission may
- * have been charged, outcome unknown; an operator resolves it first); not
- * finished (it may still run and be charged); finished with a submission whose
- * outcome was never known (it may still run there); its tenant at its
- * `maxQueued`; the same replay being accepted by another request right now;
- * the replay's key naming a job with another body.
- */
-export const REPLAY_REFUSALS = [
-  'needs-review',
-  'not-finished',
-  'provider-outcome-unknown',
-  'tenant-queue-full',
-  'replay-in-progress',
-  'key-taken',
-] as const;
-export type ReplayRefusal = (typeof REPLAY_REFUSALS)[number];
+/** Why a matching job was not replayed (`REPLAY_REFUSALS`, in lambdas/domain/resources.ts). */
+export type ReplayRefusal = ReplayResult['refused'][number]['reason'];
 
-export interface ReplayResult {
-  /** Jobs this request found matching the filter, replayed or refused. */
-  readonly matched: number;
-  /** New jobs this request created. */
-  readonly replayed: number;
-  /** Jobs replayed with this note before (a retried request): their replay is listed, not made again. */
-  readonly alreadyReplayed: number;
-  readonly refused: readonly { readonly id: string; readonly reason: ReplayRefusal }[];
-  /** Each replay this request made or found: the new job's id and the job it replays. */
-  readonly jobs: readonly { readonly id: string; readonly replayOf: string; readonly tenantId: string }[];
-  readonly nextCursor: string | null;
-}
+/** A replay's answer (`POST /v1/admin/jobs/replay`). */
+export type ReplayResult = Resource<typeof replayJobsResult>;
 
 export interface ReplayDeps extends IntakeDeps {
   readonly timeline: Pick<Timeline, 'record'>;

@@ -8,6 +8,8 @@ import {
 } from './errors';
 import type { Job } from './job';
 
+export { JOB_ID_PATTERN, SCHEDULE_ID_PATTERN } from './ids';
+
 /** 1..255 visible ASCII characters, as the contract allows. */
 export const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 
@@ -72,8 +74,6 @@ export function deriveJobId(tenantId: string, idempotencyKey: string): string {
   return `job_${base32(digest.subarray(0, 17)).slice(0, 26)}`;
 }
 
-export const JOB_ID_PATTERN = /^job_[a-z2-7]{26}$/;
-
 /**
  * A schedule's id, derived from (tenant, key) as a job's is, in a key space of
  * its own: a schedule and a job may be created under the same key.
@@ -82,8 +82,6 @@ export function deriveScheduleId(tenantId: string, idempotencyKey: string): stri
   const digest = createHash('sha256').update(`schedule\n${tenantId}\n${idempotencyKey}`, 'utf8').digest();
   return `sch_${base32(digest.subarray(0, 17)).slice(0, 26)}`;
 }
-
-export const SCHEDULE_ID_PATTERN = /^sch_[a-z2-7]{26}$/;
 
 /** A media item's id, derived from (tenant, key) in a key space of its own, as a schedule's is. */
 export function deriveMediaId(tenantId: string, idempotencyKey: string): string {

@@ -1,6 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { mediaTypeMatches } from '../../config/job-types/job-type';
-import type { Problem } from '../../config/problems';
 import type { ProviderName } from '../../config/providers';
 import { StepError } from '../../config/workflow-errors';
 import { childrenOf, childSettled } from './children';
@@ -20,7 +19,6 @@ import {
   executionNameOf,
   isTerminal,
   type Job,
-  type JobResource,
   type JobType,
   newJob,
   providerOf,
@@ -41,6 +39,7 @@ import type {
 } from './ports';
 import type { BatchEntry, CreateJobRequest, CreateUploadRequest, ListJobsQuery } from './requests';
 import { fileSourceOf } from './requests';
+import type { createJobBatchItemResult, Resource, uploadTicket } from './resources';
 
 export interface IntakeDeps {
   readonly store: JobStore;
@@ -176,18 +175,7 @@ export async function sendToLine(
 }
 
 /** One item's answer in a batch's response. */
-export interface BatchItemResult {
-  /** The item's key as given (null when it gave none that is a string). */
-  readonly idempotencyKey: string | null;
-  /** The status a single POST /v1/jobs with the item's key and body would have answered. */
-  readonly status: number;
-  /** The job, when the item was accepted (new or replayed). */
-  readonly job?: JobResource;
-  /** Why the item was refused, when it was. */
-  readonly problem?: Problem;
-  /** The key's job existed: the answer repeats the first one. */
-  readonly replayed: boolean;
-}
+export type BatchItemResult = Resource<typeof createJobBatchItemResult>;
 
 /** What one item of a batch got: what a single submission of it would have, the result or the error. */
 export type BatchItemOutcome = { readonly result: SubmitResult } | { readonly error: unknown };
@@ -617,11 +605,7 @@ async function cancelLoaded(
   throw new Error(`Job ${(await load()).id} kept changing while being canceled.`);
 }
 
-export interface UploadTicket {
-  readonly ref: string;
-  readonly uploadUrl: string;
-  readonly expiresAt: string;
-}
+export type UploadTicket = Resource<typeof uploadTicket>;
 
 export async function createUpload(
   deps: Pick<IntakeDeps, 'inputs' | 'now'>,

@@ -1,33 +1,34 @@
 import { JOB_TYPES, type JobType, jobTypeModule, type StoredJobType } from '../../config/job-types';
 import { LEGACY_PROVIDER, type ProviderName } from '../../config/providers';
+import {
+  DEFAULT_PRIORITY,
+  isTerminal,
+  JOB_PRIORITIES,
+  JOB_STATUSES,
+  type JobPriority,
+  type JobStatus,
+  TERMINAL_STATUSES,
+} from './job-statuses';
 import { jobOutputPrefix } from './output-keys';
-
-/** The job lifecycle: statuses, the stored record and its public representation. */
-
-export { JOB_TYPES, type JobType, type StoredJobType };
-
-/** `scheduled`: waiting for its `runAt`, stored but sent nowhere until the reconciler finds it due. */
-export const JOB_STATUSES = [
-  'scheduled',
-  'queued',
-  'running',
-  'succeeded',
-  'failed',
-  'canceled',
-  'needs_review',
-] as const;
-export type JobStatus = (typeof JOB_STATUSES)[number];
+import type { job, jobError, Resource } from './resources';
 
 /**
- * How a job goes before the tenant's other waiting jobs: `interactive` before
- * `standard` before `batch` (CONTRACT section 1, fairness).
+ * The job lifecycle: the stored record and its public representation, over
+ * the statuses and priorities of lambdas/domain/job-statuses.ts.
  */
-export const JOB_PRIORITIES = ['interactive', 'standard', 'batch'] as const;
-export type JobPriority = (typeof JOB_PRIORITIES)[number];
-export const DEFAULT_PRIORITY: JobPriority = 'standard';
 
-export const TERMINAL_STATUSES: ReadonlySet<JobStatus> = new Set(['succeeded', 'failed', 'canceled']);
-export const isTerminal = (status: JobStatus): boolean => TERMINAL_STATUSES.has(status);
+export {
+  DEFAULT_PRIORITY,
+  isTerminal,
+  JOB_PRIORITIES,
+  JOB_STATUSES,
+  JOB_TYPES,
+  type JobPriority,
+  type JobStatus,
+  type JobType,
+  type StoredJobType,
+  TERMINAL_STATUSES,
+};
 
 /**
  * A job whose client asked to cancel it while it runs jobs of its own
@@ -42,10 +43,8 @@ export const isCanceling = (job: Pick<Job, 'status' | 'cancelRequestedAt'>): boo
 export const goesOn = (job: Pick<Job, 'status' | 'cancelRequestedAt'>): boolean =>
   job.status === 'running' && job.cancelRequestedAt === undefined;
 
-export interface JobError {
-  readonly code: string;
-  readonly message: string;
-}
+/** Why a failed or reviewed job is where it is. */
+export type JobError = Resource<typeof jobError>;
 
 /** A job as the store keeps it: the public fields plus what intake and operations need. */
 export interface Job {
@@ -266,33 +265,7 @@ export interface ProviderOutcome {
 }
 
 /** The job resource of the public API (CONTRACT section 1). */
-export interface JobResource {
-  readonly id: string;
-  readonly type: JobType;
-  readonly provider: ProviderName;
-  readonly priority: JobPriority;
-  readonly status: JobStatus;
-  readonly progress: number;
-  readonly input: Record<string, unknown>;
-  readonly result: Record<string, unknown> | null;
-  readonly error: JobError | null;
-  readonly attempts: number;
-  readonly idempotencyKey: string;
-  readonly webhookUrl?: string;
-  /** The runAt the job was submitted with, or its creation time when it had none (it ran at once). */
-  readonly runAt: string;
-  /** The recurring schedule whose firing created the job. */
-  readonly scheduleId?: string;
-  readonly createdAt: string;
-  readonly updatedAt: string;
-  readonly startedAt?: string;
-  readonly finishedAt?: string;
-  readonly replayOf?: string;
-  /** A cancel asked of a job still settling (its children running out) or in review. */
-  readonly cancelRequestedAt?: string;
-  /** Its outputs were removed (its media item deleted, or its version retired): its result is null. */
-  readonly outputsRemoved?: true;
-}
+export type JobResource = Resource<typeof job>;
 
 export function toResource(job: Job): JobResource {
   return {
@@ -322,29 +295,28 @@ export function toResource(job: Job): JobResource {
   };
 }
 
-export interface NewJob {
-  readonly id: string;
-  readonly tenantId: string;
-  readonly type: StoredJobType;
-  /** Absent: the provider of jobs stored before jobs named theirs. */
-  readonly provider?: ProviderName;
-  /** Absent: the default. */
-  readonly priority?: JobPriority;
-  /** Absent: at once. Ahead of `now`, the job is stored `scheduled`. */
-  readonly runAt?: string;
-  readonly input: Record<string, unknown>;
-  readonly webhookUrl?: string;
-  readonly idempotencyKey: string;
-  readonly fingerprint: string;
-  /** The job an operator replayed as this one. */
-  readonly replayOf?: string;
-  /** The recurring schedule whose firing creates the job. */
-  readonly scheduleId?: string;
-  /** The job whose workflow makes this one. */
-  readonly parent?: JobParent;
-  /** The media item version the job publishes. */
-  readonly media?: Job['media'];
-}
+/**
+ * What a job is created with: its own fields, which mean here what they mean
+ * on the job (an absent priority is the default; a runAt ahead of `now`
+ * stores the job `scheduled`). `newJob` sets the rest.
+ */
+export type NewJob = Pick<
+  Job,
+  | 'id'
+  | 'tenantId'
+  | 'type'
+  | 'provider'
+  | 'priority'
+  | 'runAt'
+  | 'input'
+  | 'webhookUrl'
+  | 'idempotencyKey'
+  | 'fingerprint'
+  | 'replayOf'
+  | 'scheduleId'
+  | 'parent'
+  | 'media'
+>;
 
 export function newJob(spec: NewJob, now: Date): Job {
   const at = now.toISOString();

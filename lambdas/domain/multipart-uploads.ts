@@ -1,18 +1,17 @@
 import { randomBytes } from 'node:crypto';
 import * as z from 'zod';
 import { ValidationError } from './errors';
+import { MAX_PARTS, MIN_PART_BYTES } from './part-limits';
 import { type CreateUploadRequest, toValidationError } from './requests';
+import type { multipartUploadTicket, Resource } from './resources';
+
+export { MAX_PARTS, MIN_PART_BYTES };
 
 /**
  * Multipart uploads of large inputs: the client PUTs the file in parts, each
  * to its own presigned URL, and retries a failed part alone instead of the
  * whole file; S3 assembles the parts when the upload is completed.
  */
-
-/** S3's smallest part (but the last), and the part size used unless a file needs larger parts. */
-export const MIN_PART_BYTES = 8 * 1024 * 1024;
-/** S3's largest part count. */
-export const MAX_PARTS = 10_000;
 
 export interface UploadPartSpec {
   readonly partNumber: number;
@@ -45,13 +44,7 @@ export interface MultipartInputStore {
   ): Promise<void>;
 }
 
-export interface MultipartUploadTicket {
-  readonly ref: string;
-  readonly uploadId: string;
-  readonly partSizeBytes: number;
-  readonly parts: readonly { readonly partNumber: number; readonly uploadUrl: string }[];
-  readonly expiresAt: string;
-}
+export type MultipartUploadTicket = Resource<typeof multipartUploadTicket>;
 
 /** The parts of a file of `contentLength` bytes: equal parts but the last, at most MAX_PARTS of them. */
 export function planParts(contentLength: number): { partSizeBytes: number; parts: UploadPartSpec[] } {

@@ -1,6 +1,7 @@
 import type { LifecycleEvent } from '../../config/events';
 import type { ProviderName } from '../../config/providers';
 import type { Job, JobError, JobStatus, JobType, ProviderOutcome, SubmitIntent } from './job';
+import type { liveMessage, Resource, timelineEvent } from './resources';
 import type { TenantChanges, TenantRecord, TenantUsage } from './tenant-settings';
 
 /** Ports of the job domain; each has one AWS adapter under `lambdas/adapters/`. */
@@ -318,13 +319,7 @@ export interface ReconcilerProgress {
   save(position: ReconcilerPosition | undefined): Promise<void>;
 }
 
-export interface TimelineEvent {
-  readonly at: string;
-  readonly type: string;
-  readonly step?: string;
-  readonly attempt?: number;
-  readonly detail?: string;
-}
+export type TimelineEvent = Resource<typeof timelineEvent>;
 
 /** The job's history as the client sees it on GET /v1/jobs/{id}/events. */
 export interface Timeline {
@@ -379,22 +374,7 @@ export type ExecutionStatus =
   | 'NOT_FOUND';
 
 /** What live clients of a job receive (CONTRACT section 1, live progress). */
-export type LiveMessage =
-  | {
-      readonly type: 'progress';
-      readonly jobId: string;
-      readonly status: JobStatus;
-      readonly progress: number;
-      readonly at: string;
-    }
-  | {
-      readonly type: 'status';
-      readonly jobId: string;
-      readonly status: JobStatus;
-      readonly progress: number;
-      readonly at: string;
-      readonly error: JobError | null;
-    };
+export type LiveMessage = Resource<typeof liveMessage>;
 
 /** Pushes messages to the clients watching a job, without touching the job's storage. */
 export interface LiveChannel {

@@ -1,10 +1,22 @@
 import * as z from 'zod';
 
 /**
- * A tenant's settings as they are stored and as an operator changes them:
- * plain records the tenant store's port and the tenant rules both build on,
- * so the port needs nothing from lambdas/domain/tenants.ts.
+ * A tenant's name and settings as they are stored and as an operator changes
+ * them: plain records and constants the tenant store's port, the tenant rules
+ * and the tenant resource's schema (lambdas/domain/resources.ts) build on, so
+ * none of them needs lambdas/domain/tenants.ts.
  */
+
+/**
+ * What a tenant may be called: every name a key can carry (LONGHAUL_API_KEYS
+ * locally; the api-key CLI issues a narrower set), so no tenant is out of an
+ * operator's reach.
+ */
+export const TENANT_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+export const TENANT_ID_RULE = "1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit";
+
+/** A tenant's settings until an operator sets them. */
+export const TENANT_DEFAULTS = { weight: 1, maxQueued: 10_000 } as const;
 
 export const MIN_WEIGHT = 1;
 export const MAX_WEIGHT = 100;

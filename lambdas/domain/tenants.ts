@@ -1,16 +1,21 @@
 import { TenantNotFoundError, ValidationError } from './errors';
 import type { TenantKeys, TenantShare, TenantShares, TenantStore } from './ports';
 import { toValidationError } from './requests';
+import type { Resource, tenant } from './resources';
 import {
   MAX_WEIGHT,
   MIN_WEIGHT,
+  TENANT_DEFAULTS,
+  TENANT_ID_PATTERN,
+  TENANT_ID_RULE,
   type TenantChanges,
   type TenantRecord,
   type TenantUsage,
   tenantChanges,
 } from './tenant-settings';
 
-export { MAX_WEIGHT, MIN_WEIGHT, type TenantChanges, type TenantRecord, type TenantUsage, tenantChanges };
+export type { TenantChanges, TenantRecord, TenantUsage };
+export { MAX_WEIGHT, MIN_WEIGHT, TENANT_DEFAULTS, TENANT_ID_PATTERN, TENANT_ID_RULE, tenantChanges };
 
 /**
  * Tenants as operators set them up: how large a share of each provider's
@@ -20,24 +25,11 @@ export { MAX_WEIGHT, MIN_WEIGHT, type TenantChanges, type TenantRecord, type Ten
  * operator sets them.
  */
 
-/**
- * What a tenant may be called: every name a key can carry (LONGHAUL_API_KEYS
- * locally; the api-key CLI issues a narrower set), so no tenant is out of an
- * operator's reach.
- */
-export const TENANT_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
-export const TENANT_ID_RULE = "1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit";
-
 /** The tenant name of the admin key; never a tenant's. */
 export const ADMIN_TENANT_ID = 'admin';
 
-/** A tenant's settings until an operator sets them. */
-export const TENANT_DEFAULTS = { weight: 1, maxQueued: 10_000 } as const;
-
 /** A tenant as the admin API shows it (`GET /v1/admin/tenants/{tenant}`). */
-export interface TenantResource extends TenantRecord {
-  readonly usage: TenantUsage;
-}
+export type TenantResource = Resource<typeof tenant>;
 
 /** Which job statuses each figure of a tenant's usage counts. */
 export const USAGE_STATUSES = {

@@ -3,9 +3,4 @@ export type Equals<X, Y> = (<T>() => T extends X ? 1 : 2) extends <T>() => T ext
 /** `true` only if every X is a Y. */
 export type Extends<X, Y> = [X] extends [Y] ? true : false;
 
-/** T with every member and array, however deep, read-only: the SDK's and the server's types are, zod's are not. */
-export type DeepReadonly<T> = T extends readonly (infer I)[]
-  ? readonly DeepReadonly<I>[]
-  : T extends object
-    ? { readonly [K in keyof T]: DeepReadonly<T[K]> }
-    : T;
+export type { DeepReadonly } from '../../../config/deep-readonly';
