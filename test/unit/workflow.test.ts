@@ -17,6 +17,7 @@ import {
 } from '../../lambdas/domain/job';
 import { jobOutputPrefix } from '../../lambdas/domain/publish';
 import { jobErrorOf, runStep, type StepEvent, type WorkflowDeps } from '../../lambdas/domain/workflow';
+import { sampleJob } from './support/jobs';
 import {
   granting,
   limits,
@@ -41,21 +42,7 @@ const PNG = Buffer.from([137, 80, 78, 71]).toString('base64');
 
 function setup(options: { deduplicates?: boolean; job?: Partial<Job> } = {}) {
   const store = new MemoryStore();
-  const job = {
-    ...newJob(
-      {
-        id: 'job_aaaaaaaaaaaaaaaaaaaaaaaaaa',
-        tenantId: 'acme',
-        type: 'image.generate',
-        input: { prompt: 'a cat' },
-        idempotencyKey: 'k1',
-        fingerprint: 'f1',
-        webhookUrl: 'https://hooks.example/x',
-      },
-      clock,
-    ),
-    ...options.job,
-  } as Job;
+  const job = sampleJob(clock, { webhookUrl: 'https://hooks.example/x', ...options.job });
   store.jobs.set(job.id, job);
   const delivered: string[] = [];
   const provider = new ScriptedProvider(options.deduplicates ?? true);
