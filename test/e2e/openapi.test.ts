@@ -3,8 +3,7 @@ import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
-import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
-import addFormats from 'ajv-formats';
+import type { ValidateFunction } from 'ajv/dist/2020';
 import { Webhook } from 'standardwebhooks';
 import { parse } from 'yaml';
 import { PROVIDER_NAMES, PROVIDERS } from '../../config/providers';
@@ -21,6 +20,7 @@ import {
   startLocalStack,
 } from '../../local/harness/local-stack';
 import { DEFAULT_REPLICATE_WEBHOOK_SECRET } from '../../local/provider-sim/defaults';
+import { openApiSchemaAjv } from '../support/openapi-ajv';
 import { simulatorCall } from './support/simulator';
 
 /**
@@ -43,28 +43,7 @@ type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
 /** Compiles schemas in place inside the document, so their `#/components/...` references resolve. */
 function documentValidator() {
-  const ajv = new Ajv2020({
-    allErrors: true,
-    strictSchema: true,
-    strictNumbers: true,
-    strictTypes: false,
-    strictTuples: false,
-    strictRequired: false,
-  });
-  addFormats(ajv);
-  // The document's own members are not schema keywords; the schemas inside it are checked strictly.
-  ajv.addVocabulary([
-    'openapi',
-    'info',
-    'jsonSchemaDialect',
-    'servers',
-    'tags',
-    'paths',
-    'webhooks',
-    'x-job-types',
-    'components',
-  ]);
-  ajv.addSchema(openApiDocument as object, 'openapi');
+  const ajv = openApiSchemaAjv(openApiDocument as object);
   const compiled = new Map<string, ValidateFunction>();
   return (pointer: string): ValidateFunction => {
     let validate = compiled.get(pointer);
