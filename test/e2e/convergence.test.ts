@@ -14,7 +14,7 @@ import {
   temporaryDataDir,
 } from '../../local/harness/local-stack';
 import { type RunningSimulator, startSimulator } from '../../local/provider-sim/simulator';
-import { apiCall } from './support/api';
+import { apiCall, UNTHROTTLED_API } from './support/api';
 import { simulatorCall } from './support/simulator';
 
 /**
@@ -33,8 +33,7 @@ const TERMINAL = ['succeeded', 'failed', 'canceled', 'needs_review'];
 const baseEnv = {
   LONGHAUL_API_KEYS: `${KEY}:acme,${OTHER}:globex`,
   LONGHAUL_ADMIN_KEY: ADMIN,
-  API_RATE_LIMIT: '1000',
-  API_BURST_LIMIT: '2000',
+  ...UNTHROTTLED_API,
   SIM_JOB_MS: '500',
   PROVIDER_TIMEOUT_MS: '1000',
   SLOT_WAIT_MAX_SECONDS: '1',

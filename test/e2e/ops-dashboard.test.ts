@@ -3,6 +3,7 @@ import { join, resolve } from 'node:path';
 import { JOB_TYPES } from '../../config/job-types';
 import { PROVIDER_NAMES } from '../../config/providers';
 import { pollUntil, type RunningLocalStack, startLocalStack } from '../../local/harness/local-stack';
+import { UNTHROTTLED_API } from './support/api';
 import { useBrowser } from './support/chromium';
 
 /**
@@ -65,8 +66,7 @@ beforeAll(async () => {
       SIM_JOB_MS: String(SIM_JOB_MS),
       SIM_PROGRESS_HZ: '5',
       SLOT_WAIT_MAX_SECONDS: '1',
-      API_RATE_LIMIT: '1000',
-      API_BURST_LIMIT: '2000',
+      ...UNTHROTTLED_API,
     },
   });
   const providerUrl = stack.endpoints.providerUrl;

@@ -9,7 +9,7 @@ import {
   sqsClient,
   startLocalStack,
 } from '../../local/harness/local-stack';
-import { apiCall } from './support/api';
+import { apiCall, UNTHROTTLED_API } from './support/api';
 import { simulatorCall } from './support/simulator';
 import { startWebhookReceiver } from './support/webhook-receiver';
 
@@ -25,8 +25,7 @@ const KEY = 'workflow-key-7c1e';
 const WEBHOOK_SECRET = 'workflow-webhook-secret-0123456789';
 const baseEnv = {
   LONGHAUL_API_KEYS: `${KEY}:acme`,
-  API_RATE_LIMIT: '1000',
-  API_BURST_LIMIT: '2000',
+  ...UNTHROTTLED_API,
   SIM_PORT: '0',
   SIM_JOB_MS: '500',
   SIM_PROGRESS_HZ: '10',

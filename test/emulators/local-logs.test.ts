@@ -1,5 +1,5 @@
 import { pollUntil, type RunningLocalStack, startLocalStack } from '../../local/harness/local-stack';
-import { apiCall } from '../e2e/support/api';
+import { apiCall, UNTHROTTLED_API } from '../e2e/support/api';
 
 /**
  * What `npm start` prints of the handlers' logs: by default one short line
@@ -56,8 +56,7 @@ const start = (format: string) =>
       LONGHAUL_API_KEYS: `${TENANT_KEY}:acme`,
       SIM_JOB_MS: '200',
       SIM_PROGRESS_HZ: '10',
-      API_RATE_LIMIT: '1000',
-      API_BURST_LIMIT: '2000',
+      ...UNTHROTTLED_API,
     },
   });
 
