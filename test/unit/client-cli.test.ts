@@ -12,7 +12,7 @@ import { calendarDate, LABELS_MAX, label, searchResult, TITLE_MAX_CHARS } from '
 import { loadSettings } from '../../config/settings';
 import { openApiDocument } from '../../lambdas/api/openapi';
 import { parseCreateJob } from '../../lambdas/domain/requests';
-import { scriptedFetch } from './support/scripted-fetch';
+import { jobBody, scriptedFetch } from './support/scripted-fetch';
 import { shellWords } from './support/shell-words';
 
 /**
@@ -25,17 +25,7 @@ const URL_BASE = 'https://api.test';
 const NO_CONFIG = mkdtempSync(join(tmpdir(), 'longhaul-cli-config-'));
 
 const job = (status = 'queued', extra: Record<string, unknown> = {}) => ({
-  id: 'job_cliclicliclicliclicliclicl',
-  type: 'image.generate',
-  priority: 'standard',
-  status,
-  progress: status === 'succeeded' ? 100 : 0,
-  input: { prompt: 'x' },
-  result: null,
-  error: null,
-  attempts: 0,
-  idempotencyKey: 'k',
-  createdAt: '2026-01-01T00:00:00.000Z',
+  ...jobBody('job_cliclicliclicliclicliclicl', status, status === 'succeeded' ? 100 : 0),
   updatedAt: '2026-01-01T00:00:00.000Z',
   ...extra,
 });

@@ -15,7 +15,7 @@ import {
   retryDelayMs,
   SDK_VERSION,
 } from '../../client';
-import { scriptedFetch } from './support/scripted-fetch';
+import { jobBody, scriptedFetch } from './support/scripted-fetch';
 
 /**
  * Retries of the SDK against a scripted transport: which answers are
@@ -26,20 +26,7 @@ import { scriptedFetch } from './support/scripted-fetch';
 const BASE = 'https://api.example.test/prod';
 const options = { ...defaultRetryOptions, baseDelayMs: 100, maxDelayMs: 1000 };
 
-const job = (id = 'job_aaaaaaaaaaaaaaaaaaaaaaaaaa') => ({
-  id,
-  type: 'image.generate',
-  priority: 'standard',
-  status: 'queued',
-  progress: 0,
-  input: { prompt: 'x' },
-  result: null,
-  error: null,
-  attempts: 0,
-  idempotencyKey: 'k',
-  createdAt: '2026-01-01T00:00:00.000Z',
-  updatedAt: '2026-01-01T00:00:00.000Z',
-});
+const job = (id = 'job_aaaaaaaaaaaaaaaaaaaaaaaaaa') => jobBody(id, 'queued', 0);
 
 const problem = (status: number, code: string, headers: Record<string, string> = {}) =>
   new Response(

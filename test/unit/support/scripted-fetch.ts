@@ -46,7 +46,7 @@ export function problemResponse(
 }
 
 /** A job as the API answers GET /v1/jobs/{id}. */
-export function jobBody(id: string, status: string, progress: number): Record<string, unknown> {
+export function jobBody(id: string, status: string, progress: number) {
   return {
     id,
     type: 'image.generate',
