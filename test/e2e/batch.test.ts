@@ -1,6 +1,7 @@
 import { deriveJobId } from '../../lambdas/domain/idempotency';
 import { jobIdOf } from '../../lambdas/domain/job';
 import { pollUntil, type RunningLocalStack, startLocalStack } from '../../local/harness/local-stack';
+import { UNTHROTTLED_API } from './support/api';
 import { simulatorCall } from './support/simulator';
 
 /**
@@ -20,8 +21,7 @@ beforeAll(async () => {
   stack = await startLocalStack({
     env: {
       LONGHAUL_API_KEYS: `${KEY}:${TENANT}`,
-      API_RATE_LIMIT: '1000',
-      API_BURST_LIMIT: '2000',
+      ...UNTHROTTLED_API,
       MAX_IN_FLIGHT: '50',
       SIM_JOB_MS: '300',
       // Each tick is a webhook through the API: the batch's jobs need none to run.

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { mkdtempSync, openAsBlob, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -29,6 +29,7 @@ import {
   s3Client,
   startLocalStack,
 } from '../../local/harness/local-stack';
+import { startWebhookReceiver } from './support/webhook-receiver';
 
 /**
  * The SDK against the local stack: a retried submission whose first answer
@@ -351,23 +352,14 @@ describe('waitForJob', () => {
 
 describe('webhooks', () => {
   it('are verified by the SDK, and a retried delivery carries the same event id', async () => {
-    const deliveries: { rawBody: Buffer; headers: IncomingHttpHeaders }[] = [];
-    const receiver: Server = createServer((request, response) => {
-      const chunks: Buffer[] = [];
-      request.on('data', (chunk: Buffer) => chunks.push(chunk));
-      request.on('end', () => {
-        deliveries.push({ rawBody: Buffer.concat(chunks), headers: request.headers });
-        // The first delivery fails, so the workflow delivers the event again.
-        response.writeHead(deliveries.length === 1 ? 500 : 204).end();
-      });
-    });
-    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    // The first delivery fails, so the workflow delivers the event again.
+    const receiver = await startWebhookReceiver((count) => (count === 1 ? 500 : 204));
+    const { deliveries } = receiver;
     try {
-      const webhookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
       const { job } = await client.createJob(client.userAction(), {
         type: 'image.generate',
         input: { prompt: 'hooked' },
-        webhookUrl,
+        webhookUrl: receiver.url,
       });
       await pollUntil(() => deliveries.length >= 2, { timeoutMs: 60_000, description: 'a retried webhook' });
       const [first, again] = deliveries.map(({ rawBody, headers }) =>
@@ -378,8 +370,7 @@ describe('webhooks', () => {
       expect(again?.id).toBe(first?.id);
       expect(deliveries).toHaveLength(2);
     } finally {
-      receiver.closeAllConnections();
-      await new Promise((resolve) => receiver.close(resolve));
+      await receiver.close();
     }
   });
 });

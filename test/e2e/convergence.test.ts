@@ -14,6 +14,7 @@ import {
   temporaryDataDir,
 } from '../../local/harness/local-stack';
 import { type RunningSimulator, startSimulator } from '../../local/provider-sim/simulator';
+import { apiCall, UNTHROTTLED_API } from './support/api';
 import { simulatorCall } from './support/simulator';
 
 /**
@@ -32,8 +33,7 @@ const TERMINAL = ['succeeded', 'failed', 'canceled', 'needs_review'];
 const baseEnv = {
   LONGHAUL_API_KEYS: `${KEY}:acme,${OTHER}:globex`,
   LONGHAUL_ADMIN_KEY: ADMIN,
-  API_RATE_LIMIT: '1000',
-  API_BURST_LIMIT: '2000',
+  ...UNTHROTTLED_API,
   SIM_JOB_MS: '500',
   PROVIDER_TIMEOUT_MS: '1000',
   SLOT_WAIT_MAX_SECONDS: '1',
@@ -44,23 +44,8 @@ const baseEnv = {
 function client(stack: RunningLocalStack, providerUrl?: string) {
   const provider = providerUrl ?? stack.endpoints.providerUrl;
   let counter = 0;
-  const api = async (
-    method: string,
-    path: string,
-    options: { body?: unknown; key?: string; idem?: string } = {},
-  ) => {
-    const response = await fetch(`${stack.baseUrl}${path}`, {
-      method,
-      headers: {
-        'x-api-key': options.key ?? KEY,
-        ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}),
-        ...(options.idem ? { 'idempotency-key': options.idem } : {}),
-      },
-      body: options.body === undefined ? undefined : JSON.stringify(options.body),
-    });
-    const text = await response.text();
-    return { status: response.status, body: text ? JSON.parse(text) : undefined };
-  };
+  const api = (method: string, path: string, options: { body?: unknown; key?: string; idem?: string } = {}) =>
+    apiCall(() => stack.baseUrl, options.key ?? KEY)(method, path, options.body, options.idem);
   const sim = simulatorCall(provider);
   const self = {
     api,

@@ -1,14 +1,11 @@
 import { execFile, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { delimiter, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
-import { type BrowserContext, chromium } from 'playwright-core';
 import { pollUntil, type RunningLocalStack, startLocalStack } from '../../local/harness/local-stack';
 import { docBlocks, useOf } from '../support/doc-blocks';
-import { chromiumForTests } from './support/chromium';
+import { useBrowser } from './support/chromium';
 
 /**
  * The documentation's examples, run as written against one local stack: the
@@ -218,24 +215,7 @@ describe('examples/sdk-quickstart.mjs', () => {
 });
 
 describe('examples/watch-job.html in a browser', () => {
-  let browserDir: string;
-  let browser: BrowserContext;
-
-  beforeAll(async () => {
-    browserDir = mkdtempSync(join(tmpdir(), 'longhaul-examples-chromium-'));
-    const { executablePath, args, env } = await chromiumForTests(browserDir);
-    browser = await chromium.launchPersistentContext(join(browserDir, 'profile'), {
-      executablePath,
-      args,
-      env,
-      headless: true,
-    });
-  });
-
-  afterAll(async () => {
-    await browser?.close();
-    rmSync(browserDir, { recursive: true, force: true });
-  });
+  const browser = useBrowser();
 
   /** A job and its stream ticket, minted by examples/README.md's commands (or their fetch equivalent). */
   async function jobWithTicket(): Promise<{ ticket: string; streamUrl: string }> {
@@ -254,7 +234,7 @@ describe('examples/watch-job.html in a browser', () => {
     expect(ticket).toMatch(/^lhst_/);
     expect(streamUrl).toBe(`${stack.baseUrl.replace(/^http/, 'ws')}/v1/stream`);
 
-    const page = browser.pages()[0] ?? (await browser.newPage());
+    const page = browser().pages()[0] ?? (await browser().newPage());
     const pageErrors: string[] = [];
     page.on('pageerror', (error) => pageErrors.push(error.message));
     const url = pathToFileURL(join(ROOT, 'examples/watch-job.html'));

@@ -1,4 +1,5 @@
 import { pollUntil, type RunningLocalStack, startLocalStack } from '../../local/harness/local-stack';
+import { UNTHROTTLED_API } from './support/api';
 import { simulatorCall } from './support/simulator';
 
 /**
@@ -33,8 +34,7 @@ beforeAll(async () => {
         `${BOUNDED}:bounded`,
       ].join(','),
       LONGHAUL_ADMIN_KEY: ADMIN,
-      API_RATE_LIMIT: '1000',
-      API_BURST_LIMIT: '2000',
+      ...UNTHROTTLED_API,
       MAX_IN_FLIGHT: '2',
       SIM_JOB_MS: '400',
       SIM_PROGRESS_HZ: '2',

@@ -6,7 +6,7 @@ import {
   sqsClient,
   startLocalStack,
 } from '../../local/harness/local-stack';
-import { apiCall } from './support/api';
+import { apiCall, UNTHROTTLED_API } from './support/api';
 import { simulatorCall } from './support/simulator';
 
 /**
@@ -38,8 +38,7 @@ beforeAll(async () => {
   stack = await startLocalStack({
     env: {
       LONGHAUL_API_KEYS: `${KEY}:acme`,
-      API_RATE_LIMIT: '1000',
-      API_BURST_LIMIT: '2000',
+      ...UNTHROTTLED_API,
       MAX_IN_FLIGHT: '1',
       // Long enough for the waiting jobs and the backlog to be in place before the first job ends.
       SIM_JOB_MS: '6000',

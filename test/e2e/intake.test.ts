@@ -10,6 +10,7 @@ import {
   sqsClient,
   startLocalStack,
 } from '../../local/harness/local-stack';
+import { UNTHROTTLED_API } from './support/api';
 
 /**
  * CONTRACT section 1, intake routes, over real HTTP against the local stack:
@@ -33,10 +34,9 @@ beforeAll(async () => {
       LONGHAUL_API_KEYS: `${ALPHA}:alpha,${BETA}:beta,${GAMMA}:gamma`,
       LONGHAUL_ADMIN_KEY: ADMIN,
       // Room for the bursts below; throttling itself is tested with the local stack's defaults.
-      API_RATE_LIMIT: '1000',
+      ...UNTHROTTLED_API,
       // Intake alone: the queue keeps its messages, as with the event source mapping disabled.
       LONGHAUL_DISPATCH: '0',
-      API_BURST_LIMIT: '2000',
     },
   });
 });

@@ -1,10 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
-import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
-import addFormats from 'ajv-formats';
+import type { ValidateFunction } from 'ajv/dist/2020';
 import { Webhook } from 'standardwebhooks';
 import { parse } from 'yaml';
 import { PROVIDER_NAMES, PROVIDERS } from '../../config/providers';
@@ -21,7 +18,9 @@ import {
   startLocalStack,
 } from '../../local/harness/local-stack';
 import { DEFAULT_REPLICATE_WEBHOOK_SECRET } from '../../local/provider-sim/defaults';
+import { openApiSchemaAjv } from '../support/openapi-ajv';
 import { simulatorCall } from './support/simulator';
+import { startWebhookReceiver } from './support/webhook-receiver';
 
 /**
  * Real answers of the local stack, route by route, checked against the
@@ -43,28 +42,7 @@ type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
 /** Compiles schemas in place inside the document, so their `#/components/...` references resolve. */
 function documentValidator() {
-  const ajv = new Ajv2020({
-    allErrors: true,
-    strictSchema: true,
-    strictNumbers: true,
-    strictTypes: false,
-    strictTuples: false,
-    strictRequired: false,
-  });
-  addFormats(ajv);
-  // The document's own members are not schema keywords; the schemas inside it are checked strictly.
-  ajv.addVocabulary([
-    'openapi',
-    'info',
-    'jsonSchemaDialect',
-    'servers',
-    'tags',
-    'paths',
-    'webhooks',
-    'x-job-types',
-    'components',
-  ]);
-  ajv.addSchema(openApiDocument as object, 'openapi');
+  const ajv = openApiSchemaAjv(openApiDocument as object);
   const compiled = new Map<string, ValidateFunction>();
   return (pointer: string): ValidateFunction => {
     let validate = compiled.get(pointer);
@@ -967,35 +945,27 @@ describe('the documented messages', () => {
   });
 
   it('the finished-job webhook matches the jobFinished webhook', async () => {
-    const received: { signature: string | undefined; body: string }[] = [];
-    const receiver: Server = createServer((request, response) => {
-      const chunks: Buffer[] = [];
-      request.on('data', (chunk: Buffer) => chunks.push(chunk));
-      request.on('end', () => {
-        received.push({
-          signature: request.headers['longhaul-signature'] as string | undefined,
-          body: Buffer.concat(chunks).toString(),
-        });
-        response.writeHead(204).end();
-      });
-    });
-    await new Promise<void>((listening) => receiver.listen(0, '127.0.0.1', listening));
+    const receiver = await startWebhookReceiver();
     try {
-      const webhookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
       await send('post', '/v1/jobs', '/v1/jobs', {
         idempotencyKey: freshKey(),
-        json: { ...imageJob(), webhookUrl },
+        json: { ...imageJob(), webhookUrl: receiver.url },
       });
-      const delivery = await pollUntil(() => received[0], { timeoutMs: 30_000, description: 'the webhook' });
-      expect(delivery.signature).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
+      const delivery = await pollUntil(() => receiver.deliveries[0], {
+        timeoutMs: 30_000,
+        description: 'the webhook',
+      });
+      expect(delivery.headers['longhaul-signature']).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
       const validate = schemaAt('/webhooks/jobFinished/post/requestBody/content/application~1json/schema');
-      expect({ valid: validate(JSON.parse(delivery.body)), errors: validate.errors ?? null }).toEqual({
+      expect({
+        valid: validate(JSON.parse(delivery.rawBody.toString())),
+        errors: validate.errors ?? null,
+      }).toEqual({
         valid: true,
         errors: null,
       });
     } finally {
-      receiver.closeAllConnections();
-      await new Promise((closed) => receiver.close(closed));
+      await receiver.close();
     }
   });
 });

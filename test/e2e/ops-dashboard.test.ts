@@ -1,11 +1,10 @@
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { type BrowserContext, chromium } from 'playwright-core';
 import { JOB_TYPES } from '../../config/job-types';
 import { PROVIDER_NAMES } from '../../config/providers';
 import { pollUntil, type RunningLocalStack, startLocalStack } from '../../local/harness/local-stack';
-import { chromiumForTests } from './support/chromium';
+import { UNTHROTTLED_API } from './support/api';
+import { useBrowser } from './support/chromium';
 
 /**
  * The local ops view: after a burst of five jobs, one of which the provider
@@ -67,8 +66,7 @@ beforeAll(async () => {
       SIM_JOB_MS: String(SIM_JOB_MS),
       SIM_PROGRESS_HZ: '5',
       SLOT_WAIT_MAX_SECONDS: '1',
-      API_RATE_LIMIT: '1000',
-      API_BURST_LIMIT: '2000',
+      ...UNTHROTTLED_API,
     },
   });
   const providerUrl = stack.endpoints.providerUrl;
@@ -244,30 +242,10 @@ test('/v1/admin/metrics is for the admin key only', async () => {
 });
 
 describe('/dashboard in a browser', () => {
-  /** The unpacked browser and its profile, removed afterwards. */
-  let browserDir: string;
-  let browser: BrowserContext;
-
-  beforeAll(async () => {
-    browserDir = mkdtempSync(join(tmpdir(), 'longhaul-chromium-'));
-    const { executablePath, args, env } = await chromiumForTests(browserDir);
-    // launchPersistentContext is launch() with the user data directory of our choosing: a fresh one.
-    browser = await chromium.launchPersistentContext(join(browserDir, 'profile'), {
-      executablePath,
-      args,
-      env,
-      headless: true,
-      viewport: { width: 1280, height: 900 },
-    });
-  });
-
-  afterAll(async () => {
-    await browser?.close();
-    rmSync(browserDir, { recursive: true, force: true });
-  });
+  const browser = useBrowser({ viewport: { width: 1280, height: 900 } });
 
   test('shows each figure as the API reports it, the failed job and its steps', async () => {
-    const page = browser.pages()[0] ?? (await browser.newPage());
+    const page = browser().pages()[0] ?? (await browser().newPage());
     const pageErrors: string[] = [];
     page.on('pageerror', (error) => pageErrors.push(error.message));
 
@@ -386,7 +364,7 @@ describe('/dashboard in a browser', () => {
   });
 
   test('takes the key from ?key= once, drops it from the address, and never logs it', async () => {
-    const page = await browser.newPage();
+    const page = await browser().newPage();
     await page.goto(`${stack.baseUrl}/dashboard?key=${ADMIN_KEY}`);
     // Loaded with the key: the submitted total is there.
     await page.locator('#total-submitted').filter({ hasText: /^7$/ }).waitFor({ timeout: 10_000 });

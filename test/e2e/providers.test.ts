@@ -13,6 +13,7 @@ import {
 } from '../../local/harness/local-stack';
 import { DEFAULT_REPLICATE_WEBHOOK_SECRET } from '../../local/provider-sim/defaults';
 import type { Usage } from '../../local/usage';
+import { UNTHROTTLED_API } from './support/api';
 import { simulatorCall } from './support/simulator';
 
 /**
@@ -30,8 +31,7 @@ const env = {
   ...OWN_PROVIDER_FOR_EVERY_JOB_TYPE,
   LONGHAUL_API_KEYS: `${KEY}:acme`,
   LONGHAUL_ADMIN_KEY: ADMIN_KEY,
-  API_RATE_LIMIT: '1000',
-  API_BURST_LIMIT: '2000',
+  ...UNTHROTTLED_API,
   SIM_JOB_MS: '1500',
   SIM_PROGRESS_HZ: '10',
   PROVIDER_TIMEOUT_MS: '1000',

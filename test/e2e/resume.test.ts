@@ -8,7 +8,7 @@ import {
   sfnClient,
   startLocalStack,
 } from '../../local/harness/local-stack';
-import { apiCall } from './support/api';
+import { apiCall, UNTHROTTLED_API } from './support/api';
 import { simulatorCall } from './support/simulator';
 
 /**
@@ -36,8 +36,7 @@ beforeAll(async () => {
   stack = await startLocalStack({
     env: {
       LONGHAUL_API_KEYS: `${KEY}:acme`,
-      API_RATE_LIMIT: '1000',
-      API_BURST_LIMIT: '2000',
+      ...UNTHROTTLED_API,
       SIM_PORT: '0',
       SIM_JOB_MS: '300',
       PROVIDER_TIMEOUT_MS: '1000',

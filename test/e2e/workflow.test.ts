@@ -1,5 +1,3 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { EVENT_DETAILS, EVENT_SOURCE } from '../../config/events';
 import { jobIdOf } from '../../lambdas/domain/job';
@@ -11,8 +9,9 @@ import {
   sqsClient,
   startLocalStack,
 } from '../../local/harness/local-stack';
-import { apiCall } from './support/api';
+import { apiCall, UNTHROTTLED_API } from './support/api';
 import { simulatorCall } from './support/simulator';
+import { startWebhookReceiver } from './support/webhook-receiver';
 
 /**
  * The media workflow end to end on the local stack: dispatch under the
@@ -26,8 +25,7 @@ const KEY = 'workflow-key-7c1e';
 const WEBHOOK_SECRET = 'workflow-webhook-secret-0123456789';
 const baseEnv = {
   LONGHAUL_API_KEYS: `${KEY}:acme`,
-  API_RATE_LIMIT: '1000',
-  API_BURST_LIMIT: '2000',
+  ...UNTHROTTLED_API,
   SIM_PORT: '0',
   SIM_JOB_MS: '500',
   SIM_PROGRESS_HZ: '10',
@@ -136,32 +134,21 @@ describe('with a deduplicating provider and MAX_IN_FLIGHT=3', () => {
   });
 
   it('delivers a finished image with a fetchable PNG and a signed webhook to the client', async () => {
-    const received: { signature: string | undefined; body: string }[] = [];
-    const receiver: Server = createServer((request, response) => {
-      const chunks: Buffer[] = [];
-      request.on('data', (chunk: Buffer) => chunks.push(chunk));
-      request.on('end', () => {
-        received.push({
-          signature: request.headers['longhaul-signature'] as string | undefined,
-          body: Buffer.concat(chunks).toString(),
-        });
-        response.writeHead(204).end();
-      });
-    });
-    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    const receiver = await startWebhookReceiver();
     try {
-      const webhookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
-      const id = await c.submit({ prompt: 'with a webhook' }, { webhookUrl });
+      const id = await c.submit({ prompt: 'with a webhook' }, { webhookUrl: receiver.url });
       const job = await c.settled(id);
 
       expect(job).toMatchObject({ status: 'succeeded', progress: 100, attempts: 1 });
       const image = await fetch(job.result.outputUrl);
       expect(image.status).toBe(200);
       expect(Buffer.from(await image.arrayBuffer()).subarray(0, 4)).toEqual(Buffer.from([137, 80, 78, 71]));
-      const delivery = await pollUntil(() => received[0], { description: 'the client webhook' });
+      const delivery = await pollUntil(() => receiver.deliveries[0], { description: 'the client webhook' });
       const now = Math.floor(Date.now() / 1000);
-      expect(checkSignature(WEBHOOK_SECRET, delivery.signature, delivery.body, now, 300)).toBe('valid');
-      expect(JSON.parse(delivery.body)).toMatchObject({ id, status: 'succeeded' });
+      const signature = delivery.headers['longhaul-signature'] as string | undefined;
+      const body = delivery.rawBody.toString();
+      expect(checkSignature(WEBHOOK_SECRET, signature, body, now, 300)).toBe('valid');
+      expect(JSON.parse(body)).toMatchObject({ id, status: 'succeeded' });
 
       // The notify step records its success once the client has its webhook: read the timeline after it.
       const steps = await pollUntil(
@@ -176,8 +163,7 @@ describe('with a deduplicating provider and MAX_IN_FLIGHT=3', () => {
       );
       expect(steps).toEqual(['prepare', 'submit', 'await', 'release', 'finalize', 'notify']);
     } finally {
-      receiver.closeAllConnections();
-      await new Promise((resolve) => receiver.close(resolve));
+      await receiver.close();
     }
   });
 

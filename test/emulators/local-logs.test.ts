@@ -1,4 +1,5 @@
 import { pollUntil, type RunningLocalStack, startLocalStack } from '../../local/harness/local-stack';
+import { apiCall, UNTHROTTLED_API } from '../e2e/support/api';
 
 /**
  * What `npm start` prints of the handlers' logs: by default one short line
@@ -21,17 +22,14 @@ const jobIds: Record<'short' | 'json', string[]> = { short: [], json: [] };
 async function runJobs(stack: RunningLocalStack, ids: string[]): Promise<void> {
   const created = await Promise.all(
     Array.from({ length: JOBS }, async (_, index) => {
-      const response = await fetch(`${stack.baseUrl}/v1/jobs`, {
-        method: 'POST',
-        headers: {
-          'x-api-key': TENANT_KEY,
-          'content-type': 'application/json',
-          'idempotency-key': `logs-${index}`,
-        },
-        body: JSON.stringify({ type: 'image.generate', input: { prompt: `lighthouse ${index}` } }),
-      });
+      const response = await apiCall(() => stack.baseUrl, TENANT_KEY)(
+        'POST',
+        '/v1/jobs',
+        { type: 'image.generate', input: { prompt: `lighthouse ${index}` } },
+        `logs-${index}`,
+      );
       expect(response.status).toBe(202);
-      return ((await response.json()) as { id: string }).id;
+      return response.body.id as string;
     }),
   );
   ids.push(...created);
@@ -58,8 +56,7 @@ const start = (format: string) =>
       LONGHAUL_API_KEYS: `${TENANT_KEY}:acme`,
       SIM_JOB_MS: '200',
       SIM_PROGRESS_HZ: '10',
-      API_RATE_LIMIT: '1000',
-      API_BURST_LIMIT: '2000',
+      ...UNTHROTTLED_API,
     },
   });
 

@@ -69,6 +69,7 @@ import { startReconcilerSchedule } from '../../local/reconciler';
 import { loadTemplate } from '../../local/template';
 import type { WebSocketEvent } from '../../local/websocket-api/events';
 import { startWebSocketApi, type WebSocketApi } from '../../local/websocket-api/server';
+import { apiCall } from '../e2e/support/api';
 import { connectStream, openStream } from './support/websocket';
 
 const START_TIMEOUT_MS = 60_000;
@@ -316,17 +317,14 @@ describe('local stack', () => {
   });
 
   it('admits a WebSocket client to its own job only, and pushes to it through the management API until it leaves', async () => {
-    const created = await fetch(`${stack.baseUrl}/v1/jobs`, {
-      method: 'POST',
-      headers: {
-        [API_KEY_HEADER]: ALPHA_KEY,
-        'content-type': 'application/json',
-        'idempotency-key': `stream-${Date.now()}`,
-      },
-      body: JSON.stringify({ type: 'image.generate', input: { prompt: 'watched' } }),
-    });
+    const created = await apiCall(() => stack.baseUrl, ALPHA_KEY)(
+      'POST',
+      '/v1/jobs',
+      { type: 'image.generate', input: { prompt: 'watched' } },
+      `stream-${Date.now()}`,
+    );
     expect(created.status).toBe(202);
-    const { id } = (await created.json()) as { id: string };
+    const { id } = created.body as { id: string };
     const url = (query: string) => `${stack.endpoints.streamUrl}?${query}`;
     const key = (apiKey: string) => `jobId=${id}&apiKey=${encodeURIComponent(apiKey)}`;
 
@@ -416,17 +414,14 @@ describe('local stack with the jobs queue unconsumed', () => {
   const depth = (queueUrl: string) => queueDepth(sqs, queueUrl);
 
   it('runs the reconciler on its interval: a queued job whose message was purged is enqueued again', async () => {
-    const created = await fetch(`${stack.baseUrl}/v1/jobs`, {
-      method: 'POST',
-      headers: {
-        [API_KEY_HEADER]: ALPHA_KEY,
-        'content-type': 'application/json',
-        'idempotency-key': `purged-${Date.now()}`,
-      },
-      body: JSON.stringify({ type: 'image.generate', input: { prompt: 'lost message' } }),
-    });
+    const created = await apiCall(() => stack.baseUrl, ALPHA_KEY)(
+      'POST',
+      '/v1/jobs',
+      { type: 'image.generate', input: { prompt: 'lost message' } },
+      `purged-${Date.now()}`,
+    );
     expect(created.status).toBe(202);
-    const { id } = (await created.json()) as { id: string };
+    const { id } = created.body as { id: string };
     expect(await depth(stack.endpoints.jobQueueUrl)).toBe(1);
     await sqs.send(new PurgeQueueCommand({ QueueUrl: stack.endpoints.jobQueueUrl }));
     expect(await depth(stack.endpoints.jobQueueUrl)).toBe(0);

@@ -16,6 +16,7 @@ import {
   startSimulator,
 } from '../../local/provider-sim/simulator';
 import { simulatorCall } from '../e2e/support/simulator';
+import { thrown } from './support/thrown';
 import { waitFor } from './support/webhook-inbox';
 
 /**
@@ -79,16 +80,6 @@ const invoke = (modelId: string, body: unknown, using: BedrockRuntimeClient = cl
   );
 
 const json = (output: InvokeModelCommandOutput): any => JSON.parse(new TextDecoder().decode(output.body));
-
-/** What a call threw (it must throw). */
-async function thrown(call: Promise<unknown>): Promise<any> {
-  try {
-    await call;
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected the call to throw');
-}
 
 async function bedrockLedger() {
   return ((await sim('/_sim/ledger')) as Ledger).byProvider?.bedrock;

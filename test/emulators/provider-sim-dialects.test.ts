@@ -20,6 +20,7 @@ import {
 } from '../../local/provider-sim/simulator';
 import { simulatorCall } from '../e2e/support/simulator';
 import { runSimCli } from './support/sim-cli';
+import { thrown } from './support/thrown';
 import { type InboxRequest, WebhookInbox, waitFor } from './support/webhook-inbox';
 
 /**
@@ -76,16 +77,6 @@ async function injectFault(mode: FaultMode, provider?: ProviderName, count = 1):
     body: JSON.stringify({ mode, count, provider }),
   });
   expect(response.status).toBe(204);
-}
-
-/** What a call threw (it must throw). */
-async function thrown(call: Promise<unknown>): Promise<any> {
-  try {
-    await call;
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected the call to throw');
 }
 
 /** Waits past twice the job time while `check` keeps holding, for faults whose point is that nothing happens. */

@@ -15,6 +15,7 @@ import {
   startSimulator,
 } from '../../local/provider-sim/simulator';
 import type { ProviderEvent } from '../../local/provider-sim/webhooks';
+import { waitFor } from './support/webhook-inbox';
 
 /**
  * The simulated provider over real HTTP: a local webhook receiver on a free
@@ -82,20 +83,6 @@ class WebhookReceiver {
     const status = await this.answer(event);
     this.inFlight.set(event.id, (this.inFlight.get(event.id) ?? 1) - 1);
     res.writeHead(status).end();
-  }
-}
-
-async function waitFor<T>(
-  what: string,
-  probe: () => Promise<T | undefined | false> | T | undefined | false,
-  timeoutMs = 5000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((done) => setTimeout(done, 15));
   }
 }
 

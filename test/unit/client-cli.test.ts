@@ -12,6 +12,7 @@ import { calendarDate, LABELS_MAX, label, searchResult, TITLE_MAX_CHARS } from '
 import { loadSettings } from '../../config/settings';
 import { openApiDocument } from '../../lambdas/api/openapi';
 import { parseCreateJob } from '../../lambdas/domain/requests';
+import { jobBody, scriptedFetch } from './support/scripted-fetch';
 import { shellWords } from './support/shell-words';
 
 /**
@@ -24,30 +25,13 @@ const URL_BASE = 'https://api.test';
 const NO_CONFIG = mkdtempSync(join(tmpdir(), 'longhaul-cli-config-'));
 
 const job = (status = 'queued', extra: Record<string, unknown> = {}) => ({
-  id: 'job_cliclicliclicliclicliclicl',
-  type: 'image.generate',
-  priority: 'standard',
-  status,
-  progress: status === 'succeeded' ? 100 : 0,
-  input: { prompt: 'x' },
-  result: null,
-  error: null,
-  attempts: 0,
-  idempotencyKey: 'k',
-  createdAt: '2026-01-01T00:00:00.000Z',
+  ...jobBody('job_cliclicliclicliclicliclicl', status, status === 'succeeded' ? 100 : 0),
   updatedAt: '2026-01-01T00:00:00.000Z',
   ...extra,
 });
 
 const json = (status: number, body: unknown, type = 'application/json') =>
   new Response(JSON.stringify(body), { status, headers: { 'content-type': type } });
-
-interface Sent {
-  readonly method: string;
-  readonly url: string;
-  readonly headers: Headers;
-  readonly body: unknown;
-}
 
 async function run(
   argv: string[],
@@ -67,7 +51,7 @@ async function run(
     readonly now?: Date;
   } = {},
 ) {
-  const sent: Sent[] = [];
+  const { fetch, sent } = scriptedFetch(answers);
   const questions: string[] = [];
   let stdout = '';
   let stderr = '';
@@ -96,19 +80,7 @@ async function run(
     ...(terminal.jobTypes ? { jobTypes: terminal.jobTypes } : {}),
     webSocket: null,
     sleep: terminal.sleep ?? (async () => undefined),
-    fetch: (async (input: string | URL | Request, init?: RequestInit) => {
-      sent.push({
-        method: init?.method ?? 'GET',
-        url: String(input),
-        headers: new Headers(init?.headers),
-        body: init?.body,
-      });
-      const answer = answers.shift();
-      if (!answer) throw new Error(`unexpected request ${init?.method} ${String(input)}`);
-      const outcome = answer();
-      if (outcome instanceof Error) throw outcome;
-      return outcome;
-    }) as typeof fetch,
+    fetch,
   });
   return { code, stdout, stderr, sent, questions };
 }

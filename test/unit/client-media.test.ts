@@ -1,5 +1,6 @@
 import { Longhaul, LonghaulError, LonghaulUsageError, type MediaItem } from '../../client';
 import { mediaItemView, mediaPage } from '../../config/media';
+import { type ScriptedRequest, scriptedFetch } from './support/scripted-fetch';
 
 /**
  * The SDK's media library calls against a scripted transport: the exact
@@ -43,27 +44,9 @@ const problem = (status: number, code: string) => () =>
   );
 const noContent = () => () => new Response(null, { status: 204 });
 
-interface Sent {
-  readonly url: string;
-  readonly method: string;
-  readonly headers: Headers;
-  readonly body: unknown;
-}
-
 /** A client over a transport that answers from a script, one step per request, and records each request. */
 function scripted(steps: (() => Response)[]) {
-  const sent: Sent[] = [];
-  const fetch = (async (input: string | URL | Request, init?: RequestInit) => {
-    sent.push({
-      url: String(input),
-      method: init?.method ?? 'GET',
-      headers: new Headers(init?.headers),
-      body: init?.body,
-    });
-    const step = steps.shift();
-    if (!step) throw new Error(`unexpected request ${init?.method} ${String(input)}`);
-    return step();
-  }) as typeof globalThis.fetch;
+  const { fetch, sent } = scriptedFetch(steps);
   const client = new Longhaul({
     baseUrl: BASE,
     apiKey: 'tenant-key',
@@ -74,7 +57,7 @@ function scripted(steps: (() => Response)[]) {
   return { client, sent, left: steps };
 }
 
-const bodyOf = (request: Sent | undefined) => JSON.parse(String(request?.body));
+const bodyOf = (request: ScriptedRequest | undefined) => JSON.parse(String(request?.body));
 
 describe('createMedia', () => {
   it('sends the metadata under one minted key, the same on every retry', async () => {

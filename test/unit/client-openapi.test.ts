@@ -14,6 +14,7 @@ import {
 } from '../../config/media';
 import { searchRequest, searchResult } from '../../config/search';
 import { type OperationObject, openApiDocument, PROBLEM_CODES } from '../../lambdas/api/openapi';
+import { openApiSchemaAjv } from '../support/openapi-ajv';
 
 /**
  * The OpenAPI document: valid OpenAPI 3.1, complete against the routes the
@@ -31,30 +32,7 @@ const operations: [string, string, OperationObject][] = Object.entries(openApiDo
     ),
 );
 
-function schemaAjv() {
-  const ajv = new Ajv2020({
-    allErrors: true,
-    strictSchema: true,
-    strictNumbers: true,
-    strictTypes: false,
-    strictTuples: false,
-    strictRequired: false,
-  });
-  addFormats(ajv);
-  ajv.addVocabulary([
-    'openapi',
-    'info',
-    'jsonSchemaDialect',
-    'servers',
-    'tags',
-    'paths',
-    'webhooks',
-    'x-job-types',
-    'components',
-  ]);
-  ajv.addSchema(doc, 'openapi');
-  return ajv;
-}
+const schemaAjv = () => openApiSchemaAjv(doc);
 
 describe('openapi.yaml', () => {
   it('is the document rendered from lambdas/api/openapi.ts (run `npm run openapi` after changing it)', () => {

@@ -15,6 +15,7 @@ import {
   retryDelayMs,
   SDK_VERSION,
 } from '../../client';
+import { jobBody, scriptedFetch } from './support/scripted-fetch';
 
 /**
  * Retries of the SDK against a scripted transport: which answers are
@@ -25,20 +26,7 @@ import {
 const BASE = 'https://api.example.test/prod';
 const options = { ...defaultRetryOptions, baseDelayMs: 100, maxDelayMs: 1000 };
 
-const job = (id = 'job_aaaaaaaaaaaaaaaaaaaaaaaaaa') => ({
-  id,
-  type: 'image.generate',
-  priority: 'standard',
-  status: 'queued',
-  progress: 0,
-  input: { prompt: 'x' },
-  result: null,
-  error: null,
-  attempts: 0,
-  idempotencyKey: 'k',
-  createdAt: '2026-01-01T00:00:00.000Z',
-  updatedAt: '2026-01-01T00:00:00.000Z',
-});
+const job = (id = 'job_aaaaaaaaaaaaaaaaaaaaaaaaaa') => jobBody(id, 'queued', 0);
 
 const problem = (status: number, code: string, headers: Record<string, string> = {}) =>
   new Response(
@@ -64,33 +52,7 @@ const refused = () =>
     cause: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }),
   });
 
-interface Sent {
-  readonly url: string;
-  readonly method: string;
-  readonly headers: Headers;
-  readonly body: unknown;
-}
-
-/** A transport that answers from a script, one step per request, and records each request. */
-function scripted(steps: (() => Response | Error)[]) {
-  const sent: Sent[] = [];
-  const fetch = (async (input: string | URL | Request, init?: RequestInit) => {
-    sent.push({
-      url: String(input),
-      method: init?.method ?? 'GET',
-      headers: new Headers(init?.headers),
-      body: init?.body,
-    });
-    const step = steps.shift();
-    if (!step) throw new Error(`unexpected request ${init?.method} ${String(input)}`);
-    const outcome = step();
-    if (outcome instanceof Error) throw outcome;
-    return outcome;
-  }) as typeof globalThis.fetch;
-  return { fetch, sent };
-}
-
-function client(transport: ReturnType<typeof scripted>, extra: Record<string, unknown> = {}) {
+function client(transport: ReturnType<typeof scriptedFetch>, extra: Record<string, unknown> = {}) {
   const sleeps: number[] = [];
   const longhaul = new Longhaul({
     baseUrl: BASE,
@@ -151,7 +113,7 @@ describe('parseRetryAfter', () => {
 
 describe('createJob retries', () => {
   it('retries a lost answer, 5xx, 429 and 409 in-use with the same key, honouring Retry-After', async () => {
-    const transport = scripted([
+    const transport = scriptedFetch([
       networkError,
       () => problem(503, 'service-unavailable'),
       () => problem(429, 'rate-limited', { 'retry-after': '3' }),
@@ -178,7 +140,7 @@ describe('createJob retries', () => {
   });
 
   it('mints a new key for each new action, and keeps a resumed one', async () => {
-    const transport = scripted([() => accepted(), () => accepted()]);
+    const transport = scriptedFetch([() => accepted(), () => accepted()]);
     const { longhaul } = client(transport);
     await longhaul.createJob(longhaul.userAction(), { type: 'image.generate', input: { prompt: 'x' } });
     await longhaul.createJob(longhaul.userAction('resume-me-42'), {
@@ -198,7 +160,7 @@ describe('createJob retries', () => {
       [413, 'payload-too-large'],
       [422, 'idempotency-key-reused'],
     ] as const) {
-      const transport = scripted([() => problem(status, code)]);
+      const transport = scriptedFetch([() => problem(status, code)]);
       const { longhaul, sleeps } = client(transport);
       const error = await longhaul
         .createJob(longhaul.userAction(), { type: 'image.generate', input: { prompt: 'x' } })
@@ -219,7 +181,7 @@ describe('createJob retries', () => {
   });
 
   it('gives up after maxAttempts with the last answer', async () => {
-    const transport = scripted(Array(6).fill(() => problem(502, 'internal-error')));
+    const transport = scriptedFetch(Array(6).fill(() => problem(502, 'internal-error')));
     const { longhaul, sleeps } = client(transport);
     const error = await longhaul
       .createJob(longhaul.userAction(), { type: 'image.generate', input: { prompt: 'x' } })
@@ -231,7 +193,7 @@ describe('createJob retries', () => {
   });
 
   it('throws a connection error once the network keeps failing', async () => {
-    const transport = scripted(Array(6).fill(networkError));
+    const transport = scriptedFetch(Array(6).fill(networkError));
     const { longhaul } = client(transport);
     const error = await longhaul.getJob('job_x').catch((e: unknown) => e);
     expect(error).toBeInstanceOf(LonghaulConnectionError);
@@ -240,7 +202,7 @@ describe('createJob retries', () => {
   });
 
   it('does not wait for a Retry-After beyond maxRetryAfterMs', async () => {
-    const transport = scripted([() => problem(429, 'rate-limited', { 'retry-after': '3600' })]);
+    const transport = scriptedFetch([() => problem(429, 'rate-limited', { 'retry-after': '3600' })]);
     const { longhaul, sleeps } = client(transport);
     const error = await longhaul.getJob('job_x').catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'rate-limited', retryAfterMs: 3_600_000 });
@@ -248,7 +210,7 @@ describe('createJob retries', () => {
   });
 
   it('stops waiting when the caller aborts', async () => {
-    const transport = scripted([() => problem(503, 'service-unavailable'), () => accepted()]);
+    const transport = scriptedFetch([() => problem(503, 'service-unavailable'), () => accepted()]);
     const controller = new AbortController();
     const longhaul = new Longhaul({
       baseUrl: BASE,
@@ -278,7 +240,7 @@ describe('createJob retries', () => {
   });
 
   it('reports an error page that is no problem document as unexpected-response', async () => {
-    const transport = scripted([
+    const transport = scriptedFetch([
       () =>
         new Response('<html>Bad Request</html>', { status: 400, headers: { 'content-type': 'text/html' } }),
     ]);
@@ -293,7 +255,7 @@ describe('operations that are not idempotent', () => {
   it('retries an operator resolution only when the server certainly did nothing', async () => {
     const resolution = { outcome: 'failed', note: 'checked at the provider' } as const;
 
-    const throttled = scripted([
+    const throttled = scriptedFetch([
       () => problem(429, 'rate-limited', { 'retry-after': '1' }),
       refused,
       () =>
@@ -305,7 +267,7 @@ describe('operations that are not idempotent', () => {
     expect(throttled.sent.every((s) => s.headers.get('x-api-key') === 'admin-key')).toBe(true);
 
     for (const step of [() => problem(503, 'service-unavailable'), networkError]) {
-      const transport = scripted([step]);
+      const transport = scriptedFetch([step]);
       const { longhaul } = client(transport);
       await expect(longhaul.resolve('job_x', resolution)).rejects.toThrow();
       expect(transport.sent).toHaveLength(1);
@@ -313,7 +275,7 @@ describe('operations that are not idempotent', () => {
   });
 
   it('refuses admin calls without the admin key before sending anything', async () => {
-    const transport = scripted([]);
+    const transport = scriptedFetch([]);
     const longhaul = new Longhaul({ baseUrl: BASE, apiKey: 'k', fetch: transport.fetch });
     await expect(longhaul.redriveDeadLetters()).rejects.toBeInstanceOf(LonghaulUsageError);
     expect(transport.sent).toHaveLength(0);
@@ -331,7 +293,7 @@ describe('tenants (admin key)', () => {
     new Response(JSON.stringify(tenant), { status: 200, headers: { 'content-type': 'application/json' } });
 
   it('reads a tenant by its name in the path', async () => {
-    const transport = scripted([ok]);
+    const transport = scriptedFetch([ok]);
     const { longhaul } = client(transport);
     await expect(longhaul.tenant('acme corp')).resolves.toEqual(tenant);
     expect(transport.sent.map((s) => [s.method, s.url, s.headers.get('x-api-key')])).toEqual([
@@ -340,7 +302,7 @@ describe('tenants (admin key)', () => {
   });
 
   it('sets settings as JSON and retries the same body after a 503, since setting them again changes nothing', async () => {
-    const transport = scripted([() => problem(503, 'service-unavailable'), ok]);
+    const transport = scriptedFetch([() => problem(503, 'service-unavailable'), ok]);
     const { longhaul } = client(transport);
     await expect(longhaul.putTenant('acme corp', { weight: 3, maxInFlight: null })).resolves.toEqual(tenant);
     expect(transport.sent).toHaveLength(2);
@@ -364,7 +326,7 @@ describe('files', () => {
   const png = new Uint8Array([137, 80, 78, 71, 1, 2, 3]);
 
   it('sends a small file as a multipart part, fresh on every attempt', async () => {
-    const transport = scripted([() => problem(500, 'internal-error'), () => accepted()]);
+    const transport = scriptedFetch([() => problem(500, 'internal-error'), () => accepted()]);
     const { longhaul } = client(transport);
     await longhaul.createJob(longhaul.userAction(), {
       type: 'image.generate',
@@ -389,7 +351,7 @@ describe('files', () => {
   });
 
   it('sends a runAt given as a Date as its instant in UTC, in a JSON body and in a multipart one', async () => {
-    const transport = scripted([() => accepted(), () => accepted(), () => accepted()]);
+    const transport = scriptedFetch([() => accepted(), () => accepted(), () => accepted()]);
     const { longhaul } = client(transport);
     const runAt = new Date('2030-01-31T09:00:00.000Z');
     await longhaul.createJob(longhaul.userAction(), {
@@ -419,7 +381,7 @@ describe('files', () => {
       uploadUrl: 'https://bucket.example.test/put?sig=1',
       expiresAt: '2026-01-01T00:15:00.000Z',
     };
-    const transport = scripted([
+    const transport = scriptedFetch([
       () =>
         new Response(JSON.stringify(ticket), {
           status: 201,
@@ -465,7 +427,7 @@ describe('listing', () => {
         status: 200,
         headers: { 'content-type': 'application/json' },
       });
-    const transport = scripted([page(['job_a', 'job_b'], 'c1'), page(['job_c'], 'c 2'), page([], null)]);
+    const transport = scriptedFetch([page(['job_a', 'job_b'], 'c1'), page(['job_c'], 'c 2'), page([], null)]);
     const { longhaul } = client(transport);
     const ids: string[] = [];
     for await (const p of longhaul.listJobs({ status: 'succeeded', limit: 2 }).pages())
@@ -481,7 +443,7 @@ describe('listing', () => {
 
 describe('request options', () => {
   it('names the SDK and its version in User-Agent, and sends the extra headers of the client and the call', async () => {
-    const transport = scripted([() => accepted()]);
+    const transport = scriptedFetch([() => accepted()]);
     const { longhaul } = client(transport, { defaultHeaders: { 'X-Trace': 'client' } });
     await longhaul.getJob('job_aaaaaaaaaaaaaaaaaaaaaaaaaa', { headers: { 'x-request': 'call' } });
     const headers = transport.sent[0]!.headers;
@@ -492,13 +454,13 @@ describe('request options', () => {
   });
 
   it('lets a call set its own retries: none, or more than the client', async () => {
-    const none = scripted([() => problem(503, 'service-unavailable')]);
+    const none = scriptedFetch([() => problem(503, 'service-unavailable')]);
     await expect(
       client(none).longhaul.getJob('job_aaaaaaaaaaaaaaaaaaaaaaaaaa', { maxRetries: 0 }),
     ).rejects.toMatchObject({ status: 503 });
     expect(none.sent).toHaveLength(1);
 
-    const two = scripted([
+    const two = scriptedFetch([
       () => problem(503, 'service-unavailable'),
       () => problem(503, 'service-unavailable'),
       () => accepted(),
@@ -509,7 +471,7 @@ describe('request options', () => {
   });
 
   it('retries twice by default, as openai-node does: three attempts in all', async () => {
-    const transport = scripted(Array(8).fill(() => problem(503, 'service-unavailable')));
+    const transport = scriptedFetch(Array(8).fill(() => problem(503, 'service-unavailable')));
     const longhaul = new Longhaul({
       baseUrl: BASE,
       apiKey: 'k',
@@ -525,7 +487,7 @@ describe('request options', () => {
     [1, 2],
     [5, 6],
   ])('takes maxRetries %i from the client options: %i attempts', async (maxRetries, attempts) => {
-    const transport = scripted(Array(8).fill(() => problem(503, 'service-unavailable')));
+    const transport = scriptedFetch(Array(8).fill(() => problem(503, 'service-unavailable')));
     const longhaul = new Longhaul({
       baseUrl: BASE,
       apiKey: 'k',
@@ -567,7 +529,7 @@ describe('request options', () => {
       debug: (message: string) => lines.push(`debug ${message}`),
       warn: (message: string) => lines.push(`warn ${message}`),
     };
-    const transport = scripted([() => problem(503, 'service-unavailable'), () => accepted()]);
+    const transport = scriptedFetch([() => problem(503, 'service-unavailable'), () => accepted()]);
     await client(transport, { logger }).longhaul.getJob('job_aaaaaaaaaaaaaaaaaaaaaaaaaa');
     expect(lines).toEqual([
       'debug GET /v1/jobs/job_aaaaaaaaaaaaaaaaaaaaaaaaaa: 503',
@@ -611,14 +573,14 @@ describe('listing as items', () => {
     });
 
   it('yields jobs across pages with for await', async () => {
-    const transport = scripted([page(['job_a', 'job_b'], 'c1'), page(['job_c'], null)]);
+    const transport = scriptedFetch([page(['job_a', 'job_b'], 'c1'), page(['job_c'], null)]);
     const ids: string[] = [];
     for await (const item of client(transport).longhaul.listJobs({ limit: 2 })) ids.push(item.id);
     expect(ids).toEqual(['job_a', 'job_b', 'job_c']);
   });
 
   it('collects at most a total with toArray, asking for no more than it needs', async () => {
-    const transport = scripted([page(['job_a', 'job_b'], 'c1'), page(['job_c'], 'c2')]);
+    const transport = scriptedFetch([page(['job_a', 'job_b'], 'c1'), page(['job_c'], 'c2')]);
     const items = await client(transport).longhaul.listJobs({ limit: 2 }).toArray({ limit: 3 });
     expect(items.map((item) => item.id)).toEqual(['job_a', 'job_b', 'job_c']);
     expect(transport.sent.map((s) => s.url)).toEqual([
@@ -628,7 +590,7 @@ describe('listing as items', () => {
   });
 
   it('stops fetching when the loop breaks', async () => {
-    const transport = scripted([page(['job_a', 'job_b'], 'c1')]);
+    const transport = scriptedFetch([page(['job_a', 'job_b'], 'c1')]);
     for await (const item of client(transport).longhaul.listJobs()) {
       expect(item.id).toBe('job_a');
       break;
@@ -654,7 +616,7 @@ describe('uploads', () => {
       parts: [1, 2, 3].map((partNumber) => ({ partNumber, uploadUrl: `https://s3.test/p${partNumber}` })),
       expiresAt: new Date(Date.now() + 600_000).toISOString(),
     };
-    const transport = scripted([
+    const transport = scriptedFetch([
       ticket(multipart),
       stored('"e1"'),
       networkError,
@@ -696,7 +658,7 @@ describe('uploads', () => {
     });
 
     // A later run, from the state saved after the first part: the missing parts only.
-    const resumed = scripted([stored('"e2"'), stored('"e3"'), ticket({ ref: multipart.ref }, 200)]);
+    const resumed = scriptedFetch([stored('"e2"'), stored('"e3"'), ticket({ ref: multipart.ref }, 200)]);
     await client(resumed).longhaul.uploadFile(
       { data: bytes(size), contentType: 'audio/wav' },
       { resume: states[0] as never },
@@ -746,7 +708,7 @@ describe('uploads', () => {
 
     it('resumes a saved state past its expiresAt with fresh URLs for the missing parts, asked for once', async () => {
       const expiresAt = later();
-      const transport = scripted([
+      const transport = scriptedFetch([
         renewed([2, 3], expiresAt),
         stored('"e2"'),
         stored('"e3"'),
@@ -787,7 +749,7 @@ describe('uploads', () => {
     });
 
     it('renews the URL of a part that S3 refuses, once', async () => {
-      const transport = scripted([expired, renewed([3], later()), stored('"e3"'), ticket({ ref }, 200)]);
+      const transport = scriptedFetch([expired, renewed([3], later()), stored('"e3"'), ticket({ ref }, 200)]);
       await client(transport).longhaul.uploadFile(
         { data: bytes(size), contentType: 'audio/wav' },
         { resume: saved(later(), [1, 2]) },
@@ -800,7 +762,7 @@ describe('uploads', () => {
       ]);
       expect(JSON.parse(transport.sent[1]?.body as string).partNumbers).toEqual([3]);
 
-      const refusedTwice = scripted([expired, renewed([3], later()), expired]);
+      const refusedTwice = scriptedFetch([expired, renewed([3], later()), expired]);
       await expect(
         client(refusedTwice).longhaul.uploadFile(
           { data: bytes(size), contentType: 'audio/wav' },
@@ -813,7 +775,7 @@ describe('uploads', () => {
 
   it('gives a single PUT a timeout that grows with its size', async () => {
     const size = 8 * 1024 * 1024;
-    const transport = scripted([
+    const transport = scriptedFetch([
       ticket({
         ref: 'upl_bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb',
         uploadUrl: 'https://s3.test/put',

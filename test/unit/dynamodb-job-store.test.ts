@@ -16,22 +16,13 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { DynamoDbJobStore, toItem } from '../../lambdas/adapters/dynamodb-job-store';
 import { ValidationError } from '../../lambdas/domain/errors';
 import { newJob } from '../../lambdas/domain/job';
+import { sampleJob } from './support/jobs';
 
 const documentClient = DynamoDBDocumentClient.from(new DynamoDBClient({ region: 'us-east-1' }));
 const ddb = mockClient(documentClient);
 const store = new DynamoDbJobStore(documentClient, { tableName: 'jobs', retentionDays: 30 });
 const at = new Date('2026-03-01T12:00:00.000Z');
-const job = newJob(
-  {
-    id: 'job_aaaaaaaaaaaaaaaaaaaaaaaaaa',
-    tenantId: 'acme',
-    type: 'image.generate',
-    input: { prompt: 'a cat' },
-    idempotencyKey: 'k1',
-    fingerprint: 'f1',
-  },
-  at,
-);
+const job = sampleJob(at);
 const conditionFailed = () => new ConditionalCheckFailedException({ message: 'failed', $metadata: {} });
 
 beforeEach(() => ddb.reset());

@@ -3,7 +3,7 @@ import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { DynamoDbTimeline } from '../../lambdas/adapters/dynamodb-timeline';
 import { jobTimeline } from '../../lambdas/domain/intake';
-import { newJob } from '../../lambdas/domain/job';
+import { sampleJob } from './support/jobs';
 import { MemoryTimeline, MemoryWorkflow } from './support/memory-ports';
 
 const documentClient = DynamoDBDocumentClient.from(new DynamoDBClient({ region: 'us-east-1' }));
@@ -47,17 +47,7 @@ describe('jobTimeline', () => {
   it('shows a job created again under an expired key none of the earlier job history', async () => {
     const memory = new MemoryTimeline();
     await memory.record(jobId, { at: '2026-03-01T00:00:05.000Z', type: 'step.failed', step: 'submit' });
-    const again = newJob(
-      {
-        id: jobId,
-        tenantId: 'acme',
-        type: 'image.generate',
-        input: { prompt: 'a cat' },
-        idempotencyKey: 'k1',
-        fingerprint: 'f',
-      },
-      new Date('2026-04-01T00:00:00.000Z'),
-    );
+    const again = sampleJob(new Date('2026-04-01T00:00:00.000Z'), { id: jobId });
     await memory.record(jobId, { at: '2026-04-01T00:00:01.000Z', type: 'job.dispatched' });
 
     const events = await jobTimeline(memory, new MemoryWorkflow(), again);

@@ -5,22 +5,15 @@ import { executionNameOf, type Job, newJob, providerKeyOf } from '../../lambdas/
 import type { StepEvent, WorkflowDeps } from '../../lambdas/domain/workflow';
 import { runStep } from '../../lambdas/domain/workflow';
 import {
-  granting,
-  limits,
-  MemoryEvents,
-  MemoryInputs,
   MemoryOutputs,
   MemoryQueue,
   MemoryStore,
   MemoryTimeline,
   MemoryVectorIndex,
-  MemoryWaitingLines,
   MemoryWorkflow,
-  memoryIntake,
-  memorySlots,
-  memoryTenantShares,
   ScriptedProvider,
 } from './support/memory-ports';
+import { memoryWorkflowDeps } from './support/workflow-deps';
 
 /**
  * The embedding steps of audio.publish, run as the state machine runs them:
@@ -28,7 +21,6 @@ import {
  * store-vectors, and what a failure or a cancel leaves behind.
  */
 
-const INTAKE_PROVIDERS = { 'image.generate': 'longhaul-http', 'audio.transcribe': 'longhaul-http' } as const;
 const clock = new Date('2026-05-01T10:00:00.000Z');
 const passages = Array.from({ length: 5 }, (_, i) => ({
   start: i * 30,
@@ -59,33 +51,17 @@ function setup(options: { input?: Record<string, unknown> } = {}) {
   const workflow = new MemoryWorkflow();
   const timeline = new MemoryTimeline();
   const queue = new MemoryQueue();
-  const deps = granting({
-    store,
-    slots: memorySlots(),
-    queue,
-    waiting: new MemoryWaitingLines(),
-    tenantShares: memoryTenantShares(),
-    maxInFlight: limits(2),
-    backlogs: { admitPastCap: async () => {} },
-    firstLook: async () => ({ inLine: true }),
-    provider,
-    providers: async () => provider,
-    timeline,
-    inputs: new MemoryInputs(),
-    outputs,
-    workflow,
-    now: () => clock,
-    maxUploadBytes: 1000,
-    providerWebhookUrl: () => 'https://longhaul.example/v1/provider/events',
-    fetchOutput: async () => ({ bytes: new Uint8Array() }),
-    inputUrlTtlSeconds: 900,
-    deliverWebhook: async () => 'skipped' as const,
-    probeUrl: async () => ({ size: 10, contentType: 'audio/mpeg' }),
-    vectors,
-    embedding: { model: 'titan-text-v2', dimensions: 3, normalize: true, passagesPerJob: 2 } as const,
-    events: new MemoryEvents(),
-    intake: { ...memoryIntake(() => clock, INTAKE_PROVIDERS).deps, store },
-  });
+  const deps = memoryWorkflowDeps(
+    { store, provider, clock },
+    {
+      queue,
+      timeline,
+      outputs,
+      workflow,
+      vectors,
+      embedding: { model: 'titan-text-v2', dimensions: 3, normalize: true, passagesPerJob: 2 } as const,
+    },
+  );
   deps satisfies WorkflowDeps;
   const step = (job: Job, name: StepEvent['step'], extra: Partial<StepEvent> = {}) =>
     runStep(deps, { step: name, jobId: job.id, executionName: executionNameOf(job), ...extra });

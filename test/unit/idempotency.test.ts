@@ -11,7 +11,8 @@ import {
   JOB_ID_PATTERN,
   requireIdempotencyKey,
 } from '../../lambdas/domain/idempotency';
-import { type Job, newJob } from '../../lambdas/domain/job';
+import type { Job } from '../../lambdas/domain/job';
+import { sampleJob } from './support/jobs';
 
 describe('fingerprint', () => {
   it('ignores key order at every depth', () => {
@@ -75,20 +76,7 @@ describe('requireIdempotencyKey', () => {
 
 describe('decideOnExisting', () => {
   const created = new Date('2026-01-01T00:00:00.000Z');
-  const job = (overrides: Partial<Job> = {}): Job => ({
-    ...newJob(
-      {
-        id: 'job_aaaaaaaaaaaaaaaaaaaaaaaaaa',
-        tenantId: 'acme',
-        type: 'image.generate',
-        input: { prompt: 'a cat' },
-        idempotencyKey: 'k',
-        fingerprint: 'f1',
-      },
-      created,
-    ),
-    ...overrides,
-  });
+  const job = (overrides: Partial<Job> = {}): Job => sampleJob(created, overrides);
   const at = (ms: number) => new Date(created.getTime() + ms);
 
   it('replays the job when the body matches and intake finished', () => {

@@ -2,8 +2,9 @@ import { EVENT_DETAILS, type LifecycleEvent, putEventsEntrySize } from '../../co
 import { JobAlreadyFinishedError } from '../../lambdas/domain/errors';
 import { eventIdOf, jobEventOf, publishLifecycleEvent } from '../../lambdas/domain/events';
 import { cancelJob, submitJob } from '../../lambdas/domain/intake';
-import { type Job, newJob } from '../../lambdas/domain/job';
+import type { Job } from '../../lambdas/domain/job';
 import { resolveJob } from '../../lambdas/domain/operator';
+import { sampleJob } from './support/jobs';
 import {
   MemoryEvents,
   MemoryQueue,
@@ -15,22 +16,7 @@ import {
 
 const clock = new Date('2026-12-06T05:00:00.000Z');
 
-function job(overrides: Partial<Job> = {}): Job {
-  return {
-    ...newJob(
-      {
-        id: 'job_aaaaaaaaaaaaaaaaaaaaaaaaaa',
-        tenantId: 'acme',
-        type: 'image.generate',
-        input: { prompt: 'a cat' },
-        idempotencyKey: 'k1',
-        fingerprint: 'f1',
-      },
-      new Date('2026-12-06T04:00:00.000Z'),
-    ),
-    ...overrides,
-  };
-}
+const job = (overrides: Partial<Job> = {}): Job => sampleJob(new Date('2026-12-06T04:00:00.000Z'), overrides);
 
 describe('jobEventOf', () => {
   it.each([

@@ -144,6 +144,14 @@ async function publishOutputs(w: World, job: Job, texts: string[]): Promise<Job>
 }
 
 const switchDeps = (w: World) => ({ ...w, graceSeconds: 600 });
+/** Search over the world's jobs, outputs, passages and items; every query embeds to the same vector. */
+const searchDeps = (w: World) => ({
+  store: w.jobs,
+  outputs: w.outputs,
+  vectors: w.vectors,
+  media: w.media,
+  embedQuery: async () => [1, 0, 0],
+});
 
 /** Version 1 published and current, version 2 started and still publishing. */
 async function currentAndNewer(w: World, item: MediaItem): Promise<{ v1: Job; v2: Job }> {
@@ -232,13 +240,7 @@ describe('media items', () => {
     const v1 = await publishOutputs(w, (await version(w, item, 'v1')).job, ['first cut']);
     await switchToVersion(switchDeps(w), v1);
     const v2 = await publishOutputs(w, (await version(w, item, 'v2')).job, ['second cut']);
-    const deps = {
-      store: w.jobs,
-      outputs: w.outputs,
-      vectors: w.vectors,
-      media: w.media,
-      embedQuery: async () => [1, 0, 0],
-    };
+    const deps = searchDeps(w);
     const before = await search(deps, TENANT, { query: 'cut' });
     expect(before.items.map((hit) => [hit.item.id, hit.item.version, hit.passage.text])).toEqual([
       [item.id, 1, 'first cut'],
@@ -265,13 +267,7 @@ describe('media items', () => {
       [['easter'], dayNumberOf('2026-04-05')],
       [['easter'], dayNumberOf('2026-04-05')],
     ]);
-    const deps = {
-      store: w.jobs,
-      outputs: w.outputs,
-      vectors: w.vectors,
-      media: w.media,
-      embedQuery: async () => [1, 0, 0],
-    };
+    const deps = searchDeps(w);
     expect((await search(deps, TENANT, { query: 'x', filter: { labels: ['lent'] } })).items).toEqual([]);
     expect((await search(deps, TENANT, { query: 'x', filter: { labels: ['easter'] } })).items).toHaveLength(
       2,
@@ -326,13 +322,7 @@ describe('media items', () => {
     expect(w.vectors.vectors.size).toBe(0);
     expect(w.outputs.objects.size).toBe(0);
     expect(w.inputs.objects.size).toBe(0);
-    const deps = {
-      store: w.jobs,
-      outputs: w.outputs,
-      vectors: w.vectors,
-      media: w.media,
-      embedQuery: async () => [1, 0, 0],
-    };
+    const deps = searchDeps(w);
     expect((await search(deps, TENANT, { query: 'old' })).items).toEqual([]);
   });
 

@@ -1,5 +1,5 @@
 import { JobNotInReviewError } from '../../lambdas/domain/errors';
-import { type Job, newJob, slotHolderOf, submissionTagOf } from '../../lambdas/domain/job';
+import { type Job, slotHolderOf, submissionTagOf } from '../../lambdas/domain/job';
 import { parseResolution, resolveJob } from '../../lambdas/domain/operator';
 import {
   applyProgress,
@@ -8,6 +8,7 @@ import {
   ProgressThrottle,
   publishingStatusChanges,
 } from '../../lambdas/domain/progress';
+import { sampleJob } from './support/jobs';
 import {
   MemoryEvents,
   MemoryLive,
@@ -22,20 +23,7 @@ const t0 = new Date('2026-05-01T10:00:00.000Z');
 
 function store(patch: Partial<Job>) {
   const memory = new MemoryStore();
-  const job = {
-    ...newJob(
-      {
-        id: 'job_aaaaaaaaaaaaaaaaaaaaaaaaaa',
-        tenantId: 'acme',
-        type: 'image.generate',
-        input: {},
-        idempotencyKey: 'k',
-        fingerprint: 'f',
-      },
-      t0,
-    ),
-    ...patch,
-  } as Job;
+  const job = sampleJob(t0, patch);
   memory.jobs.set(job.id, job);
   return { memory, job };
 }

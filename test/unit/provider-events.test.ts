@@ -1,28 +1,15 @@
 import { PROVIDER_OUTPUT_OBJECTS } from '../../config/layout';
 import { tellCancelingParent } from '../../lambdas/domain/children';
-import { type Job, newJob, submissionTagOf } from '../../lambdas/domain/job';
+import { type Job, submissionTagOf } from '../../lambdas/domain/job';
 import { applyProviderEvent, parseProviderEvent } from '../../lambdas/domain/provider-events';
+import { sampleJob } from './support/jobs';
 import { MemoryOutputs, MemoryStore, MemoryTimeline, MemoryWorkflow } from './support/memory-ports';
 
 const clock = new Date('2026-05-01T10:00:00.000Z');
 
 function setup(job: Partial<Job>) {
   const store = new MemoryStore();
-  const stored = {
-    ...newJob(
-      {
-        id: 'job_aaaaaaaaaaaaaaaaaaaaaaaaaa',
-        tenantId: 'acme',
-        type: 'image.generate',
-        input: {},
-        idempotencyKey: 'k',
-        fingerprint: 'f',
-      },
-      clock,
-    ),
-    status: 'running',
-    ...job,
-  } as Job;
+  const stored = sampleJob(clock, { status: 'running', ...job });
   store.jobs.set(stored.id, stored);
   const deps = { store, workflow: new MemoryWorkflow(), timeline: new MemoryTimeline(), now: () => clock };
   return { deps, id: stored.id, current: () => store.jobs.get(stored.id) };

@@ -74,7 +74,20 @@ function setup(options: { now?: number; deduplicates?: boolean } = {}) {
     deps.store.jobs.set(job.id, job);
     return job;
   };
-  return { deps, add, get: (id: string) => deps.store.jobs.get(id) as Job };
+  /** A running job whose provider job is gen_1, its waiting step's token t1, in the started execution e1. */
+  const atProvider = (patch: Partial<Job> = {}) => {
+    const job = add({
+      status: 'running',
+      startedAt: at(0),
+      providerJobId: 'gen_1',
+      taskToken: 't1',
+      executionName: 'e1',
+      ...patch,
+    });
+    deps.workflow.started.push('e1');
+    return job;
+  };
+  return { deps, add, atProvider, get: (id: string) => deps.store.jobs.get(id) as Job };
 }
 
 describe("tenants' backlogs", () => {
@@ -160,15 +173,8 @@ describe('queued jobs', () => {
 
 describe('running jobs', () => {
   it('completes a job whose completion webhook was lost, by asking the provider', async () => {
-    const { deps, add } = setup();
-    const job = add({
-      status: 'running',
-      startedAt: at(0),
-      providerJobId: 'gen_1',
-      taskToken: 't1',
-      executionName: 'e1',
-    });
-    deps.workflow.started.push('e1');
+    const { deps, atProvider } = setup();
+    const job = atProvider();
     deps.provider.statuses.set('gen_1', { id: 'gen_1', status: 'succeeded', progress: 100 });
 
     const report = await reconcile(deps);
@@ -179,15 +185,8 @@ describe('running jobs', () => {
   });
 
   it('keeps the waiting step alive while the provider is still working', async () => {
-    const { deps, add } = setup();
-    add({
-      status: 'running',
-      startedAt: at(0),
-      providerJobId: 'gen_1',
-      taskToken: 't1',
-      executionName: 'e1',
-    });
-    deps.workflow.started.push('e1');
+    const { deps, atProvider } = setup();
+    atProvider();
     deps.provider.statuses.set('gen_1', { id: 'gen_1', status: 'running', progress: 30 });
     const report = await reconcile(deps);
     expect(deps.workflow.heartbeats).toEqual(['t1']);
@@ -195,15 +194,8 @@ describe('running jobs', () => {
   });
 
   it('sends a job running past the job timeout to review, stops it and frees its slot once the provider stopped', async () => {
-    const { deps, add, get } = setup({ now: 600_001 });
-    const job = add({
-      status: 'running',
-      startedAt: at(0),
-      providerJobId: 'gen_1',
-      taskToken: 't1',
-      executionName: 'e1',
-    });
-    deps.workflow.started.push('e1');
+    const { deps, atProvider, get } = setup({ now: 600_001 });
+    const job = atProvider();
     await deps.slots.acquire(slotHolderOf(job), 2);
 
     await reconcile(deps);
@@ -429,16 +421,8 @@ describe('runs, submissions and their slots', () => {
   });
 
   it('resumes a waiting step whose recorded outcome never reached it, and again on the next pass', async () => {
-    const { deps, add } = setup({ now: 60_000 });
-    add({
-      status: 'running',
-      startedAt: at(0),
-      executionName: 'e1',
-      providerJobId: 'gen_1',
-      taskToken: 't1',
-      providerOutcome: { status: 'succeeded', at: at(1000) },
-    });
-    deps.workflow.started.push('e1');
+    const { deps, atProvider } = setup({ now: 60_000 });
+    atProvider({ providerOutcome: { status: 'succeeded', at: at(1000) } });
 
     const report = await reconcile(deps);
     await reconcile(deps);
@@ -683,16 +667,9 @@ describe('a pass under a backlog', () => {
 
 describe('slots taken before they were named by submission', () => {
   it('are the job’s own: kept while its provider may run it, freed once it is done', async () => {
-    const { deps, add, get } = setup({ now: 60_000 });
+    const { deps, atProvider, get } = setup({ now: 60_000 });
     // In flight across the upgrade: its slot is held by the bare job id.
-    const job = add({
-      status: 'running',
-      startedAt: at(0),
-      executionName: 'e1',
-      providerJobId: 'gen_1',
-      taskToken: 't1',
-    });
-    deps.workflow.started.push('e1');
+    const job = atProvider();
     deps.provider.statuses.set('gen_1', { id: 'gen_1', status: 'running', progress: 10 });
     await deps.slots.acquire(job.id, 2);
 

@@ -1,4 +1,4 @@
-import { IdempotencyKeyMissingError, ValidationError } from '../../lambdas/domain/errors';
+import { IdempotencyKeyMissingError, type ValidationError } from '../../lambdas/domain/errors';
 import {
   MAX_BATCH_ITEMS,
   parseBatch,
@@ -7,20 +7,11 @@ import {
   parseListJobs,
   webhookUrlProblem,
 } from '../../lambdas/domain/requests';
+import { errorsOf } from './support/validation';
 
 const NOW = new Date('2030-01-01T00:00:00.000Z');
 const strict = { allowPrivateWebhooks: false, scheduleMaxAheadDays: 365, now: () => NOW };
 const local = { ...strict, allowPrivateWebhooks: true };
-
-function errorsOf(fn: () => unknown) {
-  try {
-    fn();
-  } catch (error) {
-    expect(error).toBeInstanceOf(ValidationError);
-    return (error as ValidationError).errors;
-  }
-  throw new Error('expected a ValidationError');
-}
 
 describe('parseCreateJob', () => {
   const cat = { type: 'image.generate', input: { prompt: 'a cat' } };

@@ -1,7 +1,8 @@
 import { JobNotFoundError, JobNotResumableError } from '../../lambdas/domain/errors';
-import { currentExecutionOf, type Job, newJob } from '../../lambdas/domain/job';
+import { currentExecutionOf, type Job } from '../../lambdas/domain/job';
 import { RESOLVED_FAILED_CODE } from '../../lambdas/domain/operator';
 import { resumeJob, resumeNeedsSlot } from '../../lambdas/domain/resume';
+import { sampleJob } from './support/jobs';
 import { MemoryStore, MemoryTimeline, MemoryWorkflow } from './support/memory-ports';
 
 const clock = new Date('2026-03-01T10:00:00.000Z');
@@ -9,25 +10,14 @@ const later = new Date('2026-03-01T11:00:00.000Z');
 
 function setup(job: Partial<Job> = {}) {
   const store = new MemoryStore();
-  const stored = {
-    ...newJob(
-      {
-        id: 'job_aaaaaaaaaaaaaaaaaaaaaaaaaa',
-        tenantId: 'acme',
-        type: 'image.generate',
-        input: { prompt: 'a cat' },
-        idempotencyKey: 'k1',
-        fingerprint: 'f1',
-      },
-      clock,
-    ),
+  const stored = sampleJob(clock, {
     status: 'failed',
     error: { code: 'output_invalid', message: 'The provider returned an unusable output.' },
     finishedAt: clock.toISOString(),
     providerJobId: 'gen_1',
     providerOutcome: { status: 'succeeded', at: clock.toISOString() },
     ...job,
-  } as Job;
+  });
   store.jobs.set(stored.id, stored);
   const workflow = new MemoryWorkflow();
   const execution = currentExecutionOf(stored);

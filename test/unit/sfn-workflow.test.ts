@@ -10,7 +10,8 @@ import {
 import { mockClient } from 'aws-sdk-client-mock';
 import { SfnWorkflow, stepEventsOf } from '../../lambdas/adapters/sfn-workflow';
 import { jobTimeline } from '../../lambdas/domain/intake';
-import { executionNameOf, newJob } from '../../lambdas/domain/job';
+import { executionNameOf } from '../../lambdas/domain/job';
+import { sampleJob } from './support/jobs';
 import { MemoryTimeline, MemoryWorkflow } from './support/memory-ports';
 
 const MACHINE = 'arn:aws:states:us-east-1:123456789012:stateMachine:Longhaul';
@@ -128,20 +129,7 @@ describe('a job’s step events, read from its execution’s history', () => {
   });
 
   it('come from every run of the job, between what Longhaul recorded, in time order', async () => {
-    const job = {
-      ...newJob(
-        {
-          id: 'job_aaaaaaaaaaaaaaaaaaaaaaaaaa',
-          tenantId: 'acme',
-          type: 'image.generate',
-          input: { prompt: 'a cat' },
-          idempotencyKey: 'k1',
-          fingerprint: 'f',
-        },
-        at(0),
-      ),
-      runs: 1,
-    };
+    const job = sampleJob(at(0), { runs: 1 });
     const timeline = new MemoryTimeline();
     await timeline.record(job.id, { at: at(3).toISOString(), type: 'provider.accepted' });
     const workflow = new MemoryWorkflow();

@@ -10,6 +10,7 @@ import {
   type TenantDeps,
 } from '../../lambdas/domain/tenants';
 import { MemoryStore, MemoryTenantKeys, MemoryTenants } from './support/memory-ports';
+import { errorsOf } from './support/validation';
 
 const at = new Date('2026-06-01T09:00:00.000Z');
 let jobs: MemoryStore;
@@ -22,16 +23,6 @@ beforeEach(() => {
     now: () => at,
   };
 });
-
-function errorsOf(fn: () => unknown) {
-  try {
-    fn();
-  } catch (error) {
-    expect(error).toBeInstanceOf(ValidationError);
-    return (error as ValidationError).errors;
-  }
-  throw new Error('expected a ValidationError');
-}
 
 describe('parseTenantChanges', () => {
   it.each([

@@ -17,78 +17,35 @@ import {
 } from '../../lambdas/domain/job';
 import { jobOutputPrefix } from '../../lambdas/domain/publish';
 import { jobErrorOf, runStep, type StepEvent, type WorkflowDeps } from '../../lambdas/domain/workflow';
+import { sampleJob } from './support/jobs';
 import {
-  granting,
-  limits,
-  MemoryEvents,
-  MemoryInputs,
-  MemoryOutputs,
-  MemoryQueue,
+  type MemoryEvents,
+  type MemoryOutputs,
   MemoryStore,
-  MemoryTimeline,
-  MemoryVectorIndex,
-  MemoryWaitingLines,
-  MemoryWorkflow,
-  memoryIntake,
-  memorySlots,
-  memoryTenantShares,
+  type MemoryVectorIndex,
   ScriptedProvider,
 } from './support/memory-ports';
+import { memoryWorkflowDeps } from './support/workflow-deps';
 
-const INTAKE_PROVIDERS = { 'image.generate': 'longhaul-http', 'audio.transcribe': 'longhaul-http' } as const;
 const clock = new Date('2026-05-01T10:00:00.000Z');
 const PNG = Buffer.from([137, 80, 78, 71]).toString('base64');
 
 function setup(options: { deduplicates?: boolean; job?: Partial<Job> } = {}) {
   const store = new MemoryStore();
-  const job = {
-    ...newJob(
-      {
-        id: 'job_aaaaaaaaaaaaaaaaaaaaaaaaaa',
-        tenantId: 'acme',
-        type: 'image.generate',
-        input: { prompt: 'a cat' },
-        idempotencyKey: 'k1',
-        fingerprint: 'f1',
-        webhookUrl: 'https://hooks.example/x',
-      },
-      clock,
-    ),
-    ...options.job,
-  } as Job;
+  const job = sampleJob(clock, { webhookUrl: 'https://hooks.example/x', ...options.job });
   store.jobs.set(job.id, job);
   const delivered: string[] = [];
   const provider = new ScriptedProvider(options.deduplicates ?? true);
-  const deps = granting({
-    store,
-    slots: memorySlots(),
-    queue: new MemoryQueue(),
-    waiting: new MemoryWaitingLines(),
-    tenantShares: memoryTenantShares(),
-    maxInFlight: limits(2),
-    backlogs: { admitPastCap: async () => {} },
-    firstLook: async () => ({ inLine: true }),
-    provider,
-    providers: async () => provider,
-    timeline: new MemoryTimeline(),
-    inputs: new MemoryInputs(),
-    outputs: new MemoryOutputs(),
-    workflow: new MemoryWorkflow(),
-    now: () => clock,
-    maxUploadBytes: 1000,
-    providerWebhookUrl: () => 'https://longhaul.example/v1/provider/events',
-    fetchOutput: async (url: string) => ({ bytes: new TextEncoder().encode(url) }),
-    inputUrlTtlSeconds: 900,
-    deliverWebhook: async (j: Job) => {
-      delivered.push(`${j.id}:${j.status}`);
-      return 'sent' as const;
+  const deps = memoryWorkflowDeps(
+    { store, provider, clock },
+    {
+      fetchOutput: async (url: string) => ({ bytes: new TextEncoder().encode(url) }),
+      deliverWebhook: async (j: Job) => {
+        delivered.push(`${j.id}:${j.status}`);
+        return 'sent' as const;
+      },
     },
-    probeUrl: async () => ({ size: 10, contentType: 'audio/mpeg' }),
-    vectors: new MemoryVectorIndex(),
-    embedding: { model: 'titan-text-v2', dimensions: 256, normalize: true, passagesPerJob: 4 } as const,
-    events: new MemoryEvents(),
-    intake: { ...memoryIntake(() => clock, INTAKE_PROVIDERS).deps, store },
-  });
+  );
   deps satisfies WorkflowDeps;
   const step = (name: StepEvent['step'], extra: Partial<StepEvent> = {}) =>
     runStep(deps, { step: name, jobId: job.id, executionName: executionNameOf(job), ...extra });

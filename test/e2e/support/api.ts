@@ -1,3 +1,9 @@
+/**
+ * The REST API's rate and burst limits for a local stack whose tests are not
+ * about throttling: far above the requests any of them sends at once.
+ */
+export const UNTHROTTLED_API = { API_RATE_LIMIT: '1000', API_BURST_LIMIT: '2000' } as const;
+
 /** What the REST API answered: its status and its parsed JSON body. */
 export interface ApiAnswer {
   readonly status: number;

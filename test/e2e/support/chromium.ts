@@ -1,6 +1,9 @@
 import { execFile } from 'node:child_process';
-import { resolve } from 'node:path';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
+import { type BrowserContext, type BrowserContextOptions, chromium } from 'playwright-core';
 
 const ROOT = resolve(__dirname, '../../..');
 
@@ -54,5 +57,39 @@ export async function chromiumForTests(dir: string): Promise<ChromiumLaunch> {
     executablePath: unpacked.executablePath,
     args: unpacked.args,
     env: { ...process.env, LD_LIBRARY_PATH: libraryPath },
+  };
+}
+
+/**
+ * A headless Chromium for the tests of the enclosing block, with a fresh
+ * profile: unpacked and started before the first test, closed and removed
+ * (browser and profile) after the last. Call the returned function in a test
+ * for the browser.
+ */
+export function useBrowser(options: Pick<BrowserContextOptions, 'viewport'> = {}): () => BrowserContext {
+  let dir: string | undefined;
+  let browser: BrowserContext | undefined;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'longhaul-chromium-'));
+    const { executablePath, args, env } = await chromiumForTests(dir);
+    // launchPersistentContext is launch() with the user data directory of our choosing: a fresh one.
+    browser = await chromium.launchPersistentContext(join(dir, 'profile'), {
+      executablePath,
+      args,
+      env,
+      headless: true,
+      ...options,
+    });
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  return () => {
+    if (!browser) throw new Error('the browser has not started');
+    return browser;
   };
 }

@@ -1,8 +1,21 @@
+/** A request a scripted fetch was sent, as the caller made it. */
+export interface ScriptedRequest {
+  readonly url: string;
+  readonly method: string;
+  readonly headers: Headers;
+  readonly body: unknown;
+}
+
 /** A fetch that answers from a script, one step per request, and records each request. */
 export function scriptedFetch(steps: (() => Response | Error)[]) {
-  const sent: { readonly url: string; readonly method: string; readonly headers: Headers }[] = [];
+  const sent: ScriptedRequest[] = [];
   const fetch = (async (input: string | URL | Request, init?: RequestInit) => {
-    sent.push({ url: String(input), method: init?.method ?? 'GET', headers: new Headers(init?.headers) });
+    sent.push({
+      url: String(input),
+      method: init?.method ?? 'GET',
+      headers: new Headers(init?.headers),
+      body: init?.body,
+    });
     const step = steps.shift();
     if (!step) throw new Error(`unexpected request ${init?.method ?? 'GET'} ${String(input)}`);
     const outcome = step();
@@ -33,7 +46,7 @@ export function problemResponse(
 }
 
 /** A job as the API answers GET /v1/jobs/{id}. */
-export function jobBody(id: string, status: string, progress: number): Record<string, unknown> {
+export function jobBody(id: string, status: string, progress: number) {
   return {
     id,
     type: 'image.generate',

@@ -179,6 +179,21 @@ export class World implements WorldView {
     return pool;
   }
 
+  /** The dispatcher's first look at a job, as intake and the reconciler take it, over one actor's ports. */
+  private firstLook(ports: Pick<ReturnType<World['ports']>, 'slots' | 'waiting'>) {
+    return (job: Job) =>
+      firstLookOf(
+        {
+          slots: ports.slots,
+          waiting: ports.waiting,
+          maxInFlight: limits(this.settings.maxInFlight),
+          maxWaitSeconds: this.settings.slotWaitMaxSeconds,
+          random: () => 0.5,
+        },
+        job,
+      );
+  }
+
   ports(actor: Actor) {
     const context = {
       scheduler: this.scheduler,
@@ -342,17 +357,7 @@ export class World implements WorldView {
             'audio.transcribe': 'longhaul-http',
             'audio.publish': 'deepgram',
           },
-          firstLook: (submitted) =>
-            firstLookOf(
-              {
-                slots: ports.slots,
-                waiting: ports.waiting,
-                maxInFlight: limits(this.settings.maxInFlight),
-                maxWaitSeconds: this.settings.slotWaitMaxSeconds,
-                random: () => 0.5,
-              },
-              submitted,
-            ),
+          firstLook: this.firstLook(ports),
         },
         {
           tenantId: TENANT,
@@ -471,17 +476,7 @@ export class World implements WorldView {
           // As the reconcile handler gives it: half the invocation's time.
           budgetMs: LAMBDA_TIMEOUT_MS / 2,
           progress: this.reconcilerProgress,
-          firstLook: (due) =>
-            firstLookOf(
-              {
-                slots: ports.slots,
-                waiting: ports.waiting,
-                maxInFlight: limits(this.settings.maxInFlight),
-                maxWaitSeconds: this.settings.slotWaitMaxSeconds,
-                random: () => 0.5,
-              },
-              due,
-            ),
+          firstLook: this.firstLook(ports),
           promotionsPerPass: 10,
         });
       },
