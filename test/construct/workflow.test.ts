@@ -1,16 +1,11 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import type { CfnElement } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
-import { AttributeType, Table } from 'aws-cdk-lib/aws-dynamodb';
-import { Bucket } from 'aws-cdk-lib/aws-s3';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Queue } from 'aws-cdk-lib/aws-sqs';
-import type { IConstruct } from 'constructs';
 import { PUBLISH_TIMEOUT_MS } from '../../config/job-types/audio-publish';
-import { jobQueueEnv, providerSecretEnv } from '../../config/layout';
-import { PROVIDER_NAMES, type ProviderName } from '../../config/providers';
+import { PROVIDER_NAMES } from '../../config/providers';
 import { defaultSettings, loadSettings, queueVisibilityTimeoutSeconds } from '../../config/settings';
 import { WORKFLOW_ERROR_NAMES } from '../../config/workflow-errors';
 import { Alarms } from '../../lib/constructs/alarms';
@@ -26,6 +21,7 @@ import {
   policyStatements,
   SYNTH_TIMEOUT_MS,
   stackUnderTest,
+  standIns,
   statementsFor,
 } from './longhaul-app';
 
@@ -44,16 +40,10 @@ let template: Template;
 let resources: Json;
 let stateMachineId: string;
 let stepsFunctionId: string;
-/** Logical ids of the stand-ins the constructs are given. */
-const ids = {
-  jobTable: '',
-  handOffQueue: '',
-  inputBucket: '',
-  outputBucket: '',
-  webhookSecret: '',
-  jobQueues: {} as Record<ProviderName, string>,
-  providerSecrets: {} as Record<ProviderName, string>,
-};
+/** The stand-ins the constructs are given. */
+let given: ReturnType<typeof standIns>;
+/** Their logical ids, the hand-off queue's and the webhook secret's among them. */
+let ids: typeof given.ids & { readonly handOffQueue: string; readonly webhookSecret: string };
 /** The deployed DefinitionString, resolved as the local stack would see it, with the steps function at STEPS_ARN. */
 let definition: Json;
 let states: Json;
@@ -64,25 +54,12 @@ let states: Json;
  */
 function buildWorkflow(): Template {
   const stack = stackUnderTest();
-  const idOf = (construct: IConstruct) => stack.getLogicalId(construct.node.defaultChild as CfnElement);
   const settings = defaultSettings;
   const alarms = new Alarms(stack, 'Alarms');
-  const jobTable = new Table(stack, 'Jobs', { partitionKey: { name: 'pk', type: AttributeType.STRING } });
-  // An index, as the job table has: a grant on the table covers its indexes too.
-  jobTable.addGlobalSecondaryIndex({
-    indexName: 'byTenant',
-    partitionKey: { name: 'tenantId', type: AttributeType.STRING },
-  });
+  const common = standIns(stack);
+  const { jobTable, jobQueues, inputBucket, outputBucket } = common;
   const handOffQueue = new Queue(stack, 'HandOffQueue');
-  const jobQueues = Object.fromEntries(
-    PROVIDER_NAMES.map((provider) => [provider, new Queue(stack, `Jobs-${provider}`)]),
-  ) as Record<ProviderName, Queue>;
-  const providerSecrets = Object.fromEntries(
-    PROVIDER_NAMES.map((provider) => [provider, new Secret(stack, `Secret-${provider}`)]),
-  ) as Record<ProviderName, Secret>;
   const webhookSecret = new Secret(stack, 'WebhookSecret');
-  const inputBucket = new Bucket(stack, 'Inputs');
-  const outputBucket = new Bucket(stack, 'Outputs');
   const steps = new WorkflowSteps(stack, 'WorkflowSteps', {
     settings,
     jobTable,
@@ -90,7 +67,7 @@ function buildWorkflow(): Template {
     jobQueues,
     inputBucket,
     outputBucket,
-    providerSecrets,
+    providerSecrets: common.providerSecrets,
     webhookSecret,
     providerEventsUrl: PROVIDER_EVENTS_URL,
   });
@@ -111,29 +88,10 @@ function buildWorkflow(): Template {
     handOffQueue,
     stateMachine: workflow.stateMachine,
   });
-  Object.assign(ids, {
-    jobTable: idOf(jobTable),
-    handOffQueue: idOf(handOffQueue),
-    inputBucket: idOf(inputBucket),
-    outputBucket: idOf(outputBucket),
-    webhookSecret: idOf(webhookSecret),
-    jobQueues: Object.fromEntries(PROVIDER_NAMES.map((provider) => [provider, idOf(jobQueues[provider])])),
-    providerSecrets: Object.fromEntries(
-      PROVIDER_NAMES.map((provider) => [provider, idOf(providerSecrets[provider])]),
-    ),
-  });
+  given = common;
+  ids = { ...common.ids, handOffQueue: common.idOf(handOffQueue), webhookSecret: common.idOf(webhookSecret) };
   return Template.fromStack(stack);
 }
-
-/** The environment naming each provider's jobs queue, and each provider's secret. */
-const jobQueueEnvironment = () =>
-  Object.fromEntries(
-    PROVIDER_NAMES.map((provider) => [jobQueueEnv(provider), { Ref: ids.jobQueues[provider] }]),
-  );
-const providerSecretEnvironment = () =>
-  Object.fromEntries(
-    PROVIDER_NAMES.map((provider) => [providerSecretEnv(provider), { Ref: ids.providerSecrets[provider] }]),
-  );
 
 beforeAll(() => {
   template = buildWorkflow();
@@ -993,7 +951,7 @@ describe('dispatch function', () => {
     expect(fn.Properties.Environment.Variables).toEqual(
       expect.objectContaining({
         JOB_TABLE_NAME: { Ref: ids.jobTable },
-        ...jobQueueEnvironment(),
+        ...given.jobQueueEnvironment,
         STATE_MACHINE_ARN: { Ref: stateMachineId },
         POWERTOOLS_SERVICE_NAME: 'dispatch',
       }),
@@ -1015,7 +973,7 @@ describe('steps function', () => {
         JOB_TABLE_NAME: { Ref: ids.jobTable },
         INPUT_BUCKET_NAME: { Ref: ids.inputBucket },
         OUTPUT_BUCKET_NAME: { Ref: ids.outputBucket },
-        ...providerSecretEnvironment(),
+        ...given.providerSecretEnvironment,
         WEBHOOK_SECRET_ARN: { Ref: ids.webhookSecret },
         // Each provider's webhook route's path is under it (the app's events function URL: provider-events.test.ts).
         PROVIDER_EVENTS_URL: PROVIDER_EVENTS_URL,
@@ -1026,7 +984,7 @@ describe('steps function', () => {
     );
     expect(variables.STATE_MACHINE_ARN).toBeUndefined();
     // A new chunk job of audio.publish goes to its provider's jobs queue, as a new job from intake.
-    expect(variables).toEqual(expect.objectContaining(jobQueueEnvironment()));
+    expect(variables).toEqual(expect.objectContaining(given.jobQueueEnvironment));
   });
 
   test('reads inputs, reads, writes and deletes outputs, reads both secrets and sends to the hand-off lane and the jobs queues, nothing more', () => {
