@@ -89,9 +89,12 @@ const KEPT_TEMPLATE_POLL_MS = 100;
  * context and path metadata (tests find resources by their construct path).
  * No stack matches an empty list of bundling stacks, so a function in it is
  * synthesized without bundling its handler: these tests read the template only.
+ * Nor is it run through CDK's CloudFormation validation, whose first run in a
+ * process takes seconds: the whole app's synthesis validates every construct.
  */
 export function stackUnderTest(id = 'Test'): Stack {
   const app = new App({
+    builtinCloudFormationValidation: false,
     context: {
       ...cdkJsonContext(),
       'aws:cdk:enable-path-metadata': true,
