@@ -1,20 +1,71 @@
-import { Match, type Template } from 'aws-cdk-lib/assertions';
+import { Duration } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import { CfnSubscription } from 'aws-cdk-lib/aws-sns';
+import type { Construct } from 'constructs';
 import { apiKeyTable, jobTable } from '../../config/layout';
 import { LEGACY_PROVIDER, PROVIDER_NAMES, PROVIDERS, type ProviderName } from '../../config/providers';
 import { defaultSettings, queueVisibilityTimeoutSeconds } from '../../config/settings';
+import { Alarms } from '../../lib/constructs/alarms';
+import { JobInputs } from '../../lib/constructs/job-inputs';
+import { JobOutputs } from '../../lib/constructs/job-outputs';
+import { JobQueue } from '../../lib/constructs/job-queue';
+import { JobStore } from '../../lib/constructs/job-store';
+import { ProviderSecrets } from '../../lib/constructs/provider-secrets';
+import { LonghaulStack } from '../../lib/longhaul-stack';
 import { providerIdSuffix } from '../../lib/provider-ids';
-import { logicalIdAt, longhaulTemplate, SYNTH_TIMEOUT_MS } from './longhaul-app';
+import { logicalIdAt, longhaulTemplate, SYNTH_TIMEOUT_MS, stackUnderTest } from './longhaul-app';
 
 jest.setTimeout(SYNTH_TIMEOUT_MS);
 
+/** What the job queues are given in the stack of their own: unlike the app's, so a test sees them passed on. */
+const VISIBILITY_SECONDS = 240;
+const MAX_RECEIVES = 7;
+
+/** The durable state alone: the tables, queues, buckets, secrets and the alarm topic, in a stack of their own. */
 let template: Template;
+/** The whole app, for what is about it: how it wires the durable state to the rest, and how many of each there are. */
+let app: Template;
 
 beforeAll(() => {
-  template = longhaulTemplate({}, { alarmEmail: 'ops@example.com' });
+  const stack = stackUnderTest();
+  const alarms = new Alarms(stack, 'Alarms', { email: 'ops@example.com' });
+  new JobStore(stack, 'JobStore');
+  new JobQueue(stack, 'JobQueue', {
+    visibilityTimeout: Duration.seconds(VISIBILITY_SECONDS),
+    maxReceiveCount: MAX_RECEIVES,
+    oldestMessageAlarmAge: Duration.minutes(15),
+    alarms,
+  });
+  const inputs = new JobInputs(stack, 'JobInputs', { expirationDays: 38 });
+  new JobOutputs(stack, 'JobOutputs', { expirationDays: 37, accessLogBucket: inputs.accessLogBucket });
+  new ProviderSecrets(stack, 'Secrets');
+  template = Template.fromStack(stack);
+  app = longhaulTemplate();
 });
 
+/** That the policy of `type` on the queue or bucket with logical id `id` refuses every request over plain HTTP. */
+function expectDeniesPlainHttp(type: 'AWS::SQS::QueuePolicy' | 'AWS::S3::BucketPolicy', id: string) {
+  const [target, action] =
+    type === 'AWS::SQS::QueuePolicy'
+      ? [{ Queues: [{ Ref: id }] }, 'sqs:*']
+      : [{ Bucket: { Ref: id } }, 's3:*'];
+  template.hasResourceProperties(type, {
+    ...target,
+    PolicyDocument: {
+      Statement: Match.arrayWith([
+        Match.objectLike({
+          Effect: 'Deny',
+          Principal: { AWS: '*' },
+          Action: action,
+          Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+        }),
+      ]),
+    },
+  });
+}
+
 describe('job table', () => {
-  const path = 'Longhaul/JobStore/JobTable/Resource';
+  const path = 'Test/JobStore/JobTable/Resource';
 
   test('is keyed by string pk and sk, on demand, with TTL on expiresAt', () => {
     const id = logicalIdAt(template, 'AWS::DynamoDB::Table', path);
@@ -78,7 +129,7 @@ describe('job table', () => {
 
 describe('API key table', () => {
   test("is keyed by the key hash, with a keys-only index of each tenant's keys and the same protections as the job table", () => {
-    const id = logicalIdAt(template, 'AWS::DynamoDB::Table', 'Longhaul/JobStore/ApiKeyTable/Resource');
+    const id = logicalIdAt(template, 'AWS::DynamoDB::Table', 'Test/JobStore/ApiKeyTable/Resource');
     const table = template.toJSON().Resources[id];
     expect(table.Properties).toEqual(
       expect.objectContaining({
@@ -109,7 +160,8 @@ describe('API key table', () => {
   });
 
   test('there are exactly three tables: jobs, API keys and live connections', () => {
-    const paths = Object.values(template.findResources('AWS::DynamoDB::Table'))
+    // About the app: no construct but these two makes a table.
+    const paths = Object.values(app.findResources('AWS::DynamoDB::Table'))
       .map((table) => table.Metadata['aws:cdk:path'])
       .sort();
     expect(paths).toEqual([
@@ -120,42 +172,57 @@ describe('API key table', () => {
   });
 });
 
-/** Each provider's jobs queue; the first provider's keeps the path of the one queue there was. */
-const providerQueues: [name: string, path: string][] = PROVIDER_NAMES.map((provider) => [
-  `jobs queue of ${provider}`,
-  `Longhaul/JobQueue/Queue${providerIdSuffix(provider)}/Resource`,
-]);
+/** Each provider's jobs queue, by its path under `stackId`; the first provider's keeps the path of the one queue there was. */
+const providerQueues = (stackId: string): [name: string, path: string][] =>
+  PROVIDER_NAMES.map((provider) => [
+    `jobs queue of ${provider}`,
+    `${stackId}/JobQueue/Queue${providerIdSuffix(provider)}/Resource`,
+  ]);
+/** The queues dispatch consumes: each provider's jobs queue and the hand-off queue. */
+const dispatchedQueues = (stackId: string): [name: string, path: string][] => [
+  ...providerQueues(stackId),
+  ['hand-off queue', `${stackId}/JobQueue/HandOffQueue/Resource`],
+];
 
 describe('job queue', () => {
   test('the first provider keeps the path of the one jobs queue there was, so its messages survive the upgrade', () => {
-    expect(providerQueues).toContainEqual([
+    expect(providerQueues('Longhaul')).toContainEqual([
       `jobs queue of ${LEGACY_PROVIDER}`,
       'Longhaul/JobQueue/Queue/Resource',
     ]);
   });
 
-  test.each<[name: string, path: string]>([
-    ...providerQueues,
-    ['hand-off queue', 'Longhaul/JobQueue/HandOffQueue/Resource'],
-  ])(
-    'the %s redrives to the one dead-letter queue after 5 receives, with visibility six times the dispatch timeout',
+  test.each(dispatchedQueues('Test'))(
+    'the %s redrives to the one dead-letter queue after the receives it is given, with the visibility it is given',
     (_name, path) => {
-      const dlq = logicalIdAt(template, 'AWS::SQS::Queue', 'Longhaul/JobQueue/DeadLetterQueue/Resource');
+      const dlq = logicalIdAt(template, 'AWS::SQS::Queue', 'Test/JobQueue/DeadLetterQueue/Resource');
       const queue = logicalIdAt(template, 'AWS::SQS::Queue', path);
-      expect(queueVisibilityTimeoutSeconds(defaultSettings)).toBe(6 * defaultSettings.dispatchTimeoutSeconds);
       expect(template.toJSON().Resources[queue].Properties).toEqual({
-        RedrivePolicy: { deadLetterTargetArn: { 'Fn::GetAtt': [dlq, 'Arn'] }, maxReceiveCount: 5 },
-        VisibilityTimeout: 180,
+        RedrivePolicy: { deadLetterTargetArn: { 'Fn::GetAtt': [dlq, 'Arn'] }, maxReceiveCount: MAX_RECEIVES },
+        VisibilityTimeout: VISIBILITY_SECONDS,
         MessageRetentionPeriod: 14 * 24 * 3600,
         SqsManagedSseEnabled: true,
       });
     },
   );
 
-  /** Which services may do what to the queue at `path`, by the functions' roles. */
+  test.each(dispatchedQueues('Longhaul'))(
+    'in the app, the %s redrives after 5 receives, with visibility six times the dispatch timeout',
+    (_name, path) => {
+      // About the app: the stack gives the queues these from the settings.
+      const queue = logicalIdAt(app, 'AWS::SQS::Queue', path);
+      expect(queueVisibilityTimeoutSeconds(defaultSettings)).toBe(6 * defaultSettings.dispatchTimeoutSeconds);
+      expect(app.toJSON().Resources[queue].Properties).toMatchObject({
+        RedrivePolicy: { maxReceiveCount: 5 },
+        VisibilityTimeout: 180,
+      });
+    },
+  );
+
+  /** Which services may do what to the queue at `path` in the app, by the functions' roles. */
   const servicesActingOn = (path: string) => {
-    const lane = logicalIdAt(template, 'AWS::SQS::Queue', path);
-    const resources = template.toJSON().Resources as Record<string, any>;
+    const lane = logicalIdAt(app, 'AWS::SQS::Queue', path);
+    const resources = app.toJSON().Resources as Record<string, any>;
     const serviceOfRole = new Map(
       Object.values(resources)
         .filter((resource) => resource.Type === 'AWS::Lambda::Function')
@@ -184,6 +251,7 @@ describe('job queue', () => {
         .sort();
   };
 
+  // About the app: which of its functions are given the queues.
   test('only the workflow steps and the reconciler may send to the hand-off queue, and only the dispatcher consumes it', () => {
     const who = servicesActingOn('Longhaul/JobQueue/HandOffQueue/Resource');
     expect(who('sqs:SendMessage')).toEqual(['reconcile', 'workflow']);
@@ -191,7 +259,7 @@ describe('job queue', () => {
     expect(who('sqs:DeleteMessage')).toEqual(['dispatch']);
   });
 
-  test.each(providerQueues)(
+  test.each(providerQueues('Longhaul'))(
     'the %s takes new jobs from the api, schedule firings and the workflow (chunk jobs), lost ones from the reconciler and waiting ones from the dispatcher, which alone consumes it',
     (_name, path) => {
       const who = servicesActingOn(path);
@@ -202,48 +270,37 @@ describe('job queue', () => {
   );
 
   test('the dead-letter queue keeps messages 14 days, encrypted, and redrives nowhere', () => {
-    const dlq = logicalIdAt(template, 'AWS::SQS::Queue', 'Longhaul/JobQueue/DeadLetterQueue/Resource');
+    const dlq = logicalIdAt(template, 'AWS::SQS::Queue', 'Test/JobQueue/DeadLetterQueue/Resource');
     const queue = template.toJSON().Resources[dlq];
     expect(queue.Properties).toEqual({ MessageRetentionPeriod: 1_209_600, SqsManagedSseEnabled: true });
-    // One queue per provider, the hand-off queue, this dead-letter queue and the schedule firings' own.
-    template.resourceCountIs('AWS::SQS::Queue', PROVIDER_NAMES.length + 3);
+  });
+
+  test('the app has one queue per provider, the hand-off queue, the dead-letter queue and the schedule firings’ own', () => {
+    // About the app: no construct but these and the schedules makes a queue.
+    app.resourceCountIs('AWS::SQS::Queue', PROVIDER_NAMES.length + 3);
   });
 
   test.each<[name: string, path: string]>([
-    ...providerQueues,
-    ['HandOffQueue', 'Longhaul/JobQueue/HandOffQueue/Resource'],
-    ['DeadLetterQueue', 'Longhaul/JobQueue/DeadLetterQueue/Resource'],
+    ...providerQueues('Test'),
+    ['HandOffQueue', 'Test/JobQueue/HandOffQueue/Resource'],
+    ['DeadLetterQueue', 'Test/JobQueue/DeadLetterQueue/Resource'],
   ])('%s denies every request without TLS', (_name, path) => {
-    const queue = logicalIdAt(template, 'AWS::SQS::Queue', path);
-    template.hasResourceProperties('AWS::SQS::QueuePolicy', {
-      Queues: [{ Ref: queue }],
-      PolicyDocument: {
-        Statement: Match.arrayWith([
-          Match.objectLike({
-            Effect: 'Deny',
-            Principal: { AWS: '*' },
-            Action: 'sqs:*',
-            Condition: { Bool: { 'aws:SecureTransport': 'false' } },
-          }),
-        ]),
-      },
-    });
+    expectDeniesPlainHttp('AWS::SQS::QueuePolicy', logicalIdAt(template, 'AWS::SQS::Queue', path));
   });
 
-  test('an alarm fires on the first visible dead-letter message and notifies the alarm topic', () => {
-    const dlq = logicalIdAt(template, 'AWS::SQS::Queue', 'Longhaul/JobQueue/DeadLetterQueue/Resource');
-    const topic = logicalIdAt(template, 'AWS::SNS::Topic', 'Longhaul/Alarms/Topic/Resource');
-    const queueAlarms = Object.values(template.findResources('AWS::CloudWatch::Alarm'))
+  /** The metrics of the SQS alarms of `of`, sorted. */
+  const queueAlarms = (of: Template) =>
+    Object.values(of.findResources('AWS::CloudWatch::Alarm'))
       .filter((alarm) => alarm.Properties.Namespace === 'AWS/SQS')
       .map((alarm) => alarm.Properties.MetricName)
       .sort();
-    // The others, on the age of the oldest message of each queue, are tested with the other alarms in observability.test.ts.
-    expect(queueAlarms).toEqual([
-      ...[...PROVIDER_NAMES, 'hand-off'].map(() => 'ApproximateAgeOfOldestMessage'),
-      // This dead-letter queue's and the schedule firings' (tested in job-schedules.test.ts).
-      'ApproximateNumberOfMessagesVisible',
-      'ApproximateNumberOfMessagesVisible',
-    ]);
+  /** One on the age of the oldest message of each queue dispatch consumes, tested with the other alarms in observability.test.ts. */
+  const oldestMessageAlarms = [...PROVIDER_NAMES, 'hand-off'].map(() => 'ApproximateAgeOfOldestMessage');
+
+  test('an alarm fires on the first visible dead-letter message and notifies the alarm topic', () => {
+    const dlq = logicalIdAt(template, 'AWS::SQS::Queue', 'Test/JobQueue/DeadLetterQueue/Resource');
+    const topic = logicalIdAt(template, 'AWS::SNS::Topic', 'Test/Alarms/Topic/Resource');
+    expect(queueAlarms(template)).toEqual([...oldestMessageAlarms, 'ApproximateNumberOfMessagesVisible']);
     template.hasResourceProperties('AWS::CloudWatch::Alarm', {
       Namespace: 'AWS/SQS',
       MetricName: 'ApproximateNumberOfMessagesVisible',
@@ -257,11 +314,20 @@ describe('job queue', () => {
       OKActions: [{ Ref: topic }],
     });
   });
+
+  test('the only other queue alarm of the app is on the schedule firings’ dead-letter queue', () => {
+    // About the app; the schedule firings' alarm is tested in job-schedules.test.ts.
+    expect(queueAlarms(app)).toEqual([
+      ...oldestMessageAlarms,
+      'ApproximateNumberOfMessagesVisible',
+      'ApproximateNumberOfMessagesVisible',
+    ]);
+  });
 });
 
 describe('alarm topic', () => {
   test('is encrypted with a rotating customer-managed key CloudWatch may use', () => {
-    const key = logicalIdAt(template, 'AWS::KMS::Key', 'Longhaul/Alarms/Key/Resource');
+    const key = logicalIdAt(template, 'AWS::KMS::Key', 'Test/Alarms/Key/Resource');
     template.hasResourceProperties('AWS::SNS::Topic', { KmsMasterKeyId: { 'Fn::GetAtt': [key, 'Arn'] } });
     template.hasResourceProperties('AWS::KMS::Key', {
       EnableKeyRotation: true,
@@ -278,7 +344,7 @@ describe('alarm topic', () => {
   });
 
   test('accepts publishing only over TLS, and from CloudWatch only for alarms of this account', () => {
-    const topic = logicalIdAt(template, 'AWS::SNS::Topic', 'Longhaul/Alarms/Topic/Resource');
+    const topic = logicalIdAt(template, 'AWS::SNS::Topic', 'Test/Alarms/Topic/Resource');
     template.hasResourceProperties('AWS::SNS::TopicPolicy', {
       Topics: [{ Ref: topic }],
       PolicyDocument: {
@@ -305,14 +371,32 @@ describe('alarm topic', () => {
       Endpoint: 'ops@example.com',
     });
   });
+
+  test('the app subscribes the alarm e-mail address it is given', () => {
+    // About the app: the stack hands its address to the alarm topic. Read from the stack built, not
+    // synthesized: a synthesis of the whole app for one address would take seconds.
+    const longhaul = new LonghaulStack(stackUnderTest().node.root as Construct, 'Longhaul', {
+      settings: defaultSettings,
+      alarmEmail: 'ops@example.com',
+    });
+    const subscriptions = longhaul.alarms.topic.node
+      .findAll()
+      .filter((child): child is CfnSubscription => child instanceof CfnSubscription);
+    expect(subscriptions.map(({ protocol, endpoint }) => ({ protocol, endpoint }))).toEqual([
+      { protocol: 'email', endpoint: 'ops@example.com' },
+    ]);
+  });
 });
 
-describe('input bucket', () => {
-  const path = 'Longhaul/JobInputs/InputBucket/Resource';
+const ACCESS_LOG_BUCKET = 'Test/JobInputs/AccessLogBucket/Resource';
 
-  test('is private, encrypted, retained and logs access to the access-log bucket', () => {
+describe.each([
+  ['input bucket', 'Test/JobInputs/InputBucket/Resource', 'input-bucket/'],
+  ['output bucket', 'Test/JobOutputs/OutputBucket/Resource', 'output-bucket/'],
+])('the %s', (_name, path, logPrefix) => {
+  test('is private, encrypted, retained, has no CORS rule and logs access to the access-log bucket', () => {
     const id = logicalIdAt(template, 'AWS::S3::Bucket', path);
-    const logBucket = logicalIdAt(template, 'AWS::S3::Bucket', 'Longhaul/JobInputs/AccessLogBucket/Resource');
+    const logBucket = logicalIdAt(template, 'AWS::S3::Bucket', ACCESS_LOG_BUCKET);
     const bucket = template.toJSON().Resources[id];
     expect(bucket.Properties).toEqual(
       expect.objectContaining({
@@ -326,90 +410,7 @@ describe('input bucket', () => {
           ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }],
         },
         OwnershipControls: { Rules: [{ ObjectOwnership: 'BucketOwnerEnforced' }] },
-        LoggingConfiguration: { DestinationBucketName: { Ref: logBucket }, LogFilePrefix: 'input-bucket/' },
-      }),
-    );
-    expect(bucket.DeletionPolicy).toBe('Retain');
-  });
-
-  test('expires inputs after the job retention plus the longest job and a week, and aborts stale multipart uploads', () => {
-    // 30 days of job retention + 1 day (a 10-minute job timeout, rounded up) + 7 days of margin.
-    const expected = 38;
-    template.hasResourceProperties('AWS::S3::Bucket', {
-      LifecycleConfiguration: {
-        Rules: [
-          { Id: 'expire-inputs', Status: 'Enabled', ExpirationInDays: expected },
-          {
-            Id: 'abort-incomplete-uploads',
-            Status: 'Enabled',
-            AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 },
-          },
-        ],
-      },
-    });
-  });
-
-  test.each([
-    ['InputBucket', 'Longhaul/JobInputs/InputBucket/Resource'],
-    ['AccessLogBucket', 'Longhaul/JobInputs/AccessLogBucket/Resource'],
-  ])('%s denies every request without TLS', (_name, bucketPath) => {
-    const bucket = logicalIdAt(template, 'AWS::S3::Bucket', bucketPath);
-    template.hasResourceProperties('AWS::S3::BucketPolicy', {
-      Bucket: { Ref: bucket },
-      PolicyDocument: {
-        Statement: Match.arrayWith([
-          Match.objectLike({
-            Effect: 'Deny',
-            Action: 's3:*',
-            Principal: { AWS: '*' },
-            Condition: { Bool: { 'aws:SecureTransport': 'false' } },
-          }),
-        ]),
-      },
-    });
-  });
-
-  test('the access-log bucket accepts logs from S3 through its bucket policy, for the input bucket only', () => {
-    const logBucket = logicalIdAt(template, 'AWS::S3::Bucket', 'Longhaul/JobInputs/AccessLogBucket/Resource');
-    const inputBucket = logicalIdAt(template, 'AWS::S3::Bucket', path);
-    template.hasResourceProperties('AWS::S3::BucketPolicy', {
-      Bucket: { Ref: logBucket },
-      PolicyDocument: {
-        Statement: Match.arrayWith([
-          Match.objectLike({
-            Effect: 'Allow',
-            Principal: { Service: 'logging.s3.amazonaws.com' },
-            Action: 's3:PutObject',
-            Condition: Match.objectLike({
-              ArnLike: { 'aws:SourceArn': { 'Fn::GetAtt': [inputBucket, 'Arn'] } },
-            }),
-          }),
-        ]),
-      },
-    });
-  });
-});
-
-describe('output bucket', () => {
-  const path = 'Longhaul/JobOutputs/OutputBucket/Resource';
-
-  test('is private, encrypted, retained and logs access to the access-log bucket', () => {
-    const id = logicalIdAt(template, 'AWS::S3::Bucket', path);
-    const logBucket = logicalIdAt(template, 'AWS::S3::Bucket', 'Longhaul/JobInputs/AccessLogBucket/Resource');
-    const bucket = template.toJSON().Resources[id];
-    expect(bucket.Properties).toEqual(
-      expect.objectContaining({
-        PublicAccessBlockConfiguration: {
-          BlockPublicAcls: true,
-          BlockPublicPolicy: true,
-          IgnorePublicAcls: true,
-          RestrictPublicBuckets: true,
-        },
-        BucketEncryption: {
-          ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }],
-        },
-        OwnershipControls: { Rules: [{ ObjectOwnership: 'BucketOwnerEnforced' }] },
-        LoggingConfiguration: { DestinationBucketName: { Ref: logBucket }, LogFilePrefix: 'output-bucket/' },
+        LoggingConfiguration: { DestinationBucketName: { Ref: logBucket }, LogFilePrefix: logPrefix },
       }),
     );
     expect(bucket.Properties.CorsConfiguration).toBeUndefined();
@@ -417,40 +418,13 @@ describe('output bucket', () => {
     expect(bucket.UpdateReplacePolicy).toBe('Retain');
   });
 
-  test('expires outputs a week after their job does, and aborts stale multipart uploads', () => {
-    const id = logicalIdAt(template, 'AWS::S3::Bucket', path);
-    expect(template.toJSON().Resources[id].Properties.LifecycleConfiguration).toEqual({
-      Rules: [
-        { Id: 'expire-outputs', Status: 'Enabled', ExpirationInDays: defaultSettings.jobRetentionDays + 7 },
-        {
-          Id: 'abort-incomplete-uploads',
-          Status: 'Enabled',
-          AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 },
-        },
-      ],
-    });
-  });
-
   test('denies every request without TLS', () => {
-    const bucket = logicalIdAt(template, 'AWS::S3::Bucket', path);
-    template.hasResourceProperties('AWS::S3::BucketPolicy', {
-      Bucket: { Ref: bucket },
-      PolicyDocument: {
-        Statement: Match.arrayWith([
-          Match.objectLike({
-            Effect: 'Deny',
-            Action: 's3:*',
-            Principal: { AWS: '*' },
-            Condition: { Bool: { 'aws:SecureTransport': 'false' } },
-          }),
-        ]),
-      },
-    });
+    expectDeniesPlainHttp('AWS::S3::BucketPolicy', logicalIdAt(template, 'AWS::S3::Bucket', path));
   });
 
-  test('the access-log bucket accepts its logs from S3 too', () => {
-    const logBucket = logicalIdAt(template, 'AWS::S3::Bucket', 'Longhaul/JobInputs/AccessLogBucket/Resource');
-    const outputBucket = logicalIdAt(template, 'AWS::S3::Bucket', path);
+  test('has its access logs accepted from S3 by the access-log bucket’s policy', () => {
+    const logBucket = logicalIdAt(template, 'AWS::S3::Bucket', ACCESS_LOG_BUCKET);
+    const bucket = logicalIdAt(template, 'AWS::S3::Bucket', path);
     template.hasResourceProperties('AWS::S3::BucketPolicy', {
       Bucket: { Ref: logBucket },
       PolicyDocument: {
@@ -460,24 +434,54 @@ describe('output bucket', () => {
             Principal: { Service: 'logging.s3.amazonaws.com' },
             Action: 's3:PutObject',
             Condition: Match.objectLike({
-              ArnLike: { 'aws:SourceArn': { 'Fn::GetAtt': [outputBucket, 'Arn'] } },
+              ArnLike: { 'aws:SourceArn': { 'Fn::GetAtt': [bucket, 'Arn'] } },
             }),
           }),
         ]),
       },
     });
   });
+});
+
+test('the access-log bucket denies every request without TLS', () => {
+  expectDeniesPlainHttp('AWS::S3::BucketPolicy', logicalIdAt(template, 'AWS::S3::Bucket', ACCESS_LOG_BUCKET));
+});
+
+describe('buckets in the app', () => {
+  // About the app: the stack derives each expiry from the settings.
+  const lifecycleRules = (path: string) =>
+    app.toJSON().Resources[logicalIdAt(app, 'AWS::S3::Bucket', path)].Properties.LifecycleConfiguration.Rules;
+  const abortStaleUploads = {
+    Id: 'abort-incomplete-uploads',
+    Status: 'Enabled',
+    AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 },
+  };
+
+  test('inputs expire after the job retention plus the longest job and a week, and stale multipart uploads are aborted', () => {
+    // 30 days of job retention + 1 day (a 10-minute job timeout, rounded up) + 7 days of margin.
+    expect(lifecycleRules('Longhaul/JobInputs/InputBucket/Resource')).toEqual([
+      { Id: 'expire-inputs', Status: 'Enabled', ExpirationInDays: 38 },
+      abortStaleUploads,
+    ]);
+  });
+
+  test('outputs expire a week after their job does, and stale multipart uploads are aborted', () => {
+    expect(lifecycleRules('Longhaul/JobOutputs/OutputBucket/Resource')).toEqual([
+      { Id: 'expire-outputs', Status: 'Enabled', ExpirationInDays: defaultSettings.jobRetentionDays + 7 },
+      abortStaleUploads,
+    ]);
+  });
 
   test('there are exactly three buckets: inputs, outputs and their access logs', () => {
-    template.resourceCountIs('AWS::S3::Bucket', 3);
+    app.resourceCountIs('AWS::S3::Bucket', 3);
   });
 });
 
 describe('secrets', () => {
   test.each([
-    ['longhaul-http', 'Longhaul/Secrets/ProviderSecret/Resource'],
-    ['replicate', 'Longhaul/Secrets/ProviderSecretReplicate/Resource'],
-    ['deepgram', 'Longhaul/Secrets/ProviderSecretDeepgram/Resource'],
+    ['longhaul-http', 'Test/Secrets/ProviderSecret/Resource'],
+    ['replicate', 'Test/Secrets/ProviderSecretReplicate/Resource'],
+    ['deepgram', 'Test/Secrets/ProviderSecretDeepgram/Resource'],
   ])(
     'the %s secret starts as JSON with an empty API key and a generated webhook key, and is kept',
     (provider, path) => {
@@ -502,7 +506,7 @@ describe('secrets', () => {
     const id = logicalIdAt(
       template,
       'AWS::SecretsManager::Secret',
-      'Longhaul/Secrets/WebhookSigningSecret/Resource',
+      'Test/Secrets/WebhookSigningSecret/Resource',
     );
     const secret = template.toJSON().Resources[id];
     expect(secret.Properties.GenerateSecretString).toEqual({ ExcludePunctuation: true, PasswordLength: 48 });
@@ -510,8 +514,9 @@ describe('secrets', () => {
   });
 
   test('there are exactly these secrets, one per provider and the webhook signing key, and none rotates by itself', () => {
-    template.resourceCountIs('AWS::SecretsManager::Secret', PROVIDER_NAMES.length + 1);
-    template.resourceCountIs('AWS::SecretsManager::RotationSchedule', 0);
+    // About the app: no construct but these makes a secret or rotates one.
+    app.resourceCountIs('AWS::SecretsManager::Secret', PROVIDER_NAMES.length + 1);
+    app.resourceCountIs('AWS::SecretsManager::RotationSchedule', 0);
   });
 });
 
@@ -539,6 +544,7 @@ describe('stack outputs', () => {
     ['WebhookSecretArn', 'Longhaul/Secrets/WebhookSigningSecret/Resource', 'AWS::SecretsManager::Secret'],
     ['AlarmTopicArn', 'Longhaul/Alarms/Topic/Resource', 'AWS::SNS::Topic'],
   ])('%s refers to its resource', (output, path, type) => {
-    template.hasOutput(output, { Value: { Ref: logicalIdAt(template, type, path) } });
+    // About the app: its outputs name the resources its constructs made.
+    app.hasOutput(output, { Value: { Ref: logicalIdAt(app, type, path) } });
   });
 });

@@ -1,19 +1,21 @@
-import { Match, type Template } from 'aws-cdk-lib/assertions';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import { AttributeType, Table } from 'aws-cdk-lib/aws-dynamodb';
+import { Queue } from 'aws-cdk-lib/aws-sqs';
 import { API_KEY_HEADER, allRoutes as routes } from '../../config/layout';
 import { gatewayProblems, PROBLEM_CONTENT_TYPE, RATE_LIMIT_RETRY_AFTER_SECONDS } from '../../config/problems';
-import { PROVIDER_NAMES } from '../../config/providers';
+import { LEGACY_PROVIDER, PROVIDER_NAMES } from '../../config/providers';
 import { defaultSettings } from '../../config/settings';
+import { Alarms } from '../../lib/constructs/alarms';
+import { HttpApi } from '../../lib/constructs/http-api';
 import { providerIdSuffix } from '../../lib/provider-ids';
 import {
   grantsOn,
-  jobQueueArns,
-  jobQueueEnvironment,
   logicalIdAt,
   longhaulTemplate,
   policyStatements,
-  providerSecretEnvironment,
-  readsEveryProviderSecret,
   SYNTH_TIMEOUT_MS,
+  stackUnderTest,
+  standIns,
   statementsFor,
 } from './longhaul-app';
 
@@ -26,11 +28,18 @@ interface CfnResource {
   readonly Properties: CfnProperties;
 }
 
+/** The HTTP API alone, in a stack of its own. */
 let template: Template;
+/** The whole app, for what is about it: what the stack gives the API, and the app's outputs. */
+let app: Template;
 let resources: Record<string, CfnResource>;
 let restApi: string;
 let authorizer: string;
 let apiFunction: string;
+/** The stand-ins the API is given. */
+let given: ReturnType<typeof standIns>;
+/** Their logical ids, the API key table's and the dead-letter queue's among them. */
+let ids: typeof given.ids & { readonly apiKeyTable: string; readonly deadLetterQueue: string };
 
 /** Full paths of the REST API's resources by logical id, rebuilt from their PathPart/ParentId chain. */
 function resourcePaths(): Map<string, string> {
@@ -65,11 +74,32 @@ function methodsByRoute(): Map<string, CfnProperties> {
 }
 
 beforeAll(() => {
-  template = longhaulTemplate();
+  const stack = stackUnderTest();
+  given = standIns(stack);
+  const apiKeyTable = new Table(stack, 'ApiKeyTable', {
+    partitionKey: { name: 'keyHash', type: AttributeType.STRING },
+  });
+  const deadLetterQueue = new Queue(stack, 'DeadLetterQueue');
+  new HttpApi(stack, 'Api', {
+    settings: defaultSettings,
+    alarms: new Alarms(stack, 'Alarms'),
+    jobTable: given.jobTable,
+    apiKeyTable,
+    jobQueues: given.jobQueues,
+    deadLetterQueue,
+    // As in the app: dead letters go back to the first provider's queue.
+    redriveQueue: given.jobQueues[LEGACY_PROVIDER],
+    inputBucket: given.inputBucket,
+    outputBucket: given.outputBucket,
+    providerSecrets: given.providerSecrets,
+  });
+  ids = { ...given.ids, apiKeyTable: given.idOf(apiKeyTable), deadLetterQueue: given.idOf(deadLetterQueue) };
+  template = Template.fromStack(stack);
   resources = template.toJSON().Resources;
-  restApi = logicalIdAt(template, 'AWS::ApiGateway::RestApi', 'Longhaul/Api/RestApi/Resource');
-  authorizer = logicalIdAt(template, 'AWS::ApiGateway::Authorizer', 'Longhaul/Api/Authorizer/Resource');
-  apiFunction = logicalIdAt(template, 'AWS::Lambda::Function', 'Longhaul/Api/ApiFunction/Function/Resource');
+  restApi = logicalIdAt(template, 'AWS::ApiGateway::RestApi', 'Test/Api/RestApi/Resource');
+  authorizer = logicalIdAt(template, 'AWS::ApiGateway::Authorizer', 'Test/Api/Authorizer/Resource');
+  apiFunction = logicalIdAt(template, 'AWS::Lambda::Function', 'Test/Api/ApiFunction/Function/Resource');
+  app = longhaulTemplate();
 });
 
 describe('REST API', () => {
@@ -148,7 +178,7 @@ describe('authorizer', () => {
     const authorizerFunction = logicalIdAt(
       template,
       'AWS::Lambda::Function',
-      'Longhaul/Api/AuthorizerFunction/Function/Resource',
+      'Test/Api/AuthorizerFunction/Function/Resource',
     );
     template.resourceCountIs('AWS::ApiGateway::Authorizer', 1);
     template.hasResourceProperties('AWS::ApiGateway::Authorizer', {
@@ -163,11 +193,11 @@ describe('authorizer', () => {
   });
 
   test('may only read single items of the API key table', () => {
-    const keyTable = logicalIdAt(template, 'AWS::DynamoDB::Table', 'Longhaul/JobStore/ApiKeyTable/Resource');
+    const keyTable = ids.apiKeyTable;
     const policy = logicalIdAt(
       template,
       'AWS::IAM::Policy',
-      'Longhaul/Api/AuthorizerFunction/Role/DefaultPolicy/Resource',
+      'Test/Api/AuthorizerFunction/Role/DefaultPolicy/Resource',
     );
     const statements = resources[policy]?.Properties.PolicyDocument.Statement;
     const dynamo = statements.filter((s: { Action: string | string[] }) =>
@@ -184,7 +214,7 @@ describe('usage plan and stage', () => {
     const stage = logicalIdAt(
       template,
       'AWS::ApiGateway::Stage',
-      'Longhaul/Api/RestApi/DeploymentStage.prod/Resource',
+      'Test/Api/RestApi/DeploymentStage.prod/Resource',
     );
     template.resourceCountIs('AWS::ApiGateway::UsagePlan', 1);
     template.hasResourceProperties('AWS::ApiGateway::UsagePlan', {
@@ -194,9 +224,9 @@ describe('usage plan and stage', () => {
   });
 
   test('the stage traces, logs errors and access, and throttles all methods', () => {
-    const accessLogs = logicalIdAt(template, 'AWS::Logs::LogGroup', 'Longhaul/Api/AccessLogs/Resource');
+    const accessLogs = logicalIdAt(template, 'AWS::Logs::LogGroup', 'Test/Api/AccessLogs/Resource');
     const stage = resources[
-      logicalIdAt(template, 'AWS::ApiGateway::Stage', 'Longhaul/Api/RestApi/DeploymentStage.prod/Resource')
+      logicalIdAt(template, 'AWS::ApiGateway::Stage', 'Test/Api/RestApi/DeploymentStage.prod/Resource')
     ] as CfnResource;
     expect(stage.Properties.TracingEnabled).toBe(true);
     expect(stage.Properties.MethodSettings).toEqual([
@@ -224,23 +254,27 @@ describe('usage plan and stage', () => {
     );
   });
 
-  test('API Gateway may write execution logs through the account CloudWatch role', () => {
+  test('API Gateway may write execution logs through the account CloudWatch role, the app’s only one', () => {
     template.resourceCountIs('AWS::ApiGateway::Account', 1);
+    // About the app: the live progress API uses this one rather than make its own.
+    app.resourceCountIs('AWS::ApiGateway::Account', 1);
   });
 
   test('ApiUrl is the stage URL without a trailing slash, and the usage plan id is an output', () => {
+    // About the app: its outputs.
+    const appRestApi = logicalIdAt(app, 'AWS::ApiGateway::RestApi', 'Longhaul/Api/RestApi/Resource');
     const stage = logicalIdAt(
-      template,
+      app,
       'AWS::ApiGateway::Stage',
       'Longhaul/Api/RestApi/DeploymentStage.prod/Resource',
     );
-    template.hasOutput('ApiUrl', {
+    app.hasOutput('ApiUrl', {
       Value: {
         'Fn::Join': [
           '',
           [
             'https://',
-            { Ref: restApi },
+            { Ref: appRestApi },
             '.execute-api.',
             { Ref: 'AWS::Region' },
             '.',
@@ -251,12 +285,12 @@ describe('usage plan and stage', () => {
         ],
       },
     });
-    template.hasOutput('UsagePlanId', {
+    app.hasOutput('UsagePlanId', {
       Value: {
-        Ref: logicalIdAt(template, 'AWS::ApiGateway::UsagePlan', 'Longhaul/Api/RestApi/UsagePlan/Resource'),
+        Ref: logicalIdAt(app, 'AWS::ApiGateway::UsagePlan', 'Longhaul/Api/RestApi/UsagePlan/Resource'),
       },
     });
-    expect(Object.keys(template.toJSON().Outputs).sort()).toEqual(
+    expect(Object.keys(app.toJSON().Outputs).sort()).toEqual(
       [
         'AlarmTopicArn',
         'ApiKeyTableName',
@@ -387,10 +421,10 @@ describe('api function', () => {
     const policy = logicalIdAt(
       template,
       'AWS::IAM::Policy',
-      'Longhaul/Api/ApiFunction/Role/DefaultPolicy/Resource',
+      'Test/Api/ApiFunction/Role/DefaultPolicy/Resource',
     );
-    const jobTableId = logicalIdAt(template, 'AWS::DynamoDB::Table', 'Longhaul/JobStore/JobTable/Resource');
-    const bucket = logicalIdAt(template, 'AWS::S3::Bucket', 'Longhaul/JobInputs/InputBucket/Resource');
+    const jobTableId = ids.jobTable;
+    const bucket = ids.inputBucket;
     const statements = resources[policy]?.Properties.PolicyDocument.Statement;
     expect(statements).toEqual(
       expect.arrayContaining([
@@ -408,7 +442,7 @@ describe('api function', () => {
         }),
         expect.objectContaining({
           Action: expect.arrayContaining(['sqs:SendMessage']),
-          Resource: jobQueueArns(template),
+          Resource: given.jobQueueArns,
         }),
         {
           Effect: 'Allow',
@@ -418,11 +452,7 @@ describe('api function', () => {
       ]),
     );
     // Of the API key table, only a count on its tenant index: no key record, no usage-plan key value.
-    const keyTableId = logicalIdAt(
-      template,
-      'AWS::DynamoDB::Table',
-      'Longhaul/JobStore/ApiKeyTable/Resource',
-    );
+    const keyTableId = ids.apiKeyTable;
     expect(grantsOn(statements, keyTableId)).toEqual([
       ['dynamodb:Query', { 'Fn::Join': ['', [{ 'Fn::GetAtt': [keyTableId, 'Arn'] }, '/index/byTenant']] }],
     ]);
@@ -433,11 +463,11 @@ describe('api function', () => {
       Environment: {
         Variables: Match.objectLike({
           JOB_TABLE_NAME: {
-            Ref: logicalIdAt(template, 'AWS::DynamoDB::Table', 'Longhaul/JobStore/JobTable/Resource'),
+            Ref: ids.jobTable,
           },
-          ...jobQueueEnvironment(template),
+          ...given.jobQueueEnvironment,
           INPUT_BUCKET_NAME: {
-            Ref: logicalIdAt(template, 'AWS::S3::Bucket', 'Longhaul/JobInputs/InputBucket/Resource'),
+            Ref: ids.inputBucket,
           },
           POWERTOOLS_SERVICE_NAME: 'api',
         }),
@@ -449,7 +479,7 @@ describe('api function', () => {
       Environment: {
         Variables: Match.objectLike({
           API_KEY_TABLE_NAME: {
-            Ref: logicalIdAt(template, 'AWS::DynamoDB::Table', 'Longhaul/JobStore/ApiKeyTable/Resource'),
+            Ref: ids.apiKeyTable,
           },
           POWERTOOLS_SERVICE_NAME: 'authorizer',
         }),
@@ -458,8 +488,8 @@ describe('api function', () => {
   });
 
   test("reads output objects (to presign their URLs) and writes only a provider's reported output and a stream's served playlists", () => {
-    const statements = policyStatements(template, 'Longhaul/Api/ApiFunction/Role/DefaultPolicy/Resource');
-    const output = logicalIdAt(template, 'AWS::S3::Bucket', 'Longhaul/JobOutputs/OutputBucket/Resource');
+    const statements = policyStatements(template, 'Test/Api/ApiFunction/Role/DefaultPolicy/Resource');
+    const output = ids.outputBucket;
     expect(statementsFor(statements, 's3')).toEqual(
       expect.arrayContaining([
         {
@@ -481,23 +511,35 @@ describe('api function', () => {
   });
 
   test("reads each provider's secret to check that provider's webhooks, and no other secret", () => {
-    const statements = policyStatements(template, 'Longhaul/Api/ApiFunction/Role/DefaultPolicy/Resource');
+    const statements = policyStatements(template, 'Test/Api/ApiFunction/Role/DefaultPolicy/Resource');
     const [read] = statementsFor(statements, 'secretsmanager');
-    expect(statementsFor(statements, 'secretsmanager')).toEqual([readsEveryProviderSecret(template)]);
+    expect(statementsFor(statements, 'secretsmanager')).toEqual([
+      {
+        Effect: 'Allow',
+        Action: 'secretsmanager:GetSecretValue',
+        Resource: expect.arrayContaining(Object.values(ids.providerSecrets).map((id) => ({ Ref: id }))),
+      },
+    ]);
     expect(read?.Resource).toHaveLength(PROVIDER_NAMES.length);
   });
 
-  test('may answer task tokens and send heartbeats (provider events resume a step and keep it alive, a cancel fails it), read executions’ histories, and start no execution', () => {
-    expect(policyStatements(template, 'Longhaul/Api/ApiFunction/TaskResponsePolicy/Resource')).toEqual([
+  test('may answer task tokens and send heartbeats (provider events resume a step and keep it alive, a cancel fails it), and nothing else in Step Functions by itself', () => {
+    expect(policyStatements(template, 'Test/Api/ApiFunction/TaskResponsePolicy/Resource')).toEqual([
       {
         Effect: 'Allow',
         Action: ['states:SendTaskFailure', 'states:SendTaskHeartbeat', 'states:SendTaskSuccess'],
         Resource: '*',
       },
     ]);
-    const statements = policyStatements(template, 'Longhaul/Api/ApiFunction/Role/DefaultPolicy/Resource');
+    const statements = policyStatements(template, 'Test/Api/ApiFunction/Role/DefaultPolicy/Resource');
+    expect(statementsFor(statements, 'states')).toEqual([]);
+  });
+
+  test('in the app, reads executions’ histories, redrives and describes executions, and starts no execution', () => {
+    // About the app: the stack gives the api function its state machine's executions.
+    const statements = policyStatements(app, 'Longhaul/Api/ApiFunction/Role/DefaultPolicy/Resource');
     const machine = logicalIdAt(
-      template,
+      app,
       'AWS::StepFunctions::StateMachine',
       'Longhaul/Workflow/StateMachine/Resource',
     );
@@ -527,31 +569,33 @@ describe('api function', () => {
         Resource: executions,
       },
     ]);
-    const fn = logicalIdAt(template, 'AWS::Lambda::Function', 'Longhaul/Api/ApiFunction/Function/Resource');
-    expect(resources[fn]?.Properties.Environment.Variables.STATE_MACHINE_ARN).toEqual({ Ref: machine });
+    const fn = logicalIdAt(app, 'AWS::Lambda::Function', 'Longhaul/Api/ApiFunction/Function/Resource');
+    expect(app.toJSON().Resources[fn].Properties.Environment.Variables.STATE_MACHINE_ARN).toEqual({
+      Ref: machine,
+    });
   });
 
   test('finds the output bucket and the provider secret through its environment', () => {
-    const fn = logicalIdAt(template, 'AWS::Lambda::Function', 'Longhaul/Api/ApiFunction/Function/Resource');
+    const fn = logicalIdAt(template, 'AWS::Lambda::Function', 'Test/Api/ApiFunction/Function/Resource');
     expect(resources[fn]?.Properties.Environment.Variables).toEqual(
       expect.objectContaining({
         OUTPUT_BUCKET_NAME: {
-          Ref: logicalIdAt(template, 'AWS::S3::Bucket', 'Longhaul/JobOutputs/OutputBucket/Resource'),
+          Ref: ids.outputBucket,
         },
-        ...providerSecretEnvironment(template),
+        ...given.providerSecretEnvironment,
       }),
     );
   });
 
   test('may start a message move task on the dead-letter queue only, and send only to the jobs queues', () => {
-    const statements = policyStatements(template, 'Longhaul/Api/ApiFunction/Role/DefaultPolicy/Resource');
-    const dlq = logicalIdAt(template, 'AWS::SQS::Queue', 'Longhaul/JobQueue/DeadLetterQueue/Resource');
-    const queue = logicalIdAt(template, 'AWS::SQS::Queue', 'Longhaul/JobQueue/Queue/Resource');
+    const statements = policyStatements(template, 'Test/Api/ApiFunction/Role/DefaultPolicy/Resource');
+    const dlq = ids.deadLetterQueue;
+    const queue = ids.jobQueues[LEGACY_PROVIDER];
     expect(statementsFor(statements, 'sqs')).toEqual([
       {
         Effect: 'Allow',
         Action: ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage'],
-        Resource: jobQueueArns(template),
+        Resource: given.jobQueueArns,
       },
       {
         Effect: 'Allow',
@@ -569,17 +613,14 @@ describe('api function', () => {
   });
 
   test('names both ends of the redrive by ARN in its environment', () => {
-    const fn = logicalIdAt(template, 'AWS::Lambda::Function', 'Longhaul/Api/ApiFunction/Function/Resource');
+    const fn = logicalIdAt(template, 'AWS::Lambda::Function', 'Test/Api/ApiFunction/Function/Resource');
     expect(resources[fn]?.Properties.Environment.Variables).toEqual(
       expect.objectContaining({
         DEAD_LETTER_QUEUE_ARN: {
-          'Fn::GetAtt': [
-            logicalIdAt(template, 'AWS::SQS::Queue', 'Longhaul/JobQueue/DeadLetterQueue/Resource'),
-            'Arn',
-          ],
+          'Fn::GetAtt': [ids.deadLetterQueue, 'Arn'],
         },
         JOB_QUEUE_ARN: {
-          'Fn::GetAtt': [logicalIdAt(template, 'AWS::SQS::Queue', 'Longhaul/JobQueue/Queue/Resource'), 'Arn'],
+          'Fn::GetAtt': [ids.jobQueues[LEGACY_PROVIDER], 'Arn'],
         },
       }),
     );

@@ -1,8 +1,13 @@
 import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { App, Stack, Validations } from 'aws-cdk-lib';
+import { App, type CfnElement, Stack, Validations } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
+import { AttributeType, Table } from 'aws-cdk-lib/aws-dynamodb';
+import { Bucket } from 'aws-cdk-lib/aws-s3';
+import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
+import { Queue } from 'aws-cdk-lib/aws-sqs';
+import type { IConstruct } from 'constructs';
 import { jobQueueEnv, providerSecretEnv } from '../../config/layout';
 import { PROVIDER_NAMES, type ProviderName } from '../../config/providers';
 import { loadSettings, type Settings } from '../../config/settings';
@@ -84,9 +89,12 @@ const KEPT_TEMPLATE_POLL_MS = 100;
  * context and path metadata (tests find resources by their construct path).
  * No stack matches an empty list of bundling stacks, so a function in it is
  * synthesized without bundling its handler: these tests read the template only.
+ * Nor is it run through CDK's CloudFormation validation, whose first run in a
+ * process takes seconds: the whole app's synthesis validates every construct.
  */
 export function stackUnderTest(id = 'Test'): Stack {
   const app = new App({
+    builtinCloudFormationValidation: false,
     context: {
       ...cdkJsonContext(),
       'aws:cdk:enable-path-metadata': true,
@@ -372,4 +380,55 @@ export function jobQueueEnvironment(template: Template): Record<string, unknown>
   return Object.fromEntries(
     Object.entries(jobQueueIds(template)).map(([provider, id]) => [jobQueueEnv(provider), { Ref: id }]),
   );
+}
+
+/**
+ * Stand-ins in `stack` for what the app gives most constructs: the job table,
+ * the input and output buckets, and each provider's jobs queue and secret;
+ * with their logical ids (`idOf` finds those of others), and the environment
+ * and ARNs a construct given them should name.
+ */
+export function standIns(stack: Stack) {
+  const idOf = (construct: IConstruct) => stack.getLogicalId(construct.node.defaultChild as CfnElement);
+  const byProvider = <T>(make: (provider: ProviderName) => T) =>
+    Object.fromEntries(PROVIDER_NAMES.map((provider) => [provider, make(provider)])) as Record<
+      ProviderName,
+      T
+    >;
+  const jobTable = new Table(stack, 'JobTable', { partitionKey: { name: 'pk', type: AttributeType.STRING } });
+  // An index, as the app's job table has: a grant on the table covers its indexes too.
+  jobTable.addGlobalSecondaryIndex({
+    indexName: 'byTenant',
+    partitionKey: { name: 'tenantId', type: AttributeType.STRING },
+  });
+  const inputBucket = new Bucket(stack, 'InputBucket');
+  const outputBucket = new Bucket(stack, 'OutputBucket');
+  const jobQueues = byProvider((provider) => new Queue(stack, `JobQueue-${provider}`));
+  const providerSecrets = byProvider((provider) => new Secret(stack, `ProviderSecret-${provider}`));
+  const ids = {
+    jobTable: idOf(jobTable),
+    inputBucket: idOf(inputBucket),
+    outputBucket: idOf(outputBucket),
+    jobQueues: byProvider((provider) => idOf(jobQueues[provider])),
+    providerSecrets: byProvider((provider) => idOf(providerSecrets[provider])),
+  };
+  return {
+    jobTable,
+    inputBucket,
+    outputBucket,
+    jobQueues,
+    providerSecrets,
+    idOf,
+    ids,
+    /** The ARNs of the jobs queues, in the order CDK lists a statement's resources. */
+    jobQueueArns: Object.values(ids.jobQueues)
+      .sort()
+      .map((id) => ({ 'Fn::GetAtt': [id, 'Arn'] })),
+    jobQueueEnvironment: Object.fromEntries(
+      PROVIDER_NAMES.map((provider) => [jobQueueEnv(provider), { Ref: ids.jobQueues[provider] }]),
+    ),
+    providerSecretEnvironment: Object.fromEntries(
+      PROVIDER_NAMES.map((provider) => [providerSecretEnv(provider), { Ref: ids.providerSecrets[provider] }]),
+    ),
+  };
 }

@@ -1,5 +1,8 @@
 import { Duration } from 'aws-cdk-lib';
-import type { Template } from 'aws-cdk-lib/assertions';
+import { Template } from 'aws-cdk-lib/assertions';
+import { AttributeType, Table } from 'aws-cdk-lib/aws-dynamodb';
+import { LogGroup } from 'aws-cdk-lib/aws-logs';
+import { DefinitionBody, Pass, StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { STORED_JOB_TYPES } from '../../config/job-types';
 import { WORKFLOW_STEPS } from '../../config/layout';
 import {
@@ -15,6 +18,10 @@ import { PROVIDER_NAMES, PROVIDERS, type ProviderName } from '../../config/provi
 import { defaultSettings } from '../../config/settings';
 import type { Resolution } from '../../lambdas/domain/operator';
 import type { Observation } from '../../lambdas/domain/workflow';
+import { Alarms } from '../../lib/constructs/alarms';
+import { HttpApi } from '../../lib/constructs/http-api';
+import { JobQueue } from '../../lib/constructs/job-queue';
+import { Observability } from '../../lib/constructs/observability';
 import { dimensionValues, longhaulMetric } from '../../lib/metrics';
 import { providerIdSuffix } from '../../lib/provider-ids';
 import {
@@ -25,56 +32,96 @@ import {
   logicalIdAt,
   longhaulTemplate,
   SYNTH_TIMEOUT_MS,
+  stackUnderTest,
+  standIns,
 } from './longhaul-app';
 
 jest.setTimeout(SYNTH_TIMEOUT_MS);
 
 type Json = Record<string, any>;
 
+/** Observability in a stack of its own, with the jobs queues and the REST API it watches, and a stand-in workflow. */
 let template: Template;
-let resources: Json;
 let dashboard: DashboardJson;
 let graphed: GraphedMetric[];
-let topic: { Ref: string };
+/** The whole app, for what is about it: every function, stage, alarm and log group of the stack. */
+let app: Template;
 
 beforeAll(() => {
-  template = longhaulTemplate();
-  resources = template.toJSON().Resources;
+  const stack = stackUnderTest();
+  const given = standIns(stack);
+  const settings = defaultSettings;
+  const alarms = new Alarms(stack, 'Alarms');
+  const jobQueue = new JobQueue(stack, 'JobQueue', {
+    visibilityTimeout: Duration.minutes(3),
+    maxReceiveCount: 5,
+    oldestMessageAlarmAge: Duration.minutes(15),
+    alarms,
+  });
+  const httpApi = new HttpApi(stack, 'Api', {
+    settings,
+    alarms,
+    jobTable: given.jobTable,
+    apiKeyTable: new Table(stack, 'ApiKeyTable', {
+      partitionKey: { name: 'keyHash', type: AttributeType.STRING },
+    }),
+    jobQueues: jobQueue.queues,
+    deadLetterQueue: jobQueue.deadLetterQueue,
+    redriveQueue: jobQueue.redriveQueue,
+    inputBucket: given.inputBucket,
+    outputBucket: given.outputBucket,
+    providerSecrets: given.providerSecrets,
+  });
+  new Observability(stack, 'Observability', {
+    settings,
+    alarms,
+    jobQueue,
+    httpApi,
+    stateMachine: new StateMachine(stack, 'Workflow', {
+      definitionBody: DefinitionBody.fromChainable(new Pass(stack, 'Start')),
+    }),
+    reconcilerLogGroup: new LogGroup(stack, 'ReconcilerLogs'),
+    functions: [httpApi.apiFunction, httpApi.authorizerFunction],
+  });
+  template = Template.fromStack(stack);
   dashboard = dashboardBody(template);
   graphed = graphedMetrics(dashboard);
-  topic = { Ref: logicalIdAt(template, 'AWS::SNS::Topic', 'Longhaul/Alarms/Topic/Resource') };
+  app = longhaulTemplate();
 });
 
 const ref = (type: string, path: string) => `\${${logicalIdAt(template, type, path)}}`;
-const alarmAt = (path: string) => resources[logicalIdAt(template, 'AWS::CloudWatch::Alarm', path)].Properties;
+const alarmAt = (of: Template, path: string) =>
+  of.toJSON().Resources[logicalIdAt(of, 'AWS::CloudWatch::Alarm', path)].Properties;
 const longhaul = (name: string) => graphed.filter((m) => m.namespace === 'Longhaul' && m.name === name);
 const inWidget = (title: string) => graphed.filter((m) => m.widget === title);
 
 describe('traces', () => {
+  // About the app: every function, state machine and stage in it.
   test('every Lambda function traces actively', () => {
-    const functions = Object.values(template.findResources('AWS::Lambda::Function'));
+    const functions = Object.values(app.findResources('AWS::Lambda::Function'));
     expect(functions).toHaveLength(9);
     for (const fn of functions) expect(fn.Properties.TracingConfig).toEqual({ Mode: 'Active' });
   });
 
   test('the state machine and the REST API stage trace with X-Ray', () => {
-    expect(Object.values(template.findResources('AWS::StepFunctions::StateMachine'))).toEqual([
+    expect(Object.values(app.findResources('AWS::StepFunctions::StateMachine'))).toEqual([
       expect.objectContaining({
         Properties: expect.objectContaining({ TracingConfiguration: { Enabled: true } }),
       }),
     ]);
-    expect(Object.values(template.findResources('AWS::ApiGateway::Stage'))).toEqual([
+    expect(Object.values(app.findResources('AWS::ApiGateway::Stage'))).toEqual([
       expect.objectContaining({ Properties: expect.objectContaining({ TracingEnabled: true }) }),
     ]);
   });
 });
 
 describe('log groups', () => {
-  const logGroups = () => Object.entries(template.findResources('AWS::Logs::LogGroup'));
+  // About the app: both its APIs' stages, the REST API's and the live progress WebSocket API's.
+  const logGroups = () => Object.entries(app.findResources('AWS::Logs::LogGroup'));
 
   /** Every API Gateway stage that writes execution logs, with its API's logical id and its stage name. */
   const loggingStages = (): [stageId: string, apiId: string, stageName: string][] => [
-    ...Object.entries(template.findResources('AWS::ApiGateway::Stage'))
+    ...Object.entries(app.findResources('AWS::ApiGateway::Stage'))
       .filter(([, stage]) =>
         (stage.Properties.MethodSettings ?? []).some((s: Json) => (s.LoggingLevel ?? 'OFF') !== 'OFF'),
       )
@@ -83,7 +130,7 @@ describe('log groups', () => {
         stage.Properties.RestApiId.Ref,
         stage.Properties.StageName,
       ]),
-    ...Object.entries(template.findResources('AWS::ApiGatewayV2::Stage'))
+    ...Object.entries(app.findResources('AWS::ApiGatewayV2::Stage'))
       .filter(([, stage]) => (stage.Properties.DefaultRouteSettings?.LoggingLevel ?? 'OFF') !== 'OFF')
       .map(([id, stage]): [string, string, string] => [
         id,
@@ -107,19 +154,16 @@ describe('log groups', () => {
         ([, logGroup]) => JSON.stringify(logGroup.Properties.LogGroupName) === JSON.stringify(name),
       );
       expect({ stageName, logGroups: named.length }).toEqual({ stageName, logGroups: 1 });
-      expect(resources[stageId].DependsOn).toContain(named[0]?.[0]);
+      expect(app.toJSON().Resources[stageId].DependsOn).toContain(named[0]?.[0]);
     }
   });
 });
 
 describe('dashboard', () => {
   test('is linked from the DashboardUrl output, in the console of the stack’s region', () => {
-    const id = logicalIdAt(
-      template,
-      'AWS::CloudWatch::Dashboard',
-      'Longhaul/Observability/Dashboard/Resource',
-    );
-    template.hasOutput('DashboardUrl', {
+    // About the app: its outputs.
+    const id = logicalIdAt(app, 'AWS::CloudWatch::Dashboard', 'Longhaul/Observability/Dashboard/Resource');
+    app.hasOutput('DashboardUrl', {
       Value: {
         'Fn::Join': [
           '',
@@ -157,7 +201,7 @@ describe('dashboard', () => {
     (provider) => {
       const queue = ref(
         'AWS::SQS::Queue',
-        `Longhaul/JobQueue/Queue${providerIdSuffix(provider)}/Resource`,
+        `Test/JobQueue/Queue${providerIdSuffix(provider)}/Resource`,
       ).replace('}', '.QueueName}');
       const sqs = graphed.filter((m) => m.namespace === 'AWS/SQS' && m.dimensions.QueueName === queue);
       expect(sqs.map((m) => m.name).sort()).toEqual([
@@ -174,10 +218,7 @@ describe('dashboard', () => {
   });
 
   test('shows the hand-off lane beside the jobs queue: its waiting messages and the age of its oldest', () => {
-    const lane = ref('AWS::SQS::Queue', 'Longhaul/JobQueue/HandOffQueue/Resource').replace(
-      '}',
-      '.QueueName}',
-    );
+    const lane = ref('AWS::SQS::Queue', 'Test/JobQueue/HandOffQueue/Resource').replace('}', '.QueueName}');
     const sqs = graphed.filter((m) => m.namespace === 'AWS/SQS' && m.dimensions.QueueName === lane);
     expect(sqs.map((m) => [m.name, m.stat]).sort()).toEqual([
       ['ApproximateAgeOfOldestMessage', 'Maximum'],
@@ -186,10 +227,7 @@ describe('dashboard', () => {
   });
 
   test('shows the dead-letter queue depth', () => {
-    const dlq = ref('AWS::SQS::Queue', 'Longhaul/JobQueue/DeadLetterQueue/Resource').replace(
-      '}',
-      '.QueueName}',
-    );
+    const dlq = ref('AWS::SQS::Queue', 'Test/JobQueue/DeadLetterQueue/Resource').replace('}', '.QueueName}');
     expect(
       graphed
         .filter((m) => m.namespace === 'AWS/SQS' && m.dimensions.QueueName === dlq)
@@ -260,10 +298,7 @@ describe('dashboard', () => {
     expect(tables).toHaveLength(1);
     const { query, view } = tables[0]?.properties ?? {};
     expect(view).toBe('table');
-    const reconcilerLogs = ref(
-      'AWS::Logs::LogGroup',
-      'Longhaul/Reconciler/ReconcileFunction/LogGroup/Resource',
-    );
+    const reconcilerLogs = ref('AWS::Logs::LogGroup', 'Test/ReconcilerLogs/Resource');
     expect(query).toBe(
       `SOURCE '${reconcilerLogs}' | fields tenant, queued, scheduled, inFlight\n` +
         `| filter message = "${TENANT_USAGE_LOG.message}"\n` +
@@ -273,14 +308,17 @@ describe('dashboard', () => {
   });
 
   test.each(['Errors', 'Throttles'])('shows Lambda %s of every function', (name) => {
-    const functions = Object.keys(template.findResources('AWS::Lambda::Function')).map((id) => `\${${id}}`);
-    const lines = graphed.filter((m) => m.namespace === 'AWS/Lambda' && m.name === name);
+    // About the app: a line for each of its functions.
+    const functions = Object.keys(app.findResources('AWS::Lambda::Function')).map((id) => `\${${id}}`);
+    const lines = graphedMetrics(dashboardBody(app)).filter(
+      (m) => m.namespace === 'AWS/Lambda' && m.name === name,
+    );
     expect(lines.map((m) => m.dimensions.FunctionName).sort()).toEqual(functions.sort());
     for (const line of lines) expect(line.stat).toBe('Sum');
   });
 
   test('shows failed, aborted and timed-out workflow executions', () => {
-    const machine = ref('AWS::StepFunctions::StateMachine', 'Longhaul/Workflow/StateMachine/Resource');
+    const machine = ref('AWS::StepFunctions::StateMachine', 'Test/Workflow/Resource');
     const names = graphed
       .filter((m) => m.namespace === 'AWS/States' && m.dimensions.StateMachineArn === machine)
       .map((m) => m.name);
@@ -290,11 +328,12 @@ describe('dashboard', () => {
   });
 
   test('shows 4xx, 5xx and p50 and p99 latency of the REST API stage', () => {
-    const stage = ref('AWS::ApiGateway::Stage', 'Longhaul/Api/RestApi/DeploymentStage.prod/Resource');
+    const stage = ref('AWS::ApiGateway::Stage', 'Test/Api/RestApi/DeploymentStage.prod/Resource');
     const lines = graphed
       .filter((m) => m.namespace === 'AWS/ApiGateway')
       .map((m) => {
-        expect(m.dimensions).toEqual({ ApiName: 'Longhaul-api', Stage: stage });
+        // The API is named after its stack.
+        expect(m.dimensions).toEqual({ ApiName: 'Test-api', Stage: stage });
         return `${m.name} ${m.stat}`;
       });
     expect(lines).toEqual(
@@ -303,16 +342,19 @@ describe('dashboard', () => {
   });
 
   test('lists every alarm of the stack', () => {
-    const statusWidgets = dashboard.widgets.filter((w) => w.type === 'alarm');
+    // About the app: the dashboard is made after every alarm of the stack.
+    const statusWidgets = dashboardBody(app).widgets.filter((w) => w.type === 'alarm');
     expect(statusWidgets).toHaveLength(1);
-    const alarms = Object.keys(template.findResources('AWS::CloudWatch::Alarm')).map((id) => `\${${id}.Arn}`);
+    const alarms = Object.keys(app.findResources('AWS::CloudWatch::Alarm')).map((id) => `\${${id}.Arn}`);
     expect([...(statusWidgets[0]?.properties.alarms ?? [])].sort()).toEqual(alarms.sort());
   });
 });
 
 describe('alarms', () => {
   test('every alarm notifies the alarm topic on alarm and on recovery', () => {
-    const alarms = Object.values(template.findResources('AWS::CloudWatch::Alarm'));
+    // About the app: every construct that makes an alarm is given the alarm topic.
+    const topic = { Ref: logicalIdAt(app, 'AWS::SNS::Topic', 'Longhaul/Alarms/Topic/Resource') };
+    const alarms = Object.values(app.findResources('AWS::CloudWatch::Alarm'));
     // Twelve (one on the schedules' dead letters), and one on the age of the oldest message of each provider's jobs queue.
     expect(alarms).toHaveLength(12 + PROVIDER_NAMES.length);
     for (const alarm of alarms) {
@@ -336,7 +378,8 @@ describe('alarms', () => {
   ])(
     'the %s alarms when its oldest message is older than alarmOldestMessageSeconds',
     (_name, alarm, queue) => {
-      expect(alarmAt(alarm)).toEqual(
+      // About the app: the stack sets the age from the settings.
+      expect(alarmAt(app, alarm)).toEqual(
         expect.objectContaining({
           Namespace: 'AWS/SQS',
           MetricName: 'ApproximateAgeOfOldestMessage',
@@ -344,7 +387,7 @@ describe('alarms', () => {
             {
               Name: 'QueueName',
               Value: {
-                'Fn::GetAtt': [logicalIdAt(template, 'AWS::SQS::Queue', queue), 'QueueName'],
+                'Fn::GetAtt': [logicalIdAt(app, 'AWS::SQS::Queue', queue), 'QueueName'],
               },
             },
           ],
@@ -360,7 +403,7 @@ describe('alarms', () => {
   );
 
   test('any job sent to review within 5 minutes alarms, whoever sent it and whatever its type', () => {
-    const alarm = alarmAt('Longhaul/Observability/NeedsReviewAlarm/Resource');
+    const alarm = alarmAt(template, 'Test/Observability/NeedsReviewAlarm/Resource');
     expect(alarm).toEqual(
       expect.objectContaining({
         Threshold: 0,
@@ -392,7 +435,7 @@ describe('alarms', () => {
   });
 
   test('alarmFailedJobs failed jobs within 5 minutes alarm, counted on the job metric of every type', () => {
-    const alarm = alarmAt('Longhaul/Observability/FailedJobsAlarm/Resource');
+    const alarm = alarmAt(template, 'Test/Observability/FailedJobsAlarm/Resource');
     expect(alarm).toEqual(
       expect.objectContaining({
         Threshold: defaultSettings.alarmFailedJobs,
@@ -427,20 +470,16 @@ describe('alarms', () => {
   });
 
   test('alarmApi5xxPercent % of API requests answered 5xx within 5 minutes alarm', () => {
-    const alarm = alarmAt('Longhaul/Api/ServerErrorRateAlarm/Resource');
+    const alarm = alarmAt(template, 'Test/Api/ServerErrorRateAlarm/Resource');
     const stage = {
-      Ref: logicalIdAt(
-        template,
-        'AWS::ApiGateway::Stage',
-        'Longhaul/Api/RestApi/DeploymentStage.prod/Resource',
-      ),
+      Ref: logicalIdAt(template, 'AWS::ApiGateway::Stage', 'Test/Api/RestApi/DeploymentStage.prod/Resource'),
     };
     const stageMetric = (name: string) => ({
       Metric: {
         Namespace: 'AWS/ApiGateway',
         MetricName: name,
         Dimensions: [
-          { Name: 'ApiName', Value: 'Longhaul-api' },
+          { Name: 'ApiName', Value: 'Test-api' },
           { Name: 'Stage', Value: stage },
         ],
       },
@@ -463,7 +502,8 @@ describe('alarms', () => {
   });
 
   test('jobs the reconciler fails on in three passes in a row alarm', () => {
-    expect(alarmAt('Longhaul/Reconciler/JobErrorsAlarm/Resource')).toEqual(
+    // The reconciler's, as the app builds it.
+    expect(alarmAt(app, 'Longhaul/Reconciler/JobErrorsAlarm/Resource')).toEqual(
       expect.objectContaining({
         Namespace: 'Longhaul',
         MetricName: 'ReconcilerErrors',

@@ -1,23 +1,27 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import type { Template } from 'aws-cdk-lib/assertions';
+import { Template } from 'aws-cdk-lib/assertions';
+import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
+import { Queue } from 'aws-cdk-lib/aws-sqs';
 import { PUBLISH_TIMEOUT_MS } from '../../config/job-types/audio-publish';
 import { PROVIDER_NAMES } from '../../config/providers';
 import { defaultSettings, loadSettings, queueVisibilityTimeoutSeconds } from '../../config/settings';
 import { WORKFLOW_ERROR_NAMES } from '../../config/workflow-errors';
+import { Alarms } from '../../lib/constructs/alarms';
+import { JobDispatcher } from '../../lib/constructs/job-dispatcher';
+import { JobWorkflow } from '../../lib/constructs/job-workflow';
+import { MediaCompute } from '../../lib/constructs/media-compute';
+import { WorkflowSteps } from '../../lib/constructs/workflow-steps';
 import { REPO_ROOT } from '../../lib/handlers';
-import { providerIdSuffix } from '../../lib/provider-ids';
 import { resolveIntrinsics, synthesizeWorkflowDefinition } from '../../lib/workflow-definition';
 import {
-  jobQueueEnvironment,
-  jobQueueIds,
   logicalIdAt,
   longhaulTemplate,
   policyStatements,
-  providerSecretEnvironment,
-  providerSecretIds,
   SYNTH_TIMEOUT_MS,
+  stackUnderTest,
+  standIns,
   statementsFor,
 } from './longhaul-app';
 
@@ -25,9 +29,10 @@ jest.setTimeout(SYNTH_TIMEOUT_MS);
 
 const STEPS_ARN = 'arn:aws:lambda:us-east-1:000000000000:function:longhaul-workflow';
 const COMPUTE_ARN = 'arn:aws:lambda:us-east-1:000000000000:function:longhaul-compute';
-const STEPS_PATH = 'Longhaul/WorkflowSteps/StepsFunction';
-const DISPATCH_PATH = 'Longhaul/Dispatcher/DispatchFunction';
-const COMPUTE_PATH = 'Longhaul/Compute/ComputeFunction';
+const PROVIDER_EVENTS_URL = 'https://provider-events.example.com/';
+const STEPS_PATH = 'Test/WorkflowSteps/StepsFunction';
+const DISPATCH_PATH = 'Test/Dispatcher/DispatchFunction';
+const COMPUTE_PATH = 'Test/Compute/ComputeFunction';
 
 type Json = Record<string, any>;
 
@@ -35,17 +40,66 @@ let template: Template;
 let resources: Json;
 let stateMachineId: string;
 let stepsFunctionId: string;
+/** The stand-ins the constructs are given. */
+let given: ReturnType<typeof standIns>;
+/** Their logical ids, the hand-off queue's and the webhook secret's among them. */
+let ids: typeof given.ids & { readonly handOffQueue: string; readonly webhookSecret: string };
 /** The deployed DefinitionString, resolved as the local stack would see it, with the steps function at STEPS_ARN. */
 let definition: Json;
 let states: Json;
 
+/**
+ * The workflow with its steps function, its compute places and the dispatcher that starts it, in a
+ * stack of their own, given a stand-in table, queues, buckets and secrets.
+ */
+function buildWorkflow(): Template {
+  const stack = stackUnderTest();
+  const settings = defaultSettings;
+  const alarms = new Alarms(stack, 'Alarms');
+  const common = standIns(stack);
+  const { jobTable, jobQueues, inputBucket, outputBucket } = common;
+  const handOffQueue = new Queue(stack, 'HandOffQueue');
+  const webhookSecret = new Secret(stack, 'WebhookSecret');
+  const steps = new WorkflowSteps(stack, 'WorkflowSteps', {
+    settings,
+    jobTable,
+    handOffQueue,
+    jobQueues,
+    inputBucket,
+    outputBucket,
+    providerSecrets: common.providerSecrets,
+    webhookSecret,
+    providerEventsUrl: PROVIDER_EVENTS_URL,
+  });
+  const compute = new MediaCompute(stack, 'Compute', { settings, jobTable, inputBucket, outputBucket });
+  const workflow = new JobWorkflow(stack, 'Workflow', {
+    settings,
+    stepsFunction: steps.stepsFunction.lambdaFunction,
+    alarms,
+    compute: {
+      computeFunction: compute.computeFunction.lambdaFunction,
+      fargateStep: (scope, stateName, step) => compute.fargateStep(scope, stateName, step),
+    },
+  });
+  new JobDispatcher(stack, 'Dispatcher', {
+    settings,
+    jobTable,
+    jobQueues,
+    handOffQueue,
+    stateMachine: workflow.stateMachine,
+  });
+  given = common;
+  ids = { ...common.ids, handOffQueue: common.idOf(handOffQueue), webhookSecret: common.idOf(webhookSecret) };
+  return Template.fromStack(stack);
+}
+
 beforeAll(() => {
-  template = longhaulTemplate();
+  template = buildWorkflow();
   resources = template.toJSON().Resources;
   stateMachineId = logicalIdAt(
     template,
     'AWS::StepFunctions::StateMachine',
-    'Longhaul/Workflow/StateMachine/Resource',
+    'Test/Workflow/StateMachine/Resource',
   );
   stepsFunctionId = logicalIdAt(template, 'AWS::Lambda::Function', `${STEPS_PATH}/Function/Resource`);
   const stepsArn = JSON.stringify({ 'Fn::GetAtt': [stepsFunctionId, 'Arn'] });
@@ -71,7 +125,7 @@ beforeAll(() => {
 
 describe('state machine', () => {
   test('is Standard, traced, and logs errors without execution data to its own retained log group', () => {
-    const logGroup = logicalIdAt(template, 'AWS::Logs::LogGroup', 'Longhaul/Workflow/LogGroup/Resource');
+    const logGroup = logicalIdAt(template, 'AWS::Logs::LogGroup', 'Test/Workflow/LogGroup/Resource');
     const machine = resources[stateMachineId];
     expect(machine.Properties.StateMachineType).toBe('STANDARD');
     expect(machine.Properties.TracingConfiguration).toEqual({ Enabled: true });
@@ -85,20 +139,17 @@ describe('state machine', () => {
   });
 
   test('logs under /aws/vendedlogs/states/, in a log group named after the workflow and this stack instance', () => {
-    const logGroup = logicalIdAt(template, 'AWS::Logs::LogGroup', 'Longhaul/Workflow/LogGroup/Resource');
+    const logGroup = logicalIdAt(template, 'AWS::Logs::LogGroup', 'Test/Workflow/LogGroup/Resource');
     const [delimiter, parts] = resources[logGroup].Properties.LogGroupName['Fn::Join'];
     expect(delimiter).toBe('');
     expect(parts).toEqual([
-      expect.stringMatching(/^\/aws\/vendedlogs\/states\/LonghaulWorkflow[A-Za-z0-9]+-$/),
+      expect.stringMatching(/^\/aws\/vendedlogs\/states\/TestWorkflow[A-Za-z0-9]+-$/),
       { 'Fn::Select': [2, { 'Fn::Split': ['/', { Ref: 'AWS::StackId' }] }] },
     ]);
   });
 
   test('its role may invoke the steps and compute functions, run the one compute task, and nothing else by name', () => {
-    const statements = policyStatements(
-      template,
-      'Longhaul/Workflow/StateMachine/Role/DefaultPolicy/Resource',
-    );
+    const statements = policyStatements(template, 'Test/Workflow/StateMachine/Role/DefaultPolicy/Resource');
     const arnOf = (id: string) => ({ 'Fn::GetAtt': [id, 'Arn'] });
     const stepsArn = arnOf(stepsFunctionId);
     const computeArn = arnOf(
@@ -119,7 +170,7 @@ describe('state machine', () => {
     const taskDefinition = logicalIdAt(
       template,
       'AWS::ECS::TaskDefinition',
-      'Longhaul/Compute/TaskDefinition/Resource',
+      'Test/Compute/TaskDefinition/Resource',
     );
     expect(statements).toContainEqual({
       Effect: 'Allow',
@@ -128,10 +179,8 @@ describe('state machine', () => {
     });
     const passed = statements.find((statement) => statement.Action === 'iam:PassRole');
     expect(passed?.Resource).toEqual([
-      arnOf(
-        logicalIdAt(template, 'AWS::IAM::Role', 'Longhaul/Compute/TaskDefinition/ExecutionRole/Resource'),
-      ),
-      arnOf(logicalIdAt(template, 'AWS::IAM::Role', 'Longhaul/Compute/TaskDefinition/TaskRole/Resource')),
+      arnOf(logicalIdAt(template, 'AWS::IAM::Role', 'Test/Compute/TaskDefinition/ExecutionRole/Resource')),
+      arnOf(logicalIdAt(template, 'AWS::IAM::Role', 'Test/Compute/TaskDefinition/TaskRole/Resource')),
     ]);
     // What is left on "*" is log delivery, X-Ray, and watching or stopping the task a state started.
     for (const statement of statements.filter((s) => s.Resource === '*')) {
@@ -776,11 +825,11 @@ describe('synthesizeWorkflowDefinition', () => {
 
 describe('alarms', () => {
   test.each([
-    ['ExecutionsAborted', 'Longhaul/Workflow/AbortedAlarm/Resource'],
-    ['ExecutionsTimedOut', 'Longhaul/Workflow/TimedOutAlarm/Resource'],
-    ['ExecutionThrottled', 'Longhaul/Workflow/ThrottledAlarm/Resource'],
+    ['ExecutionsAborted', 'Test/Workflow/AbortedAlarm/Resource'],
+    ['ExecutionsTimedOut', 'Test/Workflow/TimedOutAlarm/Resource'],
+    ['ExecutionThrottled', 'Test/Workflow/ThrottledAlarm/Resource'],
   ])('%s of the state machine alarms on the first one and notifies the alarm topic', (metric, path) => {
-    const topic = logicalIdAt(template, 'AWS::SNS::Topic', 'Longhaul/Alarms/Topic/Resource');
+    const topic = logicalIdAt(template, 'AWS::SNS::Topic', 'Test/Alarms/Topic/Resource');
     const alarm = resources[logicalIdAt(template, 'AWS::CloudWatch::Alarm', path)];
     expect(alarm.Properties).toEqual(
       expect.objectContaining({
@@ -800,7 +849,8 @@ describe('alarms', () => {
   });
 
   test('there is no alarm on failed executions: a failed job is a normal outcome', () => {
-    const states = Object.values(template.findResources('AWS::CloudWatch::Alarm')).filter(
+    // About the app: no construct alarms on ExecutionsFailed, the workflow's or any other.
+    const states = Object.values(longhaulTemplate().findResources('AWS::CloudWatch::Alarm')).filter(
       (alarm) => alarm.Properties.Namespace === 'AWS/States',
     );
     expect(states.map((alarm) => alarm.Properties.MetricName).sort()).toEqual([
@@ -812,33 +862,35 @@ describe('alarms', () => {
 });
 
 describe('dispatch function', () => {
-  test.each([
-    ...PROVIDER_NAMES.map((provider) => [
+  test.each<[string, () => string]>([
+    ...PROVIDER_NAMES.map((provider): [string, () => string] => [
       `jobs queue of ${provider}`,
-      `Longhaul/JobQueue/Queue${providerIdSuffix(provider)}/Resource`,
+      () => ids.jobQueues[provider],
     ]),
-    ['hand-off queue', 'Longhaul/JobQueue/HandOffQueue/Resource'],
-  ])('consumes the %s in batches of 10, reports failed items and runs at most 2 at once', (_name, path) => {
-    const queue = logicalIdAt(template, 'AWS::SQS::Queue', path);
-    const fn = logicalIdAt(template, 'AWS::Lambda::Function', `${DISPATCH_PATH}/Function/Resource`);
-    template.resourceCountIs('AWS::Lambda::EventSourceMapping', PROVIDER_NAMES.length + 1);
-    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
-      EventSourceArn: { 'Fn::GetAtt': [queue, 'Arn'] },
-      FunctionName: { Ref: fn },
-      BatchSize: 10,
-      MaximumBatchingWindowInSeconds: 1,
-      FunctionResponseTypes: ['ReportBatchItemFailures'],
-      ScalingConfig: { MaximumConcurrency: 2 },
-    });
-  });
+    ['hand-off queue', () => ids.handOffQueue],
+  ])(
+    'consumes the %s in batches of 10, reports failed items and runs at most 2 at once',
+    (_name, queueId) => {
+      const queue = queueId();
+      const fn = logicalIdAt(template, 'AWS::Lambda::Function', `${DISPATCH_PATH}/Function/Resource`);
+      template.resourceCountIs('AWS::Lambda::EventSourceMapping', PROVIDER_NAMES.length + 1);
+      template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+        EventSourceArn: { 'Fn::GetAtt': [queue, 'Arn'] },
+        FunctionName: { Ref: fn },
+        BatchSize: 10,
+        MaximumBatchingWindowInSeconds: 1,
+        FunctionResponseTypes: ['ReportBatchItemFailures'],
+        ScalingConfig: { MaximumConcurrency: 2 },
+      });
+    },
+  );
 
   test('times out at the dispatch timeout, a sixth of the queue’s visibility timeout', () => {
     const fn =
       resources[logicalIdAt(template, 'AWS::Lambda::Function', `${DISPATCH_PATH}/Function/Resource`)];
     expect(fn.Properties.Timeout).toBe(defaultSettings.dispatchTimeoutSeconds);
-    template.hasResourceProperties('AWS::SQS::Queue', {
-      VisibilityTimeout: queueVisibilityTimeoutSeconds(defaultSettings),
-    });
+    // The jobs queues' visibility timeout, which durable-state.test.ts finds on the app's queues.
+    expect(queueVisibilityTimeoutSeconds(defaultSettings)).toBe(6 * defaultSettings.dispatchTimeoutSeconds);
   });
 
   test('may start executions of the state machine only, and nothing else in Step Functions', () => {
@@ -850,8 +902,8 @@ describe('dispatch function', () => {
 
   test("reads and writes the job table, consumes each provider's jobs queue and sends delayed messages back to it, and only consumes the hand-off lane", () => {
     const statements = policyStatements(template, `${DISPATCH_PATH}/Role/DefaultPolicy/Resource`);
-    const lane = logicalIdAt(template, 'AWS::SQS::Queue', 'Longhaul/JobQueue/HandOffQueue/Resource');
-    const table = logicalIdAt(template, 'AWS::DynamoDB::Table', 'Longhaul/JobStore/JobTable/Resource');
+    const lane = ids.handOffQueue;
+    const table = ids.jobTable;
     const sqs = statementsFor(statements, 'sqs');
     const actionsOn = (queue: string) =>
       sqs
@@ -869,12 +921,12 @@ describe('dispatch function', () => {
       'sqs:GetQueueUrl',
       'sqs:ReceiveMessage',
     ];
-    for (const queue of Object.values(jobQueueIds(template))) {
+    for (const queue of Object.values(ids.jobQueues)) {
       expect([...new Set(actionsOn(queue))]).toEqual([...consume, 'sqs:SendMessage'].sort());
     }
     expect(actionsOn(lane)).toEqual(consume);
     // Nothing on any other queue.
-    const named = new Set([...Object.values(jobQueueIds(template)), lane]);
+    const named = new Set([...Object.values(ids.jobQueues), lane]);
     for (const statement of sqs) {
       for (const target of [statement.Resource].flat() as { 'Fn::GetAtt': [string, string] }[]) {
         expect(named).toContain(target['Fn::GetAtt'][0]);
@@ -898,10 +950,8 @@ describe('dispatch function', () => {
       resources[logicalIdAt(template, 'AWS::Lambda::Function', `${DISPATCH_PATH}/Function/Resource`)];
     expect(fn.Properties.Environment.Variables).toEqual(
       expect.objectContaining({
-        JOB_TABLE_NAME: {
-          Ref: logicalIdAt(template, 'AWS::DynamoDB::Table', 'Longhaul/JobStore/JobTable/Resource'),
-        },
-        ...jobQueueEnvironment(template),
+        JOB_TABLE_NAME: { Ref: ids.jobTable },
+        ...given.jobQueueEnvironment,
         STATE_MACHINE_ARN: { Ref: stateMachineId },
         POWERTOOLS_SERVICE_NAME: 'dispatch',
       }),
@@ -917,74 +967,47 @@ describe('steps function', () => {
   });
 
   test('finds its resources through its environment, and has no STATE_MACHINE_ARN (it would be circular)', () => {
-    const queue = logicalIdAt(template, 'AWS::SQS::Queue', 'Longhaul/JobQueue/HandOffQueue/Resource');
     const variables = resources[stepsFunctionId].Properties.Environment.Variables;
     expect(variables).toEqual(
       expect.objectContaining({
-        JOB_TABLE_NAME: {
-          Ref: logicalIdAt(template, 'AWS::DynamoDB::Table', 'Longhaul/JobStore/JobTable/Resource'),
-        },
-        INPUT_BUCKET_NAME: {
-          Ref: logicalIdAt(template, 'AWS::S3::Bucket', 'Longhaul/JobInputs/InputBucket/Resource'),
-        },
-        OUTPUT_BUCKET_NAME: {
-          Ref: logicalIdAt(template, 'AWS::S3::Bucket', 'Longhaul/JobOutputs/OutputBucket/Resource'),
-        },
-        ...providerSecretEnvironment(template),
-        WEBHOOK_SECRET_ARN: {
-          Ref: logicalIdAt(
-            template,
-            'AWS::SecretsManager::Secret',
-            'Longhaul/Secrets/WebhookSigningSecret/Resource',
-          ),
-        },
-        // Each provider's webhook route's path is under it.
-        PROVIDER_EVENTS_URL: {
-          'Fn::GetAtt': [
-            logicalIdAt(
-              template,
-              'AWS::Lambda::Url',
-              'Longhaul/ProviderEvents/EventsFunction/Function/FunctionUrl/Resource',
-            ),
-            'FunctionUrl',
-          ],
-        },
+        JOB_TABLE_NAME: { Ref: ids.jobTable },
+        INPUT_BUCKET_NAME: { Ref: ids.inputBucket },
+        OUTPUT_BUCKET_NAME: { Ref: ids.outputBucket },
+        ...given.providerSecretEnvironment,
+        WEBHOOK_SECRET_ARN: { Ref: ids.webhookSecret },
+        // Each provider's webhook route's path is under it (the app's events function URL: provider-events.test.ts).
+        PROVIDER_EVENTS_URL: PROVIDER_EVENTS_URL,
         // The release step's fallback when it cannot start the job it granted a freed slot.
-        HAND_OFF_QUEUE_URL: { Ref: queue },
+        HAND_OFF_QUEUE_URL: { Ref: ids.handOffQueue },
         POWERTOOLS_SERVICE_NAME: 'workflow',
       }),
     );
     expect(variables.STATE_MACHINE_ARN).toBeUndefined();
     // A new chunk job of audio.publish goes to its provider's jobs queue, as a new job from intake.
-    expect(variables).toEqual(expect.objectContaining(jobQueueEnvironment(template)));
+    expect(variables).toEqual(expect.objectContaining(given.jobQueueEnvironment));
   });
 
   test('reads inputs, reads, writes and deletes outputs, reads both secrets and sends to the hand-off lane and the jobs queues, nothing more', () => {
     const statements = policyStatements(template, `${STEPS_PATH}/Role/DefaultPolicy/Resource`);
-    const bucketObjects = (path: string) => ({
-      'Fn::Join': ['', [{ 'Fn::GetAtt': [logicalIdAt(template, 'AWS::S3::Bucket', path), 'Arn'] }, '/*']],
+    const bucketObjects = (bucket: string) => ({
+      'Fn::Join': ['', [{ 'Fn::GetAtt': [bucket, 'Arn'] }, '/*']],
     });
     expect(statementsFor(statements, 's3')).toEqual([
       {
         Effect: 'Allow',
         Action: 's3:GetObject',
-        Resource: bucketObjects('Longhaul/JobInputs/InputBucket/Resource'),
+        Resource: bucketObjects(ids.inputBucket),
       },
       {
         Effect: 'Allow',
         Action: ['s3:DeleteObject', 's3:GetObject', 's3:PutObject'],
-        Resource: bucketObjects('Longhaul/JobOutputs/OutputBucket/Resource'),
+        Resource: bucketObjects(ids.outputBucket),
       },
       // A failed job's outputs are deleted by prefix, which lists the keys first.
       {
         Effect: 'Allow',
         Action: 's3:ListBucket',
-        Resource: {
-          'Fn::GetAtt': [
-            logicalIdAt(template, 'AWS::S3::Bucket', 'Longhaul/JobOutputs/OutputBucket/Resource'),
-            'Arn',
-          ],
-        },
+        Resource: { 'Fn::GetAtt': [ids.outputBucket, 'Arn'] },
       },
     ]);
     const [reads] = statementsFor(statements, 'secretsmanager');
@@ -993,14 +1016,8 @@ describe('steps function', () => {
         Effect: 'Allow',
         Action: 'secretsmanager:GetSecretValue',
         Resource: expect.arrayContaining([
-          ...Object.values(providerSecretIds(template)).map((id) => ({ Ref: id })),
-          {
-            Ref: logicalIdAt(
-              template,
-              'AWS::SecretsManager::Secret',
-              'Longhaul/Secrets/WebhookSigningSecret/Resource',
-            ),
-          },
+          ...Object.values(ids.providerSecrets).map((id) => ({ Ref: id })),
+          { Ref: ids.webhookSecret },
         ]),
       },
     ]);
@@ -1011,23 +1028,18 @@ describe('steps function', () => {
         Effect: 'Allow',
         Action: ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage'],
         Resource: [
-          ...Object.values(jobQueueIds(template)).map((id) => ({ 'Fn::GetAtt': [id, 'Arn'] })),
-          {
-            'Fn::GetAtt': [
-              logicalIdAt(template, 'AWS::SQS::Queue', 'Longhaul/JobQueue/HandOffQueue/Resource'),
-              'Arn',
-            ],
-          },
+          ...Object.values(ids.jobQueues).map((id) => ({ 'Fn::GetAtt': [id, 'Arn'] })),
+          { 'Fn::GetAtt': [ids.handOffQueue, 'Arn'] },
         ].sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b))),
       },
     ]);
   });
 
   test('may start executions of its own state machine only, in a policy of its own', () => {
-    expect(policyStatements(template, 'Longhaul/Workflow/StartNextJob/Resource')).toEqual([
+    expect(policyStatements(template, 'Test/Workflow/StartNextJob/Resource')).toEqual([
       { Effect: 'Allow', Action: 'states:StartExecution', Resource: { Ref: stateMachineId } },
     ]);
-    const policy = logicalIdAt(template, 'AWS::IAM::Policy', 'Longhaul/Workflow/StartNextJob/Resource');
+    const policy = logicalIdAt(template, 'AWS::IAM::Policy', 'Test/Workflow/StartNextJob/Resource');
     expect(resources[policy].Properties.Roles).toEqual([
       { Ref: logicalIdAt(template, 'AWS::IAM::Role', `${STEPS_PATH}/Role/Resource`) },
     ]);
