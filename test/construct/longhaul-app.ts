@@ -1,11 +1,13 @@
 import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { App, Stack, Validations } from 'aws-cdk-lib';
+import { App, Duration, Stack, Validations } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
+import type { Construct } from 'constructs';
 import { jobQueueEnv, providerSecretEnv } from '../../config/layout';
 import { PROVIDER_NAMES, type ProviderName } from '../../config/providers';
-import { loadSettings, type Settings } from '../../config/settings';
+import { defaultSettings, loadSettings, type Settings } from '../../config/settings';
+import { handlerEntry } from '../../lib/handlers';
 import type { LonghaulStack } from '../../lib/longhaul-stack';
 import { providerIdSuffix } from '../../lib/provider-ids';
 
@@ -372,4 +374,28 @@ export function jobQueueEnvironment(template: Template): Record<string, unknown>
   return Object.fromEntries(
     Object.entries(jobQueueIds(template)).map(([provider, id]) => [jobQueueEnv(provider), { Ref: id }]),
   );
+}
+
+/** One stand-in per provider for a construct's props (its jobs queue, its secret, …), made by `make`. */
+export function perProvider<T>(make: (provider: ProviderName) => T): Record<ProviderName, T> {
+  return Object.fromEntries(PROVIDER_NAMES.map((provider) => [provider, make(provider)])) as Record<
+    ProviderName,
+    T
+  >;
+}
+
+/**
+ * A project function standing in for one the construct under test is given
+ * or grants to; in a stackUnderTest its handler (the API's) is not bundled.
+ */
+export function standInFunction(scope: Construct, id: string, settings: Settings = defaultSettings) {
+  // Loaded when first used, as in synthesizeLonghaul: a file reading a kept template spares the constructs' load.
+  const { ProjectFunction } =
+    require('../../lib/constructs/project-function') as typeof import('../../lib/constructs/project-function');
+  return new ProjectFunction(scope, id, {
+    entry: handlerEntry('api'),
+    settings,
+    serviceName: 'stand-in',
+    timeout: Duration.seconds(10),
+  });
 }
