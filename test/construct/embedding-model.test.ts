@@ -1,12 +1,16 @@
-import type { Template } from 'aws-cdk-lib/assertions';
-import { EMBEDDING_MODELS } from '../../config/embedding-models';
-import { longhaulTemplate, SYNTH_TIMEOUT_MS } from './longhaul-app';
+import { Template } from 'aws-cdk-lib/assertions';
+import { EMBEDDING_MODEL_NAMES, EMBEDDING_MODELS } from '../../config/embedding-models';
+import { loadSettings } from '../../config/settings';
+import { longhaulTemplate, SYNTH_TIMEOUT_MS, stackUnderTest, standInFunction } from './longhaul-app';
+
+jest.setTimeout(SYNTH_TIMEOUT_MS);
 
 /**
- * Who may call Bedrock: the steps function (each embedding run's submit) and
- * the API function (a search's query), `bedrock:InvokeModel` on the chosen
- * model's foundation-model ARN in the stack's Region, nothing else of Bedrock,
- * and no other role at all.
+ * Who may call Bedrock: a project function told of the embedding model
+ * (`useEmbeddingModel`) may `bedrock:InvokeModel` on the chosen model's
+ * foundation-model ARN in the stack's Region, nothing else of Bedrock; in the
+ * app, the steps function (each embedding run's submit) and the API function
+ * (a search's query) are, and no other role at all.
  */
 
 const bedrockGrants = (template: Template) =>
@@ -27,24 +31,28 @@ const modelArn = (modelId: string) => ({
   ],
 });
 
-describe.each([
-  ['titan-text-v2', {}],
-  ['cohere-multilingual-v3', { EMBEDDING_MODEL: 'cohere-multilingual-v3' }],
-] as const)('with %s', (model, env) => {
-  let template: Template;
-  beforeAll(() => {
-    template = longhaulTemplate(env);
-  }, SYNTH_TIMEOUT_MS);
+test.each(EMBEDDING_MODEL_NAMES)('a function told of %s may invoke that model alone', (model) => {
+  const stack = stackUnderTest();
+  standInFunction(stack, 'Embedder').useEmbeddingModel(loadSettings({ EMBEDDING_MODEL: model }));
+  standInFunction(stack, 'Bystander');
+  expect(bedrockGrants(Template.fromStack(stack))).toEqual([
+    {
+      path: 'Test/Embedder/Role/DefaultPolicy/Resource',
+      actions: ['bedrock:InvokeModel'],
+      resource: modelArn(EMBEDDING_MODELS[model].modelId),
+    },
+  ]);
+});
 
-  test('the steps and API functions may invoke that model, and only they', () => {
-    const grants = bedrockGrants(template);
-    expect(grants.map((grant) => grant.path).sort()).toEqual([
-      'Longhaul/Api/ApiFunction/Role/DefaultPolicy/Resource',
-      'Longhaul/WorkflowSteps/StepsFunction/Role/DefaultPolicy/Resource',
-    ]);
-    for (const grant of grants) {
-      expect(grant.actions).toEqual(['bedrock:InvokeModel']);
-      expect(grant.resource).toEqual(modelArn(EMBEDDING_MODELS[model].modelId));
-    }
-  });
+// About the app: which of its functions the stack tells of the model, with the model of its settings.
+test('in the Longhaul stack, the steps and API functions may invoke the default model, and only they', () => {
+  const grants = bedrockGrants(longhaulTemplate());
+  expect(grants.map((grant) => grant.path).sort()).toEqual([
+    'Longhaul/Api/ApiFunction/Role/DefaultPolicy/Resource',
+    'Longhaul/WorkflowSteps/StepsFunction/Role/DefaultPolicy/Resource',
+  ]);
+  for (const grant of grants) {
+    expect(grant.actions).toEqual(['bedrock:InvokeModel']);
+    expect(grant.resource).toEqual(modelArn(EMBEDDING_MODELS['titan-text-v2'].modelId));
+  }
 });

@@ -1,15 +1,14 @@
-import { App, Stack } from 'aws-cdk-lib';
-import type { Template } from 'aws-cdk-lib/assertions';
-import { Template as Templates } from 'aws-cdk-lib/assertions';
+import { Template } from 'aws-cdk-lib/assertions';
 import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { resourceEnv } from '../../config/layout';
 import { LifecycleEventBus } from '../../lib/constructs/event-bus';
 import {
-  cdkJsonContext,
   logicalIdAt,
   longhaulTemplate,
   type PolicyStatementJson,
   SYNTH_TIMEOUT_MS,
+  stackUnderTest,
+  standInFunction,
 } from './longhaul-app';
 
 jest.setTimeout(SYNTH_TIMEOUT_MS);
@@ -31,39 +30,50 @@ function eventStatements(template: Template): { policy: string; statement: Polic
 
 describe('the bus alone', () => {
   function build(props: { eventBusName?: string } = {}) {
-    const app = new App({ context: { ...cdkJsonContext(), 'aws:cdk:enable-path-metadata': true } });
-    const stack = new Stack(app, 'Media');
+    const stack = stackUnderTest('Media');
     const bus = new LifecycleEventBus(stack, 'Events', props);
     const putter = new Role(stack, 'Putter', { assumedBy: new ServicePrincipal('lambda.amazonaws.com') });
     new Role(stack, 'Bystander', { assumedBy: new ServicePrincipal('lambda.amazonaws.com') });
     bus.grantPut(putter);
-    const template = Templates.fromStack(stack);
+    standInFunction(stack, 'Teller').useEventBus(bus);
+    const template = Template.fromStack(stack);
     return { template, busId: logicalIdAt(template, 'AWS::Events::EventBus', 'Media/Events/Bus/Resource') };
   }
+  let byDefault: ReturnType<typeof build>;
+  beforeAll(() => {
+    byDefault = build();
+  });
 
   test('is named after its stack, or as told, and has no policy that lets other accounts in', () => {
-    build().template.hasResourceProperties('AWS::Events::EventBus', { Name: 'Media' });
+    byDefault.template.hasResourceProperties('AWS::Events::EventBus', { Name: 'Media' });
     build({ eventBusName: 'media-events' }).template.hasResourceProperties('AWS::Events::EventBus', {
       Name: 'media-events',
     });
-    expect(build().template.findResources('AWS::Events::EventBusPolicy')).toEqual({});
+    expect(byDefault.template.findResources('AWS::Events::EventBusPolicy')).toEqual({});
   });
 
-  test('lets the granted role put events on it alone, and nothing else of EventBridge', () => {
-    const { template, busId } = build();
+  test('lets the granted role and the function told of it put events on it alone, and nothing else of EventBridge', () => {
+    const { template, busId } = byDefault;
+    const statement = {
+      Effect: 'Allow',
+      Action: 'events:PutEvents',
+      Resource: { 'Fn::GetAtt': [busId, 'Arn'] },
+    };
     expect(eventStatements(template)).toEqual([
-      {
-        policy: 'Media/Putter/DefaultPolicy/Resource',
-        statement: {
-          Effect: 'Allow',
-          Action: 'events:PutEvents',
-          Resource: { 'Fn::GetAtt': [busId, 'Arn'] },
-        },
-      },
+      { policy: 'Media/Putter/DefaultPolicy/Resource', statement },
+      { policy: 'Media/Teller/Role/DefaultPolicy/Resource', statement },
     ]);
+  });
+
+  test('a project function told of it learns its name', () => {
+    const { template, busId } = byDefault;
+    const fn = logicalIdAt(template, 'AWS::Lambda::Function', 'Media/Teller/Function/Resource');
+    const variables = template.toJSON().Resources[fn].Properties.Environment.Variables;
+    expect(variables[resourceEnv.eventBusName]).toEqual({ Ref: busId });
   });
 });
 
+// About the app: which of its functions the stack tells of the bus, and its outputs.
 describe('in the Longhaul stack', () => {
   const API = 'Longhaul/Api/ApiFunction';
   const STEPS = 'Longhaul/WorkflowSteps/StepsFunction';

@@ -1,16 +1,17 @@
 import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { App, type CfnElement, Stack, Validations } from 'aws-cdk-lib';
+import { App, type CfnElement, Duration, Stack, Validations } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { AttributeType, Table } from 'aws-cdk-lib/aws-dynamodb';
 import { Bucket } from 'aws-cdk-lib/aws-s3';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Queue } from 'aws-cdk-lib/aws-sqs';
-import type { IConstruct } from 'constructs';
+import type { Construct, IConstruct } from 'constructs';
 import { jobQueueEnv, providerSecretEnv } from '../../config/layout';
 import { PROVIDER_NAMES, type ProviderName } from '../../config/providers';
-import { loadSettings, type Settings } from '../../config/settings';
+import { defaultSettings, loadSettings, type Settings } from '../../config/settings';
+import { handlerEntry } from '../../lib/handlers';
 import type { LonghaulStack } from '../../lib/longhaul-stack';
 import { providerIdSuffix } from '../../lib/provider-ids';
 
@@ -382,6 +383,30 @@ export function jobQueueEnvironment(template: Template): Record<string, unknown>
   );
 }
 
+/** One stand-in per provider for a construct's props (its jobs queue, its secret, …), made by `make`. */
+export function perProvider<T>(make: (provider: ProviderName) => T): Record<ProviderName, T> {
+  return Object.fromEntries(PROVIDER_NAMES.map((provider) => [provider, make(provider)])) as Record<
+    ProviderName,
+    T
+  >;
+}
+
+/**
+ * A project function standing in for one the construct under test is given
+ * or grants to; in a stackUnderTest its handler (the API's) is not bundled.
+ */
+export function standInFunction(scope: Construct, id: string, settings: Settings = defaultSettings) {
+  // Loaded when first used, as in synthesizeLonghaul: a file reading a kept template spares the constructs' load.
+  const { ProjectFunction } =
+    require('../../lib/constructs/project-function') as typeof import('../../lib/constructs/project-function');
+  return new ProjectFunction(scope, id, {
+    entry: handlerEntry('api'),
+    settings,
+    serviceName: 'stand-in',
+    timeout: Duration.seconds(10),
+  });
+}
+
 /**
  * Stand-ins in `stack` for what the app gives most constructs: the job table,
  * the input and output buckets, and each provider's jobs queue and secret;
@@ -390,11 +415,6 @@ export function jobQueueEnvironment(template: Template): Record<string, unknown>
  */
 export function standIns(stack: Stack) {
   const idOf = (construct: IConstruct) => stack.getLogicalId(construct.node.defaultChild as CfnElement);
-  const byProvider = <T>(make: (provider: ProviderName) => T) =>
-    Object.fromEntries(PROVIDER_NAMES.map((provider) => [provider, make(provider)])) as Record<
-      ProviderName,
-      T
-    >;
   const jobTable = new Table(stack, 'JobTable', { partitionKey: { name: 'pk', type: AttributeType.STRING } });
   // An index, as the app's job table has: a grant on the table covers its indexes too.
   jobTable.addGlobalSecondaryIndex({
@@ -403,14 +423,14 @@ export function standIns(stack: Stack) {
   });
   const inputBucket = new Bucket(stack, 'InputBucket');
   const outputBucket = new Bucket(stack, 'OutputBucket');
-  const jobQueues = byProvider((provider) => new Queue(stack, `JobQueue-${provider}`));
-  const providerSecrets = byProvider((provider) => new Secret(stack, `ProviderSecret-${provider}`));
+  const jobQueues = perProvider((provider) => new Queue(stack, `JobQueue-${provider}`));
+  const providerSecrets = perProvider((provider) => new Secret(stack, `ProviderSecret-${provider}`));
   const ids = {
     jobTable: idOf(jobTable),
     inputBucket: idOf(inputBucket),
     outputBucket: idOf(outputBucket),
-    jobQueues: byProvider((provider) => idOf(jobQueues[provider])),
-    providerSecrets: byProvider((provider) => idOf(providerSecrets[provider])),
+    jobQueues: perProvider((provider) => idOf(jobQueues[provider])),
+    providerSecrets: perProvider((provider) => idOf(providerSecrets[provider])),
   };
   return {
     jobTable,

@@ -1,11 +1,19 @@
-import { App, Stack } from 'aws-cdk-lib';
+import type { Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { AttributeType, Table } from 'aws-cdk-lib/aws-dynamodb';
 import { Bucket } from 'aws-cdk-lib/aws-s3';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
+import { providerSecretEnv } from '../../config/layout';
 import { defaultSettings } from '../../config/settings';
-import { ProviderEvents } from '../../lib/constructs/provider-events';
-import { cdkJsonContext, logicalIdAt, longhaulTemplate, SYNTH_TIMEOUT_MS } from './longhaul-app';
+import { ProviderEvents, type ProviderEventsProps } from '../../lib/constructs/provider-events';
+import {
+  logicalIdAt,
+  longhaulTemplate,
+  perProvider,
+  policyStatements,
+  SYNTH_TIMEOUT_MS,
+  stackUnderTest,
+} from './longhaul-app';
 
 jest.setTimeout(SYNTH_TIMEOUT_MS);
 
@@ -13,42 +21,33 @@ type Json = Record<string, any>;
 
 const PATH = 'ProviderEventsUnderTest/ProviderEvents';
 
+let stack: Stack;
+let props: ProviderEventsProps;
 let template: Template;
 let resources: Json;
 let fnId: string;
 let urlId: string;
 
 beforeAll(() => {
-  // No stack matches an empty list, so the handler is not bundled: only the template is read.
-  const app = new App({
-    context: { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [], 'aws:cdk:enable-path-metadata': true },
-  });
-  const stack = new Stack(app, 'ProviderEventsUnderTest');
-  new ProviderEvents(stack, 'ProviderEvents', {
+  stack = stackUnderTest('ProviderEventsUnderTest');
+  props = {
     settings: defaultSettings,
     jobTable: new Table(stack, 'Jobs', {
       partitionKey: { name: 'pk', type: AttributeType.STRING },
       sortKey: { name: 'sk', type: AttributeType.STRING },
     }),
     outputBucket: new Bucket(stack, 'Outputs'),
-    providerSecrets: {
-      'longhaul-http': new Secret(stack, 'GenericSecret'),
-      replicate: new Secret(stack, 'ReplicateSecret'),
-      deepgram: new Secret(stack, 'DeepgramSecret'),
-      bedrock: new Secret(stack, 'BedrockSecret'),
-    },
-  });
+    providerSecrets: perProvider((provider) => new Secret(stack, `Secret-${provider}`)),
+  };
+  new ProviderEvents(stack, 'ProviderEvents', props);
   template = Template.fromStack(stack);
   resources = template.toJSON().Resources;
   fnId = logicalIdAt(template, 'AWS::Lambda::Function', `${PATH}/EventsFunction/Function/Resource`);
   urlId = logicalIdAt(template, 'AWS::Lambda::Url', `${PATH}/EventsFunction/Function/FunctionUrl/Resource`);
 });
 
-const idOf = (type: string, prefix: string) => {
-  const ids = Object.keys(template.findResources(type)).filter((id) => id.startsWith(prefix));
-  if (ids.length !== 1) throw new Error(`expected one ${type} ${prefix}, found ${ids.length}`);
-  return ids[0] as string;
-};
+/** What `token` (an ARN, a name of a stand-in) is in the template. */
+const resolved = (token: string) => stack.resolve(token);
 
 describe('function URL', () => {
   test('is open (auth type NONE) and buffered, on the events function itself', () => {
@@ -97,18 +96,21 @@ describe('events function', () => {
     expect(resources[fnId].Properties.Environment.Variables).toEqual(
       expect.objectContaining({
         POWERTOOLS_SERVICE_NAME: 'provider-events',
-        JOB_TABLE_NAME: { Ref: idOf('AWS::DynamoDB::Table', 'Jobs') },
-        OUTPUT_BUCKET_NAME: { Ref: idOf('AWS::S3::Bucket', 'Outputs') },
-        PROVIDER_SECRET_ARN_LONGHAUL_HTTP: { Ref: idOf('AWS::SecretsManager::Secret', 'GenericSecret') },
-        PROVIDER_SECRET_ARN_REPLICATE: { Ref: idOf('AWS::SecretsManager::Secret', 'ReplicateSecret') },
-        PROVIDER_SECRET_ARN_DEEPGRAM: { Ref: idOf('AWS::SecretsManager::Secret', 'DeepgramSecret') },
+        JOB_TABLE_NAME: resolved(props.jobTable.tableName),
+        OUTPUT_BUCKET_NAME: resolved(props.outputBucket.bucketName),
+        ...Object.fromEntries(
+          Object.entries(props.providerSecrets).map(([provider, secret]) => [
+            providerSecretEnv(provider),
+            resolved(secret.secretArn),
+          ]),
+        ),
       }),
     );
   });
 
   test('may read and update single jobs, keep a completion’s output, read the secrets and answer steps, and nothing else', () => {
-    const table = idOf('AWS::DynamoDB::Table', 'Jobs');
-    const bucket = idOf('AWS::S3::Bucket', 'Outputs');
+    const table = resolved(props.jobTable.tableArn);
+    const bucket = resolved(props.outputBucket.bucketArn);
     const role = logicalIdAt(template, 'AWS::IAM::Role', `${PATH}/EventsFunction/Role/Resource`);
     const statements = Object.values(template.findResources('AWS::IAM::Policy'))
       .filter((policy) => policy.Properties.Roles.some((r: Json) => r.Ref === role))
@@ -118,13 +120,11 @@ describe('events function', () => {
       expect.arrayContaining([
         {
           Action: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
-          Resource: { 'Fn::GetAtt': [table, 'Arn'] },
+          Resource: table,
         },
         {
           Action: 's3:PutObject',
-          Resource: {
-            'Fn::Join': ['', [{ 'Fn::GetAtt': [bucket, 'Arn'] }, '/outputs/*/provider-output-*']],
-          },
+          Resource: { 'Fn::Join': ['', [bucket, '/outputs/*/provider-output-*']] },
         },
         {
           Action: ['states:SendTaskFailure', 'states:SendTaskHeartbeat', 'states:SendTaskSuccess'],
@@ -133,9 +133,7 @@ describe('events function', () => {
         {
           Action: 'secretsmanager:GetSecretValue',
           Resource: expect.arrayContaining(
-            ['GenericSecret', 'ReplicateSecret', 'DeepgramSecret'].map((secret) => ({
-              Ref: idOf('AWS::SecretsManager::Secret', secret),
-            })),
+            Object.values(props.providerSecrets).map((secret) => resolved(secret.secretArn)),
           ),
         },
       ]),
@@ -160,56 +158,43 @@ describe('events function', () => {
   });
 });
 
+// About the app: where the stack sends the URL, its output, and the live progress it gives the function.
 describe('in the Longhaul stack', () => {
-  let stackTemplate: Template;
-  let stackResources: Json;
-  let url: string;
-  let eventsFunction: string;
+  const EVENTS = 'Longhaul/ProviderEvents/EventsFunction';
+  let app: Template;
+  let url: { 'Fn::GetAtt': [string, 'FunctionUrl'] };
 
   beforeAll(() => {
-    stackTemplate = longhaulTemplate();
-    stackResources = stackTemplate.toJSON().Resources;
-    url = logicalIdAt(
-      stackTemplate,
-      'AWS::Lambda::Url',
-      'Longhaul/ProviderEvents/EventsFunction/Function/FunctionUrl/Resource',
-    );
-    eventsFunction = logicalIdAt(
-      stackTemplate,
-      'AWS::Lambda::Function',
-      'Longhaul/ProviderEvents/EventsFunction/Function/Resource',
-    );
+    app = longhaulTemplate();
+    url = {
+      'Fn::GetAtt': [
+        logicalIdAt(app, 'AWS::Lambda::Url', `${EVENTS}/Function/FunctionUrl/Resource`),
+        'FunctionUrl',
+      ],
+    };
   });
 
+  /** The environment of the function at `path`. */
+  const variablesAt = (path: string): Json => {
+    const id = logicalIdAt(app, 'AWS::Lambda::Function', `${path}/Function/Resource`);
+    return app.toJSON().Resources[id].Properties.Environment.Variables;
+  };
+
   test('hands its URL to the workflow steps, which give providers their webhook URLs under it', () => {
-    const steps = logicalIdAt(
-      stackTemplate,
-      'AWS::Lambda::Function',
-      'Longhaul/WorkflowSteps/StepsFunction/Function/Resource',
-    );
-    expect(stackResources[steps].Properties.Environment.Variables.PROVIDER_EVENTS_URL).toEqual({
-      'Fn::GetAtt': [url, 'FunctionUrl'],
-    });
+    expect(variablesAt('Longhaul/WorkflowSteps/StepsFunction').PROVIDER_EVENTS_URL).toEqual(url);
   });
 
   test('publishes its URL as a stack output', () => {
-    stackTemplate.hasOutput('ProviderEventsUrl', { Value: { 'Fn::GetAtt': [url, 'FunctionUrl'] } });
+    app.hasOutput('ProviderEventsUrl', { Value: url });
   });
 
   test('may post live progress to the WebSocket connections, and knows where', () => {
-    const variables = stackResources[eventsFunction].Properties.Environment.Variables;
-    expect(Object.keys(variables)).toEqual(
+    expect(Object.keys(variablesAt(EVENTS))).toEqual(
       expect.arrayContaining(['CONNECTION_TABLE_NAME', 'STREAM_CALLBACK_URL', 'STREAM_URL']),
     );
-    const role = logicalIdAt(
-      stackTemplate,
-      'AWS::IAM::Role',
-      'Longhaul/ProviderEvents/EventsFunction/Role/Resource',
+    const actions = policyStatements(app, `${EVENTS}/Role/DefaultPolicy/Resource`).flatMap((statement) =>
+      [statement.Action].flat(),
     );
-    const actions = Object.values(stackTemplate.findResources('AWS::IAM::Policy'))
-      .filter((policy) => policy.Properties.Roles.some((r: Json) => r.Ref === role))
-      .flatMap((policy) => policy.Properties.PolicyDocument.Statement as Json[])
-      .flatMap((statement) => [statement.Action].flat());
     expect(actions).toEqual(expect.arrayContaining(['execute-api:ManageConnections', 'dynamodb:Query']));
   });
 });

@@ -1,45 +1,66 @@
-import type { Template } from 'aws-cdk-lib/assertions';
+import { Template } from 'aws-cdk-lib/assertions';
+import { AttributeType, Table } from 'aws-cdk-lib/aws-dynamodb';
+import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
+import { Queue } from 'aws-cdk-lib/aws-sqs';
+import { DefinitionBody, Pass, StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
+import { jobQueueEnv, providerSecretEnv } from '../../config/layout';
 import { defaultSettings } from '../../config/settings';
+import { Alarms } from '../../lib/constructs/alarms';
+import { Reconciler, type ReconcilerProps } from '../../lib/constructs/reconciler';
 import {
-  jobQueueArns,
-  jobQueueEnvironment,
   logicalIdAt,
   longhaulTemplate,
+  perProvider,
   policyStatements,
-  providerSecretEnvironment,
-  readsEveryProviderSecret,
   SYNTH_TIMEOUT_MS,
+  stackUnderTest,
   statementsFor,
 } from './longhaul-app';
 
 jest.setTimeout(SYNTH_TIMEOUT_MS);
 
-const PATH = 'Longhaul/Reconciler';
+const PATH = 'Test/Reconciler';
 const FUNCTION_PATH = `${PATH}/ReconcileFunction`;
 
-type Json = Record<string, any>;
+/** The reconciler alone in a stack of its own, with stand-ins for what the app gives it. */
+function build() {
+  const stack = stackUnderTest();
+  const jobTable = new Table(stack, 'Jobs', { partitionKey: { name: 'pk', type: AttributeType.STRING } });
+  jobTable.addGlobalSecondaryIndex({
+    indexName: 'active',
+    partitionKey: { name: 'status', type: AttributeType.STRING },
+  });
+  const props: ReconcilerProps = {
+    settings: defaultSettings,
+    jobTable,
+    jobQueues: perProvider((provider) => new Queue(stack, `Jobs-${provider}`)),
+    handOffQueue: new Queue(stack, 'HandOff'),
+    stateMachine: new StateMachine(stack, 'Workflow', {
+      definitionBody: DefinitionBody.fromChainable(new Pass(stack, 'Start')),
+    }),
+    providerSecrets: perProvider((provider) => new Secret(stack, `Secret-${provider}`)),
+    alarms: new Alarms(stack, 'Alarms'),
+  };
+  new Reconciler(stack, 'Reconciler', props);
+  const template = Template.fromStack(stack);
+  const fnId = logicalIdAt(template, 'AWS::Lambda::Function', `${FUNCTION_PATH}/Function/Resource`);
+  return { stack, props, template, resources: template.toJSON().Resources, fnId };
+}
 
-let template: Template;
-let resources: Json;
-let fnId: string;
-let stateMachineId: string;
-
+let built: ReturnType<typeof build>;
 beforeAll(() => {
-  template = longhaulTemplate();
-  resources = template.toJSON().Resources;
-  fnId = logicalIdAt(template, 'AWS::Lambda::Function', `${FUNCTION_PATH}/Function/Resource`);
-  stateMachineId = logicalIdAt(
-    template,
-    'AWS::StepFunctions::StateMachine',
-    'Longhaul/Workflow/StateMachine/Resource',
-  );
+  built = build();
 });
+
+/** What `token` (an ARN, a name, a URL of a stand-in) is in the template. */
+const resolved = (token: string) => built.stack.resolve(token);
 
 /** An ARN as CDK synthesizes it: `arn:<partition>` followed by `parts`. */
 const arn = (...parts: unknown[]) => ({ 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ...parts]] });
 
 describe('schedule', () => {
   test('invokes the reconcile function on reconcileSchedule, without a flexible window or retries', () => {
+    const { template, fnId } = built;
     const schedules = template.findResources('AWS::Scheduler::Schedule');
     expect(Object.keys(schedules)).toHaveLength(1);
     const role = logicalIdAt(template, 'AWS::IAM::Role', `${PATH}/SchedulerRole/Resource`);
@@ -59,6 +80,7 @@ describe('schedule', () => {
   });
 
   test('its role is assumable only by Scheduler for this account’s default group, and invokes only the reconciler', () => {
+    const { template, resources, fnId } = built;
     const role = resources[logicalIdAt(template, 'AWS::IAM::Role', `${PATH}/SchedulerRole/Resource`)];
     expect(role.Properties.AssumeRolePolicyDocument.Statement).toEqual([
       {
@@ -93,16 +115,17 @@ describe('schedule', () => {
 
 describe('reconcile function', () => {
   test('runs a pass for up to 5 minutes with 512 MB, and without reserved concurrency (passes may overlap)', () => {
-    const fn = resources[fnId];
+    const fn = built.resources[built.fnId];
     expect(fn.Properties.Timeout).toBe(300);
     expect(fn.Properties.MemorySize).toBe(512);
     expect(fn.Properties.ReservedConcurrentExecutions).toBeUndefined();
   });
 
   test('describes, stops and redrives (a resume left undone) only executions of this state machine, and starts executions of it', () => {
-    const statements = policyStatements(template, `${FUNCTION_PATH}/Role/DefaultPolicy/Resource`);
+    const { stateMachine } = built.props;
+    const statements = policyStatements(built.template, `${FUNCTION_PATH}/Role/DefaultPolicy/Resource`);
     expect(statementsFor(statements, 'states')).toEqual([
-      { Effect: 'Allow', Action: 'states:StartExecution', Resource: { Ref: stateMachineId } },
+      { Effect: 'Allow', Action: 'states:StartExecution', Resource: resolved(stateMachine.stateMachineArn) },
       {
         Effect: 'Allow',
         Action: ['states:DescribeExecution', 'states:RedriveExecution', 'states:StopExecution'],
@@ -112,37 +135,15 @@ describe('reconcile function', () => {
           ':',
           { Ref: 'AWS::AccountId' },
           ':execution:',
-          { 'Fn::GetAtt': [stateMachineId, 'Name'] },
+          resolved(stateMachine.stateMachineName),
           ':*',
         ),
       },
     ]);
   });
 
-  test("may read and delete outputs for its sweeps, delete a deleted media item's uploads, and never write either", () => {
-    const statements = policyStatements(template, `${FUNCTION_PATH}/Role/DefaultPolicy/Resource`);
-    const outputBucket = logicalIdAt(
-      template,
-      'AWS::S3::Bucket',
-      'Longhaul/JobOutputs/OutputBucket/Resource',
-    );
-    const inputBucket = logicalIdAt(template, 'AWS::S3::Bucket', 'Longhaul/JobInputs/InputBucket/Resource');
-    expect(statementsFor(statements, 's3')).toEqual([
-      {
-        Effect: 'Allow',
-        Action: ['s3:DeleteObject', 's3:GetObject'],
-        Resource: { 'Fn::Join': ['', [{ 'Fn::GetAtt': [outputBucket, 'Arn'] }, '/*']] },
-      },
-      { Effect: 'Allow', Action: 's3:ListBucket', Resource: { 'Fn::GetAtt': [outputBucket, 'Arn'] } },
-      {
-        Effect: 'Allow',
-        Action: 's3:DeleteObject',
-        Resource: { 'Fn::Join': ['', [{ 'Fn::GetAtt': [inputBucket, 'Arn'] }, '/*']] },
-      },
-    ]);
-  });
-
   test('may complete, fail and keep alive waiting steps, in a policy of its own that grants nothing else', () => {
+    const { template, resources, fnId } = built;
     expect(policyStatements(template, `${FUNCTION_PATH}/TaskResponsePolicy/Resource`)).toEqual([
       {
         Effect: 'Allow',
@@ -154,18 +155,15 @@ describe('reconcile function', () => {
     expect(resources[fnId].DependsOn).toContain(policy);
   });
 
-  test("reads and writes the job table (the active index included), sends to every provider's jobs queue and the hand-off lane and reads every provider's secret", () => {
-    const statements = policyStatements(template, `${FUNCTION_PATH}/Role/DefaultPolicy/Resource`);
-    const table = logicalIdAt(template, 'AWS::DynamoDB::Table', 'Longhaul/JobStore/JobTable/Resource');
-    const lane = logicalIdAt(template, 'AWS::SQS::Queue', 'Longhaul/JobQueue/HandOffQueue/Resource');
+  test("reads and writes the job table (its indexes included), sends to every provider's jobs queue and the hand-off lane and reads every provider's secret", () => {
+    const { jobTable, jobQueues, handOffQueue, providerSecrets } = built.props;
+    const statements = policyStatements(built.template, `${FUNCTION_PATH}/Role/DefaultPolicy/Resource`);
+    const tableArn = resolved(jobTable.tableArn);
     expect(statementsFor(statements, 'dynamodb')).toEqual(
       expect.arrayContaining([
         expect.objectContaining({
           Action: expect.arrayContaining(['dynamodb:Query', 'dynamodb:UpdateItem', 'dynamodb:PutItem']),
-          Resource: [
-            { 'Fn::GetAtt': [table, 'Arn'] },
-            { 'Fn::Join': ['', [{ 'Fn::GetAtt': [table, 'Arn'] }, '/index/*']] },
-          ],
+          Resource: [tableArn, { 'Fn::Join': ['', [tableArn, '/index/*']] }],
         }),
       ]),
     );
@@ -173,32 +171,41 @@ describe('reconcile function', () => {
       {
         Effect: 'Allow',
         Action: ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage'],
-        Resource: expect.arrayContaining([...jobQueueArns(template), { 'Fn::GetAtt': [lane, 'Arn'] }]),
+        Resource: expect.arrayContaining(
+          [...Object.values(jobQueues), handOffQueue].map((queue) => resolved(queue.queueArn)),
+        ),
       },
     ]);
-    expect(statementsFor(statements, 'secretsmanager')).toEqual([readsEveryProviderSecret(template)]);
+    expect(statementsFor(statements, 'secretsmanager')).toEqual([
+      {
+        Effect: 'Allow',
+        Action: 'secretsmanager:GetSecretValue',
+        Resource: expect.arrayContaining(
+          Object.values(providerSecrets).map((secret) => resolved(secret.secretArn)),
+        ),
+      },
+    ]);
   });
 
-  test('finds every resource it uses through its environment', () => {
-    expect(resources[fnId].Properties.Environment.Variables).toEqual(
+  test('finds every resource it is given through its environment', () => {
+    const { jobTable, jobQueues, handOffQueue, stateMachine, providerSecrets } = built.props;
+    expect(built.resources[built.fnId].Properties.Environment.Variables).toEqual(
       expect.objectContaining({
-        JOB_TABLE_NAME: {
-          Ref: logicalIdAt(template, 'AWS::DynamoDB::Table', 'Longhaul/JobStore/JobTable/Resource'),
-        },
-        ...jobQueueEnvironment(template),
-        HAND_OFF_QUEUE_URL: {
-          Ref: logicalIdAt(template, 'AWS::SQS::Queue', 'Longhaul/JobQueue/HandOffQueue/Resource'),
-        },
-        STATE_MACHINE_ARN: { Ref: stateMachineId },
-        ...providerSecretEnvironment(template),
-        CONNECTION_TABLE_NAME: {
-          Ref: logicalIdAt(
-            template,
-            'AWS::DynamoDB::Table',
-            'Longhaul/LiveProgress/ConnectionTable/Resource',
-          ),
-        },
-        STREAM_CALLBACK_URL: expect.anything(),
+        JOB_TABLE_NAME: resolved(jobTable.tableName),
+        ...Object.fromEntries(
+          Object.entries(jobQueues).map(([provider, queue]) => [
+            jobQueueEnv(provider),
+            resolved(queue.queueUrl),
+          ]),
+        ),
+        HAND_OFF_QUEUE_URL: resolved(handOffQueue.queueUrl),
+        STATE_MACHINE_ARN: resolved(stateMachine.stateMachineArn),
+        ...Object.fromEntries(
+          Object.entries(providerSecrets).map(([provider, secret]) => [
+            providerSecretEnv(provider),
+            resolved(secret.secretArn),
+          ]),
+        ),
         POWERTOOLS_SERVICE_NAME: 'reconcile',
       }),
     );
@@ -206,45 +213,67 @@ describe('reconcile function', () => {
 });
 
 describe('alarms', () => {
-  const topic = () => ({ Ref: logicalIdAt(template, 'AWS::SNS::Topic', 'Longhaul/Alarms/Topic/Resource') });
-
-  test('errors in three passes in a row alarm, and notify the alarm topic', () => {
-    const alarm = resources[logicalIdAt(template, 'AWS::CloudWatch::Alarm', `${PATH}/ErrorsAlarm/Resource`)];
-    expect(alarm.Properties).toEqual(
-      expect.objectContaining({
-        Namespace: 'AWS/Lambda',
+  test.each([
+    [
+      'errors in three passes in a row alarm',
+      'ErrorsAlarm',
+      {
         MetricName: 'Errors',
-        Dimensions: [{ Name: 'FunctionName', Value: { Ref: fnId } }],
-        Statistic: 'Sum',
-        Period: 60,
         Threshold: 0,
         ComparisonOperator: 'GreaterThanThreshold',
-        EvaluationPeriods: 3,
-        DatapointsToAlarm: 3,
         TreatMissingData: 'notBreaching',
-        AlarmActions: [topic()],
-        OKActions: [topic()],
-      }),
-    );
-  });
-
-  test('three periods without a pass alarm too: a stopped loop repairs nothing', () => {
-    const alarm = resources[logicalIdAt(template, 'AWS::CloudWatch::Alarm', `${PATH}/StalledAlarm/Resource`)];
+      },
+    ],
+    [
+      'three periods without a pass alarm too: a stopped loop repairs nothing',
+      'StalledAlarm',
+      {
+        MetricName: 'Invocations',
+        Threshold: 1,
+        ComparisonOperator: 'LessThanThreshold',
+        TreatMissingData: 'breaching',
+      },
+    ],
+  ])('%s, and notify the alarm topic', (_title, id, own) => {
+    const { template, resources, fnId, props } = built;
+    const topic = resolved(props.alarms.topic.topicArn);
+    const alarm = resources[logicalIdAt(template, 'AWS::CloudWatch::Alarm', `${PATH}/${id}/Resource`)];
     expect(alarm.Properties).toEqual(
       expect.objectContaining({
         Namespace: 'AWS/Lambda',
-        MetricName: 'Invocations',
         Dimensions: [{ Name: 'FunctionName', Value: { Ref: fnId } }],
         Statistic: 'Sum',
         Period: 60,
-        Threshold: 1,
-        ComparisonOperator: 'LessThanThreshold',
         EvaluationPeriods: 3,
         DatapointsToAlarm: 3,
-        TreatMissingData: 'breaching',
-        AlarmActions: [topic()],
-        OKActions: [topic()],
+        AlarmActions: [topic],
+        OKActions: [topic],
+        ...own,
       }),
     );
   });
+});
+
+// About the app: the stack, not the reconciler, gives its function the buckets (its sweeps).
+test("in the Longhaul stack, it may read and delete outputs for its sweeps, delete a deleted media item's uploads, and never write either", () => {
+  const template = longhaulTemplate();
+  const statements = policyStatements(
+    template,
+    'Longhaul/Reconciler/ReconcileFunction/Role/DefaultPolicy/Resource',
+  );
+  const outputBucket = logicalIdAt(template, 'AWS::S3::Bucket', 'Longhaul/JobOutputs/OutputBucket/Resource');
+  const inputBucket = logicalIdAt(template, 'AWS::S3::Bucket', 'Longhaul/JobInputs/InputBucket/Resource');
+  expect(statementsFor(statements, 's3')).toEqual([
+    {
+      Effect: 'Allow',
+      Action: ['s3:DeleteObject', 's3:GetObject'],
+      Resource: { 'Fn::Join': ['', [{ 'Fn::GetAtt': [outputBucket, 'Arn'] }, '/*']] },
+    },
+    { Effect: 'Allow', Action: 's3:ListBucket', Resource: { 'Fn::GetAtt': [outputBucket, 'Arn'] } },
+    {
+      Effect: 'Allow',
+      Action: 's3:DeleteObject',
+      Resource: { 'Fn::Join': ['', [{ 'Fn::GetAtt': [inputBucket, 'Arn'] }, '/*']] },
+    },
+  ]);
 });

@@ -1,52 +1,43 @@
-import { App, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { RemovalPolicy, type Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { resourceEnv } from '../../config/layout';
 import { defaultSettings } from '../../config/settings';
-import { ProjectFunction } from '../../lib/constructs/project-function';
-import { SearchIndex, type SearchIndexProps } from '../../lib/constructs/search-index';
-import { handlerEntry } from '../../lib/handlers';
 import {
-  cdkJsonContext,
+  SearchIndex,
+  type SearchIndexAccess,
+  type SearchIndexProps,
+} from '../../lib/constructs/search-index';
+import {
   grantsOn,
   logicalIdAt,
   longhaulTemplate,
   policyStatements,
   SYNTH_TIMEOUT_MS,
+  stackUnderTest,
+  standInFunction,
 } from './longhaul-app';
 
 jest.setTimeout(SYNTH_TIMEOUT_MS);
 
-/** The construct alone in a stack of its own, with a role for each grant. */
+/** The construct alone in a stack of its own; `extend` adds what a test grants to. */
 function build(
   props: Partial<SearchIndexProps> = {},
   extend: (stack: Stack, index: SearchIndex) => void = () => undefined,
 ) {
-  // An empty list of bundling stacks: a ProjectFunction here is synthesized without bundling its handler.
-  const app = new App({
-    context: {
-      ...cdkJsonContext(),
-      'aws:cdk:enable-path-metadata': true,
-      'aws:cdk:bundling-stacks': [],
-    },
-  });
-  const stack = new Stack(app, 'Test');
+  const stack = stackUnderTest();
   const index = new SearchIndex(stack, 'SearchIndex', {
     dimension: 1024,
     distanceMetric: 'cosine',
     ...props,
   });
-  const writer = new Role(stack, 'Writer', { assumedBy: new ServicePrincipal('lambda.amazonaws.com') });
-  const reader = new Role(stack, 'Reader', { assumedBy: new ServicePrincipal('lambda.amazonaws.com') });
-  index.grantWrite(writer);
-  index.grantQuery(reader);
   extend(stack, index);
   const template = Template.fromStack(stack);
   const ids = {
     bucket: logicalIdAt(template, 'AWS::S3Vectors::VectorBucket', 'Test/SearchIndex/VectorBucket'),
     index: logicalIdAt(template, 'AWS::S3Vectors::Index', 'Test/SearchIndex/Index'),
   };
-  return { app, stack, index, template, ids };
+  return { stack, index, template, ids };
 }
 
 describe('the vector bucket', () => {
@@ -108,24 +99,24 @@ describe('the index', () => {
 });
 
 describe('grants', () => {
-  test('write: PutVectors and DeleteVectors on the index alone', () => {
-    const { template, ids } = build();
-    expect(policyStatements(template, 'Test/Writer/DefaultPolicy/Resource')).toEqual([
+  // The app's feature flags sort a statement's actions.
+  test.each<[SearchIndexAccess, string | string[]]>([
+    ['write', ['s3vectors:DeleteVectors', 's3vectors:PutVectors']],
+    // A filtered query with metadata needs GetVectors too.
+    ['query', ['s3vectors:GetVectors', 's3vectors:QueryVectors']],
+    ['rewrite', ['s3vectors:GetVectors', 's3vectors:PutVectors']],
+    ['delete', 's3vectors:DeleteVectors'],
+  ])('%s: %j on the index alone', (access, actions) => {
+    const { template, ids } = build({}, (stack, index) => {
+      index.grantAccess(
+        new Role(stack, 'Grantee', { assumedBy: new ServicePrincipal('lambda.amazonaws.com') }),
+        access,
+      );
+    });
+    expect(policyStatements(template, 'Test/Grantee/DefaultPolicy/Resource')).toEqual([
       {
         Effect: 'Allow',
-        // The app's feature flags sort a statement's actions.
-        Action: ['s3vectors:DeleteVectors', 's3vectors:PutVectors'],
-        Resource: { 'Fn::GetAtt': [ids.index, 'IndexArn'] },
-      },
-    ]);
-  });
-
-  test('query: QueryVectors and the GetVectors a filtered query with metadata needs, on the index alone', () => {
-    const { template, ids } = build();
-    expect(policyStatements(template, 'Test/Reader/DefaultPolicy/Resource')).toEqual([
-      {
-        Effect: 'Allow',
-        Action: ['s3vectors:GetVectors', 's3vectors:QueryVectors'],
+        Action: actions,
         Resource: { 'Fn::GetAtt': [ids.index, 'IndexArn'] },
       },
     ]);
@@ -133,12 +124,7 @@ describe('grants', () => {
 
   test('a project function grants and learns the names in one call', () => {
     const { stack, index, ids, template } = build({}, (scope, searchIndex) => {
-      new ProjectFunction(scope, 'Fn', {
-        entry: handlerEntry('api'),
-        settings: defaultSettings,
-        serviceName: 'test',
-        timeout: Duration.seconds(10),
-      }).useSearchIndex(searchIndex, 'query');
+      standInFunction(scope, 'Fn').useSearchIndex(searchIndex, 'query');
     });
     const fn =
       template.toJSON().Resources[
@@ -171,6 +157,7 @@ describe('props', () => {
   });
 });
 
+// About the app: which of its functions the stack gives which access, and its output.
 describe('in the Longhaul stack', () => {
   test('the workflow steps write, the reconciler deletes, the API queries and rewrites metadata, each on the one index and nothing else of S3 Vectors; its ARN is an output', () => {
     const template = longhaulTemplate();
