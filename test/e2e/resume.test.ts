@@ -159,6 +159,10 @@ test('a job failed at its last step resumes from there: it succeeds, earlier ste
 test('a resume that stopped between its write and its redrive is redriven by the reconciler, once', async () => {
   const failed = await settled(await submit());
   expect(failed).toMatchObject({ status: 'failed', error: { code: 'output_invalid' } });
+  // A resume is written only once the job is failed; its execution ends a step later, at its park task.
+  await pollUntil(async () => (await describeExecution(failed)).status === 'FAILED', {
+    description: `${failed.id}'s execution to end`,
+  });
   const store = new DynamoDbJobStore(documentClient(stack.endpoints), {
     tableName: stack.endpoints.jobTableName,
     retentionDays: 30,
