@@ -1,9 +1,8 @@
 import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import { crc32, inflateSync } from 'node:zlib';
+import { listenOn } from '../../local/emulators/listen';
 import { SAMPLE_TRANSCRIPT_SEGMENTS } from '../../local/provider-sim/outputs';
 import { signProviderPayload, verifyProviderSignature } from '../../local/provider-sim/signature';
 import {
@@ -53,9 +52,7 @@ class WebhookReceiver {
   static async start(): Promise<WebhookReceiver> {
     let receiver: WebhookReceiver | undefined;
     const server = createServer((req, res) => void receiver?.receive(req, res));
-    server.listen(0, '127.0.0.1');
-    await once(server, 'listening');
-    const { port } = server.address() as AddressInfo;
+    const port = await listenOn(server, 0, '127.0.0.1');
     receiver = new WebhookReceiver(server, `http://127.0.0.1:${port}/v1/provider/events`);
     return receiver;
   }

@@ -1,6 +1,5 @@
-import { once } from 'node:events';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listenOn } from '../../../local/emulators/listen';
 
 /** One webhook delivered to the receiver, as it arrived. */
 export interface Delivery {
@@ -33,10 +32,9 @@ export async function startWebhookReceiver(
       response.writeHead(answer(deliveries.length)).end();
     });
   });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
+  const port = await listenOn(server, 0, '127.0.0.1');
   return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
+    url: `http://127.0.0.1:${port}/hook`,
     deliveries,
     async close() {
       server.closeAllConnections();

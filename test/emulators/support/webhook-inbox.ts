@@ -1,4 +1,3 @@
-import { once } from 'node:events';
 import {
   createServer,
   type IncomingHttpHeaders,
@@ -6,7 +5,7 @@ import {
   type Server,
   type ServerResponse,
 } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listenOn } from '../../../local/emulators/listen';
 
 /** One request a provider made to the inbox, exactly as it arrived. */
 export interface InboxRequest {
@@ -35,9 +34,7 @@ export class WebhookInbox {
   static async start(): Promise<WebhookInbox> {
     let inbox: WebhookInbox | undefined;
     const server = createServer((req, res) => void inbox?.receive(req, res));
-    server.listen(0, '127.0.0.1');
-    await once(server, 'listening');
-    const { port } = server.address() as AddressInfo;
+    const port = await listenOn(server, 0, '127.0.0.1');
     inbox = new WebhookInbox(server, `http://127.0.0.1:${port}`);
     return inbox;
   }
