@@ -1,4 +1,4 @@
-import { App, Duration, Stack } from 'aws-cdk-lib';
+import { Duration } from 'aws-cdk-lib';
 import { Table } from 'aws-cdk-lib/aws-dynamodb';
 import { Bucket } from 'aws-cdk-lib/aws-s3';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
@@ -14,9 +14,10 @@ import { JobOutputs } from '../../lib/constructs/job-outputs';
 import { JobQueue } from '../../lib/constructs/job-queue';
 import { LiveProgress, type LiveProgressProps } from '../../lib/constructs/live-progress';
 import { Reconciler } from '../../lib/constructs/reconciler';
+import { stackUnderTest } from './longhaul-app';
 
-// Bad props fail before anything is bundled, so these build bare stacks; nothing is bundled when they pass either.
-const stack = () => new Stack(new App({ context: { 'aws:cdk:bundling-stacks': [] } }), 'Test');
+// Bad props fail before anything is bundled; nothing is bundled when they pass either.
+const stack = () => stackUnderTest();
 
 describe('Alarms', () => {
   test('rejects an alarm e-mail that is no address', () => {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { App, type CfnElement, Duration, Stack, Validations } from 'aws-cdk-lib';
+import { App, type CfnElement, Duration, Stack, type StackProps, Validations } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { AttributeType, Table } from 'aws-cdk-lib/aws-dynamodb';
 import { Bucket } from 'aws-cdk-lib/aws-s3';
@@ -93,16 +93,17 @@ const KEPT_TEMPLATE_POLL_MS = 100;
  * Nor is it run through CDK's CloudFormation validation, whose first run in a
  * process takes seconds: the whole app's synthesis validates every construct.
  */
-export function stackUnderTest(id = 'Test'): Stack {
+export function stackUnderTest(id = 'Test', props: StackProps = {}): Stack {
   const app = new App({
     builtinCloudFormationValidation: false,
     context: {
       ...cdkJsonContext(),
       'aws:cdk:enable-path-metadata': true,
+      'aws:cdk:enable-asset-metadata': true,
       'aws:cdk:bundling-stacks': [],
     },
   });
-  return new Stack(app, id);
+  return new Stack(app, id, props);
 }
 
 /**

@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { App, Stack } from 'aws-cdk-lib';
+import type { App, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { AttributeType, Table } from 'aws-cdk-lib/aws-dynamodb';
 import { Bucket } from 'aws-cdk-lib/aws-s3';
@@ -9,7 +9,7 @@ import { AwsSolutionsChecks } from 'cdk-nag';
 import { computeTaskEnv } from '../../config/layout';
 import { loadSettings } from '../../config/settings';
 import { MediaCompute } from '../../lib/constructs/media-compute';
-import { cdkJsonContext, grantsOn, logicalIdAt, policyStatements, SYNTH_TIMEOUT_MS } from './longhaul-app';
+import { grantsOn, logicalIdAt, policyStatements, SYNTH_TIMEOUT_MS, stackUnderTest } from './longhaul-app';
 
 jest.setTimeout(SYNTH_TIMEOUT_MS);
 
@@ -32,15 +32,8 @@ const ids: Record<string, string> = {};
 
 beforeAll(() => {
   // No bundling: the compute function's bundle is not what these tests read.
-  app = new App({
-    context: {
-      ...cdkJsonContext(),
-      'aws:cdk:enable-path-metadata': true,
-      'aws:cdk:enable-asset-metadata': true,
-      'aws:cdk:bundling-stacks': [],
-    },
-  });
-  stack = new Stack(app, 'Media', { env: { account: '123456789012', region: 'eu-west-1' } });
+  stack = stackUnderTest('Media', { env: { account: '123456789012', region: 'eu-west-1' } });
+  app = stack.node.root as App;
   const jobTable = new Table(stack, 'Jobs', { partitionKey: { name: 'pk', type: AttributeType.STRING } });
   const inputBucket = new Bucket(stack, 'Inputs');
   const outputBucket = new Bucket(stack, 'Outputs');

@@ -1,14 +1,14 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { App, Duration, Stack } from 'aws-cdk-lib';
+import { Duration } from 'aws-cdk-lib';
 import type { Template } from 'aws-cdk-lib/assertions';
 import { build } from 'esbuild';
 import { defaultSettings, settingsEnvironment } from '../../config/settings';
 import { handlerBuildOptions } from '../../lib/bundling';
 import { ProjectFunction, type ProjectFunctionProps } from '../../lib/constructs/project-function';
 import { handlerEntry } from '../../lib/handlers';
-import { logicalIdAt, SYNTH_TIMEOUT_MS, synthesizeLonghaul } from './longhaul-app';
+import { logicalIdAt, SYNTH_TIMEOUT_MS, stackUnderTest, synthesizeLonghaul } from './longhaul-app';
 
 jest.setTimeout(SYNTH_TIMEOUT_MS);
 
@@ -166,7 +166,7 @@ describe('props', () => {
     ...overrides,
   });
   const create = (overrides: Partial<ProjectFunctionProps>) => () =>
-    new ProjectFunction(new Stack(new App(), 'Test'), 'Fn', props(overrides));
+    new ProjectFunction(stackUnderTest(), 'Fn', props(overrides));
 
   test('rejects a timeout beyond Lambda’s 15 minutes', () => {
     expect(create({ timeout: Duration.minutes(16) })).toThrow(
