@@ -17,6 +17,7 @@ import type { LocalResources } from '../resources';
 import { usage } from '../usage';
 import { captureEmf } from './capture';
 import { MetricStore } from './metric-store';
+import { OPS_PATHS } from './paths';
 import { RecentlyFinishedJobs } from './recent-jobs';
 import { opsReport } from './report';
 
@@ -118,7 +119,7 @@ export function startOps(options: OpsOptions): Ops {
   const routes: LocalRoute[] = [
     {
       method: 'GET',
-      path: '/v1/admin/metrics',
+      path: OPS_PATHS.metrics,
       auth: 'admin',
       answer: async () =>
         json(
@@ -142,7 +143,7 @@ export function startOps(options: OpsOptions): Ops {
     },
     {
       method: 'GET',
-      path: '/dashboard/api/jobs/{id}/events',
+      path: OPS_PATHS.jobEvents,
       auth: 'admin',
       answer: async ({ pathParameters }) => {
         const id = pathParameters?.id ?? '';
@@ -160,25 +161,25 @@ export function startOps(options: OpsOptions): Ops {
     },
     {
       method: 'GET',
-      path: '/dashboard',
+      path: OPS_PATHS.page,
       auth: 'none',
       answer: asset(join(PAGE_DIR, 'index.html'), 'text/html; charset=utf-8'),
     },
     {
       method: 'GET',
-      path: '/dashboard/app.js',
+      path: OPS_PATHS.script,
       auth: 'none',
       answer: asset(join(PAGE_DIR, 'app.js'), 'text/javascript; charset=utf-8'),
     },
     {
       method: 'GET',
-      path: '/dashboard/app.css',
+      path: OPS_PATHS.style,
       auth: 'none',
       answer: asset(join(PAGE_DIR, 'app.css'), 'text/css; charset=utf-8'),
     },
     {
       method: 'GET',
-      path: '/dashboard/chart.js',
+      path: OPS_PATHS.chart,
       auth: 'none',
       answer: asset(CHART_JS, 'text/javascript; charset=utf-8'),
     },

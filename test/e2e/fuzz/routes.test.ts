@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { allRoutes } from '../../../config/layout';
 import { type ProblemCode, problems } from '../../../config/problems';
 import { signPayload } from '../../../lambdas/shared/signature';
+import { OPS_PATHS } from '../../../local/ops/paths';
 import {
   anyMethod,
   apiKeyJunk,
@@ -24,18 +25,14 @@ import { ADMIN_KEY, auth, KEY, PROVIDER_SECRET, useFuzzStack } from './stack';
 /**
  * Every route the gateway serves, as a request: each of the route table's
  * (config/layout.ts), and the local ops view's pages, which the local stack
- * serves outside it (local/ops). A path parameter names the tenant acme, or a
+ * serves outside it (local/ops/paths.ts). A path parameter names the tenant acme, or a
  * job, media item, schedule or upload that does not exist. Only a route that
  * needs no body and names nothing absent may succeed with fuzzed headers: a
  * read, or the DLQ redrive.
  */
 const ABSENT = 'job_aaaaaaaaaaaaaaaaaaaaaaaaaa';
 const pathArguments: Record<string, string> = { id: ABSENT, ref: ABSENT, tenant: 'acme' };
-const localOpsRoutes = [
-  { method: 'GET', path: '/v1/admin/metrics' },
-  { method: 'GET', path: '/dashboard' },
-  { method: 'GET', path: '/dashboard/api/jobs/{id}/events' },
-] as const;
+const localOpsRoutes = Object.values(OPS_PATHS).map((path) => ({ method: 'GET', path }) as const);
 const routeTargets = [...allRoutes, ...localOpsRoutes].map(({ method, path }) => ({
   method,
   path: path.replace(/\{(\w+)\}/g, (_, name: string) => pathArguments[name] ?? ABSENT),
