@@ -13,6 +13,7 @@ import type {
   Resolution as ClientResolution,
   StreamTicket as ClientStreamTicket,
   Tenant as ClientTenant,
+  TenantSettings as ClientTenantSettings,
   TenantUsage as ClientTenantUsage,
   TimelineEvent as ClientTimelineEvent,
   UploadTicket as ClientUploadTicket,
@@ -28,7 +29,7 @@ import type {
   ProviderStatus as ServerProviderStatus,
 } from '../../lambdas/domain/operator';
 import type { IssuedStreamTicket, issuedStreamTicket } from '../../lambdas/domain/stream-tickets';
-import type { tenantUsage } from '../../lambdas/domain/tenant-settings';
+import type { tenantChanges, tenantUsage } from '../../lambdas/domain/tenant-settings';
 import type { TenantUsage as ServerTenantUsage } from '../../lambdas/domain/tenants';
 import type { DeepReadonly, Equals, Extends } from './support/type-assertions';
 
@@ -89,7 +90,11 @@ it("types the API's other answers as their schemas do, in the SDK and in the ser
     Equals<CancelJobsResult, Answer<typeof api.cancelJobsResult>>,
     Equals<ClientReplayResult, Answer<typeof api.replayJobsResult>>,
     Equals<keyof ClientBatchItemResult, keyof z.output<typeof api.createJobBatchItemResult>>,
+    // A batch item's answer, its job narrowed by type as the SDK's job is.
+    Extends<ClientBatchItemResult, Answer<typeof api.createJobBatchItemResult>>,
     Equals<ClientResolution, DeepReadonly<z.input<typeof resolution>>>,
-  ] = [true, true, true, true, true, true, true, true, true, true, true, true, true, true, true];
+    // What PUT /v1/admin/tenants/{tenant} takes, as the handler parses it.
+    Equals<ClientTenantSettings, Readonly<z.output<typeof tenantChanges>>>,
+  ] = [true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true];
   expect(same.every((assertion) => assertion)).toBe(true);
 });

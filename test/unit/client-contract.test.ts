@@ -4,7 +4,6 @@ import {
   type AdminJob,
   type BatchItem,
   type BatchItemResult,
-  type CancelJobsResult,
   type CreateMediaRequest,
   type CreateVersionRequest,
   DEFAULT_PRIORITY,
@@ -16,21 +15,17 @@ import {
   type JobOf,
   type JobType,
   type ListMediaQuery,
-  type LiveMessage,
   MAX_BATCH_ITEMS,
   type MediaItem,
   type MediaPage,
   type MediaVersion,
-  type MultipartUploadTicket,
   operations,
   PROBLEM_CODES,
   type Problem,
-  type ReplayResult,
   type SearchFilter,
   type SearchHit,
   type SearchRequest,
   type SearchResult,
-  type StreamTicket,
   type Tenant,
   type TenantSettings,
   type TenantUsage,
@@ -55,7 +50,6 @@ import type {
   ListMediaQuery as ServerListMediaQuery,
   updateMediaRequest,
 } from '../../config/media';
-import type { Problem as ServerProblem } from '../../config/problems';
 import type {
   SearchHit as ServerSearchHit,
   SearchResult as ServerSearchResult,
@@ -63,36 +57,19 @@ import type {
   searchRequest,
 } from '../../config/search';
 import { JOB_TYPE_SCHEMAS, openApiDocument } from '../../lambdas/api/openapi';
-import type { BulkCancelResult, ReplayResult as ServerReplayResult } from '../../lambdas/domain/bulk';
-import type {
-  BatchItemResult as ServerBatchItemResult,
-  UploadTicket as ServerUploadTicket,
-} from '../../lambdas/domain/intake';
 import {
-  type JobResource,
   DEFAULT_PRIORITY as SERVER_DEFAULT_PRIORITY,
   JOB_PRIORITIES as SERVER_JOB_PRIORITIES,
   JOB_STATUSES as SERVER_JOB_STATUSES,
   JOB_TYPES as SERVER_JOB_TYPES,
 } from '../../lambdas/domain/job';
-import type { MultipartUploadTicket as ServerMultipartUploadTicket } from '../../lambdas/domain/multipart-uploads';
-import type {
-  LiveMessage as ServerLiveMessage,
-  TimelineEvent as ServerTimelineEvent,
-} from '../../lambdas/domain/ports';
 import { MAX_BATCH_ITEMS as SERVER_MAX_BATCH_ITEMS } from '../../lambdas/domain/requests';
-import type { IssuedStreamTicket } from '../../lambdas/domain/stream-tickets';
-import type {
-  TenantUsage as ServerTenantUsage,
-  TenantChanges,
-  TenantResource,
-} from '../../lambdas/domain/tenants';
-import type { DeepReadonly, Equals, Extends } from './support/type-assertions';
+import type { DeepReadonly, Equals } from './support/type-assertions';
 
 /**
  * The SDK keeps its own copy of the API's shapes (it must not depend on the
- * server's code). These tests hold the copy to the OpenAPI document and, at
- * compile time, to the server's types.
+ * server's code). These tests hold the copy to the OpenAPI document; the
+ * compiler holds its types to the schemas' in api-schemas.test.ts.
  */
 
 describe('the SDK route table', () => {
@@ -219,48 +196,6 @@ describe('the SDK types', () => {
     expect(Object.keys(tenantFields).sort()).toEqual(keys('Tenant'));
     expect(Object.keys(usageFields).sort()).toEqual(keys('TenantUsage'));
     expect(Object.keys(settingsFields).sort()).toEqual(keys('TenantSettings'));
-  });
-
-  it("are the server's own types (checked by the compiler: a difference fails to compile)", () => {
-    const same: [
-      // The SDK's job is the server's, narrowed by type: every field there, each job type's input and result typed.
-      Extends<Job, JobResource>,
-      Equals<keyof Job, keyof JobResource>,
-      Equals<Job['type'], JobResource['type']>,
-      Equals<StreamTicket, IssuedStreamTicket>,
-      Equals<LiveMessage, ServerLiveMessage>,
-      Equals<TimelineEvent, ServerTimelineEvent>,
-      Equals<UploadTicket, ServerUploadTicket>,
-      Equals<MultipartUploadTicket, ServerMultipartUploadTicket>,
-      Equals<Problem, ServerProblem>,
-      Equals<Tenant, TenantResource>,
-      Equals<TenantUsage, ServerTenantUsage>,
-      Equals<TenantSettings, Readonly<TenantChanges>>,
-      // A batch item's answer is the server's, its job narrowed by type as above.
-      Extends<BatchItemResult, ServerBatchItemResult>,
-      Equals<keyof BatchItemResult, keyof ServerBatchItemResult>,
-      // Bulk answers are the server's, as the handlers send them.
-      Equals<CancelJobsResult, Omit<BulkCancelResult, 'canceledJobs'>>,
-      Equals<ReplayResult, ServerReplayResult>,
-    ] = [true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true];
-    expect(same).toEqual([
-      true,
-      true,
-      true,
-      true,
-      true,
-      true,
-      true,
-      true,
-      true,
-      true,
-      true,
-      true,
-      true,
-      true,
-      true,
-      true,
-    ]);
   });
 
   it("name exactly the documented fields of a batch item and its answer, and the server's item limit", () => {
