@@ -76,7 +76,7 @@ export class SfnWorkflow implements Workflow {
     }
   }
 
-  async redrive(executionName: string, clientToken: string): Promise<'redriven' | 'running'> {
+  async redrive(executionName: string, clientToken: string): Promise<'redriven' | 'running' | 'ended'> {
     // An execution on its failure path is not redrivable until it has failed; one that failed between
     // the refusal and the look at its status is redriven then. Once: a second refusal stands.
     for (let attempt = 1; ; attempt++) {
@@ -89,10 +89,11 @@ export class SfnWorkflow implements Workflow {
         );
         return 'redriven';
       } catch (error) {
+        if (error instanceof ExecutionDoesNotExist) return 'ended';
         if (!(error instanceof ExecutionNotRedrivable)) throw error;
         const status = await this.status(executionName);
         if (status === 'RUNNING') return 'running';
-        if (status !== 'FAILED' || attempt === 2) throw error;
+        if (status !== 'FAILED' || attempt === 2) return 'ended';
       }
     }
   }

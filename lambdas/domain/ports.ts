@@ -345,9 +345,11 @@ export interface Workflow {
    * Redrives the failed (stopped, timed-out) execution from the state it
    * failed in; `clientToken` makes a repeated request the same redrive.
    * `running` when it is not closed yet: still on its failure path, it goes
-   * on by itself once its park step finds the job resumed.
+   * on by itself once its park step finds the job resumed. `ended` when it
+   * can never be redriven (it succeeded, ended more than 14 days ago, used
+   * up its redrives, or does not exist): a new run is the way on.
    */
-  redrive(executionName: string, clientToken: string): Promise<'redriven' | 'running'>;
+  redrive(executionName: string, clientToken: string): Promise<'redriven' | 'running' | 'ended'>;
   /**
    * The execution's start (`job.dispatched`) and its steps' starts, retries,
    * ends and failures (`step.started`, `step.retry`, `step.succeeded`,

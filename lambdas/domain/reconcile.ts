@@ -549,9 +549,11 @@ async function reconcileRunning(deps: ReconcileDeps, job: Job, holdsSlot: boolea
   ) {
     // Resumed, and its execution still where it failed: the resume stopped between its write and its
     // redrive. The same client token makes this the resume's one redrive, whoever makes it first.
-    await deps.workflow.redrive(executionName, resumeTokenOf(job));
-    await fix(job, 'redriven', `resume ${job.resumes ?? 1}; execution ${execution}`);
-    return;
+    // One that can never be redriven goes on below as any ended execution.
+    if ((await deps.workflow.redrive(executionName, resumeTokenOf(job))) !== 'ended') {
+      await fix(job, 'redriven', `resume ${job.resumes ?? 1}; execution ${execution}`);
+      return;
+    }
   }
 
   if (execution !== 'RUNNING') {

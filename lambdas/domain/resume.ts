@@ -86,11 +86,13 @@ export async function resumeJob(deps: ResumeDeps, tenantId: string, jobId: strin
       resumeRefusalOf(current) ?? `Job ${job.id} changed while it was resumed; try again.`,
     );
   }
-  await deps.workflow.redrive(currentExecutionOf(resumed), resumeTokenOf(resumed));
+  const redrive = await deps.workflow.redrive(currentExecutionOf(resumed), resumeTokenOf(resumed));
   await deps.timeline.record(job.id, {
     at: now.toISOString(),
     type: 'job.resumed',
-    detail: `resume ${resumed.resumes ?? 1}`,
+    // An execution that can never be redriven (one that ended over 14 days ago) leaves a running job
+    // whose workflow has ended: the reconciler starts a new run of it, as for any such job.
+    detail: `resume ${resumed.resumes ?? 1}${redrive === 'ended' ? '; its execution cannot be redriven, so a new run goes on from where the job is' : ''}`,
   });
   return resumed;
 }

@@ -256,6 +256,31 @@ describe('running jobs', () => {
     expect(get(job.id).runs).toBeUndefined();
   });
 
+  it('starts a new run of a resumed job whose failed execution can never be redriven, from where the job is', async () => {
+    const { deps, add, get } = setup({ now: 60_000 });
+    const job = add({
+      status: 'running',
+      startedAt: at(-3_600_000),
+      providerJobId: 'gen_1',
+      providerOutcome: { status: 'succeeded', at: at(-3_500_000) },
+      executionName: 'e1',
+      resumes: 1,
+      resumedAt: at(0),
+    });
+    deps.workflow.statuses.set('e1', 'FAILED');
+    deps.workflow.notRedrivable.add('e1');
+
+    const report = await reconcile(deps);
+
+    expect(report.fixes.redriven).toBe(0);
+    expect(report.fixes.restarted).toBe(1);
+    expect(deps.workflow.redriven).toEqual([]);
+    expect(deps.workflow.started).toEqual([executionNameOf({ ...job, runs: 1 })]);
+    // Sent and answered before: the new run takes no slot and submits nothing again.
+    expect(get(job.id)).toMatchObject({ status: 'running', runs: 1, providerJobId: 'gen_1' });
+    expect(await deps.slots.holders()).toEqual([]);
+  });
+
   it('treats a resumed job whose redriven execution failed again long after as any ended execution', async () => {
     const { deps, add } = setup({ now: 16 * 60_000 });
     Object.assign(deps, { jobTimeoutMs: 3_600_000 });

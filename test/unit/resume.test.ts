@@ -48,6 +48,31 @@ describe('resumeJob', () => {
     expect(timeline.types(job.id)).toEqual(['job.resumed']);
   });
 
+  it.each([
+    ['failed more than 14 days ago', 'FAILED'],
+    ['ended otherwise than failed', 'SUCCEEDED'],
+  ] as const)(
+    'resumes a job whose execution %s all the same: running, for the reconciler to start a new run',
+    async (_, status) => {
+      const { deps, workflow, timeline, execution, job, current } = setup();
+      workflow.statuses.set(execution, status);
+      workflow.notRedrivable.add(execution);
+
+      const resumed = await resumeJob(deps, 'acme', job.id);
+
+      expect(resumed).toEqual(current());
+      expect(current()).toMatchObject({ status: 'running', error: null, resumes: 1, providerJobId: 'gen_1' });
+      expect(workflow.redriven).toEqual([]);
+      expect(workflow.started).toEqual([]);
+      expect(timeline.events.get(job.id)).toEqual([
+        expect.objectContaining({
+          type: 'job.resumed',
+          detail: 'resume 1; its execution cannot be redriven, so a new run goes on from where the job is',
+        }),
+      ]);
+    },
+  );
+
   it('counts each resume of a job that failed again: a new client token, so a new redrive', async () => {
     const { deps, workflow, execution, job, store } = setup({ resumes: 1 });
     await resumeJob(deps, 'acme', job.id);

@@ -168,7 +168,7 @@ describe('redrive', () => {
     sfn.restore();
   });
 
-  it('answers running for an execution still on its failure path, and throws for one that cannot be redriven', async () => {
+  it('answers running for an execution still on its failure path, and ended for one that can never be redriven', async () => {
     const sfn = mockClient(SFNClient);
     sfn
       .on(RedriveExecutionCommand)
@@ -180,7 +180,7 @@ describe('redrive', () => {
     const workflow = new SfnWorkflow(new SFNClient({}), MACHINE);
 
     await expect(workflow.redrive('job_a-g1', 'resume-1')).resolves.toBe('running');
-    await expect(workflow.redrive('job_a-g1', 'resume-1')).rejects.toBeInstanceOf(ExecutionNotRedrivable);
+    await expect(workflow.redrive('job_a-g1', 'resume-1')).resolves.toBe('ended');
     sfn.restore();
   });
 
@@ -199,17 +199,34 @@ describe('redrive', () => {
     sfn.restore();
   });
 
-  it('gives up when a failed execution refuses a second redrive', async () => {
+  it('answers ended when a failed execution refuses a second redrive (it ended over 14 days ago)', async () => {
+    const sfn = mockClient(SFNClient);
+    sfn.on(RedriveExecutionCommand).rejects(
+      new ExecutionNotRedrivable({
+        message: 'Execution ended more than 14 days ago and cannot be redriven',
+        $metadata: {},
+      }),
+    );
+    sfn.on(DescribeExecutionCommand).resolves({ status: 'FAILED' });
+
+    await expect(new SfnWorkflow(new SFNClient({}), MACHINE).redrive('job_a-g1', 'resume-1')).resolves.toBe(
+      'ended',
+    );
+    expect(sfn.commandCalls(RedriveExecutionCommand)).toHaveLength(2);
+    sfn.restore();
+  });
+
+  it('answers ended for an execution that does not exist, and throws what else Step Functions answers', async () => {
     const sfn = mockClient(SFNClient);
     sfn
       .on(RedriveExecutionCommand)
-      .rejects(new ExecutionNotRedrivable({ message: 'redrive limit', $metadata: {} }));
-    sfn.on(DescribeExecutionCommand).resolves({ status: 'FAILED' });
+      .rejectsOnce(new ExecutionDoesNotExist({ message: 'Execution does not exist', $metadata: {} }))
+      .rejectsOnce(new Error('ThrottlingException'));
+    const workflow = new SfnWorkflow(new SFNClient({}), MACHINE);
 
-    await expect(
-      new SfnWorkflow(new SFNClient({}), MACHINE).redrive('job_a-g1', 'resume-1'),
-    ).rejects.toBeInstanceOf(ExecutionNotRedrivable);
-    expect(sfn.commandCalls(RedriveExecutionCommand)).toHaveLength(2);
+    await expect(workflow.redrive('job_a-g1', 'resume-1')).resolves.toBe('ended');
+    await expect(workflow.redrive('job_a-g1', 'resume-1')).rejects.toThrow('ThrottlingException');
+    expect(sfn.commandCalls(DescribeExecutionCommand)).toHaveLength(0);
     sfn.restore();
   });
 });

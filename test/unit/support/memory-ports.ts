@@ -686,9 +686,13 @@ export class MemoryWorkflow implements Workflow {
   }
   /** Each redrive asked for, as `execution/clientToken`; a repeated token is one redrive, as in Step Functions. */
   readonly redriven: string[] = [];
-  async redrive(executionName: string, clientToken: string): Promise<'redriven' | 'running'> {
+  /** Executions Step Functions would not redrive although they failed (ended over 14 days ago). */
+  readonly notRedrivable = new Set<string>();
+  async redrive(executionName: string, clientToken: string): Promise<'redriven' | 'running' | 'ended'> {
     const status = await this.status(executionName);
     if (status === 'RUNNING') return 'running';
+    if (status === 'SUCCEEDED' || status === 'NOT_FOUND' || this.notRedrivable.has(executionName))
+      return 'ended';
     const request = `${executionName}/${clientToken}`;
     if (!this.redriven.includes(request)) this.redriven.push(request);
     this.statuses.set(executionName, 'RUNNING');
