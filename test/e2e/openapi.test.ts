@@ -204,6 +204,31 @@ async function settled(
   );
 }
 
+/**
+ * Arms a simulator fault for the next submission the provider gets. The jobs
+ * earlier tests created run on in the background, so it first waits for none
+ * to be active: one of them still on its way to the provider would take the
+ * fault (a stall would then hold it running until its job timeout), and the
+ * job meant for it would run unharmed.
+ */
+async function faultForNextSubmission(mode: 'reject' | 'stall' | 'accept-then-drop'): Promise<void> {
+  let active: string[] = [];
+  await pollUntil(
+    async () => {
+      active = [];
+      for (const status of ['queued', 'running']) {
+        const page = await send('get', '/v1/jobs', `/v1/jobs?status=${status}&limit=10`);
+        active.push(...page.body.items.map((job: JobResource) => `${job.id} (${job.type}, ${job.status})`));
+      }
+      return active.length === 0;
+    },
+    { timeoutMs: 90_000, intervalMs: 100, description: 'no job of an earlier test still active' },
+  ).catch((error: Error) => {
+    throw new Error(`${error.message}: ${active.join(', ')}`);
+  });
+  await sim('/_sim/faults', { mode, count: 1 });
+}
+
 describe('the served document', () => {
   it('is the document in lambdas/api/openapi.ts, and openapi.yaml is the same document', async () => {
     const served = await send('get', '/openapi.json', '/openapi.json', { key: null });
@@ -418,7 +443,7 @@ describe('reading and canceling jobs', () => {
       (await send('post', '/v1/jobs/{id}/resume', '/v1/jobs/job_aaaaaaaaaaaaaaaaaaaaaaaaaa/resume')).status,
     ).toBe(404);
     // Refused by the provider before it accepted anything: a failure a resume goes on from, at submit.
-    await sim('/_sim/faults', { mode: 'reject', count: 1 });
+    await faultForNextSubmission('reject');
     const rejected = await send('post', '/v1/jobs', '/v1/jobs', {
       idempotencyKey: freshKey(),
       json: imageJob('rejected once'),
@@ -428,7 +453,7 @@ describe('reading and canceling jobs', () => {
     expect({ status: resumed.status, job: resumed.body.status }).toEqual({ status: 202, job: 'running' });
     expect((await settled(rejected.body.id)).status).toBe('succeeded');
 
-    await sim('/_sim/faults', { mode: 'stall', count: 1 });
+    await faultForNextSubmission('stall');
     const stalled = await send('post', '/v1/jobs', '/v1/jobs', {
       idempotencyKey: freshKey(),
       json: imageJob('stall'),
@@ -639,22 +664,7 @@ describe('POST /v1/search', () => {
 
 describe('admin routes', () => {
   it('lists jobs in review, resolves one, redrives the dead-letter queue and refuses tenant keys', async () => {
-    // The fault meets the next submission: no job of an earlier test may still be on its way to the provider.
-    let active: string[] = [];
-    await pollUntil(
-      async () => {
-        active = [];
-        for (const status of ['queued', 'running']) {
-          const page = await send('get', '/v1/jobs', `/v1/jobs?status=${status}&limit=10`);
-          active.push(...page.body.items.map((job: JobResource) => `${job.id} (${job.type}, ${job.status})`));
-        }
-        return active.length === 0;
-      },
-      { timeoutMs: 90_000, intervalMs: 100, description: 'no job of an earlier test still active' },
-    ).catch((error: Error) => {
-      throw new Error(`${error.message}: ${active.join(', ')}`);
-    });
-    await sim('/_sim/faults', { mode: 'accept-then-drop', count: 1 });
+    await faultForNextSubmission('accept-then-drop');
     const ambiguous = await send('post', '/v1/jobs', '/v1/jobs', {
       idempotencyKey: freshKey(),
       json: imageJob(),
@@ -710,7 +720,7 @@ describe('admin routes', () => {
     });
     expect(missing.status).toBe(404);
 
-    await sim('/_sim/faults', { mode: 'stall', count: 1 });
+    await faultForNextSubmission('stall');
     const running = await send('post', '/v1/jobs', '/v1/jobs', {
       idempotencyKey: freshKey(),
       json: imageJob(),
