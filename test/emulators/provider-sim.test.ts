@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { resolve } from 'node:path';
 import { crc32, inflateSync } from 'node:zlib';
-import { listenOn } from '../../local/emulators/listen';
+import { type Listening, listen } from '../../local/emulators/listen';
 import { SAMPLE_TRANSCRIPT_SEGMENTS } from '../../local/provider-sim/outputs';
 import { signProviderPayload, verifyProviderSignature } from '../../local/provider-sim/signature';
 import {
@@ -45,15 +45,17 @@ class WebhookReceiver {
   private readonly inFlight = new Map<string, number>();
 
   private constructor(
-    private readonly server: Server,
+    private readonly listening: Listening,
     readonly url: string,
   ) {}
 
   static async start(): Promise<WebhookReceiver> {
     let receiver: WebhookReceiver | undefined;
-    const server = createServer((req, res) => void receiver?.receive(req, res));
-    const port = await listenOn(server, 0, '127.0.0.1');
-    receiver = new WebhookReceiver(server, `http://127.0.0.1:${port}/v1/provider/events`);
+    const listening = await listen(
+      createServer((req, res) => void receiver?.receive(req, res)),
+      '127.0.0.1',
+    );
+    receiver = new WebhookReceiver(listening, `${listening.endpoint}/v1/provider/events`);
     return receiver;
   }
 
@@ -61,10 +63,8 @@ class WebhookReceiver {
     return this.deliveries.filter((delivery) => delivery.event.id === id).map((delivery) => delivery.event);
   }
 
-  async close(): Promise<void> {
-    const closed = new Promise((done) => this.server.close(done));
-    this.server.closeAllConnections();
-    await closed;
+  close(): Promise<void> {
+    return this.listening.stop();
   }
 
   private async receive(req: IncomingMessage, res: ServerResponse): Promise<void> {

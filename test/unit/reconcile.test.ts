@@ -229,17 +229,21 @@ describe('running jobs', () => {
     expect(await deps.slots.holders()).toEqual([slotHolderOf(job)]);
   });
 
-  it('redrives a resumed job whose resume stopped before its redrive, under the resume’s token, and starts no new run', async () => {
-    const { deps, add, get } = setup({ now: 60_000 });
-    const job = add({
+  /** A job resumed a minute ago (its `resumes`-th resume), an hour after its start, paid and answered before. */
+  const resumedBeforeItsRedrive = (resumes: number) =>
+    ({
       status: 'running',
       startedAt: at(-3_600_000),
       providerJobId: 'gen_1',
       providerOutcome: { status: 'succeeded', at: at(-3_500_000) },
       executionName: 'e1',
-      resumes: 2,
+      resumes,
       resumedAt: at(0),
-    });
+    }) as const;
+
+  it('redrives a resumed job whose resume stopped before its redrive, under the resume’s token, and starts no new run', async () => {
+    const { deps, add, get } = setup({ now: 60_000 });
+    const job = add(resumedBeforeItsRedrive(2));
     deps.workflow.statuses.set('e1', 'FAILED');
 
     const report = await reconcile(deps);
@@ -258,15 +262,7 @@ describe('running jobs', () => {
 
   it('starts a new run of a resumed job whose failed execution can never be redriven, from where the job is', async () => {
     const { deps, add, get } = setup({ now: 60_000 });
-    const job = add({
-      status: 'running',
-      startedAt: at(-3_600_000),
-      providerJobId: 'gen_1',
-      providerOutcome: { status: 'succeeded', at: at(-3_500_000) },
-      executionName: 'e1',
-      resumes: 1,
-      resumedAt: at(0),
-    });
+    const job = add(resumedBeforeItsRedrive(1));
     deps.workflow.statuses.set('e1', 'FAILED');
     deps.workflow.notRedrivable.add('e1');
 

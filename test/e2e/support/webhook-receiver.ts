@@ -1,5 +1,5 @@
 import { createServer, type IncomingHttpHeaders } from 'node:http';
-import { listenOn } from '../../../local/emulators/listen';
+import { listen } from '../../../local/emulators/listen';
 
 /** One webhook delivered to the receiver, as it arrived. */
 export interface Delivery {
@@ -32,13 +32,6 @@ export async function startWebhookReceiver(
       response.writeHead(answer(deliveries.length)).end();
     });
   });
-  const port = await listenOn(server, 0, '127.0.0.1');
-  return {
-    url: `http://127.0.0.1:${port}/hook`,
-    deliveries,
-    async close() {
-      server.closeAllConnections();
-      await new Promise((closed) => server.close(closed));
-    },
-  };
+  const listening = await listen(server, '127.0.0.1');
+  return { url: `${listening.endpoint}/hook`, deliveries, close: listening.stop };
 }

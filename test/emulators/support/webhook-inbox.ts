@@ -1,11 +1,5 @@
-import {
-  createServer,
-  type IncomingHttpHeaders,
-  type IncomingMessage,
-  type Server,
-  type ServerResponse,
-} from 'node:http';
-import { listenOn } from '../../../local/emulators/listen';
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
+import { type Listening, listen } from '../../../local/emulators/listen';
 
 /** One request a provider made to the inbox, exactly as it arrived. */
 export interface InboxRequest {
@@ -27,15 +21,17 @@ export class WebhookInbox {
   readonly requests: InboxRequest[] = [];
 
   private constructor(
-    private readonly server: Server,
+    private readonly listening: Listening,
     readonly origin: string,
   ) {}
 
   static async start(): Promise<WebhookInbox> {
     let inbox: WebhookInbox | undefined;
-    const server = createServer((req, res) => void inbox?.receive(req, res));
-    const port = await listenOn(server, 0, '127.0.0.1');
-    inbox = new WebhookInbox(server, `http://127.0.0.1:${port}`);
+    const listening = await listen(
+      createServer((req, res) => void inbox?.receive(req, res)),
+      '127.0.0.1',
+    );
+    inbox = new WebhookInbox(listening, listening.endpoint);
     return inbox;
   }
 
@@ -44,10 +40,8 @@ export class WebhookInbox {
     return this.requests.filter((request) => request.path.startsWith(path));
   }
 
-  async close(): Promise<void> {
-    const closed = new Promise((done) => this.server.close(done));
-    this.server.closeAllConnections();
-    await closed;
+  close(): Promise<void> {
+    return this.listening.stop();
   }
 
   private async receive(req: IncomingMessage, res: ServerResponse): Promise<void> {
