@@ -202,15 +202,15 @@ export class DeepgramDialect implements Dialect {
         jobMs: jobMs + (heardSeconds === undefined ? 0 : Math.round(heardSeconds * realTimeFactor * 1000)),
         progressHz,
         fault: jobFault(fault),
-        hooks: { progress: () => {}, finished: (outcome) => this.finish(transcription, outcome) },
+        hooks: { progress: () => {}, finished: (outcome, at) => this.finish(transcription, outcome, at) },
       }),
     };
     this.transcriptions.set(requestId, transcription);
     return transcription;
   }
 
-  private finish(transcription: Transcription, outcome: JobOutcome): void {
-    transcription.completed = new Date().toISOString();
+  private finish(transcription: Transcription, outcome: JobOutcome, at: Date): void {
+    transcription.completed = at.toISOString();
     const succeeded = outcome === 'succeeded';
     transcription.code = succeeded ? 200 : 500;
     const body = succeeded

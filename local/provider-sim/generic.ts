@@ -146,7 +146,7 @@ export class GenericDialect implements Dialect {
         hooks: {
           progress: (_tick, _ticks, percent) =>
             this.emit(generation, { type: 'progress', id, progress: percent, at: isoNow() }),
-          finished: (outcome) => this.finish(generation, outcome),
+          finished: (outcome, at) => this.finish(generation, outcome, at),
         },
       }),
     };
@@ -157,8 +157,8 @@ export class GenericDialect implements Dialect {
     return generation;
   }
 
-  private finish(generation: Generation, outcome: JobOutcome): void {
-    const at = isoNow();
+  private finish(generation: Generation, outcome: JobOutcome, finishedAt: Date): void {
+    const at = finishedAt.toISOString();
     const { id } = generation;
     if (outcome === 'succeeded') {
       generation.output = generationOutput(generation.type, generation.input);

@@ -15,8 +15,11 @@ export type JobOutcome = Exclude<JobState, 'running'>;
 export interface JobHooks {
   /** Tick `tick` of `ticks` happened; `percent` is rounded. */
   progress(tick: number, ticks: number, percent: number): void;
-  /** The job reached a terminal state; called exactly once, and never for a stalled job. */
-  finished(outcome: JobOutcome): void;
+  /**
+   * The job reached a terminal state at `at`, the instant its charge in the
+   * ledger ends; called exactly once, and never for a stalled job.
+   */
+  finished(outcome: JobOutcome, at: Date): void;
 }
 
 export interface JobSpec {
@@ -146,9 +149,11 @@ export class JobRunner {
     clearTimeout(job.timer);
     job.timer = undefined;
     job.state = outcome;
-    this.ledger.settled(job.provider, job.id, new Date(), outcome);
+    // One reading of the clock: the provider's own record of the end and the ledger's charge agree.
+    const at = new Date();
+    this.ledger.settled(job.provider, job.id, at, outcome);
     if (outcome === 'succeeded') job.percent = 100;
     this.log(`${job.provider}: ${job.id} ${outcome} at ${job.percent}%`);
-    job.hooks.finished(outcome);
+    job.hooks.finished(outcome, at);
   }
 }

@@ -177,7 +177,7 @@ export class ReplicateDialect implements Dialect {
         fault: jobFault(fault),
         hooks: {
           progress: (tick, ticks, percent) => this.progress(prediction, tick, ticks, percent),
-          finished: (outcome) => this.finish(prediction, outcome),
+          finished: (outcome, at) => this.finish(prediction, outcome, at),
         },
       }),
     };
@@ -194,9 +194,9 @@ export class ReplicateDialect implements Dialect {
     this.notify(prediction, 'logs');
   }
 
-  private finish(prediction: Prediction, outcome: JobOutcome): void {
-    const now = Date.now();
-    prediction.completedAt = new Date(now).toISOString();
+  private finish(prediction: Prediction, outcome: JobOutcome, at: Date): void {
+    const now = at.getTime();
+    prediction.completedAt = at.toISOString();
     prediction.completedAtMs = now;
     if (outcome === 'succeeded') {
       prediction.output = this.outputFor(prediction);
