@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import { audioSourceFields, languageTag, oneAudioSource } from './job-types/common';
-import { calendarDate, LABELS_MAX, label, TITLE_MAX_CHARS } from './search';
+import { calendarDate, label, labelList, TITLE_MAX_CHARS } from './search';
 
 /**
  * Media items (CONTRACT section 1, the sermon library): the thing a tenant
@@ -19,16 +19,11 @@ export const SPEAKER_MAX_CHARS = 200;
 export const MEDIA_PAGE_MAX = 100;
 export const MEDIA_PAGE_DEFAULT = 20;
 
-const uniqueLabels = z
-  .array(label)
-  .max(LABELS_MAX)
-  .refine((labels) => new Set(labels).size === labels.length, 'must not repeat a label');
-
 const metadataFields = {
   title: z.string().trim().min(1).max(TITLE_MAX_CHARS).describe('What listeners and search see of it.'),
   speaker: z.string().trim().min(1).max(SPEAKER_MAX_CHARS).optional().describe('Who preached or spoke.'),
   date: calendarDate.optional().describe('When it was preached or recorded; search filters by it.'),
-  labels: uniqueLabels.optional().describe('A series, a place, a topic; search filters by them.'),
+  labels: labelList.optional().describe('A series, a place, a topic; search filters by them.'),
 };
 
 export const createMediaRequest = z
@@ -41,7 +36,7 @@ export const updateMediaRequest = z
     title: metadataFields.title.optional(),
     speaker: metadataFields.speaker.unwrap().nullable().optional().describe('`null` removes it.'),
     date: metadataFields.date.unwrap().nullable().optional().describe('`null` removes it.'),
-    labels: uniqueLabels.optional().describe('Replaces the labels.'),
+    labels: labelList.optional().describe('Replaces the labels.'),
   })
   .refine((patch) => Object.keys(patch).length > 0, 'name at least one field to change')
   .describe(

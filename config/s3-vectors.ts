@@ -31,6 +31,8 @@ export const S3_VECTORS_LIMITS = {
   keysPerDelete: 500,
   keysPerGet: 100,
   topK: 10_000,
+  /** Filter constraints of one query: each value a condition evaluates counts one (a `$in` of three is three). */
+  filterConstraintsPerQuery: 100,
   queryResultsPerPage: 100,
   listResultsPerPage: 1000,
   listResultsDefault: 500,

@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { S3_VECTORS_LIMITS } from './s3-vectors';
 
 /**
  * `POST /v1/search` (CONTRACT section 1): a listener's words find the passage
@@ -24,6 +25,47 @@ export const label = z
   .min(1)
   .max(LABEL_MAX_CHARS)
   .regex(/^[^\s].*[^\s]$|^[^\s]$/, 'must not start or end with white space');
+
+/**
+ * The bytes a vector's filterable metadata holds besides its labels, at
+ * their most: the tenant (a tenant id takes at most 64 characters), the
+ * item's id, and four numbers (date, passage, start and end), each as long
+ * as a number's JSON can be.
+ */
+const FILTERABLE_BYTES_BESIDE_LABELS =
+  utf8Bytes(
+    JSON.stringify({
+      tenant: 't'.repeat(64),
+      item: `med_${'a'.repeat(26)}`,
+      date: -Number.MAX_VALUE,
+      passage: -Number.MAX_VALUE,
+      start: -Number.MAX_VALUE,
+      end: -Number.MAX_VALUE,
+      labels: [],
+    }),
+  ) - utf8Bytes('[]');
+
+/**
+ * The most a recording's labels may take together, in bytes of their JSON
+ * (UTF-8): each vector of its passages keeps them in its filterable metadata,
+ * which S3 Vectors measures in bytes, so 64 characters of Chinese take three
+ * times what 64 letters do.
+ */
+export const LABELS_MAX_BYTES = S3_VECTORS_LIMITS.filterableMetadataBytes - FILTERABLE_BYTES_BESIDE_LABELS;
+
+function utf8Bytes(text: string): number {
+  return new TextEncoder().encode(text).length;
+}
+
+/** A recording's labels: distinct, and within what its vectors can keep. */
+export const labelList = z
+  .array(label)
+  .max(LABELS_MAX)
+  .refine((labels) => new Set(labels).size === labels.length, 'must not repeat a label')
+  .refine(
+    (labels) => utf8Bytes(JSON.stringify(labels)) <= LABELS_MAX_BYTES,
+    `must take at most ${LABELS_MAX_BYTES} bytes together (UTF-8, as JSON): each vector of the recording keeps them in its ${S3_VECTORS_LIMITS.filterableMetadataBytes} bytes of filterable metadata`,
+  );
 
 export const calendarDate = z.iso.date().describe('A calendar date, YYYY-MM-DD.');
 

@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import type { ProviderRequests } from '../providers';
-import { calendarDate, LABELS_MAX, label, TITLE_MAX_CHARS } from '../search';
+import { calendarDate, labelList, TITLE_MAX_CHARS } from '../search';
 import { audioSourceFields, deepgramChannels, languageTag, oneAudioSource } from './common';
 import { defineJobType, jsonFile, OutputInvalidError, type ProviderBinding } from './job-type';
 
@@ -21,10 +21,7 @@ export const publishInput = z
     date: calendarDate
       .optional()
       .describe('When it was preached or recorded; search filters by it. Default: the day it is published.'),
-    labels: z
-      .array(label)
-      .max(LABELS_MAX)
-      .refine((labels) => new Set(labels).size === labels.length, 'must not repeat a label')
+    labels: labelList
       .optional()
       .describe("The recording's own labels (a series, a speaker, a place); search filters by them."),
   })

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { MEDIA_ID_PATTERN } from '../../config/media';
+import { S3_VECTORS_LIMITS } from '../../config/s3-vectors';
 import {
   SEARCH_LIMIT_DEFAULT,
   type SearchHit,
@@ -39,11 +40,16 @@ export async function search(
   const limit = request.limit ?? SEARCH_LIMIT_DEFAULT;
   const vector = await deps.embedQuery(request.query);
   // Twice as many as answered: a version being published or replaced matches too, and is passed over.
-  const hits = await deps.vectors.query(
-    vector,
-    Math.min(limit * 2, SEARCH_QUERY_TOP_K_MAX),
-    searchFilterOf(tenantId, request.filter),
-  );
+  const topK = Math.min(limit * 2, SEARCH_QUERY_TOP_K_MAX);
+  // Each query's nearest, together: the nearest of all, as the items are split between the queries.
+  const hits = (
+    await Promise.all(
+      searchFiltersOf(tenantId, request.filter).map((filter) => deps.vectors.query(vector, topK, filter)),
+    )
+  )
+    .flat()
+    .sort((a, b) => a.distance - b.distance)
+    .slice(0, topK);
   const recordings = new Map<string, Promise<Playable | undefined>>();
   const mediaItems = new Map<string, Promise<MediaItem | undefined>>();
   const once = <T>(cache: Map<string, Promise<T>>, id: string, load: () => Promise<T>) => {
@@ -80,18 +86,45 @@ const SEARCH_QUERY_TOP_K_MAX = 100;
 const jobIdOfVectorKey = (key: string): string => key.split('/')[1] ?? '';
 
 /**
- * The index's filter: the tenant's passages, and what the request narrows them
- * to (S3 Vectors' metadata filter language: a top-level `$and` of conditions;
- * an array field such as `labels` matches `$in` when any element is listed).
+ * The index's filters: the tenant's passages, and what the request narrows
+ * them to (S3 Vectors' metadata filter language: a top-level `$and` of
+ * conditions; an array field such as `labels` matches `$in` when any element
+ * is listed). The index counts every value a filter evaluates as one
+ * constraint, and takes a bounded number a query: the items a request names
+ * are shared out between as many filters as it takes, each with the tenant
+ * and every other condition, so no request the schema accepts is refused.
  */
-export function searchFilterOf(tenantId: string, filter: SearchRequest['filter']): VectorFilter {
-  const conditions: Record<string, unknown>[] = [{ tenant: { $eq: tenantId } }];
-  if (filter?.itemIds) conditions.push({ item: { $in: filter.itemIds } });
-  if (filter?.dateFrom) conditions.push({ date: { $gte: dayNumberOf(filter.dateFrom) } });
-  if (filter?.dateTo) conditions.push({ date: { $lte: dayNumberOf(filter.dateTo) } });
-  if (filter?.labels) conditions.push({ labels: { $in: filter.labels } });
-  return conditions.length === 1 ? (conditions[0] as VectorFilter) : { $and: conditions };
+export function searchFiltersOf(tenantId: string, filter: SearchRequest['filter']): VectorFilter[] {
+  const tenant: Condition = { tenant: { $eq: tenantId } };
+  const narrowing: Condition[] = [];
+  if (filter?.dateFrom) narrowing.push({ date: { $gte: dayNumberOf(filter.dateFrom) } });
+  if (filter?.dateTo) narrowing.push({ date: { $lte: dayNumberOf(filter.dateTo) } });
+  if (filter?.labels) narrowing.push({ labels: { $in: filter.labels } });
+  const itemIds = filter?.itemIds ?? [];
+  if (itemIds.length === 0) return [filterOf([tenant, ...narrowing])];
+  const itemsPerQuery = Math.max(
+    1,
+    S3_VECTORS_LIMITS.filterConstraintsPerQuery - constraintsOf([tenant, ...narrowing]),
+  );
+  const filters: VectorFilter[] = [];
+  for (let from = 0; from < itemIds.length; from += itemsPerQuery) {
+    const items: Condition = { item: { $in: itemIds.slice(from, from + itemsPerQuery) } };
+    filters.push(filterOf([tenant, items, ...narrowing]));
+  }
+  return filters;
 }
+
+/** A condition on one metadata key: its operators and their operands. */
+type Condition = Readonly<Record<string, Readonly<Record<string, unknown>>>>;
+
+/** As the index counts them: every value a condition evaluates is one constraint (a `$in` of three is three). */
+const constraintsOf = (conditions: readonly Condition[]): number =>
+  conditions
+    .flatMap((condition) => Object.values(condition).flatMap((operators) => Object.values(operators)))
+    .reduce<number>((sum, operand) => sum + (Array.isArray(operand) ? operand.length : 1), 0);
+
+const filterOf = (conditions: readonly Condition[]): VectorFilter =>
+  conditions.length === 1 ? (conditions[0] as VectorFilter) : { $and: conditions };
 
 /** Higher is closer: 1 − cosine distance, or 1 / (1 + Euclidean distance). */
 export const scoreOf = (distance: number, metric: 'cosine' | 'euclidean'): number =>

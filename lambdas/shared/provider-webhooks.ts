@@ -1,7 +1,7 @@
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { type Problem, problem } from '../../config/problems';
 import type { ProviderName } from '../../config/providers';
-import { bodyLimits } from '../../config/settings';
+import { LAMBDA_SYNC_REQUEST_BYTES } from '../../config/settings';
 import { problemResult } from '../api/http';
 import { toProblem } from '../api/problems';
 import { ValidationError } from '../domain/errors';
@@ -32,6 +32,22 @@ export interface ProviderWebhookDelivery {
   readonly body: Buffer;
 }
 
+/**
+ * The largest webhook body taken: all that reaches the function. Either
+ * endpoint hands a webhook over in a synchronous invocation, whose request
+ * Lambda caps (`LAMBDA_SYNC_REQUEST_BYTES`, 6 MB), so Lambda itself refuses
+ * a larger one (413) before any of this runs. Providers' events are as
+ * large as their work: a Deepgram callback lists every word twice, about
+ * 2 MB an hour of speech, so the most it carries is somewhat under three
+ * hours with utterances (the event escapes the body's quotes). A publish never nears it (its chunks last at most two hours
+ * and list each word once); a longer recording's callback never arrives,
+ * and its job ends in review at its timeout, as for any lost callback,
+ * rather than in a success without its transcript. The body is never kept
+ * on the job or in a workflow state: a completion's output is stored in the
+ * output bucket and referenced by key.
+ */
+export const PROVIDER_EVENT_MAX_BYTES = LAMBDA_SYNC_REQUEST_BYTES;
+
 const now = () => new Date();
 /**
  * What this environment last learned of each job: ticks inside a second of
@@ -44,8 +60,8 @@ const heartbeatThrottle = new ProgressThrottle(60_000);
 
 /**
  * Answers the webhook: 204 once applied (or ignored, so the provider stops
- * retrying), else an RFC 9457 problem: 413 for a body larger than a provider
- * event, 401 for a signature the provider's adapter refuses, 400 for a URL
+ * retrying), else an RFC 9457 problem: 413 for a body larger than Lambda
+ * carries, 401 for a signature the provider's adapter refuses, 400 for a URL
  * that names no job or submission or an event that does not parse.
  * `requestId` names the occurrence in a problem's `instance`.
  */
@@ -72,8 +88,11 @@ async function receive(
   provider: ProviderName,
   delivery: ProviderWebhookDelivery,
 ): Promise<Problem | undefined> {
-  if (delivery.body.length > bodyLimits.jsonBytes) {
-    return problem('payload-too-large', 'Provider events are small.');
+  if (delivery.body.length > PROVIDER_EVENT_MAX_BYTES) {
+    return problem(
+      'payload-too-large',
+      `A provider event takes at most ${PROVIDER_EVENT_MAX_BYTES} bytes, what a synchronous Lambda invocation carries.`,
+    );
   }
   const adapter = await providerAdapter(provider);
   const request = {

@@ -1,3 +1,5 @@
+import { S3_VECTORS_LIMITS } from '../../config/s3-vectors';
+
 /**
  * S3 Vectors' metadata filter language, as the Metadata filtering page
  * documents it (https://docs.aws.amazon.com/AmazonS3/latest/userguide/s3-vectors-metadata-filtering.html)
@@ -36,7 +38,7 @@ export type Metadata = Readonly<Record<string, MetadataValue>>;
 export type MetadataPredicate = (metadata: Metadata) => boolean;
 
 /** Most filter constraints one query may use on an ENHANCED index. */
-export const MAX_FILTER_CONSTRAINTS = 100;
+export const MAX_FILTER_CONSTRAINTS = S3_VECTORS_LIMITS.filterConstraintsPerQuery;
 
 /** A filter S3 Vectors would refuse, with why; the emulator answers it as a ValidationException. */
 export class FilterError extends Error {}

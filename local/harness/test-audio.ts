@@ -60,3 +60,21 @@ export async function generateTestAudio(file: string, options: TestAudioOptions)
   );
   if (run.exitCode !== 0) throw new Error(`Could not generate ${file}: ${toolMessages(run.stderr, file)}`);
 }
+
+/**
+ * The first bytes of a FLAC file of `seconds` of 16 kHz mono audio: `fLaC`
+ * and its STREAMINFO block, which states the length, with no frames after
+ * it. A reader of lengths (the simulated Deepgram's) hears that many
+ * seconds without a test making and sending an hour of audio.
+ */
+export function flacHeaderOf(seconds: number, sampleRate = 16_000): Buffer {
+  const streamInfo = Buffer.alloc(34);
+  streamInfo.writeUInt16BE(4096, 0);
+  streamInfo.writeUInt16BE(4096, 2);
+  // Sample rate (20 bits), channels - 1 (3), bits per sample - 1 (5), total samples (36).
+  const packed =
+    (BigInt(sampleRate) << 44n) | (0n << 41n) | (15n << 36n) | BigInt(Math.round(seconds * sampleRate));
+  streamInfo.writeBigUInt64BE(packed, 10);
+  // Last metadata block (0x80), type STREAMINFO (0), 34 bytes long.
+  return Buffer.concat([Buffer.from('fLaC', 'latin1'), Buffer.from([0x80, 0, 0, 34]), streamInfo]);
+}

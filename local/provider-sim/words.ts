@@ -51,13 +51,27 @@ function wordsOf(segment: { readonly text: string; readonly start: number; reado
 }
 
 /**
- * The sample transcript over `durationSeconds` of audio: repeated as many
- * times as fits best (at least once), each repetition a paragraph, every
- * time stretched by one factor so the last sentence ends where the audio
- * does. Over the sample's own 8 s it is the sample, times unchanged.
+ * How fast a preacher speaks: about 150 words a minute, so an hour's
+ * transcript holds about 9,000 words, and Deepgram's answer for it, which
+ * lists each word twice when utterances are asked for, about 2 MB.
+ */
+export const SPOKEN_WORDS_PER_MINUTE = 150;
+
+const SAMPLE_WORDS = SAMPLE_TRANSCRIPT_SEGMENTS.reduce(
+  (sum, segment) => sum + segment.text.split(' ').length,
+  0,
+);
+
+/**
+ * The sample transcript over `durationSeconds` of audio, said at about
+ * SPOKEN_WORDS_PER_MINUTE: repeated as many times as comes closest to that
+ * pace (at least once), each repetition a paragraph, every time stretched by
+ * one factor so the last sentence ends where the audio does. Over the
+ * sample's own 8 s it is the sample, times unchanged.
  */
 export function sentencesOver(durationSeconds: number): HeardSentence[] {
-  const repetitions = Math.max(1, Math.round(durationSeconds / SAMPLE_SECONDS));
+  const words = (durationSeconds / 60) * SPOKEN_WORDS_PER_MINUTE;
+  const repetitions = Math.max(1, Math.round(words / SAMPLE_WORDS));
   const stretch = durationSeconds / (repetitions * SAMPLE_SECONDS);
   return Array.from({ length: repetitions }, (_, paragraph) => {
     const offset = paragraph * SAMPLE_SECONDS;

@@ -6,8 +6,8 @@ import { type RunningLocalStack, startLocalStack } from '../../local/harness/loc
  * function: Lambda refuses an event over 6 MB, and a multipart body travels
  * base64-encoded in it. Each gets 413 `payload-too-large`, as does a body that
  * reaches the function over the product's multipart limit. The provider
- * events function's URL has Lambda's limit alone: past it Lambda answers
- * itself, below it the function refuses what is larger than a provider event.
+ * events function's URL has Lambda's limit alone, which is the function's
+ * too: past it Lambda answers itself, below it the function reads the body.
  */
 
 jest.setTimeout(120_000);
@@ -75,11 +75,12 @@ describe('the provider events URL', () => {
       },
     );
 
-  test('a body larger than a provider event reaches the function and gets its 413 problem', async () => {
+  test("a body of 2 MB, a Deepgram callback's for an hour of speech, reaches the function and is judged by what it says", async () => {
     const response = await postEvent(Buffer.alloc(2 * 1024 * 1024, 0x20), 'application/json');
-    expect(response.status).toBe(413);
+    // Unsigned, so refused: by the function, for its signature, not for its size.
+    expect(response.status).toBe(401);
     expect(response.headers.get('content-type')).toBe('application/problem+json');
-    expect(await response.json()).toMatchObject({ code: 'payload-too-large' });
+    expect(await response.json()).toMatchObject({ code: 'unauthorized' });
   });
 
   test.each([

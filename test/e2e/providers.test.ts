@@ -11,6 +11,7 @@ import {
   sqsClient,
   startLocalStack,
 } from '../../local/harness/local-stack';
+import { flacHeaderOf } from '../../local/harness/test-audio';
 import { DEFAULT_REPLICATE_WEBHOOK_SECRET } from '../../local/provider-sim/defaults';
 import type { Usage } from '../../local/usage';
 import { UNTHROTTLED_API } from './support/api';
@@ -170,6 +171,31 @@ describe('the shipped job types on their own providers', () => {
       end: expect.any(Number),
       text: expect.any(String),
     });
+    expect((await ledger('deepgram')).submissions).toHaveLength(1);
+  });
+
+  it("transcribes an hour of speech from Deepgram's callback of about 2 MB, every word listed twice", async () => {
+    await sim()('/_sim/config', { provider: 'deepgram', realTimeFactor: 0 });
+    const form = new FormData();
+    form.set('type', 'audio.transcribe');
+    form.set('input', JSON.stringify({ language: 'en' }));
+    // Its header states an hour; the simulated Deepgram hears the length it states.
+    form.set('file', new Blob([flacHeaderOf(3600)], { type: 'audio/flac' }), 'hour.flac');
+    const created = await api('POST', '/v1/jobs', form, { 'idempotency-key': `hour-${Date.now()}` });
+    expect(created.status).toBe(202);
+
+    const job = await settled(created.body.id);
+
+    expect(job).toMatchObject({ status: 'succeeded', provider: 'deepgram' });
+    const transcript = (await (await fetch(job.result.transcriptUrl)).json()) as {
+      text: string;
+      segments: { end: number }[];
+    };
+    // 150 words a minute: the sample's 14 words said 643 times, three utterances each.
+    expect(transcript.text.split(' ')).toHaveLength(643 * 14);
+    expect(transcript.segments).toHaveLength(643 * 3);
+    expect(job.result.segments).toBe(643 * 3);
+    expect(transcript.segments.at(-1)?.end).toBe(3600);
     expect((await ledger('deepgram')).submissions).toHaveLength(1);
   });
 

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -9,7 +9,7 @@ import { DeepgramClient } from '@deepgram/sdk';
 import { FfmpegMedia } from '../../lambdas/adapters/ffmpeg-media';
 import { indexPassages, SENTENCE_END } from '../../lambdas/domain/passages';
 import { mergeChunkTranscripts, type TranscriptWord } from '../../lambdas/domain/transcript';
-import { generateTestAudio } from '../../local/harness/test-audio';
+import { flacHeaderOf, generateTestAudio } from '../../local/harness/test-audio';
 import { DEFAULT_DEEPGRAM_PROJECT_ID } from '../../local/provider-sim/defaults';
 import { type RunningSimulator, startSimulator } from '../../local/provider-sim/simulator';
 import { simulatorCall } from '../e2e/support/simulator';
@@ -55,6 +55,7 @@ beforeAll(async () => {
     generateTestAudio(path.join(dir, 'said.flac'), { seconds: 6, kind: 'speechlike', comment: SAID }),
     generateTestAudio(path.join(dir, 'said.mp3'), { seconds: 5, kind: 'speechlike', comment: SAID }),
   ]);
+  writeFileSync(path.join(dir, 'hour.flac'), flacHeaderOf(3600));
   // A file server standing in for the presigned URLs chunks are fetched from.
   files = createServer((req, res) => {
     let bytes: Buffer;
@@ -137,13 +138,13 @@ describe('deepgram dialect, audio it can read', () => {
       sha256: sha256Of('first.flac'),
     });
     const [alternative] = body.results.channels[0].alternatives;
-    // 20 s holds the 8 s sample 2.5 times: three times, stretched by 20 / 24.
-    expect(alternative.transcript).toBe([SAMPLE, SAMPLE, SAMPLE].join(' '));
-    expect(alternative.words).toHaveLength(42);
+    // 20 s at 150 words a minute are 50 words, the sample's 14 about 3.6 times: four times, stretched by 20 / 32.
+    expect(alternative.transcript).toBe([SAMPLE, SAMPLE, SAMPLE, SAMPLE].join(' '));
+    expect(alternative.words).toHaveLength(56);
     expect(alternative.words[0]).toEqual({
       word: 'welcome',
       start: 0,
-      end: 0.417,
+      end: 0.313,
       confidence: 0.99,
       punctuated_word: 'Welcome',
     });
@@ -153,13 +154,14 @@ describe('deepgram dialect, audio it can read', () => {
     expect(
       alternative.paragraphs.paragraphs.map((p: { start: number; end: number }) => [p.start, p.end]),
     ).toEqual([
-      [0, 6.667],
-      [6.667, 13.333],
-      [13.333, 20],
+      [0, 5],
+      [5, 10],
+      [10, 15],
+      [15, 20],
     ]);
-    expect(body.results.utterances).toHaveLength(9);
+    expect(body.results.utterances).toHaveLength(12);
     for (const utterance of body.results.utterances) expect(utterance.transcript).toMatch(/[.!?]$/);
-    expect(body.results.utterances.at(-1)).toMatchObject({ start: 18.125, end: 20 });
+    expect(body.results.utterances.at(-1)).toMatchObject({ start: 18.594, end: 20 });
 
     const { request } = await deepgram.manage.v1.projects.requests.get(
       DEFAULT_DEEPGRAM_PROJECT_ID,
@@ -183,11 +185,28 @@ describe('deepgram dialect, audio it can read', () => {
     expect(second?.body.metadata.duration).toBe(13);
     expect(merged.words[0]?.start).toBe(0);
     expect(merged.words.at(-1)?.end).toBe(33);
-    // Three samples in the first chunk, two in the second: whole sentences, none cut at the seam.
-    expect(merged.text).toBe(Array.from({ length: 5 }, () => SAMPLE).join(' '));
+    // Four samples in the first chunk, two in the second: whole sentences, none cut at the seam.
+    expect(merged.text).toBe(Array.from({ length: 6 }, () => SAMPLE).join(' '));
     for (const [before, after] of merged.words.slice(1).map((word, i) => [merged.words[i], word] as const)) {
       expect(after.start).toBeGreaterThanOrEqual(before?.end ?? 0);
     }
+  });
+
+  it('answers an hour of speech as Deepgram does, every word listed twice: about 2 MB', async () => {
+    await simulatorCall(simulator.url)('/_sim/config', { provider: 'deepgram', realTimeFactor: 0 });
+    const { body } = await transcribeUrl(`${filesOrigin}/hour.flac`, { utterances: true });
+
+    expect(body.metadata.duration).toBe(3600);
+    const [alternative] = body.results.channels[0].alternatives;
+    // 150 words a minute: 9,000 words, the sample's 14 said 643 times.
+    expect(alternative.words).toHaveLength(643 * 14);
+    expect(body.results.utterances.flatMap((utterance: { words: unknown[] }) => utterance.words)).toEqual(
+      alternative.words,
+    );
+    expect(alternative.paragraphs.paragraphs).toHaveLength(643);
+    const bytes = Buffer.byteLength(JSON.stringify(body));
+    expect(bytes).toBeGreaterThan(1.5e6);
+    expect(bytes).toBeLessThan(2.5e6);
   });
 
   it('hears a WAV sent as the body, and stretches the sample over audio shorter than it', async () => {

@@ -122,8 +122,15 @@ describe('sentencesOver, the sample transcript', () => {
       'Welcome to the long haul. Slow jobs finish exactly once. Thank you for waiting.',
     );
     expect(once.at(-1)?.words.at(-1)).toMatchObject({ end: SAMPLE_SECONDS, punctuated_word: 'waiting.' });
-    expect(new Set(sentencesOver(3 * SAMPLE_SECONDS).map((sentence) => sentence.paragraph))).toEqual(
-      new Set([0, 1, 2]),
-    );
+    // Its 14 words three times over are 42: at 150 words a minute, 16.8 s.
+    expect(new Set(sentencesOver(16.8).map((sentence) => sentence.paragraph))).toEqual(new Set([0, 1, 2]));
+  });
+
+  it('says about 150 words a minute, so an hour holds about 9,000 words, the last ending with the hour', () => {
+    const hour = sentencesOver(3600).flatMap((sentence) => sentence.words);
+
+    // 9,000 words are the sample 642.9 times: 643 times, 14 words each.
+    expect(hour).toHaveLength(643 * 14);
+    expect(hour.at(-1)).toMatchObject({ end: 3600, punctuated_word: 'waiting.' });
   });
 });

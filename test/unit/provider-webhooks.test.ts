@@ -7,9 +7,11 @@ import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-sec
 import { SendTaskHeartbeatCommand, SFNClient } from '@aws-sdk/client-sfn';
 import { DynamoDBDocumentClient, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
+import { LAMBDA_SYNC_REQUEST_BYTES } from '../../config/settings';
 import { toItem } from '../../lambdas/adapters/dynamodb-job-store';
 import { type Job, newJob, submissionTagOf } from '../../lambdas/domain/job';
 import { signPayload } from '../../lambdas/shared/signature';
+import { SYNC_REQUEST_PAYLOAD_BYTES } from '../../local/lambda-service';
 
 /**
  * The webhook logic both endpoints share (the REST API's routes and the
@@ -36,7 +38,7 @@ const secrets = mockClient(SecretsManagerClient);
 const sfn = mockClient(SFNClient);
 const sockets = mockClient(ApiGatewayManagementApiClient);
 
-const { answerProviderWebhook } =
+const { answerProviderWebhook, PROVIDER_EVENT_MAX_BYTES } =
   require('../../lambdas/shared/provider-webhooks') as typeof import('../../lambdas/shared/provider-webhooks');
 
 const created = new Date('2026-05-01T10:00:00.000Z');
@@ -181,9 +183,26 @@ describe('answerProviderWebhook', () => {
     expect(ddb.calls()).toHaveLength(0);
   });
 
-  it('refuses a body larger than a provider event with 413 before its signature is even looked up', async () => {
+  it('takes what Lambda carries, and no less: the 6 MB of a synchronous invocation, as the local function URL', () => {
+    expect(PROVIDER_EVENT_MAX_BYTES).toBe(LAMBDA_SYNC_REQUEST_BYTES);
+    expect(SYNC_REQUEST_PAYLOAD_BYTES).toBe(LAMBDA_SYNC_REQUEST_BYTES);
+  });
+
+  it('applies an event of 2 MB, the size of a Deepgram callback for an hour of speech', async () => {
     const job = runningJob();
-    const large = { ...delivery(job, tick(10)), body: Buffer.alloc(1024 * 1024 + 1, 0x20) };
+    ddb.on(UpdateCommand).resolves({ Attributes: toItem({ ...job, progress: 10 }, 30) });
+    ddb.on(QueryCommand).resolves({ Items: [] });
+    const event = { ...tick(10), words: 'w'.repeat(2 * 1024 * 1024) };
+
+    const answer = await answerProviderWebhook('longhaul-http', delivery(job, event), 'req-hour');
+
+    expect(answer.statusCode).toBe(204);
+    expect(ddb.commandCalls(UpdateCommand)).toHaveLength(1);
+  });
+
+  it('refuses a body larger than Lambda carries with 413 before its signature is even looked up', async () => {
+    const job = runningJob();
+    const large = { ...delivery(job, tick(10)), body: Buffer.alloc(PROVIDER_EVENT_MAX_BYTES + 1, 0x20) };
 
     const answer = await answerProviderWebhook('longhaul-http', large, 'req-large');
 

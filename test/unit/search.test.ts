@@ -9,7 +9,7 @@ import {
   queryLeaseEndOf,
   scoreOf,
   search,
-  searchFilterOf,
+  searchFiltersOf,
   withQuerySlot,
 } from '../../lambdas/domain/search';
 import { MemoryOutputs, MemorySlots, MemoryStore, MemoryVectorIndex } from './support/memory-ports';
@@ -189,22 +189,76 @@ describe('search', () => {
     expect(await ids({ labels: ['lent', 'advent'] })).toEqual([A, B]);
     expect(await ids({ itemIds: [B] })).toEqual([B]);
   });
+
+  it('answers the largest filter a request may name, though the index takes fewer constraints a query', async () => {
+    const w = world();
+    await publish(w, 'acme', A, [{ text: 'a', vector: [1, 0, 0] }], { date: '2026-01-10', labels: ['lent'] });
+    await publish(w, 'acme', B, [{ text: 'b', vector: [0.9, 0.1, 0] }], {
+      date: '2026-01-11',
+      labels: ['lent'],
+    });
+    const base32 = 'abcdefghijklmnopqrstuvwxyz234567';
+    const others = Array.from(
+      { length: 98 },
+      (_, n) => `job_${'c'.repeat(24)}${base32[n >> 5]}${base32[n & 31]}`,
+    );
+    const labels = ['lent', ...Array.from({ length: 9 }, (_, n) => `series ${n}`)];
+    const request = parseSearch({
+      query: 'q',
+      filter: {
+        itemIds: [...others.slice(0, 49), A, ...others.slice(49), B],
+        dateFrom: '2026-01-01',
+        dateTo: '2026-12-31',
+        labels,
+      },
+    });
+
+    const result = await search(w.deps, 'acme', request);
+
+    expect(result.items.map((hit) => hit.item.id)).toEqual([A, B]);
+  });
 });
 
-describe('searchFilterOf', () => {
+describe('searchFiltersOf', () => {
   it('always starts from the tenant, and adds each narrowing as a condition', () => {
-    expect(searchFilterOf('acme', undefined)).toEqual({ tenant: { $eq: 'acme' } });
+    expect(searchFiltersOf('acme', undefined)).toEqual([{ tenant: { $eq: 'acme' } }]);
     expect(
-      searchFilterOf('acme', { itemIds: [A], dateFrom: '1970-01-02', dateTo: '1970-01-03', labels: ['x'] }),
-    ).toEqual({
-      $and: [
+      searchFiltersOf('acme', { itemIds: [A], dateFrom: '1970-01-02', dateTo: '1970-01-03', labels: ['x'] }),
+    ).toEqual([
+      {
+        $and: [
+          { tenant: { $eq: 'acme' } },
+          { item: { $in: [A] } },
+          { date: { $gte: 1 } },
+          { date: { $lte: 2 } },
+          { labels: { $in: ['x'] } },
+        ],
+      },
+    ]);
+  });
+
+  it('shares the items out between filters that each stay within the constraints of a query', () => {
+    const itemIds = Array.from({ length: 100 }, (_, n) => (n % 2 ? A : B));
+    const labels = Array.from({ length: 10 }, (_, n) => `l${n}`);
+    const filters = searchFiltersOf('acme', {
+      itemIds,
+      dateFrom: '1970-01-02',
+      dateTo: '1970-01-03',
+      labels,
+    });
+    const conditions = filters.map((filter) => filter.$and as Record<string, { $in?: unknown[] }>[]);
+
+    // 1 tenant + 2 dates + 10 labels leave 87 item ids a query.
+    expect(conditions.map((parts) => parts[1]?.item?.$in?.length)).toEqual([87, 13]);
+    expect(conditions.flatMap((parts) => parts[1]?.item?.$in)).toEqual(itemIds);
+    for (const parts of conditions) {
+      expect(parts.filter((part) => !('item' in part))).toEqual([
         { tenant: { $eq: 'acme' } },
-        { item: { $in: [A] } },
         { date: { $gte: 1 } },
         { date: { $lte: 2 } },
-        { labels: { $in: ['x'] } },
-      ],
-    });
+        { labels: { $in: labels } },
+      ]);
+    }
   });
 });
 

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { allRoutes } from '../../../config/layout';
 import { type ProblemCode, problems } from '../../../config/problems';
+import { LAMBDA_SYNC_REQUEST_BYTES } from '../../../config/settings';
 import { signPayload } from '../../../lambdas/shared/signature';
 import { OPS_PATHS } from '../../../local/ops/paths';
 import {
@@ -147,14 +148,14 @@ describe('fuzzing every route', () => {
         code: 'payload-too-large',
       },
       {
-        name: 'provider event over 1 MiB with a valid signature',
+        name: 'provider event over the 6 MB Lambda carries, with a valid signature',
         req: (() => {
           const body = JSON.stringify({
             type: 'progress',
             id: 'x',
             progress: 1,
             at: 'x',
-            pad: 'p'.repeat(MiB),
+            pad: 'p'.repeat(LAMBDA_SYNC_REQUEST_BYTES),
           });
           return {
             method: 'POST',

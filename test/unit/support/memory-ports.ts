@@ -1,5 +1,6 @@
 import type { LifecycleEvent } from '../../../config/events';
 import { LEGACY_PROVIDER, PROVIDER_NAMES, type ProviderName } from '../../../config/providers';
+import { S3_VECTORS_LIMITS } from '../../../config/s3-vectors';
 import {
   executionNameOf,
   type Job,
@@ -846,6 +847,10 @@ export class MemoryVectorIndex implements VectorIndex {
   }
 
   async query(vector: readonly number[], topK: number, filter: VectorFilter): Promise<VectorHit[]> {
+    const constraints = constraintsOf(filter);
+    if (constraints > S3_VECTORS_LIMITS.filterConstraintsPerQuery) {
+      throw new Error(`ValidationException: the filter uses ${constraints} constraints.`);
+    }
     return [...this.vectors.values()]
       .filter((stored) => matches(stored.metadata as unknown as Record<string, unknown>, filter))
       .map((stored) => ({
@@ -862,6 +867,21 @@ export class MemoryVectorIndex implements VectorIndex {
     const dot = a.reduce((sum, x, i) => sum + x * (b[i] as number), 0);
     return 1 - dot / (Math.hypot(...a) * Math.hypot(...b) || 1);
   }
+}
+
+/** As S3 Vectors counts them: each value a condition evaluates is one, `$and` itself none. */
+function constraintsOf(filter: VectorFilter): number {
+  return Object.entries(filter).reduce((sum, [key, condition]) => {
+    if (key === '$and')
+      return sum + (condition as VectorFilter[]).reduce((n, part) => n + constraintsOf(part), 0);
+    return (
+      sum +
+      Object.values(condition as Record<string, unknown>).reduce<number>(
+        (n, operand) => n + (Array.isArray(operand) ? operand.length : 1),
+        0,
+      )
+    );
+  }, 0);
 }
 
 function matches(metadata: Record<string, unknown>, filter: VectorFilter): boolean {
