@@ -165,6 +165,8 @@ export interface WorkflowDeps extends EventDeps {
 
 /** What the steps measure along the way. */
 export type Observation =
+  /** A job the workflow made (a child, a follow-up): submitted as a client's would be. */
+  | { readonly kind: 'submitted'; readonly jobType: string }
   | { readonly kind: 'started'; readonly jobType: string; readonly queueWaitMs: number }
   | {
       readonly kind: 'provider';
