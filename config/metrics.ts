@@ -73,12 +73,13 @@ export const TENANT_USAGE_LOG = {
 } as const;
 
 export const metricCatalog = {
-  // The schedules' fire function submits through intake too.
+  // The schedules' fire function submits through intake too, and the workflow makes jobs of its own
+  // (chunks, embedding runs, follow-ups): every job started was counted here first.
   JobsSubmitted: {
-    services: ['api', 'fire'],
+    services: ['api', 'fire', 'workflow'],
     unit: 'Count',
     dimensions: ['jobType'],
-    description: 'jobs accepted',
+    description: 'jobs accepted: from clients and schedules, and those a workflow made',
   },
   IdempotentReplays: {
     services: ['api', 'fire'],
@@ -116,11 +117,13 @@ export const metricCatalog = {
     dimensions: ['outcome'],
     description: 'reviews settled by operators',
   },
+  // A job that takes a slot is started where its slot is granted: by dispatch, or by the workflow's hand-off.
   JobsStarted: {
-    services: ['workflow'],
+    services: ['workflow', 'dispatch'],
     unit: 'Count',
     dimensions: [],
-    description: 'jobs started: moved from queued to running by their workflow, once each',
+    description:
+      'jobs started: moved from queued to running, once each, where their slot was granted or, taking none, by their workflow',
   },
   SlotWaits: {
     services: ['dispatch'],

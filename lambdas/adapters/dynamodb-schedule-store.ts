@@ -78,10 +78,12 @@ export class DynamoDbScheduleStore implements ScheduleStore {
         new UpdateCommand({
           TableName: this.tableName,
           Key: keyOf(tenantId, scheduleId),
-          UpdateExpression: 'SET #s.enabled = :enabled, #s.updatedAt = :at REMOVE #s.syncedAt',
+          // ADD takes top-level attributes only; the schedule is one map.
+          UpdateExpression:
+            'SET #s.enabled = :enabled, #s.updatedAt = :at, #s.revision = if_not_exists(#s.revision, :zero) + :one',
           ConditionExpression: 'attribute_exists(#pk)',
           ExpressionAttributeNames: { '#s': 'schedule', '#pk': jobTable.partitionKey },
-          ExpressionAttributeValues: { ':enabled': enabled, ':at': at.toISOString() },
+          ExpressionAttributeValues: { ':enabled': enabled, ':at': at.toISOString(), ':zero': 0, ':one': 1 },
           ReturnValues: 'ALL_NEW',
         }),
       );
@@ -92,21 +94,28 @@ export class DynamoDbScheduleStore implements ScheduleStore {
     }
   }
 
-  async markSynced(schedule: Pick<Schedule, 'tenantId' | 'id' | 'updatedAt'>, at: Date): Promise<void> {
+  async markSynced(schedule: Pick<Schedule, 'tenantId' | 'id' | 'revision'>): Promise<boolean> {
+    const revision = schedule.revision ?? 0;
     try {
       await this.client.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: keyOf(schedule.tenantId, schedule.id),
-          UpdateExpression: 'SET #s.syncedAt = :at',
-          // A change made since the trigger was put is not what the trigger says.
-          ConditionExpression: '#s.updatedAt = :updatedAt',
+          UpdateExpression: 'SET #s.syncedRevision = :revision',
+          // A change made since the trigger was put is not what the trigger says. A schedule stored
+          // before revisions were counted is at revision 0 until its first change.
+          ConditionExpression:
+            revision === 0
+              ? 'attribute_exists(#s) AND attribute_not_exists(#s.revision)'
+              : '#s.revision = :revision',
           ExpressionAttributeNames: { '#s': 'schedule' },
-          ExpressionAttributeValues: { ':at': at.toISOString(), ':updatedAt': schedule.updatedAt },
+          ExpressionAttributeValues: { ':revision': revision },
         }),
       );
+      return true;
     } catch (error) {
-      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      if (error instanceof ConditionalCheckFailedException) return false;
+      throw error;
     }
   }
 

@@ -8,7 +8,7 @@ import {
   averageBitRate,
   masterPlaylist,
   parseMediaPlaylist,
-  peakBitRate,
+  renditionBandwidth,
   type Variant,
 } from '../domain/hls';
 import {
@@ -252,7 +252,7 @@ export class FfmpegMedia implements MediaTools {
    * packaged ffprobe crashes on any MPEG-TS file, TS segments came out about
    * 10 % larger for the same audio, and every current HLS player (hls.js,
    * Safari, ffplay) plays fMP4. The master playlist is written here, BANDWIDTH
-   * measured from the segments as RFC 8216 defines it.
+   * measured from the segments as RFC 8216 defines it (`renditionBandwidth`).
    */
   async transcodeToHls(file: string, outDir: string, options: HlsOptions): Promise<HlsOutput> {
     const renditionsKbps = checkedRenditions(options);
@@ -294,7 +294,7 @@ export class FfmpegMedia implements MediaTools {
       );
       variants.push({
         uri,
-        bandwidth: peakBitRate(sizes, playlist.targetDurationSeconds),
+        bandwidth: renditionBandwidth(sizes, playlist.targetDurationSeconds, kbps),
         averageBandwidth: averageBitRate(sizes),
         codecs: AAC_LC_CODECS,
       });

@@ -43,6 +43,8 @@ export interface ChunkDeps {
   readonly timeline: Pick<Timeline, 'record'>;
   readonly now: () => Date;
   readonly firstLook: (job: Job) => Promise<EnqueueOptions>;
+  /** Hears of each child job made, counted as submitted as a client's job is (its start is counted too). */
+  readonly observe?: (observation: { readonly kind: 'submitted'; readonly jobType: string }) => void;
 }
 
 /**
@@ -143,6 +145,7 @@ async function makeChildJob(
   if (!outcome.created) {
     return (await deps.store.recordParentToken(outcome.existing.id, taskToken)) ?? outcome.existing;
   }
+  deps.observe?.({ kind: 'submitted', jobType: draft.type });
   // Counted in the tenant's backlog past its cap: the parent was admitted, and its children are its work.
   await deps.backlogs.admitPastCap(parent.tenantId);
   // Named in the parent's timeline before it goes anywhere, then sent only if the parent still wants

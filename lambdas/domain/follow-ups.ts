@@ -22,6 +22,8 @@ export interface FollowUpDeps {
   readonly intake: IntakeDeps;
   readonly timeline: Pick<Timeline, 'record'>;
   readonly now: () => Date;
+  /** Hears of each follow-up submitted, counted as a client's job is. */
+  readonly observe?: (observation: { readonly kind: 'submitted'; readonly jobType: string }) => void;
 }
 
 /**
@@ -60,6 +62,7 @@ export async function startFollowUps(deps: FollowUpDeps, parent: Job): Promise<v
         },
       });
       if (!replayed) {
+        deps.observe?.({ kind: 'submitted', jobType: job.type });
         await deps.timeline.record(parent.id, {
           at: deps.now().toISOString(),
           type: FOLLOW_UP_EVENTS.submitted,

@@ -279,7 +279,7 @@ export function toResource(job: Job): JobResource {
     input: job.input,
     result: job.result,
     error: job.error,
-    attempts: job.attempts,
+    attempts: attemptsOf(job),
     idempotencyKey: job.idempotencyKey,
     ...(job.webhookUrl !== undefined ? { webhookUrl: job.webhookUrl } : {}),
     runAt: job.runAt ?? job.createdAt,
@@ -293,6 +293,16 @@ export function toResource(job: Job): JobResource {
       ? { cancelRequestedAt: job.cancelRequestedAt }
       : {}),
   };
+}
+
+/**
+ * What `attempts` says of a job: its submissions to its provider, or, for a
+ * job that submits nothing itself (a publish, whose own jobs submit and show
+ * theirs), the runs of its workflow: its start, each restart and each resume.
+ */
+function attemptsOf(job: Job): number {
+  if (takesSlot(job)) return job.attempts;
+  return job.startedAt === undefined ? 0 : 1 + (job.runs ?? 0) + (job.resumes ?? 0);
 }
 
 /**

@@ -77,7 +77,9 @@ const jobFields = {
       'Set once the job succeeded (null when an operator resolved it as succeeded without an output). Output URLs are presigned and short-lived: fetch the job again for fresh ones.',
     ),
   error: z.xor([z.null(), jobError]).describe('Why a `failed` or `needs_review` job is where it is.'),
-  attempts: count.describe('Submissions to the provider so far.'),
+  attempts: count.describe(
+    'Submissions to the provider so far; for an audio.publish, whose own jobs make its submissions, the runs of its workflow (its start, each restart and each resume).',
+  ),
   idempotencyKey: z.string().describe('The Idempotency-Key the job was created with.'),
   webhookUrl: z.string().optional().describe('Where the job is POSTed when it finishes.'),
   runAt: timestamp.describe(

@@ -48,9 +48,17 @@ export interface Schedule {
   readonly startAt: string;
   readonly createdAt: string;
   readonly updatedAt: string;
-  /** Set once the trigger was put as the schedule now says; absent while it may not be. */
-  readonly syncedAt?: string;
+  /** Moves on with every change of the schedule (absent on schedules stored before it counted: 0). */
+  readonly revision?: number;
+  /** The revision the trigger was last put as: the trigger says what the schedule says while it is `revision`. */
+  readonly syncedRevision?: number;
 }
+
+const revisionOf = (schedule: Pick<Schedule, 'revision'>): number => schedule.revision ?? 0;
+
+/** Whether the trigger was put as the schedule now says. */
+export const isSynced = (schedule: Pick<Schedule, 'revision' | 'syncedRevision'>): boolean =>
+  schedule.syncedRevision === revisionOf(schedule);
 
 /** The schedule resource of the public API (CONTRACT section 1). */
 export interface ScheduleResource {
@@ -80,10 +88,14 @@ export interface ScheduleStore {
   get(tenantId: string, scheduleId: string): Promise<Schedule | undefined>;
   /** In id order. Throws a ValidationError for a cursor it did not issue. */
   list(tenantId: string, query: { readonly limit: number; readonly cursor?: string }): Promise<SchedulePage>;
-  /** Sets `enabled` on an existing schedule and clears `syncedAt`; undefined if there is none. */
+  /** Sets `enabled` on an existing schedule and moves its revision on; undefined if there is none. */
   setEnabled(tenantId: string, scheduleId: string, enabled: boolean, at: Date): Promise<Schedule | undefined>;
-  /** Records that the trigger was put as the schedule said when it was last changed at `updatedAt`. */
-  markSynced(schedule: Pick<Schedule, 'tenantId' | 'id' | 'updatedAt'>, at: Date): Promise<void>;
+  /**
+   * Records that the trigger was put as the schedule's `revision` says, with
+   * one conditional write: false, and nothing written, when the schedule was
+   * changed since (or is gone).
+   */
+  markSynced(schedule: Pick<Schedule, 'tenantId' | 'id' | 'revision'>): Promise<boolean>;
   delete(tenantId: string, scheduleId: string): Promise<void>;
 }
 
@@ -237,6 +249,7 @@ export async function createSchedule(
     startAt: nextMinute(now).toISOString(),
     createdAt: at,
     updatedAt: at,
+    revision: 1,
   };
   const outcome = await deps.schedules.create(schedule);
   if (!outcome.created) {
@@ -246,17 +259,38 @@ export async function createSchedule(
         'This Idempotency-Key was already used with a different request body; use a new key for a new schedule.',
       );
     }
-    return { schedule: existing.syncedAt ? existing : await sync(deps, existing), replayed: true };
+    return { schedule: isSynced(existing) ? existing : await sync(deps, existing), replayed: true };
   }
   return { schedule: await sync(deps, schedule), replayed: false };
 }
 
-/** Puts the schedule's trigger as the item says, then records that it did. */
+/** Changes landing between a put of the trigger and its record that one sync puts the trigger again for. */
+const SYNC_ROUNDS = 10;
+
+/**
+ * Puts the schedule's trigger as the item says, then records which revision
+ * it put. Scheduler keeps whichever put lands last, and two changes' puts may
+ * land in either order: a sync whose revision was overtaken before its record
+ * may have put its older state over the newer one's, so it reads the schedule
+ * again and puts the newest, until a record holds. The trigger so ends as the
+ * newest change says, and a schedule marked synced is. A schedule deleted
+ * meanwhile loses the trigger this may have put after the delete removed it.
+ */
 async function sync(deps: ScheduleDeps, schedule: Schedule): Promise<Schedule> {
-  const now = deps.now();
-  await deps.triggers.put(schedule, firstRunOf(schedule, now));
-  await deps.schedules.markSynced(schedule, now);
-  return { ...schedule, syncedAt: now.toISOString() };
+  let current = schedule;
+  for (let round = 1; ; round++) {
+    await deps.triggers.put(current, firstRunOf(current, deps.now()));
+    if (await deps.schedules.markSynced(current)) return { ...current, syncedRevision: revisionOf(current) };
+    const newer = await deps.schedules.get(current.tenantId, current.id);
+    if (!newer) {
+      await deps.triggers.remove(current.id);
+      throw new ScheduleNotFoundError(current.id);
+    }
+    if (round === SYNC_ROUNDS) {
+      throw new Error(`Schedule ${current.id} kept changing while its trigger was put; not synced.`);
+    }
+    current = newer;
+  }
 }
 
 /**
@@ -291,6 +325,8 @@ export function listSchedules(
  * Enables or disables a schedule: the item first (a firing reads it, so a
  * disabled schedule creates nothing from that moment), then its trigger.
  * Idempotent; a failed trigger update is repaired by the same request again.
+ * Of two changes at once the later one to reach the item wins, trigger
+ * included; each answers the schedule as it then is.
  */
 export async function setScheduleEnabled(
   deps: ScheduleDeps,
@@ -299,7 +335,7 @@ export async function setScheduleEnabled(
   enabled: boolean,
 ): Promise<Schedule> {
   const current = await getSchedule(deps.schedules, tenantId, scheduleId);
-  if (current.enabled === enabled && current.syncedAt) return current;
+  if (current.enabled === enabled && isSynced(current)) return current;
   const updated = await deps.schedules.setEnabled(tenantId, scheduleId, enabled, deps.now());
   if (!updated) throw new ScheduleNotFoundError(scheduleId);
   return sync(deps, updated);

@@ -165,6 +165,8 @@ export interface WorkflowDeps extends EventDeps {
 
 /** What the steps measure along the way. */
 export type Observation =
+  /** A job the workflow made (a child, a follow-up): submitted as a client's would be. */
+  | { readonly kind: 'submitted'; readonly jobType: string }
   | { readonly kind: 'started'; readonly jobType: string; readonly queueWaitMs: number }
   | {
       readonly kind: 'provider';
@@ -579,10 +581,6 @@ const steps: Record<StepName, Step> = {
       }
       try {
         await stopAtProvider(await providerDeps(deps, job), job, job.providerJobId);
-        await deps.timeline.record(job.id, {
-          at: deps.now().toISOString(),
-          type: 'provider.cancel_requested',
-        });
       } catch {
         // Not confirmed: the slot stays held while the provider may run the job; the reconciler asks again.
       }
@@ -657,17 +655,21 @@ const settledStatusOf = (job: Job): string => (isCanceling(job) ? 'canceling' : 
 /**
  * Asks the provider to stop the job and records its confirmation as the
  * provider's outcome: from then on the job no longer uses capacity there, so
- * its slot may go. Throws when the provider did not confirm.
+ * its slot may go. Throws when the provider did not confirm. The request is
+ * in the job's timeline before it is sent: the provider may confirm the stop
+ * by webhook (`provider.canceled`) before it answers the request.
  */
 export async function stopAtProvider(
   deps: {
     readonly provider: Pick<Provider, 'cancel'>;
     readonly store: WorkflowDeps['store'];
+    readonly timeline: WorkflowDeps['timeline'];
     readonly now: () => Date;
   },
   job: Pick<Job, 'id' | 'createdAt' | 'resubmissions'>,
   providerJobId: string,
 ): Promise<void> {
+  await deps.timeline.record(job.id, { at: deps.now().toISOString(), type: 'provider.cancel_requested' });
   await deps.provider.cancel(providerJobId);
   await deps.store.recordProviderOutcome(job, {
     status: 'canceled',
@@ -908,10 +910,15 @@ async function providerOutput(deps: WorkflowDeps, job: Job, providerJobId: strin
 
 /** What stopping a job at its provider (`stopAtProvider`) needs: the job's own provider. */
 export async function providerDeps(
-  deps: Pick<WorkflowDeps, 'providers' | 'store' | 'now'>,
+  deps: Pick<WorkflowDeps, 'providers' | 'store' | 'timeline' | 'now'>,
   job: Pick<Job, 'provider'>,
 ) {
-  return { provider: await deps.providers(providerOf(job)), store: deps.store, now: deps.now };
+  return {
+    provider: await deps.providers(providerOf(job)),
+    store: deps.store,
+    timeline: deps.timeline,
+    now: deps.now,
+  };
 }
 
 /**

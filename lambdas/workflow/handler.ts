@@ -92,7 +92,9 @@ export const handler = instrument(async (raw: unknown, _context: Context): Promi
       mediaGraceSeconds: settings.mediaGraceSeconds,
       probeUrl: (url) => probeUrl(url, settings.webhookTimeoutMs),
       observe: (observation) => {
-        if (observation.kind === 'started') {
+        if (observation.kind === 'submitted') {
+          emit('JobsSubmitted', 1, { jobType: observation.jobType });
+        } else if (observation.kind === 'started') {
           emit('JobsStarted', 1);
           emit('QueueWait', observation.queueWaitMs, { jobType: observation.jobType });
         } else if (observation.kind === 'provider') {

@@ -201,7 +201,7 @@ export class Observability extends Construct {
       }),
       graph('Dispatch per minute', {
         left: [
-          this.metric('JobsStarted', 'workflow', {}, { ...every, label: 'jobs started' }),
+          longhaulTotal('JobsStarted', { period: GRAPH_PERIOD, label: 'jobs started' }),
           this.metric('SlotWaits', 'dispatch', {}, { ...every, label: 'requeued for lack of a slot' }),
           this.metric('DuplicatesDropped', 'dispatch', {}, { ...every, label: 'duplicate messages dropped' }),
         ],

@@ -62,6 +62,16 @@ const chunk: StoredChunk = {
 };
 
 describe('awaitChunk', () => {
+  it('counts the chunk job it makes as submitted, once, as the start its grant counts', async () => {
+    const observed: unknown[] = [];
+    const deps = { ...world(), observe: (observation: unknown) => observed.push(observation) };
+    const parent = await runningParent(deps.store);
+    await awaitChunk(deps, parent, chunk, 'token-1');
+    // A retried state finds the job it made: nothing more is submitted.
+    await awaitChunk(deps, parent, chunk, 'token-2');
+    expect(observed).toEqual([{ kind: 'submitted', jobType: 'audio.publish.chunk' }]);
+  });
+
   it("makes the chunk's job under the chunk's key, in its tenant's line at the parent's provider, carrying the token", async () => {
     const deps = world();
     const parent = await runningParent(deps.store);

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { copyFile, mkdtemp, readdir, readFile, rm, truncate, writeFile } from 'node:fs/promises';
+import { copyFile, mkdtemp, readdir, readFile, rm, stat, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import {
@@ -11,7 +11,7 @@ import {
   toolMessages,
 } from '../../lambdas/adapters/ffmpeg-media';
 import { CHUNK_TAGS } from '../../lambdas/domain/chunks';
-import { parseMediaPlaylist } from '../../lambdas/domain/hls';
+import { parseMediaPlaylist, peakBitRate } from '../../lambdas/domain/hls';
 import { INPUT_INVALID, UndecodableAudioError } from '../../lambdas/domain/media';
 import { generateTestAudio } from '../../local/harness/test-audio';
 
@@ -198,6 +198,32 @@ describe('transcodeToHls', () => {
     const played = await ffprobe(path.join(outDir, output.masterPlaylist));
     expect(played.codecs).toEqual(['aac', 'aac']);
     expect(Math.abs(played.durationSeconds - SECONDS)).toBeLessThanOrEqual(0.2);
+  });
+
+  it('advertises more BANDWIDTH for the higher rendition, each at least its peak, even where the encoder spends less on it', async () => {
+    // A pure tone: the AAC encoder spends more bits on it at 64 kbit/s than at 128 kbit/s.
+    const outDir = file('hls-tone');
+    const output = await media.transcodeToHls(file('tone.mp3'), outDir, {
+      renditionsKbps: [64, 128],
+      segmentSeconds: 6,
+    });
+    const master = await readFile(path.join(outDir, output.masterPlaylist), 'utf8');
+    const advertised = [...master.matchAll(/^#EXT-X-STREAM-INF:BANDWIDTH=(\d+)\b.*\n(.+)$/gm)].map(
+      (variant) => ({ uri: variant[2], bandwidth: Number(variant[1]) }),
+    );
+    expect(advertised.map((variant) => variant.uri)).toEqual(['64k/playlist.m3u8', '128k/playlist.m3u8']);
+    for (const variant of advertised) {
+      const directory = path.join(outDir, path.dirname(variant.uri ?? ''));
+      const playlist = parseMediaPlaylist(await readFile(path.join(outDir, variant.uri ?? ''), 'utf8'));
+      const sizes = await Promise.all(
+        playlist.segments.map(async (segment) => ({
+          durationSeconds: segment.durationSeconds,
+          bytes: (await stat(path.join(directory, segment.uri))).size,
+        })),
+      );
+      expect(variant.bandwidth).toBeGreaterThanOrEqual(peakBitRate(sizes, playlist.targetDurationSeconds));
+    }
+    expect(advertised[1]!.bandwidth).toBeGreaterThan(advertised[0]!.bandwidth);
   });
 
   it('refuses renditions it cannot name apart before running anything', async () => {

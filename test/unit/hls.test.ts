@@ -4,6 +4,7 @@ import {
   masterPlaylist,
   parseMediaPlaylist,
   peakBitRate,
+  renditionBandwidth,
   rewritePlaylistUris,
 } from '../../lambdas/domain/hls';
 
@@ -118,6 +119,20 @@ describe('bit rates', () => {
     // Runs that qualify (3..9 s): [0], [1], [1,2] = 592 000 bits / 7 s.
     expect(peakBitRate(segments, 6)).toBe(Math.ceil(592_000 / 7));
     expect(averageBitRate(segments)).toBe(Math.ceil((122_000 * 8) / 13));
+  });
+
+  it('advertises a rendition at no less than the rate it was encoded at, nor less than its peak', () => {
+    // A tone as the encoder left it: 64 kbit/s asked, about 67 spent; 128 asked, about 59 spent.
+    const at64 = [
+      { durationSeconds: 6, bytes: 50_488 },
+      { durationSeconds: 6, bytes: 49_769 },
+    ];
+    const at128 = [
+      { durationSeconds: 6, bytes: 44_109 },
+      { durationSeconds: 6, bytes: 44_248 },
+    ];
+    expect(renditionBandwidth(at64, 6, 64)).toBe(Math.ceil((50_488 * 8) / 6));
+    expect(renditionBandwidth(at128, 6, 128)).toBe(128_000);
   });
 
   it('falls back to the average when the whole recording is shorter than half a target duration', () => {

@@ -62,4 +62,19 @@ describe('toResource', () => {
     expect(toResource(legacy).priority).toBe('standard');
     expect(toResource({ ...legacy, priority: 'batch' }).priority).toBe('batch');
   });
+
+  it("counts a publish's attempts as its workflow's runs, its own jobs making its submissions", () => {
+    const publish = finished('audio.publish', {});
+    const queued = { ...publish, status: 'queued' as const, result: null };
+    expect(toResource(queued).attempts).toBe(0);
+    const started = { ...publish, startedAt: '2026-05-01T10:00:05.000Z' };
+    expect(toResource(started).attempts).toBe(1);
+    // Started again by the reconciler, then resumed by its client after it failed.
+    expect(toResource({ ...started, runs: 1 }).attempts).toBe(2);
+    expect(toResource({ ...started, runs: 1, resumes: 1 }).attempts).toBe(3);
+    // A job that submits itself counts its submissions.
+    expect(
+      toResource({ ...finished('image.generate', {}), startedAt: started.startedAt, attempts: 2 }).attempts,
+    ).toBe(2);
+  });
 });

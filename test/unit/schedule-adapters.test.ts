@@ -122,20 +122,33 @@ describe('DynamoDbScheduleStore', () => {
     expect((await jobs.listByTenant('acme', { limit: 10 })).items).toEqual([]);
   });
 
-  it('sets enabled, clears and records the sync only for the version it was put as, and deletes', async () => {
-    const schedule = scheduleOf('acme', 'b', { syncedAt: '2026-03-01T12:00:31.000Z' });
+  it('sets enabled, moves the revision on, records the sync only for the revision it was put as, and deletes', async () => {
+    const schedule = scheduleOf('acme', 'b', { revision: 1, syncedRevision: 1 });
     await store.create(schedule);
     const at = new Date('2026-03-01T13:00:00.000Z');
     const disabled = await store.setEnabled('acme', schedule.id, false, at);
-    expect(disabled).toEqual({ ...scheduleOf('acme', 'b'), enabled: false, updatedAt: at.toISOString() });
-    // A sync of the version before the change records nothing.
-    await store.markSynced(schedule, at);
-    expect((await store.get('acme', schedule.id))?.syncedAt).toBeUndefined();
-    await store.markSynced(disabled as Schedule, at);
-    expect((await store.get('acme', schedule.id))?.syncedAt).toBe(at.toISOString());
+    expect(disabled).toEqual({ ...schedule, enabled: false, updatedAt: at.toISOString(), revision: 2 });
+    // A sync of the revision before the change records nothing, even within the same millisecond.
+    expect(await store.markSynced(schedule)).toBe(false);
+    expect((await store.get('acme', schedule.id))?.syncedRevision).toBe(1);
+    expect(await store.markSynced(disabled as Schedule)).toBe(true);
+    expect((await store.get('acme', schedule.id))?.syncedRevision).toBe(2);
     expect(await store.setEnabled('other', schedule.id, true, at)).toBeUndefined();
     await store.delete('acme', schedule.id);
     expect(await store.get('acme', schedule.id)).toBeUndefined();
+  });
+
+  it('counts a schedule stored before revisions from 0, and records no sync of one that is gone', async () => {
+    const legacy = scheduleOf('acme', 'c');
+    await store.create(legacy);
+    expect(await store.markSynced(legacy)).toBe(true);
+    expect((await store.get('acme', legacy.id))?.syncedRevision).toBe(0);
+    const enabled = await store.setEnabled('acme', legacy.id, false, new Date('2026-03-01T13:00:00.000Z'));
+    expect(enabled?.revision).toBe(1);
+    expect(await store.markSynced(legacy)).toBe(false);
+    await store.delete('acme', legacy.id);
+    expect(await store.markSynced(enabled as Schedule)).toBe(false);
+    expect(await store.get('acme', legacy.id)).toBeUndefined();
   });
 
   it('lists a tenant’s schedules page by page, and refuses a cursor it did not issue', async () => {

@@ -46,6 +46,31 @@ const request = (overrides: Record<string, unknown> = {}): CreateScheduleRequest
 const create = (overrides: Record<string, unknown> = {}, key = 'k1', tenantId = 'acme') =>
   createSchedule(deps, { tenantId, idempotencyKey: key, request: request(overrides) });
 
+/** Triggers whose first put waits until `release`: `putHeld` resolves once it waits. */
+function holdingFirstPut() {
+  let release = () => {};
+  const held = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  let started = () => {};
+  const putHeld = new Promise<void>((resolve) => {
+    started = resolve;
+  });
+  let holding = true;
+  const triggers = {
+    put: async (...args: Parameters<MemoryTriggers['put']>) => {
+      if (holding) {
+        holding = false;
+        started();
+        await held;
+      }
+      return deps.triggers.put(...args);
+    },
+    remove: (id: string) => deps.triggers.remove(id),
+  };
+  return { triggers, putHeld, release: () => release() };
+}
+
 describe('parseCreateSchedule', () => {
   it('defaults the time zone to UTC and the schedule to enabled, and validates the job as POST /v1/jobs does', () => {
     expect(request()).toEqual({
@@ -134,7 +159,7 @@ describe('createSchedule', () => {
     clock = new Date('2026-03-01T12:08:10.000Z');
     const { schedule, replayed } = await create();
     expect(replayed).toBe(true);
-    expect(schedule.syncedAt).toBe(clock.toISOString());
+    expect(schedule).toMatchObject({ revision: 1, syncedRevision: 1 });
     expect(deps.triggers.triggers.get(id)).toEqual({ enabled: true, firstRunAt: '2026-03-01T12:11:00.000Z' });
   });
 
@@ -168,6 +193,39 @@ describe('reading, disabling and deleting', () => {
     await expect(setScheduleEnabled(deps, 'acme', schedule.id, false)).resolves.toMatchObject({
       enabled: false,
     });
+  });
+
+  it('leaves the trigger as the newest of two racing changes says, whichever put of the trigger lands last', async () => {
+    const { schedule } = await create();
+    // The disable's put of the trigger is held until the enable that follows it has finished.
+    const { triggers, putHeld, release } = holdingFirstPut();
+    const racing = { ...deps, triggers };
+    const disabling = setScheduleEnabled(racing, 'acme', schedule.id, false);
+    await putHeld;
+    clock = new Date('2026-03-01T12:00:31.000Z');
+    const enabled = await setScheduleEnabled(racing, 'acme', schedule.id, true);
+    expect(enabled.enabled).toBe(true);
+    release();
+    // The disable lost: it answers what the schedule is now.
+    expect((await disabling).enabled).toBe(true);
+    expect(deps.schedules.items.get(`acme\n${schedule.id}`)?.enabled).toBe(true);
+    expect(deps.triggers.triggers.get(schedule.id)?.enabled).toBe(true);
+    // Synced, and truly so: enabling it again calls Scheduler for nothing.
+    deps.triggers.failNext = 1;
+    await expect(setScheduleEnabled(deps, 'acme', schedule.id, true)).resolves.toMatchObject({
+      enabled: true,
+    });
+  });
+
+  it('removes the trigger a change put after a delete removed it', async () => {
+    const { schedule } = await create();
+    const { triggers, putHeld, release } = holdingFirstPut();
+    const disabling = setScheduleEnabled({ ...deps, triggers }, 'acme', schedule.id, false);
+    await putHeld;
+    await deleteSchedule(deps, 'acme', schedule.id);
+    release();
+    await expect(disabling).rejects.toThrow(ScheduleNotFoundError);
+    expect(deps.triggers.triggers.size).toBe(0);
   });
 
   it('removes the trigger before the item, so a failed delete can be repeated', async () => {

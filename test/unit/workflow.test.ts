@@ -15,6 +15,7 @@ import {
   slotHolderOf,
   submissionTagOf,
 } from '../../lambdas/domain/job';
+import { applyProviderEvent } from '../../lambdas/domain/provider-events';
 import { jobOutputPrefix } from '../../lambdas/domain/publish';
 import { jobErrorOf, runStep, type StepEvent, type WorkflowDeps } from '../../lambdas/domain/workflow';
 import { sampleJob } from './support/jobs';
@@ -550,6 +551,26 @@ describe('failure, review and settling', () => {
     await step('settle');
     expect(deps.provider.canceled).toEqual(['gen_3']);
     expect(await deps.slots.holders()).toEqual([]);
+  });
+
+  it("lists the cancel's request before the provider's confirmation, which may come before its answer", async () => {
+    const { step, deps, job } = setup({ job: { status: 'canceled', providerJobId: 'gen_3' } });
+    let now = clock;
+    deps.now = () => now;
+    const cancel = deps.provider.cancel.bind(deps.provider);
+    deps.provider.cancel = async (providerJobId) => {
+      // The provider stops the job and its webhook lands while the cancel's answer is on its way back.
+      now = new Date(clock.getTime() + 100);
+      await applyProviderEvent(deps, job.id, { type: 'canceled', id: providerJobId }, submissionTagOf(job));
+      await cancel(providerJobId);
+      now = new Date(clock.getTime() + 200);
+    };
+    await step('settle');
+    const events = await deps.timeline.list(job.id, '');
+    expect([...events].sort((a, b) => a.at.localeCompare(b.at)).map((event) => event.type)).toEqual([
+      'provider.cancel_requested',
+      'provider.canceled',
+    ]);
   });
 });
 

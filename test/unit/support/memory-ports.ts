@@ -783,15 +783,23 @@ export class MemorySchedules implements ScheduleStore {
   async setEnabled(tenantId: string, id: string, enabled: boolean, at: Date) {
     const current = this.items.get(this.key(tenantId, id));
     if (!current) return undefined;
-    const { syncedAt: _synced, ...rest } = current;
-    const updated = { ...rest, enabled, updatedAt: at.toISOString() };
+    const updated = {
+      ...current,
+      enabled,
+      updatedAt: at.toISOString(),
+      revision: (current.revision ?? 0) + 1,
+    };
     this.items.set(this.key(tenantId, id), updated);
     return updated;
   }
-  async markSynced(schedule: Pick<Schedule, 'tenantId' | 'id' | 'updatedAt'>, at: Date) {
+  async markSynced(schedule: Pick<Schedule, 'tenantId' | 'id' | 'revision'>) {
     const current = this.items.get(this.key(schedule.tenantId, schedule.id));
-    if (current?.updatedAt !== schedule.updatedAt) return;
-    this.items.set(this.key(schedule.tenantId, schedule.id), { ...current, syncedAt: at.toISOString() });
+    if (!current || (current.revision ?? 0) !== (schedule.revision ?? 0)) return false;
+    this.items.set(this.key(schedule.tenantId, schedule.id), {
+      ...current,
+      syncedRevision: schedule.revision ?? 0,
+    });
+    return true;
   }
   async delete(tenantId: string, id: string) {
     this.items.delete(this.key(tenantId, id));
