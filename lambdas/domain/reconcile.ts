@@ -43,7 +43,7 @@ import type {
 import type { Provider } from './provider';
 import { resumeAwait } from './provider-events';
 import { discardOutputs } from './publish';
-import { RESUME_REDRIVE_WINDOW_MS, resumeTokenOf } from './resume';
+import { RESUME_REDRIVE_WINDOW_MS, resumeRefusalOf, resumeTokenOf } from './resume';
 import { queryLeaseEndOf } from './search';
 import { holdsOwnSlot, isOwnSlot, ownHolders, releaseOwnSlot } from './slots';
 import { providerDeps, stopAtProvider } from './workflow';
@@ -582,7 +582,7 @@ async function reconcileRunning(deps: ReconcileDeps, job: Job, holdsSlot: boolea
     // so with the same slot. Only a job not sent yet needs to take one: one
     // the provider has, or has finished, would wait for nothing, and under
     // saturation hand-offs would win every slot before it.
-    const sent = job.providerJobId !== undefined || job.submitIntent !== undefined;
+    const sent = sentToProvider(job);
     const provider = providerOf(job);
     if (
       !holdsSlot &&
@@ -633,9 +633,15 @@ async function reconcileRunning(deps: ReconcileDeps, job: Job, holdsSlot: boolea
  * the parent is finished, gone, or being canceled (whatever crash came
  * between the parent's end and its children's cancel, or made a child its
  * cancel could not find in the timeline). Each is canceled as its parent's
- * cancel would have, and what a failed, canceled or vanished parent derived
- * goes again: such a child may have written under the parent's outputs after
- * the parent's own discard. Requests: one batched read of the page's parents
+ * cancel would have, and what a canceled or vanished parent (or a failed one
+ * no resume can bring back) derived goes again: such a child may have
+ * written under the parent's outputs after the parent's own discard. A
+ * failed parent its client may still resume wants its children's paid work:
+ * a child already sent to its provider runs on under its own slot, and its
+ * transcript, with all the parent derived, stays for the resume (the output
+ * bucket's lifecycle expires what no resume comes for); only a child not yet
+ * sent is canceled, as it would charge for a job that may never go on.
+ * Requests: one batched read of the page's parents
  * (at most a page's worth of keys, none for a page without children), then
  * per orphan a read, a conditional write and, for one whose workflow waits,
  * a task failure; per such parent, once a pass, a read of its vectors'
@@ -652,6 +658,8 @@ async function cancelOrphans(deps: ReconcileDeps, page: readonly Job[], fix: Fix
     const parent = parents.get(child.parent?.jobId ?? '');
     if (parent && goesOn(parent)) continue;
     if (parent?.status === 'needs_review') continue; // an operator decides for the parent, and so for its children
+    const resumable = parent?.status === 'failed' && resumeRefusalOf(parent) === undefined;
+    if (resumable && sentToProvider(child)) continue;
     const canceled = await cancelMadeChild(deps, child).catch((error: unknown) => {
       if (error instanceof JobAlreadyFinishedError) return undefined;
       throw error;
@@ -665,7 +673,12 @@ async function cancelOrphans(deps: ReconcileDeps, page: readonly Job[], fix: Fix
     }
     // A canceling parent's own cancel removes what it derived, once its children are settled.
     const source = parent ?? { id: child.parent?.jobId ?? '', tenantId: child.tenantId };
-    if ((parent && !isTerminal(parent.status)) || parent?.status === 'succeeded' || swept.has(source.id))
+    if (
+      (parent && !isTerminal(parent.status)) ||
+      parent?.status === 'succeeded' ||
+      resumable ||
+      swept.has(source.id)
+    )
       continue;
     swept.add(source.id);
     const vectors = await discardVectors(deps, source);
@@ -676,6 +689,10 @@ async function cancelOrphans(deps: ReconcileDeps, page: readonly Job[], fix: Fix
   }
   return parentIds.length;
 }
+
+/** Whether a submission of the job went to its provider: it may have been charged. */
+const sentToProvider = (job: Job): boolean =>
+  job.providerJobId !== undefined || job.submitIntent !== undefined;
 
 /**
  * A publish being canceled: its children not finished yet are canceled (again:
