@@ -461,7 +461,7 @@ async function reconcileInReview(deps: ReconcileDeps, listed: Job, holdsSlot: bo
     }
   }
   // A chunk job in review holds up its parent's wait: a resume the chunk's own workflow missed is made here.
-  if (job.parent?.taskToken && (await resumeParent(deps.workflow, job))) {
+  if (job.parent?.taskToken && (await resumeParent(deps, job))) {
     await fix(job, 'parent_resumed', `chunk ${job.parent.index} of ${job.parent.jobId} is in review`);
   }
   if (holdsSlot) {

@@ -214,7 +214,7 @@ function settling(body: (deps: WorkflowDeps, event: StepEvent, job: Job) => Prom
     if (job.parent) {
       const settled = await deps.store.get(job.id);
       if (settled) {
-        await resumeParent(deps.workflow, settled);
+        await resumeParent(deps, settled);
         await tellCancelingParent(deps, settled);
       }
     }
