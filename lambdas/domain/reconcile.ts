@@ -696,13 +696,18 @@ const sentToProvider = (job: Job): boolean =>
 
 /**
  * A publish being canceled: its children not finished yet are canceled (again:
- * one made while its cancel looked), and once every one is settled its
- * `await-children` state is woken to finish the cancel, in case the word of
- * the last one's end was lost. Requests: a timeline query and one batched
- * read of its children, and one task failure once they are all settled.
+ * one made while its cancel looked), a canceled child its provider may still
+ * be running (Deepgram runs a canceled job out) has its provider asked how
+ * it stands, in case its callback was lost, and once every one is settled
+ * its `await-children` state is woken to finish the cancel, in case the word
+ * of the last one's end was lost. Requests: a timeline query and one batched
+ * read of its children, a status request and a conditional write per child
+ * its provider may be running, and one task failure once they are all settled.
  */
 async function reconcileCanceling(deps: ReconcileDeps, job: Job, fix: Fix): Promise<void> {
-  const children = await cancelChildren(deps, job);
+  const children = await Promise.all(
+    (await cancelChildren(deps, job)).map((child) => childAsItsProviderSays(deps, child)),
+  );
   if (!job.taskToken || !children.every(childSettled)) return;
   if (
     await deps.workflow.failTask(
@@ -713,4 +718,24 @@ async function reconcileCanceling(deps: ReconcileDeps, job: Job, fix: Fix): Prom
   ) {
     await fix(job, 'parent_resumed', `its ${children.length} child jobs are settled; its cancel finishes`);
   }
+}
+
+/**
+ * A canceled child whose provider may still be running it, with the outcome
+ * its provider reports once it has ended there recorded on it (so it is
+ * settled); as it was when the provider has not ended it or cannot say.
+ */
+async function childAsItsProviderSays(deps: ReconcileDeps, child: Job): Promise<Job> {
+  if (child.status !== 'canceled' || !child.providerJobId || child.providerOutcome) return child;
+  const providerJobId = child.providerJobId;
+  const remote = await (await deps.providers(providerOf(child))).status(providerJobId).catch(() => undefined); // the next pass asks again
+  if (remote?.status !== 'succeeded' && remote?.status !== 'failed' && remote?.status !== 'canceled')
+    return child;
+  const recorded = await deps.store.recordProviderOutcome(child, {
+    status: remote.status,
+    ...(remote.error ? { error: remote.error } : {}),
+    at: deps.now().toISOString(),
+    providerJobId,
+  });
+  return recorded ?? (await deps.store.get(child.id)) ?? child;
 }

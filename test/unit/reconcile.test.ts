@@ -974,6 +974,34 @@ describe('the orphan sweep', () => {
     expect(report.fixes.derived_discarded).toBe(0);
   });
 
+  it('finishes a canceling publish whose canceled chunk ended at its provider with its callback lost: it asks the provider, so the publish ends canceled, not in review', async () => {
+    const { deps, add, get } = setup({ now: 1_000 });
+    const parent = add(
+      publishOf({
+        status: 'running',
+        startedAt: at(0),
+        cancelRequestedAt: at(500),
+        executionName: 'publish-run',
+        taskToken: 'children-token',
+      }),
+    );
+    await deps.workflow.start('publish-run', { jobId: parent.id });
+    const ranOn = add(chunkOf(parent, 0, { status: 'canceled', finishedAt: at(500), providerJobId: 'dg-1' }));
+    await made(deps, parent, ranOn);
+    deps.provider.statuses.set('dg-1', { id: 'dg-1', status: 'succeeded', progress: 100 });
+
+    const report = await reconcile(deps);
+
+    expect(get(ranOn.id)).toMatchObject({
+      status: 'canceled',
+      providerOutcome: { status: 'succeeded', at: at(1_000), providerJobId: 'dg-1' },
+    });
+    expect(deps.workflow.failed).toContainEqual(
+      expect.objectContaining({ taskToken: 'children-token', error: 'ChildSettled' }),
+    );
+    expect(report.fixes.parent_resumed).toBe(1);
+  });
+
   it('finishes a canceling publish: cancels a child its cancel missed, and wakes its wait once every child is settled, not before', async () => {
     const { deps, add, get } = setup({ now: 1_000 });
     const parent = add(
