@@ -248,14 +248,15 @@ export type ReplayJobsResult = {
   readonly alreadyReplayed: number;
   readonly refused: readonly {
     readonly id: string;
-    /** `needs-review`: its provider submission may have been charged with no known outcome; resolve it first. `not-finished`: it may still run. `provider-outcome-unknown`: finished, but a submission of it may still run at the provider. `tenant-queue-full`: the tenant is at its maxQueued; replay later. `replay-in-progress`: the same replay is being accepted right now; retry the request. `key-taken`: the replay's key names another job. */
+    /** `needs-review`: its provider submission may have been charged with no known outcome; resolve it first. `not-finished`: it may still run. `provider-outcome-unknown`: finished, but a submission of it may still run at the provider. `tenant-queue-full`: the tenant is at its maxQueued; replay later. `replay-in-progress`: the same replay is being accepted right now; retry the request. `key-taken`: the replay's key names another job. `child-outcome-unknown`: a job it made (an audio.publish's chunk or embedding job) is in review, or was sent to its provider with no known outcome: it may have been charged; resolve that job first. */
     readonly reason:
       | 'needs-review'
       | 'not-finished'
       | 'provider-outcome-unknown'
       | 'tenant-queue-full'
       | 'replay-in-progress'
-      | 'key-taken';
+      | 'key-taken'
+      | 'child-outcome-unknown';
   }[];
   /** Each replay made or found by this request. */
   readonly jobs: readonly {

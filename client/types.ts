@@ -87,6 +87,8 @@ type JobBase = {
   readonly finishedAt?: string;
   /** The job an operator replayed as this one. */
   readonly replayOf?: string;
+  /** The job an operator replayed this one as: follow it for the outcome; a replaced job is never resumed. */
+  readonly replacedBy?: string;
   /** A cancel asked of a job not yet settled: a publish whose child jobs are still running out, or a job in review. */
   readonly cancelRequestedAt?: string;
   /** It succeeded, but its outputs were removed since (its media item deleted, its version replaced): `result` is null. */

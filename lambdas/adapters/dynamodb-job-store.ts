@@ -503,7 +503,8 @@ export class DynamoDbJobStore implements JobStore {
         'statusAt = :at, updatedAt = :at, resumedAt = :at, resumes = :resumes, #error = :null ' +
         // A failed job was due to expire with the retention; a running one never is.
         'REMOVE finishedAt, expiresAt',
-      ConditionExpression: 'attribute_exists(pk) AND #status = :failed',
+      // An operator's replay runs the job's action once more: the job itself never runs again beside it.
+      ConditionExpression: 'attribute_exists(pk) AND #status = :failed AND attribute_not_exists(replacedBy)',
       ExpressionAttributeNames: { '#status': 'status', '#error': 'error' },
       ExpressionAttributeValues: {
         ':running': 'running',
@@ -513,6 +514,25 @@ export class DynamoDbJobStore implements JobStore {
         ':at': stamp,
         ':resumes': (job.resumes ?? 0) + 1,
         ':null': null,
+      },
+    });
+  }
+
+  async markReplaced(
+    job: Pick<Job, 'id' | 'status'>,
+    replacement: string | undefined,
+    was: string | undefined,
+  ): Promise<Job | undefined> {
+    return this.conditionalUpdate(job.id, {
+      UpdateExpression: replacement !== undefined ? 'SET replacedBy = :replacement' : 'REMOVE replacedBy',
+      ConditionExpression: `attribute_exists(pk) AND #status = :status AND ${
+        was !== undefined ? 'replacedBy = :was' : 'attribute_not_exists(replacedBy)'
+      }`,
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: {
+        ':status': job.status,
+        ...(replacement !== undefined ? { ':replacement': replacement } : {}),
+        ...(was !== undefined ? { ':was': was } : {}),
       },
     });
   }

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import * as z from 'zod';
+import { childrenOf } from './children';
 import { mapWithConcurrency } from './concurrency';
 import {
   IdempotencyKeyInUseError,
@@ -9,7 +10,7 @@ import {
   TenantQueueFullError,
   ValidationError,
 } from './errors';
-import { fingerprint } from './idempotency';
+import { deriveJobId, fingerprint } from './idempotency';
 import { type CancelDeps, cancelJob, type IntakeDeps, submitJob } from './intake';
 import {
   isTerminal,
@@ -20,6 +21,7 @@ import {
   type JobType,
   priorityOf,
   providerMayBeRunning,
+  takesSlot,
 } from './job';
 import { CANCELABLE_STATUSES } from './job-statuses';
 import { RESOLVED_FAILED_CODE } from './operator';
@@ -269,7 +271,7 @@ export type ReplayRefusal = ReplayResult['refused'][number]['reason'];
 export type ReplayResult = Resource<typeof replayJobsResult>;
 
 export interface ReplayDeps extends IntakeDeps {
-  readonly timeline: Pick<Timeline, 'record'>;
+  readonly timeline: Pick<Timeline, 'record' | 'list'>;
 }
 
 /**
@@ -281,16 +283,35 @@ export interface ReplayDeps extends IntakeDeps {
 export const replayKeyOf = (original: Pick<Job, 'id'>, note: string): string =>
   `replay:${original.id}:${createHash('sha256').update(note.trim(), 'utf8').digest('base64url').slice(0, 22)}`;
 
-/** Why a job may not be replayed, or undefined when it may. */
-function refusalOf(job: Job): ReplayRefusal | undefined {
+/**
+ * Why a job may not be replayed, or undefined when it may. A job that makes
+ * jobs of its own (audio.publish) is refused while one of them is in review
+ * or was sent with no known outcome: that child may have been charged, and
+ * the replay would send its work again under a new key. Requests: none for
+ * a job with no children; for one with children, a timeline query and one
+ * batched read of them.
+ */
+async function refusalOf(
+  deps: Pick<ReplayDeps, 'timeline' | 'store'>,
+  job: Job,
+): Promise<ReplayRefusal | undefined> {
   if (job.status === 'needs_review') return 'needs-review';
   if (!isTerminal(job.status)) return 'not-finished';
   // A success, or an operator's resolution, is a known outcome even where the submission's bookkeeping
   // was never settled (a job resolved out of review keeps its intent).
   const known = job.status === 'succeeded' || job.error?.code === RESOLVED_FAILED_CODE;
   if (providerMayBeRunning(job) && !known) return 'provider-outcome-unknown';
+  if (!known && !takesSlot(job)) {
+    const children = await childrenOf(deps, job);
+    if (children.some((child) => child.status === 'needs_review' || unknownSubmission(child)))
+      return 'child-outcome-unknown';
+  }
   return undefined;
 }
+
+/** A submission sent with no known outcome: its provider may be running, and charging, it. */
+const unknownSubmission = (job: Job): boolean =>
+  job.submitIntent !== undefined && job.providerJobId === undefined;
 
 /**
  * Replays the jobs that match the filter, at most `maxPerRequest` of them:
@@ -323,17 +344,31 @@ export async function replayJobs(
   const replays: { id: string; replayOf: string; tenantId: string }[] = [];
   let replayed = 0;
   let alreadyReplayed = 0;
-  const replayable = jobs.filter((job) => {
-    const reason = refusalOf(job);
+  const reasons = await mapWithConcurrency(jobs, ACTIONS_AT_ONCE, (job) => refusalOf(deps, job));
+  const replayable = jobs.filter((job, index) => {
+    const reason = reasons[index];
     if (reason) refused.push({ id: job.id, reason });
     return reason === undefined;
   });
   if (!request.dryRun) {
     await mapWithConcurrency(replayable, ACTIONS_AT_ONCE, async (original) => {
+      const idempotencyKey = replayKeyOf(original, note);
+      const replacement = deriveJobId(original.tenantId, idempotencyKey);
+      // The original names its replay first, in one conditional write on the status it was listed in:
+      // a resume of it is refused from then on, and one that came first (running again) refuses this.
+      const marked =
+        original.replacedBy === replacement
+          ? original
+          : await deps.store.markReplaced(original, replacement, original.replacedBy);
+      if (!marked) {
+        const now = await deps.store.get(original.id);
+        refused.push({ id: original.id, reason: (now && (await refusalOf(deps, now))) ?? 'not-finished' });
+        return;
+      }
       try {
         const { job, replayed: found } = await submitJob(deps, {
           tenantId: original.tenantId,
-          idempotencyKey: replayKeyOf(original, note),
+          idempotencyKey,
           request: {
             // Listings never hold a workflow's own jobs (`internal` types), so this is a type clients submit.
             type: original.type as JobType,
@@ -359,6 +394,11 @@ export async function replayJobs(
       } catch (error) {
         const reason = submitRefusalOf(error);
         if (!reason) throw error;
+        // No replay was made: the original takes back what it named before (the same replay, being
+        // accepted by another request right now, keeps its name).
+        if (reason !== 'replay-in-progress') {
+          await deps.store.markReplaced(marked, original.replacedBy, replacement);
+        }
         refused.push({ id: original.id, reason });
       }
     });

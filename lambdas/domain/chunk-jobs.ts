@@ -89,10 +89,15 @@ export const awaitChunk = (
 
 /**
  * A state waiting for one child job: finds the child's current try (the
- * first whose job is not failed, or the last), makes its job if there is
- * none, and hands it the state's task token. A try that is settled already
- * resumes the state at once, so a retried state, or one whose child finished
- * before its token was recorded, never waits for nothing.
+ * first whose job did not end without a result, or the last), makes its job
+ * if there is none, and hands it the state's task token. A try that is
+ * settled already resumes the state at once, so a retried state, or one
+ * whose child finished before its token was recorded, never waits for
+ * nothing. A try ends without a result when its job failed, or was canceled
+ * while the parent goes on (the orphan sweep cancels a failed parent's
+ * children not yet sent; its client then resumes it); a canceled try whose
+ * submission's outcome is unknown is never followed by another: the provider
+ * may be running it, so the state goes to review (`resumeParent`).
  */
 export async function awaitChild(
   deps: ChunkDeps,
@@ -105,14 +110,22 @@ export async function awaitChild(
   for (let attempt = 0; ; attempt++) {
     const key = chunkAttemptKey(child, attempt);
     const existing = await deps.store.get(deriveJobId(parent.tenantId, key));
-    if (existing?.status === 'failed' && attempt + 1 < attempts) continue;
+    if (existing && endedWithoutResult(existing, parent) && attempt + 1 < attempts) continue;
     const job = existing
       ? ((await deps.store.recordParentToken(existing.id, taskToken)) ?? existing)
       : await makeChildJob(deps, parent, child, key, attempt, taskToken);
-    await resumeParent(deps.workflow, job);
+    await resumeParent(deps, job);
     return job;
   }
 }
+
+/** Whether a try of a child ended with nothing for its parent, which goes on, and may be followed by another. */
+const endedWithoutResult = (child: Job, parent: Job): boolean =>
+  child.status === 'failed' || (child.status === 'canceled' && goesOn(parent) && !ambiguouslySent(child));
+
+/** Whether a submission of the job went out with no known outcome: the provider may be running, and charging, it. */
+const ambiguouslySent = (job: Job): boolean =>
+  job.submitIntent !== undefined && job.providerJobId === undefined;
 
 async function makeChildJob(
   deps: ChunkDeps,
@@ -166,15 +179,23 @@ async function makeChildJob(
 /**
  * Resumes the parent's state waiting for a chunk job once the chunk job is
  * settled: with the chunk on success, `ChunkFailed` when it failed (the
- * state's retry makes the next try), `ChunkCanceled` when it was canceled,
- * and `NeedsReview` when it needs a person (so the parent does too). False
- * when the job is no chunk, is not settled, or the state no longer waits for
- * this token. Resuming twice is harmless.
+ * state's retry makes the next try), and `NeedsReview` when it needs a
+ * person (so the parent does too). A canceled chunk job resumes it by what
+ * its parent is doing now (one read): `ChunkCanceled`
+ * while the parent is being canceled (it waits for the rest of its
+ * children); while the parent goes on, `ChunkFailed`, so the state's retry
+ * makes the next try, or `NeedsReview` when the canceled job's submission
+ * outcome is unknown. False when the job is no chunk, is not settled, or the
+ * state no longer waits for this token. Resuming twice is harmless.
  */
 export async function resumeParent(
-  workflow: Pick<Workflow, 'completeTask' | 'failTask'>,
+  deps: {
+    readonly workflow: Pick<Workflow, 'completeTask' | 'failTask'>;
+    readonly store: Pick<JobStore, 'get'>;
+  },
   child: Job,
 ): Promise<boolean> {
+  const { workflow } = deps;
   const parent = child.parent;
   if (!parent?.taskToken) return false;
   const chunk = parent.stage === 'embed' ? `Embedding run ${parent.index}` : `Chunk ${parent.index}`;
@@ -188,12 +209,28 @@ export async function resumeParent(
         StepError.chunkFailed,
         `[${error.code}] ${chunk} failed: ${error.message}`,
       );
-    case 'canceled':
+    case 'canceled': {
+      const current = await deps.store.get(parent.jobId);
+      if (current && goesOn(current) && ambiguouslySent(child)) {
+        return workflow.failTask(
+          parent.taskToken,
+          StepError.needsReview,
+          `[ambiguous_submission] ${chunk} was canceled after a submission whose outcome is unknown.`,
+        );
+      }
+      if (current && goesOn(current)) {
+        return workflow.failTask(
+          parent.taskToken,
+          StepError.chunkFailed,
+          `[chunk_canceled] ${chunk} was canceled while its job goes on; it is made again.`,
+        );
+      }
       return workflow.failTask(
         parent.taskToken,
         StepError.chunkCanceled,
         `[chunk_canceled] ${chunk} was canceled.`,
       );
+    }
     case 'needs_review':
       return workflow.failTask(
         parent.taskToken,

@@ -97,6 +97,8 @@ export interface Job {
   readonly resumedAt?: string;
   /** The job an operator replayed as this one (`POST /v1/admin/jobs/replay`). */
   readonly replayOf?: string;
+  /** The job an operator replayed this one as: it is never resumed, so one user action runs once. */
+  readonly replacedBy?: string;
   /** The recurring schedule whose firing created the job. */
   readonly scheduleId?: string;
   /** Set on a job another job's workflow made (a chunk of `audio.publish`): whose part it is. */
@@ -289,6 +291,7 @@ export function toResource(job: Job): JobResource {
     ...(job.startedAt !== undefined ? { startedAt: job.startedAt } : {}),
     ...(job.finishedAt !== undefined ? { finishedAt: job.finishedAt } : {}),
     ...(job.replayOf !== undefined ? { replayOf: job.replayOf } : {}),
+    ...(job.replacedBy !== undefined ? { replacedBy: job.replacedBy } : {}),
     ...(job.cancelRequestedAt !== undefined && !isTerminal(job.status)
       ? { cancelRequestedAt: job.cancelRequestedAt }
       : {}),

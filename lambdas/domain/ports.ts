@@ -139,11 +139,26 @@ export interface JobStore {
    * A client resumes its failed job: running again under the same execution
    * and submission, `resumes` counted up and `resumedAt` set, its error and
    * finish cleared, and no longer due to expire. A conditional write from
-   * `failed`: of two resumes at once, one moves it. Undefined unless failed.
+   * `failed` with no replay named (`replacedBy`): of two resumes at once, one
+   * moves it, and a resume and a replay never both go on. Undefined unless
+   * failed and not replaced.
    */
   reopenFailed(
     job: Pick<Job, 'id' | 'tenantId' | 'provider' | 'resumes'>,
     at: Date,
+  ): Promise<Job | undefined>;
+  /**
+   * An operator's replay of the finished job names its replay (`replacement`),
+   * or a replay that was refused takes its name back (`replacement`
+   * undefined, `was` the replay's): one conditional write, while the job is
+   * in the status it was read in and still names `was` (none: undefined). A
+   * replaced job is never resumed (`reopenFailed`), and a resumed one is not
+   * in the status it was listed in. Undefined when the condition fails.
+   */
+  markReplaced(
+    job: Pick<Job, 'id' | 'status'>,
+    replacement: string | undefined,
+    was: string | undefined,
   ): Promise<Job | undefined>;
   /**
    * Up to `limit` scheduled jobs whose runAt is at or before `now`, earliest

@@ -43,7 +43,7 @@ import type {
 import type { Provider } from './provider';
 import { resumeAwait } from './provider-events';
 import { discardOutputs } from './publish';
-import { RESUME_REDRIVE_WINDOW_MS, resumeTokenOf } from './resume';
+import { RESUME_REDRIVE_WINDOW_MS, resumeRefusalOf, resumeTokenOf } from './resume';
 import { queryLeaseEndOf } from './search';
 import { holdsOwnSlot, isOwnSlot, ownHolders, releaseOwnSlot } from './slots';
 import { providerDeps, stopAtProvider } from './workflow';
@@ -461,7 +461,7 @@ async function reconcileInReview(deps: ReconcileDeps, listed: Job, holdsSlot: bo
     }
   }
   // A chunk job in review holds up its parent's wait: a resume the chunk's own workflow missed is made here.
-  if (job.parent?.taskToken && (await resumeParent(deps.workflow, job))) {
+  if (job.parent?.taskToken && (await resumeParent(deps, job))) {
     await fix(job, 'parent_resumed', `chunk ${job.parent.index} of ${job.parent.jobId} is in review`);
   }
   if (holdsSlot) {
@@ -582,7 +582,7 @@ async function reconcileRunning(deps: ReconcileDeps, job: Job, holdsSlot: boolea
     // so with the same slot. Only a job not sent yet needs to take one: one
     // the provider has, or has finished, would wait for nothing, and under
     // saturation hand-offs would win every slot before it.
-    const sent = job.providerJobId !== undefined || job.submitIntent !== undefined;
+    const sent = sentToProvider(job);
     const provider = providerOf(job);
     if (
       !holdsSlot &&
@@ -633,9 +633,15 @@ async function reconcileRunning(deps: ReconcileDeps, job: Job, holdsSlot: boolea
  * the parent is finished, gone, or being canceled (whatever crash came
  * between the parent's end and its children's cancel, or made a child its
  * cancel could not find in the timeline). Each is canceled as its parent's
- * cancel would have, and what a failed, canceled or vanished parent derived
- * goes again: such a child may have written under the parent's outputs after
- * the parent's own discard. Requests: one batched read of the page's parents
+ * cancel would have, and what a canceled or vanished parent (or a failed one
+ * no resume can bring back) derived goes again: such a child may have
+ * written under the parent's outputs after the parent's own discard. A
+ * failed parent its client may still resume wants its children's paid work:
+ * a child already sent to its provider runs on under its own slot, and its
+ * transcript, with all the parent derived, stays for the resume (the output
+ * bucket's lifecycle expires what no resume comes for); only a child not yet
+ * sent is canceled, as it would charge for a job that may never go on.
+ * Requests: one batched read of the page's parents
  * (at most a page's worth of keys, none for a page without children), then
  * per orphan a read, a conditional write and, for one whose workflow waits,
  * a task failure; per such parent, once a pass, a read of its vectors'
@@ -652,6 +658,8 @@ async function cancelOrphans(deps: ReconcileDeps, page: readonly Job[], fix: Fix
     const parent = parents.get(child.parent?.jobId ?? '');
     if (parent && goesOn(parent)) continue;
     if (parent?.status === 'needs_review') continue; // an operator decides for the parent, and so for its children
+    const resumable = parent?.status === 'failed' && resumeRefusalOf(parent) === undefined;
+    if (resumable && sentToProvider(child)) continue;
     const canceled = await cancelMadeChild(deps, child).catch((error: unknown) => {
       if (error instanceof JobAlreadyFinishedError) return undefined;
       throw error;
@@ -665,7 +673,12 @@ async function cancelOrphans(deps: ReconcileDeps, page: readonly Job[], fix: Fix
     }
     // A canceling parent's own cancel removes what it derived, once its children are settled.
     const source = parent ?? { id: child.parent?.jobId ?? '', tenantId: child.tenantId };
-    if ((parent && !isTerminal(parent.status)) || parent?.status === 'succeeded' || swept.has(source.id))
+    if (
+      (parent && !isTerminal(parent.status)) ||
+      parent?.status === 'succeeded' ||
+      resumable ||
+      swept.has(source.id)
+    )
       continue;
     swept.add(source.id);
     const vectors = await discardVectors(deps, source);
@@ -677,15 +690,24 @@ async function cancelOrphans(deps: ReconcileDeps, page: readonly Job[], fix: Fix
   return parentIds.length;
 }
 
+/** Whether a submission of the job went to its provider: it may have been charged. */
+const sentToProvider = (job: Job): boolean =>
+  job.providerJobId !== undefined || job.submitIntent !== undefined;
+
 /**
  * A publish being canceled: its children not finished yet are canceled (again:
- * one made while its cancel looked), and once every one is settled its
- * `await-children` state is woken to finish the cancel, in case the word of
- * the last one's end was lost. Requests: a timeline query and one batched
- * read of its children, and one task failure once they are all settled.
+ * one made while its cancel looked), a canceled child its provider may still
+ * be running (Deepgram runs a canceled job out) has its provider asked how
+ * it stands, in case its callback was lost, and once every one is settled
+ * its `await-children` state is woken to finish the cancel, in case the word
+ * of the last one's end was lost. Requests: a timeline query and one batched
+ * read of its children, a status request and a conditional write per child
+ * its provider may be running, and one task failure once they are all settled.
  */
 async function reconcileCanceling(deps: ReconcileDeps, job: Job, fix: Fix): Promise<void> {
-  const children = await cancelChildren(deps, job);
+  const children = await Promise.all(
+    (await cancelChildren(deps, job)).map((child) => childAsItsProviderSays(deps, child)),
+  );
   if (!job.taskToken || !children.every(childSettled)) return;
   if (
     await deps.workflow.failTask(
@@ -696,4 +718,24 @@ async function reconcileCanceling(deps: ReconcileDeps, job: Job, fix: Fix): Prom
   ) {
     await fix(job, 'parent_resumed', `its ${children.length} child jobs are settled; its cancel finishes`);
   }
+}
+
+/**
+ * A canceled child whose provider may still be running it, with the outcome
+ * its provider reports once it has ended there recorded on it (so it is
+ * settled); as it was when the provider has not ended it or cannot say.
+ */
+async function childAsItsProviderSays(deps: ReconcileDeps, child: Job): Promise<Job> {
+  if (child.status !== 'canceled' || !child.providerJobId || child.providerOutcome) return child;
+  const providerJobId = child.providerJobId;
+  const remote = await (await deps.providers(providerOf(child))).status(providerJobId).catch(() => undefined); // the next pass asks again
+  if (remote?.status !== 'succeeded' && remote?.status !== 'failed' && remote?.status !== 'canceled')
+    return child;
+  const recorded = await deps.store.recordProviderOutcome(child, {
+    status: remote.status,
+    ...(remote.error ? { error: remote.error } : {}),
+    at: deps.now().toISOString(),
+    providerJobId,
+  });
+  return recorded ?? (await deps.store.get(child.id)) ?? child;
 }

@@ -99,6 +99,11 @@ const jobFields = {
   replayOf: jobId
     .optional()
     .describe('The job an operator replayed as this one (POST /v1/admin/jobs/replay); absent on other jobs.'),
+  replacedBy: jobId
+    .optional()
+    .describe(
+      'The job an operator replayed this one as (POST /v1/admin/jobs/replay): follow it for the outcome. A replaced job is never resumed (409 job-not-resumable), and a job its client resumed is not replayed while it runs. Absent on other jobs.',
+    ),
   cancelRequestedAt: timestamp
     .optional()
     .describe(
@@ -216,6 +221,7 @@ export const REPLAY_REFUSALS = [
   'tenant-queue-full',
   'replay-in-progress',
   'key-taken',
+  'child-outcome-unknown',
 ] as const;
 export const cancelJobsResult = z.object({
   matched: count.describe(
@@ -243,7 +249,7 @@ export const replayJobsResult = z.object({
       reason: z
         .enum(REPLAY_REFUSALS)
         .describe(
-          "`needs-review`: its provider submission may have been charged with no known outcome; resolve it first. `not-finished`: it may still run. `provider-outcome-unknown`: finished, but a submission of it may still run at the provider. `tenant-queue-full`: the tenant is at its maxQueued; replay later. `replay-in-progress`: the same replay is being accepted right now; retry the request. `key-taken`: the replay's key names another job.",
+          "`needs-review`: its provider submission may have been charged with no known outcome; resolve it first. `not-finished`: it may still run. `provider-outcome-unknown`: finished, but a submission of it may still run at the provider. `tenant-queue-full`: the tenant is at its maxQueued; replay later. `replay-in-progress`: the same replay is being accepted right now; retry the request. `key-taken`: the replay's key names another job. `child-outcome-unknown`: a job it made (an audio.publish's chunk or embedding job) is in review, or was sent to its provider with no known outcome: it may have been charged; resolve that job first.",
         ),
     }),
   ),

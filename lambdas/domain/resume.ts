@@ -26,13 +26,17 @@ export interface ResumeDeps {
  * submission whose outcome is unknown, nor one whose provider's outcome was
  * final (a failure there would only fail again: replay it instead), nor one
  * an operator failed out of review (its execution ended in review, not at
- * the failed state).
+ * the failed state), nor one an operator replayed (its replay runs the same
+ * action: resuming it too would charge for it twice).
  */
 export function resumeRefusalOf(job: Job): string | undefined {
   if (job.status === 'needs_review') {
     return `Job ${job.id} needs review: its provider submission may have been charged with no known outcome. An operator resolves the review first; it is never resumed.`;
   }
   if (job.status !== 'failed') return `Job ${job.id} is ${job.status}; only a failed job can be resumed.`;
+  if (job.replacedBy !== undefined) {
+    return `Job ${job.id} was replayed as job ${job.replacedBy}; follow that job instead.`;
+  }
   if (job.error?.code === RESOLVED_FAILED_CODE) {
     return `Job ${job.id} was failed by an operator out of review; replay it instead.`;
   }

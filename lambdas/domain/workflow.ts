@@ -216,7 +216,7 @@ function settling(body: (deps: WorkflowDeps, event: StepEvent, job: Job) => Prom
     if (job.parent) {
       const settled = await deps.store.get(job.id);
       if (settled) {
-        await resumeParent(deps.workflow, settled);
+        await resumeParent(deps, settled);
         await tellCancelingParent(deps, settled);
       }
     }
@@ -458,7 +458,11 @@ const steps: Record<StepName, Step> = {
   async 'await-children'(deps, event) {
     if (!event.taskToken) throw new Error('The await-children step needs a task token.');
     const job = await deps.store.recordTaskToken(event.jobId, event.taskToken, deps.now());
-    // Not running: settled elsewhere (canceled, in review, gone). Running with no cancel: nothing to wait for.
+    // A job that goes on has nothing to wait for here, and must not end its execution as settled while
+    // it runs: the execution fails, and the reconciler runs the job on from where it is.
+    if (job && goesOn(job))
+      throw new Error(`Job ${job.id} goes on: it has no canceled children to wait for.`);
+    // Not running: settled elsewhere (canceled, in review, gone).
     if (!job || !isCanceling(job)) {
       await deps.workflow.completeTask(event.taskToken, {});
       return null;

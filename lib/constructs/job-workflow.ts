@@ -381,7 +381,14 @@ export class JobWorkflow extends Construct {
         },
       ],
     });
-    finalize.addCatch(settle, catchInto([StepError.jobSettled]));
+    // A publish canceled by the time it finalizes waits for its children as any canceled publish does
+    // (the publish branch adds that way); settled elsewhere, or any other job, goes to settle.
+    const finalizeSettled = props.compute
+      ? new Choice(states, 'finalize-settled', {
+          comment: 'A canceled publish goes through await-children; any other job straight to settle.',
+        })
+      : undefined;
+    finalize.addCatch(finalizeSettled ?? settle, catchInto([StepError.jobSettled]));
     onFailureOf(finalize);
 
     // The job has succeeded before notify runs; a webhook that keeps failing does not undo that.
@@ -398,7 +405,15 @@ export class JobWorkflow extends Construct {
           })
             .when(
               Condition.stringEquals('$.prepared.flow', 'publish'),
-              this.publishBranch(states, props, { step, catchInto, review, settle, onFailureOf, finalize }),
+              this.publishBranch(states, props, {
+                step,
+                catchInto,
+                review,
+                settle,
+                onFailureOf,
+                finalize,
+                finalizeSettled: finalizeSettled as Choice,
+              }),
             )
             .otherwise(submission),
         )
@@ -553,6 +568,8 @@ export class JobWorkflow extends Construct {
       /** Sends the state's unexpected errors down the failure path, as a state a resume can go back to. */
       readonly onFailureOf: (state: TaskStateBase | MapState | Parallel) => void;
       readonly finalize: LambdaInvoke;
+      /** Where finalize's JobSettled goes: the publish branch adds its way through await-children. */
+      readonly finalizeSettled: Choice;
     },
   ): IChainable {
     const compute = props.compute as ComputePlaces;
@@ -629,6 +646,9 @@ export class JobWorkflow extends Construct {
     awaitChildren.addCatch(awaitChildren, catchInto([StepError.childSettled]));
     awaitChildren.addCatch(review, catchInto([StatesError.timeout]));
     awaitChildren.next(settle);
+    shared.finalizeSettled
+      .when(Condition.stringEquals('$.prepared.flow', 'publish'), awaitChildren)
+      .otherwise(settle);
 
     probe.addCatch(awaitChildren, catchInto([StepError.jobSettled]));
     onFailureOf(probe);

@@ -319,7 +319,7 @@ describe('definition', () => {
           JitterStrategy: 'FULL',
         },
       ],
-      [caught(['JobSettled'], 'settle'), caught(['States.ALL'], 'failed-at-finalize')],
+      [caught(['JobSettled'], 'finalize-settled'), caught(['States.ALL'], 'failed-at-finalize')],
     ],
     ['notify', 'notify', 'succeeded', NOTIFY, [caught(['States.ALL'], 'succeeded')]],
     ['on-failure', 'fail', 'notify-failure', [BOOKKEEPING], undefined],
@@ -404,6 +404,15 @@ describe('definition', () => {
       Type: 'Choice',
       Choices: [{ Variable: '$.prepared.flow', StringEquals: 'publish', Next: 'store-vectors' }],
       Default: 'finalize',
+    });
+  });
+
+  test('a publish canceled by the time it finalizes waits for its children in await-children; any other job settles', () => {
+    expect(states['finalize-settled']).toEqual({
+      Type: 'Choice',
+      Comment: expect.any(String),
+      Choices: [{ Variable: '$.prepared.flow', StringEquals: 'publish', Next: 'await-children' }],
+      Default: 'settle',
     });
   });
 
@@ -522,6 +531,7 @@ const PUBLISH_STATES = [
   'store-vectors',
   'await-children',
   'resume-finalize',
+  'finalize-settled',
   ...['probe', 'media', 'index', 'plan-embedding', 'embed-passages', 'store-vectors'].map(
     (name) => `failed-at-${name}`,
   ),
@@ -766,7 +776,14 @@ describe('synthesizeWorkflowDefinition', () => {
           ? { ...states.prepare, Next: 'submit' }
           : name === 'resume-at'
             ? resumeAt
-            : states[name],
+            : name === 'finalize'
+              ? {
+                  ...states.finalize,
+                  Catch: states.finalize.Catch.map((c: Json) =>
+                    c.Next === 'finalize-settled' ? { ...c, Next: 'settle' } : c,
+                  ),
+                }
+              : states[name],
       );
     }
   });

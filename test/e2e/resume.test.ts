@@ -21,6 +21,7 @@ import { simulatorCall } from './support/simulator';
 jest.setTimeout(120_000);
 
 const KEY = 'resume-key-4b2d';
+const ADMIN_KEY = 'resume-admin-key-4b2d';
 
 interface Ledger {
   readonly submissions: readonly { id: string; idempotencyKey: string; acceptedAt: string }[];
@@ -36,6 +37,7 @@ beforeAll(async () => {
   stack = await startLocalStack({
     env: {
       LONGHAUL_API_KEYS: `${KEY}:acme`,
+      LONGHAUL_ADMIN_KEY: ADMIN_KEY,
       ...UNTHROTTLED_API,
       SIM_PORT: '0',
       SIM_JOB_MS: '300',
@@ -44,8 +46,8 @@ beforeAll(async () => {
       MAX_IN_FLIGHT: '2',
       // A provider that cannot deduplicate: a submission whose answer is lost goes to review.
       SIM_IDEMPOTENT: '0',
-      // The first two jobs to reach finalize fail there once, as for a provider output finalize cannot use.
-      LONGHAUL_FAULT_UNUSABLE_OUTPUTS: '2',
+      // The first three jobs to reach finalize fail there once, as for a provider output finalize cannot use.
+      LONGHAUL_FAULT_UNUSABLE_OUTPUTS: '3',
       RECONCILE_INTERVAL_MS: '1000',
     },
   });
@@ -238,4 +240,33 @@ test('a job in review is never resumed: it is refused, telling to resolve its re
   expect((await api('GET', `/v1/jobs/${inReview.id}`)).body).toEqual(inReview);
   expect((await describeExecution(inReview)).redriveCount).toBe(0);
   expect(await chargesFor(inReview.id)).toBe(1);
+});
+
+test('a job an operator replayed is never resumed: the original names its replay, which alone runs, one charge each', async () => {
+  const failed = await settled(await submit());
+  expect(failed).toMatchObject({ status: 'failed', error: { code: 'output_invalid' } });
+
+  const replay = await fetch(`${stack.baseUrl}/v1/admin/jobs/replay`, {
+    method: 'POST',
+    headers: { 'x-api-key': ADMIN_KEY, 'content-type': 'application/json' },
+    body: JSON.stringify({ filter: { tenant: 'acme', status: ['failed'] }, note: 'after the outage' }),
+  });
+  expect(replay.status).toBe(200);
+  const replayed = ((await replay.json()) as { jobs: { id: string; replayOf: string }[] }).jobs.find(
+    (job) => job.replayOf === failed.id,
+  );
+  expect(replayed).toBeDefined();
+  const replacement = replayed?.id as string;
+
+  const refused = await api('POST', `/v1/jobs/${failed.id}/resume`);
+
+  expect(refused.status).toBe(409);
+  expect(refused.body).toMatchObject({
+    code: 'job-not-resumable',
+    detail: `Job ${failed.id} was replayed as job ${replacement}; follow that job instead.`,
+  });
+  expect((await api('GET', `/v1/jobs/${failed.id}`)).body).toEqual({ ...failed, replacedBy: replacement });
+  expect(await settled(replacement)).toMatchObject({ status: 'succeeded', replayOf: failed.id });
+  expect((await describeExecution(failed)).redriveCount).toBe(0);
+  expect([await chargesFor(failed.id), await chargesFor(replacement)]).toEqual([1, 1]);
 });

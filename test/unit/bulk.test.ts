@@ -10,7 +10,7 @@ import {
 import { ValidationError } from '../../lambdas/domain/errors';
 import { deriveJobId } from '../../lambdas/domain/idempotency';
 import { submitJob } from '../../lambdas/domain/intake';
-import type { Job, JobStatus } from '../../lambdas/domain/job';
+import { type Job, type JobStatus, newJob } from '../../lambdas/domain/job';
 import type { TenantRecord } from '../../lambdas/domain/tenants';
 import {
   type MemoryEvents,
@@ -298,7 +298,7 @@ describe('replayJobs', () => {
   const replay = (body: unknown, max = 50) => replayJobs(deps, parseReplayJobs(body), max);
   const newJobs = () => [...deps.store.jobs.values()].filter((j) => j.replayOf !== undefined);
 
-  it('makes a new queued job with replayOf for each finished job, and never touches the original', async () => {
+  it('makes a new queued job with replayOf for each finished job, and marks the original replacedBy it', async () => {
     const failed = await job('f', 'failed', {
       patch: {
         error: { code: 'provider_rejected', message: 'no' },
@@ -331,7 +331,9 @@ describe('replayJobs', () => {
       error: null,
       attempts: 0,
     });
-    expect(deps.store.jobs.get(failed.id)).toEqual(original);
+    // The original changes in one way only: it names its replay, so a client tracking it finds the
+    // outcome, and a resume of it is refused (one charge for one action).
+    expect(deps.store.jobs.get(failed.id)).toEqual({ ...original, replacedBy: id });
     // Through intake: in its line, one message, counted in the tenant's backlog.
     expect(deps.queue.messages.map((message) => message.jobId)).toEqual([id]);
     expect(deps.store.backlogs.get('acme')).toBe(1);
@@ -362,6 +364,78 @@ describe('replayJobs', () => {
     expect(newJobs().map((j) => j.replayOf)).toEqual([failed.id]);
   });
 
+  it('refuses a publish one of whose child jobs is in review or was sent with no known outcome, and replays one whose children are known', async () => {
+    const publish = (id: string, key: string): Job => {
+      const made = {
+        ...newJob(
+          {
+            id,
+            tenantId: 'acme',
+            type: 'audio.publish',
+            provider: 'deepgram',
+            input: { audioRef: 'upl_x' },
+            idempotencyKey: key,
+            fingerprint: 'f',
+          },
+          clock,
+        ),
+        status: 'failed' as const,
+        error: { code: 'chunk_failed', message: 'x' },
+      };
+      deps.store.jobs.set(id, made);
+      return made;
+    };
+    const child = async (parent: Job, index: number, patch: Partial<Job>) => {
+      const id = `job_${String.fromCharCode(107 + index).repeat(22)}${parent.id.slice(4, 8)}`;
+      deps.store.jobs.set(id, {
+        ...newJob(
+          {
+            id,
+            tenantId: 'acme',
+            type: 'audio.publish.chunk',
+            provider: 'deepgram',
+            input: { chunkKey: 'k' },
+            idempotencyKey: `${parent.idempotencyKey}:chunk-${index}`,
+            fingerprint: 'f',
+            parent: { jobId: parent.id, index },
+          },
+          clock,
+        ),
+        ...patch,
+      });
+      await deps.timeline.record(parent.id, {
+        at: clock.toISOString(),
+        type: 'chunk.submitted',
+        detail: `chunk ${index} as ${id}`,
+      });
+    };
+    const reviewed = publish('job_aaaaaaaaaaaaaaaaaaaaaaaaaa', 'p1');
+    await child(reviewed, 0, { status: 'succeeded' });
+    await child(reviewed, 1, {
+      status: 'needs_review',
+      error: { code: 'ambiguous_submission', message: 'x' },
+    });
+    const unknown = publish('job_bbbbbbbbbbbbbbbbbbbbbbbbbb', 'p2');
+    await child(unknown, 0, {
+      status: 'canceled',
+      submitIntent: { attemptId: 'a1', at: clock.toISOString() },
+    });
+    const known = publish('job_cccccccccccccccccccccccccc', 'p3');
+    await child(known, 0, {
+      status: 'failed',
+      providerJobId: 'dg-1',
+      providerOutcome: { status: 'failed', at: clock.toISOString() },
+    });
+
+    const result = await replay({ filter: { tenant: 'acme', status: ['failed'] }, note: 'after the outage' });
+
+    expect([...result.refused].sort((a, b) => a.id.localeCompare(b.id))).toEqual([
+      { id: reviewed.id, reason: 'child-outcome-unknown' },
+      { id: unknown.id, reason: 'child-outcome-unknown' },
+    ]);
+    expect(newJobs().map((j) => j.replayOf)).toEqual([known.id]);
+  });
+
   it('replays a job an operator resolved out of review: its outcome is known by the operator', async () => {
     const intent = { submitIntent: { attemptId: 'a1', at: clock.toISOString() } };
     const resolved = await job('r', 'failed', {
@@ -389,6 +463,24 @@ describe('replayJobs', () => {
 
     expect(await replay({ ...body, note: 'second try' })).toMatchObject({ replayed: 1 });
     expect(newJobs()).toHaveLength(2);
+  });
+
+  it('refuses a job resumed after it was listed: the resume runs, and the original names no replay', async () => {
+    const failed = await job('f', 'failed');
+    const listed = deps.store.listByTenant.bind(deps.store);
+    deps.store.listByTenant = async (tenant, query) => {
+      const page = await listed(tenant, query);
+      // Its client resumes it between the replay's listing and its write.
+      await deps.store.reopenFailed(failed, clock);
+      return page;
+    };
+
+    const result = await replay({ filter: { status: ['failed'] }, note: 'x' });
+
+    expect(result).toMatchObject({ replayed: 0, refused: [{ id: failed.id, reason: 'not-finished' }] });
+    expect(newJobs()).toEqual([]);
+    expect(deps.store.jobs.get(failed.id)).toMatchObject({ status: 'running' });
+    expect(deps.store.jobs.get(failed.id)?.replacedBy).toBeUndefined();
   });
 
   it('refuses a replay beyond the tenant cap with tenant-queue-full, and stores nothing for it', async () => {

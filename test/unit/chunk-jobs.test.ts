@@ -168,6 +168,64 @@ describe('a resumed parent', () => {
   });
 });
 
+describe('a chunk whose job was canceled while its parent goes on', () => {
+  // The orphan sweep cancels a failed parent's chunk jobs not yet sent; the parent's client then resumes it.
+  const canceledFirstTry = async (patch: Partial<Job> = {}) => {
+    const deps = world();
+    const parent = await runningParent(deps.store);
+    const first = await awaitChunk(deps, parent, chunk, 'token-1');
+    deps.store.jobs.set(first.id, { ...first, status: 'canceled', ...patch });
+    return { deps, resumed: { ...parent, resumes: 1 }, first };
+  };
+
+  it('is made again under the next key of the resume, once, and the state waits for that job', async () => {
+    const { deps, resumed, first } = await canceledFirstTry();
+
+    const again = await awaitChunk(deps, resumed, chunk, 'token-2');
+
+    expect(again.idempotencyKey).toBe(chunkAttemptKey(chunk, 1));
+    expect(again).toMatchObject({ status: 'queued', parent: { taskToken: 'token-2' } });
+    expect(again.id).not.toBe(first.id);
+    expect(deps.workflow.failed).toEqual([]);
+    // A retried state finds the same try.
+    expect((await awaitChunk(deps, resumed, chunk, 'token-3')).id).toBe(again.id);
+    expect(deps.queue.messages.map((m) => m.jobId)).toEqual([first.id, again.id]);
+  });
+
+  it('is never sent again when its submission outcome is unknown: the state goes to review', async () => {
+    const { deps, resumed } = await canceledFirstTry({
+      submitIntent: { attemptId: 'a1', at: clock.toISOString(), providerKey: 'k' },
+    });
+
+    await awaitChunk(deps, resumed, chunk, 'token-2');
+
+    expect(deps.store.jobs.size).toBe(2);
+    expect(deps.workflow.failed).toEqual([
+      {
+        taskToken: 'token-2',
+        error: 'NeedsReview',
+        cause: '[ambiguous_submission] Chunk 2 was canceled after a submission whose outcome is unknown.',
+      },
+    ]);
+  });
+
+  it("fails its parent's waiting state as a failed try, not a cancel, so the state's retry makes it again", async () => {
+    const { deps, first } = await canceledFirstTry({
+      parent: { jobId: 'job_parentaaaaaaaaaaaaaaaaaaaa', index: 2, taskToken: 'token-1' },
+    });
+
+    expect(await resumeParent(deps, deps.store.jobs.get(first.id) as Job)).toBe(true);
+
+    expect(deps.workflow.failed).toEqual([
+      {
+        taskToken: 'token-1',
+        error: 'ChunkFailed',
+        cause: '[chunk_canceled] Chunk 2 was canceled while its job goes on; it is made again.',
+      },
+    ]);
+  });
+});
+
 describe('resumeParent', () => {
   const child = (status: Job['status'], error: Job['error'] = null): Job => ({
     ...newJob(
@@ -186,13 +244,28 @@ describe('resumeParent', () => {
     error,
   });
 
-  it('sends a chunk in review to review, and a canceled one to the failure path', async () => {
+  it('sends a chunk in review to review, and one canceled with its parent to the failure path', async () => {
     const workflow = new MemoryWorkflow();
+    const store = new MemoryStore();
+    await store.create({
+      ...newJob(
+        {
+          id: 'job_parent',
+          tenantId: 'acme',
+          type: 'audio.publish',
+          input: {},
+          idempotencyKey: 'p',
+          fingerprint: 'f',
+        },
+        clock,
+      ),
+      status: 'canceled',
+    });
     await resumeParent(
-      workflow,
+      { workflow, store },
       child('needs_review', { code: 'ambiguous_submission', message: 'sent, outcome unknown' }),
     );
-    await resumeParent(workflow, child('canceled'));
+    await resumeParent({ workflow, store }, child('canceled'));
     expect(workflow.failed).toEqual([
       {
         taskToken: 't',
@@ -204,9 +277,10 @@ describe('resumeParent', () => {
   });
 
   it('says nothing for a chunk still on its way, or a job that is no chunk', async () => {
-    const workflow = new MemoryWorkflow();
-    expect(await resumeParent(workflow, child('running'))).toBe(false);
-    expect(await resumeParent(workflow, { ...child('succeeded'), parent: undefined })).toBe(false);
+    const deps = { workflow: new MemoryWorkflow(), store: new MemoryStore() };
+    const { workflow } = deps;
+    expect(await resumeParent(deps, child('running'))).toBe(false);
+    expect(await resumeParent(deps, { ...child('succeeded'), parent: undefined })).toBe(false);
     expect(workflow.completed).toEqual([]);
   });
 });

@@ -153,6 +153,7 @@ describe('the SDK types', () => {
       startedAt: true,
       finishedAt: true,
       replayOf: true,
+      replacedBy: true,
       cancelRequestedAt: true,
       outputsRemoved: true,
     };

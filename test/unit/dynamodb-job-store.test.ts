@@ -424,7 +424,8 @@ describe('reopenFailed', () => {
         Key: { pk: job.id, sk: 'JOB' },
         UpdateExpression:
           'SET #status = :running, activeKey = :activeKey, tenantStatus = :tenantStatus, statusAt = :at, updatedAt = :at, resumedAt = :at, resumes = :resumes, #error = :null REMOVE finishedAt, expiresAt',
-        ConditionExpression: 'attribute_exists(pk) AND #status = :failed',
+        ConditionExpression:
+          'attribute_exists(pk) AND #status = :failed AND attribute_not_exists(replacedBy)',
         ExpressionAttributeNames: { '#status': 'status', '#error': 'error' },
         ExpressionAttributeValues: {
           ':running': 'running',
@@ -443,6 +444,45 @@ describe('reopenFailed', () => {
   it('answers undefined for a job that is no longer failed (another resume moved it)', async () => {
     ddb.on(UpdateCommand).rejects(conditionFailed());
     await expect(store.reopenFailed({ ...job, status: 'failed' } as typeof job, at)).resolves.toBeUndefined();
+  });
+});
+
+describe('markReplaced', () => {
+  it('names the replay in one write conditional on the status the job was listed in and the replay it named', async () => {
+    const failed = { ...job, status: 'failed' as const };
+    ddb.on(UpdateCommand).resolves({ Attributes: toItem({ ...failed, replacedBy: 'job_r' }, 30) });
+
+    expect(await store.markReplaced(failed, 'job_r', undefined)).toMatchObject({ replacedBy: 'job_r' });
+    await store.markReplaced(failed, undefined, 'job_r');
+
+    expect(ddb.commandCalls(UpdateCommand).map((call) => call.args[0].input)).toEqual([
+      {
+        TableName: 'jobs',
+        Key: { pk: job.id, sk: 'JOB' },
+        UpdateExpression: 'SET replacedBy = :replacement',
+        ConditionExpression:
+          'attribute_exists(pk) AND #status = :status AND attribute_not_exists(replacedBy)',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: { ':status': 'failed', ':replacement': 'job_r' },
+        ReturnValues: 'ALL_NEW',
+      },
+      {
+        TableName: 'jobs',
+        Key: { pk: job.id, sk: 'JOB' },
+        UpdateExpression: 'REMOVE replacedBy',
+        ConditionExpression: 'attribute_exists(pk) AND #status = :status AND replacedBy = :was',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: { ':status': 'failed', ':was': 'job_r' },
+        ReturnValues: 'ALL_NEW',
+      },
+    ]);
+  });
+
+  it('answers undefined for a job resumed since it was listed', async () => {
+    ddb.on(UpdateCommand).rejects(conditionFailed());
+    await expect(
+      store.markReplaced({ ...job, status: 'failed' }, 'job_r', undefined),
+    ).resolves.toBeUndefined();
   });
 });
 

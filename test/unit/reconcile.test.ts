@@ -2,6 +2,7 @@ import { vectorKeyOf, vectorsManifestKey } from '../../lambdas/domain/embedding'
 import { ProviderUnavailableError } from '../../lambdas/domain/errors';
 import { waitingEntryOf } from '../../lambdas/domain/fair-share';
 import { executionNameOf, type Job, newJob, providerOf, slotHolderOf } from '../../lambdas/domain/job';
+import { RESOLVED_FAILED_CODE } from '../../lambdas/domain/operator';
 import type { EnqueueOptions } from '../../lambdas/domain/ports';
 import { jobOutputPrefix } from '../../lambdas/domain/publish';
 import { BACKLOG_RECOUNTS_PER_PASS, type ReconcileDeps, reconcile } from '../../lambdas/domain/reconcile';
@@ -847,11 +848,11 @@ describe('the orphan sweep', () => {
 
   it("cancels a child still running or queued whose parent is finished or gone, reading the page's parents in one batch, and leaves a wanted child alone", async () => {
     const { deps, add, get } = setup({ now: 1_000 });
-    const failed = add(publishOf({ status: 'failed', finishedAt: at(0) }));
+    const canceled = add(publishOf({ status: 'canceled', finishedAt: at(0) }));
     const wanted = add(publishOf({ status: 'running', startedAt: at(0), executionName: 'wanted-run' }));
     await deps.workflow.start('wanted-run', { jobId: wanted.id });
     const running = add(
-      chunkOf(failed, 0, {
+      chunkOf(canceled, 0, {
         status: 'running',
         startedAt: at(0),
         taskToken: 'chunk-token',
@@ -875,23 +876,26 @@ describe('the orphan sweep', () => {
     expect(report.fixes.orphan_canceled).toBe(2);
     // Parents are read in batches of at most a page, never one read per child.
     const parentReads = deps.store.lookups.filter(
-      (ids) => ids.includes(failed.id) || ids.includes(wanted.id),
+      (ids) => ids.includes(canceled.id) || ids.includes(wanted.id),
     );
     expect(parentReads.length).toBeGreaterThan(0);
     expect(parentReads.every((ids) => ids.length <= deps.pageSize)).toBe(true);
     expect(deps.timeline.events.get(running.id)).toContainEqual(
       expect.objectContaining({
         type: 'reconciler.orphan_canceled',
-        detail: `its parent ${failed.id} is failed`,
+        detail: `its parent ${canceled.id} is canceled`,
       }),
     );
     // A second pass finds nothing more to do.
     expect((await reconcile(deps)).fixes.orphan_canceled).toBe(0);
   });
 
-  it('removes what a failed publish derived once more behind an orphan, once a pass, and nothing of a wanted or succeeded one', async () => {
+  it('removes what a failed publish no resume can bring back derived once more behind an orphan, once a pass, and nothing of a wanted or succeeded one', async () => {
     const { deps, add } = setup({ now: 1_000 });
-    const failed = add(publishOf({ status: 'failed', finishedAt: at(0) }));
+    // Failed by an operator out of review: never resumed, so nothing of it is wanted again.
+    const failed = add(
+      publishOf({ status: 'failed', finishedAt: at(0), error: { code: RESOLVED_FAILED_CODE, message: 'x' } }),
+    );
     const succeeded = add(publishOf({ status: 'succeeded', finishedAt: at(0) }));
     // Two children of the failed publish still running: its outputs are removed once, not per child.
     add(chunkOf(failed, 0, { status: 'running', startedAt: at(0), providerJobId: 'dg-1' }));
@@ -928,6 +932,74 @@ describe('the orphan sweep', () => {
     expect([...deps.vectors.vectors.keys()]).toEqual([vectorKeyOf(succeeded, 0)]);
     expect(report.fixes.derived_discarded).toBe(1);
     expect(report.fixes.orphan_canceled).toBe(3);
+  });
+
+  it("keeps a failed publish's paid work while it can be resumed: a sent chunk runs on, an unsent one is canceled, and nothing it derived goes", async () => {
+    const { deps, add, get } = setup({ now: 1_000 });
+    const failed = add(
+      publishOf({ status: 'failed', finishedAt: at(0), error: { code: 'internal', message: 'x' } }),
+    );
+    const sent = add(
+      chunkOf(failed, 0, {
+        status: 'running',
+        startedAt: at(0),
+        taskToken: 'sent-token',
+        providerJobId: 'dg-1',
+      }),
+    );
+    const intended = add(
+      chunkOf(failed, 1, {
+        status: 'running',
+        startedAt: at(0),
+        submitIntent: { attemptId: 'a1', at: at(0), providerKey: 'k' },
+      }),
+    );
+    const unsent = add(chunkOf(failed, 2, { status: 'queued', enqueuedAt: at(900) }));
+    const transcript = `${jobOutputPrefix(failed)}chunks/3/transcript.json`;
+    await deps.outputs.putOutput(transcript, '{}', 'application/json');
+    await deps.outputs.putOutput(`${jobOutputPrefix(failed)}hls/master.m3u8`, '#EXTM3U', 'text/plain');
+
+    const report = await reconcile({ ...deps, pageSize: 10 });
+
+    // Sent, so charged or being charged: its transcript is what a resume goes on from.
+    expect(get(sent.id).status).toBe('running');
+    expect(get(intended.id).status).toBe('running');
+    expect(deps.workflow.failed.filter((f) => f.taskToken === 'sent-token')).toEqual([]);
+    // Nothing paid yet: it would only hold a slot and charge for a job that may never be resumed.
+    expect(get(unsent.id).status).toBe('canceled');
+    expect([...deps.outputs.objects.keys()].sort()).toEqual(
+      [transcript, `${jobOutputPrefix(failed)}hls/master.m3u8`].sort(),
+    );
+    expect(report.fixes.orphan_canceled).toBe(1);
+    expect(report.fixes.derived_discarded).toBe(0);
+  });
+
+  it('finishes a canceling publish whose canceled chunk ended at its provider with its callback lost: it asks the provider, so the publish ends canceled, not in review', async () => {
+    const { deps, add, get } = setup({ now: 1_000 });
+    const parent = add(
+      publishOf({
+        status: 'running',
+        startedAt: at(0),
+        cancelRequestedAt: at(500),
+        executionName: 'publish-run',
+        taskToken: 'children-token',
+      }),
+    );
+    await deps.workflow.start('publish-run', { jobId: parent.id });
+    const ranOn = add(chunkOf(parent, 0, { status: 'canceled', finishedAt: at(500), providerJobId: 'dg-1' }));
+    await made(deps, parent, ranOn);
+    deps.provider.statuses.set('dg-1', { id: 'dg-1', status: 'succeeded', progress: 100 });
+
+    const report = await reconcile(deps);
+
+    expect(get(ranOn.id)).toMatchObject({
+      status: 'canceled',
+      providerOutcome: { status: 'succeeded', at: at(1_000), providerJobId: 'dg-1' },
+    });
+    expect(deps.workflow.failed).toContainEqual(
+      expect.objectContaining({ taskToken: 'children-token', error: 'ChildSettled' }),
+    );
+    expect(report.fixes.parent_resumed).toBe(1);
   });
 
   it('finishes a canceling publish: cancels a child its cancel missed, and wakes its wait once every child is settled, not before', async () => {

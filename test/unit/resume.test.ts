@@ -48,6 +48,36 @@ describe('resumeJob', () => {
     expect(timeline.types(job.id)).toEqual(['job.resumed']);
   });
 
+  it('refuses a job an operator replayed, naming its replay, and leaves it failed: one charge for one action', async () => {
+    const { deps, workflow, job, current } = setup({ replacedBy: 'job_replayreplayreplayreplayre' });
+
+    await expect(resumeJob(deps, 'acme', job.id)).rejects.toThrow(
+      new JobNotResumableError(
+        job.id,
+        `Job ${job.id} was replayed as job job_replayreplayreplayreplayre; follow that job instead.`,
+      ),
+    );
+    expect(current().status).toBe('failed');
+    expect(workflow.redriven).toEqual([]);
+  });
+
+  it('refuses a job replayed between its read and its resume: the write is conditional on no replay', async () => {
+    const { deps, store, workflow, job, current } = setup();
+    const read = store.get.bind(store);
+    let reads = 0;
+    store.get = async (id) => {
+      const found = await read(id);
+      // An operator's replay marks it right after the resume read it.
+      if (reads++ === 0 && found)
+        store.jobs.set(id, { ...found, replacedBy: 'job_replayreplayreplayreplayre' });
+      return found;
+    };
+
+    await expect(resumeJob(deps, 'acme', job.id)).rejects.toThrow(JobNotResumableError);
+    expect(current()).toMatchObject({ status: 'failed', replacedBy: 'job_replayreplayreplayreplayre' });
+    expect(workflow.redriven).toEqual([]);
+  });
+
   it.each([
     ['failed more than 14 days ago', 'FAILED'],
     ['ended otherwise than failed', 'SUCCEEDED'],

@@ -800,7 +800,7 @@ describe('await-children', () => {
     expect(deps.timeline.types(job.id)).toContain('job.canceled');
   });
 
-  it('goes straight on for a job settled elsewhere or running with no cancel, touching nothing', async () => {
+  it('goes straight on for a job settled elsewhere, touching nothing', async () => {
     const { step, deps, current } = canceling();
     deps.store.jobs.set(current().id, { ...current(), status: 'failed' });
 
@@ -808,6 +808,19 @@ describe('await-children', () => {
 
     expect(deps.workflow.completed).toEqual([{ taskToken: 'wait-1', output: {} }]);
     expect(current().status).toBe('failed');
+  });
+
+  it('never ends the wait of a job that goes on: its execution fails, and the reconciler runs it on from where it is', async () => {
+    const { step, deps, current } = canceling();
+    const { cancelRequestedAt: _asked, ...goingOn } = current();
+    deps.store.jobs.set(goingOn.id, goingOn);
+
+    await expect(step('await-children', { taskToken: 'wait-1' })).rejects.toThrow(
+      `Job ${goingOn.id} goes on: it has no canceled children to wait for.`,
+    );
+
+    expect(deps.workflow.completed).toEqual([]);
+    expect(current()).toMatchObject({ status: 'running' });
   });
 });
 

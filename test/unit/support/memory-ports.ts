@@ -267,7 +267,7 @@ export class MemoryStore implements JobStore {
   }
   async reopenFailed(job: Pick<Job, 'id' | 'resumes'>, at: Date) {
     const current = this.jobs.get(job.id);
-    if (current?.status !== 'failed') return undefined;
+    if (current?.status !== 'failed' || current.replacedBy !== undefined) return undefined;
     const { finishedAt: _f, ...rest } = current;
     const stamp = at.toISOString();
     this.jobs.set(job.id, {
@@ -279,6 +279,17 @@ export class MemoryStore implements JobStore {
       resumes: (job.resumes ?? 0) + 1,
       error: null,
     });
+    return this.jobs.get(job.id);
+  }
+  async markReplaced(
+    job: Pick<Job, 'id' | 'status'>,
+    replacement: string | undefined,
+    was: string | undefined,
+  ) {
+    const current = this.jobs.get(job.id);
+    if (current?.status !== job.status || current.replacedBy !== was) return undefined;
+    const { replacedBy: _r, ...rest } = current;
+    this.jobs.set(job.id, replacement !== undefined ? { ...rest, replacedBy: replacement } : rest);
     return this.jobs.get(job.id);
   }
   /** Jobs this store lists are all listed by provider already. */
