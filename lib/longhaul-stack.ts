@@ -155,6 +155,8 @@ export class LonghaulStack extends Stack {
     // Publishing stores a recording's passages (and removes them); search reads them.
     this.workflowSteps.stepsFunction.useSearchIndex(this.searchIndex, 'write');
     this.httpApi.apiFunction.useSearchIndex(this.searchIndex, 'query');
+    // A slot a search or an operator's resolve frees goes to the job whose turn it is, by the hand-off lane.
+    this.httpApi.apiFunction.useQueue('handOffQueueUrl', this.jobQueue.handOffQueue, 'send');
     this.jobDispatcher = new JobDispatcher(this, 'Dispatcher', {
       settings,
       jobTable: this.jobStore.jobTable,

@@ -18,6 +18,7 @@ import {
 } from '../../config/media';
 import { bodyLimits, embeddingSettingsOf } from '../../config/settings';
 import { cancelJobs, parseCancelJobs, parseReplayJobs, replayJobs } from '../domain/bulk';
+import { handOnFreeSlots } from '../domain/dispatch';
 import {
   ForbiddenError,
   JobNotFoundError,
@@ -101,9 +102,9 @@ import { outputStore } from '../shared/ports/output-store';
 import { embeddingProvider } from '../shared/ports/providers';
 import { scheduleStore } from '../shared/ports/schedule-store';
 import { scheduleTriggers } from '../shared/ports/schedule-triggers';
-import { inFlightLimits, slotPools } from '../shared/ports/slots';
+import { inFlightLimits, slotPools, waitingLines } from '../shared/ports/slots';
 import { streamTickets } from '../shared/ports/stream-tickets';
-import { tenantStore } from '../shared/ports/tenants';
+import { tenantShares, tenantStore } from '../shared/ports/tenants';
 import { timeline } from '../shared/ports/timeline';
 import { vectorIndex } from '../shared/ports/vector-index';
 import { workflow } from '../shared/ports/workflow';
@@ -114,6 +115,18 @@ import { toProblem } from './problems';
 
 const settings = runtimeSettings();
 const now = () => new Date();
+
+/** What handing a freed slot on takes: the lines, the shares, and the hand-off lane to the dispatcher. */
+const slotFilling = () => ({
+  store: liveJobStore(),
+  slots: slotPools(),
+  queue: jobQueue(),
+  waiting: waitingLines(),
+  tenantShares: tenantShares(),
+  maxInFlight: inFlightLimits(),
+  timeline: timeline(),
+  now,
+});
 const policy = {
   allowPrivateWebhooks: settings.allowPrivateWebhooks,
   scheduleMaxAheadDays: settings.scheduleMaxAheadDays,
@@ -180,6 +193,7 @@ const tenantRoutes: Partial<Record<RouteKey, Route>> = {
             inFlightLimits()[provider.name],
             Date.now,
             () => provider.embed({ ...embedding, texts: [text], purpose: 'query' }),
+            () => handOnFreeSlots(slotFilling(), provider.name, 'a slot a search released'),
           );
           return embeddings[0] ?? [];
         },
@@ -544,18 +558,7 @@ const adminRoutes: Partial<
   },
   'POST /v1/admin/jobs/{id}/resolve': async (event) => {
     const resolution = parseResolution(jsonBody(event, bodyLimits.jsonBytes));
-    const job = await resolveJob(
-      {
-        store: liveJobStore(),
-        slots: slotPools(),
-        queue: jobQueue(),
-        timeline: timeline(),
-        events: eventPublisher(),
-        now,
-      },
-      pathId(event),
-      resolution,
-    );
+    const job = await resolveJob({ ...slotFilling(), events: eventPublisher() }, pathId(event), resolution);
     logger.info('job resolved by an operator', { jobId: job.id, outcome: resolution.outcome });
     emit('JobsResolved', 1, { outcome: resolution.outcome });
     return json(200, await presentJob(job, outputUrls));

@@ -1,11 +1,13 @@
 import type { ProviderName } from '../../config/providers';
 import { chooseTenant, type TenantCandidate, waitingEntryOf } from './fair-share';
-import { executionNameOf, type Job, providerOf, slotHolderOf, takesSlot } from './job';
+import { currentExecutionOf, executionNameOf, type Job, providerOf, slotHolderOf, takesSlot } from './job';
 import type {
   EnqueueOptions,
   InFlightLimits,
   JobQueue,
   JobStore,
+  SlotGrant,
+  SlotGrantOutcome,
   SlotPoolState,
   SlotPools,
   TenantShares,
@@ -14,7 +16,7 @@ import type {
   WaitingLines,
   Workflow,
 } from './ports';
-import { holdsOwnSlot } from './slots';
+import { holdsOwnSlot, resumedSinceStart, slotRedriveTokenOf, waitsForSlotBack } from './slots';
 import { TENANT_DEFAULTS } from './tenants';
 
 export interface DispatchDeps extends FillDeps {
@@ -164,19 +166,34 @@ const capOf = (candidate: TenantCandidate) =>
 
 /**
  * Starts the workflow of a job that holds its slot (named after the job: a second start is the same
- * execution), on `stateMachine` when the caller runs in one and knows it.
+ * execution), on `stateMachine` when the caller runs in one and knows it. A job resumed since its run
+ * started and given its slot back goes on instead: its execution, parked to wait in line, is redriven
+ * from where it failed, or, where it can no longer be, a new run goes on from where the job is.
  */
-export async function startJob(
-  deps: Pick<DispatchDeps, 'workflow'>,
-  job: Job,
-  stateMachine?: string,
-): Promise<void> {
+export async function startJob(deps: StartDeps, job: Job, stateMachine?: string): Promise<void> {
+  if (resumedSinceStart(job)) {
+    const redrive = await deps.workflow.redrive(currentExecutionOf(job), slotRedriveTokenOf(job));
+    if (redrive === 'redriven') return;
+    // Still on its way to fail where it parked: its start is tried again (the hand-off lane's message
+    // comes back, and the reconciler redrives a parked job that holds its slot).
+    if (redrive === 'running') throw new Error(`The execution of job ${job.id} has not parked yet.`);
+    const next = await deps.store.recordNewRun(job, deps.now());
+    if (next) await deps.workflow.start(executionNameOf(next), { jobId: job.id });
+    return;
+  }
   // The timeline shows the start from the execution's history (`job.dispatched`): nothing to write here.
   await deps.workflow.start(executionNameOf(job), { jobId: job.id }, stateMachine);
 }
 
+/** What starting a job takes: the workflow, and the job's record for a resumed job's new run. */
+export interface StartDeps {
+  readonly workflow: Workflow;
+  readonly store: Pick<JobStore, 'recordNewRun'>;
+  readonly now: () => Date;
+}
+
 export interface FillDeps {
-  readonly store: Pick<JobStore, 'get' | 'touchEnqueued' | 'startWithSlot'>;
+  readonly store: Pick<JobStore, 'get' | 'touchEnqueued' | 'startWithSlot' | 'transition' | 'recordNewRun'>;
   /** Hears each job that a grant started (its wait in the queue ends there), for metrics. */
   readonly observeStart?: (job: Job) => void;
   readonly slots: SlotPools;
@@ -247,23 +264,26 @@ export async function fillFreeSlot(
       const chosen = candidates.find(({ tenant }) => tenant === choice.tenant);
       // The slot, the job's start and its leaving the line in one write: never a slot taken for a job
       // that does not run, nor a job running without its slot.
-      const outcome = await deps.store.startWithSlot(
-        {
-          job,
-          holder: slotHolderOf(job),
-          limit,
-          claim: {
-            tenant: choice.tenant,
-            ...(chosen ? capOf(chosen) : {}),
-            pass: { expected: choice.expectedPass, next: choice.nextPass, floor: choice.floor },
-          },
-          entry,
+      const grant: SlotGrant = {
+        job,
+        holder: slotHolderOf(job),
+        limit,
+        claim: {
+          tenant: choice.tenant,
+          ...(chosen ? capOf(chosen) : {}),
+          pass: { expected: choice.expectedPass, next: choice.nextPass, floor: choice.floor },
         },
-        deps.now(),
-      );
+        entry,
+      };
+      // The slot, the job's start and its leaving the line in one write: never a slot taken for a job
+      // that does not run, nor a job running without its slot.
+      const fresh = job.status === 'queued';
+      const outcome = fresh
+        ? await deps.store.startWithSlot(grant, deps.now())
+        : await grantSlotBack(deps, grant);
       if ('granted' in outcome) {
-        deps.observeStart?.(outcome.granted);
-        if (job.id !== self) await startOrHandOff(deps, outcome.granted);
+        if (fresh) deps.observeStart?.(outcome.granted);
+        if (job.id !== self) await startOrHandOff(deps, outcome.granted, fresh);
         return job.id;
       }
       // It left `queued` after it was read (canceled, say): its entry goes. Or another chooser changed
@@ -276,14 +296,36 @@ export async function fillFreeSlot(
 }
 
 /**
+ * Gives a running job its slot back (`waitsForSlotBack`), by the same
+ * conditional update of the pool that grants any slot (the limit, the
+ * tenant's cap and its pass). The job is then stamped running from now, so
+ * its job timeout counts from its grant, and leaves its line; a job that
+ * stopped running meanwhile (canceled) gives the slot back at once.
+ */
+async function grantSlotBack(deps: FillDeps, grant: SlotGrant): Promise<SlotGrantOutcome> {
+  const { job } = grant;
+  const pool = deps.slots(providerOf(job));
+  if (!(await pool.acquire(grant.holder, grant.limit, grant.claim))) return { refused: 'slot' };
+  const granted = await deps.store.transition(job, ['running'], { status: 'running' }, deps.now());
+  if (!granted || !waitsForSlotBack(granted)) {
+    await pool.release(grant.holder, job.tenantId);
+    return { refused: 'job' };
+  }
+  if (grant.entry) await deps.waiting.remove(grant.entry);
+  return { granted };
+}
+
+/**
  * Starts a job given its slot where the caller can, else (or if the start
  * failed: its execution may not exist) sends it to the dispatcher by the
  * hand-off lane, whose start is the same execution by its name. A job whose
  * start and message both failed runs without an execution: the reconciler
  * starts it under the same name.
  */
-async function startOrHandOff(deps: FillDeps, job: Job): Promise<void> {
-  if (deps.start) {
+async function startOrHandOff(deps: FillDeps, job: Job, fresh: boolean): Promise<void> {
+  // A job given its slot back goes on by a redrive, which only the dispatcher (it knows the state
+  // machine) makes: it goes there by the lane.
+  if (deps.start && fresh) {
     try {
       await deps.start(job);
       return;
@@ -310,8 +352,28 @@ export async function fillFreeSlots(deps: FillDeps, provider: ProviderName, self
 }
 
 /**
+ * Hands every free slot of `provider` on to the jobs whose turn it is, each
+ * recording on its timeline where its slot came from (`detail`): what any
+ * path that frees a slot does, so no slot stays idle while a job waits.
+ * Bounded by the limit: each slot is filled once.
+ */
+export async function handOnFreeSlots(
+  deps: FillDeps & { readonly timeline: Pick<Timeline, 'record'> },
+  provider: ProviderName,
+  detail: string,
+  most = deps.maxInFlight[provider],
+): Promise<void> {
+  for (let filled = 0; filled < Math.min(most, deps.maxInFlight[provider]); filled++) {
+    const next = await fillFreeSlot(deps, provider);
+    if (next === undefined) return;
+    await deps.timeline.record(next, { at: deps.now().toISOString(), type: 'slot.received', detail });
+  }
+}
+
+/**
  * The first job of the tenant's line that still waits and holds no slot, with
- * its entry; entries of jobs that left `queued` are removed on the way.
+ * its entry: a queued job, or a running one waiting for its slot back
+ * (`waitsForSlotBack`); entries of jobs that wait no more are removed on the way.
  * `empty` once the line holds nothing; `busy` when every job read is already
  * on its way to the dispatcher.
  */
@@ -327,7 +389,11 @@ async function firstInLine(
     let removed = false;
     for (const entry of entries) {
       const job = await deps.store.get(entry.jobId);
-      if (job?.status !== 'queued') {
+      // Queued, or running and waiting for its slot back; any other entry is stale.
+      const waits =
+        job !== undefined &&
+        (job.status === 'queued' || (waitsForSlotBack(job) && !holdsOwnSlot(holders, job)));
+      if (!waits) {
         await deps.waiting.remove(entry);
         removed = true;
         continue;

@@ -1,9 +1,10 @@
 import * as z from 'zod';
 import { PROVIDER_NAMES, type ProviderName } from '../../config/providers';
+import { type FillDeps, handOnFreeSlots } from './dispatch';
 import { JobAlreadyFinishedError, JobNotFoundError, JobNotInReviewError, ValidationError } from './errors';
 import { type EventDeps, publishJobEvent } from './events';
-import { isTerminal, type Job } from './job';
-import type { ActiveStatus, InFlightLimits, JobPage, JobQueue, JobStore, SlotPools, Timeline } from './ports';
+import { isTerminal, type Job, providerOf } from './job';
+import type { ActiveStatus, InFlightLimits, JobPage, JobStore, SlotPools, Timeline } from './ports';
 import { releaseOwnSlot } from './slots';
 
 /** Operators settle what needs a person: jobs in review. */
@@ -36,12 +37,10 @@ export function parseResolution(body: unknown): Resolution {
   return parsed.data;
 }
 
-export interface OperatorDeps extends EventDeps {
+/** What resolving takes: the job, and the lines a freed slot is handed on to (`handOnFreeSlots`). */
+export interface OperatorDeps extends EventDeps, FillDeps {
   readonly store: JobStore;
-  readonly slots: SlotPools;
-  readonly queue: JobQueue;
   readonly timeline: Timeline;
-  readonly now: () => Date;
 }
 
 /**
@@ -82,7 +81,7 @@ export async function resolveJob(
   }
   if (!resolved) throw new JobNotInReviewError(job.id, 'changed');
   // The submission in review gives its slot back; a requeued job takes one for its new submission.
-  await releaseOwnSlot(deps.slots, job);
+  const released = await releaseOwnSlot(deps.slots, job);
   await deps.timeline.record(job.id, {
     at: now.toISOString(),
     type: 'operator.resolved',
@@ -95,6 +94,8 @@ export async function resolveJob(
     // The job's workflow ended when it went to review: the resolution is its last change, put here.
     await publishJobEvent(deps, resolved);
   }
+  // The slot goes to the job whose turn it is (the requeued one takes its turn in its line).
+  if (released) await handOnFreeSlots(deps, providerOf(job), 'a slot an operator freed');
   return resolved;
 }
 

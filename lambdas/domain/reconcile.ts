@@ -5,10 +5,11 @@ import { StepError } from '../../config/workflow-errors';
 import { childSettled } from './children';
 import { resumeParent } from './chunk-jobs';
 import { mapWithConcurrency } from './concurrency';
-import { fillFreeSlot, grantedNotStarted } from './dispatch';
+import { grantedNotStarted, handOnFreeSlots, startJob } from './dispatch';
 import { discardVectors } from './embedding';
 import { JOB_CANCELED_CAUSE, JobAlreadyFinishedError } from './errors';
 import { type EventDeps, publishJobEvent } from './events';
+import { waitingEntryOf } from './fair-share';
 import { cancelChildren, cancelMadeChild, enterLines } from './intake';
 import {
   currentExecutionOf,
@@ -43,9 +44,17 @@ import type {
 import type { Provider } from './provider';
 import { resumeAwait } from './provider-events';
 import { discardOutputs } from './publish';
-import { RESUME_REDRIVE_WINDOW_MS, resumeRefusalOf, resumeTokenOf } from './resume';
+import { RESUME_REDRIVE_WINDOW_MS, resumeRefusalOf } from './resume';
 import { queryLeaseEndOf } from './search';
-import { holdsOwnSlot, isOwnSlot, ownHolders, releaseOwnSlot } from './slots';
+import {
+  holdsOwnSlot,
+  isOwnSlot,
+  ownHolders,
+  releaseOwnSlot,
+  resumeTokenOf,
+  slotRedriveTokenOf,
+  waitsForSlotBack,
+} from './slots';
 import { providerDeps, stopAtProvider } from './workflow';
 
 /**
@@ -247,15 +256,7 @@ export async function reconcile(
   // Slots this pass freed go to the jobs that waited longest at the same provider, as a release step's do.
   for (const [provider, count] of freed) {
     try {
-      for (let left = count; left > 0; left--) {
-        const next = await fillFreeSlot(deps, provider);
-        if (!next) break;
-        await deps.timeline.record(next, {
-          at: deps.now().toISOString(),
-          type: 'slot.received',
-          detail: 'a slot the reconciler freed',
-        });
-      }
+      await handOnFreeSlots(deps, provider, 'a slot the reconciler freed', count);
     } catch (error) {
       report.errors++;
       onError('slot hand-off', error);
@@ -489,21 +490,32 @@ async function reconcileQueued(deps: ReconcileDeps, job: Job, holdsSlot: boolean
     if (!(await deps.store.recordNewRun(job, now))) return; // another pass got there first
   }
   // A dispatcher that took a slot and then lost its message: free it, the new message takes one again.
-  if (holdsSlot) await releaseOwnSlot(deps.slots, job);
+  const released = holdsSlot && (await releaseOwnSlot(deps.slots, job));
   await deps.queue.enqueue(job);
   await fix(
     job,
     'requeued',
     execution === 'NOT_FOUND' ? 'no execution and no sign of its message' : `execution ${execution}`,
   );
+  // The slot goes to the job whose turn it is, which may be this one.
+  if (released) await handOnFreeSlots(deps, providerOf(job), 'a slot the reconciler freed');
 }
 
 async function reconcileRunning(deps: ReconcileDeps, job: Job, holdsSlot: boolean, now: Date, fix: Fix) {
+  if (!holdsSlot && waitsForSlotBack(job)) {
+    // Resumed to a state that ran with its slot, it waits for one in its tenant's line as a queued job
+    // does, and its job timeout counts once it has it. Its entry and the hand-off are made again, in case
+    // either was lost; its grant redrives its execution (`startJob`).
+    await deps.waiting.add(waitingEntryOf(job));
+    await handOnFreeSlots(deps, providerOf(job), 'a slot the reconciler found free');
+    return;
+  }
   const executionName = currentExecutionOf(job);
   const execution = await deps.workflow.status(executionName);
 
-  // The job timeout holds whatever the execution's status; a resumed job's counts from its resume.
-  const runningSince = job.resumedAt ?? job.startedAt;
+  // The job timeout holds whatever the execution's status. A resumed job's counts from when it went
+  // running again (`statusAt`): its resume, or the grant of the slot it waited for.
+  const runningSince = job.resumedAt !== undefined ? job.statusAt : job.startedAt;
   if (runningSince && now.getTime() - Date.parse(runningSince) > timeoutOf(deps, job)) {
     const moved = await deps.store.transition(
       job,
@@ -525,19 +537,20 @@ async function reconcileRunning(deps: ReconcileDeps, job: Job, holdsSlot: boolea
       }
     }
     const current = (await deps.store.get(job.id)) ?? moved;
-    if (!providerMayBeRunning(current)) await releaseOwnSlot(deps.slots, current);
+    const released = !providerMayBeRunning(current) && (await releaseOwnSlot(deps.slots, current));
     // Last: the stops and the slot matter more than the event, which a failure here would leave unput.
     await publishJobEvent(deps, moved);
     await fix(job, 'timed_out');
+    if (released) await handOnFreeSlots(deps, providerOf(job), 'a slot the reconciler freed');
     return;
   }
 
-  if (execution === 'NOT_FOUND' && grantedNotStarted(job)) {
+  if (execution === 'NOT_FOUND' && grantedNotStarted(job) && (holdsSlot || !takesSlot(job))) {
     // Given its slot and started in one write, its execution not started yet: its granter's start may
     // be on its way. Once that had time, the start is made here under the same name (the granter's,
-    // if it comes after all, is the same execution).
+    // if it comes after all, is the same execution); a resumed job's goes on as its grant's would.
     if (now.getTime() - Date.parse(job.statusAt) < deps.queuedGraceMs) return;
-    await deps.workflow.start(executionName, { jobId: job.id });
+    await startJob(deps, job);
     await fix(job, 'restarted', 'given its slot, its execution never started');
     return;
   }
@@ -545,12 +558,14 @@ async function reconcileRunning(deps: ReconcileDeps, job: Job, holdsSlot: boolea
   if (
     job.resumedAt &&
     (execution === 'FAILED' || execution === 'ABORTED' || execution === 'TIMED_OUT') &&
-    now.getTime() - Date.parse(job.resumedAt) < RESUME_REDRIVE_WINDOW_MS
+    now.getTime() - Date.parse(job.statusAt) < RESUME_REDRIVE_WINDOW_MS
   ) {
     // Resumed, and its execution still where it failed: the resume stopped between its write and its
-    // redrive. The same client token makes this the resume's one redrive, whoever makes it first.
-    // One that can never be redriven goes on below as any ended execution.
-    if ((await deps.workflow.redrive(executionName, resumeTokenOf(job))) !== 'ended') {
+    // redrive, or the grant of the slot it waited for before its redrive. The same client token makes
+    // this that one redrive, whoever makes it first. One that can never be redriven goes on below as
+    // any ended execution.
+    const token = waitsForSlotBack(job) ? slotRedriveTokenOf(job) : resumeTokenOf(job);
+    if ((await deps.workflow.redrive(executionName, token)) !== 'ended') {
       await fix(job, 'redriven', `resume ${job.resumes ?? 1}; execution ${execution}`);
       return;
     }
@@ -579,9 +594,9 @@ async function reconcileRunning(deps: ReconcileDeps, job: Job, holdsSlot: boolea
     }
     // Every step is safe to repeat: a new run picks up where the job is (a
     // recorded provider job is not submitted again) with the same submission,
-    // so with the same slot. Only a job not sent yet needs to take one: one
-    // the provider has, or has finished, would wait for nothing, and under
-    // saturation hand-offs would win every slot before it.
+    // so with the same slot. A resumed job that needs one waited for it in its
+    // line above; one the provider has, or has finished, waits for nothing.
+    // Only a run from before resumes waited in line takes one here.
     const sent = sentToProvider(job);
     const provider = providerOf(job);
     if (

@@ -1,8 +1,9 @@
 import { JobNotResumableError } from './errors';
 import { getJob } from './intake';
-import { currentExecutionOf, type Job, providerMayBeRunning, takesSlot } from './job';
+import { currentExecutionOf, type Job, providerMayBeRunning } from './job';
 import { RESOLVED_FAILED_CODE } from './operator';
 import type { JobStore, Timeline, Workflow } from './ports';
+import { resumeTokenOf } from './slots';
 
 /**
  * Resuming a failed job: its workflow execution is redriven, so it goes on
@@ -48,20 +49,6 @@ export function resumeRefusalOf(job: Job): string | undefined {
   }
   return undefined;
 }
-
-/** The steps that run while the job holds its provider slot: going back to one takes the slot again. */
-const STEPS_WITH_SLOT: ReadonlySet<string> = new Set(['prepare', 'submit', 'await']);
-
-/** Whether going back to `failedAt` needs the job's provider slot (released on the failure path). */
-export const resumeNeedsSlot = (job: Pick<Job, 'type'>, failedAt: string | undefined): boolean =>
-  takesSlot(job) && failedAt !== undefined && STEPS_WITH_SLOT.has(failedAt);
-
-/**
- * The client token of the job's latest resume's redrive: the same resume
- * redriven twice (the API and the reconciler racing, or retrying) is one
- * redrive. Step Functions scopes tokens to the execution.
- */
-export const resumeTokenOf = (job: Pick<Job, 'resumes'>): string => `resume-${job.resumes ?? 0}`;
 
 /**
  * How long a resume's redrive may still be missing: the reconciler redrives

@@ -201,13 +201,15 @@ const SLOT_WAIT_MS = 1500;
  * Runs a query's call to the embedding provider under one of its slots: the
  * provider's limit holds for searches as for embedding jobs, in the same one
  * place. Without a free slot for a moment, the search answers 429 with a
- * Retry-After rather than waiting long behind the indexing of a burst.
+ * Retry-After rather than waiting long behind the indexing of a burst. The
+ * slot, once given back, is handed on (`handOn`) to the job whose turn it is.
  */
 export async function withQuerySlot<T>(
   pool: Pick<SlotPool, 'acquire' | 'release'>,
   limit: number,
   now: () => number,
   call: () => Promise<T>,
+  handOn: () => Promise<void>,
 ): Promise<T> {
   const holder = `query_${now() + QUERY_SLOT_LEASE_MS}_${randomUUID().replaceAll('-', '')}`;
   const deadline = now() + SLOT_WAIT_MS;
@@ -226,6 +228,6 @@ export async function withQuerySlot<T>(
     }
     throw error;
   } finally {
-    await pool.release(holder);
+    if (await pool.release(holder)) await handOn();
   }
 }

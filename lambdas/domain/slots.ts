@@ -1,4 +1,4 @@
-import { type Job, providerOf, slotHolderOf } from './job';
+import { type Job, providerOf, slotHolderOf, takesSlot } from './job';
 import type { SlotPools } from './ports';
 
 /**
@@ -31,3 +31,50 @@ export async function releaseOwnSlot(
 /** Whether `holder` is the job's own slot (now or from before slots were named by submission). */
 export const isOwnSlot = (holder: string, job: Pick<Job, 'id' | 'createdAt' | 'resubmissions'>): boolean =>
   ownHolders(job).includes(holder);
+
+/** The steps that run while the job holds its provider slot: going back to one takes the slot again. */
+const STEPS_WITH_SLOT: ReadonlySet<string> = new Set(['prepare', 'submit', 'await']);
+
+/** Whether going back to `failedAt` needs the job's provider slot (released on the failure path). */
+export const resumeNeedsSlot = (job: Pick<Job, 'type'>, failedAt: string | undefined): boolean =>
+  takesSlot(job) && failedAt !== undefined && STEPS_WITH_SLOT.has(failedAt);
+
+/**
+ * Resumed since its run last started: its execution goes on by a redrive
+ * (or a new run where it cannot be redriven), never by a start under a name
+ * that has already run.
+ */
+export const resumedSinceStart = (job: Pick<Job, 'status' | 'resumedAt' | 'startedAt'>): boolean =>
+  job.status === 'running' && job.resumedAt !== undefined && job.resumedAt > (job.startedAt ?? '');
+
+/**
+ * A job resumed to a state that ran with its provider slot, which has sent
+ * nothing under it since: while it holds none, it waits for one in its
+ * tenant's line, at the place its submission gave it, and is granted one by
+ * fair share as a queued job is.
+ */
+export const waitsForSlotBack = (
+  job: Pick<
+    Job,
+    'status' | 'type' | 'resumedAt' | 'startedAt' | 'submitIntent' | 'providerJobId' | 'providerOutcome'
+  >,
+): boolean =>
+  resumedSinceStart(job) &&
+  takesSlot(job) &&
+  job.submitIntent === undefined &&
+  job.providerJobId === undefined &&
+  job.providerOutcome === undefined;
+
+/**
+ * The client token of a resume's redrive (`resume-<n>`): the same resume
+ * redriven twice (the API and the reconciler racing, or retrying) is one
+ * redrive. Step Functions scopes tokens to the execution.
+ */
+export const resumeTokenOf = (job: Pick<Job, 'resumes'>): string => `resume-${job.resumes ?? 0}`;
+
+/**
+ * The client token of the redrive that a resumed job's slot grant makes: its
+ * own, since the resume's redrive (which parked the execution again to wait
+ * in line) answers its token with that earlier redrive for 15 minutes.
+ */
+export const slotRedriveTokenOf = (job: Pick<Job, 'resumes'>): string => `${resumeTokenOf(job)}-slot`;

@@ -8,12 +8,10 @@ import { StatesError, StepError } from '../../config/workflow-errors';
 import { childSettled, tellCancelingParent } from './children';
 import { awaitChunk, resumeParent } from './chunk-jobs';
 import { collectComputeOutcome } from './compute';
-import { type FillDeps, fillFreeSlot, startJob } from './dispatch';
+import { type FillDeps, fillFreeSlots, handOnFreeSlots, startJob } from './dispatch';
 import {
   awaitEmbedding,
   discardVectors,
-  type EmbeddedRun,
-  type EmbeddingRun,
   type EmbeddingSettings,
   isSearchable,
   planEmbedding,
@@ -31,6 +29,7 @@ import {
   SlotUnavailableError,
 } from './errors';
 import { type EventDeps, publishJobEvent } from './events';
+import { waitingEntryOf } from './fair-share';
 import { startFollowUps } from './follow-ups';
 import { cancelChildren, type IntakeDeps } from './intake';
 import {
@@ -44,7 +43,6 @@ import {
   providerOf,
   providerWebhookUrlOf,
   queueWaitMsOf,
-  slotHolderOf,
   submissionKeyOf,
   submissionTagOf,
   takesSlot,
@@ -73,11 +71,10 @@ import {
   jobOutputPrefix,
   type ProbeResult,
   rootOutputPrefix,
-  type StoredChunk,
   type TranscodeResult,
 } from './publish';
-import { resumeNeedsSlot } from './resume';
-import { releaseOwnSlot } from './slots';
+import { holdsOwnSlot, releaseOwnSlot, resumeNeedsSlot } from './slots';
+import type { CaughtError, StepEvent } from './step-event';
 
 /**
  * The steps of the media workflow. Each is safe to run twice (Step Functions
@@ -88,33 +85,7 @@ import { releaseOwnSlot } from './slots';
 export const STEP_NAMES = WORKFLOW_STEPS;
 export type StepName = WorkflowStep;
 
-/** The error a Catch clause hands to the failure and review steps (Step Functions' `{Error, Cause}`). */
-export interface CaughtError {
-  readonly Error: string;
-  readonly Cause?: string;
-}
-
-export interface StepEvent {
-  readonly step: StepName;
-  readonly jobId: string;
-  /** `$$.State.RetryCount`: 0 on the first try. */
-  readonly retryCount?: number;
-  /** `$$.StateMachine.Id`, given to the steps that may free a slot: the next job's execution starts there. */
-  readonly stateMachineArn?: string;
-  readonly executionName?: string;
-  readonly taskToken?: string;
-  readonly error?: CaughtError;
-  /** The state whose failure took the failure path (`park`'s, for the state a resume goes back to). */
-  readonly failedAt?: string;
-  /** The chunk a `transcribe` state waits for (an item of the split step's answer). */
-  readonly chunk?: StoredChunk;
-  /** The run of passages an `embed` state waits for (an item of `plan-embedding`'s answer). */
-  readonly run?: EmbeddingRun;
-  /** Where the passages to embed are (`plan-embedding`'s answer). */
-  readonly passagesKey?: string;
-  /** What the `embed` states answered, for `store-vectors`. */
-  readonly embedded?: readonly EmbeddedRun[];
-}
+export type { CaughtError, StepEvent };
 
 export interface WorkflowDeps extends EventDeps {
   readonly store: JobStore;
@@ -548,9 +519,12 @@ const steps: Record<StepName, Step> = {
    * Where a failed job's execution fails: while the job is failed it raises
    * JobFailed, so the execution fails at this Task and a redrive runs it
    * again. Run again after its client resumed the job (running again, under
-   * this same execution), it takes the job's provider slot back if the state
-   * it goes back to ran with one (the failure path released it), and lets
-   * the execution go on to that state.
+   * this same execution), it lets the execution go on to the state that
+   * failed, once the job holds its provider slot if that state ran with one
+   * (the failure path released it). It takes none itself: the job waits in
+   * its tenant's line, at the place its submission gave it, and is granted a
+   * slot by fair share as any job is; until then the execution parks here
+   * again (SlotUnavailable), and the grant redrives it (`startJob`).
    */
   async park(deps, event) {
     const job = await loadJob(deps, event.jobId);
@@ -562,10 +536,15 @@ const steps: Record<StepName, Step> = {
     }
     if (resumeNeedsSlot(job, event.failedAt)) {
       const provider = providerOf(job);
-      const taken = await deps.slots(provider).acquire(slotHolderOf(job), deps.maxInFlight[provider], {
-        tenant: job.tenantId,
-      });
-      if (!taken) throw new SlotUnavailableError(`No ${provider} slot is free for resumed job ${job.id}.`);
+      if (!holdsOwnSlot(new Set(await deps.slots(provider).holders()), job)) {
+        await deps.waiting.add(waitingEntryOf(job));
+        // Its turn may have come: free slots go to the jobs whose turn it is, this one's included.
+        if (!(await fillFreeSlots(fillDeps(deps), provider, job.id))) {
+          throw new SlotUnavailableError(
+            `Resumed job ${job.id} waits in its tenant's line for a ${provider} slot.`,
+          );
+        }
+      }
     }
     return null;
   },
@@ -697,20 +676,16 @@ function observeStarted(deps: Pick<WorkflowDeps, 'observe'>, job: Job): void {
  * hand-off lane. Bounded by the limit: each slot is filled once.
  */
 async function handSlotsOn(deps: WorkflowDeps, provider: ProviderName, stateMachine?: string): Promise<void> {
-  const fill: FillDeps = {
+  await handOnFreeSlots(fillDeps(deps, stateMachine), provider, 'a slot another job released');
+}
+
+/** How the steps grant slots: each grant counted as a start, started on `stateMachine` where known. */
+function fillDeps(deps: WorkflowDeps, stateMachine?: string): FillDeps & Pick<WorkflowDeps, 'timeline'> {
+  return {
     ...deps,
     ...(stateMachine ? { start: (next: Job) => startJob(deps, next, stateMachine) } : {}),
     observeStart: (next) => observeStarted(deps, next),
   };
-  for (let filled = 0; filled < deps.maxInFlight[provider]; filled++) {
-    const next = await fillFreeSlot(fill, provider);
-    if (next === undefined) return;
-    await deps.timeline.record(next, {
-      at: deps.now().toISOString(),
-      type: 'slot.received',
-      detail: 'a slot another job released',
-    });
-  }
 }
 
 /**

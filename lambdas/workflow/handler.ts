@@ -1,12 +1,12 @@
 import type { Context } from 'aws-lambda';
-import * as z from 'zod';
 import { resourceEnv } from '../../config/layout';
 import { PROVIDERS } from '../../config/providers';
 import { embeddingSettingsOf } from '../../config/settings';
 import { jobEventIdOf } from '../domain/events';
 import { isTerminal } from '../domain/job';
 import { presentJob } from '../domain/present';
-import { runStep, STEP_NAMES } from '../domain/workflow';
+import { stepEvent } from '../domain/step-event';
+import { runStep } from '../domain/workflow';
 import { requireEnv, runtimeSettings } from '../shared/env';
 import { firstLook, intakeDeps } from '../shared/intake';
 import { emit, instrument, logger } from '../shared/observability';
@@ -28,35 +28,6 @@ import { deliverSignedWebhook, fetchOutput, probeUrl } from '../shared/webhooks'
 const settings = runtimeSettings();
 /** Where providers post their webhooks: the provider events function's URL, each provider's route's path under it. */
 const providerEventsUrl = requireEnv(resourceEnv.providerEventsUrl).replace(/\/+$/, '');
-
-const stepEvent = z.object({
-  step: z.enum(STEP_NAMES),
-  jobId: z.string().min(1),
-  retryCount: z.number().int().min(0).optional(),
-  executionName: z.string().optional(),
-  stateMachineArn: z.string().optional(),
-  taskToken: z.string().optional(),
-  error: z.object({ Error: z.string(), Cause: z.string().optional() }).optional(),
-  chunk: z
-    .object({
-      index: z.number().int().min(0),
-      key: z.string().min(1),
-      offsetSeconds: z.number().min(0),
-      durationSeconds: z.number().min(0),
-      idempotencyKey: z.string().min(1),
-    })
-    .optional(),
-  run: z
-    .object({
-      index: z.number().int().min(0),
-      from: z.number().int().min(0),
-      count: z.number().int().min(1),
-      idempotencyKey: z.string().min(1),
-    })
-    .optional(),
-  passagesKey: z.string().min(1).optional(),
-  embedded: z.array(z.object({ index: z.number().int().min(0), jobId: z.string().min(1) })).optional(),
-});
 
 /** One Lambda runs every step of the workflow; the state machine names the step in its payload. */
 export const handler = instrument(async (raw: unknown, _context: Context): Promise<unknown> => {

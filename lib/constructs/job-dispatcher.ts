@@ -23,7 +23,10 @@ export interface JobDispatcherProps {
   readonly jobTable: ITable;
   /** Each provider's jobs queue: consumed, and sent to when one of its jobs waits for a slot. */
   readonly jobQueues: Readonly<Record<ProviderName, IQueue>>;
-  /** The hand-off lane: consumed only (the workflow steps and the reconciler send to it). */
+  /**
+   * The hand-off lane: consumed, and sent to when a job this function grants a
+   * slot cannot be started at once (its start failed, or it goes on by a redrive).
+   */
   readonly handOffQueue: IQueue;
   /** The media workflow; one execution is started per job, named after it. */
   readonly stateMachine: IStateMachine;
@@ -62,6 +65,7 @@ export class JobDispatcher extends Construct {
       .useTable('jobTable', props.jobTable, 'readWrite')
       .useJobQueues(props.jobQueues, 'consume')
       .useJobQueues(props.jobQueues, 'send')
+      .useQueue('handOffQueueUrl', props.handOffQueue, 'send')
       .useStateMachine('stateMachineArn', props.stateMachine);
 
     // A job that finds every slot taken goes back, as a new delayed message, to the

@@ -62,21 +62,6 @@ const seconds = Duration.seconds;
 /** The steps that wait, with a task token, for a job: the provider's, or a child job of the publish flow. */
 const WAITS_FOR_A_JOB: ReadonlySet<StepName> = new Set(['await', 'transcribe', 'embed', 'await-children']);
 
-/**
- * A resumed job whose failed step ran with its provider slot takes one again
- * before that step runs; there may be none free for a while (the limit is
- * never passed), so the tries span about eight minutes. Past them, the
- * execution fails where it parked and the reconciler converges the job.
- */
-const RETRY_SLOT: RetryProps = {
-  errors: [StepError.slotUnavailable],
-  interval: seconds(5),
-  backoffRate: 2,
-  maxAttempts: 10,
-  maxDelay: seconds(60),
-  jitterStrategy: JitterType.FULL,
-};
-
 /** The steps that may free a provider slot (`release`, and `settle` and `review`, which release): they hand it on. */
 const HANDS_SLOTS_ON: ReadonlySet<StepName> = new Set(['release', 'settle', 'review']);
 
@@ -271,7 +256,9 @@ export class JobWorkflow extends Construct {
     // The failure path ends at a Task, not a Fail state, so that the execution fails *there*: a
     // redrive (a resume) runs it again, and it goes back to the state that failed, with the input
     // that state had, once the job was resumed. While the job is failed it fails the execution.
-    const failed = step('failed', 'park', { retries: [RETRY_SLOT] });
+    // A resumed job that waits in its tenant's line for its slot parks here again, at once (no retry
+    // spends transitions on the wait): the grant of its slot redrives the execution.
+    const failed = step('failed', 'park');
     const notResumable = new Fail(states, 'not-resumable', {
       error: StepError.jobFailed,
       cause: 'The failed state is not one a resume can go back to.',

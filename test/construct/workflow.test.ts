@@ -8,6 +8,7 @@ import { PUBLISH_TIMEOUT_MS } from '../../config/job-types/audio-publish';
 import { PROVIDER_NAMES } from '../../config/providers';
 import { defaultSettings, loadSettings, queueVisibilityTimeoutSeconds } from '../../config/settings';
 import { WORKFLOW_ERROR_NAMES } from '../../config/workflow-errors';
+import { stepEvent } from '../../lambdas/domain/step-event';
 import { Alarms } from '../../lib/constructs/alarms';
 import { JobDispatcher } from '../../lib/constructs/job-dispatcher';
 import { JobWorkflow } from '../../lib/constructs/job-workflow';
@@ -226,14 +227,6 @@ describe('definition', () => {
   };
   const BOOKKEEPING = { ErrorEquals: ['States.ALL'], IntervalSeconds: 1, MaxAttempts: 3, BackoffRate: 2 };
   const RELEASE = { ErrorEquals: ['States.ALL'], IntervalSeconds: 1, MaxAttempts: 5, BackoffRate: 2 };
-  const SLOT = {
-    ErrorEquals: ['SlotUnavailable'],
-    IntervalSeconds: 5,
-    MaxAttempts: 10,
-    BackoffRate: 2,
-    MaxDelaySeconds: 60,
-    JitterStrategy: 'FULL',
-  };
   const WEBHOOK = {
     ErrorEquals: ['WebhookDeliveryFailed'],
     IntervalSeconds: 5,
@@ -331,7 +324,8 @@ describe('definition', () => {
       [caught(['States.ALL'], 'release-after-failure')],
     ],
     ['release-after-failure', 'release', 'failed', [RELEASE], undefined],
-    ['failed', 'park', 'resume-at', [SLOT], undefined],
+    // A resumed job waiting for its slot parks again at once; the grant of its slot redrives the execution.
+    ['failed', 'park', 'resume-at', [], undefined],
     ['review', 'review', 'needs-review', [BOOKKEEPING], undefined],
     ['settle', 'settle', 'notify-settled', [BOOKKEEPING], undefined],
     ['notify-settled', 'notify', 'settled', NOTIFY, [caught(['States.ALL'], 'settled')]],
@@ -754,6 +748,60 @@ describe('a canceled publish', () => {
   });
 });
 
+describe('the step payload', () => {
+  /** Every state of the definition, those inside Map and Parallel states included, with the Map state around it. */
+  function everyState(machine: Json, map?: Json): { name: string; state: Json; map?: Json }[] {
+    return Object.entries(machine.States as Json).flatMap(([name, state]) => [
+      { name, state, ...(map ? { map } : {}) },
+      ...(state.ItemProcessor ? everyState(state.ItemProcessor, state) : []),
+      ...(state.Iterator ? everyState(state.Iterator, state) : []),
+      ...((state.Branches ?? []) as Json[]).flatMap((branch) => everyState(branch, map)),
+    ]);
+  }
+  const keysOf = (object: Json): string[] => Object.keys(object).map((key) => key.replace(/\.\$$/, ''));
+  const stepTasks = () =>
+    everyState(definition).filter(
+      ({ state }) => state.Type === 'Task' && state.Parameters?.FunctionName === STEPS_ARN,
+    );
+
+  test('every Task of the steps function sends only keys the step schema lists, and the schema lists only keys some Task sends', () => {
+    const known = Object.keys(stepEvent.shape).sort();
+    const sent = new Set<string>();
+    const tasks = stepTasks();
+    expect(tasks.length).toBeGreaterThan(10);
+    for (const { name, state, map } of tasks) {
+      const keys = keysOf(state.Parameters.Payload);
+      expect({ name, unknown: keys.filter((key) => !known.includes(key)) }).toEqual({ name, unknown: [] });
+      for (const key of keys) sent.add(key);
+      // What a Map hands each iteration is what its steps' payloads read.
+      if (map?.ItemSelector) {
+        const selected = keysOf(map.ItemSelector);
+        expect({ name, unknown: selected.filter((key) => !known.includes(key)) }).toEqual({
+          name,
+          unknown: [],
+        });
+      }
+    }
+    expect([...sent].sort()).toEqual(known);
+  });
+
+  test('the park step is sent the state that failed, and the steps function reads it', () => {
+    expect(states.failed.Parameters.Payload['failedAt.$']).toBe('$.failedAt');
+    const payload = {
+      step: 'park',
+      jobId: 'job_1',
+      retryCount: 0,
+      executionName: 'job_1-x',
+      failedAt: 'submit',
+    };
+    expect(stepEvent.parse(payload)).toEqual(payload);
+  });
+
+  test('a key the schema does not list fails the step loudly', () => {
+    expect(() => stepEvent.parse({ step: 'park', jobId: 'job_1', failedAtt: 'submit' })).toThrow(/failedAtt/);
+  });
+});
+
 describe('synthesizeWorkflowDefinition', () => {
   test("is the deployed definition's single-submission path, with the function ARN it is given", () => {
     const alone = synthesizeWorkflowDefinition(defaultSettings, STEPS_ARN) as Json;
@@ -917,7 +965,7 @@ describe('dispatch function', () => {
     ]);
   });
 
-  test("reads and writes the job table, consumes each provider's jobs queue and sends delayed messages back to it, and only consumes the hand-off lane", () => {
+  test("reads and writes the job table, consumes each provider's jobs queue and sends delayed messages back to it, and consumes and sends to the hand-off lane", () => {
     const statements = policyStatements(template, `${DISPATCH_PATH}/Role/DefaultPolicy/Resource`);
     const lane = ids.handOffQueue;
     const table = ids.jobTable;
@@ -941,7 +989,8 @@ describe('dispatch function', () => {
     for (const queue of Object.values(ids.jobQueues)) {
       expect([...new Set(actionsOn(queue))]).toEqual([...consume, 'sqs:SendMessage'].sort());
     }
-    expect(actionsOn(lane)).toEqual(consume);
+    // A job it grants a slot that it cannot start at once goes on by the lane.
+    expect([...new Set(actionsOn(lane))]).toEqual([...consume, 'sqs:SendMessage'].sort());
     // Nothing on any other queue.
     const named = new Set([...Object.values(ids.jobQueues), lane]);
     for (const statement of sqs) {
@@ -969,6 +1018,7 @@ describe('dispatch function', () => {
       expect.objectContaining({
         JOB_TABLE_NAME: { Ref: ids.jobTable },
         ...given.jobQueueEnvironment,
+        HAND_OFF_QUEUE_URL: { Ref: ids.handOffQueue },
         STATE_MACHINE_ARN: { Ref: stateMachineId },
         POWERTOOLS_SERVICE_NAME: 'dispatch',
       }),

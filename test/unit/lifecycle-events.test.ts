@@ -6,17 +6,27 @@ import type { Job } from '../../lambdas/domain/job';
 import { resolveJob } from '../../lambdas/domain/operator';
 import { sampleJob } from './support/jobs';
 import {
+  limits,
   MemoryEvents,
   MemoryQueue,
   MemoryTimeline,
+  MemoryWaitingLines,
   MemoryWorkflow,
   memoryIntake,
   memorySlots,
+  memoryTenantShares,
 } from './support/memory-ports';
 
 const clock = new Date('2026-12-06T05:00:00.000Z');
 
 const job = (overrides: Partial<Job> = {}): Job => sampleJob(new Date('2026-12-06T04:00:00.000Z'), overrides);
+
+/** What an operator's resolve hands a freed slot on with. */
+const lines = {
+  waiting: new MemoryWaitingLines(),
+  tenantShares: memoryTenantShares(),
+  maxInFlight: limits(2),
+};
 
 describe('jobEventOf', () => {
   it.each([
@@ -148,7 +158,7 @@ describe('jobs settled outside a workflow', () => {
     async (outcome) => {
       const { deps, events } = setup();
       deps.store.jobs.set('job_review', job({ id: 'job_review', status: 'needs_review' }));
-      await resolveJob({ ...deps, slots: memorySlots(), queue: new MemoryQueue() }, 'job_review', {
+      await resolveJob({ ...deps, slots: memorySlots(), queue: new MemoryQueue(), ...lines }, 'job_review', {
         outcome,
         note: 'checked',
       });
@@ -159,7 +169,7 @@ describe('jobs settled outside a workflow', () => {
   it('puts the event again when a resolution is retried after its first try stopped before the event', async () => {
     const { deps, events } = setup();
     deps.store.jobs.set('job_review', job({ id: 'job_review', status: 'needs_review' }));
-    const operator = { ...deps, slots: memorySlots(), queue: new MemoryQueue() };
+    const operator = { ...deps, slots: memorySlots(), queue: new MemoryQueue(), ...lines };
     events.failures = 1;
     await expect(
       resolveJob(operator, 'job_review', { outcome: 'succeeded', note: 'checked' }),
@@ -173,7 +183,7 @@ describe('jobs settled outside a workflow', () => {
   it('puts nothing when an operator requeues a job in review', async () => {
     const { deps, events } = setup();
     deps.store.jobs.set('job_review', job({ id: 'job_review', status: 'needs_review' }));
-    await resolveJob({ ...deps, slots: memorySlots(), queue: new MemoryQueue() }, 'job_review', {
+    await resolveJob({ ...deps, slots: memorySlots(), queue: new MemoryQueue(), ...lines }, 'job_review', {
       outcome: 'requeue',
       note: 'again',
     });

@@ -1,4 +1,5 @@
 import { JobNotInReviewError } from '../../lambdas/domain/errors';
+import { waitingEntryOf } from '../../lambdas/domain/fair-share';
 import { type Job, slotHolderOf, submissionTagOf } from '../../lambdas/domain/job';
 import { parseResolution, resolveJob } from '../../lambdas/domain/operator';
 import {
@@ -10,13 +11,17 @@ import {
 } from '../../lambdas/domain/progress';
 import { sampleJob } from './support/jobs';
 import {
+  granting,
+  limits,
   MemoryEvents,
   MemoryLive,
   MemoryQueue,
   MemoryStore,
   MemoryTimeline,
+  MemoryWaitingLines,
   MemoryWorkflow,
   memorySlots,
+  memoryTenantShares,
 } from './support/memory-ports';
 
 const t0 = new Date('2026-05-01T10:00:00.000Z');
@@ -297,14 +302,18 @@ describe('progress', () => {
 });
 
 describe('resolveJob', () => {
-  const deps = (memory: MemoryStore) => ({
-    store: memory,
-    slots: memorySlots(),
-    queue: new MemoryQueue(),
-    timeline: new MemoryTimeline(),
-    events: new MemoryEvents(),
-    now: () => t0,
-  });
+  const deps = (memory: MemoryStore) =>
+    granting({
+      store: memory,
+      slots: memorySlots(),
+      queue: new MemoryQueue(),
+      waiting: new MemoryWaitingLines(),
+      tenantShares: memoryTenantShares(),
+      maxInFlight: limits(1),
+      timeline: new MemoryTimeline(),
+      events: new MemoryEvents(),
+      now: () => t0,
+    });
 
   it.each([
     ['succeeded', { status: 'succeeded', progress: 100, error: null }],
@@ -326,6 +335,24 @@ describe('resolveJob', () => {
       ]);
     },
   );
+
+  it('hands the slot it frees to the job whose turn it is', async () => {
+    const { memory, job } = store({ status: 'needs_review' });
+    const d = deps(memory);
+    const next = sampleJob(t0, { id: 'job_nnnnnnnnnnnnnnnnnnnnnnnnnn', status: 'queued' });
+    memory.jobs.set(next.id, next);
+    await d.waiting.add(waitingEntryOf(next));
+    await d.slots.acquire(slotHolderOf(job), 1);
+
+    await resolveJob(d, job.id, { outcome: 'failed', note: 'checked with the provider' });
+
+    expect(await d.slots.holders()).toEqual([slotHolderOf(next)]);
+    expect(memory.jobs.get(next.id)?.status).toBe('running');
+    expect(d.queue.messages).toEqual([
+      { jobId: next.id, provider: 'longhaul-http', options: { handOff: true } },
+    ]);
+    expect(d.timeline.types(next.id)).toEqual(['slot.received']);
+  });
 
   it('requeues for a fresh submission under a new provider key', async () => {
     const { memory, job } = store({

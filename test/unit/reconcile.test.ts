@@ -335,6 +335,45 @@ describe('running jobs', () => {
     expect(await deps.slots.holders()).toHaveLength(2);
   });
 
+  it('starts no run of a resumed job whose execution is gone while every slot is held: it waits in its line, and its grant goes on', async () => {
+    const { deps, add, get } = setup({ now: 120_000 });
+    // Resumed after its submit was refused; its execution purged (or its state machine replaced).
+    const job = add({
+      status: 'running',
+      startedAt: at(0),
+      resumes: 1,
+      resumedAt: at(60_000),
+      statusAt: at(60_000),
+    });
+    deps.store.jobs.set(job.id, { ...get(job.id), executionName: executionNameOf(job) });
+    // Both slots held by jobs in review whose submissions' outcomes are unknown.
+    const [first, second] = [0, 1].map(() =>
+      add({
+        status: 'needs_review',
+        statusAt: at(100_000),
+        submitIntent: { attemptId: 'a', at: at(100_000) },
+      }),
+    ) as [Job, Job];
+    await deps.slots.acquire(slotHolderOf(first), 2);
+    await deps.slots.acquire(slotHolderOf(second), 2);
+
+    const report = await reconcile(deps);
+
+    expect(report.fixes.restarted).toBe(0);
+    expect(deps.workflow.started).toEqual([]);
+    expect(await deps.slots.holders()).toEqual([slotHolderOf(first), slotHolderOf(second)]);
+    expect(await deps.waiting.head('longhaul-http', job.tenantId, 10)).toEqual([waitingEntryOf(job)]);
+
+    // A slot frees: the job is granted it by its line, and its grant makes the new run.
+    await deps.slots.release(slotHolderOf(first));
+    await reconcile(deps);
+    expect(await deps.slots.holders()).toEqual([slotHolderOf(second), slotHolderOf(job)]);
+    expect(deps.queue.messages).toEqual([
+      { jobId: job.id, provider: 'longhaul-http', options: { handOff: true } },
+    ]);
+    expect(deps.workflow.started).toEqual([]);
+  });
+
   it('is safe when two passes overlap: one restart, one execution', async () => {
     const { deps, add } = setup();
     add({ status: 'running', startedAt: at(0), executionName: 'e1' });

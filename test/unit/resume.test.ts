@@ -1,7 +1,8 @@
 import { JobNotFoundError, JobNotResumableError } from '../../lambdas/domain/errors';
 import { currentExecutionOf, type Job } from '../../lambdas/domain/job';
 import { RESOLVED_FAILED_CODE } from '../../lambdas/domain/operator';
-import { resumeJob, resumeNeedsSlot } from '../../lambdas/domain/resume';
+import { resumeJob } from '../../lambdas/domain/resume';
+import { resumeNeedsSlot } from '../../lambdas/domain/slots';
 import { sampleJob } from './support/jobs';
 import { MemoryStore, MemoryTimeline, MemoryWorkflow } from './support/memory-ports';
 

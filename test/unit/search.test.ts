@@ -299,9 +299,10 @@ describe('scoreOf', () => {
 });
 
 describe('withQuerySlot', () => {
-  it('holds a slot of the pool for the call only, under a lease the reconciler can read', async () => {
+  it('holds a slot of the pool for the call only, under a lease the reconciler can read, and hands it on after', async () => {
     const pool = new MemorySlots();
     let held: readonly string[] = [];
+    const handedOn: (readonly string[])[] = [];
     const answer = await withQuerySlot(
       pool,
       1,
@@ -310,8 +311,13 @@ describe('withQuerySlot', () => {
         held = await pool.holders();
         return 'embedded';
       },
+      async () => {
+        handedOn.push(await pool.holders());
+      },
     );
     expect(answer).toBe('embedded');
+    // Once, with the slot already given back.
+    expect(handedOn).toEqual([[]]);
     expect(held).toHaveLength(1);
     expect(queryLeaseEndOf(held[0] as string)).toBe(1_000 + QUERY_SLOT_LEASE_MS);
     expect(await pool.holders()).toEqual([]);
@@ -330,6 +336,7 @@ describe('withQuerySlot', () => {
       async () => {
         called = true;
       },
+      async () => {},
     );
     // The wait polls with a growing pause; move the clock past its deadline.
     now = 5_000;
@@ -337,13 +344,23 @@ describe('withQuerySlot', () => {
     expect(called).toBe(false);
   });
 
-  it('gives the slot back and answers 429 when the provider throttles the query', async () => {
+  it('gives the slot back, hands it on, and answers 429 when the provider throttles the query', async () => {
     const pool = new MemorySlots();
+    let handedOn = 0;
     await expect(
-      withQuerySlot(pool, 1, Date.now, async () => {
-        throw new ProviderUnavailableError('bedrock answered ThrottlingException (429).');
-      }),
+      withQuerySlot(
+        pool,
+        1,
+        Date.now,
+        async () => {
+          throw new ProviderUnavailableError('bedrock answered ThrottlingException (429).');
+        },
+        async () => {
+          handedOn++;
+        },
+      ),
     ).rejects.toMatchObject({ name: 'RateLimitedError', retryAfterSeconds: 2 });
     expect(await pool.holders()).toEqual([]);
+    expect(handedOn).toBe(1);
   });
 });

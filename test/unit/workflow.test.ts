@@ -1,5 +1,6 @@
 import { jobTypeModule } from '../../config/job-types';
 import type { FollowUp } from '../../config/job-types/job-type';
+import { startJob } from '../../lambdas/domain/dispatch';
 import { vectorKeyOf, vectorsManifestKey } from '../../lambdas/domain/embedding';
 import {
   AmbiguousSubmissionError,
@@ -22,8 +23,11 @@ import { sampleJob } from './support/jobs';
 import {
   type MemoryEvents,
   type MemoryOutputs,
+  MemoryQueue,
   MemoryStore,
   type MemoryVectorIndex,
+  MemoryWorkflow,
+  memoryTenantShares,
   ScriptedProvider,
 } from './support/memory-ports';
 import { memoryWorkflowDeps } from './support/workflow-deps';
@@ -1035,7 +1039,14 @@ describe('park (where a failed job waits for a resume)', () => {
   });
 
   it('lets a resumed job go back to a step that ran with its slot, once it has taken the slot again', async () => {
-    const { step, deps, job } = setup({ job: { status: 'running', resumes: 1 } });
+    const { step, deps, job } = setup({
+      job: {
+        status: 'running',
+        resumes: 1,
+        startedAt: clock.toISOString(),
+        resumedAt: '2026-05-01T10:30:00.000Z',
+      },
+    });
     await expect(step('park', { failedAt: 'submit' })).resolves.toBeNull();
     expect(await deps.slots.holders()).toEqual([slotHolderOf(job)]);
     // A retry of the step keeps the one slot.
@@ -1064,5 +1075,93 @@ describe('park (where a failed job waits for a resume)', () => {
         name: 'JobFailed',
       },
     );
+  });
+});
+
+describe('park, for a resumed job that goes back to a step that ran with its slot', () => {
+  const resumedAt = '2026-05-01T10:30:00.000Z';
+  /** A job resumed after its submit was refused, its tenant `acme` at a cap of 1, and a slot of 2 held by `acme`. */
+  async function resumed(options: { readonly cap?: number } = {}) {
+    const store = new MemoryStore();
+    const job = sampleJob(clock, {
+      status: 'running',
+      startedAt: clock.toISOString(),
+      resumes: 1,
+      resumedAt,
+      statusAt: resumedAt,
+    });
+    store.jobs.set(job.id, job);
+    const deps = memoryWorkflowDeps(
+      { store, provider: new ScriptedProvider(true), clock },
+      {
+        tenantShares: memoryTenantShares(
+          options.cap === undefined ? {} : { acme: { weight: 1, maxInFlight: options.cap } },
+        ),
+        queue: new MemoryQueue(),
+        workflow: new MemoryWorkflow(),
+      },
+    );
+    // Where the failure path parked it.
+    deps.workflow.statuses.set(executionNameOf(job), 'FAILED');
+    const step = (extra: Partial<StepEvent> = {}) =>
+      runStep(deps, {
+        step: 'park',
+        jobId: job.id,
+        executionName: executionNameOf(job),
+        failedAt: 'submit',
+        ...extra,
+      });
+    const queued = (id: string, createdAt: Date, tenantId = 'acme') => {
+      const other = sampleJob(createdAt, { id, tenantId, status: 'queued' });
+      store.jobs.set(other.id, other);
+      return other;
+    };
+    return { deps, store, job, step, queued };
+  }
+
+  it('takes no slot past its tenant’s cap: it waits in its tenant’s line, and its execution parks again', async () => {
+    const { deps, job, step } = await resumed({ cap: 1 });
+    await deps.slots.acquire('job_bbbbbbbbbbbbbbbbbbbbbbbbbb-x.0', 2, { tenant: 'acme' });
+
+    await expect(step()).rejects.toMatchObject({ name: 'SlotUnavailable' });
+
+    expect(await deps.slots.holders()).toEqual(['job_bbbbbbbbbbbbbbbbbbbbbbbbbb-x.0']);
+    expect(await deps.waiting.head('longhaul-http', 'acme', 10)).toEqual([waitingEntryOf(job)]);
+  });
+
+  it('waits at the place its submission gave it: a freed slot goes to it before newer jobs, and its grant redrives its execution', async () => {
+    const { deps, store, job, step, queued } = await resumed();
+    const holder = sampleJob(clock, {
+      id: 'job_hhhhhhhhhhhhhhhhhhhhhhhhhh',
+      tenantId: 'globex',
+      status: 'succeeded',
+      providerJobId: 'gen_h',
+      providerOutcome: { status: 'succeeded', at: clock.toISOString() },
+    });
+    store.jobs.set(holder.id, holder);
+    await deps.slots.acquire(slotHolderOf(holder), 2, { tenant: 'globex' });
+    await deps.slots.acquire('job_gggggggggggggggggggggggggg-x.0', 2, { tenant: 'globex' });
+    // A backlog of newer jobs of the same tenant, in line before the resume.
+    const newer = [
+      queued('job_nnnnnnnnnnnnnnnnnnnnnnnnn1', new Date('2026-05-01T10:20:00.000Z')),
+      queued('job_nnnnnnnnnnnnnnnnnnnnnnnnn2', new Date('2026-05-01T10:25:00.000Z')),
+    ];
+    for (const other of newer) await deps.waiting.add(waitingEntryOf(other));
+
+    await expect(step()).rejects.toMatchObject({ name: 'SlotUnavailable' });
+    await runStep(deps, { step: 'release', jobId: holder.id, executionName: executionNameOf(holder) });
+
+    expect(await deps.slots.holders()).toEqual(['job_gggggggggggggggggggggggggg-x.0', slotHolderOf(job)]);
+    expect(newer.map((other) => store.jobs.get(other.id)?.status)).toEqual(['queued', 'queued']);
+    // Its grant goes to the dispatcher, which redrives the parked execution under the grant's own token.
+    expect(deps.queue.messages).toEqual([
+      { jobId: job.id, provider: 'longhaul-http', options: { handOff: true } },
+    ]);
+    expect(await deps.waiting.head('longhaul-http', 'acme', 10)).toEqual(newer.map(waitingEntryOf));
+    await startJob(deps, store.jobs.get(job.id) as Job);
+    expect(deps.workflow.redriven).toEqual([`${executionNameOf(job)}/resume-1-slot`]);
+    expect(deps.workflow.started).toEqual([]);
+    // Run again by that redrive, park lets the execution go on.
+    await expect(step()).resolves.toBeNull();
   });
 });

@@ -451,10 +451,14 @@ export class World implements WorldView {
     const jobId = this.jobIds[job] ?? '';
     return this.spawn(`operator ${outcome} ${job}`, async (actor) => {
       if (this.provider.running(jobId).length > 0) return;
-      await resolveJob({ ...this.ports(actor), now: this.now }, jobId, {
-        outcome,
-        note: 'checked at the provider',
-      });
+      await resolveJob(
+        { ...this.ports(actor), maxInFlight: limits(this.settings.maxInFlight), now: this.now },
+        jobId,
+        {
+          outcome,
+          note: 'checked at the provider',
+        },
+      );
     });
   }
 
