@@ -17,15 +17,24 @@
  *
  * The counterexamples recorded in support/interleavings/FOUND.md (found before
  * the fixes of issue 12) are replayed below by seed and path, and guard them.
+ *
+ * The second block explores worlds of several tenants with weights and caps
+ * whose jobs fail at states a resume goes back to and are resumed (at once,
+ * or after Step Functions can no longer redrive them or has forgotten them),
+ * against the same promises and two more: no tenant passes its cap, and no
+ * submission reaches the provider without its slot (support/interleavings/caps.ts).
+ * INTERLEAVINGS_TENANT_RUNS sets its workloads per property (default 100).
  */
 import fc from 'fast-check';
 import { explore, verdict } from './support/interleavings/explore';
-import { foundCases, REPLAY_ACTIONS } from './support/interleavings/found';
-import { type Action, workload } from './support/interleavings/workloads';
+import { foundCases, foundTenantCases, REPLAY_ACTIONS } from './support/interleavings/found';
+import { RESUME_FOCUS, tenantsWorkload } from './support/interleavings/tenant-workloads';
+import { type Action, type Workload, workload } from './support/interleavings/workloads';
 
 const RUNS = Number(process.env.INTERLEAVINGS_RUNS ?? 150);
 const SEED = process.env.INTERLEAVINGS_SEED ? Number(process.env.INTERLEAVINGS_SEED) : undefined;
 const ACTIONS = Number(process.env.INTERLEAVINGS_ACTIONS ?? REPLAY_ACTIONS);
+const TENANT_RUNS = Number(process.env.INTERLEAVINGS_TENANT_RUNS ?? 100);
 
 const keepsEveryPromise = (actions: number, focus?: readonly Action['kind'][]) =>
   fc.asyncProperty(workload(actions, focus), fc.scheduler(), async (generated, scheduler) => {
@@ -88,4 +97,50 @@ describe('interleavings', () => {
       endOnFailure: true,
     });
   });
+});
+
+const keepsEveryPromiseOf = (workloads: fc.Arbitrary<Workload>) =>
+  fc.asyncProperty(workloads, fc.scheduler(), async (generated, scheduler) => {
+    const broken = verdict(await explore(scheduler, generated));
+    if (broken) throw new Error(broken);
+  });
+
+describe('interleavings of several tenants with caps, and resumes', () => {
+  it('keeps the limit and every cap, and converges every resumed job, under generated workloads', async () => {
+    await fc.assert(keepsEveryPromiseOf(tenantsWorkload(ACTIONS)), {
+      numRuns: TENANT_RUNS,
+      ...(SEED !== undefined ? { seed: SEED } : {}),
+    });
+  }, 60_000);
+
+  it('keeps them when jobs fail at every resumable state and their clients resume them', async () => {
+    let resumed = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        tenantsWorkload(ACTIONS, RESUME_FOCUS),
+        fc.scheduler(),
+        async (generated, scheduler) => {
+          const world = await explore(scheduler, generated);
+          resumed += world.jobIds.filter((id) => (world.job(id)?.resumes ?? 0) > 0).length;
+          const broken = verdict(world);
+          if (broken) throw new Error(broken);
+        },
+      ),
+      { numRuns: TENANT_RUNS, ...(SEED !== undefined ? { seed: SEED } : {}) },
+    );
+    // The promises held with resumes among the runs, not only beside them.
+    expect(resumed).toBeGreaterThan(TENANT_RUNS / 10);
+  }, 60_000);
+
+  // Each failed on the domain it was found on (FOUND.md); it guards the fix.
+  it.each(foundTenantCases())(
+    'replays issue 38 defect $issuePath ($invariant, seed $seed)',
+    async (found) => {
+      await fc.assert(keepsEveryPromiseOf(tenantsWorkload(REPLAY_ACTIONS, found.focus)), {
+        seed: found.seed,
+        path: found.path,
+        endOnFailure: true,
+      });
+    },
+  );
 });

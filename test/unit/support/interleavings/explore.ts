@@ -36,6 +36,8 @@ function perform(world: World, action: Action): Promise<unknown> {
       return world.resolve(jobIndex, action.outcome);
     case 'reconcile':
       return world.reconcilePass(action.crashAfter);
+    case 'resume':
+      return world.resume(jobIndex, action);
     default:
       // Whatever the action looks at is read when it happens, not when the workload was written.
       return world.scheduler.schedule(Promise.resolve(), label(action)).then(() => {
@@ -64,6 +66,8 @@ function perform(world: World, action: Action): Promise<unknown> {
             return world.expireAndResubmit(jobIndex);
           case 'tick':
             return world.advance(action.ms);
+          case 'failStep':
+            return world.stepFunctions.failNextInvoke(jobId, action.step);
         }
       });
   }

@@ -6,18 +6,20 @@
  *   npx tsx test/unit/support/interleavings/hunt.ts [firstSeed] [seeds] [runsPerSeed] [kind,kind…]
  *
  * The last argument narrows the actions to some kinds (see ACTION_KINDS), to
- * reach breaches that commoner ones hide.
+ * reach breaches that commoner ones hide. With HUNT_WORLD=tenants it hunts in
+ * the worlds of several tenants with caps and resumes (tenant-workloads.ts).
  */
 import fc from 'fast-check';
 import { explore, verdict } from './explore';
 import { REPLAY_ACTIONS } from './found';
+import { tenantsWorkload } from './tenant-workloads';
 import { type Action, workload } from './workloads';
 
 const [firstSeed = 1, seeds = 20, runs = 200] = process.argv.slice(2, 5).map(Number);
 const focus = process.argv[5]?.split(',') as Action['kind'][] | undefined;
 
 const property = fc.asyncProperty(
-  workload(REPLAY_ACTIONS, focus),
+  (process.env.HUNT_WORLD === 'tenants' ? tenantsWorkload : workload)(REPLAY_ACTIONS, focus),
   fc.scheduler(),
   async (generated, scheduler) => {
     const broken = verdict(await explore(scheduler, generated));

@@ -28,6 +28,8 @@ export const INVARIANTS = {
     'a progress tick never raises the stored progress of, nor keeps alive the waiting step of, a submission it was not sent for',
   liveStatusTrue:
     'live progress messages never claim running for a job that left running more than one progress interval before',
+  tenantCap: 'no tenant ever holds more provider slots, or runs more provider jobs, than its cap (caps.ts)',
+  submitHoldsSlot: 'a submission reaches the provider only while it holds its provider slot (caps.ts)',
 } as const;
 export type Invariant = keyof typeof INVARIANTS;
 

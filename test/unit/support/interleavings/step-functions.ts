@@ -13,8 +13,16 @@ interface Catcher {
   readonly ResultPath: string;
   readonly Next: string;
 }
+/** A Choice rule, as the workflow writes them: one string compared at one path. */
+interface ChoiceRule {
+  readonly Variable: string;
+  readonly StringEquals: string;
+  readonly Next: string;
+}
 interface State {
-  readonly Type: 'Task' | 'Succeed' | 'Fail' | 'Pass';
+  readonly Type: 'Task' | 'Succeed' | 'Fail' | 'Pass' | 'Choice';
+  readonly Choices?: readonly ChoiceRule[];
+  readonly Default?: string;
   readonly Resource?: string;
   /** A Pass state's result, put at its ResultPath (`$.<field>`). */
   readonly Result?: unknown;
@@ -49,6 +57,12 @@ interface Execution {
   status: ExecutionStatus;
   /** The state it is in (or ended in). */
   state: string;
+  /** What that state was entered with: a redrive enters it again with this. */
+  input: Record<string, unknown>;
+  /** When it closed, on the world's clock; undefined while it runs. */
+  closedAt?: number;
+  /** The client tokens of its redrives, with when each was first used. */
+  readonly redriveTokens: { readonly token: string; readonly at: number }[];
   readonly invocations: Set<Actor>;
   waiting?: Waiting;
 }
@@ -58,6 +72,15 @@ export type Invoke = (event: StepEvent, actor: Actor) => Promise<unknown>;
 
 /** How long any Lambda invocation may run; a clock jump past it stops the invocation at its next call. */
 export const LAMBDA_TIMEOUT_MS = 60_000;
+
+const DAY_MS = 86_400_000;
+/** Step Functions redrives an execution that failed, was stopped or timed out, within 14 days of its end. */
+const REDRIVABLE: ReadonlySet<ExecutionStatus> = new Set(['FAILED', 'ABORTED', 'TIMED_OUT']);
+const REDRIVE_WINDOW_MS = 14 * DAY_MS;
+/** A repeated client token answers as the first redrive did, for 15 minutes, and redrives nothing. */
+const REDRIVE_TOKEN_TTL_MS = 15 * 60 * 1000;
+/** How long Step Functions keeps a closed Standard execution: after it, its name is free and unknown. */
+export const EXECUTION_RETENTION_MS = 90 * DAY_MS;
 
 const matches = (errors: readonly string[], name: string) =>
   errors.includes(name) || (errors.includes('States.ALL') && !name.startsWith('States.Runtime'));
@@ -72,18 +95,21 @@ const lambdaError = (error: unknown): CaughtError => {
  * Step Functions as the workflow's callers meet it, running the synthesized
  * definition: executions keyed by name (a name starts once, and a closed name
  * answers as already existing), Retry and Catch as the definition says, task
- * tokens that go stale when their state is left, and the await state's
- * timeout and heartbeat, fired when the clock passes them.
+ * tokens that go stale when their state is left, the await state's
+ * timeout and heartbeat, fired when the clock passes them, and redrives
+ * (a resume), which go on from the state the execution ended in.
  *
  * Faults: an Invoke that fails after Lambda took it (the retry runs beside the
- * first invocation), throttled invocations, and crashes of the invocation in
- * flight (with or without the execution closing).
+ * first invocation), throttled invocations, invocations that die before their
+ * handler ran, and crashes of the invocation in flight (with or without the
+ * execution closing).
  */
 export class SimulatedStepFunctions implements Workflow {
   readonly executions = new Map<string, Execution>();
   private tokens = 0;
   private readonly duplicated: { jobId: string; step: string }[] = [];
   private readonly throttled: { jobId: string; step: string; times: number }[] = [];
+  private readonly broken: { jobId: string; step: string }[] = [];
   /** Errors of the driver itself: a broken harness must not pass for a clean run. */
   readonly defects: unknown[] = [];
 
@@ -106,15 +132,47 @@ export class SimulatedStepFunctions implements Workflow {
       jobId: input.jobId,
       status: 'RUNNING',
       state: this.definition.StartAt,
+      input: { jobId: input.jobId },
+      redriveTokens: [],
       invocations: new Set(),
     };
     this.executions.set(executionName, execution);
-    this.run(execution, { jobId: input.jobId }).catch((error) => this.defects.push(error));
+    this.run(execution).catch((error) => this.defects.push(error));
   }
 
-  /** No workload here resumes a job. */
-  async redrive(): Promise<'redriven'> {
-    throw new Error('The simulated Step Functions does not redrive executions.');
+  /**
+   * RedriveExecution as the workflow adapter answers it: a failed, stopped or
+   * timed-out execution goes on from the state it ended in, entered again
+   * with the input it had there (retry counts start again); a token used in
+   * the last 15 minutes is that redrive again and changes nothing; a running
+   * execution is `running`; one that succeeded, ended over 14 days ago or is
+   * unknown is `ended`.
+   */
+  async redrive(executionName: string, clientToken: string): Promise<'redriven' | 'running' | 'ended'> {
+    const execution = this.executions.get(executionName);
+    if (!execution) return 'ended';
+    const now = this.now();
+    if (
+      execution.redriveTokens.some(
+        ({ token, at }) => token === clientToken && now - at < REDRIVE_TOKEN_TTL_MS,
+      )
+    )
+      return 'redriven';
+    if (execution.status === 'RUNNING') return 'running';
+    if (!REDRIVABLE.has(execution.status) || now - (execution.closedAt ?? now) > REDRIVE_WINDOW_MS)
+      return 'ended';
+    execution.status = 'RUNNING';
+    execution.closedAt = undefined;
+    execution.redriveTokens.push({ token: clientToken, at: now });
+    this.run(execution).catch((error) => this.defects.push(error));
+    return 'redriven';
+  }
+
+  /** Closed executions older than Step Functions keeps them are gone: unknown, their names free again. */
+  forgetClosedBefore(instant: number): void {
+    for (const [name, execution] of this.executions) {
+      if (execution.closedAt !== undefined && execution.closedAt < instant) this.executions.delete(name);
+    }
   }
 
   async stop(executionName: string) {
@@ -150,9 +208,15 @@ export class SimulatedStepFunctions implements Workflow {
     this.throttled.push({ jobId, step, times });
   }
 
+  /** The next invocation of `step` for this job dies before its handler did anything (an unhandled crash). */
+  failNextInvoke(jobId: string, step: string): void {
+    this.broken.push({ jobId, step });
+  }
+
   stopFaults(): void {
     this.duplicated.length = 0;
     this.throttled.length = 0;
+    this.broken.length = 0;
   }
 
   /** The invocations in flight for this job die; with `close`, its execution ends too. */
@@ -201,22 +265,32 @@ export class SimulatedStepFunctions implements Workflow {
 
   private close(execution: Execution, status: ExecutionStatus): void {
     execution.status = status;
+    execution.closedAt = this.now();
     const waiting = execution.waiting;
     execution.waiting = undefined;
     waiting?.settle({ error: { Error: 'States.Runtime', Cause: 'The execution closed.' } });
   }
 
-  private async run(execution: Execution, executionInput: Record<string, unknown>): Promise<void> {
-    let input = executionInput;
-    let name = this.definition.StartAt;
+  /** Runs the execution from the state it is in, with that state's input (a start's first, or where a redrive goes on). */
+  private async run(execution: Execution): Promise<void> {
+    let input = execution.input;
+    let name = execution.state;
     for (;;) {
       await this.scheduler.schedule(Promise.resolve(), `${execution.name} ▷ ${name}`);
       if (execution.status !== 'RUNNING') return;
       const state = this.definition.States[name];
       if (!state) throw new Error(`The definition has no state ${name}.`);
       execution.state = name;
+      execution.input = input;
       if (state.Type === 'Succeed') return this.close(execution, 'SUCCEEDED');
       if (state.Type === 'Fail') return this.close(execution, 'FAILED');
+      if (state.Type === 'Choice') {
+        const rule = state.Choices?.find((r) => valueAt(input, r.Variable) === r.StringEquals);
+        const next = rule?.Next ?? state.Default;
+        if (!next) throw new Error(`Choice state ${name} has no way on.`);
+        name = next;
+        continue;
+      }
       if (state.Type === 'Pass') {
         const field = /^\$\.(\w+)$/.exec(state.ResultPath ?? '')?.[1];
         if (!field || !state.Next) throw new Error(`Unsupported Pass state ${name}.`);
@@ -281,6 +355,11 @@ export class SimulatedStepFunctions implements Workflow {
     }) as unknown as StepEvent;
     if (this.takeThrottle(execution.jobId, event.step)) {
       return { error: { Error: 'Lambda.TooManyRequestsException', Cause: 'Rate exceeded' } };
+    }
+    const brokenAt = this.broken.findIndex((b) => b.jobId === execution.jobId && b.step === event.step);
+    if (brokenAt >= 0) {
+      this.broken.splice(brokenAt, 1);
+      return { error: { Error: 'Runtime.ExitError', Cause: 'The function exited before completing.' } };
     }
 
     let callback: Promise<TaskOutcome> | undefined;
@@ -352,12 +431,18 @@ function resolvePayload(
       continue;
     }
     const path = String(value);
-    const [root, segments] = path.startsWith('$$.')
-      ? [sources.context, path.slice(3).split('.')]
-      : [sources.input, path.slice(2).split('.')];
-    let found: unknown = root;
-    for (const segment of segments) found = (found as Record<string, unknown> | undefined)?.[segment];
+    const found = path.startsWith('$$.')
+      ? valueAt(sources.context, path.slice(1))
+      : valueAt(sources.input, path);
     if (found !== undefined) payload[key.slice(0, -2)] = found;
   }
   return payload;
+}
+
+/** The value at a reference path (`$.a.b`) of `root`; undefined where it has none. */
+function valueAt(root: Record<string, unknown>, path: string): unknown {
+  let found: unknown = root;
+  for (const segment of path.slice(2).split('.'))
+    found = (found as Record<string, unknown> | undefined)?.[segment];
+  return found;
 }

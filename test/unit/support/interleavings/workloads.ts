@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import { type ResumeAction, resumeActions } from './resume-actions';
 import type { WorldOptions } from './world';
 
 /**
@@ -38,7 +39,8 @@ export type Action =
     }
   | { readonly kind: 'providerFault'; readonly fault: 'unavailable' | 'ambiguous' | 'cancel' }
   | { readonly kind: 'expire'; readonly job: number }
-  | { readonly kind: 'tick'; readonly ms: number };
+  | { readonly kind: 'tick'; readonly ms: number }
+  | ResumeAction;
 
 export type RetriedStep =
   | 'prepare'
@@ -95,7 +97,10 @@ const PORT_FAULTS: readonly (readonly [string, string])[] = [
 const maybe = <T extends object>(record: T) =>
   Object.fromEntries(Object.entries(record).filter(([, value]) => value !== undefined)) as T;
 
-const actions: { readonly [K in Action['kind']]: fc.Arbitrary<Extract<Action, { kind: K }>> } = {
+/** The actions of issue 12's workloads; a world with resumes adds its own (resume-actions.ts). */
+const actions: {
+  readonly [K in Exclude<Action['kind'], ResumeAction['kind']>]: fc.Arbitrary<Extract<Action, { kind: K }>>;
+} = {
   submit: job.map((j) => ({ kind: 'submit' as const, job: j })),
   redeliver: fc.record({ job, crashAfter }).map((a) => maybe({ kind: 'redeliver' as const, ...a })),
   webhook: fc
@@ -139,9 +144,11 @@ const actions: { readonly [K in Action['kind']]: fc.Arbitrary<Extract<Action, { 
 
 export const ACTION_KINDS = Object.keys(actions) as Action['kind'][];
 
-/** An action of one of `kinds` (all by default: a focus narrows the search to some paths). */
+const everyAction = { ...actions, ...resumeActions };
+
+/** An action of one of `kinds` (issue 12's by default: a focus narrows the search to some paths). */
 export const action = (kinds: readonly Action['kind'][] = ACTION_KINDS): fc.Arbitrary<Action> =>
-  fc.oneof(...kinds.map((kind) => actions[kind] as fc.Arbitrary<Action>));
+  fc.oneof(...kinds.map((kind) => everyAction[kind] as fc.Arbitrary<Action>));
 
 export const workload = (maxActions: number, kinds?: readonly Action['kind'][]): fc.Arbitrary<Workload> =>
   fc.record({

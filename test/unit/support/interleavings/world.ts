@@ -18,6 +18,7 @@ import { applyProgress, ProgressMemory, ProgressThrottle } from '../../../../lam
 import type { ProviderEvent } from '../../../../lambdas/domain/provider';
 import { applyProviderEvent } from '../../../../lambdas/domain/provider-events';
 import { reconcile } from '../../../../lambdas/domain/reconcile';
+import { resumeJob } from '../../../../lambdas/domain/resume';
 import { runStep, type StepEvent, type WorkflowDeps } from '../../../../lambdas/domain/workflow';
 import { synthesizeWorkflowDefinition } from '../../../../lib/workflow-definition';
 import {
@@ -37,6 +38,7 @@ import {
   memoryIntake,
   memoryTenantShares,
 } from '../memory-ports';
+import { type CapsView, capInvariants, type TenantSetup } from './caps';
 import {
   type Breach,
   callInvariants,
@@ -46,13 +48,22 @@ import {
   type WorldView,
 } from './invariants';
 import { type ProviderRun, SimulatedProvider } from './provider';
+import type { ResumeAction } from './resume-actions';
 import { Actor, Faults, type PortCall, scheduled } from './scheduled';
-import { type Definition, LAMBDA_TIMEOUT_MS, SimulatedStepFunctions } from './step-functions';
+import {
+  type Definition,
+  EXECUTION_RETENTION_MS,
+  LAMBDA_TIMEOUT_MS,
+  SimulatedStepFunctions,
+} from './step-functions';
 
 export const TENANT = 'acme';
 const T0 = Date.parse('2026-05-01T10:00:00.000Z');
 const STEPS_ARN = 'arn:aws:lambda:us-east-1:000000000000:function:steps';
 const DAY_MS = 86_400_000;
+
+/** How a client resumes a job (a `resume` action without its job). */
+export type ResumeOptions = Omit<Extract<ResumeAction, { kind: 'resume' }>, 'kind' | 'job'>;
 
 export interface WorldOptions {
   readonly jobs: number;
@@ -60,6 +71,8 @@ export interface WorldOptions {
   readonly deduplicates: boolean;
   /** Queue messages delivered while faults run; later ones wait for the quiet phase. */
   readonly deliveries: number;
+  /** The tenants whose jobs these are, job `i` the `i mod n`th's; by default one, TENANT, with no cap. */
+  readonly tenants?: readonly TenantSetup[];
 }
 
 const definitions = new Map<number, Definition>();
@@ -90,7 +103,7 @@ const WORLD_PROVIDER: ProviderName = 'longhaul-http';
  * port call any of them makes goes through the scheduler, which picks what
  * runs next.
  */
-export class World implements WorldView {
+export class World implements WorldView, CapsView {
   clock = T0;
   readonly settings: Settings;
   readonly store = new MemoryStore();
@@ -130,6 +143,9 @@ export class World implements WorldView {
   private delivered = 0;
   private deliveriesLeft: number;
   readonly jobIds: readonly string[];
+  readonly tenants: readonly TenantSetup[];
+  /** Jobs a client resumes once it sees them failed, and how. */
+  private readonly resumeWhenFailed = new Map<number, ResumeOptions>();
 
   constructor(
     readonly scheduler: fc.Scheduler,
@@ -153,7 +169,18 @@ export class World implements WorldView {
       pool: (provider) => (provider === WORLD_PROVIDER ? this.slots : this.otherPool(provider)),
       waiting: this.waiting,
     };
-    this.jobIds = Array.from({ length: options.jobs }, (_, i) => deriveJobId(TENANT, keyOf(i)));
+    this.tenants = options.tenants ?? [{ tenant: TENANT, weight: 1 }];
+    this.jobIds = Array.from({ length: options.jobs }, (_, i) => deriveJobId(this.tenantOf(i), keyOf(i)));
+  }
+
+  /** The tenant that submits job `job`. */
+  tenantOf(job: number): string {
+    return this.tenants[job % this.tenants.length]?.tenant ?? TENANT;
+  }
+
+  tenantOfJob(jobId: string): string | undefined {
+    const index = this.jobIds.indexOf(jobId);
+    return index < 0 ? undefined : this.tenantOf(index);
   }
 
   readonly now = () => new Date(this.clock);
@@ -211,7 +238,9 @@ export class World implements WorldView {
       queue: scheduled(this.queue, 'queue', context),
       waiting: scheduled(this.waiting, 'waiting', context),
       backlogs: scheduled(this.backlogs, 'backlogs', context),
-      tenantShares: memoryTenantShares(),
+      tenantShares: memoryTenantShares(
+        Object.fromEntries(this.tenants.map(({ tenant, ...share }) => [tenant, share])),
+      ),
       timeline: scheduled(this.timeline, 'timeline', context),
       inputs: scheduled(this.inputs, 'inputs', context),
       outputs: scheduled(this.outputs, 'outputs', context),
@@ -248,6 +277,12 @@ export class World implements WorldView {
     }
     this.check(callInvariants(this, call));
     this.check(stepInvariants(this));
+    this.check(capInvariants(this, call));
+    for (const [job, how] of this.resumeWhenFailed) {
+      if (this.job(this.jobIds[job] ?? '')?.status !== 'failed') continue;
+      this.resumeWhenFailed.delete(job);
+      void this.resume(job, { ...how, whenFailed: false });
+    }
   }
 
   /** Keeps the first breach of each invariant for each job. */
@@ -360,7 +395,7 @@ export class World implements WorldView {
           firstLook: this.firstLook(ports),
         },
         {
-          tenantId: TENANT,
+          tenantId: this.tenantOf(job),
           idempotencyKey: keyOf(job),
           request: { type: 'image.generate', input: { prompt: `p${job}` } },
         },
@@ -438,7 +473,8 @@ export class World implements WorldView {
   cancel(job: number, crashAfterCalls?: number) {
     return this.spawn(
       `cancel ${job}`,
-      (actor) => cancelJob({ ...this.ports(actor), now: this.now }, TENANT, this.jobIds[job] ?? ''),
+      (actor) =>
+        cancelJob({ ...this.ports(actor), now: this.now }, this.tenantOf(job), this.jobIds[job] ?? ''),
       crashAfterCalls,
     );
   }
@@ -459,6 +495,36 @@ export class World implements WorldView {
           note: 'checked at the provider',
         },
       );
+    });
+  }
+
+  /**
+   * The job's client resumes it (the API's resume: one conditional write,
+   * then its execution's redrive): with `whenFailed`, once it sees the job
+   * failed, else now, whatever the job is; `daysLater` days on (the clock
+   * jumps first); with `reconciled`, the reconciler's next pass comes a
+   * minute after the resume answered.
+   */
+  resume(job: number, how: ResumeOptions): Promise<unknown> {
+    if (how.whenFailed && this.job(this.jobIds[job] ?? '')?.status !== 'failed') {
+      this.resumeWhenFailed.set(job, how);
+      return Promise.resolve();
+    }
+    if (how.daysLater > 0) {
+      this.advance(how.daysLater * DAY_MS);
+      this.trail.push(`${how.daysLater} days pass`);
+    }
+    return this.spawn(`resume ${job}`, (actor) => {
+      const ports = this.ports(actor);
+      return resumeJob(
+        { store: ports.store, workflow: ports.workflow, timeline: ports.timeline, now: this.now },
+        this.tenantOf(job),
+        this.jobIds[job] ?? '',
+      );
+    }).then(() => {
+      if (!how.reconciled) return;
+      this.advance(61_000);
+      return this.reconcilePass();
     });
   }
 
@@ -535,6 +601,7 @@ export class World implements WorldView {
   /** Time passes: provider jobs older than the job timeout end there (and the provider says so). */
   advance(ms: number): void {
     this.clock += ms;
+    this.stepFunctions.forgetClosedBefore(this.clock - EXECUTION_RETENTION_MS);
     for (const run of this.provider.timeOut(this.clock - this.settings.jobTimeoutMs)) {
       this.postEvent(run, run.state);
     }
