@@ -8,9 +8,9 @@ import { TransactionCanceledException, TransactionConflictException } from '@aws
  * SDK retries neither. A flight lasts milliseconds, so a few tries spread by
  * full jitter get through a hot item's contention.
  */
-const CONFLICT_ATTEMPTS = 6;
+const CONFLICT_ATTEMPTS = 8;
 const BASE_DELAY_MS = 20;
-const MAX_DELAY_MS = 640;
+const MAX_DELAY_MS = 1_000;
 
 /** Whether `error` says the write met another transaction, and so did nothing. */
 export function isConflict(error: unknown): boolean {
