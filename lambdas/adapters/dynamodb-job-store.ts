@@ -34,6 +34,7 @@ import type {
   TenantJobQuery,
 } from '../domain/ports';
 import { inBacklog } from '../domain/tenants';
+import { isConflict, retryingConflicts } from './dynamodb-conflicts';
 import { countPartition } from './dynamodb-count';
 import { acquireUpdate, slotPoolKey } from './dynamodb-slot-pool';
 import { backlogChange, tenantStatusKey } from './dynamodb-tenant-backlog';
@@ -405,6 +406,9 @@ export class DynamoDbJobStore implements JobStore {
       const [slot, started] = error.CancellationReasons ?? [];
       if (started?.Code === 'ConditionalCheckFailed') return { refused: 'job' };
       if (slot?.Code === 'ConditionalCheckFailed') return { refused: 'slot' };
+      // Another grant or release was on the pool item (or the job, or its entry): what was read is
+      // stale, so the chooser reads again rather than this sending the same expectations.
+      if (isConflict(error)) return { refused: 'conflict' };
       throw error;
     }
     // It left `queued`, so its tenant's backlog (a stop before this is the reconciler's to recount).
@@ -667,13 +671,16 @@ export class DynamoDbJobStore implements JobStore {
     >,
   ): Promise<JobItem | undefined> {
     try {
-      const { Attributes } = await this.client.send(
-        new UpdateCommand({
-          TableName: this.options.tableName,
-          Key: { pk: jobId, sk: JOB_ITEM_SORT_KEY },
-          ...expression,
-          ReturnValues: 'ALL_NEW',
-        }),
+      // The job's grant may be in flight on it (`startWithSlot`): its condition is judged again then.
+      const { Attributes } = await retryingConflicts(() =>
+        this.client.send(
+          new UpdateCommand({
+            TableName: this.options.tableName,
+            Key: { pk: jobId, sk: JOB_ITEM_SORT_KEY },
+            ...expression,
+            ReturnValues: 'ALL_NEW',
+          }),
+        ),
       );
       return Attributes as JobItem | undefined;
     } catch (error) {

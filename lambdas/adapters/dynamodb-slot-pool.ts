@@ -1,22 +1,22 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  type DynamoDBDocumentClient,
+  GetCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
 import { LEGACY_PROVIDER, type ProviderName } from '../../config/providers';
 import type { SlotPool, SlotPoolState, TenantClaim } from '../domain/ports';
+import { retryingConflicts } from './dynamodb-conflicts';
+import {
+  idlePassRemoval,
+  slotPoolKey,
+  tenantHoldersAttribute,
+  tenantPassAttribute,
+  waitingMarkerKey,
+} from './dynamodb-slot-items';
 
-/**
- * The item holding one provider's in-flight count and the set of its slot
- * holders. The first provider keeps the item it had when it was the only one,
- * so slots held across the upgrade stay counted.
- */
-export const slotPoolKey = (provider: ProviderName) =>
-  provider === LEGACY_PROVIDER
-    ? ({ pk: 'SLOTS', sk: 'SLOTS' } as const)
-    : { pk: `SLOTS#${provider}`, sk: 'SLOTS' };
-
-/** Attribute of the pool item holding one tenant's holders (a string set). */
-const tenantHoldersAttribute = (tenant: string) => `tenantHolders#${tenant}`;
-/** Attribute of the pool item holding one tenant's fair-share pass. */
-const tenantPassAttribute = (tenant: string) => `pass#${tenant}`;
+export { slotPoolKey } from './dynamodb-slot-items';
 
 /**
  * The conditional update that takes a slot of the pool item `key` for
@@ -85,6 +85,12 @@ export function acquireUpdate(
  * slot, counts it for the tenant and moves the tenant's pass on, or does
  * nothing. Names reach the expressions as placeholders, so any tenant name is
  * safe in them.
+ *
+ * The item stays O(slots held and tenants waiting), never O(tenants ever
+ * served): a tenant's holders set goes with its last holder, and its pass
+ * once it holds no slot and has no line waiting (`idlePassRemoval`, which says
+ * why that is fair). Acquire and release are judged when they run, so they
+ * are sent again when they meet another transaction on the item.
  */
 export class DynamoDbSlotPool implements SlotPool {
   private readonly key: { readonly pk: string; readonly sk: string };
@@ -92,15 +98,17 @@ export class DynamoDbSlotPool implements SlotPool {
   constructor(
     private readonly client: DynamoDBDocumentClient,
     private readonly tableName: string,
-    provider: ProviderName = LEGACY_PROVIDER,
+    private readonly provider: ProviderName = LEGACY_PROVIDER,
   ) {
     this.key = slotPoolKey(provider);
   }
 
   async acquire(holder: string, limit: number, claim?: TenantClaim): Promise<boolean> {
     try {
-      await this.client.send(
-        new UpdateCommand({ TableName: this.tableName, ...acquireUpdate(this.key, holder, limit, claim) }),
+      await retryingConflicts(() =>
+        this.client.send(
+          new UpdateCommand({ TableName: this.tableName, ...acquireUpdate(this.key, holder, limit, claim) }),
+        ),
       );
       return true;
     } catch (error) {
@@ -111,23 +119,61 @@ export class DynamoDbSlotPool implements SlotPool {
   }
 
   async release(holder: string, tenant?: string): Promise<boolean> {
+    let left: Record<string, unknown> | undefined;
     try {
-      await this.client.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: this.key,
-          UpdateExpression: `ADD inFlight :minusOne DELETE holders :holder${tenant === undefined ? '' : ', #tenantHolders :holder'}`,
-          ConditionExpression: 'contains(holders, :holderId)',
-          ...(tenant === undefined
-            ? {}
-            : { ExpressionAttributeNames: { '#tenantHolders': tenantHoldersAttribute(tenant) } }),
-          ExpressionAttributeValues: { ':minusOne': -1, ':holder': new Set([holder]), ':holderId': holder },
-        }),
-      );
-      return true;
+      ({ Attributes: left } = await retryingConflicts(() =>
+        this.client.send(
+          new UpdateCommand({
+            TableName: this.tableName,
+            Key: this.key,
+            UpdateExpression: `ADD inFlight :minusOne DELETE holders :holder${tenant === undefined ? '' : ', #tenantHolders :holder'}`,
+            ConditionExpression: 'contains(holders, :holderId)',
+            ...(tenant === undefined
+              ? {}
+              : { ExpressionAttributeNames: { '#tenantHolders': tenantHoldersAttribute(tenant) } }),
+            ExpressionAttributeValues: { ':minusOne': -1, ':holder': new Set([holder]), ':holderId': holder },
+            ReturnValues: 'UPDATED_NEW',
+          }),
+        ),
+      ));
     } catch (error) {
       if (error instanceof ConditionalCheckFailedException) return false;
       throw error;
+    }
+    // Its last slot here: an emptied set is gone from the item, and so goes its pass unless its line waits.
+    if (tenant !== undefined && left?.[tenantHoldersAttribute(tenant)] === undefined) {
+      await this.forgetIfIdle(tenant);
+    }
+    return true;
+  }
+
+  /**
+   * Drops the tenant's pass if it holds no slot and has no waiting marker, in
+   * one transaction with a look at the marker. Best effort, after the slot
+   * is given back: a tenant still waiting keeps its pass (`retire` drops it
+   * with the marker), and one whose drop fails loses it the next time it goes
+   * idle, so the release never fails for it.
+   */
+  private async forgetIfIdle(tenant: string): Promise<void> {
+    try {
+      await retryingConflicts(() =>
+        this.client.send(
+          new TransactWriteCommand({
+            TransactItems: [
+              {
+                ConditionCheck: {
+                  TableName: this.tableName,
+                  Key: waitingMarkerKey(this.provider, tenant),
+                  ConditionExpression: 'attribute_not_exists(pk)',
+                },
+              },
+              { Update: idlePassRemoval(this.tableName, this.provider, tenant) },
+            ],
+          }),
+        ),
+      );
+    } catch {
+      // Refused (it holds a slot again, or waits) or contended: the pass stays for now.
     }
   }
 

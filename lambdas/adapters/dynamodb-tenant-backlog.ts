@@ -1,7 +1,13 @@
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import {
+  type DynamoDBDocumentClient,
+  GetCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
 import type { BacklogRecount, TenantBacklogs } from '../domain/ports';
 import { TENANT_DEFAULTS, USAGE_STATUSES } from '../domain/tenants';
+import { isConflict, retryingConflicts } from './dynamodb-conflicts';
 import { countTenantJobs } from './dynamodb-count';
 
 /** Readings of the counter a batch's admission makes before it gives up (answering that the backlog is full). */
@@ -10,7 +16,7 @@ const ADMIT_ATTEMPTS = 5;
 /** The item of a tenant's settings and backlog counter: beside its jobs, in the job table. */
 export const tenantKey = (tenant: string) => ({ pk: `TENANT#${tenant}`, sk: 'TENANT' }) as const;
 
-/** The item that lists every tenant whose backlog was ever counted, for the reconciler's recounts. */
+/** The item that lists the tenants with a backlog to recount (a recount finding none takes a tenant off), for the reconciler. */
 export const backlogRegistryKey = { pk: 'BACKLOGS', sk: 'TENANTS' } as const;
 
 /** The per-tenant status index's partition of a tenant's jobs in one status. */
@@ -166,6 +172,7 @@ export class DynamoDbTenantBacklogs implements TenantBacklogs {
     const result = { tenant, counted, queued, scheduled };
     if (found === counted) {
       if (Item?.backlogCheck !== undefined) await this.settle(tenant, counted, 'REMOVE backlogCheck', {});
+      if (found === 0) await this.unregister(tenant);
       return { ...result, corrected: false };
     }
     // Seen off once: remember what was seen; seen off the same way again: set it right.
@@ -205,13 +212,56 @@ export class DynamoDbTenantBacklogs implements TenantBacklogs {
   }
 
   private async register(tenant: string): Promise<void> {
-    await this.client.send(
-      new UpdateCommand({
-        TableName: this.tableName,
-        Key: backlogRegistryKey,
-        UpdateExpression: 'ADD tenants :tenant',
-        ExpressionAttributeValues: { ':tenant': new Set([tenant]) },
-      }),
+    // An unregistering transaction may hold the list: the add goes again then.
+    await retryingConflicts(() =>
+      this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: backlogRegistryKey,
+          UpdateExpression: 'ADD tenants :tenant',
+          ExpressionAttributeValues: { ':tenant': new Set([tenant]) },
+        }),
+      ),
     );
+  }
+
+  /**
+   * Takes a tenant with nothing queued or scheduled off the list, so the list
+   * holds the tenants with a backlog (and those counted since the last pass),
+   * not every tenant ever counted. One transaction with a check that its
+   * counter is still 0: an admission's increment lands before it (and the
+   * check fails) or after it, and then lists the tenant again, as an
+   * admission from 0 does.
+   */
+  private async unregister(tenant: string): Promise<void> {
+    try {
+      await retryingConflicts(() =>
+        this.client.send(
+          new TransactWriteCommand({
+            TransactItems: [
+              {
+                ConditionCheck: {
+                  TableName: this.tableName,
+                  Key: tenantKey(tenant),
+                  ConditionExpression: 'attribute_not_exists(backlog) OR backlog = :zero',
+                  ExpressionAttributeValues: { ':zero': 0 },
+                },
+              },
+              {
+                Update: {
+                  TableName: this.tableName,
+                  Key: backlogRegistryKey,
+                  UpdateExpression: 'DELETE tenants :tenant',
+                  ExpressionAttributeValues: { ':tenant': new Set([tenant]) },
+                },
+              },
+            ],
+          }),
+        ),
+      );
+    } catch (error) {
+      // Admitted meanwhile, or contended: the tenant stays listed until a later recount finds it empty.
+      if (!(error instanceof TransactionCanceledException) && !isConflict(error)) throw error;
+    }
   }
 }

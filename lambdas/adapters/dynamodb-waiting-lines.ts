@@ -1,15 +1,18 @@
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import {
   BatchWriteCommand,
   DeleteCommand,
   type DynamoDBDocumentClient,
   PutCommand,
   QueryCommand,
+  TransactWriteCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import type { ProviderName } from '../../config/providers';
 import { chunksOf, mapWithConcurrency } from '../domain/concurrency';
 import type { WaitingEntry, WaitingLines, WaitingTenant } from '../domain/ports';
+import { isConflict, retryingConflicts } from './dynamodb-conflicts';
+import { idlePassRemoval, waitingMarkerKey, waitingPartition } from './dynamodb-slot-items';
 
 /** BatchWriteItem takes at most 25 items. */
 const ENTRIES_PER_WRITE = 25;
@@ -23,8 +26,6 @@ export const lineEntryKey = (entry: Pick<WaitingEntry, 'provider' | 'tenant' | '
   pk: lineKey(entry.provider, entry.tenant),
   sk: entry.place,
 });
-/** The set of tenants whose line at the provider may hold jobs, one item each. */
-const waitingKey = (provider: ProviderName) => `WAITING#${provider}`;
 
 /**
  * The waiting lines in the job table, as items of their own (no index): an
@@ -52,13 +53,15 @@ export class DynamoDbWaitingLines implements WaitingLines {
 
   /** Counts `count` more jobs put in the tenant's line into its marker, which marks it waiting. */
   private async mark(provider: ProviderName, tenant: string, count: number): Promise<void> {
-    await this.client.send(
-      new UpdateCommand({
-        TableName: this.tableName,
-        Key: { pk: waitingKey(provider), sk: tenant },
-        UpdateExpression: 'ADD marks :one',
-        ExpressionAttributeValues: { ':one': count },
-      }),
+    await retryingConflicts(() =>
+      this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: waitingMarkerKey(provider, tenant),
+          UpdateExpression: 'ADD marks :one',
+          ExpressionAttributeValues: { ':one': count },
+        }),
+      ),
     );
   }
 
@@ -122,11 +125,9 @@ export class DynamoDbWaitingLines implements WaitingLines {
   }
 
   async remove(entry: WaitingEntry): Promise<void> {
-    await this.client.send(
-      new DeleteCommand({
-        TableName: this.tableName,
-        Key: lineEntryKey(entry),
-      }),
+    // A grant's transaction may be deleting the same entry: meeting it, the delete goes again.
+    await retryingConflicts(() =>
+      this.client.send(new DeleteCommand({ TableName: this.tableName, Key: lineEntryKey(entry) })),
     );
   }
 
@@ -138,7 +139,7 @@ export class DynamoDbWaitingLines implements WaitingLines {
         new QueryCommand({
           TableName: this.tableName,
           KeyConditionExpression: 'pk = :pk',
-          ExpressionAttributeValues: { ':pk': waitingKey(provider) },
+          ExpressionAttributeValues: { ':pk': waitingPartition(provider) },
           ConsistentRead: true,
           ExclusiveStartKey: start,
         }),
@@ -168,16 +169,43 @@ export class DynamoDbWaitingLines implements WaitingLines {
     }));
   }
 
+  /**
+   * The marker goes, and with it the tenant's pass in the provider's slot pool
+   * if the tenant holds no slot there (one transaction), so the pool item
+   * keeps no pass of a tenant neither holding nor waiting. When the tenant
+   * still holds a slot (or has no pass), the marker goes alone; its last
+   * release drops the pass.
+   */
   async retire(provider: ProviderName, tenant: WaitingTenant): Promise<void> {
+    const marker = {
+      TableName: this.tableName,
+      Key: waitingMarkerKey(provider, tenant.tenant),
+      ConditionExpression: 'marks = :marks',
+      ExpressionAttributeValues: { ':marks': tenant.marks },
+    };
     try {
-      await this.client.send(
-        new DeleteCommand({
-          TableName: this.tableName,
-          Key: { pk: waitingKey(provider), sk: tenant.tenant },
-          ConditionExpression: 'marks = :marks',
-          ExpressionAttributeValues: { ':marks': tenant.marks },
-        }),
+      await retryingConflicts(() =>
+        this.client.send(
+          new TransactWriteCommand({
+            TransactItems: [
+              { Delete: marker },
+              { Update: idlePassRemoval(this.tableName, provider, tenant.tenant) },
+            ],
+          }),
+        ),
       );
+      return;
+    } catch (error) {
+      if (!(error instanceof TransactionCanceledException) && !isConflict(error)) throw error;
+      // A job was put in line since the marks were read: the tenant stays.
+      if (
+        error instanceof TransactionCanceledException &&
+        error.CancellationReasons?.[0]?.Code === 'ConditionalCheckFailed'
+      )
+        return;
+    }
+    try {
+      await retryingConflicts(() => this.client.send(new DeleteCommand(marker)));
     } catch (error) {
       if (!(error instanceof ConditionalCheckFailedException)) throw error;
     }

@@ -100,7 +100,8 @@ export interface JobStore {
    * that one item's update), the job moved from `queued` to `running` under the
    * name of its execution, and its line entry, if any, removed. Refused when
    * the slot cannot be taken (`slot`) or the job is no longer the queued job it
-   * was read as (`job`, which wins when both hold); nothing is written then.
+   * was read as (`job`, which wins when both hold), or it met another
+   * transaction on its items (`conflict`); nothing is written then.
    * The job leaves its tenant's backlog as any move out of `queued` does.
    */
   startWithSlot(grant: SlotGrant, at: Date): Promise<SlotGrantOutcome>;
@@ -194,7 +195,12 @@ export interface SlotGrant {
   readonly entry?: WaitingEntry;
 }
 
-export type SlotGrantOutcome = { readonly granted: Job } | { readonly refused: 'slot' | 'job' };
+/**
+ * `conflict`: the grant met another transaction on one of its items and did
+ * nothing; what the choice read may be stale, so it is a lost race like
+ * `slot`, and the caller reads and chooses again.
+ */
+export type SlotGrantOutcome = { readonly granted: Job } | { readonly refused: 'slot' | 'job' | 'conflict' };
 
 /** A provider's progress tick, as the job store checks it in the write that stores it. */
 export interface ProgressTick {

@@ -96,12 +96,18 @@ const RETRY_BOOKKEEPING: RetryProps = {
 };
 /** A job settled elsewhere stays settled: ahead of a States.ALL retrier, it goes straight to its catch. */
 const NO_RETRY_SETTLED: RetryProps = { errors: [StepError.jobSettled], maxAttempts: 0 };
-/** Releasing a slot must happen, or the slot stays held until the reconciler frees it. */
+/**
+ * Releasing a slot should happen at once, or the slot stays held until the
+ * reconciler frees it. Every release of a provider writes its one pool item,
+ * so releases that fail together (contention on that item) must not try
+ * again together: full jitter.
+ */
 const RETRY_RELEASE: RetryProps = {
   errors: [StatesError.all],
   interval: seconds(1),
   backoffRate: 2,
   maxAttempts: 5,
+  jitterStrategy: JitterType.FULL,
 };
 /** A client webhook endpoint may be down for a while; spread the tries over a few minutes. */
 const RETRY_WEBHOOK: RetryProps = {
@@ -272,7 +278,10 @@ export class JobWorkflow extends Construct {
 
     // A failure notifies before releasing the slot; its webhook gets the short
     // bookkeeping retries, not the long webhook ones, to hold the slot briefly.
+    // A release that keeps failing never fails the job: the reconciler frees the slot of a finished job.
+    const releaseLeftToReconciler = { errors: [StatesError.all], resultPath: JsonPath.DISCARD };
     const releaseAfterFailure = step('release-after-failure', 'release', { retries: [RETRY_RELEASE] });
+    releaseAfterFailure.addCatch(failed, releaseLeftToReconciler);
     releaseAfterFailure.next(failed);
     const notifyFailure = step('notify-failure', 'notify', { retries: [RETRY_BOOKKEEPING] });
     notifyFailure.addCatch(releaseAfterFailure, catchInto([StatesError.all]));
@@ -376,6 +385,8 @@ export class JobWorkflow extends Construct {
         })
       : undefined;
     finalize.addCatch(finalizeSettled ?? settle, catchInto([StepError.jobSettled]));
+    // The provider's work is done (and paid): finalizing it never waits on the slot's release.
+    release.addCatch(finalize, releaseLeftToReconciler);
     onFailureOf(finalize);
 
     // The job has succeeded before notify runs; a webhook that keeps failing does not undo that.

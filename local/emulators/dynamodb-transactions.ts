@@ -28,6 +28,18 @@ import type { ReadersWriterLock } from './readers-writer-lock';
  * action, in order. The request alone is judged by a dynalite with no tables,
  * which validates each action as the single-item request it stands for and
  * then, having no table, answers ResourceNotFoundException.
+ *
+ * Contention is modelled as DynamoDB's optimistic concurrency shows it to a
+ * client: from the moment a transaction is known to be valid until it has
+ * committed or been cancelled, its items are in flight. A second transaction
+ * naming one of them is cancelled at once, with `TransactionConflict` as that
+ * action's reason (and `None` for the others); a PutItem, UpdateItem or
+ * DeleteItem of one of them fails with TransactionConflictException
+ * (`conflictOf`). Nothing waits for the item. The lock still runs one
+ * transaction's writes at a time, so what a reader sees is isolated as in
+ * DynamoDB. A test can also arm conflicts on one item (`armConflicts`): each
+ * transaction naming it and each single-item write to it then fails so with
+ * a given probability, as under a storm of other transactions on that item.
  */
 
 /** DynamoDB JSON of an item or key: attribute name to typed value, `{ id: { S: 'a' } }`. */
@@ -68,6 +80,8 @@ const WRITE_KINDS = ['ConditionCheck', 'Put', 'Delete', 'Update'] as const;
 type WriteKind = (typeof WRITE_KINDS)[number];
 const DYNAMODB_ERROR = 'com.amazonaws.dynamodb.v20120810#';
 const CONDITION_FAILED = 'The conditional request failed';
+/** What DynamoDB says of an item another transaction holds, both in a cancellation reason and in TransactionConflictException. */
+const TRANSACTION_ONGOING = 'Transaction is ongoing for the item';
 /** What an action shares with the single-item write it stands for, besides its key or item. */
 const CONDITION_FIELDS = [
   'TableName',
@@ -103,14 +117,78 @@ type Applied =
   | { readonly ok: true; readonly written?: PlainWrite }
   | { readonly ok: false; readonly reply: Reply; readonly reason?: CancellationReason };
 
+/** Conflicts a test arms on one item: each request naming it fails with probability `rate`, from a seeded sequence. */
+export interface ArmedConflicts {
+  readonly table: string;
+  /** The item's key, each attribute a string (S) or a number (N). */
+  readonly key: Readonly<Record<string, string | number>>;
+  /** 0..1: the share of requests naming the item that conflict. */
+  readonly rate: number;
+  readonly seed?: number;
+}
+
 export class Transactions {
   private readonly schemas = new Map<string, KeySchema>();
+  /** Items of the transactions in flight, each with how many hold it. */
+  private readonly flying = new Map<string, number>();
+  private armed:
+    | { readonly identity: string; readonly rate: number; readonly next: () => number }
+    | undefined;
+  /** How many requests the armed conflicts failed. */
+  armedConflicts = 0;
   /** Tokens of the transactions that succeeded, oldest first. */
   private readonly tokens = new Map<string, { readonly fingerprint: string; readonly expiresAt: number }>();
   private readonly now: () => number;
 
   constructor(private readonly options: TransactionsOptions) {
     this.now = options.now ?? Date.now;
+  }
+
+  /** Arms conflicts on one item (see ArmedConflicts); undefined disarms them. */
+  async armConflicts(conflicts: ArmedConflicts | undefined): Promise<void> {
+    this.armedConflicts = 0;
+    this.armed = undefined;
+    if (!conflicts) return;
+    const schema = await this.schemaOf(conflicts.table);
+    if (!schema) throw new Error(`no table ${conflicts.table} to arm conflicts in`);
+    const key = Object.fromEntries(
+      Object.entries(conflicts.key).map(([name, value]) => [
+        name,
+        typeof value === 'number' ? { N: String(value) } : { S: value },
+      ]),
+    );
+    this.armed = {
+      identity: identityOfKey(conflicts.table, schema, key),
+      rate: conflicts.rate,
+      next: seeded(conflicts.seed ?? 1),
+    };
+  }
+
+  /**
+   * Whether a single-item write of `keyOrItem` in `table` meets a transaction
+   * in flight (or an armed conflict) and fails with
+   * TransactionConflictException: the answer it gets then.
+   */
+  async conflictOf(table: string, keyOrItem: unknown): Promise<Reply | undefined> {
+    if (!this.contended()) return undefined;
+    const schema = await this.schemaOf(table);
+    const found = schema && isJson(keyOrItem) ? keyIn(schema, keyOrItem as Item, false) : undefined;
+    if (!schema || !found || !('key' in found)) return undefined;
+    if (!this.conflicts(identityOfKey(table, schema, found.key))) return undefined;
+    return error('TransactionConflictException', 'message', TRANSACTION_ONGOING);
+  }
+
+  /** Whether any request may conflict now: a transaction is in flight, or conflicts are armed. */
+  contended(): boolean {
+    return this.flying.size > 0 || this.armed !== undefined;
+  }
+
+  /** Whether a request naming the item now conflicts: another transaction holds it, or an armed conflict strikes. */
+  private conflicts(identity: string): boolean {
+    if (this.flying.has(identity)) return true;
+    if (this.armed?.identity !== identity || this.armed.next() >= this.armed.rate) return false;
+    this.armedConflicts += 1;
+    return true;
   }
 
   /** A table was created, changed or deleted: key schemas are read again. */
@@ -137,29 +215,60 @@ export class Transactions {
     const valid = actions as Action[];
     const refusal = await this.refusalOf(valid.map(singleItemRequest));
     if (refusal) return refusal;
+    const targets = await this.targetsOf(valid);
+    if (!Array.isArray(targets)) return targets;
 
-    return this.options.lock.exclusive(async () => {
-      const targets = await this.targetsOf(valid);
-      if (!Array.isArray(targets)) return targets;
-      const repeated = this.repeated(request);
-      if (repeated) return repeated;
-
-      const before = await allSettled(targets.map((target) => this.read(target)));
-      const applied = await allSettled(valid.map((action, i) => this.apply(action, before[i])));
-      if (applied.every((result) => result.ok)) {
-        this.options.replay(
-          applied.flatMap((result) => (result.ok && result.written ? [result.written] : [])),
-        );
-        this.remember(request);
-        return { status: 200, body: {} };
-      }
-      await allSettled(
-        applied.map((result, i) =>
-          result.ok ? this.restore(valid[i] as Action, targets[i] as Target, before[i]) : Promise.resolve(),
+    // Optimistic: an item another transaction holds cancels this one now, rather than waiting for it.
+    const identities = await Promise.all(targets.map((target) => this.identityOf(target)));
+    const conflicting = identities.map((identity) => identity !== undefined && this.conflicts(identity));
+    if (conflicting.some(Boolean)) {
+      return cancellation(
+        conflicting.map((conflict) =>
+          conflict
+            ? {
+                ok: false,
+                reply: { status: 400, body: {} },
+                reason: { Code: 'TransactionConflict', Message: TRANSACTION_ONGOING },
+              }
+            : { ok: true },
         ),
       );
-      return cancellation(applied);
-    });
+    }
+    const held = identities.filter((identity): identity is string => identity !== undefined);
+    for (const identity of held) this.flying.set(identity, (this.flying.get(identity) ?? 0) + 1);
+    try {
+      return await this.options.lock.exclusive(async () => {
+        const repeated = this.repeated(request);
+        if (repeated) return repeated;
+
+        const before = await allSettled(targets.map((target) => this.read(target)));
+        const applied = await allSettled(valid.map((action, i) => this.apply(action, before[i])));
+        if (applied.every((result) => result.ok)) {
+          this.options.replay(
+            applied.flatMap((result) => (result.ok && result.written ? [result.written] : [])),
+          );
+          this.remember(request);
+          return { status: 200, body: {} };
+        }
+        await allSettled(
+          applied.map((result, i) =>
+            result.ok ? this.restore(valid[i] as Action, targets[i] as Target, before[i]) : Promise.resolve(),
+          ),
+        );
+        return cancellation(applied);
+      });
+    } finally {
+      for (const identity of held) {
+        const left = (this.flying.get(identity) ?? 1) - 1;
+        if (left > 0) this.flying.set(identity, left);
+        else this.flying.delete(identity);
+      }
+    }
+  }
+
+  private async identityOf(target: Target): Promise<string | undefined> {
+    const schema = await this.schemaOf(target.table);
+    return schema && target.key ? identityOfKey(target.table, schema, target.key) : undefined;
   }
 
   async get(request: Json): Promise<Reply> {
@@ -249,10 +358,7 @@ export class Transactions {
         );
       }
       if (found) {
-        const identity = JSON.stringify([
-          action.table,
-          ...schema.attributes.map((a) => identityOf(found.key[a.name])),
-        ]);
+        const identity = identityOfKey(action.table, schema, found.key);
         if (seen.has(identity))
           return validation('Transaction request cannot include multiple operations on one item');
         seen.add(identity);
@@ -526,6 +632,23 @@ function keyIn(
     key[name] = value;
   }
   return { key };
+}
+
+/** One name per item: its table and its key's values, each in one form. */
+function identityOfKey(table: string, schema: KeySchema, key: Item): string {
+  return JSON.stringify([table, ...schema.attributes.map((a) => identityOf(key[a.name]))]);
+}
+
+/** A seeded sequence in [0, 1) (mulberry32), so an armed storm strikes the same requests on every run. */
+function seeded(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
 }
 
 /** One form per key value: DynamoDB numbers that differ only in notation (`1`, `1.0`, `10E-1`) name the same item. */

@@ -21,7 +21,14 @@ import {
 
 import dynalite = require('dynalite');
 
-import { type Call, type Item, type PlainWrite, type Reply, Transactions } from './dynamodb-transactions';
+import {
+  type ArmedConflicts,
+  type Call,
+  type Item,
+  type PlainWrite,
+  type Reply,
+  Transactions,
+} from './dynamodb-transactions';
 import { type Listening, listen } from './listen';
 import { ReadersWriterLock } from './readers-writer-lock';
 
@@ -42,6 +49,12 @@ import { ReadersWriterLock } from './readers-writer-lock';
  * again, reads the item it failed on before anything else can change it
  * (a success the second time is a success at that later moment).
  *
+ * Transactions are optimistic, as in DynamoDB: a transaction naming an item
+ * another transaction holds is cancelled with TransactionConflict, and a
+ * PutItem, UpdateItem or DeleteItem of such an item fails with
+ * TransactionConflictException (HTTP 400, which the SDK does not retry). A
+ * test can arm such conflicts on one item (`armConflicts`).
+ *
  * dynalite's indexes are updated with their table, but DynamoDB's global
  * secondary indexes are eventually consistent: an index read may miss a write
  * made a moment ago, or still see what it overwrote. With `indexLagMs`, index
@@ -52,6 +65,13 @@ import { ReadersWriterLock } from './readers-writer-lock';
  */
 export interface DynamoDbEmulator {
   readonly endpoint: string;
+  /**
+   * Makes requests naming one item conflict as if other transactions held it
+   * (see ArmedConflicts); undefined disarms. Answers nothing until armed.
+   */
+  armConflicts(conflicts: ArmedConflicts | undefined): Promise<void>;
+  /** How many requests the conflicts armed last failed. */
+  armedConflicts(): number;
   stop(): Promise<void>;
 }
 
@@ -199,6 +219,19 @@ export async function startDynamoDbEmulator(options: {
     });
   };
 
+  /** TransactionConflictException for a single-item write of an item a transaction holds (or armed to conflict). */
+  const conflictOf = async (operation: string, forward: Forwarded): Promise<Reply | undefined> => {
+    if (!transactions.contended()) return undefined;
+    let request: unknown;
+    try {
+      request = JSON.parse(forward.body.toString('utf8'));
+    } catch {
+      return undefined;
+    }
+    if (!isObject(request)) return undefined;
+    return transactions.conflictOf(String(request.TableName), request[ITEM_OF.get(operation) ?? 'Key']);
+  };
+
   const proxy = createServer((req, res) => {
     void (async () => {
       const forward: Forwarded = {
@@ -217,10 +250,13 @@ export async function startDynamoDbEmulator(options: {
       ) {
         answer = await transact(operation, forward);
       } else {
+        const conflict = ITEM_OF.has(operation) ? await conflictOf(operation, forward) : undefined;
         const request = ITEM_OF.has(operation) ? askingOldItem(forward.body) : undefined;
-        answer = request
-          ? await conditionalWrite(operation, forward, request)
-          : await lock.shared(() => passOn(operation, forward));
+        answer = conflict
+          ? answerOf(conflict, forward.headers['content-type'])
+          : request
+            ? await conditionalWrite(operation, forward, request)
+            : await lock.shared(() => passOn(operation, forward));
       }
       res.writeHead(answer.status, answer.headers);
       res.end(answer.body);
@@ -232,6 +268,8 @@ export async function startDynamoDbEmulator(options: {
   });
   return {
     endpoint: front.endpoint,
+    armConflicts: (conflicts) => transactions.armConflicts(conflicts),
+    armedConflicts: () => transactions.armedConflicts,
     async stop() {
       await front.stop();
       await Promise.all([tables.stop(), validator.stop(), index?.stop()]);

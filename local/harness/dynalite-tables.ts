@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { apiKeyTable, jobTable, type TableLayout } from '../../config/layout';
-import { startDynamoDbEmulator } from '../emulators/dynamodb';
+import { type DynamoDbEmulator, startDynamoDbEmulator } from '../emulators/dynamodb';
 import { ensureTable } from '../resources';
 import type { TableFacts } from '../template';
 
@@ -18,6 +18,8 @@ export interface DynaliteTables {
   readonly documents: DynamoDBDocumentClient;
   readonly jobTableName: string;
   readonly apiKeyTableName: string;
+  /** Makes requests naming one item of a table conflict (see DynamoDbEmulator.armConflicts). */
+  readonly armConflicts: DynamoDbEmulator['armConflicts'];
   stop(): Promise<void>;
 }
 
@@ -55,6 +57,7 @@ export async function startDynaliteTables(): Promise<DynaliteTables> {
     client,
     documents: DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } }),
     ...tables,
+    armConflicts: (conflicts) => emulator.armConflicts(conflicts),
     async stop() {
       client.destroy();
       await emulator.stop();

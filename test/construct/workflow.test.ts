@@ -226,7 +226,15 @@ describe('definition', () => {
     JitterStrategy: 'FULL',
   };
   const BOOKKEEPING = { ErrorEquals: ['States.ALL'], IntervalSeconds: 1, MaxAttempts: 3, BackoffRate: 2 };
-  const RELEASE = { ErrorEquals: ['States.ALL'], IntervalSeconds: 1, MaxAttempts: 5, BackoffRate: 2 };
+  const RELEASE = {
+    ErrorEquals: ['States.ALL'],
+    IntervalSeconds: 1,
+    MaxAttempts: 5,
+    BackoffRate: 2,
+    JitterStrategy: 'FULL',
+  };
+  /** A release that keeps failing leaves the slot to the reconciler, which frees a finished job's: the job goes on. */
+  const releaseLeftTo = (next: string) => [{ ErrorEquals: ['States.ALL'], Next: next, ResultPath: null }];
   const WEBHOOK = {
     ErrorEquals: ['WebhookDeliveryFailed'],
     IntervalSeconds: 5,
@@ -298,7 +306,7 @@ describe('definition', () => {
         caught(['States.ALL'], 'failed-at-await'),
       ],
     ],
-    ['release', 'release', 'finalize', [RELEASE], undefined],
+    ['release', 'release', 'finalize', [RELEASE], releaseLeftTo('finalize')],
     [
       'finalize',
       'finalize',
@@ -323,7 +331,7 @@ describe('definition', () => {
       [BOOKKEEPING],
       [caught(['States.ALL'], 'release-after-failure')],
     ],
-    ['release-after-failure', 'release', 'failed', [RELEASE], undefined],
+    ['release-after-failure', 'release', 'failed', [RELEASE], releaseLeftTo('failed')],
     // A resumed job waiting for its slot parks again at once; the grant of its slot redrives the execution.
     ['failed', 'park', 'resume-at', [], undefined],
     ['review', 'review', 'needs-review', [BOOKKEEPING], undefined],

@@ -10,17 +10,20 @@ import {
   ResourceNotFoundException,
   TransactGetItemsCommand,
   TransactionCanceledException,
+  TransactionConflictException,
   type TransactWriteItem,
   TransactWriteItemsCommand,
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
 import {
+  DeleteCommand,
   GetCommand,
   PutCommand,
   QueryCommand,
   ScanCommand,
   TransactWriteCommand,
   type TransactWriteCommandInput,
+  UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import {
   createTable,
@@ -474,40 +477,166 @@ describe('TransactWriteItems', () => {
   });
 });
 
+/** Sends until the answer is not a conflict, as a client of a hot item must: a conflict did nothing. */
+async function afterConflicts<T>(send: () => Promise<T>): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await send();
+    } catch (error) {
+      const conflict =
+        error instanceof TransactionConflictException ||
+        (error instanceof TransactionCanceledException &&
+          (error.CancellationReasons ?? []).some((reason) => reason.Code === 'TransactionConflict'));
+      if (!conflict) throw error;
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(500, 10 * 2 ** attempt)));
+    }
+  }
+}
+
+describe('contention', () => {
+  const increment = (pk: string): TransactWriteCommandInput['TransactItems'] => [
+    {
+      Update: {
+        TableName: TABLE,
+        Key: { pk },
+        UpdateExpression: 'ADD c :one',
+        ExpressionAttributeValues: { ':one': 1 },
+      },
+    },
+  ];
+
+  it('cancels a transaction naming an item another transaction holds, and fails a single write of it, never waiting', async () => {
+    const key = keys();
+    await put({ pk: key('hot'), c: 0 });
+    const transactions = Array.from({ length: 12 }, () =>
+      db.documents.send(new TransactWriteCommand({ TransactItems: increment(key('hot')) })),
+    );
+    const singles = Array.from({ length: 12 }, () =>
+      db.documents.send(
+        new UpdateCommand({
+          TableName: TABLE,
+          Key: { pk: key('hot') },
+          UpdateExpression: 'ADD c :one',
+          ExpressionAttributeValues: { ':one': 1 },
+        }),
+      ),
+    );
+    const [txResults, singleResults] = await Promise.all([
+      Promise.allSettled(transactions),
+      Promise.allSettled(singles),
+    ]);
+
+    const txConflicts = txResults.flatMap((r) => (r.status === 'rejected' ? [r.reason] : []));
+    const singleConflicts = singleResults.flatMap((r) => (r.status === 'rejected' ? [r.reason] : []));
+    // Twelve transactions sent at once on one item: the first holds it while the others arrive.
+    expect(txConflicts.length).toBeGreaterThan(0);
+    for (const error of txConflicts) {
+      expect(error).toBeInstanceOf(TransactionCanceledException);
+      expect((error as TransactionCanceledException).CancellationReasons).toEqual([
+        { Code: 'TransactionConflict', Message: 'Transaction is ongoing for the item' },
+      ]);
+    }
+    for (const error of singleConflicts) expect(error).toBeInstanceOf(TransactionConflictException);
+    const applied = 24 - txConflicts.length - singleConflicts.length;
+    expect(await read(key('hot'))).toEqual({ pk: key('hot'), c: applied });
+  });
+
+  it('answers armed conflicts as DynamoDB words them, on that item only, until disarmed', async () => {
+    const key = keys();
+    await put({ pk: key('hot'), c: 0 });
+    await db.emulator.armConflicts({ table: TABLE, key: { pk: key('hot') }, rate: 1 });
+    try {
+      const canceled = await refusalOf(() =>
+        db.documents.send(
+          new TransactWriteCommand({
+            TransactItems: [...(increment(key('cold')) ?? []), ...(increment(key('hot')) ?? [])],
+          }),
+        ),
+      );
+      expect(canceled).toBeInstanceOf(TransactionCanceledException);
+      expect(canceled.$metadata.httpStatusCode).toBe(400);
+      expect(canceled.message).toBe(
+        'Transaction cancelled, please refer cancellation reasons for specific reasons [None, TransactionConflict]',
+      );
+      expect((canceled as TransactionCanceledException).CancellationReasons).toEqual([
+        { Code: 'None' },
+        { Code: 'TransactionConflict', Message: 'Transaction is ongoing for the item' },
+      ]);
+
+      const update = () =>
+        db.documents.send(
+          new UpdateCommand({
+            TableName: TABLE,
+            Key: { pk: key('hot') },
+            UpdateExpression: 'ADD c :one',
+            ExpressionAttributeValues: { ':one': 1 },
+          }),
+        );
+      const conflict = await refusalOf(update);
+      expect(conflict).toBeInstanceOf(TransactionConflictException);
+      expect(conflict.name).toBe('TransactionConflictException');
+      expect(conflict.message).toBe('Transaction is ongoing for the item');
+      expect(conflict.$metadata.httpStatusCode).toBe(400);
+      await refusalOf(() =>
+        db.documents.send(new PutCommand({ TableName: TABLE, Item: { pk: key('hot') } })),
+      );
+      await refusalOf(() =>
+        db.documents.send(new DeleteCommand({ TableName: TABLE, Key: { pk: key('hot') } })),
+      );
+      // Another item, and reads, are untouched.
+      await db.documents.send(new TransactWriteCommand({ TransactItems: increment(key('cold')) }));
+      expect(await read(key('hot'))).toEqual({ pk: key('hot'), c: 0 });
+      expect(db.emulator.armedConflicts()).toBe(4);
+
+      await db.emulator.armConflicts(undefined);
+      await update();
+      expect(await read(key('hot'))).toEqual({ pk: key('hot'), c: 1 });
+      expect(await read(key('cold'))).toEqual({ pk: key('cold'), c: 1 });
+    } finally {
+      await db.emulator.armConflicts(undefined);
+    }
+  });
+});
+
 describe('isolation', () => {
+  // Each writer tries again after a conflict, so every request is eventually judged on its condition.
   it('lets exactly as many increments through as the limit allows, from transactions and single writes alike', async () => {
     const key = keys();
     await put({ pk: key('counter'), c: 0 });
     const limit = { ':one': 1, ':limit': 10 };
 
     const transactions = Array.from({ length: 50 }, (_, i) =>
-      db.documents.send(
-        new TransactWriteCommand({
-          TransactItems: [
-            {
-              Update: {
-                TableName: TABLE,
-                Key: { pk: key('counter') },
-                UpdateExpression: 'ADD c :one',
-                ConditionExpression: 'c < :limit',
-                ExpressionAttributeValues: limit,
+      afterConflicts(() =>
+        db.documents.send(
+          new TransactWriteCommand({
+            TransactItems: [
+              {
+                Update: {
+                  TableName: TABLE,
+                  Key: { pk: key('counter') },
+                  UpdateExpression: 'ADD c :one',
+                  ConditionExpression: 'c < :limit',
+                  ExpressionAttributeValues: limit,
+                },
               },
-            },
-            { Put: { TableName: TABLE, Item: { pk: key(`ledger-${i}`) } } },
-          ],
-        }),
+              { Put: { TableName: TABLE, Item: { pk: key(`ledger-${i}`) } } },
+            ],
+          }),
+        ),
       ),
     );
     const singles = Array.from({ length: 20 }, () =>
-      db.client.send(
-        new UpdateItemCommand({
-          TableName: TABLE,
-          Key: { pk: { S: key('counter') } },
-          UpdateExpression: 'ADD c :one',
-          ConditionExpression: 'c < :limit',
-          ExpressionAttributeValues: { ':one': { N: '1' }, ':limit': { N: '10' } },
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-        }),
+      afterConflicts(() =>
+        db.client.send(
+          new UpdateItemCommand({
+            TableName: TABLE,
+            Key: { pk: { S: key('counter') } },
+            UpdateExpression: 'ADD c :one',
+            ConditionExpression: 'c < :limit',
+            ExpressionAttributeValues: { ':one': { N: '1' }, ':limit': { N: '10' } },
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          }),
+        ),
       ),
     );
     const [txResults, singleResults] = await Promise.all([
@@ -553,8 +682,8 @@ describe('isolation', () => {
     const ab = [{ pk: { S: key('a') } }, { pk: { S: key('b') } }];
     // Odd rounds are cancelled by their last action, after both updates ran.
     const round = (n: number) =>
-      db.client
-        .send(
+      afterConflicts(() =>
+        db.client.send(
           new TransactWriteItemsCommand({
             TransactItems: [
               ...ab.map((Key) => ({
@@ -574,14 +703,14 @@ describe('isolation', () => {
               },
             ],
           }),
-        )
-        .then(
-          () => 'applied' as const,
-          (error: unknown) => {
-            if (!(error instanceof TransactionCanceledException)) throw error;
-            return 'cancelled' as const;
-          },
-        );
+        ),
+      ).then(
+        () => 'applied' as const,
+        (error: unknown) => {
+          if (!(error instanceof TransactionCanceledException)) throw error;
+          return 'cancelled' as const;
+        },
+      );
 
     let writing = true;
     const pairs: [string, string][] = [];

@@ -8,13 +8,15 @@ import {
   waitUntilTableExists,
 } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { startDynamoDbEmulator } from '../../../local/emulators/dynamodb';
+import { type DynamoDbEmulator, startDynamoDbEmulator } from '../../../local/emulators/dynamodb';
 
 /** The local DynamoDB emulator on a data directory, with the SDK clients the local stack uses. */
 export interface EmulatedDynamoDb {
   readonly dir: string;
   readonly client: DynamoDBClient;
   readonly documents: DynamoDBDocumentClient;
+  /** The emulator itself, to arm conflicts. */
+  readonly emulator: DynamoDbEmulator;
   /** Stops the emulator and the clients; the data directory stays. */
   stop(): Promise<void>;
 }
@@ -47,6 +49,7 @@ export async function startEmulatedDynamoDb(
     dir,
     client,
     documents: DynamoDBDocumentClient.from(client),
+    emulator,
     async stop() {
       client.destroy();
       await emulator.stop();

@@ -178,9 +178,15 @@ export class MemoryStore implements JobStore {
   };
   /** Each grant's job id, whatever its outcome. */
   readonly grants: string[] = [];
+  /** Grants still to meet another transaction and do nothing, as DynamoDB cancels them (`conflict`). */
+  conflictingGrants = 0;
   async startWithSlot(grant: SlotGrant, at: Date): Promise<SlotGrantOutcome> {
     if (!this.granting) throw new Error('MemoryStore: wire `granting` to grant slots');
     this.grants.push(grant.job.id);
+    if (this.conflictingGrants > 0) {
+      this.conflictingGrants -= 1;
+      return { refused: 'conflict' };
+    }
     // All of it at once, with no await in between: a transaction.
     const current = this.jobs.get(grant.job.id);
     if (current?.status !== 'queued' || current.createdAt !== grant.job.createdAt) return { refused: 'job' };
@@ -393,6 +399,8 @@ export class MemoryOutputs implements OutputStore {
 }
 
 export class MemorySlots implements SlotPool {
+  /** Whether the tenant has a waiting marker at this pool's provider; wired by `granting`. */
+  waiting: (tenant: string) => boolean = () => false;
   readonly held = new Set<string>();
   /** Each tenant's holders. */
   readonly byTenant = new Map<string, Set<string>>();
@@ -422,8 +430,19 @@ export class MemorySlots implements SlotPool {
   }
   async release(holder: string, tenant?: string) {
     if (!this.held.delete(holder)) return false;
-    if (tenant !== undefined) this.byTenant.get(tenant)?.delete(holder);
+    if (tenant !== undefined) {
+      this.byTenant.get(tenant)?.delete(holder);
+      // As the item keeps them: an emptied set is gone, and the pass of a tenant neither holding nor waiting.
+      if (!this.byTenant.get(tenant)?.size) {
+        this.byTenant.delete(tenant);
+        if (!this.waiting(tenant)) this.passes.delete(tenant);
+      }
+    }
     return true;
+  }
+  /** Drops the tenant's pass if it holds no slot (a retired marker's transaction). */
+  forgetIfIdle(tenant: string) {
+    if (!this.byTenant.get(tenant)?.size) this.passes.delete(tenant);
   }
   async holders() {
     return [...this.held];
@@ -440,6 +459,8 @@ export class MemorySlots implements SlotPool {
 
 /** Every tenant's waiting lines, in memory, in the order the DynamoDB adapter keeps them. */
 export class MemoryWaitingLines implements WaitingLines {
+  /** The slot pools whose passes a retired marker drops; wired by `granting`. */
+  pools?: (provider: ProviderName) => MemorySlots;
   readonly lines = new Map<string, Map<string, WaitingEntry>>();
   readonly marks = new Map<string, number>();
   private static line(provider: ProviderName, tenant: string) {
@@ -486,7 +507,13 @@ export class MemoryWaitingLines implements WaitingLines {
   }
   async retire(provider: ProviderName, tenant: WaitingTenant) {
     const key = MemoryWaitingLines.line(provider, tenant.tenant);
-    if (this.marks.get(key) === tenant.marks) this.marks.delete(key);
+    if (this.marks.get(key) !== tenant.marks) return;
+    this.marks.delete(key);
+    this.pools?.(provider).forgetIfIdle(tenant.tenant);
+  }
+  /** Whether the tenant is marked waiting at the provider. */
+  marked(provider: ProviderName, tenant: string) {
+    return this.marks.has(MemoryWaitingLines.line(provider, tenant));
   }
   /** Every entry, in no particular order. */
   entries(): WaitingEntry[] {
@@ -504,13 +531,23 @@ export function memoryTenantShares(shares: Record<string, TenantShare> = {}): Te
  * used directly as the pool of the provider the tests' jobs run on.
  */
 export type MemorySlotPools = SlotPools &
-  SlotPool & { readonly held: Set<string>; pool(provider: ProviderName): MemorySlots };
+  SlotPool & {
+    readonly held: Set<string>;
+    pool(provider: ProviderName): MemorySlots;
+    /** Lets each pool see which tenants wait, as the pool's transactions see the lines' markers. */
+    linkWaiting(waiting: MemoryWaitingLines): void;
+  };
 export function memorySlots(): MemorySlotPools {
   const pools = new Map<ProviderName, MemorySlots>();
+  let lines: MemoryWaitingLines | undefined;
+  const link = (provider: ProviderName, slots: MemorySlots) => {
+    slots.waiting = (tenant) => lines?.marked(provider, tenant) ?? false;
+  };
   const pool = (provider: ProviderName) => {
     let found = pools.get(provider);
     if (!found) {
       found = new MemorySlots();
+      link(provider, found);
       pools.set(provider, found);
     }
     return found;
@@ -523,6 +560,9 @@ export function memorySlots(): MemorySlotPools {
     release: (holder: string, tenant?: string) => legacy.release(holder, tenant),
     holders: () => legacy.holders(),
     state: () => legacy.state(),
+    linkWaiting: (waiting: MemoryWaitingLines) => {
+      lines = waiting;
+    },
   });
 }
 
@@ -531,6 +571,11 @@ export function granting<
   D extends { store: MemoryStore; slots: MemorySlotPools; waiting?: MemoryWaitingLines },
 >(deps: D): D {
   deps.store.granting = { pool: deps.slots.pool, ...(deps.waiting ? { waiting: deps.waiting } : {}) };
+  const waiting = deps.waiting;
+  if (waiting) {
+    waiting.pools = deps.slots.pool;
+    deps.slots.linkWaiting(waiting);
+  }
   return deps;
 }
 

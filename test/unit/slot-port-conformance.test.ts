@@ -1,0 +1,226 @@
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import type { ProviderName } from '../../config/providers';
+import { DynamoDbJobStore, toItem } from '../../lambdas/adapters/dynamodb-job-store';
+import { DynamoDbSlotPool, slotPoolKey } from '../../lambdas/adapters/dynamodb-slot-pool';
+import { DynamoDbWaitingLines } from '../../lambdas/adapters/dynamodb-waiting-lines';
+import { type Job, newJob, providerOf, slotHolderOf } from '../../lambdas/domain/job';
+import type { JobStore, SlotPool, WaitingLines } from '../../lambdas/domain/ports';
+import { type DynaliteTables, startDynaliteTables } from '../../local/harness/dynalite-tables';
+import { granting, MemoryStore, MemoryWaitingLines, memorySlots } from './support/memory-ports';
+
+/**
+ * One slot port, two implementations: the in-memory one the unit tests and
+ * the interleaving explorer use, and the DynamoDB adapters on the local
+ * emulator, which can conflict as DynamoDB does. Every case runs against
+ * both, so the fake behaves as the real thing, contention and size included.
+ */
+
+jest.setTimeout(180_000);
+
+const PROVIDER: ProviderName = 'longhaul-http';
+const at = new Date('2026-03-01T12:00:00.000Z');
+
+interface SlotPort {
+  readonly pool: SlotPool;
+  readonly store: Pick<JobStore, 'startWithSlot' | 'get'>;
+  readonly waiting: WaitingLines;
+  /** Stores a queued job, as intake does. */
+  queued(job: Job): Promise<void>;
+  /** The next `count` grants meet another transaction. */
+  conflictGrants(count: number): Promise<void>;
+  /** Requests naming the pool item conflict this often (0 disarms); only the DynamoDB pool can. */
+  conflictOnPool(rate: number): Promise<void>;
+  /** The pool item's size in bytes as DynamoDB stores it, roughly (names and values). */
+  poolItemBytes(): Promise<number>;
+}
+
+let db: DynaliteTables;
+beforeAll(async () => {
+  db = await startDynaliteTables();
+});
+afterAll(async () => {
+  await db?.stop();
+});
+
+let run = 0;
+const implementations: [string, () => SlotPort][] = [
+  [
+    'memory',
+    () => {
+      const deps = granting({
+        store: new MemoryStore(),
+        slots: memorySlots(),
+        waiting: new MemoryWaitingLines(),
+      });
+      const pool = deps.slots.pool(PROVIDER);
+      return {
+        pool,
+        store: deps.store,
+        waiting: deps.waiting,
+        queued: async (job) => {
+          deps.store.jobs.set(job.id, job);
+        },
+        conflictGrants: async (count) => {
+          deps.store.conflictingGrants = count;
+        },
+        conflictOnPool: async () => undefined,
+        poolItemBytes: async () => Buffer.byteLength(JSON.stringify(await pool.state())),
+      };
+    },
+  ],
+  [
+    'dynamodb',
+    () => {
+      // Each case its own table prefix is not possible (one pool item per provider): each case its own provider item.
+      const table = db.jobTableName;
+      const pool = new DynamoDbSlotPool(db.documents, table, PROVIDER);
+      return {
+        pool,
+        store: new DynamoDbJobStore(db.documents, { tableName: table, retentionDays: 30 }),
+        waiting: new DynamoDbWaitingLines(db.documents, table),
+        queued: async (job) => {
+          await db.documents.send(new PutCommand({ TableName: table, Item: toItem(job, 30) }));
+        },
+        conflictGrants: (count) =>
+          db.armConflicts(count > 0 ? { table, key: slotPoolKey(PROVIDER), rate: 1 } : undefined),
+        conflictOnPool: (rate) =>
+          db.armConflicts(rate > 0 ? { table, key: slotPoolKey(PROVIDER), rate, seed: 7 } : undefined),
+        poolItemBytes: async () => {
+          const { Item } = await db.documents.send(
+            new GetCommand({ TableName: table, Key: slotPoolKey(PROVIDER), ConsistentRead: true }),
+          );
+          return Buffer.byteLength(
+            JSON.stringify(Item ?? {}, (_, value) => (value instanceof Set ? [...value] : value)),
+          );
+        },
+      };
+    },
+  ],
+];
+
+/** Empties the DynamoDB pool item between cases: every case starts from a pool nobody holds. */
+async function freshPool(): Promise<void> {
+  await db.armConflicts(undefined);
+  await db.documents.send(
+    new PutCommand({ TableName: db.jobTableName, Item: { ...slotPoolKey(PROVIDER), inFlight: 0 } }),
+  );
+}
+
+function queuedJob(tenantId: string): Job {
+  run += 1;
+  const id = `job_${String(run).padStart(26, '0')}`;
+  return newJob(
+    { id, tenantId, type: 'image.generate', input: { prompt: 'p' }, idempotencyKey: id, fingerprint: 'f' },
+    at,
+  );
+}
+
+const claim = (tenant: string, expected: number | undefined, next: number) => ({
+  tenant,
+  pass: { expected, next, floor: expected ?? 0 },
+});
+
+describe.each(implementations)('the %s slot port', (_name, make) => {
+  let port: SlotPort;
+  beforeEach(async () => {
+    await freshPool();
+    port = make();
+  });
+
+  it('grants a queued job its slot and starts it, refuses at the limit and for a job no longer queued', async () => {
+    const [a, b] = [queuedJob('acme'), queuedJob('globex')];
+    expect(providerOf(a)).toBe(PROVIDER);
+    await port.queued(a);
+    await port.queued(b);
+
+    const granted = await port.store.startWithSlot(
+      { job: a, holder: slotHolderOf(a), limit: 1, claim: claim('acme', undefined, 10) },
+      at,
+    );
+    expect(granted).toEqual({ granted: expect.objectContaining({ id: a.id, status: 'running' }) });
+    const full = await port.store.startWithSlot(
+      { job: b, holder: slotHolderOf(b), limit: 1, claim: claim('globex', undefined, 10) },
+      at,
+    );
+    expect(full).toEqual({ refused: 'slot' });
+    const again = await port.store.startWithSlot(
+      { job: a, holder: slotHolderOf(a), limit: 2, claim: claim('acme', 10, 20) },
+      at,
+    );
+    expect(again).toEqual({ refused: 'job' });
+    expect(await port.pool.state()).toEqual({
+      holders: [slotHolderOf(a)],
+      tenantInFlight: { acme: 1 },
+      passes: { acme: 10 },
+      floor: 0,
+    });
+  });
+
+  it('answers a grant that meets another transaction as a conflict, having written nothing', async () => {
+    const job = queuedJob('acme');
+    await port.queued(job);
+    await port.conflictGrants(1);
+    const outcome = await port.store.startWithSlot(
+      { job, holder: slotHolderOf(job), limit: 1, claim: claim('acme', undefined, 10) },
+      at,
+    );
+    await port.conflictGrants(0);
+
+    expect(outcome).toEqual({ refused: 'conflict' });
+    expect((await port.store.get(job.id))?.status).toBe('queued');
+    expect(await port.pool.state()).toEqual({ holders: [], tenantInFlight: {}, passes: {}, floor: 0 });
+  });
+
+  it('takes and gives back every slot through a storm of conflicts on the pool item, never past the limit', async () => {
+    await port.conflictOnPool(0.4);
+    const holders = Array.from({ length: 12 }, (_, i) => `storm-${i}`);
+    const taken = await Promise.all(holders.map((holder) => port.pool.acquire(holder, 5)));
+    expect(taken.filter(Boolean)).toHaveLength(5);
+    expect((await port.pool.holders()).length).toBe(5);
+    const released = await Promise.all(holders.map((holder) => port.pool.release(holder)));
+    await port.conflictOnPool(0);
+
+    expect(released.filter(Boolean)).toHaveLength(5);
+    expect(await port.pool.holders()).toEqual([]);
+  });
+
+  it('keeps the pass of a tenant whose line waits, and drops it once the tenant neither holds nor waits', async () => {
+    await port.pool.acquire('h1', 5, claim('acme', undefined, 10));
+    await port.waiting.add({ provider: PROVIDER, tenant: 'acme', place: 'p1', jobId: 'job_w' });
+    await port.pool.release('h1', 'acme');
+    expect((await port.pool.state()).passes).toEqual({ acme: 10 });
+
+    await port.waiting.remove({ provider: PROVIDER, tenant: 'acme', place: 'p1', jobId: 'job_w' });
+    const [marker] = await port.waiting.tenants(PROVIDER);
+    await port.waiting.retire(PROVIDER, marker as { tenant: string; marks: number });
+    expect(await port.waiting.tenants(PROVIDER)).toEqual([]);
+    expect(await port.pool.state()).toEqual({ holders: [], tenantInFlight: {}, passes: {}, floor: 0 });
+  });
+
+  it('stays small after serving 1,000 tenants: nothing of a tenant gone idle stays in the pool item', async () => {
+    const TENANTS = 1_000;
+    const empty = await port.poolItemBytes();
+    let largest = 0;
+    let next = 0;
+    const serve = async () => {
+      for (let n = next++; n < TENANTS; n = next++) {
+        const tenant = `tenant-${n}`;
+        const state = await port.pool.state();
+        expect(
+          await port.pool.acquire(`h-${n}`, 8, claim(tenant, state.passes[tenant], state.floor + 1)),
+        ).toBe(true);
+        if (n % 500 === 0) largest = Math.max(largest, await port.poolItemBytes());
+        expect(await port.pool.release(`h-${n}`, tenant)).toBe(true);
+      }
+    };
+    await serve();
+
+    const state = await port.pool.state();
+    expect(state.holders).toEqual([]);
+    expect(state.tenantInFlight).toEqual({});
+    expect(state.passes).toEqual({});
+    expect(await port.poolItemBytes()).toBeLessThanOrEqual(empty + 16);
+    // One tenant at a time holds a slot: a few hundred bytes, never O(tenants served).
+    expect(largest).toBeLessThan(1_000);
+  });
+});
