@@ -252,9 +252,11 @@ describe('job queue', () => {
   };
 
   // About the app: which of its functions are given the queues.
-  test('only the workflow steps and the reconciler may send to the hand-off queue, and only the dispatcher consumes it', () => {
+  // Whatever frees a slot hands it on: the steps, the reconciler, the api (an operator's resolve, a
+  // search's query slot) and the dispatcher (its fallback when a granted job's start fails).
+  test('only what frees or grants a slot may send to the hand-off queue, and only the dispatcher consumes it', () => {
     const who = servicesActingOn('Longhaul/JobQueue/HandOffQueue/Resource');
-    expect(who('sqs:SendMessage')).toEqual(['reconcile', 'workflow']);
+    expect(who('sqs:SendMessage')).toEqual(['api', 'dispatch', 'reconcile', 'workflow']);
     expect(who('sqs:ReceiveMessage')).toEqual(['dispatch']);
     expect(who('sqs:DeleteMessage')).toEqual(['dispatch']);
   });
