@@ -197,6 +197,7 @@ const RESUMABLE = [
   'await',
   'finalize',
   'probe',
+  'supersede',
   'media',
   'index',
   'plan-embedding',
@@ -515,6 +516,7 @@ describe('definition', () => {
 const PUBLISH_STATES = [
   'route',
   'probe',
+  'supersede',
   'media',
   'index',
   'plan-embedding',
@@ -522,7 +524,7 @@ const PUBLISH_STATES = [
   'store-vectors',
   'await-children',
   'resume-finalize',
-  ...['probe', 'media', 'index', 'plan-embedding', 'embed-passages', 'store-vectors'].map(
+  ...['probe', 'supersede', 'media', 'index', 'plan-embedding', 'embed-passages', 'store-vectors'].map(
     (name) => `failed-at-${name}`,
   ),
 ];
@@ -552,11 +554,17 @@ describe('the publish branch', () => {
     });
   });
 
-  test('runs probe, then transcode beside the chunks, then index, then the embedding steps', () => {
+  test('runs probe, then supersede, then transcode beside the chunks, then index, then the embedding steps', () => {
     expect(states.probe).toMatchObject({
       Resource: 'arn:aws:states:::lambda:invoke',
       Parameters: { FunctionName: COMPUTE_ARN, Payload: { step: 'probe', 'jobId.$': '$.jobId' } },
       ResultPath: '$.probe',
+      Next: 'supersede',
+    });
+    // A media version supersedes the one in progress only once its own recording proved good.
+    expect(states.supersede).toMatchObject({
+      Parameters: { FunctionName: STEPS_ARN, Payload: { step: 'supersede', 'jobId.$': '$.jobId' } },
+      ResultPath: null,
       Next: 'media',
     });
     expect(states.media.Type).toBe('Parallel');
@@ -716,7 +724,7 @@ describe('the embedding steps', () => {
 
 describe('a canceled publish', () => {
   test('settles through await-children, which waits for its children, looks again when woken, and goes to review when they outlast the publish timeout', () => {
-    for (const name of ['probe', 'index', 'plan-embedding', 'store-vectors']) {
+    for (const name of ['probe', 'supersede', 'index', 'plan-embedding', 'store-vectors']) {
       expect({ name, catches: states[name].Catch }).toEqual({
         name,
         catches: expect.arrayContaining([
