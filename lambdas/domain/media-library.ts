@@ -20,7 +20,7 @@ import { rootOutputPrefix } from './publish';
 /**
  * The sermon library: media items and their versions. An item is what a
  * tenant publishes; each recording of it is a version, published by an
- * `audio.publish` job that carries `media: {id, version}`. Three rules keep
+ * `audio.publish` job that carries `media: {id, version}`. Four rules keep
  * listeners and search consistent whatever order things happen in:
  *
  * - A version's number is claimed before its job is submitted, but the
@@ -417,7 +417,10 @@ const newestNumberOf = (item: MediaItem): number =>
 async function admitVersion(deps: StartVersionDeps, job: Job): Promise<MediaItem> {
   const media = job.media;
   const ref = job.input.audioRef;
-  if (media && typeof ref === 'string') await deps.media.claimUpload(job.tenantId, ref, media.id);
+  // A replay of a version long finished claims nothing again: its retirement may have let the upload go.
+  if (media && typeof ref === 'string' && !isTerminal(job.status)) {
+    await deps.media.claimUpload(job.tenantId, ref, media.id);
+  }
   const { before, after } = await mutate(deps, job.tenantId, media?.id ?? '', (item) => {
     if (!media || (item.latest?.number ?? 0) >= media.version) return undefined;
     return { ...item, latest: { number: media.version, jobId: job.id }, updatedAt: deps.now().toISOString() };

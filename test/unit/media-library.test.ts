@@ -23,7 +23,7 @@ import {
 import type { VectorIndex } from '../../lambdas/domain/ports';
 import { rootOutputPrefix } from '../../lambdas/domain/publish';
 import { search } from '../../lambdas/domain/search';
-import { runStep } from '../../lambdas/domain/workflow';
+import { JobSettledError, runStep } from '../../lambdas/domain/workflow';
 import {
   MemoryInputs,
   MemoryMediaStore,
@@ -461,6 +461,33 @@ describe('media items', () => {
     const done = await publishOutputs(w, v1, ['words']);
     expect(await switchToVersion(switchDeps(w), done)).toBe('current');
     expect((await w.media.get(TENANT, item.id))?.current).toMatchObject({ number: 1, jobId: v1.id });
+  });
+
+  it('the supersede step of a version whose probe passed cancels the one in progress, and ends one a newer good version overtook', async () => {
+    const w = world();
+    const item = await newItem(w);
+    const v1 = (await version(w, item, 'v1')).job;
+    const v2 = (await version(w, item, 'v2')).job;
+    const v3 = (await version(w, item, 'v3')).job;
+    const deps = publishDeps(w);
+    await runStep(deps, { step: 'supersede', jobId: v1.id });
+    expect(w.jobs.jobs.get(v1.id)?.cancelRequestedAt).toBeUndefined();
+    await runStep(deps, { step: 'supersede', jobId: v3.id });
+    // A publish settles once its children have: its cancel is requested, its workflow finishes it.
+    expect(w.jobs.jobs.get(v1.id)?.cancelRequestedAt).toBe(w.now().toISOString());
+    // Version 2's probe passed after version 3's: it ends before any of its chunks is charged.
+    await expect(runStep(deps, { step: 'supersede', jobId: v2.id })).rejects.toBeInstanceOf(JobSettledError);
+    expect(w.jobs.jobs.get(v2.id)).toMatchObject({ status: 'canceled', error: { code: 'superseded' } });
+    expect(w.jobs.jobs.get(v3.id)).toMatchObject({ status: 'running' });
+    expect((await w.media.get(TENANT, item.id))?.proven).toEqual({ number: 3, jobId: v3.id });
+    expect(
+      [...w.media.retirements.values()].map((retirement) => [retirement.jobId, retirement.reason]).sort(),
+    ).toEqual(
+      [
+        [v1.id, 'superseded'],
+        [v2.id, 'superseded'],
+      ].sort(),
+    );
   });
 
   it('a version timed out to review between its switch and its success never becomes current', async () => {
