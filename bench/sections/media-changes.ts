@@ -367,7 +367,6 @@ export async function measureChanges(passages = PASSAGES): Promise<{
     const deps = { media, now, events, jobs, outputs, vectors, graceSeconds: settings.mediaGraceSeconds };
     const startDeps: StartVersionDeps = {
       ...deps,
-      cancel,
       // Intake's submit starts the version's job, whose workflow is the publish: counted, priced apart.
       submit: async ({ idempotencyKey, input, media: version }) => {
         calls.jobsStarted++;

@@ -268,7 +268,6 @@ const tenantRoutes: Partial<Record<RouteKey, Route>> = {
         media: mediaStore(),
         now,
         jobs: jobStore(),
-        cancel: cancelOf(tenantId),
         events: eventPublisher(),
         submit: async ({ idempotencyKey: key, input, media }) => {
           const submitted = await submitJob(intake(), {

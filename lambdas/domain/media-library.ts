@@ -20,13 +20,19 @@ import { rootOutputPrefix } from './publish';
 /**
  * The sermon library: media items and their versions. An item is what a
  * tenant publishes; each recording of it is a version, published by an
- * `audio.publish` job that carries `media: {id, version}`. Three rules keep
+ * `audio.publish` job that carries `media: {id, version}`. Four rules keep
  * listeners and search consistent whatever order things happen in:
  *
- * - The current version switches only when the new one has fully succeeded
- *   (stream, passages, vectors in place), in one conditional write that is
- *   fenced by version number: only the newest version started may become
- *   current, so an older one that finishes late never can.
+ * - A version's number is claimed before its job is submitted, but the
+ *   version counts (is shown in progress) only once its job was admitted, and
+ *   it supersedes an older one in progress only once its own recording
+ *   proved good (past its probe): a refused request, or a recording that is
+ *   not audio, never costs the version in progress its paid work.
+ * - The current version switches only once the new one's job has succeeded
+ *   (stream, passages, vectors in place, the success recorded), in one
+ *   conditional write fenced by version number: no version older than the
+ *   newest proven one may become current, so an older one that finishes late
+ *   never can, and the current version is always a succeeded job.
  * - Search shows a passage only if its version is its item's current one,
  *   and reads what it shows (title, labels, date) from the item, so a
  *   metadata change is one write plus, for what search filters by, a rewrite
@@ -56,8 +62,12 @@ export interface MediaItem {
   readonly updatedAt: string;
   /** Counts metadata changes; the vectors of a version say which one they carry. */
   readonly metadataRevision: number;
-  /** The newest version started; the only one that may become current. */
+  /** The newest version number handed out, and to which job: a retry of the request finds its own. */
+  readonly claimed?: MediaVersionRef;
+  /** The newest version admitted (its job exists): the one shown in progress. */
   readonly latest?: MediaVersionRef;
+  /** The newest version whose recording proved good (past its probe): no older one may become current. */
+  readonly proven?: MediaVersionRef;
   readonly current?: MediaVersionRef & { readonly publishedAt: string };
   /** Set by DELETE: the item is gone for clients, its retirements are under way. */
   readonly deletedAt?: string;
@@ -239,11 +249,35 @@ export async function updateMediaItem(
     String(item.metadataRevision),
   );
   const filtered = patch.labels !== undefined || patch.date !== undefined;
-  if (filtered && item.current) {
-    const job = await deps.jobs.get(item.current.jobId);
-    if (job) await refreshVectorMetadata(deps, job, item);
-  }
+  if (filtered) await syncCurrentVectors(deps, item);
   return item;
+}
+
+/**
+ * Rewrites the current version's vector metadata from the item, until the
+ * item read after a rewrite is the one it was made from. The index has no
+ * conditional write, so two changes' rewrites may land in either order; the
+ * one whose rewrite lands last reads the item after it, and rewrites again
+ * from a newer revision if there is one: the vectors end at the newest.
+ */
+async function syncCurrentVectors(
+  deps: MediaDeps & {
+    readonly jobs: Pick<JobStore, 'get'>;
+    readonly outputs: Pick<OutputStore, 'getOutput'>;
+    readonly vectors: Pick<VectorIndex, 'get' | 'put'>;
+  },
+  changed: MediaItem,
+): Promise<void> {
+  let item: MediaItem | undefined = changed;
+  for (let attempt = 0; attempt < 8 && item?.current && !item.deletedAt; attempt++) {
+    const job = await deps.jobs.get(item.current.jobId);
+    if (!job) return;
+    await refreshVectorMetadata(deps, job, item);
+    const after: MediaItem | undefined = await deps.media.get(item.tenantId, item.id);
+    if (after?.metadataRevision === item.metadataRevision && after.current?.jobId === item.current.jobId)
+      return;
+    item = after;
+  }
 }
 
 function applyPatch(item: MediaItem, patch: UpdateMediaRequest): MediaItem {
@@ -310,17 +344,18 @@ export interface StartVersionDeps extends MediaDeps {
     readonly input: Record<string, unknown>;
     readonly media: { readonly id: string; readonly version: number };
   }) => Promise<{ readonly job: Job; readonly replayed: boolean }>;
-  /** Cancels a job and what it made, at its providers where they can (intake's `cancelJob`). */
-  readonly cancel: (jobId: string) => Promise<void>;
 }
 
 /**
  * Starts publishing a new recording of the item. The version number is
  * claimed on the item first (idempotently: the claim names the job's id, so
- * a retry finds its own claim), then the job is submitted; a crash between
- * the two leaves a claim the same request completes. A newer version
- * supersedes one still publishing: it is canceled at its providers, and the
- * switch's fence keeps it from ever becoming current.
+ * a retry finds its own claim), then the job is submitted, and only once
+ * intake admitted it does the item count it as its newest version. A request
+ * intake refuses (a full backlog, a bad input) gives its number back and
+ * leaves the version in progress alone; a crash after the job was stored is
+ * completed by the request's retry, or by the version's own workflow. The
+ * version supersedes an older one in progress later, once its recording
+ * proved good (`takeTheLead`).
  */
 export async function startVersion(
   deps: StartVersionDeps,
@@ -343,29 +378,69 @@ export async function startVersion(
       input: versionInput(item, request),
       media: existing.media ?? { id: mediaId, version: item.latest?.number ?? 1 },
     });
-    return { item, job: replay.job, replayed: true };
+    return { item: await admitVersion(deps, replay.job), job: replay.job, replayed: true };
   }
   const { before, after } = await mutate(deps, tenantId, mediaId, (current) => {
-    if (current.latest?.jobId === jobId) return undefined;
+    if (current.claimed?.jobId === jobId) return undefined;
     return {
       ...current,
-      latest: { number: (current.latest?.number ?? 0) + 1, jobId },
+      claimed: { number: newestNumberOf(current) + 1, jobId },
       updatedAt: deps.now().toISOString(),
     };
   });
   const claimed = after ?? before;
-  const version = claimed.latest?.number ?? 1;
-  if (request.audioRef) await deps.media.claimUpload(tenantId, request.audioRef, mediaId);
-  const superseded = after ? before.latest : undefined;
-  const { job, replayed } = await deps.submit({
-    idempotencyKey,
-    input: versionInput(claimed, request),
-    media: { id: mediaId, version },
-  });
-  if (superseded && superseded.jobId !== before.current?.jobId) {
-    await supersede(deps, claimed, superseded);
+  const version = claimed.claimed?.number ?? 1;
+  let submitted: { readonly job: Job; readonly replayed: boolean };
+  try {
+    submitted = await deps.submit({
+      idempotencyKey,
+      input: versionInput(claimed, request),
+      media: { id: mediaId, version },
+    });
+  } catch (error) {
+    await giveBackClaim(deps, tenantId, mediaId, jobId).catch(() => undefined);
+    throw error;
   }
-  return { item: claimed, job, replayed };
+  return { item: await admitVersion(deps, submitted.job), job: submitted.job, replayed: submitted.replayed };
+}
+
+/** The highest version number the item ever handed out. */
+const newestNumberOf = (item: MediaItem): number =>
+  Math.max(item.claimed?.number ?? 0, item.latest?.number ?? 0, item.current?.number ?? 0);
+
+/**
+ * Records that a version's job exists: its upload is claimed by the item, and
+ * the item counts it as its newest version unless a newer one was admitted
+ * first. Safe to repeat (a replayed request completes an admission a crash
+ * cut short).
+ */
+async function admitVersion(deps: StartVersionDeps, job: Job): Promise<MediaItem> {
+  const media = job.media;
+  const ref = job.input.audioRef;
+  // A replay of a version long finished claims nothing again: its retirement may have let the upload go.
+  if (media && typeof ref === 'string' && !isTerminal(job.status)) {
+    await deps.media.claimUpload(job.tenantId, ref, media.id);
+  }
+  const { before, after } = await mutate(deps, job.tenantId, media?.id ?? '', (item) => {
+    if (!media || (item.latest?.number ?? 0) >= media.version) return undefined;
+    return { ...item, latest: { number: media.version, jobId: job.id }, updatedAt: deps.now().toISOString() };
+  });
+  return after ?? before;
+}
+
+/**
+ * A request intake refused stored no job: its number goes back, unless a
+ * later request claimed one after it (then it stays a gap: numbers never
+ * repeat).
+ */
+async function giveBackClaim(deps: StartVersionDeps, tenantId: string, mediaId: string, jobId: string) {
+  if (await deps.jobs.get(jobId)) return;
+  await mutate(deps, tenantId, mediaId, (item) => {
+    const admitted = Math.max(item.latest?.number ?? 0, item.current?.number ?? 0);
+    if (item.claimed?.jobId !== jobId || item.claimed.number !== admitted + 1) return undefined;
+    const { claimed: _claimed, ...rest } = item;
+    return rest;
+  });
 }
 
 /** The `audio.publish` input of a version: its recording, and what the item says of itself at the start. */
@@ -378,20 +453,90 @@ function versionInput(item: MediaItem, request: CreateVersionRequest): Record<st
   };
 }
 
-async function supersede(deps: StartVersionDeps, item: MediaItem, version: MediaVersionRef): Promise<void> {
+/** What taking the lead needs: a cancel for the version it supersedes (intake's `cancelJob`). */
+export interface LeadDeps extends MediaDeps {
+  readonly jobs: Pick<JobStore, 'get'>;
+  /** Cancels a job and what it made, at its providers where they can (intake's `cancelJob`). */
+  readonly cancel: (jobId: string) => Promise<unknown>;
+}
+
+/** Whether a version may no longer become current: a newer one proved good, or a newer one is current. */
+const overtaken = (item: MediaItem, number: number): boolean =>
+  number < (item.proven?.number ?? 0) || number < (item.current?.number ?? 0);
+
+/**
+ * A version whose recording proved good (its probe passed) takes the lead:
+ * the item records it as the newest proven version, and the one that led
+ * before it, if still in progress and not current, is superseded (canceled,
+ * and retired at once). A version that finds a newer one already proven, or
+ * its item deleted, is overtaken: it is retired, and its workflow ends it. The
+ * older one is superseded before the item names the newer, so a step stopped
+ * between the two does both again. Answers `overtaken` or `leading`.
+ */
+export async function takeTheLead(deps: LeadDeps, job: Job): Promise<'leading' | 'overtaken'> {
+  const media = job.media;
+  if (!media) return 'leading';
+  for (let attempt = 0; attempt < 8; attempt++) {
+    const item = await deps.media.get(job.tenantId, media.id);
+    if (!item || item.deletedAt || overtaken(item, media.version)) {
+      if (item && !item.deletedAt) {
+        await mediaEvent(deps, item, deps.now().toISOString(), {
+          detailType: 'media.version.superseded',
+          version: media.version,
+          supersededBy: Math.max(item.proven?.number ?? 0, item.current?.number ?? 0),
+        });
+      }
+      await retire(deps, item ?? { id: media.id, tenantId: job.tenantId }, job, 'superseded');
+      return 'overtaken';
+    }
+    const previous = item.proven;
+    if (previous?.jobId === job.id) return 'leading';
+    if (previous && previous.number < media.version && previous.jobId !== item.current?.jobId) {
+      await supersede(deps, item, previous, media.version);
+    }
+    const latest =
+      (item.latest?.number ?? 0) >= media.version ? item.latest : { number: media.version, jobId: job.id };
+    const led = await deps.media.replace({
+      ...item,
+      proven: { number: media.version, jobId: job.id },
+      ...(latest ? { latest } : {}),
+      updatedAt: deps.now().toISOString(),
+    });
+    if (led) return 'leading';
+  }
+  throw new Error(`Media item ${media.id} kept changing while version ${media.version} took the lead.`);
+}
+
+async function supersede(
+  deps: LeadDeps,
+  item: MediaItem,
+  version: MediaVersionRef,
+  by: number,
+): Promise<void> {
   const job = await deps.jobs.get(version.jobId);
+  // A cancel that fails is the retirement's to repeat: the reconciler cancels a running version it retires.
   if (job && !isTerminal(job.status)) await deps.cancel(job.id).catch(() => undefined);
   await mediaEvent(deps, item, deps.now().toISOString(), {
     detailType: 'media.version.superseded',
     version: version.number,
-    supersededBy: item.latest?.number ?? version.number + 1,
+    supersededBy: by,
   });
+  await retire(deps, item, job ?? { id: version.jobId, input: {} }, 'superseded');
+}
+
+/** Retires what a version made, now: for the reconciler to delete once its job has stopped. */
+async function retire(
+  deps: MediaDeps,
+  item: Pick<MediaItem, 'id' | 'tenantId'>,
+  job: Pick<Job, 'id' | 'input'>,
+  reason: Retirement['reason'],
+): Promise<void> {
   await deps.media.putRetirement({
     tenantId: item.tenantId,
     mediaId: item.id,
-    jobId: version.jobId,
+    jobId: job.id,
     runAt: deps.now().toISOString(),
-    reason: 'superseded',
+    reason,
     ...audioRefOf(job),
   });
 }
@@ -401,15 +546,29 @@ const audioRefOf = (job: Pick<Job, 'input'> | undefined): { audioRef?: string } 
   return typeof ref === 'string' ? { audioRef: ref } : {};
 };
 
-/** What the switch decided: current now, or fenced out (a newer version was started, or the item deleted). */
+/** What the switch decided: current now, or fenced out (a newer version proved good, or the item was deleted). */
 export type SwitchOutcome = 'current' | 'fenced';
 
 /**
- * Makes a fully published version its item's current one, in one write that
- * holds only if this is still the newest version started, the item still
- * exists, and the version's vectors carry the item's current metadata (else
- * they are rewritten first). Safe to run again: a version already current
- * stays so. The version it replaces is retired after `graceSeconds`.
+ * Whether a version may still become current: its item exists and no newer
+ * version proved good or became current. Read before the version's job is
+ * made `succeeded`, so one that can never be current ends `canceled`.
+ */
+export async function mayBecomeCurrent(media: Pick<MediaStore, 'get'>, job: Job): Promise<boolean> {
+  if (!job.media) return true;
+  const item = await media.get(job.tenantId, job.media.id);
+  return item !== undefined && !item.deletedAt && !overtaken(item, job.media.version);
+}
+
+/**
+ * Makes a succeeded version its item's current one, in one write that holds
+ * only if no newer version proved good or became current meanwhile, the
+ * item still exists, and the version's vectors carry the item's current
+ * metadata (else they are rewritten first). Only a job already `succeeded`
+ * switches in, and a succeeded job stays so: the item's current version is
+ * always one with its result. Safe to run again: a version already current
+ * stays so. The version it replaces is retired after `graceSeconds`; a
+ * version fenced out after its success is retired at once.
  */
 export async function switchToVersion(
   deps: MediaDeps & {
@@ -421,21 +580,28 @@ export async function switchToVersion(
 ): Promise<SwitchOutcome> {
   const media = job.media;
   if (!media) return 'current';
+  if (job.status !== 'succeeded') {
+    throw new Error(`Job ${job.id} is ${job.status}: only a succeeded version becomes current.`);
+  }
   for (let attempt = 0; attempt < 8; attempt++) {
     const item = await deps.media.get(job.tenantId, media.id);
-    if (!item || item.deletedAt || item.latest?.jobId !== job.id) {
-      if (item?.current?.jobId === job.id && !item.deletedAt) return 'current';
+    if (!item || item.deletedAt) return 'fenced';
+    if (item.current?.jobId === job.id) return 'current';
+    if (overtaken(item, media.version)) {
+      await retire(deps, item, job, 'superseded');
       return 'fenced';
     }
-    if (item.current?.jobId === job.id) return 'current';
     if ((await vectorRevisionOf(deps.outputs, job)) !== item.metadataRevision) {
       await refreshVectorMetadata(deps, job, item);
       await recordVectorRevision(deps.outputs, job, item.metadataRevision);
     }
     const now = deps.now();
+    const latest =
+      (item.latest?.number ?? 0) >= media.version ? item.latest : { number: media.version, jobId: job.id };
     const switched = await deps.media.replace({
       ...item,
       current: { number: media.version, jobId: job.id, publishedAt: now.toISOString() },
+      ...(latest ? { latest } : {}),
       updatedAt: now.toISOString(),
     });
     if (!switched) continue;
@@ -503,7 +669,7 @@ export async function deleteMediaItem(
     updatedAt: at,
   }));
   await mediaEvent(deps, before, at, { detailType: 'media.deleted' });
-  const versions = [before.latest, before.current].filter(
+  const versions = [before.latest, before.proven, before.current].filter(
     (version, index, all): version is MediaVersionRef =>
       version !== undefined && all.findIndex((other) => other?.jobId === version.jobId) === index,
   );
@@ -597,7 +763,7 @@ async function hasRunningChildren(deps: RetireDeps, job: Job): Promise<boolean> 
 
 async function refInUse(deps: RetireDeps, item: MediaItem | undefined, retirement: Retirement) {
   if (!item || item.deletedAt) return false;
-  for (const version of [item.current, item.latest]) {
+  for (const version of [item.current, item.latest, item.proven]) {
     if (!version || version.jobId === retirement.jobId) continue;
     const job = await deps.jobs.get(version.jobId);
     if (job?.input.audioRef === retirement.audioRef) return true;

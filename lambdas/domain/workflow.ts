@@ -31,7 +31,7 @@ import {
 import { type EventDeps, publishJobEvent } from './events';
 import { waitingEntryOf } from './fair-share';
 import { startFollowUps } from './follow-ups';
-import { cancelChildren, type IntakeDeps } from './intake';
+import { cancelChildren, cancelJob, type IntakeDeps } from './intake';
 import {
   currentExecutionOf,
   goesOn,
@@ -47,7 +47,14 @@ import {
   submissionTagOf,
   takesSlot,
 } from './job';
-import { type MediaStore, mediaVectorMetadata, recordVectorRevision, switchToVersion } from './media-library';
+import {
+  type MediaStore,
+  mayBecomeCurrent,
+  mediaVectorMetadata,
+  recordVectorRevision,
+  switchToVersion,
+  takeTheLead,
+} from './media-library';
 import type {
   EnqueueOptions,
   InFlightLimits,
@@ -375,6 +382,21 @@ const steps: Record<StepName, Step> = {
     return null;
   },
 
+  // A version of a media item whose recording just proved good supersedes the older one in progress; one
+  // a newer good version overtook ends here, before any of its chunks is charged.
+  async supersede(deps, event) {
+    const job = await loadJob(deps, event.jobId);
+    if (!goesOn(job)) throw new JobSettledError(`Job ${job.id} is ${settledStatusOf(job)}.`);
+    if (!job.media || !deps.media) return null;
+    const lead = await takeTheLead(
+      { ...deps, media: deps.media, jobs: deps.store, cancel: (id) => cancelJob(deps, job.tenantId, id) },
+      job,
+    );
+    if (lead === 'leading') return null;
+    await supersededVersion(deps, job);
+    throw new JobSettledError(`Job ${job.id} was superseded by a newer version.`);
+  },
+
   async 'plan-embedding'(deps, event) {
     const job = await loadJob(deps, event.jobId);
     if (!goesOn(job)) throw new JobSettledError(`Job ${job.id} is ${settledStatusOf(job)}.`);
@@ -443,6 +465,8 @@ const steps: Record<StepName, Step> = {
   },
 
   finalize: settling(async (deps, _event, job) => {
+    // A version whose success was recorded and whose switch was not (a try stopped between them) switches now.
+    if (job.status === 'succeeded' && job.media) return publishVersion(deps, job);
     if (!goesOn(job)) throw new JobSettledError(`Job ${job.id} is ${settledStatusOf(job)}.`);
     if (!takesSlot(job)) return finalizePublished(deps, job);
     if (!job.providerJobId) throw new Error(`Job ${job.id} has no provider job to finalize.`);
@@ -707,18 +731,25 @@ async function finalizePublished(deps: WorkflowDeps, job: Job): Promise<null> {
     ...(index.passages ? { passages: index.passages } : { passagesKey: index.passagesKey }),
     searchable: await isSearchable(deps.outputs, job),
   };
-  if (job.media && deps.media) {
-    const switched = await switchToVersion(
-      { ...deps, media: deps.media, graceSeconds: deps.mediaGraceSeconds ?? 0 },
-      job,
-    );
-    if (switched === 'fenced') return supersededVersion(deps, job);
+  if (job.media && deps.media && !(await mayBecomeCurrent(deps.media, job))) {
+    return supersededVersion(deps, job);
   }
-  return succeed(deps, job, result);
+  // Success first, then the switch, conditioned on it: the item never names a version without its result
+  // (one timed out to review meanwhile stays where it is, and the current version stays current).
+  const succeeded = await markSucceeded(deps, job, result);
+  if (succeeded) await publishVersion(deps, succeeded);
+  return null;
+}
+
+/** Makes a succeeded version of a media item its current one (no media item: nothing to do). */
+async function publishVersion(deps: WorkflowDeps, job: Job): Promise<null> {
+  if (!job.media || !deps.media) return null;
+  await switchToVersion({ ...deps, media: deps.media, graceSeconds: deps.mediaGraceSeconds ?? 0 }, job);
+  return null;
 }
 
 /**
- * A version that may no longer become current (a newer one was started, or
+ * A version that may no longer become current (a newer one proved good, or
  * its item was deleted) ends canceled, and what it made goes at once: no
  * listener was ever given it.
  */
@@ -726,7 +757,7 @@ async function supersededVersion(deps: WorkflowDeps, job: Job): Promise<null> {
   const now = deps.now();
   const error = {
     code: 'superseded',
-    message: 'A newer version of the media item was started, or the item was deleted.',
+    message: 'A newer version of the media item proved good, or the item was deleted.',
   };
   await deps.store.transition(
     job,
@@ -759,6 +790,16 @@ async function discardFailedOutputs(deps: WorkflowDeps, job: Job, error: JobErro
 
 /** Moves a running job to succeeded with its result, and counts it. */
 async function succeed(deps: WorkflowDeps, job: Job, result: Record<string, unknown>): Promise<null> {
+  await markSucceeded(deps, job, result);
+  return null;
+}
+
+/** `succeed`, answering the succeeded job (undefined when the job had left `running`). */
+async function markSucceeded(
+  deps: WorkflowDeps,
+  job: Job,
+  result: Record<string, unknown>,
+): Promise<Job | undefined> {
   const now = deps.now();
   const succeeded = await deps.store.transition(
     job,
@@ -769,7 +810,7 @@ async function succeed(deps: WorkflowDeps, job: Job, result: Record<string, unkn
   if (!succeeded) {
     // Canceled while its outputs were stored: they go, as the cancel's own path could not see them.
     if ((await deps.store.get(job.id))?.status === 'canceled') await discardOutputs(deps.outputs, job);
-    return null;
+    return undefined;
   }
   deps.observe?.({
     kind: 'finished',
@@ -777,7 +818,7 @@ async function succeed(deps: WorkflowDeps, job: Job, result: Record<string, unkn
     status: 'succeeded',
     ...(job.startedAt ? { durationMs: now.getTime() - Date.parse(job.startedAt) } : {}),
   });
-  return null;
+  return succeeded;
 }
 
 /** Moves a running job to needs_review with its reason, records why, and returns the error that stops the workflow. */

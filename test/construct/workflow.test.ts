@@ -198,6 +198,7 @@ const RESUMABLE = [
   'await',
   'finalize',
   'probe',
+  'supersede',
   'media',
   'index',
   'plan-embedding',
@@ -526,6 +527,7 @@ describe('definition', () => {
 const PUBLISH_STATES = [
   'route',
   'probe',
+  'supersede',
   'media',
   'index',
   'plan-embedding',
@@ -534,7 +536,7 @@ const PUBLISH_STATES = [
   'await-children',
   'resume-finalize',
   'finalize-settled',
-  ...['probe', 'media', 'index', 'plan-embedding', 'embed-passages', 'store-vectors'].map(
+  ...['probe', 'supersede', 'media', 'index', 'plan-embedding', 'embed-passages', 'store-vectors'].map(
     (name) => `failed-at-${name}`,
   ),
 ];
@@ -564,11 +566,17 @@ describe('the publish branch', () => {
     });
   });
 
-  test('runs probe, then transcode beside the chunks, then index, then the embedding steps', () => {
+  test('runs probe, then supersede, then transcode beside the chunks, then index, then the embedding steps', () => {
     expect(states.probe).toMatchObject({
       Resource: 'arn:aws:states:::lambda:invoke',
       Parameters: { FunctionName: COMPUTE_ARN, Payload: { step: 'probe', 'jobId.$': '$.jobId' } },
       ResultPath: '$.probe',
+      Next: 'supersede',
+    });
+    // A media version supersedes the one in progress only once its own recording proved good.
+    expect(states.supersede).toMatchObject({
+      Parameters: { FunctionName: STEPS_ARN, Payload: { step: 'supersede', 'jobId.$': '$.jobId' } },
+      ResultPath: null,
       Next: 'media',
     });
     expect(states.media.Type).toBe('Parallel');
@@ -728,7 +736,7 @@ describe('the embedding steps', () => {
 
 describe('a canceled publish', () => {
   test('settles through await-children, which waits for its children, looks again when woken, and goes to review when they outlast the publish timeout', () => {
-    for (const name of ['probe', 'index', 'plan-embedding', 'store-vectors']) {
+    for (const name of ['probe', 'supersede', 'index', 'plan-embedding', 'store-vectors']) {
       expect({ name, catches: states[name].Catch }).toEqual({
         name,
         catches: expect.arrayContaining([

@@ -28,6 +28,7 @@ import { itemOfVectorKey, storedVectorKeys } from './support/vectors';
 jest.setTimeout(300_000);
 
 const KEY = 'media-acme-key-41c7';
+const ADMIN = 'media-admin-key-93b2';
 const CHUNK_SECONDS = 40;
 const SECONDS = 100;
 const GRACE_SECONDS = 3;
@@ -63,6 +64,7 @@ beforeAll(async () => {
     env: {
       ...OWN_PROVIDER_FOR_EVERY_JOB_TYPE,
       LONGHAUL_API_KEYS: `${KEY}:acme`,
+      LONGHAUL_ADMIN_KEY: ADMIN,
       SIM_JOB_MS: '300',
       // One chunk at Deepgram at a time: a version's later chunks wait in line behind its first.
       MAX_IN_FLIGHT_DEEPGRAM: '1',
@@ -171,12 +173,22 @@ const childrenOf = async (jobId: string) =>
     .filter((id): id is string => id !== undefined);
 
 /** A job as the table keeps it: a publish's children are the workflow's, not the tenant's to read over the API. */
-async function storedJob(id: string): Promise<{ id: string; status: string }> {
+async function storedJob(id: string): Promise<{ id: string; status: string; cancelRequestedAt?: string }> {
   const { Item } = await documentClient(stack.endpoints).send(
     new GetCommand({ TableName: stack.endpoints.jobTableName, Key: { pk: id, sk: 'JOB' } }),
   );
   if (!Item) throw new Error(`no job ${id} in the table`);
-  return Item as { id: string; status: string };
+  return Item as { id: string; status: string; cancelRequestedAt?: string };
+}
+
+/** Sets the tenant's `maxQueued` as an operator does. */
+async function capQueued(maxQueued: number): Promise<void> {
+  const response = await fetch(`${stack.baseUrl}/v1/admin/tenants/acme`, {
+    method: 'PUT',
+    headers: { 'x-api-key': ADMIN, 'content-type': 'application/json' },
+    body: JSON.stringify({ maxQueued }),
+  });
+  expect(response.status).toBe(200);
 }
 
 async function objectsUnder(prefix: string): Promise<string[]> {
@@ -211,7 +223,7 @@ const search = (query: string, filter?: Record<string, unknown>) =>
   client.search({ query, ...(filter ? { filter } : {}) } as Parameters<Longhaul['search']>[0]);
 
 describe('the media library', () => {
-  it('a second version started while the first transcribes becomes current; the first is canceled, charged no further, and leaves nothing', async () => {
+  it('a second version started while the first transcribes becomes current; the first is canceled once the second is probed, charged no further, and leaves nothing', async () => {
     const item = await createItem('The workers are few');
     const first = await publishVersion(item, 'first');
     await untilChunkAtProvider(first);
@@ -225,14 +237,18 @@ describe('the media library', () => {
       intervalMs: 100,
       description: 'the first version canceled',
     });
-    // The first version's chunks: the one at Deepgram ran out, the ones waiting in line were never sent.
+    // The first version's chunks: charged until the second one's recording proved good, and its cancel
+    // was requested; after that, at most the one whose submission was under way, the rest never sent.
     const firstChunks = await childrenOf(first);
-    const charged = new Set((await ledger()).submissions.map((entry) => entry.idempotencyKey));
-    const chargedChunks = (await Promise.all(firstChunks.map(storedJob))).filter(
-      (job) => job.status !== 'canceled' || charged.has(job.id),
+    const { cancelRequestedAt } = await storedJob(first);
+    const lateCharges = (await ledger()).submissions.filter(
+      (entry) =>
+        firstChunks.includes(entry.idempotencyKey ?? '') &&
+        Date.parse(entry.acceptedAt) > Date.parse(cancelRequestedAt ?? ''),
     );
     expect(firstChunks.length).toBeGreaterThanOrEqual(1);
-    expect(chargedChunks.length).toBeLessThanOrEqual(1);
+    expect(cancelRequestedAt).toEqual(expect.any(String));
+    expect(lateCharges.length).toBeLessThanOrEqual(1);
     // Nothing of the first version is left: no vector, no output.
     await pollUntil(
       async () => {
@@ -267,6 +283,59 @@ describe('the media library', () => {
     expect(listed.status).toBe(200);
     expect(listed.body.items.find((job) => job.id === second)).toMatchObject({ outputsRemoved: true });
     expect(await objectsUnder(outputPrefixOf(second))).toEqual([]);
+  });
+
+  it('a new version refused at intake (429) leaves the version in progress to publish, become current, and stay so', async () => {
+    const item = await createItem('Refused mid-publish');
+    const first = await publishVersion(item, 'second');
+    await untilChunkAtProvider(first);
+    // The tenant's backlog is full: a job scheduled for tomorrow takes its one place.
+    const scheduled = await api<Job>(
+      'POST',
+      '/v1/jobs',
+      {
+        type: 'image.generate',
+        input: { prompt: 'a lighthouse' },
+        runAt: new Date(Date.now() + 86_400_000).toISOString(),
+      },
+      newKey(),
+    );
+    expect(scheduled).toMatchObject({ status: 202, body: { status: 'scheduled' } });
+    await capQueued(1);
+    try {
+      const uploaded = await client.uploadFile({
+        data: readFileSync(join(dir, 'third.mp3')),
+        contentType: 'audio/mpeg',
+      });
+      const refused = await api<{ code: string }>(
+        'POST',
+        `/v1/media/${item.id}/versions`,
+        { audioRef: uploaded.ref, language: 'en' },
+        newKey(),
+      );
+      expect(refused).toMatchObject({ status: 429, body: { code: 'tenant-queue-full' } });
+    } finally {
+      await capQueued(10_000);
+      await api('POST', `/v1/jobs/${scheduled.body.id}/cancel`);
+    }
+    expect((await getItem(item.id)).inProgress).toMatchObject({ number: 1, jobId: first });
+    const published = await untilCurrent(item.id, first);
+    expect(published.current).toMatchObject({ number: 1, status: 'published', searchable: true });
+    expect(published.inProgress).toBeUndefined();
+    expect(await client.getJob(first)).toMatchObject({ status: 'succeeded' });
+    expect(await mediaEvents(item.id)).toEqual([{ type: 'media.version.published', version: 1 }]);
+    // Nothing retires it: it stays current, with its stream and vectors.
+    const { Item: retirement } = await documentClient(stack.endpoints).send(
+      new GetCommand({
+        TableName: stack.endpoints.jobTableName,
+        Key: { pk: 'MEDIA#acme', sk: `RETIRE#${first}` },
+      }),
+    );
+    expect(retirement).toBeUndefined();
+    expect((await objectsUnder(outputPrefixOf(first))).length).toBeGreaterThan(0);
+    expect((await storedVectorKeys(stack.endpoints)).some((key) => itemOfVectorKey(key) === first)).toBe(
+      true,
+    );
   });
 
   it('across a switch, polling every 100 ms never finds a hit whose stream fails or belongs to another version', async () => {

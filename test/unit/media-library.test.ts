@@ -1,5 +1,10 @@
+import { type ComputeStep, computeOutcomeKey } from '../../lambdas/domain/compute';
 import { dayNumberOf, vectorKeyOf, vectorsManifestKey } from '../../lambdas/domain/embedding';
-import { IdempotencyKeyReusedError, MediaNotFoundError } from '../../lambdas/domain/errors';
+import {
+  IdempotencyKeyReusedError,
+  MediaNotFoundError,
+  TenantQueueFullError,
+} from '../../lambdas/domain/errors';
 import { deriveJobId } from '../../lambdas/domain/idempotency';
 import { type Job, newJob } from '../../lambdas/domain/job';
 import {
@@ -12,10 +17,13 @@ import {
   type StartVersionDeps,
   startVersion,
   switchToVersion,
+  takeTheLead,
   updateMediaItem,
 } from '../../lambdas/domain/media-library';
+import type { VectorIndex } from '../../lambdas/domain/ports';
 import { rootOutputPrefix } from '../../lambdas/domain/publish';
 import { search } from '../../lambdas/domain/search';
+import { JobSettledError, runStep } from '../../lambdas/domain/workflow';
 import {
   MemoryInputs,
   MemoryMediaStore,
@@ -24,7 +32,9 @@ import {
   MemoryTimeline,
   MemoryVectorIndex,
   MemoryWorkflow,
+  ScriptedProvider,
 } from './support/memory-ports';
+import { memoryWorkflowDeps } from './support/workflow-deps';
 
 const TENANT = 'acme';
 
@@ -42,11 +52,10 @@ function world(start = Date.parse('2026-06-01T10:00:00.000Z')) {
     const job = jobs.jobs.get(jobId);
     if (job) jobs.jobs.set(jobId, { ...job, status: 'canceled' });
   };
-  const startDeps: StartVersionDeps = {
+  let startDeps: StartVersionDeps = {
     media,
     now,
     jobs,
-    cancel,
     submit: async ({ idempotencyKey, input, media: version }) => {
       const id = deriveJobId(TENANT, idempotencyKey);
       const existing = jobs.jobs.get(id);
@@ -80,10 +89,21 @@ function world(start = Date.parse('2026-06-01T10:00:00.000Z')) {
     vectors,
     inputs,
     canceled,
+    cancel,
     now,
-    startDeps,
+    get startDeps() {
+      return startDeps;
+    },
     advance: (ms: number) => {
       clock += ms;
+    },
+    /** Refuses the next version requests at intake, as a tenant at its `maxQueued` is: nothing stored. */
+    refuseSubmissions: (): (() => void) => {
+      const admitting = startDeps;
+      startDeps = { ...startDeps, submit: async () => Promise.reject(new TenantQueueFullError(TENANT)) };
+      return () => {
+        startDeps = admitting;
+      };
     },
   };
 }
@@ -144,6 +164,8 @@ async function publishOutputs(w: World, job: Job, texts: string[]): Promise<Job>
 }
 
 const switchDeps = (w: World) => ({ ...w, graceSeconds: 600 });
+/** What a version's `supersede` step takes the lead with: the world's ports and its cancel. */
+const leadDeps = (w: World) => ({ media: w.media, now: w.now, jobs: w.jobs, cancel: w.cancel });
 /** Search over the world's jobs, outputs, passages and items; every query embeds to the same vector. */
 const searchDeps = (w: World) => ({
   store: w.jobs,
@@ -197,12 +219,19 @@ describe('media items', () => {
     expect((await w.media.get(TENANT, item.id))?.latest).toEqual({ number: 2, jobId: v2.job.id });
   });
 
-  it('a newer version supersedes one still publishing: canceled, and fenced out of the switch if it finishes anyway', async () => {
+  it('a newer version supersedes one still publishing once its recording proved good: canceled, and fenced out of the switch if it finishes anyway', async () => {
     const w = world();
     const item = await newItem(w);
     const v1 = await version(w, item, 'v1');
     const v2 = await version(w, item, 'v2');
+    expect(w.canceled).toEqual([]);
+    expect(await takeTheLead(leadDeps(w), v1.job)).toBe('leading');
+    expect(w.canceled).toEqual([]);
+    // Version 2's probe passed: now, and only now, version 1 goes.
+    expect(await takeTheLead(leadDeps(w), v2.job)).toBe('leading');
+    expect(await takeTheLead(leadDeps(w), v2.job)).toBe('leading');
     expect(w.canceled).toEqual([v1.job.id]);
+    expect((await w.media.get(TENANT, item.id))?.proven).toEqual({ number: 2, jobId: v2.job.id });
     // The older one's finalize runs after all (its cancel came too late for its last step).
     const late = await publishOutputs(w, { ...v1.job, status: 'running' }, ['old words']);
     expect(await switchToVersion(switchDeps(w), late)).toBe('fenced');
@@ -217,7 +246,21 @@ describe('media items', () => {
     ]);
   });
 
-  it('the switch loses to a concurrent newer version started between its read and its write', async () => {
+  it('a version whose probe passes after a newer one’s is overtaken: it ends, and the newer one goes on', async () => {
+    const w = world();
+    const item = await newItem(w);
+    const v1 = await version(w, item, 'v1');
+    const v2 = await version(w, item, 'v2');
+    expect(await takeTheLead(leadDeps(w), v2.job)).toBe('leading');
+    expect(await takeTheLead(leadDeps(w), v1.job)).toBe('overtaken');
+    expect(w.canceled).toEqual([]);
+    expect((await w.media.get(TENANT, item.id))?.proven).toEqual({ number: 2, jobId: v2.job.id });
+    expect([...w.media.retirements.values()]).toEqual([
+      expect.objectContaining({ jobId: v1.job.id, reason: 'superseded' }),
+    ]);
+  });
+
+  it('the switch loses to a concurrent newer version proven between its read and its write', async () => {
     const w = world();
     const item = await newItem(w);
     const v1 = await version(w, item, 'v1');
@@ -226,7 +269,7 @@ describe('media items', () => {
       const stored = w.media.items.get(`${TENANT}/${item.id}`) as MediaItem;
       w.media.items.set(`${TENANT}/${item.id}`, {
         ...stored,
-        latest: { number: 2, jobId: 'job_zzzzzzzzzzzzzzzzzzzzzzzzzz' },
+        proven: { number: 2, jobId: 'job_zzzzzzzzzzzzzzzzzzzzzzzzzz' },
         rev: stored.rev + 1,
       });
     };
@@ -313,7 +356,7 @@ describe('media items', () => {
     const item = await newItem(w);
     const { v2 } = await currentAndNewer(w, item);
     await w.inputs.putInput(TENANT, 'upl_aaaaaaaaaaaaaaaaaaaaaa', new Uint8Array([1]), 'audio/mpeg');
-    await deleteMediaItem({ ...w, cancel: w.startDeps.cancel }, TENANT, item.id);
+    await deleteMediaItem({ ...w, cancel: w.cancel }, TENANT, item.id);
     expect(w.canceled).toEqual([v2.id]);
     await expect(getMediaItem(w.media, TENANT, item.id)).rejects.toBeInstanceOf(MediaNotFoundError);
     await expect(version(w, item, 'v3')).rejects.toBeInstanceOf(MediaNotFoundError);
@@ -337,10 +380,10 @@ describe('media items', () => {
     await publishOutputs(w, (await version(w, first, 'a')).job, ['words']);
     await publishOutputs(w, (await version(w, second, 'b')).job, ['words']);
     await w.inputs.putInput(TENANT, 'upl_aaaaaaaaaaaaaaaaaaaaaa', new Uint8Array([1]), 'audio/mpeg');
-    await deleteMediaItem({ ...w, cancel: w.startDeps.cancel }, TENANT, first.id);
+    await deleteMediaItem({ ...w, cancel: w.cancel }, TENANT, first.id);
     await retireDue(retireDeps(w), 10);
     expect(w.inputs.objects.size).toBe(1);
-    await deleteMediaItem({ ...w, cancel: w.startDeps.cancel }, TENANT, second.id);
+    await deleteMediaItem({ ...w, cancel: w.cancel }, TENANT, second.id);
     await retireDue(retireDeps(w), 10);
     expect(w.inputs.objects.size).toBe(0);
     expect(w.media.uploads.size).toBe(0);
@@ -379,4 +422,152 @@ describe('media items', () => {
     });
     expect(view.current?.playlistUrl).toBeDefined();
   });
+
+  it('a new version refused at intake leaves the version in progress to become current, and takes no number', async () => {
+    const w = world();
+    const item = await newItem(w);
+    const { v1, v2 } = await currentAndNewer(w, item);
+    const admitAgain = w.refuseSubmissions();
+    await expect(version(w, item, 'v3')).rejects.toBeInstanceOf(TenantQueueFullError);
+    admitAgain();
+    expect(w.canceled).toEqual([]);
+    // Version 2's publish was paid for in full: it becomes current, and version 1 is replaced.
+    const done = await publishOutputs(w, v2, ['new words']);
+    expect(await switchToVersion(switchDeps(w), done)).toBe('current');
+    const stored = (await w.media.get(TENANT, item.id)) as MediaItem;
+    expect(stored.current).toMatchObject({ number: 2, jobId: v2.id });
+    expect(stored.latest).toEqual({ number: 2, jobId: v2.id });
+    expect([...w.media.retirements.values()]).toEqual([
+      expect.objectContaining({ jobId: v1.id, reason: 'replaced' }),
+    ]);
+    // The refused request took no number: the next one is version 3.
+    expect((await version(w, item, 'v4')).job.media).toEqual({ id: item.id, version: 3 });
+  });
+
+  it('a newer version whose recording turns out bad leaves the one in progress untouched', async () => {
+    const w = world();
+    const item = await newItem(w);
+    const v1 = (await version(w, item, 'v1')).job;
+    const v2 = (await version(w, item, 'v2')).job;
+    // Admitted, not yet probed: nothing is known of its recording, so the older one goes on.
+    expect(w.canceled).toEqual([]);
+    expect(w.media.retirements.size).toBe(0);
+    // Its upload is not audio: it fails at its probe.
+    w.jobs.jobs.set(v2.id, {
+      ...v2,
+      status: 'failed',
+      error: { code: 'input_invalid', message: 'not audio' },
+    });
+    const done = await publishOutputs(w, v1, ['words']);
+    expect(await switchToVersion(switchDeps(w), done)).toBe('current');
+    expect((await w.media.get(TENANT, item.id))?.current).toMatchObject({ number: 1, jobId: v1.id });
+  });
+
+  it('the supersede step of a version whose probe passed cancels the one in progress, and ends one a newer good version overtook', async () => {
+    const w = world();
+    const item = await newItem(w);
+    const v1 = (await version(w, item, 'v1')).job;
+    const v2 = (await version(w, item, 'v2')).job;
+    const v3 = (await version(w, item, 'v3')).job;
+    const deps = publishDeps(w);
+    await runStep(deps, { step: 'supersede', jobId: v1.id });
+    expect(w.jobs.jobs.get(v1.id)?.cancelRequestedAt).toBeUndefined();
+    await runStep(deps, { step: 'supersede', jobId: v3.id });
+    // A publish settles once its children have: its cancel is requested, its workflow finishes it.
+    expect(w.jobs.jobs.get(v1.id)?.cancelRequestedAt).toBe(w.now().toISOString());
+    // Version 2's probe passed after version 3's: it ends before any of its chunks is charged.
+    await expect(runStep(deps, { step: 'supersede', jobId: v2.id })).rejects.toBeInstanceOf(JobSettledError);
+    expect(w.jobs.jobs.get(v2.id)).toMatchObject({ status: 'canceled', error: { code: 'superseded' } });
+    expect(w.jobs.jobs.get(v3.id)).toMatchObject({ status: 'running' });
+    expect((await w.media.get(TENANT, item.id))?.proven).toEqual({ number: 3, jobId: v3.id });
+    expect(
+      [...w.media.retirements.values()].map((retirement) => [retirement.jobId, retirement.reason]).sort(),
+    ).toEqual(
+      [
+        [v1.id, 'superseded'],
+        [v2.id, 'superseded'],
+      ].sort(),
+    );
+  });
+
+  it('a version timed out to review between its switch and its success never becomes current', async () => {
+    const w = world();
+    const item = await newItem(w);
+    const { v1, v2 } = await currentAndNewer(w, item);
+    const deps = publishDeps(w);
+    await recordComputeOutcomes(w, v2);
+    await publishOutputs(w, v2, ['new words']);
+    w.jobs.jobs.set(v2.id, { ...(w.jobs.jobs.get(v2.id) as Job), status: 'running', result: null });
+    // The reconciler's timeout lands just before the job's success does.
+    const transition = w.jobs.transition.bind(w.jobs);
+    w.jobs.transition = async (job, from, change, at) => {
+      if (job.id === v2.id && change.status === 'succeeded') {
+        await transition(job, ['running'], { status: 'needs_review', error: TIMED_OUT }, at);
+      }
+      return transition(job, from, change, at);
+    };
+    await runStep(deps, { step: 'finalize', jobId: v2.id });
+    expect(w.jobs.jobs.get(v2.id)?.status).toBe('needs_review');
+    const stored = (await w.media.get(TENANT, item.id)) as MediaItem;
+    expect(stored.current).toMatchObject({ number: 1, jobId: v1.id });
+    expect([...w.media.retirements.values()]).toEqual([]);
+    w.advance(600_001);
+    expect(await retireDue(retireDeps(w), 10)).toBe(0);
+    expect(w.vectors.vectors.has(vectorKeyOf(v1, 0))).toBe(true);
+  });
+
+  it('two concurrent labels changes leave the current version’s vectors at the newer one', async () => {
+    const w = world();
+    const item = await newItem(w, ['lent']);
+    const v1 = await publishOutputs(w, (await version(w, item, 'v1')).job, ['words', 'more words']);
+    await switchToVersion(switchDeps(w), v1);
+    // The first change's rewrite of the vectors is slow: the second change lands, and rewrites, before it.
+    let letFirstWrite = () => {};
+    const firstMayWrite = new Promise<void>((resolve) => {
+      letFirstWrite = resolve;
+    });
+    const slowVectors: Pick<VectorIndex, 'get' | 'put'> = {
+      get: (keys) => w.vectors.get(keys),
+      put: async (vectors) => {
+        await firstMayWrite;
+        return w.vectors.put(vectors);
+      },
+    };
+    const first = updateMediaItem({ ...w, vectors: slowVectors }, TENANT, item.id, { labels: ['advent'] });
+    await updateMediaItem({ ...w }, TENANT, item.id, { labels: ['easter'] });
+    letFirstWrite();
+    await first;
+    expect((await w.media.get(TENANT, item.id))?.labels).toEqual(['easter']);
+    expect([...w.vectors.vectors.values()].map((vector) => vector.metadata.labels)).toEqual([
+      ['easter'],
+      ['easter'],
+    ]);
+  });
 });
+
+const TIMED_OUT = { code: 'job_timeout', message: 'Still running after the job timeout; stopped.' };
+
+/** The workflow's steps over the world's ports, for a version's finalize. */
+const publishDeps = (w: World) =>
+  memoryWorkflowDeps(
+    { store: w.jobs, provider: new ScriptedProvider(false), clock: w.now() },
+    { media: w.media, outputs: w.outputs, vectors: w.vectors, mediaGraceSeconds: 600, now: w.now },
+  );
+
+/** What a version's compute steps recorded, for its finalize to read. */
+async function recordComputeOutcomes(w: World, job: Job): Promise<void> {
+  const prefix = rootOutputPrefix(job);
+  const results: Record<ComputeStep, unknown> = {
+    probe: { durationSeconds: 60, codec: 'mp3', channels: 1, compute: 'lambda' },
+    transcode: { playlistKey: `${prefix}hls/master.m3u8`, renditions: [] },
+    split: [],
+    index: { transcriptKey: `${prefix}transcript.json`, passages: [] },
+  };
+  for (const [step, result] of Object.entries(results)) {
+    await w.outputs.putOutput(
+      computeOutcomeKey(job, step as ComputeStep),
+      JSON.stringify({ ok: true, result }),
+      'application/json',
+    );
+  }
+}
