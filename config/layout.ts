@@ -327,9 +327,8 @@ export const WORKFLOW_STEPS = [
   'park',
   'review',
   'settle',
-  // audio.publish of a media version: once its recording proved good, it supersedes the older one in progress.
-  'supersede',
-  // audio.publish: one chunk's wait for its chunk job (the compute steps run on the compute function).
+  // audio.publish: one chunk's wait for its chunk job (the compute steps run on the compute function); a media
+  // version takes the lead there, before its first chunk is charged.
   'transcribe',
   // audio.publish: the runs of passages to embed, one run's wait for its embedding job, and the vectors stored.
   'plan-embedding',

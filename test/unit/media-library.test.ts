@@ -463,21 +463,42 @@ describe('media items', () => {
     expect((await w.media.get(TENANT, item.id))?.current).toMatchObject({ number: 1, jobId: v1.id });
   });
 
-  it('the supersede step of a version whose probe passed cancels the one in progress, and ends one a newer good version overtook', async () => {
+  it('the first transcribe of a version whose probe passed cancels the one in progress, and ends one a newer good version overtook before its chunk is made', async () => {
     const w = world();
     const item = await newItem(w);
     const v1 = (await version(w, item, 'v1')).job;
     const v2 = (await version(w, item, 'v2')).job;
     const v3 = (await version(w, item, 'v3')).job;
     const deps = publishDeps(w);
-    await runStep(deps, { step: 'supersede', jobId: v1.id });
+    const transcribe = (job: Job, index: number) =>
+      runStep(deps, {
+        step: 'transcribe',
+        jobId: job.id,
+        taskToken: `token-${job.id}-${index}`,
+        chunk: {
+          index,
+          key: `${rootOutputPrefix(job)}chunks/${index}.flac`,
+          offsetSeconds: index * 60,
+          durationSeconds: 60,
+          idempotencyKey: `${job.id}/chunk-${index}`,
+        },
+      });
+    const chunksOf = (job: Job) =>
+      [...w.jobs.jobs.values()].filter((child) => child.parent?.jobId === job.id);
+    await transcribe(v1, 0);
     expect(w.jobs.jobs.get(v1.id)?.cancelRequestedAt).toBeUndefined();
-    await runStep(deps, { step: 'supersede', jobId: v3.id });
-    // A publish settles once its children have: its cancel is requested, its workflow finishes it.
+    expect((await w.media.get(TENANT, item.id))?.proven).toEqual({ number: 1, jobId: v1.id });
+    expect(chunksOf(v1)).toHaveLength(1);
+    await transcribe(v3, 0);
+    await transcribe(v3, 1);
+    // A publish settles once its children have: its cancel is requested, its chunk canceled, its workflow finishes it.
     expect(w.jobs.jobs.get(v1.id)?.cancelRequestedAt).toBe(w.now().toISOString());
-    // Version 2's probe passed after version 3's: it ends before any of its chunks is charged.
-    await expect(runStep(deps, { step: 'supersede', jobId: v2.id })).rejects.toBeInstanceOf(JobSettledError);
+    expect(chunksOf(v1).map((chunk) => chunk.status)).toEqual(['canceled']);
+    expect(chunksOf(v3)).toHaveLength(2);
+    // Version 2's probe passed after version 3's: it ends before any of its chunks is made, let alone charged.
+    await expect(transcribe(v2, 0)).rejects.toBeInstanceOf(JobSettledError);
     expect(w.jobs.jobs.get(v2.id)).toMatchObject({ status: 'canceled', error: { code: 'superseded' } });
+    expect(chunksOf(v2)).toEqual([]);
     expect(w.jobs.jobs.get(v3.id)).toMatchObject({ status: 'running' });
     expect((await w.media.get(TENANT, item.id))?.proven).toEqual({ number: 3, jobId: v3.id });
     expect(
