@@ -270,6 +270,9 @@ export const PROVIDER_OUTPUT_OBJECTS = 'outputs/*/provider-output-*';
 /** The copies of a stream's playlists, written with fresh signatures each time the job is shown (`servePlaylists`). */
 export const SERVED_STREAM_OBJECTS = 'outputs/*/served/*';
 
+/** The metadata revision a media version's vectors carry, beside them: an operator's resolve may switch a version in. */
+export const VECTOR_REVISION_OBJECTS = 'outputs/*/vectors-revision.json';
+
 /** The Secrets Manager secret (JSON `{apiKey?, webhookSecret, baseUrl?}`) of one provider. */
 export const providerSecretEnv = (provider: string): string =>
   `PROVIDER_SECRET_ARN_${providerEnvSuffix(provider)}`;

@@ -475,7 +475,11 @@ const steps: Record<StepName, Step> = {
   async notify(deps, event) {
     const job = await loadJob(deps, event.jobId);
     if (isTerminal(job.status) || job.status === 'needs_review') await publishJobEvent(deps, job);
-    if (job.status === 'succeeded') await startFollowUps(deps, job);
+    if (job.status === 'succeeded') {
+      // A version whose execution stopped between its success and its switch is switched here, or again.
+      await publishVersion(deps, job);
+      await startFollowUps(deps, job);
+    }
     const outcome = await deps.deliverWebhook(job);
     if (outcome === 'sent') {
       await deps.timeline.record(job.id, { at: deps.now().toISOString(), type: 'webhook.delivered' });
