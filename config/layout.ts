@@ -270,6 +270,9 @@ export const PROVIDER_OUTPUT_OBJECTS = 'outputs/*/provider-output-*';
 /** The copies of a stream's playlists, written with fresh signatures each time the job is shown (`servePlaylists`). */
 export const SERVED_STREAM_OBJECTS = 'outputs/*/served/*';
 
+/** The metadata revision a media version's vectors carry, beside them: an operator's resolve may switch a version in. */
+export const VECTOR_REVISION_OBJECTS = 'outputs/*/vectors-revision.json';
+
 /** The Secrets Manager secret (JSON `{apiKey?, webhookSecret, baseUrl?}`) of one provider. */
 export const providerSecretEnv = (provider: string): string =>
   `PROVIDER_SECRET_ARN_${providerEnvSuffix(provider)}`;
@@ -327,9 +330,8 @@ export const WORKFLOW_STEPS = [
   'park',
   'review',
   'settle',
-  // audio.publish of a media version: once its recording proved good, it supersedes the older one in progress.
-  'supersede',
-  // audio.publish: one chunk's wait for its chunk job (the compute steps run on the compute function).
+  // audio.publish: one chunk's wait for its chunk job (the compute steps run on the compute function); a media
+  // version takes the lead there, before its first chunk is charged.
   'transcribe',
   // audio.publish: the runs of passages to embed, one run's wait for its embedding job, and the vectors stored.
   'plan-embedding',

@@ -557,7 +557,18 @@ const adminRoutes: Partial<
   },
   'POST /v1/admin/jobs/{id}/resolve': async (event) => {
     const resolution = parseResolution(jsonBody(event, bodyLimits.jsonBytes));
-    const job = await resolveJob({ ...slotFilling(), events: eventPublisher() }, pathId(event), resolution);
+    const job = await resolveJob(
+      {
+        ...slotFilling(),
+        events: eventPublisher(),
+        media: mediaStore(),
+        outputs: outputStore(),
+        vectors: vectorIndex(),
+        mediaGraceSeconds: settings.mediaGraceSeconds,
+      },
+      pathId(event),
+      resolution,
+    );
     logger.info('job resolved by an operator', { jobId: job.id, outcome: resolution.outcome });
     emit('JobsResolved', 1, { outcome: resolution.outcome });
     return json(200, await presentJob(job, outputUrls));

@@ -1,4 +1,5 @@
 import type { LifecycleEvent } from '../../config/events';
+import { VECTOR_REVISION_OBJECTS } from '../../config/layout';
 import type {
   CreateMediaRequest,
   CreateVersionRequest,
@@ -587,7 +588,8 @@ export async function switchToVersion(
     const item = await deps.media.get(job.tenantId, media.id);
     if (!item || item.deletedAt) return 'fenced';
     if (item.current?.jobId === job.id) return 'current';
-    if (overtaken(item, media.version)) {
+    // One resolved as succeeded by an operator before its finalize made its result has nothing to serve.
+    if (overtaken(item, media.version) || !job.result) {
       await retire(deps, item, job, 'superseded');
       return 'fenced';
     }
@@ -632,7 +634,7 @@ export async function switchToVersion(
 
 /** The metadata revision a version's vectors carry (recorded beside its vectors manifest). */
 const vectorRevisionKey = (job: Pick<Job, 'id' | 'tenantId'>) =>
-  `${rootOutputPrefix(job)}vectors-revision.json`;
+  `${rootOutputPrefix(job)}${VECTOR_REVISION_OBJECTS.split('/').at(-1)}`;
 
 async function vectorRevisionOf(outputs: Pick<OutputStore, 'getOutput'>, job: Pick<Job, 'id' | 'tenantId'>) {
   const bytes = await outputs.getOutput(vectorRevisionKey(job));

@@ -4,7 +4,17 @@ import { type FillDeps, handOnFreeSlots } from './dispatch';
 import { JobAlreadyFinishedError, JobNotFoundError, JobNotInReviewError, ValidationError } from './errors';
 import { type EventDeps, publishJobEvent } from './events';
 import { isTerminal, type Job, providerOf } from './job';
-import type { ActiveStatus, InFlightLimits, JobPage, JobStore, SlotPools, Timeline } from './ports';
+import { type MediaStore, switchToVersion } from './media-library';
+import type {
+  ActiveStatus,
+  InFlightLimits,
+  JobPage,
+  JobStore,
+  OutputStore,
+  SlotPools,
+  Timeline,
+  VectorIndex,
+} from './ports';
 import { releaseOwnSlot } from './slots';
 
 /** Operators settle what needs a person: jobs in review. */
@@ -41,6 +51,30 @@ export function parseResolution(body: unknown): Resolution {
 export interface OperatorDeps extends EventDeps, FillDeps {
   readonly store: JobStore;
   readonly timeline: Timeline;
+  /** Media items: a version resolved as succeeded is switched in as its finalize would have (absent: none is). */
+  readonly media?: MediaStore;
+  readonly outputs?: Pick<OutputStore, 'getOutput' | 'putOutput'>;
+  readonly vectors?: Pick<VectorIndex, 'get' | 'put'>;
+  readonly mediaGraceSeconds?: number;
+}
+
+/**
+ * A version of a media item resolved as succeeded: its workflow ended in
+ * review, so its switch is made here, as its finalize would have made it
+ * (fenced, and retired if it has no result to serve). Safe to repeat.
+ */
+async function switchResolvedVersion(deps: OperatorDeps, job: Job): Promise<void> {
+  if (job.status !== 'succeeded' || !job.media || !deps.media || !deps.outputs || !deps.vectors) return;
+  await switchToVersion(
+    {
+      ...deps,
+      media: deps.media,
+      outputs: deps.outputs,
+      vectors: deps.vectors,
+      graceSeconds: deps.mediaGraceSeconds ?? 0,
+    },
+    job,
+  );
 }
 
 /**
@@ -56,7 +90,8 @@ export async function resolveJob(
   const job = await deps.store.get(jobId);
   if (!job) throw new JobNotFoundError(jobId);
   if (isTerminal(job.status)) {
-    // A retried resolution whose first try stopped before its event: the event again (same id), then the 409.
+    // A retried resolution whose first try stopped before its switch or event: both again, then the 409.
+    await switchResolvedVersion(deps, job);
     await publishJobEvent(deps, job);
     throw new JobAlreadyFinishedError(job.id, job.status);
   }
@@ -92,6 +127,7 @@ export async function resolveJob(
     await deps.store.touchEnqueued(job.id, deps.now());
   } else {
     // The job's workflow ended when it went to review: the resolution is its last change, put here.
+    await switchResolvedVersion(deps, resolved);
     await publishJobEvent(deps, resolved);
   }
   // The slot goes to the job whose turn it is (the requeued one takes its turn in its line).

@@ -378,23 +378,9 @@ const steps: Record<StepName, Step> = {
       throw new Error('The transcribe step needs a task token and a chunk.');
     const job = await loadJob(deps, event.jobId);
     if (!goesOn(job)) throw new JobSettledError(`Job ${job.id} is ${settledStatusOf(job)}.`);
+    await leadOrEnd(deps, job);
     await awaitChunk(deps, job, event.chunk, event.taskToken);
     return null;
-  },
-
-  // A version of a media item whose recording just proved good supersedes the older one in progress; one
-  // a newer good version overtook ends here, before any of its chunks is charged.
-  async supersede(deps, event) {
-    const job = await loadJob(deps, event.jobId);
-    if (!goesOn(job)) throw new JobSettledError(`Job ${job.id} is ${settledStatusOf(job)}.`);
-    if (!job.media || !deps.media) return null;
-    const lead = await takeTheLead(
-      { ...deps, media: deps.media, jobs: deps.store, cancel: (id) => cancelJob(deps, job.tenantId, id) },
-      job,
-    );
-    if (lead === 'leading') return null;
-    await supersededVersion(deps, job);
-    throw new JobSettledError(`Job ${job.id} was superseded by a newer version.`);
   },
 
   async 'plan-embedding'(deps, event) {
@@ -489,7 +475,11 @@ const steps: Record<StepName, Step> = {
   async notify(deps, event) {
     const job = await loadJob(deps, event.jobId);
     if (isTerminal(job.status) || job.status === 'needs_review') await publishJobEvent(deps, job);
-    if (job.status === 'succeeded') await startFollowUps(deps, job);
+    if (job.status === 'succeeded') {
+      // A version whose execution stopped between its success and its switch is switched here, or again.
+      await publishVersion(deps, job);
+      await startFollowUps(deps, job);
+    }
     const outcome = await deps.deliverWebhook(job);
     if (outcome === 'sent') {
       await deps.timeline.record(job.id, { at: deps.now().toISOString(), type: 'webhook.delivered' });
@@ -746,6 +736,27 @@ async function publishVersion(deps: WorkflowDeps, job: Job): Promise<null> {
   if (!job.media || !deps.media) return null;
   await switchToVersion({ ...deps, media: deps.media, graceSeconds: deps.mediaGraceSeconds ?? 0 }, job);
   return null;
+}
+
+/**
+ * A version of a media item whose recording proved good (its probe passed,
+ * its chunks are cut) supersedes the older one in progress before any chunk
+ * of its own is charged, in the first step that would charge one: each
+ * chunk's `transcribe`. The first to come takes the lead; the others, and
+ * any retry, find it taken in one read. A version a newer good one overtook
+ * ends here, canceled, with what another chunk's state made meanwhile. Any
+ * other job goes on, asking nothing.
+ */
+async function leadOrEnd(deps: WorkflowDeps, job: Job): Promise<void> {
+  if (!job.media || !deps.media) return;
+  const lead = await takeTheLead(
+    { ...deps, media: deps.media, jobs: deps.store, cancel: (id) => cancelJob(deps, job.tenantId, id) },
+    job,
+  );
+  if (lead === 'leading') return;
+  await supersededVersion(deps, job);
+  await cancelChildren(deps, job);
+  throw new JobSettledError(`Job ${job.id} was superseded by a newer version.`);
 }
 
 /**

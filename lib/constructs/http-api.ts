@@ -33,6 +33,7 @@ import {
   type RouteKey,
   type RouteLayout,
   SERVED_STREAM_OBJECTS,
+  VECTOR_REVISION_OBJECTS,
 } from '../../config/layout';
 import {
   type GatewayResponseType,
@@ -226,6 +227,7 @@ export class HttpApi extends Construct {
         resources: [
           props.outputBucket.arnForObjects(PROVIDER_OUTPUT_OBJECTS),
           props.outputBucket.arnForObjects(SERVED_STREAM_OBJECTS),
+          props.outputBucket.arnForObjects(VECTOR_REVISION_OBJECTS),
         ],
       }),
     );
@@ -238,6 +240,11 @@ export class HttpApi extends Construct {
       this.apiFunction.role,
       iam5ResourceFinding(this, props.outputBucket.bucketArn, `/${SERVED_STREAM_OBJECTS}`),
       "A stream's served playlists are kept under its job, whose id is known only at run time; the grant is PutObject on those keys of this one bucket, nothing else of it.",
+    );
+    acknowledge(
+      this.apiFunction.role,
+      iam5ResourceFinding(this, props.outputBucket.bucketArn, `/${VECTOR_REVISION_OBJECTS}`),
+      "An operator's resolve switches a media version in, recording which metadata revision its vectors carry beside them, under its job, whose id is known only at run time; the grant is PutObject on those keys of this one bucket, nothing else of it.",
     );
 
     this.authorizerFunction = new ProjectFunction(this, 'AuthorizerFunction', {

@@ -540,7 +540,7 @@ export class JobWorkflow extends Construct {
     );
   }
   /**
-   * audio.publish: probe ▶ supersede ▶ in parallel {transcode; split ▶ a Map of
+   * audio.publish: probe ▶ in parallel {transcode; split ▶ a Map of
    * `transcribe` states, one per chunk, each waiting for its chunk job} ▶
    * index ▶ finalize (shared with the single submission). The heavy steps
    * (transcode, split) run on the compute function, or on Fargate when
@@ -651,14 +651,6 @@ export class JobWorkflow extends Construct {
     probe.addCatch(awaitChildren, catchInto([StepError.jobSettled]));
     onFailureOf(probe);
 
-    // A media version supersedes the older one in progress only here, its own recording proved good; one
-    // overtaken by a newer good version ends here (JobSettled), before any of its chunks is charged.
-    const supersede = shared.step('supersede', 'supersede', {
-      retries: [NO_RETRY_SETTLED, RETRY_BOOKKEEPING],
-    });
-    supersede.addCatch(awaitChildren, catchInto([StepError.jobSettled]));
-    onFailureOf(supersede);
-
     const transcribe = shared.step('transcribe', 'transcribe', {
       // A failed chunk job is made again under a new key (CHUNK_ATTEMPTS); then the job fails, naming the chunk.
       retries: [{ errors: [StepError.chunkFailed], interval: seconds(1), maxAttempts: 1 }],
@@ -693,7 +685,6 @@ export class JobWorkflow extends Construct {
     index.addCatch(awaitChildren, catchInto([StepError.jobSettled]));
     onFailureOf(index);
     return probe
-      .next(supersede)
       .next(media)
       .next(index)
       .next(this.embeddingSteps(states, props, { ...shared, settle: awaitChildren }))

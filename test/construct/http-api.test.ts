@@ -487,7 +487,7 @@ describe('api function', () => {
     });
   });
 
-  test("reads output objects (to presign their URLs) and writes only a provider's reported output and a stream's served playlists", () => {
+  test("reads output objects (to presign their URLs) and writes only a provider's reported output, a stream's served playlists and a media version's vector revision", () => {
     const statements = policyStatements(template, 'Test/Api/ApiFunction/Role/DefaultPolicy/Resource');
     const output = ids.outputBucket;
     expect(statementsFor(statements, 's3')).toEqual(
@@ -503,6 +503,7 @@ describe('api function', () => {
           Resource: [
             { 'Fn::Join': ['', [{ 'Fn::GetAtt': [output, 'Arn'] }, '/outputs/*/provider-output-*']] },
             { 'Fn::Join': ['', [{ 'Fn::GetAtt': [output, 'Arn'] }, '/outputs/*/served/*']] },
+            { 'Fn::Join': ['', [{ 'Fn::GetAtt': [output, 'Arn'] }, '/outputs/*/vectors-revision.json']] },
           ],
         },
       ]),

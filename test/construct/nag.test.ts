@@ -135,6 +135,7 @@ test('every acknowledgement is one reviewed here, with a reason', () => {
       'Longhaul/Api/ApiFunction/Role/DefaultPolicy/Resource AwsSolutions-IAM5[Resource::<JobOutputsOutputBucket.Arn>/*]',
       'Longhaul/Api/ApiFunction/Role/DefaultPolicy/Resource AwsSolutions-IAM5[Resource::<JobOutputsOutputBucket.Arn>/outputs/*/provider-output-*]',
       'Longhaul/Api/ApiFunction/Role/DefaultPolicy/Resource AwsSolutions-IAM5[Resource::<JobOutputsOutputBucket.Arn>/outputs/*/served/*]',
+      'Longhaul/Api/ApiFunction/Role/DefaultPolicy/Resource AwsSolutions-IAM5[Resource::<JobOutputsOutputBucket.Arn>/outputs/*/vectors-revision.json]',
       'Longhaul/Api/ApiFunction/TaskResponsePolicy/Resource AwsSolutions-IAM5[Resource::*]',
       'Longhaul/Api/AuthorizerFunction/Role/DefaultPolicy/Resource AwsSolutions-IAM5[Resource::*]',
       'Longhaul/Api/RestApi/Resource AwsSolutions-APIG2',

@@ -1,7 +1,7 @@
 /**
  * Media versions under every interleaving: new versions requested while one
  * is in progress (admitted or refused at intake, with a recording that is
- * good or not audio), each version's `supersede` step after its probe, its
+ * good or not audio), each version's first `transcribe` step after its probe, its
  * paid work and its `finalize`, the reconciler's timeout to review landing
  * anywhere, and its retirement passes, with fast-check's scheduler ordering
  * every awaited port call. Invariants: no paid result deleted unless a newer

@@ -20,6 +20,7 @@ import {
   takeTheLead,
   updateMediaItem,
 } from '../../lambdas/domain/media-library';
+import { resolveJob } from '../../lambdas/domain/operator';
 import type { VectorIndex } from '../../lambdas/domain/ports';
 import { rootOutputPrefix } from '../../lambdas/domain/publish';
 import { search } from '../../lambdas/domain/search';
@@ -463,21 +464,42 @@ describe('media items', () => {
     expect((await w.media.get(TENANT, item.id))?.current).toMatchObject({ number: 1, jobId: v1.id });
   });
 
-  it('the supersede step of a version whose probe passed cancels the one in progress, and ends one a newer good version overtook', async () => {
+  it('the first transcribe of a version whose probe passed cancels the one in progress, and ends one a newer good version overtook before its chunk is made', async () => {
     const w = world();
     const item = await newItem(w);
     const v1 = (await version(w, item, 'v1')).job;
     const v2 = (await version(w, item, 'v2')).job;
     const v3 = (await version(w, item, 'v3')).job;
     const deps = publishDeps(w);
-    await runStep(deps, { step: 'supersede', jobId: v1.id });
+    const transcribe = (job: Job, index: number) =>
+      runStep(deps, {
+        step: 'transcribe',
+        jobId: job.id,
+        taskToken: `token-${job.id}-${index}`,
+        chunk: {
+          index,
+          key: `${rootOutputPrefix(job)}chunks/${index}.flac`,
+          offsetSeconds: index * 60,
+          durationSeconds: 60,
+          idempotencyKey: `${job.id}/chunk-${index}`,
+        },
+      });
+    const chunksOf = (job: Job) =>
+      [...w.jobs.jobs.values()].filter((child) => child.parent?.jobId === job.id);
+    await transcribe(v1, 0);
     expect(w.jobs.jobs.get(v1.id)?.cancelRequestedAt).toBeUndefined();
-    await runStep(deps, { step: 'supersede', jobId: v3.id });
-    // A publish settles once its children have: its cancel is requested, its workflow finishes it.
+    expect((await w.media.get(TENANT, item.id))?.proven).toEqual({ number: 1, jobId: v1.id });
+    expect(chunksOf(v1)).toHaveLength(1);
+    await transcribe(v3, 0);
+    await transcribe(v3, 1);
+    // A publish settles once its children have: its cancel is requested, its chunk canceled, its workflow finishes it.
     expect(w.jobs.jobs.get(v1.id)?.cancelRequestedAt).toBe(w.now().toISOString());
-    // Version 2's probe passed after version 3's: it ends before any of its chunks is charged.
-    await expect(runStep(deps, { step: 'supersede', jobId: v2.id })).rejects.toBeInstanceOf(JobSettledError);
+    expect(chunksOf(v1).map((chunk) => chunk.status)).toEqual(['canceled']);
+    expect(chunksOf(v3)).toHaveLength(2);
+    // Version 2's probe passed after version 3's: it ends before any of its chunks is made, let alone charged.
+    await expect(transcribe(v2, 0)).rejects.toBeInstanceOf(JobSettledError);
     expect(w.jobs.jobs.get(v2.id)).toMatchObject({ status: 'canceled', error: { code: 'superseded' } });
+    expect(chunksOf(v2)).toEqual([]);
     expect(w.jobs.jobs.get(v3.id)).toMatchObject({ status: 'running' });
     expect((await w.media.get(TENANT, item.id))?.proven).toEqual({ number: 3, jobId: v3.id });
     expect(
@@ -515,6 +537,50 @@ describe('media items', () => {
     expect(await retireDue(retireDeps(w), 10)).toBe(0);
     expect(w.vectors.vectors.has(vectorKeyOf(v1, 0))).toBe(true);
   });
+
+  it('a version that succeeded and lost its switch is switched in by its notify step, which every end passes', async () => {
+    const w = world();
+    const item = await newItem(w);
+    const { v1, v2 } = await currentAndNewer(w, item);
+    // Its execution stopped between the success and the switch: the item still names version 1.
+    const done = await publishOutputs(w, v2, ['new words']);
+    expect((await w.media.get(TENANT, item.id))?.current).toMatchObject({ number: 1, jobId: v1.id });
+    await runStep(publishDeps(w), { step: 'notify', jobId: done.id });
+    expect((await w.media.get(TENANT, item.id))?.current).toMatchObject({ number: 2, jobId: v2.id });
+    expect([...w.media.retirements.values()]).toEqual([
+      expect.objectContaining({ jobId: v1.id, reason: 'replaced' }),
+    ]);
+  });
+
+  it.each([
+    ['with its result', true, 2],
+    ['without its result', false, 1],
+  ] as const)(
+    'a version an operator resolves as succeeded %s converges: current if it can be served, retired if not',
+    async (_, withResult, currentNumber) => {
+      const w = world();
+      const item = await newItem(w);
+      const { v1, v2 } = await currentAndNewer(w, item);
+      const published = await publishOutputs(w, v2, ['new words']);
+      // The reconciler's timeout sent it to review before its finalize recorded its success.
+      w.jobs.jobs.set(v2.id, {
+        ...published,
+        status: 'needs_review',
+        error: TIMED_OUT,
+        ...(withResult ? {} : { result: null }),
+      });
+      const resolved = await resolveJob(publishDeps(w), v2.id, { outcome: 'succeeded', note: 'checked' });
+      expect(resolved.status).toBe('succeeded');
+      const stored = (await w.media.get(TENANT, item.id)) as MediaItem;
+      expect(stored.current).toMatchObject({
+        number: currentNumber,
+        jobId: currentNumber === 2 ? v2.id : v1.id,
+      });
+      expect([...w.media.retirements.values()].map((r) => [r.jobId, r.reason])).toEqual([
+        withResult ? [v1.id, 'replaced'] : [v2.id, 'superseded'],
+      ]);
+    },
+  );
 
   it('two concurrent labels changes leave the current version’s vectors at the newer one', async () => {
     const w = world();

@@ -4,7 +4,7 @@ import { vectorKeyOf, vectorsManifestKey } from '../../../../lambdas/domain/embe
 import { TenantQueueFullError } from '../../../../lambdas/domain/errors';
 import { deriveJobId } from '../../../../lambdas/domain/idempotency';
 import { cancelJob } from '../../../../lambdas/domain/intake';
-import { type Job, newJob } from '../../../../lambdas/domain/job';
+import { isTerminal, type Job, newJob } from '../../../../lambdas/domain/job';
 import {
   type MediaItem,
   type RetireDeps,
@@ -29,7 +29,7 @@ import { Actor, Faults, type PortCall, scheduled } from './scheduled';
 /**
  * Media versions under every interleaving: new versions requested while one
  * is in progress (admitted, or refused at intake), each version's workflow
- * from its `supersede` step (after its probe, or its failure there for a
+ * from its first `transcribe` step (after its probe, or its failure there for a
  * recording that is not audio) through its paid work to `finalize`, the
  * reconciler's timeout to review landing anywhere in it, and the
  * reconciler's retirement passes, with fast-check's scheduler ordering every
@@ -208,7 +208,7 @@ export class VersionsWorld {
     await this.publish(job.id, request.recordingGood);
   }
 
-  /** The version's workflow from its probe: `supersede`, the paid work, `finalize`; a settled job waits for nothing. */
+  /** The version's workflow from its probe: its first `transcribe`, the paid work, `finalize`; a settled job waits for nothing. */
   private async publish(jobId: string, recordingGood: boolean): Promise<void> {
     const deps = this.workflowDeps(`publish ${jobId.slice(-4)}`);
     const settle = async () => {
@@ -227,15 +227,37 @@ export class VersionsWorld {
     try {
       const number = (await deps.store.get(jobId))?.media?.version ?? 0;
       this.probedGood.set(jobId, number);
-      await runStep(deps, { step: 'supersede', jobId });
+      // Its first chunk's transcribe, where a version takes the lead before its chunk job is made.
+      await runStep(deps, {
+        step: 'transcribe',
+        jobId,
+        taskToken: `chunk-token-${jobId}`,
+        chunk: {
+          index: 0,
+          key: `${rootOutputPrefix({ id: jobId, tenantId: TENANT })}chunks/0.flac`,
+          offsetSeconds: 0,
+          durationSeconds: 60,
+          idempotencyKey: `${jobId}/chunk-0`,
+        },
+      });
       const job = await deps.store.get(jobId);
       if (job?.status !== 'running' || job.cancelRequestedAt) throw new JobSettledError('settled');
+      this.transcribed(jobId);
       await layDown(deps.outputs, deps.vectors, job);
       this.paid.add(jobId);
       await runStep(deps, { step: 'finalize', jobId });
     } catch (error) {
       if (!(error instanceof JobSettledError)) throw error;
       await settle();
+    }
+  }
+
+  /** The provider transcribed the version's chunk: its job succeeded (at once, as nothing here waits on it). */
+  private transcribed(parentId: string): void {
+    for (const chunk of this.jobs.jobs.values()) {
+      if (chunk.parent?.jobId === parentId && !isTerminal(chunk.status)) {
+        this.jobs.jobs.set(chunk.id, { ...chunk, status: 'succeeded', result: {} });
+      }
     }
   }
 
