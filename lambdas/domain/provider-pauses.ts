@@ -32,13 +32,17 @@ export function pauseSecondsOf(
   settings: PauseSettings,
   random: () => number,
 ): number {
-  if (error.retryAfterSeconds !== undefined) {
-    return Math.min(settings.maxSeconds, Math.max(1, error.retryAfterSeconds));
-  }
   const last = state.pauseSeconds;
   const recent =
     last !== undefined && state.pausedUntil !== undefined && now.getTime() - state.pausedUntil < last * 1000;
-  const ceiling = Math.min(settings.maxSeconds, recent ? last * 2 : settings.baseSeconds);
+  // A provider that keeps refusing after the wait it named is down longer than it says: the backoff grows.
+  if (error.retryAfterSeconds !== undefined && !recent) {
+    return Math.min(settings.maxSeconds, Math.max(1, error.retryAfterSeconds));
+  }
+  const ceiling = Math.min(
+    settings.maxSeconds,
+    Math.max(error.retryAfterSeconds ?? 0, recent ? last * 2 : settings.baseSeconds),
+  );
   return Math.max(1, Math.round(ceiling * (0.75 + random() / 4)));
 }
 
