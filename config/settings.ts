@@ -124,6 +124,18 @@ const fields = {
     default: 300,
     doc: "longest a queued job waits before its message looks for a free slot again; a freed slot is handed to the job whose turn it is at once, so this is only the fallback's period (and the reconciler counts a queued job's message lost after QUEUED_GRACE_MS plus this)",
   },
+  providerPauseSeconds: {
+    env: 'PROVIDER_PAUSE_SECONDS',
+    schema: int(1, 900),
+    default: 5,
+    doc: "how long a provider's grants pause when it throttles or is down without naming a wait (Retry-After); a refusal soon after a pause doubles it",
+  },
+  providerPauseMaxSeconds: {
+    env: 'PROVIDER_PAUSE_MAX_SECONDS',
+    schema: int(1, 3600),
+    default: 300,
+    doc: "longest pause of a provider's grants, whatever wait it names; jobs wait in their lines however long the provider is down",
+  },
   dispatchTimeoutSeconds: {
     env: 'DISPATCH_TIMEOUT_SECONDS',
     schema: int(1, 120),

@@ -14,6 +14,8 @@ export const StepError = {
   assetUnavailable: 'AssetUnavailable',
   /** The provider did not accept the submission, but may later: submit is retried. */
   providerUnavailable: 'ProviderUnavailable',
+  /** The provider throttled or was down: the job went back to its line and the run ends, to start again when granted. */
+  providerPaused: 'ProviderPaused',
   /** The submission was sent and its outcome is unknown: resent with the same key, then reviewed. */
   providerAmbiguous: 'ProviderAmbiguous',
   /** The provider refused the submission for good: the job fails. */

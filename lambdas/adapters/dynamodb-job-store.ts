@@ -372,7 +372,7 @@ export class DynamoDbJobStore implements JobStore {
             {
               Update: {
                 TableName: this.options.tableName,
-                ...acquireUpdate(slotPoolKey(providerOf(job)), grant.holder, grant.limit, grant.claim),
+                ...acquireUpdate(slotPoolKey(providerOf(job)), grant.holder, grant.limit, grant.claim, at),
               },
             },
             {
@@ -494,6 +494,35 @@ export class DynamoDbJobStore implements JobStore {
     // An operator's requeue puts the job back in its tenant's backlog, past any cap: the job was admitted once.
     if (requeued) await this.changeBacklog(requeued.tenantId, 1);
     return requeued;
+  }
+
+  async returnToQueue(job: Job, at: Date): Promise<Job | undefined> {
+    const stamp = at.toISOString();
+    const returned = await this.conditionalUpdate(job.id, {
+      UpdateExpression:
+        'SET #status = :queued, activeKey = :activeKey, tenantStatus = :tenantStatus, statusAt = :at, updatedAt = :at, ' +
+        // A refusal that did no work is no attempt.
+        'runs = :runs, progress = :zero, attempts = if_not_exists(attempts, :one) - :one ' +
+        'REMOVE executionName, startedAt, taskToken, enqueuedAt',
+      ConditionExpression:
+        'attribute_exists(pk) AND #status = :running AND attribute_not_exists(providerJobId) AND ' +
+        '(attribute_not_exists(runs) OR runs = :readRuns)',
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: {
+        ':queued': 'queued',
+        ':running': 'running',
+        ':activeKey': activeKeyOf(providerOf(job), 'queued'),
+        ':tenantStatus': tenantStatusKey(job.tenantId, 'queued'),
+        ':at': stamp,
+        ':runs': (job.runs ?? 0) + 1,
+        ':readRuns': job.runs ?? 0,
+        ':zero': 0,
+        ':one': 1,
+      },
+    });
+    // Back in the queue, so back in its tenant's backlog (past any cap: it was admitted once).
+    if (returned) await this.changeBacklog(returned.tenantId, 1);
+    return returned;
   }
 
   async reopenFailed(

@@ -6,7 +6,7 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { LEGACY_PROVIDER, type ProviderName } from '../../config/providers';
-import type { SlotPool, SlotPoolState, TenantClaim } from '../domain/ports';
+import type { ProviderPause, SlotPool, SlotPoolState, TenantClaim } from '../domain/ports';
 import { retryingConflicts } from './dynamodb-conflicts';
 import {
   idlePassRemoval,
@@ -22,20 +22,24 @@ export { slotPoolKey } from './dynamodb-slot-items';
  * The conditional update that takes a slot of the pool item `key` for
  * `holder`: the count and the holders together, the tenant's holders and pass
  * with a claim, refused at the limit, at the tenant's cap, when the tenant's
- * pass moved since it was read, or when the holder has one already. Alone it
+ * pass moved since it was read, while the pool is paused at `at`, or when the
+ * holder has one already. Alone it
  * is `acquire`; in a transaction, a slot's grant (`startWithSlot`).
  */
 export function acquireUpdate(
   key: { readonly pk: string; readonly sk: string },
   holder: string,
   limit: number,
-  claim?: TenantClaim,
+  claim: TenantClaim | undefined,
+  at: Date,
 ) {
   const add = ['inFlight :one', 'holders :holder'];
   const set: string[] = [];
   const conditions = [
     '(attribute_not_exists(inFlight) OR inFlight < :limit)',
     'NOT contains(holders, :holderId)',
+    // A paused provider grants nothing: the pause is part of the slot's condition, not a separate look.
+    '(attribute_not_exists(pausedUntil) OR pausedUntil <= :now)',
   ];
   const names: Record<string, string> = {};
   const values: Record<string, unknown> = {
@@ -43,6 +47,7 @@ export function acquireUpdate(
     ':holder': new Set([holder]),
     ':holderId': holder,
     ':limit': limit,
+    ':now': at.getTime(),
   };
   if (claim) {
     names['#tenantHolders'] = tenantHoldersAttribute(claim.tenant);
@@ -99,6 +104,7 @@ export class DynamoDbSlotPool implements SlotPool {
     private readonly client: DynamoDBDocumentClient,
     private readonly tableName: string,
     private readonly provider: ProviderName = LEGACY_PROVIDER,
+    private readonly clock: () => Date = () => new Date(),
   ) {
     this.key = slotPoolKey(provider);
   }
@@ -107,14 +113,17 @@ export class DynamoDbSlotPool implements SlotPool {
     try {
       await retryingConflicts(() =>
         this.client.send(
-          new UpdateCommand({ TableName: this.tableName, ...acquireUpdate(this.key, holder, limit, claim) }),
+          new UpdateCommand({
+            TableName: this.tableName,
+            ...acquireUpdate(this.key, holder, limit, claim, this.clock()),
+          }),
         ),
       );
       return true;
     } catch (error) {
       if (!(error instanceof ConditionalCheckFailedException)) throw error;
     }
-    // Full, capped, passed over, or this holder already has a slot (a redelivered message): only the last may go on.
+    // Full, paused, capped, passed over, or this holder already has a slot (a redelivered message): only the last may go on.
     return (await this.holders()).includes(holder);
   }
 
@@ -177,6 +186,42 @@ export class DynamoDbSlotPool implements SlotPool {
     }
   }
 
+  async pause(pause: ProviderPause): Promise<boolean> {
+    try {
+      await retryingConflicts(() =>
+        this.client.send(
+          new UpdateCommand({
+            TableName: this.tableName,
+            Key: this.key,
+            UpdateExpression: 'SET pausedUntil = :until, pauseSeconds = :seconds, pauseReason = :reason',
+            ConditionExpression: 'attribute_not_exists(pausedUntil) OR pausedUntil < :until',
+            ExpressionAttributeValues: {
+              ':until': pause.until.getTime(),
+              ':seconds': pause.seconds,
+              ':reason': pause.reason.slice(0, 500),
+            },
+          }),
+        ),
+      );
+      return true;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return false;
+      throw error;
+    }
+  }
+
+  async resume(): Promise<void> {
+    await retryingConflicts(() =>
+      this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: this.key,
+          UpdateExpression: 'REMOVE pausedUntil, pauseReason',
+        }),
+      ),
+    );
+  }
+
   async holders(): Promise<readonly string[]> {
     return (await this.state()).holders;
   }
@@ -200,6 +245,9 @@ export class DynamoDbSlotPool implements SlotPool {
       tenantInFlight,
       passes,
       floor: Number(Item?.floor ?? 0),
+      ...(Item?.pausedUntil === undefined ? {} : { pausedUntil: Number(Item.pausedUntil) }),
+      ...(Item?.pauseReason === undefined ? {} : { pauseReason: String(Item.pauseReason) }),
+      ...(Item?.pauseSeconds === undefined ? {} : { pauseSeconds: Number(Item.pauseSeconds) }),
     };
   }
 }

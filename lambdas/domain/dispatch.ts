@@ -16,6 +16,7 @@ import type {
   WaitingLines,
   Workflow,
 } from './ports';
+import { isPaused, lookAfterPauseSeconds } from './provider-pauses';
 import { holdsOwnSlot, resumedSinceStart, slotRedriveTokenOf, waitsForSlotBack } from './slots';
 import { TENANT_DEFAULTS } from './tenants';
 
@@ -64,6 +65,16 @@ export async function dispatchJob(
   const provider = providerOf(job);
   const state = await deps.slots(provider).state();
   if (!holdsOwnSlot(new Set(state.holders), job)) {
+    if (state.pausedUntil !== undefined && isPaused(state, deps.now())) {
+      // Its provider throttles or is down: the job waits in its line, and looks again once the pause ends.
+      if (!(inLine && deferrals === 0)) await deps.waiting.add(waitingEntryOf(job));
+      await deps.store.touchEnqueued(job.id, deps.now());
+      await deps.queue.enqueue(job, {
+        delaySeconds: lookAfterPauseSeconds(state.pausedUntil, deps.now(), deps.random),
+        deferrals: deferrals + 1,
+      });
+      return 'deferred';
+    }
     const full = state.holders.length >= deps.maxInFlight[provider];
     // A free slot nobody waits for is taken at once: no line to join and leave again.
     if (!full && !inLine) {
@@ -243,7 +254,8 @@ export async function fillFreeSlot(
   const limit = deps.maxInFlight[provider];
   for (let attempt = 0; attempt < CHOICE_ATTEMPTS; attempt++) {
     const state = await pool.state();
-    if (state.holders.length >= limit) return undefined;
+    // Full, or paused: no grant would hold (the grant's own condition checks both again).
+    if (state.holders.length >= limit || isPaused(state, deps.now())) return undefined;
     const waiting = await deps.waiting.tenants(provider);
     if (waiting.length === 0) return undefined;
     const shares = await deps.tenantShares(waiting.map(({ tenant }) => tenant));
@@ -413,6 +425,8 @@ export interface FirstLookDeps {
   /** The longest wait between two looks of a waiting job's message (`SLOT_WAIT_MAX_SECONDS`). */
   readonly maxWaitSeconds: number;
   readonly random: () => number;
+  /** The time a provider's pause is judged by (default: the clock). */
+  readonly now?: () => Date;
 }
 
 /**
@@ -430,7 +444,14 @@ export interface FirstLookDeps {
  */
 export async function firstLookOf(deps: FirstLookDeps, job: Job): Promise<EnqueueOptions> {
   const provider = providerOf(job);
-  const held = (await deps.slots(provider).holders()).length;
+  const state = await deps.slots(provider).state();
+  const now = deps.now?.() ?? new Date();
+  if (state.pausedUntil !== undefined && isPaused(state, now)) {
+    // A paused provider: the job's first look comes once the pause ends.
+    const delaySeconds = lookAfterPauseSeconds(state.pausedUntil, now, deps.random);
+    return { inLine: true, delaySeconds, deferrals: 1 };
+  }
+  const held = state.holders.length;
   if (held < deps.maxInFlight[provider] && (await deps.waiting.tenants(provider)).length === 0) return {};
   if (held < deps.maxInFlight[provider]) return { inLine: true };
   return { inLine: true, delaySeconds: waitDelaySeconds(deps.maxWaitSeconds, deps.random), deferrals: 1 };

@@ -132,9 +132,24 @@ export class ProviderRejectedError extends CodedError {
   override readonly name = StepError.providerRejected;
 }
 
-/** The provider definitely did not accept the submission, but may later (503, 429, connection refused): retry. */
+/**
+ * The provider definitely did not accept the submission, but may later (503,
+ * 429, a throttle, connection refused): its grants pause, for as long as it
+ * asked (`retryAfterSeconds`) when it said.
+ */
 export class ProviderUnavailableError extends Error {
   override readonly name = StepError.providerUnavailable;
+  constructor(
+    message: string,
+    readonly retryAfterSeconds?: number,
+  ) {
+    super(message);
+  }
+}
+
+/** The job's provider is paused: the job went back to its line, and this run of its workflow ends. */
+export class ProviderPausedError extends Error {
+  override readonly name = StepError.providerPaused;
 }
 
 /** The submission was sent and its outcome is unknown (timeout or reset after the request was written). */

@@ -137,6 +137,15 @@ export interface JobStore {
    */
   requeueForResubmission(job: Job, at: Date): Promise<Job | undefined>;
   /**
+   * A running job whose submission its provider did not take (throttled, or
+   * down) goes back to `queued` to wait for its slot again: a conditional
+   * write while it runs the run read and has no provider job, which counts
+   * a new run (`runs`) for its next start, clears the run's start and keeps
+   * any submit intent (a deduplicating provider's resend). Undefined when
+   * the condition fails.
+   */
+  returnToQueue(job: Job, at: Date): Promise<Job | undefined>;
+  /**
    * A client resumes its failed job: running again under the same execution
    * and submission, `resumes` counted up and `resumedAt` set, its error and
    * finish cleared, and no longer due to expire. A conditional write from
@@ -254,19 +263,40 @@ export interface SlotPoolState {
   readonly passes: Readonly<Record<string, number>>;
   /** The pass of the tenant served last. */
   readonly floor: number;
+  /** Until when (epoch ms) grants are paused because the provider throttled or went down; absent: never paused. */
+  readonly pausedUntil?: number;
+  /** Why, as the provider said it. */
+  readonly pauseReason?: string;
+  /** How long the last pause was, in seconds: a pause met again soon after doubles it. */
+  readonly pauseSeconds?: number;
+}
+
+/** A pause of a provider's grants: until when, how long it is, and why. */
+export interface ProviderPause {
+  readonly until: Date;
+  readonly seconds: number;
+  readonly reason: string;
 }
 
 export interface SlotPool {
   /**
-   * Takes a slot for the holder unless `limit` are held (or, with a claim, the
-   * tenant holds its cap, or its pass moved since it was read). A holder that
-   * already has one keeps it (true).
+   * Takes a slot for the holder unless `limit` are held, the pool is paused
+   * (or, with a claim, the tenant holds its cap, or its pass moved since it
+   * was read). A holder that already has one keeps it (true).
    */
   acquire(holder: string, limit: number, claim?: TenantClaim): Promise<boolean>;
   /** Gives the holder's slot back (and the tenant's count of it, if named); false if it held none. */
   release(holder: string, tenant?: string): Promise<boolean>;
   holders(): Promise<readonly string[]>;
   state(): Promise<SlotPoolState>;
+  /**
+   * Pauses every grant of the pool (`acquire`, and `startWithSlot` in the same
+   * condition as the slot) until `pause.until`, unless a pause already lasts
+   * longer; false then. Slots held are not touched.
+   */
+  pause(pause: ProviderPause): Promise<boolean>;
+  /** Ends a pause now: grants go on. */
+  resume(): Promise<void>;
 }
 
 /** A tenant's share of each provider's slots: its record, or the defaults. */

@@ -24,6 +24,7 @@ import {
   InvalidJobInputError,
   JobFailedError,
   NeedsReviewError,
+  ProviderPausedError,
   ProviderRejectedError,
   ProviderUnavailableError,
   SlotUnavailableError,
@@ -34,6 +35,7 @@ import { startFollowUps } from './follow-ups';
 import { cancelChildren, cancelJob, type IntakeDeps } from './intake';
 import {
   currentExecutionOf,
+  executionNameOf,
   goesOn,
   isCanceling,
   isTerminal,
@@ -72,6 +74,13 @@ import type {
 } from './ports';
 import type { Provider } from './provider';
 import { applyProviderEvent, resumeAwait } from './provider-events';
+import {
+  lookAfterPauseSeconds,
+  PAUSE_DEFAULTS,
+  type PauseSettings,
+  pauseDetail,
+  pauseProvider,
+} from './provider-pauses';
 import {
   discardOutputs,
   type IndexResult,
@@ -139,6 +148,9 @@ export interface WorkflowDeps extends EventDeps {
   readonly mediaGraceSeconds?: number;
   /** Intake, through which a succeeded job's follow-ups are submitted as any job is. */
   readonly intake: IntakeDeps;
+  /** How long a provider's grants pause when it throttles or is down without saying (default `PAUSE_DEFAULTS`). */
+  readonly providerPause?: PauseSettings;
+  readonly random?: () => number;
 }
 
 /** What the steps measure along the way. */
@@ -157,6 +169,55 @@ export type Observation =
       readonly status: 'succeeded' | 'failed' | 'needs_review';
       readonly durationMs?: number;
     };
+
+/**
+ * The provider did not take the submission because it throttles or is down:
+ * that did no work, so it is neither a failure nor an attempt. Its grants
+ * pause (`pauseProvider`), and the job gives its slot back and goes back to
+ * its tenant's line at the place it had, queued, for a new run once a grant
+ * comes: this run ends. The pause is set before the slot goes, so the slot
+ * is not handed to another job that would meet the same refusal.
+ */
+async function returnToLine(deps: WorkflowDeps, job: Job, error: ProviderUnavailableError): Promise<Error> {
+  const provider = providerOf(job);
+  const pause = await pauseProvider(
+    deps.slots(provider),
+    error,
+    deps.now(),
+    deps.providerPause ?? PAUSE_DEFAULTS,
+    deps.random ?? Math.random,
+  );
+  await deps.waiting.add(waitingEntryOf(job));
+  const queued = await deps.store.returnToQueue(job, deps.now());
+  if (!queued) {
+    const current = await loadJob(deps, job.id);
+    if (current.status === 'queued') return waitInLine(deps, current);
+    return new JobSettledError(`Job ${job.id} is ${current.status}.`);
+  }
+  await deps.timeline.record(job.id, {
+    at: deps.now().toISOString(),
+    type: 'provider.paused',
+    detail: pauseDetail(provider, pause.until, pause.reason),
+  });
+  return waitInLine(deps, queued);
+}
+
+/**
+ * A job put back in its line by its run's submit: its slot goes back, and its
+ * message looks for a grant once its provider's pause ends (a release hands
+ * slots on, but none is handed while the pause lasts).
+ */
+async function waitInLine(deps: WorkflowDeps, job: Job): Promise<ProviderPausedError> {
+  await releaseOwnSlot(deps.slots, job);
+  const state = await deps.slots(providerOf(job)).state();
+  const now = deps.now();
+  await deps.store.touchEnqueued(job.id, now);
+  await deps.queue.enqueue(job, {
+    delaySeconds: lookAfterPauseSeconds(state.pausedUntil ?? now.getTime(), now, deps.random ?? Math.random),
+    deferrals: 1,
+  });
+  return new ProviderPausedError(`Job ${job.id} waits in line until its provider takes submissions again.`);
+}
 
 /** The job was settled elsewhere (canceled, resolved): the workflow has nothing left to do. */
 export class JobSettledError extends Error {
@@ -230,6 +291,10 @@ const steps: Record<StepName, Step> = {
 
   async submit(deps, event) {
     const job = await loadJob(deps, event.jobId);
+    // A retry of a submit that put the job back in its line: the rest of that return is done again.
+    if (job.status === 'queued' && event.executionName && event.executionName !== executionNameOf(job)) {
+      throw await waitInLine(deps, job);
+    }
     if (job.status !== 'running') throw new JobSettledError(`Job ${job.id} is ${job.status}.`);
     if (job.providerJobId) return null;
     const provider = await deps.providers(providerOf(job));
@@ -317,7 +382,7 @@ const steps: Record<StepName, Step> = {
         if (!earlierAttemptUnknown) await deps.store.settleSubmitIntent(job.id, undefined, deps.now());
         if (error instanceof ProviderRejectedError)
           throw new ProviderRejectedError(errorMessage(error.code, error.message), error.code);
-        throw error;
+        throw await returnToLine(deps, job, error);
       }
       if (error instanceof AmbiguousSubmissionError && !provider.deduplicates) {
         throw await markNeedsReview(deps, job, { code: 'ambiguous_submission', message: error.message });

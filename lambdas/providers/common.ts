@@ -42,7 +42,12 @@ export const WEBHOOK_TOLERANCE_SECONDS = 300;
  * been written (the provider may have acted on it).
  */
 export type Exchange =
-  | { readonly kind: 'answered'; readonly status: number }
+  | {
+      readonly kind: 'answered';
+      readonly status: number;
+      /** How long the provider asked to be left alone (`Retry-After`), in seconds, when it said. */
+      readonly retryAfterSeconds?: number;
+    }
   | { readonly kind: 'unsent'; readonly message: string }
   | { readonly kind: 'lost'; readonly message: string };
 
@@ -118,7 +123,7 @@ export class OneExchange {
     try {
       const response = await fetch(input, { ...init, signal, redirect: 'manual' });
       const body = await response.arrayBuffer();
-      this.outcome = { kind: 'answered', status: response.status };
+      this.outcome = answeredExchange(response.status, response.headers.get('retry-after'));
       return { status: response.status, statusText: response.statusText, headers: response.headers, body };
     } catch (error) {
       const message = deadline.aborted ? `no answer within ${this.timeoutMs} ms` : describeFetchError(error);
@@ -126,6 +131,20 @@ export class OneExchange {
       throw error;
     }
   }
+}
+
+/** An answered exchange, with the wait its `Retry-After` (seconds, or an HTTP date) asks for. */
+export function answeredExchange(status: number, retryAfter: string | null | undefined): Exchange {
+  const seconds = retryAfterSecondsOf(retryAfter);
+  return { kind: 'answered', status, ...(seconds === undefined ? {} : { retryAfterSeconds: seconds }) };
+}
+
+function retryAfterSecondsOf(value: string | null | undefined, now = Date.now()): number | undefined {
+  if (!value) return undefined;
+  const trimmed = value.trim();
+  if (/^\d+(\.\d+)?$/.test(trimmed)) return Math.ceil(Number(trimmed));
+  const at = Date.parse(trimmed);
+  return Number.isNaN(at) ? undefined : Math.max(0, Math.ceil((at - now) / 1000));
 }
 
 function describeFetchError(error: unknown): string {
@@ -156,7 +175,7 @@ export function submissionFailure(provider: ProviderName, exchange: Exchange | u
   }
   const { status } = exchange;
   if (status === 429 || status === 503)
-    return new ProviderUnavailableError(`${provider} answered ${status}.`);
+    return new ProviderUnavailableError(`${provider} answered ${status}.`, exchange.retryAfterSeconds);
   if (status >= 400 && status < 500 && status !== 408) {
     return new ProviderRejectedError(
       `${provider} refused the submission (${status}).`,

@@ -5,6 +5,7 @@ import type { ProviderEvent, ProviderJobStatus } from '../domain/provider';
 import { providerEvent } from '../domain/provider-events';
 import { checkSignature } from '../shared/signature';
 import {
+  answeredExchange,
   deduplicatesOf,
   type Exchange,
   type ProviderFactory,
@@ -15,6 +16,10 @@ import {
 } from './common';
 
 const NAME = 'longhaul-http';
+
+/** One header's value as node gives it (a list for a repeated header: the first counts). */
+const headerOf = (value: string | string[] | undefined): string | undefined =>
+  Array.isArray(value) ? value[0] : value;
 
 const submitted = z.object({ id: z.string().min(1) });
 const statusSchema = z.object({
@@ -83,7 +88,7 @@ export const longhaulHttp: ProviderFactory<'longhaul-http'> = (config) => {
           response.on('data', (chunk: Buffer) => chunks.push(chunk));
           response.on('end', () =>
             settle({
-              exchange: { kind: 'answered', status: response.statusCode ?? 0 },
+              exchange: answeredExchange(response.statusCode ?? 0, headerOf(response.headers['retry-after'])),
               body: Buffer.concat(chunks).toString('utf8'),
             }),
           );

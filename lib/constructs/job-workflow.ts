@@ -333,16 +333,13 @@ export class JobWorkflow extends Construct {
     prepare.addCatch(settle, catchInto([StepError.jobSettled]));
     onFailureOf(prepare);
 
+    // A provider that throttles or is down is not retried here, holding the slot until the retries run out:
+    // the step pauses the provider's grants and puts the job back in its line, and this run ends.
+    const backInLine = new Succeed(states, 'back-in-line', {
+      comment: 'The provider throttled or was down: the job waits in its line for a new run.',
+    });
     const submit = step('submit', 'submit', {
       retries: [
-        {
-          errors: [StepError.providerUnavailable],
-          interval: seconds(2),
-          backoffRate: 2,
-          maxAttempts: 6,
-          maxDelay: seconds(60),
-          jitterStrategy: JitterType.FULL,
-        },
         // Only reached with a provider that deduplicates: the step resends the same key.
         {
           errors: [StepError.providerAmbiguous],
@@ -356,6 +353,7 @@ export class JobWorkflow extends Construct {
     // Resends that all ended with an unknown outcome: the provider may be running it, so review, not failure.
     submit.addCatch(review, catchInto([StepError.needsReview, StepError.providerAmbiguous]));
     submit.addCatch(settle, catchInto([StepError.jobSettled]));
+    submit.addCatch(backInLine, catchInto([StepError.providerPaused]));
     onFailureOf(submit);
 
     const awaitProvider = step('await', 'await');

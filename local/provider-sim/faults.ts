@@ -12,6 +12,7 @@ export const FAULT_MODES = [
   'lose-webhooks',
   'fail-job',
   'stall',
+  'outage',
 ] as const;
 export type FaultMode = (typeof FAULT_MODES)[number];
 
@@ -34,12 +35,28 @@ export function jobFault(fault: FaultMode | undefined): JobFault | undefined {
  */
 export class FaultQueue {
   private readonly pending: { mode: FaultMode; remaining: number; provider: ProviderName | undefined }[] = [];
+  /** Outages, by provider (`*`: every one), as the time each ends. */
+  private readonly outages = new Map<ProviderName | '*', number>();
+
+  constructor(private readonly clock: () => number = Date.now) {}
 
   add(mode: FaultMode, count: number, provider?: ProviderName): void {
     this.pending.push({ mode, remaining: count, provider });
   }
 
+  /** The provider (or every one) is down for `seconds`: every submission answers 503 meanwhile, consuming no fault. */
+  outage(seconds: number, provider?: ProviderName): void {
+    this.outages.set(provider ?? '*', this.clock() + seconds * 1000);
+  }
+
+  /** Whether the provider is down now. */
+  down(provider: ProviderName): boolean {
+    const now = this.clock();
+    return (this.outages.get(provider) ?? 0) > now || (this.outages.get('*') ?? 0) > now;
+  }
+
   take(provider: ProviderName): FaultMode | undefined {
+    if (this.down(provider)) return 'unavailable';
     const index = this.pending.findIndex(
       (fault) => fault.provider === undefined || fault.provider === provider,
     );
@@ -52,6 +69,7 @@ export class FaultQueue {
 
   clear(): void {
     this.pending.length = 0;
+    this.outages.clear();
   }
 }
 

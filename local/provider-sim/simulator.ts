@@ -139,11 +139,19 @@ const configPatchSchema = configSchema
     },
   );
 
-const faultSchema = z.strictObject({
-  mode: z.enum(FAULT_MODES),
-  count: z.number().int().min(1).max(10_000).default(1),
-  provider: z.enum(PROVIDERS).optional(),
-});
+const faultSchema = z.union([
+  z.strictObject({
+    mode: z.literal('outage'),
+    /** How long the provider is down: every submission answers 503 until then. */
+    seconds: z.number().positive().max(86_400),
+    provider: z.enum(PROVIDERS).optional(),
+  }),
+  z.strictObject({
+    mode: z.enum(FAULT_MODES).exclude(['outage']),
+    count: z.number().int().min(1).max(10_000).default(1),
+    provider: z.enum(PROVIDERS).optional(),
+  }),
+]);
 
 /** What one dialect's `/_sim/config` answer shows: only the settings that dialect uses. */
 function configView(provider: ProviderName, config: DialectConfig) {
@@ -215,10 +223,15 @@ class ProviderSimulator {
       case '/_sim/faults': {
         allow(method, 'POST');
         const fault = parse(faultSchema, await readJson(req));
-        this.faults.add(fault.mode, fault.count, fault.provider);
-        this.log(
-          `fault ${fault.mode} armed for the next ${fault.count} ${fault.provider ?? 'any'} submission(s)`,
-        );
+        if (fault.mode === 'outage') {
+          this.faults.outage(fault.seconds, fault.provider);
+          this.log(`outage of ${fault.provider ?? 'every provider'} for ${fault.seconds} s`);
+        } else {
+          this.faults.add(fault.mode, fault.count, fault.provider);
+          this.log(
+            `fault ${fault.mode} armed for the next ${fault.count} ${fault.provider ?? 'any'} submission(s)`,
+          );
+        }
         res.writeHead(204).end();
         return;
       }

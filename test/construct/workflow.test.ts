@@ -274,14 +274,6 @@ describe('definition', () => {
       'await',
       [
         {
-          ErrorEquals: ['ProviderUnavailable'],
-          IntervalSeconds: 2,
-          MaxAttempts: 6,
-          BackoffRate: 2,
-          MaxDelaySeconds: 60,
-          JitterStrategy: 'FULL',
-        },
-        {
           ErrorEquals: ['ProviderAmbiguous'],
           IntervalSeconds: 2,
           MaxAttempts: 3,
@@ -292,6 +284,7 @@ describe('definition', () => {
       [
         caught(['NeedsReview', 'ProviderAmbiguous'], 'review'),
         caught(['JobSettled'], 'settle'),
+        caught(['ProviderPaused'], 'back-in-line'),
         caught(['States.ALL'], 'failed-at-submit'),
       ],
     ],
@@ -349,6 +342,7 @@ describe('definition', () => {
         'resume-at',
         'succeeded',
         'settled',
+        'back-in-line',
         'not-resumable',
         'needs-review',
       ].sort(),
@@ -358,6 +352,8 @@ describe('definition', () => {
   test('ends in Succeed for succeeded and settled jobs, at the park task for failed ones, and in named Fail states otherwise', () => {
     expect(states.succeeded).toEqual({ Type: 'Succeed' });
     expect(states.settled).toEqual(expect.objectContaining({ Type: 'Succeed' }));
+    // A job whose provider throttled or was down waits in its line for a new run: this one ended well.
+    expect(states['back-in-line']).toEqual(expect.objectContaining({ Type: 'Succeed' }));
     // A Task, so that the execution fails there and a redrive runs it again.
     expect(states.failed).toEqual(expect.objectContaining({ Type: 'Task', Next: 'resume-at' }));
     expect(states['not-resumable']).toEqual(expect.objectContaining({ Type: 'Fail', Error: 'JobFailed' }));

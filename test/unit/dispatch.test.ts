@@ -51,6 +51,62 @@ function setup(maxInFlight: number) {
 }
 
 describe('dispatchJob', () => {
+  it('grants nothing while the provider is paused, and looks again when the pause ends, not before', async () => {
+    const { deps, add } = setup(2);
+    const job = add(0);
+    const pool = deps.slots.pool('longhaul-http');
+    const until = new Date(clock.getTime() + 40_000);
+    await pool.pause({ until, seconds: 40, reason: 'longhaul-http answered 503.' });
+    await expect(dispatchJob(deps, job.id, 0)).resolves.toBe('deferred');
+    expect(deps.workflow.started).toEqual([]);
+    expect(await deps.slots.holders()).toEqual([]);
+    expect(deps.waiting.entries()).toEqual([waitingEntryOf(job)]);
+    expect(deps.queue.messages).toEqual([
+      { jobId: job.id, provider: 'longhaul-http', options: { delaySeconds: 41, deferrals: 1 } },
+    ]);
+    // The grant's own condition holds the pause too, whatever the caller read.
+    expect(
+      await deps.store.startWithSlot(
+        { job, holder: slotHolderOf(job), limit: 2, claim: { tenant: 'acme' } },
+        new Date(until.getTime() - 1),
+      ),
+    ).toEqual({ refused: 'slot' });
+    // Once it is over, the job's look takes its slot from its line.
+    const later = { ...deps, now: () => until };
+    await expect(dispatchJob(later, job.id, 1)).resolves.toBe('started');
+    expect(deps.workflow.started).toEqual([executionNameOf(job)]);
+  });
+
+  it('starts a job put back in line by a pause under a new run of its own', async () => {
+    const { deps, add } = setup(2);
+    const job = { ...add(0), runs: 1 };
+    deps.store.jobs.set(job.id, job);
+    await expect(dispatchJob(deps, job.id, 1)).resolves.toBe('started');
+    expect(deps.workflow.started).toEqual([`${executionNameOf({ ...job, runs: 0 })}-run1`]);
+  });
+
+  it('sends a new job to a paused provider in its line, its first look after the pause', async () => {
+    const { deps } = setup(2);
+    await deps.slots
+      .pool('longhaul-http')
+      .pause({ until: new Date(clock.getTime() + 10_000), seconds: 10, reason: '429' });
+    const look = await firstLookOf(deps, {
+      ...newJob(
+        {
+          id: 'job_x',
+          tenantId: 'acme',
+          type: 'image.generate',
+          input: {},
+          idempotencyKey: 'k',
+          fingerprint: 'f',
+        },
+        clock,
+      ),
+      provider: 'longhaul-http',
+    } as Job);
+    expect(look).toEqual({ inLine: true, delaySeconds: 11, deferrals: 1 });
+  });
+
   it('starts one execution named after the job while a slot is free', async () => {
     const { deps, add } = setup(1);
     const job = add(0);

@@ -17,6 +17,7 @@ import {
   submissionTagOf,
 } from '../../lambdas/domain/job';
 import { applyProviderEvent } from '../../lambdas/domain/provider-events';
+import { pauseSecondsOf } from '../../lambdas/domain/provider-pauses';
 import { jobOutputPrefix } from '../../lambdas/domain/publish';
 import { jobErrorOf, runStep, type StepEvent, type WorkflowDeps } from '../../lambdas/domain/workflow';
 import { sampleJob } from './support/jobs';
@@ -115,13 +116,63 @@ describe('submit', () => {
     expect(deps.provider.submissions).toHaveLength(1);
   });
 
-  it('clears the intent when the provider definitely did not accept, so a retry is not ambiguous', async () => {
-    const { step, current, deps } = setup({ job: { status: 'running' } });
-    deps.provider.script.push(new ProviderUnavailableError('503'));
-    await expect(step('submit')).rejects.toMatchObject({ name: 'ProviderUnavailable' });
+  it('pauses a throttling provider and puts the job back in its line, uncounted, instead of failing it', async () => {
+    const { step, current, deps, job } = setup({ job: { status: 'running', attempts: 0 } });
+    await deps.slots.acquire(slotHolderOf(job), 2);
+    deps.provider.script.push(new ProviderUnavailableError('longhaul-http answered 429.', 7));
+    await expect(step('submit')).rejects.toMatchObject({ name: 'ProviderPaused' });
+    // Back in the queue for a new run, its slot given back, its place in its tenant's line as before.
+    expect(current()).toMatchObject({ status: 'queued', runs: 1, attempts: 0, progress: 0 });
     expect(current().submitIntent).toBeUndefined();
-    await step('submit', { retryCount: 1 });
-    expect(current().providerJobId).toBe('gen_2');
+    expect(current().executionName).toBeUndefined();
+    expect(await deps.slots.holders()).toEqual([]);
+    expect(deps.waiting.entries()).toEqual([waitingEntryOf(job)]);
+    // Grants pause for as long as the provider asked, in the pool's own record.
+    const until = clock.getTime() + 7000;
+    expect(await deps.slots.state()).toMatchObject({
+      pausedUntil: until,
+      pauseReason: 'longhaul-http answered 429.',
+      pauseSeconds: 7,
+    });
+    deps.slots.pool('longhaul-http').clock = () => clock;
+    expect(await deps.slots.acquire('another', 2)).toBe(false);
+    deps.slots.pool('longhaul-http').clock = () => new Date(until);
+    expect(await deps.slots.acquire('another', 2)).toBe(true);
+    // Its message looks again once the pause is over, not before.
+    expect(deps.queue.messages).toEqual([
+      {
+        jobId: job.id,
+        provider: 'longhaul-http',
+        options: { delaySeconds: expect.any(Number), deferrals: 1 },
+      },
+    ]);
+    expect(deps.queue.messages[0]?.options.delaySeconds).toBeGreaterThanOrEqual(7);
+    expect(deps.queue.messages[0]?.options.delaySeconds).toBeLessThanOrEqual(9);
+    expect(deps.timeline.types(job.id)).toEqual(['provider.paused']);
+    // Nothing was charged: the one refused request is the only one sent.
+    expect(deps.provider.submissions).toHaveLength(1);
+  });
+
+  it('finishes putting the job back in line when its return is retried, sending nothing', async () => {
+    const { step, current, deps, job } = setup({ job: { status: 'running' } });
+    deps.provider.script.push(new ProviderUnavailableError('503'));
+    await expect(step('submit')).rejects.toMatchObject({ name: 'ProviderPaused' });
+    await expect(step('submit', { retryCount: 1 })).rejects.toMatchObject({ name: 'ProviderPaused' });
+    expect(current()).toMatchObject({ status: 'queued', runs: 1 });
+    expect(deps.provider.submissions).toHaveLength(1);
+    expect(deps.queue.messages.map((sent) => sent.jobId)).toEqual([job.id, job.id]);
+  });
+
+  it('doubles a pause the provider names no length for while it keeps refusing, up to the cap', () => {
+    const settings = { baseSeconds: 4, maxSeconds: 6 };
+    const at = clock.getTime();
+    expect(pauseSecondsOf({}, {}, clock, settings, () => 1)).toBe(4);
+    // Refused again within the last pause's length of its end: twice as long, capped.
+    expect(pauseSecondsOf({}, { pausedUntil: at - 3000, pauseSeconds: 4 }, clock, settings, () => 1)).toBe(6);
+    // Long after: the base again.
+    expect(pauseSecondsOf({}, { pausedUntil: at - 5000, pauseSeconds: 4 }, clock, settings, () => 1)).toBe(4);
+    // What the provider asks for, capped.
+    expect(pauseSecondsOf({ retryAfterSeconds: 30 }, {}, clock, settings, () => 0)).toBe(6);
   });
 
   it('fails for good, with the code, when the provider rejects', async () => {
@@ -191,7 +242,9 @@ describe('after an attempt with an unknown outcome (deduplicating provider)', ()
   it('keeps the unknown outcome on record when a resend finds the provider unavailable', async () => {
     const { step, current, deps } = setup({ job: unknown });
     deps.provider.script.push(new ProviderUnavailableError('503'));
-    await expect(step('submit')).rejects.toMatchObject({ name: 'ProviderUnavailable' });
+    await expect(step('submit')).rejects.toMatchObject({ name: 'ProviderPaused' });
+    // Back in line with its intent: its next run resends under the same key.
+    expect(current()).toMatchObject({ status: 'queued' });
     expect(current().submitIntent).toBeDefined();
   });
 

@@ -26,6 +26,7 @@ import type {
   OutputStore,
   PassageVector,
   ProgressTick,
+  ProviderPause,
   QueuedJobRef,
   ReconcilerPosition,
   ReconcilerProgress,
@@ -190,7 +191,7 @@ export class MemoryStore implements JobStore {
     // All of it at once, with no await in between: a transaction.
     const current = this.jobs.get(grant.job.id);
     if (current?.status !== 'queued' || current.createdAt !== grant.job.createdAt) return { refused: 'job' };
-    if (!this.granting.pool(providerOf(current)).take(grant.holder, grant.limit, grant.claim)) {
+    if (!this.granting.pool(providerOf(current)).take(grant.holder, grant.limit, grant.claim, at)) {
       return { refused: 'slot' };
     }
     if (grant.entry) this.granting.waiting?.removeNow(grant.entry);
@@ -267,6 +268,24 @@ export class MemoryStore implements JobStore {
       resubmissions: (current.resubmissions ?? 0) + 1,
       progress: 0,
       error: null,
+    });
+    this.moveBacklog(current.tenantId, 1);
+    return this.jobs.get(job.id);
+  }
+  async returnToQueue(job: Job, at: Date) {
+    const current = this.jobs.get(job.id);
+    if (current?.status !== 'running' || current.providerJobId !== undefined) return undefined;
+    if ((current.runs ?? 0) !== (job.runs ?? 0)) return undefined;
+    const { executionName: _e, startedAt: _s, taskToken: _t, enqueuedAt: _q, ...rest } = current;
+    const stamp = at.toISOString();
+    this.jobs.set(job.id, {
+      ...rest,
+      status: 'queued',
+      statusAt: stamp,
+      updatedAt: stamp,
+      runs: (current.runs ?? 0) + 1,
+      progress: 0,
+      attempts: Math.max(0, current.attempts - 1),
     });
     this.moveBacklog(current.tenantId, 1);
     return this.jobs.get(job.id);
@@ -406,14 +425,19 @@ export class MemorySlots implements SlotPool {
   readonly byTenant = new Map<string, Set<string>>();
   readonly passes = new Map<string, number>();
   floor = 0;
+  /** The pool's pause, as the item keeps it. */
+  paused?: { until: number; seconds: number; reason: string };
+  /** The time `acquire` judges a pause by, as the adapter's clock. */
+  clock: () => Date = () => new Date();
   async acquire(holder: string, limit: number, claim?: TenantClaim) {
     if (this.held.has(holder)) return true;
-    return this.take(holder, limit, claim);
+    return this.take(holder, limit, claim, this.clock());
   }
   /** The conditional update itself, at once: refused for a holder that has a slot already, as the item's condition is. */
-  take(holder: string, limit: number, claim?: TenantClaim): boolean {
+  take(holder: string, limit: number, claim: TenantClaim | undefined, at: Date): boolean {
     if (this.held.has(holder)) return false;
     if (this.held.size >= limit) return false;
+    if (this.paused && this.paused.until > at.getTime()) return false;
     if (claim) {
       const mine = this.byTenant.get(claim.tenant) ?? new Set<string>();
       if (claim.maxInFlight !== undefined && mine.size >= claim.maxInFlight) return false;
@@ -447,12 +471,28 @@ export class MemorySlots implements SlotPool {
   async holders() {
     return [...this.held];
   }
+  async pause(pause: ProviderPause) {
+    const until = pause.until.getTime();
+    if (this.paused && this.paused.until >= until) return false;
+    this.paused = { until, seconds: pause.seconds, reason: pause.reason.slice(0, 500) };
+    return true;
+  }
+  async resume() {
+    // As the item keeps it: the pause's length stays, for the next pause's backoff.
+    if (this.paused) this.paused = { ...this.paused, until: 0, reason: '' };
+  }
   async state(): Promise<SlotPoolState> {
     return {
       holders: [...this.held],
       tenantInFlight: Object.fromEntries([...this.byTenant].map(([tenant, mine]) => [tenant, mine.size])),
       passes: Object.fromEntries(this.passes),
       floor: this.floor,
+      ...(this.paused
+        ? {
+            ...(this.paused.until ? { pausedUntil: this.paused.until, pauseReason: this.paused.reason } : {}),
+            pauseSeconds: this.paused.seconds,
+          }
+        : {}),
     };
   }
 }
@@ -560,6 +600,8 @@ export function memorySlots(): MemorySlotPools {
     release: (holder: string, tenant?: string) => legacy.release(holder, tenant),
     holders: () => legacy.holders(),
     state: () => legacy.state(),
+    pause: (pause: ProviderPause) => legacy.pause(pause),
+    resume: () => legacy.resume(),
     linkWaiting: (waiting: MemoryWaitingLines) => {
       lines = waiting;
     },

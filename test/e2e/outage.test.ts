@@ -1,0 +1,98 @@
+import { jobIdOf } from '../../lambdas/domain/job';
+import { pollUntil, type RunningLocalStack, startLocalStack } from '../../local/harness/local-stack';
+import { apiCall, UNTHROTTLED_API } from './support/api';
+import { simulatorCall } from './support/simulator';
+
+/**
+ * A provider outage longer than any retry window of the job path, with jobs
+ * in flight and jobs queued: the queue grows and no job fails. Each job ends
+ * `succeeded` with one charge, and the in-flight limit holds throughout.
+ */
+
+jest.setTimeout(150_000);
+
+const KEY = 'outage-key-7c1e';
+const LIMIT = 2;
+const OUTAGE_SECONDS = 40;
+
+interface Ledger {
+  readonly submissions: readonly { idempotencyKey: string }[];
+  readonly maxConcurrent: number;
+}
+
+let stack: RunningLocalStack;
+let submitted = 0;
+
+beforeAll(async () => {
+  stack = await startLocalStack({
+    env: {
+      LONGHAUL_API_KEYS: `${KEY}:acme`,
+      ...UNTHROTTLED_API,
+      SIM_PORT: '0',
+      SIM_JOB_MS: '3000',
+      PROVIDER_TIMEOUT_MS: '2000',
+      SLOT_WAIT_MAX_SECONDS: '2',
+      MAX_IN_FLIGHT: String(LIMIT),
+      PROVIDER_PAUSE_SECONDS: '1',
+      PROVIDER_PAUSE_MAX_SECONDS: '4',
+      RECONCILE_INTERVAL_MS: '1000',
+    },
+  });
+});
+
+afterAll(async () => {
+  await stack?.stop();
+});
+
+const api = apiCall(() => stack.baseUrl, KEY);
+const sim = (path: string, body?: unknown) => simulatorCall(stack.endpoints.providerUrl)(path, body);
+
+async function submit(): Promise<string> {
+  const created = await api(
+    'POST',
+    '/v1/jobs',
+    { type: 'image.generate', input: { prompt: 'a harbour in fog' } },
+    `outage-${Date.now()}-${++submitted}`,
+  );
+  expect(created.status).toBe(202);
+  return created.body.id as string;
+}
+
+const settled = (jobId: string) =>
+  pollUntil(
+    async () => {
+      const { body } = await api('GET', `/v1/jobs/${jobId}`);
+      return ['succeeded', 'failed', 'canceled', 'needs_review'].includes(body.status) ? body : undefined;
+    },
+    { timeoutMs: 120_000, intervalMs: 250, description: `job ${jobId} to settle` },
+  );
+
+test('an outage longer than every retry window fails no job: each succeeds once the provider is back, charged once, within the limit', async () => {
+  const inFlight = [await submit(), await submit()];
+  // Both accepted by the provider before it goes down.
+  await pollUntil(
+    async () => (((await sim('/_sim/ledger')) as Ledger).submissions.length === LIMIT ? true : undefined),
+    { timeoutMs: 20_000, intervalMs: 100, description: 'the first jobs to reach the provider' },
+  );
+  const downSince = Date.now();
+  await sim('/_sim/faults', { mode: 'outage', seconds: OUTAGE_SECONDS });
+  const queued = [await submit(), await submit(), await submit(), await submit()];
+  const jobs = await Promise.all([...inFlight, ...queued].map(settled));
+
+  expect(jobs.map((job) => job.status)).toEqual(Array(jobs.length).fill('succeeded'));
+  // The queued jobs could only start once the provider was back.
+  for (const job of jobs.slice(LIMIT)) {
+    expect(Date.parse(job.finishedAt)).toBeGreaterThanOrEqual(downSince + OUTAGE_SECONDS * 1000);
+  }
+  const ledger = (await sim('/_sim/ledger')) as Ledger;
+  const charges = new Map<string, number>();
+  for (const { idempotencyKey } of ledger.submissions) {
+    const id = jobIdOf(idempotencyKey);
+    charges.set(id, (charges.get(id) ?? 0) + 1);
+  }
+  expect(Object.fromEntries(charges)).toEqual(Object.fromEntries(jobs.map((job) => [job.id, 1])));
+  expect(ledger.maxConcurrent).toBeLessThanOrEqual(LIMIT);
+  // A job the provider refused says why it waited.
+  const { body: timeline } = await api('GET', `/v1/jobs/${queued[0]}/events`);
+  expect((timeline.items as { type: string }[]).map((event) => event.type)).toContain('provider.paused');
+});
