@@ -61,7 +61,10 @@ export const handler = instrument(async (raw: unknown, _context: Context): Promi
       embedding: embeddingSettingsOf(settings),
       media: mediaStore(),
       mediaGraceSeconds: settings.mediaGraceSeconds,
-      providerPause: { baseSeconds: settings.providerPauseSeconds, maxSeconds: settings.providerPauseMaxSeconds },
+      providerPause: {
+        baseSeconds: settings.providerPauseSeconds,
+        maxSeconds: settings.providerPauseMaxSeconds,
+      },
       probeUrl: (url) => probeUrl(url, settings.webhookTimeoutMs),
       observe: (observation) => {
         if (observation.kind === 'submitted') {

@@ -656,7 +656,7 @@ describe('startWithSlot', () => {
       TableName: 'jobs',
       Key: { pk: 'SLOTS', sk: 'SLOTS' },
       ConditionExpression:
-        '(attribute_not_exists(inFlight) OR inFlight < :limit) AND NOT contains(holders, :holderId) AND #pass = :expectedPass',
+        '(attribute_not_exists(inFlight) OR inFlight < :limit) AND NOT contains(holders, :holderId) AND (attribute_not_exists(pausedUntil) OR pausedUntil <= :now) AND #pass = :expectedPass',
     });
     expect(items[1]?.Update).toMatchObject({
       TableName: 'jobs',
