@@ -96,11 +96,12 @@ const deepgramWords = (words: { word: string; start: number; end: number }[], la
 async function chunkTry(
   { store, outputs }: { store: MemoryStore; outputs: MemoryOutputs },
   parent: Job,
-  chunk: StoredChunk,
+  split: StoredChunk | undefined,
   attempt: number,
   status: JobStatus,
   transcript?: string,
 ): Promise<Job> {
+  const chunk = split ?? fail('no such chunk');
   const key = chunkAttemptKey(chunk, attempt);
   const draft = newJob(
     {
@@ -127,6 +128,10 @@ async function chunkTry(
   if (transcript !== undefined) await outputs.putOutput(transcriptKey, transcript, 'application/json');
   return job;
 }
+
+const fail = (message: string): never => {
+  throw new Error(message);
+};
 
 describe('runComputeStep', () => {
   it('answers the step’s result and records it under the job for a Fargate task’s next state', async () => {
