@@ -555,9 +555,16 @@ export class DynamoDbJobStore implements JobStore {
     job: Pick<Job, 'id' | 'status'>,
     replacement: string | undefined,
     was: string | undefined,
+    replacementKey?: string,
   ): Promise<Job | undefined> {
+    const keyed = replacement !== undefined && replacementKey !== undefined;
     return this.conditionalUpdate(job.id, {
-      UpdateExpression: replacement !== undefined ? 'SET replacedBy = :replacement' : 'REMOVE replacedBy',
+      UpdateExpression:
+        replacement === undefined
+          ? 'REMOVE replacedBy, replacedByKey'
+          : keyed
+            ? 'SET replacedBy = :replacement, replacedByKey = :key'
+            : 'SET replacedBy = :replacement REMOVE replacedByKey',
       ConditionExpression: `attribute_exists(pk) AND #status = :status AND ${
         was !== undefined ? 'replacedBy = :was' : 'attribute_not_exists(replacedBy)'
       }`,
@@ -565,6 +572,7 @@ export class DynamoDbJobStore implements JobStore {
       ExpressionAttributeValues: {
         ':status': job.status,
         ...(replacement !== undefined ? { ':replacement': replacement } : {}),
+        ...(keyed ? { ':key': replacementKey } : {}),
         ...(was !== undefined ? { ':was': was } : {}),
       },
     });

@@ -352,14 +352,18 @@ export async function replayJobs(
   });
   if (!request.dryRun) {
     await mapWithConcurrency(replayable, ACTIONS_AT_ONCE, async (original) => {
-      const idempotencyKey = replayKeyOf(original, note);
+      // A replay named and never made (its request stopped between the two, or is between them now) is
+      // made now, under the key it was named with, whatever this request's note: the mark and the job
+      // agree, and of the two requests making it one creates it and the other finds it.
+      const unmade = await unmadeReplayOf(deps, original);
+      const idempotencyKey = unmade ?? replayKeyOf(original, note);
       const replacement = deriveJobId(original.tenantId, idempotencyKey);
       // The original names its replay first, in one conditional write on the status it was listed in:
       // a resume of it is refused from then on, and one that came first (running again) refuses this.
       const marked =
         original.replacedBy === replacement
           ? original
-          : await deps.store.markReplaced(original, replacement, original.replacedBy);
+          : await deps.store.markReplaced(original, replacement, original.replacedBy, idempotencyKey);
       if (!marked) {
         const now = await deps.store.get(original.id);
         refused.push({ id: original.id, reason: (now && (await refusalOf(deps, now))) ?? 'not-finished' });
@@ -396,8 +400,8 @@ export async function replayJobs(
         if (!reason) throw error;
         // No replay was made: the original takes back what it named before (the same replay, being
         // accepted by another request right now, keeps its name).
-        if (reason !== 'replay-in-progress') {
-          await deps.store.markReplaced(marked, original.replacedBy, replacement);
+        if (reason !== 'replay-in-progress' && unmade === undefined) {
+          await deps.store.markReplaced(marked, original.replacedBy, replacement, original.replacedByKey);
         }
         refused.push({ id: original.id, reason });
       }
@@ -414,6 +418,16 @@ export async function replayJobs(
     jobs: inOrder(replays, (item) => item.replayOf),
     nextCursor,
   };
+}
+
+/**
+ * The key of the replay the job names but that does not exist: undefined
+ * when it names none, or one that exists. One read, only for a job that
+ * names a replay.
+ */
+async function unmadeReplayOf(deps: Pick<ReplayDeps, 'store'>, job: Job): Promise<string | undefined> {
+  if (job.replacedBy === undefined || job.replacedByKey === undefined) return undefined;
+  return (await deps.store.get(job.replacedBy)) ? undefined : job.replacedByKey;
 }
 
 function submitRefusalOf(error: unknown): ReplayRefusal | undefined {

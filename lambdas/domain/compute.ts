@@ -1,11 +1,12 @@
-import { CHUNK_TRANSCRIPT_FILE, chunkWordsFromDeepgram } from '../../config/job-types/audio-publish';
+import { chunkWordsFromDeepgram } from '../../config/job-types/audio-publish';
 import { OutputInvalidError } from '../../config/job-types/job-type';
 import { StepError } from '../../config/workflow-errors';
+import { CHUNK_ATTEMPTS, chunkAttemptKey } from './chunk-jobs';
 import { InvalidJobInputError } from './errors';
+import { deriveJobId } from './idempotency';
 import { isCanceling, isTerminal, type Job, providerKeyOf } from './job';
 import type { JobStore, OutputStore, Timeline } from './ports';
 import {
-  chunkOutputPrefix,
   discardOutputs,
   indexStep,
   jobOutputPrefix,
@@ -56,9 +57,23 @@ export type ComputeOutcome =
 export const computeOutcomeKey = (job: Pick<Job, 'id' | 'tenantId'>, step: ComputeStep): string =>
   `${jobOutputPrefix(job)}compute/${step}.json`;
 
-/** Where the provider's transcript of one chunk is kept (by its chunk job), for the index step. */
-export const chunkTranscriptKey = (job: Pick<Job, 'id' | 'tenantId'>, index: number): string =>
-  `${chunkOutputPrefix(job, index)}${CHUNK_TRANSCRIPT_FILE}`;
+/**
+ * Where the transcript of a chunk is kept: by the try of its chunk job that
+ * succeeded (the first, as the transcribe state takes the first try that did
+ * not end without a result), which named it in its result. One read per try
+ * looked at (GetItem, all the compute steps may do on the job table); most
+ * chunks succeed at their first.
+ */
+async function chunkTranscriptKey(deps: Pick<ComputeDeps, 'store'>, job: Job, chunk: StoredChunk) {
+  const attempts = CHUNK_ATTEMPTS * ((job.resumes ?? 0) + 1);
+  for (let attempt = 0; attempt < attempts; attempt++) {
+    const child = await deps.store.get(deriveJobId(job.tenantId, chunkAttemptKey(chunk, attempt)));
+    if (!child) return undefined;
+    const key = child.result?.transcriptKey;
+    if (child.status === 'succeeded' && child.parent?.jobId === job.id && typeof key === 'string') return key;
+  }
+  return undefined;
+}
 
 /** The job went away (expired, deleted): a compute step has nothing to do. */
 export class ComputeJobMissingError extends Error {
@@ -187,7 +202,8 @@ const STEPS: Record<ComputeStep, (deps: ComputeDeps, job: Job) => Promise<unknow
     const chunks: ChunkTranscript[] = [];
     let heard: string | undefined;
     for (const chunk of split as StoredChunk[]) {
-      const bytes = await deps.outputs.getOutput(chunkTranscriptKey(job, chunk.index));
+      const key = await chunkTranscriptKey(deps, job, chunk);
+      const bytes = key === undefined ? undefined : await deps.outputs.getOutput(key);
       if (!bytes) throw new Error(`Chunk ${chunk.index} of ${job.id} has no transcript.`);
       const { words, language } = chunkWords(chunk.index, JSON.parse(new TextDecoder().decode(bytes)));
       heard ??= language;

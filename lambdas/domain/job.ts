@@ -99,6 +99,12 @@ export interface Job {
   readonly replayOf?: string;
   /** The job an operator replayed this one as: it is never resumed, so one user action runs once. */
   readonly replacedBy?: string;
+  /**
+   * The idempotency key that replay is made under: named with it, so a
+   * replay that stopped after naming it and before making it is made by the
+   * next replay of this job, never replaced by another.
+   */
+  readonly replacedByKey?: string;
   /** The recurring schedule whose firing created the job. */
   readonly scheduleId?: string;
   /** Set on a job another job's workflow made (a chunk of `audio.publish`): whose part it is. */

@@ -16,23 +16,28 @@ export interface OutputOwner {
 /**
  * Everything a job keeps in the output bucket is under this prefix, so a
  * failed job's outputs are deleted together and no key of one tenant's job
- * can name another's. A chunk job keeps its outputs under its parent's
- * (`chunks/<index>/`), where the parent's index step reads them and the
- * parent's failure deletes them with the rest.
+ * can name another's. A child job (a chunk's transcription, a run of
+ * passages' embedding) keeps its outputs under its parent's, so the parent's
+ * failure deletes them with the rest, and under its own id there
+ * (`chunks/<index>/<job>/`): each try of one chunk is a job of its own, and a
+ * try canceled while the parent goes on discards only what it wrote, never
+ * the transcript a later try of the same chunk was paid for.
  */
 export const jobOutputPrefix = (job: OutputOwner): string => {
   if (!job.parent) return rootOutputPrefix(job);
   const parent = { id: job.parent.jobId, tenantId: job.tenantId };
-  return job.parent.stage === 'embed'
-    ? embeddingOutputPrefix(parent, job.parent.index)
-    : chunkOutputPrefix(parent, job.parent.index);
+  const place =
+    job.parent.stage === 'embed'
+      ? embeddingOutputPrefix(parent, job.parent.index)
+      : chunkOutputPrefix(parent, job.parent.index);
+  return `${place}${job.id}/`;
 };
 
-/** Where the embedding job of a run of passages keeps its outputs: under its parent's. */
+/** Where the embedding jobs of a run of passages keep their outputs, each under its own id: under their parent's. */
 export const embeddingOutputPrefix = (parent: Pick<OutputOwner, 'id' | 'tenantId'>, index: number): string =>
   `${rootOutputPrefix(parent)}embeddings/${index}/`;
 
-/** Where the chunk job of a chunk keeps its outputs: under its parent's. */
+/** Where the jobs of a chunk (one a try) keep their outputs, each under its own id: under their parent's. */
 export const chunkOutputPrefix = (parent: Pick<OutputOwner, 'id' | 'tenantId'>, index: number): string =>
   `${rootOutputPrefix(parent)}chunks/${index}/`;
 

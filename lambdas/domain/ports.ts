@@ -169,6 +169,8 @@ export interface JobStore {
     job: Pick<Job, 'id' | 'status'>,
     replacement: string | undefined,
     was: string | undefined,
+    /** The key the replacement is made under (`replacedByKey`), written with it. */
+    replacementKey?: string,
   ): Promise<Job | undefined>;
   /**
    * Up to `limit` scheduled jobs whose runAt is at or before `now`, earliest

@@ -331,9 +331,13 @@ describe('replayJobs', () => {
       error: null,
       attempts: 0,
     });
-    // The original changes in one way only: it names its replay, so a client tracking it finds the
-    // outcome, and a resume of it is refused (one charge for one action).
-    expect(deps.store.jobs.get(failed.id)).toEqual({ ...original, replacedBy: id });
+    // The original changes in one way only: it names its replay (and the key it is made under), so a
+    // client tracking it finds the outcome, and a resume of it is refused (one charge for one action).
+    expect(deps.store.jobs.get(failed.id)).toEqual({
+      ...original,
+      replacedBy: id,
+      replacedByKey: replayKeyOf(failed, 'provider fixed'),
+    });
     // Through intake: in its line, one message, counted in the tenant's backlog.
     expect(deps.queue.messages.map((message) => message.jobId)).toEqual([id]);
     expect(deps.store.backlogs.get('acme')).toBe(1);
@@ -463,6 +467,58 @@ describe('replayJobs', () => {
 
     expect(await replay({ ...body, note: 'second try' })).toMatchObject({ replayed: 1 });
     expect(newJobs()).toHaveLength(2);
+  });
+
+  it('makes the replay a stopped replay named and never made, whatever the next note: one replay, the one named', async () => {
+    const failed = await job('f', 'failed');
+    const create = deps.store.create.bind(deps.store);
+    let stopped = 0;
+    deps.store.create = async (draft) => {
+      // The first replay's request stops after the original named its replay, before making it.
+      if (draft.replayOf !== undefined && stopped++ === 0) throw new Error('Lambda timed out');
+      return create(draft);
+    };
+    await expect(replay({ filter: { status: ['failed'] }, note: 'after the outage' })).rejects.toThrow(
+      'Lambda timed out',
+    );
+    const named = deriveJobId('acme', replayKeyOf(failed, 'after the outage'));
+    expect(deps.store.jobs.get(failed.id)?.replacedBy).toBe(named);
+
+    const next = await replay({ filter: { status: ['failed'] }, note: 'second try' });
+
+    expect(next).toMatchObject({ replayed: 1, refused: [], jobs: [{ id: named, replayOf: failed.id }] });
+    expect(newJobs().map((j) => j.id)).toEqual([named]);
+    expect(deps.store.jobs.get(failed.id)?.replacedBy).toBe(named);
+  });
+
+  it('makes one replay when a second request meets the first between naming its replay and making it', async () => {
+    const failed = await job('f', 'failed');
+    const create = deps.store.create.bind(deps.store);
+    let reached: () => void = () => {};
+    const atCreate = new Promise<void>((resolve) => {
+      reached = resolve;
+    });
+    let go: () => void = () => {};
+    const gate = new Promise<void>((resolve) => {
+      go = resolve;
+    });
+    let held = 0;
+    deps.store.create = async (draft) => {
+      if (draft.replayOf !== undefined && held++ === 0) {
+        reached();
+        await gate;
+      }
+      return create(draft);
+    };
+    const first = replay({ filter: { status: ['failed'] }, note: 'after the outage' });
+    await atCreate;
+    await replay({ filter: { status: ['failed'] }, note: 'second try' });
+    go();
+    await first;
+
+    const named = deriveJobId('acme', replayKeyOf(failed, 'after the outage'));
+    expect(newJobs().map((j) => j.id)).toEqual([named]);
+    expect(deps.store.jobs.get(failed.id)?.replacedBy).toBe(named);
   });
 
   it('refuses a job resumed after it was listed: the resume runs, and the original names no replay', async () => {

@@ -286,16 +286,14 @@ describe('resumeParent', () => {
 });
 
 describe('outputs of a chunk job', () => {
-  it("are kept under its parent's, where the parent's index step reads them and its failure deletes them", () => {
+  it("are kept under its parent's, so its failure deletes them, and under the try's own id, so no other try's discard does", () => {
     const parent = { id: 'job_parent', tenantId: 'acme' };
-    const prefix = jobOutputPrefix({
-      id: 'job_child',
-      tenantId: 'acme',
-      parent: { jobId: 'job_parent', index: 3 },
-    });
-    expect(prefix).toBe('outputs/acme/job_parent/chunks/3/');
-    expect(prefix).toBe(chunkOutputPrefix(parent, 3));
-    expect(prefix.startsWith(jobOutputPrefix(parent))).toBe(true);
+    const tryOf = (id: string) =>
+      jobOutputPrefix({ id, tenantId: 'acme', parent: { jobId: 'job_parent', index: 3 } });
+    expect(tryOf('job_child')).toBe('outputs/acme/job_parent/chunks/3/job_child/');
+    expect(tryOf('job_child').startsWith(chunkOutputPrefix(parent, 3))).toBe(true);
+    expect(tryOf('job_child').startsWith(jobOutputPrefix(parent))).toBe(true);
+    expect(tryOf('job_retry').startsWith(tryOf('job_child'))).toBe(false);
   });
 });
 

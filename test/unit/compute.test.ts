@@ -1,17 +1,22 @@
 import { writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import { CHUNK_TRANSCRIPT_FILE } from '../../config/job-types/audio-publish';
+import { chunkAttemptKey } from '../../lambdas/domain/chunk-jobs';
 import {
   type ComputeDeps,
   ComputeOutcomeMissingError,
-  chunkTranscriptKey,
   collectComputeOutcome,
   computeOutcomeKey,
   runComputeStep,
 } from '../../lambdas/domain/compute';
 import { InvalidJobInputError } from '../../lambdas/domain/errors';
-import { type Job, newJob, providerKeyOf } from '../../lambdas/domain/job';
+import { deriveJobId } from '../../lambdas/domain/idempotency';
+import { executionNameOf, type Job, type JobStatus, newJob, providerKeyOf } from '../../lambdas/domain/job';
 import { type AudioChunk, type MediaTools, UndecodableAudioError } from '../../lambdas/domain/media';
-import { MemoryOutputs, MemoryStore, MemoryTimeline } from './support/memory-ports';
+import { jobOutputPrefix, type StoredChunk } from '../../lambdas/domain/publish';
+import { runStep } from '../../lambdas/domain/workflow';
+import { MemoryOutputs, MemoryStore, MemoryTimeline, ScriptedProvider } from './support/memory-ports';
+import { memoryWorkflowDeps } from './support/workflow-deps';
 
 /** The one entrypoint of the compute steps, over fake media tools: what it records and what it answers. */
 
@@ -82,6 +87,51 @@ const deepgramWords = (words: { word: string; start: number; end: number }[], la
       ],
     },
   });
+
+/**
+ * One try of a chunk's job, as its parent's transcribe state made it: a
+ * succeeded one keeps the provider's transcript where its finalize stores
+ * it, under its own outputs, and names it in its result.
+ */
+async function chunkTry(
+  { store, outputs }: { store: MemoryStore; outputs: MemoryOutputs },
+  parent: Job,
+  split: StoredChunk | undefined,
+  attempt: number,
+  status: JobStatus,
+  transcript?: string,
+): Promise<Job> {
+  const chunk = split ?? fail('no such chunk');
+  const key = chunkAttemptKey(chunk, attempt);
+  const draft = newJob(
+    {
+      id: deriveJobId(parent.tenantId, key),
+      tenantId: parent.tenantId,
+      type: 'audio.publish.chunk',
+      provider: 'deepgram',
+      input: { chunkKey: chunk.key },
+      idempotencyKey: key,
+      fingerprint: `f-${key}`,
+      parent: { jobId: parent.id, index: chunk.index },
+    },
+    clock,
+  );
+  const transcriptKey = `${jobOutputPrefix(draft)}${CHUNK_TRANSCRIPT_FILE}`;
+  const job: Job = {
+    ...draft,
+    status,
+    providerJobId: `dg-${chunk.index}-${attempt}`,
+    executionName: executionNameOf(draft),
+    ...(status === 'succeeded' ? { result: { transcriptKey } } : {}),
+  };
+  store.jobs.set(job.id, job);
+  if (transcript !== undefined) await outputs.putOutput(transcriptKey, transcript, 'application/json');
+  return job;
+}
+
+const fail = (message: string): never => {
+  throw new Error(message);
+};
 
 describe('runComputeStep', () => {
   it('answers the step’s result and records it under the job for a Fargate task’s next state', async () => {
@@ -169,15 +219,23 @@ describe('runComputeStep', () => {
     expect(chunks.map((c) => c.idempotencyKey)).toEqual(
       [0, 1].map((i) => `${providerKeyOf(job)}:chunk-${i}`),
     );
-    await outputs.putOutput(
-      chunkTranscriptKey(job, 1),
+    const split = chunks as unknown as StoredChunk[];
+    const ports = { store: deps.store as MemoryStore, outputs };
+    await chunkTry(
+      ports,
+      job,
+      split[1],
+      0,
+      'succeeded',
       deepgramWords([{ word: 'amen.', start: 1, end: 1.5 }], 'es'),
-      'application/json',
     );
-    await outputs.putOutput(
-      chunkTranscriptKey(job, 0),
+    await chunkTry(
+      ports,
+      job,
+      split[0],
+      0,
+      'succeeded',
       deepgramWords([{ word: 'grace', start: 2, end: 2.5 }], 'es'),
-      'application/json',
     );
     const index = (await runComputeStep(deps, { step: 'index', jobId: job.id })) as { transcriptKey: string };
     const transcript = JSON.parse(String(outputs.objects.get(index.transcriptKey)?.body));
@@ -189,13 +247,52 @@ describe('runComputeStep', () => {
   });
 
   it('fails the index as output_invalid when a chunk’s transcript has no words, naming the chunk', async () => {
-    const { deps, job, outputs } = setUp();
-    await runComputeStep(deps, { step: 'split', jobId: job.id });
-    await outputs.putOutput(chunkTranscriptKey(job, 0), deepgramWords([]), 'application/json');
-    await outputs.putOutput(chunkTranscriptKey(job, 1), '{"results":{}}', 'application/json');
+    const { deps, job, outputs, store } = setUp();
+    const split = (await runComputeStep(deps, { step: 'split', jobId: job.id })) as StoredChunk[];
+    await chunkTry({ store, outputs }, job, split[0], 0, 'succeeded', deepgramWords([]));
+    await chunkTry({ store, outputs }, job, split[1], 0, 'succeeded', '{"results":{}}');
     await expect(runComputeStep(deps, { step: 'index', jobId: job.id })).rejects.toMatchObject({
       code: 'output_invalid',
       message: expect.stringContaining('chunk 1'),
+    });
+  });
+
+  it("indexes the transcript of the chunk's try that succeeded, whatever a canceled try's late settle discards", async () => {
+    const { deps, job, outputs, store } = setUp();
+    const split = (await runComputeStep(deps, { step: 'split', jobId: job.id })) as StoredChunk[];
+    // Chunk 0's first try was canceled while the publish went on (the orphan sweep, before a resume);
+    // its next try was sent and paid for, and its transcript kept.
+    const canceled = await chunkTry({ store, outputs }, job, split[0], 0, 'canceled');
+    await chunkTry(
+      { store, outputs },
+      job,
+      split[0],
+      1,
+      'succeeded',
+      deepgramWords([{ word: 'grace', start: 2, end: 2.5 }]),
+    );
+    await chunkTry(
+      { store, outputs },
+      job,
+      split[1],
+      0,
+      'succeeded',
+      deepgramWords([{ word: 'amen.', start: 1, end: 1.5 }]),
+    );
+    // Only then does the canceled try's execution reach its settle state, which discards what it kept.
+    const workflowDeps = memoryWorkflowDeps(
+      { store, provider: new ScriptedProvider(true), clock },
+      { outputs },
+    );
+    await runStep(workflowDeps, {
+      step: 'settle',
+      jobId: canceled.id,
+      executionName: executionNameOf(canceled),
+    });
+
+    const index = (await runComputeStep(deps, { step: 'index', jobId: job.id })) as { transcriptKey: string };
+    expect(JSON.parse(String(outputs.objects.get(index.transcriptKey)?.body))).toMatchObject({
+      text: 'grace amen.',
     });
   });
 });

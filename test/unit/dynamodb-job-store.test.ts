@@ -448,28 +448,30 @@ describe('reopenFailed', () => {
 });
 
 describe('markReplaced', () => {
-  it('names the replay in one write conditional on the status the job was listed in and the replay it named', async () => {
+  it('names the replay and its key in one write conditional on the status the job was listed in and the replay it named', async () => {
     const failed = { ...job, status: 'failed' as const };
     ddb.on(UpdateCommand).resolves({ Attributes: toItem({ ...failed, replacedBy: 'job_r' }, 30) });
 
-    expect(await store.markReplaced(failed, 'job_r', undefined)).toMatchObject({ replacedBy: 'job_r' });
+    expect(await store.markReplaced(failed, 'job_r', undefined, 'replay:k')).toMatchObject({
+      replacedBy: 'job_r',
+    });
     await store.markReplaced(failed, undefined, 'job_r');
 
     expect(ddb.commandCalls(UpdateCommand).map((call) => call.args[0].input)).toEqual([
       {
         TableName: 'jobs',
         Key: { pk: job.id, sk: 'JOB' },
-        UpdateExpression: 'SET replacedBy = :replacement',
+        UpdateExpression: 'SET replacedBy = :replacement, replacedByKey = :key',
         ConditionExpression:
           'attribute_exists(pk) AND #status = :status AND attribute_not_exists(replacedBy)',
         ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: { ':status': 'failed', ':replacement': 'job_r' },
+        ExpressionAttributeValues: { ':status': 'failed', ':replacement': 'job_r', ':key': 'replay:k' },
         ReturnValues: 'ALL_NEW',
       },
       {
         TableName: 'jobs',
         Key: { pk: job.id, sk: 'JOB' },
-        UpdateExpression: 'REMOVE replacedBy',
+        UpdateExpression: 'REMOVE replacedBy, replacedByKey',
         ConditionExpression: 'attribute_exists(pk) AND #status = :status AND replacedBy = :was',
         ExpressionAttributeNames: { '#status': 'status' },
         ExpressionAttributeValues: { ':status': 'failed', ':was': 'job_r' },

@@ -24,8 +24,22 @@
  * against the same promises and two more: no tenant passes its cap, and no
  * submission reaches the provider without its slot (support/interleavings/caps.ts).
  * INTERLEAVINGS_TENANT_RUNS sets its workloads per property (default 100).
+ *
+ * The third explores a failed audio.publish and its chunk jobs: the orphan
+ * sweep, a canceled try's late settle, the provider finishing a try, the
+ * client's resume and the transcribe states it goes back to, the index step
+ * and operators' bulk replays (one maybe stopped midway), checked for no
+ * paid transcript deleted while the publish or its resume can use it, and
+ * one charge per user action (support/interleavings/children.ts).
+ * INTERLEAVINGS_CHILDREN_RUNS sets its workloads (default 150).
  */
 import fc from 'fast-check';
+import {
+  type ChildrenWorkload,
+  type ChildrenWorld,
+  childrenWorkload,
+  exploreChildren,
+} from './support/interleavings/children';
 import { explore, verdict } from './support/interleavings/explore';
 import { foundCases, foundTenantCases, REPLAY_ACTIONS } from './support/interleavings/found';
 import { RESUME_FOCUS, tenantsWorkload } from './support/interleavings/tenant-workloads';
@@ -143,4 +157,42 @@ describe('interleavings of several tenants with caps, and resumes', () => {
       });
     },
   );
+});
+
+const CHILDREN_RUNS = Number(process.env.INTERLEAVINGS_CHILDREN_RUNS ?? 150);
+
+const keepsChildrenPromises = (
+  workloads: fc.Arbitrary<ChildrenWorkload>,
+  seen?: (world: ChildrenWorld) => void,
+) =>
+  fc.asyncProperty(workloads, fc.scheduler(), async (generated, scheduler) => {
+    const world = await exploreChildren(scheduler, generated);
+    seen?.(world);
+    if (world.breaches.length > 0) throw new Error(world.breaches.join('\n'));
+  });
+
+describe('interleavings of a failed publish, its chunk jobs, the orphan sweep, resume and replay', () => {
+  it('deletes no paid transcript and charges once per user action under generated workloads', async () => {
+    let resumed = 0;
+    let replayed = 0;
+    await fc.assert(
+      keepsChildrenPromises(childrenWorkload(), (world) => {
+        if ((world.store.jobs.get(world.parentId)?.resumes ?? 0) > 0) resumed++;
+        if ([...world.store.jobs.values()].some((job) => job.replayOf === world.parentId)) replayed++;
+      }),
+      { numRuns: CHILDREN_RUNS, ...(SEED !== undefined ? { seed: SEED } : {}) },
+    );
+    // Both ways on for the failed publish were walked, not only the sweep beside them.
+    expect(resumed).toBeGreaterThan(CHILDREN_RUNS / 10);
+    expect(replayed).toBeGreaterThan(CHILDREN_RUNS / 10);
+  }, 60_000);
+
+  // Found on the domain before each try of a chunk kept its outputs under its own id (FOUND.md); it guards the fix.
+  it('replays the canceled try whose late settle deleted the next try’s paid transcript (noPaidResultDeleted, seed 1534391446)', async () => {
+    await fc.assert(keepsChildrenPromises(childrenWorkload()), {
+      seed: 1534391446,
+      path: '427:16:15:15:17:6:6:1:6:7:5:4:4:4',
+      endOnFailure: true,
+    });
+  });
 });

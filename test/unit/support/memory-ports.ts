@@ -310,11 +310,16 @@ export class MemoryStore implements JobStore {
     job: Pick<Job, 'id' | 'status'>,
     replacement: string | undefined,
     was: string | undefined,
+    replacementKey?: string,
   ) {
     const current = this.jobs.get(job.id);
     if (current?.status !== job.status || current.replacedBy !== was) return undefined;
-    const { replacedBy: _r, ...rest } = current;
-    this.jobs.set(job.id, replacement !== undefined ? { ...rest, replacedBy: replacement } : rest);
+    const { replacedBy: _r, replacedByKey: _k, ...rest } = current;
+    const named = {
+      ...(replacement !== undefined ? { replacedBy: replacement } : {}),
+      ...(replacement !== undefined && replacementKey !== undefined ? { replacedByKey: replacementKey } : {}),
+    };
+    this.jobs.set(job.id, { ...rest, ...named });
     return this.jobs.get(job.id);
   }
   /** Jobs this store lists are all listed by provider already. */
