@@ -10,7 +10,7 @@ interface Retrier {
 }
 interface Catcher {
   readonly ErrorEquals: readonly string[];
-  readonly ResultPath: string;
+  readonly ResultPath: string | null;
   readonly Next: string;
 }
 /** A Choice rule, as the workflow writes them: one string compared at one path. */
@@ -308,8 +308,10 @@ export class SimulatedStepFunctions implements Workflow {
       const caught = outcome.error;
       const catcher = state.Catch?.find((c) => matches(c.ErrorEquals, caught.Error));
       if (!catcher) return this.close(execution, 'FAILED');
-      if (catcher.ResultPath !== '$.error') throw new Error(`Unsupported ResultPath ${catcher.ResultPath}.`);
-      input = { ...input, error: caught };
+      // `null` discards what was caught: the next state gets the input the failed one had.
+      if (catcher.ResultPath !== '$.error' && catcher.ResultPath !== null)
+        throw new Error(`Unsupported ResultPath ${catcher.ResultPath}.`);
+      if (catcher.ResultPath === '$.error') input = { ...input, error: caught };
       name = catcher.Next;
     }
   }
