@@ -11,6 +11,7 @@ import {
 import { InvalidJobInputError } from '../../lambdas/domain/errors';
 import { type Job, newJob, providerKeyOf } from '../../lambdas/domain/job';
 import { type AudioChunk, type MediaTools, UndecodableAudioError } from '../../lambdas/domain/media';
+import { stepEvent } from '../../lambdas/domain/step-event';
 import { MemoryOutputs, MemoryStore, MemoryTimeline } from './support/memory-ports';
 
 /** The one entrypoint of the compute steps, over fake media tools: what it records and what it answers. */
@@ -169,6 +170,11 @@ describe('runComputeStep', () => {
     expect(chunks.map((c) => c.idempotencyKey)).toEqual(
       [0, 1].map((i) => `${providerKeyOf(job)}:chunk-${i}`),
     );
+    // Each chunk goes whole, as the state machine hands it on, into a transcribe step's strict payload.
+    for (const chunk of chunks) {
+      const payload = { step: 'transcribe', jobId: job.id, taskToken: 't', chunk };
+      expect(stepEvent.parse(payload)).toEqual(payload);
+    }
     await outputs.putOutput(
       chunkTranscriptKey(job, 1),
       deepgramWords([{ word: 'amen.', start: 1, end: 1.5 }], 'es'),
