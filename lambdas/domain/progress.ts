@@ -217,7 +217,9 @@ export function publishingStatusChanges<S extends JobStore>(store: S, live: Live
           at: Date,
         ) => {
           const updated = await target.transition(job, from, change, at);
-          await publish(updated);
+          // A write that can only keep the status (a resumed job given its slot back, running already)
+          // changes nothing a client follows: its timeline says where the slot came from (`slot.received`).
+          if (!(from.length === 1 && from[0] === change.status)) await publish(updated);
           return updated;
         };
       }

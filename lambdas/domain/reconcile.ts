@@ -21,7 +21,6 @@ import {
   jobIdOf,
   providerMayBeRunning,
   providerOf,
-  slotHolderOf,
   takesSlot,
 } from './job';
 import type {
@@ -595,19 +594,13 @@ async function reconcileRunning(deps: ReconcileDeps, job: Job, holdsSlot: boolea
     // Every step is safe to repeat: a new run picks up where the job is (a
     // recorded provider job is not submitted again) with the same submission,
     // so with the same slot. A resumed job that needs one waited for it in its
-    // line above; one the provider has, or has finished, waits for nothing.
-    // Only a run from before resumes waited in line takes one here.
-    const sent = sentToProvider(job);
-    const provider = providerOf(job);
-    if (
-      !holdsSlot &&
-      !sent &&
-      takesSlot(job) &&
-      !(await deps.slots(provider).acquire(slotHolderOf(job), deps.maxInFlight[provider], {
-        tenant: job.tenantId,
-      }))
-    )
-      return;
+    // line above; one the provider has, or has finished, waits for nothing. No
+    // slot is taken here: every slot goes by the line, the limit and the
+    // tenant's cap. A job that went running otherwise did so with its slot, in
+    // the grant's one write, and gives it back only once sent or no longer
+    // running; one that seems to hold none was granted after this pass read
+    // the pool, and the next pass sees it with its slot.
+    if (!holdsSlot && !sentToProvider(job) && takesSlot(job)) return;
     const next = await deps.store.recordNewRun(job, now);
     if (!next) return;
     await deps.workflow.start(executionNameOf(next), { jobId: job.id });

@@ -7,8 +7,10 @@ import { WORKFLOW_STEPS } from '../../config/layout';
  * instead of being dropped on the way (a construct test holds every Task of
  * the synthesized state machine to it), and the steps read `StepEvent`, its
  * type. The items inside (a chunk, a run, what the embed states answered)
- * are other steps' answers handed on by the state machine; they are read for
- * the fields listed.
+ * are other steps' answers handed on whole by the state machine (`split`'s
+ * `StoredChunk`, `plan-embedding`'s `EmbeddingRun`, an embedding job's
+ * `EmbeddedRun`): strict as well, so an answer that grows a key the steps
+ * would drop fails where it is handed on.
  */
 export const stepEvent = z.strictObject({
   step: z.enum(WORKFLOW_STEPS),
@@ -27,7 +29,7 @@ export const stepEvent = z.strictObject({
   failedAt: z.string().min(1).optional(),
   /** The chunk a `transcribe` state waits for (an item of the split step's answer). */
   chunk: z
-    .object({
+    .strictObject({
       index: z.number().int().min(0),
       key: z.string().min(1),
       offsetSeconds: z.number().min(0),
@@ -37,7 +39,7 @@ export const stepEvent = z.strictObject({
     .optional(),
   /** The run of passages an `embed` state waits for (an item of `plan-embedding`'s answer). */
   run: z
-    .object({
+    .strictObject({
       index: z.number().int().min(0),
       from: z.number().int().min(0),
       count: z.number().int().min(1),
@@ -47,7 +49,7 @@ export const stepEvent = z.strictObject({
   /** Where the passages to embed are (`plan-embedding`'s answer). */
   passagesKey: z.string().min(1).optional(),
   /** What the `embed` states answered, for `store-vectors`. */
-  embedded: z.array(z.object({ index: z.number().int().min(0), jobId: z.string().min(1) })).optional(),
+  embedded: z.array(z.strictObject({ index: z.number().int().min(0), jobId: z.string().min(1) })).optional(),
 });
 
 export type StepEvent = z.infer<typeof stepEvent>;

@@ -25,6 +25,7 @@ const ADMIN_KEY = 'resume-admin-key-4b2d';
 
 interface Ledger {
   readonly submissions: readonly { id: string; idempotencyKey: string; acceptedAt: string }[];
+  readonly maxConcurrent: number;
 }
 
 /** A job as the API answers it. */
@@ -43,7 +44,8 @@ beforeAll(async () => {
       SIM_JOB_MS: '300',
       PROVIDER_TIMEOUT_MS: '1000',
       SLOT_WAIT_MAX_SECONDS: '1',
-      MAX_IN_FLIGHT: '2',
+      // One slot: jobs resumed while another holds it must wait for it, and the ledger shows whether they did.
+      MAX_IN_FLIGHT: '1',
       // A provider that cannot deduplicate: a submission whose answer is lost goes to review.
       SIM_IDEMPOTENT: '0',
       // The first three jobs to reach finalize fail there once, as for a provider output finalize cannot use.
@@ -177,6 +179,10 @@ test('a resume that stopped between its write and its redrive is redriven by the
   const done = await until(failed.id, (job) => job.status !== 'running', 'to finish after the reconciler');
 
   expect(done).toMatchObject({ status: 'succeeded', error: null });
+  // The job succeeds at finalize; its execution ends a step later, after notify.
+  await pollUntil(async () => (await describeExecution(done)).status !== 'RUNNING', {
+    description: `${failed.id}'s execution to end`,
+  });
   expect(await describeExecution(done)).toMatchObject({ status: 'SUCCEEDED', redriveCount: 1 });
   expect(stepsScheduled(await historyOf(done)).slice(-3)).toEqual(['park', 'finalize', 'notify']);
   expect(await chargesFor(failed.id)).toBe(1);
@@ -240,6 +246,14 @@ test('a job in review is never resumed: it is refused, telling to resolve its re
   expect((await api('GET', `/v1/jobs/${inReview.id}`)).body).toEqual(inReview);
   expect((await describeExecution(inReview)).redriveCount).toBe(0);
   expect(await chargesFor(inReview.id)).toBe(1);
+
+  // The provider ran it: an operator settles it so, which frees the one slot its unknown outcome held.
+  const resolved = await fetch(`${stack.baseUrl}/v1/admin/jobs/${inReview.id}/resolve`, {
+    method: 'POST',
+    headers: { 'x-api-key': ADMIN_KEY, 'content-type': 'application/json' },
+    body: JSON.stringify({ outcome: 'succeeded', note: 'the provider ran it' }),
+  });
+  expect(resolved.status).toBe(200);
 });
 
 test('a job an operator replayed is never resumed: the original names its replay, which alone runs, one charge each', async () => {
@@ -269,4 +283,41 @@ test('a job an operator replayed is never resumed: the original names its replay
   expect(await settled(replacement)).toMatchObject({ status: 'succeeded', replayOf: failed.id });
   expect((await describeExecution(failed)).redriveCount).toBe(0);
   expect([await chargesFor(failed.id), await chargesFor(replacement)]).toEqual([1, 1]);
+});
+
+test('jobs refused at submit and resumed while the one slot is busy wait for it: the provider never runs two at once, and each succeeds', async () => {
+  // Refused at submit, each failed at a step that runs with the slot: a resume goes back there.
+  await sim('/_sim/faults', { mode: 'reject', count: 3 });
+  const refused = await Promise.all([submit(), submit(), submit()]);
+  for (const id of refused) {
+    const failed = await settled(id);
+    expect(failed).toMatchObject({ status: 'failed', error: { code: 'provider_rejected_400' } });
+    expect(await chargesFor(id)).toBe(0);
+    await pollUntil(async () => (await describeExecution(failed)).status === 'FAILED', {
+      description: `${id}'s execution to end`,
+    });
+  }
+  await sim('/_sim/config', { jobMs: 3_000 });
+  try {
+    const busy = await submit();
+    await pollUntil(async () => (await chargesFor(busy)) === 1, {
+      description: 'the slot busy at the provider',
+    });
+
+    for (const id of refused) {
+      expect(await api('POST', `/v1/jobs/${id}/resume`)).toMatchObject({
+        status: 202,
+        body: { id, status: 'running' },
+      });
+    }
+
+    expect(await settled(busy)).toMatchObject({ status: 'succeeded' });
+    for (const id of refused) {
+      expect(await settled(id)).toMatchObject({ status: 'succeeded', error: null });
+      expect(await chargesFor(id)).toBe(1);
+    }
+    expect(((await sim('/_sim/ledger')) as Ledger).maxConcurrent).toBe(1);
+  } finally {
+    await sim('/_sim/config', { jobMs: 300 });
+  }
 });

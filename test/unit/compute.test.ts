@@ -17,6 +17,7 @@ import { jobOutputPrefix, type StoredChunk } from '../../lambdas/domain/publish'
 import { runStep } from '../../lambdas/domain/workflow';
 import { MemoryOutputs, MemoryStore, MemoryTimeline, ScriptedProvider } from './support/memory-ports';
 import { memoryWorkflowDeps } from './support/workflow-deps';
+import { stepEvent } from '../../lambdas/domain/step-event';
 
 /** The one entrypoint of the compute steps, over fake media tools: what it records and what it answers. */
 
@@ -219,6 +220,11 @@ describe('runComputeStep', () => {
     expect(chunks.map((c) => c.idempotencyKey)).toEqual(
       [0, 1].map((i) => `${providerKeyOf(job)}:chunk-${i}`),
     );
+    // Each chunk goes whole, as the state machine hands it on, into a transcribe step's strict payload.
+    for (const chunk of chunks) {
+      const payload = { step: 'transcribe', jobId: job.id, taskToken: 't', chunk };
+      expect(stepEvent.parse(payload)).toEqual(payload);
+    }
     const split = chunks as unknown as StoredChunk[];
     const ports = { store: deps.store as MemoryStore, outputs };
     await chunkTry(

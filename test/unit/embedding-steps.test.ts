@@ -2,6 +2,7 @@ import { computeOutcomeKey } from '../../lambdas/domain/compute';
 import { dayNumberOf, vectorKeyOf, vectorsManifestKey } from '../../lambdas/domain/embedding';
 import { deriveJobId } from '../../lambdas/domain/idempotency';
 import { executionNameOf, type Job, newJob, providerKeyOf } from '../../lambdas/domain/job';
+import { stepEvent } from '../../lambdas/domain/step-event';
 import type { StepEvent, WorkflowDeps } from '../../lambdas/domain/workflow';
 import { runStep } from '../../lambdas/domain/workflow';
 import {
@@ -112,6 +113,17 @@ describe('plan-embedding', () => {
       { index: 2, from: 4, count: 1, idempotencyKey: `${key}:embed-2` },
     ]);
     expect(plan.passagesKey).toBe(`outputs/acme%2Fchoir/${world.parent.id}/embeddings/passages.json`);
+    // Each run goes whole, as the state machine hands it on, into an embed step's strict payload.
+    for (const run of plan.runs) {
+      const payload = {
+        step: 'embed',
+        jobId: world.parent.id,
+        taskToken: 't',
+        passagesKey: plan.passagesKey,
+        run,
+      };
+      expect(stepEvent.parse(payload)).toEqual(payload);
+    }
     const stored = await world.outputs.getOutput(plan.passagesKey);
     expect(JSON.parse(new TextDecoder().decode(stored))).toEqual(passages);
   });
@@ -247,6 +259,12 @@ describe('an embedding job on a provider that answers at once', () => {
       taskToken: 'parent-token',
       output: { index: 0, jobId: child.id },
     });
+    // That answer goes whole, as the state machine gathers it, into store-vectors' strict payload.
+    const embedded = world.workflow.completed
+      .filter((completion) => completion.taskToken === 'parent-token')
+      .map((completion) => completion.output);
+    const payload = { step: 'store-vectors', jobId: world.parent.id, passagesKey: 'p', embedded };
+    expect(stepEvent.parse(payload)).toEqual(payload);
   });
 
   it('refuses a run whose passages are another job’s', async () => {

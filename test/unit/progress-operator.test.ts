@@ -289,6 +289,17 @@ describe('progress', () => {
     expect(memory.last('job_a')).toBeDefined();
   });
 
+  it('tells live clients nothing of a write that keeps the status: a resumed job given its slot back is running already', async () => {
+    const { memory, job } = store({ status: 'running' });
+    const live = new MemoryLive();
+    const publishing = publishingStatusChanges(memory, live);
+
+    const granted = await publishing.transition(job, ['running'], { status: 'running' }, t0);
+
+    expect(granted).toMatchObject({ status: 'running', statusAt: t0.toISOString() });
+    expect(live.messages).toEqual([]);
+  });
+
   it('tells live clients of every status change the store makes', async () => {
     const { memory, job } = store({ status: 'running' });
     const live = new MemoryLive();

@@ -162,6 +162,33 @@ describe('queued jobs', () => {
     expect(deps.queue.messages).toEqual([]);
   });
 
+  it('hands the slot of a job whose message was lost to the job whose turn it is, as it requeues the job', async () => {
+    const { deps, add, atProvider, get } = setup({ now: 40_000 });
+    const lost = add({ status: 'queued', enqueuedAt: at(0) });
+    const busy = atProvider();
+    const next = add({
+      status: 'queued',
+      createdAt: at(39_000),
+      statusAt: at(39_000),
+      enqueuedAt: at(39_000),
+    });
+    await deps.waiting.add(waitingEntryOf(next));
+    for (const holder of [lost, busy]) await deps.slots.acquire(slotHolderOf(holder), 2, { tenant: 'acme' });
+    deps.provider.statuses.set('gen_1', { id: 'gen_1', status: 'running', progress: 30 });
+
+    await reconcile(deps);
+
+    expect(new Set(await deps.slots.holders())).toEqual(new Set([slotHolderOf(busy), slotHolderOf(next)]));
+    expect(get(next.id).status).toBe('running');
+    expect(deps.queue.messages).toEqual([
+      { jobId: lost.id, provider: 'longhaul-http', options: {} },
+      { jobId: next.id, provider: 'longhaul-http', options: { handOff: true } },
+    ]);
+    expect(deps.timeline.events.get(next.id)).toEqual([
+      { at: at(40_000), type: 'slot.received', detail: 'a slot the reconciler freed' },
+    ]);
+  });
+
   it('gives a job whose execution ended before starting it a new run and a new message', async () => {
     const { deps, add, get } = setup({ now: 60_000 });
     const job = add({ status: 'queued' });
@@ -213,6 +240,40 @@ describe('running jobs', () => {
           error: expect.objectContaining({ code: 'job_timeout' }),
         }),
       },
+    ]);
+  });
+
+  it('hands the slot of a job it sent to review past the job timeout to the job whose turn it is', async () => {
+    const { deps, add, atProvider, get } = setup({ now: 600_001 });
+    const late = atProvider();
+    const busy = add({
+      status: 'running',
+      startedAt: at(590_000),
+      providerJobId: 'gen_2',
+      taskToken: 't2',
+      executionName: 'e2',
+    });
+    deps.workflow.started.push('e2');
+    deps.provider.statuses.set('gen_2', { id: 'gen_2', status: 'running', progress: 30 });
+    const next = add({
+      status: 'queued',
+      createdAt: at(590_000),
+      statusAt: at(590_000),
+      enqueuedAt: at(590_000),
+    });
+    await deps.waiting.add(waitingEntryOf(next));
+    for (const holder of [late, busy]) await deps.slots.acquire(slotHolderOf(holder), 2, { tenant: 'acme' });
+
+    await reconcile(deps);
+
+    expect(get(late.id)).toMatchObject({ status: 'needs_review', error: { code: 'job_timeout' } });
+    expect(new Set(await deps.slots.holders())).toEqual(new Set([slotHolderOf(busy), slotHolderOf(next)]));
+    expect(get(next.id).status).toBe('running');
+    expect(deps.queue.messages).toEqual([
+      { jobId: next.id, provider: 'longhaul-http', options: { handOff: true } },
+    ]);
+    expect(deps.timeline.events.get(next.id)).toEqual([
+      { at: at(600_001), type: 'slot.received', detail: 'a slot the reconciler freed' },
     ]);
   });
 
@@ -376,7 +437,8 @@ describe('running jobs', () => {
 
   it('is safe when two passes overlap: one restart, one execution', async () => {
     const { deps, add } = setup();
-    add({ status: 'running', startedAt: at(0), executionName: 'e1' });
+    const job = add({ status: 'running', startedAt: at(0), executionName: 'e1' });
+    await deps.slots.acquire(slotHolderOf(job), 2, { tenant: 'acme' });
     deps.workflow.statuses.set('e1', 'ABORTED');
     const [a, b] = await Promise.all([reconcile(deps), reconcile(deps)]);
     expect(a.fixes.restarted + b.fixes.restarted).toBe(1);

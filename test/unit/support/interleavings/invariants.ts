@@ -30,6 +30,8 @@ export const INVARIANTS = {
     'live progress messages never claim running for a job that left running more than one progress interval before',
   tenantCap: 'no tenant ever holds more provider slots, or runs more provider jobs, than its cap (caps.ts)',
   submitHoldsSlot: 'a submission reaches the provider only while it holds its provider slot (caps.ts)',
+  stepPayloadKept:
+    "every payload the state machine sends the steps passes the steps function's strict schema whole: no key refused, none dropped",
 } as const;
 export type Invariant = keyof typeof INVARIANTS;
 

@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import type fc from 'fast-check';
 import type { ProviderName } from '../../../../config/providers';
 import { defaultSettings, type Settings } from '../../../../config/settings';
@@ -19,6 +20,7 @@ import type { ProviderEvent } from '../../../../lambdas/domain/provider';
 import { applyProviderEvent } from '../../../../lambdas/domain/provider-events';
 import { reconcile } from '../../../../lambdas/domain/reconcile';
 import { resumeJob } from '../../../../lambdas/domain/resume';
+import { stepEvent } from '../../../../lambdas/domain/step-event';
 import { runStep, type StepEvent, type WorkflowDeps } from '../../../../lambdas/domain/workflow';
 import { synthesizeWorkflowDefinition } from '../../../../lib/workflow-definition';
 import {
@@ -312,7 +314,21 @@ export class World implements WorldView, CapsView {
     this.trail.push(`${label} answered ${(error as Error).name}: ${(error as Error).message}`);
   }
 
-  private runStepAs(event: StepEvent, actor: Actor): Promise<unknown> {
+  private runStepAs(sent: StepEvent, actor: Actor): Promise<unknown> {
+    // The steps function reads what the state machine sends through the one strict schema, as its
+    // handler does: a key the schema refuses fails the step, and one it drops never reaches the step.
+    const parsed = stepEvent.safeParse(sent);
+    if (!parsed.success || !isDeepStrictEqual(parsed.data, sent)) {
+      this.check([
+        {
+          invariant: 'stepPayloadKept',
+          jobId: sent.jobId,
+          detail: `${sent.step} was sent ${JSON.stringify(sent)}; the schema ${parsed.success ? `kept ${JSON.stringify(parsed.data)}` : `refused it: ${parsed.error.message}`}`,
+        },
+      ]);
+      if (!parsed.success) return Promise.reject(parsed.error);
+    }
+    const event = parsed.data;
     const ports = this.ports(actor);
     const deps: WorkflowDeps = {
       ...ports,
