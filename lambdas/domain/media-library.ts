@@ -152,9 +152,11 @@ async function mutate(
   tenantId: string,
   mediaId: string,
   change: (item: MediaItem) => MediaItem | undefined,
+  /** The item as the caller just read it: the first try writes from it, a try after a conflict reads again. */
+  read?: MediaItem,
 ): Promise<{ readonly before: MediaItem; readonly after: MediaItem | undefined }> {
   for (let attempt = 0; attempt < 8; attempt++) {
-    const before = await deps.media.get(tenantId, mediaId);
+    const before = attempt === 0 && read ? read : await deps.media.get(tenantId, mediaId);
     if (!before || before.deletedAt) throw new MediaNotFoundError(mediaId);
     const after = change(before);
     if (!after) return { before, after: undefined };
@@ -381,14 +383,20 @@ export async function startVersion(
     });
     return { item: await admitVersion(deps, replay.job), job: replay.job, replayed: true };
   }
-  const { before, after } = await mutate(deps, tenantId, mediaId, (current) => {
-    if (current.claimed?.jobId === jobId) return undefined;
-    return {
-      ...current,
-      claimed: { number: newestNumberOf(current) + 1, jobId },
-      updatedAt: deps.now().toISOString(),
-    };
-  });
+  const { before, after } = await mutate(
+    deps,
+    tenantId,
+    mediaId,
+    (current) => {
+      if (current.claimed?.jobId === jobId) return undefined;
+      return {
+        ...current,
+        claimed: { number: newestNumberOf(current) + 1, jobId },
+        updatedAt: deps.now().toISOString(),
+      };
+    },
+    item,
+  );
   const claimed = after ?? before;
   const version = claimed.claimed?.number ?? 1;
   let submitted: { readonly job: Job; readonly replayed: boolean };

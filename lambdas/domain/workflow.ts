@@ -559,6 +559,10 @@ const steps: Record<StepName, Step> = {
       return null;
     }
     if (isTerminal(job.status) || job.status === 'needs_review') return null;
+    // A publish being canceled (its item deleted, its client's cancel) whose step failed meanwhile, a chunk
+    // the cancel stopped coming back failed, still ends canceled: it waits for its children as any canceled
+    // publish does (the state machine sends this to await-children), and is never failed instead.
+    if (isCanceling(job) && !takesSlot(job)) throw new JobSettledError(`Job ${job.id} is canceling.`);
     const error = jobErrorOf(event.error);
     if (unresolvedSubmission(job)) {
       // Whatever failed, the provider may have accepted a submission: a person decides, not the workflow.

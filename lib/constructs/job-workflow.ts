@@ -286,7 +286,10 @@ export class JobWorkflow extends Construct {
     const notifyFailure = step('notify-failure', 'notify', { retries: [RETRY_BOOKKEEPING] });
     notifyFailure.addCatch(releaseAfterFailure, catchInto([StatesError.all]));
     notifyFailure.next(releaseAfterFailure);
-    const onFailure = step('on-failure', 'fail', { retries: [RETRY_BOOKKEEPING], withError: true });
+    const onFailure = step('on-failure', 'fail', {
+      retries: [NO_RETRY_SETTLED, RETRY_BOOKKEEPING],
+      withError: true,
+    });
     onFailure.next(notifyFailure);
     /**
      * The state's unexpected errors take the failure path through a Pass
@@ -383,6 +386,8 @@ export class JobWorkflow extends Construct {
         })
       : undefined;
     finalize.addCatch(finalizeSettled ?? settle, catchInto([StepError.jobSettled]));
+    // A failure that meets a publish being canceled: it ends canceled, through await-children.
+    onFailure.addCatch(finalizeSettled ?? settle, catchInto([StepError.jobSettled]));
     // The provider's work is done (and paid): finalizing it never waits on the slot's release.
     release.addCatch(finalize, releaseLeftToReconciler);
     onFailureOf(finalize);

@@ -316,7 +316,14 @@ describe('definition', () => {
       [caught(['JobSettled'], 'finalize-settled'), caught(['States.ALL'], 'failed-at-finalize')],
     ],
     ['notify', 'notify', 'succeeded', NOTIFY, [caught(['States.ALL'], 'succeeded')]],
-    ['on-failure', 'fail', 'notify-failure', [BOOKKEEPING], undefined],
+    // A failure meeting a publish being canceled goes on as finalize's JobSettled does.
+    [
+      'on-failure',
+      'fail',
+      'notify-failure',
+      [{ ErrorEquals: ['JobSettled'], MaxAttempts: 0 }, BOOKKEEPING],
+      [caught(['JobSettled'], 'finalize-settled')],
+    ],
     [
       'notify-failure',
       'notify',
@@ -830,10 +837,10 @@ describe('synthesizeWorkflowDefinition', () => {
           ? { ...states.prepare, Next: 'submit' }
           : name === 'resume-at'
             ? resumeAt
-            : name === 'finalize'
+            : name === 'finalize' || name === 'on-failure'
               ? {
-                  ...states.finalize,
-                  Catch: states.finalize.Catch.map((c: Json) =>
+                  ...states[name],
+                  Catch: states[name].Catch.map((c: Json) =>
                     c.Next === 'finalize-settled' ? { ...c, Next: 'settle' } : c,
                   ),
                 }

@@ -857,6 +857,31 @@ describe('await-children', () => {
     expect(deps.timeline.types(job.id)).toContain('job.canceled');
   });
 
+  it('ends a canceled publish canceled when one of its steps fails meanwhile, never failed', async () => {
+    // Its item deleted mid-publish: a chunk the cancel stopped at its provider came back failed, so the
+    // state waiting for it failed, after the cancel was asked for.
+    const { step, deps, current, child, job } = canceling();
+    deps.store.jobs.set(child.id, {
+      ...child,
+      providerOutcome: { status: 'failed', at: clock.toISOString(), providerJobId: 'dg_1' },
+    });
+    await deps.timeline.record(job.id, {
+      at: clock.toISOString(),
+      type: 'chunk.submitted',
+      detail: `chunk 0 as ${childId}`,
+    });
+
+    await expect(
+      step('fail', { error: { Error: 'ChunkFailed', Cause: '[chunk_failed] Chunk 0 failed: stopped.' } }),
+    ).rejects.toThrow(`Job ${job.id} is canceling.`);
+    expect(current()).toMatchObject({ status: 'running', cancelRequestedAt: clock.toISOString() });
+    await step('await-children', { taskToken: 'wait-1' });
+
+    expect(current()).toMatchObject({ status: 'canceled', finishedAt: clock.toISOString() });
+    expect(current().error ?? null).toBeNull();
+    expect(deps.timeline.types(job.id)).toContain('job.canceled');
+  });
+
   it('goes straight on for a job settled elsewhere, touching nothing', async () => {
     const { step, deps, current } = canceling();
     deps.store.jobs.set(current().id, { ...current(), status: 'failed' });
