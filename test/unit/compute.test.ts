@@ -14,10 +14,10 @@ import { deriveJobId } from '../../lambdas/domain/idempotency';
 import { executionNameOf, type Job, type JobStatus, newJob, providerKeyOf } from '../../lambdas/domain/job';
 import { type AudioChunk, type MediaTools, UndecodableAudioError } from '../../lambdas/domain/media';
 import { jobOutputPrefix, type StoredChunk } from '../../lambdas/domain/publish';
+import { stepEvent } from '../../lambdas/domain/step-event';
 import { runStep } from '../../lambdas/domain/workflow';
 import { MemoryOutputs, MemoryStore, MemoryTimeline, ScriptedProvider } from './support/memory-ports';
 import { memoryWorkflowDeps } from './support/workflow-deps';
-import { stepEvent } from '../../lambdas/domain/step-event';
 
 /** The one entrypoint of the compute steps, over fake media tools: what it records and what it answers. */
 

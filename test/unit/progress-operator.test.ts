@@ -368,22 +368,25 @@ describe('resolveJob', () => {
   it.each([
     ['an accepted job with no end heard of', { providerJobId: 'gen_1' }],
     ['a submission whose outcome is unknown', { submitIntent: { attemptId: 'a', at: '' } }],
-  ] as const)('keeps the slot of %s while the provider may still run it, whatever the outcome', async (_, sent) => {
-    for (const outcome of ['succeeded', 'failed'] as const) {
-      const { memory, job } = store({ status: 'needs_review', ...sent });
-      const d = deps(memory);
-      const next = sampleJob(t0, { id: 'job_nnnnnnnnnnnnnnnnnnnnnnnnnn', status: 'queued' });
-      memory.jobs.set(next.id, next);
-      await d.waiting.add(waitingEntryOf(next));
-      await d.slots.acquire(slotHolderOf(job), 1);
+  ] as const)(
+    'keeps the slot of %s while the provider may still run it, whatever the outcome',
+    async (_, sent) => {
+      for (const outcome of ['succeeded', 'failed'] as const) {
+        const { memory, job } = store({ status: 'needs_review', ...sent });
+        const d = deps(memory);
+        const next = sampleJob(t0, { id: 'job_nnnnnnnnnnnnnnnnnnnnnnnnnn', status: 'queued' });
+        memory.jobs.set(next.id, next);
+        await d.waiting.add(waitingEntryOf(next));
+        await d.slots.acquire(slotHolderOf(job), 1);
 
-      await resolveJob(d, job.id, { outcome, note: 'checked with the provider' });
+        await resolveJob(d, job.id, { outcome, note: 'checked with the provider' });
 
-      // The reconciler frees it once the provider cannot be running the job (stopped, ended, or timed out).
-      expect(await d.slots.holders()).toEqual([slotHolderOf(job)]);
-      expect(memory.jobs.get(next.id)?.status).toBe('queued');
-    }
-  });
+        // The reconciler frees it once the provider cannot be running the job (stopped, ended, or timed out).
+        expect(await d.slots.holders()).toEqual([slotHolderOf(job)]);
+        expect(memory.jobs.get(next.id)?.status).toBe('queued');
+      }
+    },
+  );
 
   it('requeues for a fresh submission under a new provider key', async () => {
     const { memory, job } = store({
