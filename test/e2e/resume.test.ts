@@ -286,7 +286,9 @@ test('a job an operator replayed is never resumed: the original names its replay
 });
 
 test('jobs refused at submit and resumed while the one slot is busy wait for it: the provider never runs two at once, and each succeeds', async () => {
-  // Refused at submit, each failed at a step that runs with the slot: a resume goes back there.
+  // Refused at submit, each failed at a step that runs with the slot: a resume goes back there. The
+  // stack's three finalize faults are spent by the tests above, which run first (alone, this one's busy
+  // job would meet one).
   await sim('/_sim/faults', { mode: 'reject', count: 3 });
   const refused = await Promise.all([submit(), submit(), submit()]);
   for (const id of refused) {
