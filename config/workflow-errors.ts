@@ -16,6 +16,11 @@ export const StepError = {
   providerUnavailable: 'ProviderUnavailable',
   /** The provider throttled or was down: the job went back to its line and the run ends, to start again when granted. */
   providerPaused: 'ProviderPaused',
+  /**
+   * A step needs an answer of a provider that throttles or is down (a status read): its grants pause, and the
+   * step is tried again for as long as the job's own timeout allows, the job running on.
+   */
+  waitingForProvider: 'WaitingForProvider',
   /** The submission was sent and its outcome is unknown: resent with the same key, then reviewed. */
   providerAmbiguous: 'ProviderAmbiguous',
   /** The provider refused the submission for good: the job fails. */

@@ -147,6 +147,22 @@ export class ProviderUnavailableError extends Error {
   }
 }
 
+/**
+ * The provider said it throttles or is down (429, 503, a throttle), or could
+ * not be reached: the request did no work, and the provider's grants pause.
+ * Other read failures (no record yet, a malformed answer) say nothing of the
+ * provider as a whole.
+ */
+export class ProviderDownError extends ProviderUnavailableError {}
+
+/**
+ * A step needs the answer of a provider that throttles or is down (or whose
+ * grants are paused): it is tried again later, and its job waits, running.
+ */
+export class WaitingForProviderError extends Error {
+  override readonly name = StepError.waitingForProvider;
+}
+
 /** The job's provider is paused: the job went back to its line, and this run of its workflow ends. */
 export class ProviderPausedError extends Error {
   override readonly name = StepError.providerPaused;

@@ -1,5 +1,5 @@
 import type { ProviderName } from '../../config/providers';
-import type { ProviderUnavailableError } from './errors';
+import { ProviderDownError, type ProviderUnavailableError, WaitingForProviderError } from './errors';
 import type { SlotPool, SlotPoolState } from './ports';
 
 /** How long a provider's grants pause when it throttles or is down without saying for how long. */
@@ -63,6 +63,35 @@ export async function pauseProvider(
   const started = await pool.pause({ until, seconds, reason: error.message });
   if (started || state.pausedUntil === undefined) return { until, reason: error.message, started };
   return { until: new Date(state.pausedUntil), reason: state.pauseReason ?? error.message, started };
+}
+
+/**
+ * Asks the provider what only it can answer (how a job it took is doing) and
+ * waits for it as a submission does when it throttles or is down: its grants
+ * pause, and `WaitingForProviderError` has the step tried again later, its job
+ * running on. A retry while the pause lasts asks nothing (only a retry looks
+ * at the pool: a first try pays no read for it).
+ */
+export async function askProvider<T>(
+  deps: {
+    readonly pool: SlotPool;
+    readonly now: Date;
+    readonly settings: PauseSettings;
+    readonly random: () => number;
+  },
+  retried: boolean,
+  ask: () => Promise<T>,
+): Promise<T> {
+  if (retried && isPaused(await deps.pool.state(), deps.now)) {
+    throw new WaitingForProviderError('The provider is paused: asked again once the pause ends.');
+  }
+  try {
+    return await ask();
+  } catch (error) {
+    if (!(error instanceof ProviderDownError)) throw error;
+    const pause = await pauseProvider(deps.pool, error, deps.now, deps.settings, deps.random);
+    throw new WaitingForProviderError(`${error.message} Asked again after ${pause.until.toISOString()}.`);
+  }
 }
 
 /** The delay of a waiting job's next look at a paused provider: just after the pause ends, spread out a little. */

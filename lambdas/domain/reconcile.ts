@@ -7,7 +7,7 @@ import { resumeParent } from './chunk-jobs';
 import { mapWithConcurrency } from './concurrency';
 import { grantedNotStarted, handOnFreeSlots, startJob } from './dispatch';
 import { discardVectors } from './embedding';
-import { JOB_CANCELED_CAUSE, JobAlreadyFinishedError } from './errors';
+import { JOB_CANCELED_CAUSE, JobAlreadyFinishedError, ProviderDownError } from './errors';
 import { type EventDeps, publishJobEvent } from './events';
 import { waitingEntryOf } from './fair-share';
 import { cancelChildren, cancelMadeChild, enterLines } from './intake';
@@ -617,8 +617,17 @@ async function reconcileRunning(deps: ReconcileDeps, job: Job, holdsSlot: boolea
     }
     return;
   }
-  // Waiting on the provider: ask it, in case its completion webhook was lost.
-  const remote = await (await deps.providers(providerOf(job))).status(job.providerJobId);
+  // Waiting on the provider: ask it, in case its completion webhook was lost. A provider that throttles or is
+  // down says nothing of the job: the waiting step lives on (bounded by the job's own timeout), as it would
+  // if the provider said it still runs.
+  const remote = await (await deps.providers(providerOf(job))).status(job.providerJobId).catch((error) => {
+    if (error instanceof ProviderDownError) return undefined;
+    throw error;
+  });
+  if (!remote) {
+    await deps.workflow.heartbeat(job.taskToken);
+    return;
+  }
   if (remote.status === 'succeeded' || remote.status === 'failed' || remote.status === 'canceled') {
     const updated = await deps.store.recordProviderOutcome(job, {
       status: remote.status,

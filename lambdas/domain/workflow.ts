@@ -75,6 +75,7 @@ import type {
 import type { Provider } from './provider';
 import { applyProviderEvent, resumeAwait } from './provider-events';
 import {
+  askProvider,
   lookAfterPauseSeconds,
   PAUSE_DEFAULTS,
   type PauseSettings,
@@ -515,13 +516,13 @@ const steps: Record<StepName, Step> = {
     return null;
   },
 
-  finalize: settling(async (deps, _event, job) => {
+  finalize: settling(async (deps, event, job) => {
     // A version whose success was recorded and whose switch was not (a try stopped between them) switches now.
     if (job.status === 'succeeded' && job.media) return publishVersion(deps, job);
     if (!goesOn(job)) throw new JobSettledError(`Job ${job.id} is ${settledStatusOf(job)}.`);
     if (!takesSlot(job)) return finalizePublished(deps, job);
     if (!job.providerJobId) throw new Error(`Job ${job.id} has no provider job to finalize.`);
-    const raw = await providerOutput(deps, job, job.providerJobId);
+    const raw = await providerOutput(deps, job, job.providerJobId, (event.retryCount ?? 0) > 0);
     let output: JobOutput;
     try {
       output = bindingOf(job).output(raw, job.input);
@@ -995,13 +996,28 @@ function bindingOf(job: Job): ProviderBinding<ProviderName> {
  * when it arrived (some providers hand it over only then), or else what the
  * provider says of the job now.
  */
-async function providerOutput(deps: WorkflowDeps, job: Job, providerJobId: string): Promise<unknown> {
+async function providerOutput(
+  deps: WorkflowDeps,
+  job: Job,
+  providerJobId: string,
+  retried: boolean,
+): Promise<unknown> {
   const kept = job.providerOutcome?.outputKey;
   if (kept) {
     const bytes = await deps.outputs.getOutput(kept);
     if (bytes) return JSON.parse(new TextDecoder().decode(bytes));
   }
-  const status = await (await deps.providers(providerOf(job))).status(providerJobId);
+  const provider = await deps.providers(providerOf(job));
+  const status = await askProvider(
+    {
+      pool: deps.slots(providerOf(job)),
+      now: deps.now(),
+      settings: deps.providerPause ?? PAUSE_DEFAULTS,
+      random: deps.random ?? Math.random,
+    },
+    retried,
+    () => provider.status(providerJobId),
+  );
   if (status.status !== 'succeeded') {
     throw new ProviderUnavailableError(`Provider reports ${status.status} for a completed job.`);
   }

@@ -2,6 +2,7 @@ import type * as z from 'zod';
 import { PROVIDERS, type ProviderName } from '../../config/providers';
 import {
   AmbiguousSubmissionError,
+  ProviderDownError,
   ProviderRejectedError,
   ProviderUnavailableError,
   ValidationError,
@@ -168,14 +169,14 @@ export function submissionFailure(provider: ProviderName, exchange: Exchange | u
     );
   }
   if (exchange.kind === 'unsent') {
-    return new ProviderUnavailableError(`${provider} unreachable: ${exchange.message}`);
+    return new ProviderDownError(`${provider} unreachable: ${exchange.message}`);
   }
   if (exchange.kind === 'lost') {
     return new AmbiguousSubmissionError(`${provider} submission outcome unknown: ${exchange.message}`);
   }
   const { status } = exchange;
   if (status === 429 || status === 503)
-    return new ProviderUnavailableError(`${provider} answered ${status}.`, exchange.retryAfterSeconds);
+    return new ProviderDownError(`${provider} answered ${status}.`, exchange.retryAfterSeconds);
   if (status >= 400 && status < 500 && status !== 408) {
     return new ProviderRejectedError(
       `${provider} refused the submission (${status}).`,
@@ -188,6 +189,12 @@ export function submissionFailure(provider: ProviderName, exchange: Exchange | u
 /** The error of a failed status or cancel call: these are safe to repeat, so every failure is "unavailable". */
 export function readFailure(provider: ProviderName, exchange: Exchange | undefined, error: unknown): Error {
   if (error instanceof ProviderUnavailableError) return error;
+  // A throttle or an outage refuses reads as it refuses submissions: the provider is down, not the job.
+  if (exchange?.kind === 'unsent')
+    return new ProviderDownError(`${provider} unreachable: ${exchange.message}`);
+  if (exchange?.kind === 'answered' && (exchange.status === 429 || exchange.status === 503)) {
+    return new ProviderDownError(`${provider} answered ${exchange.status}.`, exchange.retryAfterSeconds);
+  }
   const what =
     exchange?.kind === 'answered'
       ? `answered ${exchange.status}`

@@ -125,6 +125,29 @@ const RETRY_WEBHOOK: RetryProps = {
  */
 const NOTIFY_RETRIES: readonly RetryProps[] = [RETRY_WEBHOOK, NO_RETRY_SETTLED, RETRY_BOOKKEEPING];
 
+/**
+ * A step that needs a provider that throttles or is down (`WaitingForProvider`) is tried again at the pace
+ * of the provider's pauses (doubling from the first pause up to the longest), for as long as the job's own
+ * timeout: full jitter waits half of each delay on average, so the tries are counted over twice the timeout.
+ */
+export function waitingForProvider(settings: Settings): RetryProps {
+  const first = settings.providerPauseSeconds;
+  const longest = Math.max(first, settings.providerPauseMaxSeconds);
+  const span = (2 * settings.jobTimeoutMs) / 1000;
+  let attempts = 0;
+  for (let waited = 0, delay = first; waited < span; attempts++, delay = Math.min(longest, delay * 2)) {
+    waited += delay;
+  }
+  return {
+    errors: [StepError.waitingForProvider],
+    interval: seconds(first),
+    backoffRate: 2,
+    maxDelay: seconds(longest),
+    maxAttempts: Math.max(1, attempts),
+    jitterStrategy: JitterType.FULL,
+  };
+}
+
 export interface JobWorkflowProps {
   /** Longhaul settings: the await step's timeout and heartbeat, and the log retention. */
   readonly settings: Settings;
@@ -376,6 +399,9 @@ export class JobWorkflow extends Construct {
           maxAttempts: 4,
           jitterStrategy: JitterType.FULL,
         },
+        // The provider throttles or is down: its work is done (and paid), so finalize waits for it to answer
+        // for as long as the job's own timeout allows, at the pace of the provider's pauses.
+        waitingForProvider(settings),
       ],
     });
     // A publish canceled by the time it finalizes waits for its children as any canceled publish does

@@ -123,6 +123,16 @@ export class DeepgramDialect implements Dialect {
     const lookup = /^\/projects\/([^/]+)\/requests\/([^/]+)$/.exec(route);
     if (route === '/listen' && method === 'POST') {
       await this.listen(req, res);
+    } else if (lookup && method === 'GET' && this.context.faults.down(this.provider)) {
+      // An outage refuses the management API's lookups as it refuses transcriptions.
+      throw deepgramError(
+        503,
+        'SERVICE_UNAVAILABLE',
+        'Deepgram is temporarily unavailable (simulated outage).',
+        {
+          'Retry-After': '1',
+        },
+      );
     } else if (lookup && method === 'GET') {
       sendJson(
         res,

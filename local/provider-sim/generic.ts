@@ -71,6 +71,14 @@ export class GenericDialect implements Dialect {
     }
     const route = /^\/v1\/generations\/([^/]+)(\/cancel)?$/.exec(path);
     if (!route) throw genericError(404, 'not_found', `No route for ${path}.`);
+    if (this.context.faults.down(this.provider)) {
+      res.setHeader('Retry-After', '1');
+      throw genericError(
+        503,
+        'service_unavailable',
+        'The provider is temporarily unavailable (simulated outage).',
+      );
+    }
     const generation = this.find(decodeURIComponent(route[1] ?? ''));
     if (route[2]) {
       allow(method, 'POST');

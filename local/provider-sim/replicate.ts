@@ -102,6 +102,11 @@ export class ReplicateDialect implements Dialect {
       );
     } else if (route === '/predictions' && method === 'POST') {
       await this.create(req, res, undefined);
+    } else if (prediction && this.context.faults.down(this.provider)) {
+      // An outage refuses reads and cancels as it refuses creates.
+      throw problem(503, 'Service unavailable', 'Replicate is temporarily unavailable (simulated outage).', {
+        'Retry-After': '1',
+      });
     } else if (prediction?.[2] && method === 'POST') {
       const found = this.find(decodeURIComponent(prediction[1] ?? ''));
       this.context.runner.cancel(found.job);

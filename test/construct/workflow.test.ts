@@ -312,6 +312,16 @@ describe('definition', () => {
           BackoffRate: 2,
           JitterStrategy: 'FULL',
         },
+        // A provider that is down is waited for at its pauses' pace (5 s doubling to 300 s) over the job's
+        // timeout (600 s), counted twice for full jitter: 5+10+20+40+80+160+300+300+300 s reach 1,200 s.
+        {
+          ErrorEquals: ['WaitingForProvider'],
+          IntervalSeconds: 5,
+          MaxAttempts: 9,
+          BackoffRate: 2,
+          MaxDelaySeconds: 300,
+          JitterStrategy: 'FULL',
+        },
       ],
       [caught(['JobSettled'], 'finalize-settled'), caught(['States.ALL'], 'failed-at-finalize')],
     ],

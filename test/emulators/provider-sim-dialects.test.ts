@@ -675,6 +675,41 @@ describe('dialects side by side', () => {
     expect((await generic()).status).toBe(201);
   });
 
+  it('refuses the status reads and cancels of every dialect during an outage, each with 503 and Retry-After, and answers them after', async () => {
+    const gen = ((await (await generic()).json()) as { id: string }).id;
+    const prediction = (await predict()).id;
+    const { request_id } = (await listen()) as { request_id: string };
+    const auth = (scheme: string) => ({ authorization: `${scheme} ${API_KEY}` });
+    const reads = () => [
+      fetch(`${simulator.url}/v1/generations/${gen}`, { headers: auth('Bearer') }),
+      fetch(`${simulator.url}/replicate/v1/predictions/${prediction}`, { headers: auth('Bearer') }),
+      fetch(`${simulator.url}/replicate/v1/predictions/${prediction}/cancel`, {
+        method: 'POST',
+        headers: auth('Bearer'),
+      }),
+      fetch(`${simulator.url}/deepgram/v1/projects/${DEFAULT_DEEPGRAM_PROJECT_ID}/requests/${request_id}`, {
+        headers: auth('Token'),
+      }),
+      fetch(`${simulator.url}/v1/generations/${gen}/cancel`, { method: 'POST', headers: auth('Bearer') }),
+    ];
+    const OUTAGE_MS = 1500;
+    const downSince = Date.now();
+    await sim('/_sim/faults', { mode: 'outage', seconds: OUTAGE_MS / 1000 });
+    const during = await Promise.all(reads());
+    expect(Date.now() - downSince).toBeLessThan(OUTAGE_MS);
+    expect(during.map((response) => [response.status, response.headers.get('retry-after')])).toEqual(
+      Array(5).fill([503, '1']),
+    );
+    await waitFor(
+      'the outage to end',
+      async () => (await fetch(`${simulator.url}/v1/generations/${gen}`, { headers: auth('Bearer') })).ok,
+    );
+    expect(Date.now() - downSince).toBeGreaterThanOrEqual(OUTAGE_MS);
+    expect((await Promise.all(reads())).map((response) => response.status)).toEqual([
+      200, 200, 200, 200, 200,
+    ]);
+  });
+
   it('counts every dialect in the ledger and each in byProvider', async () => {
     const empty = await ledger();
     expect(empty).toEqual({ submissions: [], maxConcurrent: 0, running: 0 });

@@ -6,6 +6,7 @@ import { RESOLVED_FAILED_CODE } from '../../lambdas/domain/operator';
 import type { EnqueueOptions } from '../../lambdas/domain/ports';
 import { jobOutputPrefix } from '../../lambdas/domain/publish';
 import { BACKLOG_RECOUNTS_PER_PASS, type ReconcileDeps, reconcile } from '../../lambdas/domain/reconcile';
+import { readFailure } from '../../lambdas/providers/common';
 import {
   granting,
   limits,
@@ -219,6 +220,18 @@ describe('running jobs', () => {
     const report = await reconcile(deps);
     expect(deps.workflow.heartbeats).toEqual(['t1']);
     expect(Object.values(report.fixes).every((count) => count === 0)).toBe(true);
+  });
+
+  it('keeps the waiting step alive while the provider is down and cannot say how the job is', async () => {
+    const { deps, atProvider, get } = setup();
+    const job = atProvider();
+    deps.provider.status = async () => {
+      throw readFailure('longhaul-http', { kind: 'answered', status: 503 }, undefined);
+    };
+    const report = await reconcile(deps);
+    expect(deps.workflow.heartbeats).toEqual(['t1']);
+    expect(report.errors).toBe(0);
+    expect(get(job.id).status).toBe('running');
   });
 
   it('sends a job running past the job timeout to review, stops it and frees its slot once the provider stopped', async () => {

@@ -156,6 +156,48 @@ describe.each(implementations)('the %s slot port', (_name, make) => {
     });
   });
 
+  it('refuses every grant while the provider is paused, in the grant’s own write, and grants again once the pause ends', async () => {
+    const [a, b] = [queuedJob('acme'), queuedJob('globex')];
+    await port.queued(a);
+    await port.queued(b);
+    const until = new Date(at.getTime() + 5000);
+    expect(await port.pool.pause({ until, seconds: 5, reason: 'longhaul-http answered 503.' })).toBe(true);
+    // A shorter pause than the one in force changes nothing.
+    expect(await port.pool.pause({ until: at, seconds: 1, reason: 'shorter' })).toBe(false);
+
+    const grant = (job: Job, when: Date) =>
+      port.store.startWithSlot(
+        { job, holder: slotHolderOf(job), limit: 2, claim: claim(job.tenantId, undefined, 10) },
+        when,
+      );
+    expect(await grant(a, at)).toEqual({ refused: 'slot' });
+    expect((await port.store.get(a.id))?.status).toBe('queued');
+    expect(await port.pool.state()).toEqual({
+      holders: [],
+      tenantInFlight: {},
+      passes: {},
+      floor: 0,
+      pausedUntil: until.getTime(),
+      pauseReason: 'longhaul-http answered 503.',
+      pauseSeconds: 5,
+    });
+    // The pause is over at its end, by the grant's own clock.
+    expect(await grant(a, until)).toEqual({
+      granted: expect.objectContaining({ id: a.id, status: 'running' }),
+    });
+
+    // acquire holds the pause too (judged by the adapter's clock, now), and grants again once it is resumed.
+    expect(
+      await port.pool.pause({ until: new Date(Date.now() + 60_000), seconds: 60, reason: 'throttled' }),
+    ).toBe(true);
+    expect(await port.pool.acquire('another', 2)).toBe(false);
+    await port.pool.resume();
+    expect(await port.pool.acquire('another', 2)).toBe(true);
+    expect(await port.pool.holders()).toEqual(expect.arrayContaining([slotHolderOf(a), 'another']));
+    expect(await port.pool.state()).toMatchObject({ pauseSeconds: 60 });
+    expect((await port.pool.state()).pausedUntil).toBeUndefined();
+  });
+
   it('answers a grant that meets another transaction as a conflict, having written nothing', async () => {
     const job = queuedJob('acme');
     await port.queued(job);

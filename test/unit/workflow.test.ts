@@ -20,6 +20,7 @@ import { applyProviderEvent } from '../../lambdas/domain/provider-events';
 import { pauseSecondsOf } from '../../lambdas/domain/provider-pauses';
 import { jobOutputPrefix } from '../../lambdas/domain/publish';
 import { jobErrorOf, runStep, type StepEvent, type WorkflowDeps } from '../../lambdas/domain/workflow';
+import { readFailure } from '../../lambdas/providers/common';
 import { sampleJob } from './support/jobs';
 import {
   type MemoryEvents,
@@ -315,6 +316,40 @@ describe('finalize, release and notify', () => {
     const key = `outputs/acme/${current().id}/image.png`;
     expect(current()).toMatchObject({ status: 'succeeded', progress: 100, result: { outputKey: key } });
     expect(deps.outputs.objects.get(key)?.contentType).toBe('image/png');
+  });
+
+  it('waits for a provider that is down when finalize reads its output: its grants pause and the step is tried again, the job still running', async () => {
+    const { step, current, deps } = setup({ job: { status: 'running', providerJobId: 'gen_1' } });
+    const down = readFailure(
+      'longhaul-http',
+      { kind: 'answered', status: 503, retryAfterSeconds: 6 },
+      undefined,
+    );
+    let reads = 0;
+    deps.provider.status = async () => {
+      reads += 1;
+      throw down;
+    };
+    await expect(step('finalize')).rejects.toMatchObject({ name: 'WaitingForProvider' });
+    expect(current()).toMatchObject({ status: 'running', providerJobId: 'gen_1' });
+    expect(await deps.slots.state()).toMatchObject({ pausedUntil: clock.getTime() + 6000, pauseSeconds: 6 });
+    // A retry while the pause lasts does not ask the provider again.
+    await expect(step('finalize', { retryCount: 1 })).rejects.toMatchObject({ name: 'WaitingForProvider' });
+    expect(reads).toBe(1);
+    // Once the pause is over the retry asks, and the job succeeds.
+    deps.provider.status = ScriptedProvider.prototype.status;
+    deps.provider.statuses.set('gen_1', {
+      id: 'gen_1',
+      status: 'succeeded',
+      progress: 100,
+      output: { image: { contentType: 'image/png', base64: PNG } },
+    });
+    const later = new Date(clock.getTime() + 6000);
+    await runStep(
+      { ...deps, now: () => later },
+      { step: 'finalize', jobId: current().id, executionName: executionNameOf(current()), retryCount: 2 },
+    );
+    expect(current()).toMatchObject({ status: 'succeeded' });
   });
 
   it('finalizes from the output the completion webhook kept, without asking the provider', async () => {
