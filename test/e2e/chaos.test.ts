@@ -158,14 +158,15 @@ const holdsSlot = (provider: ProviderName, mode: FaultMode, settings: Settings):
   (mode === 'lose-webhooks' && !RECOVERS_LOST_WEBHOOKS[provider]);
 
 /**
- * The faults a provider can be given. A stall only where the provider can be
+ * The faults a provider can be given, one submission each. A stall only where the provider can be
  * told to stop: the job timeout bounds how long a job may run at its
  * provider, and one that cannot be stopped (Deepgram) is trusted to end on its
  * own, so its slot is given back by the clock; a job it never ended would use
  * capacity Longhaul has handed on.
  */
 const faultModesOf = (provider: ProviderName): readonly FaultMode[] =>
-  FAULT_MODES.filter((mode) => mode !== 'stall' || PROVIDERS[provider].cancels);
+  // An outage is a span of time, not one submission's fault: test/e2e/outage.test.ts has its own.
+  FAULT_MODES.filter((mode) => mode !== 'outage' && (mode !== 'stall' || PROVIDERS[provider].cancels));
 
 /** mulberry32: small, seedable, good enough to pick chaos from. */
 function random(seed: number) {
