@@ -143,14 +143,16 @@ describe('the synthesized workflow', () => {
     expect(result.calls).toHaveLength(ran.length * (THROTTLES_PER_STEP + 1));
   });
 
-  it('retries submit while the provider is unavailable, then goes on', async () => {
-    const result = await run('job_unavailable', async (call, previous) => {
-      const submits = previous.filter((c) => c.step === 'submit').length;
-      if (call.step === 'submit' && submits <= 2) throw namedError('ProviderUnavailable');
+  it('ends the run, the job back in its line, when submit found the provider throttling or down', async () => {
+    const result = await run('job_unavailable', async (call) => {
+      // The step paused the provider and put the job back in its line: the next grant starts a new run.
+      if (call.step === 'submit') throw namedError('ProviderPaused');
       return resumeWith(succeed)(call);
     });
     expect(result.status).toBe('SUCCEEDED');
-    expect(result.calls.filter((c) => c.step === 'submit').map((c) => c.retryCount)).toEqual([0, 1, 2]);
+    // Neither retried while holding the slot, nor the failure path: nothing else runs.
+    expect(result.steps).toEqual(['prepare', 'submit']);
+    expect(result.calls.filter((c) => c.step === 'submit').map((c) => c.retryCount)).toEqual([0]);
   });
 
   it('takes the failure path (record, notify, release) when the provider rejects', async () => {

@@ -135,6 +135,9 @@ async function scanAll(stack: RunningLocalStack, table: string): Promise<Record<
   return items;
 }
 
+/** The item listing the tenants the reconciler recounts (`backlogRegistryKey`). */
+const isBacklogRegistry = (item: Record<string, unknown>) => item.pk === 'BACKLOGS' && item.sk === 'TENANTS';
+
 export async function footprint(stack: RunningLocalStack): Promise<Footprint> {
   const { endpoints } = stack;
   const [jobItems, connections, queued, deadLetters, inputs, ledger] = await Promise.all([
@@ -152,8 +155,10 @@ export async function footprint(stack: RunningLocalStack): Promise<Footprint> {
   const items = new Map<string, string>();
   for (const item of jobItems) {
     // A tenant's backlog counter and its recount mark are the reconciler's, which recounts in the
-    // background between any two snapshots; a request that admitted a job shows as that job's item.
-    const { backlog: _backlog, backlogCheck: _backlogCheck, ...own } = item;
+    // background between any two snapshots, and so is the list of tenants to recount, which a recount
+    // finding none takes a tenant off; a request that admitted a job shows as that job's item.
+    const { backlog: _backlog, backlogCheck: _backlogCheck, ...counted } = item;
+    const own = isBacklogRegistry(item) ? { ...counted, tenants: undefined } : counted;
     const digest = createHash('sha256')
       .update(JSON.stringify(Object.fromEntries(Object.entries(own).sort()), stable))
       .digest('hex');
