@@ -367,7 +367,10 @@ describe('resolveJob', () => {
 
   it.each([
     ['an accepted job with no end heard of', { providerJobId: 'gen_1' }],
-    ['a submission whose outcome is unknown', { submitIntent: { attemptId: 'a', at: '' } }],
+    [
+      'a provider job resent after an unknown outcome',
+      { providerJobId: 'gen_1', submitIntent: { attemptId: 'a', at: '' } },
+    ],
   ] as const)(
     'keeps the slot of %s while the provider may still run it, whatever the outcome',
     async (_, sent) => {

@@ -496,13 +496,15 @@ export class World implements WorldView, CapsView {
   }
 
   /**
-   * An operator settles a job in review, after looking at the provider: while
-   * a provider job of it still runs, the operator waits.
+   * An operator settles a job in review, after looking at the provider once
+   * the job is in review (a look before would miss a submission still on its
+   * way): while a provider job of it still runs, the operator waits.
    */
   resolve(job: number, outcome: 'succeeded' | 'failed' | 'requeue') {
     const jobId = this.jobIds[job] ?? '';
     return this.spawn(`operator ${outcome} ${job}`, async (actor) => {
-      if (this.provider.running(jobId).length > 0) return;
+      const seen = await this.ports(actor).store.get(jobId);
+      if (seen?.status === 'needs_review' && this.provider.running(jobId).length > 0) return;
       await resolveJob(
         { ...this.ports(actor), maxInFlight: limits(this.settings.maxInFlight), now: this.now },
         jobId,
