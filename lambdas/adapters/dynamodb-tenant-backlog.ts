@@ -63,28 +63,29 @@ export async function raiseBacklog(
   const names =
     raise.names && Object.keys(raise.names).length ? { ExpressionAttributeNames: raise.names } : {};
   const within = raise.condition ? ` AND (${raise.condition})` : '';
-  try {
-    await client.send(
-      new UpdateCommand({
-        TableName: tableName,
-        Key: tenantKey(tenant),
-        UpdateExpression: 'ADD backlog :count',
-        ConditionExpression: `backlog > :zero${within}`,
-        ...names,
-        ExpressionAttributeValues: { ...raise.values, ':count': raise.count, ':zero': 0 },
-        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-      }),
-    );
-    return true;
-  } catch (error) {
-    if (!(error instanceof ConditionalCheckFailedException)) throw error;
-    // Listed already, so only the cap refused it.
-    if (Number(error.Item?.backlog?.N ?? 0) > 0) return false;
-  }
-  try {
-    // An unlisting transaction may hold the list, or another raise the counter: judged again when sent.
-    await retryingConflicts(() =>
-      client.send(
+  // Each try is judged when sent; after a conflict (another raise's transaction holding the counter or the
+  // list) the first write is tried again, as that raise has most likely listed the tenant meanwhile.
+  return retryingConflicts(async () => {
+    try {
+      await client.send(
+        new UpdateCommand({
+          TableName: tableName,
+          Key: tenantKey(tenant),
+          UpdateExpression: 'ADD backlog :count',
+          ConditionExpression: `backlog > :zero${within}`,
+          ...names,
+          ExpressionAttributeValues: { ...raise.values, ':count': raise.count, ':zero': 0 },
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      // Listed already, so only the cap refused it.
+      if (Number(error.Item?.backlog?.N ?? 0) > 0) return false;
+    }
+    try {
+      await client.send(
         new TransactWriteCommand({
           TransactItems: [
             {
@@ -107,18 +108,18 @@ export async function raiseBacklog(
             },
           ],
         }),
-      ),
-    );
-    return true;
-  } catch (error) {
-    if (
-      error instanceof TransactionCanceledException &&
-      error.CancellationReasons?.[0]?.Code === 'ConditionalCheckFailed'
-    ) {
-      return false;
+      );
+      return true;
+    } catch (error) {
+      if (
+        error instanceof TransactionCanceledException &&
+        error.CancellationReasons?.[0]?.Code === 'ConditionalCheckFailed'
+      ) {
+        return false;
+      }
+      throw error;
     }
-    throw error;
-  }
+  });
 }
 
 /**
@@ -184,16 +185,19 @@ export class DynamoDbTenantBacklogs implements TenantBacklogs {
   async giveBack(tenant: string, count = 1): Promise<void> {
     if (count <= 0) return;
     try {
-      await this.client.send(
-        count === 1
-          ? backlogDecrease(this.tableName, tenant)
-          : new UpdateCommand({
-              TableName: this.tableName,
-              Key: tenantKey(tenant),
-              UpdateExpression: 'ADD backlog :delta',
-              ConditionExpression: 'backlog >= :count',
-              ExpressionAttributeValues: { ':delta': -count, ':count': count },
-            }),
+      // A raise's transaction may hold the counter: judged again when sent.
+      await retryingConflicts(() =>
+        this.client.send(
+          count === 1
+            ? backlogDecrease(this.tableName, tenant)
+            : new UpdateCommand({
+                TableName: this.tableName,
+                Key: tenantKey(tenant),
+                UpdateExpression: 'ADD backlog :delta',
+                ConditionExpression: 'backlog >= :count',
+                ExpressionAttributeValues: { ':delta': -count, ':count': count },
+              }),
+        ),
       );
     } catch (error) {
       // A counter already below what is given back is off; the reconciler's recount sets it right.
@@ -255,15 +259,17 @@ export class DynamoDbTenantBacklogs implements TenantBacklogs {
     values: Record<string, unknown>,
   ): Promise<boolean> {
     try {
-      await this.client.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: tenantKey(tenant),
-          UpdateExpression: update,
-          ConditionExpression:
-            counted === 0 ? 'attribute_not_exists(backlog) OR backlog = :counted' : 'backlog = :counted',
-          ExpressionAttributeValues: { ...values, ':counted': counted },
-        }),
+      await retryingConflicts(() =>
+        this.client.send(
+          new UpdateCommand({
+            TableName: this.tableName,
+            Key: tenantKey(tenant),
+            UpdateExpression: update,
+            ConditionExpression:
+              counted === 0 ? 'attribute_not_exists(backlog) OR backlog = :counted' : 'backlog = :counted',
+            ExpressionAttributeValues: { ...values, ':counted': counted },
+          }),
+        ),
       );
       return true;
     } catch (error) {
