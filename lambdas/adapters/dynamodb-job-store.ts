@@ -118,14 +118,17 @@ export class DynamoDbJobStore implements JobStore {
 
   async markEnqueued(jobId: string, at: Date): Promise<void> {
     try {
-      await this.client.send(
-        new UpdateCommand({
-          TableName: this.options.tableName,
-          Key: { pk: jobId, sk: JOB_ITEM_SORT_KEY },
-          UpdateExpression: 'SET enqueuedAt = :at',
-          ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(enqueuedAt)',
-          ExpressionAttributeValues: { ':at': at.toISOString() },
-        }),
+      // The dispatcher may already be granting the job its slot (`startWithSlot`): judged again when sent.
+      await retryingConflicts(() =>
+        this.client.send(
+          new UpdateCommand({
+            TableName: this.options.tableName,
+            Key: { pk: jobId, sk: JOB_ITEM_SORT_KEY },
+            UpdateExpression: 'SET enqueuedAt = :at',
+            ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(enqueuedAt)',
+            ExpressionAttributeValues: { ':at': at.toISOString() },
+          }),
+        ),
       );
     } catch (error) {
       if (!(error instanceof ConditionalCheckFailedException)) throw error;
@@ -270,7 +273,8 @@ export class DynamoDbJobStore implements JobStore {
       return;
     }
     try {
-      await this.client.send(backlogDecrease(this.options.tableName, tenant));
+      // A raise's transaction may hold the counter (`raiseBacklog`): judged again when sent.
+      await retryingConflicts(() => this.client.send(backlogDecrease(this.options.tableName, tenant)));
     } catch (error) {
       if (!(error instanceof ConditionalCheckFailedException)) throw error;
     }
