@@ -6,11 +6,15 @@ import { TransactionCanceledException, TransactionConflictException } from '@aws
  * transaction's flight fails with TransactionConflictException, and a
  * transaction overlapping another is cancelled with TransactionConflict. The
  * SDK retries neither. A flight lasts milliseconds, so a few tries spread by
- * full jitter get through a hot item's contention.
+ * full jitter get through a hot item's contention: on the pool item the only
+ * transactions are grants (a release is one plain update), so six tries
+ * waiting up to 1.2 s in all outlast any run of grants in flight, and a
+ * caller that still meets one has its own recourse (a grant's chooser reads
+ * again, a release step its retries, a dispatch its message).
  */
-const CONFLICT_ATTEMPTS = 8;
+const CONFLICT_ATTEMPTS = 6;
 const BASE_DELAY_MS = 20;
-const MAX_DELAY_MS = 1_000;
+const MAX_DELAY_MS = 640;
 
 /** Whether `error` says the write met another transaction, and so did nothing. */
 export function isConflict(error: unknown): boolean {
