@@ -8,8 +8,10 @@ import { TransactionCanceledException, TransactionConflictException } from '@aws
  * SDK retries neither. A flight lasts milliseconds, and on the hot items the
  * only transactions are grants (a release is one plain update), so what a
  * write needs is time, not a number of tries: short waits, spread by full
- * jitter so writers that met do not meet again, tried for about a second and
- * a half, what six doubling tries up to 640 ms used to wait at most. A caller
+ * jitter so writers that met do not meet again, adding up to about a second
+ * and a half, what six doubling tries up to 640 ms used to wait at most. Only
+ * the waits count: a slow answer (a busy table, a cold connection) is no
+ * sign of contention and spends none of it. A caller
  * that still meets one has its own recourse (a grant's chooser reads again, a
  * release step its retries, a dispatch its message).
  */
@@ -27,24 +29,24 @@ export function isConflict(error: unknown): boolean {
 }
 
 /**
- * Runs `write` again after each conflict for up to CONFLICT_BUDGET_MS,
- * waiting a random time up to a doubling cap before each (full jitter). Only
- * for a write whose condition is judged at the time it runs (not one computed
- * from an earlier read, whose caller must read again); the last conflict is
- * thrown.
+ * Runs `write` again after each conflict while its waits add up to no more
+ * than CONFLICT_BUDGET_MS, waiting a random time up to a doubling cap before
+ * each (full jitter). Only for a write whose condition is judged at the time
+ * it runs (not one computed from an earlier read, whose caller must read
+ * again); the last conflict is thrown.
  */
 export async function retryingConflicts<T>(
   write: () => Promise<T>,
   random: () => number = Math.random,
-  now: () => number = Date.now,
 ): Promise<T> {
-  const deadline = now() + CONFLICT_BUDGET_MS;
+  let waited = 0;
   for (let attempt = 1; ; attempt++) {
     try {
       return await write();
     } catch (error) {
       const wait = random() * Math.min(MAX_DELAY_MS, BASE_DELAY_MS * 2 ** attempt);
-      if (!isConflict(error) || now() + wait > deadline) throw error;
+      if (!isConflict(error) || waited + wait > CONFLICT_BUDGET_MS) throw error;
+      waited += wait;
       await new Promise((resolve) => setTimeout(resolve, wait));
     }
   }
