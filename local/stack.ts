@@ -234,7 +234,9 @@ export async function startLocalStack(
         key: slotPoolKey(SLOT_CONFLICTS_PROVIDER),
         rate: faults.slotConflicts,
       });
-      undo.push(() => log(`conflicts armed on the slot pool item struck ${dynamodb.armedConflicts()} requests`));
+      undo.push(() =>
+        log(`conflicts armed on the slot pool item struck ${dynamodb.armedConflicts()} requests`),
+      );
     }
     const seeded = await seedApiKeys(
       DynamoDBDocumentClient.from(dynamodbClient),
