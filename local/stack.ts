@@ -9,6 +9,7 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { allRoutes, resourceEnv, STREAM_PATH } from '../config/layout';
 import { PROVIDER_NAMES, type ProviderName } from '../config/providers';
 import type { Settings } from '../config/settings';
+import { slotPoolKey } from '../lambdas/adapters/dynamodb-slot-items';
 import { SfnWorkflow } from '../lambdas/adapters/sfn-workflow';
 import type { Workflow } from '../lambdas/domain/ports';
 import { seedApiKeys } from './api-keys';
@@ -22,7 +23,7 @@ import { startSchedulerEmulator } from './emulators/scheduler';
 import { startSecretsManagerEmulator } from './emulators/secrets-manager';
 import { startSqsS3Emulator } from './emulators/sqs-s3';
 import { startSqsEventSource } from './event-source';
-import { loadFaults } from './faults';
+import { loadFaults, SLOT_CONFLICTS_PROVIDER } from './faults';
 import { functionUrlEndpoint, functionUrlOf } from './function-urls';
 import { type Gateway, startGateway } from './gateway';
 import {
@@ -227,6 +228,16 @@ export async function startLocalStack(
       },
       template,
     );
+    if (faults.slotConflicts > 0) {
+      await dynamodb.armConflicts({
+        table: resources.jobTableName,
+        key: slotPoolKey(SLOT_CONFLICTS_PROVIDER),
+        rate: faults.slotConflicts,
+      });
+      undo.push(() =>
+        log(`conflicts armed on the slot pool item struck ${dynamodb.armedConflicts()} requests`),
+      );
+    }
     const seeded = await seedApiKeys(
       DynamoDBDocumentClient.from(dynamodbClient),
       resources.apiKeyTableName,

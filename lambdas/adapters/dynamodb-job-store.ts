@@ -37,7 +37,7 @@ import { inBacklog } from '../domain/tenants';
 import { isConflict, retryingConflicts } from './dynamodb-conflicts';
 import { countPartition } from './dynamodb-count';
 import { acquireUpdate, slotPoolKey } from './dynamodb-slot-pool';
-import { backlogChange, tenantStatusKey } from './dynamodb-tenant-backlog';
+import { backlogDecrease, raiseBacklog, tenantStatusKey } from './dynamodb-tenant-backlog';
 import { lineEntryKey } from './dynamodb-waiting-lines';
 
 const [byTenant, byTenantStatus, activeIndex, dueIndex] = jobTable.indexes;
@@ -118,14 +118,17 @@ export class DynamoDbJobStore implements JobStore {
 
   async markEnqueued(jobId: string, at: Date): Promise<void> {
     try {
-      await this.client.send(
-        new UpdateCommand({
-          TableName: this.options.tableName,
-          Key: { pk: jobId, sk: JOB_ITEM_SORT_KEY },
-          UpdateExpression: 'SET enqueuedAt = :at',
-          ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(enqueuedAt)',
-          ExpressionAttributeValues: { ':at': at.toISOString() },
-        }),
+      // The dispatcher may already be granting the job its slot (`startWithSlot`): judged again when sent.
+      await retryingConflicts(() =>
+        this.client.send(
+          new UpdateCommand({
+            TableName: this.options.tableName,
+            Key: { pk: jobId, sk: JOB_ITEM_SORT_KEY },
+            UpdateExpression: 'SET enqueuedAt = :at',
+            ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(enqueuedAt)',
+            ExpressionAttributeValues: { ':at': at.toISOString() },
+          }),
+        ),
       );
     } catch (error) {
       if (!(error instanceof ConditionalCheckFailedException)) throw error;
@@ -261,11 +264,17 @@ export class DynamoDbJobStore implements JobStore {
   /**
    * Moves the job's tenant's backlog counter after the status write that
    * moved the job (no transactions: a stop between the two leaves the counter
-   * off until the reconciler recounts it). A counter at 0 stays there.
+   * off until the reconciler recounts it). A counter at 0 stays there; one
+   * raised from 0 lists its tenant again (`raiseBacklog`).
    */
   private async changeBacklog(tenant: string, delta: 1 | -1): Promise<void> {
+    if (delta > 0) {
+      await raiseBacklog(this.client, this.options.tableName, tenant, { count: 1 });
+      return;
+    }
     try {
-      await this.client.send(backlogChange(this.options.tableName, tenant, delta));
+      // A raise's transaction may hold the counter (`raiseBacklog`): judged again when sent.
+      await retryingConflicts(() => this.client.send(backlogDecrease(this.options.tableName, tenant)));
     } catch (error) {
       if (!(error instanceof ConditionalCheckFailedException)) throw error;
     }

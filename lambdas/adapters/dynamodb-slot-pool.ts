@@ -1,10 +1,5 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import {
-  type DynamoDBDocumentClient,
-  GetCommand,
-  TransactWriteCommand,
-  UpdateCommand,
-} from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { LEGACY_PROVIDER, type ProviderName } from '../../config/providers';
 import type { ProviderPause, SlotPool, SlotPoolState, TenantClaim } from '../domain/ports';
 import { retryingConflicts } from './dynamodb-conflicts';
@@ -94,8 +89,11 @@ export function acquireUpdate(
  * The item stays O(slots held and tenants waiting), never O(tenants ever
  * served): a tenant's holders set goes with its last holder, and its pass
  * once it holds no slot and has no line waiting (`idlePassRemoval`, which says
- * why that is fair). Acquire and release are judged when they run, so they
- * are sent again when they meet another transaction on the item.
+ * why that is fair): in the last release's own update when its line was not
+ * waiting, else with the marker's retire. No transaction of a release ever
+ * names the pool item, which every grant's transaction names already.
+ * Acquire and release are judged when they run, so they are sent again when
+ * they meet another transaction on the item.
  */
 export class DynamoDbSlotPool implements SlotPool {
   private readonly key: { readonly pk: string; readonly sk: string };
@@ -128,9 +126,58 @@ export class DynamoDbSlotPool implements SlotPool {
   }
 
   async release(holder: string, tenant?: string): Promise<boolean> {
-    let left: Record<string, unknown> | undefined;
+    if (tenant === undefined) return (await this.giveBack(holder)) !== 'not held';
+    // A tenant out of line whose last slot this is loses its pass in the release itself: no write of its own.
+    if (!(await this.waits(tenant))) {
+      try {
+        await retryingConflicts(() => this.client.send(new UpdateCommand(this.lastRelease(holder, tenant))));
+        return true;
+      } catch (error) {
+        if (!(error instanceof ConditionalCheckFailedException)) throw error;
+        // Not its last slot (or not held at all): the plain release says which.
+      }
+    }
+    const left = await this.giveBack(holder, tenant);
+    if (left === 'not held') return false;
+    // Its last slot, while its line waited when looked at: a retire since then found the slot still held and
+    // left the pass, so the pass goes here if the line is gone now (a later retire finds no slot and drops it).
+    if (left[tenantHoldersAttribute(tenant)] === undefined && !(await this.waits(tenant))) {
+      await this.forgetIdlePass(tenant);
+    }
+    return true;
+  }
+
+  /**
+   * The release of a tenant's last slot that drops its pass with it, on the
+   * condition that the holder is the tenant's only one: one conditional
+   * update, as any release. Dropping a pass forgives at most one turn
+   * (`idlePassRemoval` says why that is fair); the caller has seen no
+   * waiting marker of the tenant.
+   */
+  private lastRelease(holder: string, tenant: string) {
+    return {
+      TableName: this.tableName,
+      Key: this.key,
+      UpdateExpression: 'ADD inFlight :minusOne DELETE holders :holder, #tenantHolders :holder REMOVE #pass',
+      ConditionExpression:
+        'contains(holders, :holderId) AND contains(#tenantHolders, :holderId) AND size(#tenantHolders) = :one',
+      ExpressionAttributeNames: {
+        '#tenantHolders': tenantHoldersAttribute(tenant),
+        '#pass': tenantPassAttribute(tenant),
+      },
+      ExpressionAttributeValues: {
+        ':minusOne': -1,
+        ':one': 1,
+        ':holder': new Set([holder]),
+        ':holderId': holder,
+      },
+    };
+  }
+
+  /** Gives the holder's slot back, counted off its tenant's too: what is left of the changed attributes. */
+  private async giveBack(holder: string, tenant?: string): Promise<Record<string, unknown> | 'not held'> {
     try {
-      ({ Attributes: left } = await retryingConflicts(() =>
+      const { Attributes } = await retryingConflicts(() =>
         this.client.send(
           new UpdateCommand({
             TableName: this.tableName,
@@ -144,45 +191,36 @@ export class DynamoDbSlotPool implements SlotPool {
             ReturnValues: 'UPDATED_NEW',
           }),
         ),
-      ));
+      );
+      return Attributes ?? {};
     } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return false;
+      if (error instanceof ConditionalCheckFailedException) return 'not held';
       throw error;
     }
-    // Its last slot here: an emptied set is gone from the item, and so goes its pass unless its line waits.
-    if (tenant !== undefined && left?.[tenantHoldersAttribute(tenant)] === undefined) {
-      await this.forgetIfIdle(tenant);
-    }
-    return true;
   }
 
-  /**
-   * Drops the tenant's pass if it holds no slot and has no waiting marker, in
-   * one transaction with a look at the marker. Best effort, after the slot
-   * is given back: a tenant still waiting keeps its pass (`retire` drops it
-   * with the marker), and one whose drop fails loses it the next time it goes
-   * idle, so the release never fails for it.
-   */
-  private async forgetIfIdle(tenant: string): Promise<void> {
+  /** Whether the tenant's line at this provider has a waiting marker: a read of a cold item, not the pool's. */
+  private async waits(tenant: string): Promise<boolean> {
+    const { Item } = await this.client.send(
+      new GetCommand({
+        TableName: this.tableName,
+        Key: waitingMarkerKey(this.provider, tenant),
+        ConsistentRead: true,
+        ProjectionExpression: 'pk',
+      }),
+    );
+    return Item !== undefined;
+  }
+
+  /** Drops the pass of a tenant that holds no slot here (best effort: its next idle release drops it else). */
+  private async forgetIdlePass(tenant: string): Promise<void> {
     try {
       await retryingConflicts(() =>
-        this.client.send(
-          new TransactWriteCommand({
-            TransactItems: [
-              {
-                ConditionCheck: {
-                  TableName: this.tableName,
-                  Key: waitingMarkerKey(this.provider, tenant),
-                  ConditionExpression: 'attribute_not_exists(pk)',
-                },
-              },
-              { Update: idlePassRemoval(this.tableName, this.provider, tenant) },
-            ],
-          }),
-        ),
+        this.client.send(new UpdateCommand(idlePassRemoval(this.tableName, this.provider, tenant))),
       );
-    } catch {
-      // Refused (it holds a slot again, or waits) or contended: the pass stays for now.
+    } catch (error) {
+      // It holds a slot again, or has no pass: nothing to drop.
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
     }
   }
 

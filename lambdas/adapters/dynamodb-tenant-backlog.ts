@@ -23,17 +23,102 @@ export const backlogRegistryKey = { pk: 'BACKLOGS', sk: 'TENANTS' } as const;
 export const tenantStatusKey = (tenantId: string, status: string): string => `${tenantId}#${status}`;
 
 /**
- * The one write that takes a job out of its tenant's backlog (`delta` -1) or
- * puts it back in without a cap (+1, an operator's requeue): the job store
+ * The one write that takes a job out of its tenant's backlog: the job store
  * sends it after the status write that moved the job. It never goes below 0.
  */
-export function backlogChange(tableName: string, tenant: string, delta: 1 | -1): UpdateCommand {
+export function backlogDecrease(tableName: string, tenant: string): UpdateCommand {
   return new UpdateCommand({
     TableName: tableName,
     Key: tenantKey(tenant),
     UpdateExpression: 'ADD backlog :delta',
-    ...(delta < 0 ? { ConditionExpression: 'backlog > :zero' } : {}),
-    ExpressionAttributeValues: { ':delta': delta, ...(delta < 0 ? { ':zero': 0 } : {}) },
+    ConditionExpression: 'backlog > :zero',
+    ExpressionAttributeValues: { ':delta': -1, ':zero': 0 },
+  });
+}
+
+/** What a raise of a tenant's backlog counter may be conditioned on besides the listing, and how many it adds. */
+interface BacklogRaise {
+  readonly count: number;
+  /** The room it needs (its cap), over the counter's item; none: past any cap. */
+  readonly condition?: string;
+  readonly names?: Record<string, string>;
+  readonly values?: Record<string, unknown>;
+}
+
+/**
+ * Raises a tenant's backlog counter so that a tenant with a backlog is always
+ * on the list the reconciler recounts (`backlogRegistryKey`): a counter above
+ * 0 was listed when it left 0 (a recount takes a tenant off only at 0), so
+ * raising it is one conditional write; a counter at 0 or never written is
+ * raised in one transaction with the tenant's listing. The first write's
+ * failure returns the counter as stored, which tells a full backlog from one
+ * at 0 without a read. False when the condition (the cap) refused it.
+ */
+export async function raiseBacklog(
+  client: DynamoDBDocumentClient,
+  tableName: string,
+  tenant: string,
+  raise: BacklogRaise,
+): Promise<boolean> {
+  const names =
+    raise.names && Object.keys(raise.names).length ? { ExpressionAttributeNames: raise.names } : {};
+  const within = raise.condition ? ` AND (${raise.condition})` : '';
+  // Each try is judged when sent; after a conflict (another raise's transaction holding the counter or the
+  // list) the first write is tried again, as that raise has most likely listed the tenant meanwhile.
+  return retryingConflicts(async () => {
+    try {
+      await client.send(
+        new UpdateCommand({
+          TableName: tableName,
+          Key: tenantKey(tenant),
+          UpdateExpression: 'ADD backlog :count',
+          ConditionExpression: `backlog > :zero${within}`,
+          ...names,
+          ExpressionAttributeValues: { ...raise.values, ':count': raise.count, ':zero': 0 },
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      // Listed already, so only the cap refused it.
+      if (Number(error.Item?.backlog?.N ?? 0) > 0) return false;
+    }
+    try {
+      await client.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Update: {
+                TableName: tableName,
+                Key: tenantKey(tenant),
+                UpdateExpression: 'ADD backlog :count',
+                ...(raise.condition ? { ConditionExpression: raise.condition } : {}),
+                ...names,
+                ExpressionAttributeValues: { ...raise.values, ':count': raise.count },
+              },
+            },
+            {
+              Update: {
+                TableName: tableName,
+                Key: backlogRegistryKey,
+                UpdateExpression: 'ADD tenants :tenant',
+                ExpressionAttributeValues: { ':tenant': new Set([tenant]) },
+              },
+            },
+          ],
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (
+        error instanceof TransactionCanceledException &&
+        error.CancellationReasons?.[0]?.Code === 'ConditionalCheckFailed'
+      ) {
+        return false;
+      }
+      throw error;
+    }
   });
 }
 
@@ -50,32 +135,17 @@ export class DynamoDbTenantBacklogs implements TenantBacklogs {
     private readonly tableName: string,
   ) {}
 
-  async admit(tenant: string): Promise<boolean> {
-    let backlog: number;
-    try {
-      const { Attributes } = await this.client.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: tenantKey(tenant),
-          UpdateExpression: 'ADD backlog :one',
-          ConditionExpression:
-            'attribute_not_exists(backlog) OR backlog < maxQueued OR (attribute_not_exists(maxQueued) AND backlog < :defaultMax)',
-          ExpressionAttributeValues: { ':one': 1, ':defaultMax': TENANT_DEFAULTS.maxQueued },
-          ReturnValues: 'UPDATED_NEW',
-        }),
-      );
-      backlog = Number(Attributes?.backlog ?? 1);
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return false;
-      throw error;
-    }
-    // A counter that leaves 0 may be new: listing it again costs a write only then.
-    if (backlog === 1) await this.register(tenant);
-    return true;
+  admit(tenant: string): Promise<boolean> {
+    return raiseBacklog(this.client, this.tableName, tenant, {
+      count: 1,
+      condition:
+        'attribute_not_exists(backlog) OR backlog < maxQueued OR (attribute_not_exists(maxQueued) AND backlog < :defaultMax)',
+      values: { ':defaultMax': TENANT_DEFAULTS.maxQueued },
+    });
   }
 
   async admitPastCap(tenant: string): Promise<void> {
-    await this.client.send(backlogChange(this.tableName, tenant, 1));
+    await raiseBacklog(this.client, this.tableName, tenant, { count: 1 });
   }
 
   /**
@@ -100,28 +170,14 @@ export class DynamoDbTenantBacklogs implements TenantBacklogs {
       const cap = ownCap ?? TENANT_DEFAULTS.maxQueued;
       const count = Math.min(wanted, cap - Number(Item?.backlog ?? 0));
       if (count <= 0) return 0;
-      try {
-        const { Attributes } = await this.client.send(
-          new UpdateCommand({
-            TableName: this.tableName,
-            Key: tenantKey(tenant),
-            UpdateExpression: 'ADD backlog :count',
-            ConditionExpression: `(attribute_not_exists(backlog) OR backlog <= :room) AND ${
-              ownCap === undefined ? 'attribute_not_exists(maxQueued)' : 'maxQueued = :cap'
-            }`,
-            ExpressionAttributeValues: {
-              ':count': count,
-              ':room': cap - count,
-              ...(ownCap === undefined ? {} : { ':cap': ownCap }),
-            },
-            ReturnValues: 'UPDATED_NEW',
-          }),
-        );
-        if (Number(Attributes?.backlog ?? count) === count) await this.register(tenant);
-        return count;
-      } catch (error) {
-        if (!(error instanceof ConditionalCheckFailedException)) throw error;
-      }
+      const admitted = await raiseBacklog(this.client, this.tableName, tenant, {
+        count,
+        condition: `(attribute_not_exists(backlog) OR backlog <= :room) AND ${
+          ownCap === undefined ? 'attribute_not_exists(maxQueued)' : 'maxQueued = :cap'
+        }`,
+        values: { ':room': cap - count, ...(ownCap === undefined ? {} : { ':cap': ownCap }) },
+      });
+      if (admitted) return count;
     }
     return 0;
   }
@@ -129,16 +185,19 @@ export class DynamoDbTenantBacklogs implements TenantBacklogs {
   async giveBack(tenant: string, count = 1): Promise<void> {
     if (count <= 0) return;
     try {
-      await this.client.send(
-        count === 1
-          ? backlogChange(this.tableName, tenant, -1)
-          : new UpdateCommand({
-              TableName: this.tableName,
-              Key: tenantKey(tenant),
-              UpdateExpression: 'ADD backlog :delta',
-              ConditionExpression: 'backlog >= :count',
-              ExpressionAttributeValues: { ':delta': -count, ':count': count },
-            }),
+      // A raise's transaction may hold the counter: judged again when sent.
+      await retryingConflicts(() =>
+        this.client.send(
+          count === 1
+            ? backlogDecrease(this.tableName, tenant)
+            : new UpdateCommand({
+                TableName: this.tableName,
+                Key: tenantKey(tenant),
+                UpdateExpression: 'ADD backlog :delta',
+                ConditionExpression: 'backlog >= :count',
+                ExpressionAttributeValues: { ':delta': -count, ':count': count },
+              }),
+        ),
       );
     } catch (error) {
       // A counter already below what is given back is off; the reconciler's recount sets it right.
@@ -180,9 +239,15 @@ export class DynamoDbTenantBacklogs implements TenantBacklogs {
       await this.settle(tenant, counted, 'SET backlogCheck = :check', { ':check': check });
       return { ...result, corrected: false };
     }
-    const corrected = await this.settle(tenant, counted, 'SET backlog = :found REMOVE backlogCheck', {
-      ':found': found,
-    });
+    // Set right from 0, the tenant may be off the list: it goes back on with the counter (its check goes next pass).
+    const corrected =
+      counted === 0
+        ? await raiseBacklog(this.client, this.tableName, tenant, {
+            count: found,
+            condition: 'attribute_not_exists(backlog) OR backlog = :counted',
+            values: { ':counted': counted },
+          })
+        : await this.settle(tenant, counted, 'SET backlog = :found REMOVE backlogCheck', { ':found': found });
     return { ...result, corrected };
   }
 
@@ -194,15 +259,17 @@ export class DynamoDbTenantBacklogs implements TenantBacklogs {
     values: Record<string, unknown>,
   ): Promise<boolean> {
     try {
-      await this.client.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: tenantKey(tenant),
-          UpdateExpression: update,
-          ConditionExpression:
-            counted === 0 ? 'attribute_not_exists(backlog) OR backlog = :counted' : 'backlog = :counted',
-          ExpressionAttributeValues: { ...values, ':counted': counted },
-        }),
+      await retryingConflicts(() =>
+        this.client.send(
+          new UpdateCommand({
+            TableName: this.tableName,
+            Key: tenantKey(tenant),
+            UpdateExpression: update,
+            ConditionExpression:
+              counted === 0 ? 'attribute_not_exists(backlog) OR backlog = :counted' : 'backlog = :counted',
+            ExpressionAttributeValues: { ...values, ':counted': counted },
+          }),
+        ),
       );
       return true;
     } catch (error) {
@@ -211,27 +278,13 @@ export class DynamoDbTenantBacklogs implements TenantBacklogs {
     }
   }
 
-  private async register(tenant: string): Promise<void> {
-    // An unregistering transaction may hold the list: the add goes again then.
-    await retryingConflicts(() =>
-      this.client.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: backlogRegistryKey,
-          UpdateExpression: 'ADD tenants :tenant',
-          ExpressionAttributeValues: { ':tenant': new Set([tenant]) },
-        }),
-      ),
-    );
-  }
-
   /**
    * Takes a tenant with nothing queued or scheduled off the list, so the list
    * holds the tenants with a backlog (and those counted since the last pass),
    * not every tenant ever counted. One transaction with a check that its
    * counter is still 0: an admission's increment lands before it (and the
-   * check fails) or after it, and then lists the tenant again, as an
-   * admission from 0 does.
+   * check fails) or after it, and then lists the tenant again, as every
+   * raise from 0 does (`raiseBacklog`).
    */
   private async unregister(tenant: string): Promise<void> {
     try {

@@ -42,7 +42,10 @@ export class DynamoDbWaitingLines implements WaitingLines {
   ) {}
 
   async add(entry: WaitingEntry): Promise<void> {
-    await this.client.send(new PutCommand({ TableName: this.tableName, Item: this.entryItem(entry) }));
+    // A grant taking the job out of its line may hold the entry: the put goes again then.
+    await retryingConflicts(() =>
+      this.client.send(new PutCommand({ TableName: this.tableName, Item: this.entryItem(entry) })),
+    );
     // After the entry: a retire that read the marks before this one finds them moved and keeps the tenant.
     await this.mark(entry.provider, entry.tenant, 1);
   }

@@ -30,8 +30,9 @@ import type { ReadersWriterLock } from './readers-writer-lock';
  * then, having no table, answers ResourceNotFoundException.
  *
  * Contention is modelled as DynamoDB's optimistic concurrency shows it to a
- * client: from the moment a transaction is known to be valid until it has
- * committed or been cancelled, its items are in flight. A second transaction
+ * client: while a valid transaction runs (holding the lock, until it has
+ * committed or been cancelled), its items are in flight; not while it
+ * queues for the lock, a wait of the emulator's that AWS does not have. A second transaction
  * naming one of them is cancelled at once, with `TransactionConflict` as that
  * action's reason (and `None` for the others); a PutItem, UpdateItem or
  * DeleteItem of one of them fails with TransactionConflictException
@@ -235,9 +236,11 @@ export class Transactions {
       );
     }
     const held = identities.filter((identity): identity is string => identity !== undefined);
-    for (const identity of held) this.flying.set(identity, (this.flying.get(identity) ?? 0) + 1);
-    try {
-      return await this.options.lock.exclusive(async () => {
+    // In flight while it runs, as in DynamoDB, not while it queues for the lock behind unrelated requests:
+    // that queue is the emulator's, and counted in, a flight under load lasted as long as the queue did.
+    return this.options.lock.exclusive(async () => {
+      for (const identity of held) this.flying.set(identity, (this.flying.get(identity) ?? 0) + 1);
+      try {
         const repeated = this.repeated(request);
         if (repeated) return repeated;
 
@@ -256,14 +259,14 @@ export class Transactions {
           ),
         );
         return cancellation(applied);
-      });
-    } finally {
-      for (const identity of held) {
-        const left = (this.flying.get(identity) ?? 1) - 1;
-        if (left > 0) this.flying.set(identity, left);
-        else this.flying.delete(identity);
+      } finally {
+        for (const identity of held) {
+          const left = (this.flying.get(identity) ?? 1) - 1;
+          if (left > 0) this.flying.set(identity, left);
+          else this.flying.delete(identity);
+        }
       }
-    }
+    });
   }
 
   private async identityOf(target: Target): Promise<string | undefined> {

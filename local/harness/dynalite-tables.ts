@@ -20,6 +20,8 @@ export interface DynaliteTables {
   readonly apiKeyTableName: string;
   /** Makes requests naming one item of a table conflict (see DynamoDbEmulator.armConflicts). */
   readonly armConflicts: DynamoDbEmulator['armConflicts'];
+  /** How many requests the conflicts armed last failed. */
+  readonly armedConflicts: DynamoDbEmulator['armedConflicts'];
   stop(): Promise<void>;
 }
 
@@ -58,6 +60,7 @@ export async function startDynaliteTables(): Promise<DynaliteTables> {
     documents: DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } }),
     ...tables,
     armConflicts: (conflicts) => emulator.armConflicts(conflicts),
+    armedConflicts: () => emulator.armedConflicts(),
     async stop() {
       client.destroy();
       await emulator.stop();

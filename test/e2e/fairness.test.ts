@@ -5,7 +5,9 @@ import { simulatorCall } from './support/simulator';
 /**
  * Weighted fair share over the local stack: tenants share one provider's
  * slots, so a tenant that submits a flood of jobs never makes another wait
- * behind all of it, and inside a tenant an interactive job goes first.
+ * behind all of it, and inside a tenant an interactive job goes first. All of
+ * it through a storm on the provider's slot pool item: a share of the
+ * requests naming it conflict, as other transactions on it make them in AWS.
  */
 
 jest.setTimeout(90_000);
@@ -18,6 +20,10 @@ const CAPPED = 'fair-capped-key-9c0d';
 const BOUNDED = 'fair-bounded-key-1f3a';
 const ADMIN = 'fair-admin-key-2e4f';
 const FLOODED = 12;
+const STORM = 'fair-storm-key-3b5d';
+const CALM = 'fair-calm-key-4c6e';
+/** The share of requests naming the slot pool item that conflict. */
+const SLOT_CONFLICTS = '0.3';
 
 let stack: RunningLocalStack;
 let counter = 0;
@@ -32,12 +38,15 @@ beforeAll(async () => {
         `${LIGHT}:light`,
         `${CAPPED}:capped`,
         `${BOUNDED}:bounded`,
+        `${STORM}:storm`,
+        `${CALM}:calm`,
       ].join(','),
       LONGHAUL_ADMIN_KEY: ADMIN,
       ...UNTHROTTLED_API,
       MAX_IN_FLIGHT: '2',
       SIM_JOB_MS: '400',
       SIM_PROGRESS_HZ: '2',
+      LONGHAUL_FAULT_SLOT_CONFLICTS: SLOT_CONFLICTS,
     },
   });
 });
@@ -210,4 +219,24 @@ it("refuses a job beyond the tenant's maxQueued with 429 and stores nothing, unt
   expect((await cancel(queued[0] as string)).status).toBe(202);
   const later = await accepted('bounded-d');
   for (const id of [running, queued[1] as string, later]) expect((await cancel(id)).status).toBe(202);
+});
+
+it('runs a batch of two tenants to success through the conflicts on the slot pool item, one charge each, never past the limit', async () => {
+  await simulatorCall(stack.endpoints.providerUrl)('/_sim/reset', {});
+  const storm: string[] = [];
+  const calm: string[] = [];
+  for (let i = 0; i < 4; i++) {
+    storm.push(await submit(STORM));
+    calm.push(await submit(CALM));
+  }
+  await allSucceeded(STORM, storm);
+  await allSucceeded(CALM, calm);
+
+  const ledger = await simulatorCall(stack.endpoints.providerUrl)('/_sim/ledger');
+  expect(ledger.submissions).toHaveLength(8);
+  expect(
+    new Set(ledger.submissions.map((submission: { idempotencyKey: string }) => submission.idempotencyKey))
+      .size,
+  ).toBe(8);
+  expect(ledger.maxConcurrent).toBeLessThanOrEqual(2);
 });

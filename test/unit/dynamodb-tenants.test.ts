@@ -254,9 +254,11 @@ describe('DynamoDbTenantBacklogs', () => {
         TableName: db.jobTableName,
         Key: tenantKey('b-many'),
         UpdateExpression: 'ADD backlog :count',
-        ConditionExpression: '(attribute_not_exists(backlog) OR backlog <= :room) AND maxQueued = :cap',
-        ExpressionAttributeValues: { ':count': 3, ':room': 2, ':cap': 5 },
-        ReturnValues: 'UPDATED_NEW',
+        // Above 0, the tenant is listed already: the raise is one write, its failure telling full from 0.
+        ConditionExpression:
+          'backlog > :zero AND ((attribute_not_exists(backlog) OR backlog <= :room) AND maxQueued = :cap)',
+        ExpressionAttributeValues: { ':count': 3, ':zero': 0, ':room': 2, ':cap': 5 },
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       },
     ]);
     // One place left: a batch of 10 gets it, the next gets none, and nothing was written for it.
@@ -322,6 +324,30 @@ describe('DynamoDbTenantBacklogs', () => {
     expect(await counter('b-moves')).toBe(0);
     await jobs.requeueForResubmission(reviewed as Job, at);
     expect(await counter('b-moves')).toBe(1);
+  });
+
+  it('lists again a tenant whose backlog a chunk or a requeue raised after a recount took it off the list', async () => {
+    const offTheList = async (tenant: string) => {
+      await backlogs().admit(tenant);
+      await backlogs().giveBack(tenant);
+      await backlogs().recount(tenant);
+      expect(await backlogs().tenants()).not.toContain(tenant);
+    };
+    await offTheList('b-chunk');
+    await backlogs().admitPastCap('b-chunk');
+    expect(await counter('b-chunk')).toBe(1);
+    expect(await backlogs().tenants()).toContain('b-chunk');
+
+    await offTheList('b-requeue');
+    const job = await storeJob('b-requeue', 'needs_review');
+    await jobs.requeueForResubmission(job, at);
+    expect(await counter('b-requeue')).toBe(1);
+    expect(await backlogs().tenants()).toContain('b-requeue');
+
+    // Raised from a counter above 0, the tenant is listed already: one write, none to the list.
+    await backlogs().admitPastCap('b-chunk');
+    expect(await counter('b-chunk')).toBe(2);
+    expect(await backlogs().tenants()).toContain('b-chunk');
   });
 
   it('sets a counter that is off right only once two recounts in a row found it off the same way', async () => {
