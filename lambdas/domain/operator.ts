@@ -3,7 +3,7 @@ import { PROVIDER_NAMES, type ProviderName } from '../../config/providers';
 import { type FillDeps, handOnFreeSlots } from './dispatch';
 import { JobAlreadyFinishedError, JobNotFoundError, JobNotInReviewError, ValidationError } from './errors';
 import { type EventDeps, publishJobEvent } from './events';
-import { isTerminal, type Job, providerOf } from './job';
+import { isTerminal, type Job, providerMayBeRunning, providerOf } from './job';
 import { type MediaStore, switchToVersion } from './media-library';
 import type {
   ActiveStatus,
@@ -77,14 +77,10 @@ async function switchResolvedVersion(deps: OperatorDeps, job: Job): Promise<void
   );
 }
 
-/** A provider job the job's submission made, whose end was never heard of. */
-const runsAtProvider = (job: Job): boolean =>
-  job.providerJobId !== undefined && job.providerOutcome === undefined;
-
 /**
  * Settles a job in review: `succeeded` or `failed` as the operator found it
  * at the provider, or `requeue` to submit it again under a new provider key.
- * Its slot is released, unless a provider job of it may still run (a
+ * Its slot is released, unless the provider may still be running it (a
  * requeued job takes one again).
  */
 export async function resolveJob(
@@ -120,13 +116,13 @@ export async function resolveJob(
     );
   }
   if (!resolved) throw new JobNotInReviewError(job.id, 'changed');
-  // The submission in review gives its slot back; a requeued job takes one for its new submission. A
-  // provider job Longhaul knows of and has heard no end of may still run there, whatever the operator
-  // found: its slot stays held until the reconciler hears of its end, stops it, or sees the job timeout
-  // pass, so the limit holds meanwhile. Of a submission whose outcome is unknown only the operator, who
-  // looked at the provider, can say more: the resolution is that word.
+  // The submission in review gives its slot back once the provider cannot be running it; a requeued job
+  // takes one for its new submission. Whatever the operator found, a provider job with no end heard of,
+  // or a submission whose outcome is unknown (one that arrives late at the provider runs there all the
+  // same), may still run: its slot stays held until the reconciler hears of its end, stops it, or sees
+  // the job timeout pass since it was sent, so the limit holds meanwhile.
   const released =
-    outcome !== 'requeue' && runsAtProvider(job) ? false : await releaseOwnSlot(deps.slots, job);
+    outcome !== 'requeue' && providerMayBeRunning(job) ? false : await releaseOwnSlot(deps.slots, job);
   await deps.timeline.record(job.id, {
     at: now.toISOString(),
     type: 'operator.resolved',

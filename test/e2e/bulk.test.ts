@@ -33,6 +33,10 @@ beforeAll(async () => {
       PROVIDER_IDEMPOTENT: '0',
       PROVIDER_TIMEOUT_MS: '1000',
       SLOT_WAIT_MAX_SECONDS: '1',
+      // A submission whose outcome is unknown holds the one slot until the job timeout has passed, whatever
+      // an operator resolves: a short one, so the replays after the review's run soon.
+      JOB_TIMEOUT_MS: '12000',
+      AWAIT_HEARTBEAT_SECONDS: '10',
     },
     // Start-up shares two cores with the other suites.
     readyTimeoutMs: 60_000,
@@ -126,7 +130,8 @@ describe('replay', () => {
     });
     expect(result.jobs.map((job) => job.replayOf).sort()).toEqual([...failed].sort());
     // The same request again (an operator retrying after a timeout) replays nothing. Once the job in
-    // review is resolved (which frees its slot), the same request replays it and only it.
+    // review is resolved, the same request replays it and only it; the replays run once the reconciler
+    // frees the slot the review's unknown outcome holds (at the job timeout).
     await client.resolve(review, { outcome: 'failed', note: 'checked at the provider: not run' });
     const again = await client.replayJobs(filter, 'provider fixed');
     expect(again).toMatchObject({ matched: 3, replayed: 1, alreadyReplayed: 2, refused: [] });

@@ -50,6 +50,10 @@ beforeAll(async () => {
       SIM_IDEMPOTENT: '0',
       // The first three jobs to reach finalize fail there once, as for a provider output finalize cannot use.
       LONGHAUL_FAULT_UNUSABLE_OUTPUTS: '3',
+      // A submission whose outcome is unknown holds the one slot until the job timeout has passed, whatever
+      // an operator resolves: a short one, so the tests after the review's get it back soon.
+      JOB_TIMEOUT_MS: '12000',
+      AWAIT_HEARTBEAT_SECONDS: '10',
       RECONCILE_INTERVAL_MS: '1000',
     },
   });
@@ -247,7 +251,8 @@ test('a job in review is never resumed: it is refused, telling to resolve its re
   expect((await describeExecution(inReview)).redriveCount).toBe(0);
   expect(await chargesFor(inReview.id)).toBe(1);
 
-  // The provider ran it: an operator settles it so, which frees the one slot its unknown outcome held.
+  // The provider ran it: an operator settles it so. Its slot stays held while the provider may be running
+  // the submission; the reconciler frees it once the job timeout has passed since it was sent.
   const resolved = await fetch(`${stack.baseUrl}/v1/admin/jobs/${inReview.id}/resolve`, {
     method: 'POST',
     headers: { 'x-api-key': ADMIN_KEY, 'content-type': 'application/json' },
