@@ -1,7 +1,7 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { LEGACY_PROVIDER, type ProviderName } from '../../config/providers';
-import type { ProviderPause, SlotPool, SlotPoolState, TenantClaim } from '../domain/ports';
+import type { ProviderPause, SlotGiveBack, SlotPool, SlotPoolState, TenantClaim } from '../domain/ports';
 import { retryingConflicts } from './dynamodb-conflicts';
 import {
   idlePassRemoval,
@@ -89,9 +89,10 @@ export function acquireUpdate(
  * The item stays O(slots held and tenants waiting), never O(tenants ever
  * served): a tenant's holders set goes with its last holder, and its pass
  * once it holds no slot and has no line waiting (`idlePassRemoval`, which says
- * why that is fair): in the last release's own update when its line was not
- * waiting, else with the marker's retire. No transaction of a release ever
- * names the pool item, which every grant's transaction names already.
+ * why that is fair): in a plain update after the release of its last slot,
+ * which a hand-off makes once the next job has started, or with the marker's
+ * retire. No transaction of a release ever names the pool item, which every
+ * grant's transaction names already.
  * Acquire and release are judged when they run, so they are sent again when
  * they meet another transaction on the item.
  */
@@ -126,56 +127,12 @@ export class DynamoDbSlotPool implements SlotPool {
   }
 
   async release(holder: string, tenant?: string): Promise<boolean> {
-    if (tenant === undefined) return (await this.giveBack(holder)) !== 'not held';
-    // A tenant out of line whose last slot this is loses its pass in the release itself: no write of its own.
-    if (!(await this.waits(tenant))) {
-      try {
-        await retryingConflicts(() => this.client.send(new UpdateCommand(this.lastRelease(holder, tenant))));
-        return true;
-      } catch (error) {
-        if (!(error instanceof ConditionalCheckFailedException)) throw error;
-        // Not its last slot (or not held at all): the plain release says which.
-      }
-    }
     const left = await this.giveBack(holder, tenant);
-    if (left === 'not held') return false;
-    // Its last slot, while its line waited when looked at: a retire since then found the slot still held and
-    // left the pass, so the pass goes here if the line is gone now (a later retire finds no slot and drops it).
-    if (left[tenantHoldersAttribute(tenant)] === undefined && !(await this.waits(tenant))) {
-      await this.forgetIdlePass(tenant);
-    }
-    return true;
+    if (left === 'last' && tenant !== undefined) await this.forgetIdlePass(tenant);
+    return left !== 'not held';
   }
 
-  /**
-   * The release of a tenant's last slot that drops its pass with it, on the
-   * condition that the holder is the tenant's only one: one conditional
-   * update, as any release. Dropping a pass forgives at most one turn
-   * (`idlePassRemoval` says why that is fair); the caller has seen no
-   * waiting marker of the tenant.
-   */
-  private lastRelease(holder: string, tenant: string) {
-    return {
-      TableName: this.tableName,
-      Key: this.key,
-      UpdateExpression: 'ADD inFlight :minusOne DELETE holders :holder, #tenantHolders :holder REMOVE #pass',
-      ConditionExpression:
-        'contains(holders, :holderId) AND contains(#tenantHolders, :holderId) AND size(#tenantHolders) = :one',
-      ExpressionAttributeNames: {
-        '#tenantHolders': tenantHoldersAttribute(tenant),
-        '#pass': tenantPassAttribute(tenant),
-      },
-      ExpressionAttributeValues: {
-        ':minusOne': -1,
-        ':one': 1,
-        ':holder': new Set([holder]),
-        ':holderId': holder,
-      },
-    };
-  }
-
-  /** Gives the holder's slot back, counted off its tenant's too: what is left of the changed attributes. */
-  private async giveBack(holder: string, tenant?: string): Promise<Record<string, unknown> | 'not held'> {
+  async giveBack(holder: string, tenant?: string): Promise<SlotGiveBack> {
     try {
       const { Attributes } = await retryingConflicts(() =>
         this.client.send(
@@ -188,14 +145,36 @@ export class DynamoDbSlotPool implements SlotPool {
               ? {}
               : { ExpressionAttributeNames: { '#tenantHolders': tenantHoldersAttribute(tenant) } }),
             ExpressionAttributeValues: { ':minusOne': -1, ':holder': new Set([holder]), ':holderId': holder },
+            // An emptied set is removed, so the tenant's holders missing from what changed means it holds none.
             ReturnValues: 'UPDATED_NEW',
           }),
         ),
       );
-      return Attributes ?? {};
+      return tenant !== undefined && Attributes?.[tenantHoldersAttribute(tenant)] === undefined
+        ? 'last'
+        : 'others held';
     } catch (error) {
       if (error instanceof ConditionalCheckFailedException) return 'not held';
       throw error;
+    }
+  }
+
+  /**
+   * Drops the pass of a tenant that holds no slot here and whose line does
+   * not wait: a look at its marker (a cold item), then the pool's plain
+   * conditional update on its holding none. A marker written between the two
+   * loses the tenant at most one turn (`idlePassRemoval` says why that is
+   * fair); a line retired later finds no slot held and drops the pass itself.
+   */
+  async forgetIdlePass(tenant: string): Promise<void> {
+    if (await this.waits(tenant)) return;
+    try {
+      await retryingConflicts(() =>
+        this.client.send(new UpdateCommand(idlePassRemoval(this.tableName, this.provider, tenant))),
+      );
+    } catch (error) {
+      // It holds a slot again, or has no pass: nothing to drop.
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
     }
   }
 
@@ -210,18 +189,6 @@ export class DynamoDbSlotPool implements SlotPool {
       }),
     );
     return Item !== undefined;
-  }
-
-  /** Drops the pass of a tenant that holds no slot here (best effort: its next idle release drops it else). */
-  private async forgetIdlePass(tenant: string): Promise<void> {
-    try {
-      await retryingConflicts(() =>
-        this.client.send(new UpdateCommand(idlePassRemoval(this.tableName, this.provider, tenant))),
-      );
-    } catch (error) {
-      // It holds a slot again, or has no pass: nothing to drop.
-      if (!(error instanceof ConditionalCheckFailedException)) throw error;
-    }
   }
 
   async pause(pause: ProviderPause): Promise<boolean> {

@@ -280,6 +280,9 @@ export interface ProviderPause {
   readonly reason: string;
 }
 
+/** What a slot's give-back left its tenant holding (`SlotPool.giveBack`). */
+export type SlotGiveBack = 'last' | 'others held' | 'not held';
+
 export interface SlotPool {
   /**
    * Takes a slot for the holder unless `limit` are held, the pool is paused
@@ -287,8 +290,21 @@ export interface SlotPool {
    * was read). A holder that already has one keeps it (true).
    */
   acquire(holder: string, limit: number, claim?: TenantClaim): Promise<boolean>;
-  /** Gives the holder's slot back (and the tenant's count of it, if named); false if it held none. */
+  /**
+   * Gives the holder's slot back (and the tenant's count of it, if named);
+   * false if it held none. The pass of a tenant left holding none and not
+   * waiting goes with it (`giveBack`, then `forgetIdlePass`).
+   */
   release(holder: string, tenant?: string): Promise<boolean>;
+  /**
+   * Gives the holder's slot back in one conditional write, which says what
+   * the tenant named still holds: `last` when none (its pass stays, for
+   * `forgetIdlePass` once the slot is handed on), `others held` when some or
+   * no tenant is named, `not held` when the holder held no slot.
+   */
+  giveBack(holder: string, tenant?: string): Promise<SlotGiveBack>;
+  /** Drops the pass of a tenant that holds no slot here and whose line does not wait (best effort). */
+  forgetIdlePass(tenant: string): Promise<void>;
   holders(): Promise<readonly string[]>;
   state(): Promise<SlotPoolState>;
   /**

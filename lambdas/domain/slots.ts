@@ -1,5 +1,5 @@
 import { type Job, providerOf, slotHolderOf, takesSlot } from './job';
-import type { SlotPools } from './ports';
+import type { SlotGiveBack, SlotPools } from './ports';
 
 /**
  * The job's own slot: its current submission's (`slotHolderOf`), or one
@@ -23,9 +23,26 @@ export async function releaseOwnSlot(
   slots: SlotPools,
   job: Pick<Job, 'id' | 'tenantId' | 'createdAt' | 'resubmissions' | 'provider'>,
 ): Promise<boolean> {
+  const left = await giveBackOwnSlot(slots, job);
+  if (left === 'last') await slots(providerOf(job)).forgetIdlePass(job.tenantId);
+  return left !== 'not held';
+}
+
+/**
+ * Gives back the job's own slot at its provider in one write, saying whether
+ * its tenant holds none now: a release that hands the slot on drops an idle
+ * tenant's pass (`SlotPool.forgetIdlePass`) once the next job has started.
+ */
+export async function giveBackOwnSlot(
+  slots: SlotPools,
+  job: Pick<Job, 'id' | 'tenantId' | 'createdAt' | 'resubmissions' | 'provider'>,
+): Promise<SlotGiveBack> {
   const pool = slots(providerOf(job));
-  for (const holder of ownHolders(job)) if (await pool.release(holder, job.tenantId)) return true;
-  return false;
+  for (const holder of ownHolders(job)) {
+    const left = await pool.giveBack(holder, job.tenantId);
+    if (left !== 'not held') return left;
+  }
+  return 'not held';
 }
 
 /** Whether `holder` is the job's own slot (now or from before slots were named by submission). */

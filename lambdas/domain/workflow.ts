@@ -90,7 +90,7 @@ import {
   rootOutputPrefix,
   type TranscodeResult,
 } from './publish';
-import { holdsOwnSlot, releaseOwnSlot, resumeNeedsSlot } from './slots';
+import { giveBackOwnSlot, holdsOwnSlot, releaseOwnSlot, resumeNeedsSlot } from './slots';
 import type { CaughtError, StepEvent } from './step-event';
 
 /**
@@ -426,16 +426,21 @@ const steps: Record<StepName, Step> = {
     // An older run's step (its execution outlived an operator's requeue) frees nothing of the new run's.
     if (event.executionName && event.executionName !== currentExecutionOf(job)) return null;
     if (providerMayBeRunning(job)) return null;
-    const released = await releaseOwnSlot(deps.slots, job);
+    const left = await giveBackOwnSlot(deps.slots, job);
     const at = deps.now().toISOString();
-    // Also on a retry whose first try released the slot but stopped before the hand-off. Every free
-    // slot is filled, not only this one: a choice that lost a race earlier may have left one free.
-    // The job that gets a slot records it: another tenant's job id is not for this one's timeline.
-    // The release's own record waits for nobody: the next job's start comes first.
-    await Promise.all([
-      handSlotsOn(deps, providerOf(job), event.stateMachineArn),
-      released ? deps.timeline.record(event.jobId, { at, type: 'slot.released' }) : undefined,
-    ]);
+    try {
+      // Also on a retry whose first try released the slot but stopped before the hand-off. Every free
+      // slot is filled, not only this one: a choice that lost a race earlier may have left one free.
+      // The job that gets a slot records it: another tenant's job id is not for this one's timeline.
+      // The release's own record waits for nobody: the next job's start comes first.
+      await Promise.all([
+        handSlotsOn(deps, providerOf(job), event.stateMachineArn),
+        left !== 'not held' ? deps.timeline.record(event.jobId, { at, type: 'slot.released' }) : undefined,
+      ]);
+    } finally {
+      // The look at an idle tenant's line, and the drop of its pass, wait for the next job's start, not it for them.
+      if (left === 'last') await deps.slots(providerOf(job)).forgetIdlePass(job.tenantId);
+    }
     return null;
   },
 

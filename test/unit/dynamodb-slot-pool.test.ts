@@ -52,14 +52,25 @@ const poolWrites = () =>
   );
 
 describe('DynamoDbSlotPool.release', () => {
-  it("drops a tenant's pass with its last slot in the release's own update, and sends no transaction", async () => {
+  it('gives a slot back in one request, its own conditional update saying that the tenant holds none now', async () => {
+    const tenant = `hand-off-${run}`;
+    await pool.acquire('h1', 5, claim(tenant, 10));
+    sent = [];
+
+    await expect(pool.giveBack('h1', tenant)).resolves.toBe('last');
+
+    expect(sent.map(({ command }) => command)).toEqual(['UpdateCommand']);
+    expect((await pool.state()).passes[tenant]).toBe(10);
+  });
+
+  it("drops an idle tenant's pass in a plain update after its last slot's, and sends no transaction", async () => {
     const tenant = `idle-${run}`;
     await pool.acquire('h1', 5, claim(tenant, 10));
     sent = [];
 
     await expect(pool.release('h1', tenant)).resolves.toBe(true);
 
-    expect(poolWrites().map(({ command }) => command)).toEqual(['UpdateCommand']);
+    expect(poolWrites().map(({ command }) => command)).toEqual(['UpdateCommand', 'UpdateCommand']);
     expect((await pool.state()).passes[tenant]).toBeUndefined();
     expect((await pool.state()).holders).toEqual([]);
   });

@@ -239,6 +239,34 @@ describe.each(implementations)('the %s slot port', (_name, make) => {
     expect(await port.pool.state()).toEqual({ holders: [], tenantInFlight: {}, passes: {}, floor: 0 });
   });
 
+  it('gives a slot back in one step that says whether the tenant holds any still, its idle pass dropped by a step of its own', async () => {
+    await port.pool.acquire('h1', 5, claim('acme', undefined, 10));
+    await port.pool.acquire('h2', 5, { tenant: 'acme', pass: { expected: 10, next: 20, floor: 10 } });
+    await port.pool.acquire('h3', 5, claim('globex', undefined, 10));
+    await port.waiting.add({ provider: PROVIDER, tenant: 'globex', place: 'p1', jobId: 'job_w' });
+
+    expect(await port.pool.giveBack('h1', 'acme')).toBe('others held');
+    expect(await port.pool.giveBack('h2', 'acme')).toBe('last');
+    expect(await port.pool.giveBack('h2', 'acme')).toBe('not held');
+    expect(await port.pool.giveBack('h3', 'globex')).toBe('last');
+    // Until the follow-up, the pass stays: the hand-off waits for no look at the tenant's line.
+    expect((await port.pool.state()).passes).toEqual({ acme: 20, globex: 10 });
+
+    await port.pool.forgetIdlePass('acme');
+    await port.pool.forgetIdlePass('globex');
+    expect(await port.pool.state()).toEqual({
+      holders: [],
+      tenantInFlight: {},
+      passes: { globex: 10 },
+      floor: 0,
+    });
+
+    // A tenant holding a slot again keeps its pass.
+    await port.pool.acquire('h4', 5, { tenant: 'acme', pass: { expected: undefined, next: 30, floor: 20 } });
+    await port.pool.forgetIdlePass('acme');
+    expect((await port.pool.state()).passes).toEqual({ acme: 30, globex: 10 });
+  });
+
   it('stays small after serving 1,000 tenants: nothing of a tenant gone idle stays in the pool item', async () => {
     const TENANTS = 1_000;
     const empty = await port.poolItemBytes();

@@ -13,6 +13,7 @@ import {
   type Job,
   newJob,
   providerKeyOf,
+  providerOf,
   slotHolderOf,
   submissionTagOf,
 } from '../../lambdas/domain/job';
@@ -472,6 +473,30 @@ describe('handing a released slot to the job whose turn it is', () => {
   });
 
   const MACHINE = 'arn:aws:states:us-east-1:123456789012:stateMachine:Longhaul';
+
+  it('starts the next job before it drops the pass of a tenant its release left idle, which it still drops', async () => {
+    const { step, deps, job } = setup({ job: { status: 'succeeded', tenantId: 'globex' } });
+    const older = waiting('job_bbbbbbbbbbbbbbbbbbbbbbbbbb', '2026-05-01T09:00:00.000Z');
+    await enter(deps, older);
+    const pool = deps.slots.pool(providerOf(job));
+    await pool.acquire(slotHolderOf(job), 1, {
+      tenant: 'globex',
+      pass: { expected: undefined, next: 5, floor: 0 },
+    });
+    const forget = pool.forgetIdlePass.bind(pool);
+    const startedBeforeForget: string[][] = [];
+    pool.forgetIdlePass = async (tenant) => {
+      startedBeforeForget.push([...deps.workflow.started]);
+      await forget(tenant);
+    };
+
+    await step('release', { stateMachineArn: MACHINE });
+
+    // The look at the idle tenant's line is off the hand-off's path: the next job has started by then.
+    expect(startedBeforeForget).toEqual([[executionNameOf(older)]]);
+    expect((await pool.state()).passes).toEqual({ acme: expect.any(Number) });
+    expect(await pool.holders()).toEqual([slotHolderOf(older)]);
+  });
 
   it('starts the chosen job on its own state machine at once, with no hand-off message', async () => {
     const { step, deps, job } = setup({ job: { status: 'succeeded' } });

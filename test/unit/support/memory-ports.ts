@@ -30,6 +30,7 @@ import type {
   QueuedJobRef,
   ReconcilerPosition,
   ReconcilerProgress,
+  SlotGiveBack,
   SlotGrant,
   SlotGrantOutcome,
   SlotPool,
@@ -458,16 +459,21 @@ export class MemorySlots implements SlotPool {
     return true;
   }
   async release(holder: string, tenant?: string) {
-    if (!this.held.delete(holder)) return false;
-    if (tenant !== undefined) {
-      this.byTenant.get(tenant)?.delete(holder);
-      // As the item keeps them: an emptied set is gone, and the pass of a tenant neither holding nor waiting.
-      if (!this.byTenant.get(tenant)?.size) {
-        this.byTenant.delete(tenant);
-        if (!this.waiting(tenant)) this.passes.delete(tenant);
-      }
-    }
-    return true;
+    const left = await this.giveBack(holder, tenant);
+    if (left === 'last' && tenant !== undefined) await this.forgetIdlePass(tenant);
+    return left !== 'not held';
+  }
+  async giveBack(holder: string, tenant?: string): Promise<SlotGiveBack> {
+    if (!this.held.delete(holder)) return 'not held';
+    if (tenant === undefined) return 'others held';
+    this.byTenant.get(tenant)?.delete(holder);
+    if (this.byTenant.get(tenant)?.size) return 'others held';
+    // As the item keeps them: an emptied set is gone; the pass stays for `forgetIdlePass`.
+    this.byTenant.delete(tenant);
+    return 'last';
+  }
+  async forgetIdlePass(tenant: string) {
+    if (!this.waiting(tenant)) this.forgetIfIdle(tenant);
   }
   /** Drops the tenant's pass if it holds no slot (a retired marker's transaction). */
   forgetIfIdle(tenant: string) {
@@ -603,6 +609,8 @@ export function memorySlots(): MemorySlotPools {
     pool,
     acquire: (holder: string, limit: number, claim?: TenantClaim) => legacy.acquire(holder, limit, claim),
     release: (holder: string, tenant?: string) => legacy.release(holder, tenant),
+    giveBack: (holder: string, tenant?: string) => legacy.giveBack(holder, tenant),
+    forgetIdlePass: (tenant: string) => legacy.forgetIdlePass(tenant),
     holders: () => legacy.holders(),
     state: () => legacy.state(),
     pause: (pause: ProviderPause) => legacy.pause(pause),
