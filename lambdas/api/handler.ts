@@ -94,7 +94,6 @@ import { apiKeyStore } from '../shared/ports/api-key-store';
 import { deadLetters } from '../shared/ports/dead-letters';
 import { eventPublisher } from '../shared/ports/events';
 import { inputStore, multipartInputs } from '../shared/ports/inputs';
-import { jobQueue } from '../shared/ports/job-queue';
 import { jobStore } from '../shared/ports/job-store';
 import { liveJobStore } from '../shared/ports/live-channel';
 import { mediaStore } from '../shared/ports/media-store';
@@ -102,31 +101,20 @@ import { outputStore } from '../shared/ports/output-store';
 import { embeddingProvider } from '../shared/ports/providers';
 import { scheduleStore } from '../shared/ports/schedule-store';
 import { scheduleTriggers } from '../shared/ports/schedule-triggers';
-import { inFlightLimits, slotPools, waitingLines } from '../shared/ports/slots';
+import { inFlightLimits, slotPools } from '../shared/ports/slots';
 import { streamTickets } from '../shared/ports/stream-tickets';
-import { tenantShares, tenantStore } from '../shared/ports/tenants';
+import { tenantStore } from '../shared/ports/tenants';
 import { timeline } from '../shared/ports/timeline';
 import { vectorIndex } from '../shared/ports/vector-index';
 import { workflow } from '../shared/ports/workflow';
 import { answerProviderWebhook } from '../shared/provider-webhooks';
+import { slotFillingDeps } from '../shared/slot-filling';
 import { basePath, bodyBytes, header, json, jsonBody, mediaType, problemResult } from './http';
 import { parseMultipartJob } from './multipart';
 import { toProblem } from './problems';
 
 const settings = runtimeSettings();
 const now = () => new Date();
-
-/** What handing a freed slot on takes: the lines, the shares, and the hand-off lane to the dispatcher. */
-const slotFilling = () => ({
-  store: liveJobStore(),
-  slots: slotPools(),
-  queue: jobQueue(),
-  waiting: waitingLines(),
-  tenantShares: tenantShares(),
-  maxInFlight: inFlightLimits(),
-  timeline: timeline(),
-  now,
-});
 const policy = {
   allowPrivateWebhooks: settings.allowPrivateWebhooks,
   scheduleMaxAheadDays: settings.scheduleMaxAheadDays,
@@ -193,7 +181,7 @@ const tenantRoutes: Partial<Record<RouteKey, Route>> = {
             inFlightLimits()[provider.name],
             Date.now,
             () => provider.embed({ ...embedding, texts: [text], purpose: 'query' }),
-            () => handOnFreeSlots(slotFilling(), provider.name, 'a slot a search released'),
+            () => handOnFreeSlots(slotFillingDeps(), provider.name, 'a slot a search released'),
           );
           return embeddings[0] ?? [];
         },
@@ -559,7 +547,7 @@ const adminRoutes: Partial<
     const resolution = parseResolution(jsonBody(event, bodyLimits.jsonBytes));
     const job = await resolveJob(
       {
-        ...slotFilling(),
+        ...slotFillingDeps(),
         events: eventPublisher(),
         media: mediaStore(),
         outputs: outputStore(),

@@ -8,17 +8,16 @@ import { firstLook } from '../shared/intake';
 import { emit, instrument, logger } from '../shared/observability';
 import { eventPublisher } from '../shared/ports/events';
 import { inputStore } from '../shared/ports/inputs';
-import { jobQueue } from '../shared/ports/job-queue';
 import { liveJobStore } from '../shared/ports/live-channel';
 import { mediaStore } from '../shared/ports/media-store';
 import { outputStore } from '../shared/ports/output-store';
 import { providerAdapter } from '../shared/ports/providers';
 import { reconcilerProgress } from '../shared/ports/reconciler-progress';
-import { inFlightLimits, slotPools, waitingLines } from '../shared/ports/slots';
-import { tenantBacklogs, tenantShares } from '../shared/ports/tenants';
+import { tenantBacklogs } from '../shared/ports/tenants';
 import { timeline } from '../shared/ports/timeline';
 import { vectorIndex } from '../shared/ports/vector-index';
 import { workflow } from '../shared/ports/workflow';
+import { slotFillingDeps } from '../shared/slot-filling';
 
 const settings = runtimeSettings();
 /** Active jobs read per index query. */
@@ -28,19 +27,12 @@ const PAGE_SIZE = 100;
 export const handler = instrument(async (_event: unknown, context: Context) => {
   const report = await reconcile(
     {
-      store: liveJobStore(),
-      slots: slotPools(),
+      ...slotFillingDeps(),
       workflow: workflow(),
-      queue: jobQueue(),
-      waiting: waitingLines(),
-      tenantShares: tenantShares(),
       providers: providerAdapter,
-      timeline: timeline(),
       events: eventPublisher(),
       outputs: outputStore(),
       vectors: vectorIndex(),
-      now: () => new Date(),
-      maxInFlight: inFlightLimits(),
       queuedGraceMs: settings.queuedGraceMs,
       jobTimeoutMs: settings.jobTimeoutMs,
       slotWaitMaxSeconds: settings.slotWaitMaxSeconds,

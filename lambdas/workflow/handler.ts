@@ -12,17 +12,14 @@ import { firstLook, intakeDeps } from '../shared/intake';
 import { emit, instrument, logger } from '../shared/observability';
 import { eventPublisher } from '../shared/ports/events';
 import { inputStore } from '../shared/ports/inputs';
-import { jobQueue } from '../shared/ports/job-queue';
-import { liveJobStore } from '../shared/ports/live-channel';
 import { mediaStore } from '../shared/ports/media-store';
 import { outputStore } from '../shared/ports/output-store';
 import { providerAdapter } from '../shared/ports/providers';
-import { inFlightLimits, slotPools, waitingLines } from '../shared/ports/slots';
-import { tenantBacklogs, tenantShares } from '../shared/ports/tenants';
-import { timeline } from '../shared/ports/timeline';
+import { tenantBacklogs } from '../shared/ports/tenants';
 import { vectorIndex } from '../shared/ports/vector-index';
 import { workflow } from '../shared/ports/workflow';
 import { webhookSigningSecret } from '../shared/secrets';
+import { slotFillingDeps } from '../shared/slot-filling';
 import { deliverSignedWebhook, fetchOutput, probeUrl } from '../shared/webhooks';
 
 const settings = runtimeSettings();
@@ -37,20 +34,13 @@ export const handler = instrument(async (raw: unknown, _context: Context): Promi
   const outputs = outputStore();
   return runStep(
     {
-      store: liveJobStore(),
-      slots: slotPools(),
-      queue: jobQueue(),
-      waiting: waitingLines(),
-      tenantShares: tenantShares(),
-      maxInFlight: inFlightLimits(),
+      ...slotFillingDeps(),
       backlogs: tenantBacklogs(),
       firstLook,
       providers: providerAdapter,
-      timeline: timeline(),
       inputs: inputStore(),
       outputs,
       workflow: workflow(),
-      now: () => new Date(),
       maxUploadBytes: settings.maxUploadBytes,
       providerWebhookUrl: (provider) => `${providerEventsUrl}${PROVIDERS[provider].webhookPath}`,
       fetchOutput: (url) => fetchOutput(url, settings.providerSubmitTimeoutMs * 3),
