@@ -1,4 +1,7 @@
+import { seededRandom } from '../../local/seeded-random';
 import type { LabelledPassage, Language } from '../retrieval/set';
+
+export { seededRandom };
 
 /**
  * Published hours that were never preached: passages stitched from the
@@ -26,18 +29,6 @@ export interface CorpusOptions {
   readonly wordsPerSecond: number;
   /** Prefixed to each recording's name, so two corpora in one index do not share keys. */
   readonly keyPrefix?: string;
-}
-
-/** Mulberry32: a small, fast generator of uniform numbers in [0, 1) from a 32-bit seed. */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /** A passage's sentences: cut after `.`, `!`, `?` or `…` (closing quotes allowed) where a space follows. */

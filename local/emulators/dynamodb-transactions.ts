@@ -1,4 +1,5 @@
 import canonicalize from 'canonicalize';
+import { seededRandom } from '../seeded-random';
 import type { ReadersWriterLock } from './readers-writer-lock';
 
 /**
@@ -161,7 +162,8 @@ export class Transactions {
     this.armed = {
       identity: identityOfKey(conflicts.table, schema, key),
       rate: conflicts.rate,
-      next: seeded(conflicts.seed ?? 1),
+      // Seeded, so an armed storm strikes the same requests on every run.
+      next: seededRandom(conflicts.seed ?? 1),
     };
   }
 
@@ -640,18 +642,6 @@ function keyIn(
 /** One name per item: its table and its key's values, each in one form. */
 function identityOfKey(table: string, schema: KeySchema, key: Item): string {
   return JSON.stringify([table, ...schema.attributes.map((a) => identityOf(key[a.name]))]);
-}
-
-/** A seeded sequence in [0, 1) (mulberry32), so an armed storm strikes the same requests on every run. */
-function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /** One form per key value: DynamoDB numbers that differ only in notation (`1`, `1.0`, `10E-1`) name the same item. */

@@ -1,0 +1,15 @@
+/**
+ * Mulberry32: a small, fast generator of uniform numbers in [0, 1) from a
+ * 32-bit seed, for what the local stack and the bench must draw the same way
+ * on every run (an armed storm of conflicts, a synthetic corpus).
+ */
+export function seededRandom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
