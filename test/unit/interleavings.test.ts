@@ -182,9 +182,11 @@ describe('interleavings of a failed publish, its chunk jobs, the orphan sweep, r
       }),
       { numRuns: CHILDREN_RUNS, ...(SEED !== undefined ? { seed: SEED } : {}) },
     );
-    // Both ways on for the failed publish were walked, not only the sweep beside them.
-    expect(resumed).toBeGreaterThan(CHILDREN_RUNS / 10);
-    expect(replayed).toBeGreaterThan(CHILDREN_RUNS / 10);
+    // Both ways on for the failed publish were walked, not only the sweep beside them. The seed is
+    // random, so the floor sits well under the share a run walks (a sixth of 150 replayed at its lowest
+    // seen): a workload generator that stopped drawing a way fails it, a lean seed does not.
+    expect(resumed).toBeGreaterThan(CHILDREN_RUNS / 25);
+    expect(replayed).toBeGreaterThan(CHILDREN_RUNS / 25);
   }, 60_000);
 
   // Found on the domain before each try of a chunk kept its outputs under its own id (FOUND.md); it guards the fix.
