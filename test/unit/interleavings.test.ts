@@ -183,8 +183,8 @@ describe('interleavings of a failed publish, its chunk jobs, the orphan sweep, r
       { numRuns: CHILDREN_RUNS, ...(SEED !== undefined ? { seed: SEED } : {}) },
     );
     // Both ways on for the failed publish were walked, not only the sweep beside them. The seed is
-    // random, so the floor sits well under the share a run walks (a sixth of 150 replayed at its lowest
-    // seen): a workload generator that stopped drawing a way fails it, a lean seed does not.
+    // random, so the floor sits well under the share a run walks (a tenth of 150 replayed in the leanest
+    // run seen): a workload generator that stopped drawing a way fails it, a lean seed does not.
     expect(resumed).toBeGreaterThan(CHILDREN_RUNS / 25);
     expect(replayed).toBeGreaterThan(CHILDREN_RUNS / 25);
   }, 60_000);
