@@ -82,13 +82,16 @@ export class DynamoDbJobStore implements JobStore {
     // An expired job may linger until TTL deletes it; its key is free again.
     for (let attempt = 0; attempt < 2; attempt++) {
       try {
-        await this.client.send(
-          new PutCommand({
-            TableName: this.options.tableName,
-            Item: toItem(job, this.options.retentionDays),
-            ConditionExpression: 'attribute_not_exists(pk) OR expiresAt < :now',
-            ExpressionAttributeValues: { ':now': epochSeconds(new Date()) },
-          }),
+        // A retry of the request may meet its own job's grant in flight (`startWithSlot`): judged again when sent.
+        await retryingConflicts(() =>
+          this.client.send(
+            new PutCommand({
+              TableName: this.options.tableName,
+              Item: toItem(job, this.options.retentionDays),
+              ConditionExpression: 'attribute_not_exists(pk) OR expiresAt < :now',
+              ExpressionAttributeValues: { ':now': epochSeconds(new Date()) },
+            }),
+          ),
         );
         return { created: true };
       } catch (error) {

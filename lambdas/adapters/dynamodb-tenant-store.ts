@@ -8,6 +8,7 @@ import {
   type TenantUsage,
   USAGE_STATUSES,
 } from '../domain/tenants';
+import { retryingConflicts } from './dynamodb-conflicts';
 import { countTenantJobs } from './dynamodb-count';
 import { tenantKey, tenantStatusKey } from './dynamodb-tenant-backlog';
 
@@ -47,15 +48,18 @@ export class DynamoDbTenantStore implements TenantStore {
       values[':maxInFlight'] = changes.maxInFlight;
       set.push('maxInFlight = :maxInFlight');
     }
-    const { Attributes } = await this.client.send(
-      new UpdateCommand({
-        TableName: this.tableName,
-        Key: tenantKey(tenant),
-        UpdateExpression: `SET ${set.join(', ')}${changes.maxInFlight === null ? ' REMOVE maxInFlight' : ''}`,
-        ExpressionAttributeNames: { '#tenant': 'tenant' },
-        ExpressionAttributeValues: values,
-        ReturnValues: 'ALL_NEW',
-      }),
+    // The item holds the tenant's backlog counter, which a raise's transaction may hold: sent again then.
+    const { Attributes } = await retryingConflicts(() =>
+      this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: tenantKey(tenant),
+          UpdateExpression: `SET ${set.join(', ')}${changes.maxInFlight === null ? ' REMOVE maxInFlight' : ''}`,
+          ExpressionAttributeNames: { '#tenant': 'tenant' },
+          ExpressionAttributeValues: values,
+          ReturnValues: 'ALL_NEW',
+        }),
+      ),
     );
     if (!Attributes) throw new Error(`Tenant ${tenant} was written but not returned.`);
     return recordOf(Attributes);
@@ -63,22 +67,24 @@ export class DynamoDbTenantStore implements TenantStore {
 
   async ensure(tenant: string, at: Date): Promise<boolean> {
     try {
-      await this.client.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: tenantKey(tenant),
-          UpdateExpression:
-            'SET #tenant = :tenant, weight = :weight, maxQueued = :maxQueued, updatedAt = :at',
-          // The item may already hold the tenant's backlog counter, which stays.
-          ConditionExpression: 'attribute_not_exists(weight)',
-          ExpressionAttributeNames: { '#tenant': 'tenant' },
-          ExpressionAttributeValues: {
-            ':tenant': tenant,
-            ':weight': TENANT_DEFAULTS.weight,
-            ':maxQueued': TENANT_DEFAULTS.maxQueued,
-            ':at': at.toISOString(),
-          },
-        }),
+      await retryingConflicts(() =>
+        this.client.send(
+          new UpdateCommand({
+            TableName: this.tableName,
+            Key: tenantKey(tenant),
+            UpdateExpression:
+              'SET #tenant = :tenant, weight = :weight, maxQueued = :maxQueued, updatedAt = :at',
+            // The item may already hold the tenant's backlog counter, which stays.
+            ConditionExpression: 'attribute_not_exists(weight)',
+            ExpressionAttributeNames: { '#tenant': 'tenant' },
+            ExpressionAttributeValues: {
+              ':tenant': tenant,
+              ':weight': TENANT_DEFAULTS.weight,
+              ':maxQueued': TENANT_DEFAULTS.maxQueued,
+              ':at': at.toISOString(),
+            },
+          }),
+        ),
       );
       return true;
     } catch (error) {

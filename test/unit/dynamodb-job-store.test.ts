@@ -2,6 +2,7 @@ import {
   ConditionalCheckFailedException,
   DynamoDBClient,
   TransactionCanceledException,
+  TransactionConflictException,
 } from '@aws-sdk/client-dynamodb';
 import {
   BatchGetCommand,
@@ -62,6 +63,18 @@ describe('create', () => {
       Key: { pk: job.id, sk: 'JOB' },
       ConsistentRead: true,
     });
+  });
+
+  it("puts the job again when its grant's transaction held the item, and answers with the job found then", async () => {
+    const existing = { ...job, fingerprint: 'other' };
+    ddb
+      .on(PutCommand)
+      .rejectsOnce(new TransactionConflictException({ message: 'Transaction is ongoing for the item', $metadata: {} }))
+      .rejects(conditionFailed());
+    ddb.on(GetCommand).resolves({ Item: toItem(existing, 30) });
+
+    await expect(store.create(job)).resolves.toEqual({ created: false, existing });
+    expect(ddb.commandCalls(PutCommand)).toHaveLength(2);
   });
 
   it('passes other errors through', async () => {

@@ -1,4 +1,11 @@
-import { type DynamoDBDocumentClient, GetCommand, PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { TransactionConflictException } from '@aws-sdk/client-dynamodb';
+import {
+  type DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  ScanCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
 import { jobTable } from '../../config/layout';
 import { DynamoDbApiKeyStore } from '../../lambdas/adapters/dynamodb-api-key-store';
 import { DynamoDbJobStore, toItem } from '../../lambdas/adapters/dynamodb-job-store';
@@ -21,6 +28,8 @@ let jobs: DynamoDbJobStore;
 let tenants: DynamoDbTenantStore;
 /** Every request the tenant store sent. */
 let sent: unknown[];
+/** How many of the tenant store's next writes meet another transaction on their item, as DynamoDB answers then. */
+let conflicting = 0;
 
 beforeAll(async () => {
   db = await startDynaliteTables();
@@ -28,6 +37,12 @@ beforeAll(async () => {
   const recording = {
     send: (command: unknown) => {
       sent.push(command);
+      if (command instanceof UpdateCommand && conflicting > 0) {
+        conflicting--;
+        return Promise.reject(
+          new TransactionConflictException({ message: 'Transaction is ongoing for the item', $metadata: {} }),
+        );
+      }
       return db.documents.send(command as never);
     },
   } as unknown as DynamoDBDocumentClient;
@@ -35,6 +50,7 @@ beforeAll(async () => {
 });
 beforeEach(() => {
   sent = [];
+  conflicting = 0;
 });
 afterAll(async () => {
   await db?.stop();
@@ -125,6 +141,14 @@ describe('DynamoDbTenantStore', () => {
       },
       ReturnValues: 'ALL_NEW',
     });
+  });
+
+  it("writes its record again when it met a backlog raise's transaction on the item, as that write did nothing", async () => {
+    conflicting = 1;
+    await expect(tenants.ensure('t-conflict', at)).resolves.toBe(true);
+    conflicting = 1;
+    await expect(tenants.update('t-conflict', { weight: 3 }, at)).resolves.toMatchObject({ weight: 3 });
+    expect(sent).toHaveLength(4);
   });
 
   it('keeps its record out of every index of the job table', async () => {
