@@ -69,7 +69,9 @@ describe('create', () => {
     const existing = { ...job, fingerprint: 'other' };
     ddb
       .on(PutCommand)
-      .rejectsOnce(new TransactionConflictException({ message: 'Transaction is ongoing for the item', $metadata: {} }))
+      .rejectsOnce(
+        new TransactionConflictException({ message: 'Transaction is ongoing for the item', $metadata: {} }),
+      )
       .rejects(conditionFailed());
     ddb.on(GetCommand).resolves({ Item: toItem(existing, 30) });
 
