@@ -47,12 +47,16 @@ interface BacklogRaise {
 
 /**
  * Raises a tenant's backlog counter so that a tenant with a backlog is always
- * on the list the reconciler recounts (`backlogRegistryKey`): a counter above
- * 0 was listed when it left 0 (a recount takes a tenant off only at 0), so
- * raising it is one conditional write; a counter at 0 or never written is
- * raised in one transaction with the tenant's listing. The first write's
- * failure returns the counter as stored, which tells a full backlog from one
- * at 0 without a read. False when the condition (the cap) refused it.
+ * on the list the reconciler recounts (`backlogRegistryKey`): one conditional
+ * write (the cap), which answers the counter it left; a raise that took the
+ * counter from 0 (or first wrote it) lists the tenant with one write more.
+ * A recount takes a tenant off only in a transaction that finds its counter
+ * at 0, so it cannot take off a tenant whose raise has landed and whose
+ * listing is on its way, unless those jobs left meanwhile, and then the
+ * listing lists a tenant at 0, which the next recount takes off again. A stop
+ * between the two writes leaves a backlog off the list: the reconciler lists
+ * the tenants of the queued jobs it walks (`listTenants`). False when the
+ * condition (the cap) refused the raise.
  */
 export async function raiseBacklog(
   client: DynamoDBDocumentClient,
@@ -60,66 +64,50 @@ export async function raiseBacklog(
   tenant: string,
   raise: BacklogRaise,
 ): Promise<boolean> {
-  const names =
-    raise.names && Object.keys(raise.names).length ? { ExpressionAttributeNames: raise.names } : {};
-  const within = raise.condition ? ` AND (${raise.condition})` : '';
-  // Each try is judged when sent; after a conflict (another raise's transaction holding the counter or the
-  // list) the first write is tried again, as that raise has most likely listed the tenant meanwhile.
-  return retryingConflicts(async () => {
-    try {
-      await client.send(
+  let counter: number;
+  try {
+    // The item holds the counter, which a recount's transaction may hold: judged again when sent.
+    const { Attributes } = await retryingConflicts(() =>
+      client.send(
         new UpdateCommand({
           TableName: tableName,
           Key: tenantKey(tenant),
           UpdateExpression: 'ADD backlog :count',
-          ConditionExpression: `backlog > :zero${within}`,
-          ...names,
-          ExpressionAttributeValues: { ...raise.values, ':count': raise.count, ':zero': 0 },
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          ...(raise.condition ? { ConditionExpression: raise.condition } : {}),
+          ...(raise.names && Object.keys(raise.names).length
+            ? { ExpressionAttributeNames: raise.names }
+            : {}),
+          ExpressionAttributeValues: { ...raise.values, ':count': raise.count },
+          ReturnValues: 'UPDATED_NEW',
         }),
-      );
-      return true;
-    } catch (error) {
-      if (!(error instanceof ConditionalCheckFailedException)) throw error;
-      // Listed already, so only the cap refused it.
-      if (Number(error.Item?.backlog?.N ?? 0) > 0) return false;
-    }
-    try {
-      await client.send(
-        new TransactWriteCommand({
-          TransactItems: [
-            {
-              Update: {
-                TableName: tableName,
-                Key: tenantKey(tenant),
-                UpdateExpression: 'ADD backlog :count',
-                ...(raise.condition ? { ConditionExpression: raise.condition } : {}),
-                ...names,
-                ExpressionAttributeValues: { ...raise.values, ':count': raise.count },
-              },
-            },
-            {
-              Update: {
-                TableName: tableName,
-                Key: backlogRegistryKey,
-                UpdateExpression: 'ADD tenants :tenant',
-                ExpressionAttributeValues: { ':tenant': new Set([tenant]) },
-              },
-            },
-          ],
-        }),
-      );
-      return true;
-    } catch (error) {
-      if (
-        error instanceof TransactionCanceledException &&
-        error.CancellationReasons?.[0]?.Code === 'ConditionalCheckFailed'
-      ) {
-        return false;
-      }
-      throw error;
-    }
-  });
+      ),
+    );
+    counter = Number(Attributes?.backlog ?? raise.count);
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return false;
+    throw error;
+  }
+  if (counter === raise.count) await listTenants(client, tableName, [tenant]);
+  return true;
+}
+
+/** Puts tenants on the list of backlogs to recount: one write, which a recount's transaction may hold. */
+export async function listTenants(
+  client: DynamoDBDocumentClient,
+  tableName: string,
+  tenants: readonly string[],
+): Promise<void> {
+  if (tenants.length === 0) return;
+  await retryingConflicts(() =>
+    client.send(
+      new UpdateCommand({
+        TableName: tableName,
+        Key: backlogRegistryKey,
+        UpdateExpression: 'ADD tenants :tenants',
+        ExpressionAttributeValues: { ':tenants': new Set(tenants) },
+      }),
+    ),
+  );
 }
 
 /**
@@ -203,6 +191,10 @@ export class DynamoDbTenantBacklogs implements TenantBacklogs {
       // A counter already below what is given back is off; the reconciler's recount sets it right.
       if (!(error instanceof ConditionalCheckFailedException)) throw error;
     }
+  }
+
+  list(tenants: readonly string[]): Promise<void> {
+    return listTenants(this.client, this.tableName, tenants);
   }
 
   async tenants(): Promise<string[]> {

@@ -551,8 +551,10 @@ export interface TenantBacklogs {
   admitUpTo(tenant: string, wanted: number): Promise<number>;
   /** Takes back admissions that stored no job (a replay, a reused key, a failed write): one, or `count`. */
   giveBack(tenant: string, count?: number): Promise<void>;
-  /** Every tenant whose backlog was ever counted: those a recount may find off. */
+  /** The tenants on the list of backlogs to recount: every tenant with a backlog, and some at 0. */
   tenants(): Promise<string[]>;
+  /** Puts tenants on that list: those a stop left off it after raising their backlog. */
+  list(tenants: readonly string[]): Promise<void>;
   /**
    * Counts the tenant's queued and scheduled jobs and sets its counter to the
    * count if the counter is off. The index counted lags writes a little, so a

@@ -184,6 +184,8 @@ export async function reconcile(
     report.inFlight += held.size;
   }
   const seen = new Set<string>();
+  /** The tenants of the queued jobs this pass walks: each has a backlog, so it belongs on the recount list. */
+  const queuedTenants = new Set<string>();
 
   // Scheduled jobs now due go first: a pass's period is all the lateness they may have.
   try {
@@ -224,6 +226,7 @@ export async function reconcile(
       }
       for (const job of page.items) {
         for (const holder of ownHolders(job)) seen.add(holder);
+        if (job.status === 'queued') queuedTenants.add(job.tenantId);
         report.jobsChecked++;
         if (job.status === 'needs_review') report.inReview++;
         try {
@@ -263,7 +266,7 @@ export async function reconcile(
   }
 
   try {
-    for (const recount of await recountBacklogs(deps)) {
+    for (const recount of await recountBacklogs(deps, queuedTenants)) {
       if (recount.corrected) report.fixes.backlog_recounted++;
       const { tenant, queued, scheduled } = recount;
       report.tenants.push({ tenant, queued, scheduled, inFlight: tenantInFlight.get(tenant) ?? 0 });
@@ -321,10 +324,15 @@ async function promoteDue(
  * Recounts the backlog counters of up to BACKLOG_RECOUNTS_PER_PASS tenants,
  * taking each tenant in turn from one pass to the next (by the pass's
  * minute), so a counter a crash left off is set right within
- * (tenants / BACKLOG_RECOUNTS_PER_PASS + 1) minutes of passes.
+ * (tenants / BACKLOG_RECOUNTS_PER_PASS + 1) minutes of passes. The
+ * tenants of the queued jobs the pass walked join the list first if a stop
+ * left them off it.
  */
-async function recountBacklogs(deps: ReconcileDeps) {
+async function recountBacklogs(deps: ReconcileDeps, queuedTenants: ReadonlySet<string>) {
   const tenants = await deps.backlogs.tenants();
+  // A stop between a raise from 0 and its listing leaves a backlog off the list: listed again here, recounted from then on.
+  const unlisted = [...queuedTenants].filter((tenant) => !tenants.includes(tenant));
+  await deps.backlogs.list(unlisted);
   const turn = Math.floor(deps.now().getTime() / 60_000) * BACKLOG_RECOUNTS_PER_PASS;
   const chosen =
     tenants.length <= BACKLOG_RECOUNTS_PER_PASS

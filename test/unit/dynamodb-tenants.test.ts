@@ -278,11 +278,10 @@ describe('DynamoDbTenantBacklogs', () => {
         TableName: db.jobTableName,
         Key: tenantKey('b-many'),
         UpdateExpression: 'ADD backlog :count',
-        // Above 0, the tenant is listed already: the raise is one write, its failure telling full from 0.
-        ConditionExpression:
-          'backlog > :zero AND ((attribute_not_exists(backlog) OR backlog <= :room) AND maxQueued = :cap)',
-        ExpressionAttributeValues: { ':count': 3, ':zero': 0, ':room': 2, ':cap': 5 },
-        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        // Above 0, the tenant is listed already: the counter it answers says no listing is needed.
+        ConditionExpression: '(attribute_not_exists(backlog) OR backlog <= :room) AND maxQueued = :cap',
+        ExpressionAttributeValues: { ':count': 3, ':room': 2, ':cap': 5 },
+        ReturnValues: 'UPDATED_NEW',
       },
     ]);
     // One place left: a batch of 10 gets it, the next gets none, and nothing was written for it.
@@ -348,6 +347,32 @@ describe('DynamoDbTenantBacklogs', () => {
     expect(await counter('b-moves')).toBe(0);
     await jobs.requeueForResubmission(reviewed as Job, at);
     expect(await counter('b-moves')).toBe(1);
+  });
+
+  it('raises a counter in one write, and lists its tenant with one write more only when it leaves 0', async () => {
+    const writes: string[] = [];
+    const recording = {
+      send: (command: { constructor: { name: string }; input: { Key?: { pk?: string } } }) => {
+        writes.push(`${command.constructor.name} ${command.input.Key?.pk ?? ''}`);
+        return db.documents.send(command as never);
+      },
+    } as unknown as DynamoDBDocumentClient;
+    const counted = new DynamoDbTenantBacklogs(recording, db.jobTableName);
+
+    // Five admissions at once from 0, as five requests of one tenant arrive together.
+    await expect(Promise.all(Array.from({ length: 5 }, () => counted.admit('b-writes')))).resolves.toEqual([
+      true,
+      true,
+      true,
+      true,
+      true,
+    ]);
+    expect(writes.sort()).toEqual([
+      'UpdateCommand BACKLOGS',
+      ...Array.from({ length: 5 }, () => 'UpdateCommand TENANT#b-writes'),
+    ]);
+    expect(await counter('b-writes')).toBe(5);
+    expect(await counted.tenants()).toContain('b-writes');
   });
 
   it('lists again a tenant whose backlog a chunk or a requeue raised after a recount took it off the list', async () => {

@@ -113,6 +113,21 @@ describe("tenants' backlogs", () => {
     ]);
   });
 
+  it('lists again the tenant of a queued job whose listing a stop lost after its raise, and recounts it from then on', async () => {
+    const { deps, add } = setup({ now: 10_000 });
+    add({ status: 'queued', enqueuedAt: at(9_000) });
+    deps.store.backlogs.set('acme', 1);
+    const backlogs = deps.backlogs as MemoryBacklogs;
+    backlogs.unlisted.add('acme');
+    expect(await backlogs.tenants()).toEqual([]);
+
+    await reconcile(deps);
+
+    expect(await backlogs.tenants()).toEqual(['acme']);
+    const next = await reconcile(deps);
+    expect(next.tenants).toEqual([{ tenant: 'acme', queued: 1, scheduled: 0, inFlight: 0 }]);
+  });
+
   it('recounts at most BACKLOG_RECOUNTS_PER_PASS tenants a pass, and every tenant in turn', async () => {
     const { deps } = setup();
     const names = Array.from(

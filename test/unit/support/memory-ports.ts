@@ -697,8 +697,16 @@ export class MemoryBacklogs implements TenantBacklogs {
   async giveBack(tenant: string, count = 1) {
     this.store.moveBacklog(tenant, -count);
   }
+  /** Tenants with a counter but off the list, as a stop between a raise and its listing leaves them. */
+  readonly unlisted = new Set<string>();
+  async list(tenants: readonly string[]) {
+    for (const tenant of tenants) {
+      this.unlisted.delete(tenant);
+      if (!this.store.backlogs.has(tenant)) this.store.backlogs.set(tenant, 0);
+    }
+  }
   async tenants() {
-    return [...this.store.backlogs.keys()].sort();
+    return [...this.store.backlogs.keys()].filter((tenant) => !this.unlisted.has(tenant)).sort();
   }
   async recount(tenant: string) {
     const count = (status: string) =>
