@@ -13,6 +13,7 @@ import type { MediaChangesFigures } from './sections/media-changes';
 import type { ProgressFigures } from './sections/progress';
 import type { ProvidersFigures } from './sections/providers';
 import type { ReconcileFigures } from './sections/reconcile';
+import type { PoolScaleFigures } from './sections/scale';
 import type { ScheduleFigures } from './sections/schedule';
 import type { SearchFigures } from './sections/search';
 import type { Machine } from './support/common';
@@ -35,6 +36,7 @@ export interface Results {
   handOff?: HandOffFigures;
   coldStart?: HandlerFigures[];
   cost?: CostFigures;
+  poolScale?: PoolScaleFigures;
   acceptThenDrop?: DropFigures[];
   peer?: PeerFigures;
   providers?: ProvidersFigures;

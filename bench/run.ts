@@ -16,6 +16,7 @@ import { mediaChangesSection } from './sections/media-changes';
 import { progressSection } from './sections/progress';
 import { providersSection } from './sections/providers';
 import { reconcileSection } from './sections/reconcile';
+import { scaleSection } from './sections/scale';
 import { scheduleSection } from './sections/schedule';
 import { searchSection } from './sections/search';
 import { printSummary } from './summary';
@@ -36,6 +37,7 @@ const SECTIONS = [
   'handoff',
   'coldstart',
   'cost',
+  'scale',
   'drop',
   'peer',
   'providers',
@@ -92,6 +94,7 @@ async function main(): Promise<void> {
     const passMs = results.reconcile?.runs.at(-1)?.passMs ?? 20;
     results.cost = await timed('cost', () => costSection(passMs));
   }
+  if (wanted.has('scale')) results.poolScale = await timed('scale', () => scaleSection(results));
   if (wanted.has('drop')) results.acceptThenDrop = await timed('drop', acceptThenDropSection);
   if (wanted.has('peer')) results.peer = await timed('peer', () => runPeer(print));
   if (wanted.has('providers')) results.providers = await timed('providers', providersSection);

@@ -24,6 +24,8 @@ export interface DurationCost {
   readonly jobs: number;
   readonly transitionsPerJob: number;
   readonly dynamodb: DynamoDbPerJob;
+  /** Requests naming the provider's slot pool item, per job, by operation (`GetItem`, `UpdateItem`, `TransactWriteItems`). */
+  readonly poolRequests: Record<string, number>;
   readonly cost: JobCost;
   readonly outcome: Record<string, number>;
 }
@@ -57,7 +59,20 @@ export async function costSection(reconcilePassMs: number): Promise<CostFigures>
       for (const id of ids) jobItemBytes = Math.max(jobItemBytes, await storedBytes(s.stack.endpoints, id));
       const cost = jobCost(measured, median(transitions));
       const dynamodb = dynamoDbPerJob(measured);
-      runs.push({ jobMs, jobs: JOBS, transitionsPerJob: median(transitions), dynamodb, cost, outcome });
+      const poolRequests = Object.fromEntries(
+        Object.entries(measured.requests)
+          .filter(([key]) => key.startsWith('pool:'))
+          .map(([key, n]) => [key.slice('pool:'.length), round(n, 1)]),
+      );
+      runs.push({
+        jobMs,
+        jobs: JOBS,
+        transitionsPerJob: median(transitions),
+        dynamodb,
+        poolRequests,
+        cost,
+        outcome,
+      });
       print(`\n### ${jobMs / 1000} s job: outcome ${JSON.stringify(outcome)}`);
       print(
         `measured: state transitions per job ${transitions.join(', ')} (StateEntered events per execution)`,
@@ -65,7 +80,10 @@ export async function costSection(reconcilePassMs: number): Promise<CostFigures>
       print(
         `measured: DynamoDB per job: ${fmt(dynamodb.writes, 1)} writes and ${fmt(dynamodb.reads, 1)} reads ` +
           '(each item of a batch or a transaction counted as one; a Query as one read), ' +
-          `by operation: ${dynamoDbOperations(measured.requests)}`,
+          `by operation: ${dynamoDbOperations(measured.requests)}; of them naming the provider's slot pool item: ` +
+          Object.entries(poolRequests)
+            .map(([operation, n]) => `${operation} ${fmt(n, 1)}`)
+            .join(', '),
       );
       print('| service | per job | USD per 1,000 jobs | basis |');
       print('|---|---:|---:|---|');

@@ -84,6 +84,9 @@ if (dir) {
       if (operation === 'UpdateItem' && String(body).includes('progress < :progress')) {
         add('dynamodb:UpdateItem(progress)');
       }
+      // Requests naming a provider's slot pool item, the one hot item of a provider (bench/sections/scale.ts).
+      const keys = [parsed.Key, ...(parsed.TransactItems ?? []).map((item) => Object.values(item)[0]?.Key)];
+      if (keys.some((key) => String(key?.pk?.S ?? '').startsWith('SLOTS'))) add(`pool:${operation}`);
       const items = units.requestItems(operation, parsed);
       addCapacity('reads', items.reads);
       addCapacity('writes', items.writes);
