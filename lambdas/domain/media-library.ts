@@ -69,7 +69,12 @@ export interface MediaItem {
   readonly latest?: MediaVersionRef;
   /** The newest version whose recording proved good (past its probe): no older one may become current. */
   readonly proven?: MediaVersionRef;
-  readonly current?: MediaVersionRef & { readonly publishedAt: string };
+  /**
+   * The version served. It carries its job's `createdAt`, the day its vectors fall back to when the
+   * item has no date, so a metadata change rewrites them without reading the job (absent on a
+   * version switched in before it was carried).
+   */
+  readonly current?: MediaVersionRef & { readonly publishedAt: string; readonly createdAt?: string };
   /** Set by DELETE: the item is gone for clients, its retirements are under way. */
   readonly deletedAt?: string;
   readonly rev: number;
@@ -273,7 +278,11 @@ async function syncCurrentVectors(
 ): Promise<void> {
   let item: MediaItem | undefined = changed;
   for (let attempt = 0; attempt < 8 && item?.current && !item.deletedAt; attempt++) {
-    const job = await deps.jobs.get(item.current.jobId);
+    const { jobId, createdAt } = item.current;
+    const job =
+      createdAt === undefined
+        ? await deps.jobs.get(jobId)
+        : { id: jobId, tenantId: item.tenantId, createdAt };
     if (!job) return;
     await refreshVectorMetadata(deps, job, item);
     const after: MediaItem | undefined = await deps.media.get(item.tenantId, item.id);
@@ -610,7 +619,12 @@ export async function switchToVersion(
       (item.latest?.number ?? 0) >= media.version ? item.latest : { number: media.version, jobId: job.id };
     const switched = await deps.media.replace({
       ...item,
-      current: { number: media.version, jobId: job.id, publishedAt: now.toISOString() },
+      current: {
+        number: media.version,
+        jobId: job.id,
+        publishedAt: now.toISOString(),
+        createdAt: job.createdAt,
+      },
       ...(latest ? { latest } : {}),
       updatedAt: now.toISOString(),
     });

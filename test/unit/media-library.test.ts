@@ -318,6 +318,30 @@ describe('media items', () => {
     );
   });
 
+  it('a labels change of an item with no date dates the vectors by the day the current version was made, from the item', async () => {
+    const w = world(Date.parse('2026-06-01T23:59:00.000Z'));
+    const item = await newItem(w, ['lent']);
+    await updateMediaItem({ ...w }, TENANT, item.id, { date: null });
+    const v1 = await publishOutputs(w, (await version(w, item, 'v1')).job, ['words']);
+    await switchToVersion(switchDeps(w), v1);
+    w.advance(3_600_000);
+    const jobs = { get: jest.fn((jobId: string) => w.jobs.get(jobId)) };
+    await updateMediaItem({ ...w, jobs }, TENANT, item.id, { labels: ['advent'] });
+    expect(jobs.get).not.toHaveBeenCalled();
+    expect([...w.vectors.vectors.values()].map((vector) => vector.metadata)).toEqual([
+      expect.objectContaining({ labels: ['advent'], date: dayNumberOf('2026-06-01') }),
+    ]);
+    // A version switched in before the item carried the day it was made: its job says it.
+    const stored = (await w.media.get(TENANT, item.id)) as MediaItem;
+    const { createdAt: _createdAt, ...current } = stored.current as NonNullable<MediaItem['current']>;
+    w.media.items.set(`${TENANT}/${item.id}`, { ...stored, current });
+    await updateMediaItem({ ...w, jobs }, TENANT, item.id, { labels: ['easter'] });
+    expect(jobs.get).toHaveBeenCalledWith(v1.id);
+    expect([...w.vectors.vectors.values()].map((vector) => vector.metadata)).toEqual([
+      expect.objectContaining({ labels: ['easter'], date: dayNumberOf('2026-06-01') }),
+    ]);
+  });
+
   it('a version whose vectors carry an older metadata revision has them rewritten before it becomes current', async () => {
     const w = world();
     const item = await newItem(w, ['lent']);
