@@ -56,6 +56,9 @@ describe('an item whose current version has 1,200 passages', () => {
   test("a new version's switch and retirement delete the old version's vectors and every output it left", () => {
     const change = byKind(measured, 'new-version');
     expect(change.jobsStarted).toBe(1);
+    // Its request claims a number and the upload; the switch writes the item and the retirement, which
+    // the passes put again and delete. Its admission is no write of its own.
+    expect(change.counts.dynamodb).toMatchObject({ reads: 13, writes: 6 });
     expect(change.counts.vectors.deleted).toBe(1200);
     expect(change.counts.requests['s3vectors:DeleteVectors']).toBe(Math.ceil(1200 / 500));
     expect(change.counts.requests['s3:DeleteObjects']).toBe(Math.ceil(measured.outputsPerVersion / 1000));
