@@ -194,6 +194,13 @@ const faultSchema = z.union([
   }),
 ]);
 
+/** The routes of the test controls; docs/local-stack.md describes each (test/unit/readme.test.ts holds it to that). */
+export const SIM_CONTROLS = ['/_sim/ledger', '/_sim/faults', '/_sim/config', '/_sim/reset'] as const;
+type SimControl = (typeof SIM_CONTROLS)[number];
+
+/** Every setting `POST /_sim/config` takes besides `provider`. */
+export const SIM_CONFIG_KEYS = Object.keys(configPatchSchema.shape).filter((key) => key !== 'provider');
+
 /** What one dialect's `/_sim/config` answer shows: only the settings that dialect uses. */
 function configView(provider: ProviderName, config: DialectConfig) {
   return { ...settingsView(provider, config), ...(config.rateLimit ?? {}) };
@@ -265,36 +272,40 @@ class ProviderSimulator {
     for (const dialect of this.dialects) {
       if (await dialect.handle(req, res, path, method)) return;
     }
-    switch (path) {
-      case '/_sim/ledger':
-        allow(method, 'GET');
-        return sendJson(res, 200, this.ledger.snapshot());
-      case '/_sim/faults': {
-        allow(method, 'POST');
-        const fault = parse(faultSchema, await readJson(req));
-        if (fault.mode === 'outage') {
-          this.faults.outage(fault.seconds, fault.provider);
-          this.log(`outage of ${fault.provider ?? 'every provider'} for ${fault.seconds} s`);
-        } else {
-          this.faults.add(fault.mode, fault.count, fault.provider);
-          this.log(
-            `fault ${fault.mode} armed for the next ${fault.count} ${fault.provider ?? 'any'} submission(s)`,
-          );
-        }
-        res.writeHead(204).end();
-        return;
-      }
-      case '/_sim/config':
-        return this.configure(req, res, method);
-      case '/_sim/reset':
-        allow(method, 'POST');
-        this.reset();
-        res.writeHead(204).end();
-        return;
-      default:
-        throw genericError(404, 'not_found', `No route for ${path}.`);
-    }
+    if (!Object.hasOwn(this.controls, path)) throw genericError(404, 'not_found', `No route for ${path}.`);
+    return this.controls[path as SimControl](req, res, method);
   }
+
+  /** The test controls, by route: the only routes outside the dialects' prefixes. */
+  private readonly controls: Record<
+    SimControl,
+    (req: IncomingMessage, res: ServerResponse, method: string) => Promise<void>
+  > = {
+    '/_sim/ledger': async (_req, res, method) => {
+      allow(method, 'GET');
+      sendJson(res, 200, this.ledger.snapshot());
+    },
+    '/_sim/faults': async (req, res, method) => {
+      allow(method, 'POST');
+      const fault = parse(faultSchema, await readJson(req));
+      if (fault.mode === 'outage') {
+        this.faults.outage(fault.seconds, fault.provider);
+        this.log(`outage of ${fault.provider ?? 'every provider'} for ${fault.seconds} s`);
+      } else {
+        this.faults.add(fault.mode, fault.count, fault.provider);
+        this.log(
+          `fault ${fault.mode} armed for the next ${fault.count} ${fault.provider ?? 'any'} submission(s)`,
+        );
+      }
+      res.writeHead(204).end();
+    },
+    '/_sim/config': (req, res, method) => this.configure(req, res, method),
+    '/_sim/reset': async (_req, res, method) => {
+      allow(method, 'POST');
+      this.reset();
+      res.writeHead(204).end();
+    },
+  };
 
   /**
    * `POST {…, provider?}` changes one dialect or all; the answer is that
