@@ -38,26 +38,32 @@ export function defaultBurst(requestsPerMinute: number): number {
   return Math.max(1, Math.floor(requestsPerMinute));
 }
 
+/**
+ * One limit's bucket, kept as GCRA keeps a token bucket: the time the next
+ * submission would be due if they came exactly at the limit's rate. A full
+ * bucket lets `burst` through ahead of that time. Times stay whole
+ * milliseconds for any rate that divides a minute into them, so a refill
+ * comes exactly when it is due.
+ */
 class TokenBucket {
-  private tokens: number;
+  private readonly intervalMs: number;
+  private dueAt: number;
 
   constructor(
     readonly limit: RateLimit,
-    private at: number,
+    now: number,
   ) {
-    this.tokens = limit.burst;
+    this.intervalMs = 60_000 / limit.requestsPerMinute;
+    this.dueAt = now;
   }
 
   /** Milliseconds until a token is there at `now`; 0 when one is. */
   waitMs(now: number): number {
-    const { requestsPerMinute, burst } = this.limit;
-    this.tokens = Math.min(burst, this.tokens + ((now - this.at) * requestsPerMinute) / 60_000);
-    this.at = now;
-    return this.tokens >= 1 ? 0 : ((1 - this.tokens) * 60_000) / requestsPerMinute;
+    return Math.max(0, this.dueAt - (this.limit.burst - 1) * this.intervalMs - now);
   }
 
-  take(): void {
-    this.tokens -= 1;
+  take(now: number): void {
+    this.dueAt = Math.max(this.dueAt, now) + this.intervalMs;
   }
 }
 
@@ -78,16 +84,15 @@ export class RateLimiter {
   admit(scope: string, limits: readonly RateLimit[]): number {
     if (limits.length === 0) return 0;
     const key = JSON.stringify(limits);
+    const now = this.clock();
     let state = this.scopes.get(scope);
     if (state?.limits !== key) {
-      const now = this.clock();
       state = { limits: key, buckets: limits.map((limit) => new TokenBucket(limit, now)) };
       this.scopes.set(scope, state);
     }
-    const now = this.clock();
     const waitMs = Math.max(...state.buckets.map((bucket) => bucket.waitMs(now)));
     if (waitMs > 0) return waitMs;
-    for (const bucket of state.buckets) bucket.take();
+    for (const bucket of state.buckets) bucket.take(now);
     return 0;
   }
 
