@@ -201,12 +201,16 @@ type SimControl = (typeof SIM_CONTROLS)[number];
 /** Every setting `POST /_sim/config` takes besides `provider`. */
 export const SIM_CONFIG_KEYS = Object.keys(configPatchSchema.shape).filter((key) => key !== 'provider');
 
-/** What one dialect's `/_sim/config` answer shows: only the settings that dialect uses. */
+/**
+ * What one dialect's `/_sim/config` answer shows: only the settings that
+ * dialect uses, a rate limit only once set and low credit only while it
+ * holds, so an untouched dialect answers as it always has.
+ */
 function configView(provider: ProviderName, config: DialectConfig) {
   return { ...settingsView(provider, config), ...(config.rateLimit ?? {}) };
 }
 
-/** A rate limit shows only once set, and low credit only while it holds, so an untouched dialect answers as it always has. */
+/** The settings a dialect uses. */
 function settingsView(provider: ProviderName, config: DialectConfig) {
   const { jobMs, progressHz, idempotent, outputTtlMs, realTimeFactor, lowCredit } = config;
   if (provider === 'longhaul-http') return { jobMs, progressHz, idempotent };
@@ -338,7 +342,7 @@ class ProviderSimulator {
     if (waitMs === 0) return undefined;
     this.ledger.throttled(provider);
     const seconds = Math.max(1, Math.ceil(waitMs / 1000));
-    this.log(`throttled a ${scope ?? provider} submission: try again in ${seconds} s`);
+    this.log(`throttled a submission to ${scope ?? provider}: try again in ${seconds} s`);
     return seconds;
   }
 
