@@ -42,6 +42,9 @@ const BEDROCK_ERRORS = {
 } as const;
 type BedrockErrorName = keyof typeof BEDROCK_ERRORS;
 
+/** What Bedrock says with a ThrottlingException of its request quota (the AWS knowledge center's wording). */
+const THROTTLED_MESSAGE = 'Too many requests, please wait before trying again.';
+
 /** The message of a call the `fail-job` fault fails while the model runs. */
 export const SIMULATED_MODEL_ERROR = 'The simulated model failed while processing this request.';
 
@@ -255,7 +258,8 @@ export class BedrockDialect implements Dialect {
   }
 
   private async invoke(req: SimRequest, res: SimResponse, modelId: string): Promise<void> {
-    const model = SIMULATED_MODELS.get(FOUNDATION_MODEL_ARN.exec(modelId)?.[1] ?? modelId);
+    const foundationModel = FOUNDATION_MODEL_ARN.exec(modelId)?.[1] ?? modelId;
+    const model = SIMULATED_MODELS.get(foundationModel);
     if (!model) {
       throw bedrockError(
         'ResourceNotFoundException',
@@ -277,16 +281,16 @@ export class BedrockDialect implements Dialect {
     const requestId = randomUUID();
     const { answer, inputTokens, texts } = model.invoke(body, requestId);
 
+    // Bedrock's quotas are per model (its id or ARN alike), and its throttle names no wait: no Retry-After.
+    if (this.context.throttle(this.provider, foundationModel) !== undefined) {
+      throw bedrockError('ThrottlingException', THROTTLED_MESSAGE, requestId);
+    }
     const fault = this.context.faults.take(this.provider);
     if (fault === 'reject') {
       throw bedrockError('ValidationException', 'The model refused this input (simulated fault).', requestId);
     }
     if (fault === 'unavailable') {
-      throw bedrockError(
-        'ThrottlingException',
-        'Too many requests, please wait before trying again.',
-        requestId,
-      );
+      throw bedrockError('ThrottlingException', THROTTLED_MESSAGE, requestId);
     }
     const { jobMs, progressHz } = this.context.config(this.provider);
     const startedAtMs = Date.now();

@@ -157,6 +157,13 @@ export class DeepgramDialect implements Dialect {
     const options = listenOptions(query);
     const audio = await readAudio(req);
 
+    const wait = this.context.throttle(this.provider);
+    if (wait !== undefined) {
+      // The body of Deepgram's errors reference for its 429.
+      throw deepgramError(429, 'TOO_MANY_REQUESTS', 'Too many requests. Please try again later', {
+        'Retry-After': String(wait),
+      });
+    }
     const fault = this.context.faults.take(this.provider);
     if (fault === 'reject') {
       throw deepgramError(

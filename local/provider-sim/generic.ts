@@ -3,7 +3,17 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import * as z from 'zod';
 import type { Dialect, SimulatorContext } from './dialect';
 import { answerAccepted, type FaultMode, jobFault } from './faults';
-import { allow, genericError, hasApiKey, isoNow, parse, readJson, sendJson, singleHeader } from './http';
+import {
+  allow,
+  genericError,
+  HttpError,
+  hasApiKey,
+  isoNow,
+  parse,
+  readJson,
+  sendJson,
+  singleHeader,
+} from './http';
 import type { Job, JobOutcome } from './jobs';
 import { type GenerationOutput, type GenerationType, generationOutput } from './outputs';
 import { PROVIDER_SIGNATURE_HEADER, signProviderPayload } from './signature';
@@ -107,6 +117,8 @@ export class GenericDialect implements Dialect {
       );
     }
 
+    const wait = this.context.throttle(this.provider);
+    if (wait !== undefined) throw this.rateLimited(wait);
     const fault = this.context.faults.take(this.provider);
     if (fault === 'reject') {
       throw genericError(400, 'invalid_request', 'The provider rejected this request (simulated fault).');
@@ -130,6 +142,27 @@ export class GenericDialect implements Dialect {
       if (firstId) res.setHeader('Idempotent-Replayed', 'true');
       sendJson(res, 201, { id });
     });
+  }
+
+  /**
+   * A submission past the rate limit: an RFC 9457 problem, as a team's own
+   * HTTP API would answer it, that keeps the generic API's `error` member for
+   * clients that read `error.code`.
+   */
+  private rateLimited(seconds: number): HttpError {
+    const limit = this.context.config(this.provider).rateLimit;
+    const detail = `Rate limit of ${limit?.requestsPerMinute} submissions a minute (burst ${limit?.burst}) exceeded; try again in ${seconds} s.`;
+    return new HttpError(
+      429,
+      {
+        type: 'about:blank',
+        title: 'Too Many Requests',
+        status: 429,
+        detail,
+        error: { code: 'rate_limited', message: detail },
+      },
+      { 'Retry-After': String(seconds), 'content-type': 'application/problem+json' },
+    );
   }
 
   private accept(

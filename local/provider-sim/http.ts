@@ -83,7 +83,8 @@ export function sendJson(
 ): void {
   if (res.headersSent || res.destroyed) return;
   const text = JSON.stringify(body);
-  const all = { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) };
+  // A body may name its own JSON media type (application/problem+json).
+  const all = { 'content-type': 'application/json', ...headers, 'content-length': Buffer.byteLength(text) };
   // Set one by one: the two protocols' responses share these calls, not writeHead's overloads.
   res.statusCode = status;
   for (const [name, value] of Object.entries(all)) res.setHeader(name, value);

@@ -30,13 +30,15 @@ export interface ProviderLedger {
   readonly submissions: readonly LedgerEntry[];
   readonly maxConcurrent: number;
   readonly running: number;
+  /** Submissions refused with a 429 by a rate limit, none of them charged; absent while there are none. */
+  readonly throttled?: number;
 }
 
 export interface Ledger extends ProviderLedger {
   /**
    * The same accounting for each dialect on its own. Absent while nothing has
-   * been accepted since start or reset, so an untouched simulator still answers
-   * with the three fields it always had.
+   * been accepted or throttled since start or reset, so an untouched simulator
+   * still answers with the three fields it always had.
    */
   readonly byProvider?: Readonly<Record<ProviderName, ProviderLedger>>;
 }
@@ -56,9 +58,10 @@ interface Account {
   submissions: Charge[];
   running: number;
   maxConcurrent: number;
+  throttled: number;
 }
 
-const emptyAccount = (): Account => ({ submissions: [], running: 0, maxConcurrent: 0 });
+const emptyAccount = (): Account => ({ submissions: [], running: 0, maxConcurrent: 0, throttled: 0 });
 
 /**
  * What the provider charged: every accepted submission is a charge, whatever
@@ -76,6 +79,12 @@ export class ChargeLedger {
       account.running += 1;
       account.maxConcurrent = Math.max(account.maxConcurrent, account.running);
     }
+  }
+
+  /** A submission to `provider` was refused by its rate limit: counted, not charged. */
+  throttled(provider: ProviderName): void {
+    this.total.throttled += 1;
+    this.account(provider).throttled += 1;
   }
 
   /** The charged job `id` reached a terminal state, `outcome`, at `at`. */
@@ -96,9 +105,10 @@ export class ChargeLedger {
       submissions: account.submissions.map((charge) => ({ ...charge })),
       maxConcurrent: account.maxConcurrent,
       running: account.running,
+      ...(account.throttled > 0 ? { throttled: account.throttled } : {}),
     });
     const ledger: Ledger = view(this.total);
-    if (this.total.submissions.length === 0) return ledger;
+    if (this.total.submissions.length === 0 && this.total.throttled === 0) return ledger;
     const byProvider = Object.fromEntries(
       PROVIDERS.map((provider) => [provider, view(this.account(provider))]),
     ) as Record<ProviderName, ProviderLedger>;

@@ -139,6 +139,16 @@ export class ReplicateDialect implements Dialect {
       throw problem(422, 'Input validation failed', 'version: Field required');
     }
 
+    const wait = this.context.throttle(this.provider);
+    if (wait !== undefined) {
+      // As Replicate's API words it (Django REST framework's throttle), with the wait in Retry-After too.
+      throw problem(
+        429,
+        'Request was throttled.',
+        `Request was throttled. Expected available in ${wait} ${wait === 1 ? 'second' : 'seconds'}.`,
+        { 'Retry-After': String(wait) },
+      );
+    }
     const fault = this.context.faults.take(this.provider);
     if (fault === 'reject') {
       throw problem(422, 'Input validation failed', 'The model rejected this input (simulated fault).');

@@ -24,6 +24,7 @@ import {
 } from './http';
 import { JobRunner } from './jobs';
 import { ChargeLedger } from './ledger';
+import { defaultBurst, type RateLimit, RateLimiter, REPLICATE_LOW_CREDIT_LIMITS } from './rates';
 import { ReplicateDialect } from './replicate';
 import { type DeliveryPolicy, WebhookDispatcher } from './webhooks';
 
@@ -47,6 +48,7 @@ import { type DeliveryPolicy, WebhookDispatcher } from './webhooks';
 export { FAULT_MODES, type FaultMode, PROVIDERS, type ProviderName } from './faults';
 export { type GenerationStatus, SIMULATED_GENERATION_FAILURE } from './generic';
 export type { Ledger, LedgerEntry, ProviderLedger } from './ledger';
+export { REPLICATE_CREATES_PER_MINUTE, REPLICATE_LOW_CREDIT_LIMITS } from './rates';
 
 export interface SimulatorOptions {
   /** 0 picks a free port. @default 0 */
@@ -127,9 +129,18 @@ const configSchema = z.strictObject({
   realTimeFactor: z.number().min(0).max(MAX_REAL_TIME_FACTOR),
 });
 
+/** The most a limit may admit a minute: far past any provider's, yet a bucket the clock can still refill. */
+const MAX_REQUESTS_PER_MINUTE = 1_000_000;
+
 const configPatchSchema = configSchema
   .partial()
-  .extend({ provider: z.enum(PROVIDERS).optional() })
+  .extend({
+    provider: z.enum(PROVIDERS).optional(),
+    /** Submissions admitted a minute; null lifts the limit. Zero is refused: an outage is how a provider admits none. */
+    requestsPerMinute: z.number().positive().max(MAX_REQUESTS_PER_MINUTE).nullable().optional(),
+    burst: z.number().int().min(1).max(MAX_REQUESTS_PER_MINUTE).optional(),
+    lowCredit: z.boolean().optional(),
+  })
   .refine(
     (patch) =>
       patch.idempotent === undefined || patch.provider === undefined || patch.provider === 'longhaul-http',
@@ -137,7 +148,37 @@ const configPatchSchema = configSchema
       message: 'idempotent applies to longhaul-http only; Replicate, Deepgram and Bedrock never deduplicate',
       path: ['idempotent'],
     },
-  );
+  )
+  .refine((patch) => patch.burst === undefined || typeof patch.requestsPerMinute === 'number', {
+    message: 'burst needs requestsPerMinute in the same request',
+    path: ['burst'],
+  })
+  .refine((patch) => patch.lowCredit === undefined || patch.provider === 'replicate', {
+    message: "lowCredit is Replicate's own tightening; name provider replicate",
+    path: ['lowCredit'],
+  });
+
+type ConfigPatch = z.infer<typeof configPatchSchema>;
+
+/** A dialect's settings with a patch applied: a new rate limit starts its buckets full. */
+function patched(config: DialectConfig, patch: Omit<ConfigPatch, 'provider'>): DialectConfig {
+  const { requestsPerMinute, burst, lowCredit, ...settings } = patch;
+  const rateLimit =
+    requestsPerMinute === undefined
+      ? config.rateLimit
+      : requestsPerMinute === null
+        ? null
+        : { requestsPerMinute, burst: burst ?? defaultBurst(requestsPerMinute) };
+  return { ...config, ...settings, rateLimit, lowCredit: lowCredit ?? config.lowCredit };
+}
+
+/** Every limit a dialect's submissions are held to now. */
+function limitsOf(config: DialectConfig): readonly RateLimit[] {
+  return [
+    ...(config.rateLimit ? [config.rateLimit] : []),
+    ...(config.lowCredit ? REPLICATE_LOW_CREDIT_LIMITS : []),
+  ];
+}
 
 const faultSchema = z.union([
   z.strictObject({
@@ -153,11 +194,28 @@ const faultSchema = z.union([
   }),
 ]);
 
-/** What one dialect's `/_sim/config` answer shows: only the settings that dialect uses. */
+/** The routes of the test controls; docs/local-stack.md describes each (test/unit/readme.test.ts holds it to that). */
+export const SIM_CONTROLS = ['/_sim/ledger', '/_sim/faults', '/_sim/config', '/_sim/reset'] as const;
+type SimControl = (typeof SIM_CONTROLS)[number];
+
+/** Every setting `POST /_sim/config` takes besides `provider`. */
+export const SIM_CONFIG_KEYS = Object.keys(configPatchSchema.shape).filter((key) => key !== 'provider');
+
+/**
+ * What one dialect's `/_sim/config` answer shows: only the settings that
+ * dialect uses, a rate limit only once set and low credit only while it
+ * holds, so an untouched dialect answers as it always has.
+ */
 function configView(provider: ProviderName, config: DialectConfig) {
-  const { jobMs, progressHz, idempotent, outputTtlMs, realTimeFactor } = config;
+  return { ...settingsView(provider, config), ...(config.rateLimit ?? {}) };
+}
+
+/** The settings a dialect uses. */
+function settingsView(provider: ProviderName, config: DialectConfig) {
+  const { jobMs, progressHz, idempotent, outputTtlMs, realTimeFactor, lowCredit } = config;
   if (provider === 'longhaul-http') return { jobMs, progressHz, idempotent };
-  if (provider === 'replicate') return { jobMs, progressHz, outputTtlMs };
+  if (provider === 'replicate')
+    return { jobMs, progressHz, outputTtlMs, ...(lowCredit ? { lowCredit } : {}) };
   // A call has no progress to report: only its length matters.
   if (provider === 'bedrock') return { jobMs };
   return { jobMs, progressHz, realTimeFactor };
@@ -167,6 +225,7 @@ class ProviderSimulator {
   private configs: Record<ProviderName, DialectConfig>;
   private readonly ledger = new ChargeLedger();
   private readonly faults = new FaultQueue();
+  private readonly rates = new RateLimiter();
   private readonly runner: JobRunner;
   private readonly webhooks: WebhookDispatcher;
   private readonly dialects: readonly Dialect[];
@@ -189,6 +248,7 @@ class ProviderSimulator {
       apiKey: options.apiKey,
       log,
       config: (provider) => this.configs[provider],
+      throttle: (provider, scope) => this.throttle(provider, scope),
       origin: () => this.origin,
     };
     this.bedrock = new BedrockDialect(context);
@@ -216,36 +276,40 @@ class ProviderSimulator {
     for (const dialect of this.dialects) {
       if (await dialect.handle(req, res, path, method)) return;
     }
-    switch (path) {
-      case '/_sim/ledger':
-        allow(method, 'GET');
-        return sendJson(res, 200, this.ledger.snapshot());
-      case '/_sim/faults': {
-        allow(method, 'POST');
-        const fault = parse(faultSchema, await readJson(req));
-        if (fault.mode === 'outage') {
-          this.faults.outage(fault.seconds, fault.provider);
-          this.log(`outage of ${fault.provider ?? 'every provider'} for ${fault.seconds} s`);
-        } else {
-          this.faults.add(fault.mode, fault.count, fault.provider);
-          this.log(
-            `fault ${fault.mode} armed for the next ${fault.count} ${fault.provider ?? 'any'} submission(s)`,
-          );
-        }
-        res.writeHead(204).end();
-        return;
-      }
-      case '/_sim/config':
-        return this.configure(req, res, method);
-      case '/_sim/reset':
-        allow(method, 'POST');
-        this.reset();
-        res.writeHead(204).end();
-        return;
-      default:
-        throw genericError(404, 'not_found', `No route for ${path}.`);
-    }
+    if (!Object.hasOwn(this.controls, path)) throw genericError(404, 'not_found', `No route for ${path}.`);
+    return this.controls[path as SimControl](req, res, method);
   }
+
+  /** The test controls, by route: the only routes outside the dialects' prefixes. */
+  private readonly controls: Record<
+    SimControl,
+    (req: IncomingMessage, res: ServerResponse, method: string) => Promise<void>
+  > = {
+    '/_sim/ledger': async (_req, res, method) => {
+      allow(method, 'GET');
+      sendJson(res, 200, this.ledger.snapshot());
+    },
+    '/_sim/faults': async (req, res, method) => {
+      allow(method, 'POST');
+      const fault = parse(faultSchema, await readJson(req));
+      if (fault.mode === 'outage') {
+        this.faults.outage(fault.seconds, fault.provider);
+        this.log(`outage of ${fault.provider ?? 'every provider'} for ${fault.seconds} s`);
+      } else {
+        this.faults.add(fault.mode, fault.count, fault.provider);
+        this.log(
+          `fault ${fault.mode} armed for the next ${fault.count} ${fault.provider ?? 'any'} submission(s)`,
+        );
+      }
+      res.writeHead(204).end();
+    },
+    '/_sim/config': (req, res, method) => this.configure(req, res, method),
+    '/_sim/reset': async (_req, res, method) => {
+      allow(method, 'POST');
+      this.reset();
+      res.writeHead(204).end();
+    },
+  };
 
   /**
    * `POST {…, provider?}` changes one dialect or all; the answer is that
@@ -258,7 +322,7 @@ class ProviderSimulator {
     if (method === 'POST') {
       const { provider: target, ...patch } = parse(configPatchSchema, await readJson(req));
       for (const name of target ? [target] : PROVIDERS) {
-        this.configs[name] = { ...this.configs[name], ...patch };
+        this.configs[name] = patched(this.configs[name], patch);
       }
       provider = target ?? provider;
       this.log(`config ${target ?? 'all'} ${JSON.stringify(patch)}`);
@@ -269,13 +333,27 @@ class ProviderSimulator {
     sendJson(res, 200, configView(provider, this.configs[provider]));
   }
 
-  /** Back to the state right after start: no jobs, charges, faults or config changes. */
+  private throttle(provider: ProviderName, scope?: string): number | undefined {
+    if (this.faults.down(provider)) return undefined;
+    const waitMs = this.rates.admit(
+      scope === undefined ? provider : `${provider}/${scope}`,
+      limitsOf(this.configs[provider]),
+    );
+    if (waitMs === 0) return undefined;
+    this.ledger.throttled(provider);
+    const seconds = Math.max(1, Math.ceil(waitMs / 1000));
+    this.log(`throttled a submission to ${scope ?? provider}: try again in ${seconds} s`);
+    return seconds;
+  }
+
+  /** Back to the state right after start: no jobs, charges, faults, rate limits or config changes. */
   reset(): void {
     this.stopEverything();
     this.runner.clear();
     for (const dialect of this.dialects) dialect.reset();
     this.ledger.reset();
     this.faults.clear();
+    this.rates.clear();
     this.configs = this.initialConfigs();
   }
 
@@ -309,7 +387,9 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
     throw new Error(`Invalid simulator options: bedrockJobMs: ${z.prettifyError(bedrockJobMs.error)}`);
   }
   const log = options.log ?? (() => {});
-  const simulator = new ProviderSimulator(parsed.data, bedrockJobMs.data, options, log);
+  // No provider limits its rate until a test asks it to.
+  const initial: DialectConfig = { ...parsed.data, rateLimit: null, lowCredit: false };
+  const simulator = new ProviderSimulator(initial, bedrockJobMs.data, options, log);
 
   const answer = (handling: Promise<void>, req: SimRequest, res: SimResponse) => {
     handling.catch((error: unknown) => {

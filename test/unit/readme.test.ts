@@ -5,6 +5,7 @@ import { JOB_TYPE_MODULES } from '../../config/job-types';
 import { allRoutes, routes } from '../../config/layout';
 import { PROBLEM_CODES } from '../../lambdas/api/openapi';
 import { localDefaults } from '../../local/config';
+import { FAULT_MODES, SIM_CONFIG_KEYS, SIM_CONTROLS } from '../../local/provider-sim/simulator';
 
 /**
  * The README is the front door: small, with the two commands exactly as CI runs
@@ -101,6 +102,26 @@ describe("docs/local-stack.md's variables", () => {
     expect(read('docs/local-stack.md')).toContain(
       `| \`LONGHAUL_WEBHOOK_SECRET\` | \`${localDefaults.LONGHAUL_WEBHOOK_SECRET}\` |`,
     );
+  });
+});
+
+describe("docs/local-stack.md's test controls", () => {
+  const text = read('docs/local-stack.md');
+  const from = text.indexOf('\n### Test controls\n');
+  const section = text.slice(from, text.indexOf('\n### ', from + 1));
+
+  it('has a row for every route of the simulator under /_sim', () => {
+    const rows = tableAfter(text, '### Test controls');
+    const listed = firstCells(rows, /^\| `(?:GET|POST) (\/_sim\/[a-z]+)/);
+    expect(SIM_CONTROLS.filter((route) => !listed.includes(route))).toEqual([]);
+  });
+
+  it('describes every fault mode and every setting /_sim/config takes', () => {
+    const rows = section.split('\n').filter((line) => line.startsWith('| `'));
+    const named = firstCells(rows, /^\| `([a-zA-Z-]+)`/);
+    expect(FAULT_MODES.filter((mode) => mode !== 'outage' && !named.includes(mode))).toEqual([]);
+    expect(section).toContain('`POST /_sim/faults {mode: "outage", seconds, provider?}`');
+    expect(SIM_CONFIG_KEYS.filter((key) => !named.includes(key))).toEqual([]);
   });
 });
 
