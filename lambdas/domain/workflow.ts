@@ -57,6 +57,7 @@ import {
   switchToVersion,
   takeTheLead,
 } from './media-library';
+import { answeredPartKeyOf } from './output-keys';
 import type {
   EnqueueOptions,
   InFlightLimits,
@@ -72,7 +73,7 @@ import type {
   WaitingLines,
   Workflow,
 } from './ports';
-import type { Provider } from './provider';
+import type { AnsweredPart, Provider } from './provider';
 import { applyProviderEvent, resumeAwait } from './provider-events';
 import {
   askProvider,
@@ -336,6 +337,8 @@ const steps: Record<StepName, Step> = {
         return new TextDecoder().decode(bytes);
       },
     });
+    // Paid work of an earlier attempt that a refusal cut short: this one goes on from it.
+    const answered = job.answeredCalls ? await answeredPartOf(deps, job) : undefined;
     // A resend goes under the key of the submission it repeats; a first send under the job's key.
     const providerKey = submissionKeyOf(job);
     const intent = await deps.store.recordSubmitIntent(
@@ -362,6 +365,7 @@ const steps: Record<StepName, Step> = {
         idempotencyKey: providerKey,
         request,
         webhookUrl: providerWebhookUrlOf(deps.providerWebhookUrl(provider.name), job),
+        ...(answered ? { answered } : {}),
       }));
     } catch (error) {
       observeCall(
@@ -379,8 +383,16 @@ const steps: Record<StepName, Step> = {
       }
       if (error instanceof ProviderUnavailableError || error instanceof ProviderRejectedError) {
         // This request was definitely not accepted; unless an earlier one may
-        // have been, a later attempt is not ambiguous.
-        if (!earlierAttemptUnknown) await deps.store.settleSubmitIntent(job.id, undefined, deps.now());
+        // have been, a later attempt is not ambiguous. (A provider that deduplicates
+        // answers that later resend's calls without charging them again.)
+        if (!earlierAttemptUnknown) {
+          const kept = error instanceof ProviderUnavailableError ? error.answered : undefined;
+          // Kept before the intent goes: should the keeping fail, the intent leaves the job to a person.
+          if (kept && kept.calls > (job.answeredCalls ?? 0)) {
+            await deps.outputs.putOutput(answeredPartKeyOf(job), JSON.stringify(kept), 'application/json');
+          }
+          await deps.store.settleSubmitIntent(job.id, undefined, deps.now(), kept?.calls);
+        }
         if (error instanceof ProviderRejectedError)
           throw new ProviderRejectedError(errorMessage(error.code, error.message), error.code);
         throw await returnToLine(deps, job, error);
@@ -1067,6 +1079,14 @@ async function storeOutput(
     result[`${file.field}Key`] = key;
   }
   return result;
+}
+
+/** What the provider answered of the job's submission before it refused a call, as the refusal kept it. */
+async function answeredPartOf(deps: Pick<WorkflowDeps, 'outputs'>, job: Job): Promise<AnsweredPart> {
+  const bytes = await deps.outputs.getOutput(answeredPartKeyOf(job));
+  // Sending all again would pay a second time for what was answered: nothing is sent without it.
+  if (!bytes) throw new Error(`The ${job.answeredCalls} answered call(s) of job ${job.id} are missing.`);
+  return JSON.parse(new TextDecoder().decode(bytes)) as AnsweredPart;
 }
 
 /** A submission was sent and neither accepted (no provider id) nor known to be refused. */
