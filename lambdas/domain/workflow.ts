@@ -79,9 +79,12 @@ import {
   askProvider,
   lookAfterPauseSeconds,
   PAUSE_DEFAULTS,
+  type PauseDeps,
+  type PauseObservation,
   type PauseSettings,
   pauseDetail,
   pauseProvider,
+  throttledObservation,
 } from './provider-pauses';
 import {
   discardOutputs,
@@ -170,7 +173,10 @@ export type Observation =
       readonly jobType: string;
       readonly status: 'succeeded' | 'failed' | 'needs_review';
       readonly durationMs?: number;
-    };
+      /** Why a job failed or went to review. */
+      readonly error?: JobError;
+    }
+  | PauseObservation;
 
 /**
  * The provider did not take the submission because it throttles or is down:
@@ -182,13 +188,7 @@ export type Observation =
  */
 async function returnToLine(deps: WorkflowDeps, job: Job, error: ProviderUnavailableError): Promise<Error> {
   const provider = providerOf(job);
-  const pause = await pauseProvider(
-    deps.slots(provider),
-    error,
-    deps.now(),
-    deps.providerPause ?? PAUSE_DEFAULTS,
-    deps.random ?? Math.random,
-  );
+  const pause = await pauseProvider(pauseDepsOf(deps, provider), error);
   await deps.waiting.add(waitingEntryOf(job));
   const queued = await deps.store.returnToQueue(job, deps.now());
   if (!queued) {
@@ -203,6 +203,16 @@ async function returnToLine(deps: WorkflowDeps, job: Job, error: ProviderUnavail
   });
   return waitInLine(deps, queued);
 }
+
+/** How the steps pause a provider, and tell of it. */
+const pauseDepsOf = (deps: WorkflowDeps, provider: ProviderName): PauseDeps => ({
+  provider,
+  pool: deps.slots(provider),
+  now: deps.now(),
+  settings: deps.providerPause ?? PAUSE_DEFAULTS,
+  random: deps.random ?? Math.random,
+  ...(deps.observe ? { observe: deps.observe } : {}),
+});
 
 /**
  * A job put back in its line by its run's submit: its slot goes back, and its
@@ -375,6 +385,9 @@ const steps: Record<StepName, Step> = {
             ? 'rejected'
             : 'ambiguous',
       );
+      if (error instanceof ProviderUnavailableError) {
+        deps.observe?.(throttledObservation(providerOf(job), 'submit', error));
+      }
       if (error instanceof ProviderRejectedError && earlierAttemptUnknown) {
         throw await markNeedsReview(deps, job, {
           code: 'ambiguous_submission',
@@ -610,7 +623,7 @@ const steps: Record<StepName, Step> = {
       now,
     );
     if (failed) {
-      deps.observe?.({ kind: 'finished', jobType: job.type, status: 'failed' });
+      deps.observe?.({ kind: 'finished', jobType: job.type, status: 'failed', error });
       await discardFailedOutputs(deps, job, error);
     }
     return null;
@@ -929,7 +942,7 @@ async function markNeedsReview(deps: WorkflowDeps, job: Job, reason: JobError): 
     now,
   );
   if (reviewed) {
-    deps.observe?.({ kind: 'finished', jobType: job.type, status: 'needs_review' });
+    deps.observe?.({ kind: 'finished', jobType: job.type, status: 'needs_review', error: reason });
     await publishJobEvent(deps, reviewed);
   }
   await deps.timeline.record(job.id, {
@@ -1025,15 +1038,8 @@ async function providerOutput(
     if (bytes) return JSON.parse(new TextDecoder().decode(bytes));
   }
   const provider = await deps.providers(providerOf(job));
-  const status = await askProvider(
-    {
-      pool: deps.slots(providerOf(job)),
-      now: deps.now(),
-      settings: deps.providerPause ?? PAUSE_DEFAULTS,
-      random: deps.random ?? Math.random,
-    },
-    retried,
-    () => provider.status(providerJobId),
+  const status = await askProvider(pauseDepsOf(deps, providerOf(job)), retried, () =>
+    provider.status(providerJobId),
   );
   if (status.status !== 'succeeded') {
     throw new ProviderUnavailableError(`Provider reports ${status.status} for a completed job.`);
