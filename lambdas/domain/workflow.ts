@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import * as z from 'zod';
 import { type JobOutput, jobTypeModule, OutputInvalidError } from '../../config/job-types';
 import type { ProviderBinding } from '../../config/job-types/job-type';
 import { mediaTypeMatches } from '../../config/job-types/job-type';
@@ -1087,12 +1088,14 @@ async function storeOutput(
   return result;
 }
 
+const answeredPart: z.ZodType<AnsweredPart> = z.object({ calls: z.int().min(1), output: z.unknown() });
+
 /** What the provider answered of the job's submission before it refused a call, as the refusal kept it. */
 async function answeredPartOf(deps: Pick<WorkflowDeps, 'outputs'>, job: Job): Promise<AnsweredPart> {
   const bytes = await deps.outputs.getOutput(answeredPartKeyOf(job));
   // Sending all again would pay a second time for what was answered: nothing is sent without it.
   if (!bytes) throw new Error(`The ${job.answeredCalls} answered call(s) of job ${job.id} are missing.`);
-  return JSON.parse(new TextDecoder().decode(bytes)) as AnsweredPart;
+  return answeredPart.parse(JSON.parse(new TextDecoder().decode(bytes)));
 }
 
 /** A submission was sent and neither accepted (no provider id) nor known to be refused. */
