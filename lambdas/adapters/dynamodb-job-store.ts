@@ -319,13 +319,25 @@ export class DynamoDbJobStore implements JobStore {
     });
   }
 
-  async settleSubmitIntent(jobId: string, providerJobId: string | undefined, at: Date): Promise<void> {
+  async settleSubmitIntent(
+    jobId: string,
+    providerJobId: string | undefined,
+    at: Date,
+    answeredCalls?: number,
+  ): Promise<void> {
+    const set = providerJobId
+      ? 'SET providerJobId = :provider, updatedAt = :at'
+      : answeredCalls
+        ? 'SET answeredCalls = :answered, updatedAt = :at'
+        : 'SET updatedAt = :at';
     await this.conditionalUpdate(jobId, {
-      UpdateExpression: `${providerJobId ? 'SET providerJobId = :provider, updatedAt = :at' : 'SET updatedAt = :at'} REMOVE submitIntent`,
+      // An accepted submission has what it needs: the part answered before it is no longer read.
+      UpdateExpression: `${set} REMOVE submitIntent${providerJobId ? ', answeredCalls' : ''}`,
       ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(providerJobId)',
       ExpressionAttributeValues: {
         ':at': at.toISOString(),
         ...(providerJobId ? { ':provider': providerJobId } : {}),
+        ...(!providerJobId && answeredCalls ? { ':answered': answeredCalls } : {}),
       },
     });
   }

@@ -1,4 +1,5 @@
 import { StepError } from '../../config/workflow-errors';
+import type { AnsweredPart } from './provider';
 
 /**
  * Typed domain errors. Handlers map them to RFC 9457 problems; anything else
@@ -135,13 +136,16 @@ export class ProviderRejectedError extends CodedError {
 /**
  * The provider definitely did not accept the submission, but may later (503,
  * 429, a throttle, connection refused): its grants pause, for as long as it
- * asked (`retryAfterSeconds`) when it said.
+ * asked (`retryAfterSeconds`) when it said. A submission made of several
+ * calls may have had some answered before the refusal: `answered` is that
+ * paid work, for the next attempt to go on from.
  */
 export class ProviderUnavailableError extends Error {
   override readonly name = StepError.providerUnavailable;
   constructor(
     message: string,
     readonly retryAfterSeconds?: number,
+    readonly answered?: AnsweredPart,
   ) {
     super(message);
   }

@@ -83,6 +83,13 @@ export interface Job {
   readonly submitIntent?: SubmitIntent;
   /** The provider's id for the job, once a submission was accepted. */
   readonly providerJobId?: string;
+  /**
+   * Calls of the submission its provider answered before it refused one
+   * without doing any work (a throttle halfway through a run of embeddings):
+   * what they answered is kept at `answeredPartKeyOf(job)`, and the next
+   * attempt makes only the calls left. Dropped once a submission is accepted.
+   */
+  readonly answeredCalls?: number;
   /** Task token of the workflow's await step, for resuming it when the provider finishes. */
   readonly taskToken?: string;
   /** What the provider reported at the end, recorded by whichever of webhook and await step comes first. */

@@ -33,6 +33,12 @@ export const jobOutputPrefix = (job: OutputOwner): string => {
   return `${place}${job.id}/`;
 };
 
+/**
+ * Where a job keeps what its provider answered of a submission before a later
+ * call of it was refused (`AnsweredPart`): paid work its next attempt goes on from.
+ */
+export const answeredPartKeyOf = (job: OutputOwner): string => `${jobOutputPrefix(job)}answered-part.json`;
+
 /** Where the embedding jobs of a run of passages keep their outputs, each under its own id: under their parent's. */
 export const embeddingOutputPrefix = (parent: Pick<OutputOwner, 'id' | 'tenantId'>, index: number): string =>
   `${rootOutputPrefix(parent)}embeddings/${index}/`;

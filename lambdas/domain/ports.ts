@@ -73,8 +73,17 @@ export interface JobStore {
     intent: SubmitIntent,
     replacing: string | undefined,
   ): Promise<Job | undefined>;
-  /** The submission's outcome is known: keep the provider's id (if accepted) and drop the intent. */
-  settleSubmitIntent(jobId: string, providerJobId: string | undefined, at: Date): Promise<void>;
+  /**
+   * The submission's outcome is known: keep the provider's id (if accepted)
+   * and drop the intent. A refused submission whose first calls were answered
+   * records how many (`answeredCalls`), in the same write.
+   */
+  settleSubmitIntent(
+    jobId: string,
+    providerJobId: string | undefined,
+    at: Date,
+    answeredCalls?: number,
+  ): Promise<void>;
   /** Stores the await step's task token; returns the job as it then is (with any outcome already recorded). */
   recordTaskToken(jobId: string, taskToken: string, at: Date): Promise<Job | undefined>;
   /**

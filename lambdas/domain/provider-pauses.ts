@@ -12,6 +12,54 @@ export interface PauseSettings {
 
 export const PAUSE_DEFAULTS: PauseSettings = { baseSeconds: 5, maxSeconds: 300 };
 
+/**
+ * What an operator must see of a provider that throttles or is down: each
+ * refusal it answered (or a call that could not reach it), and each pause it
+ * led to, whether it started one or met one in force. The steps' `observe`
+ * hears them, and the steps function writes each as a log line.
+ */
+export type PauseObservation =
+  | {
+      readonly kind: 'throttled';
+      readonly provider: ProviderName;
+      /** What was asked: a submission, or how a job it took is doing. */
+      readonly asked: 'submit' | 'status';
+      readonly reason: string;
+      readonly retryAfterSeconds?: number;
+    }
+  | {
+      readonly kind: 'paused';
+      readonly provider: ProviderName;
+      /** When grants resume (RFC 3339). */
+      readonly until: string;
+      readonly reason: string;
+      /** Whether this refusal started the pause, or met a longer one in force. */
+      readonly started: boolean;
+    };
+
+/** How a provider's pause is set and told of. */
+export interface PauseDeps {
+  readonly provider: ProviderName;
+  readonly pool: SlotPool;
+  readonly now: Date;
+  readonly settings: PauseSettings;
+  readonly random: () => number;
+  readonly observe?: (observation: PauseObservation) => void;
+}
+
+/** A refusal of the provider's, as `PauseObservation` tells it. */
+export const throttledObservation = (
+  provider: ProviderName,
+  asked: 'submit' | 'status',
+  error: ProviderUnavailableError,
+): PauseObservation => ({
+  kind: 'throttled',
+  provider,
+  asked,
+  reason: error.message,
+  ...(error.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: error.retryAfterSeconds }),
+});
+
 /** SQS delays a message at most this long: a longer pause is looked at again when it comes back. */
 const MAX_LOOK_DELAY_SECONDS = 900;
 
@@ -51,18 +99,26 @@ export function pauseSecondsOf(
  * unless a longer pause is on already. Answers the pause in force.
  */
 export async function pauseProvider(
-  pool: SlotPool,
+  deps: PauseDeps,
   error: ProviderUnavailableError,
-  now: Date,
-  settings: PauseSettings,
-  random: () => number,
 ): Promise<{ readonly until: Date; readonly reason: string; readonly started: boolean }> {
+  const { pool, now } = deps;
   const state = await pool.state();
-  const seconds = pauseSecondsOf(error, state, now, settings, random);
-  const until = new Date(now.getTime() + seconds * 1000);
-  const started = await pool.pause({ until, seconds, reason: error.message });
-  if (started || state.pausedUntil === undefined) return { until, reason: error.message, started };
-  return { until: new Date(state.pausedUntil), reason: state.pauseReason ?? error.message, started };
+  const seconds = pauseSecondsOf(error, state, now, deps.settings, deps.random);
+  const proposed = new Date(now.getTime() + seconds * 1000);
+  const started = await pool.pause({ until: proposed, seconds, reason: error.message });
+  const pause =
+    started || state.pausedUntil === undefined
+      ? { until: proposed, reason: error.message, started }
+      : { until: new Date(state.pausedUntil), reason: state.pauseReason ?? error.message, started };
+  deps.observe?.({
+    kind: 'paused',
+    provider: deps.provider,
+    until: pause.until.toISOString(),
+    reason: pause.reason,
+    started,
+  });
+  return pause;
 }
 
 /**
@@ -72,16 +128,7 @@ export async function pauseProvider(
  * running on. A retry while the pause lasts asks nothing (only a retry looks
  * at the pool: a first try pays no read for it).
  */
-export async function askProvider<T>(
-  deps: {
-    readonly pool: SlotPool;
-    readonly now: Date;
-    readonly settings: PauseSettings;
-    readonly random: () => number;
-  },
-  retried: boolean,
-  ask: () => Promise<T>,
-): Promise<T> {
+export async function askProvider<T>(deps: PauseDeps, retried: boolean, ask: () => Promise<T>): Promise<T> {
   if (retried && isPaused(await deps.pool.state(), deps.now)) {
     throw new WaitingForProviderError('The provider is paused: asked again once the pause ends.');
   }
@@ -89,7 +136,8 @@ export async function askProvider<T>(
     return await ask();
   } catch (error) {
     if (!(error instanceof ProviderDownError)) throw error;
-    const pause = await pauseProvider(deps.pool, error, deps.now, deps.settings, deps.random);
+    deps.observe?.(throttledObservation(deps.provider, 'status', error));
+    const pause = await pauseProvider(deps, error);
     throw new WaitingForProviderError(`${error.message} Asked again after ${pause.until.toISOString()}.`);
   }
 }

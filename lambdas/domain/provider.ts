@@ -15,6 +15,22 @@ export interface ProviderSubmission<P extends ProviderName = ProviderName> {
   readonly request: ProviderRequests[P];
   /** Where the provider posts progress and completion events for this submission. */
   readonly webhookUrl: string;
+  /** What earlier attempts of this submission were answered and paid for: only the rest is sent. */
+  readonly answered?: AnsweredPart;
+}
+
+/**
+ * The answered part of a submission its provider takes in several calls
+ * (Bedrock embeds a run of texts some at a time): work done and paid for
+ * before a later call was refused without doing any. Kept with the job, it is
+ * handed to the next attempt, which sends only the calls that are left, so a
+ * throttle halfway is neither an ambiguity nor a second charge.
+ */
+export interface AnsweredPart {
+  /** Calls the provider answered, every attempt's together. */
+  readonly calls: number;
+  /** What they answered, in the adapter's own terms: only the adapter reads it. */
+  readonly output: unknown;
 }
 
 export type ProviderJobState = 'queued' | 'running' | 'succeeded' | 'failed' | 'canceled';

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import * as z from 'zod';
 import { type JobOutput, jobTypeModule, OutputInvalidError } from '../../config/job-types';
 import type { ProviderBinding } from '../../config/job-types/job-type';
 import { mediaTypeMatches } from '../../config/job-types/job-type';
@@ -57,6 +58,7 @@ import {
   switchToVersion,
   takeTheLead,
 } from './media-library';
+import { answeredPartKeyOf } from './output-keys';
 import type {
   EnqueueOptions,
   InFlightLimits,
@@ -72,15 +74,18 @@ import type {
   WaitingLines,
   Workflow,
 } from './ports';
-import type { Provider } from './provider';
+import type { AnsweredPart, Provider } from './provider';
 import { applyProviderEvent, resumeAwait } from './provider-events';
 import {
   askProvider,
   lookAfterPauseSeconds,
   PAUSE_DEFAULTS,
+  type PauseDeps,
+  type PauseObservation,
   type PauseSettings,
   pauseDetail,
   pauseProvider,
+  throttledObservation,
 } from './provider-pauses';
 import {
   discardOutputs,
@@ -169,7 +174,10 @@ export type Observation =
       readonly jobType: string;
       readonly status: 'succeeded' | 'failed' | 'needs_review';
       readonly durationMs?: number;
-    };
+      /** Why a job failed or went to review. */
+      readonly error?: JobError;
+    }
+  | PauseObservation;
 
 /**
  * The provider did not take the submission because it throttles or is down:
@@ -181,13 +189,7 @@ export type Observation =
  */
 async function returnToLine(deps: WorkflowDeps, job: Job, error: ProviderUnavailableError): Promise<Error> {
   const provider = providerOf(job);
-  const pause = await pauseProvider(
-    deps.slots(provider),
-    error,
-    deps.now(),
-    deps.providerPause ?? PAUSE_DEFAULTS,
-    deps.random ?? Math.random,
-  );
+  const pause = await pauseProvider(pauseDepsOf(deps, provider), error);
   await deps.waiting.add(waitingEntryOf(job));
   const queued = await deps.store.returnToQueue(job, deps.now());
   if (!queued) {
@@ -202,6 +204,16 @@ async function returnToLine(deps: WorkflowDeps, job: Job, error: ProviderUnavail
   });
   return waitInLine(deps, queued);
 }
+
+/** How the steps pause a provider, and tell of it. */
+const pauseDepsOf = (deps: WorkflowDeps, provider: ProviderName): PauseDeps => ({
+  provider,
+  pool: deps.slots(provider),
+  now: deps.now(),
+  settings: deps.providerPause ?? PAUSE_DEFAULTS,
+  random: deps.random ?? Math.random,
+  ...(deps.observe ? { observe: deps.observe } : {}),
+});
 
 /**
  * A job put back in its line by its run's submit: its slot goes back, and its
@@ -336,6 +348,8 @@ const steps: Record<StepName, Step> = {
         return new TextDecoder().decode(bytes);
       },
     });
+    // Paid work of an earlier attempt that a refusal cut short: this one goes on from it.
+    const answered = job.answeredCalls ? await answeredPartOf(deps, job) : undefined;
     // A resend goes under the key of the submission it repeats; a first send under the job's key.
     const providerKey = submissionKeyOf(job);
     const intent = await deps.store.recordSubmitIntent(
@@ -362,6 +376,7 @@ const steps: Record<StepName, Step> = {
         idempotencyKey: providerKey,
         request,
         webhookUrl: providerWebhookUrlOf(deps.providerWebhookUrl(provider.name), job),
+        ...(answered ? { answered } : {}),
       }));
     } catch (error) {
       observeCall(
@@ -371,6 +386,9 @@ const steps: Record<StepName, Step> = {
             ? 'rejected'
             : 'ambiguous',
       );
+      if (error instanceof ProviderUnavailableError) {
+        deps.observe?.(throttledObservation(providerOf(job), 'submit', error));
+      }
       if (error instanceof ProviderRejectedError && earlierAttemptUnknown) {
         throw await markNeedsReview(deps, job, {
           code: 'ambiguous_submission',
@@ -379,8 +397,16 @@ const steps: Record<StepName, Step> = {
       }
       if (error instanceof ProviderUnavailableError || error instanceof ProviderRejectedError) {
         // This request was definitely not accepted; unless an earlier one may
-        // have been, a later attempt is not ambiguous.
-        if (!earlierAttemptUnknown) await deps.store.settleSubmitIntent(job.id, undefined, deps.now());
+        // have been, a later attempt is not ambiguous. (A provider that deduplicates
+        // answers that later resend's calls without charging them again.)
+        if (!earlierAttemptUnknown) {
+          const kept = error instanceof ProviderUnavailableError ? error.answered : undefined;
+          // Kept before the intent goes: should the keeping fail, the intent leaves the job to a person.
+          if (kept && kept.calls > (job.answeredCalls ?? 0)) {
+            await deps.outputs.putOutput(answeredPartKeyOf(job), JSON.stringify(kept), 'application/json');
+          }
+          await deps.store.settleSubmitIntent(job.id, undefined, deps.now(), kept?.calls);
+        }
         if (error instanceof ProviderRejectedError)
           throw new ProviderRejectedError(errorMessage(error.code, error.message), error.code);
         throw await returnToLine(deps, job, error);
@@ -598,7 +624,7 @@ const steps: Record<StepName, Step> = {
       now,
     );
     if (failed) {
-      deps.observe?.({ kind: 'finished', jobType: job.type, status: 'failed' });
+      deps.observe?.({ kind: 'finished', jobType: job.type, status: 'failed', error });
       await discardFailedOutputs(deps, job, error);
     }
     return null;
@@ -917,7 +943,7 @@ async function markNeedsReview(deps: WorkflowDeps, job: Job, reason: JobError): 
     now,
   );
   if (reviewed) {
-    deps.observe?.({ kind: 'finished', jobType: job.type, status: 'needs_review' });
+    deps.observe?.({ kind: 'finished', jobType: job.type, status: 'needs_review', error: reason });
     await publishJobEvent(deps, reviewed);
   }
   await deps.timeline.record(job.id, {
@@ -1013,15 +1039,8 @@ async function providerOutput(
     if (bytes) return JSON.parse(new TextDecoder().decode(bytes));
   }
   const provider = await deps.providers(providerOf(job));
-  const status = await askProvider(
-    {
-      pool: deps.slots(providerOf(job)),
-      now: deps.now(),
-      settings: deps.providerPause ?? PAUSE_DEFAULTS,
-      random: deps.random ?? Math.random,
-    },
-    retried,
-    () => provider.status(providerJobId),
+  const status = await askProvider(pauseDepsOf(deps, providerOf(job)), retried, () =>
+    provider.status(providerJobId),
   );
   if (status.status !== 'succeeded') {
     throw new ProviderUnavailableError(`Provider reports ${status.status} for a completed job.`);
@@ -1067,6 +1086,16 @@ async function storeOutput(
     result[`${file.field}Key`] = key;
   }
   return result;
+}
+
+const answeredPart: z.ZodType<AnsweredPart> = z.object({ calls: z.int().min(1), output: z.unknown() });
+
+/** What the provider answered of the job's submission before it refused a call, as the refusal kept it. */
+async function answeredPartOf(deps: Pick<WorkflowDeps, 'outputs'>, job: Job): Promise<AnsweredPart> {
+  const bytes = await deps.outputs.getOutput(answeredPartKeyOf(job));
+  // Sending all again would pay a second time for what was answered: nothing is sent without it.
+  if (!bytes) throw new Error(`The ${job.answeredCalls} answered call(s) of job ${job.id} are missing.`);
+  return answeredPart.parse(JSON.parse(new TextDecoder().decode(bytes)));
 }
 
 /** A submission was sent and neither accepted (no provider id) nor known to be refused. */

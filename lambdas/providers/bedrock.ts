@@ -4,7 +4,7 @@ import * as z from 'zod';
 import { EMBEDDING_MODELS, type EmbeddingPurpose } from '../../config/embedding-models';
 import type { ProviderRequests } from '../../config/providers';
 import { AmbiguousSubmissionError, ProviderRejectedError, ProviderUnavailableError } from '../domain/errors';
-import type { ProviderJobStatus } from '../domain/provider';
+import type { AnsweredPart, ProviderJobStatus } from '../domain/provider';
 import { type Exchange, neverReached, type ProviderAdapter, type ProviderConfig } from './common';
 
 const NAME = 'bedrock';
@@ -37,6 +37,11 @@ const NAME = 'bedrock';
  * (ModelErrorException, answered with 424; ModelTimeoutException, 408) or a
  * lost connection may have been billed: InvokeModel takes no idempotency
  * token, so that call's outcome is unknown.
+ *
+ * A submission of many texts is many calls, each billed on its own. A call
+ * refused before any work after others were answered leaves those paid for
+ * and known: the refusal carries them (`answered`), and the next attempt,
+ * handed them back, makes only the calls that are left.
  *
  * The client speaks HTTP/2, Bedrock's runtime protocol: a connection that
  * cannot be opened shows as a canceled stream whose cause is the socket's
@@ -92,17 +97,38 @@ function exchangeOf(error: unknown): Exchange {
   return { kind: 'lost', message };
 }
 
-/** The error of call number `call` of a submission: after an answered call, any failure leaves the submission half charged. */
-function callFailure(error: unknown, call: number): Error {
+/**
+ * The error of call number `answered + 1` of a submission. A call refused
+ * before any work (a throttle, Bedrock down, never sent) leaves the calls
+ * answered before it as they were: paid, and kept on the error for the next
+ * attempt to go on from. A call that may have run (lost, the model failed, a
+ * 5xx) after answered ones leaves the submission half charged, unknown how far.
+ */
+function callFailure(error: unknown, kept: BedrockEmbeddings): Error {
   const exchange = exchangeOf(error);
   const name = error instanceof Error ? error.name : 'Error';
   const what = exchange.kind === 'answered' ? `${name} (${exchange.status})` : exchange.message;
-  if (call > 0) {
-    // Earlier calls of this submission were answered and billed: sending it again would bill them twice.
-    return new AmbiguousSubmissionError(
-      `bedrock answered ${call} call(s) of the submission, then call ${call + 1} failed: ${what}`,
+  const answered = kept.calls;
+  const refusal = classify(exchange, name, what);
+  if (refusal instanceof ProviderUnavailableError) {
+    if (answered === 0) return refusal;
+    const call = exchange.kind === 'answered' ? `answered ${what} to` : `was unreachable (${what}) at`;
+    return new ProviderUnavailableError(
+      `bedrock ${call} call ${answered + 1}; the ${answered} answered before it are kept.`,
+      undefined,
+      { calls: answered, output: kept },
     );
   }
+  if (refusal instanceof AmbiguousSubmissionError && answered > 0) {
+    return new AmbiguousSubmissionError(
+      `bedrock answered ${answered} call(s) of the submission, then call ${answered + 1} failed: ${what}`,
+    );
+  }
+  return refusal;
+}
+
+/** What one call's failure says of that call alone. */
+function classify(exchange: Exchange, name: string, what: string): Error {
   if (exchange.kind === 'unsent')
     return new ProviderUnavailableError(`bedrock unreachable: ${exchange.message}`);
   if (exchange.kind === 'lost') {
@@ -123,6 +149,15 @@ function callFailure(error: unknown, call: number): Error {
   return new AmbiguousSubmissionError(`bedrock answered ${what}; the call may have been billed.`);
 }
 
+/** A kept part as `callFailure` put it on its error: the answers of the submission's first calls. */
+const keptPart = z.object({
+  model: z.string(),
+  dimensions: z.int().positive(),
+  embeddings: z.array(z.array(z.number())),
+  inputTokens: z.int().min(0),
+  calls: z.int().min(0),
+});
+
 /** Texts cut to what the model takes: a passage longer than that is embedded by its beginning. */
 const within = (text: string, maxChars: number): string =>
   text.length > maxChars ? text.slice(0, maxChars) : text;
@@ -132,7 +167,8 @@ const within = (text: string, maxChars: number): string =>
  * job's output (a listener's query): the same calls, classified the same way.
  */
 export interface BedrockAdapter extends ProviderAdapter<'bedrock'> {
-  embed(request: ProviderRequests['bedrock']): Promise<BedrockEmbeddings>;
+  /** Embeds the request's texts; with `answered`, only those after the ones its calls embedded. */
+  embed(request: ProviderRequests['bedrock'], answered?: AnsweredPart): Promise<BedrockEmbeddings>;
 }
 
 export const bedrock = (config: ProviderConfig): BedrockAdapter => {
@@ -154,13 +190,25 @@ export const bedrock = (config: ProviderConfig): BedrockAdapter => {
     return JSON.parse(new TextDecoder().decode(answer.body));
   }
 
-  async function embed(request: ProviderRequests['bedrock']): Promise<BedrockEmbeddings> {
+  async function embed(
+    request: ProviderRequests['bedrock'],
+    answered?: AnsweredPart,
+  ): Promise<BedrockEmbeddings> {
     const model = EMBEDDING_MODELS[request.model];
     const texts = request.texts.map((text) => within(text, model.maxTextChars));
-    const embeddings: number[][] = [];
-    let inputTokens = 0;
-    let calls = 0;
-    for (let from = 0; from < texts.length; from += model.textsPerCall) {
+    const kept = answered ? keptPart.parse(answered.output) : undefined;
+    if (
+      kept &&
+      (kept.model !== model.modelId ||
+        kept.dimensions !== request.dimensions ||
+        kept.embeddings.length > texts.length)
+    ) {
+      throw new Error('The kept answers of the submission are not of its model and dimensions, or too many.');
+    }
+    const embeddings: number[][] = [...(kept?.embeddings ?? [])];
+    let inputTokens = kept?.inputTokens ?? 0;
+    let calls = kept?.calls ?? 0;
+    for (let from = embeddings.length; from < texts.length; from += model.textsPerCall) {
       const batch = texts.slice(from, from + model.textsPerCall);
       let raw: unknown;
       try {
@@ -171,7 +219,13 @@ export const bedrock = (config: ProviderConfig): BedrockAdapter => {
             : { texts: batch, input_type: COHERE_INPUT_TYPE[request.purpose], truncate: 'END' },
         );
       } catch (error) {
-        throw callFailure(error, calls);
+        throw callFailure(error, {
+          model: model.modelId,
+          dimensions: request.dimensions,
+          embeddings: [...embeddings],
+          inputTokens,
+          calls,
+        });
       }
       calls++;
       let vectors: number[][];
@@ -205,7 +259,7 @@ export const bedrock = (config: ProviderConfig): BedrockAdapter => {
     name: NAME,
     deduplicates: false,
     async submit(submission) {
-      const output = await embed(submission.request);
+      const output = await embed(submission.request, submission.answered);
       return { providerJobId: `bedrock_${randomUUID()}`, answer: { output } };
     },
     embed,

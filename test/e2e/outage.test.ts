@@ -106,4 +106,8 @@ test('an outage longer than every retry window fails no job: each succeeds once 
   // A job the provider refused says why it waited.
   const { body: timeline } = await api('GET', `/v1/jobs/${queued[0]}/events`);
   expect((timeline.items as { type: string }[]).map((event) => event.type)).toContain('provider.paused');
+  // And the stack's log, at its default level and format, says what the provider answered and how long it waits.
+  const log = stack.output();
+  expect(log).toMatch(/ workflow +WARN {2}provider throttled .*provider=\S+ asked=submit reason=/);
+  expect(log).toMatch(/ workflow +WARN {2}provider paused .*provider=\S+ until=\d{4}-\d\d-\d\dT\S+ reason=/);
 });

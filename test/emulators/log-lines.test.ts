@@ -59,6 +59,30 @@ describe('shortLogLine', () => {
   });
 });
 
+describe('what an outage prints', () => {
+  it('shows a pause with its provider, until when and why, after the keys the steps function appends', () => {
+    const { tenantId: _tenant, route: _route, filter: _filter, jobId: _job, ...standard } = record;
+    const line = shortLogLine({
+      ...standard,
+      level: 'WARN',
+      message: 'provider paused',
+      function_name: 'longhaul-workflow',
+      jobId: 'job_abc',
+      step: 'submit',
+      executionName: 'job_abc-m9x2k1-run1',
+      provider: 'bedrock',
+      until: '2026-01-02T12:00:08.000Z',
+      reason: 'bedrock answered ThrottlingException (429) to call 3; the 2 answered before it are kept.',
+    });
+
+    expect(line.slice(13)).toBe(
+      'workflow        WARN  provider paused jobId=job_abc step=submit executionName=job_abc-m9x2k1-run1 ' +
+        'provider=bedrock until=2026-01-02T12:00:08.000Z ' +
+        'reason="bedrock answered ThrottlingException (429) to call 3; the 2 answered before it are kept."',
+    );
+  });
+});
+
 describe('printHandlerLogs', () => {
   it('prints an indented record as one short line, and leaves other writes alone', () => {
     const { stream, written } = fakeStream();

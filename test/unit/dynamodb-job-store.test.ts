@@ -423,6 +423,42 @@ describe('recordProviderOutcome', () => {
   });
 });
 
+describe('settleSubmitIntent', () => {
+  const settled = () => ddb.commandCalls(UpdateCommand)[0]?.args[0].input;
+  beforeEach(() => ddb.on(UpdateCommand).resolves({ Attributes: toItem({ ...job, status: 'running' }, 30) }));
+
+  it('records how many calls of a refused submission were answered, in the write that drops its intent', async () => {
+    await store.settleSubmitIntent(job.id, undefined, at, 2);
+
+    expect(settled()).toEqual({
+      TableName: 'jobs',
+      Key: { pk: job.id, sk: 'JOB' },
+      UpdateExpression: 'SET answeredCalls = :answered, updatedAt = :at REMOVE submitIntent',
+      ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(providerJobId)',
+      ExpressionAttributeValues: { ':at': at.toISOString(), ':answered': 2 },
+      ReturnValues: 'ALL_NEW',
+    });
+  });
+
+  it('drops the answered part once a submission is accepted', async () => {
+    await store.settleSubmitIntent(job.id, 'bedrock_1', at);
+
+    expect(settled()).toMatchObject({
+      UpdateExpression: 'SET providerJobId = :provider, updatedAt = :at REMOVE submitIntent, answeredCalls',
+      ExpressionAttributeValues: { ':at': at.toISOString(), ':provider': 'bedrock_1' },
+    });
+  });
+
+  it('leaves an answered part alone when a refusal answered nothing more', async () => {
+    await store.settleSubmitIntent(job.id, undefined, at);
+
+    expect(settled()).toMatchObject({
+      UpdateExpression: 'SET updatedAt = :at REMOVE submitIntent',
+      ExpressionAttributeValues: { ':at': at.toISOString() },
+    });
+  });
+});
+
 describe('reopenFailed', () => {
   it('moves a failed job back to running in one conditional write: active again, never expiring, error and finish cleared', async () => {
     const failed = { ...job, provider: 'replicate' as const, status: 'failed' as const, resumes: 1 };

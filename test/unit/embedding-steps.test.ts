@@ -1,3 +1,10 @@
+import {
+  BedrockRuntimeClient,
+  InvokeModelCommand,
+  ModelErrorException,
+  ThrottlingException,
+} from '@aws-sdk/client-bedrock-runtime';
+import { type AwsClientStub, mockClient } from 'aws-sdk-client-mock';
 import { computeOutcomeKey } from '../../lambdas/domain/compute';
 import { dayNumberOf, vectorKeyOf, vectorsManifestKey } from '../../lambdas/domain/embedding';
 import { deriveJobId } from '../../lambdas/domain/idempotency';
@@ -5,6 +12,7 @@ import { executionNameOf, type Job, newJob, providerKeyOf } from '../../lambdas/
 import { stepEvent } from '../../lambdas/domain/step-event';
 import type { StepEvent, WorkflowDeps } from '../../lambdas/domain/workflow';
 import { runStep } from '../../lambdas/domain/workflow';
+import { bedrock } from '../../lambdas/providers/bedrock';
 import {
   MemoryOutputs,
   MemoryQueue,
@@ -297,6 +305,118 @@ describe('an embedding job on a provider that answers at once', () => {
       '[input_invalid] The input names an output of another job.',
     );
     expect(world.provider.submissions).toHaveLength(0);
+  });
+});
+
+describe('an embedding job throttled partway through its calls', () => {
+  // Bedrock's own client, stubbed: the adapter's calls and classification are the real ones.
+  let client: AwsClientStub<BedrockRuntimeClient>;
+  beforeAll(() => {
+    client = mockClient(BedrockRuntimeClient);
+  });
+  afterEach(() => client.reset());
+  afterAll(() => client.restore());
+
+  /** Answers each call with a vector naming its passage, refusing the calls `refuse` names (counted from 1). */
+  function bedrockAnswering(refuse: ReadonlyMap<number, Error>) {
+    let call = 0;
+    client.on(InvokeModelCommand).callsFake((input: { body: string }) => {
+      call++;
+      const refusal = refuse.get(call);
+      if (refusal) throw refusal;
+      const { inputText } = JSON.parse(input.body) as { inputText: string };
+      const passage = passages.findIndex((p) => p.text === inputText);
+      return {
+        body: new TextEncoder().encode(JSON.stringify({ embedding: [passage, 1], inputTextTokenCount: 4 })),
+      };
+    });
+  }
+  const answeredCalls = () => client.commandCalls(InvokeModelCommand).length;
+
+  function throttledWorld() {
+    const world = setup();
+    const adapter = bedrock({
+      baseUrl: '',
+      webhookSecret: 'none',
+      deduplicates: false,
+      submitTimeoutMs: 1000,
+      readTimeoutMs: 1000,
+    });
+    const deps = { ...world.deps, providers: async () => adapter };
+    const passagesKey = `outputs/acme%2Fchoir/${world.parent.id}/embeddings/passages.json`;
+    const child: Job = {
+      ...newJob(
+        {
+          id: 'job_eeeeeeeeeeeeeeeeeeeeeeeeee',
+          tenantId: 'acme/choir',
+          type: 'audio.publish.embedding',
+          provider: 'bedrock',
+          input: { passagesKey, from: 0, count: 5, model: 'titan-text-v2', dimensions: 2, normalize: true },
+          idempotencyKey: 'publish-1:embed-0',
+          fingerprint: 'f',
+          parent: { jobId: world.parent.id, index: 0, stage: 'embed', taskToken: 'parent-token' },
+        },
+        clock,
+      ),
+      status: 'running',
+    };
+    world.store.jobs.set(child.id, child);
+    const step = (name: StepEvent['step'], extra: Partial<StepEvent> = {}) => {
+      const job = world.store.jobs.get(child.id) as Job;
+      return runStep(deps, { step: name, jobId: job.id, executionName: executionNameOf(job), ...extra });
+    };
+    return { ...world, child, step, passagesKey };
+  }
+
+  it('keeps the answered calls, pauses the provider, and the next run makes only the rest: five calls paid, none twice', async () => {
+    const world = throttledWorld();
+    await world.outputs.putOutput(world.passagesKey, JSON.stringify(passages), 'application/json');
+    bedrockAnswering(
+      new Map([
+        [3, new ThrottlingException({ $metadata: { httpStatusCode: 429 }, message: 'Too many requests' })],
+      ]),
+    );
+
+    await expect(world.step('submit')).rejects.toMatchObject({ name: 'ProviderPaused' });
+
+    const waiting = world.store.jobs.get(world.child.id) as Job;
+    expect(waiting).toMatchObject({ status: 'queued', attempts: 0, answeredCalls: 2 });
+    expect(waiting.submitIntent).toBeUndefined();
+    expect((await world.deps.slots('bedrock').state()).pauseReason).toBe(
+      'bedrock answered ThrottlingException (429) to call 3; the 2 answered before it are kept.',
+    );
+    expect(answeredCalls()).toBe(3);
+
+    // The pause over, a grant starts the job's next run.
+    client.resetHistory();
+    await world.step('prepare', { executionName: executionNameOf(waiting) });
+    await world.step('submit');
+    const sent = client
+      .commandCalls(InvokeModelCommand)
+      .map((call) => JSON.parse(call.args[0].input.body as string));
+    expect(sent.map((body) => body.inputText)).toEqual(passages.slice(2).map((p) => p.text));
+
+    await world.step('await', { taskToken: 'own-token' });
+    await world.step('finalize');
+    const done = world.store.jobs.get(world.child.id) as Job;
+    expect(done).toMatchObject({ status: 'succeeded', result: { count: 5, inputTokens: 20, calls: 5 } });
+    expect(done.answeredCalls).toBeUndefined();
+    const kept = await world.outputs.getOutput(done.result?.embeddingsKey as string);
+    expect(JSON.parse(new TextDecoder().decode(kept)).embeddings).toEqual(passages.map((_, i) => [i, 1]));
+  });
+
+  it('sends a run whose call failed in the model after answered calls to review: those may be billed twice', async () => {
+    const world = throttledWorld();
+    await world.outputs.putOutput(world.passagesKey, JSON.stringify(passages), 'application/json');
+    bedrockAnswering(
+      new Map([[3, new ModelErrorException({ $metadata: { httpStatusCode: 424 }, message: 'boom' })]]),
+    );
+
+    await expect(world.step('submit')).rejects.toMatchObject({ name: 'NeedsReview' });
+    expect(world.store.jobs.get(world.child.id)).toMatchObject({
+      status: 'needs_review',
+      error: { code: 'ambiguous_submission' },
+    });
   });
 });
 

@@ -20,7 +20,13 @@ import {
 import { applyProviderEvent } from '../../lambdas/domain/provider-events';
 import { pauseSecondsOf } from '../../lambdas/domain/provider-pauses';
 import { jobOutputPrefix } from '../../lambdas/domain/publish';
-import { jobErrorOf, runStep, type StepEvent, type WorkflowDeps } from '../../lambdas/domain/workflow';
+import {
+  jobErrorOf,
+  type Observation,
+  runStep,
+  type StepEvent,
+  type WorkflowDeps,
+} from '../../lambdas/domain/workflow';
 import { readFailure } from '../../lambdas/providers/common';
 import { sampleJob } from './support/jobs';
 import {
@@ -687,6 +693,102 @@ describe('failure, review and settling', () => {
     expect([...events].sort((a, b) => a.at.localeCompare(b.at)).map((event) => event.type)).toEqual([
       'provider.cancel_requested',
       'provider.canceled',
+    ]);
+  });
+});
+
+describe('what an operator sees of refusals, pauses and failures', () => {
+  /** The steps' observations of one kind or another, in order, with the deps that heard them. */
+  function observed(options: Parameters<typeof setup>[0]) {
+    const world = setup(options);
+    const seen: Observation[] = [];
+    const deps = { ...world.deps, observe: (observation: Observation) => void seen.push(observation) };
+    const step = (name: StepEvent['step'], extra: Partial<StepEvent> = {}) =>
+      runStep(deps, { step: name, jobId: world.job.id, executionName: executionNameOf(world.job), ...extra });
+    const of = (...kinds: Observation['kind'][]) => seen.filter((o) => kinds.includes(o.kind));
+    return { ...world, deps, step, of };
+  }
+
+  it('hears of every throttle answer at submit and the pause it leads to, with the provider, until when and why', async () => {
+    const { step, deps, of } = observed({ job: { status: 'running' } });
+    deps.provider.script.push(new ProviderUnavailableError('longhaul-http answered 429.', 7));
+
+    await expect(step('submit')).rejects.toMatchObject({ name: 'ProviderPaused' });
+
+    expect(of('throttled', 'paused')).toEqual([
+      {
+        kind: 'throttled',
+        provider: 'longhaul-http',
+        asked: 'submit',
+        reason: 'longhaul-http answered 429.',
+        retryAfterSeconds: 7,
+      },
+      {
+        kind: 'paused',
+        provider: 'longhaul-http',
+        until: new Date(clock.getTime() + 7000).toISOString(),
+        reason: 'longhaul-http answered 429.',
+        started: true,
+      },
+    ]);
+  });
+
+  it('hears of a throttled status read and of the pause in force a later refusal meets', async () => {
+    const { step, deps, of } = observed({ job: { status: 'running', providerJobId: 'gen_1' } });
+    // A pause of two minutes in force, longer than the doubled backoff this refusal would start.
+    const until = clock.getTime() + 120_000;
+    await deps.slots
+      .pool('longhaul-http')
+      .pause({ until: new Date(until), seconds: 10, reason: 'an outage' });
+    deps.provider.status = async () => {
+      throw readFailure('longhaul-http', { kind: 'answered', status: 503 }, undefined);
+    };
+
+    await expect(step('finalize')).rejects.toMatchObject({ name: 'WaitingForProvider' });
+
+    expect(of('throttled', 'paused')).toEqual([
+      {
+        kind: 'throttled',
+        provider: 'longhaul-http',
+        asked: 'status',
+        reason: 'longhaul-http answered 503.',
+      },
+      {
+        kind: 'paused',
+        provider: 'longhaul-http',
+        until: new Date(until).toISOString(),
+        reason: 'an outage',
+        started: false,
+      },
+    ]);
+  });
+
+  it('hears of every failed job and every job sent to review, with its error', async () => {
+    const failing = observed({ job: { status: 'running' } });
+    await failing.step('fail', {
+      error: { Error: 'ProviderRejected', Cause: '[provider_rejected_400] bad prompt' },
+    });
+    expect(failing.of('finished')).toEqual([
+      {
+        kind: 'finished',
+        jobType: 'image.generate',
+        status: 'failed',
+        error: { code: 'provider_rejected_400', message: 'bad prompt' },
+      },
+    ]);
+
+    const reviewed = observed({ deduplicates: false, job: { status: 'running' } });
+    reviewed.deps.provider.script.push(
+      new AmbiguousSubmissionError('longhaul-http answered 500 without a job id.'),
+    );
+    await expect(reviewed.step('submit')).rejects.toMatchObject({ name: 'NeedsReview' });
+    expect(reviewed.of('finished')).toEqual([
+      {
+        kind: 'finished',
+        jobType: 'image.generate',
+        status: 'needs_review',
+        error: { code: 'ambiguous_submission', message: 'longhaul-http answered 500 without a job id.' },
+      },
     ]);
   });
 });

@@ -8,9 +8,11 @@ import {
   ResourceNotFoundException,
   ServiceQuotaExceededException,
   ServiceUnavailableException,
+  ThrottlingException,
 } from '@aws-sdk/client-bedrock-runtime';
 import { type AwsClientStub, mockClient } from 'aws-sdk-client-mock';
 import type { ProviderRequests } from '../../../config/providers';
+import type { AnsweredPart } from '../../../lambdas/domain/provider';
 import { bedrock } from '../../../lambdas/providers/bedrock';
 import type { ProviderConfig } from '../../../lambdas/providers/common';
 import { embedText, tokenCountOf } from '../../../local/provider-sim/embedder';
@@ -209,17 +211,47 @@ describe('bedrock failures, by what Bedrock can have billed', () => {
     expect(await charges()).toHaveLength(1);
   });
 
-  it('any failure after an answered call: that call was billed, so the submission is ambiguous, naming the calls', async () => {
+  it('a throttle after an answered call: that call was billed and is kept, the throttled one did no work', async () => {
     // The first call takes a fault that means nothing to Bedrock, the second is throttled.
     await fault('lose-webhooks');
     await fault('unavailable');
 
     await expect(bedrock(config()).embed(titan(['one', 'two', 'three']))).rejects.toMatchObject({
-      name: 'ProviderAmbiguous',
-      message: 'bedrock answered 1 call(s) of the submission, then call 2 failed: ThrottlingException (429)',
+      name: 'ProviderUnavailable',
+      message: 'bedrock answered ThrottlingException (429) to call 2; the 1 answered before it are kept.',
+      answered: {
+        calls: 1,
+        output: {
+          model: 'amazon.titan-embed-text-v2:0',
+          dimensions: 256,
+          embeddings: [embedText('one', { dimensions: 256, normalize: true })],
+          inputTokens: tokenCountOf('one'),
+          calls: 1,
+        },
+      },
     });
     expect(await charges()).toHaveLength(1);
   });
+
+  it.each([
+    ['a model that failed while running', 'fail-job', 2],
+    ['a connection lost before the answer', 'accept-then-drop', 2],
+  ] as const)(
+    '%s after an answered call: the submission is ambiguous, naming the calls',
+    async (_, mode, charged) => {
+      await fault('lose-webhooks');
+      await fault(mode);
+
+      const failure = bedrock(config()).embed(titan(['one', 'two', 'three']));
+      await expect(failure).rejects.toMatchObject({
+        name: 'ProviderAmbiguous',
+        message: expect.stringMatching(
+          /^bedrock answered 1 call\(s\) of the submission, then call 2 failed: /,
+        ),
+      });
+      expect(await charges()).toHaveLength(charged);
+    },
+  );
 });
 
 describe('bedrock requests and the exceptions only AWS raises (mocked client)', () => {
@@ -306,6 +338,107 @@ describe('bedrock requests and the exceptions only AWS raises (mocked client)', 
   });
 
   const $metadata = (httpStatusCode: number) => ({ $metadata: { httpStatusCode }, message: 'simulated' });
+
+  it('keeps the calls answered before a throttle, and the next attempt makes only the rest', async () => {
+    const texts = ['one', 'two', 'three', 'four', 'five'];
+    const throttled = new Set([3]);
+    let call = 0;
+    client.on(InvokeModelCommand).callsFake((input: { body: string }) => {
+      call++;
+      if (throttled.has(call)) throw new ThrottlingException($metadata(429));
+      const { inputText } = JSON.parse(input.body) as { inputText: string };
+      return answer({ embedding: [texts.indexOf(inputText), 1], inputTextTokenCount: 2 });
+    });
+    const adapter = bedrock(config());
+    const submission = {
+      idempotencyKey: 'job_x.1',
+      request: titan(texts, { dimensions: 2 }),
+      webhookUrl: 'https://longhaul.example/v1/provider/bedrock/events?jobId=job_x',
+    };
+
+    const refusal = await adapter.submit(submission).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(refusal).toMatchObject({
+      name: 'ProviderUnavailable',
+      answered: {
+        calls: 2,
+        output: {
+          model: 'amazon.titan-embed-text-v2:0',
+          dimensions: 2,
+          embeddings: [
+            [0, 1],
+            [1, 1],
+          ],
+          inputTokens: 4,
+          calls: 2,
+        },
+      },
+    });
+    expect(client.commandCalls(InvokeModelCommand)).toHaveLength(3);
+
+    client.resetHistory();
+    const { answered } = refusal as { answered: AnsweredPart };
+    const submitted = await adapter.submit({ ...submission, answered });
+
+    const sent = client
+      .commandCalls(InvokeModelCommand)
+      .map((sent) => JSON.parse(sent.args[0].input.body as string));
+    expect(sent.map((body) => body.inputText)).toEqual(['three', 'four', 'five']);
+    expect(submitted.answer?.output).toEqual({
+      model: 'amazon.titan-embed-text-v2:0',
+      dimensions: 2,
+      embeddings: texts.map((_, index) => [index, 1]),
+      inputTokens: 10,
+      calls: 5,
+    });
+  });
+
+  it('goes on from a kept Cohere part at the text after it, in calls of up to 96', async () => {
+    const texts = Array.from({ length: 200 }, (_, index) => `w${index}`);
+    client.on(InvokeModelCommand).callsFake((input: { body: string }) => {
+      const body = JSON.parse(input.body) as { texts: string[] };
+      return answer({ embeddings: body.texts.map((text) => [texts.indexOf(text)]) });
+    });
+    const kept = {
+      model: 'cohere.embed-multilingual-v3',
+      dimensions: 1,
+      embeddings: texts.slice(0, 96).map((_, index) => [index]),
+      inputTokens: 96,
+      calls: 1,
+    };
+
+    const result = await bedrock(config()).embed(cohere(texts, { dimensions: 1 }), {
+      calls: 1,
+      output: kept,
+    });
+
+    const sent = client
+      .commandCalls(InvokeModelCommand)
+      .map((sent) => JSON.parse(sent.args[0].input.body as string));
+    expect(sent.map((body) => [body.texts[0], body.texts.length])).toEqual([
+      ['w96', 96],
+      ['w192', 8],
+    ]);
+    expect(result).toMatchObject({ calls: 3, embeddings: texts.map((_, index) => [index]) });
+  });
+
+  it('refuses a kept part of another model or dimensions before any call: it cannot be the same work', async () => {
+    client.on(InvokeModelCommand).resolves(answer({ embedding: [1, 0], inputTextTokenCount: 1 }));
+    const kept = {
+      model: 'amazon.titan-embed-text-v2:0',
+      dimensions: 3,
+      embeddings: [[1, 0, 0]],
+      inputTokens: 1,
+      calls: 1,
+    };
+
+    await expect(
+      bedrock(config()).embed(titan(['a', 'b'], { dimensions: 2 }), { calls: 1, output: kept }),
+    ).rejects.toThrow('The kept answers of the submission are not of its model and dimensions');
+    expect(client.commandCalls(InvokeModelCommand)).toHaveLength(0);
+  });
   it.each([
     ['InternalServerException', new InternalServerException($metadata(500)), { name: 'ProviderAmbiguous' }],
     ['ModelTimeoutException', new ModelTimeoutException($metadata(408)), { name: 'ProviderAmbiguous' }],

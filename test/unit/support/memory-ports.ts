@@ -144,11 +144,21 @@ export class MemoryStore implements JobStore {
     if (current.submitIntent?.attemptId !== replacing) return undefined;
     return this.patch(jobId, { submitIntent: intent, attempts: current.attempts + 1 });
   }
-  async settleSubmitIntent(jobId: string, providerJobId: string | undefined) {
+  async settleSubmitIntent(
+    jobId: string,
+    providerJobId: string | undefined,
+    _at?: Date,
+    answeredCalls?: number,
+  ) {
     const current = this.jobs.get(jobId);
     if (!current || current.providerJobId) return;
-    const { submitIntent: _intent, ...rest } = current;
-    this.jobs.set(jobId, { ...rest, ...(providerJobId ? { providerJobId } : {}) });
+    const { submitIntent: _intent, answeredCalls: before, ...rest } = current;
+    const answered = providerJobId ? undefined : answeredCalls || before;
+    this.jobs.set(jobId, {
+      ...rest,
+      ...(providerJobId ? { providerJobId } : {}),
+      ...(answered ? { answeredCalls: answered } : {}),
+    });
   }
   async recordTaskToken(jobId: string, taskToken: string) {
     const current = this.jobs.get(jobId);
