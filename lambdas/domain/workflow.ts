@@ -187,6 +187,7 @@ async function returnToLine(deps: WorkflowDeps, job: Job, error: ProviderUnavail
     deps.now(),
     deps.providerPause ?? PAUSE_DEFAULTS,
     deps.random ?? Math.random,
+    { provider, events: deps.events },
   );
   await deps.waiting.add(waitingEntryOf(job));
   const queued = await deps.store.returnToQueue(job, deps.now());
@@ -1016,6 +1017,7 @@ async function providerOutput(
   const status = await askProvider(
     {
       pool: deps.slots(providerOf(job)),
+      announcer: { provider: providerOf(job), events: deps.events },
       now: deps.now(),
       settings: deps.providerPause ?? PAUSE_DEFAULTS,
       random: deps.random ?? Math.random,
