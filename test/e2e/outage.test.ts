@@ -106,4 +106,14 @@ test('an outage longer than every retry window fails no job: each succeeds once 
   // A job the provider refused says why it waited.
   const { body: timeline } = await api('GET', `/v1/jobs/${queued[0]}/events`);
   expect((timeline.items as { type: string }[]).map((event) => event.type)).toContain('provider.paused');
+  // And the bus heard the provider pause by itself: once a pause, not once a refusal.
+  const { eventBridgeEndpoint, eventBusName } = stack.endpoints;
+  const { events } = (await (await fetch(`${eventBridgeEndpoint}/_events/${eventBusName}`)).json()) as {
+    events: { 'detail-type': string; detail: { provider?: string; by?: string; pausedUntil?: string } }[];
+  };
+  const pauses = events.filter((event) => event['detail-type'] === 'provider.paused');
+  expect(pauses.length).toBeGreaterThan(0);
+  for (const { detail } of pauses)
+    expect(detail).toMatchObject({ provider: 'longhaul-http', by: 'provider' });
+  expect(new Set(pauses.map(({ detail }) => detail.pausedUntil)).size).toBe(pauses.length);
 });
