@@ -507,6 +507,7 @@ const providerAdmin = () => ({
   slots: slotPools(),
   maxInFlight: inFlightLimits(),
   events: eventPublisher(),
+  providerPause: { baseSeconds: settings.providerPauseSeconds, maxSeconds: settings.providerPauseMaxSeconds },
   now,
 });
 

@@ -5,7 +5,13 @@ import { ProviderNotFoundError } from './errors';
 import type { EventDeps } from './events';
 import { type ProviderStatus, type ProviderStatusDeps, providerStatusOf } from './operator';
 import type { Timeline } from './ports';
-import { announcePause, announceResume, isPaused } from './provider-pauses';
+import {
+  announcePause,
+  announceResume,
+  isPaused,
+  PAUSE_DEFAULTS,
+  type PauseSettings,
+} from './provider-pauses';
 import { toValidationError } from './requests';
 
 /**
@@ -55,13 +61,20 @@ export function parseProviderPause(body: unknown): ProviderPauseRequest {
   return parsed.data;
 }
 
-export interface ProviderAdminDeps extends ProviderStatusDeps, EventDeps {}
+export interface ProviderAdminDeps extends ProviderStatusDeps, EventDeps {
+  /** How long the provider's own refusals pause it (default `PAUSE_DEFAULTS`). */
+  readonly providerPause?: PauseSettings;
+}
 
 /**
  * Pauses the provider's grants for `request.seconds` from now, unless a pause
  * in force lasts longer (kept, and nothing is put). Slots held are not
  * touched: jobs running at the provider run to their end. Answers the
  * provider's status after it.
+ *
+ * The pause records the length of the provider's own last pause, not its own:
+ * a refusal soon after a pause doubles that length, and a maintenance window
+ * of an hour is no sign that the provider is down for longer than it says.
  */
 export async function pauseProviderByHand(
   deps: ProviderAdminDeps,
@@ -70,7 +83,13 @@ export async function pauseProviderByHand(
 ): Promise<ProviderStatus> {
   const now = deps.now();
   const until = new Date(now.getTime() + request.seconds * 1000);
-  const set = await deps.slots(provider).pause({ until, seconds: request.seconds, reason: request.reason });
+  const pool = deps.slots(provider);
+  const { pauseSeconds } = await pool.state();
+  const set = await pool.pause({
+    until,
+    seconds: pauseSeconds ?? (deps.providerPause ?? PAUSE_DEFAULTS).baseSeconds,
+    reason: request.reason,
+  });
   if (set) {
     await announcePause(
       { provider, events: deps.events },

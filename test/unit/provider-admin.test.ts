@@ -108,7 +108,7 @@ describe('pauseProviderByHand', () => {
     const status = await pauseProviderByHand(deps, PROVIDER, { seconds: 600, reason: 'maintenance' });
 
     const until = clock.getTime() + 600_000;
-    expect(pool.paused).toEqual({ until, seconds: 600, reason: 'maintenance' });
+    expect(pool.paused).toEqual({ until, seconds: PAUSE_DEFAULTS.baseSeconds, reason: 'maintenance' });
     expect(status).toEqual({
       name: PROVIDER,
       state: 'paused',
@@ -133,6 +133,24 @@ describe('pauseProviderByHand', () => {
       },
     ]);
     expect(await pool.acquire('someone', 2)).toBe(false);
+  });
+
+  it("leaves the provider's backoff as its own refusals left it: a 429 just after a maintenance pauses as after a first pause", async () => {
+    const { deps, pool } = setup();
+    await pauseProviderByHand(deps, PROVIDER, { seconds: 600, reason: 'maintenance' });
+    const after = new Date(clock.getTime() + 601_000);
+    const announce = { provider: PROVIDER, events: deps.events } as const;
+    const pause = await pauseProvider(
+      pool,
+      new ProviderUnavailableError('longhaul-http answered 429.', 3),
+      after,
+      PAUSE_DEFAULTS,
+      () => 0.5,
+      announce,
+    );
+    // Refused again within a first pause of the end, as after a first pause of its own: twice that, jittered
+    // (10 s × 0.875), not the maintenance's 600 s doubled to the longest pause.
+    expect(pause.until).toEqual(new Date(after.getTime() + 9000));
   });
 
   it('keeps a longer pause in force, changes nothing and puts no event', async () => {
