@@ -159,6 +159,12 @@ export type JobError = {
 /** A provider as operators see it. */
 export type ProviderStatus = {
   readonly name: 'longhaul-http' | 'replicate' | 'deepgram' | 'bedrock';
+  /** `open`: it takes submissions; `paused`: no job is granted a slot until `pausedUntil` (its jobs wait in their lines, none fails); `probing`: one job tries it before grants go on. */
+  readonly state: 'open' | 'paused' | 'probing';
+  /** While `paused`: when grants go on by themselves. */
+  readonly pausedUntil?: string;
+  /** While `paused`: why, as the provider answered (a 429, a 503) or as the operator who paused it wrote. */
+  readonly reason?: string;
   /** Its in-flight limit (MAX_IN_FLIGHT_<PROVIDER>). */
   readonly maxInFlight: number;
   /** Slots held now. */

@@ -892,10 +892,31 @@ export class Longhaul {
     return pagedList(query, (page) => this.reviewListPage(page, options));
   }
 
-  /** Each provider's in-flight limit, slots held and queued jobs (admin key). */
+  /** Each provider's state (open or paused, until when and why), in-flight limit, slots held and queued jobs (admin key). */
   async providers(options: RequestOptions = {}): Promise<readonly ProviderStatus[]> {
     const answer = await this.call('adminListProviders', options);
     return (answer.body as { items: ProviderStatus[] }).items;
+  }
+
+  /** Pauses a provider by hand for `pause.seconds` (admin key): its jobs wait in their lines, none fails. */
+  async pauseProvider(
+    name: ProviderStatus['name'],
+    pause: { readonly seconds: number; readonly reason: string },
+    options: RequestOptions = {},
+  ): Promise<ProviderStatus> {
+    const answer = await this.call('adminPauseProvider', {
+      ...options,
+      path: { provider: name },
+      operationHeaders: { 'content-type': 'application/json' },
+      body: () => JSON.stringify(pause),
+    });
+    return answer.body as ProviderStatus;
+  }
+
+  /** Ends a provider's pause now (admin key): its waiting jobs are handed its free slots. */
+  async resumeProvider(name: ProviderStatus['name'], options: RequestOptions = {}): Promise<ProviderStatus> {
+    const answer = await this.call('adminResumeProvider', { ...options, path: { provider: name } });
+    return answer.body as ProviderStatus;
   }
 
   /** A tenant's settings and usage (admin key). */

@@ -89,6 +89,19 @@ export const operations = {
   },
   adminListJobs: { method: 'GET', path: '/v1/admin/jobs', auth: 'admin', retry: 'idempotent' },
   adminListProviders: { method: 'GET', path: '/v1/admin/providers', auth: 'admin', retry: 'idempotent' },
+  // A pause sent again ends at most its few seconds later; a resume sent again finds the provider open.
+  adminPauseProvider: {
+    method: 'POST',
+    path: '/v1/admin/providers/{provider}/pause',
+    auth: 'admin',
+    retry: 'idempotent',
+  },
+  adminResumeProvider: {
+    method: 'POST',
+    path: '/v1/admin/providers/{provider}/resume',
+    auth: 'admin',
+    retry: 'idempotent',
+  },
   adminGetTenant: { method: 'GET', path: '/v1/admin/tenants/{tenant}', auth: 'admin', retry: 'idempotent' },
   // Setting the same settings again leaves the same record.
   adminPutTenant: { method: 'PUT', path: '/v1/admin/tenants/{tenant}', auth: 'admin', retry: 'idempotent' },

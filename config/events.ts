@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { PROVIDER_NAMES } from './providers';
 
 /**
  * The lifecycle events Longhaul puts on its deployment's EventBridge bus: the
@@ -87,13 +88,29 @@ export function putEventsEntrySize(entry: SizedEntry): number {
 const instant = z.iso.datetime({ offset: true });
 
 /** What every event's detail carries. */
-const envelope = {
+const common = {
   schemaVersion: z.literal(EVENT_SCHEMA_VERSION),
   /** Stable per change, for deduplication (see above). */
   eventId: z.string().regex(/^evt_[A-Za-z0-9_-]{22}$/),
   occurredAt: instant,
+};
+
+/** What every event of a tenant's job or media item carries. */
+const envelope = {
+  ...common,
   /** The tenant the job or media item belongs to: a rule can route each tenant's events apart. */
   tenantId: z.string().min(1),
+};
+
+/**
+ * What a provider's event says: which provider, and who changed its state
+ * (`provider`: it throttled or went down; `operator`: an admin, by hand). A
+ * provider serves every tenant, so its events carry no `tenantId`.
+ */
+const providerFields = {
+  ...common,
+  provider: z.enum(PROVIDER_NAMES),
+  by: z.enum(['provider', 'operator']),
 };
 
 const jobError = z.object({ code: z.string(), message: z.string() });
@@ -161,6 +178,23 @@ export const EVENT_DETAILS = {
   'media.updated': z.strictObject({ ...mediaFields, fields: z.array(z.string().min(1)).min(1) }),
   /** A media item was deleted, with its versions. */
   'media.deleted': z.strictObject(mediaFields),
+  /**
+   * A provider's grants were paused while it took submissions: its jobs wait
+   * in their lines (none fails) until `pausedUntil`, or until an operator
+   * resumes it. Put once a pause; a pause lengthened while it lasts puts none,
+   * unless an operator lengthens it.
+   */
+  'provider.paused': z.strictObject({
+    ...providerFields,
+    pausedUntil: instant,
+    /** Why: what the provider answered, or the operator's reason. */
+    reason: z.string(),
+  }),
+  /**
+   * An operator ended a provider's pause: grants go on at once. A pause that
+   * runs out by itself puts no event; grants go on at its `pausedUntil`.
+   */
+  'provider.resumed': z.strictObject(providerFields),
 } as const;
 
 export type EventDetailType = keyof typeof EVENT_DETAILS;

@@ -150,6 +150,8 @@ export const routes = [
   { method: 'DELETE', path: '/v1/schedules/{id}', auth: 'tenant' },
   { method: 'GET', path: '/v1/admin/jobs', auth: 'admin' },
   { method: 'GET', path: '/v1/admin/providers', auth: 'admin' },
+  { method: 'POST', path: '/v1/admin/providers/{provider}/pause', auth: 'admin' },
+  { method: 'POST', path: '/v1/admin/providers/{provider}/resume', auth: 'admin' },
   { method: 'GET', path: '/v1/admin/tenants/{tenant}', auth: 'admin' },
   { method: 'PUT', path: '/v1/admin/tenants/{tenant}', auth: 'admin' },
   { method: 'POST', path: '/v1/admin/jobs/{id}/resolve', auth: 'admin' },

@@ -200,6 +200,13 @@ export const metricCatalog = {
     dimensions: ['provider'],
     description: "a provider's slots held, once per pass",
   },
+  ProviderPaused: {
+    services: ['reconcile'],
+    unit: 'Count',
+    dimensions: ['provider'],
+    description:
+      "1 while a provider's grants are paused (it throttled or went down, or an operator paused it), else 0; once per pass",
+  },
   JobsInReview: {
     services: ['reconcile'],
     unit: 'Count',

@@ -64,6 +64,12 @@ import {
 import { listActiveJobs, parseResolution, providerStatuses, resolveJob } from '../domain/operator';
 import { presentJob } from '../domain/present';
 import {
+  parseProviderName,
+  parseProviderPause,
+  pauseProviderByHand,
+  resumeProviderByHand,
+} from '../domain/provider-admin';
+import {
   parseBatch,
   parseCreateJob,
   parseCreateUpload,
@@ -495,6 +501,16 @@ async function batchItemResult(
   return { idempotencyKey, status: mapped.problem.status, problem: mapped.problem, replayed: false };
 }
 
+/** What a provider's status is read from, and where its pauses by hand are told. */
+const providerAdmin = () => ({
+  store: jobStore(),
+  slots: slotPools(),
+  maxInFlight: inFlightLimits(),
+  events: eventPublisher(),
+  providerPause: { baseSeconds: settings.providerPauseSeconds, maxSeconds: settings.providerPauseMaxSeconds },
+  now,
+});
+
 /** Tenants' settings, and which names are tenants': those that API keys carry. */
 const tenants = () => ({ tenants: tenantStore(), keys: apiKeyStore(), now });
 
@@ -530,10 +546,25 @@ const adminRoutes: Partial<
       nextCursor: page.nextCursor,
     });
   },
-  'GET /v1/admin/providers': async () =>
-    json(200, {
-      items: await providerStatuses({ store: jobStore(), slots: slotPools(), maxInFlight: inFlightLimits() }),
-    }),
+  'GET /v1/admin/providers': async () => json(200, { items: await providerStatuses(providerAdmin()) }),
+  'POST /v1/admin/providers/{provider}/pause': async (event) => {
+    const provider = parseProviderName(event.pathParameters?.provider);
+    const request = parseProviderPause(jsonBody(event, bodyLimits.jsonBytes));
+    const status = await pauseProviderByHand(providerAdmin(), provider, request);
+    logger.info('provider paused by an operator', {
+      provider,
+      seconds: request.seconds,
+      reason: request.reason,
+      pausedUntil: status.pausedUntil,
+    });
+    return json(200, status);
+  },
+  'POST /v1/admin/providers/{provider}/resume': async (event) => {
+    const provider = parseProviderName(event.pathParameters?.provider);
+    const status = await resumeProviderByHand({ ...providerAdmin(), ...slotFillingDeps() }, provider);
+    logger.info('provider resumed by an operator', { provider });
+    return json(200, status);
+  },
   'GET /v1/admin/tenants/{tenant}': async (event) =>
     json(200, await getTenant(tenants(), event.pathParameters?.tenant)),
   'PUT /v1/admin/tenants/{tenant}': async (event) => {

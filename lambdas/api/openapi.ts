@@ -27,7 +27,7 @@ import {
   problems,
   RATE_LIMIT_RETRY_AFTER_SECONDS,
 } from '../../config/problems';
-import type { ProviderName } from '../../config/providers';
+import { PROVIDER_NAMES, type ProviderName } from '../../config/providers';
 import {
   SEARCH_LIMIT_MAX,
   SEARCH_QUERY_MAX_CHARS,
@@ -42,6 +42,7 @@ import { JOB_ID_PATTERN, KEY_PATTERN } from '../domain/idempotency';
 import { type JobType, SUBMISSION_TAG_PATTERN } from '../domain/job';
 import { completeMultipartRequest, renewPartsRequest } from '../domain/multipart-uploads';
 import { providerStatus, resolution } from '../domain/operator';
+import { providerPauseRequest } from '../domain/provider-admin';
 import { providerEvent } from '../domain/provider-events';
 import { MAX_BATCH_ITEMS, PAGE_QUERY_FIELDS, UPLOAD_MEDIA_TYPES } from '../domain/requests';
 import { updateScheduleBody } from '../domain/schedules';
@@ -185,6 +186,7 @@ const components = {
   AdminJobPage: api.adminJobPage,
   ProviderStatus: providerStatus,
   ProviderList: api.providerList,
+  ProviderPauseRequest: providerPauseRequest,
   Tenant: api.tenant,
   TenantUsage: tenantUsage,
   TenantSettings: tenantChanges.meta({
@@ -365,6 +367,10 @@ const problemResponses = {
     description:
       'The Idempotency-Key header is missing or malformed (`idempotency-key-missing`), or the body is invalid (`validation-failed`, a JSON Pointer per error: a title that is empty or only white space, a label given twice, a date that is not YYYY-MM-DD, not exactly one of audioUrl or audioRef); nothing was stored.',
   },
+  ProviderNotFound: {
+    codes: ['not-found'],
+    description: 'No provider of this name (`not-found`).',
+  },
   TenantNotFound: {
     codes: ['not-found'],
     description: 'Neither an API key nor a record carries this tenant name (`not-found`).',
@@ -504,6 +510,7 @@ const jobIdParameter = ref('parameters', 'JobId');
 const scheduleIdParameter = ref('parameters', 'ScheduleId');
 const mediaIdParameter = ref('parameters', 'MediaId');
 const tenantParameter = ref('parameters', 'Tenant');
+const providerParameter = ref('parameters', 'Provider');
 const idempotencyKeyParameter = ref('parameters', 'IdempotencyKey');
 const pageParameters = [ref('parameters', 'Limit'), ref('parameters', 'Cursor')];
 
@@ -865,8 +872,28 @@ function apiOperations(
     },
     'GET /v1/admin/providers': {
       operationId: 'adminListProviders',
-      summary: "Each provider's in-flight limit, slots held and queued jobs",
+      summary:
+        "Each provider's state (open, paused until when and why), in-flight limit, slots held and queued jobs",
       success: { status: 200, description: 'Every provider.', schema: 'ProviderList' },
+    },
+    'POST /v1/admin/providers/{provider}/pause': {
+      operationId: 'adminPauseProvider',
+      summary: 'Pause a provider by hand',
+      description:
+        'No job is granted a slot at the provider until the pause ends: its jobs wait `queued` in their lines, none fails, and jobs running there run on. A pause in force that lasts longer is kept (the answer shows it). The first pause of an open provider puts `provider.paused` on the bus. Invalid input is refused with nothing changed.',
+      parameters: [providerParameter],
+      body: 'ProviderPauseRequest',
+      success: { status: 200, description: 'The provider as it now is.', schema: 'ProviderStatus' },
+      problems: ['ValidationFailed', 'ProviderNotFound'],
+    },
+    'POST /v1/admin/providers/{provider}/resume': {
+      operationId: 'adminResumeProvider',
+      summary: "End a provider's pause now",
+      description:
+        "Ends the pause, whoever set it, and hands the provider's free slots to the jobs waiting in their lines at once; puts `provider.resumed` on the bus. A provider that is not paused is left as it is.",
+      parameters: [providerParameter],
+      success: { status: 200, description: 'The provider as it now is.', schema: 'ProviderStatus' },
+      problems: ['ProviderNotFound'],
     },
     'GET /v1/admin/tenants/{tenant}': {
       operationId: 'adminGetTenant',
@@ -1178,6 +1205,13 @@ function buildDocument(): OpenApiDocument {
           required: true,
           description: "The job's id; another tenant's is not found.",
           schema: { type: 'string' },
+        },
+        Provider: {
+          name: 'provider',
+          in: 'path',
+          required: true,
+          description: 'The provider, as GET /v1/admin/providers names it.',
+          schema: { type: 'string', enum: [...PROVIDER_NAMES] },
         },
         Tenant: {
           name: 'tenant',

@@ -10,6 +10,7 @@ import {
   JobNotResumableError,
   MediaNotFoundError,
   PayloadTooLargeError,
+  ProviderNotFoundError,
   RateLimitedError,
   ScheduleNotFoundError,
   TenantNotFoundError,
@@ -72,6 +73,7 @@ export function toProblem(error: unknown): MappedProblem {
   if (
     error instanceof JobNotFoundError ||
     error instanceof TenantNotFoundError ||
+    error instanceof ProviderNotFoundError ||
     error instanceof ScheduleNotFoundError ||
     error instanceof MediaNotFoundError
   ) {

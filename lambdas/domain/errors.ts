@@ -70,6 +70,14 @@ export class TenantNotFoundError extends Error {
   }
 }
 
+/** No provider of the catalog (config/providers.ts) has this name. */
+export class ProviderNotFoundError extends Error {
+  override readonly name = 'ProviderNotFoundError';
+  constructor(readonly provider: string) {
+    super(`No provider ${provider}.`);
+  }
+}
+
 /** The tenant's queued and scheduled jobs already reach its `maxQueued`: the job was not stored. */
 export class TenantQueueFullError extends Error {
   override readonly name = 'TenantQueueFullError';

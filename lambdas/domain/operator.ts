@@ -11,10 +11,12 @@ import type {
   JobPage,
   JobStore,
   OutputStore,
+  SlotPoolState,
   SlotPools,
   Timeline,
   VectorIndex,
 } from './ports';
+import { isPaused } from './provider-pauses';
 import { releaseOwnSlot } from './slots';
 
 /** Operators settle what needs a person: jobs in review. */
@@ -192,10 +194,33 @@ function decodeActiveCursor(value: string): z.infer<typeof activeCursor> {
   }
 }
 
-/** One provider as operators see it: its limit, what it runs now and what waits for it. */
+/**
+ * Whether a provider takes submissions: `open`; `paused` until `pausedUntil`
+ * (it throttled or went down, or an operator paused it); `probing`: a pause
+ * ended and one job tries the provider before grants go on.
+ */
+export const PROVIDER_STATES = ['open', 'paused', 'probing'] as const;
+export type ProviderState = (typeof PROVIDER_STATES)[number];
+
+/** One provider as operators see it: whether it takes submissions, its limit, what it runs now and what waits for it. */
 export const providerStatus = z
   .object({
     name: z.enum(PROVIDER_NAMES),
+    state: z
+      .enum(PROVIDER_STATES)
+      .describe(
+        '`open`: it takes submissions; `paused`: no job is granted a slot until `pausedUntil` (its jobs wait in their lines, none fails); `probing`: one job tries it before grants go on.',
+      ),
+    pausedUntil: z.iso
+      .datetime({ offset: true })
+      .optional()
+      .describe('While `paused`: when grants go on by themselves.'),
+    reason: z
+      .string()
+      .optional()
+      .describe(
+        'While `paused`: why, as the provider answered (a 429, a 503) or as the operator who paused it wrote.',
+      ),
     maxInFlight: z.int().min(1).describe('Its in-flight limit (MAX_IN_FLIGHT_<PROVIDER>).'),
     inFlight: z.int().min(0).describe('Slots held now.'),
     queued: z.int().min(0).describe('Jobs waiting for one of its slots.'),
@@ -203,18 +228,46 @@ export const providerStatus = z
   .meta({ description: 'A provider as operators see it.' });
 export type ProviderStatus = Readonly<z.infer<typeof providerStatus>>;
 
-/** Every provider's limit, slots held and queued jobs (`GET /v1/admin/providers`). */
-export async function providerStatuses(deps: {
+/** What a provider's status is read from: its pool (one read of its item) and the count of its queued jobs. */
+export interface ProviderStatusDeps {
   readonly store: Pick<JobStore, 'countActive'>;
   readonly slots: SlotPools;
   readonly maxInFlight: InFlightLimits;
-}): Promise<ProviderStatus[]> {
-  return Promise.all(
-    PROVIDER_NAMES.map(async (name) => ({
-      name,
-      maxInFlight: deps.maxInFlight[name],
-      inFlight: (await deps.slots(name).holders()).length,
-      queued: await deps.store.countActive(name, 'queued'),
-    })),
-  );
+  readonly now: () => Date;
+}
+
+/** Whether a pool takes grants at `now`, and while it does not, until when and why. */
+export function providerStateOf(
+  state: Pick<SlotPoolState, 'pausedUntil' | 'pauseReason'>,
+  now: Date,
+): Pick<ProviderStatus, 'state' | 'pausedUntil' | 'reason'> {
+  if (state.pausedUntil === undefined || !isPaused(state, now)) return { state: 'open' };
+  return {
+    state: 'paused',
+    pausedUntil: new Date(state.pausedUntil).toISOString(),
+    ...(state.pauseReason !== undefined ? { reason: state.pauseReason } : {}),
+  };
+}
+
+/** One provider's state, limit, slots held and queued jobs. */
+export async function providerStatusOf(
+  deps: ProviderStatusDeps,
+  name: ProviderName,
+): Promise<ProviderStatus> {
+  const [state, queued] = await Promise.all([
+    deps.slots(name).state(),
+    deps.store.countActive(name, 'queued'),
+  ]);
+  return {
+    name,
+    ...providerStateOf(state, deps.now()),
+    maxInFlight: deps.maxInFlight[name],
+    inFlight: state.holders.length,
+    queued,
+  };
+}
+
+/** Every provider's state, limit, slots held and queued jobs (`GET /v1/admin/providers`). */
+export async function providerStatuses(deps: ProviderStatusDeps): Promise<ProviderStatus[]> {
+  return Promise.all(PROVIDER_NAMES.map((name) => providerStatusOf(deps, name)));
 }

@@ -1,6 +1,8 @@
+import { EVENT_SCHEMA_VERSION } from '../../config/events';
 import type { ProviderName } from '../../config/providers';
 import { ProviderDownError, type ProviderUnavailableError, WaitingForProviderError } from './errors';
-import type { SlotPool, SlotPoolState } from './ports';
+import { eventIdOf, publishLifecycleEvent } from './events';
+import type { EventPublisher, SlotPool, SlotPoolState } from './ports';
 
 /** How long a provider's grants pause when it throttles or is down without saying for how long. */
 export interface PauseSettings {
@@ -44,6 +46,8 @@ export interface PauseDeps {
   readonly now: Date;
   readonly settings: PauseSettings;
   readonly random: () => number;
+  /** Where a pause of an open provider is put (`provider.paused`). */
+  readonly events: EventPublisher;
   readonly observe?: (observation: PauseObservation) => void;
 }
 
@@ -94,9 +98,56 @@ export function pauseSecondsOf(
   return Math.max(1, Math.round(ceiling * (0.75 + random() / 4)));
 }
 
+/** Where a provider's pauses and resumes are told: the provider's name and the deployment's bus. */
+export interface PauseAnnouncer {
+  readonly provider: ProviderName;
+  readonly events: EventPublisher;
+}
+
+/** Puts `provider.paused`, its id derived from the provider and the pause's end, so a repeat is the same event. */
+export async function announcePause(
+  announcer: PauseAnnouncer,
+  pause: { readonly until: Date; readonly reason: string; readonly by: 'provider' | 'operator' },
+  now: Date,
+): Promise<void> {
+  await publishLifecycleEvent(announcer, {
+    detailType: 'provider.paused',
+    detail: {
+      schemaVersion: EVENT_SCHEMA_VERSION,
+      eventId: eventIdOf('provider.paused', announcer.provider, String(pause.until.getTime())),
+      occurredAt: now.toISOString(),
+      provider: announcer.provider,
+      by: pause.by,
+      pausedUntil: pause.until.toISOString(),
+      reason: pause.reason,
+    },
+  });
+}
+
+/** Puts `provider.resumed` for the pause that ended (its id derived from that pause's end). */
+export async function announceResume(
+  announcer: PauseAnnouncer,
+  ended: { readonly pausedUntil: number; readonly by: 'provider' | 'operator' },
+  now: Date,
+): Promise<void> {
+  await publishLifecycleEvent(announcer, {
+    detailType: 'provider.resumed',
+    detail: {
+      schemaVersion: EVENT_SCHEMA_VERSION,
+      eventId: eventIdOf('provider.resumed', announcer.provider, String(ended.pausedUntil)),
+      occurredAt: now.toISOString(),
+      provider: announcer.provider,
+      by: ended.by,
+    },
+  });
+}
+
 /**
  * Pauses the provider's grants after it refused a submission it did not take,
- * unless a longer pause is on already. Answers the pause in force.
+ * unless a longer pause is on already. Answers the pause in force. A pause of
+ * a provider that was open is put on the bus (`provider.paused`); one that
+ * only lengthens a pause in force is not, so an outage's refusals while its
+ * pause lasts put one event, not one each.
  */
 export async function pauseProvider(
   deps: PauseDeps,
@@ -107,6 +158,9 @@ export async function pauseProvider(
   const seconds = pauseSecondsOf(error, state, now, deps.settings, deps.random);
   const proposed = new Date(now.getTime() + seconds * 1000);
   const started = await pool.pause({ until: proposed, seconds, reason: error.message });
+  if (started && !isPaused(state, now)) {
+    await announcePause(deps, { until: proposed, reason: error.message, by: 'provider' }, now);
+  }
   const pause =
     started || state.pausedUntil === undefined
       ? { until: proposed, reason: error.message, started }

@@ -42,6 +42,7 @@ import type {
 } from './ports';
 import type { Provider } from './provider';
 import { resumeAwait } from './provider-events';
+import { isPaused } from './provider-pauses';
 import { discardOutputs } from './publish';
 import { RESUME_REDRIVE_WINDOW_MS, resumeRefusalOf } from './resume';
 import { queryLeaseEndOf } from './search';
@@ -126,6 +127,8 @@ export interface ReconcileReport {
   inFlight: number;
   /** The same, per provider. */
   inFlightByProvider: Record<ProviderName, number>;
+  /** The providers whose grants were paused when the pass read their pools. */
+  pausedProviders: ProviderName[];
   /** Jobs in review that the pass saw. */
   inReview: number;
   errors: number;
@@ -151,6 +154,7 @@ export async function reconcile(
       ProviderName,
       number
     >,
+    pausedProviders: [],
     inReview: 0,
     errors: 0,
     complete: true,
@@ -182,6 +186,7 @@ export async function reconcile(
     holders.set(provider, held);
     report.inFlightByProvider[provider] = held.size;
     report.inFlight += held.size;
+    if (isPaused(state, deps.now())) report.pausedProviders.push(provider);
   }
   const seen = new Set<string>();
   /** The tenants of the queued jobs this pass walks: each has a backlog, so it belongs on the recount list. */

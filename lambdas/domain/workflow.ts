@@ -212,6 +212,7 @@ const pauseDepsOf = (deps: WorkflowDeps, provider: ProviderName): PauseDeps => (
   now: deps.now(),
   settings: deps.providerPause ?? PAUSE_DEFAULTS,
   random: deps.random ?? Math.random,
+  events: deps.events,
   ...(deps.observe ? { observe: deps.observe } : {}),
 });
 

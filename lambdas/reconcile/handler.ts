@@ -1,5 +1,6 @@
 import type { Context } from 'aws-lambda';
 import { TENANT_USAGE_LOG } from '../../config/metrics';
+import { PROVIDER_NAMES } from '../../config/providers';
 import { cancelJob } from '../domain/intake';
 import { retireDue } from '../domain/media-library';
 import { FIX_KINDS, reconcile } from '../domain/reconcile';
@@ -85,6 +86,8 @@ export const handler = instrument(async (_event: unknown, context: Context) => {
     emit('JobsNeedingReview', count, { jobType });
   for (const [provider, inFlight] of Object.entries(report.inFlightByProvider))
     emit('InFlight', inFlight, { provider });
+  for (const provider of PROVIDER_NAMES)
+    emit('ProviderPaused', report.pausedProviders.includes(provider) ? 1 : 0, { provider });
   emit('JobsInReview', report.inReview);
   emit('ReconcilerItemsRead', report.itemsRead);
   emit('ReconcilerErrors', report.errors);

@@ -11,7 +11,7 @@ import {
   type IWidget,
   LogQueryVisualizationType,
   LogQueryWidget,
-  type MathExpression,
+  MathExpression,
   TreatMissingData,
 } from 'aws-cdk-lib/aws-cloudwatch';
 import type { ILogGroup } from 'aws-cdk-lib/aws-logs';
@@ -85,6 +85,8 @@ export class Observability extends Construct {
   public readonly needsReviewAlarm: Alarm;
   /** In ALARM when at least `alarmFailedJobs` jobs failed within 5 minutes. */
   public readonly failedJobsAlarm: Alarm;
+  /** In ALARM when a provider was paused at every reconciler pass of a 5-minute window. */
+  public readonly providerPausedAlarm: Alarm;
 
   constructor(scope: Construct, id: string, props: ObservabilityProps) {
     super(scope, id);
@@ -117,6 +119,37 @@ export class Observability extends Construct {
       treatMissingData: TreatMissingData.NOT_BREACHING,
     });
     props.alarms.notify(this.needsReviewAlarm);
+
+    // A pause of a few seconds is how a 429 is met, and no job fails of it; a provider paused at every
+    // pass of a window (each pass samples 1 or 0) is down or was paused by hand, and its jobs pile up.
+    const paused = Object.fromEntries(
+      PROVIDER_NAMES.map((provider, index) => [
+        `providerPaused${index}`,
+        this.metric(
+          'ProviderPaused',
+          'reconcile',
+          { provider },
+          { period: ALARM_PERIOD, statistic: 'Minimum' },
+        ),
+      ]),
+    );
+    this.providerPausedAlarm = new MathExpression({
+      expression: `MAX([${Object.keys(paused)
+        .map((id) => `FILL(${id}, 0)`)
+        .join(', ')}])`,
+      usingMetrics: paused,
+      period: ALARM_PERIOD,
+      label: 'a provider paused at every pass',
+    }).createAlarm(this, 'ProviderPausedAlarm', {
+      alarmDescription:
+        'A Longhaul provider was paused at every reconciler pass for 5 minutes: it keeps answering 429 or 503, is unreachable, or an operator paused it. ' +
+        'Its jobs wait in their lines and none fails; GET /v1/admin/providers says which one, until when and why, and POST /v1/admin/providers/{provider}/resume ends a pause by hand.',
+      threshold: 1,
+      evaluationPeriods: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+    });
+    props.alarms.notify(this.providerPausedAlarm);
 
     const every = { period: GRAPH_PERIOD, statistic: 'Sum' } as const;
 
@@ -185,6 +218,16 @@ export class Observability extends Construct {
           left: [
             this.metric('InFlight', 'reconcile', { provider }, { ...max(), label: `${provider} slots held` }),
           ],
+          // A paused provider holds no slot, as an idle one: this line tells them apart.
+          right: [
+            this.metric(
+              'ProviderPaused',
+              'reconcile',
+              { provider },
+              { ...max(), label: `${provider} paused (1) or open (0)` },
+            ),
+          ],
+          rightYAxis: { min: 0, max: 1, showUnits: false },
           leftAnnotations: [
             {
               value: settings.providers[provider].maxInFlight,

@@ -2,6 +2,7 @@ import { GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { JOB_TYPES } from '../../config/job-types';
 import { PROVIDER_NAMES, type ProviderName } from '../../config/providers';
 import { type Job, type JobError, providerOf } from '../../lambdas/domain/job';
+import { type ProviderStatus, providerStateOf } from '../../lambdas/domain/operator';
 import type { ActiveStatus, InFlightLimits, JobStore, SlotPools } from '../../lambdas/domain/ports';
 import { FIX_KINDS, type TenantUsageLine } from '../../lambdas/domain/reconcile';
 import { STEP_NAMES } from '../../lambdas/domain/workflow';
@@ -60,8 +61,15 @@ export interface OpsReport {
   readonly deadLetterQueue: { depth: number };
   /** Slots held, at every provider together; each provider's against its own limit is in `providers`. */
   readonly inFlight: { current: number; holders: readonly string[] };
-  /** Each provider: its limit (its maxInFlight), slots held and jobs waiting for one. */
-  readonly providers: readonly { name: string; limit: number; inFlight: number; queued: number }[];
+  /**
+   * Each provider: whether it takes submissions (`open`, or `paused` until
+   * when and why, as GET /v1/admin/providers says), its limit (its
+   * maxInFlight), slots held and jobs waiting for one.
+   */
+  readonly providers: readonly ({ name: string; limit: number; inFlight: number; queued: number } & Pick<
+    ProviderStatus,
+    'state' | 'pausedUntil' | 'reason'
+  >)[];
   /** Each tenant with queued, scheduled or running jobs: as the reconciler's usage lines report it in AWS. */
   readonly tenants: readonly TenantUsageLine[];
   /** Each registered job type: the provider it runs on and its totals since `since`. */
@@ -164,16 +172,18 @@ const withZeros = (keys: readonly string[], counted: Record<string, number>): Re
 
 export async function opsReport(sources: OpsSources): Promise<OpsReport> {
   const { metrics, jobs } = sources;
-  const [queue, deadLetters, holders, queued, running, review, scheduled, finished] = await Promise.all([
+  const [queue, deadLetters, pools, queued, running, review, scheduled, finished] = await Promise.all([
     queueCounts(sources.sqs, sources.jobQueueUrl),
     queueCounts(sources.sqs, sources.deadLetterQueueUrl),
-    Promise.all(PROVIDER_NAMES.map((provider) => sources.slots(provider).holders())),
+    Promise.all(PROVIDER_NAMES.map((provider) => sources.slots(provider).state())),
     allActive(jobs, 'queued'),
     allActive(jobs, 'running'),
     allActive(jobs, 'needs_review'),
     jobs.listDue(END_OF_SCHEDULES, SCHEDULED_READ),
     Promise.all(sources.finished.ids().map((id) => jobs.get(id))),
   ]);
+  const holders = pools.map((pool) => pool.holders);
+  const now = new Date();
   const active = [...queued, ...running, ...review, ...scheduled];
   const activeIds = new Set(active.map((job) => job.id));
   const recent = [
@@ -183,13 +193,14 @@ export async function opsReport(sources: OpsSources): Promise<OpsReport> {
     .sort((a, b) => b.statusAt.localeCompare(a.statusAt))
     .slice(0, RECENT_JOBS_SHOWN);
   return {
-    generatedAt: new Date().toISOString(),
+    generatedAt: now.toISOString(),
     since: sources.since.toISOString(),
     queue,
     deadLetterQueue: { depth: deadLetters.depth },
     inFlight: { current: holders.flat().length, holders: holders.flat() },
     providers: PROVIDER_NAMES.map((name, index) => ({
       name,
+      ...providerStateOf(pools[index] ?? {}, now),
       limit: sources.maxInFlight[name],
       inFlight: holders[index]?.length ?? 0,
       queued: queued.filter((job) => providerOf(job) === name).length,

@@ -135,6 +135,8 @@ describe('REST API', () => {
     expect(admin).toEqual([
       'GET /v1/admin/jobs',
       'GET /v1/admin/providers',
+      'POST /v1/admin/providers/{provider}/pause',
+      'POST /v1/admin/providers/{provider}/resume',
       'GET /v1/admin/tenants/{tenant}',
       'PUT /v1/admin/tenants/{tenant}',
       'POST /v1/admin/jobs/{id}/resolve',

@@ -255,6 +255,20 @@ describe('dashboard', () => {
     }
   });
 
+  test("shows beside each provider's slots whether it is paused, in that provider's graph", () => {
+    expect(longhaul('ProviderPaused')).toEqual(
+      PROVIDER_NAMES.map((provider) =>
+        expect.objectContaining({
+          widget: `${PROVIDERS[provider].title}: jobs in flight vs its limit`,
+          dimensions: { service: 'reconcile', provider },
+          stat: 'Maximum',
+          period: 60,
+          label: `${provider} paused (1) or open (0)`,
+        }),
+      ),
+    );
+  });
+
   test.each(['JobsSubmitted', 'JobsSucceeded', 'JobsFailed', 'JobsCanceled'])(
     'totals %s per minute over every job type',
     (name) => {
@@ -355,8 +369,9 @@ describe('alarms', () => {
     // About the app: every construct that makes an alarm is given the alarm topic.
     const topic = { Ref: logicalIdAt(app, 'AWS::SNS::Topic', 'Longhaul/Alarms/Topic/Resource') };
     const alarms = Object.values(app.findResources('AWS::CloudWatch::Alarm'));
-    // Twelve (one on the schedules' dead letters), and one on the age of the oldest message of each provider's jobs queue.
-    expect(alarms).toHaveLength(12 + PROVIDER_NAMES.length);
+    // Thirteen (one on the schedules' dead letters, one on a provider paused), and one on the age of the
+    // oldest message of each provider's jobs queue.
+    expect(alarms).toHaveLength(13 + PROVIDER_NAMES.length);
     for (const alarm of alarms) {
       expect(alarm.Properties).toEqual(
         expect.objectContaining({ AlarmActions: [topic], OKActions: [topic] }),
@@ -465,6 +480,46 @@ describe('alarms', () => {
         ],
         300,
         'Sum',
+      ]),
+    );
+  });
+
+  test('a provider paused at every reconciler pass of 5 minutes alarms, whichever provider it is', () => {
+    const alarm = alarmAt(template, 'Test/Observability/ProviderPausedAlarm/Resource');
+    expect(alarm).toEqual(
+      expect.objectContaining({
+        Threshold: 1,
+        ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+        EvaluationPeriods: 1,
+        TreatMissingData: 'notBreaching',
+      }),
+    );
+    const [expression, ...series] = alarm.Metrics;
+    expect(expression).toEqual(
+      expect.objectContaining({
+        Expression: `MAX([${PROVIDER_NAMES.map((_, i) => `FILL(providerPaused${i}, 0)`).join(', ')}])`,
+        ReturnData: true,
+      }),
+    );
+    // Minimum over the window: a pause that ended, or a provider that was open at one pass, does not count.
+    expect(
+      series.map((m: Json) => [
+        m.MetricStat.Metric.Namespace,
+        m.MetricStat.Metric.MetricName,
+        m.MetricStat.Metric.Dimensions,
+        m.MetricStat.Period,
+        m.MetricStat.Stat,
+      ]),
+    ).toEqual(
+      PROVIDER_NAMES.map((provider) => [
+        'Longhaul',
+        'ProviderPaused',
+        [
+          { Name: 'provider', Value: provider },
+          { Name: 'service', Value: 'reconcile' },
+        ],
+        300,
+        'Minimum',
       ]),
     );
   });

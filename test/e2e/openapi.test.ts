@@ -694,6 +694,41 @@ describe('admin routes', () => {
     expect(providers.body.items[0].inFlight).toBeGreaterThanOrEqual(1);
     expect((await send('get', '/v1/admin/providers', '/v1/admin/providers')).status).toBe(403);
 
+    // Paused by hand and resumed at once; refused with nothing changed for a bad body, an unknown provider, a tenant's key.
+    const pauseTemplate = '/v1/admin/providers/{provider}/pause';
+    const resumeTemplate = '/v1/admin/providers/{provider}/resume';
+    const pause = { seconds: 60, reason: 'a maintenance window' };
+    expect(
+      (
+        await send('post', pauseTemplate, '/v1/admin/providers/deepgram/pause', {
+          key: ADMIN_KEY,
+          json: { seconds: 0 },
+        })
+      ).status,
+    ).toBe(400);
+    expect(
+      (await send('post', pauseTemplate, '/v1/admin/providers/nope/pause', { key: ADMIN_KEY, json: pause }))
+        .status,
+    ).toBe(404);
+    expect(
+      (await send('post', pauseTemplate, '/v1/admin/providers/deepgram/pause', { json: pause })).status,
+    ).toBe(403);
+    const paused = await send('post', pauseTemplate, '/v1/admin/providers/deepgram/pause', {
+      key: ADMIN_KEY,
+      json: pause,
+    });
+    expect(paused).toMatchObject({
+      status: 200,
+      body: { name: 'deepgram', state: 'paused', reason: pause.reason },
+    });
+    expect(
+      (await send('post', resumeTemplate, '/v1/admin/providers/nope/resume', { key: ADMIN_KEY })).status,
+    ).toBe(404);
+    expect((await send('post', resumeTemplate, '/v1/admin/providers/deepgram/resume')).status).toBe(403);
+    expect(
+      await send('post', resumeTemplate, '/v1/admin/providers/deepgram/resume', { key: ADMIN_KEY }),
+    ).toMatchObject({ status: 200, body: { name: 'deepgram', state: 'open' } });
+
     const resolvePath = `/v1/admin/jobs/${id}/resolve`;
     const template = '/v1/admin/jobs/{id}/resolve';
     const invalid = await send('post', template, resolvePath, {
@@ -1144,6 +1179,13 @@ describe('coverage', () => {
       'adminListJobs 403',
       'adminListProviders 200',
       'adminListProviders 403',
+      'adminPauseProvider 200',
+      'adminPauseProvider 400',
+      'adminPauseProvider 403',
+      'adminPauseProvider 404',
+      'adminResumeProvider 200',
+      'adminResumeProvider 403',
+      'adminResumeProvider 404',
       'adminResolveJob 200',
       'adminResolveJob 400',
       'adminResolveJob 404',

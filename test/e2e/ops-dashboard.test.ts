@@ -165,7 +165,7 @@ test('/v1/admin/metrics reports the jobs as CloudWatch would: 7 submitted, 4 suc
   expect(report.inFlight).toEqual({ current: 0, holders: [] });
   // Every provider with its own limit, and every registered job type with the provider it runs on.
   expect(report.providers).toEqual(
-    PROVIDER_NAMES.map((name) => ({ name, limit: limitOf(name), inFlight: 0, queued: 0 })),
+    PROVIDER_NAMES.map((name) => ({ name, state: 'open', limit: limitOf(name), inFlight: 0, queued: 0 })),
   );
   // The tenant's scheduled job, as the reconciler's usage line counts it.
   expect(report.tenants).toEqual([{ tenant: 'acme', queued: 0, scheduled: 1, inFlight: 0 }]);
@@ -258,7 +258,18 @@ describe('/dashboard in a browser', () => {
       .waitFor({ timeout: 10_000 });
     const textOf = async (selector: string) => (await page.locator(selector).textContent())?.trim();
 
-    // In flight: each provider against its own limit, as GET /v1/admin/providers has them.
+    // In flight: each provider against its own limit and in its state, as GET /v1/admin/providers has them;
+    // a provider paused by hand says so, where it looked like an idle, healthy one.
+    const paused = await api('/v1/admin/providers/bedrock/pause', ADMIN_KEY, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ seconds: 600, reason: 'quota review' }),
+    });
+    expect(paused.status).toBe(200);
+    await page
+      .locator('#in-flight li[data-provider="bedrock"] .state')
+      .filter({ hasText: /^paused until / })
+      .waitFor({ timeout: 10_000 });
     const providers = await api('/v1/admin/providers', ADMIN_KEY);
     expect(providers.status).toBe(200);
     expect(providers.body.items.map((p: { name: string }) => p.name)).toEqual([...PROVIDER_NAMES]);
@@ -267,7 +278,13 @@ describe('/dashboard in a browser', () => {
       expect(await textOf(`#in-flight li[data-provider="${provider.name}"] .count`)).toBe(
         `${provider.inFlight} / ${provider.maxInFlight}`,
       );
+      expect(await textOf(`#in-flight li[data-provider="${provider.name}"] .state`)).toMatch(
+        provider.name === 'bedrock' ? /^paused until \d\d:\d\d:\d\d: quota review$/ : /^open$/,
+      );
     }
+    expect(
+      (await api('/v1/admin/providers/bedrock/resume', ADMIN_KEY, { method: 'POST' })).body,
+    ).toMatchObject({ name: 'bedrock', state: 'open' });
 
     // Active jobs, as GET /v1/admin/jobs lists them.
     for (const [status, tile] of [

@@ -110,4 +110,14 @@ test('an outage longer than every retry window fails no job: each succeeds once 
   const log = stack.output();
   expect(log).toMatch(/ workflow +WARN {2}provider throttled .*provider=\S+ asked=submit reason=/);
   expect(log).toMatch(/ workflow +WARN {2}provider paused .*provider=\S+ until=\d{4}-\d\d-\d\dT\S+ reason=/);
+  // And the bus heard the provider pause by itself: once a pause, not once a refusal.
+  const { eventBridgeEndpoint, eventBusName } = stack.endpoints;
+  const { events } = (await (await fetch(`${eventBridgeEndpoint}/_events/${eventBusName}`)).json()) as {
+    events: { 'detail-type': string; detail: { provider?: string; by?: string; pausedUntil?: string } }[];
+  };
+  const pauses = events.filter((event) => event['detail-type'] === 'provider.paused');
+  expect(pauses.length).toBeGreaterThan(0);
+  for (const { detail } of pauses)
+    expect(detail).toMatchObject({ provider: 'longhaul-http', by: 'provider' });
+  expect(new Set(pauses.map(({ detail }) => detail.pausedUntil)).size).toBe(pauses.length);
 });

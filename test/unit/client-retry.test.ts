@@ -322,6 +322,53 @@ describe('tenants (admin key)', () => {
   });
 });
 
+describe('providers (admin key)', () => {
+  const paused = {
+    name: 'deepgram',
+    state: 'paused',
+    pausedUntil: '2026-05-01T10:10:00.000Z',
+    reason: 'maintenance',
+    maxInFlight: 1,
+    inFlight: 0,
+    queued: 2,
+  };
+  const ok = (body: unknown) => () =>
+    new Response(JSON.stringify(body), { status: 200, headers: { 'content-type': 'application/json' } });
+
+  it('pauses a provider with its seconds and reason as JSON, sent again after a 503', async () => {
+    const transport = scriptedFetch([() => problem(503, 'service-unavailable'), ok(paused)]);
+    const { longhaul } = client(transport);
+    await expect(
+      longhaul.pauseProvider('deepgram', { seconds: 600, reason: 'maintenance' }),
+    ).resolves.toEqual(paused);
+    expect(
+      transport.sent.map((sent) => [
+        sent.method,
+        sent.url,
+        sent.headers.get('x-api-key'),
+        JSON.parse(sent.body as string),
+      ]),
+    ).toEqual(
+      Array(2).fill([
+        'POST',
+        `${BASE}/v1/admin/providers/deepgram/pause`,
+        'admin-key',
+        { seconds: 600, reason: 'maintenance' },
+      ]),
+    );
+  });
+
+  it('resumes a provider by its name in the path', async () => {
+    const open = { name: 'deepgram', state: 'open', maxInFlight: 1, inFlight: 1, queued: 1 };
+    const transport = scriptedFetch([ok(open)]);
+    const { longhaul } = client(transport);
+    await expect(longhaul.resumeProvider('deepgram')).resolves.toEqual(open);
+    expect(transport.sent.map((s) => [s.method, s.url, s.headers.get('x-api-key')])).toEqual([
+      ['POST', `${BASE}/v1/admin/providers/deepgram/resume`, 'admin-key'],
+    ]);
+  });
+});
+
 describe('files', () => {
   const png = new Uint8Array([137, 80, 78, 71, 1, 2, 3]);
 

@@ -92,6 +92,20 @@ function setup(options: { now?: number; deduplicates?: boolean } = {}) {
   return { deps, add, atProvider, get: (id: string) => deps.store.jobs.get(id) as Job };
 }
 
+describe("providers' pauses", () => {
+  it('reports the providers paused when the pass reads their pools, a pause run out as open', async () => {
+    const { deps } = setup({ now: 10_000 });
+    await deps
+      .slots('replicate')
+      .pause({ until: new Date(t0.getTime() + 20_000), seconds: 20, reason: 'HTTP 429' });
+    await deps
+      .slots('deepgram')
+      .pause({ until: new Date(t0.getTime() + 10_000), seconds: 10, reason: 'HTTP 503' });
+    const report = await reconcile(deps);
+    expect(report.pausedProviders).toEqual(['replicate']);
+  });
+});
+
 describe("tenants' backlogs", () => {
   it('recounts a counter a crash left off, and reports each tenant it recounted with the slots it holds', async () => {
     const { deps, add } = setup({ now: 10_000 });

@@ -195,6 +195,13 @@ function drawJobs(report) {
   if (focused) document.querySelector(`button[data-job-id="${CSS.escape(focused)}"]`)?.focus();
 }
 
+/** A paused provider holds no slot, as an idle one does: its state tells them apart. */
+function providerState(provider) {
+  if (provider.state !== 'paused') return provider.state;
+  const reason = provider.reason ? `: ${provider.reason}` : '';
+  return `paused until ${clock(provider.pausedUntil)}${reason}`;
+}
+
 function draw(report) {
   const { queue } = report;
   rows('in-flight', report.providers, (provider) =>
@@ -203,6 +210,7 @@ function draw(report) {
       { 'data-provider': provider.name },
       el('span', { className: 'name' }, provider.name),
       el('span', { className: 'count' }, `${provider.inFlight} / ${provider.limit}`),
+      el('span', { className: `state ${provider.state}` }, providerState(provider)),
       el('meter', {
         min: 0,
         max: provider.limit,
@@ -258,6 +266,7 @@ function draw(report) {
       'tr',
       {},
       el('th', { scope: 'row' }, provider.name),
+      el('td', { className: 'wrap' }, providerState(provider)),
       el('td', {}, provider.inFlight),
       el('td', {}, provider.limit),
       el('td', {}, provider.queued),
