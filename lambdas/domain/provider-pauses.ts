@@ -1,6 +1,7 @@
 import type { ProviderName } from '../../config/providers';
 import { ProviderDownError, type ProviderUnavailableError, WaitingForProviderError } from './errors';
 import type { SlotPool, SlotPoolState } from './ports';
+import { throttledRateOf } from './rates';
 
 /** How long a provider's grants pause when it throttles or is down without saying for how long. */
 export interface PauseSettings {
@@ -48,7 +49,11 @@ export function pauseSecondsOf(
 
 /**
  * Pauses the provider's grants after it refused a submission it did not take,
- * unless a longer pause is on already. Answers the pause in force.
+ * unless a longer pause is on already. Answers the pause in force. A refusal
+ * that starts a pause (none was on: not one of the submissions sent before
+ * it, coming back) lowers the provider's rate in the same write
+ * (`throttledRateOf`); a status read's (`lowersRate` false) does not, as
+ * reads are limited apart from submissions.
  */
 export async function pauseProvider(
   pool: SlotPool,
@@ -56,11 +61,18 @@ export async function pauseProvider(
   now: Date,
   settings: PauseSettings,
   random: () => number,
+  lowersRate = true,
 ): Promise<{ readonly until: Date; readonly reason: string; readonly started: boolean }> {
   const state = await pool.state();
   const seconds = pauseSecondsOf(error, state, now, settings, random);
   const until = new Date(now.getTime() + seconds * 1000);
-  const started = await pool.pause({ until, seconds, reason: error.message });
+  const throttled = lowersRate && !isPaused(state, now) ? throttledRateOf(state, now) : undefined;
+  const started = await pool.pause({
+    until,
+    seconds,
+    reason: error.message,
+    ...(throttled ? { throttled } : {}),
+  });
   if (started || state.pausedUntil === undefined) return { until, reason: error.message, started };
   return { until: new Date(state.pausedUntil), reason: state.pauseReason ?? error.message, started };
 }
@@ -89,7 +101,7 @@ export async function askProvider<T>(
     return await ask();
   } catch (error) {
     if (!(error instanceof ProviderDownError)) throw error;
-    const pause = await pauseProvider(deps.pool, error, deps.now, deps.settings, deps.random);
+    const pause = await pauseProvider(deps.pool, error, deps.now, deps.settings, deps.random, false);
     throw new WaitingForProviderError(`${error.message} Asked again after ${pause.until.toISOString()}.`);
   }
 }
