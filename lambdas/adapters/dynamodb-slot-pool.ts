@@ -165,6 +165,8 @@ export class DynamoDbSlotPool implements SlotPool {
     for (let reading = 1; ; reading++) {
       const at = this.clock();
       const decision = state ? rateTokenOf(state, at) : { token: token as RateToken };
+      // No token to take (paused, probing, or the rate spent): the read says whether the holder has its slot.
+      if (state && !('token' in decision)) return state.holders.includes(holder);
       if ('token' in decision) {
         try {
           await retryingConflicts(() =>

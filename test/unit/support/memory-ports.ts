@@ -456,6 +456,7 @@ export class MemorySlots implements SlotPool {
     for (let reading = 1; ; reading++) {
       const at = this.clock();
       const decision = state ? rateTokenOf(state, at) : { token: token as RateToken };
+      if (state && !('token' in decision)) return state.holders.includes(holder);
       if ('token' in decision && this.take(holder, limit, claim, at, decision.token)) return true;
       const seen = await this.state();
       if (seen.holders.includes(holder)) return true;
