@@ -1,5 +1,10 @@
 import type { ProviderName } from '../../config/providers';
-import { ProviderDownError, type ProviderUnavailableError, WaitingForProviderError } from './errors';
+import {
+  ProviderDownError,
+  ProviderThrottledError,
+  type ProviderUnavailableError,
+  WaitingForProviderError,
+} from './errors';
 import type { SlotPool, SlotPoolState } from './ports';
 import { throttledRateOf } from './rates';
 
@@ -19,6 +24,13 @@ const MAX_LOOK_DELAY_SECONDS = 900;
 /** Whether the pool's grants are paused at `now`. */
 export const isPaused = (state: Pick<SlotPoolState, 'pausedUntil'>, now: Date): boolean =>
   state.pausedUntil !== undefined && state.pausedUntil > now.getTime();
+
+/** Whether the probe after a pause is under way at `now`: its refusal is the probe's, not the traffic's. */
+const isProbing = (state: Pick<SlotPoolState, 'pausedUntil' | 'probeUntil'>, now: Date): boolean =>
+  state.pausedUntil !== undefined &&
+  state.probeUntil !== undefined &&
+  state.probeUntil > state.pausedUntil &&
+  state.probeUntil > now.getTime();
 
 /**
  * How long to pause: what the provider asked (`Retry-After`), capped; else a
@@ -49,11 +61,13 @@ export function pauseSecondsOf(
 
 /**
  * Pauses the provider's grants after it refused a submission it did not take,
- * unless a longer pause is on already. Answers the pause in force. A refusal
- * that starts a pause (none was on: not one of the submissions sent before
- * it, coming back) lowers the provider's rate in the same write
- * (`throttledRateOf`); a status read's (`lowersRate` false) does not, as
- * reads are limited apart from submissions.
+ * unless a longer pause is on already. Answers the pause in force. A
+ * throttle (`ProviderThrottledError`) that starts a pause lowers the
+ * provider's rate in the same write (`throttledRateOf`), unless it is one of
+ * the submissions sent before the pause coming back, or the probe after one
+ * (one submission says nothing of a rate): an outage only pauses, so a long
+ * one leaves the rate as it found it. A status read's throttle (`lowersRate`
+ * false) leaves it too: reads are limited apart from submissions.
  */
 export async function pauseProvider(
   pool: SlotPool,
@@ -66,7 +80,10 @@ export async function pauseProvider(
   const state = await pool.state();
   const seconds = pauseSecondsOf(error, state, now, settings, random);
   const until = new Date(now.getTime() + seconds * 1000);
-  const throttled = lowersRate && !isPaused(state, now) ? throttledRateOf(state, now) : undefined;
+  const throttled =
+    lowersRate && error instanceof ProviderThrottledError && !isPaused(state, now) && !isProbing(state, now)
+      ? throttledRateOf(state, now)
+      : undefined;
   const started = await pool.pause({
     until,
     seconds,

@@ -1,5 +1,5 @@
 import { dispatchJob, firstLookOf, handOnFreeSlots } from '../../lambdas/domain/dispatch';
-import { ProviderDownError } from '../../lambdas/domain/errors';
+import { ProviderDownError, ProviderThrottledError } from '../../lambdas/domain/errors';
 import { waitingEntryOf } from '../../lambdas/domain/fair-share';
 import { executionNameOf, newJob, slotHolderOf } from '../../lambdas/domain/job';
 import type { RateLimit } from '../../lambdas/domain/ports';
@@ -68,7 +68,7 @@ function setup(declared: RateLimit | undefined, maxInFlight = 5) {
 }
 
 const throttle = (retryAfterSeconds?: number) =>
-  new ProviderDownError(`${PROVIDER} answered 429.`, retryAfterSeconds);
+  new ProviderThrottledError(`${PROVIDER} answered 429.`, retryAfterSeconds);
 
 describe('a declared rate at dispatch', () => {
   it('starts the burst at once, and a job that finds no token waits in its line, its look due when the next token comes', async () => {
@@ -119,7 +119,7 @@ describe('a declared rate at dispatch', () => {
 });
 
 describe('a rate that follows the provider', () => {
-  it('halves on a throttle that starts a pause, not again for the throttles of the same pause, and again when the probe is throttled', async () => {
+  it('halves on a throttle that starts a pause, not for the throttles of the same pause nor for its probe, and again for the traffic’s next', async () => {
     const { pool, at } = setup({ perMinute: 600, burst: 10 });
     const random = () => 0.5;
 
@@ -128,20 +128,41 @@ describe('a rate that follows the provider', () => {
     // Submissions sent before the pause come back throttled while it lasts: the same throttle.
     await pauseProvider(pool, throttle(), at(1), PAUSE_DEFAULTS, random);
     expect((await pool.state()).rate?.throttled).toEqual({ perMinute: 300, at: clock.getTime() });
-
-    // Its end is probed; the probe is throttled again: the rate halves, and the pause doubles.
     const { pausedUntil, pauseSeconds } = await pool.state();
     expect([pausedUntil, pauseSeconds]).toEqual([clock.getTime() + 8000, 7]);
-    const end = 8;
+
+    // Its end is probed, and the probe is throttled: the pause doubles, the rate stays (one submission is no rate).
     expect(await pool.acquire('probe', 5)).toBe(false);
-    at(end);
+    at(8);
     expect(await pool.acquire('probe', 5)).toBe(true);
-    const again = await pauseProvider(pool, throttle(), at(end + 1), PAUSE_DEFAULTS, random);
+    const again = await pauseProvider(pool, throttle(), at(9), PAUSE_DEFAULTS, random);
     const state = await pool.state();
-    expect(state.rate?.throttled).toEqual({ perMinute: 150, at: clock.getTime() + (end + 1) * 1000 });
     expect(state.pauseSeconds).toBe(12);
-    expect(again.until.getTime()).toBe(clock.getTime() + (end + 1 + 12) * 1000);
+    expect(again.until.getTime()).toBe(clock.getTime() + 21_000);
     expect(state.probeUntil).toBeUndefined();
+    expect(state.rate?.throttled).toEqual({ perMinute: 300, at: clock.getTime() });
+
+    // The next probe goes through; once its time is up the traffic's next throttle halves the rate again.
+    at(21);
+    expect(await pool.acquire('probe-2', 5)).toBe(true);
+    at(24);
+    expect(await pool.acquire('next', 5)).toBe(true);
+    await pauseProvider(pool, throttle(), at(25), PAUSE_DEFAULTS, random);
+    expect((await pool.state()).rate?.throttled).toEqual({ perMinute: 150, at: clock.getTime() + 25_000 });
+  });
+
+  it('leaves the rate alone for an outage: a 503 or an unreachable provider pauses its grants only', async () => {
+    const { pool, at } = setup({ perMinute: 600, burst: 10 });
+    await pauseProvider(
+      pool,
+      new ProviderDownError(`${PROVIDER} answered 503.`),
+      at(0),
+      PAUSE_DEFAULTS,
+      () => 0.5,
+    );
+    const state = await pool.state();
+    expect(state.pausedUntil).toBe(clock.getTime() + 4000);
+    expect(state.rate).toEqual({ declared: { perMinute: 600, burst: 10 } });
   });
 
   it('rises back a twentieth of the declared rate a minute without a throttle, never above it', async () => {
