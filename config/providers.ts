@@ -36,6 +36,20 @@ export interface ProviderSpec {
    * the slot is held for the call and no webhook ever comes.
    */
   readonly answers: 'webhook' | 'at-once';
+  /**
+   * The rate the provider documents for submissions, beside its in-flight
+   * limit: grants a minute and how many may go at once (`burst`). Absent: the
+   * provider documents none, and Longhaul learns one from its throttling.
+   * `RATE_PER_MINUTE_<PROVIDER>` and `RATE_BURST_<PROVIDER>` override it.
+   */
+  readonly rate?: ProviderRate;
+}
+
+/** A provider's documented submission rate. */
+export interface ProviderRate {
+  readonly requestsPerMinute: number;
+  /** Grants that may go at once after a quiet spell; at least 1. */
+  readonly burst: number;
 }
 
 export const PROVIDERS = {
@@ -59,6 +73,9 @@ export const PROVIDERS = {
     credentials:
       'apiKey: a Replicate API token; webhookSecret: the whsec_… key of GET /v1/webhooks/default/secret',
     answers: 'webhook',
+    // "You can create predictions at 600 requests per minute", with "short bursts" above it
+    // (https://replicate.com/docs/topics/predictions/rate-limits): a second's worth at once.
+    rate: { requestsPerMinute: 600, burst: 10 },
   },
   deepgram: {
     title: 'Deepgram',
@@ -66,6 +83,9 @@ export const PROVIDERS = {
     baseUrl: 'https://api.deepgram.com',
     webhookPath: '/v1/provider/deepgram/events',
     cancels: false,
+    // No rate: Deepgram limits pre-recorded requests by how many run at once (100 a project on
+    // pay-as-you-go, https://developers.deepgram.com/docs/working-with-concurrency-rate-limits),
+    // which MAX_IN_FLIGHT_DEEPGRAM holds.
     credentials:
       'apiKey: a Deepgram API key; webhookSecret: any random string of 16 or more characters (Longhaul signs its callback URLs with it)',
     answers: 'webhook',
@@ -84,6 +104,9 @@ export const PROVIDERS = {
     credentials:
       'nothing to set: Longhaul calls Bedrock with its functions’ IAM roles, granted InvokeModel on the chosen model only (apiKey stays empty, webhookSecret is unused); baseUrl only to reach a Bedrock-compatible endpoint',
     answers: 'at-once',
+    // No rate: the bedrock-runtime endpoint no longer enforces requests a minute, only tokens a minute
+    // per model (https://docs.aws.amazon.com/bedrock/latest/userguide/quotas-runtime.html), which an
+    // account's age and history lower: its throttles teach Longhaul the rate it gets.
   },
 } as const satisfies Record<string, ProviderSpec>;
 

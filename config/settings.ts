@@ -1,7 +1,14 @@
 import * as z from 'zod';
 import { EMBEDDING_MODEL_NAMES, EMBEDDING_MODELS, type EmbeddingModelName } from './embedding-models';
 import { JOB_TYPE_MODULES, type JobType, jobTypeEnvSuffix } from './job-types';
-import { isProviderName, PROVIDER_NAMES, PROVIDERS, type ProviderName, providerEnvSuffix } from './providers';
+import {
+  isProviderName,
+  PROVIDER_NAMES,
+  PROVIDERS,
+  type ProviderName,
+  type ProviderSpec,
+  providerEnvSuffix,
+} from './providers';
 import { S3_VECTORS_LIMITS } from './s3-vectors';
 
 /**
@@ -407,6 +414,13 @@ export interface ProviderSettings {
   readonly submitTimeoutMs: number;
   /** `PROVIDER_BASE_URL_<PROVIDER>`, else the catalog's; the provider's secret may override it (`baseUrl`). */
   readonly baseUrl: string;
+  /**
+   * Grants a minute and at once, held in the same write as the slot:
+   * `RATE_PER_MINUTE_<PROVIDER>` (0: none) and `RATE_BURST_<PROVIDER>`, else
+   * the catalog's. Absent: none declared, and one is learned from the
+   * provider's throttling.
+   */
+  readonly rate?: { readonly perMinute: number; readonly burst: number };
 }
 
 export type Settings = FieldSettings & {
@@ -422,6 +436,8 @@ export const providerSettingEnv = (name: string) => {
     maxInFlight: `MAX_IN_FLIGHT_${suffix}`,
     submitTimeoutMs: `PROVIDER_TIMEOUT_MS_${suffix}`,
     baseUrl: `PROVIDER_BASE_URL_${suffix}`,
+    ratePerMinute: `RATE_PER_MINUTE_${suffix}`,
+    rateBurst: `RATE_BURST_${suffix}`,
   } as const;
 };
 
@@ -511,6 +527,8 @@ export function settingsEnvironment(settings: Settings): Record<string, string> 
     environment[env.maxInFlight] = String(provider.maxInFlight);
     environment[env.submitTimeoutMs] = String(provider.submitTimeoutMs);
     environment[env.baseUrl] = provider.baseUrl;
+    environment[env.ratePerMinute] = String(provider.rate?.perMinute ?? 0);
+    if (provider.rate) environment[env.rateBurst] = String(provider.rate.burst);
   }
   for (const module of JOB_TYPE_MODULES) {
     environment[jobTypeProviderEnv(module.name)] = settings.jobTypeProviders[module.name];
@@ -548,8 +566,20 @@ function providerSettings(
     readVariable(env, problems, variable, schema, fallback, doc);
   return Object.fromEntries(
     PROVIDER_NAMES.map((name) => {
-      const spec = PROVIDERS[name];
+      const spec: ProviderSpec = PROVIDERS[name];
       const variables = providerSettingEnv(name);
+      const perMinute = read(
+        variables.ratePerMinute,
+        int(0, 1_000_000),
+        spec.rate?.requestsPerMinute ?? 0,
+        `submissions a minute to ${spec.title}, 0 for none`,
+      );
+      const burst = read(
+        variables.rateBurst,
+        int(1, 100_000),
+        spec.rate?.burst ?? 1,
+        `submissions to ${spec.title} at once within its rate`,
+      );
       const settings: ProviderSettings = {
         maxInFlight: read(
           variables.maxInFlight,
@@ -570,6 +600,7 @@ function providerSettings(
           spec.baseUrl as string,
           `base URL of ${spec.title}'s API`,
         ),
+        ...(perMinute > 0 ? { rate: { perMinute, burst } } : {}),
       };
       return [name, settings];
     }),

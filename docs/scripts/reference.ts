@@ -41,6 +41,8 @@ export function renderConfiguration(): string {
       `| ${code(env.maxInFlight)} | ${shown(settings.maxInFlight)} | ${code(name)}'s in-flight limit (its own slot pool); default \`MAX_IN_FLIGHT\` |`,
       `| ${code(env.submitTimeoutMs)} | ${shown(settings.submitTimeoutMs)} | deadline of one call to ${code(name)}; default \`PROVIDER_TIMEOUT_MS\` |`,
       `| ${code(env.baseUrl)} | ${shown(settings.baseUrl)} | ${code(name)}'s API; its secret's \`baseUrl\` overrides it |`,
+      `| ${code(env.ratePerMinute)} | ${shown(settings.rate?.perMinute ?? 0)} | submissions a minute to ${code(name)}, held in the slot's own write (0: none declared; its throttling teaches one) |`,
+      `| ${code(env.rateBurst)} | ${shown(settings.rate?.burst ?? 1)} | submissions to ${code(name)} that may go at once within its rate |`,
     ];
   });
   const jobTypeRows = JOB_TYPE_MODULES.map(

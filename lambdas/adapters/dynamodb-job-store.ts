@@ -396,7 +396,14 @@ export class DynamoDbJobStore implements JobStore {
             {
               Update: {
                 TableName: this.options.tableName,
-                ...acquireUpdate(slotPoolKey(providerOf(job)), grant.holder, grant.limit, grant.claim, at),
+                ...acquireUpdate(
+                  slotPoolKey(providerOf(job)),
+                  grant.holder,
+                  grant.limit,
+                  grant.claim,
+                  at,
+                  grant.token,
+                ),
               },
             },
             {

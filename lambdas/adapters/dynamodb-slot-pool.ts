@@ -1,7 +1,17 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { LEGACY_PROVIDER, type ProviderName } from '../../config/providers';
-import type { ProviderPause, SlotGiveBack, SlotPool, SlotPoolState, TenantClaim } from '../domain/ports';
+import type {
+  PoolRate,
+  ProviderPause,
+  RateLimit,
+  RateToken,
+  SlotGiveBack,
+  SlotPool,
+  SlotPoolState,
+  TenantClaim,
+} from '../domain/ports';
+import { rateTokenOf, TOKEN_READINGS } from '../domain/rates';
 import { retryingConflicts } from './dynamodb-conflicts';
 import {
   idlePassRemoval,
@@ -16,10 +26,12 @@ export { slotPoolKey } from './dynamodb-slot-items';
 /**
  * The conditional update that takes a slot of the pool item `key` for
  * `holder`: the count and the holders together, the tenant's holders and pass
- * with a claim, refused at the limit, at the tenant's cap, when the tenant's
- * pass moved since it was read, while the pool is paused at `at`, or when the
- * holder has one already. Alone it
- * is `acquire`; in a transaction, a slot's grant (`startWithSlot`).
+ * with a claim, and the rate's token, refused at the limit, at the tenant's
+ * cap, when the tenant's pass moved since it was read, while the pool is
+ * paused at `at` or another grant probes it, when the rate's clock (or its
+ * count) moved since the token was reckoned, or when the holder has one
+ * already. Alone it is `acquire`; in a transaction, a slot's grant
+ * (`startWithSlot`).
  */
 export function acquireUpdate(
   key: { readonly pk: string; readonly sk: string },
@@ -27,14 +39,13 @@ export function acquireUpdate(
   limit: number,
   claim: TenantClaim | undefined,
   at: Date,
+  token: RateToken,
 ) {
   const add = ['inFlight :one', 'holders :holder'];
   const set: string[] = [];
   const conditions = [
     '(attribute_not_exists(inFlight) OR inFlight < :limit)',
     'NOT contains(holders, :holderId)',
-    // A paused provider grants nothing: the pause is part of the slot's condition, not a separate look.
-    '(attribute_not_exists(pausedUntil) OR pausedUntil <= :now)',
   ];
   const names: Record<string, string> = {};
   const values: Record<string, unknown> = {
@@ -44,6 +55,43 @@ export function acquireUpdate(
     ':limit': limit,
     ':now': at.getTime(),
   };
+  if (token.probe) {
+    // The first grant since the pause it read ended: it probes alone, and no other grant goes until `probeUntil`.
+    conditions.push(
+      'pausedUntil = :pausedUntil AND pausedUntil <= :now',
+      '(attribute_not_exists(probeUntil) OR probeUntil <= pausedUntil)',
+    );
+    set.push('probeUntil = :probeUntil', 'probing = :holderId');
+    values[':pausedUntil'] = token.probe.pausedUntil;
+    values[':probeUntil'] = token.probe.until;
+  } else {
+    // A paused provider grants nothing, nor one whose probe is under way: part of the slot's condition, not a separate look.
+    conditions.push(
+      '(attribute_not_exists(pausedUntil) OR (pausedUntil <= :now AND probeUntil > pausedUntil AND probeUntil <= :now))',
+    );
+  }
+  if (token.tat) {
+    conditions.push(token.tat.expected === undefined ? 'attribute_not_exists(tat)' : 'tat = :expectedTat');
+    set.push('tat = :tat');
+    values[':tat'] = token.tat.next;
+    if (token.tat.expected !== undefined) values[':expectedTat'] = token.tat.expected;
+  }
+  if (token.count) {
+    if (token.count.expectedMinute === token.count.minute) {
+      conditions.push('grantMinute = :minute');
+      add.push('grantCount :one');
+    } else {
+      conditions.push(
+        token.count.expectedMinute === undefined
+          ? 'attribute_not_exists(grantMinute)'
+          : 'grantMinute = :expectedMinute',
+      );
+      set.push('grantMinute = :minute', 'grantCount = :one', 'grantsBefore = :before');
+      values[':before'] = token.count.before;
+      if (token.count.expectedMinute !== undefined) values[':expectedMinute'] = token.count.expectedMinute;
+    }
+    values[':minute'] = token.count.minute;
+  }
   if (claim) {
     names['#tenantHolders'] = tenantHoldersAttribute(claim.tenant);
     add.push('#tenantHolders :holder');
@@ -104,26 +152,45 @@ export class DynamoDbSlotPool implements SlotPool {
     private readonly tableName: string,
     private readonly provider: ProviderName = LEGACY_PROVIDER,
     private readonly clock: () => Date = () => new Date(),
+    /** The provider's declared rate (settings); absent: none, and one is learned from its throttling. */
+    private readonly declared?: RateLimit,
   ) {
     this.key = slotPoolKey(provider);
   }
 
-  async acquire(holder: string, limit: number, claim?: TenantClaim): Promise<boolean> {
-    try {
-      await retryingConflicts(() =>
-        this.client.send(
-          new UpdateCommand({
-            TableName: this.tableName,
-            ...acquireUpdate(this.key, holder, limit, claim, this.clock()),
-          }),
-        ),
-      );
-      return true;
-    } catch (error) {
-      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+  async acquire(holder: string, limit: number, claim?: TenantClaim, token?: RateToken): Promise<boolean> {
+    // A caller that read no pool (a search's query) has its token reckoned from a read here, and again
+    // when another grant moved the rate's clock or count under it.
+    let state = token ? undefined : await this.state();
+    for (let reading = 1; ; reading++) {
+      const at = this.clock();
+      const decision = state ? rateTokenOf(state, at) : { token: token as RateToken };
+      // No token to take (paused, probing, or the rate spent): the read says whether the holder has its slot.
+      if (state && !('token' in decision)) return state.holders.includes(holder);
+      if ('token' in decision) {
+        try {
+          await retryingConflicts(() =>
+            this.client.send(
+              new UpdateCommand({
+                TableName: this.tableName,
+                ...acquireUpdate(this.key, holder, limit, claim, at, decision.token),
+              }),
+            ),
+          );
+          return true;
+        } catch (error) {
+          if (!(error instanceof ConditionalCheckFailedException)) throw error;
+        }
+      }
+      // Full, paused, probing, out of tokens, capped, passed over, or this holder already has a slot (a
+      // redelivered message): only the last may go on. A token read stale is reckoned again.
+      const seen = await this.state();
+      if (seen.holders.includes(holder)) return true;
+      if (!state || !('token' in decision) || seen.holders.length >= limit || reading >= TOKEN_READINGS) {
+        return false;
+      }
+      state = seen;
     }
-    // Full, paused, capped, passed over, or this holder already has a slot (a redelivered message): only the last may go on.
-    return (await this.holders()).includes(holder);
   }
 
   async release(holder: string, tenant?: string): Promise<boolean> {
@@ -198,12 +265,18 @@ export class DynamoDbSlotPool implements SlotPool {
           new UpdateCommand({
             TableName: this.tableName,
             Key: this.key,
-            UpdateExpression: 'SET pausedUntil = :until, pauseSeconds = :seconds, pauseReason = :reason',
+            // A probe under way ends with the pause it met: the next one goes after this pause.
+            UpdateExpression: `SET pausedUntil = :until, pauseSeconds = :seconds, pauseReason = :reason${
+              pause.throttled ? ', throttledRate = :rate, throttledAt = :throttledAt' : ''
+            } REMOVE probeUntil, probing`,
             ConditionExpression: 'attribute_not_exists(pausedUntil) OR pausedUntil < :until',
             ExpressionAttributeValues: {
               ':until': pause.until.getTime(),
               ':seconds': pause.seconds,
               ':reason': pause.reason.slice(0, 500),
+              ...(pause.throttled
+                ? { ':rate': pause.throttled.perMinute, ':throttledAt': pause.throttled.at }
+                : {}),
             },
           }),
         ),
@@ -221,7 +294,8 @@ export class DynamoDbSlotPool implements SlotPool {
         new UpdateCommand({
           TableName: this.tableName,
           Key: this.key,
-          UpdateExpression: 'REMOVE pausedUntil, pauseReason',
+          // An operator's word that the provider takes submissions: no probe first.
+          UpdateExpression: 'REMOVE pausedUntil, pauseReason, probeUntil, probing',
         }),
       ),
     );
@@ -253,6 +327,29 @@ export class DynamoDbSlotPool implements SlotPool {
       ...(Item?.pausedUntil === undefined ? {} : { pausedUntil: Number(Item.pausedUntil) }),
       ...(Item?.pauseReason === undefined ? {} : { pauseReason: String(Item.pauseReason) }),
       ...(Item?.pauseSeconds === undefined ? {} : { pauseSeconds: Number(Item.pauseSeconds) }),
+      ...(Item?.probeUntil === undefined ? {} : { probeUntil: Number(Item.probeUntil) }),
+      ...this.rateOf(Item),
     };
+  }
+
+  /** The rate's part of the pool as read, with the declared rate: absent when there is nothing of either. */
+  private rateOf(item: Record<string, unknown> | undefined): { rate?: PoolRate } {
+    const rate: PoolRate = {
+      ...(this.declared ? { declared: this.declared } : {}),
+      ...(item?.tat === undefined ? {} : { tat: Number(item.tat) }),
+      ...(item?.throttledRate === undefined
+        ? {}
+        : { throttled: { perMinute: Number(item.throttledRate), at: Number(item.throttledAt) } }),
+      ...(item?.grantMinute === undefined
+        ? {}
+        : {
+            grants: {
+              minute: Number(item.grantMinute),
+              count: Number(item.grantCount ?? 0),
+              before: Number(item.grantsBefore ?? 0),
+            },
+          }),
+    };
+    return Object.keys(rate).length ? { rate } : {};
   }
 }

@@ -17,6 +17,7 @@ import type {
   Workflow,
 } from './ports';
 import { isPaused, lookAfterPauseSeconds } from './provider-pauses';
+import { rateTokenOf, tokenWaitSeconds } from './rates';
 import { holdsOwnSlot, resumedSinceStart, slotRedriveTokenOf, waitsForSlotBack } from './slots';
 import { TENANT_DEFAULTS } from './tenants';
 
@@ -76,6 +77,18 @@ export async function dispatchJob(
       return 'deferred';
     }
     const full = state.holders.length >= deps.maxInFlight[provider];
+    const rate = rateTokenOf(state, deps.now());
+    if (!full && 'waitMs' in rate) {
+      // A slot is free but the provider's rate has no token for it yet (or a probe goes alone): the job
+      // waits in its line, and looks again when the next token comes, known from the pool as read.
+      if (!(inLine && deferrals === 0)) await deps.waiting.add(waitingEntryOf(job));
+      await deps.store.touchEnqueued(job.id, deps.now());
+      await deps.queue.enqueue(job, {
+        delaySeconds: tokenWaitSeconds(rate.waitMs),
+        deferrals: deferrals + 1,
+      });
+      return 'deferred';
+    }
     // A free slot nobody waits for is taken at once: no line to join and leave again.
     if (!full && !inLine) {
       const granted = await takeUncontendedSlot(deps, job, state);
@@ -121,7 +134,8 @@ export async function dispatchJob(
  */
 async function takeUncontendedSlot(deps: FillDeps, job: Job, state: SlotPoolState): Promise<Job | undefined> {
   const provider = providerOf(job);
-  if ((await deps.waiting.tenants(provider)).length > 0) return undefined;
+  const rate = rateTokenOf(state, deps.now());
+  if (!('token' in rate) || (await deps.waiting.tenants(provider)).length > 0) return undefined;
   const shares = await deps.tenantShares([job.tenantId]);
   const candidate = candidateOf(job.tenantId, shares, state);
   const choice = chooseTenant([candidate], state.floor);
@@ -136,6 +150,7 @@ async function takeUncontendedSlot(deps: FillDeps, job: Job, state: SlotPoolStat
         ...capOf(candidate),
         pass: { expected: choice.expectedPass, next: choice.nextPass, floor: choice.floor },
       },
+      token: rate.token,
     },
     deps.now(),
   );
@@ -256,8 +271,15 @@ export async function fillFreeSlot(
     const state = await pool.state();
     // Full, or paused: no grant would hold (the grant's own condition checks both again).
     if (state.holders.length >= limit || isPaused(state, deps.now())) return undefined;
+    const rate = rateTokenOf(state, deps.now());
     const waiting = await deps.waiting.tenants(provider);
     if (waiting.length === 0) return undefined;
+    if ('waitMs' in rate) {
+      // No token yet: the slot stays free, and a job in line looks for it when the token comes (the
+      // dispatcher's own job, `self`, has its look already).
+      if (self === undefined) await lookWhenTokenComes(deps, provider, waiting[0]?.tenant, rate.waitMs);
+      return undefined;
+    }
     const shares = await deps.tenantShares(waiting.map(({ tenant }) => tenant));
     const holders = new Set(state.holders);
     let candidates: TenantCandidate[] = waiting.map(({ tenant }) => candidateOf(tenant, shares, state));
@@ -285,6 +307,7 @@ export async function fillFreeSlot(
           ...(chosen ? capOf(chosen) : {}),
           pass: { expected: choice.expectedPass, next: choice.nextPass, floor: choice.floor },
         },
+        token: rate.token,
         entry,
       };
       // The slot, the job's start and its leaving the line in one write: never a slot taken for a job
@@ -317,7 +340,7 @@ export async function fillFreeSlot(
 async function grantSlotBack(deps: FillDeps, grant: SlotGrant): Promise<SlotGrantOutcome> {
   const { job } = grant;
   const pool = deps.slots(providerOf(job));
-  if (!(await pool.acquire(grant.holder, grant.limit, grant.claim))) return { refused: 'slot' };
+  if (!(await pool.acquire(grant.holder, grant.limit, grant.claim, grant.token))) return { refused: 'slot' };
   const granted = await deps.store.transition(job, ['running'], { status: 'running' }, deps.now());
   if (!granted || !waitsForSlotBack(granted)) {
     await pool.release(grant.holder, job.tenantId);
@@ -325,6 +348,24 @@ async function grantSlotBack(deps: FillDeps, grant: SlotGrant): Promise<SlotGran
   }
   if (grant.entry) await deps.waiting.remove(grant.entry);
   return { granted };
+}
+
+/**
+ * Has the first job in `tenant`'s line look for a free slot when the
+ * provider's next token comes: a slot freed while the rate has none left is
+ * handed on by no one else before the waiting jobs' own looks, minutes apart.
+ * Its look gives the slot to the job whose turn it is, itself or another.
+ */
+async function lookWhenTokenComes(
+  deps: FillDeps,
+  provider: ProviderName,
+  tenant: string | undefined,
+  waitMs: number,
+): Promise<void> {
+  if (tenant === undefined) return;
+  const next = await firstInLine(deps, provider, tenant, new Set());
+  if (typeof next === 'string') return;
+  await deps.queue.enqueue(next.job, { inLine: true, delaySeconds: tokenWaitSeconds(waitMs), deferrals: 1 });
 }
 
 /**
@@ -452,6 +493,11 @@ export async function firstLookOf(deps: FirstLookDeps, job: Job): Promise<Enqueu
     return { inLine: true, delaySeconds, deferrals: 1 };
   }
   const held = state.holders.length;
+  const rate = rateTokenOf(state, now);
+  if (held < deps.maxInFlight[provider] && 'waitMs' in rate) {
+    // A free slot, but no token for it yet: the job's first look comes with the next token.
+    return { inLine: true, delaySeconds: tokenWaitSeconds(rate.waitMs), deferrals: 1 };
+  }
   if (held < deps.maxInFlight[provider] && (await deps.waiting.tenants(provider)).length === 0) return {};
   if (held < deps.maxInFlight[provider]) return { inLine: true };
   return { inLine: true, delaySeconds: waitDelaySeconds(deps.maxWaitSeconds, deps.random), deferrals: 1 };

@@ -168,6 +168,13 @@ export class ProviderUnavailableError extends Error {
 export class ProviderDownError extends ProviderUnavailableError {}
 
 /**
+ * The provider said it throttles (429, a ThrottlingException): a limit on
+ * rate was met, which lowers the rate its grants are held to, where an
+ * outage (503, unreachable) only pauses them.
+ */
+export class ProviderThrottledError extends ProviderDownError {}
+
+/**
  * A step needs the answer of a provider that throttles or is down (or whose
  * grants are paused): it is tried again later, and its job waits, running.
  */

@@ -211,6 +211,8 @@ export interface SlotGrant {
   readonly holder: string;
   readonly limit: number;
   readonly claim: TenantClaim;
+  /** Its token of the provider's rate, from the pool as the choice read it (`rateTokenOf`). */
+  readonly token: RateToken;
   /** Its entry in its tenant's line, if it waited in one. */
   readonly entry?: WaitingEntry;
 }
@@ -280,6 +282,53 @@ export interface SlotPoolState {
   readonly pauseReason?: string;
   /** How long the last pause was, in seconds: a pause met again soon after doubles it. */
   readonly pauseSeconds?: number;
+  /**
+   * Until when (epoch ms) the one grant given after the pause ended probes
+   * the provider alone; absent, or not after `pausedUntil`: no probe yet.
+   */
+  readonly probeUntil?: number;
+  /** The rate grants are held to, and what it is reckoned from; absent: none declared, learned or counted. */
+  readonly rate?: PoolRate;
+}
+
+/** Grants a minute, and how many may go at once after a quiet spell. */
+export interface RateLimit {
+  readonly perMinute: number;
+  readonly burst: number;
+}
+
+/** What the pool's rate is reckoned from (`effectiveRate`). */
+export interface PoolRate {
+  /** The provider's declared rate (settings); absent: none. */
+  readonly declared?: RateLimit;
+  /** The theoretical arrival time of the next grant (GCRA), epoch ms; absent: no grant held to a rate yet. */
+  readonly tat?: number;
+  /** The rate the provider's last throttle set, and when (epoch ms): it recovers from there. */
+  readonly throttled?: { readonly perMinute: number; readonly at: number };
+  /**
+   * While no rate holds, the grants of the minute `minute` (epoch ms / 60,000)
+   * and of the minute before: what a first throttle learns a rate from.
+   */
+  readonly grants?: { readonly minute: number; readonly count: number; readonly before: number };
+}
+
+/**
+ * What a grant takes of the provider's rate, computed from the pool as read
+ * (`rateTokenOf`) and conditioned on it in the grant's own write: a change
+ * by another grant in between refuses it, and the choice reads again.
+ */
+export interface RateToken {
+  /** GCRA: the theoretical arrival time read (undefined: none stored) and the one this grant sets. */
+  readonly tat?: { readonly expected: number | undefined; readonly next: number };
+  /** While no rate holds: the grant counted in `minute`, the count read being of `expectedMinute`. */
+  readonly count?: {
+    readonly expectedMinute: number | undefined;
+    readonly minute: number;
+    /** The grants of the minute before `minute`, kept when a new minute's count starts. */
+    readonly before: number;
+  };
+  /** The first grant after a pause ended probes the provider alone until `until` (epoch ms). */
+  readonly probe?: { readonly pausedUntil: number; readonly until: number };
 }
 
 /** A pause of a provider's grants: until when, how long it is, and why. */
@@ -287,6 +336,8 @@ export interface ProviderPause {
   readonly until: Date;
   readonly seconds: number;
   readonly reason: string;
+  /** The rate the throttle lowers the pool to (`throttledRateOf`); absent: the rate stays. */
+  readonly throttled?: { readonly perMinute: number; readonly at: number };
 }
 
 /** What a slot's give-back left its tenant holding (`SlotPool.giveBack`). */
@@ -295,10 +346,11 @@ export type SlotGiveBack = 'last' | 'others held' | 'not held';
 export interface SlotPool {
   /**
    * Takes a slot for the holder unless `limit` are held, the pool is paused
-   * (or, with a claim, the tenant holds its cap, or its pass moved since it
-   * was read). A holder that already has one keeps it (true).
+   * or probing, its rate has no token for it (`token`, else one reckoned from
+   * a read of the pool), or, with a claim, the tenant holds its cap or its
+   * pass moved since it was read. A holder that already has one keeps it (true).
    */
-  acquire(holder: string, limit: number, claim?: TenantClaim): Promise<boolean>;
+  acquire(holder: string, limit: number, claim?: TenantClaim, token?: RateToken): Promise<boolean>;
   /**
    * Gives the holder's slot back (and the tenant's count of it, if named);
    * false if it held none. The pass of a tenant left holding none and not
@@ -319,7 +371,8 @@ export interface SlotPool {
   /**
    * Pauses every grant of the pool (`acquire`, and `startWithSlot` in the same
    * condition as the slot) until `pause.until`, unless a pause already lasts
-   * longer; false then. Slots held are not touched.
+   * longer; false then. Slots held are not touched; a probe under way ends,
+   * and the rate is lowered to `pause.throttled` when given.
    */
   pause(pause: ProviderPause): Promise<boolean>;
   /** Ends a pause now: grants go on. */

@@ -1,8 +1,14 @@
 import { EVENT_SCHEMA_VERSION } from '../../config/events';
 import type { ProviderName } from '../../config/providers';
-import { ProviderDownError, type ProviderUnavailableError, WaitingForProviderError } from './errors';
+import {
+  ProviderDownError,
+  ProviderThrottledError,
+  type ProviderUnavailableError,
+  WaitingForProviderError,
+} from './errors';
 import { eventIdOf, publishLifecycleEvent } from './events';
 import type { EventPublisher, SlotPool, SlotPoolState } from './ports';
+import { throttledRateOf } from './rates';
 
 /** How long a provider's grants pause when it throttles or is down without saying for how long. */
 export interface PauseSettings {
@@ -70,6 +76,13 @@ const MAX_LOOK_DELAY_SECONDS = 900;
 /** Whether the pool's grants are paused at `now`. */
 export const isPaused = (state: Pick<SlotPoolState, 'pausedUntil'>, now: Date): boolean =>
   state.pausedUntil !== undefined && state.pausedUntil > now.getTime();
+
+/** Whether the probe after a pause is under way at `now`: its refusal is the probe's, not the traffic's. */
+const isProbing = (state: Pick<SlotPoolState, 'pausedUntil' | 'probeUntil'>, now: Date): boolean =>
+  state.pausedUntil !== undefined &&
+  state.probeUntil !== undefined &&
+  state.probeUntil > state.pausedUntil &&
+  state.probeUntil > now.getTime();
 
 /**
  * How long to pause: what the provider asked (`Retry-After`), capped; else a
@@ -147,17 +160,33 @@ export async function announceResume(
  * unless a longer pause is on already. Answers the pause in force. A pause of
  * a provider that was open is put on the bus (`provider.paused`); one that
  * only lengthens a pause in force is not, so an outage's refusals while its
- * pause lasts put one event, not one each.
+ * pause lasts put one event, not one each. A throttle
+ * (`ProviderThrottledError`) that starts a pause lowers the provider's rate
+ * in the same write (`throttledRateOf`), unless it is one of the submissions
+ * sent before the pause coming back, or the probe after one (one submission
+ * says nothing of a rate): an outage only pauses, so a long one leaves the
+ * rate as it found it. A status read's throttle (`lowersRate` false) leaves
+ * it too: reads are limited apart from submissions.
  */
 export async function pauseProvider(
   deps: PauseDeps,
   error: ProviderUnavailableError,
+  lowersRate = true,
 ): Promise<{ readonly until: Date; readonly reason: string; readonly started: boolean }> {
   const { pool, now } = deps;
   const state = await pool.state();
   const seconds = pauseSecondsOf(error, state, now, deps.settings, deps.random);
   const proposed = new Date(now.getTime() + seconds * 1000);
-  const started = await pool.pause({ until: proposed, seconds, reason: error.message });
+  const throttled =
+    lowersRate && error instanceof ProviderThrottledError && !isPaused(state, now) && !isProbing(state, now)
+      ? throttledRateOf(state, now)
+      : undefined;
+  const started = await pool.pause({
+    until: proposed,
+    seconds,
+    reason: error.message,
+    ...(throttled ? { throttled } : {}),
+  });
   if (started && !isPaused(state, now)) {
     await announcePause(deps, { until: proposed, reason: error.message, by: 'provider' }, now);
   }
@@ -191,7 +220,7 @@ export async function askProvider<T>(deps: PauseDeps, retried: boolean, ask: () 
   } catch (error) {
     if (!(error instanceof ProviderDownError)) throw error;
     deps.observe?.(throttledObservation(deps.provider, 'status', error));
-    const pause = await pauseProvider(deps, error);
+    const pause = await pauseProvider(deps, error, false);
     throw new WaitingForProviderError(`${error.message} Asked again after ${pause.until.toISOString()}.`);
   }
 }

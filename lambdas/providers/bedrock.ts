@@ -3,7 +3,12 @@ import { BedrockRuntimeClient, InvokeModelCommand } from '@aws-sdk/client-bedroc
 import * as z from 'zod';
 import { EMBEDDING_MODELS, type EmbeddingPurpose } from '../../config/embedding-models';
 import type { ProviderRequests } from '../../config/providers';
-import { AmbiguousSubmissionError, ProviderRejectedError, ProviderUnavailableError } from '../domain/errors';
+import {
+  AmbiguousSubmissionError,
+  ProviderRejectedError,
+  ProviderThrottledError,
+  ProviderUnavailableError,
+} from '../domain/errors';
 import type { AnsweredPart, ProviderJobStatus } from '../domain/provider';
 import { type Exchange, neverReached, type ProviderAdapter, type ProviderConfig } from './common';
 
@@ -137,7 +142,10 @@ function classify(exchange: Exchange, name: string, what: string): Error {
   if (MODEL_FAILED.has(name)) {
     return new AmbiguousSubmissionError(`bedrock answered ${what}; the model ran and may have been billed.`);
   }
-  if (UNAVAILABLE.has(name) || exchange.status === 429 || exchange.status === 503) {
+  if (name === 'ThrottlingException') {
+    return new ProviderThrottledError(`bedrock answered ${what}.`);
+  }
+  if (UNAVAILABLE.has(name) || exchange.status === 503) {
     return new ProviderUnavailableError(`bedrock answered ${what}.`);
   }
   if (exchange.status >= 400 && exchange.status < 500 && exchange.status !== 408) {

@@ -4,6 +4,7 @@ import {
   AmbiguousSubmissionError,
   ProviderDownError,
   ProviderRejectedError,
+  ProviderThrottledError,
   ProviderUnavailableError,
   ValidationError,
 } from '../domain/errors';
@@ -175,7 +176,9 @@ export function submissionFailure(provider: ProviderName, exchange: Exchange | u
     return new AmbiguousSubmissionError(`${provider} submission outcome unknown: ${exchange.message}`);
   }
   const { status } = exchange;
-  if (status === 429 || status === 503)
+  if (status === 429)
+    return new ProviderThrottledError(`${provider} answered 429.`, exchange.retryAfterSeconds);
+  if (status === 503)
     return new ProviderDownError(`${provider} answered ${status}.`, exchange.retryAfterSeconds);
   if (status >= 400 && status < 500 && status !== 408) {
     return new ProviderRejectedError(

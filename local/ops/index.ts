@@ -97,7 +97,13 @@ export function startOps(options: OpsOptions): Ops {
   const pools = new Map(
     PROVIDER_NAMES.map((provider) => [
       provider,
-      new DynamoDbSlotPool(documents, resources.jobTableName, provider),
+      new DynamoDbSlotPool(
+        documents,
+        resources.jobTableName,
+        provider,
+        undefined,
+        settings.providers[provider].rate,
+      ),
     ]),
   );
   const slots: SlotPools = (provider) => pools.get(provider) as DynamoDbSlotPool;

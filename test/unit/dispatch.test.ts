@@ -67,7 +67,7 @@ describe('dispatchJob', () => {
     // The grant's own condition holds the pause too, whatever the caller read.
     expect(
       await deps.store.startWithSlot(
-        { job, holder: slotHolderOf(job), limit: 2, claim: { tenant: 'acme' } },
+        { job, holder: slotHolderOf(job), limit: 2, claim: { tenant: 'acme' }, token: {} },
         new Date(until.getTime() - 1),
       ),
     ).toEqual({ refused: 'slot' });

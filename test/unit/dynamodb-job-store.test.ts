@@ -687,6 +687,8 @@ describe('startWithSlot', () => {
     holder: 'job_aaaaaaaaaaaaaaaaaaaaaaaaaa#s0',
     limit: 5,
     claim: { tenant: 'acme', pass: { expected: 3, next: 4, floor: 3 } },
+    // The provider's rate as the choice read it: the token is taken in the slot's own write.
+    token: { tat: { expected: at.getTime() - 500, next: at.getTime() + 100 } },
     entry,
   };
   const canceled = (codes: string[]) =>
@@ -709,7 +711,16 @@ describe('startWithSlot', () => {
       TableName: 'jobs',
       Key: { pk: 'SLOTS', sk: 'SLOTS' },
       ConditionExpression:
-        '(attribute_not_exists(inFlight) OR inFlight < :limit) AND NOT contains(holders, :holderId) AND (attribute_not_exists(pausedUntil) OR pausedUntil <= :now) AND #pass = :expectedPass',
+        '(attribute_not_exists(inFlight) OR inFlight < :limit) AND NOT contains(holders, :holderId) AND ' +
+        '(attribute_not_exists(pausedUntil) OR (pausedUntil <= :now AND probeUntil > pausedUntil AND probeUntil <= :now)) AND ' +
+        'tat = :expectedTat AND #pass = :expectedPass',
+      UpdateExpression:
+        'SET tat = :tat, #pass = :nextPass, #floor = :floor ADD inFlight :one, holders :holder, #tenantHolders :holder',
+      ExpressionAttributeValues: expect.objectContaining({
+        ':now': at.getTime(),
+        ':expectedTat': at.getTime() - 500,
+        ':tat': at.getTime() + 100,
+      }),
     });
     expect(items[1]?.Update).toMatchObject({
       TableName: 'jobs',

@@ -1,4 +1,4 @@
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { ProviderName } from '../../config/providers';
 import { DynamoDbSlotPool, slotPoolKey } from '../../lambdas/adapters/dynamodb-slot-pool';
 import { DynamoDbWaitingLines } from '../../lambdas/adapters/dynamodb-waiting-lines';
@@ -19,10 +19,11 @@ let db: DynaliteTables;
 let sent: { readonly command: string; readonly input: Record<string, unknown> }[];
 let pool: DynamoDbSlotPool;
 let lines: DynamoDbWaitingLines;
+let recording: DynamoDBDocumentClient;
 
 beforeAll(async () => {
   db = await startDynaliteTables();
-  const recording = {
+  recording = {
     send: (command: { constructor: { name: string }; input: Record<string, unknown> }) => {
       sent.push({ command: command.constructor.name, input: command.input });
       return db.documents.send(command as never);
@@ -122,5 +123,77 @@ describe('DynamoDbSlotPool.release', () => {
     expect((await pool.state()).holders).toEqual(['h1']);
     expect((await pool.state()).passes[tenant]).toBe(10);
     await pool.release('h1', tenant);
+  });
+});
+
+describe('DynamoDbSlotPool.acquire and pause, with a rate', () => {
+  const RATED: ProviderName = 'deepgram';
+  const at = new Date('2026-06-01T08:00:00.000Z');
+  let rated: DynamoDbSlotPool;
+  beforeEach(async () => {
+    await db.documents.send(new DeleteCommand({ TableName: db.jobTableName, Key: slotPoolKey(RATED) }));
+    rated = new DynamoDbSlotPool(recording, db.jobTableName, RATED, () => at, { perMinute: 60, burst: 2 });
+    sent = [];
+  });
+
+  it('takes the token in the slot’s own conditional update: one request for a grant that read the pool already', async () => {
+    const token = { tat: { expected: undefined, next: at.getTime() + 1000 } };
+    await expect(rated.acquire('g1', 5, undefined, token)).resolves.toBe(true);
+
+    expect(sent.map(({ command }) => command)).toEqual(['UpdateCommand']);
+    expect(sent[0]?.input).toMatchObject({
+      UpdateExpression: 'SET tat = :tat ADD inFlight :one, holders :holder',
+      ConditionExpression:
+        '(attribute_not_exists(inFlight) OR inFlight < :limit) AND NOT contains(holders, :holderId) AND ' +
+        '(attribute_not_exists(pausedUntil) OR (pausedUntil <= :now AND probeUntil > pausedUntil AND probeUntil <= :now)) AND ' +
+        'attribute_not_exists(tat)',
+      ExpressionAttributeValues: expect.objectContaining({
+        ':tat': at.getTime() + 1000,
+        ':now': at.getTime(),
+      }),
+    });
+    expect((await rated.state()).rate).toEqual({
+      declared: { perMinute: 60, burst: 2 },
+      tat: at.getTime() + 1000,
+    });
+  });
+
+  it('reads the pool once for a grant that read nothing (a search’s query), and reads nothing more when out of tokens', async () => {
+    await expect(rated.acquire('g1', 5)).resolves.toBe(true);
+    await expect(rated.acquire('g2', 5)).resolves.toBe(true);
+    expect(sent.map(({ command }) => command)).toEqual([
+      'GetCommand',
+      'UpdateCommand',
+      'GetCommand',
+      'UpdateCommand',
+    ]);
+    sent = [];
+
+    // The burst of 2 is spent: refused from the read, with no write sent.
+    await expect(rated.acquire('g3', 5)).resolves.toBe(false);
+    expect(sent.map(({ command }) => command)).toEqual(['GetCommand']);
+  });
+
+  it('lowers the rate and ends a probe in the pause’s own write', async () => {
+    const until = new Date(at.getTime() + 5000);
+    await expect(
+      rated.pause({
+        until,
+        seconds: 5,
+        reason: 'deepgram answered 429.',
+        throttled: { perMinute: 30, at: at.getTime() },
+      }),
+    ).resolves.toBe(true);
+
+    expect(sent.map(({ command }) => command)).toEqual(['UpdateCommand']);
+    expect(sent[0]?.input).toMatchObject({
+      UpdateExpression:
+        'SET pausedUntil = :until, pauseSeconds = :seconds, pauseReason = :reason, throttledRate = :rate, throttledAt = :throttledAt REMOVE probeUntil, probing',
+      ConditionExpression: 'attribute_not_exists(pausedUntil) OR pausedUntil < :until',
+    });
+    expect((await rated.state()).rate).toEqual({
+      declared: { perMinute: 60, burst: 2 },
+      throttled: { perMinute: 30, at: at.getTime() },
+    });
   });
 });

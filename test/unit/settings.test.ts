@@ -164,6 +164,22 @@ describe('loadSettings', () => {
     expect(settings.providers['longhaul-http'].maxInFlight).toBe(4);
   });
 
+  it('gives each provider the rate its catalog documents, which RATE_PER_MINUTE_<PROVIDER> and RATE_BURST_<PROVIDER> override', () => {
+    expect(defaultSettings.providers.replicate.rate).toEqual({ perMinute: 600, burst: 10 });
+    expect(defaultSettings.providers.deepgram.rate).toBeUndefined();
+    expect(defaultSettings.providers.bedrock.rate).toBeUndefined();
+    expect(defaultSettings.providers['longhaul-http'].rate).toBeUndefined();
+    const settings = loadSettings({
+      RATE_PER_MINUTE_REPLICATE: '0',
+      RATE_PER_MINUTE_LONGHAUL_HTTP: '120',
+      RATE_BURST_LONGHAUL_HTTP: '4',
+    });
+    expect(settings.providers.replicate.rate).toBeUndefined();
+    expect(settings.providers['longhaul-http'].rate).toEqual({ perMinute: 120, burst: 4 });
+    expect(loadSettings(settingsEnvironment(settings)).providers).toEqual(settings.providers);
+    expect(() => loadSettings({ RATE_BURST_REPLICATE: '0' })).toThrow(/RATE_BURST_REPLICATE="0"/);
+  });
+
   it('says which providers deduplicate: the generic one as PROVIDER_IDEMPOTENT says, Replicate and Deepgram never', () => {
     const settings = loadSettings({ PROVIDER_IDEMPOTENT: '1' });
     expect(settings.providers['longhaul-http'].deduplicates).toBe(true);

@@ -4,7 +4,15 @@ import { DynamoDbJobStore, toItem } from '../../lambdas/adapters/dynamodb-job-st
 import { DynamoDbSlotPool, slotPoolKey } from '../../lambdas/adapters/dynamodb-slot-pool';
 import { DynamoDbWaitingLines } from '../../lambdas/adapters/dynamodb-waiting-lines';
 import { type Job, newJob, providerOf, slotHolderOf } from '../../lambdas/domain/job';
-import type { JobStore, SlotPool, WaitingLines } from '../../lambdas/domain/ports';
+import type {
+  JobStore,
+  RateLimit,
+  SlotGrant,
+  SlotPool,
+  SlotPoolState,
+  WaitingLines,
+} from '../../lambdas/domain/ports';
+import { rateTokenOf, throttledRateOf } from '../../lambdas/domain/rates';
 import { type DynaliteTables, startDynaliteTables } from '../../local/harness/dynalite-tables';
 import { granting, MemoryStore, MemoryWaitingLines, memorySlots } from './support/memory-ports';
 
@@ -42,17 +50,25 @@ afterAll(async () => {
   await db?.stop();
 });
 
+/** A pool with a declared rate, judged by a clock the case moves. */
+interface PortOptions {
+  readonly declared?: RateLimit;
+  readonly clock?: () => Date;
+}
+
 let run = 0;
-const implementations: [string, () => SlotPort][] = [
+const implementations: [string, (options?: PortOptions) => SlotPort][] = [
   [
     'memory',
-    () => {
+    (options = {}) => {
       const deps = granting({
         store: new MemoryStore(),
         slots: memorySlots(),
         waiting: new MemoryWaitingLines(),
       });
       const pool = deps.slots.pool(PROVIDER);
+      if (options.declared) pool.declared = options.declared;
+      if (options.clock) pool.clock = options.clock;
       return {
         pool,
         store: deps.store,
@@ -70,10 +86,10 @@ const implementations: [string, () => SlotPort][] = [
   ],
   [
     'dynamodb',
-    () => {
+    (options = {}) => {
       // Each case its own table prefix is not possible (one pool item per provider): each case its own provider item.
       const table = db.jobTableName;
-      const pool = new DynamoDbSlotPool(db.documents, table, PROVIDER);
+      const pool = new DynamoDbSlotPool(db.documents, table, PROVIDER, options.clock, options.declared);
       return {
         pool,
         store: new DynamoDbJobStore(db.documents, { tableName: table, retentionDays: 30 }),
@@ -120,6 +136,22 @@ const claim = (tenant: string, expected: number | undefined, next: number) => ({
   pass: { expected, next, floor: expected ?? 0 },
 });
 
+/** The pool's slots and shares as read, without the rate's count. */
+const slotsOf = ({ rate: _rate, ...slots }: SlotPoolState) => slots;
+
+/** The minute of `at`, as the pool counts grants while no rate holds. */
+const MINUTE = Math.floor(at.getTime() / 60_000);
+
+/**
+ * A grant as a chooser makes it: its token reckoned from the pool it read at
+ * `when`; with none to give (paused, probing, out of tokens), a grant that
+ * takes no token, which the write itself must refuse.
+ */
+async function grant(port: SlotPort, request: Omit<SlotGrant, 'token'>, when: Date) {
+  const decision = rateTokenOf(await port.pool.state(), when);
+  return port.store.startWithSlot({ ...request, token: 'token' in decision ? decision.token : {} }, when);
+}
+
 describe.each(implementations)('the %s slot port', (_name, make) => {
   let port: SlotPort;
   beforeEach(async () => {
@@ -133,17 +165,20 @@ describe.each(implementations)('the %s slot port', (_name, make) => {
     await port.queued(a);
     await port.queued(b);
 
-    const granted = await port.store.startWithSlot(
+    const granted = await grant(
+      port,
       { job: a, holder: slotHolderOf(a), limit: 1, claim: claim('acme', undefined, 10) },
       at,
     );
     expect(granted).toEqual({ granted: expect.objectContaining({ id: a.id, status: 'running' }) });
-    const full = await port.store.startWithSlot(
+    const full = await grant(
+      port,
       { job: b, holder: slotHolderOf(b), limit: 1, claim: claim('globex', undefined, 10) },
       at,
     );
     expect(full).toEqual({ refused: 'slot' });
-    const again = await port.store.startWithSlot(
+    const again = await grant(
+      port,
       { job: a, holder: slotHolderOf(a), limit: 2, claim: claim('acme', 10, 20) },
       at,
     );
@@ -153,6 +188,8 @@ describe.each(implementations)('the %s slot port', (_name, make) => {
       tenantInFlight: { acme: 1 },
       passes: { acme: 10 },
       floor: 0,
+      // No rate declared: the grants are counted, for a first throttle to learn one from.
+      rate: { grants: { minute: MINUTE, count: 1, before: 0 } },
     });
   });
 
@@ -165,12 +202,13 @@ describe.each(implementations)('the %s slot port', (_name, make) => {
     // A shorter pause than the one in force changes nothing.
     expect(await port.pool.pause({ until: at, seconds: 1, reason: 'shorter' })).toBe(false);
 
-    const grant = (job: Job, when: Date) =>
-      port.store.startWithSlot(
+    const grantAt = (job: Job, when: Date) =>
+      grant(
+        port,
         { job, holder: slotHolderOf(job), limit: 2, claim: claim(job.tenantId, undefined, 10) },
         when,
       );
-    expect(await grant(a, at)).toEqual({ refused: 'slot' });
+    expect(await grantAt(a, at)).toEqual({ refused: 'slot' });
     expect((await port.store.get(a.id))?.status).toBe('queued');
     expect(await port.pool.state()).toEqual({
       holders: [],
@@ -182,7 +220,7 @@ describe.each(implementations)('the %s slot port', (_name, make) => {
       pauseSeconds: 5,
     });
     // The pause is over at its end, by the grant's own clock.
-    expect(await grant(a, until)).toEqual({
+    expect(await grantAt(a, until)).toEqual({
       granted: expect.objectContaining({ id: a.id, status: 'running' }),
     });
 
@@ -198,11 +236,113 @@ describe.each(implementations)('the %s slot port', (_name, make) => {
     expect((await port.pool.state()).pausedUntil).toBeUndefined();
   });
 
+  it('holds a declared rate under a burst of concurrent grants: the burst at once, then one a token, and a refusal carries the wait', async () => {
+    let now = at;
+    port = make({ declared: { perMinute: 6, burst: 2 }, clock: () => now });
+    const granted: number[] = [];
+    // Every second of a minute, three grants at once, each reading the pool and taking a token of it.
+    for (let second = 0; second < 60; second++) {
+      now = new Date(at.getTime() + second * 1000);
+      const taken = await Promise.all([0, 1, 2].map((n) => port.pool.acquire(`rate-${second}-${n}`, 100)));
+      for (const ok of taken) if (ok) granted.push(second);
+    }
+
+    // 6 a minute is one every 10 s; a burst of 2 lets the first two go at once.
+    expect(granted).toEqual([0, 0, 10, 20, 30, 40, 50]);
+    const state = await port.pool.state();
+    expect(state.holders).toHaveLength(7);
+    expect(state.rate).toEqual({ declared: { perMinute: 6, burst: 2 }, tat: at.getTime() + 70_000 });
+    // At 59 s the next token comes at 60 s: the refusal says so, from the item alone.
+    expect(rateTokenOf(state, new Date(at.getTime() + 59_000))).toEqual({ waitMs: 1000 });
+    expect(rateTokenOf(state, new Date(at.getTime() + 60_000))).toEqual({
+      token: { tat: { expected: at.getTime() + 70_000, next: at.getTime() + 80_000 } },
+    });
+  });
+
+  it('refuses, in its own write, a grant whose token was reckoned from a pool another grant changed since', async () => {
+    port = make({ declared: { perMinute: 60, burst: 5 }, clock: () => at });
+    const [a, b] = [queuedJob('acme'), queuedJob('globex')];
+    await port.queued(a);
+    await port.queued(b);
+    const read = rateTokenOf(await port.pool.state(), at);
+    if (!('token' in read)) throw new Error('a token was expected');
+    expect(await port.pool.acquire('other', 5)).toBe(true);
+
+    const stale = await port.store.startWithSlot(
+      { job: a, holder: slotHolderOf(a), limit: 5, claim: { tenant: 'acme' }, token: read.token },
+      at,
+    );
+    expect(stale).toEqual({ refused: 'slot' });
+    expect((await port.store.get(a.id))?.status).toBe('queued');
+    // Read again, the same grant goes.
+    expect(
+      await grant(port, { job: a, holder: slotHolderOf(a), limit: 5, claim: { tenant: 'acme' } }, at),
+    ).toEqual({ granted: expect.objectContaining({ id: a.id, status: 'running' }) });
+    expect((await port.pool.state()).rate?.tat).toBe(at.getTime() + 2000);
+  });
+
+  it('lowers the rate on a throttle, and learns one where none was declared from the grants of the last minute', async () => {
+    let now = at;
+    port = make({ declared: { perMinute: 600, burst: 10 }, clock: () => now });
+    const lowered = throttledRateOf(await port.pool.state(), at);
+    expect(lowered).toEqual({ perMinute: 300, at: at.getTime() });
+    const until = new Date(at.getTime() + 5000);
+    expect(
+      await port.pool.pause({
+        until,
+        seconds: 5,
+        reason: 'replicate answered 429.',
+        ...(lowered ? { throttled: lowered } : {}),
+      }),
+    ).toBe(true);
+    expect((await port.pool.state()).rate).toEqual({
+      declared: { perMinute: 600, burst: 10 },
+      throttled: { perMinute: 300, at: at.getTime() },
+    });
+
+    await freshPool();
+    port = make({ clock: () => now });
+    for (let n = 0; n < 20; n++) expect(await port.pool.acquire(`seen-${n}`, 100)).toBe(true);
+    now = new Date(at.getTime() + 30_000);
+    // 20 grants in the minute so far, none the minute before: a tenth under what met the throttle.
+    expect(throttledRateOf(await port.pool.state(), now)).toEqual({ perMinute: 18, at: now.getTime() });
+  });
+
+  it('lets one grant probe a provider whose pause ended, alone until its time is up, and a new pause ends the probe', async () => {
+    let now = at;
+    port = make({ clock: () => now });
+    const until = new Date(at.getTime() + 5000);
+    await port.pool.pause({ until, seconds: 5, reason: 'longhaul-http answered 503.' });
+    now = until;
+
+    expect(await port.pool.acquire('probe', 5)).toBe(true);
+    expect(await port.pool.acquire('second', 5)).toBe(false);
+    const probing = await port.pool.state();
+    expect(probing.probeUntil).toBe(until.getTime() + 3000);
+    expect(rateTokenOf(probing, now)).toEqual({ waitMs: 3000 });
+
+    // The probe's time up with no new pause: the provider takes submissions, and grants go on.
+    now = new Date(until.getTime() + 3000);
+    expect(await port.pool.acquire('second', 5)).toBe(true);
+    expect(await port.pool.acquire('third', 5)).toBe(true);
+
+    // A probe the provider refuses pauses it again: no grant, and the next pause's end is probed anew.
+    const again = new Date(now.getTime() + 10_000);
+    await port.pool.pause({ until: again, seconds: 10, reason: 'longhaul-http answered 429.' });
+    expect((await port.pool.state()).probeUntil).toBeUndefined();
+    expect(await port.pool.acquire('fourth', 5)).toBe(false);
+    now = again;
+    expect(await port.pool.acquire('fourth', 5)).toBe(true);
+    expect(await port.pool.acquire('fifth', 5)).toBe(false);
+    expect(await port.pool.holders()).toEqual(expect.arrayContaining(['probe', 'second', 'third', 'fourth']));
+  });
+
   it('answers a grant that meets another transaction as a conflict, having written nothing', async () => {
     const job = queuedJob('acme');
     await port.queued(job);
     await port.conflictGrants(1);
-    const outcome = await port.store.startWithSlot(
+    const outcome = await grant(
+      port,
       { job, holder: slotHolderOf(job), limit: 1, claim: claim('acme', undefined, 10) },
       at,
     );
@@ -236,7 +376,12 @@ describe.each(implementations)('the %s slot port', (_name, make) => {
     const [marker] = await port.waiting.tenants(PROVIDER);
     await port.waiting.retire(PROVIDER, marker as { tenant: string; marks: number });
     expect(await port.waiting.tenants(PROVIDER)).toEqual([]);
-    expect(await port.pool.state()).toEqual({ holders: [], tenantInFlight: {}, passes: {}, floor: 0 });
+    expect(slotsOf(await port.pool.state())).toEqual({
+      holders: [],
+      tenantInFlight: {},
+      passes: {},
+      floor: 0,
+    });
   });
 
   it('gives a slot back in one step that says whether the tenant holds any still, its idle pass dropped by a step of its own', async () => {
@@ -254,7 +399,7 @@ describe.each(implementations)('the %s slot port', (_name, make) => {
 
     await port.pool.forgetIdlePass('acme');
     await port.pool.forgetIdlePass('globex');
-    expect(await port.pool.state()).toEqual({
+    expect(slotsOf(await port.pool.state())).toEqual({
       holders: [],
       tenantInFlight: {},
       passes: { globex: 10 },
@@ -289,7 +434,8 @@ describe.each(implementations)('the %s slot port', (_name, make) => {
     expect(state.holders).toEqual([]);
     expect(state.tenantInFlight).toEqual({});
     expect(state.passes).toEqual({});
-    expect(await port.poolItemBytes()).toBeLessThanOrEqual(empty + 16);
+    // What stays is the grants' count of the minute (a few numbers), whatever the tenants served.
+    expect(await port.poolItemBytes()).toBeLessThanOrEqual(empty + 100);
     // One tenant at a time holds a slot: a few hundred bytes, never O(tenants served).
     expect(largest).toBeLessThan(1_000);
   });

@@ -13,7 +13,13 @@ export const slotPools = once((): SlotPools => {
   return (provider) => {
     let pool = pools.get(provider);
     if (!pool) {
-      pool = new DynamoDbSlotPool(documentClient(), requireEnv(resourceEnv.jobTable), provider);
+      pool = new DynamoDbSlotPool(
+        documentClient(),
+        requireEnv(resourceEnv.jobTable),
+        provider,
+        undefined,
+        runtimeSettings().providers[provider].rate,
+      );
       pools.set(provider, pool);
     }
     return pool;

@@ -1,3 +1,4 @@
+import { ProviderDownError, ProviderThrottledError } from '../../../lambdas/domain/errors';
 import { neverReached, submissionFailure } from '../../../lambdas/providers/common';
 
 /** How undici reports a network failure: `TypeError: fetch failed` with the socket's error as its cause. */
@@ -34,6 +35,20 @@ describe('neverReached', () => {
 });
 
 describe('submissionFailure', () => {
+  it('tells a throttle (429), which lowers the rate, from an outage (503), which only pauses, each with the wait it names', () => {
+    const throttled = submissionFailure('replicate', {
+      kind: 'answered',
+      status: 429,
+      retryAfterSeconds: 30,
+    });
+    expect(throttled).toBeInstanceOf(ProviderThrottledError);
+    expect(throttled).toMatchObject({ name: 'ProviderUnavailable', retryAfterSeconds: 30 });
+    const down = submissionFailure('replicate', { kind: 'answered', status: 503, retryAfterSeconds: 5 });
+    expect(down).toBeInstanceOf(ProviderDownError);
+    expect(down).not.toBeInstanceOf(ProviderThrottledError);
+    expect(down).toMatchObject({ retryAfterSeconds: 5 });
+  });
+
   it.each([
     [{ kind: 'unsent', message: 'refused' } as const, { name: 'ProviderUnavailable' }],
     [{ kind: 'lost', message: 'reset' } as const, { name: 'ProviderAmbiguous' }],

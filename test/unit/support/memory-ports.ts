@@ -25,9 +25,12 @@ import type {
   LiveMessage,
   OutputStore,
   PassageVector,
+  PoolRate,
   ProgressTick,
   ProviderPause,
   QueuedJobRef,
+  RateLimit,
+  RateToken,
   ReconcilerPosition,
   ReconcilerProgress,
   SlotGiveBack,
@@ -55,6 +58,7 @@ import type {
   Workflow,
 } from '../../../lambdas/domain/ports';
 import type { Provider, ProviderJobStatus, ProviderSubmission } from '../../../lambdas/domain/provider';
+import { rateTokenOf, TOKEN_READINGS } from '../../../lambdas/domain/rates';
 import type {
   Schedule,
   ScheduleCreateOutcome,
@@ -202,7 +206,9 @@ export class MemoryStore implements JobStore {
     // All of it at once, with no await in between: a transaction.
     const current = this.jobs.get(grant.job.id);
     if (current?.status !== 'queued' || current.createdAt !== grant.job.createdAt) return { refused: 'job' };
-    if (!this.granting.pool(providerOf(current)).take(grant.holder, grant.limit, grant.claim, at)) {
+    if (
+      !this.granting.pool(providerOf(current)).take(grant.holder, grant.limit, grant.claim, at, grant.token)
+    ) {
       return { refused: 'slot' };
     }
     if (grant.entry) this.granting.waiting?.removeNow(grant.entry);
@@ -443,17 +449,53 @@ export class MemorySlots implements SlotPool {
   floor = 0;
   /** The pool's pause, as the item keeps it. */
   paused?: { until: number; seconds: number; reason: string };
-  /** The time `acquire` judges a pause by, as the adapter's clock. */
+  /** The probe after a pause, as the item keeps it. */
+  probe?: { until: number; holder: string };
+  /** The provider's declared rate, as the adapter is given it. */
+  declared?: RateLimit;
+  /** The rate's clock, the throttle's rate and the grants' count, as the item keeps them. */
+  tat?: number;
+  throttled?: { perMinute: number; at: number };
+  grants?: { minute: number; count: number; before: number };
+  /** The time `acquire` judges a pause and the rate by, as the adapter's clock. */
   clock: () => Date = () => new Date();
-  async acquire(holder: string, limit: number, claim?: TenantClaim) {
+  async acquire(holder: string, limit: number, claim?: TenantClaim, token?: RateToken) {
     if (this.held.has(holder)) return true;
-    return this.take(holder, limit, claim, this.clock());
+    // As the adapter: a token it reckons itself is reckoned again from a new read when it went stale.
+    let state = token ? undefined : await this.state();
+    for (let reading = 1; ; reading++) {
+      const at = this.clock();
+      const decision = state ? rateTokenOf(state, at) : { token: token as RateToken };
+      if (state && !('token' in decision)) return state.holders.includes(holder);
+      if ('token' in decision && this.take(holder, limit, claim, at, decision.token)) return true;
+      const seen = await this.state();
+      if (seen.holders.includes(holder)) return true;
+      if (!state || !('token' in decision) || seen.holders.length >= limit || reading >= TOKEN_READINGS) {
+        return false;
+      }
+      state = seen;
+    }
   }
   /** The conditional update itself, at once: refused for a holder that has a slot already, as the item's condition is. */
-  take(holder: string, limit: number, claim: TenantClaim | undefined, at: Date): boolean {
+  take(holder: string, limit: number, claim: TenantClaim | undefined, at: Date, token: RateToken): boolean {
+    const now = at.getTime();
     if (this.held.has(holder)) return false;
     if (this.held.size >= limit) return false;
-    if (this.paused && this.paused.until > at.getTime()) return false;
+    const paused = this.paused?.until ? this.paused.until : undefined;
+    if (token.probe) {
+      if (paused !== token.probe.pausedUntil || paused > now) return false;
+      if (this.probe && this.probe.until > paused) return false;
+    } else if (paused !== undefined) {
+      if (paused > now || !this.probe || this.probe.until <= paused || this.probe.until > now) return false;
+    }
+    if (token.tat && this.tat !== token.tat.expected) return false;
+    const count = token.count;
+    if (
+      count &&
+      this.grants?.minute !== (count.expectedMinute === count.minute ? count.minute : count.expectedMinute)
+    ) {
+      return false;
+    }
     if (claim) {
       const mine = this.byTenant.get(claim.tenant) ?? new Set<string>();
       if (claim.maxInFlight !== undefined && mine.size >= claim.maxInFlight) return false;
@@ -464,6 +506,14 @@ export class MemorySlots implements SlotPool {
         this.passes.set(claim.tenant, claim.pass.next);
         this.floor = claim.pass.floor;
       }
+    }
+    if (token.probe) this.probe = { until: token.probe.until, holder };
+    if (token.tat) this.tat = token.tat.next;
+    if (count) {
+      this.grants =
+        count.expectedMinute === count.minute && this.grants
+          ? { ...this.grants, count: this.grants.count + 1 }
+          : { minute: count.minute, count: 1, before: count.before };
     }
     this.held.add(holder);
     return true;
@@ -496,11 +546,14 @@ export class MemorySlots implements SlotPool {
     const until = pause.until.getTime();
     if (this.paused && this.paused.until >= until) return false;
     this.paused = { until, seconds: pause.seconds, reason: pause.reason.slice(0, 500) };
+    this.probe = undefined;
+    if (pause.throttled) this.throttled = { ...pause.throttled };
     return true;
   }
   async resume() {
     // As the item keeps it: the pause's length stays, for the next pause's backoff.
     if (this.paused) this.paused = { ...this.paused, until: 0, reason: '' };
+    this.probe = undefined;
   }
   async state(): Promise<SlotPoolState> {
     return {
@@ -514,7 +567,18 @@ export class MemorySlots implements SlotPool {
             pauseSeconds: this.paused.seconds,
           }
         : {}),
+      ...(this.probe ? { probeUntil: this.probe.until } : {}),
+      ...this.rate(),
     };
+  }
+  private rate(): { rate?: PoolRate } {
+    const rate: PoolRate = {
+      ...(this.declared ? { declared: this.declared } : {}),
+      ...(this.tat === undefined ? {} : { tat: this.tat }),
+      ...(this.throttled ? { throttled: { ...this.throttled } } : {}),
+      ...(this.grants ? { grants: { ...this.grants } } : {}),
+    };
+    return Object.keys(rate).length ? { rate } : {};
   }
 }
 
