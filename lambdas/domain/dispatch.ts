@@ -118,9 +118,20 @@ export async function dispatchJob(
       });
       return 'deferred';
     }
+    // Its turn came: granted and moved to running in that write, started here.
+    await startJob(deps, job);
+    return 'started';
   }
-  await startJob(deps, job);
-  return 'started';
+  // Queued while a slot of its submission is still held: its last run, sent back to the line by a refused
+  // submission, gives that slot back next (or a dispatcher that took it lost its message, which the
+  // reconciler frees). Every grant moves a queued job to running in the same write, so starting it here
+  // would run it without its slot once that release lands: it looks again shortly, leaving the job as it
+  // is read (no touch), so a slot nobody gives back is still the reconciler's to free.
+  await deps.queue.enqueue(job, {
+    delaySeconds: deferDelaySeconds(deferrals, deps.maxWaitSeconds, deps.random),
+    deferrals: deferrals + 1,
+  });
+  return 'deferred';
 }
 
 /**
