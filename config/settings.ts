@@ -314,8 +314,8 @@ const fields = {
   computeConcurrency: {
     env: 'COMPUTE_CONCURRENCY',
     schema: int(1, 1000),
-    default: 10,
-    doc: 'compute steps running at once on Lambda (reserved concurrency), so a burst of uploads cannot take the account’s whole concurrency',
+    default: undefined,
+    doc: "the compute function's reserved concurrency, so a burst of uploads cannot take the account's whole concurrency; unset, none is reserved. Lambda refuses a reservation that leaves the account less than 100 unreserved (a new account may have 10 in all), and a compute step beyond it waits for a running one to end",
   },
   computeFargateCpu: {
     env: 'COMPUTE_FARGATE_CPU',
@@ -396,11 +396,14 @@ export const settingFields: Readonly<
 
 type Fields = typeof fields;
 type FieldSettings = {
-  readonly [K in keyof Fields]: Fields[K]['default'] extends boolean
-    ? boolean
-    : Fields[K]['default'] extends number
-      ? number
-      : string;
+  // A setting whose default is unset is its schema's value, or undefined.
+  readonly [K in keyof Fields]: Fields[K]['default'] extends undefined
+    ? z.infer<Fields[K]['schema']> | undefined
+    : Fields[K]['default'] extends boolean
+      ? boolean
+      : Fields[K]['default'] extends number
+        ? number
+        : string;
 };
 export type SettingName = keyof FieldSettings;
 
@@ -519,7 +522,9 @@ export function loadSettings(env: Readonly<Record<string, string | undefined>>):
  */
 export function settingsEnvironment(settings: Settings): Record<string, string> {
   const environment: Record<string, string> = Object.fromEntries(
-    Object.entries(fields).map(([name, field]) => [field.env, String(settings[name as SettingName])]),
+    Object.entries(fields)
+      .filter(([name]) => settings[name as SettingName] !== undefined)
+      .map(([name, field]) => [field.env, String(settings[name as SettingName])]),
   );
   for (const name of PROVIDER_NAMES) {
     const provider = settings.providers[name];

@@ -4,8 +4,9 @@ import { LAMBDA_SYNC_REQUEST_BYTES } from '../config/settings';
 /**
  * What the Lambda service itself does around an invocation, before and apart
  * from the function's code, that the local stack emulates as strictly as AWS:
- * the synchronous request payload limit, throttling (as a fault, switched on
- * with LONGHAUL_FAULT_THROTTLE), and the X-Ray trace header whose `Lineage`
+ * the synchronous request payload limit, throttling (a function's reserved
+ * concurrency, read from the template, and as a fault, switched on with
+ * LONGHAUL_FAULT_THROTTLE), and the X-Ray trace header whose `Lineage`
  * counts the invocations of a chain for recursive loop detection.
  */
 
@@ -52,11 +53,62 @@ export function setThrottleFault(fault: ThrottleFault | undefined): void {
   throttle = fault;
 }
 
-/** Throws TooManyRequestsException for a throttled invocation of `functionName`. */
-export function admitInvocation(functionName: string): void {
-  if (!throttle?.functions.has(functionName) || throttle.share <= 0) return;
-  if ((throttle.random ?? Math.random)() >= throttle.share) return;
-  throw new LambdaServiceError('TooManyRequestsException', 'Rate Exceeded.', 429);
+/** Lambda's default concurrency quota of an account in a Region, which the local account has. */
+export const ACCOUNT_CONCURRENCY = 1000;
+/** What Lambda keeps of the account's concurrency for the functions that reserve none. */
+export const UNRESERVED_CONCURRENCY_MINIMUM = 100;
+
+/**
+ * Refuses reservations (`ReservedConcurrentExecutions`) that leave the account less than its
+ * unreserved minimum, as Lambda refuses them and `cdk deploy` then fails: with the error Lambda answers.
+ */
+export function checkReservations(
+  functions: readonly { readonly logicalId: string; readonly reservedConcurrency?: number }[],
+  accountConcurrency: number = ACCOUNT_CONCURRENCY,
+): void {
+  let reserved = 0;
+  for (const fn of functions) {
+    if (fn.reservedConcurrency === undefined) continue;
+    reserved += fn.reservedConcurrency;
+    if (accountConcurrency - reserved < UNRESERVED_CONCURRENCY_MINIMUM) {
+      throw new Error(
+        `${fn.logicalId}: InvalidParameterValueException: Specified ReservedConcurrentExecutions for function decreases account's UnreservedConcurrentExecution below its minimum value of [${UNRESERVED_CONCURRENCY_MINIMUM}]. (account concurrency ${accountConcurrency}, reserved ${reserved})`,
+      );
+    }
+  }
+}
+
+/** The invocations of each function running now, counted against its reservation. */
+const running = new Map<string, number>();
+
+/**
+ * Admits an invocation of `fn`, or throws TooManyRequestsException (the function never runs): for the
+ * throttling fault, or for a function whose reserved concurrency its running invocations take up, as
+ * Lambda throttles it. Returns what ends the invocation's hold on the function's concurrency.
+ */
+export function admitInvocation(fn: {
+  readonly name: string;
+  readonly reservedConcurrency?: number;
+}): () => void {
+  const refused = () => new LambdaServiceError('TooManyRequestsException', 'Rate Exceeded.', 429);
+  if (
+    throttle?.functions.has(fn.name) &&
+    throttle.share > 0 &&
+    (throttle.random ?? Math.random)() < throttle.share
+  ) {
+    throw refused();
+  }
+  const now = running.get(fn.name) ?? 0;
+  if (fn.reservedConcurrency !== undefined && now >= fn.reservedConcurrency) throw refused();
+  running.set(fn.name, now + 1);
+  let ended = false;
+  return () => {
+    if (ended) return;
+    ended = true;
+    const left = (running.get(fn.name) ?? 1) - 1;
+    if (left > 0) running.set(fn.name, left);
+    else running.delete(fn.name);
+  };
 }
 
 /** Lambda stops the next invocation of a chain that has already invoked the function this often. */

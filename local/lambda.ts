@@ -2,7 +2,13 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import type { Context } from 'aws-lambda';
 import { LOCAL_REGION } from './handler-env';
-import { admitInvocation, installInvokeStore, SYNC_REQUEST_PAYLOAD_BYTES, tooLarge } from './lambda-service';
+import {
+  admitInvocation,
+  checkReservations,
+  installInvokeStore,
+  SYNC_REQUEST_PAYLOAD_BYTES,
+  tooLarge,
+} from './lambda-service';
 import type { LocalTemplate } from './template';
 import { usage } from './usage';
 
@@ -22,6 +28,8 @@ export interface LocalFunction {
   readonly service: string;
   readonly timeoutMs: number;
   readonly memoryMb: number;
+  /** `ReservedConcurrentExecutions`: invocations beyond it are throttled. Absent: none reserved. */
+  readonly reservedConcurrency?: number;
 }
 
 /** The functions the local stack invokes, by their service name in the template. */
@@ -49,6 +57,8 @@ const fromTemplate = new Map<FunctionService, LocalFunction>();
  * so they are kept for the process, where {@link localFunctions} reads them.
  */
 export function useTemplateFunctions(template: LocalTemplate): void {
+  // Before anything runs, as a deployment would fail before anything was created.
+  checkReservations(template.functions());
   for (const service of FUNCTION_SERVICES) {
     const fn = template.function(service);
     fromTemplate.set(service, {
@@ -56,6 +66,7 @@ export function useTemplateFunctions(template: LocalTemplate): void {
       service,
       timeoutMs: fn.timeoutSeconds * 1000,
       memoryMb: fn.memoryMb,
+      ...(fn.reservedConcurrency === undefined ? {} : { reservedConcurrency: fn.reservedConcurrency }),
     });
   }
 }
@@ -149,7 +160,8 @@ export interface InvokeOptions {
 /**
  * A synchronous invocation. Before the function runs, the service may refuse
  * it: `RequestEntityTooLargeException` for an event over 6 MB of JSON, and
- * `TooManyRequestsException` when the throttling fault picks it (./lambda-service.ts).
+ * `TooManyRequestsException` when the function's reserved concurrency is taken or the throttling fault
+ * picks it (./lambda-service.ts).
  */
 export async function invoke<E, R>(
   fn: LocalFunction,
@@ -160,7 +172,7 @@ export async function invoke<E, R>(
   const payload = JSON.stringify(event) ?? '';
   const bytes = Buffer.byteLength(payload);
   if (bytes > SYNC_REQUEST_PAYLOAD_BYTES) throw tooLarge(fn.name, bytes);
-  admitInvocation(fn.name);
+  const release = admitInvocation(fn);
   const started = performance.now();
   const deadline = Date.now() + fn.timeoutMs;
   let timer: NodeJS.Timeout | undefined;
@@ -175,6 +187,8 @@ export async function invoke<E, R>(
     const result = await Promise.race([run, timeout]);
     return jsonCopy(result);
   } finally {
+    // A timed-out invocation's environment is stopped in Lambda: its concurrency is free again.
+    release();
     clearTimeout(timer);
     usage.invocation(fn, performance.now() - started);
   }

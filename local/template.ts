@@ -52,6 +52,8 @@ export interface FunctionFacts {
   readonly service: string;
   readonly timeoutSeconds: number;
   readonly memoryMb: number;
+  /** `ReservedConcurrentExecutions`; absent when the function reserves none. */
+  readonly reservedConcurrency?: number;
   /** What Lambda does with a recursive loop through this function; `Terminate` unless the template allows it. */
   readonly recursiveLoop: 'Allow' | 'Terminate';
   readonly roleLogicalId: string;
@@ -162,6 +164,9 @@ export class LocalTemplate {
         // CloudFormation's defaults when a property is absent.
         timeoutSeconds: typeof props.Timeout === 'number' ? props.Timeout : 3,
         memoryMb: typeof props.MemorySize === 'number' ? props.MemorySize : 128,
+        ...(typeof props.ReservedConcurrentExecutions === 'number'
+          ? { reservedConcurrency: props.ReservedConcurrentExecutions }
+          : {}),
         recursiveLoop: props.RecursiveLoop === 'Allow' ? 'Allow' : 'Terminate',
         roleLogicalId: getAttTarget(props.Role, `${logicalId}.Role`),
         environment,

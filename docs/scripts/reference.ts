@@ -26,7 +26,7 @@ const cell = (value: string): string => value.replace(/\|/g, '\\|').replace(/</g
 const code = (value: string): string => `\`${value}\``;
 
 function shown(value: unknown): string {
-  if (value === '') return '(none)';
+  if (value === '' || value === undefined) return '(none)';
   return code(String(value));
 }
 

@@ -1,8 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { type DynamoDBDocumentClient, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import type { Timeline, TimelineEvent } from '../domain/ports';
+import type { KeptSteps, Timeline, TimelineEvent } from '../domain/ports';
 
 const EVENT_PREFIX = 'EVT#';
+/** One item per run whose history a timeline read kept, outside the events' range. */
+const STEPS_PREFIX = 'STEPS#';
 /** Sorts after every event key and before the job item's. */
 const EVENTS_END = `${EVENT_PREFIX}\uffff`;
 
@@ -19,9 +21,13 @@ export class DynamoDbTimeline implements Timeline {
     private readonly options: DynamoDbTimelineOptions,
   ) {}
 
+  /** A year of headroom past the retention keeps events of long-running jobs until the job itself expires. */
+  private expiresAt(at: string): number {
+    return Math.floor(Date.parse(at) / 1000) + (this.options.retentionDays + 365) * 86_400;
+  }
+
   async record(jobId: string, event: TimelineEvent): Promise<void> {
-    // A year of headroom past the retention keeps events of long-running jobs until the job itself expires.
-    const expiresAt = Math.floor(Date.parse(event.at) / 1000) + (this.options.retentionDays + 365) * 86_400;
+    const expiresAt = this.expiresAt(event.at);
     await this.client.send(
       new PutCommand({
         TableName: this.options.tableName,
@@ -54,5 +60,51 @@ export class DynamoDbTimeline implements Timeline {
       ExclusiveStartKey = page.LastEvaluatedKey;
     } while (ExclusiveStartKey);
     return events;
+  }
+
+  async keptSteps(jobId: string): Promise<readonly KeptSteps[]> {
+    const kept: KeptSteps[] = [];
+    let ExclusiveStartKey: Record<string, unknown> | undefined;
+    do {
+      const page = await this.client.send(
+        new QueryCommand({
+          TableName: this.options.tableName,
+          KeyConditionExpression: 'pk = :job AND begins_with(sk, :steps)',
+          ExpressionAttributeValues: { ':job': jobId, ':steps': STEPS_PREFIX },
+          ConsistentRead: true,
+          ExclusiveStartKey,
+        }),
+      );
+      for (const item of page.Items ?? []) {
+        kept.push({
+          executionName: item.executionName,
+          readAt: item.readAt,
+          resumes: item.resumes,
+          ended: item.ended,
+          events: JSON.parse(item.events),
+        });
+      }
+      ExclusiveStartKey = page.LastEvaluatedKey;
+    } while (ExclusiveStartKey);
+    return kept;
+  }
+
+  async keepSteps(jobId: string, steps: KeptSteps): Promise<void> {
+    await this.client.send(
+      new PutCommand({
+        TableName: this.options.tableName,
+        Item: {
+          pk: jobId,
+          sk: `${STEPS_PREFIX}${steps.executionName}`,
+          executionName: steps.executionName,
+          readAt: steps.readAt,
+          resumes: steps.resumes,
+          ended: steps.ended,
+          // One string: a few hundred bytes an event, with no attribute of each to marshal.
+          events: JSON.stringify(steps.events),
+          expiresAt: this.expiresAt(steps.readAt),
+        },
+      }),
+    );
   }
 }

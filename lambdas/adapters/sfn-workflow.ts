@@ -19,7 +19,7 @@ import {
 import { WORKFLOW_STEPS } from '../../config/layout';
 import { StatesError } from '../../config/workflow-errors';
 import { causeMessage } from '../domain/errors';
-import type { ExecutionStatus, TimelineEvent, Workflow } from '../domain/ports';
+import type { ExecutionStatus, StepHistory, TimelineEvent, Workflow } from '../domain/ports';
 
 /** Execution ARN of a named execution: `arn:…:stateMachine:NAME` → `arn:…:execution:NAME:EXECUTION`. */
 export function executionArn(stateMachineArn: string, executionName: string): string {
@@ -110,7 +110,7 @@ export class SfnWorkflow implements Workflow {
     }
   }
 
-  async stepEvents(executionName: string): Promise<readonly TimelineEvent[]> {
+  async stepEvents(executionName: string): Promise<StepHistory> {
     const history: HistoryEvent[] = [];
     let nextToken: string | undefined;
     try {
@@ -128,10 +128,12 @@ export class SfnWorkflow implements Workflow {
         nextToken = page.nextToken;
       } while (nextToken);
     } catch (error) {
-      if (error instanceof ExecutionDoesNotExist) return [];
+      if (error instanceof ExecutionDoesNotExist) return { events: [], ended: false };
       throw error;
     }
-    return stepEventsOf(history);
+    // Events come oldest first; a redrive appends to an ended history, so only its last event tells.
+    const last = history.at(-1)?.type;
+    return { events: stepEventsOf(history), ended: last !== undefined && EXECUTION_ENDS.has(last) };
   }
 
   async heartbeat(taskToken: string): Promise<boolean> {
@@ -166,6 +168,14 @@ export class SfnWorkflow implements Workflow {
 }
 
 const STEPS: ReadonlySet<string> = new Set(WORKFLOW_STEPS);
+
+/** The history events that end an execution (until a redrive, which appends ExecutionRedriven). */
+const EXECUTION_ENDS: ReadonlySet<string> = new Set([
+  'ExecutionSucceeded',
+  'ExecutionFailed',
+  'ExecutionAborted',
+  'ExecutionTimedOut',
+]);
 
 /**
  * The execution's start (`job.dispatched`) and the steps function's tasks in

@@ -329,7 +329,7 @@ const tenantRoutes: Partial<Record<RouteKey, Route>> = {
   },
   'GET /v1/jobs/{id}/events': async (event, tenantId) => {
     const job = await getJob(jobStore(), tenantId, pathId(event));
-    return json(200, { items: await jobTimeline(timeline(), workflow(), job) });
+    return json(200, { items: await jobTimeline(timeline(), workflow(), job, now()) });
   },
   'POST /v1/jobs/{id}/cancel': async (event, tenantId) => {
     const job = await canceling((deps) => cancelJob(deps, tenantId, pathId(event)));

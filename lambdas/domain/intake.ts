@@ -15,6 +15,7 @@ import { type EventDeps, publishJobEvent } from './events';
 import { waitingEntryOf } from './fair-share';
 import { decideOnExisting, deriveJobId, fingerprint } from './idempotency';
 import {
+  currentExecutionOf,
   DEFAULT_PRIORITY,
   executionNameOf,
   isTerminal,
@@ -31,6 +32,7 @@ import type {
   JobPage,
   JobQueue,
   JobStore,
+  KeptSteps,
   TenantBacklogs,
   Timeline,
   TimelineEvent,
@@ -623,6 +625,12 @@ export async function createUpload(
 }
 
 /**
+ * How long what a timeline read kept of a running execution's history serves the next reads: the
+ * history's API is a small bucket shared by the whole account, which a client polling a job would drain.
+ */
+export const RUNNING_STEPS_FRESH_MS = 10_000;
+
+/**
  * The job's timeline, oldest first: events derived from the job itself
  * (accepted, enqueued) followed by those the workflow recorded.
  */
@@ -630,6 +638,7 @@ export async function jobTimeline(
   timeline: Timeline,
   workflow: Pick<Workflow, 'stepEvents'>,
   job: Job,
+  now: Date,
 ): Promise<TimelineEvent[]> {
   const derived: TimelineEvent[] = [{ at: job.createdAt, type: 'job.accepted' }];
   if (job.runAt !== undefined && job.runAt > job.createdAt) {
@@ -640,9 +649,57 @@ export async function jobTimeline(
   const runs = Array.from({ length: (job.runs ?? 0) + 1 }, (_, run) =>
     executionNameOf({ ...job, runs: run === 0 ? undefined : run }),
   );
-  const [recorded, ...steps] = await Promise.all([
+  const [recorded, kept] = await Promise.all([
     timeline.list(job.id, job.createdAt),
-    ...runs.map((name) => workflow.stepEvents(name)),
+    timeline.keptSteps(job.id),
   ]);
+  const keptOf = new Map(kept.map((steps) => [steps.executionName, steps]));
+  const steps = await Promise.all(
+    runs.map((executionName) =>
+      stepsOfRun({ timeline, workflow }, job, executionName, keptOf.get(executionName), now),
+    ),
+  );
   return [...derived, ...recorded, ...steps.flat()].sort((a, b) => a.at.localeCompare(b.at));
+}
+
+/** A kept history larger than this is not kept: the item holding it must stay under DynamoDB's 400 KB. */
+const KEPT_STEPS_MAX_BYTES = 300_000;
+
+/**
+ * One run's step events: what an earlier read kept while it still holds, else its execution's history,
+ * kept for the next reads. An ended execution's history is final, unless a resume redrives it, which
+ * only the job's current execution can be, and only once the job was reopened (its resumes counted):
+ * so a run's history is kept as final once it ended and it is an earlier run or its job is settled.
+ */
+async function stepsOfRun(
+  deps: { readonly timeline: Timeline; readonly workflow: Pick<Workflow, 'stepEvents'> },
+  job: Job,
+  executionName: string,
+  kept: KeptSteps | undefined,
+  now: Date,
+): Promise<readonly TimelineEvent[]> {
+  const resumes = job.resumes ?? 0;
+  if (
+    kept &&
+    kept.resumes === resumes &&
+    (kept.ended || now.getTime() - Date.parse(kept.readAt) < RUNNING_STEPS_FRESH_MS)
+  ) {
+    return kept.events;
+  }
+  const history = await deps.workflow.stepEvents(executionName);
+  const final = history.ended && (executionName !== currentExecutionOf(job) || isTerminal(job.status));
+  if (new TextEncoder().encode(JSON.stringify(history.events)).length <= KEPT_STEPS_MAX_BYTES) {
+    try {
+      await deps.timeline.keepSteps(job.id, {
+        executionName,
+        readAt: now.toISOString(),
+        resumes,
+        ended: final,
+        events: history.events,
+      });
+    } catch {
+      // What could not be kept is read from the history again next time; this read has its answer.
+    }
+  }
+  return history.events;
 }

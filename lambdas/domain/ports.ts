@@ -461,6 +461,25 @@ export interface Timeline {
    * none of the earlier job's history.
    */
   list(jobId: string, since: string): Promise<readonly TimelineEvent[]>;
+  /** The step events kept of each run of the job that had its timeline read (`keepSteps`). */
+  keptSteps(jobId: string): Promise<readonly KeptSteps[]>;
+  /** Keeps (replaces) what a run's history showed, for the timeline's later reads. */
+  keepSteps(jobId: string, steps: KeptSteps): Promise<void>;
+}
+
+/** An execution's step events as its history showed them, and whether it had ended then. */
+export interface StepHistory {
+  readonly events: readonly TimelineEvent[];
+  /** Its history ends with the execution's end (succeeded, failed, aborted or timed out). */
+  readonly ended: boolean;
+}
+
+/** What a timeline read kept of one run's history: which run, when it was read, the job's resumes then. */
+export interface KeptSteps extends StepHistory {
+  readonly executionName: string;
+  readonly readAt: string;
+  /** A resume redrives the execution, which then goes on: what was kept before it is stale. */
+  readonly resumes: number;
 }
 
 /** The workflow engine (Step Functions): executions named after jobs, and task tokens. */
@@ -485,9 +504,9 @@ export interface Workflow {
    * The execution's start (`job.dispatched`) and its steps' starts, retries,
    * ends and failures (`step.started`, `step.retry`, `step.succeeded`,
    * `step.failed`) from its history, oldest first; none for an execution that
-   * was never started.
+   * was never started; and whether the execution had ended.
    */
-  stepEvents(executionName: string): Promise<readonly TimelineEvent[]>;
+  stepEvents(executionName: string): Promise<StepHistory>;
   /** The execution's status, or `NOT_FOUND` if it was never started. */
   status(executionName: string): Promise<ExecutionStatus>;
   /** Tells a waiting step its job is alive. False when the token is no longer valid. */

@@ -133,20 +133,60 @@ const NOTIFY_RETRIES: readonly RetryProps[] = [RETRY_WEBHOOK, NO_RETRY_SETTLED, 
 export function waitingForProvider(settings: Settings): RetryProps {
   const first = settings.providerPauseSeconds;
   const longest = Math.max(first, settings.providerPauseMaxSeconds);
-  const span = (2 * settings.jobTimeoutMs) / 1000;
-  let attempts = 0;
-  for (let waited = 0, delay = first; waited < span; attempts++, delay = Math.min(longest, delay * 2)) {
-    waited += delay;
-  }
   return {
     errors: [StepError.waitingForProvider],
     interval: seconds(first),
     backoffRate: 2,
     maxDelay: seconds(longest),
-    maxAttempts: Math.max(1, attempts),
+    maxAttempts: attemptsSpanning(first, longest, (2 * settings.jobTimeoutMs) / 1000),
     jitterStrategy: JitterType.FULL,
   };
 }
+
+/**
+ * How many tries of a retrier doubling from `first` up to `longest` seconds it takes for the delays to
+ * add up to `span` seconds: full jitter waits half of each delay on average, so callers ask for twice
+ * the time they mean to wait.
+ */
+function attemptsSpanning(first: number, longest: number, span: number): number {
+  let attempts = 0;
+  for (let waited = 0, delay = first; waited < span; attempts++, delay = Math.min(longest, delay * 2)) {
+    waited += delay;
+  }
+  return Math.max(1, attempts);
+}
+
+/**
+ * A compute step that Lambda refused to start waits for compute capacity: the compute function's
+ * reservation (COMPUTE_CONCURRENCY) or the account's concurrency is taken by steps that may each run
+ * for the function's whole timeout, so the tries span twice that timeout (full jitter halves it). The
+ * service errors of an invoke that never reached the function wait the same way; what a try costs is
+ * one transition, nothing is charged.
+ */
+export function waitingForCompute(settings: Settings): RetryProps {
+  const longest = 60;
+  return {
+    errors: [
+      LambdaInvokeError.tooManyRequests,
+      LambdaInvokeError.service,
+      LambdaInvokeError.awsLambda,
+      LambdaInvokeError.sdkClient,
+    ],
+    interval: seconds(1),
+    backoffRate: 2,
+    maxDelay: seconds(longest),
+    maxAttempts: attemptsSpanning(1, longest, 2 * settings.computeTimeoutSeconds),
+    jitterStrategy: JitterType.FULL,
+  };
+}
+
+/** An invoke whose answer did not come back in time may have run the step: a few tries, as CDK's default retry. */
+const RETRY_CLIENT_TIMEOUT: RetryProps = {
+  errors: [LambdaInvokeError.clientExecutionTimeout],
+  interval: seconds(2),
+  backoffRate: 2,
+  maxAttempts: 6,
+};
 
 export interface JobWorkflowProps {
   /** Longhaul settings: the await step's timeout and heartbeat, and the log retention. */
@@ -621,12 +661,14 @@ export class JobWorkflow extends Construct {
           ...(options.collect ? { collect: true } : {}),
         }),
         payloadResponseOnly: false,
-        retryOnServiceExceptions: true,
+        // Its own retriers instead: CDK's would take the service errors with its few tries, ahead of the wait.
+        retryOnServiceExceptions: false,
         ...(options.resultAt
           ? { resultSelector: options.selector ?? { 'value.$': '$.Payload' }, resultPath: options.resultAt }
           : { resultPath: JsonPath.DISCARD }),
       });
-      task.addRetry(RETRY_THROTTLED);
+      task.addRetry(waitingForCompute(settings));
+      task.addRetry(RETRY_CLIENT_TIMEOUT);
       // A compute function that ran out of time or memory: once more, then the failure path.
       task.addRetry({
         errors: [LambdaInvokeError.sandboxTimedOut, LambdaInvokeError.unknown],

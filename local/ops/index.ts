@@ -157,7 +157,7 @@ export function startOps(options: OpsOptions): Ops {
         if (!JOB_ID_PATTERN.test(id)) return notFound();
         const job = await jobs.get(id);
         if (!job) return notFound();
-        const items = await jobTimeline(timeline, await options.workflow, job);
+        const items = await jobTimeline(timeline, await options.workflow, job, new Date());
         const { tenantId, type, status, progress, attempts, error, createdAt, statusAt } = job;
         return json(200, {
           job: { id, tenantId, type, status, progress, attempts, error, createdAt, statusAt },

@@ -1,4 +1,5 @@
 import { listenOn } from '../emulators/listen';
+import { ApiThrottle } from './api-quotas';
 import { compileDefinition } from './definition';
 import type { InvokeLambda, MachineRuntime, RunTask } from './execution';
 import { createApiServer } from './server';
@@ -36,7 +37,10 @@ import { loadTimeoutErrorClass } from './tasks';
  * - `HeartbeatSeconds` applies to `.waitForTaskToken` tasks only; Lambda's
  *   own service errors and timeouts are left to `invokeLambda`;
  * - requests are not authenticated (SigV4 is ignored), so it listens on
- *   loopback by default.
+ *   loopback by default;
+ * - the API is throttled by the documented buckets of each action, per
+ *   emulator (the account in its Region), answering ThrottlingException
+ *   (./api-quotas.ts).
  */
 
 export interface LocalStateMachine {
@@ -127,7 +131,11 @@ export async function startLocalStepFunctions(
     timeoutErrorClass,
     creationDate: Date.now(),
   });
-  const server = createApiServer((action, body) => service.handle(action, body));
+  const throttle = new ApiThrottle(region);
+  const server = createApiServer((action, body) => {
+    throttle.admit(action);
+    return service.handle(action, body);
+  });
   let port: number;
   try {
     port = await listenOn(server, options.port ?? 0, host);

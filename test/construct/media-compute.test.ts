@@ -71,6 +71,21 @@ function stagedImages(): {
   return Object.values(manifest.dockerImages ?? {}).map((image) => (image as { source: never }).source);
 }
 
+test('the compute function reserves no concurrency unless COMPUTE_CONCURRENCY asks it to: a new account could not deploy it', () => {
+  const stack = stackUnderTest('Unreserved');
+  const jobTable = new Table(stack, 'Jobs', { partitionKey: { name: 'pk', type: AttributeType.STRING } });
+  new MediaCompute(stack, 'Compute', {
+    settings: loadSettings({}),
+    jobTable,
+    inputBucket: new Bucket(stack, 'Inputs'),
+    outputBucket: new Bucket(stack, 'Outputs'),
+  });
+  const functions = Template.fromStack(stack).findResources('AWS::Lambda::Function');
+  expect(Object.values(functions).map((fn) => fn.Properties.ReservedConcurrentExecutions)).toEqual([
+    undefined,
+  ]);
+});
+
 test("the compute function is an arm64 container image of the Dockerfile's function target, with no runtime of its own", () => {
   const id = logicalIdAt(
     template,

@@ -484,7 +484,9 @@ describe('definition', () => {
   );
 
   test('every Task retries a throttled invocation with jittered backoff before any other retrier can take it', () => {
-    const taskStates = Object.entries(states).filter(([, state]) => state.Type === 'Task');
+    const taskStates = Object.entries(states).filter(
+      ([, state]) => state.Type === 'Task' && state.Parameters?.FunctionName !== COMPUTE_ARN,
+    );
     expect(taskStates.length).toBeGreaterThan(0);
     for (const [name, state] of taskStates) {
       const retriers: Json[] = state.Retry ?? [];
@@ -640,6 +642,58 @@ describe('the publish branch', () => {
       });
     },
   );
+
+  test('each compute step waits for compute capacity, first among its retriers, for as long as twice the function’s timeout', () => {
+    const computeFunction = resources[
+      logicalIdAt(template, 'AWS::Lambda::Function', `${COMPUTE_PATH}/Function/Resource`)
+    ] as Json;
+    const timeoutSeconds = computeFunction.Properties.Timeout as number;
+    expect(timeoutSeconds).toBe(defaultSettings.computeTimeoutSeconds);
+    const onCompute = Object.entries(all).filter(
+      ([, state]) => state.Type === 'Task' && state.Parameters?.FunctionName === COMPUTE_ARN,
+    );
+    expect(onCompute.map(([name]) => name).sort()).toEqual(
+      ['index', 'probe', 'split', 'split-collect', 'transcode', 'transcode-collect'].sort(),
+    );
+    for (const [name, state] of onCompute) {
+      expect({ name, retry: state.Retry }).toEqual({
+        name,
+        retry: [
+          {
+            ErrorEquals: [
+              'Lambda.TooManyRequestsException',
+              'Lambda.ServiceException',
+              'Lambda.AWSLambdaException',
+              'Lambda.SdkClientException',
+            ],
+            IntervalSeconds: 1,
+            BackoffRate: 2,
+            MaxDelaySeconds: 60,
+            MaxAttempts: expect.any(Number),
+            JitterStrategy: 'FULL',
+          },
+          // The invocation may have run: a few tries, as CDK's default retry gives them.
+          {
+            ErrorEquals: ['Lambda.ClientExecutionTimeoutException'],
+            IntervalSeconds: 2,
+            MaxAttempts: 6,
+            BackoffRate: 2,
+          },
+          { ErrorEquals: ['Sandbox.Timedout', 'Lambda.Unknown'], IntervalSeconds: 5, MaxAttempts: 1 },
+        ],
+      });
+    }
+    // Full jitter waits half of each delay on average: the delays add up to twice the step's timeout,
+    // the longest a step holding the capacity can run, and one try fewer would not.
+    const [, probe] = onCompute.find(([name]) => name === 'probe') as [string, Json];
+    const waiting = probe.Retry[0] as Json;
+    const delays = Array.from({ length: waiting.MaxAttempts }, (_, attempt) =>
+      Math.min(waiting.MaxDelaySeconds, waiting.IntervalSeconds * waiting.BackoffRate ** attempt),
+    );
+    const span = delays.reduce((sum, delay) => sum + delay, 0);
+    expect(span).toBeGreaterThanOrEqual(2 * timeoutSeconds);
+    expect(span - (delays.at(-1) as number)).toBeLessThan(2 * timeoutSeconds);
+  });
 
   test("fans the chunks out to transcribe states that wait for their chunk jobs, bounded by the provider's limit", () => {
     const map = all['transcribe-chunks'] as Json;

@@ -25,6 +25,7 @@ import {
   TaskTimedOut,
 } from '@aws-sdk/client-sfn';
 import { type LocalStepFunctions, startLocalStepFunctions } from '../../local/stepfunctions';
+import { ApiThrottle, apiQuotas } from '../../local/stepfunctions/api-quotas';
 
 /**
  * The local Step Functions endpoint, driven only through the real SFNClient,
@@ -571,6 +572,84 @@ describe('local Step Functions endpoint', () => {
     expect(executionArn).toMatch(new RegExp(`:execution:${WORKFLOW}:[0-9a-f-]{36}$`));
     await sfn.send(new StopExecutionCommand({ executionArn }));
   });
+});
+
+describe('local Step Functions API throttling', () => {
+  test('each action has its documented bucket, refilled at its documented rate, in the Region’s figures', () => {
+    let now = 0;
+    const throttle = new ApiThrottle('us-east-1', () => now);
+    const admitted = (action: string, times: number) => {
+      let count = 0;
+      for (; count < times; count++) {
+        try {
+          throttle.admit(action);
+        } catch (error) {
+          expect(error).toMatchObject({ type: 'ThrottlingException', message: 'Rate exceeded' });
+          break;
+        }
+      }
+      return count;
+    };
+    expect(admitted('GetExecutionHistory', 1000)).toBe(400);
+    now += 50; // 20 a second: one more
+    expect(admitted('GetExecutionHistory', 10)).toBe(1);
+    expect(admitted('DescribeExecution', 1000)).toBe(300);
+    expect(admitted('StartExecution', 5000)).toBe(1300);
+    expect(admitted('SendTaskSuccess', 5000)).toBe(3000);
+    // Not among the documented quotas: never throttled.
+    expect(admitted('RedriveExecution', 5000)).toBe(5000);
+    expect(apiQuotas('ap-southeast-2').StartExecution).toEqual({ bucket: 800, refillPerSecond: 150 });
+    expect(apiQuotas('ap-southeast-2').DescribeExecution).toEqual({ bucket: 250, refillPerSecond: 10 });
+  });
+
+  test('the endpoint answers ThrottlingException past a bucket, which the SDK’s retries ride out', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'longhaul-sfn-throttle-'));
+    const emulator = await startLocalStepFunctions({
+      dataDir,
+      stateMachines: [
+        { name: WORKFLOW, definition: fixture('workflow.asl.json'), invokeLambda: async () => ({}) },
+      ],
+    });
+    const once = new SFNClient({
+      region: REGION,
+      endpoint: emulator.endpoint,
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+      maxAttempts: 1,
+    });
+    const retrying = client(emulator.endpoint);
+    try {
+      const { executionArn } = await once.send(
+        new StartExecutionCommand({
+          stateMachineArn: emulator.stateMachineArn(WORKFLOW),
+          input: jobInput('t'),
+        }),
+      );
+      const started = Date.now();
+      let answered = 0;
+      let refusal: unknown;
+      while (refusal === undefined && answered < 2000) {
+        try {
+          await once.send(new GetExecutionHistoryCommand({ executionArn }));
+          answered++;
+        } catch (error) {
+          refusal = error;
+        }
+      }
+      const seconds = (Date.now() - started) / 1000;
+      expect(refusal).toMatchObject({ name: 'ThrottlingException', $metadata: { httpStatusCode: 400 } });
+      // The bucket's 400, and what refilled at 20 a second while they were read.
+      expect(answered).toBeGreaterThanOrEqual(400);
+      expect(answered).toBeLessThanOrEqual(400 + Math.ceil(20 * seconds) + 1);
+      await expect(retrying.send(new GetExecutionHistoryCommand({ executionArn }))).resolves.toMatchObject({
+        events: expect.any(Array),
+      });
+    } finally {
+      once.destroy();
+      retrying.destroy();
+      await emulator.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 30_000);
 });
 
 describe('local Step Functions endpoint across restarts', () => {

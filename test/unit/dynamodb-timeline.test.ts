@@ -1,5 +1,5 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { DynamoDbTimeline } from '../../lambdas/adapters/dynamodb-timeline';
 import { jobTimeline } from '../../lambdas/domain/intake';
@@ -43,6 +43,70 @@ describe('list', () => {
   });
 });
 
+describe('kept steps', () => {
+  const steps = {
+    executionName: `${jobId}-g1`,
+    readAt: '2026-03-02T00:00:10.000Z',
+    resumes: 1,
+    ended: true,
+    events: [{ at: '2026-03-02T00:00:01.000Z', type: 'step.started', step: 'submit', attempt: 1 }],
+  };
+
+  it('are one item a run, outside the events’ range, expiring as the events do', async () => {
+    ddb.on(PutCommand).resolves({});
+
+    await timeline.keepSteps(jobId, steps);
+
+    expect(ddb.commandCalls(PutCommand).map((call) => call.args[0].input)).toEqual([
+      {
+        TableName: 'jobs',
+        Item: {
+          pk: jobId,
+          sk: `STEPS#${jobId}-g1`,
+          executionName: `${jobId}-g1`,
+          readAt: '2026-03-02T00:00:10.000Z',
+          resumes: 1,
+          ended: true,
+          events: JSON.stringify(steps.events),
+          expiresAt: Date.parse('2026-03-02T00:00:10.000Z') / 1000 + (30 + 365) * 86_400,
+        },
+      },
+    ]);
+  });
+
+  it('are read back, every run of the job, to the last page', async () => {
+    const { executionName, readAt, resumes, ended, events } = steps;
+    const item = { pk: jobId, sk: `STEPS#${executionName}`, executionName, readAt, resumes, ended };
+    ddb
+      .on(QueryCommand)
+      .resolvesOnce({
+        Items: [{ ...item, events: JSON.stringify(events), expiresAt: 1 }],
+        LastEvaluatedKey: { pk: jobId },
+      })
+      .resolvesOnce({ Items: [] });
+
+    await expect(timeline.keptSteps(jobId)).resolves.toEqual([steps]);
+
+    const calls = ddb.commandCalls(QueryCommand).map((call) => call.args[0].input);
+    expect(calls).toEqual([
+      {
+        TableName: 'jobs',
+        KeyConditionExpression: 'pk = :job AND begins_with(sk, :steps)',
+        ExpressionAttributeValues: { ':job': jobId, ':steps': 'STEPS#' },
+        ConsistentRead: true,
+        ExclusiveStartKey: undefined,
+      },
+      {
+        TableName: 'jobs',
+        KeyConditionExpression: 'pk = :job AND begins_with(sk, :steps)',
+        ExpressionAttributeValues: { ':job': jobId, ':steps': 'STEPS#' },
+        ConsistentRead: true,
+        ExclusiveStartKey: { pk: jobId },
+      },
+    ]);
+  });
+});
+
 describe('jobTimeline', () => {
   it('shows a job created again under an expired key none of the earlier job history', async () => {
     const memory = new MemoryTimeline();
@@ -50,7 +114,12 @@ describe('jobTimeline', () => {
     const again = sampleJob(new Date('2026-04-01T00:00:00.000Z'), { id: jobId });
     await memory.record(jobId, { at: '2026-04-01T00:00:01.000Z', type: 'job.dispatched' });
 
-    const events = await jobTimeline(memory, new MemoryWorkflow(), again);
+    const events = await jobTimeline(
+      memory,
+      new MemoryWorkflow(),
+      again,
+      new Date('2026-04-01T00:00:02.000Z'),
+    );
 
     expect(events.map((e) => e.type)).toEqual(['job.accepted', 'job.dispatched']);
   });

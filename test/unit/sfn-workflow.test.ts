@@ -9,7 +9,7 @@ import {
 } from '@aws-sdk/client-sfn';
 import { mockClient } from 'aws-sdk-client-mock';
 import { SfnWorkflow, stepEventsOf } from '../../lambdas/adapters/sfn-workflow';
-import { jobTimeline } from '../../lambdas/domain/intake';
+import { jobTimeline, RUNNING_STEPS_FRESH_MS } from '../../lambdas/domain/intake';
 import { executionNameOf } from '../../lambdas/domain/job';
 import { sampleJob } from './support/jobs';
 import { MemoryTimeline, MemoryWorkflow } from './support/memory-ports';
@@ -99,9 +99,10 @@ describe('a job’s step events, read from its execution’s history', () => {
       .resolvesOnce({ events: [scheduled(1, { step: 'prepare', retryCount: 0 })], nextToken: 'page-2' })
       .resolvesOnce({ events: [event(2, 'TaskSucceeded')] });
 
-    const events = await new SfnWorkflow(new SFNClient({}), MACHINE).stepEvents('job_a-g1');
+    const { events, ended } = await new SfnWorkflow(new SFNClient({}), MACHINE).stepEvents('job_a-g1');
 
     expect(events.map((e) => e.type)).toEqual(['step.started', 'step.succeeded']);
+    expect(ended).toBe(false);
     expect(sfn.commandCalls(GetExecutionHistoryCommand).map((call) => call.args[0].input)).toEqual([
       {
         executionArn: 'arn:aws:states:us-east-1:123456789012:execution:Longhaul:job_a-g1',
@@ -124,7 +125,10 @@ describe('a job’s step events, read from its execution’s history', () => {
       .on(GetExecutionHistoryCommand)
       .rejects(new ExecutionDoesNotExist({ message: 'Execution Does Not Exist', $metadata: {} }));
 
-    await expect(new SfnWorkflow(new SFNClient({}), MACHINE).stepEvents('job_a-g1')).resolves.toEqual([]);
+    await expect(new SfnWorkflow(new SFNClient({}), MACHINE).stepEvents('job_a-g1')).resolves.toEqual({
+      events: [],
+      ended: false,
+    });
     sfn.restore();
   });
 
@@ -140,7 +144,7 @@ describe('a job’s step events, read from its execution’s history', () => {
       { at: at(5).toISOString(), type: 'step.started', step: 'submit', attempt: 1 },
     ]);
 
-    const events = await jobTimeline(timeline, workflow, job);
+    const events = await jobTimeline(timeline, workflow, job, at(9));
 
     expect(events.map((e) => `${e.at.slice(17, 19)} ${e.type}`)).toEqual([
       '00 job.accepted',
@@ -148,6 +152,101 @@ describe('a job’s step events, read from its execution’s history', () => {
       '03 provider.accepted',
       '05 step.started',
     ]);
+  });
+});
+
+describe('a job’s timeline, read again and again', () => {
+  const prepared = (from: number): HistoryEvent[] => [
+    event(from, 'ExecutionStarted'),
+    scheduled(from + 1, { step: 'prepare', jobId: 'job_a', retryCount: 0 }),
+    event(from + 2, 'TaskSucceeded'),
+  ];
+  /** A client that records every history request and answers each with `history()` as it is then. */
+  const recordingClient = (history: () => HistoryEvent[]) => {
+    const sfn = mockClient(SFNClient);
+    sfn.on(GetExecutionHistoryCommand).callsFake(() => ({ events: history() }));
+    return { sfn, reads: () => sfn.commandCalls(GetExecutionHistoryCommand).length };
+  };
+  const steps = (events: readonly { type: string; step?: string }[]) =>
+    events.filter((e) => e.type.startsWith('step.')).map((e) => `${e.type}:${e.step}`);
+
+  it('reads an ended job’s execution history once, and what it kept of it thereafter', async () => {
+    const { sfn, reads } = recordingClient(() => [...prepared(0), event(3, 'ExecutionSucceeded')]);
+    const workflow = new SfnWorkflow(new SFNClient({}), MACHINE);
+    const timeline = new MemoryTimeline();
+    const job = sampleJob(at(0), { status: 'succeeded', statusAt: at(3).toISOString() });
+
+    const first = await jobTimeline(timeline, workflow, job, at(10));
+    const again = await jobTimeline(timeline, workflow, job, at(11));
+    const aDayLater = await jobTimeline(timeline, workflow, job, new Date(at(11).getTime() + 86_400_000));
+
+    expect(steps(first)).toEqual(['step.started:prepare', 'step.succeeded:prepare']);
+    expect(again).toEqual(first);
+    expect(aDayLater).toEqual(first);
+    expect(reads()).toBe(1);
+    sfn.restore();
+  });
+
+  it('reads a running job’s history again only once what it kept is older than RUNNING_STEPS_FRESH_MS', async () => {
+    let history = prepared(0);
+    const { sfn, reads } = recordingClient(() => history);
+    const workflow = new SfnWorkflow(new SFNClient({}), MACHINE);
+    const timeline = new MemoryTimeline();
+    const job = sampleJob(at(0), { status: 'running' });
+
+    await jobTimeline(timeline, workflow, job, at(10));
+    history = [...history, scheduled(11, { step: 'submit', jobId: 'job_a', retryCount: 0 })];
+    const within = await jobTimeline(
+      timeline,
+      workflow,
+      job,
+      new Date(at(10).getTime() + RUNNING_STEPS_FRESH_MS - 1),
+    );
+    expect(reads()).toBe(1);
+    expect(steps(within)).toEqual(['step.started:prepare', 'step.succeeded:prepare']);
+
+    const after = await jobTimeline(
+      timeline,
+      workflow,
+      job,
+      new Date(at(10).getTime() + RUNNING_STEPS_FRESH_MS),
+    );
+    expect(reads()).toBe(2);
+    expect(steps(after)).toEqual(['step.started:prepare', 'step.succeeded:prepare', 'step.started:submit']);
+    sfn.restore();
+  });
+
+  it('reads a resumed job’s history again: the redrive goes on from where the execution ended', async () => {
+    let history = [...prepared(0), event(3, 'ExecutionFailed')];
+    const { sfn, reads } = recordingClient(() => history);
+    const workflow = new SfnWorkflow(new SFNClient({}), MACHINE);
+    const timeline = new MemoryTimeline();
+    const failed = sampleJob(at(0), { status: 'failed', statusAt: at(3).toISOString() });
+    await jobTimeline(timeline, workflow, failed, at(10));
+    await jobTimeline(timeline, workflow, failed, at(20));
+    expect(reads()).toBe(1);
+
+    // Resumed: the job is running again (one resume more), and its execution was redriven.
+    const resumed = { ...failed, status: 'running' as const, resumes: 1, resumedAt: at(30).toISOString() };
+    const redriven = [
+      ...history,
+      event(30, 'ExecutionRedriven'),
+      scheduled(31, { step: 'submit', jobId: 'job_a', retryCount: 0 }),
+    ];
+    // Read between the resume's write and its redrive: ended, but its job is not settled, so not kept as ended.
+    const beforeRedrive = await jobTimeline(timeline, workflow, resumed, at(30));
+    expect(steps(beforeRedrive)).toEqual(['step.started:prepare', 'step.succeeded:prepare']);
+    history = redriven;
+    const later = await jobTimeline(
+      timeline,
+      workflow,
+      resumed,
+      new Date(at(30).getTime() + RUNNING_STEPS_FRESH_MS),
+    );
+
+    expect(reads()).toBe(3);
+    expect(steps(later)).toEqual(['step.started:prepare', 'step.succeeded:prepare', 'step.started:submit']);
+    sfn.restore();
   });
 });
 

@@ -21,6 +21,7 @@ import type {
   JobPage,
   JobQueue,
   JobStore,
+  KeptSteps,
   LiveChannel,
   LiveMessage,
   OutputStore,
@@ -40,6 +41,7 @@ import type {
   SlotPoolState,
   SlotPools,
   StatusChange,
+  StepHistory,
   TenantBacklogs,
   TenantClaim,
   TenantJobQuery,
@@ -836,6 +838,13 @@ export class MemoryTimeline implements Timeline {
   async list(jobId: string, since: string) {
     return (this.events.get(jobId) ?? []).filter((event) => event.at >= since);
   }
+  readonly kept = new Map<string, Map<string, KeptSteps>>();
+  async keptSteps(jobId: string) {
+    return [...(this.kept.get(jobId)?.values() ?? [])];
+  }
+  async keepSteps(jobId: string, steps: KeptSteps) {
+    this.kept.set(jobId, new Map(this.kept.get(jobId)).set(steps.executionName, steps));
+  }
   types(jobId: string): string[] {
     return (this.events.get(jobId) ?? []).map((e) => (e.step ? `${e.type}:${e.step}` : e.type));
   }
@@ -872,8 +881,12 @@ export class MemoryWorkflow implements Workflow {
   }
   /** Each execution's step events, as its history would show them. */
   readonly histories = new Map<string, TimelineEvent[]>();
-  async stepEvents(executionName: string): Promise<readonly TimelineEvent[]> {
-    return this.histories.get(executionName) ?? [];
+  async stepEvents(executionName: string): Promise<StepHistory> {
+    const status = await this.status(executionName);
+    return {
+      events: this.histories.get(executionName) ?? [],
+      ended: status !== 'RUNNING' && status !== 'NOT_FOUND',
+    };
   }
   async stop(executionName: string) {
     this.stopped.push(executionName);

@@ -1,5 +1,5 @@
 import type fc from 'fast-check';
-import type { ExecutionStatus, TimelineEvent, Workflow } from '../../../../lambdas/domain/ports';
+import type { ExecutionStatus, StepHistory, Workflow } from '../../../../lambdas/domain/ports';
 import type { CaughtError, StepEvent } from '../../../../lambdas/domain/workflow';
 import { Actor } from './scheduled';
 
@@ -121,8 +121,8 @@ export class SimulatedStepFunctions implements Workflow {
   ) {}
 
   /** The harness checks outcomes, not the timeline: its executions keep no history. */
-  async stepEvents(): Promise<readonly TimelineEvent[]> {
-    return [];
+  async stepEvents(): Promise<StepHistory> {
+    return { events: [], ended: false };
   }
 
   async start(executionName: string, input: { readonly jobId: string }) {
