@@ -156,6 +156,18 @@ export type JobError = {
   readonly message: string;
 };
 
+/** Why a queued job waits; present only while it is queued and the reason is known. Read when the job is read: it says how things stood then. */
+export type JobWaiting = {
+  /** `provider_paused`: its provider throttled or went down (or an operator paused it), and no job goes there until `until`. `provider_full`: every slot of its provider is taken; it waits in its tenant's line. `tenant_cap`: its tenant holds as many of the provider's slots as its maxInFlight allows. `rate_limited`: its provider's request rate is used up for now. */
+  readonly reason: 'provider_paused' | 'provider_full' | 'tenant_cap' | 'rate_limited';
+  /** When the reason ends, where it is known (a pause). */
+  readonly until?: string;
+  /** Its place in its tenant's line (1: next), where known. */
+  readonly position?: number;
+  /** When it is expected to start, where known. */
+  readonly estimatedStartAt?: string;
+};
+
 /** A provider as operators see it. */
 export type ProviderStatus = {
   readonly name: 'longhaul-http' | 'replicate' | 'deepgram' | 'bedrock';

@@ -1223,12 +1223,13 @@ function multipartBody(submission: Omit<CreateJobRequest, 'file'>, file: FileInp
   if (submission.webhookUrl !== undefined) form.set('webhookUrl', submission.webhookUrl);
   if (submission.priority !== undefined) form.set('priority', submission.priority);
   if (submission.runAt !== undefined) form.set('runAt', runAtText(submission.runAt));
+  if (submission.startBy !== undefined) form.set('startBy', runAtText(submission.startBy));
   const blob = file.data instanceof Blob ? file.data : new Blob([file.data as Uint8Array<ArrayBuffer>]);
   form.set('file', new Blob([blob], { type: file.contentType }), file.filename ?? 'file');
   return form;
 }
 
-/** A runAt as the API takes it (a Date goes as its instant in UTC, as JSON bodies carry it). */
+/** A runAt or startBy as the API takes it (a Date goes as its instant in UTC, as JSON bodies carry it). */
 function runAtText(runAt: Date | string): string {
   return typeof runAt === 'string' ? runAt : runAt.toISOString();
 }

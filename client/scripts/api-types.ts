@@ -29,6 +29,7 @@ export const API_TYPE_NAMES = [
   'MediaVersion',
   'MediaPage',
   'JobError',
+  'JobWaiting',
   'ProviderStatus',
   'TenantUsage',
   'Tenant',

@@ -181,6 +181,7 @@ const components = {
   Job: api.job,
   AdminJob: api.adminJob,
   JobError: api.jobError,
+  JobWaiting: api.waiting,
   JobPage: api.jobPage,
   AdminJobPage: api.adminJobPage,
   ProviderStatus: providerStatus,

@@ -3,6 +3,7 @@ import { chooseTenant, type TenantCandidate, waitingEntryOf } from './fair-share
 import { currentExecutionOf, executionNameOf, type Job, providerOf, slotHolderOf, takesSlot } from './job';
 import type {
   EnqueueOptions,
+  EventPublisher,
   InFlightLimits,
   JobQueue,
   JobStore,
@@ -18,6 +19,7 @@ import type {
 } from './ports';
 import { isPaused, lookAfterPauseSeconds } from './provider-pauses';
 import { holdsOwnSlot, resumedSinceStart, slotRedriveTokenOf, waitsForSlotBack } from './slots';
+import { endMissedStart, missedStartBy } from './start-deadline';
 import { TENANT_DEFAULTS } from './tenants';
 
 export interface DispatchDeps extends FillDeps {
@@ -57,6 +59,10 @@ export async function dispatchJob(
     return 'started';
   }
   if (job?.status !== 'queued') return 'dropped';
+  if (missedStartBy(job, deps.now())) {
+    await endMissedStart(deps, job);
+    return 'dropped';
+  }
   if (!takesSlot(job)) {
     // It holds no slot (its chunk jobs each wait for one in the tenant's line): nothing to wait for.
     await startJob(deps, job);
@@ -213,6 +219,8 @@ export interface FillDeps {
   readonly tenantShares: TenantShares;
   readonly maxInFlight: InFlightLimits;
   readonly now: () => Date;
+  /** Where a waiting job that missed its startBy, ended instead of granted, puts its `job.failed` event. */
+  readonly events?: EventPublisher;
   /**
    * Starts a chosen job at once, where the caller may (the dispatcher, a step
    * that freed a slot); without it, or when it fails, the job goes to the
@@ -407,6 +415,12 @@ async function firstInLine(
         (job.status === 'queued' || (waitsForSlotBack(job) && !holdsOwnSlot(holders, job)));
       if (!waits) {
         await deps.waiting.remove(entry);
+        removed = true;
+        continue;
+      }
+      // Its turn came too late for its client: it ends instead of being granted, and leaves its line.
+      if (missedStartBy(job, deps.now())) {
+        await endMissedStart(deps, job, entry);
         removed = true;
         continue;
       }

@@ -53,6 +53,28 @@ export const jobStatus = z.enum(JOB_STATUSES).meta({
 
 export const jobError = z.object({ code: z.string(), message: z.string() });
 
+/** The error code of a job that could not reach its provider by its `startBy`. */
+export const START_DEADLINE_PASSED = 'start_deadline_passed';
+
+/** Why a queued job is not at its provider yet, as far as it is known without reading more than its provider's pool. */
+export const WAITING_REASONS = ['provider_paused', 'provider_full', 'tenant_cap', 'rate_limited'] as const;
+
+export const waiting = z
+  .object({
+    reason: z
+      .enum(WAITING_REASONS)
+      .describe(
+        "`provider_paused`: its provider throttled or went down (or an operator paused it), and no job goes there until `until`. `provider_full`: every slot of its provider is taken; it waits in its tenant's line. `tenant_cap`: its tenant holds as many of the provider's slots as its maxInFlight allows. `rate_limited`: its provider's request rate is used up for now.",
+      ),
+    until: timestamp.optional().describe('When the reason ends, where it is known (a pause).'),
+    position: z.int().min(1).optional().describe("Its place in its tenant's line (1: next), where known."),
+    estimatedStartAt: timestamp.optional().describe('When it is expected to start, where known.'),
+  })
+  .meta({
+    description:
+      'Why a queued job waits; present only while it is queued and the reason is known. Read when the job is read: it says how things stood then.',
+  });
+
 const jobFields = {
   id: jobId.describe('Derived from (tenant, Idempotency-Key).'),
   type: jobType,
@@ -85,6 +107,12 @@ const jobFields = {
   runAt: timestamp.describe(
     'The runAt the job was submitted with (UTC), or its creation time when it had none.',
   ),
+  startBy: timestamp
+    .optional()
+    .describe(
+      `The latest instant the job may reach its provider (UTC): one still waiting then ends \`failed\` with error.code \`${START_DEADLINE_PASSED}\` and nothing charged; one already sent to its provider is never ended by it. Absent: the job waits however long its provider is paused or down.`,
+    ),
+  waiting: waiting.optional(),
   scheduleId: z
     .string()
     .regex(SCHEDULE_ID_PATTERN)
