@@ -224,6 +224,7 @@ const submitOptions = {
   file: { type: 'string' },
   'content-type': { type: 'string' },
   at: { type: 'string' },
+  'start-by': { type: 'string' },
   wait: { type: 'boolean' },
   'idempotency-key': { type: 'string' },
   ...waitOptions,
@@ -259,13 +260,15 @@ ${inputFlagsHelp(table, SUBMIT_FLAGS, '    ')}
 function submitCommand(table: InputTable): Command {
   return {
     summary: 'submit a job',
-    usage: `longhaul submit --type <type> [input] [--file <path>] [--webhook <url>] [--priority <p>] [--at <time>] [--wait [--timeout <d>]] [--idempotency-key <key>]
+    usage: `longhaul submit --type <type> [input] [--file <path>] [--webhook <url>] [--priority <p>] [--at <time>] [--start-by <time>] [--wait [--timeout <d>]] [--idempotency-key <key>]
 ${jobFlagsHelp(table)}
   --file <path>      up to 4 MiB sent with the job, up to 32 MiB in one upload, larger in resumable parts
   --content-type     of --file (default: from its extension)
   --at <time>        run the job then, not now: a duration from now (${DURATION_HELP})
                      or an RFC 3339 time with an offset, at most 365 days ahead (the
                      deployment may allow fewer); until then it is scheduled (a past time runs it now)
+  --start-by <time>  the latest it may reach its provider, as --at takes a time: still waiting
+                     then (its provider down, say), it ends failed, uncharged (start_deadline_passed)
   --wait             follow progress on stderr and print the finished job
 ${TIMEOUT_HELP}
   --idempotency-key  resume an earlier submission (its key is printed when it is sent)`,
@@ -1599,12 +1602,17 @@ async function submit(c: Context, table: InputTable): Promise<number> {
   const timeout = waitTimeoutOf(c);
   // Sent as written when a time: the API refuses one too far ahead for the deployment, naming why.
   const runAt = typeof values.at === 'string' ? runAtOf(values.at, io.now?.() ?? new Date()) : undefined;
+  const startBy =
+    typeof values['start-by'] === 'string'
+      ? runAtOf(values['start-by'], io.now?.() ?? new Date(), '--start-by')
+      : undefined;
   const contentType = typeof values['content-type'] === 'string' ? values['content-type'] : undefined;
   const file = typeof values.file === 'string' ? await readFileInput(values.file, contentType) : undefined;
   if (typeof values.file === 'string') nameFilePointers(c, values.file);
   const request = {
     ...jobOf(type, values, table),
     ...(runAt !== undefined ? { runAt } : {}),
+    ...(startBy !== undefined ? { startBy } : {}),
     ...(file ? { file } : {}),
   } as CreateJobRequest;
   const client = c.client();
@@ -1715,9 +1723,18 @@ async function waitAndPrint(c: Context, jobId: string, timeout: number | undefin
   c.io.stderr.write(
     job.status === 'needs_review'
       ? `${job.id} needs review by an operator${job.error ? `: ${job.error.message}` : ''}\n`
-      : `${job.id} ${job.status}${job.error ? `: ${job.error.code}: ${job.error.message}` : ''}\n`,
+      : `${job.id} ${job.status}${job.error ? `: ${job.error.code}: ${job.error.message}` : ''}\n${recoveryOf(job)}`,
   );
   return EXIT.jobUnsuccessful;
+}
+
+/** What brings a failed job back, as a line to print: a job that missed its startBy is submitted again instead. */
+function recoveryOf(job: Job): string {
+  if (job.status !== 'failed') return '';
+  if (job.error?.code === 'start_deadline_passed') {
+    return 'Nothing was charged. Submit it again under a new key, with a later --start-by or none.\n';
+  }
+  return `Recover it: longhaul jobs resume ${job.id}\n`;
 }
 
 /**

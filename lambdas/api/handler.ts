@@ -87,6 +87,7 @@ import {
 import { search, withQuerySlot } from '../domain/search';
 import { issueStreamTicket, STREAM_TICKET_TTL_SECONDS } from '../domain/stream-tickets';
 import { getTenant, parseTenantChanges, parseTenantName, putTenant } from '../domain/tenants';
+import { waitingOf } from '../domain/waiting-reasons';
 import { runtimeSettings } from '../shared/env';
 import { intakeDeps, recordSubmission } from '../shared/intake';
 import { emit, instrument, logger } from '../shared/observability';
@@ -103,7 +104,7 @@ import { scheduleStore } from '../shared/ports/schedule-store';
 import { scheduleTriggers } from '../shared/ports/schedule-triggers';
 import { inFlightLimits, slotPools } from '../shared/ports/slots';
 import { streamTickets } from '../shared/ports/stream-tickets';
-import { tenantStore } from '../shared/ports/tenants';
+import { tenantShares, tenantStore } from '../shared/ports/tenants';
 import { timeline } from '../shared/ports/timeline';
 import { vectorIndex } from '../shared/ports/vector-index';
 import { workflow } from '../shared/ports/workflow';
@@ -319,7 +320,14 @@ const tenantRoutes: Partial<Record<RouteKey, Route>> = {
   },
   'GET /v1/jobs/{id}': async (event, tenantId) => {
     const job = await getJob(jobStore(), tenantId, pathId(event));
-    return json(200, await presentJob(job, outputUrls));
+    // Why a queued job waits costs a read of its provider's pool: said here, where one job is asked
+    // for, and left out of listings.
+    const waiting = await waitingOf(
+      { slots: slotPools(), maxInFlight: inFlightLimits(), tenantShares: tenantShares(), now },
+      job,
+    );
+    const resource = await presentJob(job, outputUrls);
+    return json(200, waiting ? { ...resource, waiting } : resource);
   },
   'GET /v1/jobs/{id}/events': async (event, tenantId) => {
     const job = await getJob(jobStore(), tenantId, pathId(event));

@@ -2,6 +2,7 @@ import * as z from 'zod';
 import { MAX_EXPRESSION_LENGTH } from '../../config/schedule-expressions';
 import { bodyLimits, defaultSettings } from '../../config/settings';
 import { KEY_PATTERN, SCHEDULE_ID_PATTERN } from '../domain/idempotency';
+import { START_DEADLINE_PASSED } from '../domain/job-statuses';
 import { providerStatus } from '../domain/operator';
 import { createUpload, MAX_BATCH_ITEMS } from '../domain/requests';
 import {
@@ -10,7 +11,6 @@ import {
   jobPriority,
   jobType,
   nextCursor,
-  START_DEADLINE_PASSED,
   timestamp,
 } from '../domain/resources';
 import { DEFAULT_TIMEZONE, MAX_START_WITHIN_SECONDS } from '../domain/schedules';

@@ -7,7 +7,13 @@ import { PROBLEM_CODES } from '../../config/problems';
 import { PROVIDER_NAMES } from '../../config/providers';
 import { defaultSettings } from '../../config/settings';
 import { JOB_ID_PATTERN, SCHEDULE_ID_PATTERN } from './ids';
-import { CANCELABLE_STATUSES, DEFAULT_PRIORITY, JOB_PRIORITIES, JOB_STATUSES } from './job-statuses';
+import {
+  CANCELABLE_STATUSES,
+  DEFAULT_PRIORITY,
+  JOB_PRIORITIES,
+  JOB_STATUSES,
+  START_DEADLINE_PASSED,
+} from './job-statuses';
 import { MAX_PARTS, MIN_PART_BYTES } from './part-limits';
 import { MAX_WEIGHT, TENANT_DEFAULTS, TENANT_ID_PATTERN, tenantUsage } from './tenant-settings';
 
@@ -52,9 +58,6 @@ export const jobStatus = z.enum(JOB_STATUSES).meta({
 });
 
 export const jobError = z.object({ code: z.string(), message: z.string() });
-
-/** The error code of a job that could not reach its provider by its `startBy`. */
-export const START_DEADLINE_PASSED = 'start_deadline_passed';
 
 /** Why a queued job is not at its provider yet, as far as it is known without reading more than its provider's pool. */
 export const WAITING_REASONS = ['provider_paused', 'provider_full', 'tenant_cap', 'rate_limited'] as const;

@@ -1,7 +1,10 @@
 import { type EventDeps, publishJobEvent } from './events';
 import { waitingEntryOf } from './fair-share';
 import type { Job } from './job';
+import { START_DEADLINE_PASSED } from './job-statuses';
 import type { JobStore, WaitingEntry, WaitingLines } from './ports';
+
+export { START_DEADLINE_PASSED };
 
 /**
  * A client's deadline for its job to reach its provider (`startBy`). A job
@@ -11,9 +14,6 @@ import type { JobStore, WaitingEntry, WaitingLines } from './ports';
  * reconciler's pass over queued jobs, whichever meets it first. A job with no
  * `startBy` waits however long its provider is down.
  */
-
-/** The error code of a job that could not reach its provider by its `startBy`. */
-export const START_DEADLINE_PASSED = 'start_deadline_passed';
 
 /**
  * Whether the job still waits to reach its provider and its `startBy` has
