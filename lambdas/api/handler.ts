@@ -17,7 +17,14 @@ import {
   updateMediaRequest,
 } from '../../config/media';
 import { bodyLimits, embeddingSettingsOf } from '../../config/settings';
-import { cancelJobs, parseCancelJobs, parseReplayJobs, replayJobs } from '../domain/bulk';
+import {
+  cancelJobs,
+  parseCancelJobs,
+  parseReplayJobs,
+  parseResumeJobs,
+  replayJobs,
+  resumeJobs,
+} from '../domain/bulk';
 import { handOnFreeSlots } from '../domain/dispatch';
 import {
   ForbiddenError,
@@ -104,7 +111,7 @@ import { scheduleStore } from '../shared/ports/schedule-store';
 import { scheduleTriggers } from '../shared/ports/schedule-triggers';
 import { inFlightLimits, slotPools } from '../shared/ports/slots';
 import { streamTickets } from '../shared/ports/stream-tickets';
-import { tenantShares, tenantStore } from '../shared/ports/tenants';
+import { tenantBacklogs, tenantShares, tenantStore } from '../shared/ports/tenants';
 import { timeline } from '../shared/ports/timeline';
 import { vectorIndex } from '../shared/ports/vector-index';
 import { workflow } from '../shared/ports/workflow';
@@ -583,6 +590,23 @@ const adminRoutes: Partial<
       matched: result.matched,
       replayed: result.replayed,
       alreadyReplayed: result.alreadyReplayed,
+      refused: result.refused.length,
+    });
+    return json(200, result);
+  },
+  'POST /v1/admin/jobs/resume': async (event) => {
+    const request = parseResumeJobs(jsonBody(event, bodyLimits.jsonBytes));
+    const result = await resumeJobs(
+      { store: liveJobStore(), workflow: workflow(), timeline: timeline(), backlogs: tenantBacklogs(), now },
+      request,
+      settings.replayMaxPerRequest,
+    );
+    logger.info('jobs resumed by an operator', {
+      filter: request.filter,
+      dryRun: request.dryRun ?? false,
+      note: request.note,
+      matched: result.matched,
+      resumed: result.resumed,
       refused: result.refused.length,
     });
     return json(200, result);

@@ -32,6 +32,7 @@ export {
   problemCode,
   progressMessage,
   replayJobsResult,
+  resumeJobsResult,
   statusMessage,
   tenant,
   timeline,

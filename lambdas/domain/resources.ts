@@ -292,6 +292,23 @@ export const replayJobsResult = z.object({
   ),
 });
 
+export const resumeJobsResult = z.object({
+  matched: count.describe(
+    `Failed jobs this request found matching the filter, resumed or refused: at most REPLAY_MAX_PER_REQUEST (${defaultSettings.replayMaxPerRequest} by default) read.`,
+  ),
+  resumed: count.describe('Of those, the jobs now running again; 0 on a dry run.'),
+  refused: z
+    .array(
+      z.object({ id: jobId, reason: z.string().describe('Why it is not resumed, as a single resume says.') }),
+    )
+    .describe(
+      'Matching jobs that may not be resumed: replayed already, sent to their provider with no known outcome, failed by their provider or by an operator, or ended by their startBy (submit those again).',
+    ),
+  nextCursor: nextCursor.describe(
+    'More jobs may match: send the same filter and note again with this as `cursor`. Null when every failed job was looked at.',
+  ),
+});
+
 export const timelineEvent = z
   .object({
     at: timestamp,

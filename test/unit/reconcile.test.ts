@@ -203,13 +203,11 @@ describe('queued jobs', () => {
 describe('start deadlines', () => {
   it('ends a job still waiting at a paused provider once its startBy has passed, charging nothing', async () => {
     const { deps, add, get } = setup({ now: 3_600_000 });
-    await deps.slots
-      .pool('longhaul-http')
-      .pause({
-        until: new Date(t0.getTime() + 7_200_000),
-        seconds: 300,
-        reason: 'longhaul-http answered 503.',
-      });
+    await deps.slots.pool('longhaul-http').pause({
+      until: new Date(t0.getTime() + 7_200_000),
+      seconds: 300,
+      reason: 'longhaul-http answered 503.',
+    });
     const late = add({ status: 'queued', enqueuedAt: at(3_590_000), startBy: at(3_000_000) });
     const patient = add({ status: 'queued', enqueuedAt: at(3_590_000) });
     await deps.waiting.add(waitingEntryOf(late));
