@@ -394,7 +394,9 @@ export class DynamoDbJobStore implements JobStore {
                 UpdateExpression:
                   'SET previousStatus = #status, #status = :running, statusAt = :at, updatedAt = :at, ' +
                   'tenantStatus = :tenantStatus, activeKey = :activeKey, startedAt = :at, executionName = :name, enqueuedAt = :at',
-                ConditionExpression: 'attribute_exists(pk) AND #status = :queued AND createdAt = :createdAt',
+                // A job whose client's startBy has come is never granted: the deadline is part of the grant.
+                ConditionExpression:
+                  'attribute_exists(pk) AND #status = :queued AND createdAt = :createdAt AND (attribute_not_exists(startBy) OR startBy > :at)',
                 ExpressionAttributeNames: { '#status': 'status' },
                 ExpressionAttributeValues: {
                   ':running': 'running',

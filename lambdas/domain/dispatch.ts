@@ -306,9 +306,13 @@ export async function fillFreeSlot(
         if (job.id !== self) await startOrHandOff(deps, outcome.granted, fresh);
         return job.id;
       }
-      // It left `queued` after it was read (canceled, say): its entry goes. Or another chooser changed
-      // the pool: the choice is made again.
-      if (outcome.refused === 'job') await deps.waiting.remove(entry);
+      // It left `queued` after it was read (canceled, say): its entry goes. Or its startBy came as it was
+      // chosen, and the grant's own condition refused it: it ends. Or another chooser changed the pool:
+      // the choice is made again.
+      if (outcome.refused === 'job') {
+        if (missedStartBy(job, deps.now())) await endMissedStart(deps, job, entry);
+        else await deps.waiting.remove(entry);
+      }
       changed = true;
     }
   }
