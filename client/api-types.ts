@@ -279,3 +279,18 @@ export type ReplayJobsResult = {
   /** More jobs may match: send the same filter and note again with this as `cursor`. Null when every matching job was looked at. */
   readonly nextCursor: string | null;
 };
+
+export type ResumeJobsResult = {
+  /** Failed jobs this request found matching the filter, resumed or refused: at most REPLAY_MAX_PER_REQUEST (50 by default) read. */
+  readonly matched: number;
+  /** Of those, the jobs now running again; 0 on a dry run. */
+  readonly resumed: number;
+  /** Matching jobs that may not be resumed: replayed already, sent to their provider with no known outcome, failed by their provider or by an operator, or ended by their startBy (submit those again). */
+  readonly refused: readonly {
+    readonly id: string;
+    /** Why it is not resumed, as a single resume says. */
+    readonly reason: string;
+  }[];
+  /** More jobs may match: send the same filter and note again with this as `cursor`. Null when every failed job was looked at. */
+  readonly nextCursor: string | null;
+};

@@ -44,6 +44,8 @@ import {
   type ReplayFilter,
   type ReplayResult,
   type Resolution,
+  type ResumeFilter,
+  type ResumeResult,
   type Schedule,
   type SearchRequest,
   type SearchResult,
@@ -949,6 +951,29 @@ export class Longhaul {
       body: () => text,
     });
     return answer.body as ReplayResult;
+  }
+
+  /**
+   * Resumes failed jobs by filter (admin key), each as its client's
+   * `resumeJob` would: what an outage failed goes on from the step that
+   * failed, waiting in its tenant's line for its slot. `note` goes on each
+   * resumed job's timeline. One request reads at most the server's
+   * REPLAY_MAX_PER_REQUEST failed jobs: while the answer has a `nextCursor`,
+   * call again with it and the same filter and note.
+   */
+  async resumeJobsByFilter(
+    filter: ResumeFilter,
+    note: string,
+    bulk: BulkOptions = {},
+    options: RequestOptions = {},
+  ): Promise<ResumeResult> {
+    const text = JSON.stringify({ filter, note, ...bulk });
+    const answer = await this.call('adminResumeJobs', {
+      ...options,
+      operationHeaders: { 'content-type': 'application/json' },
+      body: () => text,
+    });
+    return answer.body as ResumeResult;
   }
 
   /** Moves the dead-letter queue back to the jobs queue (admin key). */

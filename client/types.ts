@@ -9,7 +9,7 @@
  * OpenAPI document.
  */
 
-import type { JobError, JobWaiting, ReplayJobsResult } from './api-types';
+import type { JobError, JobWaiting, ReplayJobsResult, ResumeJobsResult } from './api-types';
 import type { JobPriority, JobStatus, JobType, JobTypeSchemas } from './job-types';
 
 export * from './api-types';
@@ -269,6 +269,17 @@ export type ReplayFilter = JobFilter & {
 
 /** What one replay request matched and did (`POST /v1/admin/jobs/replay`). */
 export type ReplayResult = ReplayJobsResult;
+
+/** Which failed jobs an operator resumes: by what failed them, where and when; without `tenant`, every tenant's. */
+export type ResumeFilter = Omit<JobFilter, 'status'> & {
+  readonly tenant?: string;
+  /** The failed jobs' `error.code`, e.g. `provider_unavailable`. */
+  readonly errorCode?: string;
+  readonly provider?: Job['provider'];
+};
+
+/** What one bulk resume matched and did (`POST /v1/admin/jobs/resume`). */
+export type ResumeResult = ResumeJobsResult;
 
 /** Why a matching job was not replayed. */
 export type ReplayRefusal = ReplayResult['refused'][number]['reason'];

@@ -39,6 +39,7 @@ export const API_TYPE_NAMES = [
   'StreamTicket',
   'CancelJobsResult',
   'ReplayJobsResult',
+  'ResumeJobsResult',
 ] as const;
 
 const HEADER = `/**
