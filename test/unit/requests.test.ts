@@ -281,6 +281,25 @@ describe('parseBatch', () => {
     ]);
   });
 
+  it("takes an item's startBy as a single submission's, and refuses a past one alone, pointing into the batch", () => {
+    const items = parseBatch(
+      {
+        items: [
+          { idempotencyKey: 'a', ...cat, startBy: '2030-01-01T00:10:00Z' },
+          { idempotencyKey: 'b', ...cat, startBy: '2029-12-31T00:00:00Z' },
+        ],
+      },
+      strict,
+    );
+    expect(items[0]?.entry).toEqual({
+      idempotencyKey: 'a',
+      request: { ...cat, startBy: '2030-01-01T00:10:00.000Z' },
+    });
+    expect((errorOf(items[1]?.entry as object) as ValidationError).errors).toEqual([
+      { pointer: '/items/1/startBy', detail: 'must be in the future (after 2030-01-01T00:00:00.000Z)' },
+    ]);
+  });
+
   it('refuses an invalid item alone, with pointers into the batch, and keeps the valid ones', () => {
     const items = parseBatch(
       {
