@@ -162,7 +162,7 @@ export type JobWaiting = {
   readonly reason: 'provider_paused' | 'provider_full' | 'tenant_cap' | 'rate_limited';
   /** When the reason ends, where it is known (a pause). */
   readonly until?: string;
-  /** Its place in its tenant's line (1: next), where known. */
+  /** Its place in its tenant's line (1: next), when it is near the head; absent further back. */
   readonly position?: number;
   /** When it is expected to start, where known. */
   readonly estimatedStartAt?: string;

@@ -109,7 +109,7 @@ import { outputStore } from '../shared/ports/output-store';
 import { embeddingProvider } from '../shared/ports/providers';
 import { scheduleStore } from '../shared/ports/schedule-store';
 import { scheduleTriggers } from '../shared/ports/schedule-triggers';
-import { inFlightLimits, slotPools } from '../shared/ports/slots';
+import { inFlightLimits, slotPools, waitingLines } from '../shared/ports/slots';
 import { streamTickets } from '../shared/ports/stream-tickets';
 import { tenantBacklogs, tenantShares, tenantStore } from '../shared/ports/tenants';
 import { timeline } from '../shared/ports/timeline';
@@ -327,10 +327,16 @@ const tenantRoutes: Partial<Record<RouteKey, Route>> = {
   },
   'GET /v1/jobs/{id}': async (event, tenantId) => {
     const job = await getJob(jobStore(), tenantId, pathId(event));
-    // Why a queued job waits costs a read of its provider's pool: said here, where one job is asked
-    // for, and left out of listings.
+    // Why a queued job waits costs a read of its provider's pool and one of its line's head: said here,
+    // where one job is asked for, and left out of listings.
     const waiting = await waitingOf(
-      { slots: slotPools(), maxInFlight: inFlightLimits(), tenantShares: tenantShares(), now },
+      {
+        slots: slotPools(),
+        maxInFlight: inFlightLimits(),
+        tenantShares: tenantShares(),
+        waiting: waitingLines(),
+        now,
+      },
       job,
     );
     const resource = await presentJob(job, outputUrls);

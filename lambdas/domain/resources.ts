@@ -70,7 +70,11 @@ export const waiting = z
         "`provider_paused`: its provider throttled or went down (or an operator paused it), and no job goes there until `until`. `provider_full`: every slot of its provider is taken; it waits in its tenant's line. `tenant_cap`: its tenant holds as many of the provider's slots as its maxInFlight allows. `rate_limited`: its provider's request rate is used up for now.",
       ),
     until: timestamp.optional().describe('When the reason ends, where it is known (a pause).'),
-    position: z.int().min(1).optional().describe("Its place in its tenant's line (1: next), where known."),
+    position: z
+      .int()
+      .min(1)
+      .optional()
+      .describe("Its place in its tenant's line (1: next), when it is near the head; absent further back."),
     estimatedStartAt: timestamp.optional().describe('When it is expected to start, where known.'),
   })
   .meta({

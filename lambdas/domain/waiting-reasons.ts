@@ -1,5 +1,6 @@
+import { waitingEntryOf } from './fair-share';
 import { type Job, providerOf, takesSlot } from './job';
-import type { InFlightLimits, SlotPools, TenantShares } from './ports';
+import type { InFlightLimits, SlotPools, TenantShares, WaitingLines } from './ports';
 import { isPaused } from './provider-pauses';
 import type { Resource, waiting } from './resources';
 
@@ -10,8 +11,13 @@ export interface WaitingDeps {
   readonly slots: SlotPools;
   readonly maxInFlight: InFlightLimits;
   readonly tenantShares: TenantShares;
+  /** The lines, for the job's place in its tenant's line. */
+  readonly waiting: Pick<WaitingLines, 'head'>;
   readonly now: () => Date;
 }
+
+/** How far into its tenant's line a job's place is looked for: one small query, never the whole line. */
+export const POSITION_READ = 25;
 
 /**
  * Why a queued job is not at its provider yet, from one read of its
@@ -24,11 +30,28 @@ export async function waitingOf(deps: WaitingDeps, job: Job): Promise<Waiting | 
   if (job.status !== 'queued' || !takesSlot(job)) return undefined;
   const provider = providerOf(job);
   const state = await deps.slots(provider).state();
+  let reason: Pick<Waiting, 'reason' | 'until'> | undefined;
   if (state.pausedUntil !== undefined && isPaused(state, deps.now())) {
-    return { reason: 'provider_paused', until: new Date(state.pausedUntil).toISOString() };
+    reason = { reason: 'provider_paused', until: new Date(state.pausedUntil).toISOString() };
+  } else if (state.holders.length >= deps.maxInFlight[provider]) {
+    reason = { reason: 'provider_full' };
+  } else {
+    const cap = (await deps.tenantShares([job.tenantId])).get(job.tenantId)?.maxInFlight;
+    if (cap !== undefined && (state.tenantInFlight[job.tenantId] ?? 0) >= cap)
+      reason = { reason: 'tenant_cap' };
   }
-  if (state.holders.length >= deps.maxInFlight[provider]) return { reason: 'provider_full' };
-  const cap = (await deps.tenantShares([job.tenantId])).get(job.tenantId)?.maxInFlight;
-  if (cap !== undefined && (state.tenantInFlight[job.tenantId] ?? 0) >= cap) return { reason: 'tenant_cap' };
-  return undefined;
+  if (!reason) return undefined;
+  return { ...reason, ...(await positionOf(deps, job)) };
+}
+
+/**
+ * The job's place in its tenant's line, read from the line's head (a job
+ * canceled while waiting may still be counted ahead of it until a choice
+ * removes its entry); nothing when it is further back than that read.
+ */
+async function positionOf(deps: Pick<WaitingDeps, 'waiting'>, job: Job): Promise<{ position?: number }> {
+  const entry = waitingEntryOf(job);
+  const head = await deps.waiting.head(entry.provider, entry.tenant, POSITION_READ);
+  const index = head.findIndex((waiting) => waiting.jobId === job.id);
+  return index < 0 ? {} : { position: index + 1 };
 }

@@ -1,7 +1,8 @@
+import { waitingEntryOf } from '../../lambdas/domain/fair-share';
 import { slotHolderOf } from '../../lambdas/domain/job';
 import { waitingOf } from '../../lambdas/domain/waiting-reasons';
 import { sampleJob } from './support/jobs';
-import { limits, memorySlots, memoryTenantShares } from './support/memory-ports';
+import { limits, MemoryWaitingLines, memorySlots, memoryTenantShares } from './support/memory-ports';
 
 const clock = new Date('2026-05-01T10:00:00.000Z');
 
@@ -15,6 +16,7 @@ function setup(caps: Record<string, number> = {}) {
         Object.entries(caps).map(([tenant, maxInFlight]) => [tenant, { weight: 1, maxInFlight }]),
       ),
     ),
+    waiting: new MemoryWaitingLines(),
     now: () => clock,
   };
   return { deps, pool: slots.pool('longhaul-http') };
@@ -39,6 +41,23 @@ describe('waitingOf', () => {
     const { deps, pool } = setup();
     await pool.acquire(holder(0), 2, { tenant: 'globex' });
     await pool.acquire(holder(1), 2, { tenant: 'globex' });
+    await expect(waitingOf(deps, queued)).resolves.toEqual({ reason: 'provider_full' });
+  });
+
+  it("says its place in its tenant's line when it is near the head, and none when it is further back", async () => {
+    const { deps, pool } = setup();
+    await pool.acquire(holder(0), 2, { tenant: 'globex' });
+    await pool.acquire(holder(1), 2, { tenant: 'globex' });
+    const ahead = sampleJob(new Date(clock.getTime() - 1000), { id: 'job_0000000000000000000000000a' });
+    await deps.waiting.add(waitingEntryOf(ahead));
+    await deps.waiting.add(waitingEntryOf(queued));
+    await expect(waitingOf(deps, queued)).resolves.toEqual({ reason: 'provider_full', position: 2 });
+    for (let n = 0; n < 30; n++) {
+      const earlier = sampleJob(new Date(clock.getTime() - 2000 - n), {
+        id: `job_${String(n).padStart(26, '0')}`,
+      });
+      await deps.waiting.add(waitingEntryOf(earlier));
+    }
     await expect(waitingOf(deps, queued)).resolves.toEqual({ reason: 'provider_full' });
   });
 
