@@ -234,6 +234,7 @@ const scheduleOptions = {
   ...jobOptions,
   expression: { type: 'string' },
   timezone: { type: 'string' },
+  'start-within': { type: 'string' },
   disabled: { type: 'boolean' },
   'idempotency-key': { type: 'string' },
 } as const satisfies Options;
@@ -503,10 +504,12 @@ const searchCommand: Command = {
 function scheduleCreateCommand(table: InputTable): Command {
   return {
     summary: 'create a recurring schedule that submits a job at each firing',
-    usage: `longhaul schedules create --expression <expr> --type <type> [input] [--timezone <tz>] [--webhook <url>] [--priority <p>] [--disabled] [--idempotency-key <key>]
+    usage: `longhaul schedules create --expression <expr> --type <type> [input] [--timezone <tz>] [--webhook <url>] [--priority <p>] [--start-within <d>] [--disabled] [--idempotency-key <key>]
   --expression       rate(<n> minutes|hours|days) or cron(<min> <hour> <day-of-month> <month> <day-of-week> <year>)
   --timezone         IANA time zone the expression is evaluated in (default UTC)
 ${jobFlagsHelp(table)}
+  --start-within <d> each firing's job must reach its provider within this long of the firing
+                     (${DURATION_HELP}), or it ends failed, uncharged (start_deadline_passed)
   --disabled         create it disabled (enable it later)
   --idempotency-key  resume an earlier creation (its key is printed when it is sent)`,
     examples: [
@@ -793,6 +796,10 @@ async function createScheduleCommand(c: Context, table: InputTable): Promise<num
   const { values, io } = c;
   if (typeof values.expression !== 'string') throw new UsageError('--expression is required.');
   const job = jobOf(jobTypeOf(values, table), values, table) as ScheduledJob;
+  const startWithinSeconds =
+    typeof values['start-within'] === 'string'
+      ? durationSeconds('--start-within', values['start-within'])
+      : undefined;
   const client = c.client();
   const { action, resumeKey } = userActionOf(client, values);
   if (!resumeKey) io.stderr.write(`idempotency key: ${action.idempotencyKey}\n`);
@@ -802,6 +809,7 @@ async function createScheduleCommand(c: Context, table: InputTable): Promise<num
       expression: values.expression,
       ...(typeof values.timezone === 'string' ? { timezone: values.timezone } : {}),
       job,
+      ...(startWithinSeconds !== undefined ? { startWithinSeconds } : {}),
       ...(values.disabled ? { enabled: false } : {}),
     },
     { signal: io.signal },

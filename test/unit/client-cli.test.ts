@@ -1238,6 +1238,28 @@ describe('longhaul schedules', () => {
     );
   });
 
+  it("gives each firing's job a deadline to start with --start-within, in seconds of the duration", async () => {
+    const { code, sent } = await run(
+      [
+        'schedules',
+        'create',
+        '--expression',
+        'rate(1 hour)',
+        '--type',
+        'image.generate',
+        '--prompt',
+        'x',
+      ].concat(['--start-within', '15m']),
+      [() => json(201, schedule())],
+    );
+    expect(code).toBe(EXIT.ok);
+    expect(JSON.parse(String(sent[0]?.body))).toEqual({
+      expression: 'rate(1 hour)',
+      job: { type: 'image.generate', input: { prompt: 'x' } },
+      startWithinSeconds: 900,
+    });
+  });
+
   it('disables, enables and deletes by id, with the method and body each needs', async () => {
     const id = 'sch_cliclicliclicliclicliclicl';
     const disabled = await run(['schedules', 'disable', id], [() => json(200, schedule(false))]);
