@@ -39,13 +39,20 @@ export interface StartDeadlineDeps extends Partial<EventDeps> {
  * `queued` (so a grant or a cancel racing it wins or loses whole; the move
  * out of `queued` takes it out of its tenant's backlog), then takes it out of
  * its line and puts its `job.failed` event: no workflow ever ran for it to
- * put one. Undefined when the job had left `queued` meanwhile.
+ * put one. A caller that cannot put events (a function without the bus that
+ * hands a freed slot on) only takes it out of its line, so it is never
+ * chosen again: its own message or the reconciler's next pass ends it, event
+ * and all. Undefined when the job was not ended here.
  */
 export async function endMissedStart(
   deps: StartDeadlineDeps,
   job: Job,
   entry: WaitingEntry = waitingEntryOf(job),
 ): Promise<Job | undefined> {
+  if (!deps.events) {
+    await deps.waiting.remove(entry);
+    return undefined;
+  }
   const now = deps.now();
   const failed = await deps.store.transition(
     job,

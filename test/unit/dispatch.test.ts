@@ -10,6 +10,7 @@ import { executionNameOf, type Job, newJob, slotHolderOf } from '../../lambdas/d
 import {
   granting,
   limits,
+  MemoryEvents,
   MemoryQueue,
   MemoryStore,
   MemoryTimeline,
@@ -207,7 +208,8 @@ describe('dispatchJob', () => {
   );
 
   it('ends a job whose startBy passed before it was granted: failed, out of its line, nothing started or held', async () => {
-    const { deps, add } = setup(2);
+    const { deps: bare, add } = setup(2);
+    const deps = { ...bare, events: new MemoryEvents() };
     const job = { ...add(0), startBy: new Date(clock.getTime() - 1).toISOString() };
     deps.store.jobs.set(job.id, job);
     await deps.waiting.add(waitingEntryOf(job));
@@ -219,6 +221,7 @@ describe('dispatchJob', () => {
       message: `It had not reached its provider by its startBy (${job.startBy}); nothing was sent to the provider.`,
     });
     expect(ended?.finishedAt).toBe(clock.toISOString());
+    expect(deps.events.published.map((event) => event.detailType)).toEqual(['job.failed']);
     expect(deps.workflow.started).toEqual([]);
     expect(await deps.slots.holders()).toEqual([]);
     expect(deps.waiting.entries()).toEqual([]);
@@ -234,7 +237,8 @@ describe('dispatchJob', () => {
   });
 
   it('gives a freed slot past a waiting job whose startBy passed, ending it, to the next in line', async () => {
-    const { deps, add } = setup(1);
+    const { deps: bare, add } = setup(1);
+    const deps = { ...bare, events: new MemoryEvents() };
     const late = { ...add(0), startBy: new Date(clock.getTime() - 1000).toISOString() };
     deps.store.jobs.set(late.id, late);
     const next = add(1);
@@ -245,6 +249,19 @@ describe('dispatchJob', () => {
     expect(deps.store.jobs.get(late.id)?.error?.code).toBe('start_deadline_passed');
     expect(await deps.slots.holders()).toEqual([slotHolderOf(next)]);
     expect(deps.store.jobs.get(next.id)?.status).toBe('running');
+    expect(deps.waiting.entries()).toEqual([]);
+  });
+
+  it('where no event can be put, passes a waiting job whose startBy passed without ending it: its message or the reconciler ends it', async () => {
+    const { deps, add } = setup(1);
+    const late = { ...add(0), startBy: new Date(clock.getTime() - 1000).toISOString() };
+    deps.store.jobs.set(late.id, late);
+    const next = add(1);
+    await deps.waiting.add(waitingEntryOf(late));
+    await deps.waiting.add(waitingEntryOf(next));
+    await handOnFreeSlots(deps, 'longhaul-http', 'a slot freed');
+    expect(deps.store.jobs.get(late.id)?.status).toBe('queued');
+    expect(await deps.slots.holders()).toEqual([slotHolderOf(next)]);
     expect(deps.waiting.entries()).toEqual([]);
   });
 
