@@ -679,7 +679,7 @@ describe('startWithSlot', () => {
       TableName: 'jobs',
       Key: { pk: job.id, sk: 'JOB' },
       ConditionExpression:
-        'attribute_exists(pk) AND #status = :queued AND createdAt = :createdAt AND (attribute_not_exists(startBy) OR startBy > :at)',
+        'attribute_exists(pk) AND #status = :queued AND createdAt = :createdAt AND (attribute_not_exists(startBy) OR startBy > :at OR attribute_exists(submitIntent))',
     });
     expect(items[2]).toEqual({
       Delete: { TableName: 'jobs', Key: { pk: 'WAIT#longhaul-http#acme', sk: '0001#job_a' } },

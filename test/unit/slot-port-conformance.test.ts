@@ -176,6 +176,20 @@ describe.each(implementations)('the %s slot port', (_name, make) => {
     expect(granted).toEqual({ granted: expect.objectContaining({ id: timely.id, status: 'running' }) });
   });
 
+  it('grants a job whose startBy has come while a submission of it is in doubt: only a resend can settle it', async () => {
+    const inDoubt = {
+      ...queuedJob('acme'),
+      startBy: at.toISOString(),
+      submitIntent: { attemptId: 'a1', at: at.toISOString() },
+    };
+    await port.queued(inDoubt);
+    const granted = await port.store.startWithSlot(
+      { job: inDoubt, holder: slotHolderOf(inDoubt), limit: 2, claim: claim('acme', undefined, 10) },
+      at,
+    );
+    expect(granted).toEqual({ granted: expect.objectContaining({ id: inDoubt.id, status: 'running' }) });
+  });
+
   it('refuses every grant while the provider is paused, in the grant’s own write, and grants again once the pause ends', async () => {
     const [a, b] = [queuedJob('acme'), queuedJob('globex')];
     await port.queued(a);
