@@ -156,6 +156,18 @@ export type JobError = {
   readonly message: string;
 };
 
+/** Why a queued job waits; present only while it is queued and the reason is known. Read when the job is read: it says how things stood then. */
+export type JobWaiting = {
+  /** `provider_paused`: its provider throttled or went down (or an operator paused it), and no job goes there until `until`. `provider_full`: every slot of its provider is taken; it waits in its tenant's line. `tenant_cap`: its tenant holds as many of the provider's slots as its maxInFlight allows. `rate_limited`: its provider's request rate is used up for now. */
+  readonly reason: 'provider_paused' | 'provider_full' | 'tenant_cap' | 'rate_limited';
+  /** When the reason ends, where it is known (a pause). */
+  readonly until?: string;
+  /** Its place in its tenant's line (1: next), when it is near the head; absent further back. */
+  readonly position?: number;
+  /** When it is expected to start, where known. */
+  readonly estimatedStartAt?: string;
+};
+
 /** A provider as operators see it. */
 export type ProviderStatus = {
   readonly name: 'longhaul-http' | 'replicate' | 'deepgram' | 'bedrock';
@@ -271,5 +283,20 @@ export type ReplayJobsResult = {
     readonly tenantId: string;
   }[];
   /** More jobs may match: send the same filter and note again with this as `cursor`. Null when every matching job was looked at. */
+  readonly nextCursor: string | null;
+};
+
+export type ResumeJobsResult = {
+  /** Failed jobs this request found matching the filter, resumed or refused: at most REPLAY_MAX_PER_REQUEST (50 by default) read. */
+  readonly matched: number;
+  /** Of those, the jobs now running again; 0 on a dry run. */
+  readonly resumed: number;
+  /** Matching jobs that may not be resumed: replayed already, sent to their provider with no known outcome, failed by their provider or by an operator, or ended by their startBy (submit those again). */
+  readonly refused: readonly {
+    readonly id: string;
+    /** Why it is not resumed, as a single resume says. */
+    readonly reason: string;
+  }[];
+  /** More jobs may match: send the same filter and note again with this as `cursor`. Null when every failed job was looked at. */
   readonly nextCursor: string | null;
 };

@@ -44,6 +44,8 @@ import {
   type ReplayFilter,
   type ReplayResult,
   type Resolution,
+  type ResumeFilter,
+  type ResumeResult,
   type Schedule,
   type SearchRequest,
   type SearchResult,
@@ -972,6 +974,29 @@ export class Longhaul {
     return answer.body as ReplayResult;
   }
 
+  /**
+   * Resumes failed jobs by filter (admin key), each as its client's
+   * `resumeJob` would: what an outage failed goes on from the step that
+   * failed, waiting in its tenant's line for its slot. `note` goes on each
+   * resumed job's timeline. One request reads at most the server's
+   * REPLAY_MAX_PER_REQUEST failed jobs: while the answer has a `nextCursor`,
+   * call again with it and the same filter and note.
+   */
+  async resumeJobsByFilter(
+    filter: ResumeFilter,
+    note: string,
+    bulk: BulkOptions = {},
+    options: RequestOptions = {},
+  ): Promise<ResumeResult> {
+    const text = JSON.stringify({ filter, note, ...bulk });
+    const answer = await this.call('adminResumeJobs', {
+      ...options,
+      operationHeaders: { 'content-type': 'application/json' },
+      body: () => text,
+    });
+    return answer.body as ResumeResult;
+  }
+
   /** Moves the dead-letter queue back to the jobs queue (admin key). */
   async redriveDeadLetters(options: RequestOptions = {}): Promise<RedriveStarted> {
     return (await this.call('adminRedriveDeadLetters', options)).body as RedriveStarted;
@@ -1244,12 +1269,13 @@ function multipartBody(submission: Omit<CreateJobRequest, 'file'>, file: FileInp
   if (submission.webhookUrl !== undefined) form.set('webhookUrl', submission.webhookUrl);
   if (submission.priority !== undefined) form.set('priority', submission.priority);
   if (submission.runAt !== undefined) form.set('runAt', runAtText(submission.runAt));
+  if (submission.startBy !== undefined) form.set('startBy', runAtText(submission.startBy));
   const blob = file.data instanceof Blob ? file.data : new Blob([file.data as Uint8Array<ArrayBuffer>]);
   form.set('file', new Blob([blob], { type: file.contentType }), file.filename ?? 'file');
   return form;
 }
 
-/** A runAt as the API takes it (a Date goes as its instant in UTC, as JSON bodies carry it). */
+/** A runAt or startBy as the API takes it (a Date goes as its instant in UTC, as JSON bodies carry it). */
 function runAtText(runAt: Date | string): string {
   return typeof runAt === 'string' ? runAt : runAt.toISOString();
 }

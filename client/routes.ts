@@ -113,6 +113,8 @@ export const operations = {
   },
   // Each replay's key comes from its original and the note: a repeated request replays nothing twice.
   adminReplayJobs: { method: 'POST', path: '/v1/admin/jobs/replay', auth: 'admin', retry: 'idempotent' },
+  // A resumed job has left the failed listings, and a resume of a running job is refused: a repeat resumes nothing twice.
+  adminResumeJobs: { method: 'POST', path: '/v1/admin/jobs/resume', auth: 'admin', retry: 'idempotent' },
   adminRedriveDeadLetters: {
     method: 'POST',
     path: '/v1/admin/dlq/redrive',

@@ -9,7 +9,7 @@
  * OpenAPI document.
  */
 
-import type { JobError, ReplayJobsResult } from './api-types';
+import type { JobError, JobWaiting, ReplayJobsResult, ResumeJobsResult } from './api-types';
 import type { JobPriority, JobStatus, JobType, JobTypeSchemas } from './job-types';
 
 export * from './api-types';
@@ -79,6 +79,10 @@ type JobBase = {
   readonly webhookUrl?: string;
   /** When the job was to run: the runAt it was submitted with, or its creation time. */
   readonly runAt: string;
+  /** The latest it may reach its provider: still waiting then, it ends failed with `start_deadline_passed`, uncharged. */
+  readonly startBy?: string;
+  /** Why it waits, while it is queued and the reason is known. */
+  readonly waiting?: JobWaiting;
   /** The recurring schedule whose firing created the job. */
   readonly scheduleId?: string;
   readonly createdAt: string;
@@ -168,6 +172,13 @@ export type Submission<T extends JobType> = {
    * the job is `scheduled`; absent or past, it runs now.
    */
   readonly runAt?: Date | string;
+  /**
+   * The latest the job may reach its provider: a Date, or RFC 3339 text with
+   * a time zone offset, in the future and after `runAt`. Still waiting then
+   * (its provider down, say), it ends failed with `start_deadline_passed` and
+   * nothing charged. Absent: it waits however long its provider is down.
+   */
+  readonly startBy?: Date | string;
   /** Fills `sourceImageRef` (image.generate) or `audioRef` (audio.transcribe). */
   readonly file?: FileInput;
 };
@@ -199,8 +210,12 @@ export type BatchItemResult = {
   readonly replayed: boolean;
 };
 
-/** A job template as a schedule fires it: what `createJob` takes, without a file (upload it first and put its ref in the input). */
-export type ScheduledJob = { [T in JobType]: Omit<Submission<T>, 'file'> }[JobType];
+/**
+ * A job template as a schedule fires it: what `createJob` takes, without a
+ * file (upload it first and put its ref in the input), a runAt or a startBy
+ * (the schedule's `startWithinSeconds` gives each firing's job its own).
+ */
+export type ScheduledJob = { [T in JobType]: Omit<Submission<T>, 'file' | 'startBy'> }[JobType];
 
 /** A recurring schedule: each firing creates one job from `job` under the key `schedule:<id>:<fire time>`. */
 export type Schedule = {
@@ -210,6 +225,8 @@ export type Schedule = {
   /** IANA time zone the expression is evaluated in. */
   readonly timezone: string;
   readonly job: ScheduledJob;
+  /** Each firing's job must reach its provider within this many seconds of the firing, or it ends failed, uncharged. */
+  readonly startWithinSeconds?: number;
   readonly enabled: boolean;
   /** The next firing; null while disabled or when the expression never fires again. */
   readonly nextRunAt: string | null;
@@ -221,6 +238,8 @@ export type CreateScheduleRequest = {
   /** @default 'UTC' */
   readonly timezone?: string;
   readonly job: ScheduledJob;
+  /** Each firing's job must reach its provider within this many seconds of the firing, or it ends failed, uncharged. */
+  readonly startWithinSeconds?: number;
   /** @default true */
   readonly enabled?: boolean;
 };
@@ -250,6 +269,17 @@ export type ReplayFilter = JobFilter & {
 
 /** What one replay request matched and did (`POST /v1/admin/jobs/replay`). */
 export type ReplayResult = ReplayJobsResult;
+
+/** Which failed jobs an operator resumes: by what failed them, where and when; without `tenant`, every tenant's. */
+export type ResumeFilter = Omit<JobFilter, 'status'> & {
+  readonly tenant?: string;
+  /** The failed jobs' `error.code`, e.g. `provider_unavailable`. */
+  readonly errorCode?: string;
+  readonly provider?: Job['provider'];
+};
+
+/** What one bulk resume matched and did (`POST /v1/admin/jobs/resume`). */
+export type ResumeResult = ResumeJobsResult;
 
 /** Why a matching job was not replayed. */
 export type ReplayRefusal = ReplayResult['refused'][number]['reason'];

@@ -1,3 +1,4 @@
+import type { JobWaiting } from './api-types';
 import { abortError, LonghaulAPIError, LonghaulConnectionError, LonghaulTimeoutError } from './errors';
 import { backoffDelayMs, defaultRetryOptions, type RetryOptions } from './retry';
 import { type Job, type JobStatus, type LiveMessage, SETTLED_STATUSES } from './types';
@@ -22,6 +23,8 @@ export interface ProgressUpdate {
   readonly at: string;
   /** Where the update came from: a WebSocket message or a GET of the job. */
   readonly via: 'stream' | 'poll';
+  /** Why the queued job waits, as a read of it said (`Job.waiting`); absent from live messages. */
+  readonly waiting?: JobWaiting;
 }
 
 /** The API could not be reached (connection error, 5xx, 429); the wait goes on and retries. */
@@ -158,11 +161,21 @@ async function follow(
   const livePollIntervalMs = options.livePollIntervalMs ?? 10_000;
   const backoff = { ...defaultRetryOptions, maxDelayMs: 15_000, ...options.retry };
 
-  let last: { status: JobStatus; progress: number } | undefined;
+  let last: { status: JobStatus; progress: number; waiting: string } | undefined;
   const emit = (update: WaitUpdate) => options.onProgress?.(update);
   const report = (update: Omit<ProgressUpdate, 'type' | 'jobId'>) => {
-    if (last && last.status === update.status && update.progress <= last.progress) return;
-    last = { status: update.status, progress: update.progress };
+    // A live message knows nothing of why a job waits: only a read changes what was said of it.
+    const waiting =
+      update.via === 'poll' ? JSON.stringify(update.waiting ?? null) : (last?.waiting ?? 'null');
+    if (
+      last &&
+      last.status === update.status &&
+      update.progress <= last.progress &&
+      last.waiting === waiting
+    ) {
+      return;
+    }
+    last = { status: update.status, progress: update.progress, waiting };
     emit({ type: 'progress', jobId, ...update });
   };
 
@@ -223,7 +236,13 @@ async function follow(
         emit({ type: 'restored', jobId, downMs: Date.now() - outage.since });
         outage = undefined;
       }
-      report({ status: job.status, progress: job.progress, at: job.updatedAt, via: 'poll' });
+      report({
+        status: job.status,
+        progress: job.progress,
+        at: job.updatedAt,
+        via: 'poll',
+        ...(job.waiting ? { waiting: job.waiting } : {}),
+      });
       if (until.has(job.status)) return job;
       await wakeUp.wait(live?.isOpen() ? livePollIntervalMs : pollIntervalMs, signal, deps.sleep);
     }

@@ -156,6 +156,7 @@ export const routes = [
   { method: 'PUT', path: '/v1/admin/tenants/{tenant}', auth: 'admin' },
   { method: 'POST', path: '/v1/admin/jobs/{id}/resolve', auth: 'admin' },
   { method: 'POST', path: '/v1/admin/jobs/replay', auth: 'admin' },
+  { method: 'POST', path: '/v1/admin/jobs/resume', auth: 'admin' },
   { method: 'POST', path: '/v1/admin/dlq/redrive', auth: 'admin' },
 ] as const satisfies readonly RouteLayout[];
 

@@ -54,6 +54,8 @@ export const FIX_KINDS = [
   'orphan_canceled',
   // What a failed, canceled or vanished publish derived (outputs, vectors), found behind such a child: removed.
   'derived_discarded',
+  // A queued job whose client's startBy passed before it reached its provider: ended failed, uncharged.
+  'start_deadline_passed',
 ] as const;
 
 /** How a submission to the provider ended: the `outcome` of ProviderLatency. */

@@ -255,7 +255,7 @@ const fields = {
     env: 'REPLAY_MAX_PER_REQUEST',
     schema: int(1, 500),
     default: 50,
-    doc: 'most jobs one POST /v1/admin/jobs/replay looks at (replays or refuses); the rest are left to the nextCursor its answer carries',
+    doc: 'most jobs one POST /v1/admin/jobs/replay or /v1/admin/jobs/resume looks at (acts on or refuses); the rest are left to the nextCursor its answer carries',
   },
   transcribeChunkSeconds: {
     env: 'TRANSCRIBE_CHUNK_SECONDS',

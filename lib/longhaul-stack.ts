@@ -207,9 +207,10 @@ export class LonghaulStack extends Stack {
 
     this.eventBus = new LifecycleEventBus(this, 'Events');
     // Whatever settles a job (or sends it to review) puts its event: the workflow's steps, the API's cancels and
-    // resolutions, and the reconciler's reviews.
+    // resolutions, the reconciler's reviews, and the dispatcher's ends of jobs that missed their startBy.
     for (const fn of [
       this.httpApi.apiFunction,
+      this.jobDispatcher.dispatchFunction,
       this.workflowSteps.stepsFunction,
       this.reconciler.reconcileFunction,
     ]) {

@@ -26,16 +26,16 @@ export function durationSeconds(flag: string, value: string): number {
 const RFC_3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
 
 /**
- * `--at`: a time to run a job, either RFC 3339 with an offset, sent as
+ * `--at` (or `--start-by`): a time to run a job, either RFC 3339 with an offset, sent as
  * written (the API refuses one too far ahead for the deployment), or a
  * duration from now (`--at 2h`), turned into the time it names.
  */
-export function runAtOf(value: string, now: Date): string {
+export function runAtOf(value: string, now: Date, flag = '--at'): string {
   if (RFC_3339.test(value) && !Number.isNaN(Date.parse(value))) return value;
   if (/^\d+[smhd]?$/.test(value.trim())) {
-    return new Date(now.getTime() + durationSeconds('--at', value) * 1000).toISOString();
+    return new Date(now.getTime() + durationSeconds(flag, value) * 1000).toISOString();
   }
   throw new UsageError(
-    `--at takes an RFC 3339 time with an offset (2026-03-01T09:00:00Z) or a duration from now (${DURATION_HELP}); not "${value}".`,
+    `${flag} takes an RFC 3339 time with an offset (2026-03-01T09:00:00Z) or a duration from now (${DURATION_HELP}); not "${value}".`,
   );
 }

@@ -224,6 +224,7 @@ const submitOptions = {
   file: { type: 'string' },
   'content-type': { type: 'string' },
   at: { type: 'string' },
+  'start-by': { type: 'string' },
   wait: { type: 'boolean' },
   'idempotency-key': { type: 'string' },
   ...waitOptions,
@@ -233,6 +234,7 @@ const scheduleOptions = {
   ...jobOptions,
   expression: { type: 'string' },
   timezone: { type: 'string' },
+  'start-within': { type: 'string' },
   disabled: { type: 'boolean' },
   'idempotency-key': { type: 'string' },
 } as const satisfies Options;
@@ -259,13 +261,15 @@ ${inputFlagsHelp(table, SUBMIT_FLAGS, '    ')}
 function submitCommand(table: InputTable): Command {
   return {
     summary: 'submit a job',
-    usage: `longhaul submit --type <type> [input] [--file <path>] [--webhook <url>] [--priority <p>] [--at <time>] [--wait [--timeout <d>]] [--idempotency-key <key>]
+    usage: `longhaul submit --type <type> [input] [--file <path>] [--webhook <url>] [--priority <p>] [--at <time>] [--start-by <time>] [--wait [--timeout <d>]] [--idempotency-key <key>]
 ${jobFlagsHelp(table)}
   --file <path>      up to 4 MiB sent with the job, up to 32 MiB in one upload, larger in resumable parts
   --content-type     of --file (default: from its extension)
   --at <time>        run the job then, not now: a duration from now (${DURATION_HELP})
                      or an RFC 3339 time with an offset, at most 365 days ahead (the
                      deployment may allow fewer); until then it is scheduled (a past time runs it now)
+  --start-by <time>  the latest it may reach its provider, as --at takes a time: still waiting
+                     then (its provider down, say), it ends failed, uncharged (start_deadline_passed)
   --wait             follow progress on stderr and print the finished job
 ${TIMEOUT_HELP}
   --idempotency-key  resume an earlier submission (its key is printed when it is sent)`,
@@ -500,10 +504,12 @@ const searchCommand: Command = {
 function scheduleCreateCommand(table: InputTable): Command {
   return {
     summary: 'create a recurring schedule that submits a job at each firing',
-    usage: `longhaul schedules create --expression <expr> --type <type> [input] [--timezone <tz>] [--webhook <url>] [--priority <p>] [--disabled] [--idempotency-key <key>]
+    usage: `longhaul schedules create --expression <expr> --type <type> [input] [--timezone <tz>] [--webhook <url>] [--priority <p>] [--start-within <d>] [--disabled] [--idempotency-key <key>]
   --expression       rate(<n> minutes|hours|days) or cron(<min> <hour> <day-of-month> <month> <day-of-week> <year>)
   --timezone         IANA time zone the expression is evaluated in (default UTC)
 ${jobFlagsHelp(table)}
+  --start-within <d> each firing's job must reach its provider within this long of the firing
+                     (${DURATION_HELP}), or it ends failed, uncharged (start_deadline_passed)
   --disabled         create it disabled (enable it later)
   --idempotency-key  resume an earlier creation (its key is printed when it is sent)`,
     examples: [
@@ -790,6 +796,10 @@ async function createScheduleCommand(c: Context, table: InputTable): Promise<num
   const { values, io } = c;
   if (typeof values.expression !== 'string') throw new UsageError('--expression is required.');
   const job = jobOf(jobTypeOf(values, table), values, table) as ScheduledJob;
+  const startWithinSeconds =
+    typeof values['start-within'] === 'string'
+      ? durationSeconds('--start-within', values['start-within'])
+      : undefined;
   const client = c.client();
   const { action, resumeKey } = userActionOf(client, values);
   if (!resumeKey) io.stderr.write(`idempotency key: ${action.idempotencyKey}\n`);
@@ -799,6 +809,7 @@ async function createScheduleCommand(c: Context, table: InputTable): Promise<num
       expression: values.expression,
       ...(typeof values.timezone === 'string' ? { timezone: values.timezone } : {}),
       job,
+      ...(startWithinSeconds !== undefined ? { startWithinSeconds } : {}),
       ...(values.disabled ? { enabled: false } : {}),
     },
     { signal: io.signal },
@@ -1599,12 +1610,17 @@ async function submit(c: Context, table: InputTable): Promise<number> {
   const timeout = waitTimeoutOf(c);
   // Sent as written when a time: the API refuses one too far ahead for the deployment, naming why.
   const runAt = typeof values.at === 'string' ? runAtOf(values.at, io.now?.() ?? new Date()) : undefined;
+  const startBy =
+    typeof values['start-by'] === 'string'
+      ? runAtOf(values['start-by'], io.now?.() ?? new Date(), '--start-by')
+      : undefined;
   const contentType = typeof values['content-type'] === 'string' ? values['content-type'] : undefined;
   const file = typeof values.file === 'string' ? await readFileInput(values.file, contentType) : undefined;
   if (typeof values.file === 'string') nameFilePointers(c, values.file);
   const request = {
     ...jobOf(type, values, table),
     ...(runAt !== undefined ? { runAt } : {}),
+    ...(startBy !== undefined ? { startBy } : {}),
     ...(file ? { file } : {}),
   } as CreateJobRequest;
   const client = c.client();
@@ -1715,9 +1731,18 @@ async function waitAndPrint(c: Context, jobId: string, timeout: number | undefin
   c.io.stderr.write(
     job.status === 'needs_review'
       ? `${job.id} needs review by an operator${job.error ? `: ${job.error.message}` : ''}\n`
-      : `${job.id} ${job.status}${job.error ? `: ${job.error.code}: ${job.error.message}` : ''}\n`,
+      : `${job.id} ${job.status}${job.error ? `: ${job.error.code}: ${job.error.message}` : ''}\n${recoveryOf(job)}`,
   );
   return EXIT.jobUnsuccessful;
+}
+
+/** What brings a failed job back, as a line to print: a job that missed its startBy is submitted again instead. */
+function recoveryOf(job: Job): string {
+  if (job.status !== 'failed') return '';
+  if (job.error?.code === 'start_deadline_passed') {
+    return 'Nothing was charged. Submit it again under a new key, with a later --start-by or none.\n';
+  }
+  return `Recover it: longhaul jobs resume ${job.id}\n`;
 }
 
 /**

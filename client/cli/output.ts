@@ -1,3 +1,4 @@
+import type { JobWaiting } from '../api-types';
 import type {
   AdminJob,
   BatchItemResult,
@@ -224,6 +225,22 @@ function table(rows: readonly (readonly string[])[]): string {
     .join('');
 }
 
+/** Why a queued job waits, in words. */
+export function waitingText(waiting: JobWaiting): string {
+  const estimate = waiting.estimatedStartAt ? `; expected to start about ${waiting.estimatedStartAt}` : '';
+  const place = waiting.position !== undefined ? ` (number ${waiting.position} in your line)` : '';
+  switch (waiting.reason) {
+    case 'provider_paused':
+      return `its provider is paused${waiting.until ? ` until ${waiting.until}` : ''}${place}${estimate}`;
+    case 'provider_full':
+      return `every slot of its provider is taken; it waits in line${place}${estimate}`;
+    case 'tenant_cap':
+      return `your jobs at its provider are at your in-flight cap; it waits in line${place}${estimate}`;
+    case 'rate_limited':
+      return `its provider's request rate is used up for now${waiting.until ? ` until ${waiting.until}` : ''}${place}${estimate}`;
+  }
+}
+
 /**
  * Progress of a job on stderr: a bar redrawn in place on a terminal, and a
  * line per status change or ten points of progress when stderr is a file or
@@ -246,7 +263,7 @@ export class ProgressBar {
   update(update: WaitUpdate): void {
     switch (update.type) {
       case 'progress':
-        this.progress(update.status, update.progress);
+        this.progress(update.status, update.progress, update.waiting);
         return;
       case 'outage':
         this.finish();
@@ -265,7 +282,14 @@ export class ProgressBar {
     }
   }
 
-  private progress(status: string, progress: number): void {
+  private progress(status: string, progress: number, waiting: JobWaiting | undefined): void {
+    if (status === 'queued' && waiting) {
+      // Why it waits says more than a bar at 0%: a line of its own, each time the reason changes.
+      this.finish();
+      this.lastLine = undefined;
+      this.stream.write(`${this.jobId} queued: ${waitingText(waiting)}\n`);
+      return;
+    }
     if (this.redraw) {
       const width = Math.max(10, Math.min(40, (this.stream.columns ?? 80) - 50));
       const filled = Math.round((progress / 100) * width);

@@ -29,6 +29,7 @@ export const API_TYPE_NAMES = [
   'MediaVersion',
   'MediaPage',
   'JobError',
+  'JobWaiting',
   'ProviderStatus',
   'TenantUsage',
   'Tenant',
@@ -38,6 +39,7 @@ export const API_TYPE_NAMES = [
   'StreamTicket',
   'CancelJobsResult',
   'ReplayJobsResult',
+  'ResumeJobsResult',
 ] as const;
 
 const HEADER = `/**

@@ -413,7 +413,10 @@ export class DynamoDbJobStore implements JobStore {
                 UpdateExpression:
                   'SET previousStatus = #status, #status = :running, statusAt = :at, updatedAt = :at, ' +
                   'tenantStatus = :tenantStatus, activeKey = :activeKey, startedAt = :at, executionName = :name, enqueuedAt = :at',
-                ConditionExpression: 'attribute_exists(pk) AND #status = :queued AND createdAt = :createdAt',
+                // A job whose client's startBy has come is never granted (the deadline is part of the
+                // grant), unless a submission of it is in doubt: only its resend can settle that.
+                ConditionExpression:
+                  'attribute_exists(pk) AND #status = :queued AND createdAt = :createdAt AND (attribute_not_exists(startBy) OR startBy > :at OR attribute_exists(submitIntent))',
                 ExpressionAttributeNames: { '#status': 'status' },
                 ExpressionAttributeValues: {
                   ':running': 'running',

@@ -17,7 +17,14 @@ import {
   updateMediaRequest,
 } from '../../config/media';
 import { bodyLimits, embeddingSettingsOf } from '../../config/settings';
-import { cancelJobs, parseCancelJobs, parseReplayJobs, replayJobs } from '../domain/bulk';
+import {
+  cancelJobs,
+  parseCancelJobs,
+  parseReplayJobs,
+  parseResumeJobs,
+  replayJobs,
+  resumeJobs,
+} from '../domain/bulk';
 import { handOnFreeSlots } from '../domain/dispatch';
 import {
   ForbiddenError,
@@ -93,6 +100,7 @@ import {
 import { search, withQuerySlot } from '../domain/search';
 import { issueStreamTicket, STREAM_TICKET_TTL_SECONDS } from '../domain/stream-tickets';
 import { getTenant, parseTenantChanges, parseTenantName, putTenant } from '../domain/tenants';
+import { waitingOf } from '../domain/waiting-reasons';
 import { runtimeSettings } from '../shared/env';
 import { intakeDeps, recordSubmission } from '../shared/intake';
 import { emit, instrument, logger } from '../shared/observability';
@@ -107,9 +115,9 @@ import { outputStore } from '../shared/ports/output-store';
 import { embeddingProvider } from '../shared/ports/providers';
 import { scheduleStore } from '../shared/ports/schedule-store';
 import { scheduleTriggers } from '../shared/ports/schedule-triggers';
-import { inFlightLimits, slotPools } from '../shared/ports/slots';
+import { inFlightLimits, slotPools, waitingLines } from '../shared/ports/slots';
 import { streamTickets } from '../shared/ports/stream-tickets';
-import { tenantStore } from '../shared/ports/tenants';
+import { tenantBacklogs, tenantShares, tenantStore } from '../shared/ports/tenants';
 import { timeline } from '../shared/ports/timeline';
 import { vectorIndex } from '../shared/ports/vector-index';
 import { workflow } from '../shared/ports/workflow';
@@ -325,7 +333,20 @@ const tenantRoutes: Partial<Record<RouteKey, Route>> = {
   },
   'GET /v1/jobs/{id}': async (event, tenantId) => {
     const job = await getJob(jobStore(), tenantId, pathId(event));
-    return json(200, await presentJob(job, outputUrls));
+    // Why a queued job waits costs a read of its provider's pool and one of its line's head: said here,
+    // where one job is asked for, and left out of listings.
+    const waiting = await waitingOf(
+      {
+        slots: slotPools(),
+        maxInFlight: inFlightLimits(),
+        tenantShares: tenantShares(),
+        waiting: waitingLines(),
+        now,
+      },
+      job,
+    );
+    const resource = await presentJob(job, outputUrls);
+    return json(200, waiting ? { ...resource, waiting } : resource);
   },
   'GET /v1/jobs/{id}/events': async (event, tenantId) => {
     const job = await getJob(jobStore(), tenantId, pathId(event));
@@ -606,6 +627,23 @@ const adminRoutes: Partial<
       matched: result.matched,
       replayed: result.replayed,
       alreadyReplayed: result.alreadyReplayed,
+      refused: result.refused.length,
+    });
+    return json(200, result);
+  },
+  'POST /v1/admin/jobs/resume': async (event) => {
+    const request = parseResumeJobs(jsonBody(event, bodyLimits.jsonBytes));
+    const result = await resumeJobs(
+      { store: liveJobStore(), workflow: workflow(), timeline: timeline(), backlogs: tenantBacklogs(), now },
+      request,
+      settings.replayMaxPerRequest,
+    );
+    logger.info('jobs resumed by an operator', {
+      filter: request.filter,
+      dryRun: request.dryRun ?? false,
+      note: request.note,
+      matched: result.matched,
+      resumed: result.resumed,
       refused: result.refused.length,
     });
     return json(200, result);

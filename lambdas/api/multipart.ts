@@ -6,11 +6,11 @@ import type { InputFile } from '../domain/intake';
 import { type CreateJobRequest, fileSourceOf, parseCreateJob, type RequestPolicy } from '../domain/requests';
 import { bodyBytes, header, parseJson } from './http';
 
-const FIELDS = new Set(['type', 'input', 'webhookUrl', 'priority', 'runAt', 'file']);
+const FIELDS = new Set(['type', 'input', 'webhookUrl', 'priority', 'runAt', 'startBy', 'file']);
 
 /**
  * Reads a `multipart/form-data` job request: text fields `type`, `input` (JSON
- * text) and optional `webhookUrl`, `priority` and `runAt`, and an optional `file` part. Parsing uses
+ * text) and optional `webhookUrl`, `priority`, `runAt` and `startBy`, and an optional `file` part. Parsing uses
  * the runtime's own WHATWG FormData implementation.
  */
 export async function parseMultipartJob(
@@ -49,6 +49,7 @@ export async function parseMultipartJob(
   const webhookUrl = text('webhookUrl');
   const priority = text('priority');
   const runAt = text('runAt');
+  const startBy = text('startBy');
   const filePart = form.get('file');
   if (filePart !== null && typeof filePart === 'string')
     errors.push({ pointer: '/file', detail: 'must be a file' });
@@ -71,6 +72,7 @@ export async function parseMultipartJob(
     ...(webhookUrl !== undefined ? { webhookUrl } : {}),
     ...(priority !== undefined ? { priority } : {}),
     ...(runAt !== undefined ? { runAt } : {}),
+    ...(startBy !== undefined ? { startBy } : {}),
   };
   const request = parseWithFile(body, hasFile, policy);
   if (!hasFile) return { request };

@@ -37,7 +37,7 @@ import {
   searchResult,
 } from '../../config/search';
 import { bodyLimits, defaultSettings } from '../../config/settings';
-import { cancelJobsRequest, replayJobsRequest } from '../domain/bulk';
+import { cancelJobsRequest, replayJobsRequest, resumeJobsRequest } from '../domain/bulk';
 import { JOB_ID_PATTERN, KEY_PATTERN } from '../domain/idempotency';
 import { type JobType, SUBMISSION_TAG_PATTERN } from '../domain/job';
 import { completeMultipartRequest, renewPartsRequest } from '../domain/multipart-uploads';
@@ -182,6 +182,7 @@ const components = {
   Job: api.job,
   AdminJob: api.adminJob,
   JobError: api.jobError,
+  JobWaiting: api.waiting,
   JobPage: api.jobPage,
   AdminJobPage: api.adminJobPage,
   ProviderStatus: providerStatus,
@@ -208,6 +209,11 @@ const components = {
       "Which jobs to replay: of `tenant` (default: every tenant's), in one of `status`, of `type`, created strictly between `createdAfter` and `createdBefore` (RFC 3339). `note` says why; the same note replays a job once however often the request is retried, another note replays it again. `dryRun` only counts and refuses. `cursor` is the previous answer's nextCursor, with the same filter.",
   }),
   ReplayJobsResult: api.replayJobsResult,
+  ResumeJobsRequest: resumeJobsRequest.meta({
+    description:
+      "Which failed jobs to resume: of `tenant` (default: every tenant's), whose error.code is `errorCode`, at `provider`, of `type`, created strictly between `createdAfter` and `createdBefore` (RFC 3339). `note` says why, on each resumed job's timeline. `dryRun` only counts and refuses. `cursor` is the previous answer's nextCursor, with the same filter.",
+  }),
+  ResumeJobsResult: api.resumeJobsResult,
   Schedule: api.schedule,
   CreateScheduleRequest: api.createScheduleRequest,
   UpdateScheduleRequest: updateScheduleBody,
@@ -930,6 +936,18 @@ function apiOperations(
         status: 200,
         description: 'What the request matched, replayed and refused.',
         schema: 'ReplayJobsResult',
+      },
+      problems: ['ValidationFailed'],
+    },
+    'POST /v1/admin/jobs/resume': {
+      operationId: 'adminResumeJobs',
+      summary: 'Resume failed jobs by filter',
+      description: `Each matching failed job is resumed as its client's POST /v1/jobs/{id}/resume would: from the step that failed, nothing before it run or charged again, and a job that needs its provider slot back waits for it in its tenant's line, so resuming what an outage failed lengthens the queue and never passes a limit. A job that may not be resumed is refused with why. At most REPLAY_MAX_PER_REQUEST (${defaultSettings.replayMaxPerRequest} by default) failed jobs read per request; follow \`nextCursor\` for the rest.`,
+      body: 'ResumeJobsRequest',
+      success: {
+        status: 200,
+        description: 'What the request matched, resumed and refused.',
+        schema: 'ResumeJobsResult',
       },
       problems: ['ValidationFailed'],
     },

@@ -2,6 +2,7 @@ import * as z from 'zod';
 import { MAX_EXPRESSION_LENGTH } from '../../config/schedule-expressions';
 import { bodyLimits, defaultSettings } from '../../config/settings';
 import { KEY_PATTERN, SCHEDULE_ID_PATTERN } from '../domain/idempotency';
+import { START_DEADLINE_PASSED } from '../domain/job-statuses';
 import { providerStatus } from '../domain/operator';
 import { createUpload, MAX_BATCH_ITEMS } from '../domain/requests';
 import {
@@ -12,7 +13,7 @@ import {
   nextCursor,
   timestamp,
 } from '../domain/resources';
-import { DEFAULT_TIMEZONE } from '../domain/schedules';
+import { DEFAULT_TIMEZONE, MAX_START_WITHIN_SECONDS } from '../domain/schedules';
 
 export {
   adminJob,
@@ -31,12 +32,14 @@ export {
   problemCode,
   progressMessage,
   replayJobsResult,
+  resumeJobsResult,
   statusMessage,
   tenant,
   timeline,
   timelineEvent,
   uploadCompleted,
   uploadTicket,
+  waiting,
 } from '../domain/resources';
 
 /**
@@ -59,12 +62,22 @@ const runAt = z
   })
   .optional();
 
+/** The latest the job may reach its provider, on every request that creates one. */
+const startBy = z
+  .string()
+  .meta({
+    format: 'date-time',
+    description: `The latest instant the job may reach its provider: RFC 3339 with a time zone offset, in the future and after runAt. A job still waiting then (its provider paused or down, or busy) ends \`failed\` with error.code \`${START_DEADLINE_PASSED}\` and nothing charged; a job already sent to its provider is never ended by it. Absent: the job waits however long its provider is paused or down. Part of the request the Idempotency-Key stands for.`,
+  })
+  .optional();
+
 const createJobFields = {
   type: jobType,
   input: z.looseObject({}),
   webhookUrl: z.url().max(2048).optional(),
   priority: jobPriority.optional(),
   runAt,
+  startBy,
 };
 
 /**
@@ -102,12 +115,22 @@ export const createJobMultipart = z
 
 export const createJobBatchResult = z.object({ items: z.array(createJobBatchItemResult) });
 
+const startWithinSeconds = z
+  .int()
+  .min(1)
+  .max(MAX_START_WITHIN_SECONDS)
+  .optional()
+  .describe(
+    "Each firing's job gets a startBy this many seconds after the firing's time (a schedule repeats, so its deadline is relative): a job still waiting then ends `failed` with error.code `start_deadline_passed`, uncharged. Absent: the firings' jobs wait however long their provider is down.",
+  );
+
 export const schedule = z
   .object({
     id: z.string().regex(SCHEDULE_ID_PATTERN).describe('Derived from (tenant, Idempotency-Key).'),
     expression: z.string().describe('EventBridge Scheduler `rate(…)` or `cron(…)` expression.'),
     timezone: z.string().describe('IANA time zone the expression is evaluated in.'),
     job: createJobRequest,
+    startWithinSeconds,
     enabled: z.boolean(),
     nextRunAt: z
       .string()
@@ -142,11 +165,12 @@ export const createScheduleRequest = z
         'IANA time zone name; daylight saving time is followed (a skipped time does not fire, a repeated one fires once).',
     }),
     job: createJobRequest,
+    startWithinSeconds,
     enabled: z.boolean().optional().meta({ default: true }),
   })
   .meta({
     description:
-      "At most one firing a minute. `job` is validated exactly as POST /v1/jobs validates a job, except that it takes no `runAt` (each firing's job runs at the firing); any invalid member is a 400 naming it, and nothing is stored.",
+      "At most one firing a minute. `job` is validated exactly as POST /v1/jobs validates a job, except that it takes no `runAt` (each firing's job runs at the firing) and no `startBy` (give `startWithinSeconds`); any invalid member is a 400 naming it, and nothing is stored.",
   });
 
 /** The handler's upload request, with the limit it reads from the settings at its default. */

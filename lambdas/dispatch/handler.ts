@@ -5,6 +5,7 @@ import { dispatchJob } from '../domain/dispatch';
 import { queueWaitMsOf } from '../domain/job';
 import { runtimeSettings } from '../shared/env';
 import { emit, instrument, logger } from '../shared/observability';
+import { eventPublisher } from '../shared/ports/events';
 import { jobQueue } from '../shared/ports/job-queue';
 import { jobStore } from '../shared/ports/job-store';
 import { inFlightLimits, slotPools, waitingLines } from '../shared/ports/slots';
@@ -31,6 +32,7 @@ async function dispatchRecord(record: SQSRecord): Promise<void> {
       waiting: waitingLines(),
       tenantShares: tenantShares(),
       timeline: timeline(),
+      events: eventPublisher(),
       maxInFlight: inFlightLimits(),
       maxWaitSeconds: settings.slotWaitMaxSeconds,
       now: () => new Date(),

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import * as z from 'zod';
+import { PROVIDER_NAMES } from '../../config/providers';
 import { childrenOf } from './children';
 import { mapWithConcurrency } from './concurrency';
 import {
@@ -7,6 +8,7 @@ import {
   IdempotencyKeyReusedError,
   JobAlreadyFinishedError,
   JobNotFoundError,
+  JobNotResumableError,
   TenantQueueFullError,
   ValidationError,
 } from './errors';
@@ -21,13 +23,15 @@ import {
   type JobType,
   priorityOf,
   providerMayBeRunning,
+  providerOf,
   takesSlot,
 } from './job';
 import { CANCELABLE_STATUSES } from './job-statuses';
 import { RESOLVED_FAILED_CODE } from './operator';
-import type { JobStore, TenantJobQuery, Timeline } from './ports';
+import type { JobStore, TenantBacklogs, TenantJobQuery, Timeline } from './ports';
 import { PAGE_QUERY_FIELDS, RFC3339_INSTANT, toValidationError } from './requests';
-import type { cancelJobsResult, Resource, replayJobsResult } from './resources';
+import type { cancelJobsResult, Resource, replayJobsResult, resumeJobsResult } from './resources';
+import { type ResumeDeps, resumeJob, resumeRefusalOf } from './resume';
 import { TENANT_ID_PATTERN, TENANT_ID_RULE } from './tenants';
 
 /**
@@ -83,6 +87,28 @@ export const replayJobsRequest = z.strictObject({
   cursor,
 });
 export type ReplayJobsRequest = z.infer<typeof replayJobsRequest>;
+
+/** `POST /v1/admin/jobs/resume`'s body: failed jobs, by what failed them. */
+export const resumeJobsRequest = z.strictObject({
+  filter: z
+    .strictObject({
+      tenant: z.string().regex(TENANT_ID_PATTERN, `must be a tenant name: ${TENANT_ID_RULE}`).optional(),
+      errorCode: z.string({ error: 'must be a string' }).min(1).max(200).optional(),
+      provider: z.enum(PROVIDER_NAMES, { error: `must be one of ${PROVIDER_NAMES.join(', ')}` }).optional(),
+      ...windowFields,
+    })
+    .superRefine(afterBeforeBefore),
+  dryRun: z.boolean({ error: 'must be true or false' }).optional(),
+  note: z.string({ error: 'must say why' }).trim().min(1, 'must say why').max(1000),
+  cursor,
+});
+export type ResumeJobsRequest = z.infer<typeof resumeJobsRequest>;
+
+export function parseResumeJobs(body: unknown): ResumeJobsRequest {
+  const parsed = resumeJobsRequest.safeParse(body);
+  if (!parsed.success) throw toValidationError(parsed.error);
+  return parsed.data;
+}
 
 export function parseCancelJobs(body: unknown): CancelJobsRequest {
   const parsed = cancelJobsRequest.safeParse(body);
@@ -435,4 +461,73 @@ function submitRefusalOf(error: unknown): ReplayRefusal | undefined {
   if (error instanceof IdempotencyKeyInUseError) return 'replay-in-progress';
   if (error instanceof IdempotencyKeyReusedError) return 'key-taken';
   return undefined;
+}
+
+/** A bulk resume's answer (`POST /v1/admin/jobs/resume`). */
+export type ResumeResult = Resource<typeof resumeJobsResult>;
+
+export interface BulkResumeDeps extends ResumeDeps {
+  /** Every tenant that ever had a job admitted: walked when the filter names none. */
+  readonly backlogs: Pick<TenantBacklogs, 'tenants'>;
+}
+
+/**
+ * Resumes the failed jobs that match the filter (what failed them, where,
+ * when), at most `maxPerRequest` of them, each exactly as its client's
+ * `POST /v1/jobs/{id}/resume` would (`resumeJob`): one conditional write from
+ * `failed`, its execution redriven from the state that failed, and a job
+ * that needs its provider slot back waiting for it in its tenant's line, so
+ * a bulk resume after an outage lengthens the queue and never overshoots a
+ * limit. A job that may not be resumed (replayed, in doubt at its provider,
+ * failed by its provider or an operator, past its startBy) is refused with
+ * why. Only the failed listings are read; the error code and provider are
+ * matched on the jobs read. Without a tenant, every tenant that ever had a
+ * job admitted is walked. A dry run only counts. Run again, it finds the
+ * resumed jobs gone from the failed listings.
+ */
+export async function resumeJobs(
+  deps: BulkResumeDeps,
+  request: ResumeJobsRequest,
+  maxPerRequest: number,
+): Promise<ResumeResult> {
+  const { filter, note } = request;
+  const tenants = filter.tenant !== undefined ? [filter.tenant] : await deps.backlogs.tenants();
+  const { jobs, nextCursor } = await walk(
+    deps.store,
+    tenants.map((tenant) => ({ tenant, status: 'failed' as const })),
+    windowOf(filter),
+    filterTagOf(filter),
+    request.cursor,
+    maxPerRequest,
+  );
+  const matching = jobs.filter(
+    (job) =>
+      job.parent === undefined &&
+      (filter.errorCode === undefined || job.error?.code === filter.errorCode) &&
+      (filter.provider === undefined || providerOf(job) === filter.provider),
+  );
+  const refused: { id: string; reason: string }[] = [];
+  let resumed = 0;
+  await mapWithConcurrency(matching, ACTIONS_AT_ONCE, async (job) => {
+    const refusal = resumeRefusalOf(job);
+    if (refusal) {
+      refused.push({ id: job.id, reason: refusal });
+      return;
+    }
+    if (request.dryRun) return;
+    try {
+      await resumeJob(deps, job.tenantId, job.id);
+    } catch (error) {
+      if (!(error instanceof JobNotResumableError)) throw error;
+      refused.push({ id: job.id, reason: error.message });
+      return;
+    }
+    resumed++;
+    await deps.timeline.record(job.id, {
+      at: deps.now().toISOString(),
+      type: 'operator.resumed',
+      detail: note,
+    });
+  });
+  return { matched: matching.length, resumed, refused, nextCursor };
 }

@@ -3,6 +3,7 @@ import { chooseTenant, type TenantCandidate, waitingEntryOf } from './fair-share
 import { currentExecutionOf, executionNameOf, type Job, providerOf, slotHolderOf, takesSlot } from './job';
 import type {
   EnqueueOptions,
+  EventPublisher,
   InFlightLimits,
   JobQueue,
   JobStore,
@@ -19,6 +20,7 @@ import type {
 import { isPaused, lookAfterPauseSeconds } from './provider-pauses';
 import { rateTokenOf, tokenWaitSeconds } from './rates';
 import { holdsOwnSlot, resumedSinceStart, slotRedriveTokenOf, waitsForSlotBack } from './slots';
+import { endMissedStart, missedStartBy } from './start-deadline';
 import { TENANT_DEFAULTS } from './tenants';
 
 export interface DispatchDeps extends FillDeps {
@@ -58,6 +60,10 @@ export async function dispatchJob(
     return 'started';
   }
   if (job?.status !== 'queued') return 'dropped';
+  if (missedStartBy(job, deps.now())) {
+    await endMissedStart(deps, job);
+    return 'dropped';
+  }
   if (!takesSlot(job)) {
     // It holds no slot (its chunk jobs each wait for one in the tenant's line): nothing to wait for.
     await startJob(deps, job);
@@ -239,6 +245,8 @@ export interface FillDeps {
   readonly tenantShares: TenantShares;
   readonly maxInFlight: InFlightLimits;
   readonly now: () => Date;
+  /** Where a waiting job that missed its startBy, ended instead of granted, puts its `job.failed` event. */
+  readonly events?: EventPublisher;
   /**
    * Starts a chosen job at once, where the caller may (the dispatcher, a step
    * that freed a slot); without it, or when it fails, the job goes to the
@@ -332,9 +340,13 @@ export async function fillFreeSlot(
         if (job.id !== self) await startOrHandOff(deps, outcome.granted, fresh);
         return job.id;
       }
-      // It left `queued` after it was read (canceled, say): its entry goes. Or another chooser changed
-      // the pool: the choice is made again.
-      if (outcome.refused === 'job') await deps.waiting.remove(entry);
+      // It left `queued` after it was read (canceled, say): its entry goes. Or its startBy came as it was
+      // chosen, and the grant's own condition refused it: it ends. Or another chooser changed the pool:
+      // the choice is made again.
+      if (outcome.refused === 'job') {
+        if (missedStartBy(job, deps.now())) await endMissedStart(deps, job, entry);
+        else await deps.waiting.remove(entry);
+      }
       changed = true;
     }
   }
@@ -459,6 +471,12 @@ async function firstInLine(
         (job.status === 'queued' || (waitsForSlotBack(job) && !holdsOwnSlot(holders, job)));
       if (!waits) {
         await deps.waiting.remove(entry);
+        removed = true;
+        continue;
+      }
+      // Its turn came too late for its client: it ends instead of being granted, and leaves its line.
+      if (missedStartBy(job, deps.now())) {
+        await endMissedStart(deps, job, entry);
         removed = true;
         continue;
       }

@@ -385,6 +385,8 @@ function draftJob(
     ...(priority !== DEFAULT_PRIORITY ? { priority } : {}),
     // Left out when absent, so jobs stored before jobs had a runAt still match their replays.
     ...(request.runAt !== undefined ? { runAt: request.runAt } : {}),
+    // Left out when absent, as runAt is: a request without a deadline is the request it always was.
+    ...(request.startBy !== undefined ? { startBy: request.startBy } : {}),
     // Only a schedule's firing has one, so a tenant's own request under the key never matches it.
     ...(origin.scheduleId !== undefined ? { scheduleId: origin.scheduleId } : {}),
   });
@@ -396,6 +398,7 @@ function draftJob(
       provider: deps.jobTypeProviders[request.type],
       priority,
       ...(request.runAt !== undefined ? { runAt: request.runAt } : {}),
+      ...(request.startBy !== undefined ? { startBy: request.startBy } : {}),
       input: request.input,
       ...(request.webhookUrl !== undefined ? { webhookUrl: request.webhookUrl } : {}),
       idempotencyKey,

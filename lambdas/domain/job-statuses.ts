@@ -29,3 +29,6 @@ export const isTerminal = (status: JobStatus): boolean => TERMINAL_STATUSES.has(
 
 /** The statuses a cancel can move a job out of: every one but the terminal ones. */
 export const CANCELABLE_STATUSES: readonly JobStatus[] = JOB_STATUSES.filter((status) => !isTerminal(status));
+
+/** The error code of a job that could not reach its provider by its `startBy`: it ended uncharged. */
+export const START_DEADLINE_PASSED = 'start_deadline_passed';

@@ -57,6 +57,12 @@ export interface Job {
   readonly priority?: JobPriority;
   /** When the job was asked to run (RFC 3339, UTC); absent: at once. A job whose runAt is ahead waits `scheduled`. */
   readonly runAt?: string;
+  /**
+   * The latest instant the job may reach its provider (RFC 3339, UTC): one
+   * still waiting then ends `failed` (`start_deadline_passed`), uncharged.
+   * Absent: it waits however long its provider is paused or down.
+   */
+  readonly startBy?: string;
   readonly status: JobStatus;
   readonly progress: number;
   readonly input: Record<string, unknown>;
@@ -298,6 +304,7 @@ export function toResource(job: Job): JobResource {
     idempotencyKey: job.idempotencyKey,
     ...(job.webhookUrl !== undefined ? { webhookUrl: job.webhookUrl } : {}),
     runAt: job.runAt ?? job.createdAt,
+    ...(job.startBy !== undefined ? { startBy: job.startBy } : {}),
     ...(job.scheduleId !== undefined ? { scheduleId: job.scheduleId } : {}),
     createdAt: job.createdAt,
     updatedAt: job.updatedAt,
@@ -334,6 +341,7 @@ export type NewJob = Pick<
   | 'provider'
   | 'priority'
   | 'runAt'
+  | 'startBy'
   | 'input'
   | 'webhookUrl'
   | 'idempotencyKey'

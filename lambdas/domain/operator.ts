@@ -50,7 +50,7 @@ export function parseResolution(body: unknown): Resolution {
 }
 
 /** What resolving takes: the job, and the lines a freed slot is handed on to (`handOnFreeSlots`). */
-export interface OperatorDeps extends EventDeps, FillDeps {
+export interface OperatorDeps extends EventDeps, Omit<FillDeps, 'events'> {
   readonly store: JobStore;
   readonly timeline: Timeline;
   /** Media items: a version resolved as succeeded is switched in as its finalize would have (absent: none is). */

@@ -55,6 +55,7 @@ import {
   slotRedriveTokenOf,
   waitsForSlotBack,
 } from './slots';
+import { endMissedStart, missedStartBy } from './start-deadline';
 import { providerDeps, stopAtProvider } from './workflow';
 
 /**
@@ -490,6 +491,12 @@ async function reconcileInReview(deps: ReconcileDeps, listed: Job, holdsSlot: bo
 }
 
 async function reconcileQueued(deps: ReconcileDeps, job: Job, holdsSlot: boolean, now: Date, fix: Fix) {
+  // A job waiting behind a long pause has no look due before the pause ends: its deadline is kept here.
+  if (missedStartBy(job, now)) {
+    const ended = await endMissedStart(deps, job);
+    if (ended) await fix(ended, 'start_deadline_passed', `its startBy ${job.startBy} passed`);
+    return;
+  }
   const lastSignOfLife = Math.max(Date.parse(job.statusAt), Date.parse(job.enqueuedAt ?? job.statusAt));
   if (now.getTime() - lastSignOfLife < deps.queuedGraceMs + deps.slotWaitMaxSeconds * 1000) return;
   const execution = await deps.workflow.status(executionNameOf(job));

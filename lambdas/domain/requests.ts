@@ -42,6 +42,7 @@ const createJobEnvelope = z.strictObject({
   webhookUrl: z.string().max(2048).optional(),
   priority: z.enum(JOB_PRIORITIES, { error: `must be one of ${JOB_PRIORITIES.join(', ')}` }).optional(),
   runAt: RFC3339_INSTANT.optional(),
+  startBy: RFC3339_INSTANT.optional(),
 });
 
 export interface CreateJobRequest {
@@ -52,6 +53,8 @@ export interface CreateJobRequest {
   readonly priority?: JobPriority;
   /** When the job is to run, as the instant in UTC (`toISOString`); absent: now. */
   readonly runAt?: string;
+  /** The latest instant the job may reach its provider, in UTC (`toISOString`); absent: no deadline. */
+  readonly startBy?: string;
 }
 
 export interface RequestPolicy {
@@ -75,13 +78,32 @@ export function parseCreateJob(body: unknown, policy: RequestPolicy): CreateJobR
       throw new ValidationError('The request is invalid.', [{ pointer: '/webhookUrl', detail: problem }]);
   }
   const runAt = envelope.data.runAt === undefined ? undefined : parseRunAt(envelope.data.runAt, policy);
+  const startBy =
+    envelope.data.startBy === undefined ? undefined : parseStartBy(envelope.data.startBy, runAt, policy);
   return {
     type,
     input: parsedInput.data as Record<string, unknown>,
     ...(webhookUrl !== undefined ? { webhookUrl } : {}),
     ...(priority !== undefined ? { priority } : {}),
     ...(runAt !== undefined ? { runAt } : {}),
+    ...(startBy !== undefined ? { startBy } : {}),
   };
+}
+
+/**
+ * A startBy as the instant it names, in UTC. Refused when it has passed
+ * already (the job could only end unstarted) or is not after the job's runAt
+ * (it would end before it is due).
+ */
+function parseStartBy(value: string, runAt: string | undefined, policy: RequestPolicy): string {
+  const at = new Date(value);
+  const refuse = (detail: string) =>
+    new ValidationError('The request body is invalid.', [{ pointer: '/startBy', detail }]);
+  if (Number.isNaN(at.getTime())) throw refuse(RUN_AT_FORMAT);
+  const now = policy.now();
+  if (at.getTime() <= now.getTime()) throw refuse(`must be in the future (after ${now.toISOString()})`);
+  if (runAt !== undefined && at.toISOString() <= runAt) throw refuse(`must be after runAt (${runAt})`);
+  return at.toISOString();
 }
 
 /**

@@ -7,7 +7,13 @@ import { PROBLEM_CODES } from '../../config/problems';
 import { PROVIDER_NAMES } from '../../config/providers';
 import { defaultSettings } from '../../config/settings';
 import { JOB_ID_PATTERN, SCHEDULE_ID_PATTERN } from './ids';
-import { CANCELABLE_STATUSES, DEFAULT_PRIORITY, JOB_PRIORITIES, JOB_STATUSES } from './job-statuses';
+import {
+  CANCELABLE_STATUSES,
+  DEFAULT_PRIORITY,
+  JOB_PRIORITIES,
+  JOB_STATUSES,
+  START_DEADLINE_PASSED,
+} from './job-statuses';
 import { MAX_PARTS, MIN_PART_BYTES } from './part-limits';
 import { MAX_WEIGHT, TENANT_DEFAULTS, TENANT_ID_PATTERN, tenantUsage } from './tenant-settings';
 
@@ -53,6 +59,29 @@ export const jobStatus = z.enum(JOB_STATUSES).meta({
 
 export const jobError = z.object({ code: z.string(), message: z.string() });
 
+/** Why a queued job is not at its provider yet, as far as it is known without reading more than its provider's pool. */
+export const WAITING_REASONS = ['provider_paused', 'provider_full', 'tenant_cap', 'rate_limited'] as const;
+
+export const waiting = z
+  .object({
+    reason: z
+      .enum(WAITING_REASONS)
+      .describe(
+        "`provider_paused`: its provider throttled or went down (or an operator paused it), and no job goes there until `until`. `provider_full`: every slot of its provider is taken; it waits in its tenant's line. `tenant_cap`: its tenant holds as many of the provider's slots as its maxInFlight allows. `rate_limited`: its provider's request rate is used up for now.",
+      ),
+    until: timestamp.optional().describe('When the reason ends, where it is known (a pause).'),
+    position: z
+      .int()
+      .min(1)
+      .optional()
+      .describe("Its place in its tenant's line (1: next), when it is near the head; absent further back."),
+    estimatedStartAt: timestamp.optional().describe('When it is expected to start, where known.'),
+  })
+  .meta({
+    description:
+      'Why a queued job waits; present only while it is queued and the reason is known. Read when the job is read: it says how things stood then.',
+  });
+
 const jobFields = {
   id: jobId.describe('Derived from (tenant, Idempotency-Key).'),
   type: jobType,
@@ -85,6 +114,12 @@ const jobFields = {
   runAt: timestamp.describe(
     'The runAt the job was submitted with (UTC), or its creation time when it had none.',
   ),
+  startBy: timestamp
+    .optional()
+    .describe(
+      `The latest instant the job may reach its provider (UTC): one still waiting then ends \`failed\` with error.code \`${START_DEADLINE_PASSED}\` and nothing charged; one already sent to its provider is never ended by it. Absent: the job waits however long its provider is paused or down.`,
+    ),
+  waiting: waiting.optional(),
   scheduleId: z
     .string()
     .regex(SCHEDULE_ID_PATTERN)
@@ -258,6 +293,23 @@ export const replayJobsResult = z.object({
     .describe('Each replay made or found by this request.'),
   nextCursor: nextCursor.describe(
     'More jobs may match: send the same filter and note again with this as `cursor`. Null when every matching job was looked at.',
+  ),
+});
+
+export const resumeJobsResult = z.object({
+  matched: count.describe(
+    `Failed jobs this request found matching the filter, resumed or refused: at most REPLAY_MAX_PER_REQUEST (${defaultSettings.replayMaxPerRequest} by default) read.`,
+  ),
+  resumed: count.describe('Of those, the jobs now running again; 0 on a dry run.'),
+  refused: z
+    .array(
+      z.object({ id: jobId, reason: z.string().describe('Why it is not resumed, as a single resume says.') }),
+    )
+    .describe(
+      'Matching jobs that may not be resumed: replayed already, sent to their provider with no known outcome, failed by their provider or by an operator, or ended by their startBy (submit those again).',
+    ),
+  nextCursor: nextCursor.describe(
+    'More jobs may match: send the same filter and note again with this as `cursor`. Null when every failed job was looked at.',
   ),
 });
 

@@ -4,6 +4,7 @@ import { currentExecutionOf, type Job, providerMayBeRunning } from './job';
 import { RESOLVED_FAILED_CODE } from './operator';
 import type { JobStore, Timeline, Workflow } from './ports';
 import { resumeTokenOf } from './slots';
+import { START_DEADLINE_PASSED } from './start-deadline';
 
 /**
  * Resuming a failed job: its workflow execution is redriven, so it goes on
@@ -40,6 +41,10 @@ export function resumeRefusalOf(job: Job): string | undefined {
   }
   if (job.error?.code === RESOLVED_FAILED_CODE) {
     return `Job ${job.id} was failed by an operator out of review; replay it instead.`;
+  }
+  if (job.error?.code === START_DEADLINE_PASSED) {
+    // It has no run to go on from, and its client's deadline has passed: a new request decides anew.
+    return `Job ${job.id} never reached its provider by its startBy; submit it again (under a new Idempotency-Key) with a later startBy or none.`;
   }
   if (providerMayBeRunning(job)) {
     return `Job ${job.id} failed after a provider submission whose outcome is unknown; it is never resumed.`;

@@ -40,6 +40,8 @@ export interface Schedule {
   readonly expression: string;
   readonly timezone: string;
   readonly job: CreateJobRequest;
+  /** Each firing's job gets a startBy this many seconds after the firing; absent: none. */
+  readonly startWithinSeconds?: number;
   readonly enabled: boolean;
   readonly idempotencyKey: string;
   /** SHA-256 of the canonical request, to tell a replay from a reused key. */
@@ -66,6 +68,7 @@ export interface ScheduleResource {
   readonly expression: string;
   readonly timezone: string;
   readonly job: CreateJobRequest;
+  readonly startWithinSeconds?: number;
   readonly enabled: boolean;
   /** The next firing; null while disabled or when the expression never fires again. */
   readonly nextRunAt: string | null;
@@ -115,10 +118,19 @@ export interface ScheduleDeps {
 
 const jobTemplate = z.record(z.string(), z.unknown(), { error: 'must be an object' });
 
+/** The longest startWithinSeconds: a year, as far as a runAt may be ahead. */
+export const MAX_START_WITHIN_SECONDS = 365 * 86_400;
+const START_WITHIN = `must be a whole number of seconds from 1 to ${MAX_START_WITHIN_SECONDS}`;
+
 const createScheduleBody = z.strictObject({
   expression: z.string({ error: 'must be a string' }),
   timezone: z.string({ error: 'must be a string' }).optional(),
   job: jobTemplate,
+  startWithinSeconds: z
+    .int({ error: START_WITHIN })
+    .min(1, START_WITHIN)
+    .max(MAX_START_WITHIN_SECONDS, START_WITHIN)
+    .optional(),
   enabled: z.boolean({ error: 'must be true or false' }).optional(),
 });
 
@@ -126,6 +138,8 @@ export interface CreateScheduleRequest {
   readonly expression: string;
   readonly timezone: string;
   readonly job: CreateJobRequest;
+  /** Absent: the firings' jobs have no startBy. */
+  readonly startWithinSeconds?: number;
   readonly enabled: boolean;
 }
 
@@ -140,7 +154,7 @@ export const DEFAULT_TIMEZONE = 'UTC';
 export function parseCreateSchedule(body: unknown, policy: RequestPolicy, now: Date): CreateScheduleRequest {
   const envelope = createScheduleBody.safeParse(body);
   if (!envelope.success) throw toValidationError(envelope.error);
-  const { expression, timezone = DEFAULT_TIMEZONE, job, enabled = true } = envelope.data;
+  const { expression, timezone = DEFAULT_TIMEZONE, job, startWithinSeconds, enabled = true } = envelope.data;
   const errors: { pointer: string; detail: string }[] = [];
   let parsed: ScheduleExpression | undefined;
   try {
@@ -155,9 +169,17 @@ export function parseCreateSchedule(body: unknown, policy: RequestPolicy, now: D
   if (parsed && knownZone && nextRunAfter(parsed, timezone, now, now) === undefined) {
     errors.push({ pointer: '/expression', detail: 'never fires after now' });
   }
+  const { startBy, ...templateFields } = job;
+  if (startBy !== undefined) {
+    // A fixed instant would pass for every firing after it: the deadline is relative to each firing instead.
+    errors.push({
+      pointer: '/job/startBy',
+      detail: "is not part of a schedule's job: give startWithinSeconds, counted from each firing",
+    });
+  }
   let template: CreateJobRequest | undefined;
   try {
-    template = parseCreateJob(job, policy);
+    template = parseCreateJob(templateFields, policy);
   } catch (error) {
     if (!(error instanceof ValidationError)) throw error;
     errors.push(
@@ -174,7 +196,13 @@ export function parseCreateSchedule(body: unknown, policy: RequestPolicy, now: D
   if (errors.length > 0 || template === undefined) {
     throw new ValidationError('The request body is invalid.', errors);
   }
-  return { expression, timezone, job: template, enabled };
+  return {
+    expression,
+    timezone,
+    job: template,
+    ...(startWithinSeconds !== undefined ? { startWithinSeconds } : {}),
+    enabled,
+  };
 }
 
 export const updateScheduleBody = z.strictObject({ enabled: z.boolean({ error: 'must be true or false' }) });
@@ -200,6 +228,7 @@ export function presentSchedule(schedule: Schedule, now: Date): ScheduleResource
     expression: schedule.expression,
     timezone: schedule.timezone,
     job: schedule.job,
+    ...(schedule.startWithinSeconds !== undefined ? { startWithinSeconds: schedule.startWithinSeconds } : {}),
     enabled: schedule.enabled,
     nextRunAt: schedule.enabled ? (nextRunOf(schedule, now)?.toISOString() ?? null) : null,
     createdAt: schedule.createdAt,
@@ -243,6 +272,7 @@ export async function createSchedule(
     expression: request.expression,
     timezone: request.timezone,
     job: request.job,
+    ...(request.startWithinSeconds !== undefined ? { startWithinSeconds: request.startWithinSeconds } : {}),
     enabled: request.enabled,
     idempotencyKey,
     fingerprint: fingerprint(request),
@@ -382,6 +412,16 @@ export function fireTimeOf(scheduledTime: string): string {
   return new Date(scheduledTime).toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
+/**
+ * The job a firing submits: the schedule's, with a startBy counted from the
+ * firing's due time (not its delivery), so a repeated firing is the same request.
+ */
+function firingRequestOf(schedule: Schedule, firing: Firing): CreateJobRequest {
+  if (schedule.startWithinSeconds === undefined) return schedule.job;
+  const dueAt = Date.parse(fireTimeOf(firing.scheduledTime));
+  return { ...schedule.job, startBy: new Date(dueAt + schedule.startWithinSeconds * 1000).toISOString() };
+}
+
 /** The idempotency key of the job a firing creates. */
 export const firingKeyOf = (scheduleId: string, scheduledTime: string): string =>
   `schedule:${scheduleId}:${fireTimeOf(scheduledTime)}`;
@@ -410,7 +450,7 @@ export async function fireSchedule(
     const result = await submitJob(deps.intake, {
       tenantId: schedule.tenantId,
       idempotencyKey: firingKeyOf(schedule.id, firing.scheduledTime),
-      request: schedule.job,
+      request: firingRequestOf(schedule, firing),
       scheduleId: schedule.id,
     });
     return { kind: 'submitted', result };

@@ -78,6 +78,7 @@ describe('in the Longhaul stack', () => {
   const API = 'Longhaul/Api/ApiFunction';
   const STEPS = 'Longhaul/WorkflowSteps/StepsFunction';
   const RECONCILER = 'Longhaul/Reconciler/ReconcileFunction';
+  const DISPATCHER = 'Longhaul/Dispatcher/DispatchFunction';
   let template: Template;
   let busId: string;
 
@@ -97,10 +98,10 @@ describe('in the Longhaul stack', () => {
     template.hasResourceProperties('AWS::Events::EventBus', { Name: 'Longhaul' });
   });
 
-  test('only the API, the workflow steps and the reconciler may put events, on this bus alone', () => {
+  test('only the API, the dispatcher, the workflow steps and the reconciler may put events, on this bus alone', () => {
     const granted = eventStatements(template);
     expect(granted.map(({ policy }) => policy).sort()).toEqual(
-      [API, STEPS, RECONCILER].map((path) => `${path}/Role/DefaultPolicy/Resource`).sort(),
+      [API, DISPATCHER, STEPS, RECONCILER].map((path) => `${path}/Role/DefaultPolicy/Resource`).sort(),
     );
     for (const { statement } of granted) {
       expect(statement).toEqual({
@@ -118,7 +119,7 @@ describe('in the Longhaul stack', () => {
         expect(fn.Properties.Environment.Variables[resourceEnv.eventBusName]).toEqual({ Ref: busId });
         return fn.Properties.Environment.Variables.POWERTOOLS_SERVICE_NAME;
       });
-    expect(told.sort()).toEqual([API, STEPS, RECONCILER].map(serviceAt).sort());
+    expect(told.sort()).toEqual([API, DISPATCHER, STEPS, RECONCILER].map(serviceAt).sort());
   });
 
   test("the bus's name and ARN are outputs", () => {

@@ -141,6 +141,7 @@ describe('REST API', () => {
       'PUT /v1/admin/tenants/{tenant}',
       'POST /v1/admin/jobs/{id}/resolve',
       'POST /v1/admin/jobs/replay',
+      'POST /v1/admin/jobs/resume',
       'POST /v1/admin/dlq/redrive',
     ]);
     for (const key of admin) {

@@ -272,9 +272,10 @@ describe('the passage index', () => {
 describe('the event bus', () => {
   const bus = (name: string) => `arn:aws:events:us-east-1:000000000000:event-bus/${name}`;
 
-  it("resolves the bus's ARN from the name the functions are told, and lets exactly the API, the workflow and the reconciler put on it", async () => {
+  it("resolves the bus's ARN from the name the functions are told, and lets exactly the API, the dispatcher, the workflow and the reconciler put on it", async () => {
     await expect(whoMay('events:PutEvents', bus('Longhaul'))).resolves.toEqual([
       'api',
+      'dispatch',
       'workflow',
       'reconcile',
     ]);
@@ -324,7 +325,7 @@ describe('the event bus', () => {
       await expect(denial(put('another'))).resolves.toBe('AccessDeniedException');
       caller = 'api';
       await expect(put(bus('Longhaul'))).resolves.toMatchObject({ FailedEntryCount: 0 });
-      caller = 'dispatch';
+      caller = 'stream';
       await expect(denial(put('Longhaul'))).resolves.toBe('AccessDeniedException');
       caller = undefined;
       expect(emulator.events('Longhaul')).toHaveLength(2);

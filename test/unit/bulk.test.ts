@@ -3,9 +3,11 @@ import {
   LISTINGS_PER_REQUEST,
   parseCancelJobs,
   parseReplayJobs,
+  parseResumeJobs,
   type ReplayDeps,
   replayJobs,
   replayKeyOf,
+  resumeJobs,
 } from '../../lambdas/domain/bulk';
 import { ValidationError } from '../../lambdas/domain/errors';
 import { deriveJobId } from '../../lambdas/domain/idempotency';
@@ -605,5 +607,56 @@ describe('replayJobs', () => {
     const second = await replay({ ...body, cursor: first.nextCursor });
     expect(second).toMatchObject({ matched: 1, replayed: 1, nextCursor: null });
     expect(newJobs().map((j) => j.replayOf)).toEqual([failed.id]);
+  });
+});
+
+describe('resumeJobs', () => {
+  const resume = (body: unknown, max = 50) => resumeJobs(deps, parseResumeJobs(body), max);
+  const outage = { code: 'provider_unavailable', message: 'The provider answered 503.' };
+
+  it('resumes the failed jobs matching the error code and provider, each as a client resume would, and refuses the rest with why', async () => {
+    const a = await job('a', 'failed', { patch: { error: outage, executionName: 'e-a' } });
+    const b = await job('b', 'failed', { tenant: 'globex', patch: { error: outage, executionName: 'e-b' } });
+    const other = await job('c', 'failed', { patch: { error: { code: 'input_invalid', message: 'no' } } });
+    const elsewhere = await job('d', 'failed', { request: speech, patch: { error: outage } });
+    const late = await job('e', 'failed', {
+      patch: { error: { code: 'provider_unavailable', message: 'x' }, replacedBy: 'job_replay' },
+    });
+    const running = await job('f', 'running');
+    deps.workflow.statuses.set('e-a', 'FAILED');
+    deps.workflow.statuses.set('e-b', 'FAILED');
+
+    const result = await resume({
+      filter: { errorCode: 'provider_unavailable', provider: 'longhaul-http' },
+      note: 'the outage of 12:00',
+    });
+
+    expect(result).toEqual({
+      matched: 3,
+      resumed: 2,
+      refused: [
+        { id: late.id, reason: `Job ${late.id} was replayed as job job_replay; follow that job instead.` },
+      ],
+      nextCursor: null,
+    });
+    expect([a, b].map((j) => deps.store.jobs.get(j.id)?.status)).toEqual(['running', 'running']);
+    expect(deps.workflow.redriven.sort()).toEqual(['e-a/resume-1', 'e-b/resume-1']);
+    expect(deps.timeline.types(a.id)).toEqual(['job.resumed', 'operator.resumed']);
+    expect([other, elsewhere, running].map((j) => statusOf(j.id))).toEqual(['failed', 'failed', 'running']);
+  });
+
+  it('on a dry run counts and refuses, and resumes nothing', async () => {
+    const a = await job('a', 'failed', { patch: { error: outage } });
+    const result = await resume({ filter: { tenant: 'acme' }, dryRun: true, note: 'look first' });
+    expect(result).toEqual({ matched: 1, resumed: 0, refused: [], nextCursor: null });
+    expect(statusOf(a.id)).toBe('failed');
+    expect(deps.workflow.redriven).toEqual([]);
+  });
+
+  it('needs a note, and refuses an unknown field', () => {
+    expect(pointers(() => parseResumeJobs({ filter: {} }))).toEqual(['/note']);
+    expect(pointers(() => parseResumeJobs({ filter: { status: ['failed'] }, note: 'x' }))).toEqual([
+      '/filter',
+    ]);
   });
 });

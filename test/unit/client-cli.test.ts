@@ -386,6 +386,42 @@ describe('submit', () => {
     }
   });
 
+  it('says why a queued job waits while it follows it, instead of a bare queued', async () => {
+    const paused = job('queued', {
+      waiting: { reason: 'provider_paused', until: '2026-01-01T00:05:00.000Z' },
+    });
+    const full = job('queued', { waiting: { reason: 'provider_full' } });
+    const result = await run(
+      ['jobs', 'wait', 'job_cliclicliclicliclicliclicl'],
+      [() => json(200, paused), () => json(200, full), () => json(200, job('succeeded'))],
+      undefined,
+      { sleep: (ms, signal) => sleep(Math.min(ms, 5), signal) },
+    );
+    expect(result.code).toBe(EXIT.ok);
+    expect(result.stderr).toBe(
+      [
+        'job_cliclicliclicliclicliclicl queued: its provider is paused until 2026-01-01T00:05:00.000Z',
+        'job_cliclicliclicliclicliclicl queued: every slot of its provider is taken; it waits in line',
+        'job_cliclicliclicliclicliclicl succeeded 100%',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('names the command that recovers a failed job, and the way on for one that missed its startBy', async () => {
+    const failed = job('failed', { error: { code: 'provider_rejected', message: 'refused' } });
+    const resumable = await run(['jobs', 'wait', failed.id], [() => json(200, failed)]);
+    expect(resumable.code).toBe(EXIT.jobUnsuccessful);
+    expect(resumable.stderr).toContain(
+      `${failed.id} failed: provider_rejected: refused\nRecover it: longhaul jobs resume ${failed.id}\n`,
+    );
+    const late = job('failed', { error: { code: 'start_deadline_passed', message: 'late' } });
+    const missed = await run(['jobs', 'wait', late.id], [() => json(200, late)]);
+    expect(missed.stderr).toContain(
+      `${late.id} failed: start_deadline_passed: late\nNothing was charged. Submit it again under a new key, with a later --start-by or none.\n`,
+    );
+  });
+
   it('waits for the job and exits 2 when it fails', async () => {
     const failed = job('failed', { error: { code: 'generation_failed', message: 'the model gave up' } });
     const result = await run(
@@ -1202,6 +1238,28 @@ describe('longhaul schedules', () => {
     );
   });
 
+  it("gives each firing's job a deadline to start with --start-within, in seconds of the duration", async () => {
+    const { code, sent } = await run(
+      [
+        'schedules',
+        'create',
+        '--expression',
+        'rate(1 hour)',
+        '--type',
+        'image.generate',
+        '--prompt',
+        'x',
+      ].concat(['--start-within', '15m']),
+      [() => json(201, schedule())],
+    );
+    expect(code).toBe(EXIT.ok);
+    expect(JSON.parse(String(sent[0]?.body))).toEqual({
+      expression: 'rate(1 hour)',
+      job: { type: 'image.generate', input: { prompt: 'x' } },
+      startWithinSeconds: 900,
+    });
+  });
+
   it('disables, enables and deletes by id, with the method and body each needs', async () => {
     const id = 'sch_cliclicliclicliclicliclicl';
     const disabled = await run(['schedules', 'disable', id], [() => json(200, schedule(false))]);
@@ -1562,6 +1620,17 @@ describe('checks every argument before the first request', () => {
     );
     expect(code).toBe(EXIT.ok);
     expect(JSON.parse(String(sent[0]?.body))).toMatchObject({ runAt: '2026-03-01T11:00:00.000Z' });
+  });
+
+  it('gives a job a deadline to start with --start-by 30m, sending the time it names', async () => {
+    const { sent, code } = await run(
+      ['submit', '--type', 'image.generate', '--prompt', 'x', '--start-by', '30m'],
+      [() => json(202, job())],
+      undefined,
+      { now: new Date('2026-03-01T09:00:00.000Z') },
+    );
+    expect(code).toBe(EXIT.ok);
+    expect(JSON.parse(String(sent[0]?.body))).toMatchObject({ startBy: '2026-03-01T09:30:00.000Z' });
   });
 
   it('names a directory given as --file, --input @ or a batch file as such, sending nothing', async () => {

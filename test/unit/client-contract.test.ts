@@ -147,6 +147,8 @@ describe('the SDK types', () => {
       idempotencyKey: true,
       webhookUrl: true,
       runAt: true,
+      startBy: true,
+      waiting: true,
       scheduleId: true,
       createdAt: true,
       updatedAt: true,
@@ -207,6 +209,7 @@ describe('the SDK types', () => {
       webhookUrl: true,
       priority: true,
       runAt: true,
+      startBy: true,
     };
     const resultFields: Record<keyof BatchItemResult, true> = {
       idempotencyKey: true,

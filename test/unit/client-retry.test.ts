@@ -274,6 +274,37 @@ describe('operations that are not idempotent', () => {
     }
   });
 
+  it('resumes failed jobs by filter with the admin key, sending the filter and note, and retries a request that may have been lost', async () => {
+    const answer = { matched: 1, resumed: 1, refused: [], nextCursor: null };
+    const transport = scriptedFetch([
+      refused,
+      () =>
+        new Response(JSON.stringify(answer), {
+          status: 200,
+          headers: { 'content-type': 'application/json' },
+        }),
+    ]);
+    const { longhaul } = client(transport);
+    await expect(
+      longhaul.resumeJobsByFilter(
+        { errorCode: 'provider_unavailable', provider: 'replicate' },
+        'the outage',
+        {
+          dryRun: false,
+        },
+      ),
+    ).resolves.toEqual(answer);
+    expect(transport.sent.map((s) => `${s.method} ${s.url}`)).toEqual(
+      Array(2).fill(`POST ${BASE}/v1/admin/jobs/resume`),
+    );
+    expect(transport.sent[1]?.headers.get('x-api-key')).toBe('admin-key');
+    expect(JSON.parse(String(transport.sent[1]?.body))).toEqual({
+      filter: { errorCode: 'provider_unavailable', provider: 'replicate' },
+      note: 'the outage',
+      dryRun: false,
+    });
+  });
+
   it('refuses admin calls without the admin key before sending anything', async () => {
     const transport = scriptedFetch([]);
     const longhaul = new Longhaul({ baseUrl: BASE, apiKey: 'k', fetch: transport.fetch });

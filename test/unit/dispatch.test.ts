@@ -1,9 +1,16 @@
-import { deferDelaySeconds, dispatchJob, firstLookOf, waitDelaySeconds } from '../../lambdas/domain/dispatch';
+import {
+  deferDelaySeconds,
+  dispatchJob,
+  firstLookOf,
+  handOnFreeSlots,
+  waitDelaySeconds,
+} from '../../lambdas/domain/dispatch';
 import { waitingEntryOf } from '../../lambdas/domain/fair-share';
 import { executionNameOf, type Job, newJob, slotHolderOf } from '../../lambdas/domain/job';
 import {
   granting,
   limits,
+  MemoryEvents,
   MemoryQueue,
   MemoryStore,
   MemoryTimeline,
@@ -199,6 +206,64 @@ describe('dispatchJob', () => {
       expect(await deps.slots.holders()).toEqual([]);
     },
   );
+
+  it('ends a job whose startBy passed before it was granted: failed, out of its line, nothing started or held', async () => {
+    const { deps: bare, add } = setup(2);
+    const deps = { ...bare, events: new MemoryEvents() };
+    const job = { ...add(0), startBy: new Date(clock.getTime() - 1).toISOString() };
+    deps.store.jobs.set(job.id, job);
+    await deps.waiting.add(waitingEntryOf(job));
+    await expect(dispatchJob(deps, job.id, 3, true)).resolves.toBe('dropped');
+    const ended = deps.store.jobs.get(job.id);
+    expect(ended?.status).toBe('failed');
+    expect(ended?.error).toEqual({
+      code: 'start_deadline_passed',
+      message: `It had not reached its provider by its startBy (${job.startBy}); nothing was sent to the provider.`,
+    });
+    expect(ended?.finishedAt).toBe(clock.toISOString());
+    expect(deps.events.published.map((event) => event.detailType)).toEqual(['job.failed']);
+    expect(deps.workflow.started).toEqual([]);
+    expect(await deps.slots.holders()).toEqual([]);
+    expect(deps.waiting.entries()).toEqual([]);
+    expect(deps.queue.messages).toEqual([]);
+  });
+
+  it('starts a job whose startBy is still ahead', async () => {
+    const { deps, add } = setup(2);
+    const job = { ...add(0), startBy: new Date(clock.getTime() + 1).toISOString() };
+    deps.store.jobs.set(job.id, job);
+    await expect(dispatchJob(deps, job.id, 0)).resolves.toBe('started');
+    expect(deps.workflow.started).toEqual([executionNameOf(job)]);
+  });
+
+  it('gives a freed slot past a waiting job whose startBy passed, ending it, to the next in line', async () => {
+    const { deps: bare, add } = setup(1);
+    const deps = { ...bare, events: new MemoryEvents() };
+    const late = { ...add(0), startBy: new Date(clock.getTime() - 1000).toISOString() };
+    deps.store.jobs.set(late.id, late);
+    const next = add(1);
+    await deps.waiting.add(waitingEntryOf(late));
+    await deps.waiting.add(waitingEntryOf(next));
+    await handOnFreeSlots(deps, 'longhaul-http', 'a slot freed');
+    expect(deps.store.jobs.get(late.id)?.status).toBe('failed');
+    expect(deps.store.jobs.get(late.id)?.error?.code).toBe('start_deadline_passed');
+    expect(await deps.slots.holders()).toEqual([slotHolderOf(next)]);
+    expect(deps.store.jobs.get(next.id)?.status).toBe('running');
+    expect(deps.waiting.entries()).toEqual([]);
+  });
+
+  it('where no event can be put, passes a waiting job whose startBy passed without ending it: its message or the reconciler ends it', async () => {
+    const { deps, add } = setup(1);
+    const late = { ...add(0), startBy: new Date(clock.getTime() - 1000).toISOString() };
+    deps.store.jobs.set(late.id, late);
+    const next = add(1);
+    await deps.waiting.add(waitingEntryOf(late));
+    await deps.waiting.add(waitingEntryOf(next));
+    await handOnFreeSlots(deps, 'longhaul-http', 'a slot freed');
+    expect(deps.store.jobs.get(late.id)?.status).toBe('queued');
+    expect(await deps.slots.holders()).toEqual([slotHolderOf(next)]);
+    expect(deps.waiting.entries()).toEqual([]);
+  });
 
   it('drops a message for an unknown job', async () => {
     const { deps } = setup(1);

@@ -725,7 +725,8 @@ describe('startWithSlot', () => {
     expect(items[1]?.Update).toMatchObject({
       TableName: 'jobs',
       Key: { pk: job.id, sk: 'JOB' },
-      ConditionExpression: 'attribute_exists(pk) AND #status = :queued AND createdAt = :createdAt',
+      ConditionExpression:
+        'attribute_exists(pk) AND #status = :queued AND createdAt = :createdAt AND (attribute_not_exists(startBy) OR startBy > :at OR attribute_exists(submitIntent))',
     });
     expect(items[2]).toEqual({
       Delete: { TableName: 'jobs', Key: { pk: 'WAIT#longhaul-http#acme', sk: '0001#job_a' } },

@@ -292,6 +292,33 @@ describe('cancelJob', () => {
   });
 });
 
+describe('start deadlines (startBy)', () => {
+  const deadline = { ...request, startBy: '2026-03-01T13:00:00.000Z' };
+
+  it('stores the startBy on the job and in its request: another startBy, or none, is another request', async () => {
+    const first = await submit({ request: deadline });
+    expect(deps.store.jobs.get(first.job.id)).toMatchObject({
+      status: 'queued',
+      startBy: '2026-03-01T13:00:00.000Z',
+    });
+    await expect(submit({ request: deadline })).resolves.toMatchObject({
+      job: { id: first.job.id },
+      replayed: true,
+    });
+    await expect(submit({ request: { ...request, startBy: '2026-03-01T13:00:01.000Z' } })).rejects.toThrow(
+      IdempotencyKeyReusedError,
+    );
+    await expect(submit({ request })).rejects.toThrow(IdempotencyKeyReusedError);
+    expect(deps.store.jobs.size).toBe(1);
+  });
+
+  it('leaves the fingerprint of a request without one as it always was', async () => {
+    const { job } = await submit({ request });
+    expect(deps.store.jobs.get(job.id)?.startBy).toBeUndefined();
+    expect(job.fingerprint).toBe(fingerprint({ type: request.type, input: request.input, webhookUrl: null }));
+  });
+});
+
 describe('scheduled jobs (runAt)', () => {
   const later = '2026-03-01T12:05:00.000Z';
   const scheduled = { ...request, runAt: later };

@@ -229,6 +229,58 @@ describe('queued jobs', () => {
   });
 });
 
+describe('start deadlines', () => {
+  it('ends a job still waiting at a paused provider once its startBy has passed, charging nothing', async () => {
+    const { deps, add, get } = setup({ now: 3_600_000 });
+    await deps.slots.pool('longhaul-http').pause({
+      until: new Date(t0.getTime() + 7_200_000),
+      seconds: 300,
+      reason: 'longhaul-http answered 503.',
+    });
+    const late = add({ status: 'queued', enqueuedAt: at(3_590_000), startBy: at(3_000_000) });
+    const patient = add({ status: 'queued', enqueuedAt: at(3_590_000) });
+    await deps.waiting.add(waitingEntryOf(late));
+    await deps.waiting.add(waitingEntryOf(patient));
+
+    const report = await reconcile(deps);
+
+    expect(get(late.id).status).toBe('failed');
+    expect(get(late.id).error?.code).toBe('start_deadline_passed');
+    expect(get(late.id).finishedAt).toBe(at(3_600_000));
+    expect(report.fixes.start_deadline_passed).toBe(1);
+    expect(deps.timeline.types(late.id)).toEqual(['reconciler.start_deadline_passed']);
+    expect(deps.events.published).toEqual([
+      expect.objectContaining({
+        detailType: 'job.failed',
+        detail: expect.objectContaining({ jobId: late.id, error: get(late.id).error }),
+      }),
+    ]);
+    expect(deps.waiting.entries()).toEqual([waitingEntryOf(patient)]);
+    // Without a startBy a job waits however long its provider is down.
+    expect(get(patient.id).status).toBe('queued');
+    expect(deps.provider.submissions).toEqual([]);
+    expect(deps.workflow.started).toEqual([]);
+  });
+
+  it('never ends a job that reached its provider, nor one whose submission may have been sent', async () => {
+    const { deps, add, atProvider, get } = setup({ now: 3_600_000 });
+    const submitted = atProvider({ startBy: at(1_000), startedAt: at(3_500_000) });
+    deps.provider.statuses.set('gen_1', { id: 'gen_1', status: 'running', progress: 10 });
+    const unknown = add({
+      status: 'queued',
+      enqueuedAt: at(3_590_000),
+      startBy: at(1_000),
+      submitIntent: { attemptId: 'a1', at: at(500) },
+    });
+
+    const report = await reconcile(deps);
+
+    expect(get(submitted.id).status).toBe('running');
+    expect(get(unknown.id).status).toBe('queued');
+    expect(report.fixes.start_deadline_passed).toBe(0);
+  });
+});
+
 describe('running jobs', () => {
   it('completes a job whose completion webhook was lost, by asking the provider', async () => {
     const { deps, atProvider } = setup();

@@ -55,6 +55,37 @@ describe('parseCreateJob', () => {
     ]);
   });
 
+  it('takes a startBy as the instant it names in UTC, after runAt', () => {
+    expect(parseCreateJob({ ...cat, startBy: '2030-01-01T01:00:00+00:30' }, strict)).toEqual({
+      ...cat,
+      startBy: '2030-01-01T00:30:00.000Z',
+    });
+    expect(
+      parseCreateJob(
+        { ...cat, runAt: '2030-01-02T00:00:00Z', startBy: '2030-01-02T06:00:00.5+02:00' },
+        strict,
+      ),
+    ).toEqual({ ...cat, runAt: '2030-01-02T00:00:00.000Z', startBy: '2030-01-02T04:00:00.500Z' });
+  });
+
+  it.each([
+    ['not a date', 'soon', RUN_AT_FORMAT],
+    ['now', '2030-01-01T00:00:00Z', 'must be in the future (after 2030-01-01T00:00:00.000Z)'],
+    ['in the past', '2029-12-31T23:59:59Z', 'must be in the future (after 2030-01-01T00:00:00.000Z)'],
+  ])('refuses a startBy that is %s, pointing at it', (_, startBy, detail) => {
+    expect(errorsOf(() => parseCreateJob({ ...cat, startBy }, strict))).toEqual([
+      { pointer: '/startBy', detail },
+    ]);
+  });
+
+  it('refuses a startBy at or before the runAt: the job would end before it is due', () => {
+    for (const startBy of ['2030-01-02T00:00:00Z', '2030-01-01T12:00:00Z']) {
+      expect(
+        errorsOf(() => parseCreateJob({ ...cat, runAt: '2030-01-02T00:00:00Z', startBy }, strict)),
+      ).toEqual([{ pointer: '/startBy', detail: 'must be after runAt (2030-01-02T00:00:00.000Z)' }]);
+    }
+  });
+
   it('accepts a minimal image job', () => {
     expect(parseCreateJob({ type: 'image.generate', input: { prompt: 'a cat' } }, strict)).toEqual({
       type: 'image.generate',
@@ -247,6 +278,25 @@ describe('parseBatch', () => {
         idempotencyKey: 'k1',
         entry: { idempotencyKey: 'k1', request: { ...cat, priority: 'batch' } },
       },
+    ]);
+  });
+
+  it("takes an item's startBy as a single submission's, and refuses a past one alone, pointing into the batch", () => {
+    const items = parseBatch(
+      {
+        items: [
+          { idempotencyKey: 'a', ...cat, startBy: '2030-01-01T00:10:00Z' },
+          { idempotencyKey: 'b', ...cat, startBy: '2029-12-31T00:00:00Z' },
+        ],
+      },
+      strict,
+    );
+    expect(items[0]?.entry).toEqual({
+      idempotencyKey: 'a',
+      request: { ...cat, startBy: '2030-01-01T00:10:00.000Z' },
+    });
+    expect((errorOf(items[1]?.entry as object) as ValidationError).errors).toEqual([
+      { pointer: '/items/1/startBy', detail: 'must be in the future (after 2030-01-01T00:00:00.000Z)' },
     ]);
   });
 

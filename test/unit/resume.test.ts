@@ -170,6 +170,15 @@ describe('resumeJob', () => {
     expect(resolved.workflow.redriven).toEqual([]);
   });
 
+  it('refuses a job that never reached its provider by its startBy: it is submitted again instead', async () => {
+    const late = setup({ error: { code: 'start_deadline_passed', message: 'late' } });
+    await expect(resumeJob(late.deps, 'acme', late.job.id)).rejects.toThrow(
+      /never reached its provider by its startBy; submit it again/,
+    );
+    expect(late.current().status).toBe('failed');
+    expect(late.workflow.redriven).toEqual([]);
+  });
+
   it('of two resumes at once, one resumes the job and redrives once; the other is refused', async () => {
     const { deps, workflow, execution, job, current } = setup();
     const outcomes = await Promise.allSettled([

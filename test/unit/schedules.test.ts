@@ -114,6 +114,26 @@ describe('parseCreateSchedule', () => {
     expect(() => request({ every: 'day' })).toThrow(ValidationError);
   });
 
+  it('refuses a startBy in the job template, and a startWithinSeconds that is not a whole number of seconds from 1', () => {
+    expect(() =>
+      request({ job: { type: 'image.generate', input: { prompt: 'x' }, startBy: '2026-03-02T00:00:00Z' } }),
+    ).toThrow(
+      expect.objectContaining({
+        errors: [
+          {
+            pointer: '/job/startBy',
+            detail: "is not part of a schedule's job: give startWithinSeconds, counted from each firing",
+          },
+        ],
+      }),
+    );
+    for (const startWithinSeconds of [0, 1.5, -60, '600']) {
+      expect(() => request({ startWithinSeconds })).toThrow(
+        expect.objectContaining({ errors: [expect.objectContaining({ pointer: '/startWithinSeconds' })] }),
+      );
+    }
+  });
+
   it("refuses a runAt in the job template: each firing's job runs at the firing", () => {
     expect(() =>
       request({ job: { type: 'image.generate', input: { prompt: 'x' }, runAt: '2026-03-02T00:00:00Z' } }),
@@ -257,6 +277,21 @@ describe('fireSchedule', () => {
       input: { prompt: 'a lighthouse' },
       status: 'queued',
     });
+  });
+
+  it("gives each firing's job a startBy startWithinSeconds after the firing, and shows it on the schedule", async () => {
+    const { schedule } = await create({ startWithinSeconds: 600 });
+    expect(presentSchedule(schedule, clock).startWithinSeconds).toBe(600);
+    await fire(schedule.id, '2026-03-01T12:05:00Z');
+    await fire(schedule.id, '2026-03-01T12:10:00Z');
+    const startBys = [...intake.store.jobs.values()].map((job) => job.startBy).sort();
+    expect(startBys).toEqual(['2026-03-01T12:15:00.000Z', '2026-03-01T12:20:00.000Z']);
+    // Without it, a firing's job waits however long its provider is down.
+    const { schedule: patient } = await create({}, 'k2');
+    await fire(patient.id);
+    expect(
+      intake.store.jobs.get(deriveJobId('acme', `schedule:${patient.id}:2026-03-01T12:05:00Z`))?.startBy,
+    ).toBe(undefined);
   });
 
   it('lands a repeated firing on the same job, and another firing time on a new one', async () => {

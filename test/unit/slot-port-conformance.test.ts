@@ -193,6 +193,43 @@ describe.each(implementations)('the %s slot port', (_name, make) => {
     });
   });
 
+  it('refuses, in the grant’s own write, a job whose startBy has come, and takes no slot for it', async () => {
+    const late = { ...queuedJob('acme'), startBy: at.toISOString() };
+    const timely = { ...queuedJob('acme'), startBy: new Date(at.getTime() + 1).toISOString() };
+    await port.queued(late);
+    await port.queued(timely);
+
+    const refused = await grant(
+      port,
+      { job: late, holder: slotHolderOf(late), limit: 2, claim: claim('acme', undefined, 10) },
+      at,
+    );
+    expect(refused).toEqual({ refused: 'job' });
+    expect((await port.pool.state()).holders).toEqual([]);
+    expect((await port.store.get(late.id))?.status).toBe('queued');
+    const granted = await grant(
+      port,
+      { job: timely, holder: slotHolderOf(timely), limit: 2, claim: claim('acme', undefined, 10) },
+      at,
+    );
+    expect(granted).toEqual({ granted: expect.objectContaining({ id: timely.id, status: 'running' }) });
+  });
+
+  it('grants a job whose startBy has come while a submission of it is in doubt: only a resend can settle it', async () => {
+    const inDoubt = {
+      ...queuedJob('acme'),
+      startBy: at.toISOString(),
+      submitIntent: { attemptId: 'a1', at: at.toISOString() },
+    };
+    await port.queued(inDoubt);
+    const granted = await grant(
+      port,
+      { job: inDoubt, holder: slotHolderOf(inDoubt), limit: 2, claim: claim('acme', undefined, 10) },
+      at,
+    );
+    expect(granted).toEqual({ granted: expect.objectContaining({ id: inDoubt.id, status: 'running' }) });
+  });
+
   it('refuses every grant while the provider is paused, in the grant’s own write, and grants again once the pause ends', async () => {
     const [a, b] = [queuedJob('acme'), queuedJob('globex')];
     await port.queued(a);

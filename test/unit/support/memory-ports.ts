@@ -208,6 +208,9 @@ export class MemoryStore implements JobStore {
     // All of it at once, with no await in between: a transaction.
     const current = this.jobs.get(grant.job.id);
     if (current?.status !== 'queued' || current.createdAt !== grant.job.createdAt) return { refused: 'job' };
+    if (current.startBy !== undefined && current.startBy <= at.toISOString() && !current.submitIntent) {
+      return { refused: 'job' };
+    }
     if (
       !this.granting.pool(providerOf(current)).take(grant.holder, grant.limit, grant.claim, at, grant.token)
     ) {
