@@ -817,6 +817,21 @@ describe('bulk cancel and replay', () => {
       json: { filter: { status: ['failed'] }, note: 'x' },
     });
     expect(tenantKey.status).toBe(403);
+
+    const resume = await send('post', '/v1/admin/jobs/resume', '/v1/admin/jobs/resume', {
+      key: ADMIN_KEY,
+      json: {
+        filter: { tenant: 'acme', errorCode: 'provider_unavailable' },
+        note: 'document check',
+        dryRun: true,
+      },
+    });
+    expect(resume.status).toBe(200);
+    const unknownProvider = await send('post', '/v1/admin/jobs/resume', '/v1/admin/jobs/resume', {
+      key: ADMIN_KEY,
+      json: { filter: { provider: 'nobody' }, note: 'x' },
+    });
+    expect(unknownProvider.status).toBe(400);
   });
 });
 
@@ -1202,6 +1217,8 @@ describe('coverage', () => {
       'cancelJobs 400',
       'cancelJobs 401',
       'adminReplayJobs 200',
+      'adminResumeJobs 200',
+      'adminResumeJobs 400',
       'adminReplayJobs 400',
       'adminReplayJobs 403',
       'receiveProviderEvent 204',

@@ -1,7 +1,6 @@
-import { jobIdOf } from '../../lambdas/domain/job';
 import { pollUntil, type RunningLocalStack, startLocalStack } from '../../local/harness/local-stack';
-import { apiCall, UNTHROTTLED_API } from './support/api';
-import { simulatorCall } from './support/simulator';
+import { apiCall, settledJob, UNTHROTTLED_API } from './support/api';
+import { chargesByJob, simulatorCall } from './support/simulator';
 
 /**
  * A provider outage longer than any retry window of the job path (the pauses
@@ -64,14 +63,7 @@ async function submit(): Promise<string> {
   return created.body.id as string;
 }
 
-const settled = (jobId: string) =>
-  pollUntil(
-    async () => {
-      const { body } = await api('GET', `/v1/jobs/${jobId}`);
-      return ['succeeded', 'failed', 'canceled', 'needs_review'].includes(body.status) ? body : undefined;
-    },
-    { timeoutMs: 45_000, intervalMs: 250, description: `job ${jobId} to settle` },
-  );
+const settled = (jobId: string) => settledJob(api, jobId, 45_000);
 
 test('an outage longer than every retry window fails no job: each succeeds once the provider is back, charged once, within the limit', async () => {
   // The first job in flight hears nothing from the provider: only status reads tell how it is. The second's
@@ -94,12 +86,7 @@ test('an outage longer than every retry window fails no job: each succeeds once 
     expect(Date.parse(job.finishedAt)).toBeGreaterThanOrEqual(downSince + OUTAGE_SECONDS * 1000);
   }
   const ledger = (await sim('/_sim/ledger')) as Ledger;
-  const charges = new Map<string, number>();
-  for (const { idempotencyKey } of ledger.submissions) {
-    const id = jobIdOf(idempotencyKey);
-    charges.set(id, (charges.get(id) ?? 0) + 1);
-  }
-  expect(Object.fromEntries(charges)).toEqual(Object.fromEntries(jobs.map((job) => [job.id, 1])));
+  expect(chargesByJob(ledger.submissions)).toEqual(Object.fromEntries(jobs.map((job) => [job.id, 1])));
   expect(ledger.maxConcurrent).toBeLessThanOrEqual(LIMIT);
   // The job whose webhooks were lost was asked about while the provider was down, and waited for it.
   expect(Date.parse(jobs[0].finishedAt)).toBeGreaterThanOrEqual(downSince + OUTAGE_SECONDS * 1000);

@@ -1,7 +1,6 @@
-import { jobIdOf } from '../../lambdas/domain/job';
-import { pollUntil, type RunningLocalStack, startLocalStack } from '../../local/harness/local-stack';
-import { apiCall, UNTHROTTLED_API } from './support/api';
-import { simulatorCall } from './support/simulator';
+import { type RunningLocalStack, startLocalStack } from '../../local/harness/local-stack';
+import { apiCall, settledJob, UNTHROTTLED_API } from './support/api';
+import { chargesByJob, simulatorCall } from './support/simulator';
 
 /**
  * A burst of jobs at a provider that limits submissions by rate. While the
@@ -71,24 +70,7 @@ async function submit(): Promise<string> {
   return created.body.id as string;
 }
 
-const settled = (jobId: string) =>
-  pollUntil(
-    async () => {
-      const { body } = await api('GET', `/v1/jobs/${jobId}`);
-      return ['succeeded', 'failed', 'canceled', 'needs_review'].includes(body.status) ? body : undefined;
-    },
-    { timeoutMs: 90_000, intervalMs: 250, description: `job ${jobId} to settle` },
-  );
-
-/** Each job's charges at the provider, by the job its idempotency key names. */
-function chargesOf(ledger: Ledger): Record<string, number> {
-  const charges: Record<string, number> = {};
-  for (const { idempotencyKey } of ledger.submissions) {
-    const id = jobIdOf(idempotencyKey);
-    charges[id] = (charges[id] ?? 0) + 1;
-  }
-  return charges;
-}
+const settled = (jobId: string) => settledJob(api, jobId, 90_000);
 
 /** The most submissions accepted within any window of `ms` (GCRA allows the burst plus one per interval). */
 function mostWithin(ledger: Ledger, ms: number): number {
@@ -112,7 +94,7 @@ test('a burst at the declared rate goes at that rate, throttled never; a provide
   expect(first.map((job) => job.status)).toEqual(Array(6).fill('succeeded'));
   let ledger = (await sim('/_sim/ledger')) as Ledger;
   expect(ledger.throttled ?? 0).toBe(0);
-  expect(chargesOf(ledger)).toEqual(Object.fromEntries(declared.map((id) => [id, 1])));
+  expect(chargesByJob(ledger.submissions)).toEqual(Object.fromEntries(declared.map((id) => [id, 1])));
   // Within any 4 s: the declared burst and the two tokens of those seconds, never all six at once.
   expect(mostWithin(ledger, 4_000)).toBeLessThanOrEqual(BURST + 2);
   expect(ledger.maxConcurrent).toBeLessThanOrEqual(LIMIT);
@@ -125,6 +107,8 @@ test('a burst at the declared rate goes at that rate, throttled never; a provide
   ledger = (await sim('/_sim/ledger')) as Ledger;
   // It said so, and was heard: each refusal cost nothing, each job was charged once.
   expect(ledger.throttled ?? 0).toBeGreaterThan(0);
-  expect(chargesOf(ledger)).toEqual(Object.fromEntries([...declared, ...tightened].map((id) => [id, 1])));
+  expect(chargesByJob(ledger.submissions)).toEqual(
+    Object.fromEntries([...declared, ...tightened].map((id) => [id, 1])),
+  );
   expect(ledger.maxConcurrent).toBeLessThanOrEqual(LIMIT);
 });

@@ -1,6 +1,6 @@
 import { jobIdOf } from '../../lambdas/domain/job';
 import { pollUntil, type RunningLocalStack, startLocalStack } from '../../local/harness/local-stack';
-import { apiCall, UNTHROTTLED_API } from './support/api';
+import { apiCall, settledJob, UNTHROTTLED_API } from './support/api';
 import { simulatorCall } from './support/simulator';
 
 /**
@@ -56,14 +56,7 @@ async function submit(key: string, startBy?: string): Promise<string> {
   return created.body.id as string;
 }
 
-const settled = (jobId: string) =>
-  pollUntil(
-    async () => {
-      const { body } = await api('GET', `/v1/jobs/${jobId}`);
-      return ['succeeded', 'failed', 'canceled', 'needs_review'].includes(body.status) ? body : undefined;
-    },
-    { timeoutMs: 45_000, intervalMs: 250, description: `job ${jobId} to settle` },
-  );
+const settled = (jobId: string) => settledJob(api, jobId, 45_000);
 
 test('a job that cannot reach its down provider by its startBy ends start_deadline_passed, uncharged; one without waits and succeeds', async () => {
   await sim('/_sim/faults', { mode: 'outage', seconds: OUTAGE_SECONDS });

@@ -154,6 +154,8 @@ export async function footprint(stack: RunningLocalStack): Promise<Footprint> {
   ]);
   const items = new Map<string, string>();
   for (const item of jobItems) {
+    // A job's kept step events are what its execution's history said when a timeline read it: a read keeps them.
+    if (String(item.sk).startsWith('STEPS#')) continue;
     // A tenant's backlog counter and its recount mark are the reconciler's, which recounts in the
     // background between any two snapshots, and so is the list of tenants to recount, which a recount
     // finding none takes a tenant off; a request that admitted a job shows as that job's item.

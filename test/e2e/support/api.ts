@@ -1,3 +1,5 @@
+import { pollUntil } from '../../../local/harness/local-stack';
+
 /**
  * The REST API's rate and burst limits for a local stack whose tests are not
  * about throttling: far above the requests any of them sends at once.
@@ -36,4 +38,18 @@ export function apiCall(baseUrl: () => string, key: string) {
     if (response.status >= 500) throw new Error(`${method} ${path} answered ${response.status}: ${text}`);
     return { status: response.status, body: text ? JSON.parse(text) : undefined };
   };
+}
+
+/** The statuses a job ends in. */
+const SETTLED = ['succeeded', 'failed', 'canceled', 'needs_review'];
+
+/** Polls a job until it has settled (within `timeoutMs`), and answers it as the API shows it then. */
+export function settledJob(api: ReturnType<typeof apiCall>, jobId: string, timeoutMs: number): Promise<any> {
+  return pollUntil(
+    async () => {
+      const { body } = await api('GET', `/v1/jobs/${jobId}`);
+      return SETTLED.includes(body.status) ? body : undefined;
+    },
+    { timeoutMs, intervalMs: 250, description: `job ${jobId} to settle` },
+  );
 }

@@ -1,3 +1,5 @@
+import { jobIdOf } from '../../../lambdas/domain/job';
+
 /**
  * Calls the simulated provider's routes (`/_sim/*` controls and the provider
  * API) from tests: GET without a body, POST with one; the parsed JSON answer.
@@ -12,4 +14,16 @@ export function simulatorCall(providerUrl: string) {
     const text = await response.text();
     return text ? JSON.parse(text) : undefined;
   };
+}
+
+/** Each job's charges at the provider, from a ledger's submissions, by the job each idempotency key names. */
+export function chargesByJob(
+  submissions: readonly { readonly idempotencyKey: string }[],
+): Record<string, number> {
+  const charges: Record<string, number> = {};
+  for (const { idempotencyKey } of submissions) {
+    const id = jobIdOf(idempotencyKey);
+    charges[id] = (charges[id] ?? 0) + 1;
+  }
+  return charges;
 }
