@@ -685,13 +685,19 @@ async function stepsOfRun(
   if (
     kept &&
     kept.resumes === resumes &&
-    (kept.ended || now.getTime() - Date.parse(kept.readAt) < RUNNING_STEPS_FRESH_MS)
+    (kept.ended ||
+      // A running one's, for a few seconds, and only while the job's status is the one it was read under.
+      (now.getTime() - Date.parse(kept.readAt) < RUNNING_STEPS_FRESH_MS && kept.readAt >= job.statusAt))
   ) {
     return kept.events;
   }
   const history = await deps.workflow.stepEvents(executionName);
   const final = history.ended && (executionName !== currentExecutionOf(job) || isTerminal(job.status));
-  if (new TextEncoder().encode(JSON.stringify(history.events)).length <= KEPT_STEPS_MAX_BYTES) {
+  // An execution not started yet has nothing to keep: its start must show at the next read.
+  if (
+    history.events.length > 0 &&
+    new TextEncoder().encode(JSON.stringify(history.events)).length <= KEPT_STEPS_MAX_BYTES
+  ) {
     try {
       await deps.timeline.keepSteps(job.id, {
         executionName,

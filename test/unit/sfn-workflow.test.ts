@@ -187,6 +187,28 @@ describe('a job’s timeline, read again and again', () => {
     sfn.restore();
   });
 
+  it('keeps nothing of an execution not started yet, and reads again once the job’s status moved since it kept one', async () => {
+    let history: HistoryEvent[] = [];
+    const { sfn, reads } = recordingClient(() => history);
+    const workflow = new SfnWorkflow(new SFNClient({}), MACHINE);
+    const timeline = new MemoryTimeline();
+    const queued = sampleJob(at(0), { status: 'queued', statusAt: at(0).toISOString() });
+
+    await jobTimeline(timeline, workflow, queued, at(1));
+    history = prepared(2);
+    const started = await jobTimeline(timeline, workflow, queued, at(3));
+    expect(reads()).toBe(2);
+    expect(steps(started)).toEqual(['step.started:prepare', 'step.succeeded:prepare']);
+
+    // Kept at 3 s; the job moved on at 4 s: what was kept is no longer what the job is.
+    history = [...history, scheduled(4, { step: 'submit', jobId: 'job_a', retryCount: 0 })];
+    const running = { ...queued, status: 'running' as const, statusAt: at(4).toISOString() };
+    const moved = await jobTimeline(timeline, workflow, running, at(5));
+    expect(reads()).toBe(3);
+    expect(steps(moved)).toContain('step.started:submit');
+    sfn.restore();
+  });
+
   it('reads a running job’s history again only once what it kept is older than RUNNING_STEPS_FRESH_MS', async () => {
     let history = prepared(0);
     const { sfn, reads } = recordingClient(() => history);
