@@ -501,6 +501,13 @@ export function verdicts(r: Results): { peer: string[]; longhaul: string[] } {
       true,
       '',
     );
+    for (const [figure, run] of [
+      ['submissions a minute at a declared provider rate', l.declared],
+      ['submissions a minute at a provider rate not declared', l.undeclared],
+    ] as const) {
+      const [ours, theirs] = [run.longhaul.rate?.perMinute, run.peer.rate?.perMinute];
+      if (ours !== undefined && theirs !== undefined) compare(figure, ours, theirs, false, '');
+    }
   }
   const f = r.fairness;
   if (f) {
