@@ -164,9 +164,9 @@ function limitsRows(r: Results): GoalRow[] {
     full === undefined
       ? {
           figure: recovery,
-          measured: 'never',
+          measured: `not within ${outage.waitedS} s`,
           goal: `≤ ${goals.slotsFullAfterRecoveryS} s`,
-          verdict: 'missed: the slots never all filled',
+          verdict: `missed: not every slot in use within the ${outage.waitedS} s waited`,
           met: false,
         }
       : atMost(recovery, full, goals.slotsFullAfterRecoveryS, inUnit(' s')),

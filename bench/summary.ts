@@ -47,8 +47,9 @@ function limitsRows(r: Results): Row[] {
   const pace = (run: RateRun) =>
     `${run.rate ? fmt(run.rate.perMinute, 1) : 'no window'} / ${run.throttled} (${fmt(run.throttledPct, 1)} %)`;
   const lost = (run: { failedOrReview: number }) => String(run.failedOrReview);
-  const full = (run: OutageRun) => (run.slotsFullS === undefined ? 'never' : `${fmt(run.slotsFullS, 1)} s`);
   const { declared, undeclared, outage } = l;
+  const full = (run: OutageRun) =>
+    run.slotsFullS === undefined ? `not within ${outage.waitedS} s` : `${fmt(run.slotsFullS, 1)} s`;
   return [
     [
       `provider rate ${rate}, declared${l.declaredRateRead ? '' : ' (this build read none)'}: submissions a minute once the burst is spent / 429s (share)`,

@@ -6,7 +6,7 @@ import { installedBullmqVersion, PeerClient } from '../peer/bullmq';
 import { startPeerProcess } from '../peer/peer-process';
 import { type RunningRedis, startRedis } from '../peer/redis';
 import { submitBurst } from '../support/burst';
-import { fmt, print, round, sizeFromEnv, tally } from '../support/common';
+import { fmt, print, round, sizeFromEnv, sleep, tally } from '../support/common';
 import { type RateAfterBurst, rateAfterBurst, slotsFullAfter, throttledSharePct } from '../support/limits';
 import { type BenchStack, type Ledger, startBenchStack, TERMINAL } from '../support/stack';
 
@@ -32,6 +32,15 @@ const CLIENTS = 20;
 /** One progress tick a job: the section measures rates, not progress, and ten a second would load the machine. */
 const PROGRESS_HZ = 1;
 const ATTEMPT_TIMEOUT_MS = JOB_MS * 5 + 10_000;
+/**
+ * How long a rate case waits for its jobs: half as long again as they take
+ * at the provider's rate, and half a minute, so a side that keeps under two
+ * thirds of the rate is cut off with jobs unfinished (its rate is measured
+ * up to then).
+ */
+const rateCaseMs = (jobs: number) => (jobs / RATE.requestsPerMinute) * 60_000 * 1.5 + 30_000;
+/** How long the outage case waits after recovery: the jobs left take half a minute at the limit. */
+const RECOVERY_WAIT_S = 120;
 
 /** One side's run of a rate case. */
 export interface RateRun {
@@ -73,6 +82,8 @@ export interface LimitsFigures {
   readonly undeclared: { readonly longhaul: RateRun; readonly peer: RateRun };
   readonly outage: {
     readonly seconds: number;
+    /** How long the case waited for every job after recovery; a job not ended by then is `unfinished`. */
+    readonly waitedS: number;
     readonly longhaul: OutageRun;
     readonly peer: OutageRun;
   };
@@ -106,10 +117,26 @@ const outageAfter = (sizes: LimitsSizes) => Math.floor(sizes.outageJobs / 2);
 /** What a case needs of either side: submissions, outcomes and the side's own simulator. */
 interface Side {
   submit(prompt: string): Promise<{ readonly id: string; readonly ms: number }>;
-  /** Waits until every job ended; how many ended in each state. */
-  settle(ids: readonly string[], timeoutMs: number): Promise<Record<string, number>>;
+  /** How many of the jobs ended in each state so far, and how many are `unfinished`. */
+  outcome(ids: readonly string[]): Promise<Record<string, number>>;
   ledger(): Promise<Ledger>;
   simulator(path: string, body: unknown): Promise<void>;
+}
+
+/** A job that had not ended when its case stopped waiting for it. */
+const UNFINISHED = 'unfinished';
+
+/**
+ * The jobs' outcome once every one ended, or at `deadline` (epoch ms) with
+ * the rest `unfinished`: a side too slow for its case is cut off there, so
+ * the section keeps its length whatever either side does.
+ */
+async function outcomeBy(side: Side, ids: readonly string[], deadline: number) {
+  for (;;) {
+    const outcome = await side.outcome(ids);
+    if (!outcome[UNFINISHED] || Date.now() >= deadline) return outcome;
+    await sleep(Math.min(2000, Math.max(0, deadline - Date.now())));
+  }
 }
 
 /** Where a job went that a rate or an outage must not send it. */
@@ -152,18 +179,15 @@ function readsDeclaredRate(env: Record<string, string>): boolean {
 function longhaulSide(s: BenchStack): Side {
   return {
     submit: (prompt) => s.submit(prompt),
-    // One read of the tenant's jobs every two seconds, rather than a read a job: an outage is long.
-    settle: async (ids, timeoutMs) => {
-      const wanted = new Set(ids);
-      const ended = await pollUntil(
-        async () => {
-          const jobs = (await s.tenantJobs('bench')).filter((job) => wanted.has(job.id));
-          const done = jobs.every((job) => (TERMINAL as readonly string[]).includes(job.status));
-          return jobs.length === wanted.size && done ? jobs : undefined;
-        },
-        { timeoutMs, intervalMs: 2000, description: `Longhaul's ${ids.length} jobs to end` },
+    // One read of the tenant's jobs, rather than a read a job: an outage is long.
+    outcome: async (ids) => {
+      const status = new Map((await s.tenantJobs('bench')).map((job) => [job.id, job.status as string]));
+      return tally(
+        ids.map((id) => {
+          const now = status.get(id);
+          return now !== undefined && (TERMINAL as readonly string[]).includes(now) ? now : UNFINISHED;
+        }),
       );
-      return tally(ended.map((job) => job.status));
     },
     ledger: () => s.ledger(),
     simulator: async (path, body) => {
@@ -176,16 +200,13 @@ function longhaulSide(s: BenchStack): Side {
 function peerSide(client: PeerClient): Side {
   return {
     submit: (prompt) => client.submit(prompt),
-    settle: async (ids, timeoutMs) => {
-      const counts = await pollUntil(
-        async () => {
-          const { jobCounts } = await client.stats();
-          return (jobCounts.completed ?? 0) + (jobCounts.failed ?? 0) >= ids.length ? jobCounts : undefined;
-        },
-        { timeoutMs, intervalMs: 1000, description: `the peer's ${ids.length} jobs to end` },
-      );
+    outcome: async (ids) => {
+      const { jobCounts } = await client.stats();
+      const completed = jobCounts.completed ?? 0;
+      const failed = jobCounts.failed ?? 0;
+      const unfinished = ids.length - completed - failed;
       return Object.fromEntries(
-        (['completed', 'failed'] as const).filter((state) => counts[state]).map((s) => [s, counts[s] ?? 0]),
+        Object.entries({ completed, failed, [UNFINISHED]: unfinished }).filter(([, n]) => n > 0),
       );
     },
     ledger: () => client.ledger(),
@@ -206,8 +227,9 @@ async function resetProvider(side: Side, rate?: RateLimit): Promise<void> {
 /** Every job waiting from the start against the provider's rate: the side's pace is all that limits it. */
 async function rateRun(side: Side, jobs: number): Promise<RateRun> {
   await resetProvider(side, RATE);
+  const deadline = Date.now() + rateCaseMs(jobs);
   const { ids } = await submitBurst((prompt) => side.submit(prompt), jobs, CLIENTS);
-  const outcome = await side.settle(ids, 900_000);
+  const outcome = await outcomeBy(side, ids, deadline);
   const ledger = await side.ledger();
   const throttled = ledger.throttled ?? 0;
   const rate = rateAfterBurst(
@@ -243,7 +265,7 @@ async function startOutage(side: Side, sizes: LimitsSizes): Promise<{ ended: Pro
   const recoveredAt = Date.now() + outageSeconds * 1000;
   await side.simulator('/_sim/faults', { mode: 'outage', seconds: outageSeconds });
   const ended = (async (): Promise<OutageRun> => {
-    const outcome = await side.settle(ids, outageSeconds * 1000 + 900_000);
+    const outcome = await outcomeBy(side, ids, recoveredAt + RECOVERY_WAIT_S * 1000);
     const ledger = await side.ledger();
     const chargesPerKey = tally(ledger.submissions.map((entry) => entry.idempotencyKey ?? entry.id));
     const fullMs = slotsFullAfter(ledger.submissions, recoveredAt, LIMIT);
@@ -346,7 +368,12 @@ export async function limitsSection(): Promise<LimitsFigures> {
         // One after the other: two stacks at once on a small machine would measure its cores, not the rates.
         const declared = await rateCase(redis, 'declared', RATE, sizes.rateJobs);
         const undeclared = await rateCase(redis, 'undeclared', undefined, sizes.rateJobs);
-        const outage = { seconds: outageSeconds, longhaul: await ours.ended, peer: await theirs.ended };
+        const outage = {
+          seconds: outageSeconds,
+          waitedS: RECOVERY_WAIT_S,
+          longhaul: await ours.ended,
+          peer: await theirs.ended,
+        };
         printOutage(outage);
         return {
           jobMs: JOB_MS,
@@ -405,7 +432,8 @@ function rateText(run: RateRun): string {
 
 function printOutage(outage: LimitsFigures['outage']): void {
   const { longhaul: ours, peer: theirs } = outage;
-  const full = (run: OutageRun) => (run.slotsFullS === undefined ? 'never' : `${fmt(run.slotsFullS, 1)} s`);
+  const full = (run: OutageRun) =>
+    run.slotsFullS === undefined ? `not within ${outage.waitedS} s` : `${fmt(run.slotsFullS, 1)} s`;
   print(
     `measured: (c) outage: jobs failed or in review = ${ours.failedOrReview} of ${ours.jobs} (goal 0), ` +
       `outcome ${JSON.stringify(ours.outcome)}; peer ${theirs.failedOrReview}, ${JSON.stringify(theirs.outcome)}`,

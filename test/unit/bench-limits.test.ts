@@ -1,3 +1,4 @@
+import { limitsSizes } from '../../bench/sections/limits';
 import { rateAfterBurst, slotsFullAfter, throttledSharePct } from '../../bench/support/limits';
 
 /** The limits section's arithmetic: the rate once the burst is spent, the wait for full slots, the 429s' share. */
@@ -80,4 +81,16 @@ test("the 429s' share is of every submission the provider answered, refused or a
   expect(throttledSharePct(3, 97)).toBe(3);
   expect(throttledSharePct(0, 240)).toBe(0);
   expect(throttledSharePct(0, 0)).toBe(0);
+});
+
+test("the section's sizes come from the environment, else the outage's full five minutes", () => {
+  expect(limitsSizes({})).toEqual({ rateJobs: 180, outageJobs: 300, outageSeconds: 300 });
+  expect(limitsSizes({ BENCH_LIMITS_OUTAGE_SECONDS: '20', BENCH_LIMITS_RATE_JOBS: '40' })).toEqual({
+    rateJobs: 40,
+    outageJobs: 300,
+    outageSeconds: 20,
+  });
+  expect(() => limitsSizes({ BENCH_LIMITS_OUTAGE_JOBS: '0' })).toThrow(
+    'BENCH_LIMITS_OUTAGE_JOBS must be a whole number above 0, got 0',
+  );
 });
