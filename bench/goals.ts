@@ -35,6 +35,15 @@ export const GOALS = {
   submitP99OfPeer: 3,
   /** USD per 1,000 jobs, by the provider job's length in ms. */
   usdPerThousandJobs: { 3000: 0.25, 60000: 0.4 } as Readonly<Record<number, number>>,
+  /** The limits section's: a provider's rate and outages lengthen the queue and lose no job. */
+  limits: {
+    failedOrReview: 0,
+    declaredRateOfLimitPct: 95,
+    declaredThrottled: 0,
+    undeclaredThrottledPct: 3,
+    undeclaredRateOfLimitPct: 85,
+    slotsFullAfterRecoveryS: 5,
+  },
   handlerBundleKiB: 250,
   handlerInitMs: 100,
   benchS: 12 * 60,
@@ -98,6 +107,70 @@ function utilizationOfPeer(
     (n) => `${fmt(n, 1)} % of the peer's`,
     `${fmt(ours, 1)} % vs the peer's ${fmt(theirs, 1)} % = ${fmt(share, 1)} % of it`,
   );
+}
+
+/** The limits section's rows: Longhaul's side of each case. */
+function limitsRows(r: Results): GoalRow[] {
+  const goals = GOALS.limits;
+  const lost = 'jobs failed or sent to review by an outage or by 429s (limits: every case)';
+  const declaredRate = 'submissions a minute at a declared rate, once the burst is spent (limits a)';
+  const declared429s = '429s at a declared rate (limits a)';
+  const undeclared429s = '429s as a share of submissions, rate not declared (limits b)';
+  const undeclaredRate = 'submissions a minute, rate not declared, once the burst is spent (limits b)';
+  const recovery = "from the provider's recovery to every slot in use (limits c)";
+  const ofRate: Show = (n) => `${fmt(n, Number.isInteger(n) ? 0 : 1)} % of the rate`;
+  const l = r.limits;
+  if (!l) {
+    const why = 'the limits section did not run';
+    return [
+      notMeasured(lost, `≤ ${goals.failedOrReview}`, why),
+      notMeasured(declaredRate, `≥ ${ofRate(goals.declaredRateOfLimitPct)}`, why),
+      notMeasured(declared429s, `≤ ${goals.declaredThrottled}`, why),
+      notMeasured(undeclared429s, `≤ ${goals.undeclaredThrottledPct} %`, why),
+      notMeasured(undeclaredRate, `≥ ${ofRate(goals.undeclaredRateOfLimitPct)}`, why),
+      notMeasured(recovery, `≤ ${goals.slotsFullAfterRecoveryS} s`, why),
+    ];
+  }
+  const limit = l.rate.requestsPerMinute;
+  const { declared, undeclared, outage } = l;
+  const failed = [declared.longhaul, undeclared.longhaul, outage.longhaul].map((run) => run.failedOrReview);
+  const rateRow = (figure: string, perMinute: number | undefined, least: number, note = '') => {
+    if (perMinute === undefined) {
+      return notMeasured(figure, `≥ ${ofRate(least)}`, 'fewer than two acceptances after the burst');
+    }
+    const share = (100 * perMinute) / limit;
+    const measured = `${fmt(perMinute, decimals(perMinute) === 0 ? 0 : 1)} a minute of ${limit} = ${fmt(share, 1)} %${note}`;
+    return atLeast(figure, share, least, ofRate, measured);
+  };
+  const full = outage.longhaul.slotsFullS;
+  const lostJobs = failed.reduce((sum, n) => sum + n, 0);
+  return [
+    atMost(
+      lost,
+      lostJobs,
+      goals.failedOrReview,
+      inUnit(''),
+      `${lostJobs} (declared rate ${failed[0]}, undeclared ${failed[1]}, outage ${failed[2]})`,
+    ),
+    rateRow(
+      declaredRate,
+      declared.longhaul.rate?.perMinute,
+      goals.declaredRateOfLimitPct,
+      l.declaredRateRead ? '' : ' (this build read no declared rate)',
+    ),
+    atMost(declared429s, declared.longhaul.throttled, goals.declaredThrottled, inUnit('')),
+    atMost(undeclared429s, undeclared.longhaul.throttledPct, goals.undeclaredThrottledPct, inUnit(' %')),
+    rateRow(undeclaredRate, undeclared.longhaul.rate?.perMinute, goals.undeclaredRateOfLimitPct),
+    full === undefined
+      ? {
+          figure: recovery,
+          measured: `not within ${outage.waitedS} s`,
+          goal: `≤ ${goals.slotsFullAfterRecoveryS} s`,
+          verdict: `missed: not every slot in use within the ${outage.waitedS} s waited`,
+          met: false,
+        }
+      : atMost(recovery, full, goals.slotsFullAfterRecoveryS, inUnit(' s')),
+  ];
 }
 
 export function goalRows(r: Results): GoalRow[] {
@@ -230,6 +303,8 @@ export function goalRows(r: Results): GoalRow[] {
       },
     );
   }
+
+  rows.push(...limitsRows(r));
 
   const bench = '`npm run bench`, every section in one run';
   const benchGoal = `≤ ${GOALS.benchS / 60} min`;

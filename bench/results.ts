@@ -8,6 +8,7 @@ import type { CostFigures } from './sections/cost';
 import type { EmbeddingFigures } from './sections/embedding';
 import type { FairnessFigures } from './sections/fairness';
 import type { HandOffFigures } from './sections/handoff';
+import type { LimitsFigures } from './sections/limits';
 import type { MediaFigures } from './sections/media';
 import type { MediaChangesFigures } from './sections/media-changes';
 import type { ProgressFigures } from './sections/progress';
@@ -40,6 +41,7 @@ export interface Results {
   acceptThenDrop?: DropFigures[];
   peer?: PeerFigures;
   providers?: ProvidersFigures;
+  limits?: LimitsFigures;
   fairness?: FairnessFigures;
   choice?: ChoiceFigures;
   schedule?: ScheduleFigures;

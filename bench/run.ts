@@ -11,6 +11,7 @@ import { costSection } from './sections/cost';
 import { embeddingSection } from './sections/embedding';
 import { fairnessSection } from './sections/fairness';
 import { handOffSection } from './sections/handoff';
+import { limitsSection } from './sections/limits';
 import { mediaSection } from './sections/media';
 import { mediaChangesSection } from './sections/media-changes';
 import { progressSection } from './sections/progress';
@@ -41,6 +42,7 @@ const SECTIONS = [
   'drop',
   'peer',
   'providers',
+  'limits',
   'fairness',
   'choice',
   'schedule',
@@ -98,6 +100,7 @@ async function main(): Promise<void> {
   if (wanted.has('drop')) results.acceptThenDrop = await timed('drop', acceptThenDropSection);
   if (wanted.has('peer')) results.peer = await timed('peer', () => runPeer(print));
   if (wanted.has('providers')) results.providers = await timed('providers', providersSection);
+  if (wanted.has('limits')) results.limits = await timed('limits', limitsSection);
   if (wanted.has('fairness')) results.fairness = await timed('fairness', fairnessSection);
   if (wanted.has('choice')) results.choice = await timed('choice', choiceSection);
   if (wanted.has('schedule')) results.schedule = await timed('schedule', scheduleSection);

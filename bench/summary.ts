@@ -4,6 +4,7 @@ import type { Results } from './results';
 import type { DropFigures } from './sections/ambiguity';
 import type { AcceptanceRun } from './sections/batch';
 import type { EmbeddingFigures } from './sections/embedding';
+import type { OutageRun, RateRun } from './sections/limits';
 import type { MediaFigures } from './sections/media';
 import type { MediaChangesFigures } from './sections/media-changes';
 import type { ProviderUse } from './sections/providers';
@@ -36,6 +37,42 @@ function drop(results: readonly { providerIdempotent: boolean }[] | undefined, i
   return results?.find((r) => r.providerIdempotent === idempotent) as
     | (DropFigures | PeerFigures['acceptThenDrop'][number])
     | undefined;
+}
+
+/** The limits section's cases, Longhaul beside the peer. */
+function limitsRows(r: Results): Row[] {
+  const l = r.limits;
+  if (!l) return [];
+  const rate = `${l.rate.requestsPerMinute} a minute (burst ${l.rate.burst})`;
+  const pace = (run: RateRun) =>
+    `${run.rate ? fmt(run.rate.perMinute, 1) : 'no window'} / ${run.throttled} (${fmt(run.throttledPct, 1)} %)`;
+  const lost = (run: { failedOrReview: number }) => String(run.failedOrReview);
+  const { declared, undeclared, outage } = l;
+  const full = (run: OutageRun) =>
+    run.slotsFullS === undefined ? `not within ${outage.waitedS} s` : `${fmt(run.slotsFullS, 1)} s`;
+  return [
+    [
+      `provider rate ${rate}, declared${l.declaredRateRead ? '' : ' (this build read none)'}: submissions a minute once the burst is spent / 429s (share)`,
+      pace(declared.longhaul),
+      pace(declared.peer),
+    ],
+    [
+      `provider rate ${rate}, not declared: submissions a minute once the burst is spent / 429s (share)`,
+      pace(undeclared.longhaul),
+      pace(undeclared.peer),
+    ],
+    [
+      'jobs failed or in review at a rate, declared / not declared',
+      `${lost(declared.longhaul)} / ${lost(undeclared.longhaul)}`,
+      `${lost(declared.peer)} / ${lost(undeclared.peer)}`,
+    ],
+    [
+      `${outage.seconds} s outage in ${outage.longhaul.jobs} jobs: jobs failed or in review / charges`,
+      `${lost(outage.longhaul)} / ${outage.longhaul.charges}`,
+      `${lost(outage.peer)} / ${outage.peer.charges}`,
+    ],
+    [`from the provider's recovery to all ${l.limit} slots in use`, full(outage.longhaul), full(outage.peer)],
+  ];
 }
 
 function summaryRows(r: Results): Row[] {
@@ -140,6 +177,7 @@ function summaryRows(r: Results): Row[] {
       ],
     );
   }
+  rows.push(...limitsRows(r));
   const f = r.fairness;
   if (f) {
     const { flood, weights, priority } = f;
@@ -448,6 +486,30 @@ export function verdicts(r: Results): { peer: string[]; longhaul: string[] } {
     const text = `${figure}: ${ours}${unit} (Longhaul) vs ${theirs}${unit} (BullMQ)`;
     (ours < theirs === lowerIsBetter ? longhaul : peer).push(text);
   };
+  const l = r.limits;
+  if (l) {
+    compare(
+      `jobs failed or in review in a ${l.outage.seconds} s outage`,
+      l.outage.longhaul.failedOrReview,
+      l.outage.peer.failedOrReview,
+      true,
+      '',
+    );
+    compare(
+      '429s at a provider rate not declared',
+      l.undeclared.longhaul.throttled,
+      l.undeclared.peer.throttled,
+      true,
+      '',
+    );
+    for (const [figure, run] of [
+      ['submissions a minute at a declared provider rate', l.declared],
+      ['submissions a minute at a provider rate not declared', l.undeclared],
+    ] as const) {
+      const [ours, theirs] = [run.longhaul.rate?.perMinute, run.peer.rate?.perMinute];
+      if (ours !== undefined && theirs !== undefined) compare(figure, ours, theirs, false, '');
+    }
+  }
   const f = r.fairness;
   if (f) {
     // A peer figure may be only a lower bound (jobs that had not started when the run stopped):

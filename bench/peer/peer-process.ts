@@ -20,6 +20,10 @@ export interface PeerProcessOptions {
   readonly limit: number;
   /** How long one attempt waits for the provider's outcome before it fails and is retried. */
   readonly attemptTimeoutMs: number;
+  /** Its queue's name, for peers that share one Redis. @default 'generations' */
+  readonly queue?: string;
+  /** A rate declared to the Worker's `limiter`, the same rate in windows of `burst` jobs. @default none */
+  readonly rate?: { readonly requestsPerMinute: number; readonly burst: number };
   readonly readyTimeoutMs?: number;
 }
 
@@ -62,6 +66,13 @@ export function spawnPeerScript(
 export async function startPeerProcess(options: PeerProcessOptions): Promise<RunningPeer> {
   const child = spawnPeerScript('bench/peer/server.ts', options, {
     PEER_ATTEMPT_TIMEOUT_MS: String(options.attemptTimeoutMs),
+    ...(options.queue ? { PEER_QUEUE: options.queue } : {}),
+    ...(options.rate
+      ? {
+          PEER_RATE_PER_MINUTE: String(options.rate.requestsPerMinute),
+          PEER_RATE_BURST: String(options.rate.burst),
+        }
+      : {}),
   });
   const watched = watchChild(child, { outputLimit: OUTPUT_LIMIT, detached: true });
   const { exited, output } = watched;

@@ -26,14 +26,21 @@ import { PEER_PRIORITIES } from './priorities';
  * to a thousand such jobs with one `Queue.addBulk`. The provider is the simulator
  * Longhaul runs against, in this process, as in Longhaul's local stack.
  *
+ * Rate limits as BullMQ's documentation sets them: a provider's 429 rate-limits
+ * the queue for the Retry-After it names (`Queue.rateLimit`) and moves the job
+ * back to wait with `Worker.RateLimitError`, which spends no attempt; a
+ * declared rate (PEER_RATE_PER_MINUTE, PEER_RATE_BURST) is the Worker's
+ * `limiter`, its burst of jobs per window of the same rate. Any other refusal
+ * (a 503 of an outage) fails the attempt, retried as every failure is.
+ *
  * Run by bench/peer/bullmq.ts as `tsx bench/peer/server.ts`. Environment:
- * REDIS_PORT (required), PEER_LIMIT, PEER_ATTEMPT_TIMEOUT_MS, SIM_JOB_MS,
- * SIM_PROGRESS_HZ, SIM_IDEMPOTENT. Prints
+ * REDIS_PORT (required), PEER_QUEUE, PEER_LIMIT, PEER_ATTEMPT_TIMEOUT_MS,
+ * PEER_RATE_PER_MINUTE, PEER_RATE_BURST, SIM_JOB_MS, SIM_PROGRESS_HZ,
+ * SIM_IDEMPOTENT. Prints
  * `bullmq peer: ready at <url> provider <url>` once it takes requests.
  */
 
 const HOST = '127.0.0.1';
-const QUEUE_NAME = 'generations';
 const MAX_BODY_BYTES = 1024 * 1024;
 /** As many jobs as Longhaul's batch route takes in one request. */
 const MAX_BATCH_JOBS = 1000;
@@ -43,7 +50,11 @@ const IDEMPOTENCY_KEY = /^[\x21-\x39\x3b-\x7e]{1,255}$/;
 
 interface PeerEnv {
   readonly redisPort: number;
+  /** Peers that share one Redis each keep their own queue. */
+  readonly queue: string;
   readonly limit: number;
+  /** The Worker's `limiter`: `max` jobs every `duration` ms; absent, none. */
+  readonly limiter?: { readonly max: number; readonly duration: number };
   readonly attemptTimeoutMs: number;
   readonly simJobMs: number;
   readonly simProgressHz: number;
@@ -79,8 +90,10 @@ export interface PeerStats {
   readonly outcomeEvents: number;
   /** Webhooks answered 401 for a missing, stale or wrong signature. */
   readonly rejectedWebhooks: number;
-  /** Provider submissions that threw or answered an error. */
+  /** Provider submissions that threw or answered an error, 429s included. */
   readonly submitErrors: number;
+  /** Provider submissions answered 429, each of which rate-limited the queue. */
+  readonly throttled: number;
   /** Attempts that ended in an error, retried or not (the Worker's `failed` events). */
   readonly failedAttempts: number;
   /** BullMQ's job counts per state. */
@@ -146,9 +159,15 @@ function readEnv(): PeerEnv {
     }
     return value;
   };
+  const ratePerMinute = process.env.PEER_RATE_PER_MINUTE ? number('PEER_RATE_PER_MINUTE') : undefined;
+  const burst = number('PEER_RATE_BURST', 1);
   return {
     redisPort: number('REDIS_PORT'),
+    queue: process.env.PEER_QUEUE || 'generations',
     limit: number('PEER_LIMIT', 5),
+    ...(ratePerMinute === undefined
+      ? {}
+      : { limiter: { max: burst, duration: Math.round((burst * 60_000) / ratePerMinute) } }),
     attemptTimeoutMs: number('PEER_ATTEMPT_TIMEOUT_MS', 110_000),
     simJobMs: number('SIM_JOB_MS', 1000),
     simProgressHz: number('SIM_PROGRESS_HZ', 10),
@@ -162,7 +181,24 @@ class Counters {
   outcomeEvents = 0;
   rejectedWebhooks = 0;
   submitErrors = 0;
+  throttled = 0;
   failedAttempts = 0;
+}
+
+/** A 429: the provider took nothing and names how long to wait. */
+class ProviderThrottledError extends Error {
+  constructor(
+    readonly retryAfterMs: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Retry-After in seconds, as the providers send it; a second when it is missing or unreadable. */
+function retryAfterMs(header: string | null): number {
+  const seconds = Number(header);
+  return Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : 1000;
 }
 
 /** The provider's generation API as the worker calls it. */
@@ -182,6 +218,12 @@ class ProviderClient {
       signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
     });
     const text = await response.text();
+    if (response.status === 429) {
+      throw new ProviderThrottledError(
+        retryAfterMs(response.headers.get('retry-after')),
+        `provider answered 429: ${text.slice(0, 200)}`,
+      );
+    }
     if (!response.ok) throw new Error(`provider answered ${response.status}: ${text.slice(0, 200)}`);
     return submitAnswerSchema.parse(JSON.parse(text)).id;
   }
@@ -201,7 +243,7 @@ async function main(): Promise<void> {
     webhookSecret,
   });
   // An HTTP intake should fail fast while Redis is unreachable rather than hold the request.
-  const queue = new Queue<GenerationRequest, GenerationOutput>(QUEUE_NAME, {
+  const queue = new Queue<GenerationRequest, GenerationOutput>(env.queue, {
     connection: { ...connection, enableOfflineQueue: false },
   });
   await queue.waitUntilReady();
@@ -227,6 +269,11 @@ async function main(): Promise<void> {
     } catch (error) {
       counters.submitErrors += 1;
       if (signal?.aborted) throw new Error(`attempt cancelled: ${String(signal.reason)}`);
+      if (error instanceof ProviderThrottledError) {
+        counters.throttled += 1;
+        await queue.rateLimit(error.retryAfterMs);
+        throw Worker.RateLimitError();
+      }
       throw error;
     }
     let reported = -1;
@@ -246,9 +293,10 @@ async function main(): Promise<void> {
   };
 
   // Workers need maxRetriesPerRequest: null so their blocking commands survive a Redis reconnect.
-  const worker = new Worker<GenerationRequest, GenerationOutput>(QUEUE_NAME, processGeneration, {
+  const worker = new Worker<GenerationRequest, GenerationOutput>(env.queue, processGeneration, {
     connection: { ...connection, maxRetriesPerRequest: null },
     concurrency: env.limit,
+    ...(env.limiter ? { limiter: env.limiter } : {}),
   });
   worker.on('failed', () => {
     counters.failedAttempts += 1;

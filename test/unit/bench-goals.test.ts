@@ -116,3 +116,67 @@ it('takes a ratio to the peer only from the same run, and never passes a figure 
     '`npm run bench`, every section in one run',
   ]);
 });
+
+it("holds the limits section's runs to their goals: no job lost to a rate or an outage, the rate kept or learned, the slots full soon after recovery", () => {
+  const rateRun = (perMinute: number, throttled: number, throttledPct: number, failedOrReview = 0) => ({
+    rate: { perMinute },
+    throttled,
+    throttledPct,
+    failedOrReview,
+  });
+  const limits = {
+    rate: { requestsPerMinute: 120, burst: 10 },
+    declaredRateRead: true,
+    declared: { longhaul: rateRun(118.8, 0, 0) },
+    undeclared: { longhaul: rateRun(96, 7, 3.7, 1) },
+    outage: { seconds: 300, waitedS: 120, longhaul: { failedOrReview: 2, slotsFullS: 1.5 } },
+  };
+  const rows = goalRows({ ...full, limits } as unknown as Results);
+  expect(row(rows, 'jobs failed or sent to review by an outage or by 429s')).toMatchObject({
+    measured: '3 (declared rate 0, undeclared 1, outage 2)',
+    goal: '≤ 0',
+    verdict: 'missed by 3',
+    met: false,
+  });
+  expect(row(rows, 'submissions a minute at a declared rate')).toMatchObject({
+    measured: '118.8 a minute of 120 = 99.0 %',
+    goal: '≥ 95 % of the rate',
+    verdict: 'met',
+  });
+  expect(row(rows, '429s at a declared rate')).toMatchObject({ measured: '0', goal: '≤ 0', met: true });
+  expect(row(rows, '429s as a share of submissions, rate not declared')).toMatchObject({
+    measured: '3.70 %',
+    goal: '≤ 3 %',
+    verdict: 'missed by 0.70 %',
+  });
+  expect(row(rows, 'submissions a minute, rate not declared')).toMatchObject({
+    measured: '96 a minute of 120 = 80.0 %',
+    goal: '≥ 85 % of the rate',
+    verdict: 'missed by 5 % of the rate',
+  });
+  expect(row(rows, "from the provider's recovery to every slot in use")).toMatchObject({
+    measured: '1.50 s',
+    goal: '≤ 5 s',
+    met: true,
+  });
+
+  const unread = goalRows({
+    ...full,
+    limits: {
+      ...limits,
+      declaredRateRead: false,
+      outage: { seconds: 300, waitedS: 120, longhaul: { failedOrReview: 0 } },
+    },
+  } as unknown as Results);
+  expect(row(unread, 'submissions a minute at a declared rate').measured).toBe(
+    '118.8 a minute of 120 = 99.0 % (this build read no declared rate)',
+  );
+  expect(row(unread, "from the provider's recovery to every slot in use")).toMatchObject({
+    measured: 'not within 120 s',
+    verdict: 'missed: not every slot in use within the 120 s waited',
+    met: false,
+  });
+  expect(row(goalRows(full), 'jobs failed or sent to review by an outage or by 429s').verdict).toBe(
+    'not measured: the limits section did not run',
+  );
+});
