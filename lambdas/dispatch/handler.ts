@@ -12,6 +12,7 @@ import { inFlightLimits, slotPools, waitingLines } from '../shared/ports/slots';
 import { tenantShares } from '../shared/ports/tenants';
 import { timeline } from '../shared/ports/timeline';
 import { workflow } from '../shared/ports/workflow';
+import { waitingForTokens } from '../shared/token-waits';
 
 const settings = runtimeSettings();
 const processor = new BatchProcessor(EventType.SQS);
@@ -37,6 +38,7 @@ async function dispatchRecord(record: SQSRecord): Promise<void> {
       maxWaitSeconds: settings.slotWaitMaxSeconds,
       now: () => new Date(),
       random: Math.random,
+      ...waitingForTokens,
       // A job's start is counted where its slot is granted, once: a granted job's prepare moves nothing.
       observeStart: (job) => {
         emit('JobsStarted', 1);

@@ -48,6 +48,8 @@ export async function dispatchJob(
   jobId: string,
   deferrals: number,
   inLine = false,
+  /** Whether this look already waited in place for a token (once at most). */
+  waitedForToken = false,
 ): Promise<DispatchOutcome> {
   const job = await deps.store.get(jobId);
   // Given its slot and started in one write, its start sent by the hand-off lane: the same execution, by name.
@@ -84,6 +86,11 @@ export async function dispatchJob(
     }
     const full = state.holders.length >= deps.maxInFlight[provider];
     const rate = rateTokenOf(state, deps.now());
+    if (!full && 'waitMs' in rate && deps.sleep && rate.waitMs <= TOKEN_WAIT_IN_PLACE_MS && !waitedForToken) {
+      // A token about to come: waited for here, and the job looked at again as it then is.
+      await deps.sleep(rate.waitMs);
+      return dispatchJob(deps, jobId, deferrals, inLine, true);
+    }
     if (!full && 'waitMs' in rate) {
       // A slot is free but the provider's rate has no token for it yet (or a probe goes alone): the job
       // waits in its line, and looks again when the next token comes, known from the pool as read.
@@ -253,7 +260,20 @@ export interface FillDeps {
    * dispatcher by the hand-off lane.
    */
   readonly start?: (job: Job) => Promise<void>;
+  /**
+   * Waits in place for a token of the provider's rate that comes within
+   * TOKEN_WAIT_IN_PLACE_MS, where the caller may spend that time; without it,
+   * a job looks again by a delayed message, which SQS counts in whole seconds.
+   */
+  readonly sleep?: (ms: number) => Promise<void>;
 }
+
+/**
+ * The longest wait for a rate's token spent in place rather than in a
+ * delayed message: SQS delays by whole seconds, so at 120 a minute (a token
+ * every 500 ms) each grant that waited by message would wait twice too long.
+ */
+export const TOKEN_WAIT_IN_PLACE_MS = 1_000;
 
 /** How often a choice is made again after another chooser changed the pool under it. */
 const CHOICE_ATTEMPTS = 5;
@@ -294,6 +314,11 @@ export async function fillFreeSlot(
     const waiting = await deps.waiting.tenants(provider);
     if (waiting.length === 0) return undefined;
     if ('waitMs' in rate) {
+      // A token about to come is waited for here, and the choice made again with the pool as it is then.
+      if (deps.sleep && rate.waitMs <= TOKEN_WAIT_IN_PLACE_MS) {
+        await deps.sleep(rate.waitMs);
+        continue;
+      }
       // No token yet: the slot stays free, and a job in line looks for it when the token comes (the
       // dispatcher's own job, `self`, has its look already).
       if (self === undefined) await lookWhenTokenComes(deps, provider, waiting[0]?.tenant, rate.waitMs);

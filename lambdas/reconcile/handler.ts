@@ -19,6 +19,7 @@ import { timeline } from '../shared/ports/timeline';
 import { vectorIndex } from '../shared/ports/vector-index';
 import { workflow } from '../shared/ports/workflow';
 import { slotFillingDeps } from '../shared/slot-filling';
+import { waitingForTokens } from '../shared/token-waits';
 
 const settings = runtimeSettings();
 /** Active jobs read per index query. */
@@ -29,6 +30,7 @@ export const handler = instrument(async (_event: unknown, context: Context) => {
   const report = await reconcile(
     {
       ...slotFillingDeps(),
+      ...waitingForTokens,
       workflow: workflow(),
       providers: providerAdapter,
       events: eventPublisher(),

@@ -20,6 +20,7 @@ import { vectorIndex } from '../shared/ports/vector-index';
 import { workflow } from '../shared/ports/workflow';
 import { webhookSigningSecret } from '../shared/secrets';
 import { slotFillingDeps } from '../shared/slot-filling';
+import { waitingForTokens } from '../shared/token-waits';
 import { deliverSignedWebhook, fetchOutput, probeUrl } from '../shared/webhooks';
 
 const settings = runtimeSettings();
@@ -85,6 +86,7 @@ export const handler = instrument(async (raw: unknown, _context: Context): Promi
   return runStep(
     {
       ...slotFillingDeps(),
+      ...waitingForTokens,
       backlogs: tenantBacklogs(),
       firstLook,
       providers: providerAdapter,

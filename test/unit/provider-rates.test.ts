@@ -96,6 +96,25 @@ describe('a declared rate at dispatch', () => {
     expect(deps.waiting.entries()).toEqual([]);
   });
 
+  it('waits in place for a token due within a second, where a delayed message would wait a whole one: 120 a minute are 120 a minute', async () => {
+    const { deps, add, at } = setup({ perMinute: 120, burst: 1 });
+    let waited = 0;
+    const sleeping = {
+      ...deps,
+      sleep: async (ms: number) => {
+        waited += ms;
+        at(waited / 1000);
+      },
+    };
+    const jobs = Array.from({ length: 4 }, (_, n) => add(n));
+    for (const job of jobs) await expect(dispatchJob(sleeping, job.id, 0)).resolves.toBe('started');
+
+    // One at once, then one every 500 ms: three waits of half a second, and no look by message.
+    expect(waited).toBe(1500);
+    expect(deps.queue.messages).toEqual([]);
+    expect(deps.workflow.started).toEqual(jobs.map(executionNameOf));
+  });
+
   it('sends a new job in line with its first look when the next token comes, while no token is left', async () => {
     const { deps, add } = setup({ perMinute: 6, burst: 1 });
     await expect(dispatchJob(deps, add(0).id, 0)).resolves.toBe('started');
