@@ -24,6 +24,7 @@ import {
   documentClient,
   GENERIC_PROVIDER_FOR_EVERY_JOB_TYPE,
   type LocalEndpoints,
+  LocalStackStartError,
   OWN_PROVIDER_FOR_EVERY_JOB_TYPE,
   pollUntil,
   queueDepth,
@@ -195,6 +196,9 @@ function random(seed: number) {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** Ports a stack's first start tries before its failure is the test's. */
+const PORT_ATTEMPTS = 3;
+
 async function freePort(): Promise<number> {
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -244,11 +248,24 @@ class Restartable {
     this.ready = this.start();
   }
 
+  /**
+   * A stack on a port of its own, which its restarts keep. A free port is
+   * free only until someone takes it (the other run's stack, an emulator's
+   * own listener): a start that finds it taken tries another.
+   */
   static async start(env: Record<string, string>, logFile: string): Promise<Restartable> {
-    const port = await freePort();
-    const stack = new Restartable({ ...env, PORT: String(port) }, temporaryDataDir(), logFile);
-    await stack.up();
-    return stack;
+    for (let attempt = 1; ; attempt++) {
+      const port = await freePort();
+      const stack = new Restartable({ ...env, PORT: String(port) }, temporaryDataDir(), logFile);
+      try {
+        await stack.up();
+        return stack;
+      } catch (error) {
+        const taken =
+          error instanceof LocalStackStartError && error.output.includes(`port ${port} is already in use`);
+        if (!taken || attempt === PORT_ATTEMPTS) throw error;
+      }
+    }
   }
 
   private async start(): Promise<RunningLocalStack> {
