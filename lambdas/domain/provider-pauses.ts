@@ -8,7 +8,7 @@ import {
 } from './errors';
 import { eventIdOf, publishLifecycleEvent } from './events';
 import type { EventPublisher, SlotPool, SlotPoolState } from './ports';
-import { throttledRateOf } from './rates';
+import { MAX_LOOK_DELAY_SECONDS, throttledRateOf } from './rates';
 
 /** How long a provider's grants pause when it throttles or is down without saying for how long. */
 export interface PauseSettings {
@@ -69,9 +69,6 @@ export const throttledObservation = (
   reason: error.message,
   ...(error.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: error.retryAfterSeconds }),
 });
-
-/** SQS delays a message at most this long: a longer pause is looked at again when it comes back. */
-const MAX_LOOK_DELAY_SECONDS = 900;
 
 /** Whether the pool's grants are paused at `now`. */
 export const isPaused = (state: Pick<SlotPoolState, 'pausedUntil'>, now: Date): boolean =>

@@ -79,8 +79,8 @@ export function throttledRateOf(
   return { perMinute: Math.max(RATE_FLOOR_PER_MINUTE, Math.floor(observed * LEARNED_SHARE)), at };
 }
 
-/** SQS delays a message at most this long: a longer wait is looked at again when it comes back. */
-const MAX_LOOK_DELAY_SECONDS = 900;
+/** SQS delays a message at most this long: a longer wait (a token, a pause) is looked at again when it comes back. */
+export const MAX_LOOK_DELAY_SECONDS = 900;
 
 /** The delay of a look for the next token: whole seconds (SQS's), never before it comes. */
 export const tokenWaitSeconds = (waitMs: number): number =>
