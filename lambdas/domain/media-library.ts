@@ -63,22 +63,13 @@ export interface MediaItem {
   readonly updatedAt: string;
   /** Counts metadata changes; the vectors of a version say which one they carry. */
   readonly metadataRevision: number;
-  /**
-   * The newest version number handed out, and to which job: a retry of the request finds its own.
-   * Once its job exists the version is admitted, which the item records in `latest` at its next write
-   * (the next claim, the version's lead or its switch), not in a write of its own.
-   */
+  /** The newest version number handed out, and to which job: a retry of the request finds its own. */
   readonly claimed?: MediaVersionRef;
-  /** The newest version recorded as admitted (its job exists); a newer claim whose job exists is newer still. */
+  /** The newest version admitted (its job exists): the one shown in progress. */
   readonly latest?: MediaVersionRef;
   /** The newest version whose recording proved good (past its probe): no older one may become current. */
   readonly proven?: MediaVersionRef;
-  /**
-   * The version served. It carries its job's `createdAt`, the day its vectors fall back to when the
-   * item has no date, so a metadata change rewrites them without reading the job (absent on a
-   * version switched in before it was carried).
-   */
-  readonly current?: MediaVersionRef & { readonly publishedAt: string; readonly createdAt?: string };
+  readonly current?: MediaVersionRef & { readonly publishedAt: string };
   /** Set by DELETE: the item is gone for clients, its retirements are under way. */
   readonly deletedAt?: string;
   readonly rev: number;
@@ -160,14 +151,14 @@ async function mutate(
   deps: MediaDeps,
   tenantId: string,
   mediaId: string,
-  change: (item: MediaItem) => MediaItem | undefined | Promise<MediaItem | undefined>,
+  change: (item: MediaItem) => MediaItem | undefined,
   /** The item as the caller just read it: the first try writes from it, a try after a conflict reads again. */
   read?: MediaItem,
 ): Promise<{ readonly before: MediaItem; readonly after: MediaItem | undefined }> {
   for (let attempt = 0; attempt < 8; attempt++) {
     const before = attempt === 0 && read ? read : await deps.media.get(tenantId, mediaId);
     if (!before || before.deletedAt) throw new MediaNotFoundError(mediaId);
-    const after = await change(before);
+    const after = change(before);
     if (!after) return { before, after: undefined };
     if (await deps.media.replace({ ...after, rev: before.rev })) {
       return { before, after: { ...after, rev: before.rev + 1 } };
@@ -282,11 +273,7 @@ async function syncCurrentVectors(
 ): Promise<void> {
   let item: MediaItem | undefined = changed;
   for (let attempt = 0; attempt < 8 && item?.current && !item.deletedAt; attempt++) {
-    const { jobId, createdAt } = item.current;
-    const job =
-      createdAt === undefined
-        ? await deps.jobs.get(jobId)
-        : { id: jobId, tenantId: item.tenantId, createdAt };
+    const job = await deps.jobs.get(item.current.jobId);
     if (!job) return;
     await refreshVectorMetadata(deps, job, item);
     const after: MediaItem | undefined = await deps.media.get(item.tenantId, item.id);
@@ -366,9 +353,7 @@ export interface StartVersionDeps extends MediaDeps {
  * Starts publishing a new recording of the item. The version number is
  * claimed on the item first (idempotently: the claim names the job's id, so
  * a retry finds its own claim), then the job is submitted, and only once
- * intake admitted it (its job exists) does the item count it as its newest
- * version: the claim and the job are that fact, written by the next claim,
- * lead or switch into `latest`, so the admission costs no write. A request
+ * intake admitted it does the item count it as its newest version. A request
  * intake refuses (a full backlog, a bad input) gives its number back and
  * leaves the version in progress alone; a crash after the job was stored is
  * completed by the request's retry, or by the version's own workflow. The
@@ -396,18 +381,16 @@ export async function startVersion(
       input: versionInput(item, request),
       media: existing.media ?? { id: mediaId, version: item.latest?.number ?? 1 },
     });
-    return { item: await admitVersion(deps, replay.job, item), job: replay.job, replayed: true };
+    return { item: await admitVersion(deps, replay.job), job: replay.job, replayed: true };
   }
   const { before, after } = await mutate(
     deps,
     tenantId,
     mediaId,
-    async (current) => {
+    (current) => {
       if (current.claimed?.jobId === jobId) return undefined;
-      const admitted = await admittedClaimOf(deps.jobs, current);
       return {
         ...current,
-        ...(admitted ? { latest: admitted } : {}),
         claimed: { number: newestNumberOf(current) + 1, jobId },
         updatedAt: deps.now().toISOString(),
       };
@@ -427,11 +410,7 @@ export async function startVersion(
     await giveBackClaim(deps, tenantId, mediaId, jobId).catch(() => undefined);
     throw error;
   }
-  return {
-    item: await admitVersion(deps, submitted.job, claimed),
-    job: submitted.job,
-    replayed: submitted.replayed,
-  };
+  return { item: await admitVersion(deps, submitted.job), job: submitted.job, replayed: submitted.replayed };
 }
 
 /** The highest version number the item ever handed out. */
@@ -439,55 +418,23 @@ const newestNumberOf = (item: MediaItem): number =>
   Math.max(item.claimed?.number ?? 0, item.latest?.number ?? 0, item.current?.number ?? 0);
 
 /**
- * Completes a version's admission once its job exists: its upload is claimed
- * by the item. The item, as the request last read or wrote it, counts the
- * version already while its claim names it (or a newer version is recorded);
- * only one whose claim a newer request took meanwhile is written into
- * `latest`. Safe to repeat (a replayed request completes an admission a crash
+ * Records that a version's job exists: its upload is claimed by the item, and
+ * the item counts it as its newest version unless a newer one was admitted
+ * first. Safe to repeat (a replayed request completes an admission a crash
  * cut short).
  */
-async function admitVersion(deps: StartVersionDeps, job: Job, item: MediaItem): Promise<MediaItem> {
+async function admitVersion(deps: StartVersionDeps, job: Job): Promise<MediaItem> {
   const media = job.media;
   const ref = job.input.audioRef;
   // A replay of a version long finished claims nothing again: its retirement may have let the upload go.
   if (media && typeof ref === 'string' && !isTerminal(job.status)) {
     await deps.media.claimUpload(job.tenantId, ref, media.id);
   }
-  const counted = (known: MediaItem) =>
-    !media || known.claimed?.jobId === job.id || (known.latest?.number ?? 0) >= media.version;
-  if (counted(item)) return item;
-  const { before, after } = await mutate(
-    deps,
-    job.tenantId,
-    media?.id ?? '',
-    (current) =>
-      counted(current) || !media
-        ? undefined
-        : {
-            ...current,
-            latest: { number: media.version, jobId: job.id },
-            updatedAt: deps.now().toISOString(),
-          },
-    item,
-  );
+  const { before, after } = await mutate(deps, job.tenantId, media?.id ?? '', (item) => {
+    if (!media || (item.latest?.number ?? 0) >= media.version) return undefined;
+    return { ...item, latest: { number: media.version, jobId: job.id }, updatedAt: deps.now().toISOString() };
+  });
   return after ?? before;
-}
-
-/** The item's claim if no write recorded it yet: its version is admitted once its job exists. */
-const unrecordedClaimOf = (item: MediaItem): MediaVersionRef | undefined =>
-  item.claimed &&
-  item.claimed.number >
-    Math.max(item.latest?.number ?? 0, item.proven?.number ?? 0, item.current?.number ?? 0)
-    ? item.claimed
-    : undefined;
-
-/** The item's unrecorded claim, if its job exists: the admitted version a newer claim must not drop. */
-async function admittedClaimOf(
-  jobs: Pick<JobStore, 'get'>,
-  item: MediaItem,
-): Promise<MediaVersionRef | undefined> {
-  const claim = unrecordedClaimOf(item);
-  return claim && (await jobs.get(claim.jobId)) ? claim : undefined;
 }
 
 /**
@@ -663,12 +610,7 @@ export async function switchToVersion(
       (item.latest?.number ?? 0) >= media.version ? item.latest : { number: media.version, jobId: job.id };
     const switched = await deps.media.replace({
       ...item,
-      current: {
-        number: media.version,
-        jobId: job.id,
-        publishedAt: now.toISOString(),
-        createdAt: job.createdAt,
-      },
+      current: { number: media.version, jobId: job.id, publishedAt: now.toISOString() },
       ...(latest ? { latest } : {}),
       updatedAt: now.toISOString(),
     });
@@ -737,8 +679,11 @@ export async function deleteMediaItem(
     updatedAt: at,
   }));
   await mediaEvent(deps, before, at, { detailType: 'media.deleted' });
-  // A claim no write recorded yet may be a version admitted, or one whose job is being stored.
-  for (const version of versionsNamedBy(before)) {
+  const versions = [before.latest, before.proven, before.current].filter(
+    (version, index, all): version is MediaVersionRef =>
+      version !== undefined && all.findIndex((other) => other?.jobId === version.jobId) === index,
+  );
+  for (const version of versions) {
     const job = await deps.jobs.get(version.jobId);
     if (job && !isTerminal(job.status)) await deps.cancel(job.id).catch(() => undefined);
     await deps.media.putRetirement({
@@ -826,17 +771,10 @@ async function hasRunningChildren(deps: RetireDeps, job: Job): Promise<boolean> 
   return false;
 }
 
-/** Every version the item names, each once: admitted, proven, current, and a claim no write recorded yet. */
-const versionsNamedBy = (item: MediaItem): MediaVersionRef[] =>
-  [item.latest, item.proven, item.current, unrecordedClaimOf(item)].filter(
-    (version, index, all): version is MediaVersionRef =>
-      version !== undefined && all.findIndex((other) => other?.jobId === version.jobId) === index,
-  );
-
 async function refInUse(deps: RetireDeps, item: MediaItem | undefined, retirement: Retirement) {
   if (!item || item.deletedAt) return false;
-  for (const version of versionsNamedBy(item)) {
-    if (version.jobId === retirement.jobId) continue;
+  for (const version of [item.current, item.latest, item.proven]) {
+    if (!version || version.jobId === retirement.jobId) continue;
     const job = await deps.jobs.get(version.jobId);
     if (job?.input.audioRef === retirement.audioRef) return true;
   }
@@ -852,16 +790,12 @@ export async function presentMediaItem(
   },
 ): Promise<MediaItemView> {
   const current = item.current ? await presentVersion(deps, item, item.current) : undefined;
-  // A claim whose job exists is the newest version admitted, before a write records it in `latest`.
-  const claim = unrecordedClaimOf(item);
-  const claimed = claim ? await presentVersion(deps, item, claim) : undefined;
   const newest =
-    claimed ??
-    (item.latest &&
+    item.latest &&
     item.latest.jobId !== item.current?.jobId &&
     item.latest.number > (item.current?.number ?? 0)
       ? await presentVersion(deps, item, item.latest)
-      : undefined);
+      : undefined;
   return {
     id: item.id,
     title: item.title,
@@ -889,7 +823,7 @@ async function presentVersion(
   const base = {
     number: version.number,
     jobId: job.id,
-    status: versionStatusOf(job, isCurrent),
+    status: versionStatusOf(job, isCurrent, item),
     createdAt: job.createdAt,
     ...(isCurrent && item.current ? { publishedAt: item.current.publishedAt } : {}),
   };
@@ -912,11 +846,10 @@ async function presentVersion(
   };
 }
 
-/** The status of a version shown: the current one, or the newest admitted (a canceled one was not superseded). */
-function versionStatusOf(job: Job, isCurrent: boolean): MediaVersionView['status'] {
+function versionStatusOf(job: Job, isCurrent: boolean, item: MediaItem): MediaVersionView['status'] {
   if (isCurrent) return 'published';
   if (job.status === 'failed' || job.status === 'needs_review') return 'failed';
-  if (job.status === 'canceled') return 'canceled';
+  if (job.status === 'canceled') return item.latest?.jobId === job.id ? 'canceled' : 'superseded';
   if (job.status === 'succeeded') return 'superseded';
   return 'publishing';
 }
