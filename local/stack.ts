@@ -175,6 +175,7 @@ export async function startLocalStack(
         host: LOCAL_HOST,
         path: dynamoDbDir(config.dataDir),
         indexLagMs: faults.gsiLagMs,
+        log,
       }),
       startSqsS3Emulator({ host: LOCAL_HOST, region: LOCAL_REGION, dataDir: join(config.dataDir, 'fauxqs') }),
     ]);

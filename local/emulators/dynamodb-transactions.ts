@@ -247,7 +247,20 @@ export class Transactions {
         if (repeated) return repeated;
 
         const before = await allSettled(targets.map((target) => this.read(target)));
-        const applied = await allSettled(valid.map((action, i) => this.apply(action, before[i])));
+        const tried = await Promise.allSettled(valid.map((action, i) => this.apply(action, before[i])));
+        const broken = tried.find((result) => result.status === 'rejected');
+        if (broken) {
+          // A write that failed on the way (not refused) undoes the others too: all or nothing, still.
+          await allSettled(
+            tried.map((result, i) =>
+              result.status === 'fulfilled' && result.value.ok
+                ? this.restore(valid[i] as Action, targets[i] as Target, before[i])
+                : Promise.resolve(),
+            ),
+          );
+          throw broken.reason;
+        }
+        const applied = tried.map((result) => (result as PromiseFulfilledResult<Applied>).value);
         if (applied.every((result) => result.ok)) {
           this.options.replay(
             applied.flatMap((result) => (result.ok && result.written ? [result.written] : [])),

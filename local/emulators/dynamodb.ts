@@ -99,7 +99,10 @@ export async function startDynamoDbEmulator(options: {
   readonly path: string;
   /** How late global secondary index reads see a write; 0 (the default): at once. */
   readonly indexLagMs?: number;
+  /** Where a failure of the emulator's own is told. @default standard error */
+  readonly log?: (line: string) => void;
 }): Promise<DynamoDbEmulator> {
+  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   // Tables still pass through CREATING (callers wait for ACTIVE as in AWS), just without the emulator's 500 ms pause.
   const instant = { createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 };
   const lagMs = options.indexLagMs ?? 0;
@@ -260,7 +263,26 @@ export async function startDynamoDbEmulator(options: {
       }
       res.writeHead(answer.status, answer.headers);
       res.end(answer.body);
-    })().catch(() => res.destroy());
+    })().catch((error: unknown) => {
+      // What DynamoDB answers to a failure of its own, which the SDK retries: never a dropped connection,
+      // which a client reads as a network fault, nor silence about the cause.
+      log(
+        `dynamodb: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+      );
+      if (res.headersSent) return res.destroy();
+      const answer = answerOf(
+        {
+          status: 500,
+          body: {
+            __type: 'com.amazonaws.dynamodb.v20120810#InternalServerError',
+            message: 'Internal server error',
+          },
+        },
+        req.headers['content-type'],
+      );
+      res.writeHead(answer.status, answer.headers);
+      res.end(answer.body);
+    });
   });
   const front = await start(proxy).catch(async (error: unknown) => {
     agent.destroy();
@@ -378,7 +400,24 @@ function readAll(req: IncomingMessage): Promise<Buffer> {
  */
 export const EMULATOR_HOP_HEADER = 'x-longhaul-emulator-hop';
 
-function sendTo(agent: Agent, endpoint: string, forward: Forwarded): Promise<Answer> {
+/**
+ * One request to a dynalite over the kept-alive connections. A connection the
+ * server closed as idle just as this request reused it is reset before the
+ * server read anything: that request is sent again on a fresh connection
+ * (Node's documented remedy), once; any other error is the caller's.
+ */
+async function sendTo(agent: Agent, endpoint: string, forward: Forwarded): Promise<Answer> {
+  try {
+    return await sendOnce(agent, endpoint, forward);
+  } catch (error) {
+    if (!(error instanceof ReusedSocketReset)) throw error;
+    return sendOnce(agent, endpoint, forward);
+  }
+}
+
+class ReusedSocketReset extends Error {}
+
+function sendOnce(agent: Agent, endpoint: string, forward: Forwarded): Promise<Answer> {
   const url = new URL(forward.path, endpoint);
   return new Promise((resolve, reject) => {
     const outgoing = httpRequest(
@@ -395,7 +434,13 @@ function sendTo(agent: Agent, endpoint: string, forward: Forwarded): Promise<Ans
         );
       },
     );
-    outgoing.once('error', reject);
+    outgoing.once('error', (error: NodeJS.ErrnoException) => {
+      reject(
+        outgoing.reusedSocket && error.code === 'ECONNRESET'
+          ? new ReusedSocketReset(error.message, { cause: error })
+          : error,
+      );
+    });
     outgoing.end(forward.body);
   });
 }

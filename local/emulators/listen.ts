@@ -21,8 +21,17 @@ export async function listenOn(server: NetServer, port: number, host: string): P
   return (server.address() as AddressInfo).port;
 }
 
+/**
+ * How long an emulator keeps an idle connection open. A server that closes an
+ * idle connection just as its client sends on it again fails that request
+ * with a reset the client cannot tell from a network fault; Node's default of
+ * 5 s put that race inside a busy test's pauses, a minute puts it outside.
+ */
+const IDLE_CONNECTION_MS = 60_000;
+
 /** Starts `server` on a free port of `host`; a failure to listen rejects. */
 export async function listen(server: Server, host: string): Promise<Listening> {
+  server.keepAliveTimeout = IDLE_CONNECTION_MS;
   const port = await listenOn(server, 0, host);
   let stopped: Promise<void> | undefined;
   return {
