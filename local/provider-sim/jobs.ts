@@ -115,9 +115,18 @@ export class JobRunner {
     this.jobs.clear();
   }
 
+  /**
+   * A timer may fire up to a millisecond before the wall clock reaches its due time (Node counts
+   * timers on a monotonic clock, truncated to whole milliseconds); a tick that comes early waits out
+   * the rest, so a job never finishes before its whole run is over by the clock its ledger reads.
+   */
   private scheduleTick(job: RunningJob): void {
     const due = job.acceptedAtMs + (job.ticksDone + 1) * job.tickIntervalMs;
-    job.timer = setTimeout(() => this.tick(job), Math.max(0, due - Date.now()));
+    const onTime = () => {
+      if (Date.now() < due) job.timer = setTimeout(onTime, due - Date.now());
+      else this.tick(job);
+    };
+    job.timer = setTimeout(onTime, Math.max(0, due - Date.now()));
   }
 
   /**
