@@ -223,10 +223,34 @@ async function faultForNextSubmission(mode: 'reject' | 'stall' | 'accept-then-dr
       return active.length === 0;
     },
     { timeoutMs: 90_000, intervalMs: 100, description: 'no job of an earlier test still active' },
-  ).catch((error: Error) => {
-    throw new Error(`${error.message}: ${active.join(', ')}`);
+  ).catch(async (error: Error) => {
+    // What held the first of them, and what the stack said of it: a stuck job explains itself.
+    const id = active[0]?.split(' ')[0] ?? '';
+    const timeline = await send('get', '/v1/jobs/{id}/timeline', `/v1/jobs/${id}/timeline`);
+    const said = stack
+      .output()
+      .split('\n')
+      .filter((line) => line.includes(id));
+    throw new Error(
+      `${error.message}: ${active.join(', ')}\n${JSON.stringify(timeline.body)}\n${said.slice(-20).join('\n')}`,
+    );
   });
   await sim('/_sim/faults', { mode, count: 1 });
+}
+
+/**
+ * Waits until the job's provider took its submission and it made progress
+ * there: a job canceled before would leave the fault armed for it to a job of
+ * a later test, which a stall would then hold running until its timeout.
+ */
+async function atProvider(id: string): Promise<void> {
+  await pollUntil(
+    async () => {
+      const job = (await send('get', '/v1/jobs/{id}', `/v1/jobs/${id}`)).body;
+      return job.status === 'running' && job.progress > 0;
+    },
+    { timeoutMs: 30_000, intervalMs: 100, description: `job ${id} running at its provider` },
+  );
 }
 
 describe('the served document', () => {
@@ -458,7 +482,7 @@ describe('reading and canceling jobs', () => {
       idempotencyKey: freshKey(),
       json: imageJob('stall'),
     });
-    await settled(stalled.body.id, ['running']);
+    await atProvider(stalled.body.id);
     const canceled = await send('post', '/v1/jobs/{id}/cancel', `/v1/jobs/${stalled.body.id}/cancel`);
     expect({ status: canceled.status, job: canceled.body.status }).toEqual({ status: 202, job: 'canceled' });
   });
@@ -760,7 +784,7 @@ describe('admin routes', () => {
       idempotencyKey: freshKey(),
       json: imageJob(),
     });
-    await settled(running.body.id, ['running']);
+    await atProvider(running.body.id);
     const notInReview = await send('post', template, `/v1/admin/jobs/${running.body.id}/resolve`, {
       key: ADMIN_KEY,
       json: { outcome: 'failed', note: 'x' },
