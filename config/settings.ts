@@ -135,7 +135,7 @@ const fields = {
     env: 'PROVIDER_PAUSE_SECONDS',
     schema: int(1, 900),
     default: 5,
-    doc: "how long a provider's grants pause when it throttles or is down without naming a wait (Retry-After); a refusal soon after a pause doubles it",
+    doc: "how long a provider's grants pause when it throttles or is down without naming a wait (Retry-After); a refusal soon after such a pause doubles it. A wait the provider names is kept each time, capped by `PROVIDER_PAUSE_MAX_SECONDS`",
   },
   providerPauseMaxSeconds: {
     env: 'PROVIDER_PAUSE_MAX_SECONDS',

@@ -82,10 +82,13 @@ const isProbing = (state: Pick<SlotPoolState, 'pausedUntil' | 'probeUntil'>, now
   state.probeUntil > now.getTime();
 
 /**
- * How long to pause: what the provider asked (`Retry-After`), capped; else a
- * backoff that doubles while the provider keeps refusing (a pause met within
- * the last pause's length of its end), with jitter so the waiting jobs do not
- * all come back in the same second.
+ * How long to pause: what the provider asked (`Retry-After`), capped, each
+ * time it asks; else a backoff that doubles while the provider keeps refusing
+ * (a pause met within the last pause's length of its end), with jitter so the
+ * waiting jobs do not all come back in the same second. The provider's word is
+ * kept even while it keeps refusing: only one probe goes at the end of each
+ * pause, so a short named wait costs it one request a pause, and a recovery is
+ * seen as soon as the provider said it might come, not a doubled backoff later.
  */
 export function pauseSecondsOf(
   error: Pick<ProviderUnavailableError, 'retryAfterSeconds'>,
@@ -94,17 +97,13 @@ export function pauseSecondsOf(
   settings: PauseSettings,
   random: () => number,
 ): number {
+  if (error.retryAfterSeconds !== undefined) {
+    return Math.min(settings.maxSeconds, Math.max(1, error.retryAfterSeconds));
+  }
   const last = state.pauseSeconds;
   const recent =
     last !== undefined && state.pausedUntil !== undefined && now.getTime() - state.pausedUntil < last * 1000;
-  // A provider that keeps refusing after the wait it named is down longer than it says: the backoff grows.
-  if (error.retryAfterSeconds !== undefined && !recent) {
-    return Math.min(settings.maxSeconds, Math.max(1, error.retryAfterSeconds));
-  }
-  const ceiling = Math.min(
-    settings.maxSeconds,
-    Math.max(error.retryAfterSeconds ?? 0, recent ? last * 2 : settings.baseSeconds),
-  );
+  const ceiling = Math.min(settings.maxSeconds, recent ? last * 2 : settings.baseSeconds);
   return Math.max(1, Math.round(ceiling * (0.75 + random() / 4)));
 }
 

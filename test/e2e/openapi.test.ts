@@ -226,7 +226,7 @@ async function faultForNextSubmission(mode: 'reject' | 'stall' | 'accept-then-dr
   ).catch(async (error: Error) => {
     // What held the first of them, and what the stack said of it: a stuck job explains itself.
     const id = active[0]?.split(' ')[0] ?? '';
-    const timeline = await send('get', '/v1/jobs/{id}/timeline', `/v1/jobs/${id}/timeline`);
+    const timeline = await send('get', '/v1/jobs/{id}/events', `/v1/jobs/${id}/events`);
     const said = stack
       .output()
       .split('\n')

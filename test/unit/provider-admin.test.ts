@@ -148,9 +148,9 @@ describe('pauseProviderByHand', () => {
         random: () => 0.5,
         events: deps.events,
       },
-      new ProviderUnavailableError('longhaul-http answered 429.', 3),
+      new ProviderUnavailableError('longhaul-http answered 503.'),
     );
-    // Refused again within a first pause of the end, as after a first pause of its own: twice that, jittered
+    // Refused, naming no wait, within a first pause of the end, as after a first pause of its own: twice that, jittered
     // (10 s × 0.875), not the maintenance's 600 s doubled to the longest pause.
     expect(pause.until).toEqual(new Date(after.getTime() + 9000));
   });

@@ -183,6 +183,25 @@ describe('submit', () => {
     expect(pauseSecondsOf({ retryAfterSeconds: 30 }, {}, clock, settings, () => 0)).toBe(6);
   });
 
+  it('pauses for the time the provider names each time it names one, however often it refused before', () => {
+    const settings = { baseSeconds: 4, maxSeconds: 300 };
+    const at = clock.getTime();
+    // A provider down for minutes that asks to be tried again in a second is tried again in a second,
+    // so its recovery is seen a second after it comes, not a doubled backoff later.
+    for (const last of [1, 8, 120]) {
+      expect(
+        pauseSecondsOf(
+          { retryAfterSeconds: 1 },
+          { pausedUntil: at - 500, pauseSeconds: last },
+          clock,
+          settings,
+          () => 1,
+        ),
+      ).toBe(1);
+    }
+    expect(pauseSecondsOf({ retryAfterSeconds: 0 }, {}, clock, settings, () => 1)).toBe(1);
+  });
+
   it('fails for good, with the code, when the provider rejects', async () => {
     const { step, deps } = setup({ job: { status: 'running' } });
     deps.provider.script.push(new ProviderRejectedError('bad prompt', 'provider_rejected_400'));
