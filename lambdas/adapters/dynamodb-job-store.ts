@@ -389,6 +389,8 @@ export class DynamoDbJobStore implements JobStore {
     const { job } = grant;
     const stamp = at.toISOString();
     const executionName = executionNameOf(job);
+    // The grant that probes its paused provider says so on the job, whose accepted submission ends the probe.
+    const probes = grant.token.probe !== undefined;
     try {
       await this.client.send(
         new TransactWriteCommand({
@@ -412,7 +414,8 @@ export class DynamoDbJobStore implements JobStore {
                 Key: { pk: job.id, sk: JOB_ITEM_SORT_KEY },
                 UpdateExpression:
                   'SET previousStatus = #status, #status = :running, statusAt = :at, updatedAt = :at, ' +
-                  'tenantStatus = :tenantStatus, activeKey = :activeKey, startedAt = :at, executionName = :name, enqueuedAt = :at',
+                  'tenantStatus = :tenantStatus, activeKey = :activeKey, startedAt = :at, executionName = :name, enqueuedAt = :at' +
+                  (probes ? ', probes = :probes' : ' REMOVE probes'),
                 // A job whose client's startBy has come is never granted (the deadline is part of the
                 // grant), unless a submission of it is in doubt: only its resend can settle that.
                 ConditionExpression:
@@ -426,6 +429,7 @@ export class DynamoDbJobStore implements JobStore {
                   ':activeKey': activeKeyOf(providerOf(job), 'running'),
                   ':name': executionName,
                   ':createdAt': job.createdAt,
+                  ...(probes ? { ':probes': true } : {}),
                 },
               },
             },
@@ -456,6 +460,7 @@ export class DynamoDbJobStore implements JobStore {
         startedAt: stamp,
         executionName,
         enqueuedAt: stamp,
+        ...(probes ? { probes } : {}),
       },
     };
   }

@@ -288,6 +288,27 @@ export class DynamoDbSlotPool implements SlotPool {
     }
   }
 
+  async endProbe(holder: string, at: Date): Promise<boolean> {
+    try {
+      await retryingConflicts(() =>
+        this.client.send(
+          new UpdateCommand({
+            TableName: this.tableName,
+            Key: this.key,
+            // The probe's time is up now: the grants' condition (a probe that ended after its pause) holds.
+            UpdateExpression: 'SET probeUntil = :now REMOVE probing',
+            ConditionExpression: 'probing = :holder AND probeUntil > :now AND pausedUntil < :now',
+            ExpressionAttributeValues: { ':holder': holder, ':now': at.getTime() },
+          }),
+        ),
+      );
+      return true;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return false;
+      throw error;
+    }
+  }
+
   async resume(): Promise<void> {
     await retryingConflicts(() =>
       this.client.send(

@@ -96,6 +96,12 @@ export interface Job {
    * attempt makes only the calls left. Dropped once a submission is accepted.
    */
   readonly answeredCalls?: number;
+  /**
+   * This run's grant was the probe after its provider's pause (`RateToken.probe`):
+   * its accepted submission ends the probe at once (`SlotPool.endProbe`), so the
+   * other jobs go as soon as the provider showed it takes submissions again.
+   */
+  readonly probes?: boolean;
   /** Task token of the workflow's await step, for resuming it when the provider finishes. */
   readonly taskToken?: string;
   /** What the provider reported at the end, recorded by whichever of webhook and await step comes first. */

@@ -377,6 +377,13 @@ export interface SlotPool {
   pause(pause: ProviderPause): Promise<boolean>;
   /** Ends a pause now: grants go on. */
   resume(): Promise<void>;
+  /**
+   * Ends the probe `holder` is making now, the provider having taken its
+   * submission: the grants it held back go on at once rather than when the
+   * probe's time is up. False when `holder` probes no more (another pause
+   * came, or the probe's time is up).
+   */
+  endProbe(holder: string, at: Date): Promise<boolean>;
 }
 
 /** A tenant's share of each provider's slots: its record, or the defaults. */

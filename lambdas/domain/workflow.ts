@@ -46,6 +46,7 @@ import {
   providerOf,
   providerWebhookUrlOf,
   queueWaitMsOf,
+  slotHolderOf,
   submissionKeyOf,
   submissionTagOf,
   takesSlot,
@@ -231,6 +232,19 @@ async function waitInLine(deps: WorkflowDeps, job: Job): Promise<ProviderPausedE
     deferrals: 1,
   });
   return new ProviderPausedError(`Job ${job.id} waits in line until its provider takes submissions again.`);
+}
+
+/**
+ * The probe after a pause was taken: the provider takes submissions again, so
+ * the grants the probe held back go on now, not when its time is up, and the
+ * free slots go to the jobs whose turn it is (nobody else hands them on: the
+ * jobs waiting for the pause looked at the pool and went back to wait out the
+ * probe). One conditional write, made only by a probe.
+ */
+async function endProbe(deps: WorkflowDeps, job: Job, stateMachine: string | undefined): Promise<void> {
+  const provider = providerOf(job);
+  if (!(await deps.slots(provider).endProbe(slotHolderOf(job), deps.now()))) return;
+  await handOnFreeSlots(fillDeps(deps, stateMachine), provider, `${provider} took the probe after its pause`);
 }
 
 /** The job was settled elsewhere (canceled, resolved): the workflow has nothing left to do. */
@@ -420,6 +434,7 @@ const steps: Record<StepName, Step> = {
     }
     // Accepted: whatever fails from here on is bookkeeping, never a reason to doubt the submission.
     observeCall('accepted');
+    if (job.probes) await endProbe(deps, job, event.stateMachineArn);
     if (answer) {
       // A provider that answers at once: its answer is the outcome a completion webhook would carry,
       // kept and recorded before the submission is settled, so the await step finds it when it starts.

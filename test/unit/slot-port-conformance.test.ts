@@ -374,6 +374,47 @@ describe.each(implementations)('the %s slot port', (_name, make) => {
     expect(await port.pool.holders()).toEqual(expect.arrayContaining(['probe', 'second', 'third', 'fourth']));
   });
 
+  it("marks the job a probe's grant starts, and ends that probe at once when its holder says the provider took it", async () => {
+    let now = at;
+    port = make({ clock: () => now });
+    const until = new Date(at.getTime() + 5000);
+    await port.pool.pause({ until, seconds: 5, reason: 'longhaul-http answered 503.' });
+    now = new Date(until.getTime() + 100);
+    const [probe, next] = [queuedJob('acme'), queuedJob('globex')];
+    await port.queued(probe);
+    await port.queued(next);
+
+    const probed = await grant(
+      port,
+      { job: probe, holder: slotHolderOf(probe), limit: 5, claim: claim('acme', undefined, 10) },
+      now,
+    );
+    expect(probed).toEqual({ granted: expect.objectContaining({ id: probe.id, probes: true }) });
+    expect(
+      await grant(
+        port,
+        { job: next, holder: slotHolderOf(next), limit: 5, claim: claim('globex', undefined, 10) },
+        now,
+      ),
+    ).toEqual({
+      refused: 'slot',
+    });
+    // Only the probe's own holder ends it; then the next grant goes at once, long before the probe's time is up.
+    expect(await port.pool.endProbe(slotHolderOf(next), now)).toBe(false);
+    expect(await port.pool.endProbe(slotHolderOf(probe), now)).toBe(true);
+    expect(await port.pool.endProbe(slotHolderOf(probe), now)).toBe(false);
+    const granted = await grant(
+      port,
+      { job: next, holder: slotHolderOf(next), limit: 5, claim: claim('globex', undefined, 10) },
+      now,
+    );
+    expect(granted).toEqual({ granted: expect.objectContaining({ id: next.id }) });
+    expect('granted' in granted && granted.granted.probes).toBeFalsy();
+    // A probe a new pause ended cannot be ended again by its holder.
+    await port.pool.pause({ until: new Date(now.getTime() + 5000), seconds: 5, reason: 'again' });
+    expect(await port.pool.endProbe(slotHolderOf(probe), now)).toBe(false);
+  });
+
   it('answers a grant that meets another transaction as a conflict, having written nothing', async () => {
     const job = queuedJob('acme');
     await port.queued(job);

@@ -497,6 +497,25 @@ describe('handing a released slot to the job whose turn it is', () => {
     expect(deps.timeline.types(older.id)).toEqual(['slot.received']);
   });
 
+  it('ends the probe after a pause once the provider takes it, and hands the free slots on at once', async () => {
+    const { step, deps, job, current } = setup({ job: { status: 'running', probes: true } });
+    const older = waiting('job_bbbbbbbbbbbbbbbbbbbbbbbbbb', '2026-05-01T09:00:00.000Z');
+    await enter(deps, older);
+    await deps.slots.pause({ until: new Date(clock.getTime() - 1000), seconds: 5, reason: '503' });
+    // The first grant after the pause is the probe: no other grant goes until its time is up.
+    expect(await deps.slots.acquire(slotHolderOf(job), 2)).toBe(true);
+    expect((await deps.slots.state()).probeUntil).toBeGreaterThan(clock.getTime());
+
+    await step('submit');
+
+    expect(current().providerJobId).toBeDefined();
+    expect([...(await deps.slots.holders())].sort()).toEqual([slotHolderOf(older), slotHolderOf(job)].sort());
+    expect(deps.queue.messages).toEqual([
+      { jobId: older.id, provider: 'longhaul-http', options: { handOff: true } },
+    ]);
+    expect(deps.timeline.types(older.id)).toEqual(['slot.received']);
+  });
+
   const MACHINE = 'arn:aws:states:us-east-1:123456789012:stateMachine:Longhaul';
 
   it('starts the next job before it drops the pass of a tenant its release left idle, which it still drops', async () => {

@@ -219,6 +219,9 @@ export class MemoryStore implements JobStore {
     if (grant.entry) this.granting.waiting?.removeNow(grant.entry);
     this.moveBacklog(current.tenantId, -1);
     const stamp = at.toISOString();
+    // A probe's grant says so on the job; any other leaves no word of an earlier run's probe.
+    const { probes: _earlier, ...unprobed } = current;
+    this.jobs.set(current.id, unprobed);
     const granted = this.patch(current.id, {
       status: 'running',
       statusAt: stamp,
@@ -226,6 +229,7 @@ export class MemoryStore implements JobStore {
       startedAt: stamp,
       executionName: executionNameOf(current),
       enqueuedAt: stamp,
+      ...(grant.token.probe !== undefined ? { probes: true } : {}),
     }) as Job;
     return { granted };
   }
@@ -555,6 +559,13 @@ export class MemorySlots implements SlotPool {
     if (pause.throttled) this.throttled = { ...pause.throttled };
     return true;
   }
+  async endProbe(holder: string, at: Date) {
+    const now = at.getTime();
+    const paused = this.paused?.until ?? 0;
+    if (this.probe?.holder !== holder || this.probe.until <= now || paused >= now) return false;
+    this.probe = { until: now, holder: '' };
+    return true;
+  }
   async resume() {
     // As the item keeps it: the pause's length stays, for the next pause's backoff.
     if (this.paused) this.paused = { ...this.paused, until: 0, reason: '' };
@@ -694,6 +705,7 @@ export function memorySlots(): MemorySlotPools {
     state: () => legacy.state(),
     pause: (pause: ProviderPause) => legacy.pause(pause),
     resume: () => legacy.resume(),
+    endProbe: (holder: string, at: Date) => legacy.endProbe(holder, at),
     linkWaiting: (waiting: MemoryWaitingLines) => {
       lines = waiting;
     },
