@@ -13,8 +13,11 @@ import type { PoolRate, RateLimit, RateToken, SlotPoolState } from './ports';
  * The rate adapts to what the provider says. A throttle that starts a pause
  * halves the rate grants are held to (a rate learned from the grants counted
  * in the last minute when none was declared), never under one a minute; each
- * minute without another throttle adds back a twentieth of the declared (or
- * learned) rate, never above the declared one.
+ * ten seconds without another throttle add back a twentieth of the declared
+ * (or learned) rate, never above the declared one: from half, the whole rate
+ * is back in under two minutes, so one throttle met at a burst's edge (two
+ * submissions that reached the provider closer than they were granted) costs
+ * little, and a provider that keeps throttling halves it again.
  *
  * A pause that ends is probed: the first grant after it marks the pool
  * `probeUntil`, and no other grant goes until then. A probe the provider
@@ -25,8 +28,9 @@ import type { PoolRate, RateLimit, RateToken, SlotPoolState } from './ports';
 const MINUTE_MS = 60_000;
 /** The slowest rate a throttle lowers a pool to, in grants a minute. */
 export const RATE_FLOOR_PER_MINUTE = 1;
-/** The share of the declared (or learned) rate that each minute without a throttle gives back. */
+/** The share of the declared (or learned) rate that each `RECOVERY_PERIOD_MS` without a throttle gives back. */
 const RECOVERY_SHARE = 0.05;
+const RECOVERY_PERIOD_MS = 10_000;
 /** A rate learned from what met the throttle stays a tenth under it. */
 const LEARNED_SHARE = 0.9;
 /** How often a grant that reckons its own token (`SlotPool.acquire`) reads the pool before it gives way to concurrent grants. */
@@ -41,8 +45,8 @@ export function effectiveRate(rate: PoolRate | undefined, now: number): RateLimi
   if (!throttled) return declared;
   const base = declared?.perMinute ?? throttled.perMinute;
   const step = Math.max(1, Math.ceil(base * RECOVERY_SHARE));
-  const minutes = Math.floor(Math.max(0, now - throttled.at) / MINUTE_MS);
-  const perMinute = throttled.perMinute + step * minutes;
+  const periods = Math.floor(Math.max(0, now - throttled.at) / RECOVERY_PERIOD_MS);
+  const perMinute = throttled.perMinute + step * periods;
   if (declared && perMinute >= declared.perMinute) return declared;
   // Fewer at once too: a burst at the declared size would meet the throttle again at once.
   const burst = declared

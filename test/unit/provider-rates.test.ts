@@ -166,13 +166,14 @@ describe('a rate that follows the provider', () => {
     expect(state.probeUntil).toBeUndefined();
     expect(state.rate?.throttled).toEqual({ perMinute: 300, at: clock.getTime() });
 
-    // The next probe goes through; once its time is up the traffic's next throttle halves the rate again.
+    // The next probe goes through; once its time is up the traffic's next throttle halves the rate again: the
+    // rate as far as it came back in the two tens of seconds since the first throttle (300 + 2 × 30).
     at(21);
     expect(await pool.acquire('probe-2', 5)).toBe(true);
     at(24);
     expect(await pool.acquire('next', 5)).toBe(true);
     await pauseProvider(pausing(pool, at(25), random), throttle());
-    expect((await pool.state()).rate?.throttled).toEqual({ perMinute: 150, at: clock.getTime() + 25_000 });
+    expect((await pool.state()).rate?.throttled).toEqual({ perMinute: 180, at: clock.getTime() + 25_000 });
   });
 
   it('leaves the rate alone for an outage: a 503 or an unreachable provider pauses its grants only', async () => {
@@ -186,7 +187,7 @@ describe('a rate that follows the provider', () => {
     expect(state.rate).toEqual({ declared: { perMinute: 600, burst: 10 } });
   });
 
-  it('rises back a twentieth of the declared rate a minute without a throttle, never above it', async () => {
+  it('rises back a twentieth of the declared rate every ten seconds without a throttle, never above it', async () => {
     const { pool, at } = setup({ perMinute: 600, burst: 10 });
     await pauseProvider(
       pausing(pool, at(0), () => 0.5),
@@ -194,10 +195,12 @@ describe('a rate that follows the provider', () => {
     );
     const state = await pool.state();
 
-    expect(effectiveRate(state.rate, clock.getTime() + 59_000)).toEqual({ perMinute: 300, burst: 5 });
-    expect(effectiveRate(state.rate, clock.getTime() + 60_000)).toEqual({ perMinute: 330, burst: 5 });
-    expect(effectiveRate(state.rate, clock.getTime() + 5 * 60_000)).toEqual({ perMinute: 450, burst: 7 });
-    expect(effectiveRate(state.rate, clock.getTime() + 10 * 60_000)).toEqual({ perMinute: 600, burst: 10 });
+    // One throttle at a burst's edge (a pair of submissions that reached the provider closer than they were
+    // granted) costs at most a minute and a half below the rate, not ten minutes.
+    expect(effectiveRate(state.rate, clock.getTime() + 9_000)).toEqual({ perMinute: 300, burst: 5 });
+    expect(effectiveRate(state.rate, clock.getTime() + 10_000)).toEqual({ perMinute: 330, burst: 5 });
+    expect(effectiveRate(state.rate, clock.getTime() + 50_000)).toEqual({ perMinute: 450, burst: 7 });
+    expect(effectiveRate(state.rate, clock.getTime() + 100_000)).toEqual({ perMinute: 600, burst: 10 });
     expect(effectiveRate(state.rate, clock.getTime() + 60 * 60_000)).toEqual({ perMinute: 600, burst: 10 });
   });
 
@@ -214,13 +217,14 @@ describe('a rate that follows the provider', () => {
     // The provider named its wait (Retry-After): the pause lasts it.
     expect(pause.until.getTime()).toBe(clock.getTime() + 60_000);
     expect((await pool.state()).rate?.throttled).toEqual({ perMinute: 18, at: clock.getTime() + 30_000 });
-    // After the pause its probe goes, and then one grant every 60/18 s.
+    // After the pause its probe goes, and then one grant every 60/18 s, a little sooner as the rate comes back
+    // (by one a minute each ten seconds: 21 a minute three periods after the throttle).
     at(60);
     await expect(dispatchJob(deps, add(20).id, 0)).resolves.toBe('started');
     at(64);
     await expect(dispatchJob(deps, add(21).id, 0)).resolves.toBe('started');
     await expect(dispatchJob(deps, add(22).id, 0)).resolves.toBe('deferred');
-    expect(rateTokenOf(await pool.state(), at(64))).toEqual({ waitMs: 3334 });
+    expect(rateTokenOf(await pool.state(), at(64))).toEqual({ waitMs: 2858 });
   });
 
   it('leaves the rate alone when a status read meets a throttle', async () => {
