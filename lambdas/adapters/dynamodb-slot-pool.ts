@@ -268,7 +268,7 @@ export class DynamoDbSlotPool implements SlotPool {
             // A probe under way ends with the pause it met: the next one goes after this pause.
             UpdateExpression: `SET pausedUntil = :until, pauseSeconds = :seconds, pauseReason = :reason${
               pause.throttled ? ', throttledRate = :rate, throttledAt = :throttledAt' : ''
-            } REMOVE probeUntil, probing`,
+            }${pause.throttleAt === undefined ? '' : ', lastThrottleAt = :throttleAt'} REMOVE probeUntil, probing`,
             ConditionExpression: 'attribute_not_exists(pausedUntil) OR pausedUntil < :until',
             ExpressionAttributeValues: {
               ':until': pause.until.getTime(),
@@ -277,6 +277,7 @@ export class DynamoDbSlotPool implements SlotPool {
               ...(pause.throttled
                 ? { ':rate': pause.throttled.perMinute, ':throttledAt': pause.throttled.at }
                 : {}),
+              ...(pause.throttleAt === undefined ? {} : { ':throttleAt': pause.throttleAt }),
             },
           }),
         ),
@@ -361,6 +362,7 @@ export class DynamoDbSlotPool implements SlotPool {
       ...(item?.throttledRate === undefined
         ? {}
         : { throttled: { perMinute: Number(item.throttledRate), at: Number(item.throttledAt) } }),
+      ...(item?.lastThrottleAt === undefined ? {} : { lastThrottleAt: Number(item.lastThrottleAt) }),
       ...(item?.grantMinute === undefined
         ? {}
         : {

@@ -305,6 +305,8 @@ export interface PoolRate {
   readonly tat?: number;
   /** The rate the provider's last throttle set, and when (epoch ms): it recovers from there. */
   readonly throttled?: { readonly perMinute: number; readonly at: number };
+  /** When the traffic's last throttle started a pause (epoch ms), whether or not it lowered the rate. */
+  readonly lastThrottleAt?: number;
   /**
    * While no rate holds, the grants of the minute `minute` (epoch ms / 60,000)
    * and of the minute before: what a first throttle learns a rate from.
@@ -338,6 +340,8 @@ export interface ProviderPause {
   readonly reason: string;
   /** The rate the throttle lowers the pool to (`throttledRateOf`); absent: the rate stays. */
   readonly throttled?: { readonly perMinute: number; readonly at: number };
+  /** When a throttle of the traffic started this pause (epoch ms): the next one soon after repeats it (`throttledRateOf`). */
+  readonly throttleAt?: number;
 }
 
 /** What a slot's give-back left its tenant holding (`SlotPool.giveBack`). */

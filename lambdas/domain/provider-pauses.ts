@@ -173,15 +173,16 @@ export async function pauseProvider(
   const state = await pool.state();
   const seconds = pauseSecondsOf(error, state, now, deps.settings, deps.random);
   const proposed = new Date(now.getTime() + seconds * 1000);
-  const throttled =
-    lowersRate && error instanceof ProviderThrottledError && !isPaused(state, now) && !isProbing(state, now)
-      ? throttledRateOf(state, now)
-      : undefined;
+  // The traffic's throttle, not one of the submissions sent before the pause coming back, nor the probe's.
+  const trafficThrottle =
+    lowersRate && error instanceof ProviderThrottledError && !isPaused(state, now) && !isProbing(state, now);
+  const throttled = trafficThrottle ? throttledRateOf(state, now) : undefined;
   const started = await pool.pause({
     until: proposed,
     seconds,
     reason: error.message,
     ...(throttled ? { throttled } : {}),
+    ...(trafficThrottle ? { throttleAt: now.getTime() } : {}),
   });
   if (started && !isPaused(state, now)) {
     await announcePause(deps, { until: proposed, reason: error.message, by: 'provider' }, now);

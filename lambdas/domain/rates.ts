@@ -12,7 +12,12 @@ import type { PoolRate, RateLimit, RateToken, SlotPoolState } from './ports';
  *
  * The rate adapts to what the provider says. A throttle that starts a pause
  * halves the rate grants are held to (a rate learned from the grants counted
- * in the last minute when none was declared), never under one a minute; each
+ * in the last minute when none was declared), never under one a minute, when
+ * it repeats: a first throttle at the declared rate, after a quiet spell, only
+ * pauses (submissions granted at the rate can still reach the provider closer
+ * together than they were granted, and one such pair says nothing of the
+ * rate); one within `REPEAT_THROTTLE_MS` of the last, or met while the rate
+ * is still coming back, halves it. Each
  * ten seconds without another throttle add back a twentieth of the declared
  * (or learned) rate, never above the declared one: from half, the whole rate
  * is back in under two minutes, so one throttle met at a burst's edge (two
@@ -31,6 +36,8 @@ export const RATE_FLOOR_PER_MINUTE = 1;
 /** The share of the declared (or learned) rate that each `RECOVERY_PERIOD_MS` without a throttle gives back. */
 const RECOVERY_SHARE = 0.05;
 const RECOVERY_PERIOD_MS = 10_000;
+/** How soon after the last throttle another one lowers a declared rate that was in force in full. */
+export const REPEAT_THROTTLE_MS = 2 * MINUTE_MS;
 /** A rate learned from what met the throttle stays a tenth under it. */
 const LEARNED_SHARE = 0.9;
 /** How often a grant that reckons its own token (`SlotPool.acquire`) reads the pool before it gives way to concurrent grants. */
@@ -69,7 +76,9 @@ export function observedPerMinute(rate: PoolRate | undefined, now: number): numb
 /**
  * The rate a throttle that starts a pause lowers the pool to: half the rate in
  * force, or, with none, a little under the grants seen in the last minute.
- * Undefined when there is nothing to learn from (no rate and no grants).
+ * Undefined when there is nothing to learn from (no rate and no grants), or
+ * when the declared rate is in force in full and no throttle came within
+ * `REPEAT_THROTTLE_MS`: that one only pauses.
  */
 export function throttledRateOf(
   state: Pick<SlotPoolState, 'rate'>,
@@ -77,6 +86,11 @@ export function throttledRateOf(
 ): { readonly perMinute: number; readonly at: number } | undefined {
   const at = now.getTime();
   const current = effectiveRate(state.rate, at);
+  const declared = state.rate?.declared;
+  const last = state.rate?.lastThrottleAt;
+  const repeated = last !== undefined && at - last < REPEAT_THROTTLE_MS;
+  // The declared rate in full, and no throttle lately: this one only pauses.
+  if (declared && current === declared && !repeated) return undefined;
   if (current) return { perMinute: Math.max(RATE_FLOOR_PER_MINUTE, Math.floor(current.perMinute / 2)), at };
   const observed = observedPerMinute(state.rate, at);
   if (observed < 1) return undefined;

@@ -143,15 +143,20 @@ describe('a declared rate at dispatch', () => {
 });
 
 describe('a rate that follows the provider', () => {
-  it('halves on a throttle that starts a pause, not for the throttles of the same pause nor for its probe, and again for the traffic’s next', async () => {
+  it('only pauses for a first throttle at the declared rate, and halves it for the traffic’s next, not for the throttles of the same pause nor for its probe', async () => {
     const { pool, at } = setup({ perMinute: 600, burst: 10 });
     const random = () => 0.5;
 
+    // Granted at the rate, two submissions can still reach the provider closer than they were granted: one
+    // throttle says nothing of the rate.
     await pauseProvider(pausing(pool, at(0), random), throttle());
-    expect((await pool.state()).rate?.throttled).toEqual({ perMinute: 300, at: clock.getTime() });
+    expect((await pool.state()).rate).toEqual({
+      declared: { perMinute: 600, burst: 10 },
+      lastThrottleAt: clock.getTime(),
+    });
     // Submissions sent before the pause come back throttled while it lasts: the same throttle.
     await pauseProvider(pausing(pool, at(1), random), throttle());
-    expect((await pool.state()).rate?.throttled).toEqual({ perMinute: 300, at: clock.getTime() });
+    expect((await pool.state()).rate?.lastThrottleAt).toBe(clock.getTime());
     const { pausedUntil, pauseSeconds } = await pool.state();
     expect([pausedUntil, pauseSeconds]).toEqual([clock.getTime() + 8000, 7]);
 
@@ -164,16 +169,24 @@ describe('a rate that follows the provider', () => {
     expect(state.pauseSeconds).toBe(12);
     expect(again.until.getTime()).toBe(clock.getTime() + 21_000);
     expect(state.probeUntil).toBeUndefined();
-    expect(state.rate?.throttled).toEqual({ perMinute: 300, at: clock.getTime() });
+    expect(state.rate?.throttled).toBeUndefined();
 
-    // The next probe goes through; once its time is up the traffic's next throttle halves the rate again: the
-    // rate as far as it came back in the two tens of seconds since the first throttle (300 + 2 × 30).
+    // The next probe goes through; once its time is up the traffic's next throttle, within two minutes of the
+    // first, halves the rate.
     at(21);
     expect(await pool.acquire('probe-2', 5)).toBe(true);
     at(24);
     expect(await pool.acquire('next', 5)).toBe(true);
     await pauseProvider(pausing(pool, at(25), random), throttle());
-    expect((await pool.state()).rate?.throttled).toEqual({ perMinute: 180, at: clock.getTime() + 25_000 });
+    expect((await pool.state()).rate?.throttled).toEqual({ perMinute: 300, at: clock.getTime() + 25_000 });
+    // And the next, while it comes back, halves it again: the rate as far as it came back in the twenty-odd
+    // seconds since (300 + 2 × 30).
+    at(47);
+    expect(await pool.acquire('probe-3', 5)).toBe(true);
+    at(50);
+    expect(await pool.acquire('last', 5)).toBe(true);
+    await pauseProvider(pausing(pool, at(51), random), throttle());
+    expect((await pool.state()).rate?.throttled).toEqual({ perMinute: 180, at: clock.getTime() + 51_000 });
   });
 
   it('leaves the rate alone for an outage: a 503 or an unreachable provider pauses its grants only', async () => {
@@ -189,14 +202,22 @@ describe('a rate that follows the provider', () => {
 
   it('rises back a twentieth of the declared rate every ten seconds without a throttle, never above it', async () => {
     const { pool, at } = setup({ perMinute: 600, burst: 10 });
+    // A throttle, and the traffic's next once that pause is over: the second halves the rate.
+    await pauseProvider(
+      pausing(pool, at(-60), () => 0.5),
+      throttle(5),
+    );
+    at(-55);
+    expect(await pool.acquire('probe', 5)).toBe(true);
+    at(-50);
+    expect(await pool.acquire('next', 5)).toBe(true);
     await pauseProvider(
       pausing(pool, at(0), () => 0.5),
       throttle(),
     );
     const state = await pool.state();
 
-    // One throttle at a burst's edge (a pair of submissions that reached the provider closer than they were
-    // granted) costs at most a minute and a half below the rate, not ten minutes.
+    // From half, the whole rate is back within two minutes, not ten.
     expect(effectiveRate(state.rate, clock.getTime() + 9_000)).toEqual({ perMinute: 300, burst: 5 });
     expect(effectiveRate(state.rate, clock.getTime() + 10_000)).toEqual({ perMinute: 330, burst: 5 });
     expect(effectiveRate(state.rate, clock.getTime() + 50_000)).toEqual({ perMinute: 450, burst: 7 });

@@ -318,26 +318,43 @@ describe.each(implementations)('the %s slot port', (_name, make) => {
     expect((await port.pool.state()).rate?.tat).toBe(at.getTime() + 2000);
   });
 
-  it('lowers the rate on a throttle, and learns one where none was declared from the grants of the last minute', async () => {
+  it('lowers the rate on a repeated throttle, and learns one where none was declared from the grants of the last minute', async () => {
     let now = at;
-    port = make({ declared: { perMinute: 600, burst: 10 }, clock: () => now });
-    const lowered = throttledRateOf(await port.pool.state(), at);
-    expect(lowered).toEqual({ perMinute: 300, at: at.getTime() });
-    const until = new Date(at.getTime() + 5000);
+    const declared = { perMinute: 600, burst: 10 };
+    port = make({ declared, clock: () => now });
+    // A first throttle at the declared rate in full only pauses, and is remembered.
+    expect(throttledRateOf(await port.pool.state(), at)).toBeUndefined();
+    const reason = 'replicate answered 429.';
     expect(
       await port.pool.pause({
-        until,
+        until: new Date(at.getTime() + 5000),
         seconds: 5,
-        reason: 'replicate answered 429.',
+        reason,
+        throttleAt: at.getTime(),
+      }),
+    ).toBe(true);
+    expect((await port.pool.state()).rate).toEqual({ declared, lastThrottleAt: at.getTime() });
+    // Another within two minutes halves it.
+    now = new Date(at.getTime() + 60_000);
+    const lowered = throttledRateOf(await port.pool.state(), now);
+    expect(lowered).toEqual({ perMinute: 300, at: now.getTime() });
+    expect(
+      await port.pool.pause({
+        until: new Date(now.getTime() + 5000),
+        seconds: 5,
+        reason,
         ...(lowered ? { throttled: lowered } : {}),
+        throttleAt: now.getTime(),
       }),
     ).toBe(true);
     expect((await port.pool.state()).rate).toEqual({
-      declared: { perMinute: 600, burst: 10 },
-      throttled: { perMinute: 300, at: at.getTime() },
+      declared,
+      throttled: { perMinute: 300, at: now.getTime() },
+      lastThrottleAt: now.getTime(),
     });
 
     await freshPool();
+    now = at;
     port = make({ clock: () => now });
     for (let n = 0; n < 20; n++) expect(await port.pool.acquire(`seen-${n}`, 100)).toBe(true);
     now = new Date(at.getTime() + 30_000);

@@ -465,6 +465,7 @@ export class MemorySlots implements SlotPool {
   /** The rate's clock, the throttle's rate and the grants' count, as the item keeps them. */
   tat?: number;
   throttled?: { perMinute: number; at: number };
+  lastThrottleAt?: number;
   grants?: { minute: number; count: number; before: number };
   /** The time `acquire` judges a pause and the rate by, as the adapter's clock. */
   clock: () => Date = () => new Date();
@@ -557,6 +558,7 @@ export class MemorySlots implements SlotPool {
     this.paused = { until, seconds: pause.seconds, reason: pause.reason.slice(0, 500) };
     this.probe = undefined;
     if (pause.throttled) this.throttled = { ...pause.throttled };
+    if (pause.throttleAt !== undefined) this.lastThrottleAt = pause.throttleAt;
     return true;
   }
   async endProbe(holder: string, at: Date) {
@@ -592,6 +594,7 @@ export class MemorySlots implements SlotPool {
       ...(this.declared ? { declared: this.declared } : {}),
       ...(this.tat === undefined ? {} : { tat: this.tat }),
       ...(this.throttled ? { throttled: { ...this.throttled } } : {}),
+      ...(this.lastThrottleAt === undefined ? {} : { lastThrottleAt: this.lastThrottleAt }),
       ...(this.grants ? { grants: { ...this.grants } } : {}),
     };
     return Object.keys(rate).length ? { rate } : {};
