@@ -88,6 +88,10 @@ export function acquireUpdate(
       );
       set.push('grantMinute = :minute', 'grantCount = :one', 'grantsBefore = :before');
       values[':before'] = token.count.before;
+      if (token.count.since !== undefined) {
+        set.push('grantsSince = :since');
+        values[':since'] = token.count.since;
+      }
       if (token.count.expectedMinute !== undefined) values[':expectedMinute'] = token.count.expectedMinute;
     }
     values[':minute'] = token.count.minute;
@@ -370,6 +374,7 @@ export class DynamoDbSlotPool implements SlotPool {
               minute: Number(item.grantMinute),
               count: Number(item.grantCount ?? 0),
               before: Number(item.grantsBefore ?? 0),
+              ...(item.grantsSince === undefined ? {} : { since: Number(item.grantsSince) }),
             },
           }),
     };

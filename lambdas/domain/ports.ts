@@ -311,7 +311,13 @@ export interface PoolRate {
    * While no rate holds, the grants of the minute `minute` (epoch ms / 60,000)
    * and of the minute before: what a first throttle learns a rate from.
    */
-  readonly grants?: { readonly minute: number; readonly count: number; readonly before: number };
+  readonly grants?: {
+    readonly minute: number;
+    readonly count: number;
+    readonly before: number;
+    /** When the grants counted began, after a minute with none (epoch ms). */
+    readonly since?: number;
+  };
 }
 
 /**
@@ -328,6 +334,8 @@ export interface RateToken {
     readonly minute: number;
     /** The grants of the minute before `minute`, kept when a new minute's count starts. */
     readonly before: number;
+    /** When the counted grants began (epoch ms): set by the first grant after a minute with none. */
+    readonly since?: number;
   };
   /** The first grant after a pause ended probes the provider alone until `until` (epoch ms). */
   readonly probe?: { readonly pausedUntil: number; readonly until: number };

@@ -62,15 +62,29 @@ export function effectiveRate(rate: PoolRate | undefined, now: number): RateLimi
   return { perMinute, burst };
 }
 
-/** Grants a minute seen over the last minute, from the counts of this minute and the one before. */
+/** The shortest span a rate is observed over: a handful of grants at once is a burst, not a rate. */
+const SHORTEST_OBSERVED_MS = 10_000;
+
+/**
+ * Grants a minute seen over the last minute, from the counts of this minute
+ * and the one before; over the time since they began when that is shorter (a
+ * run that started seconds ago made its grants in those seconds, not in a
+ * minute).
+ */
 export function observedPerMinute(rate: PoolRate | undefined, now: number): number {
   const grants = rate?.grants;
   if (!grants) return 0;
   const minute = Math.floor(now / MINUTE_MS);
   const into = (now % MINUTE_MS) / MINUTE_MS;
-  if (grants.minute === minute) return grants.count + grants.before * (1 - into);
-  if (grants.minute === minute - 1) return grants.count * (1 - into);
-  return 0;
+  const seen =
+    grants.minute === minute
+      ? grants.count + grants.before * (1 - into)
+      : grants.minute === minute - 1
+        ? grants.count * (1 - into)
+        : 0;
+  const span = grants.since === undefined ? MINUTE_MS : now - grants.since;
+  if (seen === 0 || span >= MINUTE_MS) return seen;
+  return (seen * MINUTE_MS) / Math.max(SHORTEST_OBSERVED_MS, span);
 }
 
 /**
@@ -130,8 +144,13 @@ export function rateTokenOf(
     const grants = state.rate?.grants;
     const before =
       grants?.minute === minute ? grants.before : grants?.minute === minute - 1 ? grants.count : 0;
+    // The first grant after a minute with none marks when the counted grants began.
+    const since = grants?.minute !== minute && before === 0 ? { since: at } : {};
     return {
-      token: { count: { expectedMinute: grants?.minute, minute, before }, ...(probe ? { probe } : {}) },
+      token: {
+        count: { expectedMinute: grants?.minute, minute, before, ...since },
+        ...(probe ? { probe } : {}),
+      },
     };
   }
   const interval = MINUTE_MS / rate.perMinute;

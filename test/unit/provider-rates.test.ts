@@ -237,15 +237,16 @@ describe('a rate that follows the provider', () => {
 
     // The provider named its wait (Retry-After): the pause lasts it.
     expect(pause.until.getTime()).toBe(clock.getTime() + 60_000);
-    expect((await pool.state()).rate?.throttled).toEqual({ perMinute: 18, at: clock.getTime() + 30_000 });
-    // After the pause its probe goes, and then one grant every 60/18 s, a little sooner as the rate comes back
-    // (by one a minute each ten seconds: 21 a minute three periods after the throttle).
+    // 20 grants in the 30 s since they began: 40 a minute met the throttle, and a tenth under it is learned.
+    expect((await pool.state()).rate?.throttled).toEqual({ perMinute: 36, at: clock.getTime() + 30_000 });
+    // After the pause its probe goes, and then one grant every 60/36 s, a little sooner as the rate comes back
+    // (by two a minute each ten seconds: 42 a minute three periods after the throttle, one every 1,429 ms).
     at(60);
     await expect(dispatchJob(deps, add(20).id, 0)).resolves.toBe('started');
     at(64);
     await expect(dispatchJob(deps, add(21).id, 0)).resolves.toBe('started');
     await expect(dispatchJob(deps, add(22).id, 0)).resolves.toBe('deferred');
-    expect(rateTokenOf(await pool.state(), at(64))).toEqual({ waitMs: 2858 });
+    expect(rateTokenOf(await pool.state(), at(64))).toEqual({ waitMs: 1429 });
   });
 
   it('leaves the rate alone when a status read meets a throttle', async () => {

@@ -171,6 +171,13 @@ it('grants, runs and frees every slot through a storm of conflicts on the pool i
     passes: {},
     floor: expect.any(Number),
     // The grants of the last minutes, counted for a first throttle to learn a rate from: a few numbers.
-    rate: { grants: { minute: expect.any(Number), count: expect.any(Number), before: expect.any(Number) } },
+    rate: {
+      grants: {
+        minute: expect.any(Number),
+        count: expect.any(Number),
+        before: expect.any(Number),
+        since: expect.any(Number),
+      },
+    },
   });
 });

@@ -188,8 +188,8 @@ describe.each(implementations)('the %s slot port', (_name, make) => {
       tenantInFlight: { acme: 1 },
       passes: { acme: 10 },
       floor: 0,
-      // No rate declared: the grants are counted, for a first throttle to learn one from.
-      rate: { grants: { minute: MINUTE, count: 1, before: 0 } },
+      // No rate declared: the grants are counted, and when they began, for a first throttle to learn one from.
+      rate: { grants: { minute: MINUTE, count: 1, before: 0, since: at.getTime() } },
     });
   });
 
@@ -358,8 +358,9 @@ describe.each(implementations)('the %s slot port', (_name, make) => {
     port = make({ clock: () => now });
     for (let n = 0; n < 20; n++) expect(await port.pool.acquire(`seen-${n}`, 100)).toBe(true);
     now = new Date(at.getTime() + 30_000);
-    // 20 grants in the minute so far, none the minute before: a tenth under what met the throttle.
-    expect(throttledRateOf(await port.pool.state(), now)).toEqual({ perMinute: 18, at: now.getTime() });
+    // 20 grants in the 30 s since they began, none the minute before: 40 a minute met the throttle, and the
+    // rate learned is a tenth under it.
+    expect(throttledRateOf(await port.pool.state(), now)).toEqual({ perMinute: 36, at: now.getTime() });
   });
 
   it('lets one grant probe a provider whose pause ended, alone until its time is up, and a new pause ends the probe', async () => {

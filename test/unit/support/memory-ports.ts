@@ -466,7 +466,7 @@ export class MemorySlots implements SlotPool {
   tat?: number;
   throttled?: { perMinute: number; at: number };
   lastThrottleAt?: number;
-  grants?: { minute: number; count: number; before: number };
+  grants?: { minute: number; count: number; before: number; since?: number };
   /** The time `acquire` judges a pause and the rate by, as the adapter's clock. */
   clock: () => Date = () => new Date();
   async acquire(holder: string, limit: number, claim?: TenantClaim, token?: RateToken) {
@@ -523,7 +523,16 @@ export class MemorySlots implements SlotPool {
       this.grants =
         count.expectedMinute === count.minute && this.grants
           ? { ...this.grants, count: this.grants.count + 1 }
-          : { minute: count.minute, count: 1, before: count.before };
+          : {
+              minute: count.minute,
+              count: 1,
+              before: count.before,
+              ...(count.since !== undefined
+                ? { since: count.since }
+                : this.grants?.since !== undefined
+                  ? { since: this.grants.since }
+                  : {}),
+            };
     }
     this.held.add(holder);
     return true;
