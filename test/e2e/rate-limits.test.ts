@@ -84,6 +84,13 @@ function mostWithin(ledger: Ledger, ms: number): number {
 }
 
 test('a burst at the declared rate goes at that rate, throttled never; a provider that tightens below it pauses and slows the grants, and no job fails', async () => {
+  // Every function warm first, at the limit's concurrency: a cold start delays a submission after its
+  // grant by seconds, and the next ones, granted on time, would reach the provider all at once.
+  const warmUp = await Promise.all(Array.from({ length: LIMIT }, () => submit()));
+  expect((await Promise.all(warmUp.map(settled))).map((job) => job.status)).toEqual(
+    Array(LIMIT).fill('succeeded'),
+  );
+  await sim('/_sim/reset', {});
   await sim('/_sim/config', {
     provider: 'longhaul-http',
     requestsPerMinute: PER_MINUTE,
