@@ -160,11 +160,11 @@ export type JobError = {
 export type JobWaiting = {
   /** `provider_paused`: its provider throttled or went down (or an operator paused it), and no job goes there until `until`. `provider_full`: every slot of its provider is taken; it waits in its tenant's line. `tenant_cap`: its tenant holds as many of the provider's slots as its maxInFlight allows. `rate_limited`: its provider's request rate is used up for now. */
   readonly reason: 'provider_paused' | 'provider_full' | 'tenant_cap' | 'rate_limited';
-  /** When the reason ends, where it is known (a pause). */
+  /** When the reason ends, where it is known (a pause, the next token of the rate). */
   readonly until?: string;
   /** Its place in its tenant's line (1: next), when it is near the head; absent further back. */
   readonly position?: number;
-  /** When it is expected to start, where known. */
+  /** When it is expected to start, where known: behind a pause or the rate, `until` and then a token each for the jobs ahead of it in its tenant's line (other tenants' turns can come between). */
   readonly estimatedStartAt?: string;
 };
 

@@ -69,13 +69,19 @@ export const waiting = z
       .describe(
         "`provider_paused`: its provider throttled or went down (or an operator paused it), and no job goes there until `until`. `provider_full`: every slot of its provider is taken; it waits in its tenant's line. `tenant_cap`: its tenant holds as many of the provider's slots as its maxInFlight allows. `rate_limited`: its provider's request rate is used up for now.",
       ),
-    until: timestamp.optional().describe('When the reason ends, where it is known (a pause).'),
+    until: timestamp
+      .optional()
+      .describe('When the reason ends, where it is known (a pause, the next token of the rate).'),
     position: z
       .int()
       .min(1)
       .optional()
       .describe("Its place in its tenant's line (1: next), when it is near the head; absent further back."),
-    estimatedStartAt: timestamp.optional().describe('When it is expected to start, where known.'),
+    estimatedStartAt: timestamp
+      .optional()
+      .describe(
+        "When it is expected to start, where known: behind a pause or the rate, `until` and then a token each for the jobs ahead of it in its tenant's line (other tenants' turns can come between).",
+      ),
   })
   .meta({
     description:

@@ -67,6 +67,45 @@ describe('waitingOf', () => {
     await expect(waitingOf(deps, queued)).resolves.toEqual({ reason: 'tenant_cap' });
   });
 
+  it("says a queued job waits for its provider's rate at a provider with slots free, until its token comes, and when it should start", async () => {
+    const { deps, pool } = setup();
+    // 30 a minute, one at a time: a token every 2 s, the last one taken now.
+    pool.declared = { perMinute: 30, burst: 1 };
+    pool.clock = () => clock;
+    expect(await pool.acquire(holder(0), 2, { tenant: 'globex' })).toBe(true);
+    const ahead = sampleJob(new Date(clock.getTime() - 1000), { id: 'job_0000000000000000000000000a' });
+    await deps.waiting.add(waitingEntryOf(ahead));
+    await deps.waiting.add(waitingEntryOf(queued));
+    // The next token in 2 s goes to the job ahead of it; its own comes 2 s later.
+    await expect(waitingOf(deps, queued)).resolves.toEqual({
+      reason: 'rate_limited',
+      until: new Date(clock.getTime() + 2000).toISOString(),
+      position: 2,
+      estimatedStartAt: new Date(clock.getTime() + 4000).toISOString(),
+    });
+  });
+
+  it('says when a job behind a pause should start: the pause, then a token each for the jobs ahead of it', async () => {
+    const { deps, pool } = setup();
+    pool.declared = { perMinute: 60, burst: 1 };
+    const until = new Date(clock.getTime() + 90_000);
+    await pool.pause({ until, seconds: 90, reason: 'longhaul-http answered 429.' });
+    for (let n = 0; n < 2; n++) {
+      await deps.waiting.add(
+        waitingEntryOf(
+          sampleJob(new Date(clock.getTime() - 1000 - n), { id: `job_${String(n).padStart(26, '0')}` }),
+        ),
+      );
+    }
+    await deps.waiting.add(waitingEntryOf(queued));
+    await expect(waitingOf(deps, queued)).resolves.toEqual({
+      reason: 'provider_paused',
+      until: until.toISOString(),
+      position: 3,
+      estimatedStartAt: new Date(until.getTime() + 2000).toISOString(),
+    });
+  });
+
   it('says nothing of a job about to be granted, nor of one that is not queued', async () => {
     const { deps, pool } = setup();
     await expect(waitingOf(deps, queued)).resolves.toBeUndefined();
