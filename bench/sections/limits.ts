@@ -286,11 +286,21 @@ async function startOutage(side: Side, sizes: LimitsSizes): Promise<{ ended: Pro
   return { ended };
 }
 
-/** A Longhaul stack for one case, its handlers compiled by a first job before anything is measured. */
+/**
+ * A Longhaul stack for one case, its handlers compiled before anything is
+ * measured: by as many jobs at once as the limit lets run, so each instance
+ * a case will use is warm (a cold one delays a submission by seconds after
+ * its grant, and the submissions granted after it then reach the provider
+ * together).
+ */
 async function longhaulStack(rate: RateLimit | undefined): Promise<BenchStack> {
   const s = await startBenchStack(stackEnv(rate));
   try {
-    await s.settle([(await s.submit('warm-up')).id], 120_000);
+    const warmUp = await Promise.all(Array.from({ length: LIMIT }, (_, n) => s.submit(`warm-up ${n}`)));
+    await s.settle(
+      warmUp.map((job) => job.id),
+      120_000,
+    );
     return s;
   } catch (error) {
     await s.stop();
