@@ -223,7 +223,13 @@ export function publishingStatusChanges<S extends JobStore>(store: S, live: Live
           return updated;
         };
       }
-      if (property === 'requeueForResubmission' || property === 'reopenFailed') {
+      // A job its provider refused goes back to its line (`returnToQueue`): a client following it sees it
+      // queued, not running at 0 % for as long as the provider is down.
+      if (
+        property === 'requeueForResubmission' ||
+        property === 'reopenFailed' ||
+        property === 'returnToQueue'
+      ) {
         return async (job: Job, at: Date) => {
           const updated = await target[property](job, at);
           await publish(updated);

@@ -300,6 +300,16 @@ describe('progress', () => {
     expect(live.messages).toEqual([]);
   });
 
+  it('tells live clients of a job its provider refused and sent back to its line: queued, not running at 0 %', async () => {
+    const { memory, job } = store({ status: 'running' });
+    const live = new MemoryLive();
+    const publishing = publishingStatusChanges(memory, live);
+    await publishing.returnToQueue(job, t0);
+    expect(live.messages).toEqual([
+      expect.objectContaining({ type: 'status', jobId: job.id, status: 'queued' }),
+    ]);
+  });
+
   it('tells live clients of every status change the store makes', async () => {
     const { memory, job } = store({ status: 'running' });
     const live = new MemoryLive();
