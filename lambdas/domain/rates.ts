@@ -11,13 +11,14 @@ import type { PoolRate, RateLimit, RateToken, SlotPoolState } from './ports';
  * two grants on one reading are one grant and a lost race.
  *
  * The rate adapts to what the provider says. A throttle that starts a pause
- * halves the rate grants are held to (a rate learned from the grants counted
- * in the last minute when none was declared), never under one a minute, when
+ * halves a declared rate grants are held to, never under one a minute, when
  * it repeats: a first throttle at the declared rate, after a quiet spell, only
  * pauses (submissions granted at the rate can still reach the provider closer
  * together than they were granted, and one such pair says nothing of the
  * rate); one within `REPEAT_THROTTLE_MS` of the last, or met while the rate
- * is still coming back, halves it. Each
+ * is still coming back, halves it. Where none was declared, the first throttle
+ * learns one from the grants it met, and each later one takes a fifth off it
+ * (`LEARNED_BACKOFF`). Each
  * ten seconds without another throttle add back a twentieth of the declared
  * (or learned) rate, never above the declared one: from half, the whole rate
  * is back in under two minutes, so one throttle met at a burst's edge (two
@@ -40,6 +41,14 @@ const RECOVERY_PERIOD_MS = 10_000;
 export const REPEAT_THROTTLE_MS = 2 * MINUTE_MS;
 /** A rate learned from what met the throttle stays a tenth under it. */
 const LEARNED_SHARE = 0.9;
+/**
+ * What a throttle leaves of a learned rate: it was found by meeting the
+ * provider's limit, so the next throttle says it came back a little too far,
+ * not that the provider halved its rate. Between four fifths of the limit
+ * and all of it, grants average nine tenths of what the provider takes; a
+ * declared rate, which the provider should not throttle at all, halves.
+ */
+const LEARNED_BACKOFF = 0.8;
 /** How often a grant that reckons its own token (`SlotPool.acquire`) reads the pool before it gives way to concurrent grants. */
 export const TOKEN_READINGS = 5;
 /** How long the probe after a pause goes alone: time for its start, its prepare step and the provider's answer. */
@@ -88,8 +97,9 @@ export function observedPerMinute(rate: PoolRate | undefined, now: number): numb
 }
 
 /**
- * The rate a throttle that starts a pause lowers the pool to: half the rate in
- * force, or, with none, a little under the grants seen in the last minute.
+ * The rate a throttle that starts a pause lowers the pool to: half the
+ * declared rate in force, four fifths of a learned one, or, with none, a
+ * little under the rate of the grants it met.
  * Undefined when there is nothing to learn from (no rate and no grants), or
  * when the declared rate is in force in full and no throttle came within
  * `REPEAT_THROTTLE_MS`: that one only pauses.
@@ -105,7 +115,9 @@ export function throttledRateOf(
   const repeated = last !== undefined && at - last < REPEAT_THROTTLE_MS;
   // The declared rate in full, and no throttle lately: this one only pauses.
   if (declared && current === declared && !repeated) return undefined;
-  if (current) return { perMinute: Math.max(RATE_FLOOR_PER_MINUTE, Math.floor(current.perMinute / 2)), at };
+  const backoff = declared ? 0.5 : LEARNED_BACKOFF;
+  if (current)
+    return { perMinute: Math.max(RATE_FLOOR_PER_MINUTE, Math.floor(current.perMinute * backoff)), at };
   const observed = observedPerMinute(state.rate, at);
   if (observed < 1) return undefined;
   return { perMinute: Math.max(RATE_FLOOR_PER_MINUTE, Math.floor(observed * LEARNED_SHARE)), at };

@@ -249,6 +249,27 @@ describe('a rate that follows the provider', () => {
     expect(rateTokenOf(await pool.state(), at(64))).toEqual({ waitMs: 1429 });
   });
 
+  it('lowers a learned rate by a fifth at each throttle after the first, where a declared one halves', async () => {
+    const { deps, pool, add, at } = setup(undefined, 50);
+    for (let n = 0; n < 20; n++) await expect(dispatchJob(deps, add(n).id, 0)).resolves.toBe('started');
+    await pauseProvider(
+      pausing(pool, at(30), () => 0.5),
+      throttle(1),
+    );
+    expect((await pool.state()).rate?.throttled).toEqual({ perMinute: 36, at: clock.getTime() + 30_000 });
+    // Learned by meeting the provider's limit: the next throttle says the rate came back a little too far,
+    // not that the provider halved it. 36 + 2 a minute for each of the 3 ten seconds since, less a fifth.
+    at(31);
+    expect(await pool.acquire('probe', 50)).toBe(true);
+    at(34);
+    expect(await pool.acquire('next', 50)).toBe(true);
+    await pauseProvider(
+      pausing(pool, at(60), () => 0.5),
+      throttle(1),
+    );
+    expect((await pool.state()).rate?.throttled).toEqual({ perMinute: 33, at: clock.getTime() + 60_000 });
+  });
+
   it('leaves the rate alone when a status read meets a throttle', async () => {
     const { pool, at } = setup({ perMinute: 600, burst: 10 });
     await expect(
