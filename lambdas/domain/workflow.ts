@@ -434,7 +434,6 @@ const steps: Record<StepName, Step> = {
     }
     // Accepted: whatever fails from here on is bookkeeping, never a reason to doubt the submission.
     observeCall('accepted');
-    if (job.probes) await endProbe(deps, job, event.stateMachineArn);
     if (answer) {
       // A provider that answers at once: its answer is the outcome a completion webhook would carry,
       // kept and recorded before the submission is settled, so the await step finds it when it starts.
@@ -449,6 +448,8 @@ const steps: Record<StepName, Step> = {
     if (!answer) {
       await deps.timeline.record(job.id, { at: deps.now().toISOString(), type: 'provider.accepted' });
     }
+    // Once the acceptance is recorded, and never at its cost: a probe not ended here ends when its time is up.
+    if (job.probes) await endProbe(deps, job, event.stateMachineArn).catch(() => undefined);
     return null;
   },
 

@@ -516,6 +516,24 @@ describe('handing a released slot to the job whose turn it is', () => {
     expect(deps.timeline.types(older.id)).toEqual(['slot.received']);
   });
 
+  it('records an accepted probe as accepted even when ending the probe fails: the probe then ends on its own', async () => {
+    const { step, deps, job, current } = setup({
+      job: { status: 'running', probes: true },
+      deduplicates: false,
+    });
+    await deps.slots.pause({ until: new Date(clock.getTime() - 1000), seconds: 5, reason: '503' });
+    expect(await deps.slots.acquire(slotHolderOf(job), 2)).toBe(true);
+    deps.slots.pool('longhaul-http').endProbe = async () => {
+      throw new Error('ProvisionedThroughputExceededException');
+    };
+
+    await expect(step('submit')).resolves.toBeNull();
+
+    // Settled: a retry of the step would otherwise find its intent unsettled and send the job to review.
+    expect(current().providerJobId).toBeDefined();
+    expect(current().submitIntent).toBeUndefined();
+  });
+
   const MACHINE = 'arn:aws:states:us-east-1:123456789012:stateMachine:Longhaul';
 
   it('starts the next job before it drops the pass of a tenant its release left idle, which it still drops', async () => {
