@@ -38,7 +38,7 @@ export const RATE_FLOOR_PER_MINUTE = 1;
 const RECOVERY_SHARE = 0.05;
 const RECOVERY_PERIOD_MS = 10_000;
 /** How soon after the last throttle another one lowers a declared rate that was in force in full. */
-export const REPEAT_THROTTLE_MS = 2 * MINUTE_MS;
+const REPEAT_THROTTLE_MS = 2 * MINUTE_MS;
 /** A rate learned from what met the throttle stays a tenth under it. */
 const LEARNED_SHARE = 0.9;
 /**
